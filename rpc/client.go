@@ -1,0 +1,437 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	"github.com/bobbin-yarn/bobbin/rpc/sasl"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// ClientOptions configure a Client for one (address, protocol, user), as a Java
+// Client.Connection is keyed.
+type ClientOptions struct {
+	Addr     string // host:port
+	Protocol string // e.g. "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
+	Version  uint64 // protocol version; 1 for every YARN protocol (the default)
+	User     string // effective user for SIMPLE
+	// Token, when set, is offered for TOKEN (DIGEST-MD5) authentication, and the client
+	// opens with SASL as a Java client whose UGI holds tokens does.
+	Token *token.Token
+	// UseSASL opens with SASL even without a token (the server then picks SIMPLE).
+	UseSASL bool
+	// ConnectRetries is ipc.client.connect.max.retries (10), retried every RetryInterval (1 s).
+	ConnectRetries int
+	RetryInterval  time.Duration
+	DialTimeout    time.Duration // ipc.client.connect.timeout, 20 s
+	MaxDataLength  int
+	Dial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	Logger         *logrus.Entry
+}
+
+// Client errors.
+var (
+	ErrClientClosed = errors.New("rpc: client closed")
+	ErrConnLost     = errors.New("rpc: connection lost")
+)
+
+// Client makes calls on one protocol of one server. Many calls may be in flight at once on
+// its single connection; it reconnects (with bounded retries) when the connection is lost.
+type Client struct {
+	opts     ClientOptions
+	clientID []byte
+	nextID   atomic.Int32
+	log      *logrus.Entry
+
+	mu     sync.Mutex
+	conn   *clientConn
+	closed bool
+}
+
+// NewClient returns a client; it connects on the first call.
+func NewClient(opts ClientOptions) *Client {
+	if opts.Version == 0 {
+		opts.Version = 1
+	}
+	if opts.ConnectRetries == 0 {
+		opts.ConnectRetries = 10
+	}
+	if opts.RetryInterval == 0 {
+		opts.RetryInterval = time.Second
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = 20 * time.Second
+	}
+	if opts.MaxDataLength == 0 {
+		opts.MaxDataLength = DefaultMaxDataLength
+	}
+	if opts.Dial == nil {
+		d := &net.Dialer{Timeout: opts.DialTimeout}
+		opts.Dial = d.DialContext
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	id := make([]byte, 16)
+	rand.Read(id)
+	id[6] = id[6]&0x0f | 0x40 // a version-4 UUID, like Java's ClientId
+	id[8] = id[8]&0x3f | 0x80
+	return &Client{opts: opts, clientID: id, log: opts.Logger.WithFields(logrus.Fields{"server": opts.Addr, "protocol": opts.Protocol})}
+}
+
+// Call invokes method with req and decodes the answer into resp. Remote failures are
+// *RemoteError. A call whose connection breaks fails with ErrConnLost; Call does not
+// retry it, because the server may have executed it.
+func (c *Client) Call(ctx context.Context, method string, req, resp proto.Message) error {
+	conn, err := c.connection(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.call(ctx, c, method, req, resp)
+}
+
+// Close closes the connection; calls in flight fail with ErrClientClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	conn := c.conn
+	c.conn = nil
+	c.mu.Unlock()
+	if conn != nil {
+		conn.close(ErrClientClosed)
+	}
+	return nil
+}
+
+func (c *Client) connection(ctx context.Context) (*clientConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClientClosed
+	}
+	if c.conn != nil && !c.conn.isDead() {
+		return c.conn, nil
+	}
+	var lastErr error
+	for attempt := 0; attempt <= c.opts.ConnectRetries; attempt++ {
+		if attempt > 0 {
+			c.log.WithError(lastErr).Debugf("retrying connect (%d/%d)", attempt, c.opts.ConnectRetries)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(c.opts.RetryInterval):
+			}
+		}
+		conn, err := c.dial(ctx)
+		if err == nil {
+			c.conn = conn
+			return conn, nil
+		}
+		lastErr = err
+		var re *RemoteError
+		if errors.As(err, &re) || ctx.Err() != nil {
+			return nil, err // refused by the server, not a connect failure: do not retry
+		}
+	}
+	return nil, fmt.Errorf("rpc: connect to %s after %d retries: %w", c.opts.Addr, c.opts.ConnectRetries, lastErr)
+}
+
+// dial connects and runs the handshake: preamble, SASL if configured, connection context.
+func (c *Client) dial(ctx context.Context) (*clientConn, error) {
+	nc, err := c.opts.Dial(ctx, "tcp", c.opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	} else {
+		nc.SetDeadline(time.Now().Add(c.opts.DialTimeout))
+	}
+	conn := &clientConn{nc: nc, br: bufio.NewReader(nc), pending: map[int32]chan callResult{}, dead: make(chan struct{}), maxData: c.opts.MaxDataLength}
+	if err := c.handshake(conn); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("rpc: handshake with %s: %w", c.opts.Addr, err)
+	}
+	nc.SetDeadline(time.Time{})
+	go conn.readLoop()
+	return conn, nil
+}
+
+func (c *Client) handshake(conn *clientConn) error {
+	useSASL := c.opts.Token != nil || c.opts.UseSASL
+	auth := byte(AuthNone)
+	if useSASL {
+		auth = AuthSASL
+	}
+	out := Preamble{Version: CurrentVersion, Auth: auth}.Bytes()
+	simple := true
+	if useSASL {
+		var err error
+		if simple, err = c.saslHandshake(conn, out); err != nil {
+			return err
+		}
+		out = nil
+	}
+	ui := &commonpb.UserInformationProto{}
+	if simple {
+		ui.EffectiveUser = proto.String(c.opts.User)
+	}
+	cc := &commonpb.IpcConnectionContextProto{UserInfo: ui, Protocol: proto.String(c.opts.Protocol)}
+	pkt, err := AppendFrame(out, c.header(CallIDConnectionContext, -1), cc)
+	if err != nil {
+		return err
+	}
+	_, err = conn.nc.Write(pkt)
+	return err
+}
+
+// saslHandshake runs NEGOTIATE and the chosen method; it reports whether SIMPLE was chosen.
+func (c *Client) saslHandshake(conn *clientConn, preamble []byte) (bool, error) {
+	pkt, err := AppendFrame(preamble, c.saslHeader(), &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_NEGOTIATE.Enum()})
+	if err != nil {
+		return false, err
+	}
+	if _, err := conn.nc.Write(pkt); err != nil {
+		return false, err
+	}
+	reply, err := conn.readSASL()
+	if err != nil {
+		return false, err
+	}
+	if reply.GetState() == commonpb.RpcSaslProto_SUCCESS {
+		return true, nil // SIMPLE-only server
+	}
+	if reply.GetState() != commonpb.RpcSaslProto_NEGOTIATE {
+		return false, fmt.Errorf("unexpected SASL state %v in reply to NEGOTIATE", reply.GetState())
+	}
+	var names []string
+	for _, a := range reply.GetAuths() {
+		names = append(names, a.GetMethod())
+		switch {
+		case a.GetMethod() == string(AuthToken) && a.GetMechanism() == sasl.Mechanism && c.opts.Token != nil:
+			return false, c.tokenAuth(conn, a)
+		case a.GetMethod() == string(AuthSimple):
+			chosen := &commonpb.RpcSaslProto_SaslAuth{Method: a.Method, Mechanism: a.Mechanism}
+			pkt, err := AppendFrame(nil, c.saslHeader(), &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_INITIATE.Enum(), Auths: []*commonpb.RpcSaslProto_SaslAuth{chosen}})
+			if err != nil {
+				return false, err
+			}
+			_, err = conn.nc.Write(pkt)
+			return true, err
+		}
+	}
+	return false, &RemoteError{Class: ClassAccessControl, Message: fmt.Sprintf("Client cannot authenticate via:%v", names)}
+}
+
+func (c *Client) tokenAuth(conn *clientConn, offered *commonpb.RpcSaslProto_SaslAuth) error {
+	dc := &sasl.Client{User: c.opts.Token.SASLUsername(), Password: c.opts.Token.SASLPassword(),
+		DigestURI: offered.GetProtocol() + "/" + offered.GetServerId()}
+	chosen := proto.Clone(offered).(*commonpb.RpcSaslProto_SaslAuth)
+	chosen.Challenge = nil
+	msg := &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_INITIATE.Enum(), Auths: []*commonpb.RpcSaslProto_SaslAuth{chosen}, Token: []byte{}}
+	if ch := offered.GetChallenge(); len(ch) > 0 {
+		resp, err := dc.Respond(ch)
+		if err != nil {
+			return err
+		}
+		msg.Token = resp
+	}
+	for {
+		pkt, err := AppendFrame(nil, c.saslHeader(), msg)
+		if err != nil {
+			return err
+		}
+		if _, err := conn.nc.Write(pkt); err != nil {
+			return err
+		}
+		reply, err := conn.readSASL()
+		if err != nil {
+			return err
+		}
+		switch reply.GetState() {
+		case commonpb.RpcSaslProto_SUCCESS:
+			return dc.VerifyFinal(reply.GetToken())
+		case commonpb.RpcSaslProto_CHALLENGE:
+			resp, err := dc.Respond(reply.GetToken())
+			if err != nil {
+				return err
+			}
+			msg = &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_RESPONSE.Enum(), Token: resp}
+		default:
+			return fmt.Errorf("unexpected SASL state %v during DIGEST-MD5", reply.GetState())
+		}
+	}
+}
+
+func (c *Client) header(callID, retry int32) *commonpb.RpcRequestHeaderProto {
+	return &commonpb.RpcRequestHeaderProto{
+		RpcKind:    commonpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
+		RpcOp:      commonpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
+		CallId:     proto.Int32(callID),
+		ClientId:   c.clientID,
+		RetryCount: proto.Int32(retry),
+	}
+}
+
+func (c *Client) saslHeader() *commonpb.RpcRequestHeaderProto {
+	h := c.header(CallIDSASL, -1)
+	h.ClientId = []byte{}
+	return h
+}
+
+type callResult struct {
+	header *commonpb.RpcResponseHeaderProto
+	body   []byte
+	err    error
+}
+
+// clientConn is one established connection. readLoop owns reads; callers register in
+// pending and write whole packets under writeMu.
+type clientConn struct {
+	nc      net.Conn
+	br      *bufio.Reader
+	maxData int
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[int32]chan callResult
+	err     error
+	dead    chan struct{}
+}
+
+func (cc *clientConn) isDead() bool {
+	select {
+	case <-cc.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+func (cc *clientConn) readSASL() (*commonpb.RpcSaslProto, error) {
+	pkt, err := ReadFrame(cc.br, cc.maxData)
+	if err != nil {
+		return nil, err
+	}
+	h, body, err := DecodeResponse(pkt)
+	if err != nil {
+		return nil, err
+	}
+	if h.GetStatus() != commonpb.RpcResponseHeaderProto_SUCCESS {
+		return nil, remoteError(h)
+	}
+	if int32(h.GetCallId()) != CallIDSASL {
+		return nil, fmt.Errorf("SASL reply with call id %d", int32(h.GetCallId()))
+	}
+	m := &commonpb.RpcSaslProto{}
+	if _, err := ReadDelimited(body, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (cc *clientConn) call(ctx context.Context, c *Client, method string, req, resp proto.Message) error {
+	id := c.nextID.Add(1) & 0x7fffffff
+	rh := &commonpb.RequestHeaderProto{MethodName: proto.String(method), DeclaringClassProtocolName: proto.String(c.opts.Protocol), ClientProtocolVersion: proto.Uint64(c.opts.Version)}
+	pkt, err := AppendFrame(nil, c.header(id, 0), rh, req)
+	if err != nil {
+		return fmt.Errorf("rpc: encode %s: %w", method, err)
+	}
+	ch := make(chan callResult, 1)
+	cc.mu.Lock()
+	if cc.err != nil {
+		cc.mu.Unlock()
+		return cc.err
+	}
+	cc.pending[id] = ch
+	cc.mu.Unlock()
+	cc.writeMu.Lock()
+	_, err = cc.nc.Write(pkt)
+	cc.writeMu.Unlock()
+	if err != nil {
+		cc.close(fmt.Errorf("%w: %v", ErrConnLost, err))
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return r.err
+		}
+		if r.header.GetStatus() != commonpb.RpcResponseHeaderProto_SUCCESS {
+			return remoteError(r.header)
+		}
+		if _, err := ReadDelimited(r.body, resp); err != nil {
+			return fmt.Errorf("rpc: decode %s response: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		cc.mu.Lock()
+		delete(cc.pending, id)
+		cc.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+func (cc *clientConn) readLoop() {
+	for {
+		pkt, err := ReadFrame(cc.br, cc.maxData)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			cc.close(fmt.Errorf("%w: %v", ErrConnLost, err))
+			return
+		}
+		h, body, err := DecodeResponse(pkt)
+		if err != nil {
+			cc.close(fmt.Errorf("%w: %v", ErrConnLost, err))
+			return
+		}
+		if h.GetStatus() == commonpb.RpcResponseHeaderProto_FATAL {
+			// FATAL fails every outstanding call and ends the connection.
+			cc.close(remoteError(h))
+			return
+		}
+		id := int32(h.GetCallId())
+		cc.mu.Lock()
+		ch, ok := cc.pending[id]
+		delete(cc.pending, id)
+		cc.mu.Unlock()
+		if ok {
+			ch <- callResult{header: h, body: body}
+		}
+	}
+}
+
+func (cc *clientConn) close(err error) {
+	cc.mu.Lock()
+	if cc.err != nil {
+		cc.mu.Unlock()
+		return
+	}
+	cc.err = err
+	pending := cc.pending
+	cc.pending = map[int32]chan callResult{}
+	close(cc.dead)
+	cc.mu.Unlock()
+	cc.nc.Close()
+	for _, ch := range pending {
+		ch <- callResult{err: err}
+	}
+}
+
+func remoteError(h *commonpb.RpcResponseHeaderProto) *RemoteError {
+	return &RemoteError{Class: h.GetExceptionClassName(), Message: h.GetErrorMsg(), Code: h.GetErrorDetail(),
+		Fatal: h.GetStatus() == commonpb.RpcResponseHeaderProto_FATAL}
+}
