@@ -32,7 +32,8 @@ type ClientOptions struct {
 	Token *token.Token
 	// UseSASL opens with SASL even without a token (the server then picks SIMPLE).
 	UseSASL bool
-	// ConnectRetries is ipc.client.connect.max.retries (10), retried every RetryInterval (1 s).
+	// ConnectRetries is ipc.client.connect.max.retries (0 means 10; negative means none),
+	// retried every RetryInterval (1 s).
 	ConnectRetries int
 	RetryInterval  time.Duration
 	DialTimeout    time.Duration // ipc.client.connect.timeout, 20 s
@@ -125,9 +126,10 @@ func (c *Client) connection(ctx context.Context) (*clientConn, error) {
 		return c.conn, nil
 	}
 	var lastErr error
-	for attempt := 0; attempt <= c.opts.ConnectRetries; attempt++ {
+	retries := max(c.opts.ConnectRetries, 0) // negative: no retries
+	for attempt := 0; attempt <= retries; attempt++ {
 		if attempt > 0 {
-			c.log.WithError(lastErr).Debugf("retrying connect (%d/%d)", attempt, c.opts.ConnectRetries)
+			c.log.WithError(lastErr).Debugf("retrying connect (%d/%d)", attempt, retries)
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -145,7 +147,7 @@ func (c *Client) connection(ctx context.Context) (*clientConn, error) {
 			return nil, err // refused by the server, not a connect failure: do not retry
 		}
 	}
-	return nil, fmt.Errorf("rpc: connect to %s after %d retries: %w", c.opts.Addr, c.opts.ConnectRetries, lastErr)
+	return nil, fmt.Errorf("rpc: connect to %s after %d retries: %w", c.opts.Addr, retries, lastErr)
 }
 
 // dial connects and runs the handshake: preamble, SASL if configured, connection context.

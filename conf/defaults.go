@@ -1,0 +1,50 @@
+package conf
+
+// Default is one built-in property: a key Bobbin reads, YARN's default value for it, and
+// what it does. docs/configuration.md lists every entry (a test keeps the two in step).
+type Default struct {
+	Key, Value, Doc string
+	// Bobbin marks keys that are Bobbin's own additions rather than Hadoop's.
+	Bobbin bool
+}
+
+// Defaults are the values a property has when no site file sets it. They are YARN 2.7.3's
+// defaults (yarn-default.xml, core-default.xml) unless marked as Bobbin's own.
+var Defaults = []Default{
+	// core-site.xml
+	{Key: "fs.defaultFS", Value: "file:///", Doc: "Default filesystem; staging and localization paths without a scheme resolve against it."},
+	{Key: "hadoop.tmp.dir", Value: "/tmp/hadoop-${user.name}", Doc: "Base for other temporary directories."},
+	{Key: "hadoop.security.authentication", Value: "simple", Doc: "simple is the only mode Bobbin serves; tokens (DIGEST-MD5) are always accepted where YARN uses them."},
+	{Key: "ipc.maximum.data.length", Value: "67108864", Doc: "Largest IPC request packet a server accepts, in bytes."},
+	{Key: "ipc.client.connect.max.retries", Value: "10", Doc: "Connect retries of Bobbin's IPC client (NM to RM, RM to NM)."},
+	{Key: "ipc.client.connect.retry.interval", Value: "1000", Doc: "Milliseconds between IPC client connect retries."},
+	{Key: "ipc.client.connect.timeout", Value: "20000", Doc: "IPC client connect timeout in milliseconds."},
+
+	// yarn-site.xml: ResourceManager addresses
+	{Key: "yarn.resourcemanager.hostname", Value: "0.0.0.0", Doc: "Host the RM addresses below default to."},
+	{Key: "yarn.resourcemanager.bind-host", Value: "", Doc: "When set, the RM's servers bind this host instead of the host part of their addresses."},
+	{Key: "yarn.resourcemanager.address", Value: "${yarn.resourcemanager.hostname}:8032", Doc: "ApplicationClientProtocol: job clients, the yarn CLI, spark-submit."},
+	{Key: "yarn.resourcemanager.scheduler.address", Value: "${yarn.resourcemanager.hostname}:8030", Doc: "ApplicationMasterProtocol: application masters (AMRMToken required)."},
+	{Key: "yarn.resourcemanager.resource-tracker.address", Value: "${yarn.resourcemanager.hostname}:8031", Doc: "ResourceTracker: NodeManager registration and heartbeats."},
+	{Key: "yarn.resourcemanager.admin.address", Value: "${yarn.resourcemanager.hostname}:8033", Doc: "ResourceManagerAdministrationProtocol: yarn rmadmin."},
+	{Key: "yarn.resourcemanager.webapp.address", Value: "${yarn.resourcemanager.hostname}:8088", Doc: "RM web UI and REST address."},
+
+	// yarn-site.xml: ResourceManager service sizes
+	{Key: "yarn.resourcemanager.client.thread-count", Value: "50", Doc: "Calls the client service runs at once."},
+	{Key: "yarn.resourcemanager.scheduler.client.thread-count", Value: "50", Doc: "Calls the AM service runs at once."},
+	{Key: "yarn.resourcemanager.resource-tracker.client.thread-count", Value: "50", Doc: "Calls the resource tracker runs at once."},
+	{Key: "yarn.resourcemanager.admin.client.thread-count", Value: "1", Doc: "Calls the admin service runs at once."},
+	{Key: "yarn.resourcemanager.am.max-attempts", Value: "2", Doc: "Upper bound and default for an application's AM attempts."},
+	{Key: "yarn.resourcemanager.max-completed-applications", Value: "10000", Doc: "Finished applications the RM keeps for reports."},
+	{Key: "yarn.resourcemanager.scheduler.class", Value: "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler", Doc: "Read for compatibility; Bobbin always runs its group scheduler over capacity-scheduler.xml."},
+
+	// yarn-site.xml: scheduler limits
+	{Key: "yarn.scheduler.minimum-allocation-mb", Value: "1024", Doc: "Smallest container memory; requests are rounded up to a multiple of it."},
+	{Key: "yarn.scheduler.maximum-allocation-mb", Value: "8192", Doc: "Largest container memory; also GetNewApplicationResponse.maximumCapability."},
+	{Key: "yarn.scheduler.minimum-allocation-vcores", Value: "1", Doc: "Smallest container vcores."},
+	{Key: "yarn.scheduler.maximum-allocation-vcores", Value: "32", Doc: "Largest container vcores."},
+
+	// yarn-site.xml: access control
+	{Key: "yarn.acl.enable", Value: "false", Doc: "When false every user may do everything; when true queue and admin ACLs apply."},
+	{Key: "yarn.admin.acl", Value: "*", Doc: "Users and groups who administer the cluster (\"users groups\", * for all)."},
+}
