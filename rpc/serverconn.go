@@ -312,6 +312,7 @@ func (c *serverConn) processSASL(payload []byte) error {
 	sm := c.srv.opts.SecretManager
 	switch msg.GetState() {
 	case commonpb.RpcSaslProto_NEGOTIATE:
+		c.log.WithField("token_auth", sm != nil).Debug("SASL negotiation")
 		if sm == nil {
 			// SIMPLE-only: SUCCESS tells the client to fall back to SIMPLE.
 			c.saslDone = true

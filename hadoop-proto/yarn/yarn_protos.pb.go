@@ -1071,9 +1071,10 @@ func (x *ContainerIdProto) GetId() int64 {
 }
 
 type ResourceProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Memory        *int32                 `protobuf:"varint,1,opt,name=memory" json:"memory,omitempty"`
-	VirtualCores  *int32                 `protobuf:"varint,2,opt,name=virtual_cores,json=virtualCores" json:"virtual_cores,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// int32 in 2.7.3, int64 in 3.x: the same varint on the wire for every value 2.7.3 can send.
+	Memory        *int64 `protobuf:"varint,1,opt,name=memory" json:"memory,omitempty"`
+	VirtualCores  *int32 `protobuf:"varint,2,opt,name=virtual_cores,json=virtualCores" json:"virtual_cores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1108,7 +1109,7 @@ func (*ResourceProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{4}
 }
 
-func (x *ResourceProto) GetMemory() int32 {
+func (x *ResourceProto) GetMemory() int64 {
 	if x != nil && x.Memory != nil {
 		return *x.Memory
 	}
@@ -3971,7 +3972,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x0eapp_attempt_id\x18\x02 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\x03R\x02id\"L\n" +
 	"\rResourceProto\x12\x16\n" +
-	"\x06memory\x18\x01 \x01(\x05R\x06memory\x12#\n" +
+	"\x06memory\x18\x01 \x01(\x03R\x06memory\x12#\n" +
 	"\rvirtual_cores\x18\x02 \x01(\x05R\fvirtualCores\"}\n" +
 	"\x13ResourceOptionProto\x126\n" +
 	"\bresource\x18\x01 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x12.\n" +

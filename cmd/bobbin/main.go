@@ -1,0 +1,161 @@
+// Command bobbin runs Bobbin's daemons and tools:
+//
+//	bobbin resourcemanager [--conf DIR]   the YARN ResourceManager
+//	bobbin version
+//
+// It only wires packages together; each daemon lives in its own package.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+const usage = `usage: bobbin <command> [flags]
+
+commands:
+  resourcemanager   run the YARN ResourceManager
+  version           print the version
+
+Run "bobbin <command> -h" for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "resourcemanager":
+		return runResourceManager(args[1:], stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "Bobbin %s (speaks Hadoop YARN 2.7-3.x protocols)\n", Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "bobbin: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// daemonFlags are the flags every daemon takes.
+type daemonFlags struct {
+	confDir  string
+	logLevel string
+}
+
+func parseDaemonFlags(name string, args []string, stderr io.Writer) (*daemonFlags, error) {
+	fs := flag.NewFlagSet("bobbin "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &daemonFlags{}
+	fs.StringVar(&f.confDir, "conf", "", "configuration directory (default $YARN_CONF_DIR, else $HADOOP_CONF_DIR)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("bobbin %s: unexpected argument %q", name, fs.Arg(0))
+	}
+	return f, nil
+}
+
+func newLogger(level string, w io.Writer) (*logrus.Logger, error) {
+	l := logrus.New()
+	l.SetOutput(w)
+	l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "2006-01-02T15:04:05.000Z07:00"})
+	lv, err := logrus.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	l.SetLevel(lv)
+	return l, nil
+}
+
+// loadConf reads the site files and capacity-scheduler.xml, logging where they came from.
+func loadConf(f *daemonFlags, log *logrus.Logger) (*conf.Configuration, *capacity.Tree, error) {
+	c, dir, err := conf.LoadDir(f.confDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range c.Warnings {
+		log.Warn(w)
+	}
+	queues, err := capacity.Load(c, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dir == "" {
+		log.Info("no configuration directory (--conf, YARN_CONF_DIR, HADOOP_CONF_DIR): using built-in defaults")
+	} else {
+		log.WithField("conf_dir", dir).Info("configuration loaded")
+	}
+	return c, queues, nil
+}
+
+func runResourceManager(args []string, stderr io.Writer) int {
+	f, err := parseDaemonFlags("resourcemanager", args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	log, err := newLogger(f.logLevel, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	c, queues, err := loadConf(f, log)
+	if err != nil {
+		log.Errorf("ResourceManager not started: %v", err)
+		return 1
+	}
+	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Queues: queues, Logger: logrus.NewEntry(log)})
+	if err != nil {
+		log.Errorf("ResourceManager not started: %v", err)
+		return 1
+	}
+	if err := rm.Start(); err != nil {
+		log.Errorf("ResourceManager not started: %v", err)
+		return 1
+	}
+	waitForSignal(log)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rm.Shutdown(ctx); err != nil {
+		log.Errorf("ResourceManager shutdown: %v", err)
+		return 1
+	}
+	return 0
+}
+
+func waitForSignal(log *logrus.Logger) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	s := <-sigs
+	signal.Stop(sigs)
+	log.WithField("signal", s.String()).Info("shutting down")
+}

@@ -1,0 +1,74 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// TestYarnCLIAgainstBobbinRM runs the real Hadoop 2.7.3 yarn CLI against
+// `bobbin resourcemanager`, both reading the same configuration directory.
+func TestYarnCLIAgainstBobbinRM(t *testing.T) {
+	home := requireHadoop(t)
+	confDir := t.TempDir()
+	rmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	writeConf(t, confDir, map[string]string{
+		"yarn.resourcemanager.hostname":        "127.0.0.1",
+		"yarn.resourcemanager.address":         rmAddr,
+		"yarn.scheduler.maximum-allocation-mb": "2048",
+	})
+	rm := startDaemon(t, "resourcemanager", "--conf", confDir, "--log-level", "debug")
+	rm.waitListening(t, rmAddr)
+
+	check := func(name string, wantCode int, out string, code int, wants ...string) {
+		t.Helper()
+		if code != wantCode {
+			t.Errorf("%s: exit %d, want %d\n%s", name, code, wantCode, out)
+		}
+		for _, w := range wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q\n%s", name, w, out)
+			}
+		}
+	}
+
+	code, out := yarnCLI(t, home, confDir, nil, "application", "-list")
+	check("application -list", 0, out, code, "Total number of applications (application-types: [] and states: [SUBMITTED, ACCEPTED, RUNNING]):0")
+
+	code, out = yarnCLI(t, home, confDir, nil, "node", "-list", "-all")
+	check("node -list -all", 0, out, code, "Total Nodes:0")
+
+	code, out = yarnCLI(t, home, confDir, nil, "queue", "-status", "default")
+	check("queue -status default", 0, out, code, "Queue Name : default", "State : RUNNING", "Capacity : 70.0%", "Maximum Capacity : 90.0%")
+
+	code, out = yarnCLI(t, home, confDir, nil, "queue", "-status", "nosuchqueue")
+	check("queue -status nosuchqueue", 255, out, code, "Cannot get queue from RM by queueName = nosuchqueue")
+
+	// The 2.7.3 CLI exits -1 (255) after printing the message.
+	code, out = yarnCLI(t, home, confDir, nil, "application", "-status", "application_1_0001")
+	check("application -status", 255, out, code, "Application with id 'application_1_0001' doesn't exist in RM")
+
+	// With a token file the client opens the connection with SASL; the RM answers
+	// NEGOTIATE with SIMPLE-only SUCCESS and the call proceeds.
+	creds := token.NewCredentials()
+	creds.Tokens["unrelated"] = &token.Token{Identifier: []byte("some-identifier"), Password: []byte("pw"), Kind: "UNRELATED_KIND", Service: "192.0.2.1:9999"}
+	tokenFile := filepath.Join(confDir, "tokens.bin")
+	if err := os.WriteFile(tokenFile, creds.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(rm.Log(), "SASL negotiation")
+	code, out = yarnCLI(t, home, confDir, []string{"HADOOP_TOKEN_FILE_LOCATION=" + tokenFile}, "application", "-list")
+	check("application -list with a token file", 0, out, code, "Total number of applications (application-types: [] and states: [SUBMITTED, ACCEPTED, RUNNING]):0")
+	if after := strings.Count(rm.Log(), "SASL negotiation"); after <= before {
+		t.Errorf("the client with a token file did not negotiate SASL (log lines %d -> %d)", before, after)
+	}
+
+	rm.stop(t)
+	if !strings.Contains(rm.Log(), "ResourceManager stopped") {
+		t.Errorf("no clean-shutdown line in the log:\n%s", rm.Log())
+	}
+}

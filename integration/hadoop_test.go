@@ -1,0 +1,221 @@
+// Package integration runs Bobbin's daemons as real processes against real Hadoop clients.
+// Tests that need a Hadoop 2.7.3 distribution skip with a message when HADOOP_HOME is unset
+// (../shared/hadoop/README.md explains how to get one).
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireHadoop returns HADOOP_HOME or skips the test.
+func requireHadoop(t *testing.T) string {
+	t.Helper()
+	home := os.Getenv("HADOOP_HOME")
+	if home == "" {
+		t.Skip("HADOOP_HOME is unset: skipping the real-Hadoop test (see ../shared/hadoop/README.md to install Hadoop 2.7.3)")
+	}
+	if _, err := os.Stat(filepath.Join(home, "bin", "yarn")); err != nil {
+		t.Fatalf("HADOOP_HOME=%s has no bin/yarn: %v", home, err)
+	}
+	if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
+		t.Fatal("HADOOP_HOME is set but no java is on PATH and JAVA_HOME is unset")
+	}
+	return home
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// bobbinBinary builds cmd/bobbin once per test run.
+func bobbinBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bobbin-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "bobbin")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/bobbin").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func prop(k, v string) string {
+	return fmt.Sprintf("  <property><name>%s</name><value>%s</value></property>\n", k, v)
+}
+
+// writeConf writes a conf dir that the Hadoop clients and Bobbin both read.
+func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
+	t.Helper()
+	var y strings.Builder
+	y.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
+	for k, v := range yarnProps {
+		y.WriteString(prop(k, v))
+	}
+	y.WriteString("</configuration>\n")
+	files := map[string]string{
+		"core-site.xml": "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "file:///") +
+			prop("hadoop.tmp.dir", filepath.Join(dir, "tmp")) + "</configuration>\n",
+		"yarn-site.xml": y.String(),
+		"capacity-scheduler.xml": "<?xml version=\"1.0\"?>\n<configuration>\n" +
+			prop("yarn.scheduler.capacity.root.queues", "default,analytics") +
+			prop("yarn.scheduler.capacity.root.default.capacity", "70") +
+			prop("yarn.scheduler.capacity.root.default.maximum-capacity", "90") +
+			prop("yarn.scheduler.capacity.root.analytics.capacity", "30") + "</configuration>\n",
+		"log4j.properties": "log4j.rootLogger=WARN,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\n" +
+			"log4j.appender.console.target=System.err\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\n" +
+			"log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c: %m%n\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// daemon is a Bobbin process started by a test; Stop sends SIGTERM and checks a clean exit.
+type daemon struct {
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	mu   *sync.Mutex
+	done chan error
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	d := &daemon{log: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
+	d.cmd = exec.Command(bobbinBinary(t), args...)
+	d.cmd.Stdout = lockedWriter{d.mu, d.log}
+	d.cmd.Stderr = lockedWriter{d.mu, d.log}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait() }()
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.Log())
+		}
+	})
+	return d
+}
+
+func (d *daemon) Log() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.log.String()
+}
+
+func (d *daemon) waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case err := <-d.done:
+			t.Fatalf("daemon exited before listening on %s: %v\n%s", addr, err, d.Log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("daemon not listening on %s after 20 s\n%s", addr, d.Log())
+}
+
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, d.Log())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not stop within 30 s of SIGTERM")
+	}
+}
+
+// hadoopEnv is the environment for Hadoop client commands.
+func hadoopEnv(home, confDir string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HADOOP_TOKEN_FILE_LOCATION=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HADOOP_CONF_DIR="+confDir, "YARN_CONF_DIR="+confDir,
+		"HADOOP_HOME="+home, "HADOOP_PREFIX="+home, "HADOOP_COMMON_HOME="+home, "HADOOP_HDFS_HOME="+home,
+		"HADOOP_YARN_HOME="+home, "HADOOP_MAPRED_HOME="+home)
+	if os.Getenv("JAVA_HOME") == "" {
+		if java, err := exec.LookPath("java"); err == nil {
+			if real, err := filepath.EvalSymlinks(java); err == nil {
+				env = append(env, "JAVA_HOME="+filepath.Dir(filepath.Dir(real)))
+			}
+		}
+	}
+	return append(env, extra...)
+}
+
+// yarnCLI runs $HADOOP_HOME/bin/yarn and returns its exit code and combined output.
+func yarnCLI(t *testing.T, home, confDir string, env []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "yarn"), args...)
+	cmd.Env = append(hadoopEnv(home, confDir), env...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("yarn %v: %v", args, err)
+	}
+	return code, string(out)
+}

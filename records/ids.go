@@ -1,0 +1,122 @@
+// Package records formats and parses YARN's id strings and converts them to and from
+// their protobuf records. Clients parse these strings, so the formats are exact
+// (hadoop-wire.md §7.1).
+package records
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+)
+
+// ApplicationID is application_<clusterTimestamp>_<id, at least 4 digits>.
+type ApplicationID struct {
+	ClusterTimestamp int64
+	ID               int32
+}
+
+func (a ApplicationID) String() string {
+	return fmt.Sprintf("application_%d_%04d", a.ClusterTimestamp, a.ID)
+}
+
+// Proto converts to ApplicationIdProto.
+func (a ApplicationID) Proto() *yarnpb.ApplicationIdProto {
+	return &yarnpb.ApplicationIdProto{Id: proto.Int32(a.ID), ClusterTimestamp: proto.Int64(a.ClusterTimestamp)}
+}
+
+// AppIDFromProto converts from ApplicationIdProto.
+func AppIDFromProto(p *yarnpb.ApplicationIdProto) ApplicationID {
+	return ApplicationID{ClusterTimestamp: p.GetClusterTimestamp(), ID: p.GetId()}
+}
+
+// ParseApplicationID parses application_<ts>_<id>.
+func ParseApplicationID(s string) (ApplicationID, error) {
+	parts := strings.Split(s, "_")
+	if len(parts) != 3 || parts[0] != "application" {
+		return ApplicationID{}, fmt.Errorf("invalid ApplicationId: %s", s)
+	}
+	ts, err1 := strconv.ParseInt(parts[1], 10, 64)
+	id, err2 := strconv.ParseInt(parts[2], 10, 32)
+	if err1 != nil || err2 != nil || ts < 0 || id < 0 {
+		return ApplicationID{}, fmt.Errorf("invalid ApplicationId: %s", s)
+	}
+	return ApplicationID{ClusterTimestamp: ts, ID: int32(id)}, nil
+}
+
+// AttemptID is appattempt_<ts>_<app 4+>_<attempt 6+>.
+type AttemptID struct {
+	App     ApplicationID
+	Attempt int32
+}
+
+func (a AttemptID) String() string {
+	return fmt.Sprintf("appattempt_%d_%04d_%06d", a.App.ClusterTimestamp, a.App.ID, a.Attempt)
+}
+
+// Proto converts to ApplicationAttemptIdProto.
+func (a AttemptID) Proto() *yarnpb.ApplicationAttemptIdProto {
+	return &yarnpb.ApplicationAttemptIdProto{ApplicationId: a.App.Proto(), AttemptId: proto.Int32(a.Attempt)}
+}
+
+// AttemptIDFromProto converts from ApplicationAttemptIdProto.
+func AttemptIDFromProto(p *yarnpb.ApplicationAttemptIdProto) AttemptID {
+	return AttemptID{App: AppIDFromProto(p.GetApplicationId()), Attempt: p.GetAttemptId()}
+}
+
+// ContainerID is container_[e<epoch>_]<ts>_<app 4+>_<attempt 2+>_<seq 6+>; the id number
+// packs (epoch << 40) | sequence.
+type ContainerID struct {
+	Attempt AttemptID
+	ID      int64
+}
+
+func (c ContainerID) String() string {
+	epoch, seq := c.ID>>40, c.ID&(1<<40-1)
+	prefix := "container_"
+	if epoch > 0 {
+		prefix += fmt.Sprintf("e%02d_", epoch)
+	}
+	return fmt.Sprintf("%s%d_%04d_%02d_%06d", prefix, c.Attempt.App.ClusterTimestamp, c.Attempt.App.ID, c.Attempt.Attempt, seq)
+}
+
+// Proto converts to ContainerIdProto (Java sets only app_attempt_id and id).
+func (c ContainerID) Proto() *yarnpb.ContainerIdProto {
+	return &yarnpb.ContainerIdProto{AppAttemptId: c.Attempt.Proto(), Id: proto.Int64(c.ID)}
+}
+
+// ContainerIDFromProto converts from ContainerIdProto.
+func ContainerIDFromProto(p *yarnpb.ContainerIdProto) ContainerID {
+	return ContainerID{Attempt: AttemptIDFromProto(p.GetAppAttemptId()), ID: p.GetId()}
+}
+
+// ParseContainerID parses a container id string, with or without the epoch part.
+func ParseContainerID(s string) (ContainerID, error) {
+	parts := strings.Split(s, "_")
+	bad := fmt.Errorf("invalid ContainerId: %s", s)
+	if len(parts) < 5 || parts[0] != "container" {
+		return ContainerID{}, bad
+	}
+	var epoch int64
+	if strings.HasPrefix(parts[1], "e") {
+		e, err := strconv.ParseInt(parts[1][1:], 10, 64)
+		if err != nil || e < 0 || e >= 1<<23 {
+			return ContainerID{}, bad
+		}
+		epoch, parts = e, append(parts[:1], parts[2:]...)
+	}
+	if len(parts) != 5 {
+		return ContainerID{}, bad
+	}
+	ts, e1 := strconv.ParseInt(parts[1], 10, 64)
+	app, e2 := strconv.ParseInt(parts[2], 10, 32)
+	att, e3 := strconv.ParseInt(parts[3], 10, 32)
+	seq, e4 := strconv.ParseInt(parts[4], 10, 64)
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil || seq < 0 || seq >= 1<<40 {
+		return ContainerID{}, bad
+	}
+	return ContainerID{Attempt: AttemptID{App: ApplicationID{ts, int32(app)}, Attempt: int32(att)}, ID: epoch<<40 | seq}, nil
+}

@@ -1,0 +1,45 @@
+package records
+
+import "testing"
+
+func TestIDStrings(t *testing.T) {
+	app := ApplicationID{ClusterTimestamp: 1732269000000, ID: 1}
+	if app.String() != "application_1732269000000_0001" {
+		t.Fatal(app)
+	}
+	if (ApplicationID{1, 12345}).String() != "application_1_12345" {
+		t.Fatal("wide id")
+	}
+	att := AttemptID{App: app, Attempt: 1}
+	if att.String() != "appattempt_1732269000000_0001_000001" {
+		t.Fatal(att)
+	}
+	c := ContainerID{Attempt: att, ID: 1}
+	if c.String() != "container_1732269000000_0001_01_000001" {
+		t.Fatal(c)
+	}
+	e := ContainerID{Attempt: att, ID: 3<<40 | 7}
+	if e.String() != "container_e03_1732269000000_0001_01_000007" {
+		t.Fatal(e)
+	}
+	for _, x := range []ContainerID{c, e} {
+		back, err := ParseContainerID(x.String())
+		if err != nil || back != x {
+			t.Fatalf("%s -> %v %v", x, back, err)
+		}
+		if ContainerIDFromProto(x.Proto()) != x {
+			t.Fatal("proto round trip")
+		}
+	}
+	if got, err := ParseApplicationID("application_1_0001"); err != nil || got != (ApplicationID{1, 1}) {
+		t.Fatal(got, err)
+	}
+	for _, bad := range []string{"application_1", "app_1_2", "application_x_1", "application_1_-1"} {
+		if _, err := ParseApplicationID(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if _, err := ParseContainerID("container_1_2_3"); err == nil {
+		t.Error("short container id accepted")
+	}
+}

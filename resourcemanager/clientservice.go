@@ -1,0 +1,311 @@
+package resourcemanager
+
+import (
+	"context"
+	"os/user"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// ApplicationClientProtocolName is the protocol name clients send in every call.
+const ApplicationClientProtocolName = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
+
+// clientService answers ApplicationClientProtocol (yarn.resourcemanager.address): the
+// yarn CLI, MapReduce job clients and spark-submit.
+type clientService struct {
+	rm *ResourceManager
+}
+
+func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
+	s := &clientService{rm: rm}
+	sd := yarnpb.File_yarn_applicationclient_protocol_proto.Services().ByName("ApplicationClientProtocolService")
+	return rpc.ServiceProtocol(ApplicationClientProtocolName, sd, map[string]rpc.Method{
+		"getNewApplication":           rpc.Unary(s.getNewApplication),
+		"getApplicationReport":        rpc.Unary(s.getApplicationReport),
+		"forceKillApplication":        rpc.Unary(s.forceKillApplication),
+		"getClusterMetrics":           rpc.Unary(s.getClusterMetrics),
+		"getApplications":             rpc.Unary(s.getApplications),
+		"getClusterNodes":             rpc.Unary(s.getClusterNodes),
+		"getQueueInfo":                rpc.Unary(s.getQueueInfo),
+		"getQueueUserAcls":            rpc.Unary(s.getQueueUserAcls),
+		"getDelegationToken":          rpc.Unary(s.getDelegationToken),
+		"renewDelegationToken":        rpc.Unary(s.renewDelegationToken),
+		"cancelDelegationToken":       rpc.Unary(s.cancelDelegationToken),
+		"moveApplicationAcrossQueues": rpc.Unary(s.moveApplicationAcrossQueues),
+		"getApplicationAttemptReport": rpc.Unary(s.getApplicationAttemptReport),
+		"getApplicationAttempts":      rpc.Unary(s.getApplicationAttempts),
+		"getContainerReport":          rpc.Unary(s.getContainerReport),
+		"getContainers":               rpc.Unary(s.getContainers),
+		"getNodeToLabels":             rpc.Unary(s.getNodeToLabels),
+		"getLabelsToNodes":            rpc.Unary(s.getLabelsToNodes),
+		"getClusterNodeLabels":        rpc.Unary(s.getClusterNodeLabels),
+	}, func(method string) error {
+		switch method {
+		case "submitReservation", "updateReservation", "deleteReservation":
+			return rpc.Errorf(rpc.ClassYarnException, "Reservation System is not enabled. Please enable & try again")
+		}
+		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
+	})
+}
+
+func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewApplicationRequestProto) (*yarnpb.GetNewApplicationResponseProto, error) {
+	id := s.rm.apps.newID()
+	caller, _ := rpc.CallerFrom(ctx)
+	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("allocated new application id")
+	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.maximumCapability()}, nil
+}
+
+func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
+	return &yarnpb.ResourceProto{Memory: proto.Int64(int64(rm.settings.MaxAllocationMB)), VirtualCores: proto.Int32(int32(rm.settings.MaxAllocationCore))}
+}
+
+// appNotFound is the exception (and Java's message) for an unknown application.
+func appNotFound(id records.ApplicationID) error {
+	return rpc.Errorf(rpc.ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
+}
+
+func requireAppID(p *yarnpb.ApplicationIdProto) (records.ApplicationID, error) {
+	if p == nil {
+		return records.ApplicationID{}, rpc.Errorf(rpc.ClassApplicationNotFound, "Invalid application id: null")
+	}
+	return records.AppIDFromProto(p), nil
+}
+
+func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (*app, error) {
+	id, err := requireAppID(p)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := s.rm.apps.get(id)
+	if !ok {
+		return nil, appNotFound(id)
+	}
+	return a, nil
+}
+
+func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetApplicationReportRequestProto) (*yarnpb.GetApplicationReportResponseProto, error) {
+	a, err := s.lookupApp(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: a.report()}, nil
+}
+
+func (a *app) report() *yarnpb.ApplicationReportProto {
+	return &yarnpb.ApplicationReportProto{
+		ApplicationId:          a.id.Proto(),
+		User:                   proto.String(a.user),
+		Queue:                  proto.String(a.queue),
+		Name:                   proto.String(a.name),
+		Host:                   proto.String("N/A"),
+		RpcPort:                proto.Int32(-1),
+		YarnApplicationState:   a.state.Enum(),
+		Diagnostics:            proto.String(a.diagnostics),
+		StartTime:              proto.Int64(a.startTime),
+		FinishTime:             proto.Int64(a.finishTime),
+		FinalApplicationStatus: a.final.Enum(),
+		ApplicationType:        proto.String(a.appType),
+		ApplicationTags:        a.tags,
+	}
+}
+
+func (s *clientService) forceKillApplication(_ context.Context, req *yarnpb.KillApplicationRequestProto) (*yarnpb.KillApplicationResponseProto, error) {
+	id, err := requireAppID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s.rm.apps.get(id); !ok {
+		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to kill an absent application %s", id)
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "killing applications is not supported by this ResourceManager yet")
+}
+
+func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
+	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{NumNodeManagers: proto.Int32(0)}}, nil
+}
+
+func (s *clientService) getApplications(_ context.Context, req *yarnpb.GetApplicationsRequestProto) (*yarnpb.GetApplicationsResponseProto, error) {
+	f := &appFilter{limit: req.GetLimit(), states: map[yarnpb.YarnApplicationStateProto]bool{},
+		types: setOf(req.GetApplicationTypes(), true), users: setOf(req.GetUsers(), false),
+		queues: setOf(req.GetQueues(), false), tags: setOf(req.GetApplicationTags(), true)}
+	for _, st := range req.GetApplicationStates() {
+		f.states[st] = true
+	}
+	resp := &yarnpb.GetApplicationsResponseProto{}
+	for _, a := range s.rm.apps.list(f) {
+		resp.Applications = append(resp.Applications, a.report())
+	}
+	return resp, nil
+}
+
+func (s *clientService) getClusterNodes(context.Context, *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
+	return &yarnpb.GetClusterNodesResponseProto{}, nil
+}
+
+// getQueueInfo answers with an empty response for an unknown queue, as the Java RM does
+// (the CLI then prints "Cannot get queue from RM by queueName").
+func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
+	q, ok := s.rm.opts.Queues.Queue(req.GetQueueName())
+	if !ok {
+		s.rm.log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
+		return &yarnpb.GetQueueInfoResponseProto{}, nil
+	}
+	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: queueInfo(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
+}
+
+// queueInfo reports capacities as fractions of the parent, as QueueInfo does.
+func queueInfo(q *capacity.Queue, children, recursive bool) *yarnpb.QueueInfoProto {
+	state := yarnpb.QueueStateProto_Q_RUNNING
+	if q.State == capacity.Stopped {
+		state = yarnpb.QueueStateProto_Q_STOPPED
+	}
+	qi := &yarnpb.QueueInfoProto{
+		QueueName:                  proto.String(q.Name),
+		Capacity:                   proto.Float32(float32(q.Capacity / 100)),
+		MaximumCapacity:            proto.Float32(float32(q.MaximumCapacity / 100)),
+		CurrentCapacity:            proto.Float32(0),
+		State:                      state.Enum(),
+		AccessibleNodeLabels:       q.AccessibleNodeLabels,
+		DefaultNodeLabelExpression: proto.String(q.DefaultNodeLabelExpression),
+	}
+	if children {
+		for _, c := range q.Children {
+			qi.ChildQueues = append(qi.ChildQueues, queueInfo(c, recursive, recursive))
+		}
+	}
+	return qi
+}
+
+func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueueUserAclsInfoRequestProto) (*yarnpb.GetQueueUserAclsInfoResponseProto, error) {
+	caller, _ := rpc.CallerFrom(ctx)
+	groups := userGroups(caller.User)
+	resp := &yarnpb.GetQueueUserAclsInfoResponseProto{}
+	for _, q := range s.rm.opts.Queues.Queues() {
+		info := &yarnpb.QueueUserACLInfoProto{QueueName: proto.String(q.Name)}
+		if hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, caller.User, groups) ||
+			hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
+			info.UserAcls = append(info.UserAcls, yarnpb.QueueACLProto_QACL_SUBMIT_APPLICATIONS)
+		}
+		if hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
+			info.UserAcls = append(info.UserAcls, yarnpb.QueueACLProto_QACL_ADMINISTER_QUEUE)
+		}
+		resp.QueueUserAcls = append(resp.QueueUserAcls, info)
+	}
+	return resp, nil
+}
+
+// hasAccess applies the Capacity Scheduler rule: a queue's ACL or any ancestor's admits.
+func hasAccess(q *capacity.Queue, acl func(*capacity.Queue) capacity.ACL, u string, groups []string) bool {
+	for ; q != nil; q = q.Parent {
+		if acl(q).Allows(u, groups) {
+			return true
+		}
+	}
+	return false
+}
+
+// userGroups resolves a user's groups from the local system, as Hadoop's default
+// ShellBasedUnixGroupsMapping does.
+func userGroups(name string) []string {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, id := range ids {
+		if g, err := user.LookupGroupId(id); err == nil {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+// Delegation tokens need Kerberos; the Java RM refuses them the same way without it.
+func (s *clientService) getDelegationToken(context.Context, *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {
+	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be issued only with kerberos authentication")
+}
+
+func (s *clientService) renewDelegationToken(context.Context, *commonpb.RenewDelegationTokenRequestProto) (*commonpb.RenewDelegationTokenResponseProto, error) {
+	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be renewed only with kerberos authentication")
+}
+
+func (s *clientService) cancelDelegationToken(context.Context, *commonpb.CancelDelegationTokenRequestProto) (*commonpb.CancelDelegationTokenResponseProto, error) {
+	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be cancelled only with kerberos authentication")
+}
+
+func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarnpb.MoveApplicationAcrossQueuesRequestProto) (*yarnpb.MoveApplicationAcrossQueuesResponseProto, error) {
+	if _, err := s.lookupApp(req.GetApplicationId()); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "moving applications between queues is not supported by this ResourceManager yet")
+}
+
+func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarnpb.GetApplicationAttemptReportRequestProto) (*yarnpb.GetApplicationAttemptReportResponseProto, error) {
+	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
+	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+}
+
+func (s *clientService) getApplicationAttempts(_ context.Context, req *yarnpb.GetApplicationAttemptsRequestProto) (*yarnpb.GetApplicationAttemptsResponseProto, error) {
+	if _, err := s.lookupApp(req.GetApplicationId()); err != nil {
+		return nil, err
+	}
+	return &yarnpb.GetApplicationAttemptsResponseProto{}, nil
+}
+
+func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
+	cid := records.ContainerIDFromProto(req.GetContainerId())
+	if _, err := s.lookupApp(req.GetContainerId().GetAppAttemptId().GetApplicationId()); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
+}
+
+func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContainersRequestProto) (*yarnpb.GetContainersResponseProto, error) {
+	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
+		return nil, err
+	}
+	return &yarnpb.GetContainersResponseProto{}, nil
+}
+
+func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabelsRequestProto) (*yarnpb.GetNodesToLabelsResponseProto, error) {
+	return &yarnpb.GetNodesToLabelsResponseProto{}, nil
+}
+
+func (s *clientService) getLabelsToNodes(context.Context, *yarnpb.GetLabelsToNodesRequestProto) (*yarnpb.GetLabelsToNodesResponseProto, error) {
+	return &yarnpb.GetLabelsToNodesResponseProto{}, nil
+}
+
+// getClusterNodeLabels reports the labels the queue configuration names.
+func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
+	return &yarnpb.GetClusterNodeLabelsResponseProto{NodeLabels: s.rm.opts.Queues.Labels()}, nil
+}
+
+func setOf(items []string, fold bool) map[string]bool {
+	if len(items) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(items))
+	for _, it := range items {
+		if fold {
+			it = lower(it)
+		}
+		m[strings.TrimSpace(it)] = true
+	}
+	return m
+}
+
+func lower(s string) string { return strings.ToLower(s) }

@@ -1,0 +1,212 @@
+// Package resourcemanager is Bobbin's YARN ResourceManager: the services that speak YARN's
+// RPC protocols to clients, application masters and NodeManagers, and the state behind
+// them.
+package resourcemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// Options configure a ResourceManager.
+type Options struct {
+	Conf    *conf.Configuration
+	Queues  *capacity.Tree
+	Logger  *logrus.Entry
+	Metrics metrics.Registry
+	// Now is the clock; the cluster timestamp in every id is its value at New.
+	Now func() time.Time
+}
+
+// Settings are the configuration values the RM uses, read and checked once at start.
+type Settings struct {
+	ClientAddr        string
+	ClientHandlers    int
+	MaxDataLength     int
+	MaxAllocationMB   int
+	MaxAllocationCore int
+	MinAllocationMB   int
+	MinAllocationCore int
+	MaxAttempts       int
+	ACLEnabled        bool
+	AdminACL          capacity.ACL
+}
+
+// ReadSettings reads and validates the RM's keys, returning every problem at once.
+func ReadSettings(c *conf.Configuration) (Settings, error) {
+	var s Settings
+	var errs []error
+	intKey := func(key string, dst *int, min int) {
+		v, err := c.Int(key)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if v < min {
+			raw, _ := c.Raw(key)
+			errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: fmt.Sprintf("must be at least %d", min)})
+			return
+		}
+		*dst = v
+	}
+	var err error
+	if s.ClientAddr, err = bindAddress(c, "yarn.resourcemanager.address", 8032); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.client.thread-count", &s.ClientHandlers, 1)
+	intKey("ipc.maximum.data.length", &s.MaxDataLength, 1024)
+	intKey("yarn.scheduler.minimum-allocation-mb", &s.MinAllocationMB, 0)
+	intKey("yarn.scheduler.maximum-allocation-mb", &s.MaxAllocationMB, 1)
+	intKey("yarn.scheduler.minimum-allocation-vcores", &s.MinAllocationCore, 0)
+	intKey("yarn.scheduler.maximum-allocation-vcores", &s.MaxAllocationCore, 1)
+	intKey("yarn.resourcemanager.am.max-attempts", &s.MaxAttempts, 1)
+	if s.MaxAllocationMB > 0 && s.MinAllocationMB > s.MaxAllocationMB {
+		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-mb (%d) exceeds yarn.scheduler.maximum-allocation-mb (%d)", s.MinAllocationMB, s.MaxAllocationMB))
+	}
+	if s.MaxAllocationCore > 0 && s.MinAllocationCore > s.MaxAllocationCore {
+		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-vcores (%d) exceeds yarn.scheduler.maximum-allocation-vcores (%d)", s.MinAllocationCore, s.MaxAllocationCore))
+	}
+	if s.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {
+		errs = append(errs, err)
+	}
+	admin, err := c.Get("yarn.admin.acl")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.AdminACL = capacity.ParseACL(admin)
+	return s, errors.Join(errs...)
+}
+
+// bindAddress resolves the address a server listens on: the configured address, with its
+// host replaced by yarn.resourcemanager.bind-host when that is set.
+func bindAddress(c *conf.Configuration, key string, defaultPort int) (string, error) {
+	host, port, err := c.HostPort(key, defaultPort)
+	if err != nil {
+		return "", err
+	}
+	if bh, err := c.Trimmed("yarn.resourcemanager.bind-host"); err != nil {
+		return "", err
+	} else if bh != "" {
+		host = bh
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
+// ResourceManager owns the RM's services. Start binds them; Shutdown stops them.
+type ResourceManager struct {
+	opts     Options
+	settings Settings
+	log      *logrus.Entry
+	// clusterTimestamp is the RM start time in ms, the first number of every id.
+	clusterTimestamp int64
+
+	apps   *appRegistry
+	client *rpc.Server
+
+	mu      sync.Mutex
+	serving sync.WaitGroup
+	started bool
+}
+
+// New builds a ResourceManager from configuration; nothing listens until Start.
+func New(opts Options) (*ResourceManager, error) {
+	if opts.Conf == nil {
+		opts.Conf = conf.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.NewRegistry()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := opts.Conf.Validate(); err != nil {
+		return nil, err
+	}
+	settings, err := ReadSettings(opts.Conf)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Queues == nil {
+		if opts.Queues, err = capacity.Load(opts.Conf, ""); err != nil {
+			return nil, err
+		}
+	}
+	rm := &ResourceManager{
+		opts:             opts,
+		settings:         settings,
+		log:              opts.Logger.WithField("component", "resourcemanager"),
+		clusterTimestamp: opts.Now().UnixMilli(),
+	}
+	rm.apps = newAppRegistry(rm.clusterTimestamp)
+	cs, err := newClientService(rm)
+	if err != nil {
+		return nil, err
+	}
+	rm.client = rpc.NewServer(rpc.ServerOptions{
+		Name:          "ClientRMService",
+		MaxDataLength: settings.MaxDataLength,
+		Handlers:      settings.ClientHandlers,
+		Metrics:       opts.Metrics,
+		Logger:        opts.Logger,
+	})
+	rm.client.Register(cs)
+	return rm, nil
+}
+
+// ClusterTimestamp is the RM's start time in milliseconds.
+func (rm *ResourceManager) ClusterTimestamp() int64 { return rm.clusterTimestamp }
+
+// Start binds every service's listener and serves in the background. A bind failure
+// closes what was already opened.
+func (rm *ResourceManager) Start() error {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if rm.started {
+		return errors.New("resourcemanager: already started")
+	}
+	ln, err := net.Listen("tcp", rm.settings.ClientAddr)
+	if err != nil {
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.address %s: %w", rm.settings.ClientAddr, err)
+	}
+	rm.started = true
+	rm.serve(rm.client, ln)
+	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
+		"queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
+	return nil
+}
+
+func (rm *ResourceManager) serve(s *rpc.Server, ln net.Listener) {
+	rm.serving.Add(1)
+	go func() {
+		defer rm.serving.Done()
+		if err := s.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {
+			rm.log.WithError(err).Error("IPC server stopped")
+		}
+	}()
+}
+
+// ClientAddr is where ApplicationClientProtocol is served (after Start).
+func (rm *ResourceManager) ClientAddr() net.Addr { return rm.client.Addr() }
+
+// Shutdown stops every service, letting calls in progress finish until ctx ends.
+func (rm *ResourceManager) Shutdown(ctx context.Context) error {
+	err := rm.client.Shutdown(ctx)
+	rm.serving.Wait()
+	rm.log.Info("ResourceManager stopped")
+	return err
+}
