@@ -112,8 +112,9 @@ type ResourceManager struct {
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
-	apps   *appRegistry
-	client *rpc.Server
+	apps       *appRegistry
+	client     *rpc.Server
+	clientAddr net.Addr
 
 	mu      sync.Mutex
 	serving sync.WaitGroup
@@ -184,6 +185,7 @@ func (rm *ResourceManager) Start() error {
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.address %s: %w", rm.settings.ClientAddr, err)
 	}
 	rm.started = true
+	rm.clientAddr = ln.Addr()
 	rm.serve(rm.client, ln)
 	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
 		"queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
@@ -201,7 +203,11 @@ func (rm *ResourceManager) serve(s *rpc.Server, ln net.Listener) {
 }
 
 // ClientAddr is where ApplicationClientProtocol is served (after Start).
-func (rm *ResourceManager) ClientAddr() net.Addr { return rm.client.Addr() }
+func (rm *ResourceManager) ClientAddr() net.Addr {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.clientAddr
+}
 
 // Shutdown stops every service, letting calls in progress finish until ctx ends.
 func (rm *ResourceManager) Shutdown(ctx context.Context) error {

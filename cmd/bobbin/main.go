@@ -1,6 +1,7 @@
 // Command bobbin runs Bobbin's daemons and tools:
 //
 //	bobbin resourcemanager [--conf DIR]   the YARN ResourceManager
+//	bobbin client [--rm ADDR] QUERY       a small YARN client
 //	bobbin version
 //
 // It only wires packages together; each daemon lives in its own package.
@@ -31,6 +32,7 @@ const usage = `usage: bobbin <command> [flags]
 
 commands:
   resourcemanager   run the YARN ResourceManager
+  client            query a ResourceManager (cluster, new-application, queue, app, apps)
   version           print the version
 
 Run "bobbin <command> -h" for a command's flags.
@@ -48,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "resourcemanager":
 		return runResourceManager(args[1:], stderr)
+	case "client":
+		return runClient(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "Bobbin %s (speaks Hadoop YARN 2.7-3.x protocols)\n", Version)
 		return 0

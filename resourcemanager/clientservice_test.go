@@ -1,0 +1,194 @@
+package resourcemanager
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+func quiet() *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return logrus.NewEntry(l)
+}
+
+func testConf(kv ...string) *conf.Configuration {
+	c := conf.New()
+	c.Set("yarn.resourcemanager.address", "127.0.0.1:0")
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Set(kv[i], kv[i+1])
+	}
+	return c
+}
+
+// startRM runs a ResourceManager on an ephemeral loopback port with a fixed clock.
+func startRM(t *testing.T, c *conf.Configuration) (*ResourceManager, *rmclient.Client) {
+	t.Helper()
+	queues, err := capacity.Parse(func() *conf.Configuration {
+		q := c.Clone()
+		for k, v := range map[string]string{"root.queues": "default,etl", "root.default.capacity": "60", "root.etl.capacity": "40",
+			"root.etl.queues": "daily,hourly", "root.etl.daily.capacity": "50", "root.etl.hourly.capacity": "50",
+			"root.etl.hourly.state": "STOPPED", "root.acl_submit_applications": " ", "root.acl_administer_queue": " ",
+			"root.default.acl_submit_applications": "*"} {
+			q.Set(capacity.Prefix+k, v)
+		}
+		return q
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := New(Options{Conf: c, Queues: queues, Logger: quiet(), Now: func() time.Time { return time.UnixMilli(1732269000000) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: quiet()})
+	t.Cleanup(func() {
+		cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := rm.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return rm, cl
+}
+
+func remote(t *testing.T, err error) *rpc.RemoteError {
+	t.Helper()
+	var re *rpc.RemoteError
+	if !errors.As(err, &re) {
+		t.Fatalf("want a remote error, got %v", err)
+	}
+	return re
+}
+
+func TestNewApplicationIDsAndMaximumCapability(t *testing.T) {
+	_, cl := startRM(t, testConf("yarn.scheduler.maximum-allocation-mb", "4096", "yarn.scheduler.maximum-allocation-vcores", "6"))
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		r, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := records.ApplicationID{ClusterTimestamp: 1732269000000, ID: int32(i)}
+		if got := records.AppIDFromProto(r.GetApplicationId()); got != want {
+			t.Fatalf("id %s, want %s", got, want)
+		}
+		if r.GetMaximumCapability().GetMemory() != 4096 || r.GetMaximumCapability().GetVirtualCores() != 6 {
+			t.Fatalf("maximumCapability %v", r.GetMaximumCapability())
+		}
+	}
+}
+
+func TestEmptyClusterQueries(t *testing.T) {
+	_, cl := startRM(t, testConf())
+	ctx := context.Background()
+	m, err := cl.GetClusterMetrics(ctx)
+	if err != nil || m.GetNumNodeManagers() != 0 {
+		t.Fatalf("metrics %v %v", m, err)
+	}
+	nodes, err := cl.GetClusterNodes(ctx, yarnpb.NodeStateProto_NS_RUNNING)
+	if err != nil || len(nodes) != 0 {
+		t.Fatalf("nodes %v %v", nodes, err)
+	}
+	apps, err := cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{ApplicationStates: []yarnpb.YarnApplicationStateProto{yarnpb.YarnApplicationStateProto_RUNNING}})
+	if err != nil || len(apps) != 0 {
+		t.Fatalf("apps %v %v", apps, err)
+	}
+	_, err = cl.GetApplicationReport(ctx, records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Proto())
+	re := remote(t, err)
+	if re.Class != "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException" || re.Message != "Application with id 'application_1_0001' doesn't exist in RM." {
+		t.Fatalf("%+v", re)
+	}
+}
+
+func TestQueueInfoAndAcls(t *testing.T) {
+	_, cl := startRM(t, testConf())
+	ctx := context.Background()
+	q, err := cl.GetQueueInfo(ctx, &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String("etl"), IncludeChildQueues: proto.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.GetQueueName() != "etl" || q.GetCapacity() != 0.4 || q.GetMaximumCapacity() != 1 || len(q.GetChildQueues()) != 2 {
+		t.Fatalf("etl %v", q)
+	}
+	if h := q.GetChildQueues()[1]; h.GetQueueName() != "hourly" || h.GetState() != yarnpb.QueueStateProto_Q_STOPPED || h.GetCapacity() != 0.5 {
+		t.Fatalf("hourly %v", h)
+	}
+	if q, err := cl.GetQueueInfo(ctx, &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String("nope")}); err != nil || q != nil {
+		t.Fatalf("unknown queue: %v %v", q, err)
+	}
+	acls, err := cl.GetQueueUserAcls(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, a := range acls {
+		got[a.GetQueueName()] = len(a.GetUserAcls())
+	}
+	// root admits no one, so only "default" (submit: *) grants alice anything.
+	if got["default"] != 1 || got["etl"] != 0 || got["root"] != 0 || len(acls) != 5 {
+		t.Fatalf("acls %v", got)
+	}
+}
+
+func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
+	_, cl := startRM(t, testConf())
+	ctx := context.Background()
+	cases := []struct {
+		method, class, msg string
+		req, resp          proto.Message
+	}{
+		{"submitApplication", rpc.ClassYarnException, "not supported", &yarnpb.SubmitApplicationRequestProto{}, &yarnpb.SubmitApplicationResponseProto{}},
+		{"submitReservation", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.ReservationSubmissionRequestProto{}, &yarnpb.ReservationSubmissionResponseProto{}},
+		{"forceKillApplication", rpc.ClassApplicationNotFound, "Trying to kill an absent application application_1_0007",
+			&yarnpb.KillApplicationRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 7}.Proto()}, &yarnpb.KillApplicationResponseProto{}},
+		{"getApplicationAttempts", rpc.ClassApplicationNotFound, "doesn't exist", &yarnpb.GetApplicationAttemptsRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Proto()}, &yarnpb.GetApplicationAttemptsResponseProto{}},
+		{"getApplicationReport", rpc.ClassApplicationNotFound, "Invalid application id: null", &yarnpb.GetApplicationReportRequestProto{}, &yarnpb.GetApplicationReportResponseProto{}},
+		// A Hadoop 3.x method 2.7.3 lacks.
+		{"getNewReservation", rpc.ClassRpcNoSuchMethod, "Unknown method getNewReservation", &yarnpb.GetNewApplicationRequestProto{}, &yarnpb.GetNewApplicationResponseProto{}},
+	}
+	for _, c := range cases {
+		err := cl.Call(ctx, c.method, c.req, c.resp)
+		re := remote(t, err)
+		if re.Class != c.class || !strings.Contains(re.Message, c.msg) {
+			t.Errorf("%s: %s: %s", c.method, re.Class, re.Message)
+		}
+	}
+	// getDelegationToken needs Kerberos.
+	r, err := cl.GetClusterMetrics(ctx)
+	if err != nil || r == nil {
+		t.Fatalf("connection unusable after errors: %v", err)
+	}
+}
+
+func TestBadSettingsRefuseToStart(t *testing.T) {
+	cases := map[string][]string{
+		"yarn.scheduler.maximum-allocation-mb = \"lots\": not an integer": {"yarn.scheduler.maximum-allocation-mb", "lots"},
+		"yarn.resourcemanager.address = \"127.0.0.1:http\"":              {"yarn.resourcemanager.address", "127.0.0.1:http"},
+		"exceeds yarn.scheduler.maximum-allocation-mb":                   {"yarn.scheduler.minimum-allocation-mb", "9000"},
+		"variable loop":                                                  {"yarn.resourcemanager.hostname", "${yarn.resourcemanager.address}", "yarn.resourcemanager.address", "${yarn.resourcemanager.hostname}:1"},
+	}
+	for want, kv := range cases {
+		_, err := New(Options{Conf: testConf(kv...), Logger: quiet()})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v", kv, err)
+		}
+	}
+}
