@@ -11,9 +11,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -181,9 +181,9 @@ func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
 func TestBadSettingsRefuseToStart(t *testing.T) {
 	cases := map[string][]string{
 		"yarn.scheduler.maximum-allocation-mb = \"lots\": not an integer": {"yarn.scheduler.maximum-allocation-mb", "lots"},
-		"yarn.resourcemanager.address = \"127.0.0.1:http\"":              {"yarn.resourcemanager.address", "127.0.0.1:http"},
-		"exceeds yarn.scheduler.maximum-allocation-mb":                   {"yarn.scheduler.minimum-allocation-mb", "9000"},
-		"variable loop":                                                  {"yarn.resourcemanager.hostname", "${yarn.resourcemanager.address}", "yarn.resourcemanager.address", "${yarn.resourcemanager.hostname}:1"},
+		"yarn.resourcemanager.address = \"127.0.0.1:http\"":               {"yarn.resourcemanager.address", "127.0.0.1:http"},
+		"exceeds yarn.scheduler.maximum-allocation-mb":                    {"yarn.scheduler.minimum-allocation-mb", "9000"},
+		"variable loop": {"yarn.resourcemanager.hostname", "${yarn.resourcemanager.address}", "yarn.resourcemanager.address", "${yarn.resourcemanager.hostname}:1"},
 	}
 	for want, kv := range cases {
 		_, err := New(Options{Conf: testConf(kv...), Logger: quiet()})

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCommandLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Bobbin ") {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+	if code := run([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: %d %q", code, errb.String())
+	}
+	if code := run(nil, &out, &errb); code != 2 {
+		t.Fatal("no command accepted")
+	}
+}
+
+// A broken site file stops the daemon before it binds anything, naming the file.
+func TestResourceManagerRefusesBrokenConf(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte("<configuration><property><name>x</name>"), 0o644)
+	var out, errb bytes.Buffer
+	code := run([]string{"resourcemanager", "--conf", dir}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), filepath.Join(dir, "yarn-site.xml")) {
+		t.Fatalf("exit %d, log:\n%s", code, errb.String())
+	}
+	os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte("<configuration/>"), 0o644)
+	os.WriteFile(filepath.Join(dir, "capacity-scheduler.xml"), []byte(`<configuration><property><name>yarn.scheduler.capacity.root.queues</name><value>a</value></property></configuration>`), 0o644)
+	errb.Reset()
+	code = run([]string{"resourcemanager", "--conf", dir}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "yarn.scheduler.capacity.root.a.capacity") {
+		t.Fatalf("exit %d, log:\n%s", code, errb.String())
+	}
+}
