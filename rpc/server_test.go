@@ -493,3 +493,5 @@ func FuzzServerConn(f *testing.F) {
 		}
 	})
 }
+
+func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

@@ -60,7 +60,7 @@ func ParseDirectives(s []byte) (Directives, error) {
 		for i < len(s) && s[i] != '=' && s[i] != ',' && s[i] != ' ' && s[i] != '\t' {
 			i++
 		}
-		key := strings.ToLower(string(s[start:i]))
+		key := asciiLower(string(s[start:i]))
 		if key == "" {
 			return nil, fmt.Errorf("DIGEST-MD5: empty directive name at offset %d", start)
 		}
@@ -268,4 +268,16 @@ func containsToken(list, tok string) bool {
 		}
 	}
 	return false
+}
+
+// asciiLower lower-cases ASCII letters only: directive names are ASCII tokens, and
+// strings.ToLower would rewrite invalid UTF-8 bytes.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
