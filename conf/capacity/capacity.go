@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -173,12 +174,7 @@ func (t *Tree) Labels() []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for l := range set {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // DefaultXML is what Hadoop ships as capacity-scheduler.xml: one queue, "default", with
@@ -333,12 +329,7 @@ func (p *parser) labelKeys(pre string) []string {
 			set[l] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for l := range set {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 func (p *parser) accessible(pre string) []string {
