@@ -7,9 +7,9 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
