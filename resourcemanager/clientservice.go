@@ -289,9 +289,15 @@ func (s *clientService) getLabelsToNodes(context.Context, *yarnpb.GetLabelsToNod
 	return &yarnpb.GetLabelsToNodesResponseProto{}, nil
 }
 
-// getClusterNodeLabels reports the labels the queue configuration names.
+// getClusterNodeLabels reports the labels the queue configuration names, in both the 2.x
+// (strings) and 3.x (NodeLabelProto) fields.
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
-	return &yarnpb.GetClusterNodeLabelsResponseProto{NodeLabels: s.rm.opts.Queues.Labels()}, nil
+	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
+	for _, l := range s.rm.opts.Queues.Labels() {
+		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l)
+		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(true)})
+	}
+	return resp, nil
 }
 
 func setOf(items []string, fold bool) map[string]bool {

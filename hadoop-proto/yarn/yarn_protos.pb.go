@@ -29,9 +29,10 @@ const (
 type ContainerStateProto int32
 
 const (
-	ContainerStateProto_C_NEW      ContainerStateProto = 1
-	ContainerStateProto_C_RUNNING  ContainerStateProto = 2
-	ContainerStateProto_C_COMPLETE ContainerStateProto = 3
+	ContainerStateProto_C_NEW       ContainerStateProto = 1
+	ContainerStateProto_C_RUNNING   ContainerStateProto = 2
+	ContainerStateProto_C_COMPLETE  ContainerStateProto = 3
+	ContainerStateProto_C_SCHEDULED ContainerStateProto = 4 // 3.x
 )
 
 // Enum value maps for ContainerStateProto.
@@ -40,11 +41,13 @@ var (
 		1: "C_NEW",
 		2: "C_RUNNING",
 		3: "C_COMPLETE",
+		4: "C_SCHEDULED",
 	}
 	ContainerStateProto_value = map[string]int32{
-		"C_NEW":      1,
-		"C_RUNNING":  2,
-		"C_COMPLETE": 3,
+		"C_NEW":       1,
+		"C_RUNNING":   2,
+		"C_COMPLETE":  3,
+		"C_SCHEDULED": 4,
 	}
 )
 
@@ -249,6 +252,7 @@ const (
 	FinalApplicationStatusProto_APP_SUCCEEDED FinalApplicationStatusProto = 1
 	FinalApplicationStatusProto_APP_FAILED    FinalApplicationStatusProto = 2
 	FinalApplicationStatusProto_APP_KILLED    FinalApplicationStatusProto = 3
+	FinalApplicationStatusProto_APP_ENDED     FinalApplicationStatusProto = 4 // 3.x
 )
 
 // Enum value maps for FinalApplicationStatusProto.
@@ -258,12 +262,14 @@ var (
 		1: "APP_SUCCEEDED",
 		2: "APP_FAILED",
 		3: "APP_KILLED",
+		4: "APP_ENDED",
 	}
 	FinalApplicationStatusProto_value = map[string]int32{
 		"APP_UNDEFINED": 0,
 		"APP_SUCCEEDED": 1,
 		"APP_FAILED":    2,
 		"APP_KILLED":    3,
+		"APP_ENDED":     4,
 	}
 )
 
@@ -425,12 +431,14 @@ func (LocalResourceTypeProto) EnumDescriptor() ([]byte, []int) {
 type NodeStateProto int32
 
 const (
-	NodeStateProto_NS_NEW            NodeStateProto = 1
-	NodeStateProto_NS_RUNNING        NodeStateProto = 2
-	NodeStateProto_NS_UNHEALTHY      NodeStateProto = 3
-	NodeStateProto_NS_DECOMMISSIONED NodeStateProto = 4
-	NodeStateProto_NS_LOST           NodeStateProto = 5
-	NodeStateProto_NS_REBOOTED       NodeStateProto = 6
+	NodeStateProto_NS_NEW             NodeStateProto = 1
+	NodeStateProto_NS_RUNNING         NodeStateProto = 2
+	NodeStateProto_NS_UNHEALTHY       NodeStateProto = 3
+	NodeStateProto_NS_DECOMMISSIONED  NodeStateProto = 4
+	NodeStateProto_NS_LOST            NodeStateProto = 5
+	NodeStateProto_NS_REBOOTED        NodeStateProto = 6
+	NodeStateProto_NS_DECOMMISSIONING NodeStateProto = 7 // 3.x
+	NodeStateProto_NS_SHUTDOWN        NodeStateProto = 8 // 3.x
 )
 
 // Enum value maps for NodeStateProto.
@@ -442,14 +450,18 @@ var (
 		4: "NS_DECOMMISSIONED",
 		5: "NS_LOST",
 		6: "NS_REBOOTED",
+		7: "NS_DECOMMISSIONING",
+		8: "NS_SHUTDOWN",
 	}
 	NodeStateProto_value = map[string]int32{
-		"NS_NEW":            1,
-		"NS_RUNNING":        2,
-		"NS_UNHEALTHY":      3,
-		"NS_DECOMMISSIONED": 4,
-		"NS_LOST":           5,
-		"NS_REBOOTED":       6,
+		"NS_NEW":             1,
+		"NS_RUNNING":         2,
+		"NS_UNHEALTHY":       3,
+		"NS_DECOMMISSIONED":  4,
+		"NS_LOST":            5,
+		"NS_REBOOTED":        6,
+		"NS_DECOMMISSIONING": 7,
+		"NS_SHUTDOWN":        8,
 	}
 )
 
@@ -605,8 +617,9 @@ func (ApplicationAccessTypeProto) EnumDescriptor() ([]byte, []int) {
 type QueueStateProto int32
 
 const (
-	QueueStateProto_Q_STOPPED QueueStateProto = 1
-	QueueStateProto_Q_RUNNING QueueStateProto = 2
+	QueueStateProto_Q_STOPPED  QueueStateProto = 1
+	QueueStateProto_Q_RUNNING  QueueStateProto = 2
+	QueueStateProto_Q_DRAINING QueueStateProto = 3 // 3.x
 )
 
 // Enum value maps for QueueStateProto.
@@ -614,10 +627,12 @@ var (
 	QueueStateProto_name = map[int32]string{
 		1: "Q_STOPPED",
 		2: "Q_RUNNING",
+		3: "Q_DRAINING",
 	}
 	QueueStateProto_value = map[string]int32{
-		"Q_STOPPED": 1,
-		"Q_RUNNING": 2,
+		"Q_STOPPED":  1,
+		"Q_RUNNING":  2,
+		"Q_DRAINING": 3,
 	}
 )
 
@@ -836,6 +851,299 @@ func (x *ContainerExitStatusProto) UnmarshalJSON(b []byte) error {
 // Deprecated: Use ContainerExitStatusProto.Descriptor instead.
 func (ContainerExitStatusProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
+}
+
+type ResourceTypesProto int32
+
+const (
+	ResourceTypesProto_COUNTABLE ResourceTypesProto = 0
+)
+
+// Enum value maps for ResourceTypesProto.
+var (
+	ResourceTypesProto_name = map[int32]string{
+		0: "COUNTABLE",
+	}
+	ResourceTypesProto_value = map[string]int32{
+		"COUNTABLE": 0,
+	}
+)
+
+func (x ResourceTypesProto) Enum() *ResourceTypesProto {
+	p := new(ResourceTypesProto)
+	*p = x
+	return p
+}
+
+func (x ResourceTypesProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ResourceTypesProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[13].Descriptor()
+}
+
+func (ResourceTypesProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[13]
+}
+
+func (x ResourceTypesProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ResourceTypesProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ResourceTypesProto(num)
+	return nil
+}
+
+// Deprecated: Use ResourceTypesProto.Descriptor instead.
+func (ResourceTypesProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
+}
+
+// 3.x
+type ExecutionTypeProto int32
+
+const (
+	ExecutionTypeProto_GUARANTEED    ExecutionTypeProto = 1
+	ExecutionTypeProto_OPPORTUNISTIC ExecutionTypeProto = 2
+)
+
+// Enum value maps for ExecutionTypeProto.
+var (
+	ExecutionTypeProto_name = map[int32]string{
+		1: "GUARANTEED",
+		2: "OPPORTUNISTIC",
+	}
+	ExecutionTypeProto_value = map[string]int32{
+		"GUARANTEED":    1,
+		"OPPORTUNISTIC": 2,
+	}
+)
+
+func (x ExecutionTypeProto) Enum() *ExecutionTypeProto {
+	p := new(ExecutionTypeProto)
+	*p = x
+	return p
+}
+
+func (x ExecutionTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExecutionTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[14].Descriptor()
+}
+
+func (ExecutionTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[14]
+}
+
+func (x ExecutionTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ExecutionTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ExecutionTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use ExecutionTypeProto.Descriptor instead.
+func (ExecutionTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
+}
+
+// 3.x
+type ContainerTypeProto int32
+
+const (
+	ContainerTypeProto_APPLICATION_MASTER ContainerTypeProto = 1
+	ContainerTypeProto_TASK               ContainerTypeProto = 2
+)
+
+// Enum value maps for ContainerTypeProto.
+var (
+	ContainerTypeProto_name = map[int32]string{
+		1: "APPLICATION_MASTER",
+		2: "TASK",
+	}
+	ContainerTypeProto_value = map[string]int32{
+		"APPLICATION_MASTER": 1,
+		"TASK":               2,
+	}
+)
+
+func (x ContainerTypeProto) Enum() *ContainerTypeProto {
+	p := new(ContainerTypeProto)
+	*p = x
+	return p
+}
+
+func (x ContainerTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContainerTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[15].Descriptor()
+}
+
+func (ContainerTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[15]
+}
+
+func (x ContainerTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ContainerTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ContainerTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use ContainerTypeProto.Descriptor instead.
+func (ContainerTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
+}
+
+// 2.8+
+type LogAggregationStatusProto int32
+
+const (
+	LogAggregationStatusProto_LOG_DISABLED             LogAggregationStatusProto = 1
+	LogAggregationStatusProto_LOG_NOT_START            LogAggregationStatusProto = 2
+	LogAggregationStatusProto_LOG_RUNNING              LogAggregationStatusProto = 3
+	LogAggregationStatusProto_LOG_SUCCEEDED            LogAggregationStatusProto = 4
+	LogAggregationStatusProto_LOG_FAILED               LogAggregationStatusProto = 5
+	LogAggregationStatusProto_LOG_TIME_OUT             LogAggregationStatusProto = 6
+	LogAggregationStatusProto_LOG_RUNNING_WITH_FAILURE LogAggregationStatusProto = 7
+)
+
+// Enum value maps for LogAggregationStatusProto.
+var (
+	LogAggregationStatusProto_name = map[int32]string{
+		1: "LOG_DISABLED",
+		2: "LOG_NOT_START",
+		3: "LOG_RUNNING",
+		4: "LOG_SUCCEEDED",
+		5: "LOG_FAILED",
+		6: "LOG_TIME_OUT",
+		7: "LOG_RUNNING_WITH_FAILURE",
+	}
+	LogAggregationStatusProto_value = map[string]int32{
+		"LOG_DISABLED":             1,
+		"LOG_NOT_START":            2,
+		"LOG_RUNNING":              3,
+		"LOG_SUCCEEDED":            4,
+		"LOG_FAILED":               5,
+		"LOG_TIME_OUT":             6,
+		"LOG_RUNNING_WITH_FAILURE": 7,
+	}
+)
+
+func (x LogAggregationStatusProto) Enum() *LogAggregationStatusProto {
+	p := new(LogAggregationStatusProto)
+	*p = x
+	return p
+}
+
+func (x LogAggregationStatusProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LogAggregationStatusProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[16].Descriptor()
+}
+
+func (LogAggregationStatusProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[16]
+}
+
+func (x LogAggregationStatusProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *LogAggregationStatusProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = LogAggregationStatusProto(num)
+	return nil
+}
+
+// Deprecated: Use LogAggregationStatusProto.Descriptor instead.
+func (LogAggregationStatusProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
+}
+
+// 3.x application timeouts.
+type ApplicationTimeoutTypeProto int32
+
+const (
+	ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME ApplicationTimeoutTypeProto = 1
+)
+
+// Enum value maps for ApplicationTimeoutTypeProto.
+var (
+	ApplicationTimeoutTypeProto_name = map[int32]string{
+		1: "APP_TIMEOUT_LIFETIME",
+	}
+	ApplicationTimeoutTypeProto_value = map[string]int32{
+		"APP_TIMEOUT_LIFETIME": 1,
+	}
+)
+
+func (x ApplicationTimeoutTypeProto) Enum() *ApplicationTimeoutTypeProto {
+	p := new(ApplicationTimeoutTypeProto)
+	*p = x
+	return p
+}
+
+func (x ApplicationTimeoutTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApplicationTimeoutTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[17].Descriptor()
+}
+
+func (ApplicationTimeoutTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[17]
+}
+
+func (x ApplicationTimeoutTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ApplicationTimeoutTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ApplicationTimeoutTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use ApplicationTimeoutTypeProto.Descriptor instead.
+func (ApplicationTimeoutTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
 }
 
 type SerializedExceptionProto struct {
@@ -1073,10 +1381,11 @@ func (x *ContainerIdProto) GetId() int64 {
 type ResourceProto struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// int32 in 2.7.3, int64 in 3.x: the same varint on the wire for every value 2.7.3 can send.
-	Memory        *int64 `protobuf:"varint,1,opt,name=memory" json:"memory,omitempty"`
-	VirtualCores  *int32 `protobuf:"varint,2,opt,name=virtual_cores,json=virtualCores" json:"virtual_cores,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Memory           *int64                      `protobuf:"varint,1,opt,name=memory" json:"memory,omitempty"`
+	VirtualCores     *int32                      `protobuf:"varint,2,opt,name=virtual_cores,json=virtualCores" json:"virtual_cores,omitempty"`
+	ResourceValueMap []*ResourceInformationProto `protobuf:"bytes,3,rep,name=resource_value_map,json=resourceValueMap" json:"resource_value_map,omitempty"` // 3.1+: extra resource types
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ResourceProto) Reset() {
@@ -1123,6 +1432,440 @@ func (x *ResourceProto) GetVirtualCores() int32 {
 	return 0
 }
 
+func (x *ResourceProto) GetResourceValueMap() []*ResourceInformationProto {
+	if x != nil {
+		return x.ResourceValueMap
+	}
+	return nil
+}
+
+// 3.1+: one extra resource type's amount (GPUs, FPGAs, ...).
+type ResourceInformationProto struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	Key           *string                 `protobuf:"bytes,1,req,name=key" json:"key,omitempty"`
+	Value         *int64                  `protobuf:"varint,2,opt,name=value" json:"value,omitempty"`
+	Units         *string                 `protobuf:"bytes,3,opt,name=units" json:"units,omitempty"`
+	Type          *ResourceTypesProto     `protobuf:"varint,4,opt,name=type,enum=hadoop.yarn.ResourceTypesProto" json:"type,omitempty"`
+	Tags          []string                `protobuf:"bytes,5,rep,name=tags" json:"tags,omitempty"`
+	Attributes    []*StringStringMapProto `protobuf:"bytes,6,rep,name=attributes" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceInformationProto) Reset() {
+	*x = ResourceInformationProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceInformationProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceInformationProto) ProtoMessage() {}
+
+func (x *ResourceInformationProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceInformationProto.ProtoReflect.Descriptor instead.
+func (*ResourceInformationProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResourceInformationProto) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *ResourceInformationProto) GetValue() int64 {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return 0
+}
+
+func (x *ResourceInformationProto) GetUnits() string {
+	if x != nil && x.Units != nil {
+		return *x.Units
+	}
+	return ""
+}
+
+func (x *ResourceInformationProto) GetType() ResourceTypesProto {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ResourceTypesProto_COUNTABLE
+}
+
+func (x *ResourceInformationProto) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *ResourceInformationProto) GetAttributes() []*StringStringMapProto {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+// 3.x
+type ResourceUtilizationProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pmem          *int32                 `protobuf:"varint,1,opt,name=pmem" json:"pmem,omitempty"`
+	Vmem          *int32                 `protobuf:"varint,2,opt,name=vmem" json:"vmem,omitempty"`
+	Cpu           *float32               `protobuf:"fixed32,3,opt,name=cpu" json:"cpu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceUtilizationProto) Reset() {
+	*x = ResourceUtilizationProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceUtilizationProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceUtilizationProto) ProtoMessage() {}
+
+func (x *ResourceUtilizationProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceUtilizationProto.ProtoReflect.Descriptor instead.
+func (*ResourceUtilizationProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResourceUtilizationProto) GetPmem() int32 {
+	if x != nil && x.Pmem != nil {
+		return *x.Pmem
+	}
+	return 0
+}
+
+func (x *ResourceUtilizationProto) GetVmem() int32 {
+	if x != nil && x.Vmem != nil {
+		return *x.Vmem
+	}
+	return 0
+}
+
+func (x *ResourceUtilizationProto) GetCpu() float32 {
+	if x != nil && x.Cpu != nil {
+		return *x.Cpu
+	}
+	return 0
+}
+
+// 3.x
+type ExecutionTypeRequestProto struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	ExecutionType        *ExecutionTypeProto    `protobuf:"varint,1,opt,name=execution_type,json=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"execution_type,omitempty"`
+	EnforceExecutionType *bool                  `protobuf:"varint,2,opt,name=enforce_execution_type,json=enforceExecutionType,def=0" json:"enforce_execution_type,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+// Default values for ExecutionTypeRequestProto fields.
+const (
+	Default_ExecutionTypeRequestProto_ExecutionType        = ExecutionTypeProto_GUARANTEED
+	Default_ExecutionTypeRequestProto_EnforceExecutionType = bool(false)
+)
+
+func (x *ExecutionTypeRequestProto) Reset() {
+	*x = ExecutionTypeRequestProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionTypeRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionTypeRequestProto) ProtoMessage() {}
+
+func (x *ExecutionTypeRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionTypeRequestProto.ProtoReflect.Descriptor instead.
+func (*ExecutionTypeRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ExecutionTypeRequestProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return Default_ExecutionTypeRequestProto_ExecutionType
+}
+
+func (x *ExecutionTypeRequestProto) GetEnforceExecutionType() bool {
+	if x != nil && x.EnforceExecutionType != nil {
+		return *x.EnforceExecutionType
+	}
+	return Default_ExecutionTypeRequestProto_EnforceExecutionType
+}
+
+// 2.8+
+type NodeLabelProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	IsExclusive   *bool                  `protobuf:"varint,2,opt,name=isExclusive,def=1" json:"isExclusive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+// Default values for NodeLabelProto fields.
+const (
+	Default_NodeLabelProto_IsExclusive = bool(true)
+)
+
+func (x *NodeLabelProto) Reset() {
+	*x = NodeLabelProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeLabelProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeLabelProto) ProtoMessage() {}
+
+func (x *NodeLabelProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeLabelProto.ProtoReflect.Descriptor instead.
+func (*NodeLabelProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *NodeLabelProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *NodeLabelProto) GetIsExclusive() bool {
+	if x != nil && x.IsExclusive != nil {
+		return *x.IsExclusive
+	}
+	return Default_NodeLabelProto_IsExclusive
+}
+
+type ApplicationTimeoutMapProto struct {
+	state                  protoimpl.MessageState       `protogen:"open.v1"`
+	ApplicationTimeoutType *ApplicationTimeoutTypeProto `protobuf:"varint,1,opt,name=application_timeout_type,json=applicationTimeoutType,enum=hadoop.yarn.ApplicationTimeoutTypeProto" json:"application_timeout_type,omitempty"`
+	Timeout                *int64                       `protobuf:"varint,2,opt,name=timeout" json:"timeout,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *ApplicationTimeoutMapProto) Reset() {
+	*x = ApplicationTimeoutMapProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationTimeoutMapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationTimeoutMapProto) ProtoMessage() {}
+
+func (x *ApplicationTimeoutMapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationTimeoutMapProto.ProtoReflect.Descriptor instead.
+func (*ApplicationTimeoutMapProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ApplicationTimeoutMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
+	if x != nil && x.ApplicationTimeoutType != nil {
+		return *x.ApplicationTimeoutType
+	}
+	return ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
+}
+
+func (x *ApplicationTimeoutMapProto) GetTimeout() int64 {
+	if x != nil && x.Timeout != nil {
+		return *x.Timeout
+	}
+	return 0
+}
+
+type AppTimeoutsMapProto struct {
+	state                  protoimpl.MessageState       `protogen:"open.v1"`
+	ApplicationTimeoutType *ApplicationTimeoutTypeProto `protobuf:"varint,1,opt,name=application_timeout_type,json=applicationTimeoutType,enum=hadoop.yarn.ApplicationTimeoutTypeProto" json:"application_timeout_type,omitempty"`
+	ApplicationTimeout     *ApplicationTimeoutProto     `protobuf:"bytes,2,opt,name=application_timeout,json=applicationTimeout" json:"application_timeout,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *AppTimeoutsMapProto) Reset() {
+	*x = AppTimeoutsMapProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppTimeoutsMapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppTimeoutsMapProto) ProtoMessage() {}
+
+func (x *AppTimeoutsMapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppTimeoutsMapProto.ProtoReflect.Descriptor instead.
+func (*AppTimeoutsMapProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AppTimeoutsMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
+	if x != nil && x.ApplicationTimeoutType != nil {
+		return *x.ApplicationTimeoutType
+	}
+	return ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
+}
+
+func (x *AppTimeoutsMapProto) GetApplicationTimeout() *ApplicationTimeoutProto {
+	if x != nil {
+		return x.ApplicationTimeout
+	}
+	return nil
+}
+
+type ApplicationTimeoutProto struct {
+	state                  protoimpl.MessageState       `protogen:"open.v1"`
+	ApplicationTimeoutType *ApplicationTimeoutTypeProto `protobuf:"varint,1,req,name=application_timeout_type,json=applicationTimeoutType,enum=hadoop.yarn.ApplicationTimeoutTypeProto" json:"application_timeout_type,omitempty"`
+	ExpireTime             *string                      `protobuf:"bytes,2,opt,name=expire_time,json=expireTime" json:"expire_time,omitempty"`
+	RemainingTime          *int64                       `protobuf:"varint,3,opt,name=remaining_time,json=remainingTime" json:"remaining_time,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *ApplicationTimeoutProto) Reset() {
+	*x = ApplicationTimeoutProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationTimeoutProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationTimeoutProto) ProtoMessage() {}
+
+func (x *ApplicationTimeoutProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationTimeoutProto.ProtoReflect.Descriptor instead.
+func (*ApplicationTimeoutProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ApplicationTimeoutProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
+	if x != nil && x.ApplicationTimeoutType != nil {
+		return *x.ApplicationTimeoutType
+	}
+	return ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
+}
+
+func (x *ApplicationTimeoutProto) GetExpireTime() string {
+	if x != nil && x.ExpireTime != nil {
+		return *x.ExpireTime
+	}
+	return ""
+}
+
+func (x *ApplicationTimeoutProto) GetRemainingTime() int64 {
+	if x != nil && x.RemainingTime != nil {
+		return *x.RemainingTime
+	}
+	return 0
+}
+
 type ResourceOptionProto struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Resource          *ResourceProto         `protobuf:"bytes,1,opt,name=resource" json:"resource,omitempty"`
@@ -1133,7 +1876,7 @@ type ResourceOptionProto struct {
 
 func (x *ResourceOptionProto) Reset() {
 	*x = ResourceOptionProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1888,7 @@ func (x *ResourceOptionProto) String() string {
 func (*ResourceOptionProto) ProtoMessage() {}
 
 func (x *ResourceOptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1901,7 @@ func (x *ResourceOptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceOptionProto.ProtoReflect.Descriptor instead.
 func (*ResourceOptionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResourceOptionProto) GetResource() *ResourceProto {
@@ -1185,7 +1928,7 @@ type NodeResourceMapProto struct {
 
 func (x *NodeResourceMapProto) Reset() {
 	*x = NodeResourceMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1940,7 @@ func (x *NodeResourceMapProto) String() string {
 func (*NodeResourceMapProto) ProtoMessage() {}
 
 func (x *NodeResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1953,7 @@ func (x *NodeResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeResourceMapProto.ProtoReflect.Descriptor instead.
 func (*NodeResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NodeResourceMapProto) GetNodeId() *NodeIdProto {
@@ -1236,7 +1979,7 @@ type PriorityProto struct {
 
 func (x *PriorityProto) Reset() {
 	*x = PriorityProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1991,7 @@ func (x *PriorityProto) String() string {
 func (*PriorityProto) ProtoMessage() {}
 
 func (x *PriorityProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +2004,7 @@ func (x *PriorityProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityProto.ProtoReflect.Descriptor instead.
 func (*PriorityProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PriorityProto) GetPriority() int32 {
@@ -1272,20 +2015,30 @@ func (x *PriorityProto) GetPriority() int32 {
 }
 
 type ContainerProto struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Id              *ContainerIdProto      `protobuf:"bytes,1,opt,name=id" json:"id,omitempty"`
-	NodeId          *NodeIdProto           `protobuf:"bytes,2,opt,name=nodeId" json:"nodeId,omitempty"`
-	NodeHttpAddress *string                `protobuf:"bytes,3,opt,name=node_http_address,json=nodeHttpAddress" json:"node_http_address,omitempty"`
-	Resource        *ResourceProto         `protobuf:"bytes,4,opt,name=resource" json:"resource,omitempty"`
-	Priority        *PriorityProto         `protobuf:"bytes,5,opt,name=priority" json:"priority,omitempty"`
-	ContainerToken  *common.TokenProto     `protobuf:"bytes,6,opt,name=container_token,json=containerToken" json:"container_token,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Id                  *ContainerIdProto      `protobuf:"bytes,1,opt,name=id" json:"id,omitempty"`
+	NodeId              *NodeIdProto           `protobuf:"bytes,2,opt,name=nodeId" json:"nodeId,omitempty"`
+	NodeHttpAddress     *string                `protobuf:"bytes,3,opt,name=node_http_address,json=nodeHttpAddress" json:"node_http_address,omitempty"`
+	Resource            *ResourceProto         `protobuf:"bytes,4,opt,name=resource" json:"resource,omitempty"`
+	Priority            *PriorityProto         `protobuf:"bytes,5,opt,name=priority" json:"priority,omitempty"`
+	ContainerToken      *common.TokenProto     `protobuf:"bytes,6,opt,name=container_token,json=containerToken" json:"container_token,omitempty"`
+	ExecutionType       *ExecutionTypeProto    `protobuf:"varint,7,opt,name=execution_type,json=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"execution_type,omitempty"` // 3.x
+	AllocationRequestId *int64                 `protobuf:"varint,8,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"`                // 3.x
+	Version             *int32                 `protobuf:"varint,9,opt,name=version,def=0" json:"version,omitempty"`                                                                      // 3.x
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
+
+// Default values for ContainerProto fields.
+const (
+	Default_ContainerProto_ExecutionType       = ExecutionTypeProto_GUARANTEED
+	Default_ContainerProto_AllocationRequestId = int64(-1)
+	Default_ContainerProto_Version             = int32(0)
+)
 
 func (x *ContainerProto) Reset() {
 	*x = ContainerProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +2050,7 @@ func (x *ContainerProto) String() string {
 func (*ContainerProto) ProtoMessage() {}
 
 func (x *ContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +2063,7 @@ func (x *ContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerProto.ProtoReflect.Descriptor instead.
 func (*ContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerProto) GetId() *ContainerIdProto {
@@ -1355,6 +2108,27 @@ func (x *ContainerProto) GetContainerToken() *common.TokenProto {
 	return nil
 }
 
+func (x *ContainerProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return Default_ContainerProto_ExecutionType
+}
+
+func (x *ContainerProto) GetAllocationRequestId() int64 {
+	if x != nil && x.AllocationRequestId != nil {
+		return *x.AllocationRequestId
+	}
+	return Default_ContainerProto_AllocationRequestId
+}
+
+func (x *ContainerProto) GetVersion() int32 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return Default_ContainerProto_Version
+}
+
 type ContainerReportProto struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId         *ContainerIdProto      `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
@@ -1379,7 +2153,7 @@ const (
 
 func (x *ContainerReportProto) Reset() {
 	*x = ContainerReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +2165,7 @@ func (x *ContainerReportProto) String() string {
 func (*ContainerReportProto) ProtoMessage() {}
 
 func (x *ContainerReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +2178,7 @@ func (x *ContainerReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReportProto.ProtoReflect.Descriptor instead.
 func (*ContainerReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ContainerReportProto) GetContainerId() *ContainerIdProto {
@@ -1497,7 +2271,7 @@ type URLProto struct {
 
 func (x *URLProto) Reset() {
 	*x = URLProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +2283,7 @@ func (x *URLProto) String() string {
 func (*URLProto) ProtoMessage() {}
 
 func (x *URLProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +2296,7 @@ func (x *URLProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use URLProto.ProtoReflect.Descriptor instead.
 func (*URLProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *URLProto) GetScheme() string {
@@ -1575,7 +2349,7 @@ type LocalResourceProto struct {
 
 func (x *LocalResourceProto) Reset() {
 	*x = LocalResourceProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +2361,7 @@ func (x *LocalResourceProto) String() string {
 func (*LocalResourceProto) ProtoMessage() {}
 
 func (x *LocalResourceProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +2374,7 @@ func (x *LocalResourceProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalResourceProto.ProtoReflect.Descriptor instead.
 func (*LocalResourceProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LocalResourceProto) GetResource() *URLProto {
@@ -1653,21 +2427,25 @@ func (x *LocalResourceProto) GetShouldBeUploadedToSharedCache() bool {
 }
 
 type ApplicationResourceUsageReportProto struct {
-	state                 protoimpl.MessageState `protogen:"open.v1"`
-	NumUsedContainers     *int32                 `protobuf:"varint,1,opt,name=num_used_containers,json=numUsedContainers" json:"num_used_containers,omitempty"`
-	NumReservedContainers *int32                 `protobuf:"varint,2,opt,name=num_reserved_containers,json=numReservedContainers" json:"num_reserved_containers,omitempty"`
-	UsedResources         *ResourceProto         `protobuf:"bytes,3,opt,name=used_resources,json=usedResources" json:"used_resources,omitempty"`
-	ReservedResources     *ResourceProto         `protobuf:"bytes,4,opt,name=reserved_resources,json=reservedResources" json:"reserved_resources,omitempty"`
-	NeededResources       *ResourceProto         `protobuf:"bytes,5,opt,name=needed_resources,json=neededResources" json:"needed_resources,omitempty"`
-	MemorySeconds         *int64                 `protobuf:"varint,6,opt,name=memory_seconds,json=memorySeconds" json:"memory_seconds,omitempty"`
-	VcoreSeconds          *int64                 `protobuf:"varint,7,opt,name=vcore_seconds,json=vcoreSeconds" json:"vcore_seconds,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	NumUsedContainers      *int32                 `protobuf:"varint,1,opt,name=num_used_containers,json=numUsedContainers" json:"num_used_containers,omitempty"`
+	NumReservedContainers  *int32                 `protobuf:"varint,2,opt,name=num_reserved_containers,json=numReservedContainers" json:"num_reserved_containers,omitempty"`
+	UsedResources          *ResourceProto         `protobuf:"bytes,3,opt,name=used_resources,json=usedResources" json:"used_resources,omitempty"`
+	ReservedResources      *ResourceProto         `protobuf:"bytes,4,opt,name=reserved_resources,json=reservedResources" json:"reserved_resources,omitempty"`
+	NeededResources        *ResourceProto         `protobuf:"bytes,5,opt,name=needed_resources,json=neededResources" json:"needed_resources,omitempty"`
+	MemorySeconds          *int64                 `protobuf:"varint,6,opt,name=memory_seconds,json=memorySeconds" json:"memory_seconds,omitempty"`
+	VcoreSeconds           *int64                 `protobuf:"varint,7,opt,name=vcore_seconds,json=vcoreSeconds" json:"vcore_seconds,omitempty"`
+	QueueUsagePercentage   *float32               `protobuf:"fixed32,8,opt,name=queue_usage_percentage,json=queueUsagePercentage" json:"queue_usage_percentage,omitempty"`       // 3.x
+	ClusterUsagePercentage *float32               `protobuf:"fixed32,9,opt,name=cluster_usage_percentage,json=clusterUsagePercentage" json:"cluster_usage_percentage,omitempty"` // 3.x
+	PreemptedMemorySeconds *int64                 `protobuf:"varint,10,opt,name=preempted_memory_seconds,json=preemptedMemorySeconds" json:"preempted_memory_seconds,omitempty"` // 3.x
+	PreemptedVcoreSeconds  *int64                 `protobuf:"varint,11,opt,name=preempted_vcore_seconds,json=preemptedVcoreSeconds" json:"preempted_vcore_seconds,omitempty"`    // 3.x
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ApplicationResourceUsageReportProto) Reset() {
 	*x = ApplicationResourceUsageReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +2457,7 @@ func (x *ApplicationResourceUsageReportProto) String() string {
 func (*ApplicationResourceUsageReportProto) ProtoMessage() {}
 
 func (x *ApplicationResourceUsageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +2470,7 @@ func (x *ApplicationResourceUsageReportProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ApplicationResourceUsageReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationResourceUsageReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApplicationResourceUsageReportProto) GetNumUsedContainers() int32 {
@@ -1744,6 +2522,34 @@ func (x *ApplicationResourceUsageReportProto) GetVcoreSeconds() int64 {
 	return 0
 }
 
+func (x *ApplicationResourceUsageReportProto) GetQueueUsagePercentage() float32 {
+	if x != nil && x.QueueUsagePercentage != nil {
+		return *x.QueueUsagePercentage
+	}
+	return 0
+}
+
+func (x *ApplicationResourceUsageReportProto) GetClusterUsagePercentage() float32 {
+	if x != nil && x.ClusterUsagePercentage != nil {
+		return *x.ClusterUsagePercentage
+	}
+	return 0
+}
+
+func (x *ApplicationResourceUsageReportProto) GetPreemptedMemorySeconds() int64 {
+	if x != nil && x.PreemptedMemorySeconds != nil {
+		return *x.PreemptedMemorySeconds
+	}
+	return 0
+}
+
+func (x *ApplicationResourceUsageReportProto) GetPreemptedVcoreSeconds() int64 {
+	if x != nil && x.PreemptedVcoreSeconds != nil {
+		return *x.PreemptedVcoreSeconds
+	}
+	return 0
+}
+
 type ApplicationReportProto struct {
 	state                       protoimpl.MessageState               `protogen:"open.v1"`
 	ApplicationId               *ApplicationIdProto                  `protobuf:"bytes,1,opt,name=applicationId" json:"applicationId,omitempty"`
@@ -1766,18 +2572,25 @@ type ApplicationReportProto struct {
 	ApplicationType             *string                              `protobuf:"bytes,18,opt,name=applicationType" json:"applicationType,omitempty"`
 	AmRmToken                   *common.TokenProto                   `protobuf:"bytes,19,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
 	ApplicationTags             []string                             `protobuf:"bytes,20,rep,name=applicationTags" json:"applicationTags,omitempty"`
+	LogAggregationStatus        *LogAggregationStatusProto           `protobuf:"varint,21,opt,name=log_aggregation_status,json=logAggregationStatus,enum=hadoop.yarn.LogAggregationStatusProto" json:"log_aggregation_status,omitempty"` // 2.8+
+	UnmanagedApplication        *bool                                `protobuf:"varint,22,opt,name=unmanaged_application,json=unmanagedApplication,def=0" json:"unmanaged_application,omitempty"`                                        // 2.8+
+	Priority                    *PriorityProto                       `protobuf:"bytes,23,opt,name=priority" json:"priority,omitempty"`                                                                                                   // 2.8+
+	AppNodeLabelExpression      *string                              `protobuf:"bytes,24,opt,name=appNodeLabelExpression" json:"appNodeLabelExpression,omitempty"`                                                                       // 2.8+
+	AmNodeLabelExpression       *string                              `protobuf:"bytes,25,opt,name=amNodeLabelExpression" json:"amNodeLabelExpression,omitempty"`                                                                         // 2.8+
+	AppTimeouts                 []*AppTimeoutsMapProto               `protobuf:"bytes,26,rep,name=appTimeouts" json:"appTimeouts,omitempty"`                                                                                             // 3.x
 	unknownFields               protoimpl.UnknownFields
 	sizeCache                   protoimpl.SizeCache
 }
 
 // Default values for ApplicationReportProto fields.
 const (
-	Default_ApplicationReportProto_Diagnostics = string("N/A")
+	Default_ApplicationReportProto_Diagnostics          = string("N/A")
+	Default_ApplicationReportProto_UnmanagedApplication = bool(false)
 )
 
 func (x *ApplicationReportProto) Reset() {
 	*x = ApplicationReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +2602,7 @@ func (x *ApplicationReportProto) String() string {
 func (*ApplicationReportProto) ProtoMessage() {}
 
 func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +2615,7 @@ func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ApplicationReportProto) GetApplicationId() *ApplicationIdProto {
@@ -1945,6 +2758,48 @@ func (x *ApplicationReportProto) GetApplicationTags() []string {
 	return nil
 }
 
+func (x *ApplicationReportProto) GetLogAggregationStatus() LogAggregationStatusProto {
+	if x != nil && x.LogAggregationStatus != nil {
+		return *x.LogAggregationStatus
+	}
+	return LogAggregationStatusProto_LOG_DISABLED
+}
+
+func (x *ApplicationReportProto) GetUnmanagedApplication() bool {
+	if x != nil && x.UnmanagedApplication != nil {
+		return *x.UnmanagedApplication
+	}
+	return Default_ApplicationReportProto_UnmanagedApplication
+}
+
+func (x *ApplicationReportProto) GetPriority() *PriorityProto {
+	if x != nil {
+		return x.Priority
+	}
+	return nil
+}
+
+func (x *ApplicationReportProto) GetAppNodeLabelExpression() string {
+	if x != nil && x.AppNodeLabelExpression != nil {
+		return *x.AppNodeLabelExpression
+	}
+	return ""
+}
+
+func (x *ApplicationReportProto) GetAmNodeLabelExpression() string {
+	if x != nil && x.AmNodeLabelExpression != nil {
+		return *x.AmNodeLabelExpression
+	}
+	return ""
+}
+
+func (x *ApplicationReportProto) GetAppTimeouts() []*AppTimeoutsMapProto {
+	if x != nil {
+		return x.AppTimeouts
+	}
+	return nil
+}
+
 type ApplicationAttemptReportProto struct {
 	state                       protoimpl.MessageState            `protogen:"open.v1"`
 	ApplicationAttemptId        *ApplicationAttemptIdProto        `protobuf:"bytes,1,opt,name=application_attempt_id,json=applicationAttemptId" json:"application_attempt_id,omitempty"`
@@ -1955,6 +2810,8 @@ type ApplicationAttemptReportProto struct {
 	YarnApplicationAttemptState *YarnApplicationAttemptStateProto `protobuf:"varint,6,opt,name=yarn_application_attempt_state,json=yarnApplicationAttemptState,enum=hadoop.yarn.YarnApplicationAttemptStateProto" json:"yarn_application_attempt_state,omitempty"`
 	AmContainerId               *ContainerIdProto                 `protobuf:"bytes,7,opt,name=am_container_id,json=amContainerId" json:"am_container_id,omitempty"`
 	OriginalTrackingUrl         *string                           `protobuf:"bytes,8,opt,name=original_tracking_url,json=originalTrackingUrl" json:"original_tracking_url,omitempty"`
+	StartTime                   *int64                            `protobuf:"varint,9,opt,name=startTime" json:"startTime,omitempty"`    // 3.x
+	FinishTime                  *int64                            `protobuf:"varint,10,opt,name=finishTime" json:"finishTime,omitempty"` // 3.x
 	unknownFields               protoimpl.UnknownFields
 	sizeCache                   protoimpl.SizeCache
 }
@@ -1966,7 +2823,7 @@ const (
 
 func (x *ApplicationAttemptReportProto) Reset() {
 	*x = ApplicationAttemptReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2835,7 @@ func (x *ApplicationAttemptReportProto) String() string {
 func (*ApplicationAttemptReportProto) ProtoMessage() {}
 
 func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2848,7 @@ func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationAttemptReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationAttemptReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApplicationAttemptReportProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -2050,6 +2907,20 @@ func (x *ApplicationAttemptReportProto) GetOriginalTrackingUrl() string {
 	return ""
 }
 
+func (x *ApplicationAttemptReportProto) GetStartTime() int64 {
+	if x != nil && x.StartTime != nil {
+		return *x.StartTime
+	}
+	return 0
+}
+
+func (x *ApplicationAttemptReportProto) GetFinishTime() int64 {
+	if x != nil && x.FinishTime != nil {
+		return *x.FinishTime
+	}
+	return 0
+}
+
 type NodeIdProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Host          *string                `protobuf:"bytes,1,opt,name=host" json:"host,omitempty"`
@@ -2060,7 +2931,7 @@ type NodeIdProto struct {
 
 func (x *NodeIdProto) Reset() {
 	*x = NodeIdProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2072,7 +2943,7 @@ func (x *NodeIdProto) String() string {
 func (*NodeIdProto) ProtoMessage() {}
 
 func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2085,7 +2956,7 @@ func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdProto.ProtoReflect.Descriptor instead.
 func (*NodeIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NodeIdProto) GetHost() string {
@@ -2103,24 +2974,26 @@ func (x *NodeIdProto) GetPort() int32 {
 }
 
 type NodeReportProto struct {
-	state                protoimpl.MessageState `protogen:"open.v1"`
-	NodeId               *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
-	HttpAddress          *string                `protobuf:"bytes,2,opt,name=httpAddress" json:"httpAddress,omitempty"`
-	RackName             *string                `protobuf:"bytes,3,opt,name=rackName" json:"rackName,omitempty"`
-	Used                 *ResourceProto         `protobuf:"bytes,4,opt,name=used" json:"used,omitempty"`
-	Capability           *ResourceProto         `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`
-	NumContainers        *int32                 `protobuf:"varint,6,opt,name=numContainers" json:"numContainers,omitempty"`
-	NodeState            *NodeStateProto        `protobuf:"varint,7,opt,name=node_state,json=nodeState,enum=hadoop.yarn.NodeStateProto" json:"node_state,omitempty"`
-	HealthReport         *string                `protobuf:"bytes,8,opt,name=health_report,json=healthReport" json:"health_report,omitempty"`
-	LastHealthReportTime *int64                 `protobuf:"varint,9,opt,name=last_health_report_time,json=lastHealthReportTime" json:"last_health_report_time,omitempty"`
-	NodeLabels           []string               `protobuf:"bytes,10,rep,name=node_labels,json=nodeLabels" json:"node_labels,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	state                 protoimpl.MessageState    `protogen:"open.v1"`
+	NodeId                *NodeIdProto              `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
+	HttpAddress           *string                   `protobuf:"bytes,2,opt,name=httpAddress" json:"httpAddress,omitempty"`
+	RackName              *string                   `protobuf:"bytes,3,opt,name=rackName" json:"rackName,omitempty"`
+	Used                  *ResourceProto            `protobuf:"bytes,4,opt,name=used" json:"used,omitempty"`
+	Capability            *ResourceProto            `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`
+	NumContainers         *int32                    `protobuf:"varint,6,opt,name=numContainers" json:"numContainers,omitempty"`
+	NodeState             *NodeStateProto           `protobuf:"varint,7,opt,name=node_state,json=nodeState,enum=hadoop.yarn.NodeStateProto" json:"node_state,omitempty"`
+	HealthReport          *string                   `protobuf:"bytes,8,opt,name=health_report,json=healthReport" json:"health_report,omitempty"`
+	LastHealthReportTime  *int64                    `protobuf:"varint,9,opt,name=last_health_report_time,json=lastHealthReportTime" json:"last_health_report_time,omitempty"`
+	NodeLabels            []string                  `protobuf:"bytes,10,rep,name=node_labels,json=nodeLabels" json:"node_labels,omitempty"`
+	ContainersUtilization *ResourceUtilizationProto `protobuf:"bytes,11,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"` // 3.x
+	NodeUtilization       *ResourceUtilizationProto `protobuf:"bytes,12,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                   // 3.x
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *NodeReportProto) Reset() {
 	*x = NodeReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +3005,7 @@ func (x *NodeReportProto) String() string {
 func (*NodeReportProto) ProtoMessage() {}
 
 func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +3018,7 @@ func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeReportProto.ProtoReflect.Descriptor instead.
 func (*NodeReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NodeReportProto) GetNodeId() *NodeIdProto {
@@ -2218,6 +3091,20 @@ func (x *NodeReportProto) GetNodeLabels() []string {
 	return nil
 }
 
+func (x *NodeReportProto) GetContainersUtilization() *ResourceUtilizationProto {
+	if x != nil {
+		return x.ContainersUtilization
+	}
+	return nil
+}
+
+func (x *NodeReportProto) GetNodeUtilization() *ResourceUtilizationProto {
+	if x != nil {
+		return x.NodeUtilization
+	}
+	return nil
+}
+
 type NodeIdToLabelsProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
@@ -2228,7 +3115,7 @@ type NodeIdToLabelsProto struct {
 
 func (x *NodeIdToLabelsProto) Reset() {
 	*x = NodeIdToLabelsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +3127,7 @@ func (x *NodeIdToLabelsProto) String() string {
 func (*NodeIdToLabelsProto) ProtoMessage() {}
 
 func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +3140,7 @@ func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdToLabelsProto.ProtoReflect.Descriptor instead.
 func (*NodeIdToLabelsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NodeIdToLabelsProto) GetNodeId() *NodeIdProto {
@@ -2280,7 +3167,7 @@ type LabelsToNodeIdsProto struct {
 
 func (x *LabelsToNodeIdsProto) Reset() {
 	*x = LabelsToNodeIdsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +3179,7 @@ func (x *LabelsToNodeIdsProto) String() string {
 func (*LabelsToNodeIdsProto) ProtoMessage() {}
 
 func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +3192,7 @@ func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelsToNodeIdsProto.ProtoReflect.Descriptor instead.
 func (*LabelsToNodeIdsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LabelsToNodeIdsProto) GetNodeLabels() string {
@@ -2323,25 +3210,28 @@ func (x *LabelsToNodeIdsProto) GetNodeId() []*NodeIdProto {
 }
 
 type ResourceRequestProto struct {
-	state               protoimpl.MessageState `protogen:"open.v1"`
-	Priority            *PriorityProto         `protobuf:"bytes,1,opt,name=priority" json:"priority,omitempty"`
-	ResourceName        *string                `protobuf:"bytes,2,opt,name=resource_name,json=resourceName" json:"resource_name,omitempty"`
-	Capability          *ResourceProto         `protobuf:"bytes,3,opt,name=capability" json:"capability,omitempty"`
-	NumContainers       *int32                 `protobuf:"varint,4,opt,name=num_containers,json=numContainers" json:"num_containers,omitempty"`
-	RelaxLocality       *bool                  `protobuf:"varint,5,opt,name=relax_locality,json=relaxLocality,def=1" json:"relax_locality,omitempty"`
-	NodeLabelExpression *string                `protobuf:"bytes,6,opt,name=node_label_expression,json=nodeLabelExpression" json:"node_label_expression,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	state                protoimpl.MessageState     `protogen:"open.v1"`
+	Priority             *PriorityProto             `protobuf:"bytes,1,opt,name=priority" json:"priority,omitempty"`
+	ResourceName         *string                    `protobuf:"bytes,2,opt,name=resource_name,json=resourceName" json:"resource_name,omitempty"`
+	Capability           *ResourceProto             `protobuf:"bytes,3,opt,name=capability" json:"capability,omitempty"`
+	NumContainers        *int32                     `protobuf:"varint,4,opt,name=num_containers,json=numContainers" json:"num_containers,omitempty"`
+	RelaxLocality        *bool                      `protobuf:"varint,5,opt,name=relax_locality,json=relaxLocality,def=1" json:"relax_locality,omitempty"`
+	NodeLabelExpression  *string                    `protobuf:"bytes,6,opt,name=node_label_expression,json=nodeLabelExpression" json:"node_label_expression,omitempty"`
+	ExecutionTypeRequest *ExecutionTypeRequestProto `protobuf:"bytes,7,opt,name=execution_type_request,json=executionTypeRequest" json:"execution_type_request,omitempty"`     // 3.x
+	AllocationRequestId  *int64                     `protobuf:"varint,8,opt,name=allocation_request_id,json=allocationRequestId,def=0" json:"allocation_request_id,omitempty"` // 3.x
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 // Default values for ResourceRequestProto fields.
 const (
-	Default_ResourceRequestProto_RelaxLocality = bool(true)
+	Default_ResourceRequestProto_RelaxLocality       = bool(true)
+	Default_ResourceRequestProto_AllocationRequestId = int64(0)
 )
 
 func (x *ResourceRequestProto) Reset() {
 	*x = ResourceRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +3243,7 @@ func (x *ResourceRequestProto) String() string {
 func (*ResourceRequestProto) ProtoMessage() {}
 
 func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +3256,7 @@ func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResourceRequestProto) GetPriority() *PriorityProto {
@@ -2411,6 +3301,20 @@ func (x *ResourceRequestProto) GetNodeLabelExpression() string {
 	return ""
 }
 
+func (x *ResourceRequestProto) GetExecutionTypeRequest() *ExecutionTypeRequestProto {
+	if x != nil {
+		return x.ExecutionTypeRequest
+	}
+	return nil
+}
+
+func (x *ResourceRequestProto) GetAllocationRequestId() int64 {
+	if x != nil && x.AllocationRequestId != nil {
+		return *x.AllocationRequestId
+	}
+	return Default_ResourceRequestProto_AllocationRequestId
+}
+
 type PreemptionMessageProto struct {
 	state          protoimpl.MessageState         `protogen:"open.v1"`
 	StrictContract *StrictPreemptionContractProto `protobuf:"bytes,1,opt,name=strictContract" json:"strictContract,omitempty"`
@@ -2421,7 +3325,7 @@ type PreemptionMessageProto struct {
 
 func (x *PreemptionMessageProto) Reset() {
 	*x = PreemptionMessageProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +3337,7 @@ func (x *PreemptionMessageProto) String() string {
 func (*PreemptionMessageProto) ProtoMessage() {}
 
 func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2446,7 +3350,7 @@ func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionMessageProto.ProtoReflect.Descriptor instead.
 func (*PreemptionMessageProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PreemptionMessageProto) GetStrictContract() *StrictPreemptionContractProto {
@@ -2472,7 +3376,7 @@ type StrictPreemptionContractProto struct {
 
 func (x *StrictPreemptionContractProto) Reset() {
 	*x = StrictPreemptionContractProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +3388,7 @@ func (x *StrictPreemptionContractProto) String() string {
 func (*StrictPreemptionContractProto) ProtoMessage() {}
 
 func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +3401,7 @@ func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrictPreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*StrictPreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StrictPreemptionContractProto) GetContainer() []*PreemptionContainerProto {
@@ -2517,7 +3421,7 @@ type PreemptionContractProto struct {
 
 func (x *PreemptionContractProto) Reset() {
 	*x = PreemptionContractProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2529,7 +3433,7 @@ func (x *PreemptionContractProto) String() string {
 func (*PreemptionContractProto) ProtoMessage() {}
 
 func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2542,7 +3446,7 @@ func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreemptionContractProto) GetResource() []*PreemptionResourceRequestProto {
@@ -2568,7 +3472,7 @@ type PreemptionContainerProto struct {
 
 func (x *PreemptionContainerProto) Reset() {
 	*x = PreemptionContainerProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2580,7 +3484,7 @@ func (x *PreemptionContainerProto) String() string {
 func (*PreemptionContainerProto) ProtoMessage() {}
 
 func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2593,7 +3497,7 @@ func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContainerProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PreemptionContainerProto) GetId() *ContainerIdProto {
@@ -2612,7 +3516,7 @@ type PreemptionResourceRequestProto struct {
 
 func (x *PreemptionResourceRequestProto) Reset() {
 	*x = PreemptionResourceRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2624,7 +3528,7 @@ func (x *PreemptionResourceRequestProto) String() string {
 func (*PreemptionResourceRequestProto) ProtoMessage() {}
 
 func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2637,7 +3541,7 @@ func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*PreemptionResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreemptionResourceRequestProto) GetResource() *ResourceRequestProto {
@@ -2657,7 +3561,7 @@ type ResourceBlacklistRequestProto struct {
 
 func (x *ResourceBlacklistRequestProto) Reset() {
 	*x = ResourceBlacklistRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +3573,7 @@ func (x *ResourceBlacklistRequestProto) String() string {
 func (*ResourceBlacklistRequestProto) ProtoMessage() {}
 
 func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +3586,7 @@ func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceBlacklistRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceBlacklistRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResourceBlacklistRequestProto) GetBlacklistAdditions() []string {
@@ -2717,9 +3621,11 @@ type ApplicationSubmissionContextProto struct {
 	LogAggregationContext                   *LogAggregationContextProto  `protobuf:"bytes,14,opt,name=log_aggregation_context,json=logAggregationContext" json:"log_aggregation_context,omitempty"`
 	ReservationId                           *ReservationIdProto          `protobuf:"bytes,15,opt,name=reservation_id,json=reservationId" json:"reservation_id,omitempty"`
 	NodeLabelExpression                     *string                      `protobuf:"bytes,16,opt,name=node_label_expression,json=nodeLabelExpression" json:"node_label_expression,omitempty"`
-	AmContainerResourceRequest              *ResourceRequestProto        `protobuf:"bytes,17,opt,name=am_container_resource_request,json=amContainerResourceRequest" json:"am_container_resource_request,omitempty"`
-	unknownFields                           protoimpl.UnknownFields
-	sizeCache                               protoimpl.SizeCache
+	// optional in 2.7, repeated in 3.x: the same bytes on the wire for one request.
+	AmContainerResourceRequest []*ResourceRequestProto       `protobuf:"bytes,17,rep,name=am_container_resource_request,json=amContainerResourceRequest" json:"am_container_resource_request,omitempty"`
+	ApplicationTimeouts        []*ApplicationTimeoutMapProto `protobuf:"bytes,18,rep,name=application_timeouts,json=applicationTimeouts" json:"application_timeouts,omitempty"` // 3.x
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 // Default values for ApplicationSubmissionContextProto fields.
@@ -2736,7 +3642,7 @@ const (
 
 func (x *ApplicationSubmissionContextProto) Reset() {
 	*x = ApplicationSubmissionContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +3654,7 @@ func (x *ApplicationSubmissionContextProto) String() string {
 func (*ApplicationSubmissionContextProto) ProtoMessage() {}
 
 func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +3667,7 @@ func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ApplicationSubmissionContextProto.ProtoReflect.Descriptor instead.
 func (*ApplicationSubmissionContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ApplicationSubmissionContextProto) GetApplicationId() *ApplicationIdProto {
@@ -2876,21 +3782,30 @@ func (x *ApplicationSubmissionContextProto) GetNodeLabelExpression() string {
 	return ""
 }
 
-func (x *ApplicationSubmissionContextProto) GetAmContainerResourceRequest() *ResourceRequestProto {
+func (x *ApplicationSubmissionContextProto) GetAmContainerResourceRequest() []*ResourceRequestProto {
 	if x != nil {
 		return x.AmContainerResourceRequest
 	}
 	return nil
 }
 
+func (x *ApplicationSubmissionContextProto) GetApplicationTimeouts() []*ApplicationTimeoutMapProto {
+	if x != nil {
+		return x.ApplicationTimeouts
+	}
+	return nil
+}
+
 type LogAggregationContextProto struct {
-	state                    protoimpl.MessageState `protogen:"open.v1"`
-	IncludePattern           *string                `protobuf:"bytes,1,opt,name=include_pattern,json=includePattern,def=.*" json:"include_pattern,omitempty"`
-	ExcludePattern           *string                `protobuf:"bytes,2,opt,name=exclude_pattern,json=excludePattern,def=" json:"exclude_pattern,omitempty"`
-	RolledLogsIncludePattern *string                `protobuf:"bytes,3,opt,name=rolled_logs_include_pattern,json=rolledLogsIncludePattern,def=" json:"rolled_logs_include_pattern,omitempty"`
-	RolledLogsExcludePattern *string                `protobuf:"bytes,4,opt,name=rolled_logs_exclude_pattern,json=rolledLogsExcludePattern,def=.*" json:"rolled_logs_exclude_pattern,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	state                          protoimpl.MessageState `protogen:"open.v1"`
+	IncludePattern                 *string                `protobuf:"bytes,1,opt,name=include_pattern,json=includePattern,def=.*" json:"include_pattern,omitempty"`
+	ExcludePattern                 *string                `protobuf:"bytes,2,opt,name=exclude_pattern,json=excludePattern,def=" json:"exclude_pattern,omitempty"`
+	RolledLogsIncludePattern       *string                `protobuf:"bytes,3,opt,name=rolled_logs_include_pattern,json=rolledLogsIncludePattern,def=" json:"rolled_logs_include_pattern,omitempty"`
+	RolledLogsExcludePattern       *string                `protobuf:"bytes,4,opt,name=rolled_logs_exclude_pattern,json=rolledLogsExcludePattern,def=.*" json:"rolled_logs_exclude_pattern,omitempty"`
+	LogAggregationPolicyClassName  *string                `protobuf:"bytes,5,opt,name=log_aggregation_policy_class_name,json=logAggregationPolicyClassName" json:"log_aggregation_policy_class_name,omitempty"`  // 2.8+
+	LogAggregationPolicyParameters *string                `protobuf:"bytes,6,opt,name=log_aggregation_policy_parameters,json=logAggregationPolicyParameters" json:"log_aggregation_policy_parameters,omitempty"` // 2.8+
+	unknownFields                  protoimpl.UnknownFields
+	sizeCache                      protoimpl.SizeCache
 }
 
 // Default values for LogAggregationContextProto fields.
@@ -2903,7 +3818,7 @@ const (
 
 func (x *LogAggregationContextProto) Reset() {
 	*x = LogAggregationContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2915,7 +3830,7 @@ func (x *LogAggregationContextProto) String() string {
 func (*LogAggregationContextProto) ProtoMessage() {}
 
 func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2928,7 +3843,7 @@ func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAggregationContextProto.ProtoReflect.Descriptor instead.
 func (*LogAggregationContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LogAggregationContextProto) GetIncludePattern() string {
@@ -2959,6 +3874,20 @@ func (x *LogAggregationContextProto) GetRolledLogsExcludePattern() string {
 	return Default_LogAggregationContextProto_RolledLogsExcludePattern
 }
 
+func (x *LogAggregationContextProto) GetLogAggregationPolicyClassName() string {
+	if x != nil && x.LogAggregationPolicyClassName != nil {
+		return *x.LogAggregationPolicyClassName
+	}
+	return ""
+}
+
+func (x *LogAggregationContextProto) GetLogAggregationPolicyParameters() string {
+	if x != nil && x.LogAggregationPolicyParameters != nil {
+		return *x.LogAggregationPolicyParameters
+	}
+	return ""
+}
+
 type ApplicationACLMapProto struct {
 	state         protoimpl.MessageState      `protogen:"open.v1"`
 	AccessType    *ApplicationAccessTypeProto `protobuf:"varint,1,opt,name=accessType,enum=hadoop.yarn.ApplicationAccessTypeProto" json:"accessType,omitempty"`
@@ -2974,7 +3903,7 @@ const (
 
 func (x *ApplicationACLMapProto) Reset() {
 	*x = ApplicationACLMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3915,7 @@ func (x *ApplicationACLMapProto) String() string {
 func (*ApplicationACLMapProto) ProtoMessage() {}
 
 func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +3928,7 @@ func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationACLMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationACLMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ApplicationACLMapProto) GetAccessType() ApplicationAccessTypeProto {
@@ -3017,15 +3946,20 @@ func (x *ApplicationACLMapProto) GetAcl() string {
 }
 
 type YarnClusterMetricsProto struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	NumNodeManagers *int32                 `protobuf:"varint,1,opt,name=num_node_managers,json=numNodeManagers" json:"num_node_managers,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	NumNodeManagers      *int32                 `protobuf:"varint,1,opt,name=num_node_managers,json=numNodeManagers" json:"num_node_managers,omitempty"`
+	NumDecommissionedNms *int32                 `protobuf:"varint,2,opt,name=num_decommissioned_nms,json=numDecommissionedNms" json:"num_decommissioned_nms,omitempty"` // 2.8+
+	NumActiveNms         *int32                 `protobuf:"varint,3,opt,name=num_active_nms,json=numActiveNms" json:"num_active_nms,omitempty"`                         // 2.8+
+	NumLostNms           *int32                 `protobuf:"varint,4,opt,name=num_lost_nms,json=numLostNms" json:"num_lost_nms,omitempty"`                               // 2.8+
+	NumUnhealthyNms      *int32                 `protobuf:"varint,5,opt,name=num_unhealthy_nms,json=numUnhealthyNms" json:"num_unhealthy_nms,omitempty"`                // 2.8+
+	NumRebootedNms       *int32                 `protobuf:"varint,6,opt,name=num_rebooted_nms,json=numRebootedNms" json:"num_rebooted_nms,omitempty"`                   // 2.8+
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *YarnClusterMetricsProto) Reset() {
 	*x = YarnClusterMetricsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3037,7 +3971,7 @@ func (x *YarnClusterMetricsProto) String() string {
 func (*YarnClusterMetricsProto) ProtoMessage() {}
 
 func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3050,12 +3984,47 @@ func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YarnClusterMetricsProto.ProtoReflect.Descriptor instead.
 func (*YarnClusterMetricsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *YarnClusterMetricsProto) GetNumNodeManagers() int32 {
 	if x != nil && x.NumNodeManagers != nil {
 		return *x.NumNodeManagers
+	}
+	return 0
+}
+
+func (x *YarnClusterMetricsProto) GetNumDecommissionedNms() int32 {
+	if x != nil && x.NumDecommissionedNms != nil {
+		return *x.NumDecommissionedNms
+	}
+	return 0
+}
+
+func (x *YarnClusterMetricsProto) GetNumActiveNms() int32 {
+	if x != nil && x.NumActiveNms != nil {
+		return *x.NumActiveNms
+	}
+	return 0
+}
+
+func (x *YarnClusterMetricsProto) GetNumLostNms() int32 {
+	if x != nil && x.NumLostNms != nil {
+		return *x.NumLostNms
+	}
+	return 0
+}
+
+func (x *YarnClusterMetricsProto) GetNumUnhealthyNms() int32 {
+	if x != nil && x.NumUnhealthyNms != nil {
+		return *x.NumUnhealthyNms
+	}
+	return 0
+}
+
+func (x *YarnClusterMetricsProto) GetNumRebootedNms() int32 {
+	if x != nil && x.NumRebootedNms != nil {
+		return *x.NumRebootedNms
 	}
 	return 0
 }
@@ -3071,13 +4040,15 @@ type QueueInfoProto struct {
 	Applications               []*ApplicationReportProto `protobuf:"bytes,7,rep,name=applications" json:"applications,omitempty"`
 	AccessibleNodeLabels       []string                  `protobuf:"bytes,8,rep,name=accessibleNodeLabels" json:"accessibleNodeLabels,omitempty"`
 	DefaultNodeLabelExpression *string                   `protobuf:"bytes,9,opt,name=defaultNodeLabelExpression" json:"defaultNodeLabelExpression,omitempty"`
+	QueueStatistics            *QueueStatisticsProto     `protobuf:"bytes,10,opt,name=queueStatistics" json:"queueStatistics,omitempty"`        // 2.8+
+	PreemptionDisabled         *bool                     `protobuf:"varint,11,opt,name=preemptionDisabled" json:"preemptionDisabled,omitempty"` // 3.x
 	unknownFields              protoimpl.UnknownFields
 	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *QueueInfoProto) Reset() {
 	*x = QueueInfoProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3089,7 +4060,7 @@ func (x *QueueInfoProto) String() string {
 func (*QueueInfoProto) ProtoMessage() {}
 
 func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3102,7 +4073,7 @@ func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *QueueInfoProto) GetQueueName() string {
@@ -3168,6 +4139,201 @@ func (x *QueueInfoProto) GetDefaultNodeLabelExpression() string {
 	return ""
 }
 
+func (x *QueueInfoProto) GetQueueStatistics() *QueueStatisticsProto {
+	if x != nil {
+		return x.QueueStatistics
+	}
+	return nil
+}
+
+func (x *QueueInfoProto) GetPreemptionDisabled() bool {
+	if x != nil && x.PreemptionDisabled != nil {
+		return *x.PreemptionDisabled
+	}
+	return false
+}
+
+// 2.8+
+type QueueStatisticsProto struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	NumAppsSubmitted    *int64                 `protobuf:"varint,1,opt,name=numAppsSubmitted" json:"numAppsSubmitted,omitempty"`
+	NumAppsRunning      *int64                 `protobuf:"varint,2,opt,name=numAppsRunning" json:"numAppsRunning,omitempty"`
+	NumAppsPending      *int64                 `protobuf:"varint,3,opt,name=numAppsPending" json:"numAppsPending,omitempty"`
+	NumAppsCompleted    *int64                 `protobuf:"varint,4,opt,name=numAppsCompleted" json:"numAppsCompleted,omitempty"`
+	NumAppsKilled       *int64                 `protobuf:"varint,5,opt,name=numAppsKilled" json:"numAppsKilled,omitempty"`
+	NumAppsFailed       *int64                 `protobuf:"varint,6,opt,name=numAppsFailed" json:"numAppsFailed,omitempty"`
+	NumActiveUsers      *int64                 `protobuf:"varint,7,opt,name=numActiveUsers" json:"numActiveUsers,omitempty"`
+	AvailableMemoryMB   *int64                 `protobuf:"varint,8,opt,name=availableMemoryMB" json:"availableMemoryMB,omitempty"`
+	AllocatedMemoryMB   *int64                 `protobuf:"varint,9,opt,name=allocatedMemoryMB" json:"allocatedMemoryMB,omitempty"`
+	PendingMemoryMB     *int64                 `protobuf:"varint,10,opt,name=pendingMemoryMB" json:"pendingMemoryMB,omitempty"`
+	ReservedMemoryMB    *int64                 `protobuf:"varint,11,opt,name=reservedMemoryMB" json:"reservedMemoryMB,omitempty"`
+	AvailableVCores     *int64                 `protobuf:"varint,12,opt,name=availableVCores" json:"availableVCores,omitempty"`
+	AllocatedVCores     *int64                 `protobuf:"varint,13,opt,name=allocatedVCores" json:"allocatedVCores,omitempty"`
+	PendingVCores       *int64                 `protobuf:"varint,14,opt,name=pendingVCores" json:"pendingVCores,omitempty"`
+	ReservedVCores      *int64                 `protobuf:"varint,15,opt,name=reservedVCores" json:"reservedVCores,omitempty"`
+	AllocatedContainers *int64                 `protobuf:"varint,16,opt,name=allocatedContainers" json:"allocatedContainers,omitempty"`
+	PendingContainers   *int64                 `protobuf:"varint,17,opt,name=pendingContainers" json:"pendingContainers,omitempty"`
+	ReservedContainers  *int64                 `protobuf:"varint,18,opt,name=reservedContainers" json:"reservedContainers,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *QueueStatisticsProto) Reset() {
+	*x = QueueStatisticsProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueStatisticsProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueStatisticsProto) ProtoMessage() {}
+
+func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueStatisticsProto.ProtoReflect.Descriptor instead.
+func (*QueueStatisticsProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *QueueStatisticsProto) GetNumAppsSubmitted() int64 {
+	if x != nil && x.NumAppsSubmitted != nil {
+		return *x.NumAppsSubmitted
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetNumAppsRunning() int64 {
+	if x != nil && x.NumAppsRunning != nil {
+		return *x.NumAppsRunning
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetNumAppsPending() int64 {
+	if x != nil && x.NumAppsPending != nil {
+		return *x.NumAppsPending
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetNumAppsCompleted() int64 {
+	if x != nil && x.NumAppsCompleted != nil {
+		return *x.NumAppsCompleted
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetNumAppsKilled() int64 {
+	if x != nil && x.NumAppsKilled != nil {
+		return *x.NumAppsKilled
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetNumAppsFailed() int64 {
+	if x != nil && x.NumAppsFailed != nil {
+		return *x.NumAppsFailed
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetNumActiveUsers() int64 {
+	if x != nil && x.NumActiveUsers != nil {
+		return *x.NumActiveUsers
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetAvailableMemoryMB() int64 {
+	if x != nil && x.AvailableMemoryMB != nil {
+		return *x.AvailableMemoryMB
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetAllocatedMemoryMB() int64 {
+	if x != nil && x.AllocatedMemoryMB != nil {
+		return *x.AllocatedMemoryMB
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetPendingMemoryMB() int64 {
+	if x != nil && x.PendingMemoryMB != nil {
+		return *x.PendingMemoryMB
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetReservedMemoryMB() int64 {
+	if x != nil && x.ReservedMemoryMB != nil {
+		return *x.ReservedMemoryMB
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetAvailableVCores() int64 {
+	if x != nil && x.AvailableVCores != nil {
+		return *x.AvailableVCores
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetAllocatedVCores() int64 {
+	if x != nil && x.AllocatedVCores != nil {
+		return *x.AllocatedVCores
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetPendingVCores() int64 {
+	if x != nil && x.PendingVCores != nil {
+		return *x.PendingVCores
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetReservedVCores() int64 {
+	if x != nil && x.ReservedVCores != nil {
+		return *x.ReservedVCores
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetAllocatedContainers() int64 {
+	if x != nil && x.AllocatedContainers != nil {
+		return *x.AllocatedContainers
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetPendingContainers() int64 {
+	if x != nil && x.PendingContainers != nil {
+		return *x.PendingContainers
+	}
+	return 0
+}
+
+func (x *QueueStatisticsProto) GetReservedContainers() int64 {
+	if x != nil && x.ReservedContainers != nil {
+		return *x.ReservedContainers
+	}
+	return 0
+}
+
 type QueueUserACLInfoProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	QueueName     *string                `protobuf:"bytes,1,opt,name=queueName" json:"queueName,omitempty"`
@@ -3178,7 +4344,7 @@ type QueueUserACLInfoProto struct {
 
 func (x *QueueUserACLInfoProto) Reset() {
 	*x = QueueUserACLInfoProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +4356,7 @@ func (x *QueueUserACLInfoProto) String() string {
 func (*QueueUserACLInfoProto) ProtoMessage() {}
 
 func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +4369,7 @@ func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueUserACLInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueUserACLInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *QueueUserACLInfoProto) GetQueueName() string {
@@ -3230,7 +4396,7 @@ type ReservationIdProto struct {
 
 func (x *ReservationIdProto) Reset() {
 	*x = ReservationIdProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3242,7 +4408,7 @@ func (x *ReservationIdProto) String() string {
 func (*ReservationIdProto) ProtoMessage() {}
 
 func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3255,7 +4421,7 @@ func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationIdProto.ProtoReflect.Descriptor instead.
 func (*ReservationIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReservationIdProto) GetId() int64 {
@@ -3291,7 +4457,7 @@ const (
 
 func (x *ReservationRequestProto) Reset() {
 	*x = ReservationRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3303,7 +4469,7 @@ func (x *ReservationRequestProto) String() string {
 func (*ReservationRequestProto) ProtoMessage() {}
 
 func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3316,7 +4482,7 @@ func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ReservationRequestProto) GetCapability() *ResourceProto {
@@ -3362,7 +4528,7 @@ const (
 
 func (x *ReservationRequestsProto) Reset() {
 	*x = ReservationRequestsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3374,7 +4540,7 @@ func (x *ReservationRequestsProto) String() string {
 func (*ReservationRequestsProto) ProtoMessage() {}
 
 func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3387,7 +4553,7 @@ func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestsProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReservationRequestsProto) GetReservationResources() []*ReservationRequestProto {
@@ -3416,7 +4582,7 @@ type ReservationDefinitionProto struct {
 
 func (x *ReservationDefinitionProto) Reset() {
 	*x = ReservationDefinitionProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3428,7 +4594,7 @@ func (x *ReservationDefinitionProto) String() string {
 func (*ReservationDefinitionProto) ProtoMessage() {}
 
 func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3441,7 +4607,7 @@ func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDefinitionProto.ProtoReflect.Descriptor instead.
 func (*ReservationDefinitionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReservationDefinitionProto) GetReservationRequests() *ReservationRequestsProto {
@@ -3480,13 +4646,15 @@ type ContainerLaunchContextProto struct {
 	Environment      []*StringStringMapProto        `protobuf:"bytes,4,rep,name=environment" json:"environment,omitempty"`
 	Command          []string                       `protobuf:"bytes,5,rep,name=command" json:"command,omitempty"`
 	Application_ACLs []*ApplicationACLMapProto      `protobuf:"bytes,6,rep,name=application_ACLs,json=applicationACLs" json:"application_ACLs,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// 7 container_retry_context (3.x) is not modelled; unknown fields are kept.
+	TokensConf    []byte `protobuf:"bytes,8,opt,name=tokens_conf,json=tokensConf" json:"tokens_conf,omitempty"` // 3.x
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContainerLaunchContextProto) Reset() {
 	*x = ContainerLaunchContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3498,7 +4666,7 @@ func (x *ContainerLaunchContextProto) String() string {
 func (*ContainerLaunchContextProto) ProtoMessage() {}
 
 func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3511,7 +4679,7 @@ func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLaunchContextProto.ProtoReflect.Descriptor instead.
 func (*ContainerLaunchContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ContainerLaunchContextProto) GetLocalResources() []*StringLocalResourceMapProto {
@@ -3556,25 +4724,36 @@ func (x *ContainerLaunchContextProto) GetApplication_ACLs() []*ApplicationACLMap
 	return nil
 }
 
+func (x *ContainerLaunchContextProto) GetTokensConf() []byte {
+	if x != nil {
+		return x.TokensConf
+	}
+	return nil
+}
+
 type ContainerStatusProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContainerId   *ContainerIdProto      `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
-	State         *ContainerStateProto   `protobuf:"varint,2,opt,name=state,enum=hadoop.yarn.ContainerStateProto" json:"state,omitempty"`
-	Diagnostics   *string                `protobuf:"bytes,3,opt,name=diagnostics,def=N/A" json:"diagnostics,omitempty"`
-	ExitStatus    *int32                 `protobuf:"varint,4,opt,name=exit_status,json=exitStatus,def=-1000" json:"exit_status,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state               protoimpl.MessageState  `protogen:"open.v1"`
+	ContainerId         *ContainerIdProto       `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
+	State               *ContainerStateProto    `protobuf:"varint,2,opt,name=state,enum=hadoop.yarn.ContainerStateProto" json:"state,omitempty"`
+	Diagnostics         *string                 `protobuf:"bytes,3,opt,name=diagnostics,def=N/A" json:"diagnostics,omitempty"`
+	ExitStatus          *int32                  `protobuf:"varint,4,opt,name=exit_status,json=exitStatus,def=-1000" json:"exit_status,omitempty"`
+	Capability          *ResourceProto          `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`                                                  // 2.8+
+	ExecutionType       *ExecutionTypeProto     `protobuf:"varint,6,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"` // 3.x
+	ContainerAttributes []*StringStringMapProto `protobuf:"bytes,7,rep,name=container_attributes,json=containerAttributes" json:"container_attributes,omitempty"`     // 3.x
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 // Default values for ContainerStatusProto fields.
 const (
-	Default_ContainerStatusProto_Diagnostics = string("N/A")
-	Default_ContainerStatusProto_ExitStatus  = int32(-1000)
+	Default_ContainerStatusProto_Diagnostics   = string("N/A")
+	Default_ContainerStatusProto_ExitStatus    = int32(-1000)
+	Default_ContainerStatusProto_ExecutionType = ExecutionTypeProto_GUARANTEED
 )
 
 func (x *ContainerStatusProto) Reset() {
 	*x = ContainerStatusProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3586,7 +4765,7 @@ func (x *ContainerStatusProto) String() string {
 func (*ContainerStatusProto) ProtoMessage() {}
 
 func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3599,7 +4778,7 @@ func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*ContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -3630,6 +4809,27 @@ func (x *ContainerStatusProto) GetExitStatus() int32 {
 	return Default_ContainerStatusProto_ExitStatus
 }
 
+func (x *ContainerStatusProto) GetCapability() *ResourceProto {
+	if x != nil {
+		return x.Capability
+	}
+	return nil
+}
+
+func (x *ContainerStatusProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return Default_ContainerStatusProto_ExecutionType
+}
+
+func (x *ContainerStatusProto) GetContainerAttributes() []*StringStringMapProto {
+	if x != nil {
+		return x.ContainerAttributes
+	}
+	return nil
+}
+
 type ContainerResourceIncreaseRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId   *ContainerIdProto      `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
@@ -3640,7 +4840,7 @@ type ContainerResourceIncreaseRequestProto struct {
 
 func (x *ContainerResourceIncreaseRequestProto) Reset() {
 	*x = ContainerResourceIncreaseRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +4852,7 @@ func (x *ContainerResourceIncreaseRequestProto) String() string {
 func (*ContainerResourceIncreaseRequestProto) ProtoMessage() {}
 
 func (x *ContainerResourceIncreaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +4865,7 @@ func (x *ContainerResourceIncreaseRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use ContainerResourceIncreaseRequestProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceIncreaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ContainerResourceIncreaseRequestProto) GetContainerId() *ContainerIdProto {
@@ -3693,7 +4893,7 @@ type ContainerResourceIncreaseProto struct {
 
 func (x *ContainerResourceIncreaseProto) Reset() {
 	*x = ContainerResourceIncreaseProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3705,7 +4905,7 @@ func (x *ContainerResourceIncreaseProto) String() string {
 func (*ContainerResourceIncreaseProto) ProtoMessage() {}
 
 func (x *ContainerResourceIncreaseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3718,7 +4918,7 @@ func (x *ContainerResourceIncreaseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceIncreaseProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceIncreaseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ContainerResourceIncreaseProto) GetContainerId() *ContainerIdProto {
@@ -3752,7 +4952,7 @@ type ContainerResourceDecreaseProto struct {
 
 func (x *ContainerResourceDecreaseProto) Reset() {
 	*x = ContainerResourceDecreaseProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +4964,7 @@ func (x *ContainerResourceDecreaseProto) String() string {
 func (*ContainerResourceDecreaseProto) ProtoMessage() {}
 
 func (x *ContainerResourceDecreaseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +4977,7 @@ func (x *ContainerResourceDecreaseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceDecreaseProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceDecreaseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ContainerResourceDecreaseProto) GetContainerId() *ContainerIdProto {
@@ -3804,7 +5004,7 @@ type StringLocalResourceMapProto struct {
 
 func (x *StringLocalResourceMapProto) Reset() {
 	*x = StringLocalResourceMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3816,7 +5016,7 @@ func (x *StringLocalResourceMapProto) String() string {
 func (*StringLocalResourceMapProto) ProtoMessage() {}
 
 func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3829,7 +5029,7 @@ func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringLocalResourceMapProto.ProtoReflect.Descriptor instead.
 func (*StringLocalResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StringLocalResourceMapProto) GetKey() string {
@@ -3856,7 +5056,7 @@ type StringStringMapProto struct {
 
 func (x *StringStringMapProto) Reset() {
 	*x = StringStringMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3868,7 +5068,7 @@ func (x *StringStringMapProto) String() string {
 func (*StringStringMapProto) ProtoMessage() {}
 
 func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3881,7 +5081,7 @@ func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringStringMapProto.ProtoReflect.Descriptor instead.
 func (*StringStringMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StringStringMapProto) GetKey() string {
@@ -3908,7 +5108,7 @@ type StringBytesMapProto struct {
 
 func (x *StringBytesMapProto) Reset() {
 	*x = StringBytesMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +5120,7 @@ func (x *StringBytesMapProto) String() string {
 func (*StringBytesMapProto) ProtoMessage() {}
 
 func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +5133,7 @@ func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringBytesMapProto.ProtoReflect.Descriptor instead.
 func (*StringBytesMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StringBytesMapProto) GetKey() string {
@@ -3970,10 +5170,42 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x10ContainerIdProto\x126\n" +
 	"\x06app_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x05appId\x12L\n" +
 	"\x0eapp_attempt_id\x18\x02 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x12\x0e\n" +
-	"\x02id\x18\x03 \x01(\x03R\x02id\"L\n" +
+	"\x02id\x18\x03 \x01(\x03R\x02id\"\xa1\x01\n" +
 	"\rResourceProto\x12\x16\n" +
 	"\x06memory\x18\x01 \x01(\x03R\x06memory\x12#\n" +
-	"\rvirtual_cores\x18\x02 \x01(\x05R\fvirtualCores\"}\n" +
+	"\rvirtual_cores\x18\x02 \x01(\x05R\fvirtualCores\x12S\n" +
+	"\x12resource_value_map\x18\x03 \x03(\v2%.hadoop.yarn.ResourceInformationProtoR\x10resourceValueMap\"\xe4\x01\n" +
+	"\x18ResourceInformationProto\x12\x10\n" +
+	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value\x12\x14\n" +
+	"\x05units\x18\x03 \x01(\tR\x05units\x123\n" +
+	"\x04type\x18\x04 \x01(\x0e2\x1f.hadoop.yarn.ResourceTypesProtoR\x04type\x12\x12\n" +
+	"\x04tags\x18\x05 \x03(\tR\x04tags\x12A\n" +
+	"\n" +
+	"attributes\x18\x06 \x03(\v2!.hadoop.yarn.StringStringMapProtoR\n" +
+	"attributes\"T\n" +
+	"\x18ResourceUtilizationProto\x12\x12\n" +
+	"\x04pmem\x18\x01 \x01(\x05R\x04pmem\x12\x12\n" +
+	"\x04vmem\x18\x02 \x01(\x05R\x04vmem\x12\x10\n" +
+	"\x03cpu\x18\x03 \x01(\x02R\x03cpu\"\xac\x01\n" +
+	"\x19ExecutionTypeRequestProto\x12R\n" +
+	"\x0eexecution_type\x18\x01 \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
+	"GUARANTEEDR\rexecutionType\x12;\n" +
+	"\x16enforce_execution_type\x18\x02 \x01(\b:\x05falseR\x14enforceExecutionType\"L\n" +
+	"\x0eNodeLabelProto\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
+	"\visExclusive\x18\x02 \x01(\b:\x04trueR\visExclusive\"\x9a\x01\n" +
+	"\x1aApplicationTimeoutMapProto\x12b\n" +
+	"\x18application_timeout_type\x18\x01 \x01(\x0e2(.hadoop.yarn.ApplicationTimeoutTypeProtoR\x16applicationTimeoutType\x12\x18\n" +
+	"\atimeout\x18\x02 \x01(\x03R\atimeout\"\xd0\x01\n" +
+	"\x13AppTimeoutsMapProto\x12b\n" +
+	"\x18application_timeout_type\x18\x01 \x01(\x0e2(.hadoop.yarn.ApplicationTimeoutTypeProtoR\x16applicationTimeoutType\x12U\n" +
+	"\x13application_timeout\x18\x02 \x01(\v2$.hadoop.yarn.ApplicationTimeoutProtoR\x12applicationTimeout\"\xc5\x01\n" +
+	"\x17ApplicationTimeoutProto\x12b\n" +
+	"\x18application_timeout_type\x18\x01 \x02(\x0e2(.hadoop.yarn.ApplicationTimeoutTypeProtoR\x16applicationTimeoutType\x12\x1f\n" +
+	"\vexpire_time\x18\x02 \x01(\tR\n" +
+	"expireTime\x12%\n" +
+	"\x0eremaining_time\x18\x03 \x01(\x03R\rremainingTime\"}\n" +
 	"\x13ResourceOptionProto\x126\n" +
 	"\bresource\x18\x01 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x12.\n" +
 	"\x13over_commit_timeout\x18\x02 \x01(\x05R\x11overCommitTimeout\"\x94\x01\n" +
@@ -3981,14 +5213,18 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12I\n" +
 	"\x0fresource_option\x18\x02 \x01(\v2 .hadoop.yarn.ResourceOptionProtoR\x0eresourceOption\"+\n" +
 	"\rPriorityProto\x12\x1a\n" +
-	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xd1\x02\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xfa\x03\n" +
 	"\x0eContainerProto\x12-\n" +
 	"\x02id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x02id\x120\n" +
 	"\x06nodeId\x18\x02 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12*\n" +
 	"\x11node_http_address\x18\x03 \x01(\tR\x0fnodeHttpAddress\x126\n" +
 	"\bresource\x18\x04 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x126\n" +
 	"\bpriority\x18\x05 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12B\n" +
-	"\x0fcontainer_token\x18\x06 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\"\xb5\x04\n" +
+	"\x0fcontainer_token\x18\x06 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\x12R\n" +
+	"\x0eexecution_type\x18\a \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
+	"GUARANTEEDR\rexecutionType\x126\n" +
+	"\x15allocation_request_id\x18\b \x01(\x03:\x02-1R\x13allocationRequestId\x12\x1b\n" +
+	"\aversion\x18\t \x01(\x05:\x010R\aversion\"\xb5\x04\n" +
 	"\x14ContainerReportProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x126\n" +
 	"\bresource\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x121\n" +
@@ -4018,7 +5254,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"visibility\x18\x05 \x01(\x0e2).hadoop.yarn.LocalResourceVisibilityProtoR\n" +
 	"visibility\x12\x18\n" +
 	"\apattern\x18\x06 \x01(\tR\apattern\x12I\n" +
-	"\"should_be_uploaded_to_shared_cache\x18\a \x01(\bR\x1dshouldBeUploadedToSharedCache\"\xae\x03\n" +
+	"\"should_be_uploaded_to_shared_cache\x18\a \x01(\bR\x1dshouldBeUploadedToSharedCache\"\x90\x05\n" +
 	"#ApplicationResourceUsageReportProto\x12.\n" +
 	"\x13num_used_containers\x18\x01 \x01(\x05R\x11numUsedContainers\x126\n" +
 	"\x17num_reserved_containers\x18\x02 \x01(\x05R\x15numReservedContainers\x12A\n" +
@@ -4026,7 +5262,12 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x12reserved_resources\x18\x04 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x11reservedResources\x12E\n" +
 	"\x10needed_resources\x18\x05 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x0fneededResources\x12%\n" +
 	"\x0ememory_seconds\x18\x06 \x01(\x03R\rmemorySeconds\x12#\n" +
-	"\rvcore_seconds\x18\a \x01(\x03R\fvcoreSeconds\"\x84\b\n" +
+	"\rvcore_seconds\x18\a \x01(\x03R\fvcoreSeconds\x124\n" +
+	"\x16queue_usage_percentage\x18\b \x01(\x02R\x14queueUsagePercentage\x128\n" +
+	"\x18cluster_usage_percentage\x18\t \x01(\x02R\x16clusterUsagePercentage\x128\n" +
+	"\x18preempted_memory_seconds\x18\n" +
+	" \x01(\x03R\x16preemptedMemorySeconds\x126\n" +
+	"\x17preempted_vcore_seconds\x18\v \x01(\x03R\x15preemptedVcoreSeconds\"\x88\v\n" +
 	"\x16ApplicationReportProto\x12E\n" +
 	"\rapplicationId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
@@ -4050,7 +5291,13 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\bprogress\x18\x11 \x01(\x02R\bprogress\x12(\n" +
 	"\x0fapplicationType\x18\x12 \x01(\tR\x0fapplicationType\x129\n" +
 	"\vam_rm_token\x18\x13 \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\x12(\n" +
-	"\x0fapplicationTags\x18\x14 \x03(\tR\x0fapplicationTags\"\xe5\x03\n" +
+	"\x0fapplicationTags\x18\x14 \x03(\tR\x0fapplicationTags\x12\\\n" +
+	"\x16log_aggregation_status\x18\x15 \x01(\x0e2&.hadoop.yarn.LogAggregationStatusProtoR\x14logAggregationStatus\x12:\n" +
+	"\x15unmanaged_application\x18\x16 \x01(\b:\x05falseR\x14unmanagedApplication\x126\n" +
+	"\bpriority\x18\x17 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x126\n" +
+	"\x16appNodeLabelExpression\x18\x18 \x01(\tR\x16appNodeLabelExpression\x124\n" +
+	"\x15amNodeLabelExpression\x18\x19 \x01(\tR\x15amNodeLabelExpression\x12B\n" +
+	"\vappTimeouts\x18\x1a \x03(\v2 .hadoop.yarn.AppTimeoutsMapProtoR\vappTimeouts\"\xa3\x04\n" +
 	"\x1dApplicationAttemptReportProto\x12\\\n" +
 	"\x16application_attempt_id\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\x14applicationAttemptId\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x19\n" +
@@ -4059,10 +5306,15 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\vdiagnostics\x18\x05 \x01(\t:\x03N/AR\vdiagnostics\x12r\n" +
 	"\x1eyarn_application_attempt_state\x18\x06 \x01(\x0e2-.hadoop.yarn.YarnApplicationAttemptStateProtoR\x1byarnApplicationAttemptState\x12E\n" +
 	"\x0fam_container_id\x18\a \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\ramContainerId\x122\n" +
-	"\x15original_tracking_url\x18\b \x01(\tR\x13originalTrackingUrl\"5\n" +
+	"\x15original_tracking_url\x18\b \x01(\tR\x13originalTrackingUrl\x12\x1c\n" +
+	"\tstartTime\x18\t \x01(\x03R\tstartTime\x12\x1e\n" +
+	"\n" +
+	"finishTime\x18\n" +
+	" \x01(\x03R\n" +
+	"finishTime\"5\n" +
 	"\vNodeIdProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x12\n" +
-	"\x04port\x18\x02 \x01(\x05R\x04port\"\xcc\x03\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\"\xfc\x04\n" +
 	"\x0fNodeReportProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12 \n" +
 	"\vhttpAddress\x18\x02 \x01(\tR\vhttpAddress\x12\x1a\n" +
@@ -4078,7 +5330,9 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x17last_health_report_time\x18\t \x01(\x03R\x14lastHealthReportTime\x12\x1f\n" +
 	"\vnode_labels\x18\n" +
 	" \x03(\tR\n" +
-	"nodeLabels\"g\n" +
+	"nodeLabels\x12\\\n" +
+	"\x16containers_utilization\x18\v \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x15containersUtilization\x12P\n" +
+	"\x10node_utilization\x18\f \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x0fnodeUtilization\"g\n" +
 	"\x13NodeIdToLabelsProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1e\n" +
 	"\n" +
@@ -4088,7 +5342,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\n" +
 	"nodeLabels\x18\x01 \x01(\tR\n" +
 	"nodeLabels\x120\n" +
-	"\x06nodeId\x18\x02 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\"\xb7\x02\n" +
+	"\x06nodeId\x18\x02 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\"\xcc\x03\n" +
 	"\x14ResourceRequestProto\x126\n" +
 	"\bpriority\x18\x01 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12#\n" +
 	"\rresource_name\x18\x02 \x01(\tR\fresourceName\x12:\n" +
@@ -4097,7 +5351,9 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"capability\x12%\n" +
 	"\x0enum_containers\x18\x04 \x01(\x05R\rnumContainers\x12+\n" +
 	"\x0erelax_locality\x18\x05 \x01(\b:\x04trueR\rrelaxLocality\x122\n" +
-	"\x15node_label_expression\x18\x06 \x01(\tR\x13nodeLabelExpression\"\xae\x01\n" +
+	"\x15node_label_expression\x18\x06 \x01(\tR\x13nodeLabelExpression\x12\\\n" +
+	"\x16execution_type_request\x18\a \x01(\v2&.hadoop.yarn.ExecutionTypeRequestProtoR\x14executionTypeRequest\x125\n" +
+	"\x15allocation_request_id\x18\b \x01(\x03:\x010R\x13allocationRequestId\"\xae\x01\n" +
 	"\x16PreemptionMessageProto\x12R\n" +
 	"\x0estrictContract\x18\x01 \x01(\v2*.hadoop.yarn.StrictPreemptionContractProtoR\x0estrictContract\x12@\n" +
 	"\bcontract\x18\x02 \x01(\v2$.hadoop.yarn.PreemptionContractProtoR\bcontract\"d\n" +
@@ -4112,7 +5368,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\bresource\x18\x01 \x01(\v2!.hadoop.yarn.ResourceRequestProtoR\bresource\"\x7f\n" +
 	"\x1dResourceBlacklistRequestProto\x12/\n" +
 	"\x13blacklist_additions\x18\x01 \x03(\tR\x12blacklistAdditions\x12-\n" +
-	"\x12blacklist_removals\x18\x02 \x03(\tR\x11blacklistRemovals\"\xed\b\n" +
+	"\x12blacklist_removals\x18\x02 \x03(\tR\x11blacklistRemovals\"\xc9\t\n" +
 	"!ApplicationSubmissionContextProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12.\n" +
 	"\x10application_name\x18\x02 \x01(\t:\x03N/AR\x0fapplicationName\x12\x1d\n" +
@@ -4131,19 +5387,28 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x17log_aggregation_context\x18\x0e \x01(\v2'.hadoop.yarn.LogAggregationContextProtoR\x15logAggregationContext\x12F\n" +
 	"\x0ereservation_id\x18\x0f \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\x122\n" +
 	"\x15node_label_expression\x18\x10 \x01(\tR\x13nodeLabelExpression\x12d\n" +
-	"\x1dam_container_resource_request\x18\x11 \x01(\v2!.hadoop.yarn.ResourceRequestProtoR\x1aamContainerResourceRequest\"\xf8\x01\n" +
+	"\x1dam_container_resource_request\x18\x11 \x03(\v2!.hadoop.yarn.ResourceRequestProtoR\x1aamContainerResourceRequest\x12Z\n" +
+	"\x14application_timeouts\x18\x12 \x03(\v2'.hadoop.yarn.ApplicationTimeoutMapProtoR\x13applicationTimeouts\"\x8d\x03\n" +
 	"\x1aLogAggregationContextProto\x12+\n" +
 	"\x0finclude_pattern\x18\x01 \x01(\t:\x02.*R\x0eincludePattern\x12)\n" +
 	"\x0fexclude_pattern\x18\x02 \x01(\t:\x00R\x0eexcludePattern\x12?\n" +
 	"\x1brolled_logs_include_pattern\x18\x03 \x01(\t:\x00R\x18rolledLogsIncludePattern\x12A\n" +
-	"\x1brolled_logs_exclude_pattern\x18\x04 \x01(\t:\x02.*R\x18rolledLogsExcludePattern\"v\n" +
+	"\x1brolled_logs_exclude_pattern\x18\x04 \x01(\t:\x02.*R\x18rolledLogsExcludePattern\x12H\n" +
+	"!log_aggregation_policy_class_name\x18\x05 \x01(\tR\x1dlogAggregationPolicyClassName\x12I\n" +
+	"!log_aggregation_policy_parameters\x18\x06 \x01(\tR\x1elogAggregationPolicyParameters\"v\n" +
 	"\x16ApplicationACLMapProto\x12G\n" +
 	"\n" +
 	"accessType\x18\x01 \x01(\x0e2'.hadoop.yarn.ApplicationAccessTypeProtoR\n" +
 	"accessType\x12\x13\n" +
-	"\x03acl\x18\x02 \x01(\t:\x01 R\x03acl\"E\n" +
+	"\x03acl\x18\x02 \x01(\t:\x01 R\x03acl\"\x99\x02\n" +
 	"\x17YarnClusterMetricsProto\x12*\n" +
-	"\x11num_node_managers\x18\x01 \x01(\x05R\x0fnumNodeManagers\"\xce\x03\n" +
+	"\x11num_node_managers\x18\x01 \x01(\x05R\x0fnumNodeManagers\x124\n" +
+	"\x16num_decommissioned_nms\x18\x02 \x01(\x05R\x14numDecommissionedNms\x12$\n" +
+	"\x0enum_active_nms\x18\x03 \x01(\x05R\fnumActiveNms\x12 \n" +
+	"\fnum_lost_nms\x18\x04 \x01(\x05R\n" +
+	"numLostNms\x12*\n" +
+	"\x11num_unhealthy_nms\x18\x05 \x01(\x05R\x0fnumUnhealthyNms\x12(\n" +
+	"\x10num_rebooted_nms\x18\x06 \x01(\x05R\x0enumRebootedNms\"\xcb\x04\n" +
 	"\x0eQueueInfoProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x02R\bcapacity\x12(\n" +
@@ -4153,7 +5418,30 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\vchildQueues\x18\x06 \x03(\v2\x1b.hadoop.yarn.QueueInfoProtoR\vchildQueues\x12G\n" +
 	"\fapplications\x18\a \x03(\v2#.hadoop.yarn.ApplicationReportProtoR\fapplications\x122\n" +
 	"\x14accessibleNodeLabels\x18\b \x03(\tR\x14accessibleNodeLabels\x12>\n" +
-	"\x1adefaultNodeLabelExpression\x18\t \x01(\tR\x1adefaultNodeLabelExpression\"m\n" +
+	"\x1adefaultNodeLabelExpression\x18\t \x01(\tR\x1adefaultNodeLabelExpression\x12K\n" +
+	"\x0fqueueStatistics\x18\n" +
+	" \x01(\v2!.hadoop.yarn.QueueStatisticsProtoR\x0fqueueStatistics\x12.\n" +
+	"\x12preemptionDisabled\x18\v \x01(\bR\x12preemptionDisabled\"\x96\x06\n" +
+	"\x14QueueStatisticsProto\x12*\n" +
+	"\x10numAppsSubmitted\x18\x01 \x01(\x03R\x10numAppsSubmitted\x12&\n" +
+	"\x0enumAppsRunning\x18\x02 \x01(\x03R\x0enumAppsRunning\x12&\n" +
+	"\x0enumAppsPending\x18\x03 \x01(\x03R\x0enumAppsPending\x12*\n" +
+	"\x10numAppsCompleted\x18\x04 \x01(\x03R\x10numAppsCompleted\x12$\n" +
+	"\rnumAppsKilled\x18\x05 \x01(\x03R\rnumAppsKilled\x12$\n" +
+	"\rnumAppsFailed\x18\x06 \x01(\x03R\rnumAppsFailed\x12&\n" +
+	"\x0enumActiveUsers\x18\a \x01(\x03R\x0enumActiveUsers\x12,\n" +
+	"\x11availableMemoryMB\x18\b \x01(\x03R\x11availableMemoryMB\x12,\n" +
+	"\x11allocatedMemoryMB\x18\t \x01(\x03R\x11allocatedMemoryMB\x12(\n" +
+	"\x0fpendingMemoryMB\x18\n" +
+	" \x01(\x03R\x0fpendingMemoryMB\x12*\n" +
+	"\x10reservedMemoryMB\x18\v \x01(\x03R\x10reservedMemoryMB\x12(\n" +
+	"\x0favailableVCores\x18\f \x01(\x03R\x0favailableVCores\x12(\n" +
+	"\x0fallocatedVCores\x18\r \x01(\x03R\x0fallocatedVCores\x12$\n" +
+	"\rpendingVCores\x18\x0e \x01(\x03R\rpendingVCores\x12&\n" +
+	"\x0ereservedVCores\x18\x0f \x01(\x03R\x0ereservedVCores\x120\n" +
+	"\x13allocatedContainers\x18\x10 \x01(\x03R\x13allocatedContainers\x12,\n" +
+	"\x11pendingContainers\x18\x11 \x01(\x03R\x11pendingContainers\x12.\n" +
+	"\x12reservedContainers\x18\x12 \x01(\x03R\x12reservedContainers\"m\n" +
 	"\x15QueueUserACLInfoProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x126\n" +
 	"\buserAcls\x18\x02 \x03(\x0e2\x1a.hadoop.yarn.QueueACLProtoR\buserAcls\"Q\n" +
@@ -4174,20 +5462,28 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x14reservation_requests\x18\x01 \x01(\v2%.hadoop.yarn.ReservationRequestsProtoR\x13reservationRequests\x12\x18\n" +
 	"\aarrival\x18\x02 \x01(\x03R\aarrival\x12\x1a\n" +
 	"\bdeadline\x18\x03 \x01(\x03R\bdeadline\x12)\n" +
-	"\x10reservation_name\x18\x04 \x01(\tR\x0freservationName\"\xfb\x02\n" +
+	"\x10reservation_name\x18\x04 \x01(\tR\x0freservationName\"\x9c\x03\n" +
 	"\x1bContainerLaunchContextProto\x12P\n" +
 	"\x0elocalResources\x18\x01 \x03(\v2(.hadoop.yarn.StringLocalResourceMapProtoR\x0elocalResources\x12\x16\n" +
 	"\x06tokens\x18\x02 \x01(\fR\x06tokens\x12C\n" +
 	"\fservice_data\x18\x03 \x03(\v2 .hadoop.yarn.StringBytesMapProtoR\vserviceData\x12C\n" +
 	"\venvironment\x18\x04 \x03(\v2!.hadoop.yarn.StringStringMapProtoR\venvironment\x12\x18\n" +
 	"\acommand\x18\x05 \x03(\tR\acommand\x12N\n" +
-	"\x10application_ACLs\x18\x06 \x03(\v2#.hadoop.yarn.ApplicationACLMapProtoR\x0fapplicationACLs\"\xdf\x01\n" +
+	"\x10application_ACLs\x18\x06 \x03(\v2#.hadoop.yarn.ApplicationACLMapProtoR\x0fapplicationACLs\x12\x1f\n" +
+	"\vtokens_conf\x18\b \x01(\fR\n" +
+	"tokensConf\"\xc4\x03\n" +
 	"\x14ContainerStatusProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x126\n" +
 	"\x05state\x18\x02 \x01(\x0e2 .hadoop.yarn.ContainerStateProtoR\x05state\x12%\n" +
 	"\vdiagnostics\x18\x03 \x01(\t:\x03N/AR\vdiagnostics\x12&\n" +
 	"\vexit_status\x18\x04 \x01(\x05:\x05-1000R\n" +
-	"exitStatus\"\xa5\x01\n" +
+	"exitStatus\x12:\n" +
+	"\n" +
+	"capability\x18\x05 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\n" +
+	"capability\x12Q\n" +
+	"\rexecutionType\x18\x06 \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
+	"GUARANTEEDR\rexecutionType\x12T\n" +
+	"\x14container_attributes\x18\a \x03(\v2!.hadoop.yarn.StringStringMapProtoR\x13containerAttributes\"\xa5\x01\n" +
 	"%ContainerResourceIncreaseRequestProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12:\n" +
 	"\n" +
@@ -4212,12 +5508,13 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"=\n" +
 	"\x13StringBytesMapProto\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value*?\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value*P\n" +
 	"\x13ContainerStateProto\x12\t\n" +
 	"\x05C_NEW\x10\x01\x12\r\n" +
 	"\tC_RUNNING\x10\x02\x12\x0e\n" +
 	"\n" +
-	"C_COMPLETE\x10\x03*\x84\x01\n" +
+	"C_COMPLETE\x10\x03\x12\x0f\n" +
+	"\vC_SCHEDULED\x10\x04*\x84\x01\n" +
 	"\x19YarnApplicationStateProto\x12\a\n" +
 	"\x03NEW\x10\x01\x12\x0e\n" +
 	"\n" +
@@ -4242,14 +5539,15 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x15APP_ATTEMPT_FINISHING\x10\t\x12\x18\n" +
 	"\x14APP_ATTEMPT_FINISHED\x10\n" +
 	"\x12\x16\n" +
-	"\x12APP_ATTEMPT_KILLED\x10\v*c\n" +
+	"\x12APP_ATTEMPT_KILLED\x10\v*r\n" +
 	"\x1bFinalApplicationStatusProto\x12\x11\n" +
 	"\rAPP_UNDEFINED\x10\x00\x12\x11\n" +
 	"\rAPP_SUCCEEDED\x10\x01\x12\x0e\n" +
 	"\n" +
 	"APP_FAILED\x10\x02\x12\x0e\n" +
 	"\n" +
-	"APP_KILLED\x10\x03*H\n" +
+	"APP_KILLED\x10\x03\x12\r\n" +
+	"\tAPP_ENDED\x10\x04*H\n" +
 	"\x1cLocalResourceVisibilityProto\x12\n" +
 	"\n" +
 	"\x06PUBLIC\x10\x01\x12\v\n" +
@@ -4258,7 +5556,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x16LocalResourceTypeProto\x12\v\n" +
 	"\aARCHIVE\x10\x01\x12\b\n" +
 	"\x04FILE\x10\x02\x12\v\n" +
-	"\aPATTERN\x10\x03*s\n" +
+	"\aPATTERN\x10\x03*\x9c\x01\n" +
 	"\x0eNodeStateProto\x12\n" +
 	"\n" +
 	"\x06NS_NEW\x10\x01\x12\x0e\n" +
@@ -4267,16 +5565,20 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\fNS_UNHEALTHY\x10\x03\x12\x15\n" +
 	"\x11NS_DECOMMISSIONED\x10\x04\x12\v\n" +
 	"\aNS_LOST\x10\x05\x12\x0f\n" +
-	"\vNS_REBOOTED\x10\x06*0\n" +
+	"\vNS_REBOOTED\x10\x06\x12\x16\n" +
+	"\x12NS_DECOMMISSIONING\x10\a\x12\x0f\n" +
+	"\vNS_SHUTDOWN\x10\b*0\n" +
 	"\x0eAMCommandProto\x12\r\n" +
 	"\tAM_RESYNC\x10\x01\x12\x0f\n" +
 	"\vAM_SHUTDOWN\x10\x02*N\n" +
 	"\x1aApplicationAccessTypeProto\x12\x16\n" +
 	"\x12APPACCESS_VIEW_APP\x10\x01\x12\x18\n" +
-	"\x14APPACCESS_MODIFY_APP\x10\x02*/\n" +
+	"\x14APPACCESS_MODIFY_APP\x10\x02*?\n" +
 	"\x0fQueueStateProto\x12\r\n" +
 	"\tQ_STOPPED\x10\x01\x12\r\n" +
-	"\tQ_RUNNING\x10\x02*H\n" +
+	"\tQ_RUNNING\x10\x02\x12\x0e\n" +
+	"\n" +
+	"Q_DRAINING\x10\x03*H\n" +
 	"\rQueueACLProto\x12\x1c\n" +
 	"\x18QACL_SUBMIT_APPLICATIONS\x10\x01\x12\x19\n" +
 	"\x15QACL_ADMINISTER_QUEUE\x10\x02*[\n" +
@@ -4289,7 +5591,27 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\aSUCCESS\x10\x00\x12\x14\n" +
 	"\aINVALID\x10\x98\xf8\xff\xff\xff\xff\xff\xff\xff\x01\x12\x14\n" +
 	"\aABORTED\x10\x9c\xff\xff\xff\xff\xff\xff\xff\xff\x01\x12\x19\n" +
-	"\fDISKS_FAILED\x10\x9b\xff\xff\xff\xff\xff\xff\xff\xff\x01B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\fDISKS_FAILED\x10\x9b\xff\xff\xff\xff\xff\xff\xff\xff\x01*#\n" +
+	"\x12ResourceTypesProto\x12\r\n" +
+	"\tCOUNTABLE\x10\x00*7\n" +
+	"\x12ExecutionTypeProto\x12\x0e\n" +
+	"\n" +
+	"GUARANTEED\x10\x01\x12\x11\n" +
+	"\rOPPORTUNISTIC\x10\x02*6\n" +
+	"\x12ContainerTypeProto\x12\x16\n" +
+	"\x12APPLICATION_MASTER\x10\x01\x12\b\n" +
+	"\x04TASK\x10\x02*\xa4\x01\n" +
+	"\x19LogAggregationStatusProto\x12\x10\n" +
+	"\fLOG_DISABLED\x10\x01\x12\x11\n" +
+	"\rLOG_NOT_START\x10\x02\x12\x0f\n" +
+	"\vLOG_RUNNING\x10\x03\x12\x11\n" +
+	"\rLOG_SUCCEEDED\x10\x04\x12\x0e\n" +
+	"\n" +
+	"LOG_FAILED\x10\x05\x12\x10\n" +
+	"\fLOG_TIME_OUT\x10\x06\x12\x1c\n" +
+	"\x18LOG_RUNNING_WITH_FAILURE\x10\a*7\n" +
+	"\x1bApplicationTimeoutTypeProto\x12\x18\n" +
+	"\x14APP_TIMEOUT_LIFETIME\x10\x01B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_protos_proto_rawDescOnce sync.Once
@@ -4303,8 +5625,8 @@ func file_yarn_yarn_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 18)
+var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_yarn_yarn_protos_proto_goTypes = []any{
 	(ContainerStateProto)(0),                      // 0: hadoop.yarn.ContainerStateProto
 	(YarnApplicationStateProto)(0),                // 1: hadoop.yarn.YarnApplicationStateProto
@@ -4319,136 +5641,169 @@ var file_yarn_yarn_protos_proto_goTypes = []any{
 	(QueueACLProto)(0),                            // 10: hadoop.yarn.QueueACLProto
 	(ReservationRequestInterpreterProto)(0),       // 11: hadoop.yarn.ReservationRequestInterpreterProto
 	(ContainerExitStatusProto)(0),                 // 12: hadoop.yarn.ContainerExitStatusProto
-	(*SerializedExceptionProto)(nil),              // 13: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationIdProto)(nil),                    // 14: hadoop.yarn.ApplicationIdProto
-	(*ApplicationAttemptIdProto)(nil),             // 15: hadoop.yarn.ApplicationAttemptIdProto
-	(*ContainerIdProto)(nil),                      // 16: hadoop.yarn.ContainerIdProto
-	(*ResourceProto)(nil),                         // 17: hadoop.yarn.ResourceProto
-	(*ResourceOptionProto)(nil),                   // 18: hadoop.yarn.ResourceOptionProto
-	(*NodeResourceMapProto)(nil),                  // 19: hadoop.yarn.NodeResourceMapProto
-	(*PriorityProto)(nil),                         // 20: hadoop.yarn.PriorityProto
-	(*ContainerProto)(nil),                        // 21: hadoop.yarn.ContainerProto
-	(*ContainerReportProto)(nil),                  // 22: hadoop.yarn.ContainerReportProto
-	(*URLProto)(nil),                              // 23: hadoop.yarn.URLProto
-	(*LocalResourceProto)(nil),                    // 24: hadoop.yarn.LocalResourceProto
-	(*ApplicationResourceUsageReportProto)(nil),   // 25: hadoop.yarn.ApplicationResourceUsageReportProto
-	(*ApplicationReportProto)(nil),                // 26: hadoop.yarn.ApplicationReportProto
-	(*ApplicationAttemptReportProto)(nil),         // 27: hadoop.yarn.ApplicationAttemptReportProto
-	(*NodeIdProto)(nil),                           // 28: hadoop.yarn.NodeIdProto
-	(*NodeReportProto)(nil),                       // 29: hadoop.yarn.NodeReportProto
-	(*NodeIdToLabelsProto)(nil),                   // 30: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                  // 31: hadoop.yarn.LabelsToNodeIdsProto
-	(*ResourceRequestProto)(nil),                  // 32: hadoop.yarn.ResourceRequestProto
-	(*PreemptionMessageProto)(nil),                // 33: hadoop.yarn.PreemptionMessageProto
-	(*StrictPreemptionContractProto)(nil),         // 34: hadoop.yarn.StrictPreemptionContractProto
-	(*PreemptionContractProto)(nil),               // 35: hadoop.yarn.PreemptionContractProto
-	(*PreemptionContainerProto)(nil),              // 36: hadoop.yarn.PreemptionContainerProto
-	(*PreemptionResourceRequestProto)(nil),        // 37: hadoop.yarn.PreemptionResourceRequestProto
-	(*ResourceBlacklistRequestProto)(nil),         // 38: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ApplicationSubmissionContextProto)(nil),     // 39: hadoop.yarn.ApplicationSubmissionContextProto
-	(*LogAggregationContextProto)(nil),            // 40: hadoop.yarn.LogAggregationContextProto
-	(*ApplicationACLMapProto)(nil),                // 41: hadoop.yarn.ApplicationACLMapProto
-	(*YarnClusterMetricsProto)(nil),               // 42: hadoop.yarn.YarnClusterMetricsProto
-	(*QueueInfoProto)(nil),                        // 43: hadoop.yarn.QueueInfoProto
-	(*QueueUserACLInfoProto)(nil),                 // 44: hadoop.yarn.QueueUserACLInfoProto
-	(*ReservationIdProto)(nil),                    // 45: hadoop.yarn.ReservationIdProto
-	(*ReservationRequestProto)(nil),               // 46: hadoop.yarn.ReservationRequestProto
-	(*ReservationRequestsProto)(nil),              // 47: hadoop.yarn.ReservationRequestsProto
-	(*ReservationDefinitionProto)(nil),            // 48: hadoop.yarn.ReservationDefinitionProto
-	(*ContainerLaunchContextProto)(nil),           // 49: hadoop.yarn.ContainerLaunchContextProto
-	(*ContainerStatusProto)(nil),                  // 50: hadoop.yarn.ContainerStatusProto
-	(*ContainerResourceIncreaseRequestProto)(nil), // 51: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(*ContainerResourceIncreaseProto)(nil),        // 52: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),        // 53: hadoop.yarn.ContainerResourceDecreaseProto
-	(*StringLocalResourceMapProto)(nil),           // 54: hadoop.yarn.StringLocalResourceMapProto
-	(*StringStringMapProto)(nil),                  // 55: hadoop.yarn.StringStringMapProto
-	(*StringBytesMapProto)(nil),                   // 56: hadoop.yarn.StringBytesMapProto
-	(*common.TokenProto)(nil),                     // 57: hadoop.common.TokenProto
+	(ResourceTypesProto)(0),                       // 13: hadoop.yarn.ResourceTypesProto
+	(ExecutionTypeProto)(0),                       // 14: hadoop.yarn.ExecutionTypeProto
+	(ContainerTypeProto)(0),                       // 15: hadoop.yarn.ContainerTypeProto
+	(LogAggregationStatusProto)(0),                // 16: hadoop.yarn.LogAggregationStatusProto
+	(ApplicationTimeoutTypeProto)(0),              // 17: hadoop.yarn.ApplicationTimeoutTypeProto
+	(*SerializedExceptionProto)(nil),              // 18: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationIdProto)(nil),                    // 19: hadoop.yarn.ApplicationIdProto
+	(*ApplicationAttemptIdProto)(nil),             // 20: hadoop.yarn.ApplicationAttemptIdProto
+	(*ContainerIdProto)(nil),                      // 21: hadoop.yarn.ContainerIdProto
+	(*ResourceProto)(nil),                         // 22: hadoop.yarn.ResourceProto
+	(*ResourceInformationProto)(nil),              // 23: hadoop.yarn.ResourceInformationProto
+	(*ResourceUtilizationProto)(nil),              // 24: hadoop.yarn.ResourceUtilizationProto
+	(*ExecutionTypeRequestProto)(nil),             // 25: hadoop.yarn.ExecutionTypeRequestProto
+	(*NodeLabelProto)(nil),                        // 26: hadoop.yarn.NodeLabelProto
+	(*ApplicationTimeoutMapProto)(nil),            // 27: hadoop.yarn.ApplicationTimeoutMapProto
+	(*AppTimeoutsMapProto)(nil),                   // 28: hadoop.yarn.AppTimeoutsMapProto
+	(*ApplicationTimeoutProto)(nil),               // 29: hadoop.yarn.ApplicationTimeoutProto
+	(*ResourceOptionProto)(nil),                   // 30: hadoop.yarn.ResourceOptionProto
+	(*NodeResourceMapProto)(nil),                  // 31: hadoop.yarn.NodeResourceMapProto
+	(*PriorityProto)(nil),                         // 32: hadoop.yarn.PriorityProto
+	(*ContainerProto)(nil),                        // 33: hadoop.yarn.ContainerProto
+	(*ContainerReportProto)(nil),                  // 34: hadoop.yarn.ContainerReportProto
+	(*URLProto)(nil),                              // 35: hadoop.yarn.URLProto
+	(*LocalResourceProto)(nil),                    // 36: hadoop.yarn.LocalResourceProto
+	(*ApplicationResourceUsageReportProto)(nil),   // 37: hadoop.yarn.ApplicationResourceUsageReportProto
+	(*ApplicationReportProto)(nil),                // 38: hadoop.yarn.ApplicationReportProto
+	(*ApplicationAttemptReportProto)(nil),         // 39: hadoop.yarn.ApplicationAttemptReportProto
+	(*NodeIdProto)(nil),                           // 40: hadoop.yarn.NodeIdProto
+	(*NodeReportProto)(nil),                       // 41: hadoop.yarn.NodeReportProto
+	(*NodeIdToLabelsProto)(nil),                   // 42: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                  // 43: hadoop.yarn.LabelsToNodeIdsProto
+	(*ResourceRequestProto)(nil),                  // 44: hadoop.yarn.ResourceRequestProto
+	(*PreemptionMessageProto)(nil),                // 45: hadoop.yarn.PreemptionMessageProto
+	(*StrictPreemptionContractProto)(nil),         // 46: hadoop.yarn.StrictPreemptionContractProto
+	(*PreemptionContractProto)(nil),               // 47: hadoop.yarn.PreemptionContractProto
+	(*PreemptionContainerProto)(nil),              // 48: hadoop.yarn.PreemptionContainerProto
+	(*PreemptionResourceRequestProto)(nil),        // 49: hadoop.yarn.PreemptionResourceRequestProto
+	(*ResourceBlacklistRequestProto)(nil),         // 50: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ApplicationSubmissionContextProto)(nil),     // 51: hadoop.yarn.ApplicationSubmissionContextProto
+	(*LogAggregationContextProto)(nil),            // 52: hadoop.yarn.LogAggregationContextProto
+	(*ApplicationACLMapProto)(nil),                // 53: hadoop.yarn.ApplicationACLMapProto
+	(*YarnClusterMetricsProto)(nil),               // 54: hadoop.yarn.YarnClusterMetricsProto
+	(*QueueInfoProto)(nil),                        // 55: hadoop.yarn.QueueInfoProto
+	(*QueueStatisticsProto)(nil),                  // 56: hadoop.yarn.QueueStatisticsProto
+	(*QueueUserACLInfoProto)(nil),                 // 57: hadoop.yarn.QueueUserACLInfoProto
+	(*ReservationIdProto)(nil),                    // 58: hadoop.yarn.ReservationIdProto
+	(*ReservationRequestProto)(nil),               // 59: hadoop.yarn.ReservationRequestProto
+	(*ReservationRequestsProto)(nil),              // 60: hadoop.yarn.ReservationRequestsProto
+	(*ReservationDefinitionProto)(nil),            // 61: hadoop.yarn.ReservationDefinitionProto
+	(*ContainerLaunchContextProto)(nil),           // 62: hadoop.yarn.ContainerLaunchContextProto
+	(*ContainerStatusProto)(nil),                  // 63: hadoop.yarn.ContainerStatusProto
+	(*ContainerResourceIncreaseRequestProto)(nil), // 64: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(*ContainerResourceIncreaseProto)(nil),        // 65: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),        // 66: hadoop.yarn.ContainerResourceDecreaseProto
+	(*StringLocalResourceMapProto)(nil),           // 67: hadoop.yarn.StringLocalResourceMapProto
+	(*StringStringMapProto)(nil),                  // 68: hadoop.yarn.StringStringMapProto
+	(*StringBytesMapProto)(nil),                   // 69: hadoop.yarn.StringBytesMapProto
+	(*common.TokenProto)(nil),                     // 70: hadoop.common.TokenProto
 }
 var file_yarn_yarn_protos_proto_depIdxs = []int32{
-	13, // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
-	14, // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	14, // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
-	15, // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	17, // 4: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
-	28, // 5: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	18, // 6: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
-	16, // 7: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	28, // 8: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	17, // 9: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
-	20, // 10: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
-	57, // 11: hadoop.yarn.ContainerProto.container_token:type_name -> hadoop.common.TokenProto
-	16, // 12: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	17, // 13: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
-	28, // 14: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	20, // 15: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	0,  // 16: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	23, // 17: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
-	5,  // 18: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
-	4,  // 19: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
-	17, // 20: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
-	17, // 21: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
-	17, // 22: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
-	14, // 23: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	57, // 24: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> hadoop.common.TokenProto
-	1,  // 25: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
-	3,  // 26: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	25, // 27: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
-	15, // 28: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	57, // 29: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> hadoop.common.TokenProto
-	15, // 30: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	2,  // 31: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
-	16, // 32: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
-	28, // 33: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	17, // 34: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
-	17, // 35: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
-	6,  // 36: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
-	28, // 37: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	28, // 38: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	20, // 39: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	17, // 40: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	34, // 41: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
-	35, // 42: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
-	36, // 43: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	37, // 44: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
-	36, // 45: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	16, // 46: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	32, // 47: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
-	14, // 48: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	20, // 49: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
-	49, // 50: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	17, // 51: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
-	40, // 52: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
-	45, // 53: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	32, // 54: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
-	8,  // 55: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
-	9,  // 56: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
-	43, // 57: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
-	26, // 58: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	10, // 59: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
-	17, // 60: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	46, // 61: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
-	11, // 62: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
-	47, // 63: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
-	54, // 64: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	56, // 65: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
-	55, // 66: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
-	41, // 67: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	16, // 68: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	0,  // 69: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
-	16, // 70: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	17, // 71: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	16, // 72: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	17, // 73: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	57, // 74: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> hadoop.common.TokenProto
-	16, // 75: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	17, // 76: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	24, // 77: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
-	78, // [78:78] is the sub-list for method output_type
-	78, // [78:78] is the sub-list for method input_type
-	78, // [78:78] is the sub-list for extension type_name
-	78, // [78:78] is the sub-list for extension extendee
-	0,  // [0:78] is the sub-list for field type_name
+	18, // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
+	19, // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	19, // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
+	20, // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	23, // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
+	13, // 5: hadoop.yarn.ResourceInformationProto.type:type_name -> hadoop.yarn.ResourceTypesProto
+	68, // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
+	14, // 7: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	17, // 8: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	17, // 9: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	29, // 10: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
+	17, // 11: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	22, // 12: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
+	40, // 13: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	30, // 14: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
+	21, // 15: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	40, // 16: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	22, // 17: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
+	32, // 18: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
+	70, // 19: hadoop.yarn.ContainerProto.container_token:type_name -> hadoop.common.TokenProto
+	14, // 20: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	21, // 21: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	22, // 22: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
+	40, // 23: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	32, // 24: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	0,  // 25: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	35, // 26: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
+	5,  // 27: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
+	4,  // 28: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
+	22, // 29: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
+	22, // 30: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
+	22, // 31: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
+	19, // 32: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	70, // 33: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> hadoop.common.TokenProto
+	1,  // 34: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
+	3,  // 35: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	37, // 36: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
+	20, // 37: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	70, // 38: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	16, // 39: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	32, // 40: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	28, // 41: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
+	20, // 42: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	2,  // 43: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
+	21, // 44: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
+	40, // 45: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	22, // 46: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
+	22, // 47: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
+	6,  // 48: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
+	24, // 49: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	24, // 50: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	40, // 51: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	40, // 52: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	32, // 53: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	22, // 54: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	25, // 55: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	46, // 56: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
+	47, // 57: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
+	48, // 58: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	49, // 59: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
+	48, // 60: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	21, // 61: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	44, // 62: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
+	19, // 63: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	32, // 64: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
+	62, // 65: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	22, // 66: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
+	52, // 67: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
+	58, // 68: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	44, // 69: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
+	27, // 70: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
+	8,  // 71: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
+	9,  // 72: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
+	55, // 73: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
+	38, // 74: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	56, // 75: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
+	10, // 76: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
+	22, // 77: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	59, // 78: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
+	11, // 79: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
+	60, // 80: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
+	67, // 81: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	69, // 82: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
+	68, // 83: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
+	53, // 84: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	21, // 85: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	0,  // 86: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
+	22, // 87: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
+	14, // 88: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	68, // 89: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
+	21, // 90: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	22, // 91: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	21, // 92: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	22, // 93: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	70, // 94: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> hadoop.common.TokenProto
+	21, // 95: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	22, // 96: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	36, // 97: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
+	98, // [98:98] is the sub-list for method output_type
+	98, // [98:98] is the sub-list for method input_type
+	98, // [98:98] is the sub-list for extension type_name
+	98, // [98:98] is the sub-list for extension extendee
+	0,  // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_protos_proto_init() }
@@ -4461,8 +5816,8 @@ func file_yarn_yarn_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_protos_proto_rawDesc), len(file_yarn_yarn_protos_proto_rawDesc)),
-			NumEnums:      13,
-			NumMessages:   44,
+			NumEnums:      18,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

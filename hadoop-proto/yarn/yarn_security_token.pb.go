@@ -167,13 +167,21 @@ type ContainerTokenIdentifierProto struct {
 	Priority              *PriorityProto              `protobuf:"bytes,8,opt,name=priority" json:"priority,omitempty"`
 	CreationTime          *int64                      `protobuf:"varint,9,opt,name=creationTime" json:"creationTime,omitempty"`
 	LogAggregationContext *LogAggregationContextProto `protobuf:"bytes,10,opt,name=logAggregationContext" json:"logAggregationContext,omitempty"`
+	NodeLabelExpression   *string                     `protobuf:"bytes,11,opt,name=nodeLabelExpression" json:"nodeLabelExpression,omitempty"`                                      // 2.8+
+	ContainerType         *ContainerTypeProto         `protobuf:"varint,12,opt,name=containerType,enum=hadoop.yarn.ContainerTypeProto" json:"containerType,omitempty"`             // 3.x
+	ExecutionType         *ExecutionTypeProto         `protobuf:"varint,13,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"`       // 3.x
+	Version               *int32                      `protobuf:"varint,14,opt,name=version,def=0" json:"version,omitempty"`                                                       // 3.x
+	AllocationRequestId   *int64                      `protobuf:"varint,15,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"` // 3.x
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
 
 // Default values for ContainerTokenIdentifierProto fields.
 const (
-	Default_ContainerTokenIdentifierProto_MasterKeyId = int32(-1)
+	Default_ContainerTokenIdentifierProto_MasterKeyId         = int32(-1)
+	Default_ContainerTokenIdentifierProto_ExecutionType       = ExecutionTypeProto_GUARANTEED
+	Default_ContainerTokenIdentifierProto_Version             = int32(0)
+	Default_ContainerTokenIdentifierProto_AllocationRequestId = int64(-1)
 )
 
 func (x *ContainerTokenIdentifierProto) Reset() {
@@ -274,6 +282,41 @@ func (x *ContainerTokenIdentifierProto) GetLogAggregationContext() *LogAggregati
 		return x.LogAggregationContext
 	}
 	return nil
+}
+
+func (x *ContainerTokenIdentifierProto) GetNodeLabelExpression() string {
+	if x != nil && x.NodeLabelExpression != nil {
+		return *x.NodeLabelExpression
+	}
+	return ""
+}
+
+func (x *ContainerTokenIdentifierProto) GetContainerType() ContainerTypeProto {
+	if x != nil && x.ContainerType != nil {
+		return *x.ContainerType
+	}
+	return ContainerTypeProto_APPLICATION_MASTER
+}
+
+func (x *ContainerTokenIdentifierProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return Default_ContainerTokenIdentifierProto_ExecutionType
+}
+
+func (x *ContainerTokenIdentifierProto) GetVersion() int32 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return Default_ContainerTokenIdentifierProto_Version
+}
+
+func (x *ContainerTokenIdentifierProto) GetAllocationRequestId() int64 {
+	if x != nil && x.AllocationRequestId != nil {
+		return *x.AllocationRequestId
+	}
+	return Default_ContainerTokenIdentifierProto_AllocationRequestId
 }
 
 type ClientToAMTokenIdentifierProto struct {
@@ -432,7 +475,7 @@ const file_yarn_yarn_security_token_proto_rawDesc = "" +
 	"\x05keyId\x18\x04 \x01(\x05:\x02-1R\x05keyId\"\x80\x01\n" +
 	"\x18AMRMTokenIdentifierProto\x12J\n" +
 	"\fappAttemptId\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x12\x18\n" +
-	"\x05keyId\x18\x02 \x01(\x05:\x02-1R\x05keyId\"\x8b\x04\n" +
+	"\x05keyId\x18\x02 \x01(\x05:\x02-1R\x05keyId\"\xac\x06\n" +
 	"\x1dContainerTokenIdentifierProto\x12?\n" +
 	"\vcontainerId\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12\x1e\n" +
 	"\n" +
@@ -446,7 +489,13 @@ const file_yarn_yarn_security_token_proto_rawDesc = "" +
 	"\bpriority\x18\b \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12\"\n" +
 	"\fcreationTime\x18\t \x01(\x03R\fcreationTime\x12]\n" +
 	"\x15logAggregationContext\x18\n" +
-	" \x01(\v2'.hadoop.yarn.LogAggregationContextProtoR\x15logAggregationContext\"\x8c\x01\n" +
+	" \x01(\v2'.hadoop.yarn.LogAggregationContextProtoR\x15logAggregationContext\x120\n" +
+	"\x13nodeLabelExpression\x18\v \x01(\tR\x13nodeLabelExpression\x12E\n" +
+	"\rcontainerType\x18\f \x01(\x0e2\x1f.hadoop.yarn.ContainerTypeProtoR\rcontainerType\x12Q\n" +
+	"\rexecutionType\x18\r \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
+	"GUARANTEEDR\rexecutionType\x12\x1b\n" +
+	"\aversion\x18\x0e \x01(\x05:\x010R\aversion\x126\n" +
+	"\x15allocation_request_id\x18\x0f \x01(\x03:\x02-1R\x13allocationRequestId\"\x8c\x01\n" +
 	"\x1eClientToAMTokenIdentifierProto\x12J\n" +
 	"\fappAttemptId\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x12\x1e\n" +
 	"\n" +
@@ -486,6 +535,8 @@ var file_yarn_yarn_security_token_proto_goTypes = []any{
 	(*ResourceProto)(nil),                      // 8: hadoop.yarn.ResourceProto
 	(*PriorityProto)(nil),                      // 9: hadoop.yarn.PriorityProto
 	(*LogAggregationContextProto)(nil),         // 10: hadoop.yarn.LogAggregationContextProto
+	(ContainerTypeProto)(0),                    // 11: hadoop.yarn.ContainerTypeProto
+	(ExecutionTypeProto)(0),                    // 12: hadoop.yarn.ExecutionTypeProto
 }
 var file_yarn_yarn_security_token_proto_depIdxs = []int32{
 	5,  // 0: hadoop.yarn.NMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
@@ -495,12 +546,14 @@ var file_yarn_yarn_security_token_proto_depIdxs = []int32{
 	8,  // 4: hadoop.yarn.ContainerTokenIdentifierProto.resource:type_name -> hadoop.yarn.ResourceProto
 	9,  // 5: hadoop.yarn.ContainerTokenIdentifierProto.priority:type_name -> hadoop.yarn.PriorityProto
 	10, // 6: hadoop.yarn.ContainerTokenIdentifierProto.logAggregationContext:type_name -> hadoop.yarn.LogAggregationContextProto
-	5,  // 7: hadoop.yarn.ClientToAMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	8,  // [8:8] is the sub-list for method output_type
-	8,  // [8:8] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	11, // 7: hadoop.yarn.ContainerTokenIdentifierProto.containerType:type_name -> hadoop.yarn.ContainerTypeProto
+	12, // 8: hadoop.yarn.ContainerTokenIdentifierProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	5,  // 9: hadoop.yarn.ClientToAMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_security_token_proto_init() }

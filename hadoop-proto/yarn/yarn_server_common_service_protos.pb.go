@@ -26,15 +26,20 @@ const (
 )
 
 type RegisterNodeManagerRequestProto struct {
-	state               protoimpl.MessageState    `protogen:"open.v1"`
-	NodeId              *NodeIdProto              `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
-	HttpPort            *int32                    `protobuf:"varint,3,opt,name=http_port,json=httpPort" json:"http_port,omitempty"`
-	Resource            *ResourceProto            `protobuf:"bytes,4,opt,name=resource" json:"resource,omitempty"`
-	NmVersion           *string                   `protobuf:"bytes,5,opt,name=nm_version,json=nmVersion" json:"nm_version,omitempty"`
-	ContainerStatuses   []*NMContainerStatusProto `protobuf:"bytes,6,rep,name=container_statuses,json=containerStatuses" json:"container_statuses,omitempty"`
-	RunningApplications []*ApplicationIdProto     `protobuf:"bytes,7,rep,name=runningApplications" json:"runningApplications,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	state                        protoimpl.MessageState       `protogen:"open.v1"`
+	NodeId                       *NodeIdProto                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
+	HttpPort                     *int32                       `protobuf:"varint,3,opt,name=http_port,json=httpPort" json:"http_port,omitempty"`
+	Resource                     *ResourceProto               `protobuf:"bytes,4,opt,name=resource" json:"resource,omitempty"`
+	NmVersion                    *string                      `protobuf:"bytes,5,opt,name=nm_version,json=nmVersion" json:"nm_version,omitempty"`
+	ContainerStatuses            []*NMContainerStatusProto    `protobuf:"bytes,6,rep,name=container_statuses,json=containerStatuses" json:"container_statuses,omitempty"`
+	RunningApplications          []*ApplicationIdProto        `protobuf:"bytes,7,rep,name=runningApplications" json:"runningApplications,omitempty"`
+	NodeLabels                   *NodeLabelsProto             `protobuf:"bytes,8,opt,name=nodeLabels" json:"nodeLabels,omitempty"`                                                                                // 2.8+
+	PhysicalResource             *ResourceProto               `protobuf:"bytes,9,opt,name=physicalResource" json:"physicalResource,omitempty"`                                                                    // 3.x
+	LogAggregationReportsForApps []*LogAggregationReportProto `protobuf:"bytes,10,rep,name=log_aggregation_reports_for_apps,json=logAggregationReportsForApps" json:"log_aggregation_reports_for_apps,omitempty"` // 3.x
+	// 11 nodeAttributes (3.2+) is not modelled; unknown fields are kept.
+	NodeStatus    *NodeStatusProto `protobuf:"bytes,12,opt,name=nodeStatus" json:"nodeStatus,omitempty"` // 3.x
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterNodeManagerRequestProto) Reset() {
@@ -109,21 +114,167 @@ func (x *RegisterNodeManagerRequestProto) GetRunningApplications() []*Applicatio
 	return nil
 }
 
-type RegisterNodeManagerResponseProto struct {
-	state                   protoimpl.MessageState `protogen:"open.v1"`
-	ContainerTokenMasterKey *MasterKeyProto        `protobuf:"bytes,1,opt,name=container_token_master_key,json=containerTokenMasterKey" json:"container_token_master_key,omitempty"`
-	NmTokenMasterKey        *MasterKeyProto        `protobuf:"bytes,2,opt,name=nm_token_master_key,json=nmTokenMasterKey" json:"nm_token_master_key,omitempty"`
-	NodeAction              *NodeActionProto       `protobuf:"varint,3,opt,name=nodeAction,enum=hadoop.yarn.NodeActionProto" json:"nodeAction,omitempty"`
-	RmIdentifier            *int64                 `protobuf:"varint,4,opt,name=rm_identifier,json=rmIdentifier" json:"rm_identifier,omitempty"`
-	DiagnosticsMessage      *string                `protobuf:"bytes,5,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
-	RmVersion               *string                `protobuf:"bytes,6,opt,name=rm_version,json=rmVersion" json:"rm_version,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+func (x *RegisterNodeManagerRequestProto) GetNodeLabels() *NodeLabelsProto {
+	if x != nil {
+		return x.NodeLabels
+	}
+	return nil
 }
+
+func (x *RegisterNodeManagerRequestProto) GetPhysicalResource() *ResourceProto {
+	if x != nil {
+		return x.PhysicalResource
+	}
+	return nil
+}
+
+func (x *RegisterNodeManagerRequestProto) GetLogAggregationReportsForApps() []*LogAggregationReportProto {
+	if x != nil {
+		return x.LogAggregationReportsForApps
+	}
+	return nil
+}
+
+func (x *RegisterNodeManagerRequestProto) GetNodeStatus() *NodeStatusProto {
+	if x != nil {
+		return x.NodeStatus
+	}
+	return nil
+}
+
+// 2.8+
+type NodeLabelsProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeLabels    []*NodeLabelProto      `protobuf:"bytes,1,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeLabelsProto) Reset() {
+	*x = NodeLabelsProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeLabelsProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeLabelsProto) ProtoMessage() {}
+
+func (x *NodeLabelsProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeLabelsProto.ProtoReflect.Descriptor instead.
+func (*NodeLabelsProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NodeLabelsProto) GetNodeLabels() []*NodeLabelProto {
+	if x != nil {
+		return x.NodeLabels
+	}
+	return nil
+}
+
+// 2.8+
+type LogAggregationReportProto struct {
+	state                protoimpl.MessageState     `protogen:"open.v1"`
+	ApplicationId        *ApplicationIdProto        `protobuf:"bytes,1,opt,name=application_id,json=applicationId" json:"application_id,omitempty"`
+	LogAggregationStatus *LogAggregationStatusProto `protobuf:"varint,2,opt,name=log_aggregation_status,json=logAggregationStatus,enum=hadoop.yarn.LogAggregationStatusProto" json:"log_aggregation_status,omitempty"`
+	Diagnostics          *string                    `protobuf:"bytes,3,opt,name=diagnostics,def=N/A" json:"diagnostics,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+// Default values for LogAggregationReportProto fields.
+const (
+	Default_LogAggregationReportProto_Diagnostics = string("N/A")
+)
+
+func (x *LogAggregationReportProto) Reset() {
+	*x = LogAggregationReportProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogAggregationReportProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogAggregationReportProto) ProtoMessage() {}
+
+func (x *LogAggregationReportProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogAggregationReportProto.ProtoReflect.Descriptor instead.
+func (*LogAggregationReportProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *LogAggregationReportProto) GetApplicationId() *ApplicationIdProto {
+	if x != nil {
+		return x.ApplicationId
+	}
+	return nil
+}
+
+func (x *LogAggregationReportProto) GetLogAggregationStatus() LogAggregationStatusProto {
+	if x != nil && x.LogAggregationStatus != nil {
+		return *x.LogAggregationStatus
+	}
+	return LogAggregationStatusProto_LOG_DISABLED
+}
+
+func (x *LogAggregationReportProto) GetDiagnostics() string {
+	if x != nil && x.Diagnostics != nil {
+		return *x.Diagnostics
+	}
+	return Default_LogAggregationReportProto_Diagnostics
+}
+
+type RegisterNodeManagerResponseProto struct {
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	ContainerTokenMasterKey   *MasterKeyProto        `protobuf:"bytes,1,opt,name=container_token_master_key,json=containerTokenMasterKey" json:"container_token_master_key,omitempty"`
+	NmTokenMasterKey          *MasterKeyProto        `protobuf:"bytes,2,opt,name=nm_token_master_key,json=nmTokenMasterKey" json:"nm_token_master_key,omitempty"`
+	NodeAction                *NodeActionProto       `protobuf:"varint,3,opt,name=nodeAction,enum=hadoop.yarn.NodeActionProto" json:"nodeAction,omitempty"`
+	RmIdentifier              *int64                 `protobuf:"varint,4,opt,name=rm_identifier,json=rmIdentifier" json:"rm_identifier,omitempty"`
+	DiagnosticsMessage        *string                `protobuf:"bytes,5,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
+	RmVersion                 *string                `protobuf:"bytes,6,opt,name=rm_version,json=rmVersion" json:"rm_version,omitempty"`
+	AreNodeLabelsAcceptedByRM *bool                  `protobuf:"varint,7,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"` // 2.8+
+	Resource                  *ResourceProto         `protobuf:"bytes,8,opt,name=resource" json:"resource,omitempty"`                                          // 2.8+
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+// Default values for RegisterNodeManagerResponseProto fields.
+const (
+	Default_RegisterNodeManagerResponseProto_AreNodeLabelsAcceptedByRM = bool(false)
+)
 
 func (x *RegisterNodeManagerResponseProto) Reset() {
 	*x = RegisterNodeManagerResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -135,7 +286,7 @@ func (x *RegisterNodeManagerResponseProto) String() string {
 func (*RegisterNodeManagerResponseProto) ProtoMessage() {}
 
 func (x *RegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -148,7 +299,7 @@ func (x *RegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterNodeManagerResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterNodeManagerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RegisterNodeManagerResponseProto) GetContainerTokenMasterKey() *MasterKeyProto {
@@ -193,18 +344,36 @@ func (x *RegisterNodeManagerResponseProto) GetRmVersion() string {
 	return ""
 }
 
+func (x *RegisterNodeManagerResponseProto) GetAreNodeLabelsAcceptedByRM() bool {
+	if x != nil && x.AreNodeLabelsAcceptedByRM != nil {
+		return *x.AreNodeLabelsAcceptedByRM
+	}
+	return Default_RegisterNodeManagerResponseProto_AreNodeLabelsAcceptedByRM
+}
+
+func (x *RegisterNodeManagerResponseProto) GetResource() *ResourceProto {
+	if x != nil {
+		return x.Resource
+	}
+	return nil
+}
+
 type NodeHeartbeatRequestProto struct {
-	state                            protoimpl.MessageState `protogen:"open.v1"`
-	NodeStatus                       *NodeStatusProto       `protobuf:"bytes,1,opt,name=node_status,json=nodeStatus" json:"node_status,omitempty"`
-	LastKnownContainerTokenMasterKey *MasterKeyProto        `protobuf:"bytes,2,opt,name=last_known_container_token_master_key,json=lastKnownContainerTokenMasterKey" json:"last_known_container_token_master_key,omitempty"`
-	LastKnownNmTokenMasterKey        *MasterKeyProto        `protobuf:"bytes,3,opt,name=last_known_nm_token_master_key,json=lastKnownNmTokenMasterKey" json:"last_known_nm_token_master_key,omitempty"`
-	unknownFields                    protoimpl.UnknownFields
-	sizeCache                        protoimpl.SizeCache
+	state                            protoimpl.MessageState       `protogen:"open.v1"`
+	NodeStatus                       *NodeStatusProto             `protobuf:"bytes,1,opt,name=node_status,json=nodeStatus" json:"node_status,omitempty"`
+	LastKnownContainerTokenMasterKey *MasterKeyProto              `protobuf:"bytes,2,opt,name=last_known_container_token_master_key,json=lastKnownContainerTokenMasterKey" json:"last_known_container_token_master_key,omitempty"`
+	LastKnownNmTokenMasterKey        *MasterKeyProto              `protobuf:"bytes,3,opt,name=last_known_nm_token_master_key,json=lastKnownNmTokenMasterKey" json:"last_known_nm_token_master_key,omitempty"`
+	NodeLabels                       *NodeLabelsProto             `protobuf:"bytes,4,opt,name=nodeLabels" json:"nodeLabels,omitempty"`                                                                               // 2.8+
+	LogAggregationReportsForApps     []*LogAggregationReportProto `protobuf:"bytes,5,rep,name=log_aggregation_reports_for_apps,json=logAggregationReportsForApps" json:"log_aggregation_reports_for_apps,omitempty"` // 2.8+
+	// 6 registering_collectors and 7 nodeAttributes (3.x) are not modelled.
+	TokenSequenceNo *int64 `protobuf:"varint,8,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"` // 3.x
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *NodeHeartbeatRequestProto) Reset() {
 	*x = NodeHeartbeatRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -216,7 +385,7 @@ func (x *NodeHeartbeatRequestProto) String() string {
 func (*NodeHeartbeatRequestProto) ProtoMessage() {}
 
 func (x *NodeHeartbeatRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -229,7 +398,7 @@ func (x *NodeHeartbeatRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHeartbeatRequestProto.ProtoReflect.Descriptor instead.
 func (*NodeHeartbeatRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *NodeHeartbeatRequestProto) GetNodeStatus() *NodeStatusProto {
@@ -253,6 +422,27 @@ func (x *NodeHeartbeatRequestProto) GetLastKnownNmTokenMasterKey() *MasterKeyPro
 	return nil
 }
 
+func (x *NodeHeartbeatRequestProto) GetNodeLabels() *NodeLabelsProto {
+	if x != nil {
+		return x.NodeLabels
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatRequestProto) GetLogAggregationReportsForApps() []*LogAggregationReportProto {
+	if x != nil {
+		return x.LogAggregationReportsForApps
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatRequestProto) GetTokenSequenceNo() int64 {
+	if x != nil && x.TokenSequenceNo != nil {
+		return *x.TokenSequenceNo
+	}
+	return 0
+}
+
 type NodeHeartbeatResponseProto struct {
 	state                       protoimpl.MessageState           `protogen:"open.v1"`
 	ResponseId                  *int32                           `protobuf:"varint,1,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
@@ -265,13 +455,24 @@ type NodeHeartbeatResponseProto struct {
 	DiagnosticsMessage          *string                          `protobuf:"bytes,8,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
 	ContainersToBeRemovedFromNm []*ContainerIdProto              `protobuf:"bytes,9,rep,name=containers_to_be_removed_from_nm,json=containersToBeRemovedFromNm" json:"containers_to_be_removed_from_nm,omitempty"`
 	SystemCredentialsForApps    []*SystemCredentialsForAppsProto `protobuf:"bytes,10,rep,name=system_credentials_for_apps,json=systemCredentialsForApps" json:"system_credentials_for_apps,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	AreNodeLabelsAcceptedByRM   *bool                            `protobuf:"varint,11,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`              // 2.8+
+	ContainersToDecrease        []*ContainerProto                `protobuf:"bytes,12,rep,name=containers_to_decrease,json=containersToDecrease" json:"containers_to_decrease,omitempty"` // 2.8+
+	// 13 containers_to_signal, 15 container_queuing_limit, 16 app_collectors (3.x) are not modelled.
+	Resource           *ResourceProto    `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                 // 2.8+
+	ContainersToUpdate []*ContainerProto `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"` // 3.x
+	TokenSequenceNo    *int64            `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                  // 3.x
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
+
+// Default values for NodeHeartbeatResponseProto fields.
+const (
+	Default_NodeHeartbeatResponseProto_AreNodeLabelsAcceptedByRM = bool(false)
+)
 
 func (x *NodeHeartbeatResponseProto) Reset() {
 	*x = NodeHeartbeatResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -283,7 +484,7 @@ func (x *NodeHeartbeatResponseProto) String() string {
 func (*NodeHeartbeatResponseProto) ProtoMessage() {}
 
 func (x *NodeHeartbeatResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -296,7 +497,7 @@ func (x *NodeHeartbeatResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHeartbeatResponseProto.ProtoReflect.Descriptor instead.
 func (*NodeHeartbeatResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *NodeHeartbeatResponseProto) GetResponseId() int32 {
@@ -369,6 +570,41 @@ func (x *NodeHeartbeatResponseProto) GetSystemCredentialsForApps() []*SystemCred
 	return nil
 }
 
+func (x *NodeHeartbeatResponseProto) GetAreNodeLabelsAcceptedByRM() bool {
+	if x != nil && x.AreNodeLabelsAcceptedByRM != nil {
+		return *x.AreNodeLabelsAcceptedByRM
+	}
+	return Default_NodeHeartbeatResponseProto_AreNodeLabelsAcceptedByRM
+}
+
+func (x *NodeHeartbeatResponseProto) GetContainersToDecrease() []*ContainerProto {
+	if x != nil {
+		return x.ContainersToDecrease
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatResponseProto) GetResource() *ResourceProto {
+	if x != nil {
+		return x.Resource
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatResponseProto) GetContainersToUpdate() []*ContainerProto {
+	if x != nil {
+		return x.ContainersToUpdate
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatResponseProto) GetTokenSequenceNo() int64 {
+	if x != nil && x.TokenSequenceNo != nil {
+		return *x.TokenSequenceNo
+	}
+	return 0
+}
+
 type SystemCredentialsForAppsProto struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	AppId             *ApplicationIdProto    `protobuf:"bytes,1,opt,name=appId" json:"appId,omitempty"`
@@ -379,7 +615,7 @@ type SystemCredentialsForAppsProto struct {
 
 func (x *SystemCredentialsForAppsProto) Reset() {
 	*x = SystemCredentialsForAppsProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +627,7 @@ func (x *SystemCredentialsForAppsProto) String() string {
 func (*SystemCredentialsForAppsProto) ProtoMessage() {}
 
 func (x *SystemCredentialsForAppsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +640,7 @@ func (x *SystemCredentialsForAppsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemCredentialsForAppsProto.ProtoReflect.Descriptor instead.
 func (*SystemCredentialsForAppsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SystemCredentialsForAppsProto) GetAppId() *ApplicationIdProto {
@@ -430,18 +666,25 @@ type NMContainerStatusProto struct {
 	Diagnostics         *string                `protobuf:"bytes,5,opt,name=diagnostics,def=N/A" json:"diagnostics,omitempty"`
 	ContainerExitStatus *int32                 `protobuf:"varint,6,opt,name=container_exit_status,json=containerExitStatus" json:"container_exit_status,omitempty"`
 	CreationTime        *int64                 `protobuf:"varint,7,opt,name=creation_time,json=creationTime" json:"creation_time,omitempty"`
+	NodeLabelExpression *string                `protobuf:"bytes,8,opt,name=nodeLabelExpression" json:"nodeLabelExpression,omitempty"`                                       // 2.8+
+	Version             *int32                 `protobuf:"varint,9,opt,name=version" json:"version,omitempty"`                                                              // 3.x
+	ExecutionType       *ExecutionTypeProto    `protobuf:"varint,10,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"`       // 3.x
+	AllocationRequestId *int64                 `protobuf:"varint,11,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"` // 3.x
+	AllocationTags      []string               `protobuf:"bytes,12,rep,name=allocation_tags,json=allocationTags" json:"allocation_tags,omitempty"`                          // 3.x
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
 
 // Default values for NMContainerStatusProto fields.
 const (
-	Default_NMContainerStatusProto_Diagnostics = string("N/A")
+	Default_NMContainerStatusProto_Diagnostics         = string("N/A")
+	Default_NMContainerStatusProto_ExecutionType       = ExecutionTypeProto_GUARANTEED
+	Default_NMContainerStatusProto_AllocationRequestId = int64(-1)
 )
 
 func (x *NMContainerStatusProto) Reset() {
 	*x = NMContainerStatusProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +696,7 @@ func (x *NMContainerStatusProto) String() string {
 func (*NMContainerStatusProto) ProtoMessage() {}
 
 func (x *NMContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +709,7 @@ func (x *NMContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*NMContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NMContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -518,6 +761,41 @@ func (x *NMContainerStatusProto) GetCreationTime() int64 {
 	return 0
 }
 
+func (x *NMContainerStatusProto) GetNodeLabelExpression() string {
+	if x != nil && x.NodeLabelExpression != nil {
+		return *x.NodeLabelExpression
+	}
+	return ""
+}
+
+func (x *NMContainerStatusProto) GetVersion() int32 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return 0
+}
+
+func (x *NMContainerStatusProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return Default_NMContainerStatusProto_ExecutionType
+}
+
+func (x *NMContainerStatusProto) GetAllocationRequestId() int64 {
+	if x != nil && x.AllocationRequestId != nil {
+		return *x.AllocationRequestId
+	}
+	return Default_NMContainerStatusProto_AllocationRequestId
+}
+
+func (x *NMContainerStatusProto) GetAllocationTags() []string {
+	if x != nil {
+		return x.AllocationTags
+	}
+	return nil
+}
+
 type SCMUploaderNotifyRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ResourceKey   *string                `protobuf:"bytes,1,opt,name=resource_key,json=resourceKey" json:"resource_key,omitempty"`
@@ -528,7 +806,7 @@ type SCMUploaderNotifyRequestProto struct {
 
 func (x *SCMUploaderNotifyRequestProto) Reset() {
 	*x = SCMUploaderNotifyRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +818,7 @@ func (x *SCMUploaderNotifyRequestProto) String() string {
 func (*SCMUploaderNotifyRequestProto) ProtoMessage() {}
 
 func (x *SCMUploaderNotifyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +831,7 @@ func (x *SCMUploaderNotifyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderNotifyRequestProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderNotifyRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SCMUploaderNotifyRequestProto) GetResourceKey() string {
@@ -579,7 +857,7 @@ type SCMUploaderNotifyResponseProto struct {
 
 func (x *SCMUploaderNotifyResponseProto) Reset() {
 	*x = SCMUploaderNotifyResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +869,7 @@ func (x *SCMUploaderNotifyResponseProto) String() string {
 func (*SCMUploaderNotifyResponseProto) ProtoMessage() {}
 
 func (x *SCMUploaderNotifyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +882,7 @@ func (x *SCMUploaderNotifyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderNotifyResponseProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderNotifyResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SCMUploaderNotifyResponseProto) GetAccepted() bool {
@@ -623,7 +901,7 @@ type SCMUploaderCanUploadRequestProto struct {
 
 func (x *SCMUploaderCanUploadRequestProto) Reset() {
 	*x = SCMUploaderCanUploadRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +913,7 @@ func (x *SCMUploaderCanUploadRequestProto) String() string {
 func (*SCMUploaderCanUploadRequestProto) ProtoMessage() {}
 
 func (x *SCMUploaderCanUploadRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +926,7 @@ func (x *SCMUploaderCanUploadRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderCanUploadRequestProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderCanUploadRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SCMUploaderCanUploadRequestProto) GetResourceKey() string {
@@ -667,7 +945,7 @@ type SCMUploaderCanUploadResponseProto struct {
 
 func (x *SCMUploaderCanUploadResponseProto) Reset() {
 	*x = SCMUploaderCanUploadResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +957,7 @@ func (x *SCMUploaderCanUploadResponseProto) String() string {
 func (*SCMUploaderCanUploadResponseProto) ProtoMessage() {}
 
 func (x *SCMUploaderCanUploadResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +970,7 @@ func (x *SCMUploaderCanUploadResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SCMUploaderCanUploadResponseProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderCanUploadResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SCMUploaderCanUploadResponseProto) GetUploadable() bool {
@@ -706,7 +984,7 @@ var File_yarn_yarn_server_common_service_protos_proto protoreflect.FileDescripto
 
 const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
-	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\"\xef\x02\n" +
+	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\"\xa3\x05\n" +
 	"\x1fRegisterNodeManagerRequestProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1b\n" +
 	"\thttp_port\x18\x03 \x01(\x05R\bhttpPort\x126\n" +
@@ -714,7 +992,24 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"nm_version\x18\x05 \x01(\tR\tnmVersion\x12R\n" +
 	"\x12container_statuses\x18\x06 \x03(\v2#.hadoop.yarn.NMContainerStatusProtoR\x11containerStatuses\x12Q\n" +
-	"\x13runningApplications\x18\a \x03(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x13runningApplications\"\xfb\x02\n" +
+	"\x13runningApplications\x18\a \x03(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x13runningApplications\x12<\n" +
+	"\n" +
+	"nodeLabels\x18\b \x01(\v2\x1c.hadoop.yarn.NodeLabelsProtoR\n" +
+	"nodeLabels\x12F\n" +
+	"\x10physicalResource\x18\t \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x10physicalResource\x12n\n" +
+	" log_aggregation_reports_for_apps\x18\n" +
+	" \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12<\n" +
+	"\n" +
+	"nodeStatus\x18\f \x01(\v2\x1c.hadoop.yarn.NodeStatusProtoR\n" +
+	"nodeStatus\"N\n" +
+	"\x0fNodeLabelsProto\x12;\n" +
+	"\n" +
+	"nodeLabels\x18\x01 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
+	"nodeLabels\"\xe8\x01\n" +
+	"\x19LogAggregationReportProto\x12F\n" +
+	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12\\\n" +
+	"\x16log_aggregation_status\x18\x02 \x01(\x0e2&.hadoop.yarn.LogAggregationStatusProtoR\x14logAggregationStatus\x12%\n" +
+	"\vdiagnostics\x18\x03 \x01(\t:\x03N/AR\vdiagnostics\"\xf8\x03\n" +
 	" RegisterNodeManagerResponseProto\x12X\n" +
 	"\x1acontainer_token_master_key\x18\x01 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR\x17containerTokenMasterKey\x12J\n" +
 	"\x13nm_token_master_key\x18\x02 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR\x10nmTokenMasterKey\x12<\n" +
@@ -724,12 +1019,19 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\rrm_identifier\x18\x04 \x01(\x03R\frmIdentifier\x12/\n" +
 	"\x13diagnostics_message\x18\x05 \x01(\tR\x12diagnosticsMessage\x12\x1d\n" +
 	"\n" +
-	"rm_version\x18\x06 \x01(\tR\trmVersion\"\xa8\x02\n" +
+	"rm_version\x18\x06 \x01(\tR\trmVersion\x12C\n" +
+	"\x19areNodeLabelsAcceptedByRM\x18\a \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x126\n" +
+	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\x80\x04\n" +
 	"\x19NodeHeartbeatRequestProto\x12=\n" +
 	"\vnode_status\x18\x01 \x01(\v2\x1c.hadoop.yarn.NodeStatusProtoR\n" +
 	"nodeStatus\x12l\n" +
 	"%last_known_container_token_master_key\x18\x02 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR lastKnownContainerTokenMasterKey\x12^\n" +
-	"\x1elast_known_nm_token_master_key\x18\x03 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR\x19lastKnownNmTokenMasterKey\"\x85\x06\n" +
+	"\x1elast_known_nm_token_master_key\x18\x03 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR\x19lastKnownNmTokenMasterKey\x12<\n" +
+	"\n" +
+	"nodeLabels\x18\x04 \x01(\v2\x1c.hadoop.yarn.NodeLabelsProtoR\n" +
+	"nodeLabels\x12n\n" +
+	" log_aggregation_reports_for_apps\x18\x05 \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12(\n" +
+	"\x0ftokenSequenceNo\x18\b \x01(\x03R\x0ftokenSequenceNo\"\xce\b\n" +
 	"\x1aNodeHeartbeatResponseProto\x12\x1f\n" +
 	"\vresponse_id\x18\x01 \x01(\x05R\n" +
 	"responseId\x12X\n" +
@@ -744,10 +1046,15 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\x13diagnostics_message\x18\b \x01(\tR\x12diagnosticsMessage\x12d\n" +
 	" containers_to_be_removed_from_nm\x18\t \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x1bcontainersToBeRemovedFromNm\x12i\n" +
 	"\x1bsystem_credentials_for_apps\x18\n" +
-	" \x03(\v2*.hadoop.yarn.SystemCredentialsForAppsProtoR\x18systemCredentialsForApps\"\x84\x01\n" +
+	" \x03(\v2*.hadoop.yarn.SystemCredentialsForAppsProtoR\x18systemCredentialsForApps\x12C\n" +
+	"\x19areNodeLabelsAcceptedByRM\x18\v \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x12Q\n" +
+	"\x16containers_to_decrease\x18\f \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x14containersToDecrease\x126\n" +
+	"\bresource\x18\x0e \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x12M\n" +
+	"\x14containers_to_update\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x12containersToUpdate\x12(\n" +
+	"\x0ftokenSequenceNo\x18\x13 \x01(\x03R\x0ftokenSequenceNo\"\x84\x01\n" +
 	"\x1dSystemCredentialsForAppsProto\x125\n" +
 	"\x05appId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x05appId\x12,\n" +
-	"\x11credentialsForApp\x18\x02 \x01(\fR\x11credentialsForApp\"\x95\x03\n" +
+	"\x11credentialsForApp\x18\x02 \x01(\fR\x11credentialsForApp\"\x95\x05\n" +
 	"\x16NMContainerStatusProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12I\n" +
 	"\x0fcontainer_state\x18\x02 \x01(\x0e2 .hadoop.yarn.ContainerStateProtoR\x0econtainerState\x126\n" +
@@ -755,7 +1062,14 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\bpriority\x18\x04 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12%\n" +
 	"\vdiagnostics\x18\x05 \x01(\t:\x03N/AR\vdiagnostics\x122\n" +
 	"\x15container_exit_status\x18\x06 \x01(\x05R\x13containerExitStatus\x12#\n" +
-	"\rcreation_time\x18\a \x01(\x03R\fcreationTime\"^\n" +
+	"\rcreation_time\x18\a \x01(\x03R\fcreationTime\x120\n" +
+	"\x13nodeLabelExpression\x18\b \x01(\tR\x13nodeLabelExpression\x12\x18\n" +
+	"\aversion\x18\t \x01(\x05R\aversion\x12Q\n" +
+	"\rexecutionType\x18\n" +
+	" \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
+	"GUARANTEEDR\rexecutionType\x126\n" +
+	"\x15allocation_request_id\x18\v \x01(\x03:\x02-1R\x13allocationRequestId\x12'\n" +
+	"\x0fallocation_tags\x18\f \x03(\tR\x0eallocationTags\"^\n" +
 	"\x1dSCMUploaderNotifyRequestProto\x12!\n" +
 	"\fresource_key\x18\x01 \x01(\tR\vresourceKey\x12\x1a\n" +
 	"\bfilename\x18\x02 \x01(\tR\bfilename\"<\n" +
@@ -780,56 +1094,76 @@ func file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_server_common_service_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_yarn_yarn_server_common_service_protos_proto_goTypes = []any{
 	(*RegisterNodeManagerRequestProto)(nil),   // 0: hadoop.yarn.RegisterNodeManagerRequestProto
-	(*RegisterNodeManagerResponseProto)(nil),  // 1: hadoop.yarn.RegisterNodeManagerResponseProto
-	(*NodeHeartbeatRequestProto)(nil),         // 2: hadoop.yarn.NodeHeartbeatRequestProto
-	(*NodeHeartbeatResponseProto)(nil),        // 3: hadoop.yarn.NodeHeartbeatResponseProto
-	(*SystemCredentialsForAppsProto)(nil),     // 4: hadoop.yarn.SystemCredentialsForAppsProto
-	(*NMContainerStatusProto)(nil),            // 5: hadoop.yarn.NMContainerStatusProto
-	(*SCMUploaderNotifyRequestProto)(nil),     // 6: hadoop.yarn.SCMUploaderNotifyRequestProto
-	(*SCMUploaderNotifyResponseProto)(nil),    // 7: hadoop.yarn.SCMUploaderNotifyResponseProto
-	(*SCMUploaderCanUploadRequestProto)(nil),  // 8: hadoop.yarn.SCMUploaderCanUploadRequestProto
-	(*SCMUploaderCanUploadResponseProto)(nil), // 9: hadoop.yarn.SCMUploaderCanUploadResponseProto
-	(*NodeIdProto)(nil),                       // 10: hadoop.yarn.NodeIdProto
-	(*ResourceProto)(nil),                     // 11: hadoop.yarn.ResourceProto
-	(*ApplicationIdProto)(nil),                // 12: hadoop.yarn.ApplicationIdProto
-	(*MasterKeyProto)(nil),                    // 13: hadoop.yarn.MasterKeyProto
-	(NodeActionProto)(0),                      // 14: hadoop.yarn.NodeActionProto
+	(*NodeLabelsProto)(nil),                   // 1: hadoop.yarn.NodeLabelsProto
+	(*LogAggregationReportProto)(nil),         // 2: hadoop.yarn.LogAggregationReportProto
+	(*RegisterNodeManagerResponseProto)(nil),  // 3: hadoop.yarn.RegisterNodeManagerResponseProto
+	(*NodeHeartbeatRequestProto)(nil),         // 4: hadoop.yarn.NodeHeartbeatRequestProto
+	(*NodeHeartbeatResponseProto)(nil),        // 5: hadoop.yarn.NodeHeartbeatResponseProto
+	(*SystemCredentialsForAppsProto)(nil),     // 6: hadoop.yarn.SystemCredentialsForAppsProto
+	(*NMContainerStatusProto)(nil),            // 7: hadoop.yarn.NMContainerStatusProto
+	(*SCMUploaderNotifyRequestProto)(nil),     // 8: hadoop.yarn.SCMUploaderNotifyRequestProto
+	(*SCMUploaderNotifyResponseProto)(nil),    // 9: hadoop.yarn.SCMUploaderNotifyResponseProto
+	(*SCMUploaderCanUploadRequestProto)(nil),  // 10: hadoop.yarn.SCMUploaderCanUploadRequestProto
+	(*SCMUploaderCanUploadResponseProto)(nil), // 11: hadoop.yarn.SCMUploaderCanUploadResponseProto
+	(*NodeIdProto)(nil),                       // 12: hadoop.yarn.NodeIdProto
+	(*ResourceProto)(nil),                     // 13: hadoop.yarn.ResourceProto
+	(*ApplicationIdProto)(nil),                // 14: hadoop.yarn.ApplicationIdProto
 	(*NodeStatusProto)(nil),                   // 15: hadoop.yarn.NodeStatusProto
-	(*ContainerIdProto)(nil),                  // 16: hadoop.yarn.ContainerIdProto
-	(ContainerStateProto)(0),                  // 17: hadoop.yarn.ContainerStateProto
-	(*PriorityProto)(nil),                     // 18: hadoop.yarn.PriorityProto
+	(*NodeLabelProto)(nil),                    // 16: hadoop.yarn.NodeLabelProto
+	(LogAggregationStatusProto)(0),            // 17: hadoop.yarn.LogAggregationStatusProto
+	(*MasterKeyProto)(nil),                    // 18: hadoop.yarn.MasterKeyProto
+	(NodeActionProto)(0),                      // 19: hadoop.yarn.NodeActionProto
+	(*ContainerIdProto)(nil),                  // 20: hadoop.yarn.ContainerIdProto
+	(*ContainerProto)(nil),                    // 21: hadoop.yarn.ContainerProto
+	(ContainerStateProto)(0),                  // 22: hadoop.yarn.ContainerStateProto
+	(*PriorityProto)(nil),                     // 23: hadoop.yarn.PriorityProto
+	(ExecutionTypeProto)(0),                   // 24: hadoop.yarn.ExecutionTypeProto
 }
 var file_yarn_yarn_server_common_service_protos_proto_depIdxs = []int32{
-	10, // 0: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	11, // 1: hadoop.yarn.RegisterNodeManagerRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
-	5,  // 2: hadoop.yarn.RegisterNodeManagerRequestProto.container_statuses:type_name -> hadoop.yarn.NMContainerStatusProto
-	12, // 3: hadoop.yarn.RegisterNodeManagerRequestProto.runningApplications:type_name -> hadoop.yarn.ApplicationIdProto
-	13, // 4: hadoop.yarn.RegisterNodeManagerResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	13, // 5: hadoop.yarn.RegisterNodeManagerResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	14, // 6: hadoop.yarn.RegisterNodeManagerResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	15, // 7: hadoop.yarn.NodeHeartbeatRequestProto.node_status:type_name -> hadoop.yarn.NodeStatusProto
-	13, // 8: hadoop.yarn.NodeHeartbeatRequestProto.last_known_container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	13, // 9: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	13, // 10: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	13, // 11: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	14, // 12: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	16, // 13: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
-	12, // 14: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
-	16, // 15: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
-	4,  // 16: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
-	12, // 17: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
-	16, // 18: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	17, // 19: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	11, // 20: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
-	18, // 21: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	12, // 0: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	13, // 1: hadoop.yarn.RegisterNodeManagerRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
+	7,  // 2: hadoop.yarn.RegisterNodeManagerRequestProto.container_statuses:type_name -> hadoop.yarn.NMContainerStatusProto
+	14, // 3: hadoop.yarn.RegisterNodeManagerRequestProto.runningApplications:type_name -> hadoop.yarn.ApplicationIdProto
+	1,  // 4: hadoop.yarn.RegisterNodeManagerRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
+	13, // 5: hadoop.yarn.RegisterNodeManagerRequestProto.physicalResource:type_name -> hadoop.yarn.ResourceProto
+	2,  // 6: hadoop.yarn.RegisterNodeManagerRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
+	15, // 7: hadoop.yarn.RegisterNodeManagerRequestProto.nodeStatus:type_name -> hadoop.yarn.NodeStatusProto
+	16, // 8: hadoop.yarn.NodeLabelsProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	14, // 9: hadoop.yarn.LogAggregationReportProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	17, // 10: hadoop.yarn.LogAggregationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	18, // 11: hadoop.yarn.RegisterNodeManagerResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	18, // 12: hadoop.yarn.RegisterNodeManagerResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	19, // 13: hadoop.yarn.RegisterNodeManagerResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	13, // 14: hadoop.yarn.RegisterNodeManagerResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	15, // 15: hadoop.yarn.NodeHeartbeatRequestProto.node_status:type_name -> hadoop.yarn.NodeStatusProto
+	18, // 16: hadoop.yarn.NodeHeartbeatRequestProto.last_known_container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	18, // 17: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	1,  // 18: hadoop.yarn.NodeHeartbeatRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
+	2,  // 19: hadoop.yarn.NodeHeartbeatRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
+	18, // 20: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	18, // 21: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	19, // 22: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	20, // 23: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
+	14, // 24: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
+	20, // 25: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
+	6,  // 26: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
+	21, // 27: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
+	13, // 28: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	21, // 29: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
+	14, // 30: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
+	20, // 31: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	22, // 32: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	13, // 33: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
+	23, // 34: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
+	24, // 35: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_common_service_protos_proto_init() }
@@ -845,7 +1179,7 @@ func file_yarn_yarn_server_common_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_yarn_server_common_service_protos_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -141,6 +141,69 @@ func (ApplicationsRequestScopeProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{1}
 }
 
+// 3.x container updates.
+type ContainerUpdateTypeProto int32
+
+const (
+	ContainerUpdateTypeProto_INCREASE_RESOURCE      ContainerUpdateTypeProto = 0
+	ContainerUpdateTypeProto_DECREASE_RESOURCE      ContainerUpdateTypeProto = 1
+	ContainerUpdateTypeProto_PROMOTE_EXECUTION_TYPE ContainerUpdateTypeProto = 2
+	ContainerUpdateTypeProto_DEMOTE_EXECUTION_TYPE  ContainerUpdateTypeProto = 3
+)
+
+// Enum value maps for ContainerUpdateTypeProto.
+var (
+	ContainerUpdateTypeProto_name = map[int32]string{
+		0: "INCREASE_RESOURCE",
+		1: "DECREASE_RESOURCE",
+		2: "PROMOTE_EXECUTION_TYPE",
+		3: "DEMOTE_EXECUTION_TYPE",
+	}
+	ContainerUpdateTypeProto_value = map[string]int32{
+		"INCREASE_RESOURCE":      0,
+		"DECREASE_RESOURCE":      1,
+		"PROMOTE_EXECUTION_TYPE": 2,
+		"DEMOTE_EXECUTION_TYPE":  3,
+	}
+)
+
+func (x ContainerUpdateTypeProto) Enum() *ContainerUpdateTypeProto {
+	p := new(ContainerUpdateTypeProto)
+	*p = x
+	return p
+}
+
+func (x ContainerUpdateTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContainerUpdateTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_service_protos_proto_enumTypes[2].Descriptor()
+}
+
+func (ContainerUpdateTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_service_protos_proto_enumTypes[2]
+}
+
+func (x ContainerUpdateTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ContainerUpdateTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ContainerUpdateTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use ContainerUpdateTypeProto.Descriptor instead.
+func (ContainerUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{2}
+}
+
 type RegisterApplicationMasterRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Host          *string                `protobuf:"bytes,1,opt,name=host" json:"host,omitempty"`
@@ -409,7 +472,8 @@ type AllocateRequestProto struct {
 	BlacklistRequest *ResourceBlacklistRequestProto           `protobuf:"bytes,3,opt,name=blacklist_request,json=blacklistRequest" json:"blacklist_request,omitempty"`
 	ResponseId       *int32                                   `protobuf:"varint,4,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
 	Progress         *float32                                 `protobuf:"fixed32,5,opt,name=progress" json:"progress,omitempty"`
-	IncreaseRequest  []*ContainerResourceIncreaseRequestProto `protobuf:"bytes,6,rep,name=increase_request,json=increaseRequest" json:"increase_request,omitempty"`
+	IncreaseRequest  []*ContainerResourceIncreaseRequestProto `protobuf:"bytes,6,rep,name=increase_request,json=increaseRequest" json:"increase_request,omitempty"` // 2.7 only
+	UpdateRequests   []*UpdateContainerRequestProto           `protobuf:"bytes,7,rep,name=update_requests,json=updateRequests" json:"update_requests,omitempty"`    // 3.x
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -486,6 +550,254 @@ func (x *AllocateRequestProto) GetIncreaseRequest() []*ContainerResourceIncrease
 	return nil
 }
 
+func (x *AllocateRequestProto) GetUpdateRequests() []*UpdateContainerRequestProto {
+	if x != nil {
+		return x.UpdateRequests
+	}
+	return nil
+}
+
+type UpdateContainerRequestProto struct {
+	state            protoimpl.MessageState    `protogen:"open.v1"`
+	ContainerVersion *int32                    `protobuf:"varint,1,req,name=container_version,json=containerVersion" json:"container_version,omitempty"`
+	ContainerId      *ContainerIdProto         `protobuf:"bytes,2,req,name=container_id,json=containerId" json:"container_id,omitempty"`
+	UpdateType       *ContainerUpdateTypeProto `protobuf:"varint,3,req,name=update_type,json=updateType,enum=hadoop.yarn.ContainerUpdateTypeProto" json:"update_type,omitempty"`
+	Capability       *ResourceProto            `protobuf:"bytes,4,opt,name=capability" json:"capability,omitempty"`
+	ExecutionType    *ExecutionTypeProto       `protobuf:"varint,5,opt,name=execution_type,json=executionType,enum=hadoop.yarn.ExecutionTypeProto" json:"execution_type,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *UpdateContainerRequestProto) Reset() {
+	*x = UpdateContainerRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateContainerRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateContainerRequestProto) ProtoMessage() {}
+
+func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateContainerRequestProto.ProtoReflect.Descriptor instead.
+func (*UpdateContainerRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *UpdateContainerRequestProto) GetContainerVersion() int32 {
+	if x != nil && x.ContainerVersion != nil {
+		return *x.ContainerVersion
+	}
+	return 0
+}
+
+func (x *UpdateContainerRequestProto) GetContainerId() *ContainerIdProto {
+	if x != nil {
+		return x.ContainerId
+	}
+	return nil
+}
+
+func (x *UpdateContainerRequestProto) GetUpdateType() ContainerUpdateTypeProto {
+	if x != nil && x.UpdateType != nil {
+		return *x.UpdateType
+	}
+	return ContainerUpdateTypeProto_INCREASE_RESOURCE
+}
+
+func (x *UpdateContainerRequestProto) GetCapability() *ResourceProto {
+	if x != nil {
+		return x.Capability
+	}
+	return nil
+}
+
+func (x *UpdateContainerRequestProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return ExecutionTypeProto_GUARANTEED
+}
+
+type UpdateContainerErrorProto struct {
+	state                   protoimpl.MessageState       `protogen:"open.v1"`
+	Reason                  *string                      `protobuf:"bytes,1,opt,name=reason" json:"reason,omitempty"`
+	UpdateRequest           *UpdateContainerRequestProto `protobuf:"bytes,2,opt,name=update_request,json=updateRequest" json:"update_request,omitempty"`
+	CurrentContainerVersion *int32                       `protobuf:"varint,3,opt,name=current_container_version,json=currentContainerVersion" json:"current_container_version,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *UpdateContainerErrorProto) Reset() {
+	*x = UpdateContainerErrorProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateContainerErrorProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateContainerErrorProto) ProtoMessage() {}
+
+func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateContainerErrorProto.ProtoReflect.Descriptor instead.
+func (*UpdateContainerErrorProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UpdateContainerErrorProto) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *UpdateContainerErrorProto) GetUpdateRequest() *UpdateContainerRequestProto {
+	if x != nil {
+		return x.UpdateRequest
+	}
+	return nil
+}
+
+func (x *UpdateContainerErrorProto) GetCurrentContainerVersion() int32 {
+	if x != nil && x.CurrentContainerVersion != nil {
+		return *x.CurrentContainerVersion
+	}
+	return 0
+}
+
+type UpdatedContainerProto struct {
+	state         protoimpl.MessageState    `protogen:"open.v1"`
+	UpdateType    *ContainerUpdateTypeProto `protobuf:"varint,1,req,name=update_type,json=updateType,enum=hadoop.yarn.ContainerUpdateTypeProto" json:"update_type,omitempty"`
+	Container     *ContainerProto           `protobuf:"bytes,2,req,name=container" json:"container,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatedContainerProto) Reset() {
+	*x = UpdatedContainerProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatedContainerProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatedContainerProto) ProtoMessage() {}
+
+func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatedContainerProto.ProtoReflect.Descriptor instead.
+func (*UpdatedContainerProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UpdatedContainerProto) GetUpdateType() ContainerUpdateTypeProto {
+	if x != nil && x.UpdateType != nil {
+		return *x.UpdateType
+	}
+	return ContainerUpdateTypeProto_INCREASE_RESOURCE
+}
+
+func (x *UpdatedContainerProto) GetContainer() *ContainerProto {
+	if x != nil {
+		return x.Container
+	}
+	return nil
+}
+
+// 3.x timeline service v2 collector.
+type CollectorInfoProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	CollectorAddr  *string                `protobuf:"bytes,1,opt,name=collector_addr,json=collectorAddr" json:"collector_addr,omitempty"`
+	CollectorToken *common.TokenProto     `protobuf:"bytes,2,opt,name=collector_token,json=collectorToken" json:"collector_token,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CollectorInfoProto) Reset() {
+	*x = CollectorInfoProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CollectorInfoProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CollectorInfoProto) ProtoMessage() {}
+
+func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CollectorInfoProto.ProtoReflect.Descriptor instead.
+func (*CollectorInfoProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CollectorInfoProto) GetCollectorAddr() string {
+	if x != nil && x.CollectorAddr != nil {
+		return *x.CollectorAddr
+	}
+	return ""
+}
+
+func (x *CollectorInfoProto) GetCollectorToken() *common.TokenProto {
+	if x != nil {
+		return x.CollectorToken
+	}
+	return nil
+}
+
 type NMTokenProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
@@ -496,7 +808,7 @@ type NMTokenProto struct {
 
 func (x *NMTokenProto) Reset() {
 	*x = NMTokenProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +820,7 @@ func (x *NMTokenProto) String() string {
 func (*NMTokenProto) ProtoMessage() {}
 
 func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +833,7 @@ func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMTokenProto.ProtoReflect.Descriptor instead.
 func (*NMTokenProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *NMTokenProto) GetNodeId() *NodeIdProto {
@@ -552,13 +864,17 @@ type AllocateResponseProto struct {
 	IncreasedContainers        []*ContainerResourceIncreaseProto `protobuf:"bytes,10,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`
 	DecreasedContainers        []*ContainerResourceDecreaseProto `protobuf:"bytes,11,rep,name=decreased_containers,json=decreasedContainers" json:"decreased_containers,omitempty"`
 	AmRmToken                  *common.TokenProto                `protobuf:"bytes,12,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
+	ApplicationPriority        *PriorityProto                    `protobuf:"bytes,13,opt,name=application_priority,json=applicationPriority" json:"application_priority,omitempty"` // 2.8+
+	CollectorInfo              *CollectorInfoProto               `protobuf:"bytes,14,opt,name=collector_info,json=collectorInfo" json:"collector_info,omitempty"`                   // 3.x
+	UpdateErrors               []*UpdateContainerErrorProto      `protobuf:"bytes,15,rep,name=update_errors,json=updateErrors" json:"update_errors,omitempty"`                      // 3.x
+	UpdatedContainers          []*UpdatedContainerProto          `protobuf:"bytes,16,rep,name=updated_containers,json=updatedContainers" json:"updated_containers,omitempty"`       // 3.x
 	unknownFields              protoimpl.UnknownFields
 	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
 	*x = AllocateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -570,7 +886,7 @@ func (x *AllocateResponseProto) String() string {
 func (*AllocateResponseProto) ProtoMessage() {}
 
 func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -583,7 +899,7 @@ func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateResponseProto.ProtoReflect.Descriptor instead.
 func (*AllocateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AllocateResponseProto) GetAMCommand() AMCommandProto {
@@ -670,6 +986,34 @@ func (x *AllocateResponseProto) GetAmRmToken() *common.TokenProto {
 	return nil
 }
 
+func (x *AllocateResponseProto) GetApplicationPriority() *PriorityProto {
+	if x != nil {
+		return x.ApplicationPriority
+	}
+	return nil
+}
+
+func (x *AllocateResponseProto) GetCollectorInfo() *CollectorInfoProto {
+	if x != nil {
+		return x.CollectorInfo
+	}
+	return nil
+}
+
+func (x *AllocateResponseProto) GetUpdateErrors() []*UpdateContainerErrorProto {
+	if x != nil {
+		return x.UpdateErrors
+	}
+	return nil
+}
+
+func (x *AllocateResponseProto) GetUpdatedContainers() []*UpdatedContainerProto {
+	if x != nil {
+		return x.UpdatedContainers
+	}
+	return nil
+}
+
 type GetNewApplicationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -678,7 +1022,7 @@ type GetNewApplicationRequestProto struct {
 
 func (x *GetNewApplicationRequestProto) Reset() {
 	*x = GetNewApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +1034,7 @@ func (x *GetNewApplicationRequestProto) String() string {
 func (*GetNewApplicationRequestProto) ProtoMessage() {}
 
 func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +1047,7 @@ func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
 }
 
 type GetNewApplicationResponseProto struct {
@@ -716,7 +1060,7 @@ type GetNewApplicationResponseProto struct {
 
 func (x *GetNewApplicationResponseProto) Reset() {
 	*x = GetNewApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +1072,7 @@ func (x *GetNewApplicationResponseProto) String() string {
 func (*GetNewApplicationResponseProto) ProtoMessage() {}
 
 func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +1085,7 @@ func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetNewApplicationResponseProto) GetApplicationId() *ApplicationIdProto {
@@ -767,7 +1111,7 @@ type GetApplicationReportRequestProto struct {
 
 func (x *GetApplicationReportRequestProto) Reset() {
 	*x = GetApplicationReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +1123,7 @@ func (x *GetApplicationReportRequestProto) String() string {
 func (*GetApplicationReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +1136,7 @@ func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetApplicationReportRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -811,7 +1155,7 @@ type GetApplicationReportResponseProto struct {
 
 func (x *GetApplicationReportResponseProto) Reset() {
 	*x = GetApplicationReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1167,7 @@ func (x *GetApplicationReportResponseProto) String() string {
 func (*GetApplicationReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1180,7 @@ func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetApplicationReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetApplicationReportResponseProto) GetApplicationReport() *ApplicationReportProto {
@@ -855,7 +1199,7 @@ type SubmitApplicationRequestProto struct {
 
 func (x *SubmitApplicationRequestProto) Reset() {
 	*x = SubmitApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1211,7 @@ func (x *SubmitApplicationRequestProto) String() string {
 func (*SubmitApplicationRequestProto) ProtoMessage() {}
 
 func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1224,7 @@ func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitApplicationRequestProto) GetApplicationSubmissionContext() *ApplicationSubmissionContextProto {
@@ -898,7 +1242,7 @@ type SubmitApplicationResponseProto struct {
 
 func (x *SubmitApplicationResponseProto) Reset() {
 	*x = SubmitApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1254,7 @@ func (x *SubmitApplicationResponseProto) String() string {
 func (*SubmitApplicationResponseProto) ProtoMessage() {}
 
 func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,19 +1267,20 @@ func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 type KillApplicationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ApplicationId *ApplicationIdProto    `protobuf:"bytes,1,opt,name=application_id,json=applicationId" json:"application_id,omitempty"`
+	Diagnostics   *string                `protobuf:"bytes,2,opt,name=diagnostics" json:"diagnostics,omitempty"` // 3.x
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *KillApplicationRequestProto) Reset() {
 	*x = KillApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1292,7 @@ func (x *KillApplicationRequestProto) String() string {
 func (*KillApplicationRequestProto) ProtoMessage() {}
 
 func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1305,7 @@ func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *KillApplicationRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -968,6 +1313,13 @@ func (x *KillApplicationRequestProto) GetApplicationId() *ApplicationIdProto {
 		return x.ApplicationId
 	}
 	return nil
+}
+
+func (x *KillApplicationRequestProto) GetDiagnostics() string {
+	if x != nil && x.Diagnostics != nil {
+		return *x.Diagnostics
+	}
+	return ""
 }
 
 type KillApplicationResponseProto struct {
@@ -984,7 +1336,7 @@ const (
 
 func (x *KillApplicationResponseProto) Reset() {
 	*x = KillApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1348,7 @@ func (x *KillApplicationResponseProto) String() string {
 func (*KillApplicationResponseProto) ProtoMessage() {}
 
 func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1361,7 @@ func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KillApplicationResponseProto) GetIsKillCompleted() bool {
@@ -1027,7 +1379,7 @@ type GetClusterMetricsRequestProto struct {
 
 func (x *GetClusterMetricsRequestProto) Reset() {
 	*x = GetClusterMetricsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1391,7 @@ func (x *GetClusterMetricsRequestProto) String() string {
 func (*GetClusterMetricsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1404,7 @@ func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 type GetClusterMetricsResponseProto struct {
@@ -1064,7 +1416,7 @@ type GetClusterMetricsResponseProto struct {
 
 func (x *GetClusterMetricsResponseProto) Reset() {
 	*x = GetClusterMetricsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1428,7 @@ func (x *GetClusterMetricsResponseProto) String() string {
 func (*GetClusterMetricsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1441,7 @@ func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetClusterMetricsResponseProto) GetClusterMetrics() *YarnClusterMetricsProto {
@@ -1109,7 +1461,7 @@ type MoveApplicationAcrossQueuesRequestProto struct {
 
 func (x *MoveApplicationAcrossQueuesRequestProto) Reset() {
 	*x = MoveApplicationAcrossQueuesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1473,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) String() string {
 func (*MoveApplicationAcrossQueuesRequestProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1486,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use MoveApplicationAcrossQueuesRequestProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MoveApplicationAcrossQueuesRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1159,7 +1511,7 @@ type MoveApplicationAcrossQueuesResponseProto struct {
 
 func (x *MoveApplicationAcrossQueuesResponseProto) Reset() {
 	*x = MoveApplicationAcrossQueuesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1171,7 +1523,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) String() string {
 func (*MoveApplicationAcrossQueuesResponseProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1184,7 +1536,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use MoveApplicationAcrossQueuesResponseProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 type GetApplicationsRequestProto struct {
@@ -1211,7 +1563,7 @@ const (
 
 func (x *GetApplicationsRequestProto) Reset() {
 	*x = GetApplicationsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1575,7 @@ func (x *GetApplicationsRequestProto) String() string {
 func (*GetApplicationsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1588,7 @@ func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetApplicationsRequestProto) GetApplicationTypes() []string {
@@ -1325,7 +1677,7 @@ type GetApplicationsResponseProto struct {
 
 func (x *GetApplicationsResponseProto) Reset() {
 	*x = GetApplicationsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1689,7 @@ func (x *GetApplicationsResponseProto) String() string {
 func (*GetApplicationsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1702,7 @@ func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetApplicationsResponseProto) GetApplications() []*ApplicationReportProto {
@@ -1369,7 +1721,7 @@ type GetClusterNodesRequestProto struct {
 
 func (x *GetClusterNodesRequestProto) Reset() {
 	*x = GetClusterNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1381,7 +1733,7 @@ func (x *GetClusterNodesRequestProto) String() string {
 func (*GetClusterNodesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1394,7 +1746,7 @@ func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetClusterNodesRequestProto) GetNodeStates() []NodeStateProto {
@@ -1413,7 +1765,7 @@ type GetClusterNodesResponseProto struct {
 
 func (x *GetClusterNodesResponseProto) Reset() {
 	*x = GetClusterNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1777,7 @@ func (x *GetClusterNodesResponseProto) String() string {
 func (*GetClusterNodesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1790,7 @@ func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetClusterNodesResponseProto) GetNodeReports() []*NodeReportProto {
@@ -1460,7 +1812,7 @@ type GetQueueInfoRequestProto struct {
 
 func (x *GetQueueInfoRequestProto) Reset() {
 	*x = GetQueueInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1824,7 @@ func (x *GetQueueInfoRequestProto) String() string {
 func (*GetQueueInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1837,7 @@ func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetQueueInfoRequestProto) GetQueueName() string {
@@ -1525,7 +1877,7 @@ type GetQueueInfoResponseProto struct {
 
 func (x *GetQueueInfoResponseProto) Reset() {
 	*x = GetQueueInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1889,7 @@ func (x *GetQueueInfoResponseProto) String() string {
 func (*GetQueueInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1902,7 @@ func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
@@ -1568,7 +1920,7 @@ type GetQueueUserAclsInfoRequestProto struct {
 
 func (x *GetQueueUserAclsInfoRequestProto) Reset() {
 	*x = GetQueueUserAclsInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1580,7 +1932,7 @@ func (x *GetQueueUserAclsInfoRequestProto) String() string {
 func (*GetQueueUserAclsInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1593,7 +1945,7 @@ func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueUserAclsInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
 }
 
 type GetQueueUserAclsInfoResponseProto struct {
@@ -1605,7 +1957,7 @@ type GetQueueUserAclsInfoResponseProto struct {
 
 func (x *GetQueueUserAclsInfoResponseProto) Reset() {
 	*x = GetQueueUserAclsInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1617,7 +1969,7 @@ func (x *GetQueueUserAclsInfoResponseProto) String() string {
 func (*GetQueueUserAclsInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1630,7 +1982,7 @@ func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetQueueUserAclsInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetQueueUserAclsInfoResponseProto) GetQueueUserAcls() []*QueueUserACLInfoProto {
@@ -1648,7 +2000,7 @@ type GetNodesToLabelsRequestProto struct {
 
 func (x *GetNodesToLabelsRequestProto) Reset() {
 	*x = GetNodesToLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +2012,7 @@ func (x *GetNodesToLabelsRequestProto) String() string {
 func (*GetNodesToLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +2025,7 @@ func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
 }
 
 type GetNodesToLabelsResponseProto struct {
@@ -1685,7 +2037,7 @@ type GetNodesToLabelsResponseProto struct {
 
 func (x *GetNodesToLabelsResponseProto) Reset() {
 	*x = GetNodesToLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +2049,7 @@ func (x *GetNodesToLabelsResponseProto) String() string {
 func (*GetNodesToLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +2062,7 @@ func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetNodesToLabelsResponseProto) GetNodeToLabels() []*NodeIdToLabelsProto {
@@ -1729,7 +2081,7 @@ type GetLabelsToNodesRequestProto struct {
 
 func (x *GetLabelsToNodesRequestProto) Reset() {
 	*x = GetLabelsToNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +2093,7 @@ func (x *GetLabelsToNodesRequestProto) String() string {
 func (*GetLabelsToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +2106,7 @@ func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetLabelsToNodesRequestProto) GetNodeLabels() []string {
@@ -1773,7 +2125,7 @@ type GetLabelsToNodesResponseProto struct {
 
 func (x *GetLabelsToNodesResponseProto) Reset() {
 	*x = GetLabelsToNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +2137,7 @@ func (x *GetLabelsToNodesResponseProto) String() string {
 func (*GetLabelsToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +2150,7 @@ func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetLabelsToNodesResponseProto) GetLabelsToNodes() []*LabelsToNodeIdsProto {
@@ -1816,7 +2168,7 @@ type GetClusterNodeLabelsRequestProto struct {
 
 func (x *GetClusterNodeLabelsRequestProto) Reset() {
 	*x = GetClusterNodeLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1828,7 +2180,7 @@ func (x *GetClusterNodeLabelsRequestProto) String() string {
 func (*GetClusterNodeLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1841,19 +2193,21 @@ func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodeLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
 }
 
 type GetClusterNodeLabelsResponseProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeLabels    []string               `protobuf:"bytes,1,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "nodeLabels" in 2.7; 3.x renamed it and added field 2. Fill both for mixed clients.
+	DeprecatedNodeLabels []string          `protobuf:"bytes,1,rep,name=deprecatedNodeLabels" json:"deprecatedNodeLabels,omitempty"`
+	NodeLabels           []*NodeLabelProto `protobuf:"bytes,2,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *GetClusterNodeLabelsResponseProto) Reset() {
 	*x = GetClusterNodeLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1865,7 +2219,7 @@ func (x *GetClusterNodeLabelsResponseProto) String() string {
 func (*GetClusterNodeLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1878,10 +2232,17 @@ func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetClusterNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
 }
 
-func (x *GetClusterNodeLabelsResponseProto) GetNodeLabels() []string {
+func (x *GetClusterNodeLabelsResponseProto) GetDeprecatedNodeLabels() []string {
+	if x != nil {
+		return x.DeprecatedNodeLabels
+	}
+	return nil
+}
+
+func (x *GetClusterNodeLabelsResponseProto) GetNodeLabels() []*NodeLabelProto {
 	if x != nil {
 		return x.NodeLabels
 	}
@@ -1898,7 +2259,7 @@ type StartContainerRequestProto struct {
 
 func (x *StartContainerRequestProto) Reset() {
 	*x = StartContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2271,7 @@ func (x *StartContainerRequestProto) String() string {
 func (*StartContainerRequestProto) ProtoMessage() {}
 
 func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2284,7 @@ func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
@@ -1949,7 +2310,7 @@ type StartContainerResponseProto struct {
 
 func (x *StartContainerResponseProto) Reset() {
 	*x = StartContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2322,7 @@ func (x *StartContainerResponseProto) String() string {
 func (*StartContainerResponseProto) ProtoMessage() {}
 
 func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2335,7 @@ func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StartContainerResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -1993,7 +2354,7 @@ type StopContainerRequestProto struct {
 
 func (x *StopContainerRequestProto) Reset() {
 	*x = StopContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2005,7 +2366,7 @@ func (x *StopContainerRequestProto) String() string {
 func (*StopContainerRequestProto) ProtoMessage() {}
 
 func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2018,7 +2379,7 @@ func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StopContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -2036,7 +2397,7 @@ type StopContainerResponseProto struct {
 
 func (x *StopContainerResponseProto) Reset() {
 	*x = StopContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2409,7 @@ func (x *StopContainerResponseProto) String() string {
 func (*StopContainerResponseProto) ProtoMessage() {}
 
 func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2422,7 @@ func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
 }
 
 type GetContainerStatusRequestProto struct {
@@ -2073,7 +2434,7 @@ type GetContainerStatusRequestProto struct {
 
 func (x *GetContainerStatusRequestProto) Reset() {
 	*x = GetContainerStatusRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2446,7 @@ func (x *GetContainerStatusRequestProto) String() string {
 func (*GetContainerStatusRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2459,7 @@ func (x *GetContainerStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetContainerStatusRequestProto) GetContainerId() *ContainerIdProto {
@@ -2117,7 +2478,7 @@ type GetContainerStatusResponseProto struct {
 
 func (x *GetContainerStatusResponseProto) Reset() {
 	*x = GetContainerStatusResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2490,7 @@ func (x *GetContainerStatusResponseProto) String() string {
 func (*GetContainerStatusResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2503,7 @@ func (x *GetContainerStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetContainerStatusResponseProto) GetStatus() *ContainerStatusProto {
@@ -2161,7 +2522,7 @@ type StartContainersRequestProto struct {
 
 func (x *StartContainersRequestProto) Reset() {
 	*x = StartContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2534,7 @@ func (x *StartContainersRequestProto) String() string {
 func (*StartContainersRequestProto) ProtoMessage() {}
 
 func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2547,7 @@ func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StartContainersRequestProto) GetStartContainerRequest() []*StartContainerRequestProto {
@@ -2206,7 +2567,7 @@ type ContainerExceptionMapProto struct {
 
 func (x *ContainerExceptionMapProto) Reset() {
 	*x = ContainerExceptionMapProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2579,7 @@ func (x *ContainerExceptionMapProto) String() string {
 func (*ContainerExceptionMapProto) ProtoMessage() {}
 
 func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2592,7 @@ func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExceptionMapProto.ProtoReflect.Descriptor instead.
 func (*ContainerExceptionMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ContainerExceptionMapProto) GetContainerId() *ContainerIdProto {
@@ -2259,7 +2620,7 @@ type StartContainersResponseProto struct {
 
 func (x *StartContainersResponseProto) Reset() {
 	*x = StartContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2632,7 @@ func (x *StartContainersResponseProto) String() string {
 func (*StartContainersResponseProto) ProtoMessage() {}
 
 func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2645,7 @@ func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StartContainersResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -2317,7 +2678,7 @@ type StopContainersRequestProto struct {
 
 func (x *StopContainersRequestProto) Reset() {
 	*x = StopContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2690,7 @@ func (x *StopContainersRequestProto) String() string {
 func (*StopContainersRequestProto) ProtoMessage() {}
 
 func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2703,7 @@ func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StopContainersRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2362,7 +2723,7 @@ type StopContainersResponseProto struct {
 
 func (x *StopContainersResponseProto) Reset() {
 	*x = StopContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2735,7 @@ func (x *StopContainersResponseProto) String() string {
 func (*StopContainersResponseProto) ProtoMessage() {}
 
 func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2748,7 @@ func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StopContainersResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -2413,7 +2774,7 @@ type GetContainerStatusesRequestProto struct {
 
 func (x *GetContainerStatusesRequestProto) Reset() {
 	*x = GetContainerStatusesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2786,7 @@ func (x *GetContainerStatusesRequestProto) String() string {
 func (*GetContainerStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2799,7 @@ func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetContainerStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2458,7 +2819,7 @@ type GetContainerStatusesResponseProto struct {
 
 func (x *GetContainerStatusesResponseProto) Reset() {
 	*x = GetContainerStatusesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2831,7 @@ func (x *GetContainerStatusesResponseProto) String() string {
 func (*GetContainerStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2844,7 @@ func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetContainerStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetContainerStatusesResponseProto) GetStatus() []*ContainerStatusProto {
@@ -2509,7 +2870,7 @@ type GetApplicationAttemptReportRequestProto struct {
 
 func (x *GetApplicationAttemptReportRequestProto) Reset() {
 	*x = GetApplicationAttemptReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2882,7 @@ func (x *GetApplicationAttemptReportRequestProto) String() string {
 func (*GetApplicationAttemptReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2895,7 @@ func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetApplicationAttemptReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetApplicationAttemptReportRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -2553,7 +2914,7 @@ type GetApplicationAttemptReportResponseProto struct {
 
 func (x *GetApplicationAttemptReportResponseProto) Reset() {
 	*x = GetApplicationAttemptReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2926,7 @@ func (x *GetApplicationAttemptReportResponseProto) String() string {
 func (*GetApplicationAttemptReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2939,7 @@ func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetApplicationAttemptReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetApplicationAttemptReportResponseProto) GetApplicationAttemptReport() *ApplicationAttemptReportProto {
@@ -2597,7 +2958,7 @@ type GetApplicationAttemptsRequestProto struct {
 
 func (x *GetApplicationAttemptsRequestProto) Reset() {
 	*x = GetApplicationAttemptsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2970,7 @@ func (x *GetApplicationAttemptsRequestProto) String() string {
 func (*GetApplicationAttemptsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2983,7 @@ func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetApplicationAttemptsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetApplicationAttemptsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -2641,7 +3002,7 @@ type GetApplicationAttemptsResponseProto struct {
 
 func (x *GetApplicationAttemptsResponseProto) Reset() {
 	*x = GetApplicationAttemptsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +3014,7 @@ func (x *GetApplicationAttemptsResponseProto) String() string {
 func (*GetApplicationAttemptsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +3027,7 @@ func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetApplicationAttemptsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetApplicationAttemptsResponseProto) GetApplicationAttempts() []*ApplicationAttemptReportProto {
@@ -2685,7 +3046,7 @@ type GetContainerReportRequestProto struct {
 
 func (x *GetContainerReportRequestProto) Reset() {
 	*x = GetContainerReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +3058,7 @@ func (x *GetContainerReportRequestProto) String() string {
 func (*GetContainerReportRequestProto) ProtoMessage() {}
 
 func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +3071,7 @@ func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetContainerReportRequestProto) GetContainerId() *ContainerIdProto {
@@ -2729,7 +3090,7 @@ type GetContainerReportResponseProto struct {
 
 func (x *GetContainerReportResponseProto) Reset() {
 	*x = GetContainerReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2741,7 +3102,7 @@ func (x *GetContainerReportResponseProto) String() string {
 func (*GetContainerReportResponseProto) ProtoMessage() {}
 
 func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2754,7 +3115,7 @@ func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetContainerReportResponseProto) GetContainerReport() *ContainerReportProto {
@@ -2773,7 +3134,7 @@ type GetContainersRequestProto struct {
 
 func (x *GetContainersRequestProto) Reset() {
 	*x = GetContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2785,7 +3146,7 @@ func (x *GetContainersRequestProto) String() string {
 func (*GetContainersRequestProto) ProtoMessage() {}
 
 func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2798,7 +3159,7 @@ func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetContainersRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -2817,7 +3178,7 @@ type GetContainersResponseProto struct {
 
 func (x *GetContainersResponseProto) Reset() {
 	*x = GetContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +3190,7 @@ func (x *GetContainersResponseProto) String() string {
 func (*GetContainersResponseProto) ProtoMessage() {}
 
 func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +3203,7 @@ func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetContainersResponseProto) GetContainers() []*ContainerReportProto {
@@ -2862,7 +3223,7 @@ type UseSharedCacheResourceRequestProto struct {
 
 func (x *UseSharedCacheResourceRequestProto) Reset() {
 	*x = UseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +3235,7 @@ func (x *UseSharedCacheResourceRequestProto) String() string {
 func (*UseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +3248,7 @@ func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *UseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -2913,7 +3274,7 @@ type UseSharedCacheResourceResponseProto struct {
 
 func (x *UseSharedCacheResourceResponseProto) Reset() {
 	*x = UseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3286,7 @@ func (x *UseSharedCacheResourceResponseProto) String() string {
 func (*UseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3299,7 @@ func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *UseSharedCacheResourceResponseProto) GetPath() string {
@@ -2958,7 +3319,7 @@ type ReleaseSharedCacheResourceRequestProto struct {
 
 func (x *ReleaseSharedCacheResourceRequestProto) Reset() {
 	*x = ReleaseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3331,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) String() string {
 func (*ReleaseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3344,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ReleaseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3008,7 +3369,7 @@ type ReleaseSharedCacheResourceResponseProto struct {
 
 func (x *ReleaseSharedCacheResourceResponseProto) Reset() {
 	*x = ReleaseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +3381,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) String() string {
 func (*ReleaseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +3394,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ReleaseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
 }
 
 type ReservationSubmissionRequestProto struct {
@@ -3046,7 +3407,7 @@ type ReservationSubmissionRequestProto struct {
 
 func (x *ReservationSubmissionRequestProto) Reset() {
 	*x = ReservationSubmissionRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3419,7 @@ func (x *ReservationSubmissionRequestProto) String() string {
 func (*ReservationSubmissionRequestProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3432,7 @@ func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReservationSubmissionRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ReservationSubmissionRequestProto) GetQueue() string {
@@ -3097,7 +3458,7 @@ type ReservationSubmissionResponseProto struct {
 
 func (x *ReservationSubmissionResponseProto) Reset() {
 	*x = ReservationSubmissionResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +3470,7 @@ func (x *ReservationSubmissionResponseProto) String() string {
 func (*ReservationSubmissionResponseProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +3483,7 @@ func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReservationSubmissionResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ReservationSubmissionResponseProto) GetReservationId() *ReservationIdProto {
@@ -3142,7 +3503,7 @@ type ReservationUpdateRequestProto struct {
 
 func (x *ReservationUpdateRequestProto) Reset() {
 	*x = ReservationUpdateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3154,7 +3515,7 @@ func (x *ReservationUpdateRequestProto) String() string {
 func (*ReservationUpdateRequestProto) ProtoMessage() {}
 
 func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3167,7 +3528,7 @@ func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ReservationUpdateRequestProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -3192,7 +3553,7 @@ type ReservationUpdateResponseProto struct {
 
 func (x *ReservationUpdateResponseProto) Reset() {
 	*x = ReservationUpdateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3204,7 +3565,7 @@ func (x *ReservationUpdateResponseProto) String() string {
 func (*ReservationUpdateResponseProto) ProtoMessage() {}
 
 func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3217,7 +3578,7 @@ func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
 }
 
 type ReservationDeleteRequestProto struct {
@@ -3229,7 +3590,7 @@ type ReservationDeleteRequestProto struct {
 
 func (x *ReservationDeleteRequestProto) Reset() {
 	*x = ReservationDeleteRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3241,7 +3602,7 @@ func (x *ReservationDeleteRequestProto) String() string {
 func (*ReservationDeleteRequestProto) ProtoMessage() {}
 
 func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3254,7 +3615,7 @@ func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ReservationDeleteRequestProto) GetReservationId() *ReservationIdProto {
@@ -3272,7 +3633,7 @@ type ReservationDeleteResponseProto struct {
 
 func (x *ReservationDeleteResponseProto) Reset() {
 	*x = ReservationDeleteResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3645,7 @@ func (x *ReservationDeleteResponseProto) String() string {
 func (*ReservationDeleteResponseProto) ProtoMessage() {}
 
 func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3658,7 @@ func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
 }
 
 type RunSharedCacheCleanerTaskRequestProto struct {
@@ -3308,7 +3669,7 @@ type RunSharedCacheCleanerTaskRequestProto struct {
 
 func (x *RunSharedCacheCleanerTaskRequestProto) Reset() {
 	*x = RunSharedCacheCleanerTaskRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3320,7 +3681,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) String() string {
 func (*RunSharedCacheCleanerTaskRequestProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3333,7 +3694,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RunSharedCacheCleanerTaskRequestProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
 }
 
 type RunSharedCacheCleanerTaskResponseProto struct {
@@ -3345,7 +3706,7 @@ type RunSharedCacheCleanerTaskResponseProto struct {
 
 func (x *RunSharedCacheCleanerTaskResponseProto) Reset() {
 	*x = RunSharedCacheCleanerTaskResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3357,7 +3718,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) String() string {
 func (*RunSharedCacheCleanerTaskResponseProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3370,7 +3731,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RunSharedCacheCleanerTaskResponseProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *RunSharedCacheCleanerTaskResponseProto) GetAccepted() bool {
@@ -3402,7 +3763,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\ftracking_url\x18\x02 \x01(\tR\vtrackingUrl\x12b\n" +
 	"\x18final_application_status\x18\x03 \x01(\x0e2(.hadoop.yarn.FinalApplicationStatusProtoR\x16finalApplicationStatus\"U\n" +
 	"$FinishApplicationMasterResponseProto\x12-\n" +
-	"\x0eisUnregistered\x18\x01 \x01(\b:\x05falseR\x0eisUnregistered\"\xf9\x02\n" +
+	"\x0eisUnregistered\x18\x01 \x01(\b:\x05falseR\x0eisUnregistered\"\xcc\x03\n" +
 	"\x14AllocateRequestProto\x123\n" +
 	"\x03ask\x18\x01 \x03(\v2!.hadoop.yarn.ResourceRequestProtoR\x03ask\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\arelease\x12W\n" +
@@ -3410,10 +3771,31 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\vresponse_id\x18\x04 \x01(\x05R\n" +
 	"responseId\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x02R\bprogress\x12]\n" +
-	"\x10increase_request\x18\x06 \x03(\v22.hadoop.yarn.ContainerResourceIncreaseRequestProtoR\x0fincreaseRequest\"q\n" +
+	"\x10increase_request\x18\x06 \x03(\v22.hadoop.yarn.ContainerResourceIncreaseRequestProtoR\x0fincreaseRequest\x12Q\n" +
+	"\x0fupdate_requests\x18\a \x03(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\x0eupdateRequests\"\xd8\x02\n" +
+	"\x1bUpdateContainerRequestProto\x12+\n" +
+	"\x11container_version\x18\x01 \x02(\x05R\x10containerVersion\x12@\n" +
+	"\fcontainer_id\x18\x02 \x02(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12F\n" +
+	"\vupdate_type\x18\x03 \x02(\x0e2%.hadoop.yarn.ContainerUpdateTypeProtoR\n" +
+	"updateType\x12:\n" +
+	"\n" +
+	"capability\x18\x04 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\n" +
+	"capability\x12F\n" +
+	"\x0eexecution_type\x18\x05 \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProtoR\rexecutionType\"\xc0\x01\n" +
+	"\x19UpdateContainerErrorProto\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12O\n" +
+	"\x0eupdate_request\x18\x02 \x01(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\rupdateRequest\x12:\n" +
+	"\x19current_container_version\x18\x03 \x01(\x05R\x17currentContainerVersion\"\x9a\x01\n" +
+	"\x15UpdatedContainerProto\x12F\n" +
+	"\vupdate_type\x18\x01 \x02(\x0e2%.hadoop.yarn.ContainerUpdateTypeProtoR\n" +
+	"updateType\x129\n" +
+	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"\x7f\n" +
+	"\x12CollectorInfoProto\x12%\n" +
+	"\x0ecollector_addr\x18\x01 \x01(\tR\rcollectorAddr\x12B\n" +
+	"\x0fcollector_token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x0ecollectorToken\"q\n" +
 	"\fNMTokenProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"\xbd\x06\n" +
+	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"\xf4\b\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -3428,7 +3810,11 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x14increased_containers\x18\n" +
 	" \x03(\v2+.hadoop.yarn.ContainerResourceIncreaseProtoR\x13increasedContainers\x12^\n" +
 	"\x14decreased_containers\x18\v \x03(\v2+.hadoop.yarn.ContainerResourceDecreaseProtoR\x13decreasedContainers\x129\n" +
-	"\vam_rm_token\x18\f \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\"\x1f\n" +
+	"\vam_rm_token\x18\f \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\x12M\n" +
+	"\x14application_priority\x18\r \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\x13applicationPriority\x12F\n" +
+	"\x0ecollector_info\x18\x0e \x01(\v2\x1f.hadoop.yarn.CollectorInfoProtoR\rcollectorInfo\x12K\n" +
+	"\rupdate_errors\x18\x0f \x03(\v2&.hadoop.yarn.UpdateContainerErrorProtoR\fupdateErrors\x12Q\n" +
+	"\x12updated_containers\x18\x10 \x03(\v2\".hadoop.yarn.UpdatedContainerProtoR\x11updatedContainers\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -3439,9 +3825,10 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x12application_report\x18\x01 \x01(\v2#.hadoop.yarn.ApplicationReportProtoR\x11applicationReport\"\x95\x01\n" +
 	"\x1dSubmitApplicationRequestProto\x12t\n" +
 	"\x1eapplication_submission_context\x18\x01 \x01(\v2..hadoop.yarn.ApplicationSubmissionContextProtoR\x1capplicationSubmissionContext\" \n" +
-	"\x1eSubmitApplicationResponseProto\"e\n" +
+	"\x1eSubmitApplicationResponseProto\"\x87\x01\n" +
 	"\x1bKillApplicationRequestProto\x12F\n" +
-	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\"Q\n" +
+	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12 \n" +
+	"\vdiagnostics\x18\x02 \x01(\tR\vdiagnostics\"Q\n" +
 	"\x1cKillApplicationResponseProto\x121\n" +
 	"\x11is_kill_completed\x18\x01 \x01(\b:\x05falseR\x0fisKillCompleted\"\x1f\n" +
 	"\x1dGetClusterMetricsRequestProto\"o\n" +
@@ -3493,10 +3880,11 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"nodeLabels\"h\n" +
 	"\x1dGetLabelsToNodesResponseProto\x12G\n" +
 	"\rlabelsToNodes\x18\x01 \x03(\v2!.hadoop.yarn.LabelsToNodeIdsProtoR\rlabelsToNodes\"\"\n" +
-	" GetClusterNodeLabelsRequestProto\"C\n" +
-	"!GetClusterNodeLabelsResponseProto\x12\x1e\n" +
+	" GetClusterNodeLabelsRequestProto\"\x94\x01\n" +
+	"!GetClusterNodeLabelsResponseProto\x122\n" +
+	"\x14deprecatedNodeLabels\x18\x01 \x03(\tR\x14deprecatedNodeLabels\x12;\n" +
 	"\n" +
-	"nodeLabels\x18\x01 \x03(\tR\n" +
+	"nodeLabels\x18\x02 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
 	"nodeLabels\"\xc4\x01\n" +
 	"\x1aStartContainerRequestProto\x12b\n" +
 	"\x18container_launch_context\x18\x01 \x01(\v2(.hadoop.yarn.ContainerLaunchContextProtoR\x16containerLaunchContext\x12B\n" +
@@ -3578,7 +3966,12 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x1dApplicationsRequestScopeProto\x12\a\n" +
 	"\x03ALL\x10\x00\x12\f\n" +
 	"\bVIEWABLE\x10\x01\x12\a\n" +
-	"\x03OWN\x10\x02B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x03OWN\x10\x02*\x7f\n" +
+	"\x18ContainerUpdateTypeProto\x12\x15\n" +
+	"\x11INCREASE_RESOURCE\x10\x00\x12\x15\n" +
+	"\x11DECREASE_RESOURCE\x10\x01\x12\x1a\n" +
+	"\x16PROMOTE_EXECUTION_TYPE\x10\x02\x12\x19\n" +
+	"\x15DEMOTE_EXECUTION_TYPE\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_service_protos_proto_rawDescOnce sync.Once
@@ -3592,190 +3985,212 @@ func file_yarn_yarn_service_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_service_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(SchedulerResourceTypes)(0),                      // 0: hadoop.yarn.SchedulerResourceTypes
 	(ApplicationsRequestScopeProto)(0),               // 1: hadoop.yarn.ApplicationsRequestScopeProto
-	(*RegisterApplicationMasterRequestProto)(nil),    // 2: hadoop.yarn.RegisterApplicationMasterRequestProto
-	(*RegisterApplicationMasterResponseProto)(nil),   // 3: hadoop.yarn.RegisterApplicationMasterResponseProto
-	(*FinishApplicationMasterRequestProto)(nil),      // 4: hadoop.yarn.FinishApplicationMasterRequestProto
-	(*FinishApplicationMasterResponseProto)(nil),     // 5: hadoop.yarn.FinishApplicationMasterResponseProto
-	(*AllocateRequestProto)(nil),                     // 6: hadoop.yarn.AllocateRequestProto
-	(*NMTokenProto)(nil),                             // 7: hadoop.yarn.NMTokenProto
-	(*AllocateResponseProto)(nil),                    // 8: hadoop.yarn.AllocateResponseProto
-	(*GetNewApplicationRequestProto)(nil),            // 9: hadoop.yarn.GetNewApplicationRequestProto
-	(*GetNewApplicationResponseProto)(nil),           // 10: hadoop.yarn.GetNewApplicationResponseProto
-	(*GetApplicationReportRequestProto)(nil),         // 11: hadoop.yarn.GetApplicationReportRequestProto
-	(*GetApplicationReportResponseProto)(nil),        // 12: hadoop.yarn.GetApplicationReportResponseProto
-	(*SubmitApplicationRequestProto)(nil),            // 13: hadoop.yarn.SubmitApplicationRequestProto
-	(*SubmitApplicationResponseProto)(nil),           // 14: hadoop.yarn.SubmitApplicationResponseProto
-	(*KillApplicationRequestProto)(nil),              // 15: hadoop.yarn.KillApplicationRequestProto
-	(*KillApplicationResponseProto)(nil),             // 16: hadoop.yarn.KillApplicationResponseProto
-	(*GetClusterMetricsRequestProto)(nil),            // 17: hadoop.yarn.GetClusterMetricsRequestProto
-	(*GetClusterMetricsResponseProto)(nil),           // 18: hadoop.yarn.GetClusterMetricsResponseProto
-	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 19: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
-	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 20: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	(*GetApplicationsRequestProto)(nil),              // 21: hadoop.yarn.GetApplicationsRequestProto
-	(*GetApplicationsResponseProto)(nil),             // 22: hadoop.yarn.GetApplicationsResponseProto
-	(*GetClusterNodesRequestProto)(nil),              // 23: hadoop.yarn.GetClusterNodesRequestProto
-	(*GetClusterNodesResponseProto)(nil),             // 24: hadoop.yarn.GetClusterNodesResponseProto
-	(*GetQueueInfoRequestProto)(nil),                 // 25: hadoop.yarn.GetQueueInfoRequestProto
-	(*GetQueueInfoResponseProto)(nil),                // 26: hadoop.yarn.GetQueueInfoResponseProto
-	(*GetQueueUserAclsInfoRequestProto)(nil),         // 27: hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	(*GetQueueUserAclsInfoResponseProto)(nil),        // 28: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*GetNodesToLabelsRequestProto)(nil),             // 29: hadoop.yarn.GetNodesToLabelsRequestProto
-	(*GetNodesToLabelsResponseProto)(nil),            // 30: hadoop.yarn.GetNodesToLabelsResponseProto
-	(*GetLabelsToNodesRequestProto)(nil),             // 31: hadoop.yarn.GetLabelsToNodesRequestProto
-	(*GetLabelsToNodesResponseProto)(nil),            // 32: hadoop.yarn.GetLabelsToNodesResponseProto
-	(*GetClusterNodeLabelsRequestProto)(nil),         // 33: hadoop.yarn.GetClusterNodeLabelsRequestProto
-	(*GetClusterNodeLabelsResponseProto)(nil),        // 34: hadoop.yarn.GetClusterNodeLabelsResponseProto
-	(*StartContainerRequestProto)(nil),               // 35: hadoop.yarn.StartContainerRequestProto
-	(*StartContainerResponseProto)(nil),              // 36: hadoop.yarn.StartContainerResponseProto
-	(*StopContainerRequestProto)(nil),                // 37: hadoop.yarn.StopContainerRequestProto
-	(*StopContainerResponseProto)(nil),               // 38: hadoop.yarn.StopContainerResponseProto
-	(*GetContainerStatusRequestProto)(nil),           // 39: hadoop.yarn.GetContainerStatusRequestProto
-	(*GetContainerStatusResponseProto)(nil),          // 40: hadoop.yarn.GetContainerStatusResponseProto
-	(*StartContainersRequestProto)(nil),              // 41: hadoop.yarn.StartContainersRequestProto
-	(*ContainerExceptionMapProto)(nil),               // 42: hadoop.yarn.ContainerExceptionMapProto
-	(*StartContainersResponseProto)(nil),             // 43: hadoop.yarn.StartContainersResponseProto
-	(*StopContainersRequestProto)(nil),               // 44: hadoop.yarn.StopContainersRequestProto
-	(*StopContainersResponseProto)(nil),              // 45: hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesRequestProto)(nil),         // 46: hadoop.yarn.GetContainerStatusesRequestProto
-	(*GetContainerStatusesResponseProto)(nil),        // 47: hadoop.yarn.GetContainerStatusesResponseProto
-	(*GetApplicationAttemptReportRequestProto)(nil),  // 48: hadoop.yarn.GetApplicationAttemptReportRequestProto
-	(*GetApplicationAttemptReportResponseProto)(nil), // 49: hadoop.yarn.GetApplicationAttemptReportResponseProto
-	(*GetApplicationAttemptsRequestProto)(nil),       // 50: hadoop.yarn.GetApplicationAttemptsRequestProto
-	(*GetApplicationAttemptsResponseProto)(nil),      // 51: hadoop.yarn.GetApplicationAttemptsResponseProto
-	(*GetContainerReportRequestProto)(nil),           // 52: hadoop.yarn.GetContainerReportRequestProto
-	(*GetContainerReportResponseProto)(nil),          // 53: hadoop.yarn.GetContainerReportResponseProto
-	(*GetContainersRequestProto)(nil),                // 54: hadoop.yarn.GetContainersRequestProto
-	(*GetContainersResponseProto)(nil),               // 55: hadoop.yarn.GetContainersResponseProto
-	(*UseSharedCacheResourceRequestProto)(nil),       // 56: hadoop.yarn.UseSharedCacheResourceRequestProto
-	(*UseSharedCacheResourceResponseProto)(nil),      // 57: hadoop.yarn.UseSharedCacheResourceResponseProto
-	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 58: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
-	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 59: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
-	(*ReservationSubmissionRequestProto)(nil),        // 60: hadoop.yarn.ReservationSubmissionRequestProto
-	(*ReservationSubmissionResponseProto)(nil),       // 61: hadoop.yarn.ReservationSubmissionResponseProto
-	(*ReservationUpdateRequestProto)(nil),            // 62: hadoop.yarn.ReservationUpdateRequestProto
-	(*ReservationUpdateResponseProto)(nil),           // 63: hadoop.yarn.ReservationUpdateResponseProto
-	(*ReservationDeleteRequestProto)(nil),            // 64: hadoop.yarn.ReservationDeleteRequestProto
-	(*ReservationDeleteResponseProto)(nil),           // 65: hadoop.yarn.ReservationDeleteResponseProto
-	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 66: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
-	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 67: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
-	(*ResourceProto)(nil),                            // 68: hadoop.yarn.ResourceProto
-	(*ApplicationACLMapProto)(nil),                   // 69: hadoop.yarn.ApplicationACLMapProto
-	(*ContainerProto)(nil),                           // 70: hadoop.yarn.ContainerProto
-	(FinalApplicationStatusProto)(0),                 // 71: hadoop.yarn.FinalApplicationStatusProto
-	(*ResourceRequestProto)(nil),                     // 72: hadoop.yarn.ResourceRequestProto
-	(*ContainerIdProto)(nil),                         // 73: hadoop.yarn.ContainerIdProto
-	(*ResourceBlacklistRequestProto)(nil),            // 74: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ContainerResourceIncreaseRequestProto)(nil),    // 75: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(*NodeIdProto)(nil),                              // 76: hadoop.yarn.NodeIdProto
-	(*common.TokenProto)(nil),                        // 77: hadoop.common.TokenProto
-	(AMCommandProto)(0),                              // 78: hadoop.yarn.AMCommandProto
-	(*ContainerStatusProto)(nil),                     // 79: hadoop.yarn.ContainerStatusProto
-	(*NodeReportProto)(nil),                          // 80: hadoop.yarn.NodeReportProto
-	(*PreemptionMessageProto)(nil),                   // 81: hadoop.yarn.PreemptionMessageProto
-	(*ContainerResourceIncreaseProto)(nil),           // 82: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),           // 83: hadoop.yarn.ContainerResourceDecreaseProto
-	(*ApplicationIdProto)(nil),                       // 84: hadoop.yarn.ApplicationIdProto
-	(*ApplicationReportProto)(nil),                   // 85: hadoop.yarn.ApplicationReportProto
-	(*ApplicationSubmissionContextProto)(nil),        // 86: hadoop.yarn.ApplicationSubmissionContextProto
-	(*YarnClusterMetricsProto)(nil),                  // 87: hadoop.yarn.YarnClusterMetricsProto
-	(YarnApplicationStateProto)(0),                   // 88: hadoop.yarn.YarnApplicationStateProto
-	(NodeStateProto)(0),                              // 89: hadoop.yarn.NodeStateProto
-	(*QueueInfoProto)(nil),                           // 90: hadoop.yarn.QueueInfoProto
-	(*QueueUserACLInfoProto)(nil),                    // 91: hadoop.yarn.QueueUserACLInfoProto
-	(*NodeIdToLabelsProto)(nil),                      // 92: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                     // 93: hadoop.yarn.LabelsToNodeIdsProto
-	(*ContainerLaunchContextProto)(nil),              // 94: hadoop.yarn.ContainerLaunchContextProto
-	(*StringBytesMapProto)(nil),                      // 95: hadoop.yarn.StringBytesMapProto
-	(*SerializedExceptionProto)(nil),                 // 96: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationAttemptIdProto)(nil),                // 97: hadoop.yarn.ApplicationAttemptIdProto
-	(*ApplicationAttemptReportProto)(nil),            // 98: hadoop.yarn.ApplicationAttemptReportProto
-	(*ContainerReportProto)(nil),                     // 99: hadoop.yarn.ContainerReportProto
-	(*ReservationDefinitionProto)(nil),               // 100: hadoop.yarn.ReservationDefinitionProto
-	(*ReservationIdProto)(nil),                       // 101: hadoop.yarn.ReservationIdProto
+	(ContainerUpdateTypeProto)(0),                    // 2: hadoop.yarn.ContainerUpdateTypeProto
+	(*RegisterApplicationMasterRequestProto)(nil),    // 3: hadoop.yarn.RegisterApplicationMasterRequestProto
+	(*RegisterApplicationMasterResponseProto)(nil),   // 4: hadoop.yarn.RegisterApplicationMasterResponseProto
+	(*FinishApplicationMasterRequestProto)(nil),      // 5: hadoop.yarn.FinishApplicationMasterRequestProto
+	(*FinishApplicationMasterResponseProto)(nil),     // 6: hadoop.yarn.FinishApplicationMasterResponseProto
+	(*AllocateRequestProto)(nil),                     // 7: hadoop.yarn.AllocateRequestProto
+	(*UpdateContainerRequestProto)(nil),              // 8: hadoop.yarn.UpdateContainerRequestProto
+	(*UpdateContainerErrorProto)(nil),                // 9: hadoop.yarn.UpdateContainerErrorProto
+	(*UpdatedContainerProto)(nil),                    // 10: hadoop.yarn.UpdatedContainerProto
+	(*CollectorInfoProto)(nil),                       // 11: hadoop.yarn.CollectorInfoProto
+	(*NMTokenProto)(nil),                             // 12: hadoop.yarn.NMTokenProto
+	(*AllocateResponseProto)(nil),                    // 13: hadoop.yarn.AllocateResponseProto
+	(*GetNewApplicationRequestProto)(nil),            // 14: hadoop.yarn.GetNewApplicationRequestProto
+	(*GetNewApplicationResponseProto)(nil),           // 15: hadoop.yarn.GetNewApplicationResponseProto
+	(*GetApplicationReportRequestProto)(nil),         // 16: hadoop.yarn.GetApplicationReportRequestProto
+	(*GetApplicationReportResponseProto)(nil),        // 17: hadoop.yarn.GetApplicationReportResponseProto
+	(*SubmitApplicationRequestProto)(nil),            // 18: hadoop.yarn.SubmitApplicationRequestProto
+	(*SubmitApplicationResponseProto)(nil),           // 19: hadoop.yarn.SubmitApplicationResponseProto
+	(*KillApplicationRequestProto)(nil),              // 20: hadoop.yarn.KillApplicationRequestProto
+	(*KillApplicationResponseProto)(nil),             // 21: hadoop.yarn.KillApplicationResponseProto
+	(*GetClusterMetricsRequestProto)(nil),            // 22: hadoop.yarn.GetClusterMetricsRequestProto
+	(*GetClusterMetricsResponseProto)(nil),           // 23: hadoop.yarn.GetClusterMetricsResponseProto
+	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 24: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
+	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 25: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	(*GetApplicationsRequestProto)(nil),              // 26: hadoop.yarn.GetApplicationsRequestProto
+	(*GetApplicationsResponseProto)(nil),             // 27: hadoop.yarn.GetApplicationsResponseProto
+	(*GetClusterNodesRequestProto)(nil),              // 28: hadoop.yarn.GetClusterNodesRequestProto
+	(*GetClusterNodesResponseProto)(nil),             // 29: hadoop.yarn.GetClusterNodesResponseProto
+	(*GetQueueInfoRequestProto)(nil),                 // 30: hadoop.yarn.GetQueueInfoRequestProto
+	(*GetQueueInfoResponseProto)(nil),                // 31: hadoop.yarn.GetQueueInfoResponseProto
+	(*GetQueueUserAclsInfoRequestProto)(nil),         // 32: hadoop.yarn.GetQueueUserAclsInfoRequestProto
+	(*GetQueueUserAclsInfoResponseProto)(nil),        // 33: hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	(*GetNodesToLabelsRequestProto)(nil),             // 34: hadoop.yarn.GetNodesToLabelsRequestProto
+	(*GetNodesToLabelsResponseProto)(nil),            // 35: hadoop.yarn.GetNodesToLabelsResponseProto
+	(*GetLabelsToNodesRequestProto)(nil),             // 36: hadoop.yarn.GetLabelsToNodesRequestProto
+	(*GetLabelsToNodesResponseProto)(nil),            // 37: hadoop.yarn.GetLabelsToNodesResponseProto
+	(*GetClusterNodeLabelsRequestProto)(nil),         // 38: hadoop.yarn.GetClusterNodeLabelsRequestProto
+	(*GetClusterNodeLabelsResponseProto)(nil),        // 39: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*StartContainerRequestProto)(nil),               // 40: hadoop.yarn.StartContainerRequestProto
+	(*StartContainerResponseProto)(nil),              // 41: hadoop.yarn.StartContainerResponseProto
+	(*StopContainerRequestProto)(nil),                // 42: hadoop.yarn.StopContainerRequestProto
+	(*StopContainerResponseProto)(nil),               // 43: hadoop.yarn.StopContainerResponseProto
+	(*GetContainerStatusRequestProto)(nil),           // 44: hadoop.yarn.GetContainerStatusRequestProto
+	(*GetContainerStatusResponseProto)(nil),          // 45: hadoop.yarn.GetContainerStatusResponseProto
+	(*StartContainersRequestProto)(nil),              // 46: hadoop.yarn.StartContainersRequestProto
+	(*ContainerExceptionMapProto)(nil),               // 47: hadoop.yarn.ContainerExceptionMapProto
+	(*StartContainersResponseProto)(nil),             // 48: hadoop.yarn.StartContainersResponseProto
+	(*StopContainersRequestProto)(nil),               // 49: hadoop.yarn.StopContainersRequestProto
+	(*StopContainersResponseProto)(nil),              // 50: hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesRequestProto)(nil),         // 51: hadoop.yarn.GetContainerStatusesRequestProto
+	(*GetContainerStatusesResponseProto)(nil),        // 52: hadoop.yarn.GetContainerStatusesResponseProto
+	(*GetApplicationAttemptReportRequestProto)(nil),  // 53: hadoop.yarn.GetApplicationAttemptReportRequestProto
+	(*GetApplicationAttemptReportResponseProto)(nil), // 54: hadoop.yarn.GetApplicationAttemptReportResponseProto
+	(*GetApplicationAttemptsRequestProto)(nil),       // 55: hadoop.yarn.GetApplicationAttemptsRequestProto
+	(*GetApplicationAttemptsResponseProto)(nil),      // 56: hadoop.yarn.GetApplicationAttemptsResponseProto
+	(*GetContainerReportRequestProto)(nil),           // 57: hadoop.yarn.GetContainerReportRequestProto
+	(*GetContainerReportResponseProto)(nil),          // 58: hadoop.yarn.GetContainerReportResponseProto
+	(*GetContainersRequestProto)(nil),                // 59: hadoop.yarn.GetContainersRequestProto
+	(*GetContainersResponseProto)(nil),               // 60: hadoop.yarn.GetContainersResponseProto
+	(*UseSharedCacheResourceRequestProto)(nil),       // 61: hadoop.yarn.UseSharedCacheResourceRequestProto
+	(*UseSharedCacheResourceResponseProto)(nil),      // 62: hadoop.yarn.UseSharedCacheResourceResponseProto
+	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 63: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
+	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 64: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
+	(*ReservationSubmissionRequestProto)(nil),        // 65: hadoop.yarn.ReservationSubmissionRequestProto
+	(*ReservationSubmissionResponseProto)(nil),       // 66: hadoop.yarn.ReservationSubmissionResponseProto
+	(*ReservationUpdateRequestProto)(nil),            // 67: hadoop.yarn.ReservationUpdateRequestProto
+	(*ReservationUpdateResponseProto)(nil),           // 68: hadoop.yarn.ReservationUpdateResponseProto
+	(*ReservationDeleteRequestProto)(nil),            // 69: hadoop.yarn.ReservationDeleteRequestProto
+	(*ReservationDeleteResponseProto)(nil),           // 70: hadoop.yarn.ReservationDeleteResponseProto
+	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 71: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
+	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 72: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
+	(*ResourceProto)(nil),                            // 73: hadoop.yarn.ResourceProto
+	(*ApplicationACLMapProto)(nil),                   // 74: hadoop.yarn.ApplicationACLMapProto
+	(*ContainerProto)(nil),                           // 75: hadoop.yarn.ContainerProto
+	(FinalApplicationStatusProto)(0),                 // 76: hadoop.yarn.FinalApplicationStatusProto
+	(*ResourceRequestProto)(nil),                     // 77: hadoop.yarn.ResourceRequestProto
+	(*ContainerIdProto)(nil),                         // 78: hadoop.yarn.ContainerIdProto
+	(*ResourceBlacklistRequestProto)(nil),            // 79: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ContainerResourceIncreaseRequestProto)(nil),    // 80: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(ExecutionTypeProto)(0),                          // 81: hadoop.yarn.ExecutionTypeProto
+	(*common.TokenProto)(nil),                        // 82: hadoop.common.TokenProto
+	(*NodeIdProto)(nil),                              // 83: hadoop.yarn.NodeIdProto
+	(AMCommandProto)(0),                              // 84: hadoop.yarn.AMCommandProto
+	(*ContainerStatusProto)(nil),                     // 85: hadoop.yarn.ContainerStatusProto
+	(*NodeReportProto)(nil),                          // 86: hadoop.yarn.NodeReportProto
+	(*PreemptionMessageProto)(nil),                   // 87: hadoop.yarn.PreemptionMessageProto
+	(*ContainerResourceIncreaseProto)(nil),           // 88: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),           // 89: hadoop.yarn.ContainerResourceDecreaseProto
+	(*PriorityProto)(nil),                            // 90: hadoop.yarn.PriorityProto
+	(*ApplicationIdProto)(nil),                       // 91: hadoop.yarn.ApplicationIdProto
+	(*ApplicationReportProto)(nil),                   // 92: hadoop.yarn.ApplicationReportProto
+	(*ApplicationSubmissionContextProto)(nil),        // 93: hadoop.yarn.ApplicationSubmissionContextProto
+	(*YarnClusterMetricsProto)(nil),                  // 94: hadoop.yarn.YarnClusterMetricsProto
+	(YarnApplicationStateProto)(0),                   // 95: hadoop.yarn.YarnApplicationStateProto
+	(NodeStateProto)(0),                              // 96: hadoop.yarn.NodeStateProto
+	(*QueueInfoProto)(nil),                           // 97: hadoop.yarn.QueueInfoProto
+	(*QueueUserACLInfoProto)(nil),                    // 98: hadoop.yarn.QueueUserACLInfoProto
+	(*NodeIdToLabelsProto)(nil),                      // 99: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                     // 100: hadoop.yarn.LabelsToNodeIdsProto
+	(*NodeLabelProto)(nil),                           // 101: hadoop.yarn.NodeLabelProto
+	(*ContainerLaunchContextProto)(nil),              // 102: hadoop.yarn.ContainerLaunchContextProto
+	(*StringBytesMapProto)(nil),                      // 103: hadoop.yarn.StringBytesMapProto
+	(*SerializedExceptionProto)(nil),                 // 104: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationAttemptIdProto)(nil),                // 105: hadoop.yarn.ApplicationAttemptIdProto
+	(*ApplicationAttemptReportProto)(nil),            // 106: hadoop.yarn.ApplicationAttemptReportProto
+	(*ContainerReportProto)(nil),                     // 107: hadoop.yarn.ContainerReportProto
+	(*ReservationDefinitionProto)(nil),               // 108: hadoop.yarn.ReservationDefinitionProto
+	(*ReservationIdProto)(nil),                       // 109: hadoop.yarn.ReservationIdProto
 }
 var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
-	68,  // 0: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	69,  // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	70,  // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	7,   // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
+	73,  // 0: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	74,  // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	75,  // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	12,  // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
 	0,   // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> hadoop.yarn.SchedulerResourceTypes
-	71,  // 5: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	72,  // 6: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
-	73,  // 7: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
-	74,  // 8: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
-	75,  // 9: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
-	76,  // 10: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	77,  // 11: hadoop.yarn.NMTokenProto.token:type_name -> hadoop.common.TokenProto
-	78,  // 12: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
-	70,  // 13: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	79,  // 14: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
-	68,  // 15: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
-	80,  // 16: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
-	81,  // 17: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
-	7,   // 18: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	82,  // 19: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
-	83,  // 20: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
-	77,  // 21: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> hadoop.common.TokenProto
-	84,  // 22: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	68,  // 23: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	84,  // 24: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	85,  // 25: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	86,  // 26: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	84,  // 27: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	87,  // 28: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	84,  // 29: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	88,  // 30: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	1,   // 31: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	85,  // 32: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	89,  // 33: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	80,  // 34: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	90,  // 35: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	91,  // 36: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	92,  // 37: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	93,  // 38: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	94,  // 39: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	77,  // 40: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> hadoop.common.TokenProto
-	95,  // 41: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	73,  // 42: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	73,  // 43: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	79,  // 44: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	35,  // 45: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	73,  // 46: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	96,  // 47: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	95,  // 48: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	73,  // 49: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	42,  // 50: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	73,  // 51: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	73,  // 52: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	42,  // 53: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	73,  // 54: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	79,  // 55: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	42,  // 56: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	97,  // 57: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	98,  // 58: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	84,  // 59: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	98,  // 60: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	73,  // 61: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	99,  // 62: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	97,  // 63: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	99,  // 64: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	84,  // 65: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	84,  // 66: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	100, // 67: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	101, // 68: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	100, // 69: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	101, // 70: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	101, // 71: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	72,  // [72:72] is the sub-list for method output_type
-	72,  // [72:72] is the sub-list for method input_type
-	72,  // [72:72] is the sub-list for extension type_name
-	72,  // [72:72] is the sub-list for extension extendee
-	0,   // [0:72] is the sub-list for field type_name
+	76,  // 5: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	77,  // 6: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
+	78,  // 7: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
+	79,  // 8: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
+	80,  // 9: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
+	8,   // 10: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	78,  // 11: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	2,   // 12: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	73,  // 13: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	81,  // 14: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	8,   // 15: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	2,   // 16: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	75,  // 17: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
+	82,  // 18: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> hadoop.common.TokenProto
+	83,  // 19: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	82,  // 20: hadoop.yarn.NMTokenProto.token:type_name -> hadoop.common.TokenProto
+	84,  // 21: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
+	75,  // 22: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	85,  // 23: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
+	73,  // 24: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
+	86,  // 25: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
+	87,  // 26: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
+	12,  // 27: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
+	88,  // 28: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
+	89,  // 29: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
+	82,  // 30: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	90,  // 31: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
+	11,  // 32: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
+	9,   // 33: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
+	10,  // 34: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
+	91,  // 35: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	73,  // 36: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	91,  // 37: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	92,  // 38: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	93,  // 39: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	91,  // 40: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	94,  // 41: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	91,  // 42: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	95,  // 43: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	1,   // 44: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	92,  // 45: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	96,  // 46: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	86,  // 47: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	97,  // 48: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	98,  // 49: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	99,  // 50: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	100, // 51: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	101, // 52: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	102, // 53: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	82,  // 54: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> hadoop.common.TokenProto
+	103, // 55: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	78,  // 56: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	78,  // 57: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	85,  // 58: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	40,  // 59: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	78,  // 60: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	104, // 61: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	103, // 62: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	78,  // 63: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	47,  // 64: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	78,  // 65: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	78,  // 66: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	47,  // 67: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	78,  // 68: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	85,  // 69: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	47,  // 70: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	105, // 71: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	106, // 72: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	91,  // 73: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	106, // 74: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	78,  // 75: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	107, // 76: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	105, // 77: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	107, // 78: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	91,  // 79: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	91,  // 80: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	108, // 81: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	109, // 82: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	108, // 83: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	109, // 84: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	109, // 85: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	86,  // [86:86] is the sub-list for method output_type
+	86,  // [86:86] is the sub-list for method input_type
+	86,  // [86:86] is the sub-list for extension type_name
+	86,  // [86:86] is the sub-list for extension extendee
+	0,   // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
@@ -3789,8 +4204,8 @@ func file_yarn_yarn_service_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   66,
+			NumEnums:      3,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,191 @@
+package integration
+
+import (
+	"bufio"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	_ "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	_ "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+)
+
+// The Hadoop classes whose descriptors Bobbin's .proto files must cover.
+var hadoopProtoClasses = []string{
+	"org.apache.hadoop.ipc.protobuf.RpcHeaderProtos",
+	"org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos",
+	"org.apache.hadoop.ipc.protobuf.ProtobufRpcEngineProtos",
+	"org.apache.hadoop.security.proto.SecurityProtos",
+	"org.apache.hadoop.yarn.proto.YarnProtos",
+	"org.apache.hadoop.yarn.proto.YarnServiceProtos",
+	"org.apache.hadoop.yarn.proto.ApplicationClientProtocol",
+	"org.apache.hadoop.yarn.proto.ApplicationMasterProtocol",
+	"org.apache.hadoop.yarn.proto.ContainerManagementProtocol",
+	"org.apache.hadoop.yarn.proto.YarnServerResourceManagerServiceProtos",
+	"org.apache.hadoop.yarn.proto.ResourceManagerAdministrationProtocol",
+	"org.apache.hadoop.yarn.proto.YarnSecurityTokenProtos",
+	"org.apache.hadoop.yarn.proto.YarnServerCommonProtos",
+	"org.apache.hadoop.yarn.proto.YarnServerCommonServiceProtos",
+	"org.apache.hadoop.yarn.proto.ResourceTracker",
+}
+
+// Differences from 2.7.3 that are deliberate and wire-compatible (Hadoop 3.x definitions).
+var allowedProtoDiffs = map[string]string{
+	"hadoop.yarn.ResourceProto.memory":                                            "int32 -> int64 (3.x); same varint for every 2.7.3 value",
+	"hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request": "optional -> repeated (3.x)",
+	"hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels":                    "renamed deprecatedNodeLabels (3.x)",
+}
+
+// TestProtoFieldsMatchHadoopJars reads the descriptors compiled into the Hadoop 2.7.3 jars
+// and checks that every message, field (number, type, label) and rpc is in Bobbin's
+// generated code.
+func TestProtoFieldsMatchHadoopJars(t *testing.T) {
+	home := requireHadoop(t)
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Skip("javac not found: skipping the descriptor comparison")
+	}
+	share := filepath.Join(home, "share", "hadoop")
+	cp := strings.Join([]string{
+		filepath.Join(share, "common", "lib", "protobuf-java-2.5.0.jar"),
+		filepath.Join(share, "common", "hadoop-common-2.7.3.jar"),
+		filepath.Join(share, "yarn", "hadoop-yarn-api-2.7.3.jar"),
+		filepath.Join(share, "yarn", "hadoop-yarn-common-2.7.3.jar"),
+		filepath.Join(share, "yarn", "hadoop-yarn-server-common-2.7.3.jar"),
+	}, ":")
+	out := t.TempDir()
+	if b, err := exec.Command(javac, "-cp", cp, "-d", out, "testdata/ProtoDump.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	cmd := exec.Command("java", append([]string{"-cp", cp + ":" + out, "ProtoDump"}, hadoopProtoClasses...)...)
+	dump, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ProtoDump: %v", err)
+	}
+	checkDump(t, string(dump))
+}
+
+var (
+	reFile    = regexp.MustCompile(`^// ==== \S+ package (\S+) `)
+	reMessage = regexp.MustCompile(`^(\s*)message (\w+) \{$`)
+	reEnum    = regexp.MustCompile(`^(\s*)enum (\w+) \{$`)
+	reField   = regexp.MustCompile(`^\s*(required|optional|repeated) (\S+) (\w+) = (\d+)`)
+	reValue   = regexp.MustCompile(`^\s*(\w+) = (-?\d+);$`)
+	reService = regexp.MustCompile(`^service (\w+) \{$`)
+	reRPC     = regexp.MustCompile(`^\s*rpc (\w+)\(`)
+	reClose   = regexp.MustCompile(`^(\s*)\}$`)
+)
+
+func checkDump(t *testing.T, dump string) {
+	var pkg string
+	var stack []string // enclosing message/enum/service names
+	var kinds []string
+	fields, rpcs := 0, 0
+	sc := bufio.NewScanner(strings.NewReader(dump))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case reFile.MatchString(line):
+			pkg = reFile.FindStringSubmatch(line)[1]
+			stack, kinds = nil, nil
+		case reMessage.MatchString(line):
+			stack, kinds = append(stack, reMessage.FindStringSubmatch(line)[2]), append(kinds, "message")
+			if findDesc(pkg, stack) == nil {
+				t.Errorf("message %s.%s is missing", pkg, strings.Join(stack, "."))
+			}
+		case reEnum.MatchString(line):
+			stack, kinds = append(stack, reEnum.FindStringSubmatch(line)[2]), append(kinds, "enum")
+		case reService.MatchString(line):
+			stack, kinds = append(stack, reService.FindStringSubmatch(line)[1]), append(kinds, "service")
+		case reClose.MatchString(line):
+			stack, kinds = stack[:len(stack)-1], kinds[:len(kinds)-1]
+		case len(kinds) > 0 && kinds[len(kinds)-1] == "service" && reRPC.MatchString(line):
+			rpcs++
+			name := reRPC.FindStringSubmatch(line)[1]
+			sd, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(pkg + "." + stack[len(stack)-1]))
+			if err != nil || sd.(protoreflect.ServiceDescriptor).Methods().ByName(protoreflect.Name(name)) == nil {
+				t.Errorf("rpc %s.%s is missing", stack[len(stack)-1], name)
+			}
+		case len(kinds) > 0 && kinds[len(kinds)-1] == "enum" && reValue.MatchString(line):
+			m := reValue.FindStringSubmatch(line)
+			ed, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(pkg + "." + strings.Join(stack, ".")))
+			if err != nil {
+				t.Errorf("enum %s.%s is missing", pkg, strings.Join(stack, "."))
+				continue
+			}
+			if v := ed.(protoreflect.EnumDescriptor).Values().ByName(protoreflect.Name(m[1])); v == nil || strconv.Itoa(int(v.Number())) != m[2] {
+				t.Errorf("enum value %s.%s = %s is missing or renumbered", strings.Join(stack, "."), m[1], m[2])
+			}
+		case len(kinds) > 0 && kinds[len(kinds)-1] == "message" && reField.MatchString(line):
+			fields++
+			m := reField.FindStringSubmatch(line)
+			label, typ, name, num := m[1], m[2], m[3], m[4]
+			md := findDesc(pkg, stack)
+			if md == nil {
+				continue
+			}
+			full := pkg + "." + strings.Join(stack, ".") + "." + name
+			fd := md.Fields().ByNumber(protoreflect.FieldNumber(atoi(num)))
+			if fd == nil {
+				t.Errorf("field %s = %s is missing", full, num)
+				continue
+			}
+			if _, ok := allowedProtoDiffs[full]; ok {
+				continue
+			}
+			if string(fd.Name()) != name {
+				t.Errorf("field %s = %s is named %s", full, num, fd.Name())
+			}
+			if got := typeName(fd); got != typ {
+				t.Errorf("field %s: type %s, Hadoop has %s", full, got, typ)
+			}
+			if got := labelName(fd); got != label {
+				t.Errorf("field %s: %s, Hadoop has %s", full, got, label)
+			}
+		}
+	}
+	if fields < 400 || rpcs < 35 {
+		t.Fatalf("dump looks truncated: %d fields, %d rpcs", fields, rpcs)
+	}
+	t.Logf("checked %d fields and %d rpcs against the Hadoop jars", fields, rpcs)
+}
+
+func findDesc(pkg string, stack []string) protoreflect.MessageDescriptor {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(pkg + "." + strings.Join(stack, ".")))
+	if err != nil {
+		return nil
+	}
+	md, _ := d.(protoreflect.MessageDescriptor)
+	return md
+}
+
+func typeName(fd protoreflect.FieldDescriptor) string {
+	switch fd.Kind() {
+	case protoreflect.MessageKind:
+		return string(fd.Message().FullName())
+	case protoreflect.EnumKind:
+		return string(fd.Enum().FullName())
+	}
+	return fd.Kind().String()
+}
+
+func labelName(fd protoreflect.FieldDescriptor) string {
+	switch {
+	case fd.Cardinality() == protoreflect.Repeated:
+		return "repeated"
+	case fd.Cardinality() == protoreflect.Required:
+		return "required"
+	}
+	return "optional"
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
