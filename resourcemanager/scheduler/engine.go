@@ -1,0 +1,437 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+)
+
+// Config holds the engine's settings (bobbin.scheduler.* keys).
+type Config struct {
+	Types    Types
+	Strategy string // rings (default), balance, first-fit
+	// CPUOnly accounts group usage by vcores alone instead of the dominant share.
+	CPUOnly bool
+	// Rings per resource type; SearchLimit is N, the rings searched above the request's.
+	Rings       [MaxResourceTypes]RingConfig
+	SearchLimit int
+	// Visits bounds the nodes one placement examines in an index walk.
+	Visits int
+	// Now is the clock; allocations carry its time.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Now: time.Now}
+	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
+	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
+	for i := 2; i < MaxResourceTypes; i++ {
+		c.Rings[i] = RingConfig{Base: 0, Width: 1}
+	}
+	return c
+}
+
+// partition is one node label's nodes and their index.
+type partition struct {
+	name  string
+	nodes map[string]*node
+	total Resource
+	place placer
+	// static counts schedulable static nodes, so AM asks know whether to insist on one.
+	static int
+}
+
+// Engine is the scheduling engine. All methods are safe for concurrent use; Schedule
+// holds the engine lock while it allocates, as one scheduling step must see one state.
+type Engine struct {
+	cfg Config
+
+	mu         sync.Mutex
+	partitions map[string]*partition
+	nodes      map[string]*node
+	groups     map[string]*group // by leaf name and path
+	leaves     []*group
+	apps       map[string]*app
+	containers map[ContainerID]*container
+	nextCID    ContainerID
+	nextNode   int
+	nextApp    int64
+}
+
+// Errors callers branch on.
+var (
+	ErrUnknownQueue = errors.New("unknown queue")
+	ErrNotLeaf      = errors.New("queue is not a leaf queue")
+	ErrQueueStopped = errors.New("queue is stopped")
+	ErrUnknownApp   = errors.New("unknown application")
+	ErrUnknownNode  = errors.New("unknown node")
+	ErrDuplicate    = errors.New("already exists")
+)
+
+// New builds an engine over a validated queue tree.
+func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
+	if cfg.Types.Len() == 0 {
+		cfg.Types = DefaultTypes
+	}
+	if cfg.Types.Len() > MaxResourceTypes {
+		return nil, fmt.Errorf("scheduler: %d resource types, at most %d", cfg.Types.Len(), MaxResourceTypes)
+	}
+	switch cfg.Strategy {
+	case "":
+		cfg.Strategy = StrategyRings
+	case StrategyRings, StrategyBalance, StrategyFirstFit:
+	default:
+		return nil, fmt.Errorf("scheduler: unknown node selection strategy %q (rings, balance or first-fit)", cfg.Strategy)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Visits <= 0 {
+		cfg.Visits = 256
+	}
+	e := &Engine{cfg: cfg, partitions: map[string]*partition{}, nodes: map[string]*node{},
+		groups: map[string]*group{}, apps: map[string]*app{}, containers: map[ContainerID]*container{}}
+	for _, q := range queues.Leaves() {
+		g := newGroup(q)
+		e.leaves = append(e.leaves, g)
+		e.groups[q.Name] = g
+		e.groups[q.Path] = g
+	}
+	for _, q := range queues.Queues() {
+		if !q.IsLeaf() {
+			e.groups[q.Path] = nil // a parent: known, not submittable
+			if _, ok := e.groups[q.Name]; !ok {
+				e.groups[q.Name] = nil
+			}
+		}
+	}
+	return e, nil
+}
+
+func (e *Engine) partition(name string) *partition {
+	p, ok := e.partitions[name]
+	if !ok {
+		p = &partition{name: name, nodes: map[string]*node{}}
+		types := e.cfg.Types.Len()
+		switch e.cfg.Strategy {
+		case StrategyFirstFit:
+			p.place = newFirstFit()
+		default:
+			p.place = newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
+		}
+		e.partitions[name] = p
+	}
+	return p
+}
+
+// AddNode adds a node.
+func (e *Engine) AddNode(spec NodeSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.nodes[spec.ID]; ok {
+		return fmt.Errorf("node %s: %w", spec.ID, ErrDuplicate)
+	}
+	if spec.Capacity.AnyNegative() {
+		return fmt.Errorf("node %s: negative capacity %s", spec.ID, e.cfg.Types.Format(spec.Capacity))
+	}
+	if spec.Rack == "" {
+		spec.Rack = "/default-rack"
+	}
+	n := &node{spec: spec, containers: map[ContainerID]*container{}, order: e.nextNode}
+	e.nextNode++
+	e.nodes[spec.ID] = n
+	p := e.partition(spec.Partition)
+	p.nodes[spec.ID] = n
+	p.total = p.total.Add(spec.Capacity)
+	if n.schedulable() {
+		p.place.add(n)
+		if spec.Static {
+			p.static++
+		}
+	}
+	return nil
+}
+
+// UpdateNode changes a node's capacity, label, static flag or schedulability; its
+// containers keep running.
+func (e *Engine) UpdateNode(spec NodeSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, ok := e.nodes[spec.ID]
+	if !ok {
+		return fmt.Errorf("node %s: %w", spec.ID, ErrUnknownNode)
+	}
+	if spec.Rack == "" {
+		spec.Rack = n.spec.Rack
+	}
+	e.detach(n)
+	n.spec = spec
+	e.attach(n)
+	return nil
+}
+
+// RemoveNode removes a node; its containers are returned as lost (the caller completes them).
+func (e *Engine) RemoveNode(id string) ([]ContainerID, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, ok := e.nodes[id]
+	if !ok {
+		return nil, fmt.Errorf("node %s: %w", id, ErrUnknownNode)
+	}
+	var lost []ContainerID
+	for cid := range n.containers {
+		lost = append(lost, cid)
+	}
+	sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
+	for _, cid := range lost {
+		e.release(e.containers[cid])
+	}
+	e.detach(n)
+	delete(e.nodes, id)
+	return lost, nil
+}
+
+func (e *Engine) detach(n *node) {
+	p := e.partitions[n.spec.Partition]
+	if n.schedulable() {
+		p.place.remove(n)
+		if n.spec.Static {
+			p.static--
+		}
+	}
+	p.total = p.total.Sub(n.spec.Capacity)
+	delete(p.nodes, n.spec.ID)
+}
+
+func (e *Engine) attach(n *node) {
+	p := e.partition(n.spec.Partition)
+	p.nodes[n.spec.ID] = n
+	p.total = p.total.Add(n.spec.Capacity)
+	if n.schedulable() {
+		p.place.add(n)
+		if n.spec.Static {
+			p.static++
+		}
+	}
+}
+
+// AddApp registers an application in its queue.
+func (e *Engine) AddApp(spec AppSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.apps[spec.ID]; ok {
+		return fmt.Errorf("application %s: %w", spec.ID, ErrDuplicate)
+	}
+	g, ok := e.groups[spec.Queue]
+	if !ok {
+		return fmt.Errorf("queue %q: %w", spec.Queue, ErrUnknownQueue)
+	}
+	if g == nil {
+		return fmt.Errorf("queue %q: %w", spec.Queue, ErrNotLeaf)
+	}
+	if g.queue.State == capacity.Stopped {
+		return fmt.Errorf("queue %q: %w", spec.Queue, ErrQueueStopped)
+	}
+	label := spec.Label
+	if label == "" {
+		label = g.queue.DefaultNodeLabelExpression
+	}
+	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, seq: e.nextApp}
+	e.nextApp++
+	e.apps[spec.ID] = a
+	g.apps = append(g.apps, a)
+	return nil
+}
+
+// RemoveApp forgets an application and releases its containers.
+func (e *Engine) RemoveApp(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.apps[id]
+	if !ok {
+		return fmt.Errorf("application %s: %w", id, ErrUnknownApp)
+	}
+	for _, c := range e.containers {
+		if c.app == a {
+			e.release(c)
+		}
+	}
+	delete(e.apps, id)
+	g := a.group
+	for i, x := range g.apps {
+		if x == a {
+			g.apps = append(g.apps[:i], g.apps[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// UpdateAsks replaces the application's table entries for the given asks: each carries the
+// absolute outstanding count for its (priority, resource name, capability), 0 cancels.
+func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.apps[appID]
+	if !ok {
+		return fmt.Errorf("application %s: %w", appID, ErrUnknownApp)
+	}
+	for _, ask := range asks {
+		if ask.Count < 0 || ask.Capability.AnyNegative() {
+			return fmt.Errorf("application %s: negative ask %+v", appID, ask)
+		}
+	}
+	for _, ask := range asks {
+		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
+		if old, ok := a.asks[k]; ok && k.name == "*" {
+			a.pending -= old.Count
+		}
+		if ask.Count == 0 {
+			delete(a.asks, k)
+			continue
+		}
+		cp := ask
+		a.asks[k] = &cp
+		if k.name == "*" {
+			a.pending += ask.Count
+		}
+	}
+	return nil
+}
+
+// Release frees a container the application gave back or that completed.
+func (e *Engine) Release(id ContainerID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.containers[id]
+	if !ok {
+		return fmt.Errorf("container %d: unknown", id)
+	}
+	e.release(c)
+	return nil
+}
+
+func (e *Engine) release(c *container) {
+	n, a := c.node, c.app
+	old := n.free()
+	n.allocated = n.allocated.Sub(c.resource)
+	delete(n.containers, c.id)
+	if n.schedulable() {
+		e.partitions[n.spec.Partition].place.update(n, old)
+	}
+	a.used = a.used.Sub(c.resource)
+	a.running--
+	p := n.spec.Partition
+	a.group.used[p] = a.group.used[p].Sub(c.resource)
+	delete(e.containers, c.id)
+}
+
+// Schedule runs group rounds until no round places anything or max allocations were
+// made (max <= 0: no limit) and returns the allocations in the order they were made.
+func (e *Engine) Schedule(max int) []Allocation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Allocation
+	names := make([]string, 0, len(e.partitions))
+	for name := range e.partitions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	ranked := make([]rankedGroup, 0, len(e.leaves))
+	for max <= 0 || len(out) < max {
+		placed := false
+		for _, pn := range names {
+			if a, ok := e.round(e.partitions[pn], ranked[:0]); ok {
+				out = append(out, a)
+				placed = true
+				if max > 0 && len(out) >= max {
+					break
+				}
+			}
+		}
+		if !placed {
+			break
+		}
+	}
+	return out
+}
+
+// round is one group round in partition p (mechanisms.md §1, steps 1-8).
+func (e *Engine) round(p *partition, ranked []rankedGroup) (Allocation, bool) {
+	types := e.cfg.Types.Len()
+	for _, g := range e.leaves {
+		if g.canUse(p.name) {
+			ranked = append(ranked, rankedGroup{g, g.value(p.name, p.total, types, e.cfg.CPUOnly)})
+		}
+	}
+	sortGroups(ranked)
+	attempted := false
+	for i, rg := range ranked {
+		g := rg.g
+		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
+			return Allocation{}, false // step 8: only groups under quota may go after an attempt
+		}
+		a, ask := e.pick(g, p)
+		if ask == nil {
+			continue
+		}
+		attempted = true
+		if alloc, ok := e.place(p, a, ask); ok {
+			return alloc, true
+		}
+	}
+	return Allocation{}, false
+}
+
+// pick is the in-group FIFO policy: the first application in submission order with an
+// outstanding ask for partition p, and its best-priority ask.
+func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
+	for _, a := range g.apps {
+		if a.pending <= 0 {
+			continue
+		}
+		ask := a.nextAsk()
+		if ask == nil || e.askPartition(a, ask) != p.name {
+			continue
+		}
+		return a, ask
+	}
+	return nil, nil
+}
+
+func (e *Engine) askPartition(a *app, ask *Ask) string {
+	if ask.Label != "" {
+		return ask.Label
+	}
+	return a.label
+}
+
+// place puts one container of ask on a node of p, or reports that none fits.
+func (e *Engine) place(p *partition, a *app, ask *Ask) (Allocation, bool) {
+	wantStatic := ask.AM && p.static > 0
+	n := p.place.choose(ask.Capability, func(n *node) bool { return !wantStatic || n.spec.Static })
+	if n == nil {
+		return Allocation{}, false
+	}
+	e.nextCID++
+	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now()}
+	old := n.free()
+	n.allocated = n.allocated.Add(c.resource)
+	n.containers[c.id] = c
+	p.place.update(n, old)
+	e.containers[c.id] = c
+	a.used = a.used.Add(c.resource)
+	a.running++
+	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
+	ask.Count--
+	a.pending--
+	if ask.Count == 0 {
+		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})
+	}
+	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start}, true
+}

@@ -1,0 +1,215 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+)
+
+// queues builds a tree from "path=capacity" pairs under root.
+func queues(t testing.TB, kv ...string) *capacity.Tree {
+	t.Helper()
+	c := conf.Empty()
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Set(capacity.Prefix+kv[i], kv[i+1])
+	}
+	tr, err := capacity.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func res(mem, cores int64, extra ...int64) Resource {
+	r := Resource{mem, cores}
+	copy(r[2:], extra)
+	return r
+}
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func newEngine(t testing.TB, strategy string, tr *capacity.Tree) *Engine {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Strategy = strategy
+	cfg.Now = func() time.Time { return t0 }
+	e, err := New(cfg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The worked examples of mechanisms.md §1, on groupValue directly.
+func TestGroupOrderingWorkedExamples(t *testing.T) {
+	// One "unit" of used = 1 of 100; quotas are in any common unit.
+	v := func(used, quota uint64) groupValue { return groupValue{usedNum: used, usedDen: 100, quota: quota} }
+	// Quotas A=2, B=3, jobs of 1 unit. A runs 1, B runs 1: A=3, B=2 (×LCM) -> B first.
+	if !v(1, 3).less(v(1, 2)) {
+		t.Error("A=2/B=3, one job each: B should come first")
+	}
+	// B runs 2: B=4, A=3 -> A first.
+	if !v(1, 2).less(v(2, 3)) {
+		t.Error("A=2/B=3, B runs 2: A should come first")
+	}
+	// Quotas 1 and 1: A runs 1, B runs 0 -> B first; B runs 2 -> A first.
+	if !v(0, 1).less(v(1, 1)) || v(1, 1).less(v(0, 1)) {
+		t.Error("1/1, B idle: B should come first")
+	}
+	if !v(1, 1).less(v(2, 1)) {
+		t.Error("1/1, B runs 2: A should come first")
+	}
+	// Exact ties: 1/3 of quota 1 equals 2/6 of quota 1, whatever the denominators.
+	a := groupValue{usedNum: 1, usedDen: 3, quota: 7}
+	b := groupValue{usedNum: 2, usedDen: 6, quota: 7}
+	if !a.equal(b) {
+		t.Error("equal ratios not equal")
+	}
+	// Huge values do not overflow: (2^40-1)/2^40 of quota 10^6 vs slightly more.
+	big := groupValue{usedNum: 1<<40 - 1, usedDen: 1 << 40, quota: ppm}
+	bigger := groupValue{usedNum: 1 << 40, usedDen: 1 << 40, quota: ppm}
+	if !big.less(bigger) || bigger.less(big) {
+		t.Error("128/192-bit comparison wrong")
+	}
+}
+
+// unitNodes adds n nodes that each fit exactly one 1 GB/1 core container.
+func unitNodes(t testing.TB, e *Engine, n int) {
+	for i := 0; i < n; i++ {
+		must(t, e.AddNode(NodeSpec{ID: fmt.Sprintf("n%02d:8041", i), Capacity: res(1024, 1)}))
+	}
+}
+
+func countByQueue(e *Engine, allocs []Allocation) map[string]int {
+	out := map[string]int{}
+	for _, a := range allocs {
+		out[e.apps[a.App].group.name]++
+	}
+	return out
+}
+
+// Under load two groups share in proportion to their quotas (2:3).
+func TestQuotaShareUnderLoad(t *testing.T) {
+	for _, strategy := range []string{StrategyRings, StrategyFirstFit} {
+		e := newEngine(t, strategy, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.b.capacity", "60"))
+		unitNodes(t, e, 10)
+		must(t, e.AddApp(AppSpec{ID: "app-a", Queue: "a", Submit: t0}))
+		must(t, e.AddApp(AppSpec{ID: "app-b", Queue: "b", Submit: t0}))
+		must(t, e.UpdateAsks("app-a", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
+		must(t, e.UpdateAsks("app-b", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
+		got := countByQueue(e, e.Schedule(0))
+		if got["a"] != 4 || got["b"] != 6 {
+			t.Errorf("%s: shares %v, want a=4 b=6", strategy, got)
+		}
+	}
+}
+
+// An idle cluster lets one group take room beyond its quota.
+func TestIdleCapacityBeyondQuota(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.b.capacity", "60"))
+	unitNodes(t, e, 10)
+	must(t, e.AddApp(AppSpec{ID: "app-a", Queue: "a"}))
+	must(t, e.UpdateAsks("app-a", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
+	if got := countByQueue(e, e.Schedule(0)); got["a"] != 10 {
+		t.Fatalf("a got %v, want all 10 nodes", got)
+	}
+	// Released room goes back to whoever waits, here b, which is under its quota.
+	must(t, e.AddApp(AppSpec{ID: "app-b", Queue: "b"}))
+	must(t, e.UpdateAsks("app-b", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 3}}))
+	for cid := ContainerID(1); cid <= 3; cid++ {
+		must(t, e.Release(cid))
+	}
+	if got := countByQueue(e, e.Schedule(0)); got["b"] != 3 || got["a"] != 0 {
+		t.Fatalf("after release: %v, want b=3", got)
+	}
+}
+
+// mechanisms.md §4: best fit in the request's ring, then the next rings up to the search
+// limit, else the node with the most free room.
+func TestRingsChoice(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SearchLimit = 2
+	e, err := New(cfg, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	must(t, err)
+	for _, n := range []struct {
+		id  string
+		mem int64
+	}{{"small", 3 << 10}, {"fit", 5 << 10}, {"mid", 8 << 10}, {"big", 15 << 10}, {"huge", 20 << 10}} {
+		must(t, e.AddNode(NodeSpec{ID: n.id, Capacity: res(n.mem, 64)}))
+	}
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	place := func(mem int64) string {
+		t.Helper()
+		must(t, e.UpdateAsks("x", []Ask{{Priority: 1, ResourceName: "*", Capability: res(mem, 1), Count: 1}}))
+		allocs := e.Schedule(1)
+		if len(allocs) != 1 {
+			t.Fatalf("%d MB not placed", mem)
+		}
+		return allocs[0].Node
+	}
+	// 4 GB: ring 5; the tightest node at or above it is "fit" (5 GB, ring 6, within K+2).
+	if got := place(4 << 10); got != "fit" {
+		t.Errorf("4 GB went to %s, want fit", got)
+	}
+	// 7 GB: "mid" (8 GB) is the closest free amount above.
+	if got := place(7 << 10); got != "mid" {
+		t.Errorf("7 GB went to %s, want mid", got)
+	}
+	// 9 GB: ring 10; best fit would be "big" (15 GB, ring 16) but that is beyond K+N, so
+	// step 3 takes the node with the most free room, "huge".
+	if got := place(9 << 10); got != "huge" {
+		t.Errorf("9 GB went to %s, want huge (most free beyond the search limit)", got)
+	}
+	// 12 GB: "huge" now has 11 GB free; only "big" fits.
+	if got := place(12 << 10); got != "big" {
+		t.Errorf("12 GB went to %s, want big", got)
+	}
+}
+
+func TestAMAsksPreferStaticNodes(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	must(t, e.AddNode(NodeSpec{ID: "borrowed", Capacity: res(4096, 4)}))
+	must(t, e.AddNode(NodeSpec{ID: "stable", Capacity: res(8192, 8), Static: true}))
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", []Ask{{Priority: 0, ResourceName: "*", Capability: res(1024, 1), Count: 1, AM: true}}))
+	allocs := e.Schedule(0)
+	if len(allocs) != 1 || allocs[0].Node != "stable" || !allocs[0].AM {
+		t.Fatalf("AM placed %+v, want the static node", allocs)
+	}
+}
+
+func TestAsksAreAbsoluteAndErrorsAreTyped(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,p", "root.a.capacity", "50", "root.p.capacity", "50",
+		"root.p.queues", "c", "root.p.c.capacity", "100", "root.a.state", "STOPPED"))
+	unitNodes(t, e, 4)
+	if err := e.AddApp(AppSpec{ID: "x", Queue: "nope"}); err == nil {
+		t.Error("unknown queue accepted")
+	}
+	if err := e.AddApp(AppSpec{ID: "x", Queue: "p"}); err == nil {
+		t.Error("parent queue accepted")
+	}
+	if err := e.AddApp(AppSpec{ID: "x", Queue: "a"}); err == nil {
+		t.Error("stopped queue accepted")
+	}
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "root.p.c"}))
+	ask := Ask{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 3}
+	must(t, e.UpdateAsks("x", []Ask{ask}))
+	ask.Count = 1 // replaces 3, does not add
+	must(t, e.UpdateAsks("x", []Ask{ask}))
+	if n := len(e.Schedule(0)); n != 1 {
+		t.Fatalf("placed %d, want 1 after the absolute update", n)
+	}
+	if err := e.UpdateAsks("x", []Ask{{Priority: 1, ResourceName: "*", Count: -1}}); err == nil {
+		t.Error("negative count accepted")
+	}
+}

@@ -1,0 +1,70 @@
+package scheduler
+
+import (
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+)
+
+// ppm is the unit of quotas: parts per million of a partition.
+const ppm = 1_000_000
+
+// group is a quota group: one leaf queue (mechanisms.md §1).
+type group struct {
+	name  string
+	queue *capacity.Queue
+	// quota per partition in ppm of that partition; a partition the queue cannot use is absent.
+	quota map[string]uint64
+	used  map[string]Resource
+	apps  []*app // in submission order
+}
+
+func newGroup(q *capacity.Queue) *group {
+	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}}
+	g.quota[""] = uint64(q.AbsoluteCapacity*ppm + 0.5)
+	// Per-label quota: the product of label capacities from the root down.
+	labels := map[string]float64{}
+	for l := range q.Labels {
+		labels[l] = 1
+	}
+	for cur := q; cur != nil && cur.Parent != nil; cur = cur.Parent {
+		for l := range labels {
+			share, ok := cur.Labels[l]
+			if !ok {
+				labels[l] = 0
+				continue
+			}
+			labels[l] *= share.Capacity / 100
+		}
+	}
+	for l, f := range labels {
+		g.quota[l] = uint64(f*ppm + 0.5)
+	}
+	return g
+}
+
+// canUse reports whether the group may place work in partition p.
+func (g *group) canUse(p string) bool {
+	if p == "" {
+		return true
+	}
+	_, ok := g.quota[p]
+	return ok
+}
+
+// value is the group's used/quota in partition p against the partition's total.
+func (g *group) value(p string, total Resource, types int, cpuOnly bool) groupValue {
+	s := DominantShare(g.used[p], total, types, cpuOnly)
+	return groupValue{usedNum: s.Num, usedDen: s.Den, quota: g.quota[p]}
+}
+
+// belowQuota reports used < quota × factor (factor in thousandths), exactly:
+// used.Num/used.Den < quota/ppm × f/1000  <=>  used.Num × ppm × 1000 < quota × f × used.Den.
+func (g *group) belowQuota(p string, total Resource, types int, cpuOnly bool, factorMilli uint64) bool {
+	s := DominantShare(g.used[p], total, types, cpuOnly)
+	return cmp192(s.Num, ppm, 1000, g.quota[p], factorMilli, s.Den) < 0
+}
+
+// aboveQuota reports used > quota × factor (thousandths).
+func (g *group) aboveQuota(p string, total Resource, types int, cpuOnly bool, factorMilli uint64) bool {
+	s := DominantShare(g.used[p], total, types, cpuOnly)
+	return cmp192(s.Num, ppm, 1000, g.quota[p], factorMilli, s.Den) > 0
+}

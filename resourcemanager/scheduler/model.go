@@ -1,0 +1,122 @@
+package scheduler
+
+import (
+	"time"
+)
+
+// NodeSpec describes a node as the RM learns it from a NodeManager.
+type NodeSpec struct {
+	ID        string // "host:port"
+	Rack      string // "/default-rack" when empty
+	Partition string // node label; "" is the default partition
+	Static    bool   // a stable (not borrowed) node: AM containers prefer these
+	Capacity  Resource
+	// Unschedulable nodes keep their containers but get no new ones (temporary leave,
+	// decommissioning, disk guard).
+	Unschedulable bool
+}
+
+// node is the engine's state of one node.
+type node struct {
+	spec       NodeSpec
+	allocated  Resource
+	containers map[ContainerID]*container
+	order      int // insertion order, the first-fit scan order
+}
+
+func (n *node) free() Resource { return n.spec.Capacity.Sub(n.allocated) }
+
+func (n *node) schedulable() bool { return !n.spec.Unschedulable }
+
+// AppSpec describes an application (a YARN application) to the engine.
+type AppSpec struct {
+	ID       string
+	Queue    string // leaf queue name or path
+	User     string
+	Priority int32 // application priority: larger runs first under the priority policy
+	Submit   time.Time
+	// Runtime is the declared runtime estimate used by backfilling; 0 means unknown.
+	Runtime time.Duration
+	// Label is the application's default node-label expression ("" = the queue's default).
+	Label string
+}
+
+// Ask is one YARN ResourceRequest: the absolute number of containers still wanted for
+// (priority, resource name, capability). YARN's priority is "lower number first".
+type Ask struct {
+	Priority      int32
+	ResourceName  string // "*", a rack or a host
+	Capability    Resource
+	Count         int
+	RelaxLocality bool
+	Label         string // node-label expression; "" = the app's or queue's default
+	AM            bool   // the AM container ask, placed on static nodes when there are any
+}
+
+type askKey struct {
+	priority int32
+	name     string
+	cap      Resource
+}
+
+// ContainerID identifies an allocated container within the engine (the RM maps it to a
+// YARN ContainerId).
+type ContainerID int64
+
+// container is an allocated container.
+type container struct {
+	id       ContainerID
+	app      *app
+	node     *node
+	resource Resource
+	priority int32
+	am       bool
+	start    time.Time
+}
+
+// Allocation is one placement decided by the engine.
+type Allocation struct {
+	Container ContainerID
+	App       string
+	Node      string
+	Priority  int32
+	Resource  Resource
+	AM        bool
+	Time      time.Time
+}
+
+// app is the engine's state of one application.
+type app struct {
+	spec    AppSpec
+	group   *group
+	label   string // effective default label
+	asks    map[askKey]*Ask
+	pending int // sum of ANY counts
+	used    Resource
+	running int
+	seq     int64 // submission sequence for deterministic FIFO ties
+}
+
+// anyAsks returns the ANY ("*") asks with containers outstanding, best priority first.
+func (a *app) nextAsk() *Ask {
+	var best *Ask
+	for k, ask := range a.asks {
+		if k.name != "*" || ask.Count <= 0 {
+			continue
+		}
+		if best == nil || ask.Priority < best.Priority ||
+			(ask.Priority == best.Priority && lessResource(ask.Capability, best.Capability)) {
+			best = ask
+		}
+	}
+	return best
+}
+
+func lessResource(a, b Resource) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}

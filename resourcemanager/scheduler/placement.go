@@ -1,0 +1,185 @@
+package scheduler
+
+import (
+	"github.com/google/btree"
+)
+
+// placer chooses a node for a request within one partition. Implementations keep their
+// own index and are told about every change of a node's free resources.
+type placer interface {
+	add(n *node)
+	remove(n *node)
+	// update moves n after its free resources changed from old.
+	update(n *node, old Resource)
+	// choose returns a node whose free resources fit req and that ok accepts, or nil.
+	choose(req Resource, ok func(*node) bool) *node
+}
+
+// Strategy names the node-choice policies (bobbin.scheduler.node-selection).
+const (
+	StrategyRings    = "rings"
+	StrategyBalance  = "balance"
+	StrategyFirstFit = "first-fit"
+)
+
+// firstFit takes the first node, in the order nodes joined, that fits. It is the baseline
+// the other strategies are measured against, and scans.
+type firstFit struct {
+	nodes *btree.BTreeG[*node]
+}
+
+func newFirstFit() *firstFit {
+	return &firstFit{nodes: btree.NewG(16, func(a, b *node) bool { return a.order < b.order })}
+}
+
+func (f *firstFit) add(n *node)            { f.nodes.ReplaceOrInsert(n) }
+func (f *firstFit) remove(n *node)         { f.nodes.Delete(n) }
+func (f *firstFit) update(*node, Resource) {}
+func (f *firstFit) choose(req Resource, ok func(*node) bool) *node {
+	var found *node
+	f.nodes.Ascend(func(n *node) bool {
+		if req.Fits(n.free()) && ok(n) {
+			found = n
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// freeKey orders nodes by the free amount of one resource type, then by node order.
+type freeKey struct {
+	free int64
+	n    *node
+}
+
+func lessFreeKey(a, b freeKey) bool {
+	if a.free != b.free {
+		return a.free < b.free
+	}
+	return nodeOrder(a.n) < nodeOrder(b.n)
+}
+
+// RingConfig sets the rings of one resource type: ring k holds free amounts in
+// [Base + (k-1)·Width, Base + k·Width).
+type RingConfig struct {
+	Base, Width int64
+}
+
+// rings is the resource-ring best fit of mechanisms.md §4. One ordered index per
+// resource type replaces the ring subsets: ring membership is free/width, and a search
+// that would walk rings K..K+N is a bounded in-order walk of the index from the request's
+// amount. That makes each choice O(log n + visits).
+type rings struct {
+	types  int
+	totals func() Resource // the partition's capacity, to find a request's dominant type
+	cfg    [MaxResourceTypes]RingConfig
+	limit  int // rings searched above ring K (N)
+	visits int // nodes examined per ring walk before giving up on the walk
+	index  [MaxResourceTypes]*btree.BTreeG[freeKey]
+}
+
+func newRings(types int, cfg [MaxResourceTypes]RingConfig, searchLimit, visits int, totals func() Resource) *rings {
+	r := &rings{types: types, cfg: cfg, limit: searchLimit, visits: visits, totals: totals}
+	for i := 0; i < types; i++ {
+		r.index[i] = btree.NewG(32, lessFreeKey)
+		if r.cfg[i].Width <= 0 {
+			r.cfg[i].Width = 1
+		}
+	}
+	return r
+}
+
+func (r *rings) add(n *node) {
+	f := n.free()
+	for i := 0; i < r.types; i++ {
+		r.index[i].ReplaceOrInsert(freeKey{f[i], n})
+	}
+}
+
+func (r *rings) remove(n *node) {
+	f := n.free()
+	for i := 0; i < r.types; i++ {
+		r.index[i].Delete(freeKey{f[i], n})
+	}
+}
+
+func (r *rings) update(n *node, old Resource) {
+	f := n.free()
+	for i := 0; i < r.types; i++ {
+		if old[i] == f[i] {
+			continue
+		}
+		r.index[i].Delete(freeKey{old[i], n})
+		r.index[i].ReplaceOrInsert(freeKey{f[i], n})
+	}
+}
+
+// dominantType is the type in which req takes the largest share of the partition.
+func dominantType(req, total Resource, types int) int {
+	best, bestShare := 0, Share{0, 1}
+	for i := 0; i < types; i++ {
+		if total[i] <= 0 || req[i] <= 0 {
+			continue
+		}
+		s := Share{uint64(req[i]), uint64(total[i])}
+		if bestShare.Less(s) {
+			best, bestShare = i, s
+		}
+	}
+	return best
+}
+
+// ring returns the ring number holding amount x of type t.
+func (r *rings) ring(t int, x int64) int64 {
+	c := r.cfg[t]
+	if x < c.Base {
+		return 0
+	}
+	return (x-c.Base)/c.Width + 1
+}
+
+func (r *rings) choose(req Resource, ok func(*node) bool) *node {
+	t := dominantType(req, r.totals(), r.types)
+	k := r.ring(t, req[t])
+	// Steps 1-2: best fit in ring K, else in the first non-empty ring of K+1..K+N: the first
+	// fitting node at or above req in free order, if its ring is within K+N.
+	var found *node
+	visits := 0
+	r.index[t].AscendGreaterOrEqual(freeKey{req[t], nil}, func(fk freeKey) bool {
+		if r.ring(t, fk.free) > k+int64(r.limit) || visits >= r.visits {
+			return false
+		}
+		visits++
+		if req.Fits(fk.n.free()) && ok(fk.n) {
+			found = fk.n
+			return false
+		}
+		return true
+	})
+	if found != nil {
+		return found
+	}
+	// Step 3: from the largest ring down, the node with the most free room that fits.
+	visits = 0
+	r.index[t].Descend(func(fk freeKey) bool {
+		if fk.free < req[t] || visits >= r.visits {
+			return false
+		}
+		visits++
+		if req.Fits(fk.n.free()) && ok(fk.n) {
+			found = fk.n
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// nodeOrder is n's insertion order; a nil node (a search pivot) sorts first.
+func nodeOrder(n *node) int {
+	if n == nil {
+		return -1
+	}
+	return n.order
+}
