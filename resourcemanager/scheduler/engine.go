@@ -21,13 +21,15 @@ type Config struct {
 	SearchLimit int
 	// Visits bounds the nodes one placement examines in an index walk.
 	Visits int
+	// Balance configures the balance strategy.
+	Balance BalanceConfig
 	// Now is the clock; allocations carry its time.
 	Now func() time.Time
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Now: time.Now}
+	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
 	for i := 2; i < MaxResourceTypes; i++ {
@@ -38,10 +40,17 @@ func DefaultConfig() Config {
 
 // partition is one node label's nodes and their index.
 type partition struct {
-	name  string
-	nodes map[string]*node
-	total Resource
-	place placer
+	name      string
+	nodes     map[string]*node
+	total     Resource
+	allocated Resource
+	place     placer
+	balance   *balance // set when the strategy is balance
+	// pendingShapes counts outstanding ANY containers by capability, for the balance
+	// weights' "blocked requests" score.
+	pendingShapes map[Resource]int
+	weights       []float64
+	weightsDirty  bool
 	// static counts schedulable static nodes, so AM asks know whether to insist on one.
 	static int
 }
@@ -116,11 +125,15 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 func (e *Engine) partition(name string) *partition {
 	p, ok := e.partitions[name]
 	if !ok {
-		p = &partition{name: name, nodes: map[string]*node{}}
+		p = &partition{name: name, nodes: map[string]*node{}, pendingShapes: map[Resource]int{}, weightsDirty: true}
 		types := e.cfg.Types.Len()
 		switch e.cfg.Strategy {
 		case StrategyFirstFit:
 			p.place = newFirstFit()
+		case StrategyBalance:
+			r := newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
+			p.balance = newBalance(r, e.cfg.Balance, func() []float64 { return e.partitionWeights(p) }, func() float64 { return e.utilization(p) })
+			p.place = p.balance
 		default:
 			p.place = newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
 		}
@@ -290,6 +303,7 @@ func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
 		if old, ok := a.asks[k]; ok && k.name == "*" {
 			a.pending -= old.Count
+			e.shape(e.askPartition(a, old), old.Capability, -old.Count)
 		}
 		if ask.Count == 0 {
 			delete(a.asks, k)
@@ -299,9 +313,78 @@ func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 		a.asks[k] = &cp
 		if k.name == "*" {
 			a.pending += ask.Count
+			e.shape(e.askPartition(a, &cp), cp.Capability, cp.Count)
 		}
 	}
 	return nil
+}
+
+// shape adjusts the pending-shape count of a partition (balance weights' w1 input).
+func (e *Engine) shape(pname string, c Resource, delta int) {
+	p := e.partition(pname)
+	if n := p.pendingShapes[c] + delta; n > 0 {
+		p.pendingShapes[c] = n
+	} else {
+		delete(p.pendingShapes, c)
+	}
+	p.weightsDirty = true
+}
+
+// utilization is U: the mean over resource types of the partition's allocated/total.
+func (e *Engine) utilization(p *partition) float64 {
+	types := e.cfg.Types.Len()
+	var sum float64
+	n := 0
+	for i := 0; i < types; i++ {
+		if p.total[i] > 0 {
+			sum += float64(p.allocated[i]) / float64(p.total[i])
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// partitionWeights returns the balance weights, recomputed after allocations and changes
+// of the pending set (mechanisms.md §3).
+func (e *Engine) partitionWeights(p *partition) []float64 {
+	if !p.weightsDirty && p.weights != nil {
+		return p.weights
+	}
+	types := e.cfg.Types.Len()
+	w0 := e.cfg.Balance.InitialWeights
+	if len(w0) != types {
+		w0 = make([]float64, types)
+		for i := range w0 {
+			w0[i] = 1 / float64(types)
+		}
+	}
+	// The largest free amount of each type on any schedulable node.
+	var maxFree Resource
+	for _, n := range p.nodes {
+		if n.schedulable() {
+			maxFree = maxFree.Max(n.free())
+		}
+	}
+	blocked := make([]float64, types)
+	usage := make([]float64, types)
+	for shape, count := range p.pendingShapes {
+		for i := 0; i < types; i++ {
+			if shape[i] > maxFree[i] {
+				blocked[i] += float64(count)
+			}
+		}
+	}
+	for i := 0; i < types; i++ {
+		if p.total[i] > 0 {
+			usage[i] = float64(p.allocated[i]) / float64(p.total[i])
+		}
+	}
+	p.weights = balanceWeights(w0, blocked, usage)
+	p.weightsDirty = false
+	return p.weights
 }
 
 // Release frees a container the application gave back or that completed.
@@ -326,8 +409,10 @@ func (e *Engine) release(c *container) {
 	}
 	a.used = a.used.Sub(c.resource)
 	a.running--
-	p := n.spec.Partition
-	a.group.used[p] = a.group.used[p].Sub(c.resource)
+	p := e.partitions[n.spec.Partition]
+	p.allocated = p.allocated.Sub(c.resource)
+	p.weightsDirty = true
+	a.group.used[p.name] = a.group.used[p.name].Sub(c.resource)
 	delete(e.containers, c.id)
 }
 
@@ -381,11 +466,51 @@ func (e *Engine) round(p *partition, ranked []rankedGroup) (Allocation, bool) {
 			continue
 		}
 		attempted = true
-		if alloc, ok := e.place(p, a, ask); ok {
-			return alloc, true
+		n := e.chooseNode(p, ask)
+		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips
+		if gate && (n == nil || p.balance.worsens(n, ask.Capability)) {
+			// Balance gating: when the head would worsen its node's balance (or does not
+			// fit), a later request of the group that improves a node's balance goes
+			// first; the head waits, a bounded number of times.
+			if la, lask, ln := e.improvingLater(g, p, a, ask); lask != nil {
+				a.skips++
+				return e.placeOn(p, la, lask, ln), true
+			}
 		}
+		if n == nil {
+			continue
+		}
+		return e.placeOn(p, a, ask, n), true
 	}
 	return Allocation{}, false
+}
+
+// improvingLater finds, among the next GateWindow requests of g after the head, the first
+// whose placement would make its node better balanced.
+func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask) (*app, *Ask, *node) {
+	seen := 0
+	past := false
+	for _, a := range g.apps {
+		if a == head {
+			past = true
+			continue
+		}
+		if !past || a.pending <= 0 {
+			continue
+		}
+		ask := a.nextAsk()
+		if ask == nil || e.askPartition(a, ask) != p.name || ask.Priority != headAsk.Priority {
+			continue
+		}
+		if seen++; seen > e.cfg.Balance.GateWindow {
+			break
+		}
+		n := e.chooseNode(p, ask)
+		if n != nil && p.balance.improves(n, ask.Capability) {
+			return a, ask, n
+		}
+	}
+	return nil, nil, nil
 }
 
 // pick is the in-group FIFO policy: the first application in submission order with an
@@ -411,27 +536,33 @@ func (e *Engine) askPartition(a *app, ask *Ask) string {
 	return a.label
 }
 
-// place puts one container of ask on a node of p, or reports that none fits.
-func (e *Engine) place(p *partition, a *app, ask *Ask) (Allocation, bool) {
+// chooseNode asks the partition's strategy for a node for one container of ask.
+func (e *Engine) chooseNode(p *partition, ask *Ask) *node {
 	wantStatic := ask.AM && p.static > 0
-	n := p.place.choose(ask.Capability, func(n *node) bool { return !wantStatic || n.spec.Static })
-	if n == nil {
-		return Allocation{}, false
-	}
+	return p.place.choose(ask.Capability, func(n *node) bool { return !wantStatic || n.spec.Static })
+}
+
+// placeOn allocates one container of ask on n.
+func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	e.nextCID++
 	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now()}
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
 	n.containers[c.id] = c
 	p.place.update(n, old)
+	p.allocated = p.allocated.Add(c.resource)
 	e.containers[c.id] = c
 	a.used = a.used.Add(c.resource)
 	a.running++
+	if a.skips > 0 && a.nextAsk() == ask {
+		a.skips = 0
+	}
 	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
 	ask.Count--
 	a.pending--
+	e.shape(p.name, ask.Capability, -1)
 	if ask.Count == 0 {
 		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})
 	}
-	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start}, true
+	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start}
 }

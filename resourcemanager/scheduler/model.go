@@ -95,6 +95,7 @@ type app struct {
 	used    Resource
 	running int
 	seq     int64 // submission sequence for deterministic FIFO ties
+	skips   int   // times balance gating passed over this app's head request
 }
 
 // anyAsks returns the ANY ("*") asks with containers outstanding, best priority first.

@@ -1,0 +1,175 @@
+package scheduler
+
+import (
+	"math"
+)
+
+// priorityGraphWeights turns per-dimension scores into weights (mechanisms.md §3): entry
+// (i,j) of the k×k matrix is 1 if s_i > s_j, 0 if s_i < s_j, 0.5 if equal (diagonal 0.5);
+// a dimension's weight is its row sum over the matrix total k²/2.
+func priorityGraphWeights(s []float64) []float64 {
+	k := len(s)
+	w := make([]float64, k)
+	if k == 0 {
+		return w
+	}
+	total := float64(k*k) / 2
+	for i := range s {
+		row := 0.0
+		for j := range s {
+			switch {
+			case s[i] > s[j]:
+				row++
+			case s[i] == s[j]:
+				row += 0.5
+			}
+		}
+		w[i] = row / total
+	}
+	return w
+}
+
+// balanceWeights is (w0 + w1 + w2)/3: w0 configured, w1 from the number of pending
+// requests each dimension blocks, w2 from the cluster's usage ratio per dimension.
+func balanceWeights(w0 []float64, blocked []float64, usage []float64) []float64 {
+	w1 := priorityGraphWeights(blocked)
+	w2 := priorityGraphWeights(usage)
+	out := make([]float64, len(w0))
+	for i := range out {
+		out[i] = (w0[i] + w1[i] + w2[i]) / 3
+	}
+	return out
+}
+
+// imbalance is y = sqrt(Σ w_i (d_i − m)²) with d_i = (used_i + add_i)/capacity_i and m the
+// mean of d. Smaller is better balanced. Dimensions with zero capacity are left out.
+func imbalance(used, add, capacity Resource, w []float64) float64 {
+	var d [MaxResourceTypes]float64
+	n := 0
+	var sum float64
+	for i := range w {
+		if capacity[i] <= 0 {
+			continue
+		}
+		d[i] = float64(used[i]+add[i]) / float64(capacity[i])
+		sum += d[i]
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	m := sum / float64(n)
+	var y float64
+	for i := range w {
+		if capacity[i] <= 0 {
+			continue
+		}
+		y += w[i] * (d[i] - m) * (d[i] - m)
+	}
+	return math.Sqrt(y)
+}
+
+// BalanceConfig sets the balance strategy (bobbin.scheduler.balance.*).
+type BalanceConfig struct {
+	// InitialWeights is w0, one per resource type, summing to 1 (equal when empty).
+	InitialWeights []float64
+	// Threshold is the cluster utilization at and above which the best-balanced node is
+	// taken; below it nodes are walked round-robin (default 0.5).
+	Threshold float64
+	// GateWindow is how many later requests of the group are looked at when the head
+	// request would worsen a node's balance (0 turns gating off); MaxSkips bounds how
+	// often one request is passed over, so nothing starves.
+	GateWindow int
+	MaxSkips   int
+}
+
+// DefaultBalanceConfig returns the documented defaults.
+func DefaultBalanceConfig() BalanceConfig {
+	return BalanceConfig{Threshold: 0.5, GateWindow: 8, MaxSkips: 16}
+}
+
+// balance chooses nodes by multi-dimensional balance (mechanisms.md §3). It draws a
+// bounded candidate set from a rings index instead of scanning every node.
+type balance struct {
+	*rings
+	cfg     BalanceConfig
+	weights func() []float64
+	usage   func() float64 // cluster utilization U
+	cursor  int            // node order of the last round-robin choice
+}
+
+func newBalance(r *rings, cfg BalanceConfig, weights func() []float64, usage func() float64) *balance {
+	return &balance{rings: r, cfg: cfg, weights: weights, usage: usage, cursor: -1}
+}
+
+// candidates returns up to Visits fitting nodes, tightest dominant-type fit first.
+func (b *balance) candidates(req Resource, ok func(*node) bool) []*node {
+	t := dominantType(req, b.totals(), b.types)
+	var out []*node
+	b.index[t].AscendGreaterOrEqual(freeKey{req[t], nil}, func(fk freeKey) bool {
+		if len(out) >= b.visits {
+			return false
+		}
+		if req.Fits(fk.n.free()) && ok(fk.n) {
+			out = append(out, fk.n)
+		}
+		return true
+	})
+	return out
+}
+
+func (b *balance) choose(req Resource, ok func(*node) bool) *node {
+	cands := b.candidates(req, ok)
+	if len(cands) == 0 {
+		return nil
+	}
+	w := b.weights()
+	if b.usage() < b.cfg.Threshold {
+		// Round-robin from the last choice: the first node whose balance improves.
+		sortedByOrder(cands)
+		start := 0
+		for i, n := range cands {
+			if n.order > b.cursor {
+				start = i
+				break
+			}
+		}
+		for i := range cands {
+			n := cands[(start+i)%len(cands)]
+			if imbalance(n.allocated, req, n.spec.Capacity, w) < imbalance(n.allocated, Resource{}, n.spec.Capacity, w) {
+				b.cursor = n.order
+				return n
+			}
+		}
+	}
+	var best *node
+	bestY := math.Inf(1)
+	for _, n := range cands {
+		y := imbalance(n.allocated, req, n.spec.Capacity, w)
+		if y < bestY || (y == bestY && n.order < best.order) {
+			best, bestY = n, y
+		}
+	}
+	b.cursor = best.order
+	return best
+}
+
+// worsens reports whether placing req on n makes n less balanced.
+func (b *balance) worsens(n *node, req Resource) bool {
+	w := b.weights()
+	return imbalance(n.allocated, req, n.spec.Capacity, w) > imbalance(n.allocated, Resource{}, n.spec.Capacity, w)
+}
+
+// improves reports whether placing req on n makes n strictly better balanced.
+func (b *balance) improves(n *node, req Resource) bool {
+	w := b.weights()
+	return imbalance(n.allocated, req, n.spec.Capacity, w) < imbalance(n.allocated, Resource{}, n.spec.Capacity, w)
+}
+
+func sortedByOrder(ns []*node) {
+	for i := 1; i < len(ns); i++ {
+		for j := i; j > 0 && ns[j].order < ns[j-1].order; j-- {
+			ns[j], ns[j-1] = ns[j-1], ns[j]
+		}
+	}
+}
