@@ -1146,6 +1146,132 @@ func (ApplicationTimeoutTypeProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
 }
 
+// 3.x
+type NodeUpdateTypeProto int32
+
+const (
+	NodeUpdateTypeProto_NODE_USABLE          NodeUpdateTypeProto = 0
+	NodeUpdateTypeProto_NODE_UNUSABLE        NodeUpdateTypeProto = 1
+	NodeUpdateTypeProto_NODE_DECOMMISSIONING NodeUpdateTypeProto = 2
+)
+
+// Enum value maps for NodeUpdateTypeProto.
+var (
+	NodeUpdateTypeProto_name = map[int32]string{
+		0: "NODE_USABLE",
+		1: "NODE_UNUSABLE",
+		2: "NODE_DECOMMISSIONING",
+	}
+	NodeUpdateTypeProto_value = map[string]int32{
+		"NODE_USABLE":          0,
+		"NODE_UNUSABLE":        1,
+		"NODE_DECOMMISSIONING": 2,
+	}
+)
+
+func (x NodeUpdateTypeProto) Enum() *NodeUpdateTypeProto {
+	p := new(NodeUpdateTypeProto)
+	*p = x
+	return p
+}
+
+func (x NodeUpdateTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NodeUpdateTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[18].Descriptor()
+}
+
+func (NodeUpdateTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[18]
+}
+
+func (x NodeUpdateTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *NodeUpdateTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = NodeUpdateTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use NodeUpdateTypeProto.Descriptor instead.
+func (NodeUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
+}
+
+// 3.x
+type ContainerSubStateProto int32
+
+const (
+	ContainerSubStateProto_CSS_SCHEDULED  ContainerSubStateProto = 1
+	ContainerSubStateProto_CSS_RUNNING    ContainerSubStateProto = 2
+	ContainerSubStateProto_CSS_PAUSED     ContainerSubStateProto = 3
+	ContainerSubStateProto_CSS_COMPLETING ContainerSubStateProto = 4
+	ContainerSubStateProto_CSS_DONE       ContainerSubStateProto = 5
+)
+
+// Enum value maps for ContainerSubStateProto.
+var (
+	ContainerSubStateProto_name = map[int32]string{
+		1: "CSS_SCHEDULED",
+		2: "CSS_RUNNING",
+		3: "CSS_PAUSED",
+		4: "CSS_COMPLETING",
+		5: "CSS_DONE",
+	}
+	ContainerSubStateProto_value = map[string]int32{
+		"CSS_SCHEDULED":  1,
+		"CSS_RUNNING":    2,
+		"CSS_PAUSED":     3,
+		"CSS_COMPLETING": 4,
+		"CSS_DONE":       5,
+	}
+)
+
+func (x ContainerSubStateProto) Enum() *ContainerSubStateProto {
+	p := new(ContainerSubStateProto)
+	*p = x
+	return p
+}
+
+func (x ContainerSubStateProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContainerSubStateProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[19].Descriptor()
+}
+
+func (ContainerSubStateProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[19]
+}
+
+func (x ContainerSubStateProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ContainerSubStateProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ContainerSubStateProto(num)
+	return nil
+}
+
+// Deprecated: Use ContainerSubStateProto.Descriptor instead.
+func (ContainerSubStateProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
+}
+
 type SerializedExceptionProto struct {
 	state         protoimpl.MessageState    `protogen:"open.v1"`
 	Message       *string                   `protobuf:"bytes,1,opt,name=message" json:"message,omitempty"`
@@ -1526,12 +1652,13 @@ func (x *ResourceInformationProto) GetAttributes() []*StringStringMapProto {
 
 // 3.x
 type ResourceUtilizationProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pmem          *int32                 `protobuf:"varint,1,opt,name=pmem" json:"pmem,omitempty"`
-	Vmem          *int32                 `protobuf:"varint,2,opt,name=vmem" json:"vmem,omitempty"`
-	Cpu           *float32               `protobuf:"fixed32,3,opt,name=cpu" json:"cpu,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Pmem            *int32                 `protobuf:"varint,1,opt,name=pmem" json:"pmem,omitempty"`
+	Vmem            *int32                 `protobuf:"varint,2,opt,name=vmem" json:"vmem,omitempty"`
+	Cpu             *float32               `protobuf:"fixed32,3,opt,name=cpu" json:"cpu,omitempty"`
+	CustomResources []*StringFloatMapProto `protobuf:"bytes,4,rep,name=customResources" json:"customResources,omitempty"` // 3.x
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ResourceUtilizationProto) Reset() {
@@ -1583,6 +1710,13 @@ func (x *ResourceUtilizationProto) GetCpu() float32 {
 		return *x.Cpu
 	}
 	return 0
+}
+
+func (x *ResourceUtilizationProto) GetCustomResources() []*StringFloatMapProto {
+	if x != nil {
+		return x.CustomResources
+	}
+	return nil
 }
 
 // 3.x
@@ -2025,6 +2159,8 @@ type ContainerProto struct {
 	ExecutionType       *ExecutionTypeProto    `protobuf:"varint,7,opt,name=execution_type,json=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"execution_type,omitempty"` // 3.x
 	AllocationRequestId *int64                 `protobuf:"varint,8,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"`                // 3.x
 	Version             *int32                 `protobuf:"varint,9,opt,name=version,def=0" json:"version,omitempty"`                                                                      // 3.x
+	AllocationTags      []string               `protobuf:"bytes,10,rep,name=allocation_tags,json=allocationTags" json:"allocation_tags,omitempty"`                                        // 3.x
+	ExposedPorts        *string                `protobuf:"bytes,11,opt,name=exposed_ports,json=exposedPorts" json:"exposed_ports,omitempty"`                                              // 3.x
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -2129,6 +2265,20 @@ func (x *ContainerProto) GetVersion() int32 {
 	return Default_ContainerProto_Version
 }
 
+func (x *ContainerProto) GetAllocationTags() []string {
+	if x != nil {
+		return x.AllocationTags
+	}
+	return nil
+}
+
+func (x *ContainerProto) GetExposedPorts() string {
+	if x != nil && x.ExposedPorts != nil {
+		return *x.ExposedPorts
+	}
+	return ""
+}
+
 type ContainerReportProto struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId         *ContainerIdProto      `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
@@ -2142,6 +2292,8 @@ type ContainerReportProto struct {
 	ContainerExitStatus *int32                 `protobuf:"varint,9,opt,name=container_exit_status,json=containerExitStatus" json:"container_exit_status,omitempty"`
 	ContainerState      *ContainerStateProto   `protobuf:"varint,10,opt,name=container_state,json=containerState,enum=hadoop.yarn.ContainerStateProto" json:"container_state,omitempty"`
 	NodeHttpAddress     *string                `protobuf:"bytes,11,opt,name=node_http_address,json=nodeHttpAddress" json:"node_http_address,omitempty"`
+	ExecutionType       *ExecutionTypeProto    `protobuf:"varint,12,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"` // 3.x
+	ExposedPorts        *string                `protobuf:"bytes,13,opt,name=exposed_ports,json=exposedPorts" json:"exposed_ports,omitempty"`                          // 3.x
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -2149,6 +2301,7 @@ type ContainerReportProto struct {
 // Default values for ContainerReportProto fields.
 const (
 	Default_ContainerReportProto_DiagnosticsInfo = string("N/A")
+	Default_ContainerReportProto_ExecutionType   = ExecutionTypeProto_GUARANTEED
 )
 
 func (x *ContainerReportProto) Reset() {
@@ -2254,6 +2407,20 @@ func (x *ContainerReportProto) GetContainerState() ContainerStateProto {
 func (x *ContainerReportProto) GetNodeHttpAddress() string {
 	if x != nil && x.NodeHttpAddress != nil {
 		return *x.NodeHttpAddress
+	}
+	return ""
+}
+
+func (x *ContainerReportProto) GetExecutionType() ExecutionTypeProto {
+	if x != nil && x.ExecutionType != nil {
+		return *x.ExecutionType
+	}
+	return Default_ContainerReportProto_ExecutionType
+}
+
+func (x *ContainerReportProto) GetExposedPorts() string {
+	if x != nil && x.ExposedPorts != nil {
+		return *x.ExposedPorts
 	}
 	return ""
 }
@@ -2427,20 +2594,22 @@ func (x *LocalResourceProto) GetShouldBeUploadedToSharedCache() bool {
 }
 
 type ApplicationResourceUsageReportProto struct {
-	state                  protoimpl.MessageState `protogen:"open.v1"`
-	NumUsedContainers      *int32                 `protobuf:"varint,1,opt,name=num_used_containers,json=numUsedContainers" json:"num_used_containers,omitempty"`
-	NumReservedContainers  *int32                 `protobuf:"varint,2,opt,name=num_reserved_containers,json=numReservedContainers" json:"num_reserved_containers,omitempty"`
-	UsedResources          *ResourceProto         `protobuf:"bytes,3,opt,name=used_resources,json=usedResources" json:"used_resources,omitempty"`
-	ReservedResources      *ResourceProto         `protobuf:"bytes,4,opt,name=reserved_resources,json=reservedResources" json:"reserved_resources,omitempty"`
-	NeededResources        *ResourceProto         `protobuf:"bytes,5,opt,name=needed_resources,json=neededResources" json:"needed_resources,omitempty"`
-	MemorySeconds          *int64                 `protobuf:"varint,6,opt,name=memory_seconds,json=memorySeconds" json:"memory_seconds,omitempty"`
-	VcoreSeconds           *int64                 `protobuf:"varint,7,opt,name=vcore_seconds,json=vcoreSeconds" json:"vcore_seconds,omitempty"`
-	QueueUsagePercentage   *float32               `protobuf:"fixed32,8,opt,name=queue_usage_percentage,json=queueUsagePercentage" json:"queue_usage_percentage,omitempty"`       // 3.x
-	ClusterUsagePercentage *float32               `protobuf:"fixed32,9,opt,name=cluster_usage_percentage,json=clusterUsagePercentage" json:"cluster_usage_percentage,omitempty"` // 3.x
-	PreemptedMemorySeconds *int64                 `protobuf:"varint,10,opt,name=preempted_memory_seconds,json=preemptedMemorySeconds" json:"preempted_memory_seconds,omitempty"` // 3.x
-	PreemptedVcoreSeconds  *int64                 `protobuf:"varint,11,opt,name=preempted_vcore_seconds,json=preemptedVcoreSeconds" json:"preempted_vcore_seconds,omitempty"`    // 3.x
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	state                                protoimpl.MessageState `protogen:"open.v1"`
+	NumUsedContainers                    *int32                 `protobuf:"varint,1,opt,name=num_used_containers,json=numUsedContainers" json:"num_used_containers,omitempty"`
+	NumReservedContainers                *int32                 `protobuf:"varint,2,opt,name=num_reserved_containers,json=numReservedContainers" json:"num_reserved_containers,omitempty"`
+	UsedResources                        *ResourceProto         `protobuf:"bytes,3,opt,name=used_resources,json=usedResources" json:"used_resources,omitempty"`
+	ReservedResources                    *ResourceProto         `protobuf:"bytes,4,opt,name=reserved_resources,json=reservedResources" json:"reserved_resources,omitempty"`
+	NeededResources                      *ResourceProto         `protobuf:"bytes,5,opt,name=needed_resources,json=neededResources" json:"needed_resources,omitempty"`
+	MemorySeconds                        *int64                 `protobuf:"varint,6,opt,name=memory_seconds,json=memorySeconds" json:"memory_seconds,omitempty"`
+	VcoreSeconds                         *int64                 `protobuf:"varint,7,opt,name=vcore_seconds,json=vcoreSeconds" json:"vcore_seconds,omitempty"`
+	QueueUsagePercentage                 *float32               `protobuf:"fixed32,8,opt,name=queue_usage_percentage,json=queueUsagePercentage" json:"queue_usage_percentage,omitempty"`                                                    // 3.x
+	ClusterUsagePercentage               *float32               `protobuf:"fixed32,9,opt,name=cluster_usage_percentage,json=clusterUsagePercentage" json:"cluster_usage_percentage,omitempty"`                                              // 3.x
+	PreemptedMemorySeconds               *int64                 `protobuf:"varint,10,opt,name=preempted_memory_seconds,json=preemptedMemorySeconds" json:"preempted_memory_seconds,omitempty"`                                              // 3.x
+	PreemptedVcoreSeconds                *int64                 `protobuf:"varint,11,opt,name=preempted_vcore_seconds,json=preemptedVcoreSeconds" json:"preempted_vcore_seconds,omitempty"`                                                 // 3.x
+	ApplicationResourceUsageMap          []*StringLongMapProto  `protobuf:"bytes,12,rep,name=application_resource_usage_map,json=applicationResourceUsageMap" json:"application_resource_usage_map,omitempty"`                              // 3.x
+	ApplicationPreemptedResourceUsageMap []*StringLongMapProto  `protobuf:"bytes,13,rep,name=application_preempted_resource_usage_map,json=applicationPreemptedResourceUsageMap" json:"application_preempted_resource_usage_map,omitempty"` // 3.x
+	unknownFields                        protoimpl.UnknownFields
+	sizeCache                            protoimpl.SizeCache
 }
 
 func (x *ApplicationResourceUsageReportProto) Reset() {
@@ -2550,6 +2719,126 @@ func (x *ApplicationResourceUsageReportProto) GetPreemptedVcoreSeconds() int64 {
 	return 0
 }
 
+func (x *ApplicationResourceUsageReportProto) GetApplicationResourceUsageMap() []*StringLongMapProto {
+	if x != nil {
+		return x.ApplicationResourceUsageMap
+	}
+	return nil
+}
+
+func (x *ApplicationResourceUsageReportProto) GetApplicationPreemptedResourceUsageMap() []*StringLongMapProto {
+	if x != nil {
+		return x.ApplicationPreemptedResourceUsageMap
+	}
+	return nil
+}
+
+// 3.x
+type StringLongMapProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,req,name=key" json:"key,omitempty"`
+	Value         *int64                 `protobuf:"varint,2,req,name=value" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StringLongMapProto) Reset() {
+	*x = StringLongMapProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StringLongMapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StringLongMapProto) ProtoMessage() {}
+
+func (x *StringLongMapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StringLongMapProto.ProtoReflect.Descriptor instead.
+func (*StringLongMapProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *StringLongMapProto) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *StringLongMapProto) GetValue() int64 {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return 0
+}
+
+// 3.x
+type StringFloatMapProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           *string                `protobuf:"bytes,1,req,name=key" json:"key,omitempty"`
+	Value         *float32               `protobuf:"fixed32,2,req,name=value" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StringFloatMapProto) Reset() {
+	*x = StringFloatMapProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StringFloatMapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StringFloatMapProto) ProtoMessage() {}
+
+func (x *StringFloatMapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StringFloatMapProto.ProtoReflect.Descriptor instead.
+func (*StringFloatMapProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *StringFloatMapProto) GetKey() string {
+	if x != nil && x.Key != nil {
+		return *x.Key
+	}
+	return ""
+}
+
+func (x *StringFloatMapProto) GetValue() float32 {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return 0
+}
+
 type ApplicationReportProto struct {
 	state                       protoimpl.MessageState               `protogen:"open.v1"`
 	ApplicationId               *ApplicationIdProto                  `protobuf:"bytes,1,opt,name=applicationId" json:"applicationId,omitempty"`
@@ -2578,6 +2867,9 @@ type ApplicationReportProto struct {
 	AppNodeLabelExpression      *string                              `protobuf:"bytes,24,opt,name=appNodeLabelExpression" json:"appNodeLabelExpression,omitempty"`                                                                       // 2.8+
 	AmNodeLabelExpression       *string                              `protobuf:"bytes,25,opt,name=amNodeLabelExpression" json:"amNodeLabelExpression,omitempty"`                                                                         // 2.8+
 	AppTimeouts                 []*AppTimeoutsMapProto               `protobuf:"bytes,26,rep,name=appTimeouts" json:"appTimeouts,omitempty"`                                                                                             // 3.x
+	LaunchTime                  *int64                               `protobuf:"varint,27,opt,name=launchTime" json:"launchTime,omitempty"`                                                                                              // 3.x
+	SubmitTime                  *int64                               `protobuf:"varint,28,opt,name=submitTime" json:"submitTime,omitempty"`                                                                                              // 3.x
+	RmClusterId                 *string                              `protobuf:"bytes,29,opt,name=rmClusterId" json:"rmClusterId,omitempty"`                                                                                             // 3.4
 	unknownFields               protoimpl.UnknownFields
 	sizeCache                   protoimpl.SizeCache
 }
@@ -2590,7 +2882,7 @@ const (
 
 func (x *ApplicationReportProto) Reset() {
 	*x = ApplicationReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2602,7 +2894,7 @@ func (x *ApplicationReportProto) String() string {
 func (*ApplicationReportProto) ProtoMessage() {}
 
 func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2615,7 +2907,7 @@ func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplicationReportProto) GetApplicationId() *ApplicationIdProto {
@@ -2800,6 +3092,27 @@ func (x *ApplicationReportProto) GetAppTimeouts() []*AppTimeoutsMapProto {
 	return nil
 }
 
+func (x *ApplicationReportProto) GetLaunchTime() int64 {
+	if x != nil && x.LaunchTime != nil {
+		return *x.LaunchTime
+	}
+	return 0
+}
+
+func (x *ApplicationReportProto) GetSubmitTime() int64 {
+	if x != nil && x.SubmitTime != nil {
+		return *x.SubmitTime
+	}
+	return 0
+}
+
+func (x *ApplicationReportProto) GetRmClusterId() string {
+	if x != nil && x.RmClusterId != nil {
+		return *x.RmClusterId
+	}
+	return ""
+}
+
 type ApplicationAttemptReportProto struct {
 	state                       protoimpl.MessageState            `protogen:"open.v1"`
 	ApplicationAttemptId        *ApplicationAttemptIdProto        `protobuf:"bytes,1,opt,name=application_attempt_id,json=applicationAttemptId" json:"application_attempt_id,omitempty"`
@@ -2823,7 +3136,7 @@ const (
 
 func (x *ApplicationAttemptReportProto) Reset() {
 	*x = ApplicationAttemptReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2835,7 +3148,7 @@ func (x *ApplicationAttemptReportProto) String() string {
 func (*ApplicationAttemptReportProto) ProtoMessage() {}
 
 func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2848,7 +3161,7 @@ func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationAttemptReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationAttemptReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApplicationAttemptReportProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -2931,7 +3244,7 @@ type NodeIdProto struct {
 
 func (x *NodeIdProto) Reset() {
 	*x = NodeIdProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +3256,7 @@ func (x *NodeIdProto) String() string {
 func (*NodeIdProto) ProtoMessage() {}
 
 func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +3269,7 @@ func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdProto.ProtoReflect.Descriptor instead.
 func (*NodeIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NodeIdProto) GetHost() string {
@@ -2974,26 +3287,28 @@ func (x *NodeIdProto) GetPort() int32 {
 }
 
 type NodeReportProto struct {
-	state                 protoimpl.MessageState    `protogen:"open.v1"`
-	NodeId                *NodeIdProto              `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
-	HttpAddress           *string                   `protobuf:"bytes,2,opt,name=httpAddress" json:"httpAddress,omitempty"`
-	RackName              *string                   `protobuf:"bytes,3,opt,name=rackName" json:"rackName,omitempty"`
-	Used                  *ResourceProto            `protobuf:"bytes,4,opt,name=used" json:"used,omitempty"`
-	Capability            *ResourceProto            `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`
-	NumContainers         *int32                    `protobuf:"varint,6,opt,name=numContainers" json:"numContainers,omitempty"`
-	NodeState             *NodeStateProto           `protobuf:"varint,7,opt,name=node_state,json=nodeState,enum=hadoop.yarn.NodeStateProto" json:"node_state,omitempty"`
-	HealthReport          *string                   `protobuf:"bytes,8,opt,name=health_report,json=healthReport" json:"health_report,omitempty"`
-	LastHealthReportTime  *int64                    `protobuf:"varint,9,opt,name=last_health_report_time,json=lastHealthReportTime" json:"last_health_report_time,omitempty"`
-	NodeLabels            []string                  `protobuf:"bytes,10,rep,name=node_labels,json=nodeLabels" json:"node_labels,omitempty"`
-	ContainersUtilization *ResourceUtilizationProto `protobuf:"bytes,11,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"` // 3.x
-	NodeUtilization       *ResourceUtilizationProto `protobuf:"bytes,12,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                   // 3.x
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	state                  protoimpl.MessageState    `protogen:"open.v1"`
+	NodeId                 *NodeIdProto              `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
+	HttpAddress            *string                   `protobuf:"bytes,2,opt,name=httpAddress" json:"httpAddress,omitempty"`
+	RackName               *string                   `protobuf:"bytes,3,opt,name=rackName" json:"rackName,omitempty"`
+	Used                   *ResourceProto            `protobuf:"bytes,4,opt,name=used" json:"used,omitempty"`
+	Capability             *ResourceProto            `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`
+	NumContainers          *int32                    `protobuf:"varint,6,opt,name=numContainers" json:"numContainers,omitempty"`
+	NodeState              *NodeStateProto           `protobuf:"varint,7,opt,name=node_state,json=nodeState,enum=hadoop.yarn.NodeStateProto" json:"node_state,omitempty"`
+	HealthReport           *string                   `protobuf:"bytes,8,opt,name=health_report,json=healthReport" json:"health_report,omitempty"`
+	LastHealthReportTime   *int64                    `protobuf:"varint,9,opt,name=last_health_report_time,json=lastHealthReportTime" json:"last_health_report_time,omitempty"`
+	NodeLabels             []string                  `protobuf:"bytes,10,rep,name=node_labels,json=nodeLabels" json:"node_labels,omitempty"`
+	ContainersUtilization  *ResourceUtilizationProto `protobuf:"bytes,11,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"`                    // 3.x
+	NodeUtilization        *ResourceUtilizationProto `protobuf:"bytes,12,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                                      // 3.x
+	DecommissioningTimeout *uint32                   `protobuf:"varint,13,opt,name=decommissioning_timeout,json=decommissioningTimeout" json:"decommissioning_timeout,omitempty"`                // 3.x
+	NodeUpdateType         *NodeUpdateTypeProto      `protobuf:"varint,14,opt,name=node_update_type,json=nodeUpdateType,enum=hadoop.yarn.NodeUpdateTypeProto" json:"node_update_type,omitempty"` // 3.x
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *NodeReportProto) Reset() {
 	*x = NodeReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3005,7 +3320,7 @@ func (x *NodeReportProto) String() string {
 func (*NodeReportProto) ProtoMessage() {}
 
 func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3018,7 +3333,7 @@ func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeReportProto.ProtoReflect.Descriptor instead.
 func (*NodeReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NodeReportProto) GetNodeId() *NodeIdProto {
@@ -3105,6 +3420,20 @@ func (x *NodeReportProto) GetNodeUtilization() *ResourceUtilizationProto {
 	return nil
 }
 
+func (x *NodeReportProto) GetDecommissioningTimeout() uint32 {
+	if x != nil && x.DecommissioningTimeout != nil {
+		return *x.DecommissioningTimeout
+	}
+	return 0
+}
+
+func (x *NodeReportProto) GetNodeUpdateType() NodeUpdateTypeProto {
+	if x != nil && x.NodeUpdateType != nil {
+		return *x.NodeUpdateType
+	}
+	return NodeUpdateTypeProto_NODE_USABLE
+}
+
 type NodeIdToLabelsProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
@@ -3115,7 +3444,7 @@ type NodeIdToLabelsProto struct {
 
 func (x *NodeIdToLabelsProto) Reset() {
 	*x = NodeIdToLabelsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3456,7 @@ func (x *NodeIdToLabelsProto) String() string {
 func (*NodeIdToLabelsProto) ProtoMessage() {}
 
 func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3469,7 @@ func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdToLabelsProto.ProtoReflect.Descriptor instead.
 func (*NodeIdToLabelsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NodeIdToLabelsProto) GetNodeId() *NodeIdProto {
@@ -3167,7 +3496,7 @@ type LabelsToNodeIdsProto struct {
 
 func (x *LabelsToNodeIdsProto) Reset() {
 	*x = LabelsToNodeIdsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3508,7 @@ func (x *LabelsToNodeIdsProto) String() string {
 func (*LabelsToNodeIdsProto) ProtoMessage() {}
 
 func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3521,7 @@ func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelsToNodeIdsProto.ProtoReflect.Descriptor instead.
 func (*LabelsToNodeIdsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LabelsToNodeIdsProto) GetNodeLabels() string {
@@ -3217,8 +3546,8 @@ type ResourceRequestProto struct {
 	NumContainers        *int32                     `protobuf:"varint,4,opt,name=num_containers,json=numContainers" json:"num_containers,omitempty"`
 	RelaxLocality        *bool                      `protobuf:"varint,5,opt,name=relax_locality,json=relaxLocality,def=1" json:"relax_locality,omitempty"`
 	NodeLabelExpression  *string                    `protobuf:"bytes,6,opt,name=node_label_expression,json=nodeLabelExpression" json:"node_label_expression,omitempty"`
-	ExecutionTypeRequest *ExecutionTypeRequestProto `protobuf:"bytes,7,opt,name=execution_type_request,json=executionTypeRequest" json:"execution_type_request,omitempty"`     // 3.x
-	AllocationRequestId  *int64                     `protobuf:"varint,8,opt,name=allocation_request_id,json=allocationRequestId,def=0" json:"allocation_request_id,omitempty"` // 3.x
+	ExecutionTypeRequest *ExecutionTypeRequestProto `protobuf:"bytes,7,opt,name=execution_type_request,json=executionTypeRequest" json:"execution_type_request,omitempty"`      // 3.x
+	AllocationRequestId  *int64                     `protobuf:"varint,8,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"` // 3.x
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -3226,12 +3555,12 @@ type ResourceRequestProto struct {
 // Default values for ResourceRequestProto fields.
 const (
 	Default_ResourceRequestProto_RelaxLocality       = bool(true)
-	Default_ResourceRequestProto_AllocationRequestId = int64(0)
+	Default_ResourceRequestProto_AllocationRequestId = int64(-1)
 )
 
 func (x *ResourceRequestProto) Reset() {
 	*x = ResourceRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3243,7 +3572,7 @@ func (x *ResourceRequestProto) String() string {
 func (*ResourceRequestProto) ProtoMessage() {}
 
 func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3256,7 +3585,7 @@ func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResourceRequestProto) GetPriority() *PriorityProto {
@@ -3325,7 +3654,7 @@ type PreemptionMessageProto struct {
 
 func (x *PreemptionMessageProto) Reset() {
 	*x = PreemptionMessageProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3337,7 +3666,7 @@ func (x *PreemptionMessageProto) String() string {
 func (*PreemptionMessageProto) ProtoMessage() {}
 
 func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3350,7 +3679,7 @@ func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionMessageProto.ProtoReflect.Descriptor instead.
 func (*PreemptionMessageProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreemptionMessageProto) GetStrictContract() *StrictPreemptionContractProto {
@@ -3376,7 +3705,7 @@ type StrictPreemptionContractProto struct {
 
 func (x *StrictPreemptionContractProto) Reset() {
 	*x = StrictPreemptionContractProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3388,7 +3717,7 @@ func (x *StrictPreemptionContractProto) String() string {
 func (*StrictPreemptionContractProto) ProtoMessage() {}
 
 func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3401,7 +3730,7 @@ func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrictPreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*StrictPreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StrictPreemptionContractProto) GetContainer() []*PreemptionContainerProto {
@@ -3421,7 +3750,7 @@ type PreemptionContractProto struct {
 
 func (x *PreemptionContractProto) Reset() {
 	*x = PreemptionContractProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3433,7 +3762,7 @@ func (x *PreemptionContractProto) String() string {
 func (*PreemptionContractProto) ProtoMessage() {}
 
 func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3446,7 +3775,7 @@ func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreemptionContractProto) GetResource() []*PreemptionResourceRequestProto {
@@ -3472,7 +3801,7 @@ type PreemptionContainerProto struct {
 
 func (x *PreemptionContainerProto) Reset() {
 	*x = PreemptionContainerProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3484,7 +3813,7 @@ func (x *PreemptionContainerProto) String() string {
 func (*PreemptionContainerProto) ProtoMessage() {}
 
 func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3497,7 +3826,7 @@ func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContainerProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PreemptionContainerProto) GetId() *ContainerIdProto {
@@ -3516,7 +3845,7 @@ type PreemptionResourceRequestProto struct {
 
 func (x *PreemptionResourceRequestProto) Reset() {
 	*x = PreemptionResourceRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3528,7 +3857,7 @@ func (x *PreemptionResourceRequestProto) String() string {
 func (*PreemptionResourceRequestProto) ProtoMessage() {}
 
 func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3541,7 +3870,7 @@ func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*PreemptionResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PreemptionResourceRequestProto) GetResource() *ResourceRequestProto {
@@ -3561,7 +3890,7 @@ type ResourceBlacklistRequestProto struct {
 
 func (x *ResourceBlacklistRequestProto) Reset() {
 	*x = ResourceBlacklistRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3573,7 +3902,7 @@ func (x *ResourceBlacklistRequestProto) String() string {
 func (*ResourceBlacklistRequestProto) ProtoMessage() {}
 
 func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3586,7 +3915,7 @@ func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceBlacklistRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceBlacklistRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ResourceBlacklistRequestProto) GetBlacklistAdditions() []string {
@@ -3622,10 +3951,11 @@ type ApplicationSubmissionContextProto struct {
 	ReservationId                           *ReservationIdProto          `protobuf:"bytes,15,opt,name=reservation_id,json=reservationId" json:"reservation_id,omitempty"`
 	NodeLabelExpression                     *string                      `protobuf:"bytes,16,opt,name=node_label_expression,json=nodeLabelExpression" json:"node_label_expression,omitempty"`
 	// optional in 2.7, repeated in 3.x: the same bytes on the wire for one request.
-	AmContainerResourceRequest []*ResourceRequestProto       `protobuf:"bytes,17,rep,name=am_container_resource_request,json=amContainerResourceRequest" json:"am_container_resource_request,omitempty"`
-	ApplicationTimeouts        []*ApplicationTimeoutMapProto `protobuf:"bytes,18,rep,name=application_timeouts,json=applicationTimeouts" json:"application_timeouts,omitempty"` // 3.x
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	AmContainerResourceRequest      []*ResourceRequestProto       `protobuf:"bytes,17,rep,name=am_container_resource_request,json=amContainerResourceRequest" json:"am_container_resource_request,omitempty"`
+	ApplicationTimeouts             []*ApplicationTimeoutMapProto `protobuf:"bytes,18,rep,name=application_timeouts,json=applicationTimeouts" json:"application_timeouts,omitempty"`                                       // 3.x
+	ApplicationSchedulingProperties []*StringStringMapProto       `protobuf:"bytes,19,rep,name=application_scheduling_properties,json=applicationSchedulingProperties" json:"application_scheduling_properties,omitempty"` // 3.x
+	unknownFields                   protoimpl.UnknownFields
+	sizeCache                       protoimpl.SizeCache
 }
 
 // Default values for ApplicationSubmissionContextProto fields.
@@ -3642,7 +3972,7 @@ const (
 
 func (x *ApplicationSubmissionContextProto) Reset() {
 	*x = ApplicationSubmissionContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3654,7 +3984,7 @@ func (x *ApplicationSubmissionContextProto) String() string {
 func (*ApplicationSubmissionContextProto) ProtoMessage() {}
 
 func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3667,7 +3997,7 @@ func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ApplicationSubmissionContextProto.ProtoReflect.Descriptor instead.
 func (*ApplicationSubmissionContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ApplicationSubmissionContextProto) GetApplicationId() *ApplicationIdProto {
@@ -3796,6 +4126,13 @@ func (x *ApplicationSubmissionContextProto) GetApplicationTimeouts() []*Applicat
 	return nil
 }
 
+func (x *ApplicationSubmissionContextProto) GetApplicationSchedulingProperties() []*StringStringMapProto {
+	if x != nil {
+		return x.ApplicationSchedulingProperties
+	}
+	return nil
+}
+
 type LogAggregationContextProto struct {
 	state                          protoimpl.MessageState `protogen:"open.v1"`
 	IncludePattern                 *string                `protobuf:"bytes,1,opt,name=include_pattern,json=includePattern,def=.*" json:"include_pattern,omitempty"`
@@ -3818,7 +4155,7 @@ const (
 
 func (x *LogAggregationContextProto) Reset() {
 	*x = LogAggregationContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3830,7 +4167,7 @@ func (x *LogAggregationContextProto) String() string {
 func (*LogAggregationContextProto) ProtoMessage() {}
 
 func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3843,7 +4180,7 @@ func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAggregationContextProto.ProtoReflect.Descriptor instead.
 func (*LogAggregationContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LogAggregationContextProto) GetIncludePattern() string {
@@ -3903,7 +4240,7 @@ const (
 
 func (x *ApplicationACLMapProto) Reset() {
 	*x = ApplicationACLMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3915,7 +4252,7 @@ func (x *ApplicationACLMapProto) String() string {
 func (*ApplicationACLMapProto) ProtoMessage() {}
 
 func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3928,7 +4265,7 @@ func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationACLMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationACLMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ApplicationACLMapProto) GetAccessType() ApplicationAccessTypeProto {
@@ -3946,20 +4283,22 @@ func (x *ApplicationACLMapProto) GetAcl() string {
 }
 
 type YarnClusterMetricsProto struct {
-	state                protoimpl.MessageState `protogen:"open.v1"`
-	NumNodeManagers      *int32                 `protobuf:"varint,1,opt,name=num_node_managers,json=numNodeManagers" json:"num_node_managers,omitempty"`
-	NumDecommissionedNms *int32                 `protobuf:"varint,2,opt,name=num_decommissioned_nms,json=numDecommissionedNms" json:"num_decommissioned_nms,omitempty"` // 2.8+
-	NumActiveNms         *int32                 `protobuf:"varint,3,opt,name=num_active_nms,json=numActiveNms" json:"num_active_nms,omitempty"`                         // 2.8+
-	NumLostNms           *int32                 `protobuf:"varint,4,opt,name=num_lost_nms,json=numLostNms" json:"num_lost_nms,omitempty"`                               // 2.8+
-	NumUnhealthyNms      *int32                 `protobuf:"varint,5,opt,name=num_unhealthy_nms,json=numUnhealthyNms" json:"num_unhealthy_nms,omitempty"`                // 2.8+
-	NumRebootedNms       *int32                 `protobuf:"varint,6,opt,name=num_rebooted_nms,json=numRebootedNms" json:"num_rebooted_nms,omitempty"`                   // 2.8+
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	NumNodeManagers       *int32                 `protobuf:"varint,1,opt,name=num_node_managers,json=numNodeManagers" json:"num_node_managers,omitempty"`
+	NumDecommissionedNms  *int32                 `protobuf:"varint,2,opt,name=num_decommissioned_nms,json=numDecommissionedNms" json:"num_decommissioned_nms,omitempty"`    // 2.8+
+	NumActiveNms          *int32                 `protobuf:"varint,3,opt,name=num_active_nms,json=numActiveNms" json:"num_active_nms,omitempty"`                            // 2.8+
+	NumLostNms            *int32                 `protobuf:"varint,4,opt,name=num_lost_nms,json=numLostNms" json:"num_lost_nms,omitempty"`                                  // 2.8+
+	NumUnhealthyNms       *int32                 `protobuf:"varint,5,opt,name=num_unhealthy_nms,json=numUnhealthyNms" json:"num_unhealthy_nms,omitempty"`                   // 2.8+
+	NumRebootedNms        *int32                 `protobuf:"varint,6,opt,name=num_rebooted_nms,json=numRebootedNms" json:"num_rebooted_nms,omitempty"`                      // 2.8+
+	NumDecommissioningNms *int32                 `protobuf:"varint,7,opt,name=num_decommissioning_nms,json=numDecommissioningNms" json:"num_decommissioning_nms,omitempty"` // 3.x
+	NumShutdownNms        *int32                 `protobuf:"varint,8,opt,name=num_shutdown_nms,json=numShutdownNms" json:"num_shutdown_nms,omitempty"`                      // 3.x
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *YarnClusterMetricsProto) Reset() {
 	*x = YarnClusterMetricsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3971,7 +4310,7 @@ func (x *YarnClusterMetricsProto) String() string {
 func (*YarnClusterMetricsProto) ProtoMessage() {}
 
 func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3984,7 +4323,7 @@ func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YarnClusterMetricsProto.ProtoReflect.Descriptor instead.
 func (*YarnClusterMetricsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *YarnClusterMetricsProto) GetNumNodeManagers() int32 {
@@ -4029,6 +4368,20 @@ func (x *YarnClusterMetricsProto) GetNumRebootedNms() int32 {
 	return 0
 }
 
+func (x *YarnClusterMetricsProto) GetNumDecommissioningNms() int32 {
+	if x != nil && x.NumDecommissioningNms != nil {
+		return *x.NumDecommissioningNms
+	}
+	return 0
+}
+
+func (x *YarnClusterMetricsProto) GetNumShutdownNms() int32 {
+	if x != nil && x.NumShutdownNms != nil {
+		return *x.NumShutdownNms
+	}
+	return 0
+}
+
 type QueueInfoProto struct {
 	state                      protoimpl.MessageState    `protogen:"open.v1"`
 	QueueName                  *string                   `protobuf:"bytes,1,opt,name=queueName" json:"queueName,omitempty"`
@@ -4048,7 +4401,7 @@ type QueueInfoProto struct {
 
 func (x *QueueInfoProto) Reset() {
 	*x = QueueInfoProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4413,7 @@ func (x *QueueInfoProto) String() string {
 func (*QueueInfoProto) ProtoMessage() {}
 
 func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4426,7 @@ func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *QueueInfoProto) GetQueueName() string {
@@ -4180,7 +4533,7 @@ type QueueStatisticsProto struct {
 
 func (x *QueueStatisticsProto) Reset() {
 	*x = QueueStatisticsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4192,7 +4545,7 @@ func (x *QueueStatisticsProto) String() string {
 func (*QueueStatisticsProto) ProtoMessage() {}
 
 func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4205,7 +4558,7 @@ func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatisticsProto.ProtoReflect.Descriptor instead.
 func (*QueueStatisticsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *QueueStatisticsProto) GetNumAppsSubmitted() int64 {
@@ -4344,7 +4697,7 @@ type QueueUserACLInfoProto struct {
 
 func (x *QueueUserACLInfoProto) Reset() {
 	*x = QueueUserACLInfoProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4356,7 +4709,7 @@ func (x *QueueUserACLInfoProto) String() string {
 func (*QueueUserACLInfoProto) ProtoMessage() {}
 
 func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4369,7 +4722,7 @@ func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueUserACLInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueUserACLInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *QueueUserACLInfoProto) GetQueueName() string {
@@ -4396,7 +4749,7 @@ type ReservationIdProto struct {
 
 func (x *ReservationIdProto) Reset() {
 	*x = ReservationIdProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4408,7 +4761,7 @@ func (x *ReservationIdProto) String() string {
 func (*ReservationIdProto) ProtoMessage() {}
 
 func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4421,7 +4774,7 @@ func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationIdProto.ProtoReflect.Descriptor instead.
 func (*ReservationIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReservationIdProto) GetId() int64 {
@@ -4457,7 +4810,7 @@ const (
 
 func (x *ReservationRequestProto) Reset() {
 	*x = ReservationRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4469,7 +4822,7 @@ func (x *ReservationRequestProto) String() string {
 func (*ReservationRequestProto) ProtoMessage() {}
 
 func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4482,7 +4835,7 @@ func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReservationRequestProto) GetCapability() *ResourceProto {
@@ -4528,7 +4881,7 @@ const (
 
 func (x *ReservationRequestsProto) Reset() {
 	*x = ReservationRequestsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4540,7 +4893,7 @@ func (x *ReservationRequestsProto) String() string {
 func (*ReservationRequestsProto) ProtoMessage() {}
 
 func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4553,7 +4906,7 @@ func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestsProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReservationRequestsProto) GetReservationResources() []*ReservationRequestProto {
@@ -4582,7 +4935,7 @@ type ReservationDefinitionProto struct {
 
 func (x *ReservationDefinitionProto) Reset() {
 	*x = ReservationDefinitionProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4594,7 +4947,7 @@ func (x *ReservationDefinitionProto) String() string {
 func (*ReservationDefinitionProto) ProtoMessage() {}
 
 func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4607,7 +4960,7 @@ func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDefinitionProto.ProtoReflect.Descriptor instead.
 func (*ReservationDefinitionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ReservationDefinitionProto) GetReservationRequests() *ReservationRequestsProto {
@@ -4654,7 +5007,7 @@ type ContainerLaunchContextProto struct {
 
 func (x *ContainerLaunchContextProto) Reset() {
 	*x = ContainerLaunchContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4666,7 +5019,7 @@ func (x *ContainerLaunchContextProto) String() string {
 func (*ContainerLaunchContextProto) ProtoMessage() {}
 
 func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4679,7 +5032,7 @@ func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLaunchContextProto.ProtoReflect.Descriptor instead.
 func (*ContainerLaunchContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ContainerLaunchContextProto) GetLocalResources() []*StringLocalResourceMapProto {
@@ -4737,9 +5090,10 @@ type ContainerStatusProto struct {
 	State               *ContainerStateProto    `protobuf:"varint,2,opt,name=state,enum=hadoop.yarn.ContainerStateProto" json:"state,omitempty"`
 	Diagnostics         *string                 `protobuf:"bytes,3,opt,name=diagnostics,def=N/A" json:"diagnostics,omitempty"`
 	ExitStatus          *int32                  `protobuf:"varint,4,opt,name=exit_status,json=exitStatus,def=-1000" json:"exit_status,omitempty"`
-	Capability          *ResourceProto          `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`                                                  // 2.8+
-	ExecutionType       *ExecutionTypeProto     `protobuf:"varint,6,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"` // 3.x
-	ContainerAttributes []*StringStringMapProto `protobuf:"bytes,7,rep,name=container_attributes,json=containerAttributes" json:"container_attributes,omitempty"`     // 3.x
+	Capability          *ResourceProto          `protobuf:"bytes,5,opt,name=capability" json:"capability,omitempty"`                                                                                   // 2.8+
+	ExecutionType       *ExecutionTypeProto     `protobuf:"varint,6,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"`                                  // 3.x
+	ContainerAttributes []*StringStringMapProto `protobuf:"bytes,7,rep,name=container_attributes,json=containerAttributes" json:"container_attributes,omitempty"`                                      // 3.x
+	ContainerSubState   *ContainerSubStateProto `protobuf:"varint,8,opt,name=container_sub_state,json=containerSubState,enum=hadoop.yarn.ContainerSubStateProto" json:"container_sub_state,omitempty"` // 3.x
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -4753,7 +5107,7 @@ const (
 
 func (x *ContainerStatusProto) Reset() {
 	*x = ContainerStatusProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4765,7 +5119,7 @@ func (x *ContainerStatusProto) String() string {
 func (*ContainerStatusProto) ProtoMessage() {}
 
 func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4778,7 +5132,7 @@ func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*ContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -4830,6 +5184,13 @@ func (x *ContainerStatusProto) GetContainerAttributes() []*StringStringMapProto 
 	return nil
 }
 
+func (x *ContainerStatusProto) GetContainerSubState() ContainerSubStateProto {
+	if x != nil && x.ContainerSubState != nil {
+		return *x.ContainerSubState
+	}
+	return ContainerSubStateProto_CSS_SCHEDULED
+}
+
 type ContainerResourceIncreaseRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId   *ContainerIdProto      `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
@@ -4840,7 +5201,7 @@ type ContainerResourceIncreaseRequestProto struct {
 
 func (x *ContainerResourceIncreaseRequestProto) Reset() {
 	*x = ContainerResourceIncreaseRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4852,7 +5213,7 @@ func (x *ContainerResourceIncreaseRequestProto) String() string {
 func (*ContainerResourceIncreaseRequestProto) ProtoMessage() {}
 
 func (x *ContainerResourceIncreaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4865,7 +5226,7 @@ func (x *ContainerResourceIncreaseRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use ContainerResourceIncreaseRequestProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceIncreaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ContainerResourceIncreaseRequestProto) GetContainerId() *ContainerIdProto {
@@ -4893,7 +5254,7 @@ type ContainerResourceIncreaseProto struct {
 
 func (x *ContainerResourceIncreaseProto) Reset() {
 	*x = ContainerResourceIncreaseProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4905,7 +5266,7 @@ func (x *ContainerResourceIncreaseProto) String() string {
 func (*ContainerResourceIncreaseProto) ProtoMessage() {}
 
 func (x *ContainerResourceIncreaseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4918,7 +5279,7 @@ func (x *ContainerResourceIncreaseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceIncreaseProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceIncreaseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ContainerResourceIncreaseProto) GetContainerId() *ContainerIdProto {
@@ -4952,7 +5313,7 @@ type ContainerResourceDecreaseProto struct {
 
 func (x *ContainerResourceDecreaseProto) Reset() {
 	*x = ContainerResourceDecreaseProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4964,7 +5325,7 @@ func (x *ContainerResourceDecreaseProto) String() string {
 func (*ContainerResourceDecreaseProto) ProtoMessage() {}
 
 func (x *ContainerResourceDecreaseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4977,7 +5338,7 @@ func (x *ContainerResourceDecreaseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceDecreaseProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceDecreaseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ContainerResourceDecreaseProto) GetContainerId() *ContainerIdProto {
@@ -5004,7 +5365,7 @@ type StringLocalResourceMapProto struct {
 
 func (x *StringLocalResourceMapProto) Reset() {
 	*x = StringLocalResourceMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5016,7 +5377,7 @@ func (x *StringLocalResourceMapProto) String() string {
 func (*StringLocalResourceMapProto) ProtoMessage() {}
 
 func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5029,7 +5390,7 @@ func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringLocalResourceMapProto.ProtoReflect.Descriptor instead.
 func (*StringLocalResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StringLocalResourceMapProto) GetKey() string {
@@ -5056,7 +5417,7 @@ type StringStringMapProto struct {
 
 func (x *StringStringMapProto) Reset() {
 	*x = StringStringMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5068,7 +5429,7 @@ func (x *StringStringMapProto) String() string {
 func (*StringStringMapProto) ProtoMessage() {}
 
 func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5081,7 +5442,7 @@ func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringStringMapProto.ProtoReflect.Descriptor instead.
 func (*StringStringMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StringStringMapProto) GetKey() string {
@@ -5108,7 +5469,7 @@ type StringBytesMapProto struct {
 
 func (x *StringBytesMapProto) Reset() {
 	*x = StringBytesMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5120,7 +5481,7 @@ func (x *StringBytesMapProto) String() string {
 func (*StringBytesMapProto) ProtoMessage() {}
 
 func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5133,7 +5494,7 @@ func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringBytesMapProto.ProtoReflect.Descriptor instead.
 func (*StringBytesMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StringBytesMapProto) GetKey() string {
@@ -5183,11 +5544,12 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x04tags\x18\x05 \x03(\tR\x04tags\x12A\n" +
 	"\n" +
 	"attributes\x18\x06 \x03(\v2!.hadoop.yarn.StringStringMapProtoR\n" +
-	"attributes\"T\n" +
+	"attributes\"\xa0\x01\n" +
 	"\x18ResourceUtilizationProto\x12\x12\n" +
 	"\x04pmem\x18\x01 \x01(\x05R\x04pmem\x12\x12\n" +
 	"\x04vmem\x18\x02 \x01(\x05R\x04vmem\x12\x10\n" +
-	"\x03cpu\x18\x03 \x01(\x02R\x03cpu\"\xac\x01\n" +
+	"\x03cpu\x18\x03 \x01(\x02R\x03cpu\x12J\n" +
+	"\x0fcustomResources\x18\x04 \x03(\v2 .hadoop.yarn.StringFloatMapProtoR\x0fcustomResources\"\xac\x01\n" +
 	"\x19ExecutionTypeRequestProto\x12R\n" +
 	"\x0eexecution_type\x18\x01 \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x12;\n" +
@@ -5213,7 +5575,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12I\n" +
 	"\x0fresource_option\x18\x02 \x01(\v2 .hadoop.yarn.ResourceOptionProtoR\x0eresourceOption\"+\n" +
 	"\rPriorityProto\x12\x1a\n" +
-	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xfa\x03\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xc8\x04\n" +
 	"\x0eContainerProto\x12-\n" +
 	"\x02id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x02id\x120\n" +
 	"\x06nodeId\x18\x02 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12*\n" +
@@ -5224,7 +5586,10 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x0eexecution_type\x18\a \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x126\n" +
 	"\x15allocation_request_id\x18\b \x01(\x03:\x02-1R\x13allocationRequestId\x12\x1b\n" +
-	"\aversion\x18\t \x01(\x05:\x010R\aversion\"\xb5\x04\n" +
+	"\aversion\x18\t \x01(\x05:\x010R\aversion\x12'\n" +
+	"\x0fallocation_tags\x18\n" +
+	" \x03(\tR\x0eallocationTags\x12#\n" +
+	"\rexposed_ports\x18\v \x01(\tR\fexposedPorts\"\xad\x05\n" +
 	"\x14ContainerReportProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x126\n" +
 	"\bresource\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x121\n" +
@@ -5238,7 +5603,10 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x15container_exit_status\x18\t \x01(\x05R\x13containerExitStatus\x12I\n" +
 	"\x0fcontainer_state\x18\n" +
 	" \x01(\x0e2 .hadoop.yarn.ContainerStateProtoR\x0econtainerState\x12*\n" +
-	"\x11node_http_address\x18\v \x01(\tR\x0fnodeHttpAddress\"z\n" +
+	"\x11node_http_address\x18\v \x01(\tR\x0fnodeHttpAddress\x12Q\n" +
+	"\rexecutionType\x18\f \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
+	"GUARANTEEDR\rexecutionType\x12#\n" +
+	"\rexposed_ports\x18\r \x01(\tR\fexposedPorts\"z\n" +
 	"\bURLProto\x12\x16\n" +
 	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
@@ -5254,7 +5622,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"visibility\x18\x05 \x01(\x0e2).hadoop.yarn.LocalResourceVisibilityProtoR\n" +
 	"visibility\x12\x18\n" +
 	"\apattern\x18\x06 \x01(\tR\apattern\x12I\n" +
-	"\"should_be_uploaded_to_shared_cache\x18\a \x01(\bR\x1dshouldBeUploadedToSharedCache\"\x90\x05\n" +
+	"\"should_be_uploaded_to_shared_cache\x18\a \x01(\bR\x1dshouldBeUploadedToSharedCache\"\xef\x06\n" +
 	"#ApplicationResourceUsageReportProto\x12.\n" +
 	"\x13num_used_containers\x18\x01 \x01(\x05R\x11numUsedContainers\x126\n" +
 	"\x17num_reserved_containers\x18\x02 \x01(\x05R\x15numReservedContainers\x12A\n" +
@@ -5267,7 +5635,15 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x18cluster_usage_percentage\x18\t \x01(\x02R\x16clusterUsagePercentage\x128\n" +
 	"\x18preempted_memory_seconds\x18\n" +
 	" \x01(\x03R\x16preemptedMemorySeconds\x126\n" +
-	"\x17preempted_vcore_seconds\x18\v \x01(\x03R\x15preemptedVcoreSeconds\"\x88\v\n" +
+	"\x17preempted_vcore_seconds\x18\v \x01(\x03R\x15preemptedVcoreSeconds\x12d\n" +
+	"\x1eapplication_resource_usage_map\x18\f \x03(\v2\x1f.hadoop.yarn.StringLongMapProtoR\x1bapplicationResourceUsageMap\x12w\n" +
+	"(application_preempted_resource_usage_map\x18\r \x03(\v2\x1f.hadoop.yarn.StringLongMapProtoR$applicationPreemptedResourceUsageMap\"<\n" +
+	"\x12StringLongMapProto\x12\x10\n" +
+	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x02(\x03R\x05value\"=\n" +
+	"\x13StringFloatMapProto\x12\x10\n" +
+	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x02(\x02R\x05value\"\xea\v\n" +
 	"\x16ApplicationReportProto\x12E\n" +
 	"\rapplicationId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
@@ -5297,7 +5673,14 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\bpriority\x18\x17 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x126\n" +
 	"\x16appNodeLabelExpression\x18\x18 \x01(\tR\x16appNodeLabelExpression\x124\n" +
 	"\x15amNodeLabelExpression\x18\x19 \x01(\tR\x15amNodeLabelExpression\x12B\n" +
-	"\vappTimeouts\x18\x1a \x03(\v2 .hadoop.yarn.AppTimeoutsMapProtoR\vappTimeouts\"\xa3\x04\n" +
+	"\vappTimeouts\x18\x1a \x03(\v2 .hadoop.yarn.AppTimeoutsMapProtoR\vappTimeouts\x12\x1e\n" +
+	"\n" +
+	"launchTime\x18\x1b \x01(\x03R\n" +
+	"launchTime\x12\x1e\n" +
+	"\n" +
+	"submitTime\x18\x1c \x01(\x03R\n" +
+	"submitTime\x12 \n" +
+	"\vrmClusterId\x18\x1d \x01(\tR\vrmClusterId\"\xa3\x04\n" +
 	"\x1dApplicationAttemptReportProto\x12\\\n" +
 	"\x16application_attempt_id\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\x14applicationAttemptId\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x19\n" +
@@ -5314,7 +5697,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"finishTime\"5\n" +
 	"\vNodeIdProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x12\n" +
-	"\x04port\x18\x02 \x01(\x05R\x04port\"\xfc\x04\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\"\x81\x06\n" +
 	"\x0fNodeReportProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12 \n" +
 	"\vhttpAddress\x18\x02 \x01(\tR\vhttpAddress\x12\x1a\n" +
@@ -5332,7 +5715,9 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	" \x03(\tR\n" +
 	"nodeLabels\x12\\\n" +
 	"\x16containers_utilization\x18\v \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x15containersUtilization\x12P\n" +
-	"\x10node_utilization\x18\f \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x0fnodeUtilization\"g\n" +
+	"\x10node_utilization\x18\f \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x0fnodeUtilization\x127\n" +
+	"\x17decommissioning_timeout\x18\r \x01(\rR\x16decommissioningTimeout\x12J\n" +
+	"\x10node_update_type\x18\x0e \x01(\x0e2 .hadoop.yarn.NodeUpdateTypeProtoR\x0enodeUpdateType\"g\n" +
 	"\x13NodeIdToLabelsProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1e\n" +
 	"\n" +
@@ -5342,7 +5727,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\n" +
 	"nodeLabels\x18\x01 \x01(\tR\n" +
 	"nodeLabels\x120\n" +
-	"\x06nodeId\x18\x02 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\"\xcc\x03\n" +
+	"\x06nodeId\x18\x02 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\"\xcd\x03\n" +
 	"\x14ResourceRequestProto\x126\n" +
 	"\bpriority\x18\x01 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12#\n" +
 	"\rresource_name\x18\x02 \x01(\tR\fresourceName\x12:\n" +
@@ -5352,8 +5737,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x0enum_containers\x18\x04 \x01(\x05R\rnumContainers\x12+\n" +
 	"\x0erelax_locality\x18\x05 \x01(\b:\x04trueR\rrelaxLocality\x122\n" +
 	"\x15node_label_expression\x18\x06 \x01(\tR\x13nodeLabelExpression\x12\\\n" +
-	"\x16execution_type_request\x18\a \x01(\v2&.hadoop.yarn.ExecutionTypeRequestProtoR\x14executionTypeRequest\x125\n" +
-	"\x15allocation_request_id\x18\b \x01(\x03:\x010R\x13allocationRequestId\"\xae\x01\n" +
+	"\x16execution_type_request\x18\a \x01(\v2&.hadoop.yarn.ExecutionTypeRequestProtoR\x14executionTypeRequest\x126\n" +
+	"\x15allocation_request_id\x18\b \x01(\x03:\x02-1R\x13allocationRequestId\"\xae\x01\n" +
 	"\x16PreemptionMessageProto\x12R\n" +
 	"\x0estrictContract\x18\x01 \x01(\v2*.hadoop.yarn.StrictPreemptionContractProtoR\x0estrictContract\x12@\n" +
 	"\bcontract\x18\x02 \x01(\v2$.hadoop.yarn.PreemptionContractProtoR\bcontract\"d\n" +
@@ -5368,7 +5753,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\bresource\x18\x01 \x01(\v2!.hadoop.yarn.ResourceRequestProtoR\bresource\"\x7f\n" +
 	"\x1dResourceBlacklistRequestProto\x12/\n" +
 	"\x13blacklist_additions\x18\x01 \x03(\tR\x12blacklistAdditions\x12-\n" +
-	"\x12blacklist_removals\x18\x02 \x03(\tR\x11blacklistRemovals\"\xc9\t\n" +
+	"\x12blacklist_removals\x18\x02 \x03(\tR\x11blacklistRemovals\"\xb8\n" +
+	"\n" +
 	"!ApplicationSubmissionContextProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12.\n" +
 	"\x10application_name\x18\x02 \x01(\t:\x03N/AR\x0fapplicationName\x12\x1d\n" +
@@ -5388,7 +5774,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x0ereservation_id\x18\x0f \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\x122\n" +
 	"\x15node_label_expression\x18\x10 \x01(\tR\x13nodeLabelExpression\x12d\n" +
 	"\x1dam_container_resource_request\x18\x11 \x03(\v2!.hadoop.yarn.ResourceRequestProtoR\x1aamContainerResourceRequest\x12Z\n" +
-	"\x14application_timeouts\x18\x12 \x03(\v2'.hadoop.yarn.ApplicationTimeoutMapProtoR\x13applicationTimeouts\"\x8d\x03\n" +
+	"\x14application_timeouts\x18\x12 \x03(\v2'.hadoop.yarn.ApplicationTimeoutMapProtoR\x13applicationTimeouts\x12m\n" +
+	"!application_scheduling_properties\x18\x13 \x03(\v2!.hadoop.yarn.StringStringMapProtoR\x1fapplicationSchedulingProperties\"\x8d\x03\n" +
 	"\x1aLogAggregationContextProto\x12+\n" +
 	"\x0finclude_pattern\x18\x01 \x01(\t:\x02.*R\x0eincludePattern\x12)\n" +
 	"\x0fexclude_pattern\x18\x02 \x01(\t:\x00R\x0eexcludePattern\x12?\n" +
@@ -5400,7 +5787,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\n" +
 	"accessType\x18\x01 \x01(\x0e2'.hadoop.yarn.ApplicationAccessTypeProtoR\n" +
 	"accessType\x12\x13\n" +
-	"\x03acl\x18\x02 \x01(\t:\x01 R\x03acl\"\x99\x02\n" +
+	"\x03acl\x18\x02 \x01(\t:\x01 R\x03acl\"\xfb\x02\n" +
 	"\x17YarnClusterMetricsProto\x12*\n" +
 	"\x11num_node_managers\x18\x01 \x01(\x05R\x0fnumNodeManagers\x124\n" +
 	"\x16num_decommissioned_nms\x18\x02 \x01(\x05R\x14numDecommissionedNms\x12$\n" +
@@ -5408,7 +5795,9 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\fnum_lost_nms\x18\x04 \x01(\x05R\n" +
 	"numLostNms\x12*\n" +
 	"\x11num_unhealthy_nms\x18\x05 \x01(\x05R\x0fnumUnhealthyNms\x12(\n" +
-	"\x10num_rebooted_nms\x18\x06 \x01(\x05R\x0enumRebootedNms\"\xcb\x04\n" +
+	"\x10num_rebooted_nms\x18\x06 \x01(\x05R\x0enumRebootedNms\x126\n" +
+	"\x17num_decommissioning_nms\x18\a \x01(\x05R\x15numDecommissioningNms\x12(\n" +
+	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"\xcb\x04\n" +
 	"\x0eQueueInfoProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x02R\bcapacity\x12(\n" +
@@ -5471,7 +5860,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\acommand\x18\x05 \x03(\tR\acommand\x12N\n" +
 	"\x10application_ACLs\x18\x06 \x03(\v2#.hadoop.yarn.ApplicationACLMapProtoR\x0fapplicationACLs\x12\x1f\n" +
 	"\vtokens_conf\x18\b \x01(\fR\n" +
-	"tokensConf\"\xc4\x03\n" +
+	"tokensConf\"\x99\x04\n" +
 	"\x14ContainerStatusProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x126\n" +
 	"\x05state\x18\x02 \x01(\x0e2 .hadoop.yarn.ContainerStateProtoR\x05state\x12%\n" +
@@ -5483,7 +5872,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"capability\x12Q\n" +
 	"\rexecutionType\x18\x06 \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x12T\n" +
-	"\x14container_attributes\x18\a \x03(\v2!.hadoop.yarn.StringStringMapProtoR\x13containerAttributes\"\xa5\x01\n" +
+	"\x14container_attributes\x18\a \x03(\v2!.hadoop.yarn.StringStringMapProtoR\x13containerAttributes\x12S\n" +
+	"\x13container_sub_state\x18\b \x01(\x0e2#.hadoop.yarn.ContainerSubStateProtoR\x11containerSubState\"\xa5\x01\n" +
 	"%ContainerResourceIncreaseRequestProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12:\n" +
 	"\n" +
@@ -5611,7 +6001,18 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\fLOG_TIME_OUT\x10\x06\x12\x1c\n" +
 	"\x18LOG_RUNNING_WITH_FAILURE\x10\a*7\n" +
 	"\x1bApplicationTimeoutTypeProto\x12\x18\n" +
-	"\x14APP_TIMEOUT_LIFETIME\x10\x01B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x14APP_TIMEOUT_LIFETIME\x10\x01*S\n" +
+	"\x13NodeUpdateTypeProto\x12\x0f\n" +
+	"\vNODE_USABLE\x10\x00\x12\x11\n" +
+	"\rNODE_UNUSABLE\x10\x01\x12\x18\n" +
+	"\x14NODE_DECOMMISSIONING\x10\x02*n\n" +
+	"\x16ContainerSubStateProto\x12\x11\n" +
+	"\rCSS_SCHEDULED\x10\x01\x12\x0f\n" +
+	"\vCSS_RUNNING\x10\x02\x12\x0e\n" +
+	"\n" +
+	"CSS_PAUSED\x10\x03\x12\x12\n" +
+	"\x0eCSS_COMPLETING\x10\x04\x12\f\n" +
+	"\bCSS_DONE\x10\x05B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_protos_proto_rawDescOnce sync.Once
@@ -5625,8 +6026,8 @@ func file_yarn_yarn_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 18)
-var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 20)
+var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_yarn_yarn_protos_proto_goTypes = []any{
 	(ContainerStateProto)(0),                      // 0: hadoop.yarn.ContainerStateProto
 	(YarnApplicationStateProto)(0),                // 1: hadoop.yarn.YarnApplicationStateProto
@@ -5646,164 +6047,175 @@ var file_yarn_yarn_protos_proto_goTypes = []any{
 	(ContainerTypeProto)(0),                       // 15: hadoop.yarn.ContainerTypeProto
 	(LogAggregationStatusProto)(0),                // 16: hadoop.yarn.LogAggregationStatusProto
 	(ApplicationTimeoutTypeProto)(0),              // 17: hadoop.yarn.ApplicationTimeoutTypeProto
-	(*SerializedExceptionProto)(nil),              // 18: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationIdProto)(nil),                    // 19: hadoop.yarn.ApplicationIdProto
-	(*ApplicationAttemptIdProto)(nil),             // 20: hadoop.yarn.ApplicationAttemptIdProto
-	(*ContainerIdProto)(nil),                      // 21: hadoop.yarn.ContainerIdProto
-	(*ResourceProto)(nil),                         // 22: hadoop.yarn.ResourceProto
-	(*ResourceInformationProto)(nil),              // 23: hadoop.yarn.ResourceInformationProto
-	(*ResourceUtilizationProto)(nil),              // 24: hadoop.yarn.ResourceUtilizationProto
-	(*ExecutionTypeRequestProto)(nil),             // 25: hadoop.yarn.ExecutionTypeRequestProto
-	(*NodeLabelProto)(nil),                        // 26: hadoop.yarn.NodeLabelProto
-	(*ApplicationTimeoutMapProto)(nil),            // 27: hadoop.yarn.ApplicationTimeoutMapProto
-	(*AppTimeoutsMapProto)(nil),                   // 28: hadoop.yarn.AppTimeoutsMapProto
-	(*ApplicationTimeoutProto)(nil),               // 29: hadoop.yarn.ApplicationTimeoutProto
-	(*ResourceOptionProto)(nil),                   // 30: hadoop.yarn.ResourceOptionProto
-	(*NodeResourceMapProto)(nil),                  // 31: hadoop.yarn.NodeResourceMapProto
-	(*PriorityProto)(nil),                         // 32: hadoop.yarn.PriorityProto
-	(*ContainerProto)(nil),                        // 33: hadoop.yarn.ContainerProto
-	(*ContainerReportProto)(nil),                  // 34: hadoop.yarn.ContainerReportProto
-	(*URLProto)(nil),                              // 35: hadoop.yarn.URLProto
-	(*LocalResourceProto)(nil),                    // 36: hadoop.yarn.LocalResourceProto
-	(*ApplicationResourceUsageReportProto)(nil),   // 37: hadoop.yarn.ApplicationResourceUsageReportProto
-	(*ApplicationReportProto)(nil),                // 38: hadoop.yarn.ApplicationReportProto
-	(*ApplicationAttemptReportProto)(nil),         // 39: hadoop.yarn.ApplicationAttemptReportProto
-	(*NodeIdProto)(nil),                           // 40: hadoop.yarn.NodeIdProto
-	(*NodeReportProto)(nil),                       // 41: hadoop.yarn.NodeReportProto
-	(*NodeIdToLabelsProto)(nil),                   // 42: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                  // 43: hadoop.yarn.LabelsToNodeIdsProto
-	(*ResourceRequestProto)(nil),                  // 44: hadoop.yarn.ResourceRequestProto
-	(*PreemptionMessageProto)(nil),                // 45: hadoop.yarn.PreemptionMessageProto
-	(*StrictPreemptionContractProto)(nil),         // 46: hadoop.yarn.StrictPreemptionContractProto
-	(*PreemptionContractProto)(nil),               // 47: hadoop.yarn.PreemptionContractProto
-	(*PreemptionContainerProto)(nil),              // 48: hadoop.yarn.PreemptionContainerProto
-	(*PreemptionResourceRequestProto)(nil),        // 49: hadoop.yarn.PreemptionResourceRequestProto
-	(*ResourceBlacklistRequestProto)(nil),         // 50: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ApplicationSubmissionContextProto)(nil),     // 51: hadoop.yarn.ApplicationSubmissionContextProto
-	(*LogAggregationContextProto)(nil),            // 52: hadoop.yarn.LogAggregationContextProto
-	(*ApplicationACLMapProto)(nil),                // 53: hadoop.yarn.ApplicationACLMapProto
-	(*YarnClusterMetricsProto)(nil),               // 54: hadoop.yarn.YarnClusterMetricsProto
-	(*QueueInfoProto)(nil),                        // 55: hadoop.yarn.QueueInfoProto
-	(*QueueStatisticsProto)(nil),                  // 56: hadoop.yarn.QueueStatisticsProto
-	(*QueueUserACLInfoProto)(nil),                 // 57: hadoop.yarn.QueueUserACLInfoProto
-	(*ReservationIdProto)(nil),                    // 58: hadoop.yarn.ReservationIdProto
-	(*ReservationRequestProto)(nil),               // 59: hadoop.yarn.ReservationRequestProto
-	(*ReservationRequestsProto)(nil),              // 60: hadoop.yarn.ReservationRequestsProto
-	(*ReservationDefinitionProto)(nil),            // 61: hadoop.yarn.ReservationDefinitionProto
-	(*ContainerLaunchContextProto)(nil),           // 62: hadoop.yarn.ContainerLaunchContextProto
-	(*ContainerStatusProto)(nil),                  // 63: hadoop.yarn.ContainerStatusProto
-	(*ContainerResourceIncreaseRequestProto)(nil), // 64: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(*ContainerResourceIncreaseProto)(nil),        // 65: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),        // 66: hadoop.yarn.ContainerResourceDecreaseProto
-	(*StringLocalResourceMapProto)(nil),           // 67: hadoop.yarn.StringLocalResourceMapProto
-	(*StringStringMapProto)(nil),                  // 68: hadoop.yarn.StringStringMapProto
-	(*StringBytesMapProto)(nil),                   // 69: hadoop.yarn.StringBytesMapProto
-	(*common.TokenProto)(nil),                     // 70: hadoop.common.TokenProto
+	(NodeUpdateTypeProto)(0),                      // 18: hadoop.yarn.NodeUpdateTypeProto
+	(ContainerSubStateProto)(0),                   // 19: hadoop.yarn.ContainerSubStateProto
+	(*SerializedExceptionProto)(nil),              // 20: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationIdProto)(nil),                    // 21: hadoop.yarn.ApplicationIdProto
+	(*ApplicationAttemptIdProto)(nil),             // 22: hadoop.yarn.ApplicationAttemptIdProto
+	(*ContainerIdProto)(nil),                      // 23: hadoop.yarn.ContainerIdProto
+	(*ResourceProto)(nil),                         // 24: hadoop.yarn.ResourceProto
+	(*ResourceInformationProto)(nil),              // 25: hadoop.yarn.ResourceInformationProto
+	(*ResourceUtilizationProto)(nil),              // 26: hadoop.yarn.ResourceUtilizationProto
+	(*ExecutionTypeRequestProto)(nil),             // 27: hadoop.yarn.ExecutionTypeRequestProto
+	(*NodeLabelProto)(nil),                        // 28: hadoop.yarn.NodeLabelProto
+	(*ApplicationTimeoutMapProto)(nil),            // 29: hadoop.yarn.ApplicationTimeoutMapProto
+	(*AppTimeoutsMapProto)(nil),                   // 30: hadoop.yarn.AppTimeoutsMapProto
+	(*ApplicationTimeoutProto)(nil),               // 31: hadoop.yarn.ApplicationTimeoutProto
+	(*ResourceOptionProto)(nil),                   // 32: hadoop.yarn.ResourceOptionProto
+	(*NodeResourceMapProto)(nil),                  // 33: hadoop.yarn.NodeResourceMapProto
+	(*PriorityProto)(nil),                         // 34: hadoop.yarn.PriorityProto
+	(*ContainerProto)(nil),                        // 35: hadoop.yarn.ContainerProto
+	(*ContainerReportProto)(nil),                  // 36: hadoop.yarn.ContainerReportProto
+	(*URLProto)(nil),                              // 37: hadoop.yarn.URLProto
+	(*LocalResourceProto)(nil),                    // 38: hadoop.yarn.LocalResourceProto
+	(*ApplicationResourceUsageReportProto)(nil),   // 39: hadoop.yarn.ApplicationResourceUsageReportProto
+	(*StringLongMapProto)(nil),                    // 40: hadoop.yarn.StringLongMapProto
+	(*StringFloatMapProto)(nil),                   // 41: hadoop.yarn.StringFloatMapProto
+	(*ApplicationReportProto)(nil),                // 42: hadoop.yarn.ApplicationReportProto
+	(*ApplicationAttemptReportProto)(nil),         // 43: hadoop.yarn.ApplicationAttemptReportProto
+	(*NodeIdProto)(nil),                           // 44: hadoop.yarn.NodeIdProto
+	(*NodeReportProto)(nil),                       // 45: hadoop.yarn.NodeReportProto
+	(*NodeIdToLabelsProto)(nil),                   // 46: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                  // 47: hadoop.yarn.LabelsToNodeIdsProto
+	(*ResourceRequestProto)(nil),                  // 48: hadoop.yarn.ResourceRequestProto
+	(*PreemptionMessageProto)(nil),                // 49: hadoop.yarn.PreemptionMessageProto
+	(*StrictPreemptionContractProto)(nil),         // 50: hadoop.yarn.StrictPreemptionContractProto
+	(*PreemptionContractProto)(nil),               // 51: hadoop.yarn.PreemptionContractProto
+	(*PreemptionContainerProto)(nil),              // 52: hadoop.yarn.PreemptionContainerProto
+	(*PreemptionResourceRequestProto)(nil),        // 53: hadoop.yarn.PreemptionResourceRequestProto
+	(*ResourceBlacklistRequestProto)(nil),         // 54: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ApplicationSubmissionContextProto)(nil),     // 55: hadoop.yarn.ApplicationSubmissionContextProto
+	(*LogAggregationContextProto)(nil),            // 56: hadoop.yarn.LogAggregationContextProto
+	(*ApplicationACLMapProto)(nil),                // 57: hadoop.yarn.ApplicationACLMapProto
+	(*YarnClusterMetricsProto)(nil),               // 58: hadoop.yarn.YarnClusterMetricsProto
+	(*QueueInfoProto)(nil),                        // 59: hadoop.yarn.QueueInfoProto
+	(*QueueStatisticsProto)(nil),                  // 60: hadoop.yarn.QueueStatisticsProto
+	(*QueueUserACLInfoProto)(nil),                 // 61: hadoop.yarn.QueueUserACLInfoProto
+	(*ReservationIdProto)(nil),                    // 62: hadoop.yarn.ReservationIdProto
+	(*ReservationRequestProto)(nil),               // 63: hadoop.yarn.ReservationRequestProto
+	(*ReservationRequestsProto)(nil),              // 64: hadoop.yarn.ReservationRequestsProto
+	(*ReservationDefinitionProto)(nil),            // 65: hadoop.yarn.ReservationDefinitionProto
+	(*ContainerLaunchContextProto)(nil),           // 66: hadoop.yarn.ContainerLaunchContextProto
+	(*ContainerStatusProto)(nil),                  // 67: hadoop.yarn.ContainerStatusProto
+	(*ContainerResourceIncreaseRequestProto)(nil), // 68: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(*ContainerResourceIncreaseProto)(nil),        // 69: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),        // 70: hadoop.yarn.ContainerResourceDecreaseProto
+	(*StringLocalResourceMapProto)(nil),           // 71: hadoop.yarn.StringLocalResourceMapProto
+	(*StringStringMapProto)(nil),                  // 72: hadoop.yarn.StringStringMapProto
+	(*StringBytesMapProto)(nil),                   // 73: hadoop.yarn.StringBytesMapProto
+	(*common.TokenProto)(nil),                     // 74: hadoop.common.TokenProto
 }
 var file_yarn_yarn_protos_proto_depIdxs = []int32{
-	18, // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
-	19, // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	19, // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
-	20, // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	23, // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
-	13, // 5: hadoop.yarn.ResourceInformationProto.type:type_name -> hadoop.yarn.ResourceTypesProto
-	68, // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
-	14, // 7: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	17, // 8: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	17, // 9: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	29, // 10: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
-	17, // 11: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	22, // 12: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
-	40, // 13: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	30, // 14: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
-	21, // 15: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	40, // 16: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	22, // 17: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
-	32, // 18: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
-	70, // 19: hadoop.yarn.ContainerProto.container_token:type_name -> hadoop.common.TokenProto
-	14, // 20: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	21, // 21: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	22, // 22: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
-	40, // 23: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	32, // 24: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	0,  // 25: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	35, // 26: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
-	5,  // 27: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
-	4,  // 28: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
-	22, // 29: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
-	22, // 30: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
-	22, // 31: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
-	19, // 32: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	70, // 33: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> hadoop.common.TokenProto
-	1,  // 34: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
-	3,  // 35: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	37, // 36: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
-	20, // 37: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	70, // 38: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> hadoop.common.TokenProto
-	16, // 39: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
-	32, // 40: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	28, // 41: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
-	20, // 42: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	2,  // 43: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
-	21, // 44: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
-	40, // 45: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	22, // 46: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
-	22, // 47: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
-	6,  // 48: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
-	24, // 49: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	24, // 50: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	40, // 51: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	40, // 52: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	32, // 53: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	22, // 54: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	25, // 55: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
-	46, // 56: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
-	47, // 57: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
-	48, // 58: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	49, // 59: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
-	48, // 60: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	21, // 61: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	44, // 62: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
-	19, // 63: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	32, // 64: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
-	62, // 65: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	22, // 66: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
-	52, // 67: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
-	58, // 68: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	44, // 69: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
-	27, // 70: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
-	8,  // 71: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
-	9,  // 72: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
-	55, // 73: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
-	38, // 74: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	56, // 75: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
-	10, // 76: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
-	22, // 77: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	59, // 78: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
-	11, // 79: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
-	60, // 80: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
-	67, // 81: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	69, // 82: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
-	68, // 83: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
-	53, // 84: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	21, // 85: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	0,  // 86: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
-	22, // 87: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
-	14, // 88: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	68, // 89: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
-	21, // 90: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	22, // 91: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	21, // 92: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	22, // 93: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	70, // 94: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> hadoop.common.TokenProto
-	21, // 95: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	22, // 96: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	36, // 97: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
-	98, // [98:98] is the sub-list for method output_type
-	98, // [98:98] is the sub-list for method input_type
-	98, // [98:98] is the sub-list for extension type_name
-	98, // [98:98] is the sub-list for extension extendee
-	0,  // [0:98] is the sub-list for field type_name
+	20,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
+	21,  // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	21,  // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
+	22,  // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	25,  // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
+	13,  // 5: hadoop.yarn.ResourceInformationProto.type:type_name -> hadoop.yarn.ResourceTypesProto
+	72,  // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
+	41,  // 7: hadoop.yarn.ResourceUtilizationProto.customResources:type_name -> hadoop.yarn.StringFloatMapProto
+	14,  // 8: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	17,  // 9: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	17,  // 10: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	31,  // 11: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
+	17,  // 12: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	24,  // 13: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
+	44,  // 14: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	32,  // 15: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
+	23,  // 16: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	44,  // 17: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	24,  // 18: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
+	34,  // 19: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
+	74,  // 20: hadoop.yarn.ContainerProto.container_token:type_name -> hadoop.common.TokenProto
+	14,  // 21: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	23,  // 22: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	24,  // 23: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
+	44,  // 24: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	34,  // 25: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	0,   // 26: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	14,  // 27: hadoop.yarn.ContainerReportProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	37,  // 28: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
+	5,   // 29: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
+	4,   // 30: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
+	24,  // 31: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
+	24,  // 32: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
+	24,  // 33: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
+	40,  // 34: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	40,  // 35: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	21,  // 36: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	74,  // 37: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> hadoop.common.TokenProto
+	1,   // 38: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
+	3,   // 39: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	39,  // 40: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
+	22,  // 41: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	74,  // 42: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	16,  // 43: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	34,  // 44: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	30,  // 45: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
+	22,  // 46: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	2,   // 47: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
+	23,  // 48: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
+	44,  // 49: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	24,  // 50: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
+	24,  // 51: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
+	6,   // 52: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
+	26,  // 53: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	26,  // 54: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	18,  // 55: hadoop.yarn.NodeReportProto.node_update_type:type_name -> hadoop.yarn.NodeUpdateTypeProto
+	44,  // 56: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	44,  // 57: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	34,  // 58: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	24,  // 59: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	27,  // 60: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	50,  // 61: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
+	51,  // 62: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
+	52,  // 63: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	53,  // 64: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
+	52,  // 65: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	23,  // 66: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	48,  // 67: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
+	21,  // 68: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	34,  // 69: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
+	66,  // 70: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	24,  // 71: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
+	56,  // 72: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
+	62,  // 73: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	48,  // 74: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
+	29,  // 75: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
+	72,  // 76: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
+	8,   // 77: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
+	9,   // 78: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
+	59,  // 79: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
+	42,  // 80: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	60,  // 81: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
+	10,  // 82: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
+	24,  // 83: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	63,  // 84: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
+	11,  // 85: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
+	64,  // 86: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
+	71,  // 87: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	73,  // 88: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
+	72,  // 89: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
+	57,  // 90: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	23,  // 91: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	0,   // 92: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
+	24,  // 93: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
+	14,  // 94: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	72,  // 95: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
+	19,  // 96: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
+	23,  // 97: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	24,  // 98: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	23,  // 99: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	24,  // 100: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	74,  // 101: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> hadoop.common.TokenProto
+	23,  // 102: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	24,  // 103: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	38,  // 104: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
+	105, // [105:105] is the sub-list for method output_type
+	105, // [105:105] is the sub-list for method input_type
+	105, // [105:105] is the sub-list for extension type_name
+	105, // [105:105] is the sub-list for extension extendee
+	0,   // [0:105] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_protos_proto_init() }
@@ -5816,8 +6228,8 @@ func file_yarn_yarn_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_protos_proto_rawDesc), len(file_yarn_yarn_protos_proto_rawDesc)),
-			NumEnums:      18,
-			NumMessages:   52,
+			NumEnums:      20,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

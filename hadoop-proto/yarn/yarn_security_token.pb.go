@@ -172,6 +172,7 @@ type ContainerTokenIdentifierProto struct {
 	ExecutionType         *ExecutionTypeProto         `protobuf:"varint,13,opt,name=executionType,enum=hadoop.yarn.ExecutionTypeProto,def=1" json:"executionType,omitempty"`       // 3.x
 	Version               *int32                      `protobuf:"varint,14,opt,name=version,def=0" json:"version,omitempty"`                                                       // 3.x
 	AllocationRequestId   *int64                      `protobuf:"varint,15,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"` // 3.x
+	AllocationTags        []string                    `protobuf:"bytes,16,rep,name=allocation_tags,json=allocationTags" json:"allocation_tags,omitempty"`                          // 3.x
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
@@ -317,6 +318,13 @@ func (x *ContainerTokenIdentifierProto) GetAllocationRequestId() int64 {
 		return *x.AllocationRequestId
 	}
 	return Default_ContainerTokenIdentifierProto_AllocationRequestId
+}
+
+func (x *ContainerTokenIdentifierProto) GetAllocationTags() []string {
+	if x != nil {
+		return x.AllocationTags
+	}
+	return nil
 }
 
 type ClientToAMTokenIdentifierProto struct {
@@ -475,7 +483,7 @@ const file_yarn_yarn_security_token_proto_rawDesc = "" +
 	"\x05keyId\x18\x04 \x01(\x05:\x02-1R\x05keyId\"\x80\x01\n" +
 	"\x18AMRMTokenIdentifierProto\x12J\n" +
 	"\fappAttemptId\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x12\x18\n" +
-	"\x05keyId\x18\x02 \x01(\x05:\x02-1R\x05keyId\"\xac\x06\n" +
+	"\x05keyId\x18\x02 \x01(\x05:\x02-1R\x05keyId\"\xd5\x06\n" +
 	"\x1dContainerTokenIdentifierProto\x12?\n" +
 	"\vcontainerId\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12\x1e\n" +
 	"\n" +
@@ -495,7 +503,8 @@ const file_yarn_yarn_security_token_proto_rawDesc = "" +
 	"\rexecutionType\x18\r \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x12\x1b\n" +
 	"\aversion\x18\x0e \x01(\x05:\x010R\aversion\x126\n" +
-	"\x15allocation_request_id\x18\x0f \x01(\x03:\x02-1R\x13allocationRequestId\"\x8c\x01\n" +
+	"\x15allocation_request_id\x18\x0f \x01(\x03:\x02-1R\x13allocationRequestId\x12'\n" +
+	"\x0fallocation_tags\x18\x10 \x03(\tR\x0eallocationTags\"\x8c\x01\n" +
 	"\x1eClientToAMTokenIdentifierProto\x12J\n" +
 	"\fappAttemptId\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x12\x1e\n" +
 	"\n" +

@@ -85,12 +85,15 @@ func (NodeActionProto) EnumDescriptor() ([]byte, []int) {
 }
 
 type NodeStatusProto struct {
-	state                 protoimpl.MessageState  `protogen:"open.v1"`
-	NodeId                *NodeIdProto            `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
-	ResponseId            *int32                  `protobuf:"varint,2,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
-	ContainersStatuses    []*ContainerStatusProto `protobuf:"bytes,3,rep,name=containersStatuses" json:"containersStatuses,omitempty"`
-	NodeHealthStatus      *NodeHealthStatusProto  `protobuf:"bytes,4,opt,name=nodeHealthStatus" json:"nodeHealthStatus,omitempty"`
-	KeepAliveApplications []*ApplicationIdProto   `protobuf:"bytes,5,rep,name=keep_alive_applications,json=keepAliveApplications" json:"keep_alive_applications,omitempty"`
+	state                 protoimpl.MessageState    `protogen:"open.v1"`
+	NodeId                *NodeIdProto              `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
+	ResponseId            *int32                    `protobuf:"varint,2,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
+	ContainersStatuses    []*ContainerStatusProto   `protobuf:"bytes,3,rep,name=containersStatuses" json:"containersStatuses,omitempty"`
+	NodeHealthStatus      *NodeHealthStatusProto    `protobuf:"bytes,4,opt,name=nodeHealthStatus" json:"nodeHealthStatus,omitempty"`
+	KeepAliveApplications []*ApplicationIdProto     `protobuf:"bytes,5,rep,name=keep_alive_applications,json=keepAliveApplications" json:"keep_alive_applications,omitempty"`
+	ContainersUtilization *ResourceUtilizationProto `protobuf:"bytes,6,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"` // 2.8+
+	NodeUtilization       *ResourceUtilizationProto `protobuf:"bytes,7,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                   // 2.8+
+	IncreasedContainers   []*ContainerProto         `protobuf:"bytes,8,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`       // 2.8+
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
@@ -156,6 +159,27 @@ func (x *NodeStatusProto) GetNodeHealthStatus() *NodeHealthStatusProto {
 func (x *NodeStatusProto) GetKeepAliveApplications() []*ApplicationIdProto {
 	if x != nil {
 		return x.KeepAliveApplications
+	}
+	return nil
+}
+
+func (x *NodeStatusProto) GetContainersUtilization() *ResourceUtilizationProto {
+	if x != nil {
+		return x.ContainersUtilization
+	}
+	return nil
+}
+
+func (x *NodeStatusProto) GetNodeUtilization() *ResourceUtilizationProto {
+	if x != nil {
+		return x.NodeUtilization
+	}
+	return nil
+}
+
+func (x *NodeStatusProto) GetIncreasedContainers() []*ContainerProto {
+	if x != nil {
+		return x.IncreasedContainers
 	}
 	return nil
 }
@@ -328,14 +352,17 @@ var File_yarn_yarn_server_common_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_server_common_protos_proto_rawDesc = "" +
 	"\n" +
-	"$yarn/yarn_server_common_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\xe1\x02\n" +
+	"$yarn/yarn_server_common_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\xe1\x04\n" +
 	"\x0fNodeStatusProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
 	"responseId\x12Q\n" +
 	"\x12containersStatuses\x18\x03 \x03(\v2!.hadoop.yarn.ContainerStatusProtoR\x12containersStatuses\x12N\n" +
 	"\x10nodeHealthStatus\x18\x04 \x01(\v2\".hadoop.yarn.NodeHealthStatusProtoR\x10nodeHealthStatus\x12W\n" +
-	"\x17keep_alive_applications\x18\x05 \x03(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x15keepAliveApplications\"=\n" +
+	"\x17keep_alive_applications\x18\x05 \x03(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x15keepAliveApplications\x12\\\n" +
+	"\x16containers_utilization\x18\x06 \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x15containersUtilization\x12P\n" +
+	"\x10node_utilization\x18\a \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x0fnodeUtilization\x12N\n" +
+	"\x14increased_containers\x18\b \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x13increasedContainers\"=\n" +
 	"\x0eMasterKeyProto\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\x05R\x05keyId\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\fR\x05bytes\"\x9b\x01\n" +
@@ -368,25 +395,30 @@ func file_yarn_yarn_server_common_protos_proto_rawDescGZIP() []byte {
 var file_yarn_yarn_server_common_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_yarn_yarn_server_common_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_yarn_yarn_server_common_protos_proto_goTypes = []any{
-	(NodeActionProto)(0),          // 0: hadoop.yarn.NodeActionProto
-	(*NodeStatusProto)(nil),       // 1: hadoop.yarn.NodeStatusProto
-	(*MasterKeyProto)(nil),        // 2: hadoop.yarn.MasterKeyProto
-	(*NodeHealthStatusProto)(nil), // 3: hadoop.yarn.NodeHealthStatusProto
-	(*VersionProto)(nil),          // 4: hadoop.yarn.VersionProto
-	(*NodeIdProto)(nil),           // 5: hadoop.yarn.NodeIdProto
-	(*ContainerStatusProto)(nil),  // 6: hadoop.yarn.ContainerStatusProto
-	(*ApplicationIdProto)(nil),    // 7: hadoop.yarn.ApplicationIdProto
+	(NodeActionProto)(0),             // 0: hadoop.yarn.NodeActionProto
+	(*NodeStatusProto)(nil),          // 1: hadoop.yarn.NodeStatusProto
+	(*MasterKeyProto)(nil),           // 2: hadoop.yarn.MasterKeyProto
+	(*NodeHealthStatusProto)(nil),    // 3: hadoop.yarn.NodeHealthStatusProto
+	(*VersionProto)(nil),             // 4: hadoop.yarn.VersionProto
+	(*NodeIdProto)(nil),              // 5: hadoop.yarn.NodeIdProto
+	(*ContainerStatusProto)(nil),     // 6: hadoop.yarn.ContainerStatusProto
+	(*ApplicationIdProto)(nil),       // 7: hadoop.yarn.ApplicationIdProto
+	(*ResourceUtilizationProto)(nil), // 8: hadoop.yarn.ResourceUtilizationProto
+	(*ContainerProto)(nil),           // 9: hadoop.yarn.ContainerProto
 }
 var file_yarn_yarn_server_common_protos_proto_depIdxs = []int32{
 	5, // 0: hadoop.yarn.NodeStatusProto.node_id:type_name -> hadoop.yarn.NodeIdProto
 	6, // 1: hadoop.yarn.NodeStatusProto.containersStatuses:type_name -> hadoop.yarn.ContainerStatusProto
 	3, // 2: hadoop.yarn.NodeStatusProto.nodeHealthStatus:type_name -> hadoop.yarn.NodeHealthStatusProto
 	7, // 3: hadoop.yarn.NodeStatusProto.keep_alive_applications:type_name -> hadoop.yarn.ApplicationIdProto
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	8, // 4: hadoop.yarn.NodeStatusProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	8, // 5: hadoop.yarn.NodeStatusProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	9, // 6: hadoop.yarn.NodeStatusProto.increased_containers:type_name -> hadoop.yarn.ContainerProto
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_common_protos_proto_init() }

@@ -25,6 +25,68 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// 2.8+. Hadoop names the values NORMAL, GRACEFUL, FORCEFUL; they are prefixed here because
+// Bobbin compiles every hadoop.yarn file together and NodeActionProto already has NORMAL.
+// Only the numbers travel on the wire.
+type DecommissionTypeProto int32
+
+const (
+	DecommissionTypeProto_DECOMMISSION_NORMAL   DecommissionTypeProto = 1
+	DecommissionTypeProto_DECOMMISSION_GRACEFUL DecommissionTypeProto = 2
+	DecommissionTypeProto_DECOMMISSION_FORCEFUL DecommissionTypeProto = 3
+)
+
+// Enum value maps for DecommissionTypeProto.
+var (
+	DecommissionTypeProto_name = map[int32]string{
+		1: "DECOMMISSION_NORMAL",
+		2: "DECOMMISSION_GRACEFUL",
+		3: "DECOMMISSION_FORCEFUL",
+	}
+	DecommissionTypeProto_value = map[string]int32{
+		"DECOMMISSION_NORMAL":   1,
+		"DECOMMISSION_GRACEFUL": 2,
+		"DECOMMISSION_FORCEFUL": 3,
+	}
+)
+
+func (x DecommissionTypeProto) Enum() *DecommissionTypeProto {
+	p := new(DecommissionTypeProto)
+	*p = x
+	return p
+}
+
+func (x DecommissionTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DecommissionTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes[0].Descriptor()
+}
+
+func (DecommissionTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes[0]
+}
+
+func (x DecommissionTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *DecommissionTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = DecommissionTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use DecommissionTypeProto.Descriptor instead.
+func (DecommissionTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{0}
+}
+
 type RefreshQueuesRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -98,10 +160,17 @@ func (*RefreshQueuesResponseProto) Descriptor() ([]byte, []int) {
 }
 
 type RefreshNodesRequestProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	DecommissionType    *DecommissionTypeProto `protobuf:"varint,1,opt,name=decommissionType,enum=hadoop.yarn.DecommissionTypeProto,def=1" json:"decommissionType,omitempty"` // 2.8+
+	DecommissionTimeout *int32                 `protobuf:"varint,2,opt,name=decommissionTimeout" json:"decommissionTimeout,omitempty"`                                        // 2.8+
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
+
+// Default values for RefreshNodesRequestProto fields.
+const (
+	Default_RefreshNodesRequestProto_DecommissionType = DecommissionTypeProto_DECOMMISSION_NORMAL
+)
 
 func (x *RefreshNodesRequestProto) Reset() {
 	*x = RefreshNodesRequestProto{}
@@ -131,6 +200,20 @@ func (x *RefreshNodesRequestProto) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RefreshNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshNodesRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RefreshNodesRequestProto) GetDecommissionType() DecommissionTypeProto {
+	if x != nil && x.DecommissionType != nil {
+		return *x.DecommissionType
+	}
+	return Default_RefreshNodesRequestProto_DecommissionType
+}
+
+func (x *RefreshNodesRequestProto) GetDecommissionTimeout() int32 {
+	if x != nil && x.DecommissionTimeout != nil {
+		return *x.DecommissionTimeout
+	}
+	return 0
 }
 
 type RefreshNodesResponseProto struct {
@@ -626,10 +709,12 @@ func (*UpdateNodeResourceResponseProto) Descriptor() ([]byte, []int) {
 }
 
 type AddToClusterNodeLabelsRequestProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeLabels    []string               `protobuf:"bytes,1,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "nodeLabels" in 2.7; 3.x renamed it and added field 2.
+	DeprecatedNodeLabels []string          `protobuf:"bytes,1,rep,name=deprecatedNodeLabels" json:"deprecatedNodeLabels,omitempty"`
+	NodeLabels           []*NodeLabelProto `protobuf:"bytes,2,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *AddToClusterNodeLabelsRequestProto) Reset() {
@@ -662,7 +747,14 @@ func (*AddToClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
-func (x *AddToClusterNodeLabelsRequestProto) GetNodeLabels() []string {
+func (x *AddToClusterNodeLabelsRequestProto) GetDeprecatedNodeLabels() []string {
+	if x != nil {
+		return x.DeprecatedNodeLabels
+	}
+	return nil
+}
+
+func (x *AddToClusterNodeLabelsRequestProto) GetNodeLabels() []*NodeLabelProto {
 	if x != nil {
 		return x.NodeLabels
 	}
@@ -786,10 +878,11 @@ func (*RemoveFromClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
 }
 
 type ReplaceLabelsOnNodeRequestProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeToLabels  []*NodeIdToLabelsProto `protobuf:"bytes,1,rep,name=nodeToLabels" json:"nodeToLabels,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	NodeToLabels       []*NodeIdToLabelsProto `protobuf:"bytes,1,rep,name=nodeToLabels" json:"nodeToLabels,omitempty"`
+	FailOnUnknownNodes *bool                  `protobuf:"varint,2,opt,name=failOnUnknownNodes" json:"failOnUnknownNodes,omitempty"` // 2.8+
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ReplaceLabelsOnNodeRequestProto) Reset() {
@@ -827,6 +920,13 @@ func (x *ReplaceLabelsOnNodeRequestProto) GetNodeToLabels() []*NodeIdToLabelsPro
 		return x.NodeToLabels
 	}
 	return nil
+}
+
+func (x *ReplaceLabelsOnNodeRequestProto) GetFailOnUnknownNodes() bool {
+	if x != nil && x.FailOnUnknownNodes != nil {
+		return *x.FailOnUnknownNodes
+	}
+	return false
 }
 
 type ReplaceLabelsOnNodeResponseProto struct {
@@ -923,8 +1023,10 @@ const file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"5yarn/yarn_server_resourcemanager_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\x1b\n" +
 	"\x19RefreshQueuesRequestProto\"\x1c\n" +
-	"\x1aRefreshQueuesResponseProto\"\x1a\n" +
-	"\x18RefreshNodesRequestProto\"\x1b\n" +
+	"\x1aRefreshQueuesResponseProto\"\xb1\x01\n" +
+	"\x18RefreshNodesRequestProto\x12c\n" +
+	"\x10decommissionType\x18\x01 \x01(\x0e2\".hadoop.yarn.DecommissionTypeProto:\x13DECOMMISSION_NORMALR\x10decommissionType\x120\n" +
+	"\x13decommissionTimeout\x18\x02 \x01(\x05R\x13decommissionTimeout\"\x1b\n" +
 	"\x19RefreshNodesResponseProto\"1\n" +
 	"/RefreshSuperUserGroupsConfigurationRequestProto\"2\n" +
 	"0RefreshSuperUserGroupsConfigurationResponseProto\")\n" +
@@ -940,23 +1042,29 @@ const file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc = "" +
 	"\x06groups\x18\x01 \x03(\tR\x06groups\"o\n" +
 	"\x1eUpdateNodeResourceRequestProto\x12M\n" +
 	"\x11node_resource_map\x18\x01 \x03(\v2!.hadoop.yarn.NodeResourceMapProtoR\x0fnodeResourceMap\"!\n" +
-	"\x1fUpdateNodeResourceResponseProto\"D\n" +
-	"\"AddToClusterNodeLabelsRequestProto\x12\x1e\n" +
+	"\x1fUpdateNodeResourceResponseProto\"\x95\x01\n" +
+	"\"AddToClusterNodeLabelsRequestProto\x122\n" +
+	"\x14deprecatedNodeLabels\x18\x01 \x03(\tR\x14deprecatedNodeLabels\x12;\n" +
 	"\n" +
-	"nodeLabels\x18\x01 \x03(\tR\n" +
+	"nodeLabels\x18\x02 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
 	"nodeLabels\"%\n" +
 	"#AddToClusterNodeLabelsResponseProto\"I\n" +
 	"'RemoveFromClusterNodeLabelsRequestProto\x12\x1e\n" +
 	"\n" +
 	"nodeLabels\x18\x01 \x03(\tR\n" +
 	"nodeLabels\"*\n" +
-	"(RemoveFromClusterNodeLabelsResponseProto\"g\n" +
+	"(RemoveFromClusterNodeLabelsResponseProto\"\x97\x01\n" +
 	"\x1fReplaceLabelsOnNodeRequestProto\x12D\n" +
-	"\fnodeToLabels\x18\x01 \x03(\v2 .hadoop.yarn.NodeIdToLabelsProtoR\fnodeToLabels\"\"\n" +
+	"\fnodeToLabels\x18\x01 \x03(\v2 .hadoop.yarn.NodeIdToLabelsProtoR\fnodeToLabels\x12.\n" +
+	"\x12failOnUnknownNodes\x18\x02 \x01(\bR\x12failOnUnknownNodes\"\"\n" +
 	" ReplaceLabelsOnNodeResponseProto\"E\n" +
 	"\x11ActiveRMInfoProto\x12\x1c\n" +
 	"\tclusterId\x18\x01 \x01(\tR\tclusterId\x12\x12\n" +
-	"\x04rmId\x18\x02 \x01(\tR\x04rmIdB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x04rmId\x18\x02 \x01(\tR\x04rmId*f\n" +
+	"\x15DecommissionTypeProto\x12\x17\n" +
+	"\x13DECOMMISSION_NORMAL\x10\x01\x12\x19\n" +
+	"\x15DECOMMISSION_GRACEFUL\x10\x02\x12\x19\n" +
+	"\x15DECOMMISSION_FORCEFUL\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescOnce sync.Once
@@ -970,42 +1078,47 @@ func file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP() []
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescData
 }
 
+var file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_goTypes = []any{
-	(*RefreshQueuesRequestProto)(nil),                        // 0: hadoop.yarn.RefreshQueuesRequestProto
-	(*RefreshQueuesResponseProto)(nil),                       // 1: hadoop.yarn.RefreshQueuesResponseProto
-	(*RefreshNodesRequestProto)(nil),                         // 2: hadoop.yarn.RefreshNodesRequestProto
-	(*RefreshNodesResponseProto)(nil),                        // 3: hadoop.yarn.RefreshNodesResponseProto
-	(*RefreshSuperUserGroupsConfigurationRequestProto)(nil),  // 4: hadoop.yarn.RefreshSuperUserGroupsConfigurationRequestProto
-	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 5: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
-	(*RefreshUserToGroupsMappingsRequestProto)(nil),          // 6: hadoop.yarn.RefreshUserToGroupsMappingsRequestProto
-	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 7: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
-	(*RefreshAdminAclsRequestProto)(nil),                     // 8: hadoop.yarn.RefreshAdminAclsRequestProto
-	(*RefreshAdminAclsResponseProto)(nil),                    // 9: hadoop.yarn.RefreshAdminAclsResponseProto
-	(*RefreshServiceAclsRequestProto)(nil),                   // 10: hadoop.yarn.RefreshServiceAclsRequestProto
-	(*RefreshServiceAclsResponseProto)(nil),                  // 11: hadoop.yarn.RefreshServiceAclsResponseProto
-	(*GetGroupsForUserRequestProto)(nil),                     // 12: hadoop.yarn.GetGroupsForUserRequestProto
-	(*GetGroupsForUserResponseProto)(nil),                    // 13: hadoop.yarn.GetGroupsForUserResponseProto
-	(*UpdateNodeResourceRequestProto)(nil),                   // 14: hadoop.yarn.UpdateNodeResourceRequestProto
-	(*UpdateNodeResourceResponseProto)(nil),                  // 15: hadoop.yarn.UpdateNodeResourceResponseProto
-	(*AddToClusterNodeLabelsRequestProto)(nil),               // 16: hadoop.yarn.AddToClusterNodeLabelsRequestProto
-	(*AddToClusterNodeLabelsResponseProto)(nil),              // 17: hadoop.yarn.AddToClusterNodeLabelsResponseProto
-	(*RemoveFromClusterNodeLabelsRequestProto)(nil),          // 18: hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto
-	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 19: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
-	(*ReplaceLabelsOnNodeRequestProto)(nil),                  // 20: hadoop.yarn.ReplaceLabelsOnNodeRequestProto
-	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 21: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
-	(*ActiveRMInfoProto)(nil),                                // 22: hadoop.yarn.ActiveRMInfoProto
-	(*NodeResourceMapProto)(nil),                             // 23: hadoop.yarn.NodeResourceMapProto
-	(*NodeIdToLabelsProto)(nil),                              // 24: hadoop.yarn.NodeIdToLabelsProto
+	(DecommissionTypeProto)(0),                               // 0: hadoop.yarn.DecommissionTypeProto
+	(*RefreshQueuesRequestProto)(nil),                        // 1: hadoop.yarn.RefreshQueuesRequestProto
+	(*RefreshQueuesResponseProto)(nil),                       // 2: hadoop.yarn.RefreshQueuesResponseProto
+	(*RefreshNodesRequestProto)(nil),                         // 3: hadoop.yarn.RefreshNodesRequestProto
+	(*RefreshNodesResponseProto)(nil),                        // 4: hadoop.yarn.RefreshNodesResponseProto
+	(*RefreshSuperUserGroupsConfigurationRequestProto)(nil),  // 5: hadoop.yarn.RefreshSuperUserGroupsConfigurationRequestProto
+	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 6: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
+	(*RefreshUserToGroupsMappingsRequestProto)(nil),          // 7: hadoop.yarn.RefreshUserToGroupsMappingsRequestProto
+	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 8: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
+	(*RefreshAdminAclsRequestProto)(nil),                     // 9: hadoop.yarn.RefreshAdminAclsRequestProto
+	(*RefreshAdminAclsResponseProto)(nil),                    // 10: hadoop.yarn.RefreshAdminAclsResponseProto
+	(*RefreshServiceAclsRequestProto)(nil),                   // 11: hadoop.yarn.RefreshServiceAclsRequestProto
+	(*RefreshServiceAclsResponseProto)(nil),                  // 12: hadoop.yarn.RefreshServiceAclsResponseProto
+	(*GetGroupsForUserRequestProto)(nil),                     // 13: hadoop.yarn.GetGroupsForUserRequestProto
+	(*GetGroupsForUserResponseProto)(nil),                    // 14: hadoop.yarn.GetGroupsForUserResponseProto
+	(*UpdateNodeResourceRequestProto)(nil),                   // 15: hadoop.yarn.UpdateNodeResourceRequestProto
+	(*UpdateNodeResourceResponseProto)(nil),                  // 16: hadoop.yarn.UpdateNodeResourceResponseProto
+	(*AddToClusterNodeLabelsRequestProto)(nil),               // 17: hadoop.yarn.AddToClusterNodeLabelsRequestProto
+	(*AddToClusterNodeLabelsResponseProto)(nil),              // 18: hadoop.yarn.AddToClusterNodeLabelsResponseProto
+	(*RemoveFromClusterNodeLabelsRequestProto)(nil),          // 19: hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto
+	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 20: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
+	(*ReplaceLabelsOnNodeRequestProto)(nil),                  // 21: hadoop.yarn.ReplaceLabelsOnNodeRequestProto
+	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 22: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	(*ActiveRMInfoProto)(nil),                                // 23: hadoop.yarn.ActiveRMInfoProto
+	(*NodeResourceMapProto)(nil),                             // 24: hadoop.yarn.NodeResourceMapProto
+	(*NodeLabelProto)(nil),                                   // 25: hadoop.yarn.NodeLabelProto
+	(*NodeIdToLabelsProto)(nil),                              // 26: hadoop.yarn.NodeIdToLabelsProto
 }
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_depIdxs = []int32{
-	23, // 0: hadoop.yarn.UpdateNodeResourceRequestProto.node_resource_map:type_name -> hadoop.yarn.NodeResourceMapProto
-	24, // 1: hadoop.yarn.ReplaceLabelsOnNodeRequestProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	2,  // [2:2] is the sub-list for method output_type
-	2,  // [2:2] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	0,  // 0: hadoop.yarn.RefreshNodesRequestProto.decommissionType:type_name -> hadoop.yarn.DecommissionTypeProto
+	24, // 1: hadoop.yarn.UpdateNodeResourceRequestProto.node_resource_map:type_name -> hadoop.yarn.NodeResourceMapProto
+	25, // 2: hadoop.yarn.AddToClusterNodeLabelsRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	26, // 3: hadoop.yarn.ReplaceLabelsOnNodeRequestProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_resourcemanager_service_protos_proto_init() }
@@ -1019,13 +1132,14 @@ func file_yarn_yarn_server_resourcemanager_service_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc), len(file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_yarn_yarn_server_resourcemanager_service_protos_proto_goTypes,
 		DependencyIndexes: file_yarn_yarn_server_resourcemanager_service_protos_proto_depIdxs,
+		EnumInfos:         file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes,
 		MessageInfos:      file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes,
 	}.Build()
 	File_yarn_yarn_server_resourcemanager_service_protos_proto = out.File

@@ -273,6 +273,8 @@ type RegisterApplicationMasterResponseProto struct {
 	Queue                          *string                   `protobuf:"bytes,5,opt,name=queue" json:"queue,omitempty"`
 	NmTokensFromPreviousAttempts   []*NMTokenProto           `protobuf:"bytes,6,rep,name=nm_tokens_from_previous_attempts,json=nmTokensFromPreviousAttempts" json:"nm_tokens_from_previous_attempts,omitempty"`
 	SchedulerResourceTypes         []SchedulerResourceTypes  `protobuf:"varint,7,rep,name=scheduler_resource_types,json=schedulerResourceTypes,enum=hadoop.yarn.SchedulerResourceTypes" json:"scheduler_resource_types,omitempty"`
+	ResourceProfiles               *ResourceProfilesProto    `protobuf:"bytes,8,opt,name=resource_profiles,json=resourceProfiles" json:"resource_profiles,omitempty"` // 3.x
+	ResourceTypes                  []*ResourceTypeInfoProto  `protobuf:"bytes,9,rep,name=resource_types,json=resourceTypes" json:"resource_types,omitempty"`          // 3.x
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -356,6 +358,177 @@ func (x *RegisterApplicationMasterResponseProto) GetSchedulerResourceTypes() []S
 	return nil
 }
 
+func (x *RegisterApplicationMasterResponseProto) GetResourceProfiles() *ResourceProfilesProto {
+	if x != nil {
+		return x.ResourceProfiles
+	}
+	return nil
+}
+
+func (x *RegisterApplicationMasterResponseProto) GetResourceTypes() []*ResourceTypeInfoProto {
+	if x != nil {
+		return x.ResourceTypes
+	}
+	return nil
+}
+
+// 3.x resource profiles and types.
+type ResourceProfilesProto struct {
+	state               protoimpl.MessageState  `protogen:"open.v1"`
+	ResourceProfilesMap []*ResourceProfileEntry `protobuf:"bytes,1,rep,name=resource_profiles_map,json=resourceProfilesMap" json:"resource_profiles_map,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ResourceProfilesProto) Reset() {
+	*x = ResourceProfilesProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceProfilesProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceProfilesProto) ProtoMessage() {}
+
+func (x *ResourceProfilesProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceProfilesProto.ProtoReflect.Descriptor instead.
+func (*ResourceProfilesProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ResourceProfilesProto) GetResourceProfilesMap() []*ResourceProfileEntry {
+	if x != nil {
+		return x.ResourceProfilesMap
+	}
+	return nil
+}
+
+type ResourceProfileEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,req,name=name" json:"name,omitempty"`
+	Resources     *ResourceProto         `protobuf:"bytes,2,req,name=resources" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceProfileEntry) Reset() {
+	*x = ResourceProfileEntry{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceProfileEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceProfileEntry) ProtoMessage() {}
+
+func (x *ResourceProfileEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceProfileEntry.ProtoReflect.Descriptor instead.
+func (*ResourceProfileEntry) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ResourceProfileEntry) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ResourceProfileEntry) GetResources() *ResourceProto {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+type ResourceTypeInfoProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,req,name=name" json:"name,omitempty"`
+	Units         *string                `protobuf:"bytes,2,opt,name=units" json:"units,omitempty"`
+	Type          *ResourceTypesProto    `protobuf:"varint,3,opt,name=type,enum=hadoop.yarn.ResourceTypesProto" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceTypeInfoProto) Reset() {
+	*x = ResourceTypeInfoProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceTypeInfoProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceTypeInfoProto) ProtoMessage() {}
+
+func (x *ResourceTypeInfoProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceTypeInfoProto.ProtoReflect.Descriptor instead.
+func (*ResourceTypeInfoProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ResourceTypeInfoProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ResourceTypeInfoProto) GetUnits() string {
+	if x != nil && x.Units != nil {
+		return *x.Units
+	}
+	return ""
+}
+
+func (x *ResourceTypeInfoProto) GetType() ResourceTypesProto {
+	if x != nil && x.Type != nil {
+		return *x.Type
+	}
+	return ResourceTypesProto_COUNTABLE
+}
+
 type FinishApplicationMasterRequestProto struct {
 	state                  protoimpl.MessageState       `protogen:"open.v1"`
 	Diagnostics            *string                      `protobuf:"bytes,1,opt,name=diagnostics" json:"diagnostics,omitempty"`
@@ -367,7 +540,7 @@ type FinishApplicationMasterRequestProto struct {
 
 func (x *FinishApplicationMasterRequestProto) Reset() {
 	*x = FinishApplicationMasterRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +552,7 @@ func (x *FinishApplicationMasterRequestProto) String() string {
 func (*FinishApplicationMasterRequestProto) ProtoMessage() {}
 
 func (x *FinishApplicationMasterRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +565,7 @@ func (x *FinishApplicationMasterRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use FinishApplicationMasterRequestProto.ProtoReflect.Descriptor instead.
 func (*FinishApplicationMasterRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FinishApplicationMasterRequestProto) GetDiagnostics() string {
@@ -430,7 +603,7 @@ const (
 
 func (x *FinishApplicationMasterResponseProto) Reset() {
 	*x = FinishApplicationMasterResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +615,7 @@ func (x *FinishApplicationMasterResponseProto) String() string {
 func (*FinishApplicationMasterResponseProto) ProtoMessage() {}
 
 func (x *FinishApplicationMasterResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +628,7 @@ func (x *FinishApplicationMasterResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use FinishApplicationMasterResponseProto.ProtoReflect.Descriptor instead.
 func (*FinishApplicationMasterResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FinishApplicationMasterResponseProto) GetIsUnregistered() bool {
@@ -474,13 +647,15 @@ type AllocateRequestProto struct {
 	Progress         *float32                                 `protobuf:"fixed32,5,opt,name=progress" json:"progress,omitempty"`
 	IncreaseRequest  []*ContainerResourceIncreaseRequestProto `protobuf:"bytes,6,rep,name=increase_request,json=increaseRequest" json:"increase_request,omitempty"` // 2.7 only
 	UpdateRequests   []*UpdateContainerRequestProto           `protobuf:"bytes,7,rep,name=update_requests,json=updateRequests" json:"update_requests,omitempty"`    // 3.x
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// 10 scheduling_requests (3.1+) is not modelled; unknown fields are kept.
+	TrackingUrl   *string `protobuf:"bytes,11,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"` // 3.x
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AllocateRequestProto) Reset() {
 	*x = AllocateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -492,7 +667,7 @@ func (x *AllocateRequestProto) String() string {
 func (*AllocateRequestProto) ProtoMessage() {}
 
 func (x *AllocateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -505,7 +680,7 @@ func (x *AllocateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateRequestProto.ProtoReflect.Descriptor instead.
 func (*AllocateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AllocateRequestProto) GetAsk() []*ResourceRequestProto {
@@ -557,6 +732,13 @@ func (x *AllocateRequestProto) GetUpdateRequests() []*UpdateContainerRequestProt
 	return nil
 }
 
+func (x *AllocateRequestProto) GetTrackingUrl() string {
+	if x != nil && x.TrackingUrl != nil {
+		return *x.TrackingUrl
+	}
+	return ""
+}
+
 type UpdateContainerRequestProto struct {
 	state            protoimpl.MessageState    `protogen:"open.v1"`
 	ContainerVersion *int32                    `protobuf:"varint,1,req,name=container_version,json=containerVersion" json:"container_version,omitempty"`
@@ -570,7 +752,7 @@ type UpdateContainerRequestProto struct {
 
 func (x *UpdateContainerRequestProto) Reset() {
 	*x = UpdateContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +764,7 @@ func (x *UpdateContainerRequestProto) String() string {
 func (*UpdateContainerRequestProto) ProtoMessage() {}
 
 func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +777,7 @@ func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UpdateContainerRequestProto) GetContainerVersion() int32 {
@@ -644,7 +826,7 @@ type UpdateContainerErrorProto struct {
 
 func (x *UpdateContainerErrorProto) Reset() {
 	*x = UpdateContainerErrorProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +838,7 @@ func (x *UpdateContainerErrorProto) String() string {
 func (*UpdateContainerErrorProto) ProtoMessage() {}
 
 func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +851,7 @@ func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerErrorProto.ProtoReflect.Descriptor instead.
 func (*UpdateContainerErrorProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UpdateContainerErrorProto) GetReason() string {
@@ -703,7 +885,7 @@ type UpdatedContainerProto struct {
 
 func (x *UpdatedContainerProto) Reset() {
 	*x = UpdatedContainerProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +897,7 @@ func (x *UpdatedContainerProto) String() string {
 func (*UpdatedContainerProto) ProtoMessage() {}
 
 func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +910,7 @@ func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatedContainerProto.ProtoReflect.Descriptor instead.
 func (*UpdatedContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdatedContainerProto) GetUpdateType() ContainerUpdateTypeProto {
@@ -756,7 +938,7 @@ type CollectorInfoProto struct {
 
 func (x *CollectorInfoProto) Reset() {
 	*x = CollectorInfoProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +950,7 @@ func (x *CollectorInfoProto) String() string {
 func (*CollectorInfoProto) ProtoMessage() {}
 
 func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +963,7 @@ func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectorInfoProto.ProtoReflect.Descriptor instead.
 func (*CollectorInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CollectorInfoProto) GetCollectorAddr() string {
@@ -808,7 +990,7 @@ type NMTokenProto struct {
 
 func (x *NMTokenProto) Reset() {
 	*x = NMTokenProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +1002,7 @@ func (x *NMTokenProto) String() string {
 func (*NMTokenProto) ProtoMessage() {}
 
 func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +1015,7 @@ func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMTokenProto.ProtoReflect.Descriptor instead.
 func (*NMTokenProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NMTokenProto) GetNodeId() *NodeIdProto {
@@ -851,30 +1033,31 @@ func (x *NMTokenProto) GetToken() *common.TokenProto {
 }
 
 type AllocateResponseProto struct {
-	state                      protoimpl.MessageState            `protogen:"open.v1"`
-	AMCommand                  *AMCommandProto                   `protobuf:"varint,1,opt,name=a_m_command,json=aMCommand,enum=hadoop.yarn.AMCommandProto" json:"a_m_command,omitempty"`
-	ResponseId                 *int32                            `protobuf:"varint,2,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
-	AllocatedContainers        []*ContainerProto                 `protobuf:"bytes,3,rep,name=allocated_containers,json=allocatedContainers" json:"allocated_containers,omitempty"`
-	CompletedContainerStatuses []*ContainerStatusProto           `protobuf:"bytes,4,rep,name=completed_container_statuses,json=completedContainerStatuses" json:"completed_container_statuses,omitempty"`
-	Limit                      *ResourceProto                    `protobuf:"bytes,5,opt,name=limit" json:"limit,omitempty"`
-	UpdatedNodes               []*NodeReportProto                `protobuf:"bytes,6,rep,name=updated_nodes,json=updatedNodes" json:"updated_nodes,omitempty"`
-	NumClusterNodes            *int32                            `protobuf:"varint,7,opt,name=num_cluster_nodes,json=numClusterNodes" json:"num_cluster_nodes,omitempty"`
-	Preempt                    *PreemptionMessageProto           `protobuf:"bytes,8,opt,name=preempt" json:"preempt,omitempty"`
-	NmTokens                   []*NMTokenProto                   `protobuf:"bytes,9,rep,name=nm_tokens,json=nmTokens" json:"nm_tokens,omitempty"`
-	IncreasedContainers        []*ContainerResourceIncreaseProto `protobuf:"bytes,10,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`
-	DecreasedContainers        []*ContainerResourceDecreaseProto `protobuf:"bytes,11,rep,name=decreased_containers,json=decreasedContainers" json:"decreased_containers,omitempty"`
-	AmRmToken                  *common.TokenProto                `protobuf:"bytes,12,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
-	ApplicationPriority        *PriorityProto                    `protobuf:"bytes,13,opt,name=application_priority,json=applicationPriority" json:"application_priority,omitempty"` // 2.8+
-	CollectorInfo              *CollectorInfoProto               `protobuf:"bytes,14,opt,name=collector_info,json=collectorInfo" json:"collector_info,omitempty"`                   // 3.x
-	UpdateErrors               []*UpdateContainerErrorProto      `protobuf:"bytes,15,rep,name=update_errors,json=updateErrors" json:"update_errors,omitempty"`                      // 3.x
-	UpdatedContainers          []*UpdatedContainerProto          `protobuf:"bytes,16,rep,name=updated_containers,json=updatedContainers" json:"updated_containers,omitempty"`       // 3.x
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	state                          protoimpl.MessageState            `protogen:"open.v1"`
+	AMCommand                      *AMCommandProto                   `protobuf:"varint,1,opt,name=a_m_command,json=aMCommand,enum=hadoop.yarn.AMCommandProto" json:"a_m_command,omitempty"`
+	ResponseId                     *int32                            `protobuf:"varint,2,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
+	AllocatedContainers            []*ContainerProto                 `protobuf:"bytes,3,rep,name=allocated_containers,json=allocatedContainers" json:"allocated_containers,omitempty"`
+	CompletedContainerStatuses     []*ContainerStatusProto           `protobuf:"bytes,4,rep,name=completed_container_statuses,json=completedContainerStatuses" json:"completed_container_statuses,omitempty"`
+	Limit                          *ResourceProto                    `protobuf:"bytes,5,opt,name=limit" json:"limit,omitempty"`
+	UpdatedNodes                   []*NodeReportProto                `protobuf:"bytes,6,rep,name=updated_nodes,json=updatedNodes" json:"updated_nodes,omitempty"`
+	NumClusterNodes                *int32                            `protobuf:"varint,7,opt,name=num_cluster_nodes,json=numClusterNodes" json:"num_cluster_nodes,omitempty"`
+	Preempt                        *PreemptionMessageProto           `protobuf:"bytes,8,opt,name=preempt" json:"preempt,omitempty"`
+	NmTokens                       []*NMTokenProto                   `protobuf:"bytes,9,rep,name=nm_tokens,json=nmTokens" json:"nm_tokens,omitempty"`
+	IncreasedContainers            []*ContainerResourceIncreaseProto `protobuf:"bytes,10,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`
+	DecreasedContainers            []*ContainerResourceDecreaseProto `protobuf:"bytes,11,rep,name=decreased_containers,json=decreasedContainers" json:"decreased_containers,omitempty"`
+	AmRmToken                      *common.TokenProto                `protobuf:"bytes,12,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
+	ApplicationPriority            *PriorityProto                    `protobuf:"bytes,13,opt,name=application_priority,json=applicationPriority" json:"application_priority,omitempty"`                                      // 2.8+
+	CollectorInfo                  *CollectorInfoProto               `protobuf:"bytes,14,opt,name=collector_info,json=collectorInfo" json:"collector_info,omitempty"`                                                        // 3.x
+	UpdateErrors                   []*UpdateContainerErrorProto      `protobuf:"bytes,15,rep,name=update_errors,json=updateErrors" json:"update_errors,omitempty"`                                                           // 3.x
+	UpdatedContainers              []*UpdatedContainerProto          `protobuf:"bytes,16,rep,name=updated_containers,json=updatedContainers" json:"updated_containers,omitempty"`                                            // 3.x
+	ContainersFromPreviousAttempts []*ContainerProto                 `protobuf:"bytes,17,rep,name=containers_from_previous_attempts,json=containersFromPreviousAttempts" json:"containers_from_previous_attempts,omitempty"` // 3.x
+	unknownFields                  protoimpl.UnknownFields
+	sizeCache                      protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
 	*x = AllocateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1069,7 @@ func (x *AllocateResponseProto) String() string {
 func (*AllocateResponseProto) ProtoMessage() {}
 
 func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1082,7 @@ func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateResponseProto.ProtoReflect.Descriptor instead.
 func (*AllocateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AllocateResponseProto) GetAMCommand() AMCommandProto {
@@ -1014,6 +1197,13 @@ func (x *AllocateResponseProto) GetUpdatedContainers() []*UpdatedContainerProto 
 	return nil
 }
 
+func (x *AllocateResponseProto) GetContainersFromPreviousAttempts() []*ContainerProto {
+	if x != nil {
+		return x.ContainersFromPreviousAttempts
+	}
+	return nil
+}
+
 type GetNewApplicationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1022,7 +1212,7 @@ type GetNewApplicationRequestProto struct {
 
 func (x *GetNewApplicationRequestProto) Reset() {
 	*x = GetNewApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1034,7 +1224,7 @@ func (x *GetNewApplicationRequestProto) String() string {
 func (*GetNewApplicationRequestProto) ProtoMessage() {}
 
 func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1047,7 +1237,7 @@ func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
 }
 
 type GetNewApplicationResponseProto struct {
@@ -1060,7 +1250,7 @@ type GetNewApplicationResponseProto struct {
 
 func (x *GetNewApplicationResponseProto) Reset() {
 	*x = GetNewApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1262,7 @@ func (x *GetNewApplicationResponseProto) String() string {
 func (*GetNewApplicationResponseProto) ProtoMessage() {}
 
 func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1275,7 @@ func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetNewApplicationResponseProto) GetApplicationId() *ApplicationIdProto {
@@ -1111,7 +1301,7 @@ type GetApplicationReportRequestProto struct {
 
 func (x *GetApplicationReportRequestProto) Reset() {
 	*x = GetApplicationReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1313,7 @@ func (x *GetApplicationReportRequestProto) String() string {
 func (*GetApplicationReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1326,7 @@ func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetApplicationReportRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1155,7 +1345,7 @@ type GetApplicationReportResponseProto struct {
 
 func (x *GetApplicationReportResponseProto) Reset() {
 	*x = GetApplicationReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1357,7 @@ func (x *GetApplicationReportResponseProto) String() string {
 func (*GetApplicationReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1370,7 @@ func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetApplicationReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetApplicationReportResponseProto) GetApplicationReport() *ApplicationReportProto {
@@ -1199,7 +1389,7 @@ type SubmitApplicationRequestProto struct {
 
 func (x *SubmitApplicationRequestProto) Reset() {
 	*x = SubmitApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1401,7 @@ func (x *SubmitApplicationRequestProto) String() string {
 func (*SubmitApplicationRequestProto) ProtoMessage() {}
 
 func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1414,7 @@ func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubmitApplicationRequestProto) GetApplicationSubmissionContext() *ApplicationSubmissionContextProto {
@@ -1242,7 +1432,7 @@ type SubmitApplicationResponseProto struct {
 
 func (x *SubmitApplicationResponseProto) Reset() {
 	*x = SubmitApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1444,7 @@ func (x *SubmitApplicationResponseProto) String() string {
 func (*SubmitApplicationResponseProto) ProtoMessage() {}
 
 func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1457,7 @@ func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 type KillApplicationRequestProto struct {
@@ -1280,7 +1470,7 @@ type KillApplicationRequestProto struct {
 
 func (x *KillApplicationRequestProto) Reset() {
 	*x = KillApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1482,7 @@ func (x *KillApplicationRequestProto) String() string {
 func (*KillApplicationRequestProto) ProtoMessage() {}
 
 func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1495,7 @@ func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KillApplicationRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1336,7 +1526,7 @@ const (
 
 func (x *KillApplicationResponseProto) Reset() {
 	*x = KillApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1538,7 @@ func (x *KillApplicationResponseProto) String() string {
 func (*KillApplicationResponseProto) ProtoMessage() {}
 
 func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1551,7 @@ func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KillApplicationResponseProto) GetIsKillCompleted() bool {
@@ -1379,7 +1569,7 @@ type GetClusterMetricsRequestProto struct {
 
 func (x *GetClusterMetricsRequestProto) Reset() {
 	*x = GetClusterMetricsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1581,7 @@ func (x *GetClusterMetricsRequestProto) String() string {
 func (*GetClusterMetricsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1594,7 @@ func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 type GetClusterMetricsResponseProto struct {
@@ -1416,7 +1606,7 @@ type GetClusterMetricsResponseProto struct {
 
 func (x *GetClusterMetricsResponseProto) Reset() {
 	*x = GetClusterMetricsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1618,7 @@ func (x *GetClusterMetricsResponseProto) String() string {
 func (*GetClusterMetricsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1631,7 @@ func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetClusterMetricsResponseProto) GetClusterMetrics() *YarnClusterMetricsProto {
@@ -1461,7 +1651,7 @@ type MoveApplicationAcrossQueuesRequestProto struct {
 
 func (x *MoveApplicationAcrossQueuesRequestProto) Reset() {
 	*x = MoveApplicationAcrossQueuesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1663,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) String() string {
 func (*MoveApplicationAcrossQueuesRequestProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1676,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use MoveApplicationAcrossQueuesRequestProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MoveApplicationAcrossQueuesRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1511,7 +1701,7 @@ type MoveApplicationAcrossQueuesResponseProto struct {
 
 func (x *MoveApplicationAcrossQueuesResponseProto) Reset() {
 	*x = MoveApplicationAcrossQueuesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1713,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) String() string {
 func (*MoveApplicationAcrossQueuesResponseProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1726,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use MoveApplicationAcrossQueuesResponseProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
 }
 
 type GetApplicationsRequestProto struct {
@@ -1552,6 +1742,7 @@ type GetApplicationsRequestProto struct {
 	FinishEnd         *int64                         `protobuf:"varint,9,opt,name=finish_end,json=finishEnd" json:"finish_end,omitempty"`
 	ApplicationTags   []string                       `protobuf:"bytes,10,rep,name=applicationTags" json:"applicationTags,omitempty"`
 	Scope             *ApplicationsRequestScopeProto `protobuf:"varint,11,opt,name=scope,enum=hadoop.yarn.ApplicationsRequestScopeProto,def=0" json:"scope,omitempty"`
+	Name              *string                        `protobuf:"bytes,12,opt,name=name" json:"name,omitempty"` // 3.x
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1563,7 +1754,7 @@ const (
 
 func (x *GetApplicationsRequestProto) Reset() {
 	*x = GetApplicationsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1766,7 @@ func (x *GetApplicationsRequestProto) String() string {
 func (*GetApplicationsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1779,7 @@ func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetApplicationsRequestProto) GetApplicationTypes() []string {
@@ -1668,6 +1859,13 @@ func (x *GetApplicationsRequestProto) GetScope() ApplicationsRequestScopeProto {
 	return Default_GetApplicationsRequestProto_Scope
 }
 
+func (x *GetApplicationsRequestProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
 type GetApplicationsResponseProto struct {
 	state         protoimpl.MessageState    `protogen:"open.v1"`
 	Applications  []*ApplicationReportProto `protobuf:"bytes,1,rep,name=applications" json:"applications,omitempty"`
@@ -1677,7 +1875,7 @@ type GetApplicationsResponseProto struct {
 
 func (x *GetApplicationsResponseProto) Reset() {
 	*x = GetApplicationsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1887,7 @@ func (x *GetApplicationsResponseProto) String() string {
 func (*GetApplicationsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1900,7 @@ func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetApplicationsResponseProto) GetApplications() []*ApplicationReportProto {
@@ -1721,7 +1919,7 @@ type GetClusterNodesRequestProto struct {
 
 func (x *GetClusterNodesRequestProto) Reset() {
 	*x = GetClusterNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1931,7 @@ func (x *GetClusterNodesRequestProto) String() string {
 func (*GetClusterNodesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1944,7 @@ func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetClusterNodesRequestProto) GetNodeStates() []NodeStateProto {
@@ -1765,7 +1963,7 @@ type GetClusterNodesResponseProto struct {
 
 func (x *GetClusterNodesResponseProto) Reset() {
 	*x = GetClusterNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1975,7 @@ func (x *GetClusterNodesResponseProto) String() string {
 func (*GetClusterNodesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1988,7 @@ func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetClusterNodesResponseProto) GetNodeReports() []*NodeReportProto {
@@ -1812,7 +2010,7 @@ type GetQueueInfoRequestProto struct {
 
 func (x *GetQueueInfoRequestProto) Reset() {
 	*x = GetQueueInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +2022,7 @@ func (x *GetQueueInfoRequestProto) String() string {
 func (*GetQueueInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +2035,7 @@ func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetQueueInfoRequestProto) GetQueueName() string {
@@ -1877,7 +2075,7 @@ type GetQueueInfoResponseProto struct {
 
 func (x *GetQueueInfoResponseProto) Reset() {
 	*x = GetQueueInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2087,7 @@ func (x *GetQueueInfoResponseProto) String() string {
 func (*GetQueueInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2100,7 @@ func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
@@ -1920,7 +2118,7 @@ type GetQueueUserAclsInfoRequestProto struct {
 
 func (x *GetQueueUserAclsInfoRequestProto) Reset() {
 	*x = GetQueueUserAclsInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2130,7 @@ func (x *GetQueueUserAclsInfoRequestProto) String() string {
 func (*GetQueueUserAclsInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2143,7 @@ func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueUserAclsInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
 }
 
 type GetQueueUserAclsInfoResponseProto struct {
@@ -1957,7 +2155,7 @@ type GetQueueUserAclsInfoResponseProto struct {
 
 func (x *GetQueueUserAclsInfoResponseProto) Reset() {
 	*x = GetQueueUserAclsInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +2167,7 @@ func (x *GetQueueUserAclsInfoResponseProto) String() string {
 func (*GetQueueUserAclsInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +2180,7 @@ func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetQueueUserAclsInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetQueueUserAclsInfoResponseProto) GetQueueUserAcls() []*QueueUserACLInfoProto {
@@ -2000,7 +2198,7 @@ type GetNodesToLabelsRequestProto struct {
 
 func (x *GetNodesToLabelsRequestProto) Reset() {
 	*x = GetNodesToLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2210,7 @@ func (x *GetNodesToLabelsRequestProto) String() string {
 func (*GetNodesToLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2223,7 @@ func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
 }
 
 type GetNodesToLabelsResponseProto struct {
@@ -2037,7 +2235,7 @@ type GetNodesToLabelsResponseProto struct {
 
 func (x *GetNodesToLabelsResponseProto) Reset() {
 	*x = GetNodesToLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2247,7 @@ func (x *GetNodesToLabelsResponseProto) String() string {
 func (*GetNodesToLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2260,7 @@ func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetNodesToLabelsResponseProto) GetNodeToLabels() []*NodeIdToLabelsProto {
@@ -2081,7 +2279,7 @@ type GetLabelsToNodesRequestProto struct {
 
 func (x *GetLabelsToNodesRequestProto) Reset() {
 	*x = GetLabelsToNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2291,7 @@ func (x *GetLabelsToNodesRequestProto) String() string {
 func (*GetLabelsToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2304,7 @@ func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetLabelsToNodesRequestProto) GetNodeLabels() []string {
@@ -2125,7 +2323,7 @@ type GetLabelsToNodesResponseProto struct {
 
 func (x *GetLabelsToNodesResponseProto) Reset() {
 	*x = GetLabelsToNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2335,7 @@ func (x *GetLabelsToNodesResponseProto) String() string {
 func (*GetLabelsToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2348,7 @@ func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetLabelsToNodesResponseProto) GetLabelsToNodes() []*LabelsToNodeIdsProto {
@@ -2168,7 +2366,7 @@ type GetClusterNodeLabelsRequestProto struct {
 
 func (x *GetClusterNodeLabelsRequestProto) Reset() {
 	*x = GetClusterNodeLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2378,7 @@ func (x *GetClusterNodeLabelsRequestProto) String() string {
 func (*GetClusterNodeLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2391,7 @@ func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodeLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
 }
 
 type GetClusterNodeLabelsResponseProto struct {
@@ -2207,7 +2405,7 @@ type GetClusterNodeLabelsResponseProto struct {
 
 func (x *GetClusterNodeLabelsResponseProto) Reset() {
 	*x = GetClusterNodeLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2417,7 @@ func (x *GetClusterNodeLabelsResponseProto) String() string {
 func (*GetClusterNodeLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2430,7 @@ func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetClusterNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetClusterNodeLabelsResponseProto) GetDeprecatedNodeLabels() []string {
@@ -2259,7 +2457,7 @@ type StartContainerRequestProto struct {
 
 func (x *StartContainerRequestProto) Reset() {
 	*x = StartContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2469,7 @@ func (x *StartContainerRequestProto) String() string {
 func (*StartContainerRequestProto) ProtoMessage() {}
 
 func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2482,7 @@ func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
@@ -2310,7 +2508,7 @@ type StartContainerResponseProto struct {
 
 func (x *StartContainerResponseProto) Reset() {
 	*x = StartContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2520,7 @@ func (x *StartContainerResponseProto) String() string {
 func (*StartContainerResponseProto) ProtoMessage() {}
 
 func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2533,7 @@ func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StartContainerResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -2354,7 +2552,7 @@ type StopContainerRequestProto struct {
 
 func (x *StopContainerRequestProto) Reset() {
 	*x = StopContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2564,7 @@ func (x *StopContainerRequestProto) String() string {
 func (*StopContainerRequestProto) ProtoMessage() {}
 
 func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2577,7 @@ func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StopContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -2397,7 +2595,7 @@ type StopContainerResponseProto struct {
 
 func (x *StopContainerResponseProto) Reset() {
 	*x = StopContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2409,7 +2607,7 @@ func (x *StopContainerResponseProto) String() string {
 func (*StopContainerResponseProto) ProtoMessage() {}
 
 func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2422,7 +2620,7 @@ func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
 }
 
 type GetContainerStatusRequestProto struct {
@@ -2434,7 +2632,7 @@ type GetContainerStatusRequestProto struct {
 
 func (x *GetContainerStatusRequestProto) Reset() {
 	*x = GetContainerStatusRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2644,7 @@ func (x *GetContainerStatusRequestProto) String() string {
 func (*GetContainerStatusRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2657,7 @@ func (x *GetContainerStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetContainerStatusRequestProto) GetContainerId() *ContainerIdProto {
@@ -2478,7 +2676,7 @@ type GetContainerStatusResponseProto struct {
 
 func (x *GetContainerStatusResponseProto) Reset() {
 	*x = GetContainerStatusResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2490,7 +2688,7 @@ func (x *GetContainerStatusResponseProto) String() string {
 func (*GetContainerStatusResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2503,7 +2701,7 @@ func (x *GetContainerStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetContainerStatusResponseProto) GetStatus() *ContainerStatusProto {
@@ -2522,7 +2720,7 @@ type StartContainersRequestProto struct {
 
 func (x *StartContainersRequestProto) Reset() {
 	*x = StartContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2534,7 +2732,7 @@ func (x *StartContainersRequestProto) String() string {
 func (*StartContainersRequestProto) ProtoMessage() {}
 
 func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2547,7 +2745,7 @@ func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StartContainersRequestProto) GetStartContainerRequest() []*StartContainerRequestProto {
@@ -2567,7 +2765,7 @@ type ContainerExceptionMapProto struct {
 
 func (x *ContainerExceptionMapProto) Reset() {
 	*x = ContainerExceptionMapProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2579,7 +2777,7 @@ func (x *ContainerExceptionMapProto) String() string {
 func (*ContainerExceptionMapProto) ProtoMessage() {}
 
 func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2592,7 +2790,7 @@ func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExceptionMapProto.ProtoReflect.Descriptor instead.
 func (*ContainerExceptionMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ContainerExceptionMapProto) GetContainerId() *ContainerIdProto {
@@ -2620,7 +2818,7 @@ type StartContainersResponseProto struct {
 
 func (x *StartContainersResponseProto) Reset() {
 	*x = StartContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2830,7 @@ func (x *StartContainersResponseProto) String() string {
 func (*StartContainersResponseProto) ProtoMessage() {}
 
 func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2843,7 @@ func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StartContainersResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -2678,7 +2876,7 @@ type StopContainersRequestProto struct {
 
 func (x *StopContainersRequestProto) Reset() {
 	*x = StopContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2690,7 +2888,7 @@ func (x *StopContainersRequestProto) String() string {
 func (*StopContainersRequestProto) ProtoMessage() {}
 
 func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2703,7 +2901,7 @@ func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StopContainersRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2723,7 +2921,7 @@ type StopContainersResponseProto struct {
 
 func (x *StopContainersResponseProto) Reset() {
 	*x = StopContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2933,7 @@ func (x *StopContainersResponseProto) String() string {
 func (*StopContainersResponseProto) ProtoMessage() {}
 
 func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2946,7 @@ func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StopContainersResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -2774,7 +2972,7 @@ type GetContainerStatusesRequestProto struct {
 
 func (x *GetContainerStatusesRequestProto) Reset() {
 	*x = GetContainerStatusesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +2984,7 @@ func (x *GetContainerStatusesRequestProto) String() string {
 func (*GetContainerStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +2997,7 @@ func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetContainerStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2819,7 +3017,7 @@ type GetContainerStatusesResponseProto struct {
 
 func (x *GetContainerStatusesResponseProto) Reset() {
 	*x = GetContainerStatusesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +3029,7 @@ func (x *GetContainerStatusesResponseProto) String() string {
 func (*GetContainerStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +3042,7 @@ func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetContainerStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetContainerStatusesResponseProto) GetStatus() []*ContainerStatusProto {
@@ -2870,7 +3068,7 @@ type GetApplicationAttemptReportRequestProto struct {
 
 func (x *GetApplicationAttemptReportRequestProto) Reset() {
 	*x = GetApplicationAttemptReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3080,7 @@ func (x *GetApplicationAttemptReportRequestProto) String() string {
 func (*GetApplicationAttemptReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3093,7 @@ func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetApplicationAttemptReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetApplicationAttemptReportRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -2914,7 +3112,7 @@ type GetApplicationAttemptReportResponseProto struct {
 
 func (x *GetApplicationAttemptReportResponseProto) Reset() {
 	*x = GetApplicationAttemptReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2926,7 +3124,7 @@ func (x *GetApplicationAttemptReportResponseProto) String() string {
 func (*GetApplicationAttemptReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2939,7 +3137,7 @@ func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetApplicationAttemptReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetApplicationAttemptReportResponseProto) GetApplicationAttemptReport() *ApplicationAttemptReportProto {
@@ -2958,7 +3156,7 @@ type GetApplicationAttemptsRequestProto struct {
 
 func (x *GetApplicationAttemptsRequestProto) Reset() {
 	*x = GetApplicationAttemptsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3168,7 @@ func (x *GetApplicationAttemptsRequestProto) String() string {
 func (*GetApplicationAttemptsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3181,7 @@ func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetApplicationAttemptsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetApplicationAttemptsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3002,7 +3200,7 @@ type GetApplicationAttemptsResponseProto struct {
 
 func (x *GetApplicationAttemptsResponseProto) Reset() {
 	*x = GetApplicationAttemptsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3014,7 +3212,7 @@ func (x *GetApplicationAttemptsResponseProto) String() string {
 func (*GetApplicationAttemptsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3027,7 +3225,7 @@ func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetApplicationAttemptsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetApplicationAttemptsResponseProto) GetApplicationAttempts() []*ApplicationAttemptReportProto {
@@ -3046,7 +3244,7 @@ type GetContainerReportRequestProto struct {
 
 func (x *GetContainerReportRequestProto) Reset() {
 	*x = GetContainerReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3256,7 @@ func (x *GetContainerReportRequestProto) String() string {
 func (*GetContainerReportRequestProto) ProtoMessage() {}
 
 func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3269,7 @@ func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetContainerReportRequestProto) GetContainerId() *ContainerIdProto {
@@ -3090,7 +3288,7 @@ type GetContainerReportResponseProto struct {
 
 func (x *GetContainerReportResponseProto) Reset() {
 	*x = GetContainerReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3300,7 @@ func (x *GetContainerReportResponseProto) String() string {
 func (*GetContainerReportResponseProto) ProtoMessage() {}
 
 func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3313,7 @@ func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetContainerReportResponseProto) GetContainerReport() *ContainerReportProto {
@@ -3134,7 +3332,7 @@ type GetContainersRequestProto struct {
 
 func (x *GetContainersRequestProto) Reset() {
 	*x = GetContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3146,7 +3344,7 @@ func (x *GetContainersRequestProto) String() string {
 func (*GetContainersRequestProto) ProtoMessage() {}
 
 func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3159,7 +3357,7 @@ func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetContainersRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -3178,7 +3376,7 @@ type GetContainersResponseProto struct {
 
 func (x *GetContainersResponseProto) Reset() {
 	*x = GetContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +3388,7 @@ func (x *GetContainersResponseProto) String() string {
 func (*GetContainersResponseProto) ProtoMessage() {}
 
 func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +3401,7 @@ func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetContainersResponseProto) GetContainers() []*ContainerReportProto {
@@ -3223,7 +3421,7 @@ type UseSharedCacheResourceRequestProto struct {
 
 func (x *UseSharedCacheResourceRequestProto) Reset() {
 	*x = UseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3433,7 @@ func (x *UseSharedCacheResourceRequestProto) String() string {
 func (*UseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3446,7 @@ func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *UseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3274,7 +3472,7 @@ type UseSharedCacheResourceResponseProto struct {
 
 func (x *UseSharedCacheResourceResponseProto) Reset() {
 	*x = UseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3286,7 +3484,7 @@ func (x *UseSharedCacheResourceResponseProto) String() string {
 func (*UseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3299,7 +3497,7 @@ func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *UseSharedCacheResourceResponseProto) GetPath() string {
@@ -3319,7 +3517,7 @@ type ReleaseSharedCacheResourceRequestProto struct {
 
 func (x *ReleaseSharedCacheResourceRequestProto) Reset() {
 	*x = ReleaseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3331,7 +3529,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) String() string {
 func (*ReleaseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3344,7 +3542,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ReleaseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3369,7 +3567,7 @@ type ReleaseSharedCacheResourceResponseProto struct {
 
 func (x *ReleaseSharedCacheResourceResponseProto) Reset() {
 	*x = ReleaseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3381,7 +3579,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) String() string {
 func (*ReleaseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3394,7 +3592,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ReleaseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
 }
 
 type ReservationSubmissionRequestProto struct {
@@ -3407,7 +3605,7 @@ type ReservationSubmissionRequestProto struct {
 
 func (x *ReservationSubmissionRequestProto) Reset() {
 	*x = ReservationSubmissionRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3617,7 @@ func (x *ReservationSubmissionRequestProto) String() string {
 func (*ReservationSubmissionRequestProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3432,7 +3630,7 @@ func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReservationSubmissionRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ReservationSubmissionRequestProto) GetQueue() string {
@@ -3458,7 +3656,7 @@ type ReservationSubmissionResponseProto struct {
 
 func (x *ReservationSubmissionResponseProto) Reset() {
 	*x = ReservationSubmissionResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3470,7 +3668,7 @@ func (x *ReservationSubmissionResponseProto) String() string {
 func (*ReservationSubmissionResponseProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3483,7 +3681,7 @@ func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReservationSubmissionResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ReservationSubmissionResponseProto) GetReservationId() *ReservationIdProto {
@@ -3503,7 +3701,7 @@ type ReservationUpdateRequestProto struct {
 
 func (x *ReservationUpdateRequestProto) Reset() {
 	*x = ReservationUpdateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3515,7 +3713,7 @@ func (x *ReservationUpdateRequestProto) String() string {
 func (*ReservationUpdateRequestProto) ProtoMessage() {}
 
 func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3528,7 +3726,7 @@ func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ReservationUpdateRequestProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -3553,7 +3751,7 @@ type ReservationUpdateResponseProto struct {
 
 func (x *ReservationUpdateResponseProto) Reset() {
 	*x = ReservationUpdateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3763,7 @@ func (x *ReservationUpdateResponseProto) String() string {
 func (*ReservationUpdateResponseProto) ProtoMessage() {}
 
 func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3776,7 @@ func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
 }
 
 type ReservationDeleteRequestProto struct {
@@ -3590,7 +3788,7 @@ type ReservationDeleteRequestProto struct {
 
 func (x *ReservationDeleteRequestProto) Reset() {
 	*x = ReservationDeleteRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3602,7 +3800,7 @@ func (x *ReservationDeleteRequestProto) String() string {
 func (*ReservationDeleteRequestProto) ProtoMessage() {}
 
 func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3615,7 +3813,7 @@ func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ReservationDeleteRequestProto) GetReservationId() *ReservationIdProto {
@@ -3633,7 +3831,7 @@ type ReservationDeleteResponseProto struct {
 
 func (x *ReservationDeleteResponseProto) Reset() {
 	*x = ReservationDeleteResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3645,7 +3843,7 @@ func (x *ReservationDeleteResponseProto) String() string {
 func (*ReservationDeleteResponseProto) ProtoMessage() {}
 
 func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3658,7 +3856,7 @@ func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{70}
 }
 
 type RunSharedCacheCleanerTaskRequestProto struct {
@@ -3669,7 +3867,7 @@ type RunSharedCacheCleanerTaskRequestProto struct {
 
 func (x *RunSharedCacheCleanerTaskRequestProto) Reset() {
 	*x = RunSharedCacheCleanerTaskRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3681,7 +3879,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) String() string {
 func (*RunSharedCacheCleanerTaskRequestProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3694,7 +3892,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RunSharedCacheCleanerTaskRequestProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{71}
 }
 
 type RunSharedCacheCleanerTaskResponseProto struct {
@@ -3706,7 +3904,7 @@ type RunSharedCacheCleanerTaskResponseProto struct {
 
 func (x *RunSharedCacheCleanerTaskResponseProto) Reset() {
 	*x = RunSharedCacheCleanerTaskResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3718,7 +3916,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) String() string {
 func (*RunSharedCacheCleanerTaskResponseProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3731,7 +3929,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RunSharedCacheCleanerTaskResponseProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *RunSharedCacheCleanerTaskResponseProto) GetAccepted() bool {
@@ -3749,7 +3947,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"%RegisterApplicationMasterRequestProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x19\n" +
 	"\brpc_port\x18\x02 \x01(\x05R\arpcPort\x12!\n" +
-	"\ftracking_url\x18\x03 \x01(\tR\vtrackingUrl\"\xc3\x04\n" +
+	"\ftracking_url\x18\x03 \x01(\tR\vtrackingUrl\"\xdf\x05\n" +
 	"&RegisterApplicationMasterResponseProto\x12H\n" +
 	"\x11maximumCapability\x18\x01 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x11maximumCapability\x12?\n" +
 	"\x1dclient_to_am_token_master_key\x18\x02 \x01(\fR\x18clientToAmTokenMasterKey\x12N\n" +
@@ -3757,13 +3955,24 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"!containers_from_previous_attempts\x18\x04 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x1econtainersFromPreviousAttempts\x12\x14\n" +
 	"\x05queue\x18\x05 \x01(\tR\x05queue\x12a\n" +
 	" nm_tokens_from_previous_attempts\x18\x06 \x03(\v2\x19.hadoop.yarn.NMTokenProtoR\x1cnmTokensFromPreviousAttempts\x12]\n" +
-	"\x18scheduler_resource_types\x18\a \x03(\x0e2#.hadoop.yarn.SchedulerResourceTypesR\x16schedulerResourceTypes\"\xce\x01\n" +
+	"\x18scheduler_resource_types\x18\a \x03(\x0e2#.hadoop.yarn.SchedulerResourceTypesR\x16schedulerResourceTypes\x12O\n" +
+	"\x11resource_profiles\x18\b \x01(\v2\".hadoop.yarn.ResourceProfilesProtoR\x10resourceProfiles\x12I\n" +
+	"\x0eresource_types\x18\t \x03(\v2\".hadoop.yarn.ResourceTypeInfoProtoR\rresourceTypes\"n\n" +
+	"\x15ResourceProfilesProto\x12U\n" +
+	"\x15resource_profiles_map\x18\x01 \x03(\v2!.hadoop.yarn.ResourceProfileEntryR\x13resourceProfilesMap\"d\n" +
+	"\x14ResourceProfileEntry\x12\x12\n" +
+	"\x04name\x18\x01 \x02(\tR\x04name\x128\n" +
+	"\tresources\x18\x02 \x02(\v2\x1a.hadoop.yarn.ResourceProtoR\tresources\"v\n" +
+	"\x15ResourceTypeInfoProto\x12\x12\n" +
+	"\x04name\x18\x01 \x02(\tR\x04name\x12\x14\n" +
+	"\x05units\x18\x02 \x01(\tR\x05units\x123\n" +
+	"\x04type\x18\x03 \x01(\x0e2\x1f.hadoop.yarn.ResourceTypesProtoR\x04type\"\xce\x01\n" +
 	"#FinishApplicationMasterRequestProto\x12 \n" +
 	"\vdiagnostics\x18\x01 \x01(\tR\vdiagnostics\x12!\n" +
 	"\ftracking_url\x18\x02 \x01(\tR\vtrackingUrl\x12b\n" +
 	"\x18final_application_status\x18\x03 \x01(\x0e2(.hadoop.yarn.FinalApplicationStatusProtoR\x16finalApplicationStatus\"U\n" +
 	"$FinishApplicationMasterResponseProto\x12-\n" +
-	"\x0eisUnregistered\x18\x01 \x01(\b:\x05falseR\x0eisUnregistered\"\xcc\x03\n" +
+	"\x0eisUnregistered\x18\x01 \x01(\b:\x05falseR\x0eisUnregistered\"\xef\x03\n" +
 	"\x14AllocateRequestProto\x123\n" +
 	"\x03ask\x18\x01 \x03(\v2!.hadoop.yarn.ResourceRequestProtoR\x03ask\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\arelease\x12W\n" +
@@ -3772,7 +3981,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"responseId\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x02R\bprogress\x12]\n" +
 	"\x10increase_request\x18\x06 \x03(\v22.hadoop.yarn.ContainerResourceIncreaseRequestProtoR\x0fincreaseRequest\x12Q\n" +
-	"\x0fupdate_requests\x18\a \x03(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\x0eupdateRequests\"\xd8\x02\n" +
+	"\x0fupdate_requests\x18\a \x03(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\x0eupdateRequests\x12!\n" +
+	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\"\xd8\x02\n" +
 	"\x1bUpdateContainerRequestProto\x12+\n" +
 	"\x11container_version\x18\x01 \x02(\x05R\x10containerVersion\x12@\n" +
 	"\fcontainer_id\x18\x02 \x02(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12F\n" +
@@ -3795,7 +4005,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x0fcollector_token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x0ecollectorToken\"q\n" +
 	"\fNMTokenProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"\xf4\b\n" +
+	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"\xdc\t\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -3814,7 +4024,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x14application_priority\x18\r \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\x13applicationPriority\x12F\n" +
 	"\x0ecollector_info\x18\x0e \x01(\v2\x1f.hadoop.yarn.CollectorInfoProtoR\rcollectorInfo\x12K\n" +
 	"\rupdate_errors\x18\x0f \x03(\v2&.hadoop.yarn.UpdateContainerErrorProtoR\fupdateErrors\x12Q\n" +
-	"\x12updated_containers\x18\x10 \x03(\v2\".hadoop.yarn.UpdatedContainerProtoR\x11updatedContainers\"\x1f\n" +
+	"\x12updated_containers\x18\x10 \x03(\v2\".hadoop.yarn.UpdatedContainerProtoR\x11updatedContainers\x12f\n" +
+	"!containers_from_previous_attempts\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x1econtainersFromPreviousAttempts\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -3837,7 +4048,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"'MoveApplicationAcrossQueuesRequestProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x02(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12!\n" +
 	"\ftarget_queue\x18\x02 \x02(\tR\vtargetQueue\"*\n" +
-	"(MoveApplicationAcrossQueuesResponseProto\"\xd6\x03\n" +
+	"(MoveApplicationAcrossQueuesResponseProto\"\xea\x03\n" +
 	"\x1bGetApplicationsRequestProto\x12+\n" +
 	"\x11application_types\x18\x01 \x03(\tR\x10applicationTypes\x12U\n" +
 	"\x12application_states\x18\x02 \x03(\x0e2&.hadoop.yarn.YarnApplicationStateProtoR\x11applicationStates\x12\x14\n" +
@@ -3852,7 +4063,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"finish_end\x18\t \x01(\x03R\tfinishEnd\x12(\n" +
 	"\x0fapplicationTags\x18\n" +
 	" \x03(\tR\x0fapplicationTags\x12E\n" +
-	"\x05scope\x18\v \x01(\x0e2*.hadoop.yarn.ApplicationsRequestScopeProto:\x03ALLR\x05scope\"g\n" +
+	"\x05scope\x18\v \x01(\x0e2*.hadoop.yarn.ApplicationsRequestScopeProto:\x03ALLR\x05scope\x12\x12\n" +
+	"\x04name\x18\f \x01(\tR\x04name\"g\n" +
 	"\x1cGetApplicationsResponseProto\x12G\n" +
 	"\fapplications\x18\x01 \x03(\v2#.hadoop.yarn.ApplicationReportProtoR\fapplications\"Z\n" +
 	"\x1bGetClusterNodesRequestProto\x12;\n" +
@@ -3986,211 +4198,221 @@ func file_yarn_yarn_service_protos_proto_rawDescGZIP() []byte {
 }
 
 var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(SchedulerResourceTypes)(0),                      // 0: hadoop.yarn.SchedulerResourceTypes
 	(ApplicationsRequestScopeProto)(0),               // 1: hadoop.yarn.ApplicationsRequestScopeProto
 	(ContainerUpdateTypeProto)(0),                    // 2: hadoop.yarn.ContainerUpdateTypeProto
 	(*RegisterApplicationMasterRequestProto)(nil),    // 3: hadoop.yarn.RegisterApplicationMasterRequestProto
 	(*RegisterApplicationMasterResponseProto)(nil),   // 4: hadoop.yarn.RegisterApplicationMasterResponseProto
-	(*FinishApplicationMasterRequestProto)(nil),      // 5: hadoop.yarn.FinishApplicationMasterRequestProto
-	(*FinishApplicationMasterResponseProto)(nil),     // 6: hadoop.yarn.FinishApplicationMasterResponseProto
-	(*AllocateRequestProto)(nil),                     // 7: hadoop.yarn.AllocateRequestProto
-	(*UpdateContainerRequestProto)(nil),              // 8: hadoop.yarn.UpdateContainerRequestProto
-	(*UpdateContainerErrorProto)(nil),                // 9: hadoop.yarn.UpdateContainerErrorProto
-	(*UpdatedContainerProto)(nil),                    // 10: hadoop.yarn.UpdatedContainerProto
-	(*CollectorInfoProto)(nil),                       // 11: hadoop.yarn.CollectorInfoProto
-	(*NMTokenProto)(nil),                             // 12: hadoop.yarn.NMTokenProto
-	(*AllocateResponseProto)(nil),                    // 13: hadoop.yarn.AllocateResponseProto
-	(*GetNewApplicationRequestProto)(nil),            // 14: hadoop.yarn.GetNewApplicationRequestProto
-	(*GetNewApplicationResponseProto)(nil),           // 15: hadoop.yarn.GetNewApplicationResponseProto
-	(*GetApplicationReportRequestProto)(nil),         // 16: hadoop.yarn.GetApplicationReportRequestProto
-	(*GetApplicationReportResponseProto)(nil),        // 17: hadoop.yarn.GetApplicationReportResponseProto
-	(*SubmitApplicationRequestProto)(nil),            // 18: hadoop.yarn.SubmitApplicationRequestProto
-	(*SubmitApplicationResponseProto)(nil),           // 19: hadoop.yarn.SubmitApplicationResponseProto
-	(*KillApplicationRequestProto)(nil),              // 20: hadoop.yarn.KillApplicationRequestProto
-	(*KillApplicationResponseProto)(nil),             // 21: hadoop.yarn.KillApplicationResponseProto
-	(*GetClusterMetricsRequestProto)(nil),            // 22: hadoop.yarn.GetClusterMetricsRequestProto
-	(*GetClusterMetricsResponseProto)(nil),           // 23: hadoop.yarn.GetClusterMetricsResponseProto
-	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 24: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
-	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 25: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	(*GetApplicationsRequestProto)(nil),              // 26: hadoop.yarn.GetApplicationsRequestProto
-	(*GetApplicationsResponseProto)(nil),             // 27: hadoop.yarn.GetApplicationsResponseProto
-	(*GetClusterNodesRequestProto)(nil),              // 28: hadoop.yarn.GetClusterNodesRequestProto
-	(*GetClusterNodesResponseProto)(nil),             // 29: hadoop.yarn.GetClusterNodesResponseProto
-	(*GetQueueInfoRequestProto)(nil),                 // 30: hadoop.yarn.GetQueueInfoRequestProto
-	(*GetQueueInfoResponseProto)(nil),                // 31: hadoop.yarn.GetQueueInfoResponseProto
-	(*GetQueueUserAclsInfoRequestProto)(nil),         // 32: hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	(*GetQueueUserAclsInfoResponseProto)(nil),        // 33: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*GetNodesToLabelsRequestProto)(nil),             // 34: hadoop.yarn.GetNodesToLabelsRequestProto
-	(*GetNodesToLabelsResponseProto)(nil),            // 35: hadoop.yarn.GetNodesToLabelsResponseProto
-	(*GetLabelsToNodesRequestProto)(nil),             // 36: hadoop.yarn.GetLabelsToNodesRequestProto
-	(*GetLabelsToNodesResponseProto)(nil),            // 37: hadoop.yarn.GetLabelsToNodesResponseProto
-	(*GetClusterNodeLabelsRequestProto)(nil),         // 38: hadoop.yarn.GetClusterNodeLabelsRequestProto
-	(*GetClusterNodeLabelsResponseProto)(nil),        // 39: hadoop.yarn.GetClusterNodeLabelsResponseProto
-	(*StartContainerRequestProto)(nil),               // 40: hadoop.yarn.StartContainerRequestProto
-	(*StartContainerResponseProto)(nil),              // 41: hadoop.yarn.StartContainerResponseProto
-	(*StopContainerRequestProto)(nil),                // 42: hadoop.yarn.StopContainerRequestProto
-	(*StopContainerResponseProto)(nil),               // 43: hadoop.yarn.StopContainerResponseProto
-	(*GetContainerStatusRequestProto)(nil),           // 44: hadoop.yarn.GetContainerStatusRequestProto
-	(*GetContainerStatusResponseProto)(nil),          // 45: hadoop.yarn.GetContainerStatusResponseProto
-	(*StartContainersRequestProto)(nil),              // 46: hadoop.yarn.StartContainersRequestProto
-	(*ContainerExceptionMapProto)(nil),               // 47: hadoop.yarn.ContainerExceptionMapProto
-	(*StartContainersResponseProto)(nil),             // 48: hadoop.yarn.StartContainersResponseProto
-	(*StopContainersRequestProto)(nil),               // 49: hadoop.yarn.StopContainersRequestProto
-	(*StopContainersResponseProto)(nil),              // 50: hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesRequestProto)(nil),         // 51: hadoop.yarn.GetContainerStatusesRequestProto
-	(*GetContainerStatusesResponseProto)(nil),        // 52: hadoop.yarn.GetContainerStatusesResponseProto
-	(*GetApplicationAttemptReportRequestProto)(nil),  // 53: hadoop.yarn.GetApplicationAttemptReportRequestProto
-	(*GetApplicationAttemptReportResponseProto)(nil), // 54: hadoop.yarn.GetApplicationAttemptReportResponseProto
-	(*GetApplicationAttemptsRequestProto)(nil),       // 55: hadoop.yarn.GetApplicationAttemptsRequestProto
-	(*GetApplicationAttemptsResponseProto)(nil),      // 56: hadoop.yarn.GetApplicationAttemptsResponseProto
-	(*GetContainerReportRequestProto)(nil),           // 57: hadoop.yarn.GetContainerReportRequestProto
-	(*GetContainerReportResponseProto)(nil),          // 58: hadoop.yarn.GetContainerReportResponseProto
-	(*GetContainersRequestProto)(nil),                // 59: hadoop.yarn.GetContainersRequestProto
-	(*GetContainersResponseProto)(nil),               // 60: hadoop.yarn.GetContainersResponseProto
-	(*UseSharedCacheResourceRequestProto)(nil),       // 61: hadoop.yarn.UseSharedCacheResourceRequestProto
-	(*UseSharedCacheResourceResponseProto)(nil),      // 62: hadoop.yarn.UseSharedCacheResourceResponseProto
-	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 63: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
-	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 64: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
-	(*ReservationSubmissionRequestProto)(nil),        // 65: hadoop.yarn.ReservationSubmissionRequestProto
-	(*ReservationSubmissionResponseProto)(nil),       // 66: hadoop.yarn.ReservationSubmissionResponseProto
-	(*ReservationUpdateRequestProto)(nil),            // 67: hadoop.yarn.ReservationUpdateRequestProto
-	(*ReservationUpdateResponseProto)(nil),           // 68: hadoop.yarn.ReservationUpdateResponseProto
-	(*ReservationDeleteRequestProto)(nil),            // 69: hadoop.yarn.ReservationDeleteRequestProto
-	(*ReservationDeleteResponseProto)(nil),           // 70: hadoop.yarn.ReservationDeleteResponseProto
-	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 71: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
-	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 72: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
-	(*ResourceProto)(nil),                            // 73: hadoop.yarn.ResourceProto
-	(*ApplicationACLMapProto)(nil),                   // 74: hadoop.yarn.ApplicationACLMapProto
-	(*ContainerProto)(nil),                           // 75: hadoop.yarn.ContainerProto
-	(FinalApplicationStatusProto)(0),                 // 76: hadoop.yarn.FinalApplicationStatusProto
-	(*ResourceRequestProto)(nil),                     // 77: hadoop.yarn.ResourceRequestProto
-	(*ContainerIdProto)(nil),                         // 78: hadoop.yarn.ContainerIdProto
-	(*ResourceBlacklistRequestProto)(nil),            // 79: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ContainerResourceIncreaseRequestProto)(nil),    // 80: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(ExecutionTypeProto)(0),                          // 81: hadoop.yarn.ExecutionTypeProto
-	(*common.TokenProto)(nil),                        // 82: hadoop.common.TokenProto
-	(*NodeIdProto)(nil),                              // 83: hadoop.yarn.NodeIdProto
-	(AMCommandProto)(0),                              // 84: hadoop.yarn.AMCommandProto
-	(*ContainerStatusProto)(nil),                     // 85: hadoop.yarn.ContainerStatusProto
-	(*NodeReportProto)(nil),                          // 86: hadoop.yarn.NodeReportProto
-	(*PreemptionMessageProto)(nil),                   // 87: hadoop.yarn.PreemptionMessageProto
-	(*ContainerResourceIncreaseProto)(nil),           // 88: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),           // 89: hadoop.yarn.ContainerResourceDecreaseProto
-	(*PriorityProto)(nil),                            // 90: hadoop.yarn.PriorityProto
-	(*ApplicationIdProto)(nil),                       // 91: hadoop.yarn.ApplicationIdProto
-	(*ApplicationReportProto)(nil),                   // 92: hadoop.yarn.ApplicationReportProto
-	(*ApplicationSubmissionContextProto)(nil),        // 93: hadoop.yarn.ApplicationSubmissionContextProto
-	(*YarnClusterMetricsProto)(nil),                  // 94: hadoop.yarn.YarnClusterMetricsProto
-	(YarnApplicationStateProto)(0),                   // 95: hadoop.yarn.YarnApplicationStateProto
-	(NodeStateProto)(0),                              // 96: hadoop.yarn.NodeStateProto
-	(*QueueInfoProto)(nil),                           // 97: hadoop.yarn.QueueInfoProto
-	(*QueueUserACLInfoProto)(nil),                    // 98: hadoop.yarn.QueueUserACLInfoProto
-	(*NodeIdToLabelsProto)(nil),                      // 99: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                     // 100: hadoop.yarn.LabelsToNodeIdsProto
-	(*NodeLabelProto)(nil),                           // 101: hadoop.yarn.NodeLabelProto
-	(*ContainerLaunchContextProto)(nil),              // 102: hadoop.yarn.ContainerLaunchContextProto
-	(*StringBytesMapProto)(nil),                      // 103: hadoop.yarn.StringBytesMapProto
-	(*SerializedExceptionProto)(nil),                 // 104: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationAttemptIdProto)(nil),                // 105: hadoop.yarn.ApplicationAttemptIdProto
-	(*ApplicationAttemptReportProto)(nil),            // 106: hadoop.yarn.ApplicationAttemptReportProto
-	(*ContainerReportProto)(nil),                     // 107: hadoop.yarn.ContainerReportProto
-	(*ReservationDefinitionProto)(nil),               // 108: hadoop.yarn.ReservationDefinitionProto
-	(*ReservationIdProto)(nil),                       // 109: hadoop.yarn.ReservationIdProto
+	(*ResourceProfilesProto)(nil),                    // 5: hadoop.yarn.ResourceProfilesProto
+	(*ResourceProfileEntry)(nil),                     // 6: hadoop.yarn.ResourceProfileEntry
+	(*ResourceTypeInfoProto)(nil),                    // 7: hadoop.yarn.ResourceTypeInfoProto
+	(*FinishApplicationMasterRequestProto)(nil),      // 8: hadoop.yarn.FinishApplicationMasterRequestProto
+	(*FinishApplicationMasterResponseProto)(nil),     // 9: hadoop.yarn.FinishApplicationMasterResponseProto
+	(*AllocateRequestProto)(nil),                     // 10: hadoop.yarn.AllocateRequestProto
+	(*UpdateContainerRequestProto)(nil),              // 11: hadoop.yarn.UpdateContainerRequestProto
+	(*UpdateContainerErrorProto)(nil),                // 12: hadoop.yarn.UpdateContainerErrorProto
+	(*UpdatedContainerProto)(nil),                    // 13: hadoop.yarn.UpdatedContainerProto
+	(*CollectorInfoProto)(nil),                       // 14: hadoop.yarn.CollectorInfoProto
+	(*NMTokenProto)(nil),                             // 15: hadoop.yarn.NMTokenProto
+	(*AllocateResponseProto)(nil),                    // 16: hadoop.yarn.AllocateResponseProto
+	(*GetNewApplicationRequestProto)(nil),            // 17: hadoop.yarn.GetNewApplicationRequestProto
+	(*GetNewApplicationResponseProto)(nil),           // 18: hadoop.yarn.GetNewApplicationResponseProto
+	(*GetApplicationReportRequestProto)(nil),         // 19: hadoop.yarn.GetApplicationReportRequestProto
+	(*GetApplicationReportResponseProto)(nil),        // 20: hadoop.yarn.GetApplicationReportResponseProto
+	(*SubmitApplicationRequestProto)(nil),            // 21: hadoop.yarn.SubmitApplicationRequestProto
+	(*SubmitApplicationResponseProto)(nil),           // 22: hadoop.yarn.SubmitApplicationResponseProto
+	(*KillApplicationRequestProto)(nil),              // 23: hadoop.yarn.KillApplicationRequestProto
+	(*KillApplicationResponseProto)(nil),             // 24: hadoop.yarn.KillApplicationResponseProto
+	(*GetClusterMetricsRequestProto)(nil),            // 25: hadoop.yarn.GetClusterMetricsRequestProto
+	(*GetClusterMetricsResponseProto)(nil),           // 26: hadoop.yarn.GetClusterMetricsResponseProto
+	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 27: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
+	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 28: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	(*GetApplicationsRequestProto)(nil),              // 29: hadoop.yarn.GetApplicationsRequestProto
+	(*GetApplicationsResponseProto)(nil),             // 30: hadoop.yarn.GetApplicationsResponseProto
+	(*GetClusterNodesRequestProto)(nil),              // 31: hadoop.yarn.GetClusterNodesRequestProto
+	(*GetClusterNodesResponseProto)(nil),             // 32: hadoop.yarn.GetClusterNodesResponseProto
+	(*GetQueueInfoRequestProto)(nil),                 // 33: hadoop.yarn.GetQueueInfoRequestProto
+	(*GetQueueInfoResponseProto)(nil),                // 34: hadoop.yarn.GetQueueInfoResponseProto
+	(*GetQueueUserAclsInfoRequestProto)(nil),         // 35: hadoop.yarn.GetQueueUserAclsInfoRequestProto
+	(*GetQueueUserAclsInfoResponseProto)(nil),        // 36: hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	(*GetNodesToLabelsRequestProto)(nil),             // 37: hadoop.yarn.GetNodesToLabelsRequestProto
+	(*GetNodesToLabelsResponseProto)(nil),            // 38: hadoop.yarn.GetNodesToLabelsResponseProto
+	(*GetLabelsToNodesRequestProto)(nil),             // 39: hadoop.yarn.GetLabelsToNodesRequestProto
+	(*GetLabelsToNodesResponseProto)(nil),            // 40: hadoop.yarn.GetLabelsToNodesResponseProto
+	(*GetClusterNodeLabelsRequestProto)(nil),         // 41: hadoop.yarn.GetClusterNodeLabelsRequestProto
+	(*GetClusterNodeLabelsResponseProto)(nil),        // 42: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*StartContainerRequestProto)(nil),               // 43: hadoop.yarn.StartContainerRequestProto
+	(*StartContainerResponseProto)(nil),              // 44: hadoop.yarn.StartContainerResponseProto
+	(*StopContainerRequestProto)(nil),                // 45: hadoop.yarn.StopContainerRequestProto
+	(*StopContainerResponseProto)(nil),               // 46: hadoop.yarn.StopContainerResponseProto
+	(*GetContainerStatusRequestProto)(nil),           // 47: hadoop.yarn.GetContainerStatusRequestProto
+	(*GetContainerStatusResponseProto)(nil),          // 48: hadoop.yarn.GetContainerStatusResponseProto
+	(*StartContainersRequestProto)(nil),              // 49: hadoop.yarn.StartContainersRequestProto
+	(*ContainerExceptionMapProto)(nil),               // 50: hadoop.yarn.ContainerExceptionMapProto
+	(*StartContainersResponseProto)(nil),             // 51: hadoop.yarn.StartContainersResponseProto
+	(*StopContainersRequestProto)(nil),               // 52: hadoop.yarn.StopContainersRequestProto
+	(*StopContainersResponseProto)(nil),              // 53: hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesRequestProto)(nil),         // 54: hadoop.yarn.GetContainerStatusesRequestProto
+	(*GetContainerStatusesResponseProto)(nil),        // 55: hadoop.yarn.GetContainerStatusesResponseProto
+	(*GetApplicationAttemptReportRequestProto)(nil),  // 56: hadoop.yarn.GetApplicationAttemptReportRequestProto
+	(*GetApplicationAttemptReportResponseProto)(nil), // 57: hadoop.yarn.GetApplicationAttemptReportResponseProto
+	(*GetApplicationAttemptsRequestProto)(nil),       // 58: hadoop.yarn.GetApplicationAttemptsRequestProto
+	(*GetApplicationAttemptsResponseProto)(nil),      // 59: hadoop.yarn.GetApplicationAttemptsResponseProto
+	(*GetContainerReportRequestProto)(nil),           // 60: hadoop.yarn.GetContainerReportRequestProto
+	(*GetContainerReportResponseProto)(nil),          // 61: hadoop.yarn.GetContainerReportResponseProto
+	(*GetContainersRequestProto)(nil),                // 62: hadoop.yarn.GetContainersRequestProto
+	(*GetContainersResponseProto)(nil),               // 63: hadoop.yarn.GetContainersResponseProto
+	(*UseSharedCacheResourceRequestProto)(nil),       // 64: hadoop.yarn.UseSharedCacheResourceRequestProto
+	(*UseSharedCacheResourceResponseProto)(nil),      // 65: hadoop.yarn.UseSharedCacheResourceResponseProto
+	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 66: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
+	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 67: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
+	(*ReservationSubmissionRequestProto)(nil),        // 68: hadoop.yarn.ReservationSubmissionRequestProto
+	(*ReservationSubmissionResponseProto)(nil),       // 69: hadoop.yarn.ReservationSubmissionResponseProto
+	(*ReservationUpdateRequestProto)(nil),            // 70: hadoop.yarn.ReservationUpdateRequestProto
+	(*ReservationUpdateResponseProto)(nil),           // 71: hadoop.yarn.ReservationUpdateResponseProto
+	(*ReservationDeleteRequestProto)(nil),            // 72: hadoop.yarn.ReservationDeleteRequestProto
+	(*ReservationDeleteResponseProto)(nil),           // 73: hadoop.yarn.ReservationDeleteResponseProto
+	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 74: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
+	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 75: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
+	(*ResourceProto)(nil),                            // 76: hadoop.yarn.ResourceProto
+	(*ApplicationACLMapProto)(nil),                   // 77: hadoop.yarn.ApplicationACLMapProto
+	(*ContainerProto)(nil),                           // 78: hadoop.yarn.ContainerProto
+	(ResourceTypesProto)(0),                          // 79: hadoop.yarn.ResourceTypesProto
+	(FinalApplicationStatusProto)(0),                 // 80: hadoop.yarn.FinalApplicationStatusProto
+	(*ResourceRequestProto)(nil),                     // 81: hadoop.yarn.ResourceRequestProto
+	(*ContainerIdProto)(nil),                         // 82: hadoop.yarn.ContainerIdProto
+	(*ResourceBlacklistRequestProto)(nil),            // 83: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ContainerResourceIncreaseRequestProto)(nil),    // 84: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(ExecutionTypeProto)(0),                          // 85: hadoop.yarn.ExecutionTypeProto
+	(*common.TokenProto)(nil),                        // 86: hadoop.common.TokenProto
+	(*NodeIdProto)(nil),                              // 87: hadoop.yarn.NodeIdProto
+	(AMCommandProto)(0),                              // 88: hadoop.yarn.AMCommandProto
+	(*ContainerStatusProto)(nil),                     // 89: hadoop.yarn.ContainerStatusProto
+	(*NodeReportProto)(nil),                          // 90: hadoop.yarn.NodeReportProto
+	(*PreemptionMessageProto)(nil),                   // 91: hadoop.yarn.PreemptionMessageProto
+	(*ContainerResourceIncreaseProto)(nil),           // 92: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),           // 93: hadoop.yarn.ContainerResourceDecreaseProto
+	(*PriorityProto)(nil),                            // 94: hadoop.yarn.PriorityProto
+	(*ApplicationIdProto)(nil),                       // 95: hadoop.yarn.ApplicationIdProto
+	(*ApplicationReportProto)(nil),                   // 96: hadoop.yarn.ApplicationReportProto
+	(*ApplicationSubmissionContextProto)(nil),        // 97: hadoop.yarn.ApplicationSubmissionContextProto
+	(*YarnClusterMetricsProto)(nil),                  // 98: hadoop.yarn.YarnClusterMetricsProto
+	(YarnApplicationStateProto)(0),                   // 99: hadoop.yarn.YarnApplicationStateProto
+	(NodeStateProto)(0),                              // 100: hadoop.yarn.NodeStateProto
+	(*QueueInfoProto)(nil),                           // 101: hadoop.yarn.QueueInfoProto
+	(*QueueUserACLInfoProto)(nil),                    // 102: hadoop.yarn.QueueUserACLInfoProto
+	(*NodeIdToLabelsProto)(nil),                      // 103: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                     // 104: hadoop.yarn.LabelsToNodeIdsProto
+	(*NodeLabelProto)(nil),                           // 105: hadoop.yarn.NodeLabelProto
+	(*ContainerLaunchContextProto)(nil),              // 106: hadoop.yarn.ContainerLaunchContextProto
+	(*StringBytesMapProto)(nil),                      // 107: hadoop.yarn.StringBytesMapProto
+	(*SerializedExceptionProto)(nil),                 // 108: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationAttemptIdProto)(nil),                // 109: hadoop.yarn.ApplicationAttemptIdProto
+	(*ApplicationAttemptReportProto)(nil),            // 110: hadoop.yarn.ApplicationAttemptReportProto
+	(*ContainerReportProto)(nil),                     // 111: hadoop.yarn.ContainerReportProto
+	(*ReservationDefinitionProto)(nil),               // 112: hadoop.yarn.ReservationDefinitionProto
+	(*ReservationIdProto)(nil),                       // 113: hadoop.yarn.ReservationIdProto
 }
 var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
-	73,  // 0: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	74,  // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	75,  // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	12,  // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
+	76,  // 0: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	77,  // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	78,  // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	15,  // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
 	0,   // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> hadoop.yarn.SchedulerResourceTypes
-	76,  // 5: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	77,  // 6: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
-	78,  // 7: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
-	79,  // 8: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
-	80,  // 9: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
-	8,   // 10: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	78,  // 11: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	2,   // 12: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	73,  // 13: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	81,  // 14: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	8,   // 15: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	2,   // 16: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	75,  // 17: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
-	82,  // 18: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> hadoop.common.TokenProto
-	83,  // 19: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	82,  // 20: hadoop.yarn.NMTokenProto.token:type_name -> hadoop.common.TokenProto
-	84,  // 21: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
-	75,  // 22: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	85,  // 23: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
-	73,  // 24: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
-	86,  // 25: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
-	87,  // 26: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
-	12,  // 27: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	88,  // 28: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
-	89,  // 29: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
-	82,  // 30: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> hadoop.common.TokenProto
-	90,  // 31: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
-	11,  // 32: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
-	9,   // 33: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
-	10,  // 34: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
-	91,  // 35: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	73,  // 36: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	91,  // 37: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	92,  // 38: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	93,  // 39: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	91,  // 40: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	94,  // 41: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	91,  // 42: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	95,  // 43: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	1,   // 44: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	92,  // 45: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	96,  // 46: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	86,  // 47: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	97,  // 48: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	98,  // 49: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	99,  // 50: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	100, // 51: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	101, // 52: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	102, // 53: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	82,  // 54: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> hadoop.common.TokenProto
-	103, // 55: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	78,  // 56: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	78,  // 57: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	85,  // 58: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	40,  // 59: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	78,  // 60: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	104, // 61: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	103, // 62: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	78,  // 63: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	47,  // 64: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	78,  // 65: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	78,  // 66: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	47,  // 67: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	78,  // 68: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	85,  // 69: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	47,  // 70: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	105, // 71: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	106, // 72: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	91,  // 73: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	106, // 74: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	78,  // 75: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	107, // 76: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	105, // 77: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	107, // 78: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	91,  // 79: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	91,  // 80: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	108, // 81: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	109, // 82: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	108, // 83: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	109, // 84: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	109, // 85: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	86,  // [86:86] is the sub-list for method output_type
-	86,  // [86:86] is the sub-list for method input_type
-	86,  // [86:86] is the sub-list for extension type_name
-	86,  // [86:86] is the sub-list for extension extendee
-	0,   // [0:86] is the sub-list for field type_name
+	5,   // 5: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	7,   // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	6,   // 7: hadoop.yarn.ResourceProfilesProto.resource_profiles_map:type_name -> hadoop.yarn.ResourceProfileEntry
+	76,  // 8: hadoop.yarn.ResourceProfileEntry.resources:type_name -> hadoop.yarn.ResourceProto
+	79,  // 9: hadoop.yarn.ResourceTypeInfoProto.type:type_name -> hadoop.yarn.ResourceTypesProto
+	80,  // 10: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	81,  // 11: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
+	82,  // 12: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
+	83,  // 13: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
+	84,  // 14: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
+	11,  // 15: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	82,  // 16: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	2,   // 17: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	76,  // 18: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	85,  // 19: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	11,  // 20: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	2,   // 21: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	78,  // 22: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
+	86,  // 23: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> hadoop.common.TokenProto
+	87,  // 24: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	86,  // 25: hadoop.yarn.NMTokenProto.token:type_name -> hadoop.common.TokenProto
+	88,  // 26: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
+	78,  // 27: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	89,  // 28: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
+	76,  // 29: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
+	90,  // 30: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
+	91,  // 31: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
+	15,  // 32: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
+	92,  // 33: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
+	93,  // 34: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
+	86,  // 35: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	94,  // 36: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
+	14,  // 37: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
+	12,  // 38: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
+	13,  // 39: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
+	78,  // 40: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	95,  // 41: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	76,  // 42: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	95,  // 43: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	96,  // 44: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	97,  // 45: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	95,  // 46: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	98,  // 47: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	95,  // 48: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	99,  // 49: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	1,   // 50: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	96,  // 51: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	100, // 52: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	90,  // 53: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	101, // 54: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	102, // 55: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	103, // 56: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	104, // 57: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	105, // 58: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	106, // 59: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	86,  // 60: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> hadoop.common.TokenProto
+	107, // 61: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	82,  // 62: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	82,  // 63: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	89,  // 64: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	43,  // 65: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	82,  // 66: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	108, // 67: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	107, // 68: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	82,  // 69: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 70: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	82,  // 71: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	82,  // 72: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 73: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	82,  // 74: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	89,  // 75: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	50,  // 76: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	109, // 77: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	110, // 78: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	95,  // 79: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	110, // 80: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	82,  // 81: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	111, // 82: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	109, // 83: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	111, // 84: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	95,  // 85: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	95,  // 86: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	112, // 87: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	113, // 88: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	112, // 89: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	113, // 90: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	113, // 91: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	92,  // [92:92] is the sub-list for method output_type
+	92,  // [92:92] is the sub-list for method input_type
+	92,  // [92:92] is the sub-list for extension type_name
+	92,  // [92:92] is the sub-list for extension extendee
+	0,   // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
@@ -4205,7 +4427,7 @@ func file_yarn_yarn_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   70,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
