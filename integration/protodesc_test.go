@@ -40,6 +40,7 @@ var allowedProtoDiffs = map[string]string{
 	"hadoop.yarn.ResourceProto.memory":                                            "int32 -> int64 (3.x); same varint for every 2.7.3 value",
 	"hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request": "optional -> repeated (3.x)",
 	"hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels":                    "renamed deprecatedNodeLabels (3.x)",
+	"hadoop.yarn.AddToClusterNodeLabelsRequestProto.nodeLabels":                   "renamed deprecatedNodeLabels (3.x)",
 }
 
 // TestProtoFieldsMatchHadoopJars reads the descriptors compiled into the Hadoop 2.7.3 jars
