@@ -254,7 +254,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 	if label == "" {
 		label = g.queue.DefaultNodeLabelExpression
 	}
-	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, seq: e.nextApp}
+	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp}
 	e.nextApp++
 	e.apps[spec.ID] = a
 	g.apps = append(g.apps, a)
@@ -282,6 +282,15 @@ func (e *Engine) RemoveApp(id string) error {
 			break
 		}
 	}
+	for _, ask := range a.anyAsks {
+		if ask.Count > 0 {
+			e.shape(ask.partition, ask.Capability, -ask.Count)
+		}
+	}
+	for p := range a.pendingIn {
+		a.pendingIn[p] = 0 // pick prunes it from the waiting lists
+	}
+	a.pending = 0
 	return nil
 }
 
@@ -302,21 +311,53 @@ func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 	for _, ask := range asks {
 		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
 		if old, ok := a.asks[k]; ok && k.name == "*" {
-			a.pending -= old.Count
-			e.shape(e.askPartition(a, old), old.Capability, -old.Count)
+			e.addPending(a, old.partition, -old.Count)
+			e.shape(old.partition, old.Capability, -old.Count)
+			old.Count = 0
 		}
 		if ask.Count == 0 {
 			delete(a.asks, k)
 			continue
 		}
 		cp := ask
+		cp.partition = e.askPartition(a, &cp)
 		a.asks[k] = &cp
 		if k.name == "*" {
-			a.pending += ask.Count
-			e.shape(e.askPartition(a, &cp), cp.Capability, cp.Count)
+			e.addPending(a, cp.partition, cp.Count)
+			e.shape(cp.partition, cp.Capability, cp.Count)
 		}
 	}
+	// Rebuild the ordered ANY list without the spent entries.
+	a.anyAsks = a.anyAsks[:0]
+	for k, ask := range a.asks {
+		if k.name == "*" && ask.Count > 0 {
+			a.anyAsks = append(a.anyAsks, ask)
+		}
+	}
+	sortAsks(a.anyAsks)
 	return nil
+}
+
+// addPending adjusts an app's outstanding count in partition p and enters the app in its
+// group's waiting list for p when it starts waiting there.
+func (e *Engine) addPending(a *app, p string, delta int) {
+	before := a.pendingIn[p]
+	a.pendingIn[p] = before + delta
+	a.pending += delta
+	if before <= 0 && before+delta > 0 {
+		w := a.group.waiting[p]
+		for _, x := range w {
+			if x == a {
+				return
+			}
+		}
+		// Keep submission order: insert by seq.
+		i := sort.Search(len(w), func(i int) bool { return w[i].seq > a.seq })
+		w = append(w, nil)
+		copy(w[i+1:], w[i:])
+		w[i] = a
+		a.group.waiting[p] = w
+	}
 }
 
 // shape adjusts the pending-shape count of a partition (balance weights' w1 input).
@@ -490,16 +531,16 @@ func (e *Engine) round(p *partition, ranked []rankedGroup) (Allocation, bool) {
 func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask) (*app, *Ask, *node) {
 	seen := 0
 	past := false
-	for _, a := range g.apps {
+	for _, a := range g.waiting[p.name] {
 		if a == head {
 			past = true
 			continue
 		}
-		if !past || a.pending <= 0 {
+		if !past || a.pendingIn[p.name] <= 0 {
 			continue
 		}
-		ask := a.nextAsk()
-		if ask == nil || e.askPartition(a, ask) != p.name || ask.Priority != headAsk.Priority {
+		ask := a.nextAskIn(p.name)
+		if ask == nil || ask.Priority != headAsk.Priority {
 			continue
 		}
 		if seen++; seen > e.cfg.Balance.GateWindow {
@@ -516,16 +557,18 @@ func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask)
 // pick is the in-group FIFO policy: the first application in submission order with an
 // outstanding ask for partition p, and its best-priority ask.
 func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
-	for _, a := range g.apps {
-		if a.pending <= 0 {
-			continue
+	w := g.waiting[p.name]
+	for len(w) > 0 {
+		a := w[0]
+		if a.pendingIn[p.name] > 0 {
+			if ask := a.nextAskIn(p.name); ask != nil {
+				g.waiting[p.name] = w
+				return a, ask
+			}
 		}
-		ask := a.nextAsk()
-		if ask == nil || e.askPartition(a, ask) != p.name {
-			continue
-		}
-		return a, ask
+		w = w[1:] // nothing left here: prune
 	}
+	g.waiting[p.name] = w
 	return nil, nil
 }
 
@@ -554,11 +597,12 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	e.containers[c.id] = c
 	a.used = a.used.Add(c.resource)
 	a.running++
-	if a.skips > 0 && a.nextAsk() == ask {
+	if a.skips > 0 && a.nextAskIn(p.name) == ask {
 		a.skips = 0
 	}
 	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
 	ask.Count--
+	a.pendingIn[p.name]--
 	a.pending--
 	e.shape(p.name, ask.Capability, -1)
 	if ask.Count == 0 {

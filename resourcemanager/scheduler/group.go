@@ -15,10 +15,13 @@ type group struct {
 	quota map[string]uint64
 	used  map[string]Resource
 	apps  []*app // in submission order
+	// waiting lists, per partition, the apps with outstanding asks there, in submission
+	// order; apps whose asks ran out are pruned lazily by pick.
+	waiting map[string][]*app
 }
 
 func newGroup(q *capacity.Queue) *group {
-	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}}
+	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}, waiting: map[string][]*app{}}
 	g.quota[""] = uint64(q.AbsoluteCapacity*ppm + 0.5)
 	// Per-label quota: the product of label capacities from the root down.
 	labels := map[string]float64{}

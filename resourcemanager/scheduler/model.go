@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"sort"
 	"time"
 )
 
@@ -51,6 +52,8 @@ type Ask struct {
 	RelaxLocality bool
 	Label         string // node-label expression; "" = the app's or queue's default
 	AM            bool   // the AM container ask, placed on static nodes when there are any
+
+	partition string // the effective partition, set by the engine
 }
 
 type askKey struct {
@@ -92,25 +95,34 @@ type app struct {
 	label   string // effective default label
 	asks    map[askKey]*Ask
 	pending int // sum of ANY counts
+	// anyAsks are the ANY asks in sortAsks order; pendingIn counts them per partition.
+	anyAsks   []*Ask
+	pendingIn map[string]int
 	used    Resource
 	running int
 	seq     int64 // submission sequence for deterministic FIFO ties
 	skips   int   // times balance gating passed over this app's head request
 }
 
-// anyAsks returns the ANY ("*") asks with containers outstanding, best priority first.
-func (a *app) nextAsk() *Ask {
-	var best *Ask
-	for k, ask := range a.asks {
-		if k.name != "*" || ask.Count <= 0 {
-			continue
+// sortAsks orders an app's ANY asks: best (lowest) YARN priority first, then smaller
+// capability, so every policy sees a deterministic order.
+func sortAsks(asks []*Ask) {
+	sort.Slice(asks, func(i, j int) bool {
+		if asks[i].Priority != asks[j].Priority {
+			return asks[i].Priority < asks[j].Priority
 		}
-		if best == nil || ask.Priority < best.Priority ||
-			(ask.Priority == best.Priority && lessResource(ask.Capability, best.Capability)) {
-			best = ask
+		return lessResource(asks[i].Capability, asks[j].Capability)
+	})
+}
+
+// nextAskIn returns the app's best outstanding ANY ask for partition p.
+func (a *app) nextAskIn(p string) *Ask {
+	for _, ask := range a.anyAsks {
+		if ask.Count > 0 && ask.partition == p {
+			return ask
 		}
 	}
-	return best
+	return nil
 }
 
 func lessResource(a, b Resource) bool {
