@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"math"
+	"slices"
 )
 
 // priorityGraphWeights turns per-dimension scores into weights (mechanisms.md §3): entry
@@ -81,11 +82,14 @@ type BalanceConfig struct {
 	// often one request is passed over, so nothing starves.
 	GateWindow int
 	MaxSkips   int
+	// Candidates bounds the fitting nodes compared per placement (tightest fits first),
+	// so a choice never scans the cluster.
+	Candidates int
 }
 
 // DefaultBalanceConfig returns the documented defaults.
 func DefaultBalanceConfig() BalanceConfig {
-	return BalanceConfig{Threshold: 0.5, GateWindow: 8, MaxSkips: 16}
+	return BalanceConfig{Threshold: 0.5, GateWindow: 8, MaxSkips: 16, Candidates: 32}
 }
 
 // balance chooses nodes by multi-dimensional balance (mechanisms.md §3). It draws a
@@ -105,11 +109,17 @@ func newBalance(r *rings, cfg BalanceConfig, weights func() []float64, usage fun
 // candidates returns up to Visits fitting nodes, tightest dominant-type fit first.
 func (b *balance) candidates(req Resource, ok func(*node) bool) []*node {
 	t := dominantType(req, b.totals(), b.types)
-	var out []*node
+	limit := b.cfg.Candidates
+	if limit <= 0 {
+		limit = 32
+	}
+	out := make([]*node, 0, limit)
+	visits := 0
 	b.index[t].AscendGreaterOrEqual(freeKey{req[t], nil}, func(fk freeKey) bool {
-		if len(out) >= b.visits {
+		if len(out) >= limit || visits >= b.visits {
 			return false
 		}
+		visits++
 		if req.Fits(fk.n.free()) && ok(fk.n) {
 			out = append(out, fk.n)
 		}
@@ -167,9 +177,16 @@ func (b *balance) improves(n *node, req Resource) bool {
 }
 
 func sortedByOrder(ns []*node) {
-	for i := 1; i < len(ns); i++ {
-		for j := i; j > 0 && ns[j].order < ns[j-1].order; j-- {
-			ns[j], ns[j-1] = ns[j-1], ns[j]
+	slices.SortFunc(ns, func(a, b *node) int { return a.order - b.order })
+}
+
+// maxFree is the largest free amount of each type on any indexed node.
+func (b *balance) maxFree() Resource {
+	var r Resource
+	for t := 0; t < b.types; t++ {
+		if k, ok := b.index[t].Max(); ok {
+			r[t] = k.free
 		}
 	}
+	return r
 }

@@ -402,13 +402,8 @@ func (e *Engine) partitionWeights(p *partition) []float64 {
 			w0[i] = 1 / float64(types)
 		}
 	}
-	// The largest free amount of each type on any schedulable node.
-	var maxFree Resource
-	for _, n := range p.nodes {
-		if n.schedulable() {
-			maxFree = maxFree.Max(n.free())
-		}
-	}
+	// The largest free amount of each type on any schedulable node, from the index.
+	maxFree := p.balance.maxFree()
 	blocked := make([]float64, types)
 	usage := make([]float64, types)
 	for shape, count := range p.pendingShapes {
