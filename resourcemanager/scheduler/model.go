@@ -98,10 +98,10 @@ type app struct {
 	// anyAsks are the ANY asks in sortAsks order; pendingIn counts them per partition.
 	anyAsks   []*Ask
 	pendingIn map[string]int
-	used    Resource
-	running int
-	seq     int64 // submission sequence for deterministic FIFO ties
-	skips   int   // times balance gating passed over this app's head request
+	used      Resource
+	running   int
+	seq       int64 // submission sequence for deterministic FIFO ties
+	skips     int   // times balance gating passed over this app's head request
 }
 
 // sortAsks orders an app's ANY asks: best (lowest) YARN priority first, then smaller
