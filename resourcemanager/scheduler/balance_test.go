@@ -53,7 +53,7 @@ func figure7(t *testing.T, strategy string) (*Engine, []string) {
 		must(t, e.UpdateAsks(j.name, []Ask{{Priority: 1, ResourceName: "*", Capability: res(j.mem, j.cpu, j.gpu), Count: 1}}))
 	}
 	var placed []string
-	for _, a := range e.Schedule(0) {
+	for _, a := range e.Schedule(0).Allocations {
 		placed = append(placed, a.App)
 	}
 	return e, placed
@@ -99,7 +99,7 @@ func TestGatingIsBounded(t *testing.T) {
 	must(t, e.UpdateAsks("later", []Ask{{Priority: 1, ResourceName: "*", Capability: res(100, 10, 1), Count: 5}}))
 	// Place something first so the node has a balance to worsen.
 	var order []string
-	for _, a := range e.Schedule(0) {
+	for _, a := range e.Schedule(0).Allocations {
 		order = append(order, a.App)
 	}
 	found := false

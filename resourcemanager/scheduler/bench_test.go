@@ -86,7 +86,7 @@ func benchmarkSchedule(b *testing.B, strategy string) {
 		e := loadSynthetic(b, strategy, 10000, 1000, 100000, 20)
 		start := time.Now()
 		b.StartTimer()
-		n := len(e.Schedule(0))
+		n := len(e.Schedule(0).Allocations)
 		b.StopTimer()
 		elapsed += time.Since(start)
 		total += n

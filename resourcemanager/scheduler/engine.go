@@ -23,13 +23,15 @@ type Config struct {
 	Visits int
 	// Balance configures the balance strategy.
 	Balance BalanceConfig
+	// Preemption configures hysteresis preemption.
+	Preemption PreemptionConfig
 	// Now is the clock; allocations carry its time.
 	Now func() time.Time
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Now: time.Now}
+	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(), Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
 	for i := 2; i < MaxResourceTypes; i++ {
@@ -67,6 +69,7 @@ type Engine struct {
 	leaves     []*group
 	apps       map[string]*app
 	containers map[ContainerID]*container
+	preempting map[ContainerID]*container // notified, not yet completed
 	nextCID    ContainerID
 	nextNode   int
 	nextApp    int64
@@ -104,7 +107,8 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		cfg.Visits = 256
 	}
 	e := &Engine{cfg: cfg, partitions: map[string]*partition{}, nodes: map[string]*node{},
-		groups: map[string]*group{}, apps: map[string]*app{}, containers: map[ContainerID]*container{}}
+		groups: map[string]*group{}, apps: map[string]*app{}, containers: map[ContainerID]*container{},
+		preempting: map[ContainerID]*container{}}
 	for _, q := range queues.Leaves() {
 		g := newGroup(q)
 		e.leaves = append(e.leaves, g)
@@ -254,7 +258,8 @@ func (e *Engine) AddApp(spec AppSpec) error {
 	if label == "" {
 		label = g.queue.DefaultNodeLabelExpression
 	}
-	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp}
+	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
+		containers: map[ContainerID]*container{}}
 	e.nextApp++
 	e.apps[spec.ID] = a
 	g.apps = append(g.apps, a)
@@ -269,10 +274,8 @@ func (e *Engine) RemoveApp(id string) error {
 	if !ok {
 		return fmt.Errorf("application %s: %w", id, ErrUnknownApp)
 	}
-	for _, c := range e.containers {
-		if c.app == a {
-			e.release(c)
-		}
+	for _, c := range a.containers {
+		e.release(c)
 	}
 	delete(e.apps, id)
 	g := a.group
@@ -450,43 +453,60 @@ func (e *Engine) release(c *container) {
 	p.weightsDirty = true
 	a.group.used[p.name] = a.group.used[p.name].Sub(c.resource)
 	delete(e.containers, c.id)
+	delete(e.preempting, c.id)
+	delete(a.containers, c.id)
 }
 
 // Schedule runs group rounds until no round places anything or max allocations were
-// made (max <= 0: no limit) and returns the allocations in the order they were made.
-func (e *Engine) Schedule(max int) []Allocation {
+// made (max <= 0: no limit). It returns the allocations in the order they were made and
+// the preemption notices and kills decided on the way.
+func (e *Engine) Schedule(max int) Result {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []Allocation
+	now := e.cfg.Now()
+	res := Result{Preemptions: e.dueKills(now)}
 	names := make([]string, 0, len(e.partitions))
 	for name := range e.partitions {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	ranked := make([]rankedGroup, 0, len(e.leaves))
-	for max <= 0 || len(out) < max {
+	active := map[string]bool{}
+	for _, n := range names {
+		active[n] = true
+	}
+	for max <= 0 || len(res.Allocations) < max {
 		placed := false
 		for _, pn := range names {
-			if a, ok := e.round(e.partitions[pn], ranked[:0]); ok {
-				out = append(out, a)
-				placed = true
-				if max > 0 && len(out) >= max {
-					break
+			if !active[pn] {
+				continue
+			}
+			a, pre, ok := e.round(e.partitions[pn], ranked[:0], now)
+			res.Preemptions = append(res.Preemptions, pre...)
+			if !ok {
+				if len(pre) > 0 {
+					active[pn] = false // step 7: preemption is freeing room; sleep
 				}
+				continue
+			}
+			res.Allocations = append(res.Allocations, a)
+			placed = true
+			if max > 0 && len(res.Allocations) >= max {
+				break
 			}
 		}
 		if !placed {
 			break
 		}
 	}
-	return out
+	return res
 }
 
 // round is one group round in partition p (mechanisms.md §1, steps 1-8).
-func (e *Engine) round(p *partition, ranked []rankedGroup) (Allocation, bool) {
+func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Allocation, []Preemption, bool) {
 	types := e.cfg.Types.Len()
 	for _, g := range e.leaves {
-		if g.canUse(p.name) {
+		if g.canUse(p.name) && !e.sitsOut(g, p, now) {
 			ranked = append(ranked, rankedGroup{g, g.value(p.name, p.total, types, e.cfg.CPUOnly)})
 		}
 	}
@@ -495,7 +515,7 @@ func (e *Engine) round(p *partition, ranked []rankedGroup) (Allocation, bool) {
 	for i, rg := range ranked {
 		g := rg.g
 		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
-			return Allocation{}, false // step 8: only groups under quota may go after an attempt
+			return Allocation{}, nil, false // step 8: only groups under quota may go after an attempt
 		}
 		a, ask := e.pick(g, p)
 		if ask == nil {
@@ -510,15 +530,21 @@ func (e *Engine) round(p *partition, ranked []rankedGroup) (Allocation, bool) {
 			// first; the head waits, a bounded number of times.
 			if la, lask, ln := e.improvingLater(g, p, a, ask); lask != nil {
 				a.skips++
-				return e.placeOn(p, la, lask, ln), true
+				return e.placeOn(p, la, lask, ln), nil, true
 			}
 		}
 		if n == nil {
+			// Steps 6-7: a starved group under quota×A gets room preempted for it.
+			if e.cfg.Preemption.Enabled {
+				if pre := e.preemptFor(g, p, ask, now); len(pre) > 0 {
+					return Allocation{}, pre, false
+				}
+			}
 			continue
 		}
-		return e.placeOn(p, a, ask, n), true
+		return e.placeOn(p, a, ask, n), nil, true
 	}
-	return Allocation{}, false
+	return Allocation{}, nil, false
 }
 
 // improvingLater finds, among the next GateWindow requests of g after the head, the first
@@ -590,6 +616,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	p.place.update(n, old)
 	p.allocated = p.allocated.Add(c.resource)
 	e.containers[c.id] = c
+	a.containers[c.id] = c
 	a.used = a.used.Add(c.resource)
 	a.running++
 	if a.skips > 0 && a.nextAskIn(p.name) == ask {

@@ -107,7 +107,7 @@ func TestQuotaShareUnderLoad(t *testing.T) {
 		must(t, e.AddApp(AppSpec{ID: "app-b", Queue: "b", Submit: t0}))
 		must(t, e.UpdateAsks("app-a", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
 		must(t, e.UpdateAsks("app-b", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
-		got := countByQueue(e, e.Schedule(0))
+		got := countByQueue(e, e.Schedule(0).Allocations)
 		if got["a"] != 4 || got["b"] != 6 {
 			t.Errorf("%s: shares %v, want a=4 b=6", strategy, got)
 		}
@@ -120,7 +120,7 @@ func TestIdleCapacityBeyondQuota(t *testing.T) {
 	unitNodes(t, e, 10)
 	must(t, e.AddApp(AppSpec{ID: "app-a", Queue: "a"}))
 	must(t, e.UpdateAsks("app-a", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
-	if got := countByQueue(e, e.Schedule(0)); got["a"] != 10 {
+	if got := countByQueue(e, e.Schedule(0).Allocations); got["a"] != 10 {
 		t.Fatalf("a got %v, want all 10 nodes", got)
 	}
 	// Released room goes back to whoever waits, here b, which is under its quota.
@@ -129,7 +129,7 @@ func TestIdleCapacityBeyondQuota(t *testing.T) {
 	for cid := ContainerID(1); cid <= 3; cid++ {
 		must(t, e.Release(cid))
 	}
-	if got := countByQueue(e, e.Schedule(0)); got["b"] != 3 || got["a"] != 0 {
+	if got := countByQueue(e, e.Schedule(0).Allocations); got["b"] != 3 || got["a"] != 0 {
 		t.Fatalf("after release: %v, want b=3", got)
 	}
 }
@@ -151,7 +151,7 @@ func TestRingsChoice(t *testing.T) {
 	place := func(mem int64) string {
 		t.Helper()
 		must(t, e.UpdateAsks("x", []Ask{{Priority: 1, ResourceName: "*", Capability: res(mem, 1), Count: 1}}))
-		allocs := e.Schedule(1)
+		allocs := e.Schedule(1).Allocations
 		if len(allocs) != 1 {
 			t.Fatalf("%d MB not placed", mem)
 		}
@@ -182,7 +182,7 @@ func TestAMAsksPreferStaticNodes(t *testing.T) {
 	must(t, e.AddNode(NodeSpec{ID: "stable", Capacity: res(8192, 8), Static: true}))
 	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
 	must(t, e.UpdateAsks("x", []Ask{{Priority: 0, ResourceName: "*", Capability: res(1024, 1), Count: 1, AM: true}}))
-	allocs := e.Schedule(0)
+	allocs := e.Schedule(0).Allocations
 	if len(allocs) != 1 || allocs[0].Node != "stable" || !allocs[0].AM {
 		t.Fatalf("AM placed %+v, want the static node", allocs)
 	}
@@ -206,7 +206,7 @@ func TestAsksAreAbsoluteAndErrorsAreTyped(t *testing.T) {
 	must(t, e.UpdateAsks("x", []Ask{ask}))
 	ask.Count = 1 // replaces 3, does not add
 	must(t, e.UpdateAsks("x", []Ask{ask}))
-	if n := len(e.Schedule(0)); n != 1 {
+	if n := len(e.Schedule(0).Allocations); n != 1 {
 		t.Fatalf("placed %d, want 1 after the absolute update", n)
 	}
 	if err := e.UpdateAsks("x", []Ask{{Priority: 1, ResourceName: "*", Count: -1}}); err == nil {

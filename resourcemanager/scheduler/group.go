@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 )
 
@@ -18,6 +20,10 @@ type group struct {
 	// waiting lists, per partition, the apps with outstanding asks there, in submission
 	// order; apps whose asks ran out are pruned lazily by pick.
 	waiting map[string][]*app
+	// preemptionPolicy orders this group's containers as victims; preemptedAt is when it
+	// last lost containers (cool-down and hold).
+	preemptionPolicy string
+	preemptedAt      time.Time
 }
 
 func newGroup(q *capacity.Queue) *group {

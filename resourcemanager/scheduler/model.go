@@ -75,6 +75,10 @@ type container struct {
 	priority int32
 	am       bool
 	start    time.Time
+	// preemptAt is when a preempted container is killed (zero: not preempted).
+	preemptAt    time.Time
+	killSent     bool
+	preemptedFor *group
 }
 
 // Allocation is one placement decided by the engine.
@@ -102,6 +106,8 @@ type app struct {
 	running   int
 	seq       int64 // submission sequence for deterministic FIFO ties
 	skips     int   // times balance gating passed over this app's head request
+	// containers are the app's running containers.
+	containers map[ContainerID]*container
 }
 
 // sortAsks orders an app's ANY asks: best (lowest) YARN priority first, then smaller
