@@ -128,6 +128,9 @@ type Tree struct {
 	byName map[string]*Queue
 	// Source is the file the tree was read from, or "built-in default".
 	Source string
+	// Conf is the configuration the tree was parsed from (site files plus
+	// capacity-scheduler.xml), for the scheduler's own per-queue keys.
+	Conf *conf.Configuration
 }
 
 // Queue finds a queue by short name or full path.
@@ -210,7 +213,7 @@ func Load(base *conf.Configuration, dir string) (*Tree, error) {
 // Parse builds and validates the tree from a configuration holding the
 // yarn.scheduler.capacity.* keys. It returns every problem found, each naming its key.
 func Parse(c *conf.Configuration) (*Tree, error) {
-	p := &parser{c: c, t: &Tree{byName: map[string]*Queue{}}}
+	p := &parser{c: c, t: &Tree{byName: map[string]*Queue{}, Conf: c}}
 	p.t.Root = p.queue(nil, Root, Root, 0)
 	p.validate(p.t.Root)
 	if len(p.errs) > 0 {

@@ -25,13 +25,21 @@ type Config struct {
 	Balance BalanceConfig
 	// Preemption configures hysteresis preemption.
 	Preemption PreemptionConfig
+	// BlacklistThreshold: when an app's blacklisted share of a label's nodes exceeds it,
+	// the label's nodes leave the app's blacklist (per-label blacklist reset).
+	BlacklistThreshold float64
+	// Groups holds each leaf queue's Bobbin settings by queue path.
+	Groups map[string]GroupSettings
+	// Location is the time zone of time-of-day quotas.
+	Location *time.Location
 	// Now is the clock; allocations carry its time.
 	Now func() time.Time
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(), Now: time.Now}
+	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(),
+		BlacklistThreshold: 0.8, Location: time.Local, Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
 	for i := 2; i < MaxResourceTypes; i++ {
@@ -103,6 +111,9 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
 	if cfg.Visits <= 0 {
 		cfg.Visits = 256
 	}
@@ -110,7 +121,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		groups: map[string]*group{}, apps: map[string]*app{}, containers: map[ContainerID]*container{},
 		preempting: map[ContainerID]*container{}}
 	for _, q := range queues.Leaves() {
-		g := newGroup(q)
+		g := newGroup(q, cfg.Groups[q.Path])
 		e.leaves = append(e.leaves, g)
 		e.groups[q.Name] = g
 		e.groups[q.Path] = g
@@ -464,6 +475,7 @@ func (e *Engine) Schedule(max int) Result {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.cfg.Now()
+	e.applySchedules(now)
 	res := Result{Preemptions: e.dueKills(now)}
 	names := make([]string, 0, len(e.partitions))
 	for name := range e.partitions {
@@ -575,22 +587,53 @@ func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask)
 	return nil, nil, nil
 }
 
-// pick is the in-group FIFO policy: the first application in submission order with an
-// outstanding ask for partition p, and its best-priority ask.
+// pick applies the group's in-group policy: it returns the application to serve next
+// in partition p and its best-priority ask. Applications whose asks there ran out are
+// pruned from the waiting list on the way.
 func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
 	w := g.waiting[p.name]
-	for len(w) > 0 {
-		a := w[0]
-		if a.pendingIn[p.name] > 0 {
-			if ask := a.nextAskIn(p.name); ask != nil {
-				g.waiting[p.name] = w
-				return a, ask
-			}
-		}
-		w = w[1:] // nothing left here: prune
+	for len(w) > 0 && w[0].pendingIn[p.name] <= 0 {
+		w = w[1:]
 	}
 	g.waiting[p.name] = w
-	return nil, nil
+	if len(w) == 0 {
+		return nil, nil
+	}
+	best := w[0]
+	if g.policy != PolicyFIFO && g.policy != PolicyBackfill {
+		for _, a := range w[1:] {
+			if a.pendingIn[p.name] > 0 && e.servesBefore(g.policy, a, best, p) {
+				best = a
+			}
+		}
+	}
+	return best, best.nextAskIn(p.name)
+}
+
+// servesBefore orders two waiting applications under a policy; ties keep submission order
+// (the waiting list's order), so callers only replace on a strict win.
+func (e *Engine) servesBefore(policy string, a, b *app, p *partition) bool {
+	switch policy {
+	case PolicyPriority: // larger application priority first
+		return a.spec.Priority > b.spec.Priority
+	case PolicyFair: // least memory used first (YARN's fair share is memory-based)
+		return a.used[Memory] < b.used[Memory]
+	case PolicyDRF: // smallest dominant share first
+		types := e.cfg.Types.Len()
+		return DominantShare(a.used, p.total, types, false).Less(DominantShare(b.used, p.total, types, false))
+	}
+	return false
+}
+
+// applySchedules sets each group's default-partition quota for the time of day.
+func (e *Engine) applySchedules(now time.Time) {
+	t := now.In(e.cfg.Location)
+	m := t.Hour()*60 + t.Minute()
+	for _, g := range e.leaves {
+		if len(g.schedule) > 0 {
+			g.quota[""] = g.scheduledQuota(m)
+		}
+	}
 }
 
 func (e *Engine) askPartition(a *app, ask *Ask) string {

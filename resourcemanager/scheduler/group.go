@@ -24,10 +24,17 @@ type group struct {
 	// last lost containers (cool-down and hold).
 	preemptionPolicy string
 	preemptedAt      time.Time
+	policy           string
+	backfill         string
+	schedule         []CapacityWindow
 }
 
-func newGroup(q *capacity.Queue) *group {
-	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}, waiting: map[string][]*app{}}
+func newGroup(q *capacity.Queue, gs GroupSettings) *group {
+	if gs.Policy == "" {
+		gs.Policy = PolicyFIFO
+	}
+	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}, waiting: map[string][]*app{},
+		policy: gs.Policy, backfill: gs.Backfill, preemptionPolicy: gs.PreemptionPolicy, schedule: gs.Schedule}
 	g.quota[""] = uint64(q.AbsoluteCapacity*ppm + 0.5)
 	// Per-label quota: the product of label capacities from the root down.
 	labels := map[string]float64{}
@@ -76,4 +83,21 @@ func (g *group) belowQuota(p string, total Resource, types int, cpuOnly bool, fa
 func (g *group) aboveQuota(p string, total Resource, types int, cpuOnly bool, factorMilli uint64) bool {
 	s := DominantShare(g.used[p], total, types, cpuOnly)
 	return cmp192(s.Num, ppm, 1000, g.quota[p], factorMilli, s.Den) > 0
+}
+
+// scheduledQuota is the default-partition quota at minute m of the day: a window's
+// capacity replaces the queue's own capacity (percent of the parent) inside the window.
+func (g *group) scheduledQuota(m int) uint64 {
+	capPct := g.queue.Capacity
+	for _, w := range g.schedule {
+		if w.contains(m) {
+			capPct = w.Capacity
+			break
+		}
+	}
+	parentAbs := 1.0
+	if g.queue.Parent != nil {
+		parentAbs = g.queue.Parent.AbsoluteCapacity
+	}
+	return uint64(parentAbs*capPct/100*ppm + 0.5)
 }

@@ -1,0 +1,292 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+)
+
+// In-group policies (yarn.scheduler.capacity.<queue-path>.bobbin.policy).
+const (
+	PolicyFIFO     = "fifo"
+	PolicyPriority = "priority"
+	PolicyFair     = "fair"
+	PolicyDRF      = "drf"
+	PolicyBackfill = "backfill"
+)
+
+// Backfilling variants (yarn.scheduler.capacity.<queue-path>.bobbin.backfill).
+const (
+	BackfillEASY         = "easy"
+	BackfillConservative = "conservative"
+)
+
+// GroupSettings are a leaf queue's Bobbin additions.
+type GroupSettings struct {
+	Policy           string
+	Backfill         string
+	PreemptionPolicy string
+	// Schedule replaces the queue's capacity inside daily windows (time-of-day quotas).
+	Schedule []CapacityWindow
+}
+
+// CapacityWindow is a daily window [Start, End) in minutes after midnight (End may be
+// past midnight, wrapping) with the capacity, in percent of the parent, that applies in it.
+type CapacityWindow struct {
+	Start, End int
+	Capacity   float64
+}
+
+// contains reports whether minute m of the day is inside the window.
+func (w CapacityWindow) contains(m int) bool {
+	if w.Start <= w.End {
+		return m >= w.Start && m < w.End
+	}
+	return m >= w.Start || m < w.End
+}
+
+// Scheduler keys, all Bobbin additions (documented in docs/configuration.md).
+const (
+	KeyNodeSelection      = "bobbin.scheduler.node-selection"
+	KeyUsage              = "bobbin.scheduler.usage"
+	KeyPreemptionEnabled  = "bobbin.scheduler.preemption.enabled"
+	KeyStarvedThreshold   = "bobbin.scheduler.preemption.starved-threshold"
+	KeyOverThreshold      = "bobbin.scheduler.preemption.over-threshold"
+	KeyPreemptionGrace    = "bobbin.scheduler.preemption.grace"
+	KeyCoolDown           = "bobbin.scheduler.preemption.cool-down"
+	KeyHold               = "bobbin.scheduler.preemption.hold"
+	KeyBalanceThreshold   = "bobbin.scheduler.balance.utilization-threshold"
+	KeyBalanceWeights     = "bobbin.scheduler.balance.initial-weights"
+	KeyBalanceGateWindow  = "bobbin.scheduler.balance.gate-window"
+	KeyBalanceMaxSkips    = "bobbin.scheduler.balance.max-skips"
+	KeyBalanceCandidates  = "bobbin.scheduler.balance.candidates"
+	KeyRingMemoryWidth    = "bobbin.scheduler.rings.memory-mb.width"
+	KeyRingVCoresWidth    = "bobbin.scheduler.rings.vcores.width"
+	KeyRingSearchLimit    = "bobbin.scheduler.rings.search-limit"
+	KeySearchVisits       = "bobbin.scheduler.search-visits"
+	KeyBlacklistThreshold = "bobbin.scheduler.blacklist.label-threshold"
+	KeyTimeZone           = "bobbin.scheduler.time-zone"
+)
+
+// queueKey is a queue's Bobbin key.
+func queueKey(q *capacity.Queue, name string) string {
+	return capacity.Prefix + q.Path + ".bobbin." + name
+}
+
+// FromConf reads the engine's settings and every leaf queue's Bobbin keys, reporting
+// every bad value with its file, key and value.
+func FromConf(c *conf.Configuration, tree *capacity.Tree) (Config, map[string]GroupSettings, error) {
+	cfg := DefaultConfig()
+	var errs []error
+	bad := func(key, reason string, args ...any) {
+		raw, _ := c.Raw(key)
+		errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: fmt.Sprintf(reason, args...)})
+	}
+	str := func(key, def string) string {
+		v, ok, err := c.Lookup(key)
+		if err != nil {
+			errs = append(errs, err)
+			return def
+		}
+		if !ok || strings.TrimSpace(v) == "" {
+			return def
+		}
+		return strings.TrimSpace(v)
+	}
+	num := func(key string, def, min, max float64) float64 {
+		v := str(key, "")
+		if v == "" {
+			return def
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			bad(key, "not a number")
+			return def
+		}
+		if f < min || f > max {
+			bad(key, "must be between %g and %g", min, max)
+			return def
+		}
+		return f
+	}
+	dur := func(key string, def time.Duration) time.Duration {
+		if _, ok := c.Raw(key); !ok {
+			return def
+		}
+		d, err := c.Duration(key, time.Millisecond)
+		if err != nil {
+			errs = append(errs, err)
+			return def
+		}
+		if d < 0 {
+			bad(key, "must not be negative")
+			return def
+		}
+		return d
+	}
+	boolean := func(key string, def bool) bool {
+		if _, ok := c.Raw(key); !ok {
+			return def
+		}
+		b, err := c.Bool(key)
+		if err != nil {
+			errs = append(errs, err)
+			return def
+		}
+		return b
+	}
+
+	switch s := str(KeyNodeSelection, StrategyRings); s {
+	case StrategyRings, StrategyBalance, StrategyFirstFit:
+		cfg.Strategy = s
+	default:
+		bad(KeyNodeSelection, "must be rings, balance or first-fit")
+	}
+	switch s := str(KeyUsage, "dominant"); s {
+	case "dominant":
+	case "cpu":
+		cfg.CPUOnly = true
+	default:
+		bad(KeyUsage, "must be dominant or cpu")
+	}
+	pc := &cfg.Preemption
+	pc.Enabled = boolean(KeyPreemptionEnabled, pc.Enabled)
+	pc.BelowMilli = uint64(num(KeyStarvedThreshold, 0.9, 0.001, 1)*1000 + 0.5)
+	pc.AboveMilli = uint64(num(KeyOverThreshold, 1.1, 1, 100)*1000 + 0.5)
+	pc.Grace = dur(KeyPreemptionGrace, pc.Grace)
+	pc.CoolDown = dur(KeyCoolDown, pc.CoolDown)
+	pc.Hold = dur(KeyHold, pc.Hold)
+	bc := &cfg.Balance
+	bc.Threshold = num(KeyBalanceThreshold, bc.Threshold, 0, 1)
+	bc.GateWindow = int(num(KeyBalanceGateWindow, float64(bc.GateWindow), 0, 1<<20))
+	bc.MaxSkips = int(num(KeyBalanceMaxSkips, float64(bc.MaxSkips), 0, 1<<20))
+	bc.Candidates = int(num(KeyBalanceCandidates, float64(bc.Candidates), 1, 1<<20))
+	if ws := str(KeyBalanceWeights, ""); ws != "" {
+		var sum float64
+		var w []float64
+		for _, part := range strings.Split(ws, ",") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+			if err != nil || f < 0 {
+				bad(KeyBalanceWeights, "weights must be non-negative numbers")
+				w = nil
+				break
+			}
+			w = append(w, f)
+			sum += f
+		}
+		switch {
+		case w == nil:
+		case len(w) != cfg.Types.Len():
+			bad(KeyBalanceWeights, "needs %d weights, one per resource type (%s)", cfg.Types.Len(), strings.Join(cfg.Types.Names, ", "))
+		case sum < 0.999 || sum > 1.001:
+			bad(KeyBalanceWeights, "weights must sum to 1")
+		default:
+			bc.InitialWeights = w
+		}
+	}
+	cfg.Rings[Memory].Width = int64(num(KeyRingMemoryWidth, float64(cfg.Rings[Memory].Width), 1, 1<<40))
+	cfg.Rings[VCores].Width = int64(num(KeyRingVCoresWidth, float64(cfg.Rings[VCores].Width), 1, 1<<20))
+	cfg.SearchLimit = int(num(KeyRingSearchLimit, float64(cfg.SearchLimit), 0, 1<<20))
+	cfg.Visits = int(num(KeySearchVisits, float64(cfg.Visits), 1, 1<<24))
+	cfg.BlacklistThreshold = num(KeyBlacklistThreshold, cfg.BlacklistThreshold, 0, 1)
+	if tz := str(KeyTimeZone, ""); tz != "" {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			bad(KeyTimeZone, "unknown time zone")
+		} else {
+			cfg.Location = loc
+		}
+	}
+
+	groups := map[string]GroupSettings{}
+	for _, q := range tree.Leaves() {
+		gs := GroupSettings{Policy: PolicyFIFO, Backfill: BackfillEASY, PreemptionPolicy: PreemptLowestPriorityFirst}
+		switch v := str(queueKey(q, "policy"), PolicyFIFO); v {
+		case PolicyFIFO, PolicyPriority, PolicyFair, PolicyDRF, PolicyBackfill:
+			gs.Policy = v
+		default:
+			bad(queueKey(q, "policy"), "unknown policy (fifo, priority, fair, drf or backfill)")
+		}
+		switch v := str(queueKey(q, "backfill"), BackfillEASY); v {
+		case BackfillEASY, BackfillConservative:
+			gs.Backfill = v
+		default:
+			bad(queueKey(q, "backfill"), "must be easy or conservative")
+		}
+		switch v := str(queueKey(q, "preemption-policy"), PreemptLowestPriorityFirst); v {
+		case PreemptLowestPriorityFirst, PreemptMostRecentFirst:
+			gs.PreemptionPolicy = v
+		default:
+			bad(queueKey(q, "preemption-policy"), "must be lowest-priority-first or most-recent-first")
+		}
+		if v := str(queueKey(q, "capacity-schedule"), ""); v != "" {
+			ws, err := ParseCapacitySchedule(v)
+			if err != nil {
+				bad(queueKey(q, "capacity-schedule"), "%v", err)
+			}
+			gs.Schedule = ws
+		}
+		groups[q.Path] = gs
+	}
+	return cfg, groups, errors.Join(errs...)
+}
+
+// ParseCapacitySchedule parses "HH:MM-HH:MM=percent[,...]", e.g. "07:30-09:00=20".
+func ParseCapacitySchedule(s string) ([]CapacityWindow, error) {
+	var out []CapacityWindow
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		span, pct, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("window %q is not HH:MM-HH:MM=percent", part)
+		}
+		from, to, ok := strings.Cut(span, "-")
+		if !ok {
+			return nil, fmt.Errorf("window %q is not HH:MM-HH:MM=percent", part)
+		}
+		start, err1 := parseClock(from)
+		end, err2 := parseClock(to)
+		if err1 != nil || err2 != nil || start == end {
+			return nil, fmt.Errorf("bad time window %q", span)
+		}
+		c, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if err != nil || c < 0 || c > 100 {
+			return nil, fmt.Errorf("window %q: capacity must be a percentage from 0 to 100", part)
+		}
+		w := CapacityWindow{Start: start, End: end, Capacity: c}
+		for _, o := range out {
+			if overlaps(o, w) {
+				return nil, fmt.Errorf("window %q overlaps another", span)
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func parseClock(s string) (int, error) {
+	h, m, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if !ok {
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if err1 != nil || err2 != nil || hh < 0 || hh > 24 || mm < 0 || mm > 59 || (hh == 24 && mm != 0) {
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	return hh*60 + mm, nil
+}
+
+func overlaps(a, b CapacityWindow) bool {
+	for m := 0; m < 24*60; m++ {
+		if a.contains(m) && b.contains(m) {
+			return true
+		}
+	}
+	return false
+}
