@@ -270,7 +270,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 		label = g.queue.DefaultNodeLabelExpression
 	}
 	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
-		containers: map[ContainerID]*container{}}
+		containers: map[ContainerID]*container{}, blacklist: map[string]bool{}}
 	e.nextApp++
 	e.apps[spec.ID] = a
 	g.apps = append(g.apps, a)
@@ -534,7 +534,7 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Alloc
 			continue
 		}
 		attempted = true
-		n := e.chooseNode(p, ask)
+		n := e.chooseNode(p, a, ask)
 		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips
 		if gate && (n == nil || p.balance.worsens(n, ask.Capability)) {
 			// Balance gating: when the head would worsen its node's balance (or does not
@@ -579,7 +579,7 @@ func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask)
 		if seen++; seen > e.cfg.Balance.GateWindow {
 			break
 		}
-		n := e.chooseNode(p, ask)
+		n := e.chooseNode(p, a, ask)
 		if n != nil && p.balance.improves(n, ask.Capability) {
 			return a, ask, n
 		}
@@ -643,10 +643,55 @@ func (e *Engine) askPartition(a *app, ask *Ask) string {
 	return a.label
 }
 
-// chooseNode asks the partition's strategy for a node for one container of ask.
-func (e *Engine) chooseNode(p *partition, ask *Ask) *node {
+// chooseNode asks the partition's strategy for a node for one container of a's ask,
+// honouring the app's blacklist and the static-node rule for AM containers.
+func (e *Engine) chooseNode(p *partition, a *app, ask *Ask) *node {
+	e.resetBlacklist(a, p)
 	wantStatic := ask.AM && p.static > 0
-	return p.place.choose(ask.Capability, func(n *node) bool { return !wantStatic || n.spec.Static })
+	return p.place.choose(ask.Capability, func(n *node) bool {
+		return (!wantStatic || n.spec.Static) && !a.blacklist[n.spec.ID]
+	})
+}
+
+// UpdateBlacklist adds and removes nodes (by node id) from an application's blacklist
+// (AllocateRequest.blacklist_request).
+func (e *Engine) UpdateBlacklist(appID string, additions, removals []string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.apps[appID]
+	if !ok {
+		return fmt.Errorf("application %s: %w", appID, ErrUnknownApp)
+	}
+	for _, id := range additions {
+		a.blacklist[id] = true
+	}
+	for _, id := range removals {
+		delete(a.blacklist, id)
+	}
+	return nil
+}
+
+// resetBlacklist is the per-label blacklist reset (mechanisms.md §2): when the app has
+// blacklisted more than the threshold share of partition p's nodes, p's nodes leave its
+// blacklist. YARN compares against the whole cluster, which never triggers for a small
+// label and leaves the application waiting forever.
+func (e *Engine) resetBlacklist(a *app, p *partition) {
+	if len(a.blacklist) == 0 || len(p.nodes) == 0 {
+		return
+	}
+	n := 0
+	for id := range a.blacklist {
+		if _, ok := p.nodes[id]; ok {
+			n++
+		}
+	}
+	if float64(n)/float64(len(p.nodes)) > e.cfg.BlacklistThreshold {
+		for id := range a.blacklist {
+			if _, ok := p.nodes[id]; ok {
+				delete(a.blacklist, id)
+			}
+		}
+	}
 }
 
 // placeOn allocates one container of ask on n.

@@ -213,3 +213,29 @@ func TestAsksAreAbsoluteAndErrorsAreTyped(t *testing.T) {
 		t.Error("negative count accepted")
 	}
 }
+
+// mechanisms.md §2: a small label's nodes are all blacklisted; the whole-cluster share
+// (2 of 12) would never pass YARN's threshold, but the per-label share (2 of 2) does, so the
+// label's nodes leave the blacklist and the application runs.
+func TestPerLabelBlacklistReset(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100",
+		"root.accessible-node-labels", "*", "root.accessible-node-labels.gpu.capacity", "100",
+		"root.a.accessible-node-labels", "gpu", "root.a.accessible-node-labels.gpu.capacity", "100"))
+	unitNodes(t, e, 10)
+	must(t, e.AddNode(NodeSpec{ID: "gpu1", Partition: "gpu", Capacity: res(1024, 1)}))
+	must(t, e.AddNode(NodeSpec{ID: "gpu2", Partition: "gpu", Capacity: res(1024, 1)}))
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a", Label: "gpu"}))
+	must(t, e.UpdateBlacklist("x", []string{"gpu1"}, nil))
+	must(t, e.UpdateAsks("x", ask1(1)))
+	// One of two gpu nodes blacklisted (50% < 80%): the other one is used.
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "gpu2" {
+		t.Fatalf("placed %+v, want gpu2", got)
+	}
+	must(t, e.Release(1))
+	must(t, e.UpdateBlacklist("x", []string{"gpu2"}, nil))
+	must(t, e.UpdateAsks("x", ask1(1)))
+	got := e.Schedule(0).Allocations
+	if len(got) != 1 || (got[0].Node != "gpu1" && got[0].Node != "gpu2") {
+		t.Fatalf("with the whole label blacklisted the reset did not happen: %+v", got)
+	}
+}

@@ -106,6 +106,8 @@ type app struct {
 	running   int
 	seq       int64 // submission sequence for deterministic FIFO ties
 	skips     int   // times balance gating passed over this app's head request
+	// blacklist holds node ids the app asked not to be placed on.
+	blacklist map[string]bool
 	// containers are the app's running containers.
 	containers map[ContainerID]*container
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,19 @@ func TestInGroupPolicies(t *testing.T) {
 		got := e.Schedule(1).Allocations
 		if len(got) != 1 || got[0].App != tc.want {
 			t.Errorf("%s served %+v, want %s", tc.policy, got, tc.want)
+		}
+	}
+}
+
+func TestEveryKeyIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	must(t, err)
+	for _, k := range []string{KeyNodeSelection, KeyUsage, KeyPreemptionEnabled, KeyStarvedThreshold, KeyOverThreshold,
+		KeyPreemptionGrace, KeyCoolDown, KeyHold, KeyBalanceThreshold, KeyBalanceWeights, KeyBalanceGateWindow,
+		KeyBalanceMaxSkips, KeyBalanceCandidates, KeyRingMemoryWidth, KeyRingVCoresWidth, KeyRingSearchLimit,
+		KeySearchVisits, KeyBlacklistThreshold, KeyTimeZone, "`policy`", "`backfill`", "`preemption-policy`", "`capacity-schedule`"} {
+		if !strings.Contains(string(doc), k) {
+			t.Errorf("docs/configuration.md does not document %s", k)
 		}
 	}
 }
