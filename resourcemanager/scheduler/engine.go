@@ -281,9 +281,9 @@ func (e *Engine) AddApp(spec AppSpec) error {
 func (e *Engine) RemoveApp(id string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	a, ok := e.apps[id]
-	if !ok {
-		return fmt.Errorf("application %s: %w", id, ErrUnknownApp)
+	a, err := e.app(id)
+	if err != nil {
+		return err
 	}
 	for _, c := range a.containers {
 		e.release(c)
@@ -308,14 +308,23 @@ func (e *Engine) RemoveApp(id string) error {
 	return nil
 }
 
+// app finds an application; the caller holds e.mu.
+func (e *Engine) app(id string) (*app, error) {
+	a, ok := e.apps[id]
+	if !ok {
+		return nil, fmt.Errorf("application %s: %w", id, ErrUnknownApp)
+	}
+	return a, nil
+}
+
 // UpdateAsks replaces the application's table entries for the given asks: each carries the
 // absolute outstanding count for its (priority, resource name, capability), 0 cancels.
 func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	a, ok := e.apps[appID]
-	if !ok {
-		return fmt.Errorf("application %s: %w", appID, ErrUnknownApp)
+	a, err := e.app(appID)
+	if err != nil {
+		return err
 	}
 	for _, ask := range asks {
 		if ask.Count < 0 || ask.Capability.AnyNegative() {
@@ -658,9 +667,9 @@ func (e *Engine) chooseNode(p *partition, a *app, ask *Ask) *node {
 func (e *Engine) UpdateBlacklist(appID string, additions, removals []string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	a, ok := e.apps[appID]
-	if !ok {
-		return fmt.Errorf("application %s: %w", appID, ErrUnknownApp)
+	a, err := e.app(appID)
+	if err != nil {
+		return err
 	}
 	for _, id := range additions {
 		a.blacklist[id] = true
