@@ -554,6 +554,12 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Alloc
 				return e.placeOn(p, la, lask, ln), nil, true
 			}
 		}
+		if n == nil && g.policy == PolicyBackfill {
+			// The head is blocked: a later job that delays no one it must respect runs now.
+			if ba, bask, bn := e.backfillCandidate(g, p, a, ask, now); bask != nil {
+				return e.placeOn(p, ba, bask, bn), nil, true
+			}
+		}
 		if n == nil {
 			// Steps 6-7: a starved group under quota×A gets room preempted for it.
 			if e.cfg.Preemption.Enabled {
@@ -655,10 +661,15 @@ func (e *Engine) askPartition(a *app, ask *Ask) string {
 // chooseNode asks the partition's strategy for a node for one container of a's ask,
 // honouring the app's blacklist and the static-node rule for AM containers.
 func (e *Engine) chooseNode(p *partition, a *app, ask *Ask) *node {
+	return e.chooseNodeWhere(p, a, ask, nil)
+}
+
+// chooseNodeWhere is chooseNode with an extra acceptance test (nil: none).
+func (e *Engine) chooseNodeWhere(p *partition, a *app, ask *Ask, accept func(*node) bool) *node {
 	e.resetBlacklist(a, p)
 	wantStatic := ask.AM && p.static > 0
 	return p.place.choose(ask.Capability, func(n *node) bool {
-		return (!wantStatic || n.spec.Static) && !a.blacklist[n.spec.ID]
+		return (!wantStatic || n.spec.Static) && !a.blacklist[n.spec.ID] && (accept == nil || accept(n))
 	})
 }
 
