@@ -2,6 +2,7 @@
 //
 //	bobbin resourcemanager [--conf DIR]   the YARN ResourceManager
 //	bobbin client [--rm ADDR] QUERY       a small YARN client
+//	bobbin sim TRACE | --synthetic SPEC   the scheduler simulator and benchmark
 //	bobbin version
 //
 // It only wires packages together; each daemon lives in its own package.
@@ -33,6 +34,7 @@ const usage = `usage: bobbin <command> [flags]
 commands:
   resourcemanager   run the YARN ResourceManager
   client            query a ResourceManager (cluster, new-application, queue, app, apps)
+  sim               simulate the scheduler over a trace, or benchmark it (--synthetic)
   version           print the version
 
 Run "bobbin <command> -h" for a command's flags.
@@ -52,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runResourceManager(args[1:], stderr)
 	case "client":
 		return runClient(args[1:], stdout, stderr)
+	case "sim":
+		return runSim(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "Bobbin %s (speaks Hadoop YARN 2.7-3.x protocols)\n", Version)
 		return 0

@@ -740,3 +740,6 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	}
 	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start}
 }
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() Config { return e.cfg }

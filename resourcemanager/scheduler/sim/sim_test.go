@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, name, strategy string) *Report {
+	t.Helper()
+	tr, err := LoadTrace(filepath.Join("..", "..", "..", "integration", "testdata", "traces", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strategy != "" {
+		if tr.Settings == nil {
+			tr.Settings = map[string]string{}
+		}
+		tr.Settings["bobbin.scheduler.node-selection"] = strategy
+	}
+	rep, err := Run(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func placedAt(rep *Report, at float64) map[string]int {
+	out := map[string]int{}
+	for _, p := range rep.Placements {
+		if p.Time == at {
+			out[strings.SplitN(p.App, "-", 2)[0]]++
+		}
+	}
+	return out
+}
+
+// Idle capacity goes to the only waiting queue; under load the shares are 40:60.
+func TestTraceShares(t *testing.T) {
+	rep := run(t, "share-2-3.json", "")
+	if got := placedAt(rep, 0); got["a"] != 10 {
+		t.Fatalf("t=0: %v, want a=10 (idle capacity beyond its quota)", got)
+	}
+	if got := placedAt(rep, 100); got["a"] != 4 || got["b"] != 6 {
+		t.Fatalf("t=100: %v, want a=4 b=6", got)
+	}
+	if len(rep.NeverRan) != 0 || rep.Makespan <= 100 || rep.JobCompletion["a-early"] != 100 {
+		t.Fatalf("never ran %v, makespan %v, completions %v", rep.NeverRan, rep.Makespan, rep.JobCompletion)
+	}
+}
+
+func TestTraceFigure7(t *testing.T) {
+	rep := run(t, "figure7.json", "balance")
+	var got []string
+	for _, p := range rep.Placements {
+		if p.Time == 0 {
+			got = append(got, p.App)
+		}
+	}
+	if strings.Join(got, ",") != "job5,job1,job4" {
+		t.Fatalf("balance placed %v at t=0", got)
+	}
+	if u := rep.Utilization[0]; u.Time != 0 || u.Values["yarn.io/gpu"] != 1 || u.Values["vcores"] != 1 || u.Values["memory-mb"] != 1 {
+		t.Fatalf("utilization %v, want the node filled at t=0", u)
+	}
+	ff := run(t, "figure7.json", "first-fit")
+	got = got[:0]
+	for _, p := range ff.Placements {
+		if p.Time == 0 {
+			got = append(got, p.App)
+		}
+	}
+	if strings.Join(got, ",") != "job5,job2" {
+		t.Fatalf("first fit placed %v", got)
+	}
+	// First fit strands 50 cpu / 100 GB / 4 gpu that none of the waiting jobs fits.
+	if f := ff.Fragmentation[0].Values; f["vcores"] != 0.5 || f["memory-mb"] != 0.1 || f["yarn.io/gpu"] != 0.4 {
+		t.Fatalf("first-fit fragmentation %v", f)
+	}
+}
+
+func TestTracePreemption(t *testing.T) {
+	rep := run(t, "preemption.json", "")
+	notices, kills := 0, 0
+	noticed := map[int64]float64{}
+	for _, p := range rep.Preemptions {
+		if p.App != "greedy" {
+			t.Fatalf("preempted %s", p.App)
+		}
+		if p.Kill {
+			kills++
+			if p.Time != noticed[p.Container]+10 {
+				t.Fatalf("kill at %v, notice at %v: want the 10 s grace", p.Time, noticed[p.Container])
+			}
+		} else {
+			notices++
+			noticed[p.Container] = p.Time
+			if p.Time < 60 || p.Time > 63 {
+				t.Fatalf("notice at %v, want 60..63 (one per interval once b arrives)", p.Time)
+			}
+		}
+	}
+	// a may only go down to quota×B = 5.5 nodes: 4 containers.
+	if notices != 4 || kills != 4 {
+		t.Fatalf("notices %d kills %d, want 4 and 4", notices, kills)
+	}
+	if len(rep.NeverRan) != 0 {
+		t.Fatalf("never ran: %v", rep.NeverRan)
+	}
+}
+
+func TestTraceEASYBackfill(t *testing.T) {
+	rep := run(t, "easy-backfill.json", "")
+	start := map[string]float64{}
+	for _, p := range rep.Placements {
+		start[p.App] = p.Time
+	}
+	// short backfills at t=1 and ends at 61; wide starts at 100 when "running" ends, not
+	// delayed; long waits behind wide.
+	if start["short"] != 1 || start["wide"] != 100 || start["long"] != 150 {
+		t.Fatalf("starts %v", start)
+	}
+}
+
+func TestSyntheticSmall(t *testing.T) {
+	rep, err := RunSynthetic(SyntheticSpec{Nodes: 200, Apps: 40, Asks: 2000, Queues: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Allocations != 2000 || rep.AllocationsPerSecond <= 0 || rep.LatencyMicros.P50 <= 0 {
+		t.Fatalf("%+v", rep)
+	}
+	if _, err := ParseSynthetic("nodes=x"); err == nil {
+		t.Fatal("bad spec accepted")
+	}
+}
+
+func BenchmarkSyntheticRings(b *testing.B)   { benchSynthetic(b, "rings") }
+func BenchmarkSyntheticBalance(b *testing.B) { benchSynthetic(b, "balance") }
+
+func benchSynthetic(b *testing.B, strategy string) {
+	for i := 0; i < b.N; i++ {
+		rep, err := RunSynthetic(SyntheticSpec{Nodes: 10000, Apps: 1000, Asks: 100000, Queues: 20, Strategy: strategy})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(rep.AllocationsPerSecond, "allocs/s")
+	}
+}

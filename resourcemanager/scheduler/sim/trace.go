@@ -1,0 +1,171 @@
+// Package sim is a discrete-event simulator over the scheduling engine: it replays a trace
+// of nodes and applications in simulated time and reports placements, shares,
+// utilization, fragmentation, completion times and the engine's speed. `bobbin sim` runs
+// it; docs/simulator.md describes the trace and report formats.
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// Trace is the simulator's input (JSON).
+type Trace struct {
+	// ResourceTypes in vector order; default ["memory-mb", "vcores"].
+	ResourceTypes []string `json:"resource_types,omitempty"`
+	// CapacityScheduler names a capacity-scheduler.xml (relative to the trace file);
+	// Queues gives the same keys inline, without the yarn.scheduler.capacity. prefix.
+	CapacityScheduler string            `json:"capacity_scheduler,omitempty"`
+	Queues            map[string]string `json:"queues,omitempty"`
+	// Settings are extra configuration keys, e.g. bobbin.scheduler.node-selection.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Interval between scheduling passes when nothing else happens (default 1s).
+	Interval Duration   `json:"interval,omitempty"`
+	Nodes    []NodeSpec `json:"nodes"`
+	Apps     []AppSpec  `json:"apps"`
+}
+
+// NodeSpec is a node (Count > 1 makes numbered copies).
+type NodeSpec struct {
+	ID        string           `json:"id"`
+	Resources map[string]int64 `json:"resources"`
+	Label     string           `json:"label,omitempty"`
+	Static    bool             `json:"static,omitempty"`
+	Rack      string           `json:"rack,omitempty"`
+	Count     int              `json:"count,omitempty"`
+}
+
+// AppSpec is an application and its container asks.
+type AppSpec struct {
+	ID       string   `json:"id"`
+	Submit   Duration `json:"submit"`
+	Queue    string   `json:"queue"`
+	User     string   `json:"user,omitempty"`
+	Priority int32    `json:"priority,omitempty"`
+	Label    string   `json:"label,omitempty"`
+	// Runtime is the declared estimate backfilling uses (optional).
+	Runtime Duration  `json:"runtime,omitempty"`
+	Asks    []AskSpec `json:"asks"`
+}
+
+// AskSpec is Count containers of one shape, each running for Duration.
+type AskSpec struct {
+	Resources map[string]int64 `json:"resources"`
+	Count     int              `json:"count"`
+	Duration  Duration         `json:"duration"`
+	Priority  int32            `json:"priority,omitempty"`
+	Label     string           `json:"label,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s", "5m").
+type Duration time.Duration
+
+// UnmarshalJSON accepts "90s" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration %s: want \"90s\" or seconds", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// LoadTrace reads a trace file.
+func LoadTrace(path string) (*Trace, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var t Trace
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("trace %s: %w", path, err)
+	}
+	if t.CapacityScheduler != "" && !filepath.IsAbs(t.CapacityScheduler) {
+		t.CapacityScheduler = filepath.Join(filepath.Dir(path), t.CapacityScheduler)
+	}
+	return &t, nil
+}
+
+// build turns the trace's queue and scheduler settings into an engine configuration.
+func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
+	c := conf.New()
+	for k, v := range t.Settings {
+		c.Set(k, v)
+	}
+	switch {
+	case t.CapacityScheduler != "":
+		if err := c.AddFile(t.CapacityScheduler); err != nil {
+			return scheduler.Config{}, nil, err
+		}
+	case len(t.Queues) > 0:
+		keys := make([]string, 0, len(t.Queues))
+		for k := range t.Queues {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			c.Set(capacity.Prefix+k, t.Queues[k])
+		}
+	default:
+		if err := c.AddXML("built-in capacity-scheduler.xml", []byte(capacity.DefaultXML)); err != nil {
+			return scheduler.Config{}, nil, err
+		}
+	}
+	tree, err := capacity.Parse(c)
+	if err != nil {
+		return scheduler.Config{}, nil, err
+	}
+	cfg, groups, err := scheduler.FromConf(c, tree)
+	if err != nil {
+		return scheduler.Config{}, nil, err
+	}
+	cfg.Groups = groups
+	if len(t.ResourceTypes) > 0 {
+		cfg.Types = scheduler.Types{Names: t.ResourceTypes}
+	}
+	return cfg, tree, nil
+}
+
+// vector converts a name->amount map to the engine's resource vector.
+func vector(types scheduler.Types, m map[string]int64) (scheduler.Resource, error) {
+	var r scheduler.Resource
+	for name, v := range m {
+		i := -1
+		for j, n := range types.Names {
+			if n == name || (j == scheduler.Memory && name == "memory") {
+				i = j
+			}
+		}
+		if i < 0 {
+			return r, fmt.Errorf("unknown resource type %q (types: %s)", name, strings.Join(types.Names, ", "))
+		}
+		if v < 0 {
+			return r, fmt.Errorf("negative amount %d of %s", v, name)
+		}
+		r[i] = v
+	}
+	return r, nil
+}

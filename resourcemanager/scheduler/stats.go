@@ -1,0 +1,58 @@
+package scheduler
+
+// Stats is a point-in-time summary of the engine for reports and metrics.
+type Stats struct {
+	Total     Resource            // capacity of every node
+	Allocated Resource            // allocated on every node
+	QueueUsed map[string]Resource // by leaf queue name, all partitions
+	// Fragmented is the free room on schedulable nodes that fits no waiting ask of the
+	// node's partition: capacity stranded by the shapes of what was placed.
+	Fragmented Resource
+	Pending    int // outstanding containers
+	Running    int
+}
+
+// Stats summarises the engine's state.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := Stats{QueueUsed: map[string]Resource{}}
+	for _, p := range e.partitions {
+		s.Total = s.Total.Add(p.total)
+		s.Allocated = s.Allocated.Add(p.allocated)
+		for _, n := range p.nodes {
+			if !n.schedulable() {
+				continue
+			}
+			free := n.free()
+			if free.IsZero() {
+				continue
+			}
+			fits := false
+			for shape := range p.pendingShapes {
+				if shape.Fits(free) {
+					fits = true
+					break
+				}
+			}
+			if !fits && len(p.pendingShapes) > 0 {
+				s.Fragmented = s.Fragmented.Add(free)
+			}
+		}
+	}
+	for _, g := range e.leaves {
+		var u Resource
+		for _, r := range g.used {
+			u = u.Add(r)
+		}
+		s.QueueUsed[g.name] = u
+	}
+	for _, a := range e.apps {
+		s.Pending += a.pending
+		s.Running += a.running
+	}
+	return s
+}
+
+// Types returns the engine's resource types.
+func (e *Engine) Types() Types { return e.cfg.Types }
