@@ -252,6 +252,9 @@ func (r *simRun) loop() error {
 					earliest = d
 				}
 			}
+			if !earliest.After(r.now) {
+				earliest = r.now.Add(interval) // never schedule into the past
+			}
 			r.push(&event{at: earliest, kind: evTick})
 		} else if r.waiting() && r.q.Len() == 0 && r.eng.Stats().Running == 0 {
 			// Nothing runs and nothing will arrive: whatever waits never runs, unless a
@@ -295,6 +298,7 @@ func (r *simRun) handle(ev *event) error {
 			return nil // killed by preemption before it finished
 		}
 		c.dead = true
+		delete(r.notice, ev.cid) // finished within its grace period: no kill follows
 		if err := r.eng.Release(ev.cid); err != nil {
 			return err
 		}
@@ -460,7 +464,14 @@ func (r *simRun) finish() {
 	if r.engine > 0 {
 		r.report.AllocationsPerSecond = float64(r.report.Allocations) / r.engine.Seconds()
 	}
+	// Empty lists print as [] rather than null.
 	if r.report.Placements == nil {
 		r.report.Placements = []Placement{}
+	}
+	if r.report.NeverRan == nil {
+		r.report.NeverRan = []string{}
+	}
+	if r.report.Preemptions == nil {
+		r.report.Preemptions = []PreemptionRecord{}
 	}
 }
