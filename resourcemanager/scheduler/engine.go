@@ -32,6 +32,9 @@ type Config struct {
 	Groups map[string]GroupSettings
 	// Location is the time zone of time-of-day quotas.
 	Location *time.Location
+	// NodeLocalityDelay is how many scheduling opportunities an ask naming hosts waits for
+	// one of them (yarn.scheduler.capacity.node-locality-delay); as many again for its racks.
+	NodeLocalityDelay int
 	// Now is the clock; allocations carry its time.
 	Now func() time.Time
 }
@@ -39,7 +42,7 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(),
-		BlacklistThreshold: 0.8, Location: time.Local, Now: time.Now}
+		BlacklistThreshold: 0.8, Location: time.Local, NodeLocalityDelay: 40, Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
 	for i := 2; i < MaxResourceTypes; i++ {
@@ -73,7 +76,9 @@ type Engine struct {
 	mu         sync.Mutex
 	partitions map[string]*partition
 	nodes      map[string]*node
-	groups     map[string]*group // by leaf name and path
+	hosts      map[string][]*node // by host name, for node-local asks
+	racks      map[string][]*node // by rack, for rack-local asks
+	groups     map[string]*group  // by leaf name and path
 	leaves     []*group
 	apps       map[string]*app
 	containers map[ContainerID]*container
@@ -118,6 +123,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		cfg.Visits = 256
 	}
 	e := &Engine{cfg: cfg, partitions: map[string]*partition{}, nodes: map[string]*node{},
+		hosts: map[string][]*node{}, racks: map[string][]*node{},
 		groups: map[string]*group{}, apps: map[string]*app{}, containers: map[ContainerID]*container{},
 		preempting: map[ContainerID]*container{}}
 	for _, q := range queues.Leaves() {
@@ -173,15 +179,7 @@ func (e *Engine) AddNode(spec NodeSpec) error {
 	n := &node{spec: spec, containers: map[ContainerID]*container{}, order: e.nextNode}
 	e.nextNode++
 	e.nodes[spec.ID] = n
-	p := e.partition(spec.Partition)
-	p.nodes[spec.ID] = n
-	p.total = p.total.Add(spec.Capacity)
-	if n.schedulable() {
-		p.place.add(n)
-		if spec.Static {
-			p.static++
-		}
-	}
+	e.attach(n)
 	return nil
 }
 
@@ -225,6 +223,8 @@ func (e *Engine) RemoveNode(id string) ([]ContainerID, error) {
 }
 
 func (e *Engine) detach(n *node) {
+	e.hosts[hostOf(n.spec.ID)] = removeNode(e.hosts[hostOf(n.spec.ID)], n)
+	e.racks[n.spec.Rack] = removeNode(e.racks[n.spec.Rack], n)
 	p := e.partitions[n.spec.Partition]
 	if n.schedulable() {
 		p.place.remove(n)
@@ -236,7 +236,18 @@ func (e *Engine) detach(n *node) {
 	delete(p.nodes, n.spec.ID)
 }
 
+func removeNode(ns []*node, n *node) []*node {
+	for i, x := range ns {
+		if x == n {
+			return append(ns[:i], ns[i+1:]...)
+		}
+	}
+	return ns
+}
+
 func (e *Engine) attach(n *node) {
+	e.hosts[hostOf(n.spec.ID)] = append(e.hosts[hostOf(n.spec.ID)], n)
+	e.racks[n.spec.Rack] = append(e.racks[n.spec.Rack], n)
 	p := e.partition(n.spec.Partition)
 	p.nodes[n.spec.ID] = n
 	p.total = p.total.Add(n.spec.Capacity)
@@ -270,7 +281,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 		label = g.queue.DefaultNodeLabelExpression
 	}
 	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
-		containers: map[ContainerID]*container{}, blacklist: map[string]bool{}}
+		containers: map[ContainerID]*container{}, blacklist: map[string]bool{}, missed: map[int32]int{}}
 	e.nextApp++
 	e.apps[spec.ID] = a
 	g.apps = append(g.apps, a)
@@ -543,7 +554,10 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Alloc
 			continue
 		}
 		attempted = true
-		n := e.chooseNode(p, a, ask)
+		n, wait := e.chooseLocal(p, a, ask)
+		if wait {
+			continue // delay scheduling: this ask lets the opportunity pass
+		}
 		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips
 		if gate && (n == nil || p.balance.worsens(n, ask.Capability)) {
 			// Balance gating: when the head would worsen its node's balance (or does not
@@ -731,6 +745,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 		a.skips = 0
 	}
 	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
+	e.consumeLocal(a, ask, n)
 	ask.Count--
 	a.pendingIn[p.name]--
 	a.pending--

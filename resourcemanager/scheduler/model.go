@@ -106,6 +106,9 @@ type app struct {
 	running   int
 	seq       int64 // submission sequence for deterministic FIFO ties
 	skips     int   // times balance gating passed over this app's head request
+	// missed counts scheduling opportunities an ask (by priority) let pass waiting for
+	// locality.
+	missed map[int32]int
 	// blacklist holds node ids the app asked not to be placed on.
 	blacklist map[string]bool
 	// containers are the app's running containers.

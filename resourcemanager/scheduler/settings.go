@@ -71,6 +71,8 @@ const (
 	KeySearchVisits       = "bobbin.scheduler.search-visits"
 	KeyBlacklistThreshold = "bobbin.scheduler.blacklist.label-threshold"
 	KeyTimeZone           = "bobbin.scheduler.time-zone"
+	// KeyNodeLocalityDelay is the Capacity Scheduler's own key, read as YARN reads it.
+	KeyNodeLocalityDelay = "yarn.scheduler.capacity.node-locality-delay"
 )
 
 // queueKey is a queue's Bobbin key.
@@ -194,6 +196,10 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree) (Config, map[string]Gr
 	cfg.SearchLimit = int(num(KeyRingSearchLimit, float64(cfg.SearchLimit), 0, 1<<20))
 	cfg.Visits = int(num(KeySearchVisits, float64(cfg.Visits), 1, 1<<24))
 	cfg.BlacklistThreshold = num(KeyBlacklistThreshold, cfg.BlacklistThreshold, 0, 1)
+	cfg.NodeLocalityDelay = int(num(KeyNodeLocalityDelay, float64(cfg.NodeLocalityDelay), -1, 1<<20))
+	if cfg.NodeLocalityDelay < 0 {
+		cfg.NodeLocalityDelay = 0 // YARN's -1 turns delay scheduling off
+	}
 	if tz := str(KeyTimeZone, ""); tz != "" {
 		loc, err := time.LoadLocation(tz)
 		if err != nil {

@@ -1,0 +1,93 @@
+package scheduler
+
+import "strings"
+
+// Delay scheduling for locality (mechanisms.md §5, YARN's node-locality-delay): an ask
+// that names hosts or racks waits a bounded number of scheduling opportunities for a
+// node-local placement, then as many again for a rack-local one, then takes any node.
+// With relax_locality=false it only ever goes to the named nodes.
+
+// hostOf is the host part of a node id "host:port".
+func hostOf(id string) string {
+	if i := strings.LastIndexByte(id, ':'); i > 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// localAsks returns the hosts and racks a's asks name with containers outstanding at the
+// priority and capability of ask.
+func localAsks(a *app, ask *Ask) (hosts, racks []string) {
+	for k, x := range a.asks {
+		if k.priority != ask.Priority || k.cap != ask.Capability || k.name == "*" || x.Count <= 0 {
+			continue
+		}
+		if strings.HasPrefix(k.name, "/") {
+			racks = append(racks, k.name)
+		} else {
+			hosts = append(hosts, k.name)
+		}
+	}
+	return hosts, racks
+}
+
+// chooseLocal picks a node for a's ask honouring its locality. wait reports that the
+// ask skips this opportunity to wait for a better-placed node.
+func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool) {
+	hosts, racks := localAsks(a, ask)
+	if len(hosts) == 0 && len(racks) == 0 {
+		return e.chooseNode(p, a, ask), false
+	}
+	fitsOn := func(cands []*node) *node {
+		for _, c := range cands {
+			if c.spec.Partition == p.name && c.schedulable() && ask.Capability.Fits(c.free()) && !a.blacklist[c.spec.ID] {
+				return c
+			}
+		}
+		return nil
+	}
+	for _, h := range hosts {
+		if n := fitsOn(e.hosts[h]); n != nil {
+			return n, false
+		}
+	}
+	anyAsk := a.asks[askKey{ask.Priority, "*", ask.Capability}]
+	if anyAsk != nil && !anyAsk.RelaxLocality {
+		// Strict locality: only the named hosts (or racks) will do.
+		for _, r := range racks {
+			if n := fitsOn(e.racks[r]); n != nil {
+				return n, false
+			}
+		}
+		return nil, true
+	}
+	delay := e.cfg.NodeLocalityDelay
+	if len(hosts) > 0 && a.missed[ask.Priority] < delay {
+		a.missed[ask.Priority]++
+		return nil, true
+	}
+	for _, r := range racks {
+		if n := fitsOn(e.racks[r]); n != nil {
+			return n, false
+		}
+	}
+	if len(racks) > 0 && a.missed[ask.Priority] < 2*delay {
+		a.missed[ask.Priority]++
+		return nil, true
+	}
+	return e.chooseNode(p, a, ask), false
+}
+
+// consumeLocal decrements the node-local and rack-local asks a placement on n satisfies,
+// as YARN does, and resets the ask's missed opportunities.
+func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) {
+	delete(a.missed, ask.Priority)
+	for _, name := range []string{hostOf(n.spec.ID), n.spec.Rack} {
+		k := askKey{ask.Priority, name, ask.Capability}
+		if x, ok := a.asks[k]; ok {
+			if x.Count--; x.Count <= 0 {
+				delete(a.asks, k)
+			}
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package scheduler
+
+import "testing"
+
+func localityEngine(t *testing.T, delay int) *Engine {
+	cfg := DefaultConfig()
+	cfg.NodeLocalityDelay = delay
+	e, err := New(cfg, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	must(t, err)
+	must(t, e.AddNode(NodeSpec{ID: "h1:8041", Rack: "/r1", Capacity: res(1024, 1)}))
+	must(t, e.AddNode(NodeSpec{ID: "h2:8041", Rack: "/r2", Capacity: res(1024, 1)}))
+	must(t, e.AddNode(NodeSpec{ID: "h3:8041", Rack: "/r2", Capacity: res(1024, 1)}))
+	return e
+}
+
+// localAsk is what an AM sends for one container that prefers host h on rack r.
+func localAsk(h, r string, relax bool) []Ask {
+	c := res(1024, 1)
+	return []Ask{
+		{Priority: 20, ResourceName: h, Capability: c, Count: 1, RelaxLocality: true},
+		{Priority: 20, ResourceName: r, Capability: c, Count: 1, RelaxLocality: true},
+		{Priority: 20, ResourceName: "*", Capability: c, Count: 1, RelaxLocality: relax},
+	}
+}
+
+func TestNodeLocalPlacement(t *testing.T) {
+	e := localityEngine(t, 3)
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", localAsk("h3", "/r2", true)))
+	got := e.Schedule(0).Allocations
+	if len(got) != 1 || got[0].Node != "h3:8041" {
+		t.Fatalf("placed %+v, want node-local h3", got)
+	}
+	if len(e.apps["x"].asks) != 0 {
+		t.Fatalf("node and rack asks not consumed: %v", e.apps["x"].asks)
+	}
+}
+
+// The host is busy: the ask waits `delay` opportunities, then takes its rack (h2), and only
+// if the rack is busy too waits as long again before going anywhere.
+func TestDelaySchedulingFallsBackToRackThenAny(t *testing.T) {
+	e := localityEngine(t, 3)
+	must(t, e.AddApp(AppSpec{ID: "busy", Queue: "a"}))
+	must(t, e.UpdateAsks("busy", []Ask{{Priority: 1, ResourceName: "h3", Capability: res(1024, 1), Count: 1, RelaxLocality: true},
+		{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 1, RelaxLocality: false}}))
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h3:8041" {
+		t.Fatalf("setup %+v", got)
+	}
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", localAsk("h3", "/r2", true)))
+	for i := 0; i < 3; i++ {
+		if got := e.Schedule(0).Allocations; len(got) != 0 {
+			t.Fatalf("pass %d placed %+v before the node-locality delay", i, got)
+		}
+	}
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h2:8041" {
+		t.Fatalf("after the delay: %+v, want rack-local h2", got)
+	}
+}
+
+func TestStrictLocalityNeverGoesElsewhere(t *testing.T) {
+	e := localityEngine(t, 1)
+	must(t, e.AddApp(AppSpec{ID: "busy", Queue: "a"}))
+	must(t, e.UpdateAsks("busy", []Ask{{Priority: 1, ResourceName: "h3", Capability: res(1024, 1), Count: 1, RelaxLocality: true},
+		{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 1, RelaxLocality: false}}))
+	e.Schedule(0)
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	c := res(1024, 1)
+	must(t, e.UpdateAsks("x", []Ask{{Priority: 20, ResourceName: "h3", Capability: c, Count: 1},
+		{Priority: 20, ResourceName: "*", Capability: c, Count: 1, RelaxLocality: false}}))
+	for i := 0; i < 10; i++ {
+		if got := e.Schedule(0).Allocations; len(got) != 0 {
+			t.Fatalf("strict ask placed %+v away from h3", got)
+		}
+	}
+	must(t, e.Release(1))
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h3:8041" {
+		t.Fatalf("strict ask not placed on h3 once free: %+v", got)
+	}
+}
