@@ -99,6 +99,10 @@ type Queue struct {
 
 	Capacity                float64
 	MaximumCapacity         float64
+	// CapacityResource is set when capacity is written as an absolute resource,
+	// "[memory=10240,vcores=12]" (resource name -> amount; memory in MB). Capacity is
+	// then 0 and the scheduler derives the quota from the cluster's size.
+	CapacityResource map[string]int64
 	AbsoluteCapacity        float64
 	AbsoluteMaximumCapacity float64
 	State                   State
@@ -253,6 +257,8 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 
 	if parent == nil {
 		q.Capacity = 100
+	} else if raw, _ := p.lookup(pre + "capacity"); strings.HasPrefix(strings.TrimSpace(raw), "[") {
+		q.CapacityResource = p.absolute(pre+"capacity", raw)
 	} else {
 		q.Capacity = p.percent(pre+"capacity", math.NaN())
 	}
@@ -344,7 +350,7 @@ func (p *parser) validate(q *Queue) {
 	pre := Prefix + q.Path + "."
 	if q.Parent != nil {
 		if math.IsNaN(q.Capacity) {
-			p.errorf(pre+"capacity", "", "every queue needs a capacity (percent of its parent)")
+			p.errorf(pre+"capacity", "", "every queue needs a capacity (percent of its parent, or [memory=..,vcores=..])")
 			q.Capacity = 0
 		}
 		q.AbsoluteCapacity = q.Parent.AbsoluteCapacity * q.Capacity / 100
@@ -376,11 +382,33 @@ func (p *parser) validate(q *Queue) {
 		return
 	}
 	var sum float64
+	absolute := 0
 	for _, c := range q.Children {
 		p.validate(c)
 		sum += c.Capacity
+		if c.CapacityResource != nil {
+			absolute++
+		}
 	}
-	if math.Abs(sum-100) > 1e-3 && !(sum == 0 && q.Capacity == 0) {
+	if absolute > 0 {
+		// Absolute capacities: all siblings must use them, and within a parent that has
+		// one they must fit inside it.
+		if absolute != len(q.Children) {
+			p.errorf(pre+"queues", strings.Join(childNames(q), ","), "children of %s mix percentage and absolute-resource capacities", q.Path)
+		} else if q.CapacityResource != nil {
+			total := map[string]int64{}
+			for _, c := range q.Children {
+				for k, v := range c.CapacityResource {
+					total[k] += v
+				}
+			}
+			for k, v := range total {
+				if v > q.CapacityResource[k] {
+					p.errorf(pre+"capacity", fmt.Sprint(q.CapacityResource), "children of %s ask for %d %s, more than its %d", q.Path, v, k, q.CapacityResource[k])
+				}
+			}
+		}
+	} else if math.Abs(sum-100) > 1e-3 && !(sum == 0 && q.Capacity == 0) {
 		var parts []string
 		for _, c := range q.Children {
 			parts = append(parts, fmt.Sprintf("%s=%g", c.Name, c.Capacity))
@@ -416,6 +444,30 @@ func childNames(q *Queue) []string {
 	var out []string
 	for _, c := range q.Children {
 		out = append(out, c.Name)
+	}
+	return out
+}
+
+// absolute parses "[memory=10240,vcores=12,yarn.io/gpu=2]".
+func (p *parser) absolute(key, raw string) map[string]int64 {
+	body := strings.TrimSpace(raw)
+	if !strings.HasSuffix(body, "]") {
+		p.errorf(key, raw, "absolute capacity must look like [memory=10240,vcores=12]")
+		return map[string]int64{}
+	}
+	out := map[string]int64{}
+	for _, part := range strings.Split(body[1:len(body)-1], ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if !ok || err != nil || n < 0 || strings.TrimSpace(k) == "" {
+			p.errorf(key, raw, "absolute capacity must look like [memory=10240,vcores=12]")
+			return map[string]int64{}
+		}
+		k = strings.TrimSpace(k)
+		if k == "memory-mb" {
+			k = "memory"
+		}
+		out[k] = n
 	}
 	return out
 }

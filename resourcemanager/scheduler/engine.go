@@ -128,6 +128,13 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		preempting: map[ContainerID]*container{}}
 	for _, q := range queues.Leaves() {
 		g := newGroup(q, cfg.Groups[q.Path])
+		if q.CapacityResource != nil {
+			r, err := cfg.Types.Vector(q.CapacityResource)
+			if err != nil {
+				return nil, fmt.Errorf("scheduler: queue %s capacity: %w", q.Path, err)
+			}
+			g.absQuota = &r
+		}
 		e.leaves = append(e.leaves, g)
 		e.groups[q.Name] = g
 		e.groups[q.Path] = g
@@ -654,12 +661,24 @@ func (e *Engine) servesBefore(policy string, a, b *app, p *partition) bool {
 	return false
 }
 
-// applySchedules sets each group's default-partition quota for the time of day.
+// applySchedules sets each group's default-partition quota for the time of day, and the
+// share an absolute-resource capacity is of the cluster as it is now.
 func (e *Engine) applySchedules(now time.Time) {
 	t := now.In(e.cfg.Location)
 	m := t.Hour()*60 + t.Minute()
 	for _, g := range e.leaves {
-		if len(g.schedule) > 0 {
+		switch {
+		case g.absQuota != nil:
+			total := Resource{}
+			if p, ok := e.partitions[""]; ok {
+				total = p.total
+			}
+			s := DominantShare(*g.absQuota, total, e.cfg.Types.Len(), e.cfg.CPUOnly)
+			if s.Num > s.Den {
+				s = Share{1, 1} // more than the cluster has: the whole cluster
+			}
+			g.quota[""] = s.Num * ppm / s.Den
+		case len(g.schedule) > 0:
 			g.quota[""] = g.scheduledQuota(m)
 		}
 	}

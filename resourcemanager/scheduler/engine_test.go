@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,4 +239,33 @@ func TestPerLabelBlacklistReset(t *testing.T) {
 	if len(got) != 1 || (got[0].Node != "gpu1" && got[0].Node != "gpu2") {
 		t.Fatalf("with the whole label blacklisted the reset did not happen: %+v", got)
 	}
+}
+
+// capacity = [memory=..,vcores=..]: the quota is that resource's share of the cluster.
+func TestAbsoluteCapacity(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b",
+		"root.a.capacity", "[memory=4096,vcores=4]", "root.b.capacity", "[memory=6144,vcores=6]"))
+	unitNodes(t, e, 10)
+	must(t, e.AddApp(AppSpec{ID: "app-a", Queue: "a"}))
+	must(t, e.AddApp(AppSpec{ID: "app-b", Queue: "b"}))
+	must(t, e.UpdateAsks("app-a", ask1(100)))
+	must(t, e.UpdateAsks("app-b", ask1(100)))
+	if got := countByQueue(e, e.Schedule(0).Allocations); got["a"] != 4 || got["b"] != 6 {
+		t.Fatalf("shares %v, want a=4 b=6", got)
+	}
+	if _, err := capacityParse("root.queues", "a,b", "root.a.capacity", "[memory=1]", "root.b.capacity", "50"); err == nil ||
+		!strings.Contains(err.Error(), "mix percentage and absolute") {
+		t.Fatalf("mixed capacities: %v", err)
+	}
+	if _, err := capacityParse("root.queues", "a", "root.a.capacity", "[memory=lots]"); err == nil {
+		t.Fatal("bad absolute capacity accepted")
+	}
+}
+
+func capacityParse(kv ...string) (*capacity.Tree, error) {
+	c := conf.Empty()
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Set(capacity.Prefix+kv[i], kv[i+1])
+	}
+	return capacity.Parse(c)
 }

@@ -27,6 +27,9 @@ type group struct {
 	policy           string
 	backfill         string
 	schedule         []CapacityWindow
+	// absQuota is set for a queue whose capacity is an absolute resource; its quota share
+	// follows the default partition's size.
+	absQuota *Resource
 }
 
 func newGroup(q *capacity.Queue, gs GroupSettings) *group {

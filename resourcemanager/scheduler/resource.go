@@ -161,3 +161,29 @@ func DominantShare(used, total Resource, types int, cpuOnly bool) Share {
 	}
 	return best
 }
+
+// Vector converts resource names to amounts into a Resource: "memory" and "memory-mb" are
+// memory in MB, "vcores" the vcores, other names the cluster's extra types.
+func (t Types) Vector(m map[string]int64) (Resource, error) {
+	var r Resource
+	for name, v := range m {
+		i := -1
+		switch name {
+		case "memory", "memory-mb":
+			i = Memory
+		case "vcores":
+			i = VCores
+		default:
+			for j, n := range t.Names {
+				if n == name {
+					i = j
+				}
+			}
+		}
+		if i < 0 {
+			return r, fmt.Errorf("unknown resource type %q", name)
+		}
+		r[i] = v
+	}
+	return r, nil
+}

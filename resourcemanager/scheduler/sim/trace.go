@@ -151,21 +151,14 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 
 // vector converts a name->amount map to the engine's resource vector.
 func vector(types scheduler.Types, m map[string]int64) (scheduler.Resource, error) {
-	var r scheduler.Resource
 	for name, v := range m {
-		i := -1
-		for j, n := range types.Names {
-			if n == name || (j == scheduler.Memory && name == "memory") {
-				i = j
-			}
-		}
-		if i < 0 {
-			return r, fmt.Errorf("unknown resource type %q (types: %s)", name, strings.Join(types.Names, ", "))
-		}
 		if v < 0 {
-			return r, fmt.Errorf("negative amount %d of %s", v, name)
+			return scheduler.Resource{}, fmt.Errorf("negative amount %d of %s", v, name)
 		}
-		r[i] = v
+	}
+	r, err := types.Vector(m)
+	if err != nil {
+		return r, fmt.Errorf("%w (types: %s)", err, strings.Join(types.Names, ", "))
 	}
 	return r, nil
 }
