@@ -97,12 +97,12 @@ type Queue struct {
 	Parent   *Queue
 	Children []*Queue
 
-	Capacity                float64
-	MaximumCapacity         float64
+	Capacity        float64
+	MaximumCapacity float64
 	// CapacityResource is set when capacity is written as an absolute resource,
 	// "[memory=10240,vcores=12]" (resource name -> amount; memory in MB). Capacity is
 	// then 0 and the scheduler derives the quota from the cluster's size.
-	CapacityResource map[string]int64
+	CapacityResource        map[string]int64
 	AbsoluteCapacity        float64
 	AbsoluteMaximumCapacity float64
 	State                   State
