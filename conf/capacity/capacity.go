@@ -107,7 +107,10 @@ type Queue struct {
 	AbsoluteMaximumCapacity float64
 	State                   State
 
-	UserLimitFactor          float64
+	UserLimitFactor float64
+	// UserLimitFactorSet tells whether user-limit-factor was written: Bobbin's groups may
+	// take idle capacity beyond their quota, so the per-user cap applies only when asked for.
+	UserLimitFactorSet       bool
 	MinimumUserLimitPercent  float64
 	MaximumApplications      int
 	MaximumAMResourcePercent float64
@@ -273,6 +276,11 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 		p.errorf(pre+"state", st, "state must be RUNNING or STOPPED")
 	}
 	q.UserLimitFactor = p.float(pre+"user-limit-factor", 1)
+	_, q.UserLimitFactorSet = p.lookup(pre + "user-limit-factor")
+	if q.UserLimitFactor <= 0 {
+		raw, _ := p.c.Raw(pre + "user-limit-factor")
+		p.errorf(pre+"user-limit-factor", raw, "must be greater than 0")
+	}
 	q.MinimumUserLimitPercent = p.float(pre+"minimum-user-limit-percent", 100)
 	q.MaximumAMResourcePercent = p.float(Prefix+"maximum-am-resource-percent", 0.1)
 	q.MaximumAMResourcePercent = p.float(pre+"maximum-am-resource-percent", q.MaximumAMResourcePercent)

@@ -490,6 +490,10 @@ func (e *Engine) release(c *container) {
 	p.allocated = p.allocated.Sub(c.resource)
 	p.weightsDirty = true
 	a.group.used[p.name] = a.group.used[p.name].Sub(c.resource)
+	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Sub(c.resource)
+	if c.am {
+		a.group.amUsed = a.group.amUsed.Sub(c.resource)
+	}
 	delete(e.containers, c.id)
 	delete(e.preempting, c.id)
 	delete(a.containers, c.id)
@@ -632,18 +636,28 @@ func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
 		w = w[1:]
 	}
 	g.waiting[p.name] = w
-	if len(w) == 0 {
-		return nil, nil
-	}
-	best := w[0]
-	if g.policy != PolicyFIFO && g.policy != PolicyBackfill {
-		for _, a := range w[1:] {
-			if a.pendingIn[p.name] > 0 && e.servesBefore(g.policy, a, best, p) {
-				best = a
-			}
+	types := e.cfg.Types.Len()
+	var best *app
+	var bestAsk *Ask
+	for _, a := range w {
+		if a.pendingIn[p.name] <= 0 {
+			continue
+		}
+		if best != nil && (g.policy == PolicyFIFO || g.policy == PolicyBackfill || !e.servesBefore(g.policy, a, best, p)) {
+			continue
+		}
+		ask := a.nextAskIn(p.name)
+		// An application at one of the queue's caps (its user's limit, the AM share) is
+		// passed over so the others behind it can run.
+		if ask == nil || !g.limitsAllow(a, ask, p, types, e.cfg.CPUOnly) {
+			continue
+		}
+		best, bestAsk = a, ask
+		if g.policy == PolicyFIFO || g.policy == PolicyBackfill {
+			break
 		}
 	}
-	return best, best.nextAskIn(p.name)
+	return best, bestAsk
 }
 
 // servesBefore orders two waiting applications under a policy; ties keep submission order
@@ -764,6 +778,10 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 		a.skips = 0
 	}
 	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
+	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Add(c.resource)
+	if c.am {
+		a.group.amUsed = a.group.amUsed.Add(c.resource)
+	}
 	e.consumeLocal(a, ask, n)
 	ask.Count--
 	a.pendingIn[p.name]--

@@ -269,3 +269,41 @@ func capacityParse(kv ...string) (*capacity.Tree, error) {
 	}
 	return capacity.Parse(c)
 }
+
+func TestQueueCaps(t *testing.T) {
+	// maximum-capacity: a may borrow idle room only up to 60 %.
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.a.maximum-capacity", "60", "root.b.capacity", "60"))
+	unitNodes(t, e, 10)
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", ask1(100)))
+	if n := len(e.Schedule(0).Allocations); n != 6 {
+		t.Fatalf("a took %d nodes, want 6 (maximum-capacity 60%%)", n)
+	}
+
+	// user-limit-factor 1, written explicitly: one user gets at most the queue's quota.
+	e = newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.a.user-limit-factor", "1", "root.b.capacity", "50"))
+	unitNodes(t, e, 10)
+	must(t, e.AddApp(AppSpec{ID: "alice-1", Queue: "a", User: "alice"}))
+	must(t, e.AddApp(AppSpec{ID: "bob-1", Queue: "a", User: "bob"}))
+	must(t, e.UpdateAsks("alice-1", ask1(100)))
+	e.Schedule(0)
+	if got := e.groups["a"].userUsed["alice"][VCores]; got != 5 {
+		t.Fatalf("alice holds %d nodes, want 5 (user-limit-factor 1 × quota)", got)
+	}
+	must(t, e.UpdateAsks("bob-1", ask1(100)))
+	e.Schedule(0)
+	if got := e.groups["a"].userUsed["bob"][VCores]; got != 5 {
+		t.Fatalf("bob holds %d, want the other 5", got)
+	}
+
+	// maximum-am-resource-percent 0.1 of a 10-node queue: one AM, not two.
+	e = newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	unitNodes(t, e, 10)
+	for _, id := range []string{"app1", "app2"} {
+		must(t, e.AddApp(AppSpec{ID: id, Queue: "a"}))
+		must(t, e.UpdateAsks(id, []Ask{{Priority: 0, ResourceName: "*", Capability: res(1024, 1), Count: 1, AM: true}}))
+	}
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].App != "app1" {
+		t.Fatalf("AMs started %+v, want only app1's", got)
+	}
+}

@@ -30,6 +30,9 @@ type group struct {
 	// absQuota is set for a queue whose capacity is an absolute resource; its quota share
 	// follows the default partition's size.
 	absQuota *Resource
+	// amUsed is what the group's AM containers hold; userUsed what each user holds.
+	amUsed   Resource
+	userUsed map[string]Resource
 }
 
 func newGroup(q *capacity.Queue, gs GroupSettings) *group {
@@ -37,7 +40,8 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 		gs.Policy = PolicyFIFO
 	}
 	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}, waiting: map[string][]*app{},
-		policy: gs.Policy, backfill: gs.Backfill, preemptionPolicy: gs.PreemptionPolicy, schedule: gs.Schedule}
+		policy: gs.Policy, backfill: gs.Backfill, preemptionPolicy: gs.PreemptionPolicy, schedule: gs.Schedule,
+		userUsed: map[string]Resource{}}
 	g.quota[""] = uint64(q.AbsoluteCapacity*ppm + 0.5)
 	// Per-label quota: the product of label capacities from the root down.
 	labels := map[string]float64{}
@@ -103,4 +107,36 @@ func (g *group) scheduledQuota(m int) uint64 {
 		parentAbs = g.queue.Parent.AbsoluteCapacity
 	}
 	return uint64(parentAbs*capPct/100*ppm + 0.5)
+}
+
+// limitsAllow applies the queue's caps to one more container of ask for app a in
+// partition p: maximum-capacity, user-limit-factor (when configured) and
+// maximum-am-resource-percent (at least one AM may always run).
+func (g *group) limitsAllow(a *app, ask *Ask, p *partition, types int, cpuOnly bool) bool {
+	q := g.queue
+	if p.name == "" && q.AbsoluteMaximumCapacity < 1 {
+		maxPPM := uint64(q.AbsoluteMaximumCapacity*ppm + 0.5)
+		if !shareAtMost(g.used[""].Add(ask.Capability), p.total, types, cpuOnly, maxPPM) {
+			return false
+		}
+	}
+	if q.UserLimitFactorSet {
+		capPPM := uint64(float64(g.quota[p.name])*q.UserLimitFactor + 0.5)
+		if !shareAtMost(g.userUsed[a.spec.User].Add(ask.Capability), p.total, types, cpuOnly, capPPM) {
+			return false
+		}
+	}
+	if ask.AM && !g.amUsed.IsZero() {
+		amPPM := uint64(float64(g.quota[p.name])*q.MaximumAMResourcePercent + 0.5)
+		if !shareAtMost(g.amUsed.Add(ask.Capability), p.total, types, cpuOnly, amPPM) {
+			return false
+		}
+	}
+	return true
+}
+
+// shareAtMost reports used/total (dominant) <= limit/ppm.
+func shareAtMost(used, total Resource, types int, cpuOnly bool, limit uint64) bool {
+	s := DominantShare(used, total, types, cpuOnly)
+	return cmp192(s.Num, ppm, 1, limit, s.Den, 1) <= 0
 }
