@@ -127,13 +127,9 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		groups: map[string]*group{}, apps: map[string]*app{}, containers: map[ContainerID]*container{},
 		preempting: map[ContainerID]*container{}}
 	for _, q := range queues.Leaves() {
-		g := newGroup(q, cfg.Groups[q.Path])
-		if q.CapacityResource != nil {
-			r, err := cfg.Types.Vector(q.CapacityResource)
-			if err != nil {
-				return nil, fmt.Errorf("scheduler: queue %s capacity: %w", q.Path, err)
-			}
-			g.absQuota = &r
+		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path])
+		if err != nil {
+			return nil, err
 		}
 		e.leaves = append(e.leaves, g)
 		e.groups[q.Name] = g

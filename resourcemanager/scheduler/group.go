@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -62,6 +63,19 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 		g.quota[l] = uint64(f*ppm + 0.5)
 	}
 	return g
+}
+
+// buildGroup makes the group of leaf queue q, resolving an absolute-resource capacity.
+func buildGroup(types Types, q *capacity.Queue, gs GroupSettings) (*group, error) {
+	g := newGroup(q, gs)
+	if q.CapacityResource != nil {
+		r, err := types.Vector(q.CapacityResource)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler: queue %s capacity: %w", q.Path, err)
+		}
+		g.absQuota = &r
+	}
+	return g, nil
 }
 
 // canUse reports whether the group may place work in partition p.
