@@ -17,6 +17,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -146,6 +147,11 @@ func New(opts Options) (*ResourceManager, error) {
 		if opts.Queues, err = capacity.Load(opts.Conf, ""); err != nil {
 			return nil, err
 		}
+	}
+	// The scheduler's own keys (policies, thresholds, time windows) are checked at start-up
+	// too, so a bad value stops the RM instead of surfacing on first use.
+	if _, _, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues); err != nil {
+		return nil, err
 	}
 	rm := &ResourceManager{
 		opts:             opts,

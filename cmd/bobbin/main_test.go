@@ -37,4 +37,24 @@ func TestResourceManagerRefusesBrokenConf(t *testing.T) {
 	if code != 1 || !strings.Contains(errb.String(), "yarn.scheduler.capacity.root.a.capacity") {
 		t.Fatalf("exit %d, log:\n%s", code, errb.String())
 	}
+	// A Bobbin scheduler key with a bad value: file, key and value are named.
+	cs := filepath.Join(dir, "capacity-scheduler.xml")
+	os.WriteFile(cs, []byte(`<configuration>
+<property><name>yarn.scheduler.capacity.root.queues</name><value>a</value></property>
+<property><name>yarn.scheduler.capacity.root.a.capacity</name><value>100</value></property>
+<property><name>yarn.scheduler.capacity.root.a.bobbin.policy</name><value>lottery</value></property>
+<property><name>bobbin.scheduler.preemption.over-threshold</name><value>-1</value></property>
+<property><name>yarn.scheduler.capacity.root.a.bobbin.capacity-schedule</name><value>09:00-08:00=x</value></property>
+</configuration>`), 0o644)
+	errb.Reset()
+	code = run([]string{"resourcemanager", "--conf", dir}, &out, &errb)
+	for _, want := range []string{
+		cs + `: yarn.scheduler.capacity.root.a.bobbin.policy = \"lottery\": unknown policy`,
+		cs + `: bobbin.scheduler.preemption.over-threshold = \"-1\"`,
+		cs + `: yarn.scheduler.capacity.root.a.bobbin.capacity-schedule = \"09:00-08:00=x\"`,
+	} {
+		if code != 1 || !strings.Contains(errb.String(), want) {
+			t.Errorf("exit %d; log lacks %s:\n%s", code, want, errb.String())
+		}
+	}
 }
