@@ -151,3 +151,60 @@ func benchSynthetic(b *testing.B, strategy string) {
 		b.ReportMetric(rep.AllocationsPerSecond, "allocs/s")
 	}
 }
+
+func startsOf(rep *Report) map[string]Placement {
+	out := map[string]Placement{}
+	for _, p := range rep.Placements {
+		if _, ok := out[p.App]; !ok {
+			out[p.App] = p
+		}
+	}
+	return out
+}
+
+func TestTraceRings(t *testing.T) {
+	s := startsOf(run(t, "rings.json", ""))
+	for app, node := range map[string]string{"4g": "fit", "7g": "mid", "9g": "huge", "12g": "big"} {
+		if s[app].Node != node {
+			t.Errorf("%s on %s, want %s", app, s[app].Node, node)
+		}
+	}
+}
+
+func TestTraceTimeOfDay(t *testing.T) {
+	rep := run(t, "time-of-day.json", "")
+	if got := placedAt(rep, 0); got["a"] != 9 || got["b"] != 5 {
+		t.Fatalf("t=0: %v, want a=9 b=5 (90:50)", got)
+	}
+	var first *PreemptionRecord
+	for i := range rep.Preemptions {
+		if !rep.Preemptions[i].Kill {
+			first = &rep.Preemptions[i]
+			break
+		}
+	}
+	if first == nil || first.App != "a-batch" || first.Time != 600 {
+		t.Fatalf("first preemption %+v, want a-batch at 600 s (the 00:10 boundary)", first)
+	}
+}
+
+func TestTraceConservativeBackfill(t *testing.T) {
+	s := startsOf(run(t, "conservative-backfill.json", ""))
+	// short would delay w2's reservation on B at 150 s, so it waits; w1 starts on A at 100,
+	// w2 on B at 150.
+	if s["w1"].Time != 100 || s["w2"].Time != 150 || s["short"].Time < 150 {
+		t.Fatalf("starts w1=%v w2=%v short=%v", s["w1"].Time, s["w2"].Time, s["short"].Time)
+	}
+	easy, err := LoadTrace(filepath.Join("..", "..", "..", "integration", "testdata", "traces", "conservative-backfill.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	easy.Queues["root.a.bobbin.backfill"] = "easy"
+	rep, err := Run(easy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := startsOf(rep); e["short"].Time != 1 {
+		t.Fatalf("EASY should backfill short at 1 s, got %v", e["short"].Time)
+	}
+}
