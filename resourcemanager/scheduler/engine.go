@@ -68,8 +68,10 @@ type partition struct {
 	static int
 }
 
-// Engine is the scheduling engine. All methods are safe for concurrent use; Schedule
-// holds the engine lock while it allocates, as one scheduling step must see one state.
+// Engine is the scheduling engine. All methods are safe for concurrent use. Lock rule:
+// e.mu guards all engine state; one scheduling step (one allocation) sees one state, and a
+// long Schedule pass releases the lock every lockSlice allocations so the RM's RPC
+// handlers (UpdateAsks, Release, node updates) wait for a slice, never a whole pass.
 type Engine struct {
 	cfg Config
 
@@ -495,6 +497,10 @@ func (e *Engine) release(c *container) {
 	delete(a.containers, c.id)
 }
 
+// lockSlice is how many allocations a pass makes before it lets other callers take the
+// engine lock.
+const lockSlice = 256
+
 // Schedule runs group rounds until no round places anything or max allocations were
 // made (max <= 0: no limit). It returns the allocations in the order they were made and
 // the preemption notices and kills decided on the way.
@@ -514,7 +520,15 @@ func (e *Engine) Schedule(max int) Result {
 	for _, n := range names {
 		active[n] = true
 	}
+	sliceStart := len(res.Allocations)
 	for max <= 0 || len(res.Allocations) < max {
+		if len(res.Allocations)-sliceStart >= lockSlice {
+			// Let RPC handlers (asks, releases, node updates) in between slices of a long
+			// pass, so none waits for a whole pass; the pass goes on with what they changed.
+			e.mu.Unlock()
+			e.mu.Lock()
+			sliceStart = len(res.Allocations)
+		}
 		placed := false
 		for _, pn := range names {
 			if !active[pn] {

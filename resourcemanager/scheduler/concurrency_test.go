@@ -1,0 +1,51 @@
+package scheduler
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// RPC handlers change asks, release containers and update nodes while passes run; the
+// race detector checks the locking and the totals must stay consistent.
+func TestConcurrentUse(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"))
+	unitNodes(t, e, 50)
+	for i := 0; i < 8; i++ {
+		must(t, e.AddApp(AppSpec{ID: fmt.Sprint("app", i), Queue: []string{"a", "b"}[i%2]}))
+	}
+	var wg sync.WaitGroup
+	allocated := make(chan ContainerID, 10000)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 200; i++ {
+			for _, a := range e.Schedule(0).Allocations {
+				allocated <- a.Container
+			}
+		}
+		close(allocated)
+	}()
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for k := 0; k < 50; k++ {
+				e.UpdateAsks(fmt.Sprint("app", i), ask1(k%7))
+				e.Stats()
+			}
+		}(i)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for c := range allocated {
+			e.Release(c)
+		}
+	}()
+	wg.Wait()
+	s := e.Stats()
+	if s.Allocated.AnyNegative() || s.Allocated[VCores] != int64(s.Running) {
+		t.Fatalf("inconsistent totals: %+v", s)
+	}
+}
