@@ -1,6 +1,9 @@
 package scheduler
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Delay scheduling for locality (mechanisms.md §5, YARN's node-locality-delay): an ask
 // that names hosts or racks waits a bounded number of scheduling opportunities for a
@@ -28,6 +31,9 @@ func localAsks(a *app, ask *Ask) (hosts, racks []string) {
 			hosts = append(hosts, k.name)
 		}
 	}
+	// Map order is random; placements must not be.
+	sort.Strings(hosts)
+	sort.Strings(racks)
 	return hosts, racks
 }
 

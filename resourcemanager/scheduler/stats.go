@@ -5,6 +5,7 @@ type Stats struct {
 	Total     Resource            // capacity of every node
 	Allocated Resource            // allocated on every node
 	QueueUsed map[string]Resource // by leaf queue name, all partitions
+	AppUsed   map[string]Resource // by application id
 	// Fragmented is the free room on schedulable nodes that fits no waiting ask of the
 	// node's partition: capacity stranded by the shapes of what was placed.
 	Fragmented Resource
@@ -16,7 +17,7 @@ type Stats struct {
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := Stats{QueueUsed: map[string]Resource{}}
+	s := Stats{QueueUsed: map[string]Resource{}, AppUsed: map[string]Resource{}}
 	for _, p := range e.partitions {
 		s.Total = s.Total.Add(p.total)
 		s.Allocated = s.Allocated.Add(p.allocated)
@@ -47,7 +48,8 @@ func (e *Engine) Stats() Stats {
 		}
 		s.QueueUsed[g.name] = u
 	}
-	for _, a := range e.apps {
+	for id, a := range e.apps {
+		s.AppUsed[id] = a.used
 		s.Pending += a.pending
 		s.Running += a.running
 	}

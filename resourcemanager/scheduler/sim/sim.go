@@ -229,10 +229,8 @@ func (r *simRun) loop() error {
 				return err
 			}
 		}
-		start := time.Now()
-		res := r.eng.Schedule(0)
-		r.engine += time.Since(start)
-		if err := r.apply(res); err != nil {
+		res, err := r.pass()
+		if err != nil {
 			return err
 		}
 		r.record()
@@ -267,6 +265,29 @@ func (r *simRun) loop() error {
 	return nil
 }
 
+// pass schedules at the current time; kills free room, so a pass that killed containers
+// is followed at once by another.
+func (r *simRun) pass() (scheduler.Result, error) {
+	var all scheduler.Result
+	for {
+		start := time.Now()
+		res := r.eng.Schedule(0)
+		r.engine += time.Since(start)
+		if err := r.apply(res); err != nil {
+			return all, err
+		}
+		all.Allocations = append(all.Allocations, res.Allocations...)
+		all.Preemptions = append(all.Preemptions, res.Preemptions...)
+		killed := false
+		for _, p := range res.Preemptions {
+			killed = killed || p.Kill
+		}
+		if !killed {
+			return all, nil
+		}
+	}
+}
+
 func (r *simRun) waiting() bool {
 	for _, a := range r.apps {
 		for _, n := range a.outstanding {
@@ -286,6 +307,11 @@ func (r *simRun) handle(ev *event) error {
 		if err := r.eng.AddApp(scheduler.AppSpec{ID: a.spec.ID, Queue: a.spec.Queue, User: a.spec.User, Priority: a.spec.Priority,
 			Submit: r.now, Runtime: time.Duration(a.spec.Runtime), Label: a.spec.Label}); err != nil {
 			return fmt.Errorf("app %s: %w", a.spec.ID, err)
+		}
+		if len(a.spec.Blacklist) > 0 {
+			if err := r.eng.UpdateBlacklist(a.spec.ID, a.spec.Blacklist, nil); err != nil {
+				return err
+			}
 		}
 		if a.left == 0 {
 			r.complete(a)

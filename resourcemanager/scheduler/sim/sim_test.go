@@ -208,3 +208,32 @@ func TestTraceConservativeBackfill(t *testing.T) {
 		t.Fatalf("EASY should backfill short at 1 s, got %v", e["short"].Time)
 	}
 }
+
+func TestTraceLabelBlacklistReset(t *testing.T) {
+	rep := run(t, "label-blacklist.json", "")
+	if len(rep.NeverRan) != 0 || len(rep.Placements) != 2 {
+		t.Fatalf("never ran %v, placements %v", rep.NeverRan, rep.Placements)
+	}
+	for _, p := range rep.Placements {
+		if !strings.HasPrefix(p.Node, "gpu-") {
+			t.Fatalf("placed off the label: %+v", p)
+		}
+	}
+}
+
+func TestTraceVictimPolicyAndCoolDown(t *testing.T) {
+	rep := run(t, "victim-policy.json", "")
+	if len(rep.Preemptions) == 0 || rep.Preemptions[0].App != "recent" {
+		t.Fatalf("first victim %+v, want the most recently started container (app recent)", rep.Preemptions)
+	}
+	// The notice goes out at 20 s and the kill after the 5 s grace; claim starts then. a
+	// sits out its 30 s cool-down from 20 s, so a-more (submitted at 30 s) cannot start
+	// before 50 s.
+	s := startsOf(rep)
+	if s["claim"].Time != 25 {
+		t.Fatalf("claim started at %v, want 25 (notice at 20 + 5 s grace)", s["claim"].Time)
+	}
+	if s["a-more"].Time < 50 {
+		t.Fatalf("a-more started at %v, inside a's cool-down", s["a-more"].Time)
+	}
+}

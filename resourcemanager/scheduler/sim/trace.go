@@ -53,8 +53,10 @@ type AppSpec struct {
 	Priority int32    `json:"priority,omitempty"`
 	Label    string   `json:"label,omitempty"`
 	// Runtime is the declared estimate backfilling uses (optional).
-	Runtime Duration  `json:"runtime,omitempty"`
-	Asks    []AskSpec `json:"asks"`
+	Runtime Duration `json:"runtime,omitempty"`
+	// Blacklist names nodes the application asks not to run on (AllocateRequest blacklist).
+	Blacklist []string  `json:"blacklist,omitempty"`
+	Asks      []AskSpec `json:"asks"`
 }
 
 // AskSpec is Count containers of one shape, each running for Duration.
