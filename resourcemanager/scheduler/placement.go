@@ -144,26 +144,22 @@ func (r *rings) choose(req Resource, ok func(*node) bool) *node {
 	k := r.ring(t, req[t])
 	// Steps 1-2: best fit in ring K, else in the first non-empty ring of K+1..K+N: the first
 	// fitting node at or above req in free order, if its ring is within K+N.
-	var found *node
-	visits := 0
-	r.index[t].AscendGreaterOrEqual(freeKey{req[t], nil}, func(fk freeKey) bool {
-		if r.ring(t, fk.free) > k+int64(r.limit) || visits >= r.visits {
-			return false
-		}
-		visits++
-		if req.Fits(fk.n.free()) && ok(fk.n) {
-			found = fk.n
-			return false
-		}
-		return true
-	})
-	if found != nil {
-		return found
+	ascend := func(visit btree.ItemIteratorG[freeKey]) { r.index[t].AscendGreaterOrEqual(freeKey{req[t], nil}, visit) }
+	if n := r.walk(ascend, func(fk freeKey) bool { return r.ring(t, fk.free) > k+int64(r.limit) }, req, ok); n != nil {
+		return n
 	}
 	// Step 3: from the largest ring down, the node with the most free room that fits.
-	visits = 0
-	r.index[t].Descend(func(fk freeKey) bool {
-		if fk.free < req[t] || visits >= r.visits {
+	descend := func(visit btree.ItemIteratorG[freeKey]) { r.index[t].Descend(visit) }
+	return r.walk(descend, func(fk freeKey) bool { return fk.free < req[t] }, req, ok)
+}
+
+// walk returns the first node along one index walk that fits req and that ok accepts,
+// giving up when past says the walk has gone too far or after r.visits nodes.
+func (r *rings) walk(iterate func(btree.ItemIteratorG[freeKey]), past func(freeKey) bool, req Resource, ok func(*node) bool) *node {
+	var found *node
+	visits := 0
+	iterate(func(fk freeKey) bool {
+		if past(fk) || visits >= r.visits {
 			return false
 		}
 		visits++
