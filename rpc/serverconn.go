@@ -356,7 +356,7 @@ func (c *serverConn) verifyToken(response []byte) error {
 	sm := c.srv.opts.SecretManager
 	var tokenID []byte
 	var tokenUser string
-	user, final, err := c.digest.Verify(response, func(username string) (string, error) {
+	_, final, err := c.digest.Verify(response, func(username string) (string, error) {
 		id, err := base64.StdEncoding.DecodeString(username)
 		if err != nil {
 			return "", fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassInvalidToken, "malformed token identifier in SASL user name")
@@ -379,7 +379,6 @@ func (c *serverConn) verifyToken(response []byte) error {
 		}
 		return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassInvalidToken, "%v", err)
 	}
-	_ = user
 	c.saslDone = true
 	c.caller.Auth = AuthToken
 	c.caller.User = tokenUser
