@@ -1,0 +1,120 @@
+// Package security holds the RM's secret managers: master keys that roll, and the three
+// YARN tokens signed with them — AMRMTokens (application masters on the scheduler port),
+// NMTokens (AMs and the RM on NodeManagers) and ContainerTokens (which container an NM may
+// start). Passwords are HmacSHA1(master key, identifier bytes), as Hadoop's
+// SecretManager.createPassword computes them, so Apache NodeManagers given the same master
+// keys verify Bobbin's tokens. See hadoop-wire.md §2.3, §3.3, §3.5, §4.4.
+package security
+
+import (
+	"crypto/rand"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// MasterKey is a secret key with the id tokens name it by (MasterKeyProto).
+type MasterKey struct {
+	ID    int32
+	Bytes []byte
+}
+
+// keyBytes is the size of generated keys. Java uses 8-byte HmacSHA1 keys; only the issuer
+// and the NMs it shares keys with verify, so a longer key is safe and stronger.
+const keyBytes = 20
+
+func newKey(id int32) MasterKey {
+	b := make([]byte, keyBytes)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the OS RNG does not fail on Linux
+	}
+	return MasterKey{ID: id, Bytes: b}
+}
+
+// KeyRing is a rolling set of master keys: tokens are signed with the current key and
+// verified with the current, the next (during activation) or the previous one (until the
+// tokens signed with it expire), as Hadoop's secret managers accept.
+type KeyRing struct {
+	mu       sync.RWMutex
+	current  MasterKey
+	next     *MasterKey
+	previous *MasterKey
+	lastID   int32
+	rolled   time.Time
+	now      func() time.Time
+}
+
+// NewKeyRing starts with one random key. firstID lets RMs pick disjoint key ids.
+func NewKeyRing(firstID int32, now func() time.Time) *KeyRing {
+	if now == nil {
+		now = time.Now
+	}
+	k := &KeyRing{lastID: firstID, now: now}
+	k.current = newKey(firstID)
+	k.rolled = now()
+	return k
+}
+
+// Current is the signing key.
+func (k *KeyRing) Current() MasterKey {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.current
+}
+
+// Next is the key being activated, if a roll is under way.
+func (k *KeyRing) Next() (MasterKey, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.next == nil {
+		return MasterKey{}, false
+	}
+	return *k.next, true
+}
+
+// Roll starts a key roll: a next key is created and handed out (to NMs, in AMRM
+// responses) but not used for signing until Activate.
+func (k *KeyRing) Roll() MasterKey {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lastID++
+	n := newKey(k.lastID)
+	k.next = &n
+	return n
+}
+
+// Activate makes the next key current; the old current key still verifies until the next
+// roll.
+func (k *KeyRing) Activate() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.next == nil {
+		return
+	}
+	prev := k.current
+	k.previous = &prev
+	k.current = *k.next
+	k.next = nil
+	k.rolled = k.now()
+}
+
+// Sign returns HmacSHA1(current key, identifier) and the key's id.
+func (k *KeyRing) Sign(identifier []byte) (password []byte, keyID int32) {
+	cur := k.Current()
+	return token.Password(cur.Bytes, identifier), cur.ID
+}
+
+// Password recomputes the password of an identifier signed with key id, if the ring still
+// holds that key.
+func (k *KeyRing) Password(keyID int32, identifier []byte) ([]byte, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	for _, key := range []*MasterKey{&k.current, k.next, k.previous} {
+		if key != nil && key.ID == keyID {
+			return token.Password(key.Bytes, identifier), true
+		}
+	}
+	return nil, false
+}
