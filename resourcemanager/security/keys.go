@@ -10,7 +10,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
@@ -42,19 +41,12 @@ type KeyRing struct {
 	next     *MasterKey
 	previous *MasterKey
 	lastID   int32
-	rolled   time.Time
-	now      func() time.Time
 }
 
-// NewKeyRing starts with one random key. firstID lets RMs pick disjoint key ids.
-func NewKeyRing(firstID int32, now func() time.Time) *KeyRing {
-	if now == nil {
-		now = time.Now
-	}
-	k := &KeyRing{lastID: firstID, now: now}
-	k.current = newKey(firstID)
-	k.rolled = now()
-	return k
+// NewKeyRing starts with one random key. firstID lets RMs pick disjoint key ids. When to
+// roll is the owner's decision (Roll, then Activate).
+func NewKeyRing(firstID int32) *KeyRing {
+	return &KeyRing{lastID: firstID, current: newKey(firstID)}
 }
 
 // Current is the signing key.
@@ -97,7 +89,6 @@ func (k *KeyRing) Activate() {
 	k.previous = &prev
 	k.current = *k.next
 	k.next = nil
-	k.rolled = k.now()
 }
 
 // Sign returns HmacSHA1(current key, identifier) and the key's id.

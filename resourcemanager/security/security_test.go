@@ -55,7 +55,7 @@ func who(t *testing.T, addr string, tok *token.Token) (string, error) {
 }
 
 func TestAMRMTokenLogin(t *testing.T) {
-	m := NewAMRMTokens(NewKeyRing(1, nil))
+	m := NewAMRMTokens(NewKeyRing(1))
 	addr := serve(t, m)
 	tok, err := m.Issue(att)
 	if err != nil {
@@ -85,7 +85,7 @@ func TestAMRMTokenLogin(t *testing.T) {
 
 // Tokens signed with the previous key keep working across one roll, not two.
 func TestKeyRolling(t *testing.T) {
-	m := NewAMRMTokens(NewKeyRing(10, nil))
+	m := NewAMRMTokens(NewKeyRing(10))
 	addr := serve(t, m)
 	old, _ := m.Issue(att)
 	m.Keys.Roll()
@@ -110,7 +110,7 @@ func TestKeyRolling(t *testing.T) {
 }
 
 func TestNMTokensVerifiedByTheNM(t *testing.T) {
-	keys := NewKeyRing(100, nil)
+	keys := NewKeyRing(100)
 	issuer := NMTokens{Keys: keys}
 	node := &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(45454)}
 	tok, err := issuer.Issue(att, node, "alice")
@@ -130,7 +130,7 @@ func TestNMTokensVerifiedByTheNM(t *testing.T) {
 }
 
 func TestContainerTokenPassword(t *testing.T) {
-	keys := NewKeyRing(5, nil)
+	keys := NewKeyRing(5)
 	m := ContainerTokens{Keys: keys, RMIdentifier: 1732269000000}
 	cid := records.ContainerID{Attempt: att, ID: 1}
 	tok, err := m.Issue(&yarnpb.ContainerTokenIdentifierProto{ContainerId: cid.Proto(), NmHostAddr: proto.String("127.0.0.1:45454"), AppSubmitter: proto.String("alice")})
