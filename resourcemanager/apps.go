@@ -4,11 +4,14 @@ import (
 	"sort"
 	"sync"
 
+	"google.golang.org/protobuf/proto"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
-// app is the RM's record of one submitted application.
+// app is the RM's record of one submitted application. Its fields change only under the
+// registry's lock; reports are copies made under it.
 type app struct {
 	id          records.ApplicationID
 	user        string
@@ -16,11 +19,109 @@ type app struct {
 	name        string
 	appType     string
 	tags        []string
+	priority    int32
+	amResource  *yarnpb.ResourceProto
+	maxAttempts int
 	state       yarnpb.YarnApplicationStateProto
 	final       yarnpb.FinalApplicationStatusProto
+	submitTime  int64
 	startTime   int64
 	finishTime  int64
 	diagnostics string
+}
+
+// finished reports whether the app reached a final state.
+func (a *app) finished() bool {
+	switch a.state {
+	case yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_KILLED:
+		return true
+	}
+	return false
+}
+
+// report is the ApplicationReport clients see (hadoop-wire.md §7.2): before an AM
+// registers, host "N/A", rpc port -1, final status UNDEFINED.
+func (a *app) report() *yarnpb.ApplicationReportProto {
+	return &yarnpb.ApplicationReportProto{
+		ApplicationId:          a.id.Proto(),
+		User:                   proto.String(a.user),
+		Queue:                  proto.String(a.queue),
+		Name:                   proto.String(a.name),
+		Host:                   proto.String("N/A"),
+		RpcPort:                proto.Int32(-1),
+		YarnApplicationState:   a.state.Enum(),
+		TrackingUrl:            proto.String("N/A"),
+		Diagnostics:            proto.String(a.diagnostics),
+		StartTime:              proto.Int64(a.startTime),
+		FinishTime:             proto.Int64(a.finishTime),
+		FinalApplicationStatus: a.final.Enum(),
+		Progress:               proto.Float32(progressOf(a)),
+		ApplicationType:        proto.String(a.appType),
+		ApplicationTags:        append([]string(nil), a.tags...),
+		Priority:               &yarnpb.PriorityProto{Priority: proto.Int32(a.priority)},
+		SubmitTime:             proto.Int64(a.submitTime),
+		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
+	}
+}
+
+func progressOf(a *app) float32 {
+	if a.finished() {
+		return 1
+	}
+	return 0
+}
+
+// submit records a new application; an id already known is not replaced (a client's
+// retried submission), and submit reports false.
+func (r *appRegistry) submit(a *app) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.apps[a.id]; ok {
+		return false
+	}
+	r.apps[a.id] = a
+	return true
+}
+
+// reportOf returns a copy of an application's report.
+func (r *appRegistry) reportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProto, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil, false
+	}
+	return a.report(), true
+}
+
+// kill moves an unfinished application to KILLED. It reports whether the app exists.
+func (r *appRegistry) kill(id records.ApplicationID, now int64, diagnostics string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return false
+	}
+	if !a.finished() {
+		a.state, a.final = yarnpb.YarnApplicationStateProto_KILLED, yarnpb.FinalApplicationStatusProto_APP_KILLED
+		a.finishTime, a.diagnostics = now, diagnostics
+	}
+	return true
+}
+
+// move changes an unfinished application's queue.
+func (r *appRegistry) move(id records.ApplicationID, queue string) (found, finished bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return false, false
+	}
+	if a.finished() {
+		return true, true
+	}
+	a.queue = queue
+	return true, false
 }
 
 // appRegistry hands out application ids and holds the applications by id.
@@ -44,11 +145,11 @@ func (r *appRegistry) newID() records.ApplicationID {
 	return records.ApplicationID{ClusterTimestamp: r.clusterTimestamp, ID: r.lastID}
 }
 
-func (r *appRegistry) get(id records.ApplicationID) (*app, bool) {
+func (r *appRegistry) exists(id records.ApplicationID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a, ok := r.apps[id]
-	return a, ok
+	_, ok := r.apps[id]
+	return ok
 }
 
 // appFilter is GetApplicationsRequest's selection.
@@ -86,19 +187,23 @@ func (f *appFilter) match(a *app) bool {
 	return true
 }
 
-// list returns the matching applications in id order.
-func (r *appRegistry) list(f *appFilter) []*app {
+// list returns the reports of the matching applications in id order.
+func (r *appRegistry) list(f *appFilter) []*yarnpb.ApplicationReportProto {
 	r.mu.Lock()
-	var out []*app
+	defer r.mu.Unlock()
+	var hits []*app
 	for _, a := range r.apps {
 		if f.match(a) {
-			out = append(out, a)
+			hits = append(hits, a)
 		}
 	}
-	r.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].id.ID < out[j].id.ID })
-	if f.limit > 0 && int64(len(out)) > f.limit {
-		out = out[:f.limit]
+	sort.Slice(hits, func(i, j int) bool { return hits[i].id.ID < hits[j].id.ID })
+	if f.limit > 0 && int64(len(hits)) > f.limit {
+		hits = hits[:f.limit]
+	}
+	out := make([]*yarnpb.ApplicationReportProto, len(hits))
+	for i, a := range hits {
+		out[i] = a.report()
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"fmt"
 	"os/user"
 	"strings"
 
@@ -29,6 +30,7 @@ func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 	return rpc.ServiceProtocol(ApplicationClientProtocolName, sd, map[string]rpc.Method{
 		"getNewApplication":           rpc.Unary(s.getNewApplication),
 		"getApplicationReport":        rpc.Unary(s.getApplicationReport),
+		"submitApplication":           rpc.Unary(s.submitApplication),
 		"forceKillApplication":        rpc.Unary(s.forceKillApplication),
 		"getClusterMetrics":           rpc.Unary(s.getClusterMetrics),
 		"getApplications":             rpc.Unary(s.getApplications),
@@ -62,6 +64,77 @@ func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewA
 	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.maximumCapability()}, nil
 }
 
+// submitApplication records an application (hadoop-wire.md §4.1, §7.2). As in the Java
+// RM, a bad queue or a refused ACL does not fail the call: the application is FAILED with
+// the reason in its diagnostics, which the client's report poll prints. A request beyond
+// the maximum allocation fails the call with InvalidResourceRequestException.
+func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.SubmitApplicationRequestProto) (*yarnpb.SubmitApplicationResponseProto, error) {
+	sc := req.GetApplicationSubmissionContext()
+	if sc.GetApplicationId() == nil {
+		return nil, rpc.Errorf(rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
+	}
+	id := records.AppIDFromProto(sc.GetApplicationId())
+	caller, _ := rpc.CallerFrom(ctx)
+	amRes := sc.GetResource()
+	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].GetCapability() != nil {
+		amRes = rr[0].GetCapability()
+	}
+	set := s.rm.settings
+	if !sc.GetUnmanagedAm() {
+		if m := amRes.GetMemory(); m < 0 || m > int64(set.MaxAllocationMB) {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
+		}
+		if v := amRes.GetVirtualCores(); v < 0 || v > int32(set.MaxAllocationCore) {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
+		}
+	}
+	now := s.rm.opts.Now().UnixMilli()
+	maxAttempts := set.MaxAttempts
+	if n := int(sc.GetMaxAppAttempts()); n >= 1 && n <= set.MaxAttempts {
+		maxAttempts = n
+	}
+	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(),
+		tags: sc.GetApplicationTags(), priority: sc.GetPriority().GetPriority(), amResource: amRes, maxAttempts: maxAttempts,
+		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: ""}
+	if reason := s.admission(a); reason != "" {
+		a.state, a.final, a.finishTime, a.diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
+	}
+	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.user, "queue": a.queue})
+	if !s.rm.apps.submit(a) {
+		log.Info("application submitted again; keeping the first submission")
+		return &yarnpb.SubmitApplicationResponseProto{}, nil
+	}
+	if a.state == yarnpb.YarnApplicationStateProto_FAILED {
+		log.WithField("diagnostics", a.diagnostics).Warn("application rejected")
+	} else {
+		log.Info("application accepted")
+	}
+	return &yarnpb.SubmitApplicationResponseProto{}, nil
+}
+
+// admission checks the queue the way the Capacity Scheduler does and returns why the
+// application is rejected ("" when it is accepted).
+func (s *clientService) admission(a *app) string {
+	q, ok := s.rm.opts.Queues.Queue(a.queue)
+	switch {
+	case !ok:
+		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.id, a.user, a.queue)
+	case !q.IsLeaf():
+		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.id, a.user, a.queue)
+	case q.State == capacity.Stopped:
+		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.id)
+	}
+	if s.rm.settings.ACLEnabled {
+		groups := userGroups(a.user)
+		if !hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.user, groups) &&
+			!hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.user, groups) {
+			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.user, a.id, q.Name)
+		}
+	}
+	a.queue = q.Name
+	return ""
+}
+
 func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
 	return &yarnpb.ResourceProto{Memory: proto.Int64(int64(rm.settings.MaxAllocationMB)), VirtualCores: proto.Int32(int32(rm.settings.MaxAllocationCore))}
 }
@@ -78,53 +151,41 @@ func requireAppID(p *yarnpb.ApplicationIdProto) (records.ApplicationID, error) {
 	return records.AppIDFromProto(p), nil
 }
 
-func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (*app, error) {
+// lookupApp checks that the application exists.
+func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (records.ApplicationID, error) {
 	id, err := requireAppID(p)
 	if err != nil {
-		return nil, err
+		return id, err
 	}
-	a, ok := s.rm.apps.get(id)
-	if !ok {
-		return nil, appNotFound(id)
+	if !s.rm.apps.exists(id) {
+		return id, appNotFound(id)
 	}
-	return a, nil
+	return id, nil
 }
 
 func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetApplicationReportRequestProto) (*yarnpb.GetApplicationReportResponseProto, error) {
-	a, err := s.lookupApp(req.GetApplicationId())
-	if err != nil {
-		return nil, err
-	}
-	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: a.report()}, nil
-}
-
-func (a *app) report() *yarnpb.ApplicationReportProto {
-	return &yarnpb.ApplicationReportProto{
-		ApplicationId:          a.id.Proto(),
-		User:                   proto.String(a.user),
-		Queue:                  proto.String(a.queue),
-		Name:                   proto.String(a.name),
-		Host:                   proto.String("N/A"),
-		RpcPort:                proto.Int32(-1),
-		YarnApplicationState:   a.state.Enum(),
-		Diagnostics:            proto.String(a.diagnostics),
-		StartTime:              proto.Int64(a.startTime),
-		FinishTime:             proto.Int64(a.finishTime),
-		FinalApplicationStatus: a.final.Enum(),
-		ApplicationType:        proto.String(a.appType),
-		ApplicationTags:        a.tags,
-	}
-}
-
-func (s *clientService) forceKillApplication(_ context.Context, req *yarnpb.KillApplicationRequestProto) (*yarnpb.KillApplicationResponseProto, error) {
 	id, err := requireAppID(req.GetApplicationId())
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := s.rm.apps.get(id); !ok {
+	r, ok := s.rm.apps.reportOf(id)
+	if !ok {
+		return nil, appNotFound(id)
+	}
+	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: r}, nil
+}
+
+func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.KillApplicationRequestProto) (*yarnpb.KillApplicationResponseProto, error) {
+	id, err := requireAppID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	caller, _ := rpc.CallerFrom(ctx)
+	if !s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), "Application killed by user.") {
 		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
-	return nil, rpc.Errorf(rpc.ClassYarnException, "killing applications is not supported by this ResourceManager yet")
+	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
+	return &yarnpb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
@@ -138,11 +199,7 @@ func (s *clientService) getApplications(_ context.Context, req *yarnpb.GetApplic
 	for _, st := range req.GetApplicationStates() {
 		f.states[st] = true
 	}
-	resp := &yarnpb.GetApplicationsResponseProto{}
-	for _, a := range s.rm.apps.list(f) {
-		resp.Applications = append(resp.Applications, a.report())
-	}
-	return resp, nil
+	return &yarnpb.GetApplicationsResponseProto{Applications: s.rm.apps.list(f)}, nil
 }
 
 func (s *clientService) getClusterNodes(context.Context, *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
@@ -245,10 +302,21 @@ func (s *clientService) cancelDelegationToken(context.Context, *commonpb.CancelD
 }
 
 func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarnpb.MoveApplicationAcrossQueuesRequestProto) (*yarnpb.MoveApplicationAcrossQueuesResponseProto, error) {
-	if _, err := s.lookupApp(req.GetApplicationId()); err != nil {
+	id, err := s.lookupApp(req.GetApplicationId())
+	if err != nil {
 		return nil, err
 	}
-	return nil, rpc.Errorf(rpc.ClassYarnException, "moving applications between queues is not supported by this ResourceManager yet")
+	q, ok := s.rm.opts.Queues.Queue(req.GetTargetQueue())
+	if !ok || !q.IsLeaf() {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", req.GetTargetQueue())
+	}
+	if q.State == capacity.Stopped {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
+	}
+	if _, finished := s.rm.apps.move(id, q.Name); finished {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "App in FINISHED state cannot be moved.")
+	}
+	return &yarnpb.MoveApplicationAcrossQueuesResponseProto{}, nil
 }
 
 func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarnpb.GetApplicationAttemptReportRequestProto) (*yarnpb.GetApplicationAttemptReportResponseProto, error) {

@@ -155,7 +155,7 @@ func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
 		method, class, msg string
 		req, resp          proto.Message
 	}{
-		{"submitApplication", rpc.ClassYarnException, "not supported", &yarnpb.SubmitApplicationRequestProto{}, &yarnpb.SubmitApplicationResponseProto{}},
+		{"submitApplication", rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided", &yarnpb.SubmitApplicationRequestProto{}, &yarnpb.SubmitApplicationResponseProto{}},
 		{"submitReservation", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.ReservationSubmissionRequestProto{}, &yarnpb.ReservationSubmissionResponseProto{}},
 		{"forceKillApplication", rpc.ClassApplicationNotFound, "Trying to kill an absent application application_1_0007",
 			&yarnpb.KillApplicationRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 7}.Proto()}, &yarnpb.KillApplicationResponseProto{}},
@@ -189,6 +189,104 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 		_, err := New(Options{Conf: testConf(kv...), Logger: quiet()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: %v", kv, err)
+		}
+	}
+}
+
+func submit(t *testing.T, cl *rmclient.Client, id *yarnpb.ApplicationIdProto, queue string, mem int64) error {
+	t.Helper()
+	return cl.Call(context.Background(), "submitApplication", &yarnpb.SubmitApplicationRequestProto{
+		ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+			ApplicationId: id, ApplicationName: proto.String("pi"), Queue: proto.String(queue),
+			ApplicationType: proto.String("MAPREDUCE"), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(1)},
+		}}, &yarnpb.SubmitApplicationResponseProto{})
+}
+
+func TestSubmitListKillMove(t *testing.T) {
+	_, cl := startRM(t, testConf("yarn.scheduler.maximum-allocation-mb", "4096"))
+	ctx := context.Background()
+	r, err := cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.GetApplicationId()
+	if err := submit(t, cl, id, "default", 1024); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := cl.GetApplicationReport(ctx, id)
+	if err != nil || rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_ACCEPTED || rep.GetUser() != "alice" ||
+		rep.GetQueue() != "default" || rep.GetName() != "pi" || rep.GetHost() != "N/A" || rep.GetRpcPort() != -1 {
+		t.Fatalf("report %v %v", rep, err)
+	}
+	// A retried submission of the same id is accepted and changes nothing.
+	if err := submit(t, cl, id, "etl", 1024); err != nil {
+		t.Fatal(err)
+	}
+	apps, _ := cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{ApplicationTypes: []string{"mapreduce"}})
+	if len(apps) != 1 || apps[0].GetQueue() != "default" {
+		t.Fatalf("list %v", apps)
+	}
+	// Move to another leaf, then kill: KILLED with is_kill_completed.
+	if err := cl.Call(ctx, "moveApplicationAcrossQueues", &yarnpb.MoveApplicationAcrossQueuesRequestProto{ApplicationId: id, TargetQueue: proto.String("daily")}, &yarnpb.MoveApplicationAcrossQueuesResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	var kr yarnpb.KillApplicationResponseProto
+	if err := cl.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: id}, &kr); err != nil || !kr.GetIsKillCompleted() {
+		t.Fatalf("kill %v %v", &kr, err)
+	}
+	rep, _ = cl.GetApplicationReport(ctx, id)
+	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_KILLED || rep.GetFinalApplicationStatus() != yarnpb.FinalApplicationStatusProto_APP_KILLED || rep.GetQueue() != "daily" || rep.GetFinishTime() == 0 {
+		t.Fatalf("after kill %v", rep)
+	}
+	if apps, _ := cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{ApplicationStates: []yarnpb.YarnApplicationStateProto{yarnpb.YarnApplicationStateProto_RUNNING}}); len(apps) != 0 {
+		t.Fatalf("killed app listed as running: %v", apps)
+	}
+}
+
+func TestSubmitRejections(t *testing.T) {
+	_, cl := startRM(t, testConf("yarn.scheduler.maximum-allocation-mb", "4096"))
+	ctx := context.Background()
+	newID := func() *yarnpb.ApplicationIdProto {
+		r, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetApplicationId()
+	}
+	re := remote(t, submit(t, cl, newID(), "default", 8192))
+	if re.Class != rpc.ClassInvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=8192, maxMemory=4096") {
+		t.Fatalf("too big: %+v", re)
+	}
+	for queue, want := range map[string]string{
+		"nosuch": "to unknown queue: nosuch",
+		"etl":    "to non-leaf queue: etl",
+		"hourly": "Queue hourly is STOPPED",
+	} {
+		id := newID()
+		if err := submit(t, cl, id, queue, 1024); err != nil {
+			t.Fatalf("%s: %v", queue, err)
+		}
+		rep, _ := cl.GetApplicationReport(ctx, id)
+		if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FAILED || !strings.Contains(rep.GetDiagnostics(), want) {
+			t.Errorf("%s: %v / %q", queue, rep.GetYarnApplicationState(), rep.GetDiagnostics())
+		}
+	}
+}
+
+func TestSubmitACL(t *testing.T) {
+	_, cl := startRM(t, testConf("yarn.acl.enable", "true"))
+	ctx := context.Background()
+	for queue, want := range map[string]yarnpb.YarnApplicationStateProto{"default": yarnpb.YarnApplicationStateProto_ACCEPTED, "daily": yarnpb.YarnApplicationStateProto_FAILED} {
+		r, _ := cl.GetNewApplication(ctx)
+		if err := submit(t, cl, r.GetApplicationId(), queue, 1024); err != nil {
+			t.Fatal(err)
+		}
+		rep, _ := cl.GetApplicationReport(ctx, r.GetApplicationId())
+		if rep.GetYarnApplicationState() != want {
+			t.Errorf("%s: %v (%s)", queue, rep.GetYarnApplicationState(), rep.GetDiagnostics())
+		}
+		if want == yarnpb.YarnApplicationStateProto_FAILED && !strings.Contains(rep.GetDiagnostics(), "User alice does not have permission to submit") {
+			t.Errorf("diagnostics %q", rep.GetDiagnostics())
 		}
 	}
 }
