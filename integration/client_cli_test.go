@@ -1,12 +1,19 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
+	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
@@ -66,6 +73,28 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 	if after := strings.Count(rm.Log(), "SASL negotiation"); after <= before {
 		t.Errorf("the client with a token file did not negotiate SASL (log lines %d -> %d)", before, after)
 	}
+
+	// An application submitted through the protocol shows in the CLI, and the CLI kills it.
+	cl := rmclient.New(rmAddr, "root", rpc.ClientOptions{ConnectRetries: -1})
+	defer cl.Close()
+	ctx := context.Background()
+	na, err := cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appID := records.AppIDFromProto(na.GetApplicationId()).String()
+	err = cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("sleeper"), Queue: proto.String("default"),
+		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}}}, &yarnpb.SubmitApplicationResponseProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out = yarnCLI(t, home, confDir, nil, "application", "-list")
+	check("application -list after submit", 0, out, code, "Total number of applications (application-types: [] and states: [SUBMITTED, ACCEPTED, RUNNING]):1", appID, "ACCEPTED")
+	code, out = yarnCLI(t, home, confDir, nil, "application", "-kill", appID)
+	check("application -kill", 0, out, code, "Killing application "+appID)
+	code, out = yarnCLI(t, home, confDir, nil, "application", "-list", "-appStates", "ALL")
+	check("application -list -appStates ALL", 0, out, code, appID, "KILLED")
 
 	rm.stop(t)
 	if !strings.Contains(rm.Log(), "ResourceManager stopped") {
