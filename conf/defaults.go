@@ -38,6 +38,11 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.max-completed-applications", Value: "10000", Doc: "Finished applications the RM keeps for reports."},
 	{Key: "yarn.resourcemanager.scheduler.class", Value: "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler", Doc: "Read for compatibility; Bobbin always runs its group scheduler over capacity-scheduler.xml."},
 
+	// yarn-site.xml: NodeManager tracking
+	{Key: "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", Value: "1000", Doc: "Heartbeat interval the RM asks NodeManagers to keep (nextHeartBeatInterval)."},
+	{Key: "yarn.nm.liveness-monitor.expiry-interval-ms", Value: "600000", Doc: "A NodeManager silent this long is LOST and its containers are completed."},
+	{Key: "yarn.resourcemanager.nodemanager.minimum.version", Value: "NONE", Doc: "Read for compatibility; Bobbin accepts NodeManagers of any version."},
+
 	// yarn-site.xml: scheduler limits
 	{Key: "yarn.scheduler.minimum-allocation-mb", Value: "1024", Doc: "Smallest container memory; requests are rounded up to a multiple of it."},
 	{Key: "yarn.scheduler.maximum-allocation-mb", Value: "8192", Doc: "Largest container memory; also GetNewApplicationResponse.maximumCapability."},

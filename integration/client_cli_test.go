@@ -24,9 +24,10 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 	confDir := t.TempDir()
 	rmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	writeConf(t, confDir, map[string]string{
-		"yarn.resourcemanager.hostname":        "127.0.0.1",
-		"yarn.resourcemanager.address":         rmAddr,
-		"yarn.scheduler.maximum-allocation-mb": "2048",
+		"yarn.resourcemanager.hostname":                 "127.0.0.1",
+		"yarn.resourcemanager.address":                  rmAddr,
+		"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.scheduler.maximum-allocation-mb":          "2048",
 	})
 	rm := startDaemon(t, "resourcemanager", "--conf", confDir, "--log-level", "debug")
 	rm.waitListening(t, rmAddr)

@@ -189,7 +189,15 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
-	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{NumNodeManagers: proto.Int32(0)}}, nil
+	c := s.rm.nodes.counts()
+	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{
+		NumNodeManagers:      proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
+		NumActiveNms:         proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
+		NumDecommissionedNms: proto.Int32(c[yarnpb.NodeStateProto_NS_DECOMMISSIONED]),
+		NumLostNms:           proto.Int32(c[yarnpb.NodeStateProto_NS_LOST]),
+		NumUnhealthyNms:      proto.Int32(c[yarnpb.NodeStateProto_NS_UNHEALTHY]),
+		NumRebootedNms:       proto.Int32(c[yarnpb.NodeStateProto_NS_REBOOTED]),
+	}}, nil
 }
 
 func (s *clientService) getApplications(_ context.Context, req *yarnpb.GetApplicationsRequestProto) (*yarnpb.GetApplicationsResponseProto, error) {
@@ -202,8 +210,8 @@ func (s *clientService) getApplications(_ context.Context, req *yarnpb.GetApplic
 	return &yarnpb.GetApplicationsResponseProto{Applications: s.rm.apps.list(f)}, nil
 }
 
-func (s *clientService) getClusterNodes(context.Context, *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
-	return &yarnpb.GetClusterNodesResponseProto{}, nil
+func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
+	return &yarnpb.GetClusterNodesResponseProto{NodeReports: s.rm.nodes.reports(req.GetNodeStates())}, nil
 }
 
 // getQueueInfo answers with an empty response for an unknown queue, as the Java RM does

@@ -28,6 +28,7 @@ func quiet() *logrus.Entry {
 func testConf(kv ...string) *conf.Configuration {
 	c := conf.New()
 	c.Set("yarn.resourcemanager.address", "127.0.0.1:0")
+	c.Set("yarn.resourcemanager.resource-tracker.address", "127.0.0.1:0")
 	for i := 0; i+1 < len(kv); i += 2 {
 		c.Set(kv[i], kv[i+1])
 	}
@@ -36,6 +37,10 @@ func testConf(kv ...string) *conf.Configuration {
 
 // startRM runs a ResourceManager on an ephemeral loopback port with a fixed clock.
 func startRM(t *testing.T, c *conf.Configuration) (*ResourceManager, *rmclient.Client) {
+	return startRMWithClock(t, c, func() time.Time { return time.UnixMilli(1732269000000) })
+}
+
+func startRMWithClock(t *testing.T, c *conf.Configuration, now func() time.Time) (*ResourceManager, *rmclient.Client) {
 	t.Helper()
 	queues, err := capacity.Parse(func() *conf.Configuration {
 		q := c.Clone()
@@ -50,7 +55,7 @@ func startRM(t *testing.T, c *conf.Configuration) (*ResourceManager, *rmclient.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, err := New(Options{Conf: c, Queues: queues, Logger: quiet(), Now: func() time.Time { return time.UnixMilli(1732269000000) }})
+	rm, err := New(Options{Conf: c, Queues: queues, Logger: quiet(), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -35,6 +36,10 @@ type Options struct {
 type Settings struct {
 	ClientAddr        string
 	ClientHandlers    int
+	TrackerAddr       string
+	TrackerHandlers   int
+	NMHeartbeat       time.Duration
+	NMExpiry          time.Duration
 	MaxDataLength     int
 	MaxAllocationMB   int
 	MaxAllocationCore int
@@ -67,6 +72,25 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	}
 	intKey("yarn.resourcemanager.client.thread-count", &s.ClientHandlers, 1)
+	if s.TrackerAddr, err = bindAddress(c, "yarn.resourcemanager.resource-tracker.address", 8031); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.resource-tracker.client.thread-count", &s.TrackerHandlers, 1)
+	for key, dst := range map[string]*time.Duration{
+		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
+		"yarn.nm.liveness-monitor.expiry-interval-ms":             &s.NMExpiry,
+	} {
+		d, err := c.Duration(key, time.Millisecond)
+		if err == nil && d <= 0 {
+			raw, _ := c.Raw(key)
+			err = &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be positive"}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*dst = d
+	}
 	intKey("ipc.maximum.data.length", &s.MaxDataLength, 1024)
 	intKey("yarn.scheduler.minimum-allocation-mb", &s.MinAllocationMB, 0)
 	intKey("yarn.scheduler.maximum-allocation-mb", &s.MaxAllocationMB, 1)
@@ -113,9 +137,15 @@ type ResourceManager struct {
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
-	apps       *appRegistry
-	client     *rpc.Server
-	clientAddr net.Addr
+	apps          *appRegistry
+	nodes         *nodeRegistry
+	containerKeys *security.KeyRing
+	nmKeys        *security.KeyRing
+	client        *rpc.Server
+	tracker       *rpc.Server
+	clientAddr    net.Addr
+	trackerAddr   net.Addr
+	stopWatch     context.CancelFunc
 
 	mu      sync.Mutex
 	serving sync.WaitGroup
@@ -160,10 +190,25 @@ func New(opts Options) (*ResourceManager, error) {
 		clusterTimestamp: opts.Now().UnixMilli(),
 	}
 	rm.apps = newAppRegistry(rm.clusterTimestamp)
+	rm.nodes = newNodeRegistry()
+	rm.containerKeys = security.NewKeyRing(1)
+	rm.nmKeys = security.NewKeyRing(1)
 	cs, err := newClientService(rm)
 	if err != nil {
 		return nil, err
 	}
+	rt, err := newResourceTracker(rm)
+	if err != nil {
+		return nil, err
+	}
+	rm.tracker = rpc.NewServer(rpc.ServerOptions{
+		Name:          "ResourceTrackerService",
+		MaxDataLength: settings.MaxDataLength,
+		Handlers:      settings.TrackerHandlers,
+		Metrics:       opts.Metrics,
+		Logger:        opts.Logger,
+	})
+	rm.tracker.Register(rt)
 	rm.client = rpc.NewServer(rpc.ServerOptions{
 		Name:          "ClientRMService",
 		MaxDataLength: settings.MaxDataLength,
@@ -190,11 +235,24 @@ func (rm *ResourceManager) Start() error {
 	if err != nil {
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.address %s: %w", rm.settings.ClientAddr, err)
 	}
+	tln, err := net.Listen("tcp", rm.settings.TrackerAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.resource-tracker.address %s: %w", rm.settings.TrackerAddr, err)
+	}
 	rm.started = true
-	rm.clientAddr = ln.Addr()
+	rm.clientAddr, rm.trackerAddr = ln.Addr(), tln.Addr()
 	rm.serve(rm.client, ln)
+	rm.serve(rm.tracker, tln)
+	ctx, cancel := context.WithCancel(context.Background())
+	rm.stopWatch = cancel
+	rm.serving.Add(1)
+	go func() {
+		defer rm.serving.Done()
+		rm.watchNodes(ctx)
+	}()
 	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
-		"queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
+		"resource_tracker_address": tln.Addr().String(), "queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
 	return nil
 }
 
@@ -215,9 +273,21 @@ func (rm *ResourceManager) ClientAddr() net.Addr {
 	return rm.clientAddr
 }
 
+// TrackerAddr is where ResourceTracker is served (after Start).
+func (rm *ResourceManager) TrackerAddr() net.Addr {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.trackerAddr
+}
+
 // Shutdown stops every service, letting calls in progress finish until ctx ends.
 func (rm *ResourceManager) Shutdown(ctx context.Context) error {
-	err := rm.client.Shutdown(ctx)
+	rm.mu.Lock()
+	if rm.stopWatch != nil {
+		rm.stopWatch()
+	}
+	rm.mu.Unlock()
+	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx))
 	rm.serving.Wait()
 	rm.log.Info("ResourceManager stopped")
 	return err

@@ -1,0 +1,108 @@
+package resourcemanager
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+)
+
+// rmNode is the RM's record of one NodeManager.
+type rmNode struct {
+	id            *yarnpb.NodeIdProto
+	key           string // "host:port"
+	httpPort      int32
+	rack          string
+	capability    *yarnpb.ResourceProto
+	state         yarnpb.NodeStateProto
+	version       string
+	healthReport  string
+	healthTime    int64
+	lastHeartbeat time.Time
+	containers    []*yarnpb.ContainerStatusProto
+	lastResponse  *yarnpb.NodeHeartbeatResponseProto
+}
+
+func (n *rmNode) report() *yarnpb.NodeReportProto {
+	running := int32(0)
+	for _, c := range n.containers {
+		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+			running++
+		}
+	}
+	return &yarnpb.NodeReportProto{
+		NodeId:               n.id,
+		HttpAddress:          proto.String(fmt.Sprintf("%s:%d", n.id.GetHost(), n.httpPort)),
+		RackName:             proto.String(n.rack),
+		Used:                 &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)},
+		Capability:           n.capability,
+		NumContainers:        proto.Int32(running),
+		NodeState:            n.state.Enum(),
+		HealthReport:         proto.String(n.healthReport),
+		LastHealthReportTime: proto.Int64(n.healthTime),
+	}
+}
+
+// nodeRegistry holds the NodeManagers by "host:port".
+type nodeRegistry struct {
+	mu    sync.Mutex
+	nodes map[string]*rmNode
+}
+
+func newNodeRegistry() *nodeRegistry { return &nodeRegistry{nodes: map[string]*rmNode{}} }
+
+func nodeKey(id *yarnpb.NodeIdProto) string { return fmt.Sprintf("%s:%d", id.GetHost(), id.GetPort()) }
+
+// reports lists node reports in the given states (all when none), sorted by node id.
+func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto) []*yarnpb.NodeReportProto {
+	want := map[yarnpb.NodeStateProto]bool{}
+	for _, s := range states {
+		want[s] = true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := make([]string, 0, len(r.nodes))
+	for k := range r.nodes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []*yarnpb.NodeReportProto
+	for _, k := range keys {
+		n := r.nodes[k]
+		if len(want) == 0 || want[n.state] {
+			out = append(out, n.report())
+		}
+	}
+	return out
+}
+
+// counts returns the number of nodes per state.
+func (r *nodeRegistry) counts() map[yarnpb.NodeStateProto]int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[yarnpb.NodeStateProto]int32{}
+	for _, n := range r.nodes {
+		out[n.state]++
+	}
+	return out
+}
+
+// expire marks RUNNING nodes silent for longer than expiry LOST and returns them.
+func (r *nodeRegistry) expire(now time.Time, expiry time.Duration) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lost []string
+	for k, n := range r.nodes {
+		if n.state == yarnpb.NodeStateProto_NS_RUNNING && now.Sub(n.lastHeartbeat) > expiry {
+			n.state = yarnpb.NodeStateProto_NS_LOST
+			n.lastResponse = nil
+			lost = append(lost, k)
+		}
+	}
+	sort.Strings(lost)
+	return lost
+}

@@ -1,0 +1,103 @@
+package resourcemanager
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// fakeNM speaks ResourceTracker over a real socket, as a NodeManager does.
+type fakeNM struct {
+	t  *testing.T
+	c  *rpc.Client
+	id *yarnpb.NodeIdProto
+}
+
+func newFakeNM(t *testing.T, rm *ResourceManager, port int32) *fakeNM {
+	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.TrackerAddr().String(), Protocol: ResourceTrackerProtocolName, User: "yarn", ConnectRetries: -1, Logger: quiet()})
+	t.Cleanup(func() { c.Close() })
+	return &fakeNM{t: t, c: c, id: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(port)}}
+}
+
+func (n *fakeNM) register(mem int64, cores int32) *yarnpb.RegisterNodeManagerResponseProto {
+	var resp yarnpb.RegisterNodeManagerResponseProto
+	err := n.c.Call(context.Background(), "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: n.id, HttpPort: proto.Int32(8042),
+		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(cores)}, NmVersion: proto.String("2.7.3")}, &resp)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return &resp
+}
+
+func (n *fakeNM) heartbeat(responseID int32) *yarnpb.NodeHeartbeatResponseProto {
+	var resp yarnpb.NodeHeartbeatResponseProto
+	err := n.c.Call(context.Background(), "nodeHeartbeat", &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{
+		NodeId: n.id, ResponseId: proto.Int32(responseID), NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String("")}}}, &resp)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return &resp
+}
+
+func TestNodeRegistrationAndHeartbeats(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.UnixMilli(1732269000000)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	rm, cl := startRMWithClock(t, testConf("yarn.nm.liveness-monitor.expiry-interval-ms", "300"), now)
+	nm := newFakeNM(t, rm, 45454)
+	reg := nm.register(8192, 8)
+	if reg.GetNodeAction() != yarnpb.NodeActionProto_NORMAL || reg.GetRmIdentifier() != rm.ClusterTimestamp() ||
+		len(reg.GetContainerTokenMasterKey().GetBytes()) == 0 || len(reg.GetNmTokenMasterKey().GetBytes()) == 0 {
+		t.Fatalf("register response %v", reg)
+	}
+	hb := nm.heartbeat(0)
+	if hb.GetResponseId() != 1 || hb.GetNodeAction() != yarnpb.NodeActionProto_NORMAL || hb.GetNextHeartBeatInterval() != 1000 {
+		t.Fatalf("heartbeat %v", hb)
+	}
+	// A retried heartbeat gets the same answer; a stale one is told to resync.
+	if again := nm.heartbeat(0); again.GetResponseId() != 1 {
+		t.Fatalf("retried heartbeat %v", again)
+	}
+	nm.heartbeat(1)
+	nm.heartbeat(2)
+	ctx := context.Background()
+	nodes, err := cl.GetClusterNodes(ctx, yarnpb.NodeStateProto_NS_RUNNING)
+	if err != nil || len(nodes) != 1 || nodes[0].GetCapability().GetMemory() != 8192 || nodes[0].GetHttpAddress() != "127.0.0.1:8042" {
+		t.Fatalf("nodes %v %v", nodes, err)
+	}
+	if m, _ := cl.GetClusterMetrics(ctx); m.GetNumNodeManagers() != 1 {
+		t.Fatalf("metrics %v", m)
+	}
+	// Silence: the node expires, is LOST, and its next heartbeat is told to resync.
+	mu.Lock()
+	clock = clock.Add(time.Second)
+	mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second) // the watcher ticks every 30 ms
+	for {
+		nodes, _ := cl.GetClusterNodes(ctx, yarnpb.NodeStateProto_NS_LOST)
+		if len(nodes) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node not LOST after the expiry: %v", nodes)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if hb := nm.heartbeat(3); hb.GetNodeAction() != yarnpb.NodeActionProto_RESYNC {
+		t.Fatalf("heartbeat from a LOST node: %v", hb)
+	}
+}
+
+func TestTooSmallNodeIsShutDown(t *testing.T) {
+	rm, _ := startRM(t, testConf())
+	nm := newFakeNM(t, rm, 45455)
+	if reg := nm.register(512, 1); reg.GetNodeAction() != yarnpb.NodeActionProto_SHUTDOWN {
+		t.Fatalf("register below the minimum allocation: %v", reg)
+	}
+}
