@@ -27,6 +27,7 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 		"yarn.resourcemanager.hostname":                 "127.0.0.1",
 		"yarn.resourcemanager.address":                  rmAddr,
 		"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.scheduler.maximum-allocation-mb":          "2048",
 	})
 	rm := startDaemon(t, "resourcemanager", "--conf", confDir, "--log-level", "debug")

@@ -120,3 +120,6 @@ func ParseContainerID(s string) (ContainerID, error) {
 	}
 	return ContainerID{Attempt: AttemptID{App: ApplicationID{ts, int32(app)}, Attempt: int32(att)}, ID: epoch<<40 | seq}, nil
 }
+
+// Attempt returns the n-th attempt of the application.
+func (a ApplicationID) Attempt(n int32) AttemptID { return AttemptID{App: a, Attempt: n} }

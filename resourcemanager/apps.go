@@ -8,6 +8,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
 // app is the RM's record of one submitted application. Its fields change only under the
@@ -22,12 +23,26 @@ type app struct {
 	priority    int32
 	amResource  *yarnpb.ResourceProto
 	maxAttempts int
+	unmanaged   bool
+	attempt     *attempt // the current attempt, nil before one exists
 	state       yarnpb.YarnApplicationStateProto
 	final       yarnpb.FinalApplicationStatusProto
 	submitTime  int64
 	startTime   int64
 	finishTime  int64
 	diagnostics string
+}
+
+// attempt is one application attempt: its AMRMToken and what its AM registered.
+type attempt struct {
+	id           records.AttemptID
+	token        *token.Token
+	registered   bool
+	unregistered bool
+	host         string
+	rpcPort      int32
+	trackingURL  string
+	lastResponse *yarnpb.AllocateResponseProto
 }
 
 // finished reports whether the app reached a final state.
@@ -42,7 +57,7 @@ func (a *app) finished() bool {
 // report is the ApplicationReport clients see (hadoop-wire.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
 func (a *app) report() *yarnpb.ApplicationReportProto {
-	return &yarnpb.ApplicationReportProto{
+	r := &yarnpb.ApplicationReportProto{
 		ApplicationId:          a.id.Proto(),
 		User:                   proto.String(a.user),
 		Queue:                  proto.String(a.queue),
@@ -62,6 +77,32 @@ func (a *app) report() *yarnpb.ApplicationReportProto {
 		SubmitTime:             proto.Int64(a.submitTime),
 		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
 	}
+	if at := a.attempt; at != nil {
+		r.CurrentApplicationAttemptId = at.id.Proto()
+		if at.registered {
+			// From registration on, clients reach the AM at what it registered.
+			r.Host, r.RpcPort = proto.String(at.host), proto.Int32(at.rpcPort)
+			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(at.trackingURL), proto.String(at.trackingURL)
+		}
+		if a.unmanaged && !a.finished() {
+			// An unmanaged AM is run by the client, which takes its AMRMToken from here.
+			r.AmRmToken = at.token.Proto()
+		}
+	}
+	return r
+}
+
+// withAttempt runs fn on the application and current attempt att under the registry lock.
+// It returns false when att is not the current attempt of a known application.
+func (r *appRegistry) withAttempt(att records.AttemptID, fn func(a *app, at *attempt)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[att.App]
+	if !ok || a.attempt == nil || a.attempt.id != att {
+		return false
+	}
+	fn(a, a.attempt)
+	return true
 }
 
 func progressOf(a *app) float32 {

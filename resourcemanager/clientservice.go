@@ -95,9 +95,17 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	}
 	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(),
 		tags: sc.GetApplicationTags(), priority: sc.GetPriority().GetPriority(), amResource: amRes, maxAttempts: maxAttempts,
-		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: ""}
+		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm()}
 	if reason := s.admission(a); reason != "" {
 		a.state, a.final, a.finishTime, a.diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
+	} else if a.unmanaged {
+		// An unmanaged AM needs no container: its attempt and AMRMToken exist at once.
+		att := records.AttemptID{App: id, Attempt: 1}
+		tok, err := s.rm.amrm.Issue(att)
+		if err != nil {
+			return nil, err
+		}
+		a.attempt = &attempt{id: att, token: tok}
 	}
 	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.user, "queue": a.queue})
 	if !s.rm.apps.submit(a) {

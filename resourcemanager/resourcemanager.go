@@ -38,6 +38,8 @@ type Settings struct {
 	ClientHandlers    int
 	TrackerAddr       string
 	TrackerHandlers   int
+	SchedulerAddr     string
+	SchedulerHandlers int
 	NMHeartbeat       time.Duration
 	NMExpiry          time.Duration
 	MaxDataLength     int
@@ -76,6 +78,10 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	}
 	intKey("yarn.resourcemanager.resource-tracker.client.thread-count", &s.TrackerHandlers, 1)
+	if s.SchedulerAddr, err = bindAddress(c, "yarn.resourcemanager.scheduler.address", 8030); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.scheduler.client.thread-count", &s.SchedulerHandlers, 1)
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
 		"yarn.nm.liveness-monitor.expiry-interval-ms":             &s.NMExpiry,
@@ -141,10 +147,13 @@ type ResourceManager struct {
 	nodes         *nodeRegistry
 	containerKeys *security.KeyRing
 	nmKeys        *security.KeyRing
+	amrm          *security.AMRMTokens
 	client        *rpc.Server
 	tracker       *rpc.Server
+	scheduler     *rpc.Server
 	clientAddr    net.Addr
 	trackerAddr   net.Addr
+	schedulerAddr net.Addr
 	stopWatch     context.CancelFunc
 
 	mu      sync.Mutex
@@ -193,6 +202,7 @@ func New(opts Options) (*ResourceManager, error) {
 	rm.nodes = newNodeRegistry()
 	rm.containerKeys = security.NewKeyRing(1)
 	rm.nmKeys = security.NewKeyRing(1)
+	rm.amrm = security.NewAMRMTokens(security.NewKeyRing(1))
 	cs, err := newClientService(rm)
 	if err != nil {
 		return nil, err
@@ -209,6 +219,21 @@ func New(opts Options) (*ResourceManager, error) {
 		Logger:        opts.Logger,
 	})
 	rm.tracker.Register(rt)
+	ams, err := newAMService(rm)
+	if err != nil {
+		return nil, err
+	}
+	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
+	// AM service itself refuses calls without an AMRMToken.
+	rm.scheduler = rpc.NewServer(rpc.ServerOptions{
+		Name:          "ApplicationMasterService",
+		MaxDataLength: settings.MaxDataLength,
+		Handlers:      settings.SchedulerHandlers,
+		SecretManager: rm.amrm,
+		Metrics:       opts.Metrics,
+		Logger:        opts.Logger,
+	})
+	rm.scheduler.Register(ams)
 	rm.client = rpc.NewServer(rpc.ServerOptions{
 		Name:          "ClientRMService",
 		MaxDataLength: settings.MaxDataLength,
@@ -240,10 +265,17 @@ func (rm *ResourceManager) Start() error {
 		ln.Close()
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.resource-tracker.address %s: %w", rm.settings.TrackerAddr, err)
 	}
+	sln, err := net.Listen("tcp", rm.settings.SchedulerAddr)
+	if err != nil {
+		ln.Close()
+		tln.Close()
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.scheduler.address %s: %w", rm.settings.SchedulerAddr, err)
+	}
 	rm.started = true
-	rm.clientAddr, rm.trackerAddr = ln.Addr(), tln.Addr()
+	rm.clientAddr, rm.trackerAddr, rm.schedulerAddr = ln.Addr(), tln.Addr(), sln.Addr()
 	rm.serve(rm.client, ln)
 	rm.serve(rm.tracker, tln)
+	rm.serve(rm.scheduler, sln)
 	ctx, cancel := context.WithCancel(context.Background())
 	rm.stopWatch = cancel
 	rm.serving.Add(1)
@@ -252,7 +284,8 @@ func (rm *ResourceManager) Start() error {
 		rm.watchNodes(ctx)
 	}()
 	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
-		"resource_tracker_address": tln.Addr().String(), "queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
+		"resource_tracker_address": tln.Addr().String(), "scheduler_address": sln.Addr().String(),
+		"queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
 	return nil
 }
 
@@ -280,6 +313,13 @@ func (rm *ResourceManager) TrackerAddr() net.Addr {
 	return rm.trackerAddr
 }
 
+// SchedulerAddr is where ApplicationMasterProtocol is served (after Start).
+func (rm *ResourceManager) SchedulerAddr() net.Addr {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.schedulerAddr
+}
+
 // Shutdown stops every service, letting calls in progress finish until ctx ends.
 func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	rm.mu.Lock()
@@ -287,7 +327,7 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 		rm.stopWatch()
 	}
 	rm.mu.Unlock()
-	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx))
+	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx))
 	rm.serving.Wait()
 	rm.log.Info("ResourceManager stopped")
 	return err

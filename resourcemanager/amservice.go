@@ -1,0 +1,158 @@
+package resourcemanager
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// ApplicationMasterProtocolName is the protocol AMs speak on the scheduler port.
+const ApplicationMasterProtocolName = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
+
+// amService answers ApplicationMasterProtocol (yarn.resourcemanager.scheduler.address).
+// The attempt a call is for comes only from the connection's AMRMToken (hadoop-wire.md
+// §2.5, §4.2).
+type amService struct {
+	rm *ResourceManager
+}
+
+func newAMService(rm *ResourceManager) (*rpc.Protocol, error) {
+	s := &amService{rm: rm}
+	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
+	return rpc.ServiceProtocol(ApplicationMasterProtocolName, sd, map[string]rpc.Method{
+		"registerApplicationMaster": rpc.Unary(s.register),
+		"allocate":                  rpc.Unary(s.allocate),
+		"finishApplicationMaster":   rpc.Unary(s.finish),
+	}, func(method string) error {
+		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported", method)
+	})
+}
+
+// caller returns the attempt of the connection's AMRMToken.
+func (s *amService) caller(ctx context.Context) (records.AttemptID, error) {
+	c, _ := rpc.CallerFrom(ctx)
+	if c == nil || c.Auth != rpc.AuthToken || c.TokenKind != token.KindAMRM {
+		user := ""
+		if c != nil {
+			user = c.User
+		}
+		return records.AttemptID{}, rpc.Errorf(rpc.ClassYarnException, "No AMRMToken found for user %s", user)
+	}
+	return security.AttemptOf(c.TokenID)
+}
+
+func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicationMasterRequestProto) (*yarnpb.RegisterApplicationMasterResponseProto, error) {
+	att, err := s.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rerr error
+	var queue string
+	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
+		if at.registered {
+			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Application Master is already registered : %s", att.App)
+			return
+		}
+		at.registered = true
+		at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
+		at.lastResponse = &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(0)}
+		if !a.finished() {
+			a.state = yarnpb.YarnApplicationStateProto_RUNNING
+		}
+		queue = a.queue
+	})
+	if !found {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": req.GetHost()}).Info("application master registered")
+	return &yarnpb.RegisterApplicationMasterResponseProto{
+		MaximumCapability:      s.rm.maximumCapability(),
+		Queue:                  proto.String(queue),
+		SchedulerResourceTypes: []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
+	}, nil
+}
+
+// allocate follows the response-id rules: a retried heartbeat gets the cached response;
+// one further behind is refused. Container placement joins this call when the scheduling
+// engine is wired in; until then the response carries no containers.
+func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
+	att, err := s.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var resp *yarnpb.AllocateResponseProto
+	var rerr error
+	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
+		if !at.registered {
+			rerr = rpc.Errorf(rpc.ClassAMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
+			return
+		}
+		last := at.lastResponse
+		switch {
+		case req.GetResponseId()+1 == last.GetResponseId():
+			resp = last // the AM retried: same answer
+			return
+		case req.GetResponseId() != last.GetResponseId():
+			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, last.GetResponseId(), req.GetResponseId())
+			return
+		}
+		for _, ask := range req.GetAsk() {
+			if ask.GetCapability().GetMemory() > int64(s.rm.settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.settings.MaxAllocationCore) ||
+				ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
+				rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.settings.MaxAllocationMB)
+				return
+			}
+		}
+		resp = &yarnpb.AllocateResponseProto{
+			ResponseId:      proto.Int32(last.GetResponseId() + 1),
+			NumClusterNodes: proto.Int32(s.rm.nodes.counts()[yarnpb.NodeStateProto_NS_RUNNING]),
+			Limit:           &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)},
+		}
+		at.lastResponse = resp
+	})
+	if !found {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+	}
+	return resp, rerr
+}
+
+func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMasterRequestProto) (*yarnpb.FinishApplicationMasterResponseProto, error) {
+	att, err := s.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rerr error
+	now := s.rm.opts.Now().UnixMilli()
+	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
+		if !at.registered {
+			rerr = rpc.Errorf(rpc.ClassAMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
+			return
+		}
+		at.unregistered = true
+		if req.GetTrackingUrl() != "" {
+			at.trackingURL = req.GetTrackingUrl()
+		}
+		if !a.finished() {
+			a.state, a.finishTime = yarnpb.YarnApplicationStateProto_FINISHED, now
+			a.final = req.GetFinalApplicationStatus()
+			a.diagnostics = req.GetDiagnostics()
+		}
+	})
+	if !found {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")
+	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
+}
