@@ -248,3 +248,39 @@ func (r *appRegistry) list(f *appFilter) []*yarnpb.ApplicationReportProto {
 	}
 	return out
 }
+
+// attemptReport reports the application's current attempt (earlier attempts are not kept
+// yet). An unmanaged AM's attempt is LAUNCHED as soon as it exists: the client runs it.
+func (r *appRegistry) attemptReport(att records.AttemptID) (*yarnpb.ApplicationAttemptReportProto, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[att.App]
+	if !ok || a.attempt == nil || a.attempt.id != att {
+		return nil, false
+	}
+	at := a.attempt
+	state := yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED
+	switch {
+	case at.unregistered:
+		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+	case a.state == yarnpb.YarnApplicationStateProto_KILLED:
+		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED
+	case at.registered:
+		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
+	case a.unmanaged:
+		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+	}
+	host, port := "N/A", int32(-1)
+	if at.registered {
+		host, port = at.host, at.rpcPort
+	}
+	return &yarnpb.ApplicationAttemptReportProto{
+		ApplicationAttemptId:        at.id.Proto(),
+		Host:                        proto.String(host),
+		RpcPort:                     proto.Int32(port),
+		TrackingUrl:                 proto.String(at.trackingURL),
+		OriginalTrackingUrl:         proto.String(at.trackingURL),
+		Diagnostics:                 proto.String(a.diagnostics),
+		YarnApplicationAttemptState: state.Enum(),
+	}, true
+}

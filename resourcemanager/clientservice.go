@@ -340,14 +340,27 @@ func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarn
 	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+	r, ok := s.rm.apps.attemptReport(att)
+	if !ok {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+	}
+	return &yarnpb.GetApplicationAttemptReportResponseProto{ApplicationAttemptReport: r}, nil
 }
 
 func (s *clientService) getApplicationAttempts(_ context.Context, req *yarnpb.GetApplicationAttemptsRequestProto) (*yarnpb.GetApplicationAttemptsResponseProto, error) {
-	if _, err := s.lookupApp(req.GetApplicationId()); err != nil {
+	id, err := s.lookupApp(req.GetApplicationId())
+	if err != nil {
 		return nil, err
 	}
-	return &yarnpb.GetApplicationAttemptsResponseProto{}, nil
+	resp := &yarnpb.GetApplicationAttemptsResponseProto{}
+	for n := int32(1); ; n++ {
+		r, ok := s.rm.apps.attemptReport(id.Attempt(n))
+		if !ok {
+			break
+		}
+		resp.ApplicationAttempts = append(resp.ApplicationAttempts, r)
+	}
+	return resp, nil
 }
 
 func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
