@@ -112,10 +112,29 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 				return
 			}
 		}
+		appID := att.App.String()
+		if err := s.rm.engine.UpdateAsks(appID, asksFrom(req.GetAsk())); err != nil {
+			rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
+			return
+		}
+		if bl := req.GetBlacklistRequest(); bl != nil {
+			s.rm.engine.UpdateBlacklist(appID, s.rm.hostsToNodes(bl.GetBlacklistAdditions()), s.rm.hostsToNodes(bl.GetBlacklistRemovals()))
+		}
+		s.rm.release(req.GetRelease())
+		if len(req.GetAsk()) > 0 {
+			s.rm.kickScheduler()
+		}
+		allocated, tokens, completed := s.rm.drainFor(att, a.user)
+		stats := s.rm.engine.Stats()
 		resp = &yarnpb.AllocateResponseProto{
-			ResponseId:      proto.Int32(last.GetResponseId() + 1),
-			NumClusterNodes: proto.Int32(s.rm.nodes.counts()[yarnpb.NodeStateProto_NS_RUNNING]),
-			Limit:           &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)},
+			ResponseId:                 proto.Int32(last.GetResponseId() + 1),
+			AllocatedContainers:        allocated,
+			NmTokens:                   tokens,
+			CompletedContainerStatuses: completed,
+			NumClusterNodes:            proto.Int32(s.rm.nodes.counts()[yarnpb.NodeStateProto_NS_RUNNING]),
+			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
+			// reducers from it, so it must not read 0 while room exists).
+			Limit: resourceProto(stats.Total.Sub(stats.Allocated)),
 		}
 		at.lastResponse = resp
 	})
@@ -153,6 +172,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 	if rerr != nil {
 		return nil, rerr
 	}
+	s.rm.endApp(att.App)
 	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")
 	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/user"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,6 +13,7 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -114,9 +116,13 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	}
 	if a.state == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.diagnostics).Warn("application rejected")
-	} else {
-		log.Info("application accepted")
+		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
+	if err := s.rm.engine.AddApp(scheduler.AppSpec{ID: id.String(), Queue: a.queue, User: a.user, Priority: a.priority,
+		Submit: time.UnixMilli(now)}); err != nil {
+		log.WithError(err).Warn("scheduler refused the application")
+	}
+	log.Info("application accepted")
 	return &yarnpb.SubmitApplicationResponseProto{}, nil
 }
 
@@ -192,6 +198,7 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 	if !s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), "Application killed by user.") {
 		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
+	s.rm.endApp(id)
 	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
 	return &yarnpb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
 }

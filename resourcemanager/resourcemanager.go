@@ -143,18 +143,22 @@ type ResourceManager struct {
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
-	apps          *appRegistry
-	nodes         *nodeRegistry
-	containerKeys *security.KeyRing
-	nmKeys        *security.KeyRing
-	amrm          *security.AMRMTokens
-	client        *rpc.Server
-	tracker       *rpc.Server
-	scheduler     *rpc.Server
-	clientAddr    net.Addr
-	trackerAddr   net.Addr
-	schedulerAddr net.Addr
-	stopWatch     context.CancelFunc
+	apps            *appRegistry
+	nodes           *nodeRegistry
+	containerKeys   *security.KeyRing
+	nmKeys          *security.KeyRing
+	amrm            *security.AMRMTokens
+	engine          *scheduler.Engine
+	containers      *containerTable
+	containerTokens security.ContainerTokens
+	kick            chan struct{}
+	client          *rpc.Server
+	tracker         *rpc.Server
+	scheduler       *rpc.Server
+	clientAddr      net.Addr
+	trackerAddr     net.Addr
+	schedulerAddr   net.Addr
+	stopWatch       context.CancelFunc
 
 	mu      sync.Mutex
 	serving sync.WaitGroup
@@ -189,7 +193,13 @@ func New(opts Options) (*ResourceManager, error) {
 	}
 	// The scheduler's own keys (policies, thresholds, time windows) are checked at start-up
 	// too, so a bad value stops the RM instead of surfacing on first use.
-	if _, _, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues); err != nil {
+	engineCfg, groups, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues)
+	if err != nil {
+		return nil, err
+	}
+	engineCfg.Groups, engineCfg.Now = groups, opts.Now
+	engine, err := scheduler.New(engineCfg, opts.Queues)
+	if err != nil {
 		return nil, err
 	}
 	rm := &ResourceManager{
@@ -203,6 +213,8 @@ func New(opts Options) (*ResourceManager, error) {
 	rm.containerKeys = security.NewKeyRing(1)
 	rm.nmKeys = security.NewKeyRing(1)
 	rm.amrm = security.NewAMRMTokens(security.NewKeyRing(1))
+	rm.engine, rm.containers, rm.kick = engine, newContainerTable(), make(chan struct{}, 1)
+	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
 	cs, err := newClientService(rm)
 	if err != nil {
 		return nil, err
@@ -278,10 +290,14 @@ func (rm *ResourceManager) Start() error {
 	rm.serve(rm.scheduler, sln)
 	ctx, cancel := context.WithCancel(context.Background())
 	rm.stopWatch = cancel
-	rm.serving.Add(1)
+	rm.serving.Add(2)
 	go func() {
 		defer rm.serving.Done()
 		rm.watchNodes(ctx)
+	}()
+	go func() {
+		defer rm.serving.Done()
+		rm.scheduleLoop(ctx)
 	}()
 	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
 		"resource_tracker_address": tln.Addr().String(), "scheduler_address": sln.Addr().String(),

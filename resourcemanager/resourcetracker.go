@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
@@ -70,6 +71,13 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	_, again := rm.nodes.nodes[key]
 	rm.nodes.nodes[key] = n
 	rm.nodes.mu.Unlock()
+	if again {
+		rm.nodeLost(key) // its containers did not survive the NodeManager's restart
+	}
+	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(capability)}); err != nil {
+		log.WithError(err).Warn("node not added to the scheduler")
+	}
+	rm.kickScheduler()
 	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(),
 		"version": req.GetNmVersion(), "reregistered": again}).Info("NodeManager registered")
 	return resp, nil
@@ -102,6 +110,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	}
 	n.lastHeartbeat = rm.opts.Now()
 	n.containers = st.GetContainersStatuses()
+	rm.nodeStatuses(key, n.containers)
 	if h := st.GetNodeHealthStatus(); h != nil {
 		n.healthReport, n.healthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
 	}
@@ -117,6 +126,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	if cur := rm.nmKeys.Current(); req.GetLastKnownNmTokenMasterKey().GetKeyId() != cur.ID {
 		resp.NmTokenMasterKey = masterKey(cur)
 	}
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm = rm.nodeDirectives(key)
 	n.lastResponse = resp
 	return resp, nil
 }
@@ -134,6 +144,7 @@ func (rm *ResourceManager) watchNodes(ctx context.Context) {
 		case <-t.C:
 			for _, key := range rm.nodes.expire(rm.opts.Now(), rm.settings.NMExpiry) {
 				rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
+				rm.nodeLost(key)
 			}
 		}
 	}

@@ -1,0 +1,99 @@
+package resourcemanager
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// An AM asks, the engine places containers on a NodeManager, the AM gets them with
+// container tokens and NMTokens, and completions flow back from the NM's heartbeats.
+func TestAllocateEndToEnd(t *testing.T) {
+	rm, cl := startRMWithClock(t, testConf("yarn.scheduler.minimum-allocation-mb", "128"), time.Now)
+	ctx := context.Background()
+	nm := newFakeNM(t, rm, 45454)
+	nm.register(8192, 8)
+	hbID := int32(0)
+	heartbeat := func(statuses ...*yarnpb.ContainerStatusProto) *yarnpb.NodeHeartbeatResponseProto {
+		var resp yarnpb.NodeHeartbeatResponseProto
+		err := nm.c.Call(ctx, "nodeHeartbeat", &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{
+			NodeId: nm.id, ResponseId: proto.Int32(hbID), ContainersStatuses: statuses}}, &resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hbID = resp.GetResponseId()
+		return &resp
+	}
+	heartbeat()
+
+	na, _ := cl.GetNewApplication(ctx)
+	err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := cl.GetApplicationReport(ctx, na.GetApplicationId())
+	am := amClient(t, rm, token.FromProto(rep.GetAmRmToken()))
+	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	rid := int32(0)
+	allocate := func(req *yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto {
+		req.ResponseId = proto.Int32(rid)
+		var resp yarnpb.AllocateResponseProto
+		if err := am.Call(ctx, "allocate", req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		rid = resp.GetResponseId()
+		return &resp
+	}
+	ask := &yarnpb.ResourceRequestProto{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(20)}, ResourceName: proto.String("*"),
+		Capability: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(2), RelaxLocality: proto.Bool(true)}
+	first := allocate(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{ask}})
+	got := first.GetAllocatedContainers()
+	tokens := first.GetNmTokens()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		r := allocate(&yarnpb.AllocateRequestProto{})
+		got = append(got, r.GetAllocatedContainers()...)
+		tokens = append(tokens, r.GetNmTokens()...)
+	}
+	if len(got) != 2 || len(tokens) != 1 || nodeKey(tokens[0].GetNodeId()) != "127.0.0.1:45454" {
+		t.Fatalf("allocated %v, NMTokens %v", got, tokens)
+	}
+	c0 := records.ContainerIDFromProto(got[0].GetId())
+	if got[0].GetPriority().GetPriority() != 20 || got[0].GetContainerToken() == nil || c0.Attempt.App != records.AppIDFromProto(na.GetApplicationId()) {
+		t.Fatalf("container %v", got[0])
+	}
+	var cti yarnpb.ContainerTokenIdentifierProto
+	if err := proto.Unmarshal(got[0].GetContainerToken().GetIdentifier(), &cti); err != nil || cti.GetNmHostAddr() != "127.0.0.1:45454" || cti.GetRmIdentifier() != rm.ClusterTimestamp() {
+		t.Fatalf("container token identifier %v %v", &cti, err)
+	}
+	// The NM reports the first complete; the AM releases the second.
+	hb := heartbeat(&yarnpb.ContainerStatusProto{ContainerId: got[0].GetId(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)})
+	if len(hb.GetContainersToBeRemovedFromNm()) != 1 {
+		t.Fatalf("the completed container is not acknowledged to the NM: %v", hb)
+	}
+	r := allocate(&yarnpb.AllocateRequestProto{Release: []*yarnpb.ContainerIdProto{got[1].GetId()}})
+	statuses := map[int64]int32{}
+	for _, st := range r.GetCompletedContainerStatuses() {
+		statuses[st.GetContainerId().GetId()] = st.GetExitStatus()
+	}
+	if statuses[got[0].GetId().GetId()] != 0 || statuses[got[1].GetId().GetId()] != -100 || len(statuses) != 2 {
+		t.Fatalf("completed statuses %v", r.GetCompletedContainerStatuses())
+	}
+	next := heartbeat()
+	if len(next.GetContainersToCleanup()) != 1 || next.GetContainersToCleanup()[0].GetId() != got[1].GetId().GetId() {
+		t.Fatalf("the released container is not sent to the NM for cleanup: %v", next.GetContainersToCleanup())
+	}
+	if r.GetLimit().GetMemory() != 8192 {
+		t.Fatalf("headroom %v after everything was released", r.GetLimit())
+	}
+}
