@@ -113,7 +113,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			}
 		}
 		appID := att.App.String()
-		if err := s.rm.engine.UpdateAsks(appID, asksFrom(req.GetAsk())); err != nil {
+		if err := s.rm.engine.UpdateAsks(appID, s.rm.asksFrom(req.GetAsk())); err != nil {
 			rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
 			return
 		}

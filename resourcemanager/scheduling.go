@@ -163,12 +163,18 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	return nil
 }
 
-// asksFrom converts an AM's resource requests for the engine.
-func asksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
+// asksFrom converts an AM's resource requests for the engine, normalized as YARN does:
+// memory rounded up to a multiple of the minimum allocation, vcores at least the minimum.
+func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	out := make([]scheduler.Ask, 0, len(reqs))
 	for _, r := range reqs {
+		c := resourceOf(r.GetCapability())
+		if step := int64(rm.settings.MinAllocationMB); step > 0 {
+			c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
+		}
+		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.settings.MinAllocationCore))
 		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: r.GetResourceName(),
-			Capability: resourceOf(r.GetCapability()), Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(),
+			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(),
 			Label: r.GetNodeLabelExpression()})
 	}
 	return out
