@@ -24,7 +24,8 @@ type app struct {
 	amResource  *yarnpb.ResourceProto
 	maxAttempts int
 	unmanaged   bool
-	attempt     *attempt // the current attempt, nil before one exists
+	amSpec      *yarnpb.ContainerLaunchContextProto // the AM's launch context, for managed AMs
+	attempt     *attempt                            // the current attempt, nil before one exists
 	state       yarnpb.YarnApplicationStateProto
 	final       yarnpb.FinalApplicationStatusProto
 	submitTime  int64
@@ -43,6 +44,8 @@ type attempt struct {
 	rpcPort      int32
 	trackingURL  string
 	lastResponse *yarnpb.AllocateResponseProto
+	amContainer  *records.ContainerID // the AM's container, once allocated (managed AMs)
+	launched     bool
 }
 
 // finished reports whether the app reached a final state.

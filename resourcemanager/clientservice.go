@@ -100,14 +100,16 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm()}
 	if reason := s.admission(a); reason != "" {
 		a.state, a.final, a.finishTime, a.diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
-	} else if a.unmanaged {
-		// An unmanaged AM needs no container: its attempt and AMRMToken exist at once.
-		att := records.AttemptID{App: id, Attempt: 1}
+	} else {
+		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
+		// the token from the report; a managed AM gets it in its container's credentials.
+		att := id.Attempt(1)
 		tok, err := s.rm.amrm.Issue(att)
 		if err != nil {
 			return nil, err
 		}
 		a.attempt = &attempt{id: att, token: tok}
+		a.amSpec = sc.GetAmContainerSpec()
 	}
 	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.user, "queue": a.queue})
 	if !s.rm.apps.submit(a) {
@@ -121,6 +123,16 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	if err := s.rm.engine.AddApp(scheduler.AppSpec{ID: id.String(), Queue: a.queue, User: a.user, Priority: a.priority,
 		Submit: time.UnixMilli(now)}); err != nil {
 		log.WithError(err).Warn("scheduler refused the application")
+	}
+	if !a.unmanaged {
+		// The AM container is the application's first ask.
+		am := s.rm.asksFrom([]*yarnpb.ResourceRequestProto{{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(0)},
+			ResourceName: proto.String("*"), Capability: amRes, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true)}})
+		am[0].AM = true
+		if err := s.rm.engine.UpdateAsks(id.String(), am); err != nil {
+			log.WithError(err).Warn("AM container not requested")
+		}
+		s.rm.kickScheduler()
 	}
 	log.Info("application accepted")
 	return &yarnpb.SubmitApplicationResponseProto{}, nil

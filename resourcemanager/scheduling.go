@@ -26,6 +26,7 @@ type rmContainer struct {
 	engineID scheduler.ContainerID
 	id       records.ContainerID
 	node     string // "host:port"
+	am       bool   // the AM's own container
 	done     bool
 }
 
@@ -154,10 +155,15 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	c := &yarnpb.ContainerProto{Id: cid.Proto(), NodeId: nodeID, NodeHttpAddress: proto.String(httpAddr),
 		Resource: resourceProto(a.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, ContainerToken: tok.Proto()}
 	t.mu.Lock()
-	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node}
+	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM}
 	t.byEngine[a.Container], t.byID[cid] = rc, rc
-	t.allocated[att] = append(t.allocated[att], c)
+	if !a.AM {
+		t.allocated[att] = append(t.allocated[att], c)
+	}
 	t.mu.Unlock()
+	if a.AM {
+		rm.launchAM(att, c, tok.Proto())
+	}
 	rm.log.WithFields(map[string]any{"application": appID.String(), "container": cid.String(), "node": a.Node,
 		"memory_mb": a.Resource[scheduler.Memory], "vcores": a.Resource[scheduler.VCores]}).Info("container allocated")
 	return nil
@@ -246,6 +252,9 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 		if fresh {
 			rm.engine.Release(c.engineID)
 			rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "exit_status": st.GetExitStatus()}).Info("container completed")
+			if c.am {
+				rm.amExited(id, st)
+			}
 			rm.kickScheduler()
 		}
 		rm.containers.mu.Lock()

@@ -1,0 +1,120 @@
+package resourcemanager
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// ContainerManagementProtocolName is the NodeManager protocol the AM launcher speaks.
+const ContainerManagementProtocolName = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
+
+// launchAM starts a managed AM's container on its NodeManager in the background, as the
+// Java RM's AMLauncher does (hadoop-wire.md §3.5): the submitted launch context with the
+// attempt's AMRMToken added to its credentials (alias "", service "", token storage v0) and
+// the RM's environment, sent with an NMToken for (attempt, node), as user = attempt id.
+func (rm *ResourceManager) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) {
+	rm.serving.Add(1)
+	go func() {
+		defer rm.serving.Done()
+		if err := rm.startAMContainer(att, c, containerToken); err != nil {
+			rm.log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
+			rm.failApp(att.App, fmt.Sprintf("Application %s failed 1 times due to Error launching %s. Got exception: %v", att.App, att, err))
+		}
+	}()
+}
+
+func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) error {
+	var clc *yarnpb.ContainerLaunchContextProto
+	var amToken *token.Token
+	var user string
+	var submit int64
+	var maxAttempts int
+	ok := rm.apps.withAttempt(att, func(a *app, at *attempt) {
+		clc = proto.Clone(a.amSpec).(*yarnpb.ContainerLaunchContextProto)
+		amToken, user, submit, maxAttempts = at.token, a.user, a.submitTime, a.maxAttempts
+		cid := records.ContainerIDFromProto(c.GetId())
+		at.amContainer = &cid
+	})
+	if !ok {
+		return fmt.Errorf("attempt %s is gone", att)
+	}
+	if clc == nil {
+		clc = &yarnpb.ContainerLaunchContextProto{}
+	}
+	creds := token.NewCredentials()
+	if len(clc.GetTokens()) > 0 {
+		parsed, err := token.ReadCredentials(clc.GetTokens())
+		if err != nil {
+			return fmt.Errorf("the submitted launch context's tokens: %w", err)
+		}
+		creds = parsed
+	}
+	creds.Tokens[""] = amToken
+	clc.Tokens = creds.Bytes()
+	for k, v := range map[string]string{
+		"APPLICATION_WEB_PROXY_BASE": "/proxy/" + att.App.String(),
+		"APP_SUBMIT_TIME_ENV":        strconv.FormatInt(submit, 10),
+		"MAX_APP_ATTEMPTS":           strconv.Itoa(maxAttempts),
+	} {
+		clc.Environment = append(clc.Environment, &yarnpb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
+	}
+	nmTok, err := security.NMTokens{Keys: rm.nmKeys}.Issue(att, c.GetNodeId(), user)
+	if err != nil {
+		return err
+	}
+	nm := rpc.NewClient(rpc.ClientOptions{Addr: nodeKey(c.GetNodeId()), Protocol: ContainerManagementProtocolName, User: att.String(),
+		Token: nmTok, ConnectRetries: 3, RetryInterval: time.Second, Logger: rm.opts.Logger})
+	defer nm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var resp yarnpb.StartContainersResponseProto
+	err = nm.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
+		{ContainerLaunchContext: clc, ContainerToken: containerToken}}}, &resp)
+	if err != nil {
+		return err
+	}
+	if f := resp.GetFailedRequests(); len(f) > 0 {
+		return fmt.Errorf("%s: %s", f[0].GetException().GetClassName(), f[0].GetException().GetMessage())
+	}
+	rm.apps.withAttempt(att, func(a *app, at *attempt) { at.launched = true })
+	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
+		"node": nodeKey(c.GetNodeId())}).Info("AM container launched")
+	return nil
+}
+
+// amExited handles the end of an AM container: after unregistering that is the normal
+// end; before, the attempt failed (retries come with attempt handling).
+func (rm *ResourceManager) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
+	unregistered := false
+	if !rm.apps.withAttempt(id.Attempt, func(a *app, at *attempt) { unregistered = at.unregistered }) || unregistered {
+		return
+	}
+	rm.failApp(id.Attempt.App, fmt.Sprintf("Application %s failed 1 times due to AM Container for %s exited with  exitCode: %d\nDiagnostics: %s",
+		id.Attempt.App, id.Attempt, st.GetExitStatus(), st.GetDiagnostics()))
+}
+
+// failApp ends an unfinished application as FAILED.
+func (rm *ResourceManager) failApp(id records.ApplicationID, diagnostics string) {
+	rm.apps.mu.Lock()
+	a, ok := rm.apps.apps[id]
+	if ok && !a.finished() {
+		a.state, a.final = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED
+		a.finishTime, a.diagnostics = rm.opts.Now().UnixMilli(), diagnostics
+	}
+	rm.apps.mu.Unlock()
+	if ok {
+		rm.log.WithField("application", id.String()).Warn(diagnostics)
+		rm.endApp(id)
+	}
+}
