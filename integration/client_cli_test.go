@@ -28,6 +28,7 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 		"yarn.resourcemanager.address":                  rmAddr,
 		"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.scheduler.maximum-allocation-mb":          "2048",
 	})
 	rm := startDaemon(t, "resourcemanager", "--conf", confDir, "--log-level", "debug")
@@ -97,6 +98,26 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 	check("application -kill", 0, out, code, "Killing application "+appID)
 	code, out = yarnCLI(t, home, confDir, nil, "application", "-list", "-appStates", "ALL")
 	check("application -list -appStates ALL", 0, out, code, appID, "KILLED")
+
+	// yarn rmadmin -refreshQueues: a new queue appears; a broken file is refused and the
+	// old queues stay.
+	cs := filepath.Join(confDir, "capacity-scheduler.xml")
+	os.WriteFile(cs, []byte("<?xml version=\"1.0\"?>\n<configuration>\n"+
+		prop("yarn.scheduler.capacity.root.queues", "default,analytics,adhoc")+
+		prop("yarn.scheduler.capacity.root.default.capacity", "50")+
+		prop("yarn.scheduler.capacity.root.analytics.capacity", "30")+
+		prop("yarn.scheduler.capacity.root.adhoc.capacity", "20")+"</configuration>\n"), 0o644)
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-refreshQueues")
+	check("rmadmin -refreshQueues", 0, out, code)
+	code, out = yarnCLI(t, home, confDir, nil, "queue", "-status", "adhoc")
+	check("queue -status adhoc after refresh", 0, out, code, "Queue Name : adhoc", "Capacity : 20.0%")
+	os.WriteFile(cs, []byte("<configuration><property><name>yarn.scheduler.capacity.root.queues</name><value>x</value></property></configuration>"), 0o644)
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-refreshQueues")
+	if code == 0 || !strings.Contains(out, "yarn.scheduler.capacity.root.x.capacity") {
+		t.Errorf("refresh with a broken file: exit %d\n%s", code, out)
+	}
+	code, out = yarnCLI(t, home, confDir, nil, "queue", "-status", "adhoc")
+	check("queue -status adhoc after a failed refresh", 0, out, code, "Queue Name : adhoc")
 
 	rm.stop(t)
 	if !strings.Contains(rm.Log(), "ResourceManager stopped") {

@@ -141,7 +141,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 // admission checks the queue the way the Capacity Scheduler does and returns why the
 // application is rejected ("" when it is accepted).
 func (s *clientService) admission(a *app) string {
-	q, ok := s.rm.opts.Queues.Queue(a.queue)
+	q, ok := s.rm.queues().Queue(a.queue)
 	switch {
 	case !ok:
 		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.id, a.user, a.queue)
@@ -244,7 +244,7 @@ func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetCluste
 // getQueueInfo answers with an empty response for an unknown queue, as the Java RM does
 // (the CLI then prints "Cannot get queue from RM by queueName").
 func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
-	q, ok := s.rm.opts.Queues.Queue(req.GetQueueName())
+	q, ok := s.rm.queues().Queue(req.GetQueueName())
 	if !ok {
 		s.rm.log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
@@ -279,7 +279,7 @@ func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueue
 	caller, _ := rpc.CallerFrom(ctx)
 	groups := userGroups(caller.User)
 	resp := &yarnpb.GetQueueUserAclsInfoResponseProto{}
-	for _, q := range s.rm.opts.Queues.Queues() {
+	for _, q := range s.rm.queues().Queues() {
 		info := &yarnpb.QueueUserACLInfoProto{QueueName: proto.String(q.Name)}
 		if hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, caller.User, groups) ||
 			hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
@@ -341,7 +341,7 @@ func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarn
 	if err != nil {
 		return nil, err
 	}
-	q, ok := s.rm.opts.Queues.Queue(req.GetTargetQueue())
+	q, ok := s.rm.queues().Queue(req.GetTargetQueue())
 	if !ok || !q.IsLeaf() {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", req.GetTargetQueue())
 	}
@@ -409,7 +409,7 @@ func (s *clientService) getLabelsToNodes(context.Context, *yarnpb.GetLabelsToNod
 // (strings) and 3.x (NodeLabelProto) fields.
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
 	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
-	for _, l := range s.rm.opts.Queues.Labels() {
+	for _, l := range s.rm.queues().Labels() {
 		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l)
 		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(true)})
 	}

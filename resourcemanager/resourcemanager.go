@@ -24,7 +24,9 @@ import (
 
 // Options configure a ResourceManager.
 type Options struct {
-	Conf    *conf.Configuration
+	Conf *conf.Configuration
+	// ConfDir is where capacity-scheduler.xml is re-read on refreshQueues ("" = none).
+	ConfDir string
 	Queues  *capacity.Tree
 	Logger  *logrus.Entry
 	Metrics metrics.Registry
@@ -40,6 +42,8 @@ type Settings struct {
 	TrackerHandlers   int
 	SchedulerAddr     string
 	SchedulerHandlers int
+	AdminAddr         string
+	AdminHandlers     int
 	NMHeartbeat       time.Duration
 	NMExpiry          time.Duration
 	MaxDataLength     int
@@ -82,6 +86,10 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	}
 	intKey("yarn.resourcemanager.scheduler.client.thread-count", &s.SchedulerHandlers, 1)
+	if s.AdminAddr, err = bindAddress(c, "yarn.resourcemanager.admin.address", 8033); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.admin.client.thread-count", &s.AdminHandlers, 1)
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
 		"yarn.nm.liveness-monitor.expiry-interval-ms":             &s.NMExpiry,
@@ -155,6 +163,7 @@ type ResourceManager struct {
 	client          *rpc.Server
 	tracker         *rpc.Server
 	scheduler       *rpc.Server
+	admin           *rpc.Server
 	clientAddr      net.Addr
 	trackerAddr     net.Addr
 	schedulerAddr   net.Addr
@@ -163,6 +172,9 @@ type ResourceManager struct {
 	mu      sync.Mutex
 	serving sync.WaitGroup
 	started bool
+
+	queueMu   sync.RWMutex
+	queueTree *capacity.Tree // replaced by refreshQueues
 }
 
 // New builds a ResourceManager from configuration; nothing listens until Start.
@@ -214,6 +226,7 @@ func New(opts Options) (*ResourceManager, error) {
 	rm.nmKeys = security.NewKeyRing(1)
 	rm.amrm = security.NewAMRMTokens(security.NewKeyRing(1))
 	rm.engine, rm.containers, rm.kick = engine, newContainerTable(), make(chan struct{}, 1)
+	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
 	cs, err := newClientService(rm)
 	if err != nil {
@@ -246,6 +259,13 @@ func New(opts Options) (*ResourceManager, error) {
 		Logger:        opts.Logger,
 	})
 	rm.scheduler.Register(ams)
+	adm, err := newAdminService(rm)
+	if err != nil {
+		return nil, err
+	}
+	rm.admin = rpc.NewServer(rpc.ServerOptions{Name: "AdminService", MaxDataLength: settings.MaxDataLength,
+		Handlers: settings.AdminHandlers, Metrics: opts.Metrics, Logger: opts.Logger})
+	rm.admin.Register(adm)
 	rm.client = rpc.NewServer(rpc.ServerOptions{
 		Name:          "ClientRMService",
 		MaxDataLength: settings.MaxDataLength,
@@ -255,6 +275,34 @@ func New(opts Options) (*ResourceManager, error) {
 	})
 	rm.client.Register(cs)
 	return rm, nil
+}
+
+// queues is the current queue tree.
+func (rm *ResourceManager) queues() *capacity.Tree {
+	rm.queueMu.RLock()
+	defer rm.queueMu.RUnlock()
+	return rm.queueTree
+}
+
+// RefreshQueues re-reads capacity-scheduler.xml and applies it without stopping running
+// work. Any error leaves the old queues in place.
+func (rm *ResourceManager) RefreshQueues() error {
+	tree, err := capacity.Load(rm.opts.Conf, rm.opts.ConfDir)
+	if err != nil {
+		return err
+	}
+	_, groups, err := scheduler.FromConf(tree.Conf, tree)
+	if err != nil {
+		return err
+	}
+	if err := rm.engine.Refresh(tree, groups); err != nil {
+		return err
+	}
+	rm.queueMu.Lock()
+	rm.queueTree = tree
+	rm.queueMu.Unlock()
+	rm.log.WithField("queues", len(tree.Queues())).Info("queues refreshed")
+	return nil
 }
 
 // ClusterTimestamp is the RM's start time in milliseconds.
@@ -283,11 +331,19 @@ func (rm *ResourceManager) Start() error {
 		tln.Close()
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.scheduler.address %s: %w", rm.settings.SchedulerAddr, err)
 	}
+	aln, err := net.Listen("tcp", rm.settings.AdminAddr)
+	if err != nil {
+		ln.Close()
+		tln.Close()
+		sln.Close()
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.admin.address %s: %w", rm.settings.AdminAddr, err)
+	}
 	rm.started = true
 	rm.clientAddr, rm.trackerAddr, rm.schedulerAddr = ln.Addr(), tln.Addr(), sln.Addr()
 	rm.serve(rm.client, ln)
 	rm.serve(rm.tracker, tln)
 	rm.serve(rm.scheduler, sln)
+	rm.serve(rm.admin, aln)
 	ctx, cancel := context.WithCancel(context.Background())
 	rm.stopWatch = cancel
 	rm.serving.Add(2)
@@ -301,7 +357,7 @@ func (rm *ResourceManager) Start() error {
 	}()
 	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
 		"resource_tracker_address": tln.Addr().String(), "scheduler_address": sln.Addr().String(),
-		"queues": len(rm.opts.Queues.Queues())}).Info("ResourceManager started")
+		"queues": len(rm.queues().Queues())}).Info("ResourceManager started")
 	return nil
 }
 
@@ -343,7 +399,7 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 		rm.stopWatch()
 	}
 	rm.mu.Unlock()
-	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx))
+	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx))
 	rm.serving.Wait()
 	rm.log.Info("ResourceManager stopped")
 	return err

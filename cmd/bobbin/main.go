@@ -102,24 +102,24 @@ func newLogger(level string, w io.Writer) (*logrus.Logger, error) {
 }
 
 // loadConf reads the site files and capacity-scheduler.xml, logging where they came from.
-func loadConf(f *daemonFlags, log *logrus.Logger) (*conf.Configuration, *capacity.Tree, error) {
+func loadConf(f *daemonFlags, log *logrus.Logger) (*conf.Configuration, *capacity.Tree, string, error) {
 	c, dir, err := conf.LoadDir(f.confDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	for _, w := range c.Warnings {
 		log.Warn(w)
 	}
 	queues, err := capacity.Load(c, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if dir == "" {
 		log.Info("no configuration directory (--conf, YARN_CONF_DIR, HADOOP_CONF_DIR): using built-in defaults")
 	} else {
 		log.WithField("conf_dir", dir).Info("configuration loaded")
 	}
-	return c, queues, nil
+	return c, queues, dir, nil
 }
 
 func runResourceManager(args []string, stderr io.Writer) int {
@@ -136,12 +136,12 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	c, queues, err := loadConf(f, log)
+	c, queues, dir, err := loadConf(f, log)
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Queues: queues, Logger: logrus.NewEntry(log)})
+	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, ConfDir: dir, Queues: queues, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
