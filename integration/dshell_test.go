@@ -94,6 +94,7 @@ kill $RM; wait $RM; echo "rm exit $?"
 // TestManagedDistributedShellOnApacheNM is the ordinary `yarn jar distributedshell` run:
 // Bobbin's AM launcher starts the Java AM on the Apache NodeManager with the AMRMToken in
 // its credentials; the AM gets two containers that print "hello"; the client exits 0.
+// Then a `sleep 300` job is killed with `yarn application -kill` while it runs.
 func TestManagedDistributedShellOnApacheNM(t *testing.T) {
 	home := requireHadoop(t)
 	if _, err := exec.LookPath("unshare"); err != nil || os.Geteuid() != 0 {
@@ -115,6 +116,15 @@ NM=$!
 for i in $(seq 1 60); do grep -q "NodeManager registered" %[3]s/rm.log && break; sleep 1; done
 timeout 150 %[4]s/bin/yarn jar %[5]s -jar %[5]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[3]s/client.log 2>&1
 echo "client exit $?"
+# A long job, killed from the CLI while it runs.
+%[4]s/bin/yarn jar %[5]s -jar %[5]s -shell_command 'sleep 300' -num_containers 1 -master_memory 256 -container_memory 128 > %[3]s/sleeper.log 2>&1 &
+for i in $(seq 1 60); do
+  APP=$(%[4]s/bin/yarn application -list 2>/dev/null | awk '/RUNNING/ {print $1}' | head -1)
+  [ -n "$APP" ] && grep -q "container_.*_000002" %[3]s/rm.log && break
+  sleep 1
+done
+echo "sleeper $APP"
+%[4]s/bin/yarn application -kill "$APP" 2>&1 | grep -v INFO
 %[4]s/bin/yarn application -list -appStates ALL 2>&1
 kill $NM; sleep 1; kill -9 $NM 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
@@ -128,6 +138,9 @@ kill $RM; wait $RM; echo "rm exit $?"
 		rmLog, _ := os.ReadFile(filepath.Join(dir, "rm.log"))
 		cl, _ := os.ReadFile(filepath.Join(dir, "client.log"))
 		t.Fatalf("err %v\noutput:\n%s\nRM log:\n%s\nclient (tail):\n%s", err, out, tail(string(rmLog), 60), tail(string(cl), 30))
+	}
+	if !strings.Contains(string(out), "KILLED") {
+		t.Fatalf("the running sleep job was not KILLED:\n%s", out)
 	}
 	hellos := 0
 	outs, _ := filepath.Glob(filepath.Join(dir, "nm-logs", "application_*", "container_*", "stdout"))
