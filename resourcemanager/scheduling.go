@@ -18,16 +18,18 @@ import (
 
 // Exit statuses the RM reports for containers it ends itself (ContainerExitStatus).
 const (
-	exitAborted = -100 // released by the AM, or lost with its node
+	exitAborted   = -100 // released by the AM, or lost with its node
+	exitPreempted = -102 // killed by the scheduler's preemption
 )
 
 // rmContainer is a container the engine allocated, as the RM tracks it.
 type rmContainer struct {
-	engineID scheduler.ContainerID
-	id       records.ContainerID
-	node     string // "host:port"
-	am       bool   // the AM's own container
-	done     bool
+	engineID  scheduler.ContainerID
+	id        records.ContainerID
+	node      string // "host:port"
+	am        bool   // the AM's own container
+	preempted bool   // killed by the scheduler: the AM hears PREEMPTED
+	done      bool
 }
 
 // containerTable joins the engine's allocations to YARN containers and holds what each
@@ -42,13 +44,15 @@ type containerTable struct {
 	nmTokens  map[records.AttemptID]map[string]bool
 	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
 	removed   map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
+	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
 }
 
 func newContainerTable() *containerTable {
 	return &containerTable{byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*yarnpb.ContainerProto{},
 		completed: map[records.AttemptID][]*yarnpb.ContainerStatusProto{}, nmTokens: map[records.AttemptID]map[string]bool{},
-		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{}}
+		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
+		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}}
 }
 
 // complete records a finished container once and queues its status for its attempt.
@@ -61,6 +65,11 @@ func (t *containerTable) complete(id records.ContainerID, status *yarnpb.Contain
 		return c, false
 	}
 	c.done = true
+	if c.preempted {
+		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
+		status.ExitStatus = proto.Int32(exitPreempted)
+		status.Diagnostics = proto.String("Container preempted by scheduler")
+	}
 	t.completed[id.Attempt] = append(t.completed[id.Attempt], status)
 	return c, true
 }
@@ -107,7 +116,7 @@ func (rm *ResourceManager) schedulePass() {
 		}
 	}
 	for _, p := range res.Preemptions {
-		rm.log.WithFields(map[string]any{"application": p.App, "node": p.Node, "kill": p.Kill}).Info("preemption decided")
+		rm.preemptContainer(p)
 	}
 }
 
@@ -167,6 +176,29 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	rm.log.WithFields(map[string]any{"application": appID.String(), "container": cid.String(), "node": a.Node,
 		"memory_mb": a.Resource[scheduler.Memory], "vcores": a.Resource[scheduler.VCores]}).Info("container allocated")
 	return nil
+}
+
+// preemptContainer carries out one preemption decision: a notice goes to the AM in its
+// next allocate response (strict contract); a kill goes to the container's NodeManager,
+// and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
+// as a task failure.
+func (rm *ResourceManager) preemptContainer(p scheduler.Preemption) {
+	t := rm.containers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byEngine[p.Container]
+	if !ok || c.done {
+		return
+	}
+	log := rm.log.WithFields(map[string]any{"container": c.id.String(), "node": c.node})
+	if !p.Kill {
+		t.preempt[c.id.Attempt] = append(t.preempt[c.id.Attempt], c.id.Proto())
+		log.Info("container to be preempted: AM notified")
+		return
+	}
+	c.preempted = true
+	t.cleanup[c.node] = append(t.cleanup[c.node], c.id.Proto())
+	log.Info("preempted container killed")
 }
 
 // asksFrom converts an AM's resource requests for the engine, normalized as YARN does:
@@ -323,4 +355,21 @@ func (rm *ResourceManager) endApp(id records.ApplicationID) {
 		}
 	}
 	t.mu.Unlock()
+}
+
+// takePreemptions returns, once, the containers an attempt is asked to give back.
+func (rm *ResourceManager) takePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
+	t := rm.containers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := t.preempt[att]
+	delete(t.preempt, att)
+	if len(ids) == 0 {
+		return nil
+	}
+	strict := &yarnpb.StrictPreemptionContractProto{}
+	for _, id := range ids {
+		strict.Container = append(strict.Container, &yarnpb.PreemptionContainerProto{Id: id})
+	}
+	return &yarnpb.PreemptionMessageProto{StrictContract: strict}
 }
