@@ -8,14 +8,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
-// unmanagedAM submits an unmanaged application to queue and registers its AM.
+// unmanagedAM submits an unmanaged application to queue, registers its AM and returns
+// the application id and an allocate function that keeps the response ids.
 func unmanagedAM(t *testing.T, rm *ResourceManager, cl interface {
 	Call(context.Context, string, proto.Message, proto.Message) error
-}, newApp func() *yarnpb.ApplicationIdProto, queue string) (*rpc.Client, func(*yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto) {
+}, newApp func() *yarnpb.ApplicationIdProto, queue string) (*yarnpb.ApplicationIdProto, func(*yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto) {
 	ctx := context.Background()
 	id := newApp()
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
@@ -29,7 +29,7 @@ func unmanagedAM(t *testing.T, rm *ResourceManager, cl interface {
 		t.Fatal(err)
 	}
 	rid := int32(0)
-	return am, func(req *yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto {
+	return id, func(req *yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto {
 		req.ResponseId = proto.Int32(rid)
 		var resp yarnpb.AllocateResponseProto
 		if err := am.Call(ctx, "allocate", req, &resp); err != nil {

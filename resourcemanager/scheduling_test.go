@@ -9,7 +9,6 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
 // An AM asks, the engine places containers on a NodeManager, the AM gets them with
@@ -32,27 +31,8 @@ func TestAllocateEndToEnd(t *testing.T) {
 	}
 	heartbeat()
 
-	na, _ := cl.GetNewApplication(ctx)
-	err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
-		ApplicationId: na.GetApplicationId(), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, _ := cl.GetApplicationReport(ctx, na.GetApplicationId())
-	am := amClient(t, rm, token.FromProto(rep.GetAmRmToken()))
-	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
-		t.Fatal(err)
-	}
-	rid := int32(0)
-	allocate := func(req *yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto {
-		req.ResponseId = proto.Int32(rid)
-		var resp yarnpb.AllocateResponseProto
-		if err := am.Call(ctx, "allocate", req, &resp); err != nil {
-			t.Fatal(err)
-		}
-		rid = resp.GetResponseId()
-		return &resp
-	}
+	newApp := func() *yarnpb.ApplicationIdProto { r, _ := cl.GetNewApplication(ctx); return r.GetApplicationId() }
+	appID, allocate := unmanagedAM(t, rm, cl, newApp, "default")
 	ask := &yarnpb.ResourceRequestProto{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(20)}, ResourceName: proto.String("*"),
 		Capability: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(2), RelaxLocality: proto.Bool(true)}
 	first := allocate(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{ask}})
@@ -69,7 +49,7 @@ func TestAllocateEndToEnd(t *testing.T) {
 		t.Fatalf("allocated %v, NMTokens %v", got, tokens)
 	}
 	c0 := records.ContainerIDFromProto(got[0].GetId())
-	if got[0].GetPriority().GetPriority() != 20 || got[0].GetContainerToken() == nil || c0.Attempt.App != records.AppIDFromProto(na.GetApplicationId()) {
+	if got[0].GetPriority().GetPriority() != 20 || got[0].GetContainerToken() == nil || c0.Attempt.App != records.AppIDFromProto(appID) {
 		t.Fatalf("container %v", got[0])
 	}
 	var cti yarnpb.ContainerTokenIdentifierProto
