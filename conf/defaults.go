@@ -42,6 +42,19 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", Value: "1000", Doc: "Heartbeat interval the RM asks NodeManagers to keep (nextHeartBeatInterval)."},
 	{Key: "yarn.nm.liveness-monitor.expiry-interval-ms", Value: "600000", Doc: "A NodeManager silent this long is LOST and its containers are completed."},
 	{Key: "yarn.resourcemanager.nodemanager.minimum.version", Value: "NONE", Doc: "Read for compatibility; Bobbin accepts NodeManagers of any version."},
+	{Key: "yarn.resourcemanager.nodes.include-path", Value: "", Doc: "File of host names allowed to register (one per line or space-separated, # comments); empty: all. Re-read by refreshNodes."},
+	{Key: "yarn.resourcemanager.nodes.exclude-path", Value: "", Doc: "File of host names refused or decommissioned. Re-read by refreshNodes."},
+	{Key: "yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs", Value: "20", Doc: "How often gracefully decommissioning nodes are checked for completion."},
+	{Key: "yarn.node-labels.enabled", Value: "false", Doc: "When false, node-label administration (rmadmin -addToClusterNodeLabels etc.) is refused."},
+
+	// yarn-site.xml: application masters and containers
+	{Key: "yarn.am.liveness-monitor.expiry-interval-ms", Value: "600000", Doc: "An AM attempt with no allocate for this long expires; the attempt fails and counts toward max-attempts."},
+	{Key: "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms", Value: "600000", Doc: "A container handed to an AM and not started on its NodeManager within this time is taken back (exit status ABORTED)."},
+
+	// yarn-site.xml: secret-key rolling (activation waits 1.5 x the matching liveness interval)
+	{Key: "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs", Value: "86400", Doc: "How often the AMRMToken master key rolls; AMs get new tokens in AllocateResponse.am_rm_token."},
+	{Key: "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs", Value: "86400", Doc: "How often the container-token master key rolls; NodeManagers get it in heartbeats."},
+	{Key: "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs", Value: "86400", Doc: "How often the NMToken master key rolls; NodeManagers get it in heartbeats."},
 
 	// yarn-site.xml: scheduler limits
 	{Key: "yarn.scheduler.minimum-allocation-mb", Value: "1024", Doc: "Smallest container memory; requests are rounded up to a multiple of it."},

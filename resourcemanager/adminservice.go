@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -19,10 +20,11 @@ func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &adminService{rm: rm}
 	sd := yarnpb.File_yarn_resourcemanager_administration_protocol_proto.Services().ByName("ResourceManagerAdministrationProtocolService")
 	return rpc.ServiceProtocol(AdminProtocolName, sd, map[string]rpc.Method{
-		"refreshQueues": rpc.Unary(s.refreshQueues),
-		"refreshNodes": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshNodesRequestProto) (*yarnpb.RefreshNodesResponseProto, error) {
-			return &yarnpb.RefreshNodesResponseProto{}, s.authorize(ctx, "refreshNodes")
-		}),
+		"refreshQueues":               rpc.Unary(s.refreshQueues),
+		"refreshNodes":                rpc.Unary(s.refreshNodes),
+		"addToClusterNodeLabels":      rpc.Unary(s.addToClusterNodeLabels),
+		"removeFromClusterNodeLabels": rpc.Unary(s.removeFromClusterNodeLabels),
+		"replaceLabelsOnNodes":        rpc.Unary(s.replaceLabelsOnNodes),
 		"refreshSuperUserGroupsConfiguration": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshSuperUserGroupsConfigurationRequestProto) (*yarnpb.RefreshSuperUserGroupsConfigurationResponseProto, error) {
 			return &yarnpb.RefreshSuperUserGroupsConfigurationResponseProto{}, s.authorize(ctx, "refreshSuperUserGroupsConfiguration")
 		}),
@@ -69,4 +71,89 @@ func (s *adminService) refreshQueues(ctx context.Context, _ *yarnpb.RefreshQueue
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Failed to re-init queues : %v", err)
 	}
 	return &yarnpb.RefreshQueuesResponseProto{}, nil
+}
+
+// refreshNodes re-reads the include/exclude files; a 3.x client may ask for a graceful
+// decommission with a timeout in seconds.
+func (s *adminService) refreshNodes(ctx context.Context, req *yarnpb.RefreshNodesRequestProto) (*yarnpb.RefreshNodesResponseProto, error) {
+	if err := s.authorize(ctx, "refreshNodes"); err != nil {
+		return nil, err
+	}
+	graceful := req.GetDecommissionType() == yarnpb.DecommissionTypeProto_DECOMMISSION_GRACEFUL
+	if err := s.rm.RefreshNodes(graceful, time.Duration(req.GetDecommissionTimeout())*time.Second); err != nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "refreshNodes failed: %v", err)
+	}
+	return &yarnpb.RefreshNodesResponseProto{}, nil
+}
+
+// labelsEnabled refuses node-label administration unless yarn.node-labels.enabled.
+func (s *adminService) labelsEnabled(ctx context.Context, op string) error {
+	if err := s.authorize(ctx, op); err != nil {
+		return err
+	}
+	if !s.rm.settings.NodeLabels {
+		return rpc.Errorf(rpc.ClassIOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
+	}
+	return nil
+}
+
+func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.AddToClusterNodeLabelsRequestProto) (*yarnpb.AddToClusterNodeLabelsResponseProto, error) {
+	if err := s.labelsEnabled(ctx, "addToClusterNodeLabels"); err != nil {
+		return nil, err
+	}
+	// 2.x clients send names (field 1), 3.x clients NodeLabelProtos (field 2).
+	labels := append([]string(nil), req.GetDeprecatedNodeLabels()...)
+	for _, l := range req.GetNodeLabels() {
+		labels = append(labels, l.GetName())
+	}
+	if err := s.rm.labels.add(labels); err != nil {
+		return nil, labelError(err)
+	}
+	s.rm.log.WithField("labels", labels).Info("cluster node labels added")
+	return &yarnpb.AddToClusterNodeLabelsResponseProto{}, nil
+}
+
+func (s *adminService) removeFromClusterNodeLabels(ctx context.Context, req *yarnpb.RemoveFromClusterNodeLabelsRequestProto) (*yarnpb.RemoveFromClusterNodeLabelsResponseProto, error) {
+	if err := s.labelsEnabled(ctx, "removeFromClusterNodeLabels"); err != nil {
+		return nil, err
+	}
+	tree := s.rm.queues()
+	changed, err := s.rm.labels.remove(req.GetNodeLabels(), func(label string) string {
+		for _, q := range tree.Queues() {
+			for _, l := range q.AccessibleNodeLabels {
+				if l == label {
+					return q.Path
+				}
+			}
+		}
+		return ""
+	})
+	if err != nil {
+		return nil, labelError(err)
+	}
+	s.rm.relabel(changed)
+	s.rm.log.WithField("labels", req.GetNodeLabels()).Info("cluster node labels removed")
+	return &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}, nil
+}
+
+func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.ReplaceLabelsOnNodeRequestProto) (*yarnpb.ReplaceLabelsOnNodeResponseProto, error) {
+	if err := s.labelsEnabled(ctx, "replaceLabelsOnNode"); err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	var changed []string
+	for _, e := range req.GetNodeToLabels() {
+		key := nodeKey(e.GetNodeId())
+		if req.GetFailOnUnknownNodes() && !s.rm.nodes.known(e.GetNodeId()) {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Following nodes are not running in the cluster: [%s]", key)
+		}
+		m[key] = e.GetNodeLabels()
+		changed = append(changed, key)
+	}
+	if err := s.rm.labels.replace(m); err != nil {
+		return nil, labelError(err)
+	}
+	s.rm.relabel(changed)
+	s.rm.log.WithField("nodes", changed).Info("labels replaced on nodes")
+	return &yarnpb.ReplaceLabelsOnNodeResponseProto{}, nil
 }

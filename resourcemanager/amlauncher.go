@@ -29,7 +29,7 @@ func (rm *ResourceManager) launchAM(att records.AttemptID, c *yarnpb.ContainerPr
 		defer rm.serving.Done()
 		if err := rm.startAMContainer(att, c, containerToken); err != nil {
 			rm.log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
-			rm.failApp(att.App, fmt.Sprintf("Application %s failed 1 times due to Error launching %s. Got exception: %v", att.App, att, err))
+			rm.attemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitInvalid)
 		}
 	}()
 }
@@ -40,15 +40,19 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	var user string
 	var submit int64
 	var maxAttempts int
+	cid := records.ContainerIDFromProto(c.GetId())
 	ok := rm.apps.withAttempt(att, func(a *app, at *attempt) {
-		clc = proto.Clone(a.amSpec).(*yarnpb.ContainerLaunchContextProto)
+		if a.amSpec != nil {
+			clc = proto.Clone(a.amSpec).(*yarnpb.ContainerLaunchContextProto)
+		}
 		amToken, user, submit, maxAttempts = at.token, a.user, a.submitTime, a.maxAttempts
-		cid := records.ContainerIDFromProto(c.GetId())
 		at.amContainer = &cid
+		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
 	})
 	if !ok {
 		return fmt.Errorf("attempt %s is gone", att)
 	}
+	rm.containers.handOut(cid, rm.opts.Now())
 	if clc == nil {
 		clc = &yarnpb.ContainerLaunchContextProto{}
 	}
@@ -87,34 +91,13 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	if f := resp.GetFailedRequests(); len(f) > 0 {
 		return fmt.Errorf("%s: %s", f[0].GetException().GetClassName(), f[0].GetException().GetMessage())
 	}
-	rm.apps.withAttempt(att, func(a *app, at *attempt) { at.launched = true })
+	rm.apps.withAttempt(att, func(a *app, at *attempt) {
+		at.launched, at.lastPing = true, rm.opts.Now()
+		if at.state == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
+			at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+		}
+	})
 	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
 		"node": nodeKey(c.GetNodeId())}).Info("AM container launched")
 	return nil
-}
-
-// amExited handles the end of an AM container: after unregistering that is the normal
-// end; before, the attempt failed (retries come with attempt handling).
-func (rm *ResourceManager) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
-	unregistered := false
-	if !rm.apps.withAttempt(id.Attempt, func(a *app, at *attempt) { unregistered = at.unregistered }) || unregistered {
-		return
-	}
-	rm.failApp(id.Attempt.App, fmt.Sprintf("Application %s failed 1 times due to AM Container for %s exited with  exitCode: %d\nDiagnostics: %s",
-		id.Attempt.App, id.Attempt, st.GetExitStatus(), st.GetDiagnostics()))
-}
-
-// failApp ends an unfinished application as FAILED.
-func (rm *ResourceManager) failApp(id records.ApplicationID, diagnostics string) {
-	rm.apps.mu.Lock()
-	a, ok := rm.apps.apps[id]
-	if ok && !a.finished() {
-		a.state, a.final = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED
-		a.finishTime, a.diagnostics = rm.opts.Now().UnixMilli(), diagnostics
-	}
-	rm.apps.mu.Unlock()
-	if ok {
-		rm.log.WithField("application", id.String()).Warn(diagnostics)
-		rm.endApp(id)
-	}
 }

@@ -36,15 +36,23 @@ func newAMService(rm *ResourceManager) (*rpc.Protocol, error) {
 
 // caller returns the attempt of the connection's AMRMToken.
 func (s *amService) caller(ctx context.Context) (records.AttemptID, error) {
+	att, _, err := s.callerKey(ctx)
+	return att, err
+}
+
+// callerKey returns the attempt of the connection's AMRMToken and the key it was signed
+// with.
+func (s *amService) callerKey(ctx context.Context) (records.AttemptID, int32, error) {
 	c, _ := rpc.CallerFrom(ctx)
 	if c == nil || c.Auth != rpc.AuthToken || c.TokenKind != token.KindAMRM {
 		user := ""
 		if c != nil {
 			user = c.User
 		}
-		return records.AttemptID{}, rpc.Errorf(rpc.ClassYarnException, "No AMRMToken found for user %s", user)
+		return records.AttemptID{}, 0, rpc.Errorf(rpc.ClassYarnException, "No AMRMToken found for user %s", user)
 	}
-	return security.AttemptOf(c.TokenID)
+	att, err := security.AttemptOf(c.TokenID)
+	return att, security.KeyIDOf(c.TokenID), err
 }
 
 func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicationMasterRequestProto) (*yarnpb.RegisterApplicationMasterResponseProto, error) {
@@ -59,7 +67,8 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
 		}
-		at.registered = true
+		at.registered, at.lastPing = true, s.rm.opts.Now()
+		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 		at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
 		at.lastResponse = &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(0)}
 		if !a.finished() {
@@ -85,7 +94,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 // one further behind is refused. Container placement joins this call when the scheduling
 // engine is wired in; until then the response carries no containers.
 func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
-	att, err := s.caller(ctx)
+	att, keyID, err := s.callerKey(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +105,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			rerr = rpc.Errorf(rpc.ClassAMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
+		at.lastPing = s.rm.opts.Now()
 		last := at.lastResponse
 		switch {
 		case req.GetResponseId()+1 == last.GetResponseId():
@@ -125,7 +135,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			s.rm.kickScheduler()
 		}
 		allocated, tokens, completed := s.rm.drainFor(att, a.user)
-		stats := s.rm.engine.Stats()
+		total, used := s.rm.engine.Totals()
 		resp = &yarnpb.AllocateResponseProto{
 			ResponseId:                 proto.Int32(last.GetResponseId() + 1),
 			AllocatedContainers:        allocated,
@@ -135,7 +145,11 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			Preempt:                    s.rm.takePreemptions(att),
 			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 			// reducers from it, so it must not read 0 while room exists).
-			Limit: resourceProto(stats.Total.Sub(stats.Allocated)),
+			Limit: resourceProto(total.Sub(used)),
+		}
+		if tok, ok := s.rm.amrm.IssueNext(att, keyID); ok {
+			// A key roll is under way: the AM switches to a token of the next key.
+			resp.AmRmToken = tok.Proto()
 		}
 		at.lastResponse = resp
 	})
@@ -151,17 +165,30 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		return nil, err
 	}
 	var rerr error
+	var unmanaged, first bool
 	now := s.rm.opts.Now().UnixMilli()
 	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
 		if !at.registered {
 			rerr = rpc.Errorf(rpc.ClassAMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
 			return
 		}
-		at.unregistered = true
+		unmanaged = a.unmanaged
 		if req.GetTrackingUrl() != "" {
 			at.trackingURL = req.GetTrackingUrl()
 		}
+		if at.unregistered {
+			return // a retried finish
+		}
+		// The AM's container may still run: the attempt is FINISHING until it exits (an
+		// unmanaged AM has no container, so it is FINISHED now). The report shows
+		// FINISHED at once (hadoop-wire.md §4.2).
+		at.unregistered, at.lastPing, at.finishTime = true, s.rm.opts.Now(), now
+		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING
+		if a.unmanaged {
+			at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+		}
 		if !a.finished() {
+			first = true
 			a.state, a.finishTime = yarnpb.YarnApplicationStateProto_FINISHED, now
 			a.final = req.GetFinalApplicationStatus()
 			a.diagnostics = req.GetDiagnostics()
@@ -173,7 +200,15 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 	if rerr != nil {
 		return nil, rerr
 	}
-	s.rm.endApp(att.App)
+	if first {
+		s.rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_FINISHED)
+		if unmanaged {
+			s.rm.endApp(att.App)
+		} else {
+			// No more containers for it; those it has end with its AM container.
+			s.rm.engine.CancelAsks(att.App.String())
+		}
+	}
 	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")
 	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }

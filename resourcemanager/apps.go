@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"sort"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -26,26 +27,49 @@ type app struct {
 	unmanaged   bool
 	amSpec      *yarnpb.ContainerLaunchContextProto // the AM's launch context, for managed AMs
 	attempt     *attempt                            // the current attempt, nil before one exists
-	state       yarnpb.YarnApplicationStateProto
-	final       yarnpb.FinalApplicationStatusProto
-	submitTime  int64
-	startTime   int64
-	finishTime  int64
-	diagnostics string
+	attempts    []*attempt                          // every attempt, oldest first
+	// failures are the times (ms) of the attempt failures that count toward maxAttempts;
+	// with a validity interval only those inside it count (hadoop-wire.md §7.3).
+	failures         []int64
+	failuresValidity int64 // attempt_failures_validity_interval in ms; <= 0: all count
+	state            yarnpb.YarnApplicationStateProto
+	final            yarnpb.FinalApplicationStatusProto
+	submitTime       int64
+	startTime        int64
+	finishTime       int64
+	diagnostics      string
 }
 
-// attempt is one application attempt: its AMRMToken and what its AM registered.
+// attempt is one application attempt: its AMRMToken, its state and what its AM registered.
 type attempt struct {
 	id           records.AttemptID
 	token        *token.Token
+	state        yarnpb.YarnApplicationAttemptStateProto
 	registered   bool
 	unregistered bool
 	host         string
 	rpcPort      int32
 	trackingURL  string
+	diagnostics  string
+	startTime    int64
+	finishTime   int64
 	lastResponse *yarnpb.AllocateResponseProto
 	amContainer  *records.ContainerID // the AM's container, once allocated (managed AMs)
 	launched     bool
+	// lastPing is the AM's last sign of life (launch, register, allocate); the liveness
+	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
+	// Zero while the AM container is not launched yet.
+	lastPing time.Time
+}
+
+// ended reports whether the attempt reached a final state.
+func (at *attempt) ended() bool {
+	switch at.state {
+	case yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED,
+		yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED:
+		return true
+	}
+	return false
 }
 
 // finished reports whether the app reached a final state.
@@ -138,19 +162,24 @@ func (r *appRegistry) reportOf(id records.ApplicationID) (*yarnpb.ApplicationRep
 	return a.report(), true
 }
 
-// kill moves an unfinished application to KILLED. It reports whether the app exists.
-func (r *appRegistry) kill(id records.ApplicationID, now int64, diagnostics string) bool {
+// kill moves an unfinished application to KILLED. It reports whether it did and whether
+// the app exists.
+func (r *appRegistry) kill(id records.ApplicationID, now int64, diagnostics string) (killed, found bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, ok := r.apps[id]
 	if !ok {
-		return false
+		return false, false
 	}
 	if !a.finished() {
+		killed = true
 		a.state, a.final = yarnpb.YarnApplicationStateProto_KILLED, yarnpb.FinalApplicationStatusProto_APP_KILLED
 		a.finishTime, a.diagnostics = now, diagnostics
+		if at := a.attempt; at != nil && !at.ended() {
+			at.state, at.finishTime, at.diagnostics = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED, now, diagnostics
+		}
 	}
-	return true
+	return killed, true
 }
 
 // move changes an unfinished application's queue.
@@ -175,6 +204,9 @@ type appRegistry struct {
 	mu     sync.Mutex
 	lastID int32
 	apps   map[records.ApplicationID]*app
+	// finishedOrder lists ended applications oldest first, for retire.
+	finishedOrder []records.ApplicationID
+	retired       map[records.ApplicationID]bool
 }
 
 func newAppRegistry(clusterTimestamp int64) *appRegistry {
@@ -252,38 +284,55 @@ func (r *appRegistry) list(f *appFilter) []*yarnpb.ApplicationReportProto {
 	return out
 }
 
-// attemptReport reports the application's current attempt (earlier attempts are not kept
-// yet). An unmanaged AM's attempt is LAUNCHED as soon as it exists: the client runs it.
+// attemptReport reports one attempt of an application, current or past.
 func (r *appRegistry) attemptReport(att records.AttemptID) (*yarnpb.ApplicationAttemptReportProto, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, ok := r.apps[att.App]
-	if !ok || a.attempt == nil || a.attempt.id != att {
+	if !ok {
 		return nil, false
 	}
-	at := a.attempt
-	state := yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED
-	switch {
-	case at.unregistered:
-		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
-	case a.state == yarnpb.YarnApplicationStateProto_KILLED:
-		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED
-	case at.registered:
-		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
-	case a.unmanaged:
-		state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+	for _, at := range a.attempts {
+		if at.id == att {
+			return at.report(), true
+		}
 	}
+	return nil, false
+}
+
+// attemptReports reports every attempt of an application, oldest first.
+func (r *appRegistry) attemptReports(id records.ApplicationID) []*yarnpb.ApplicationAttemptReportProto {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil
+	}
+	out := make([]*yarnpb.ApplicationAttemptReportProto, 0, len(a.attempts))
+	for _, at := range a.attempts {
+		out = append(out, at.report())
+	}
+	return out
+}
+
+func (at *attempt) report() *yarnpb.ApplicationAttemptReportProto {
 	host, port := "N/A", int32(-1)
 	if at.registered {
 		host, port = at.host, at.rpcPort
 	}
-	return &yarnpb.ApplicationAttemptReportProto{
+	r := &yarnpb.ApplicationAttemptReportProto{
 		ApplicationAttemptId:        at.id.Proto(),
 		Host:                        proto.String(host),
 		RpcPort:                     proto.Int32(port),
 		TrackingUrl:                 proto.String(at.trackingURL),
 		OriginalTrackingUrl:         proto.String(at.trackingURL),
-		Diagnostics:                 proto.String(a.diagnostics),
-		YarnApplicationAttemptState: state.Enum(),
-	}, true
+		Diagnostics:                 proto.String(at.diagnostics),
+		YarnApplicationAttemptState: at.state.Enum(),
+		StartTime:                   proto.Int64(at.startTime),
+		FinishTime:                  proto.Int64(at.finishTime),
+	}
+	if at.amContainer != nil {
+		r.AmContainerId = at.amContainer.Proto()
+	}
+	return r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/user"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -97,18 +97,16 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	}
 	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(),
 		tags: sc.GetApplicationTags(), priority: sc.GetPriority().GetPriority(), amResource: amRes, maxAttempts: maxAttempts,
-		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm()}
+		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm(),
+		failuresValidity: sc.GetAttemptFailuresValidityInterval()}
 	if reason := s.admission(a); reason != "" {
 		a.state, a.final, a.finishTime, a.diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
 	} else {
 		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
 		// the token from the report; a managed AM gets it in its container's credentials.
-		att := id.Attempt(1)
-		tok, err := s.rm.amrm.Issue(att)
-		if err != nil {
+		if err := s.rm.newAttemptLocked(a, time.UnixMilli(now)); err != nil {
 			return nil, err
 		}
-		a.attempt = &attempt{id: att, token: tok}
 		a.amSpec = sc.GetAmContainerSpec()
 	}
 	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.user, "queue": a.queue})
@@ -116,23 +114,15 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		log.Info("application submitted again; keeping the first submission")
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
+	s.rm.metrics.appSubmitted()
 	if a.state == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.diagnostics).Warn("application rejected")
+		s.rm.metrics.appEnded(a.state)
+		s.rm.endApp(id)
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
-	if err := s.rm.engine.AddApp(scheduler.AppSpec{ID: id.String(), Queue: a.queue, User: a.user, Priority: a.priority,
-		Submit: time.UnixMilli(now)}); err != nil {
-		log.WithError(err).Warn("scheduler refused the application")
-	}
-	if !a.unmanaged {
-		// The AM container is the application's first ask.
-		am := s.rm.asksFrom([]*yarnpb.ResourceRequestProto{{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(0)},
-			ResourceName: proto.String("*"), Capability: amRes, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true)}})
-		am[0].AM = true
-		if err := s.rm.engine.UpdateAsks(id.String(), am); err != nil {
-			log.WithError(err).Warn("AM container not requested")
-		}
-		s.rm.kickScheduler()
+	if err := s.rm.admitToEngine(engineSpec(a), amRes, a.unmanaged); err != nil {
+		log.WithError(err).Warn("application not scheduled")
 	}
 	log.Info("application accepted")
 	return &yarnpb.SubmitApplicationResponseProto{}, nil
@@ -207,8 +197,12 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 		return nil, err
 	}
 	caller, _ := rpc.CallerFrom(ctx)
-	if !s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), "Application killed by user.") {
+	killed, found := s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), "Application killed by user.")
+	if !found {
 		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to kill an absent application %s", id)
+	}
+	if killed {
+		s.rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_KILLED)
 	}
 	s.rm.endApp(id)
 	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
@@ -238,7 +232,7 @@ func (s *clientService) getApplications(_ context.Context, req *yarnpb.GetApplic
 }
 
 func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
-	return &yarnpb.GetClusterNodesResponseProto{NodeReports: s.rm.nodes.reports(req.GetNodeStates())}, nil
+	return &yarnpb.GetClusterNodesResponseProto{NodeReports: s.rm.nodes.reports(req.GetNodeStates(), s.rm.labels)}, nil
 }
 
 // getQueueInfo answers with an empty response for an unknown queue, as the Java RM does
@@ -371,15 +365,7 @@ func (s *clientService) getApplicationAttempts(_ context.Context, req *yarnpb.Ge
 	if err != nil {
 		return nil, err
 	}
-	resp := &yarnpb.GetApplicationAttemptsResponseProto{}
-	for n := int32(1); ; n++ {
-		r, ok := s.rm.apps.attemptReport(id.Attempt(n))
-		if !ok {
-			break
-		}
-		resp.ApplicationAttempts = append(resp.ApplicationAttempts, r)
-	}
-	return resp, nil
+	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.apps.attemptReports(id)}, nil
 }
 
 func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
@@ -398,18 +384,52 @@ func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContaine
 }
 
 func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabelsRequestProto) (*yarnpb.GetNodesToLabelsResponseProto, error) {
-	return &yarnpb.GetNodesToLabelsResponseProto{}, nil
+	m := s.rm.labels.snapshot()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	resp := &yarnpb.GetNodesToLabelsResponseProto{}
+	for _, k := range keys {
+		resp.NodeToLabels = append(resp.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: nodeIDOf(k), NodeLabels: m[k]})
+	}
+	return resp, nil
 }
 
-func (s *clientService) getLabelsToNodes(context.Context, *yarnpb.GetLabelsToNodesRequestProto) (*yarnpb.GetLabelsToNodesResponseProto, error) {
-	return &yarnpb.GetLabelsToNodesResponseProto{}, nil
+func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabelsToNodesRequestProto) (*yarnpb.GetLabelsToNodesResponseProto, error) {
+	want := setOf(req.GetNodeLabels(), false)
+	byLabel := map[string][]string{}
+	for node, labels := range s.rm.labels.snapshot() {
+		for _, l := range labels {
+			if want == nil || want[l] {
+				byLabel[l] = append(byLabel[l], node)
+			}
+		}
+	}
+	labels := make([]string, 0, len(byLabel))
+	for l := range byLabel {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	resp := &yarnpb.GetLabelsToNodesResponseProto{}
+	for _, l := range labels {
+		sort.Strings(byLabel[l])
+		e := &yarnpb.LabelsToNodeIdsProto{NodeLabels: proto.String(l)}
+		for _, n := range byLabel[l] {
+			e.NodeId = append(e.NodeId, nodeIDOf(n))
+		}
+		resp.LabelsToNodes = append(resp.LabelsToNodes, e)
+	}
+	return resp, nil
 }
 
-// getClusterNodeLabels reports the labels the queue configuration names, in both the 2.x
-// (strings) and 3.x (NodeLabelProto) fields.
+// getClusterNodeLabels reports the cluster's labels (those added by an administrator and
+// those the queue configuration names) in both the 2.x (strings) and 3.x
+// (NodeLabelProto) fields.
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
 	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
-	for _, l := range s.rm.queues().Labels() {
+	for _, l := range s.rm.labels.clusterLabels() {
 		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l)
 		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(true)})
 	}

@@ -25,9 +25,11 @@ type rmNode struct {
 	lastHeartbeat time.Time
 	containers    []*yarnpb.ContainerStatusProto
 	lastResponse  *yarnpb.NodeHeartbeatResponseProto
+	// decommissionBy ends a graceful decommission (zero: no deadline).
+	decommissionBy time.Time
 }
 
-func (n *rmNode) report() *yarnpb.NodeReportProto {
+func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
 	running := int32(0)
 	for _, c := range n.containers {
 		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
@@ -44,6 +46,7 @@ func (n *rmNode) report() *yarnpb.NodeReportProto {
 		NodeState:            n.state.Enum(),
 		HealthReport:         proto.String(n.healthReport),
 		LastHealthReportTime: proto.Int64(n.healthTime),
+		NodeLabels:           labels,
 	}
 }
 
@@ -58,7 +61,7 @@ func newNodeRegistry() *nodeRegistry { return &nodeRegistry{nodes: map[string]*r
 func nodeKey(id *yarnpb.NodeIdProto) string { return fmt.Sprintf("%s:%d", id.GetHost(), id.GetPort()) }
 
 // reports lists node reports in the given states (all when none), sorted by node id.
-func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto) []*yarnpb.NodeReportProto {
+func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto, labels *labelStore) []*yarnpb.NodeReportProto {
 	want := map[yarnpb.NodeStateProto]bool{}
 	for _, s := range states {
 		want[s] = true
@@ -74,7 +77,7 @@ func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto) []*yarnpb.NodeRep
 	for _, k := range keys {
 		n := r.nodes[k]
 		if len(want) == 0 || want[n.state] {
-			out = append(out, n.report())
+			out = append(out, n.report(labels.labelsOf(n.id)))
 		}
 	}
 	return out
@@ -105,4 +108,21 @@ func (r *nodeRegistry) expire(now time.Time, expiry time.Duration) []string {
 	}
 	sort.Strings(lost)
 	return lost
+}
+
+// known reports whether a NodeManager with this id (any port when the port is 0) is
+// registered.
+func (r *nodeRegistry) known(id *yarnpb.NodeIdProto) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id.GetPort() != 0 {
+		_, ok := r.nodes[nodeKey(id)]
+		return ok
+	}
+	for _, n := range r.nodes {
+		if n.id.GetHost() == id.GetHost() {
+			return true
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,9 +53,30 @@ type Settings struct {
 	MinAllocationMB   int
 	MinAllocationCore int
 	MaxAttempts       int
+	MaxCompletedApps  int
 	ACLEnabled        bool
 	AdminACL          capacity.ACL
+	AMExpiry          time.Duration // yarn.am.liveness-monitor.expiry-interval-ms
+	AllocationExpiry  time.Duration // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
+	// Key rolling intervals; each key is activated 1.5 x its liveness interval after it is
+	// handed out, so every holder has it before it signs anything.
+	AMRMKeyRoll      time.Duration
+	ContainerKeyRoll time.Duration
+	NMKeyRoll        time.Duration
+	IncludePath      string
+	ExcludePath      string
+	NodeLabels       bool
+	DecommissionPoll time.Duration
 }
+
+// Key-rolling keys and the liveness interval each must exceed three times over.
+const (
+	keyAMRMRoll      = "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs"
+	keyContainerRoll = "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs"
+	keyNMRoll        = "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs"
+	keyAMExpiry      = "yarn.am.liveness-monitor.expiry-interval-ms"
+	keyNMExpiry      = "yarn.nm.liveness-monitor.expiry-interval-ms"
+)
 
 // ReadSettings reads and validates the RM's keys, returning every problem at once.
 func ReadSettings(c *conf.Configuration) (Settings, error) {
@@ -92,9 +114,19 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	intKey("yarn.resourcemanager.admin.client.thread-count", &s.AdminHandlers, 1)
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
-		"yarn.nm.liveness-monitor.expiry-interval-ms":             &s.NMExpiry,
+		keyNMExpiry: &s.NMExpiry,
+		keyAMExpiry: &s.AMExpiry,
+		"yarn.resourcemanager.rm.container-allocation.expiry-interval-ms": &s.AllocationExpiry,
+		keyAMRMRoll:      &s.AMRMKeyRoll,
+		keyContainerRoll: &s.ContainerKeyRoll,
+		keyNMRoll:        &s.NMKeyRoll,
+		"yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs": &s.DecommissionPoll,
 	} {
-		d, err := c.Duration(key, time.Millisecond)
+		unit := time.Millisecond
+		if strings.HasSuffix(key, "-secs") {
+			unit = time.Second
+		}
+		d, err := c.Duration(key, unit)
 		if err == nil && d <= 0 {
 			raw, _ := c.Raw(key)
 			err = &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be positive"}
@@ -111,6 +143,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	intKey("yarn.scheduler.minimum-allocation-vcores", &s.MinAllocationCore, 0)
 	intKey("yarn.scheduler.maximum-allocation-vcores", &s.MaxAllocationCore, 1)
 	intKey("yarn.resourcemanager.am.max-attempts", &s.MaxAttempts, 1)
+	intKey("yarn.resourcemanager.max-completed-applications", &s.MaxCompletedApps, 0)
 	if s.MaxAllocationMB > 0 && s.MinAllocationMB > s.MaxAllocationMB {
 		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-mb (%d) exceeds yarn.scheduler.maximum-allocation-mb (%d)", s.MinAllocationMB, s.MaxAllocationMB))
 	}
@@ -125,6 +158,30 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	}
 	s.AdminACL = capacity.ParseACL(admin)
+	// As the Java secret managers insist: a key must be rolled no sooner than it can be
+	// activated twice over, or tokens could be signed with a key a holder lacks.
+	for _, r := range []struct {
+		roll, expiry         string
+		interval, activation time.Duration
+	}{
+		{keyAMRMRoll, keyAMExpiry, s.AMRMKeyRoll, s.AMExpiry * 3 / 2},
+		{keyContainerRoll, keyNMExpiry, s.ContainerKeyRoll, s.NMExpiry * 3 / 2},
+		{keyNMRoll, keyNMExpiry, s.NMKeyRoll, s.NMExpiry * 3 / 2},
+	} {
+		if r.interval > 0 && r.activation > 0 && r.interval <= 2*r.activation {
+			raw, _ := c.Raw(r.roll)
+			errs = append(errs, &conf.ValueError{Source: c.Source(r.roll), Key: r.roll, Value: raw, Reason: "should be more than 3 X " + r.expiry})
+		}
+	}
+	if s.IncludePath, err = c.Trimmed("yarn.resourcemanager.nodes.include-path"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.ExcludePath, err = c.Trimmed("yarn.resourcemanager.nodes.exclude-path"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.NodeLabels, err = c.Bool("yarn.node-labels.enabled"); err != nil {
+		errs = append(errs, err)
+	}
 	return s, errors.Join(errs...)
 }
 
@@ -175,6 +232,12 @@ type ResourceManager struct {
 
 	queueMu   sync.RWMutex
 	queueTree *capacity.Tree // replaced by refreshQueues
+
+	metrics     *rmMetrics
+	labels      *labelStore
+	nodeAdminMu sync.Mutex
+	hosts       *hostLists // replaced by refreshNodes
+	rollers     []*keyRoller
 }
 
 // New builds a ResourceManager from configuration; nothing listens until Start.
@@ -220,6 +283,11 @@ func New(opts Options) (*ResourceManager, error) {
 		log:              opts.Logger.WithField("component", "resourcemanager"),
 		clusterTimestamp: opts.Now().UnixMilli(),
 	}
+	if rm.hosts, err = loadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
+		return nil, err
+	}
+	rm.metrics = newRMMetrics(opts.Metrics)
+	rm.labels = newLabelStore(opts.Queues.Labels())
 	rm.apps = newAppRegistry(rm.clusterTimestamp)
 	rm.nodes = newNodeRegistry()
 	rm.containerKeys = security.NewKeyRing(1)
@@ -228,6 +296,12 @@ func New(opts Options) (*ResourceManager, error) {
 	rm.engine, rm.containers, rm.kick = engine, newContainerTable(), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
+	start := opts.Now()
+	rm.rollers = []*keyRoller{
+		newKeyRoller("amrm", rm.amrm.Keys, settings.AMRMKeyRoll, settings.AMExpiry*3/2, start),
+		newKeyRoller("container", rm.containerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
+		newKeyRoller("nmtoken", rm.nmKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
+	}
 	cs, err := newClientService(rm)
 	if err != nil {
 		return nil, err
@@ -301,6 +375,7 @@ func (rm *ResourceManager) RefreshQueues() error {
 	rm.queueMu.Lock()
 	rm.queueTree = tree
 	rm.queueMu.Unlock()
+	rm.labels.add(tree.Labels())
 	rm.log.WithField("queues", len(tree.Queues())).Info("queues refreshed")
 	return nil
 }
@@ -349,7 +424,7 @@ func (rm *ResourceManager) Start() error {
 	rm.serving.Add(2)
 	go func() {
 		defer rm.serving.Done()
-		rm.watchNodes(ctx)
+		rm.monitor(ctx)
 	}()
 	go func() {
 		defer rm.serving.Done()

@@ -57,6 +57,13 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	key := nodeKey(id)
 	log := rm.log.WithField("node", key)
 	capability := req.GetResource()
+	if !rm.hostsAllow(id.GetHost(), key) {
+		msg := fmt.Sprintf("Disallowed NodeManager from  %s, Sending SHUTDOWN signal to the NodeManager.", id.GetHost())
+		log.Warn(msg)
+		resp.NodeAction = yarnpb.NodeActionProto_SHUTDOWN.Enum()
+		resp.DiagnosticsMessage = proto.String(msg)
+		return resp, nil
+	}
 	if capability.GetMemory() < int64(rm.settings.MinAllocationMB) || capability.GetVirtualCores() < int32(rm.settings.MinAllocationCore) {
 		msg := fmt.Sprintf("NodeManager from  %s doesn't satisfy minimum allocations, Sending SHUTDOWN signal to the NodeManager.", id.GetHost())
 		log.Warn(msg)
@@ -72,9 +79,9 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	rm.nodes.nodes[key] = n
 	rm.nodes.mu.Unlock()
 	if again {
-		rm.nodeLost(key) // its containers did not survive the NodeManager's restart
+		rm.nodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
-	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(capability)}); err != nil {
+	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(capability), Partition: rm.labels.partitionOf(id)}); err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
 	rm.kickScheduler()
@@ -87,65 +94,111 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	rm := t.rm
 	st := req.GetNodeStatus()
 	key := nodeKey(st.GetNodeId())
+	log := rm.log.WithField("node", key)
+	// The node registry's lock is not held while container statuses are processed: that
+	// takes the application registry's lock, which AM calls hold while asking about nodes.
 	rm.nodes.mu.Lock()
-	defer rm.nodes.mu.Unlock()
 	n, ok := rm.nodes.nodes[key]
-	if !ok || n.state != yarnpb.NodeStateProto_NS_RUNNING {
+	var action *yarnpb.NodeHeartbeatResponseProto
+	switch {
+	case ok && (n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
+		msg := fmt.Sprintf("Disallowed NodeManager nodeId: %s hostname: %s", key, st.GetNodeId().GetHost())
+		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_SHUTDOWN.Enum(), DiagnosticsMessage: proto.String(msg)}
+	case !ok || (n.state != yarnpb.NodeStateProto_NS_RUNNING && n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.state != yarnpb.NodeStateProto_NS_UNHEALTHY):
 		// Unknown or LOST: the NodeManager must register again.
-		rm.log.WithField("node", key).Info("heartbeat from an unregistered node: asking it to resync")
-		return &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
-			DiagnosticsMessage: proto.String("Node not found resyncing " + key)}, nil
+		log.Info("heartbeat from an unregistered node: asking it to resync")
+		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
+			DiagnosticsMessage: proto.String("Node not found resyncing " + key)}
+	case n.lastResponse != nil && st.GetResponseId()+1 == n.lastResponse.GetResponseId():
+		action = n.lastResponse // a retried heartbeat: answer it again
+	case n.lastResponse != nil && st.GetResponseId()+1 < n.lastResponse.GetResponseId():
+		msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", n.lastResponse.GetResponseId(), st.GetResponseId())
+		log.Warn(msg)
+		n.state = yarnpb.NodeStateProto_NS_REBOOTED
+		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
 	}
-	if last := n.lastResponse; last != nil {
-		switch {
-		case st.GetResponseId()+1 == last.GetResponseId():
-			return last, nil // a retried heartbeat: answer it again
-		case st.GetResponseId()+1 < last.GetResponseId():
-			msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", last.GetResponseId(), st.GetResponseId())
-			rm.log.WithField("node", key).Warn(msg)
-			n.state = yarnpb.NodeStateProto_NS_REBOOTED
-			return &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
-				DiagnosticsMessage: proto.String(msg)}, nil
+	if action != nil {
+		rm.nodes.mu.Unlock()
+		if action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && ok {
+			rm.nodeLost(key, "Container released on a *lost* node")
 		}
+		return action, nil
 	}
 	n.lastHeartbeat = rm.opts.Now()
 	n.containers = st.GetContainersStatuses()
-	rm.nodeStatuses(key, n.containers)
+	healthChanged := false
 	if h := st.GetNodeHealthStatus(); h != nil {
 		n.healthReport, n.healthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
+		healthy := h.GetIsNodeHealthy()
+		switch {
+		case !healthy && n.state == yarnpb.NodeStateProto_NS_RUNNING:
+			n.state, healthChanged = yarnpb.NodeStateProto_NS_UNHEALTHY, true
+		case healthy && n.state == yarnpb.NodeStateProto_NS_UNHEALTHY:
+			n.state, healthChanged = yarnpb.NodeStateProto_NS_RUNNING, true
+		}
 	}
+	state, statuses := n.state, n.containers
+	rm.nodes.mu.Unlock()
+
+	if healthChanged {
+		log.WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
+		rm.syncSchedulable(key)
+	}
+	rm.nodeStatuses(key, statuses)
 	resp := &yarnpb.NodeHeartbeatResponseProto{
 		ResponseId:            proto.Int32(st.GetResponseId() + 1),
 		NodeAction:            yarnpb.NodeActionProto_NORMAL.Enum(),
 		NextHeartBeatInterval: proto.Int64(rm.settings.NMHeartbeat.Milliseconds()),
 	}
-	// Keys the NodeManager does not have yet (first heartbeat after a roll).
-	if cur := rm.containerKeys.Current(); req.GetLastKnownContainerTokenMasterKey().GetKeyId() != cur.ID {
-		resp.ContainerTokenMasterKey = masterKey(cur)
+	// Master keys the NodeManager does not have yet: during a roll the next key goes out
+	// before anything is signed with it, so NMs verify tokens of both keys.
+	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
+	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup = rm.nodeDirectives(key)
+	rm.nodes.mu.Lock()
+	if n, ok := rm.nodes.nodes[key]; ok {
+		n.lastResponse = resp
 	}
-	if cur := rm.nmKeys.Current(); req.GetLastKnownNmTokenMasterKey().GetKeyId() != cur.ID {
-		resp.NmTokenMasterKey = masterKey(cur)
-	}
-	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm = rm.nodeDirectives(key)
-	n.lastResponse = resp
+	rm.nodes.mu.Unlock()
 	return resp, nil
 }
 
-// watchNodes marks NodeManagers LOST when their heartbeats stop, until ctx ends.
-func (rm *ResourceManager) watchNodes(ctx context.Context) {
-	tick := rm.settings.NMExpiry / 10
-	tick = min(max(tick, 10*time.Millisecond), time.Second)
-	t := time.NewTicker(tick)
+// keyUpdate is the key a holder that last knew known should be sent, or nil.
+func keyUpdate(ring *security.KeyRing, known *yarnpb.MasterKeyProto) *yarnpb.MasterKeyProto {
+	want := ring.Current()
+	if next, ok := ring.Next(); ok {
+		want = next
+	}
+	if known.GetKeyId() == want.ID && known != nil {
+		return nil
+	}
+	return masterKey(want)
+}
+
+// monitor runs the RM's clocks until ctx ends: NodeManager, AM and allocation expiry, and
+// metrics of the engine's state about once a second.
+func (rm *ResourceManager) monitor(ctx context.Context) {
+	t := time.NewTicker(rm.settings.monitorTick())
 	defer t.Stop()
+	var lastStats time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, key := range rm.nodes.expire(rm.opts.Now(), rm.settings.NMExpiry) {
-				rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
-				rm.nodeLost(key)
-			}
+		}
+		now := rm.opts.Now()
+		for _, key := range rm.nodes.expire(now, rm.settings.NMExpiry) {
+			rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
+			rm.nodeLost(key, "Container released on a *lost* node")
+		}
+		rm.expireAttempts(now)
+		rm.expireAllocations(now)
+		rm.checkDecommissioning(now)
+		rm.rollKeys(now)
+		if now.Sub(lastStats) >= time.Second {
+			lastStats = now
+			rm.metrics.observe(rm.engine.Stats())
 		}
 	}
 }

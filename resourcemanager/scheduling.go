@@ -18,8 +18,11 @@ import (
 
 // Exit statuses the RM reports for containers it ends itself (ContainerExitStatus).
 const (
-	exitAborted   = -100 // released by the AM, or lost with its node
-	exitPreempted = -102 // killed by the scheduler's preemption
+	exitInvalid     = -1000 // no exit status (an AM that timed out)
+	exitAborted     = -100  // released by the AM, lost with its node, or expired unused
+	exitDisksFailed = -101
+	exitPreempted   = -102 // killed by the scheduler's preemption
+	exitKilledByRM  = -106
 )
 
 // rmContainer is a container the engine allocated, as the RM tracks it.
@@ -30,6 +33,9 @@ type rmContainer struct {
 	am        bool   // the AM's own container
 	preempted bool   // killed by the scheduler: the AM hears PREEMPTED
 	done      bool
+	// handedOut is when the AM (or the AM launcher) got the container; until its NM
+	// reports it, it may expire unused.
+	handedOut time.Time
 }
 
 // containerTable joins the engine's allocations to YARN containers and holds what each
@@ -45,6 +51,11 @@ type containerTable struct {
 	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
 	removed   map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
+	// unstarted are containers handed out and not yet reported by their NodeManager.
+	unstarted map[records.ContainerID]*rmContainer
+	// ranOn is where each application had containers: those NMs are told when it ends.
+	ranOn      map[records.ApplicationID]map[string]bool
+	appCleanup map[string][]*yarnpb.ApplicationIdProto // node -> finished applications
 }
 
 func newContainerTable() *containerTable {
@@ -52,26 +63,39 @@ func newContainerTable() *containerTable {
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*yarnpb.ContainerProto{},
 		completed: map[records.AttemptID][]*yarnpb.ContainerStatusProto{}, nmTokens: map[records.AttemptID]map[string]bool{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
-		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}}
+		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
+		ranOn: map[records.ApplicationID]map[string]bool{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
 }
 
 // complete records a finished container once and queues its status for its attempt.
-// It reports whether the container was still running.
-func (t *containerTable) complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*rmContainer, bool) {
+// It returns the status as the AM will see it and whether the container was still
+// running.
+func (t *containerTable) complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*rmContainer, *yarnpb.ContainerStatusProto, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c, ok := t.byID[id]
 	if !ok || c.done {
-		return c, false
+		return c, status, false
 	}
 	c.done = true
+	delete(t.unstarted, id)
 	if c.preempted {
 		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
 		status.ExitStatus = proto.Int32(exitPreempted)
 		status.Diagnostics = proto.String("Container preempted by scheduler")
 	}
 	t.completed[id.Attempt] = append(t.completed[id.Attempt], status)
-	return c, true
+	return c, status, true
+}
+
+// handOut starts a container's allocation-expiry clock.
+func (t *containerTable) handOut(id records.ContainerID, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.byID[id]; ok && !c.done && c.handedOut.IsZero() {
+		c.handedOut = now
+		t.unstarted[id] = c
+	}
 }
 
 func resourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
@@ -166,6 +190,10 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	t.mu.Lock()
 	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM}
 	t.byEngine[a.Container], t.byID[cid] = rc, rc
+	if t.ranOn[appID] == nil {
+		t.ranOn[appID] = map[string]bool{}
+	}
+	t.ranOn[appID][a.Node] = true
 	if !a.AM {
 		t.allocated[att] = append(t.allocated[att], c)
 	}
@@ -232,7 +260,12 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 		t.nmTokens[att] = sent
 	}
 	var need []*yarnpb.NodeIdProto
+	now := rm.opts.Now()
 	for _, c := range allocated {
+		if rc, ok := t.byID[records.ContainerIDFromProto(c.GetId())]; ok && !rc.done && rc.handedOut.IsZero() {
+			rc.handedOut = now
+			t.unstarted[rc.id] = rc
+		}
 		k := nodeKey(c.GetNodeId())
 		if !sent[k] {
 			sent[k] = true
@@ -257,7 +290,7 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
-		c, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c, _, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String("Container released by application")})
 		if !fresh {
 			continue
@@ -269,45 +302,59 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 	}
 }
 
-// nodeStatuses takes a NodeManager's container statuses: completed ones free their room
-// and go to their attempts; the NM is told to forget them on the next heartbeat.
+// nodeStatuses takes a NodeManager's container statuses: running ones stop their
+// allocation-expiry clock; completed ones free their room and go to their attempts, and
+// the NM is told to forget them on the next heartbeat.
 func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) {
+	t := rm.containers
 	for _, st := range statuses {
-		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
-			continue
-		}
 		id := records.ContainerIDFromProto(st.GetContainerId())
-		c, fresh := rm.containers.complete(id, st)
-		if c == nil {
+		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+			t.mu.Lock()
+			if _, ok := t.unstarted[id]; ok {
+				delete(t.unstarted, id)
+			}
+			t.mu.Unlock()
 			continue
 		}
+		c, final, fresh := t.complete(id, st)
 		if fresh {
 			rm.engine.Release(c.engineID)
-			rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "exit_status": st.GetExitStatus()}).Info("container completed")
+			rm.metrics.containerCompleted(final.GetExitStatus())
+			rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "exit_status": final.GetExitStatus()}).Info("container completed")
 			if c.am {
-				rm.amExited(id, st)
+				rm.amExited(id, final)
 			}
 			rm.kickScheduler()
 		}
-		rm.containers.mu.Lock()
-		rm.containers.removed[node] = append(rm.containers.removed[node], st.GetContainerId())
-		rm.containers.mu.Unlock()
+		// Every completed container the NM reports is acknowledged, known or not, so NMs
+		// do not keep reporting containers of applications the RM has forgotten.
+		t.mu.Lock()
+		t.removed[node] = append(t.removed[node], st.GetContainerId())
+		if c != nil {
+			delete(t.byID, id)
+			delete(t.byEngine, c.engineID)
+		}
+		t.mu.Unlock()
 	}
 }
 
-// nodeDirectives returns, once, what node must kill and may forget.
-func (rm *ResourceManager) nodeDirectives(node string) (cleanup, removed []*yarnpb.ContainerIdProto) {
+// nodeDirectives returns, once, what node must kill and may forget, and which
+// applications ended.
+func (rm *ResourceManager) nodeDirectives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto) {
 	t := rm.containers
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	cleanup, removed = t.cleanup[node], t.removed[node]
+	cleanup, removed, apps = t.cleanup[node], t.removed[node], t.appCleanup[node]
 	delete(t.cleanup, node)
 	delete(t.removed, node)
-	return cleanup, removed
+	delete(t.appCleanup, node)
+	return cleanup, removed, apps
 }
 
-// nodeLost completes the containers of a lost node as ABORTED.
-func (rm *ResourceManager) nodeLost(node string) {
+// nodeLost completes the containers of a lost (or decommissioned, or restarted) node as
+// ABORTED; an AM container among them ends its attempt without counting as a failure.
+func (rm *ResourceManager) nodeLost(node, why string) {
 	lost, err := rm.engine.RemoveNode(node)
 	if err != nil {
 		return
@@ -322,8 +369,11 @@ func (rm *ResourceManager) nodeLost(node string) {
 	rm.containers.mu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
 	for _, id := range ids {
-		rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String("Container released on a *lost* node")})
+		c, final, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String(why)})
+		if fresh && c.am {
+			rm.amExited(id, final)
+		}
 	}
 }
 
@@ -342,19 +392,75 @@ func (rm *ResourceManager) hostsToNodes(hosts []string) []string {
 	return out
 }
 
-// endApp removes a finished or killed application from the engine; its containers that
-// still run are killed on their NodeManagers and its AMRMToken stops working.
+// endApp ends a finished, failed or killed application: the engine forgets it, its
+// containers that still run are killed on their NodeManagers, the NodeManagers it ran on
+// are told it ended, its AMRMTokens stop working, and the oldest finished applications
+// beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *ResourceManager) endApp(id records.ApplicationID) {
 	rm.engine.RemoveApp(id.String())
+	rm.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
 	t := rm.containers
 	t.mu.Lock()
+	for node := range t.ranOn[id] {
+		t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
+	}
+	delete(t.ranOn, id)
+	t.mu.Unlock()
+	for _, att := range rm.apps.attemptIDs(id) {
+		rm.amrm.Revoke(att)
+	}
+	for _, gone := range rm.apps.retire(id, rm.settings.MaxCompletedApps) {
+		rm.forgetApp(gone)
+	}
+}
+
+// cleanupContainers kills the still-running containers that match on their NodeManagers.
+func (rm *ResourceManager) cleanupContainers(match func(records.ContainerID) bool) {
+	t := rm.containers
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for cid, c := range t.byID {
-		if cid.Attempt.App == id && !c.done {
+		if match(cid) && !c.done {
 			c.done = true
+			delete(t.unstarted, cid)
 			t.cleanup[c.node] = append(t.cleanup[c.node], cid.Proto())
 		}
 	}
-	t.mu.Unlock()
+}
+
+// forgetAttempt drops what was queued for an attempt that ended.
+func (rm *ResourceManager) forgetAttempt(att records.AttemptID) {
+	t := rm.containers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.allocated, att)
+	delete(t.completed, att)
+	delete(t.nmTokens, att)
+	delete(t.preempt, att)
+	delete(t.seq, att)
+}
+
+// forgetApp drops every trace of an application the registry no longer keeps.
+func (rm *ResourceManager) forgetApp(id records.ApplicationID) {
+	t := rm.containers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for cid, c := range t.byID {
+		if cid.Attempt.App == id {
+			delete(t.byID, cid)
+			delete(t.byEngine, c.engineID)
+			delete(t.unstarted, cid)
+		}
+	}
+	for att := range t.seq {
+		if att.App == id {
+			delete(t.allocated, att)
+			delete(t.completed, att)
+			delete(t.nmTokens, att)
+			delete(t.preempt, att)
+			delete(t.seq, att)
+		}
+	}
 }
 
 // takePreemptions returns, once, the containers an attempt is asked to give back.

@@ -200,9 +200,23 @@ func (e *Engine) UpdateNode(spec NodeSpec) error {
 	if spec.Rack == "" {
 		spec.Rack = n.spec.Rack
 	}
+	from := n.spec.Partition
 	e.detach(n)
 	n.spec = spec
 	e.attach(n)
+	if from != spec.Partition {
+		// A relabelled node's running containers now count in its new partition, where
+		// release will take them back from.
+		old, cur := e.partitions[from], e.partitions[spec.Partition]
+		old.allocated = old.allocated.Sub(n.allocated)
+		cur.allocated = cur.allocated.Add(n.allocated)
+		old.weightsDirty, cur.weightsDirty = true, true
+		for _, c := range n.containers {
+			g := c.app.group
+			g.used[from] = g.used[from].Sub(c.resource)
+			g.used[spec.Partition] = g.used[spec.Partition].Add(c.resource)
+		}
+	}
 	return nil
 }
 
@@ -374,6 +388,27 @@ func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 		}
 	}
 	sortAsks(a.anyAsks)
+	return nil
+}
+
+// CancelAsks drops every outstanding ask of an application and keeps its running
+// containers (an AM that unregistered, whose containers end with it).
+func (e *Engine) CancelAsks(appID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(appID)
+	if err != nil {
+		return err
+	}
+	for k, ask := range a.asks {
+		if k.name == "*" && ask.Count > 0 {
+			e.addPending(a, ask.partition, -ask.Count)
+			e.shape(ask.partition, ask.Capability, -ask.Count)
+			ask.Count = 0
+		}
+	}
+	clear(a.asks)
+	a.anyAsks = a.anyAsks[:0]
 	return nil
 }
 

@@ -213,6 +213,16 @@ func TestAsksAreAbsoluteAndErrorsAreTyped(t *testing.T) {
 	if err := e.UpdateAsks("x", []Ask{{Priority: 1, ResourceName: "*", Count: -1}}); err == nil {
 		t.Error("negative count accepted")
 	}
+	// CancelAsks drops what is outstanding and keeps what runs.
+	ask.Count = 5
+	must(t, e.UpdateAsks("x", []Ask{ask}))
+	must(t, e.CancelAsks("x"))
+	if n := len(e.Schedule(0).Allocations); n != 0 {
+		t.Fatalf("placed %d after CancelAsks", n)
+	}
+	if st := e.Stats(); st.Allocated[Memory] != 1024 {
+		t.Fatalf("running container lost: %+v", st.Allocated)
+	}
 }
 
 // mechanisms.md §2: a small label's nodes are all blacklisted; the whole-cluster share

@@ -56,5 +56,17 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
+// Totals returns the capacity of every node and what is allocated on them: the cheap part
+// of Stats, for every AM heartbeat's headroom.
+func (e *Engine) Totals() (total, allocated Resource) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.partitions {
+		total = total.Add(p.total)
+		allocated = allocated.Add(p.allocated)
+	}
+	return total, allocated
+}
+
 // Types returns the engine's resource types.
 func (e *Engine) Types() Types { return e.cfg.Types }

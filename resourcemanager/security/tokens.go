@@ -40,6 +40,30 @@ func (m *AMRMTokens) Issue(att records.AttemptID) (*token.Token, error) {
 	return &token.Token{Identifier: id, Password: token.Password(cur.Bytes, id), Kind: token.KindAMRM}, nil
 }
 
+// IssueNext creates a token for att signed with the ring's next key, while a roll is under
+// way and keyID (the key of the token the AM holds) is not that key already; the AM
+// receives it in AllocateResponse.am_rm_token.
+func (m *AMRMTokens) IssueNext(att records.AttemptID, keyID int32) (*token.Token, bool) {
+	next, ok := m.Keys.Next()
+	if !ok || next.ID == keyID {
+		return nil, false
+	}
+	id, err := proto.Marshal(&yarnpb.AMRMTokenIdentifierProto{AppAttemptId: att.Proto(), KeyId: proto.Int32(next.ID)})
+	if err != nil {
+		return nil, false
+	}
+	return &token.Token{Identifier: id, Password: token.Password(next.Bytes, id), Kind: token.KindAMRM}, true
+}
+
+// KeyIDOf decodes the master key id an AMRMToken identifier names.
+func KeyIDOf(identifier []byte) int32 {
+	var id yarnpb.AMRMTokenIdentifierProto
+	if proto.Unmarshal(identifier, &id) != nil {
+		return 0
+	}
+	return id.GetKeyId()
+}
+
 // Revoke stops an attempt's token from authenticating (the attempt ended).
 func (m *AMRMTokens) Revoke(att records.AttemptID) {
 	m.mu.Lock()

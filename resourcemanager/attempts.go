@@ -1,0 +1,283 @@
+package resourcemanager
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// Attempt life (hadoop-wire.md §7.3): an application gets attempt 1 at submission. When
+// the attempt's AM ends without unregistering — its container exits, it stops
+// heartbeating, its launch fails — the attempt FAILS; a managed application then gets a
+// new attempt (new id, new AMRMToken, new AM container) while its counted failures stay
+// below max-attempts, and is FAILED otherwise. AM containers that end because the
+// cluster took them (preempted, aborted, disks failed, killed by the RM) do not count, and
+// with a failures-validity interval only the failures inside it do.
+
+// countsAsFailure reports whether an AM container's exit status counts toward
+// max-attempts, as RMAppAttemptImpl.shouldCountTowardsMaxAttemptRetry decides.
+func countsAsFailure(exit int32) bool {
+	switch exit {
+	case exitAborted, exitPreempted, exitDisksFailed, exitKilledByRM:
+		return false
+	}
+	return true
+}
+
+// newAttemptLocked starts the next attempt of a; the registry lock is held.
+func (rm *ResourceManager) newAttemptLocked(a *app, now time.Time) error {
+	att := a.id.Attempt(int32(len(a.attempts) + 1))
+	tok, err := rm.amrm.Issue(att)
+	if err != nil {
+		return fmt.Errorf("AMRMToken for %s: %w", att, err)
+	}
+	at := &attempt{id: att, token: tok, state: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, startTime: now.UnixMilli()}
+	if a.unmanaged {
+		// The client runs an unmanaged AM: it is launched as soon as it exists, and its
+		// liveness clock starts now.
+		at.state, at.launched, at.lastPing = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, true, now
+	}
+	a.attempt = at
+	a.attempts = append(a.attempts, at)
+	return nil
+}
+
+// admitToEngine enters an application in the scheduling engine and, for a managed AM,
+// asks for its AM container.
+func (rm *ResourceManager) admitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, unmanaged bool) error {
+	if err := rm.engine.AddApp(spec); err != nil {
+		return fmt.Errorf("scheduler refused application %s: %w", spec.ID, err)
+	}
+	if unmanaged {
+		return nil
+	}
+	am := rm.asksFrom([]*yarnpb.ResourceRequestProto{{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(0)},
+		ResourceName: proto.String("*"), Capability: amResource, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true)}})
+	am[0].AM = true
+	if err := rm.engine.UpdateAsks(spec.ID, am); err != nil {
+		return fmt.Errorf("AM container of %s not requested: %w", spec.ID, err)
+	}
+	rm.kickScheduler()
+	return nil
+}
+
+func engineSpec(a *app) scheduler.AppSpec {
+	return scheduler.AppSpec{ID: a.id.String(), Queue: a.queue, User: a.user, Priority: a.priority, Submit: time.UnixMilli(a.submitTime)}
+}
+
+// countedFailures is how many counted failures lie inside the validity window.
+func (a *app) countedFailures(nowMs int64) int {
+	if a.failuresValidity <= 0 {
+		return len(a.failures)
+	}
+	n := 0
+	for _, t := range a.failures {
+		if t > nowMs-a.failuresValidity {
+			n++
+		}
+	}
+	return n
+}
+
+// attemptFailed ends the current attempt att as FAILED and either starts the next
+// attempt or fails the application. exit is the AM container's exit status
+// (exitInvalid when there is none), which decides whether the failure counts.
+func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics string, exit int32) {
+	now := rm.opts.Now()
+	nowMs := now.UnixMilli()
+	var retry, failed bool
+	var spec scheduler.AppSpec
+	var amRes *yarnpb.ResourceProto
+	var next records.AttemptID
+	var appDiagnostics string
+	rm.apps.mu.Lock()
+	a, ok := rm.apps.apps[att.App]
+	if !ok || a.finished() || a.attempt == nil || a.attempt.id != att || a.attempt.ended() {
+		rm.apps.mu.Unlock()
+		return
+	}
+	at := a.attempt
+	at.state, at.diagnostics, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
+	if countsAsFailure(exit) {
+		a.failures = append(a.failures, nowMs)
+	}
+	if !a.unmanaged && a.countedFailures(nowMs) < a.maxAttempts {
+		if err := rm.newAttemptLocked(a, now); err == nil {
+			retry, next = true, a.attempt.id
+			a.state, a.diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
+			spec, amRes = engineSpec(a), a.amResource
+		}
+	}
+	if !retry {
+		failed = true
+		a.state, a.final, a.finishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
+		a.diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.id, a.maxAttempts, diagnostics)
+		appDiagnostics = a.diagnostics
+	}
+	rm.apps.mu.Unlock()
+
+	rm.amrm.Revoke(att)
+	rm.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
+	rm.forgetAttempt(att)
+	log := rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
+	if retry {
+		// The new attempt starts from nothing: the engine forgets the old one's asks and
+		// containers and is asked for a new AM container.
+		rm.engine.RemoveApp(att.App.String())
+		if err := rm.admitToEngine(spec, amRes, false); err != nil {
+			log.WithError(err).Error("new attempt not scheduled")
+		}
+		rm.metrics.attemptFailed(true)
+		log.WithField("next_attempt", next.String()).Warn("application attempt failed; starting a new attempt: " + diagnostics)
+		return
+	}
+	if failed {
+		rm.metrics.attemptFailed(false)
+		rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_FAILED)
+		log.Warn(appDiagnostics)
+		rm.endApp(att.App)
+	}
+}
+
+// amExited handles the end of an AM container. After the AM unregistered that is the
+// normal end of the application: its other containers are now cleaned up. Before, the
+// attempt failed.
+func (rm *ResourceManager) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
+	unregistered := false
+	now := rm.opts.Now().UnixMilli()
+	if !rm.apps.withAttempt(id.Attempt, func(a *app, at *attempt) {
+		unregistered = at.unregistered
+		if unregistered && !at.ended() {
+			at.state, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now
+		}
+	}) {
+		return
+	}
+	if unregistered {
+		rm.endApp(id.Attempt.App)
+		return
+	}
+	rm.attemptFailed(id.Attempt, fmt.Sprintf("AM Container for %s exited with  exitCode: %d\nDiagnostics: %s\nFailing this attempt",
+		id.Attempt, st.GetExitStatus(), st.GetDiagnostics()), st.GetExitStatus())
+}
+
+// monitorTick is how often the liveness monitor looks: a tenth of the shortest expiry,
+// between 10 ms and 1 s.
+func (s Settings) monitorTick() time.Duration {
+	tick := min(s.NMExpiry, s.AMExpiry, s.AllocationExpiry) / 10
+	return min(max(tick, 10*time.Millisecond), time.Second)
+}
+
+// expireAttempts fails the attempts whose AM has been silent longer than
+// yarn.am.liveness-monitor.expiry-interval-ms, and ends applications whose AM
+// unregistered but whose AM container has not exited within that time.
+func (rm *ResourceManager) expireAttempts(now time.Time) {
+	type expired struct {
+		att     records.AttemptID
+		finishd bool
+	}
+	var out []expired
+	rm.apps.mu.Lock()
+	for _, a := range rm.apps.apps {
+		at := a.attempt
+		if at == nil || at.ended() || at.lastPing.IsZero() || now.Sub(at.lastPing) <= rm.settings.AMExpiry {
+			continue
+		}
+		if at.unregistered {
+			if !a.unmanaged {
+				out = append(out, expired{at.id, true})
+			}
+			continue
+		}
+		if !a.finished() {
+			out = append(out, expired{at.id, false})
+		}
+	}
+	rm.apps.mu.Unlock()
+	for _, e := range out {
+		if e.finishd {
+			rm.log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
+			rm.apps.withAttempt(e.att, func(a *app, at *attempt) {
+				at.state, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now.UnixMilli()
+			})
+			rm.endApp(e.att.App)
+			continue
+		}
+		rm.attemptFailed(e.att, fmt.Sprintf("ApplicationMaster for attempt %s timed out", e.att), exitInvalid)
+	}
+}
+
+// expireAllocations takes back containers handed to an AM that their NodeManager has not
+// reported within yarn.resourcemanager.rm.container-allocation.expiry-interval-ms.
+func (rm *ResourceManager) expireAllocations(now time.Time) {
+	t := rm.containers
+	var due []*rmContainer
+	t.mu.Lock()
+	for _, c := range t.unstarted {
+		if now.Sub(c.handedOut) > rm.settings.AllocationExpiry {
+			due = append(due, c)
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range due {
+		c2, final, fresh := t.complete(c.id, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String("Container expired since it was unused")})
+		if !fresh {
+			continue
+		}
+		rm.engine.Release(c2.engineID)
+		t.mu.Lock()
+		t.cleanup[c2.node] = append(t.cleanup[c2.node], c2.id.Proto())
+		t.mu.Unlock()
+		rm.metrics.containerExpired()
+		rm.log.WithFields(map[string]any{"container": c2.id.String(), "node": c2.node, "attempt": c2.id.Attempt.String()}).Warn("container expired since it was unused")
+		if c2.am {
+			rm.amExited(c2.id, final)
+		}
+		rm.kickScheduler()
+	}
+}
+
+// attemptIDs lists an application's attempts.
+func (r *appRegistry) attemptIDs(id records.ApplicationID) []records.AttemptID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil
+	}
+	out := make([]records.AttemptID, len(a.attempts))
+	for i, at := range a.attempts {
+		out[i] = at.id
+	}
+	return out
+}
+
+// retire notes that id finished and forgets the oldest finished applications beyond
+// keep (yarn.resourcemanager.max-completed-applications), returning them.
+func (r *appRegistry) retire(id records.ApplicationID, keep int) []records.ApplicationID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.retired[id] {
+		return nil
+	}
+	if r.retired == nil {
+		r.retired = map[records.ApplicationID]bool{}
+	}
+	r.retired[id] = true
+	r.finishedOrder = append(r.finishedOrder, id)
+	var gone []records.ApplicationID
+	for len(r.finishedOrder) > keep {
+		old := r.finishedOrder[0]
+		r.finishedOrder = r.finishedOrder[1:]
+		delete(r.apps, old)
+		delete(r.retired, old)
+		gone = append(gone, old)
+	}
+	return gone
+}
