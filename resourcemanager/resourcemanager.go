@@ -224,6 +224,7 @@ type ResourceManager struct {
 	clientAddr      net.Addr
 	trackerAddr     net.Addr
 	schedulerAddr   net.Addr
+	adminAddr       net.Addr
 	stopWatch       context.CancelFunc
 
 	mu      sync.Mutex
@@ -414,7 +415,7 @@ func (rm *ResourceManager) Start() error {
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.admin.address %s: %w", rm.settings.AdminAddr, err)
 	}
 	rm.started = true
-	rm.clientAddr, rm.trackerAddr, rm.schedulerAddr = ln.Addr(), tln.Addr(), sln.Addr()
+	rm.clientAddr, rm.trackerAddr, rm.schedulerAddr, rm.adminAddr = ln.Addr(), tln.Addr(), sln.Addr(), aln.Addr()
 	rm.serve(rm.client, ln)
 	rm.serve(rm.tracker, tln)
 	rm.serve(rm.scheduler, sln)
@@ -465,6 +466,13 @@ func (rm *ResourceManager) SchedulerAddr() net.Addr {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	return rm.schedulerAddr
+}
+
+// AdminAddr is where ResourceManagerAdministrationProtocol is served (after Start).
+func (rm *ResourceManager) AdminAddr() net.Addr {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.adminAddr
 }
 
 // Shutdown stops every service, letting calls in progress finish until ctx ends.

@@ -198,6 +198,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 		t.allocated[att] = append(t.allocated[att], c)
 	}
 	t.mu.Unlock()
+	rm.metrics.containerAllocated()
 	if a.AM {
 		rm.launchAM(att, c, tok.Proto())
 	}
@@ -296,6 +297,7 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 			continue
 		}
 		rm.engine.Release(c.engineID)
+		rm.metrics.containerReleased()
 		rm.containers.mu.Lock()
 		rm.containers.cleanup[c.node] = append(rm.containers.cleanup[c.node], p)
 		rm.containers.mu.Unlock()

@@ -1,0 +1,552 @@
+// Package nmsim is a simulated NodeManager: it registers and heartbeats over the real
+// ResourceTracker protocol (with any YARN RM, Bobbin's or Apache's), reports its
+// containers' statuses the way a Java NM does, obeys the RM's directives (kill, forget,
+// application cleanup, key updates, resync, shutdown) and, when asked to, serves
+// ContainerManagementProtocol with NMToken authentication and container-token checks, so
+// the RM's AM launcher and AMs can start "containers" on it. A container's work is a Go
+// function. Tests of the RM and the load generator of `bobbin bench` use it; it is not the
+// NodeManager (that is package nodemanager).
+package nmsim
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// Protocol names.
+const (
+	ResourceTrackerProtocol     = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
+	ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
+)
+
+// Container exit statuses the NM reports for containers it was told to kill.
+const (
+	ExitKilledByAppMaster = -105
+	ExitKilledByRM        = -106
+)
+
+// Launch is a container started through ContainerManagementProtocol.
+type Launch struct {
+	ID          records.ContainerID
+	Identifier  *yarnpb.ContainerTokenIdentifierProto
+	Context     *yarnpb.ContainerLaunchContextProto
+	Credentials *token.Credentials // the launch context's tokens, parsed
+	Env         map[string]string
+}
+
+// RunFunc is a container's work: it returns the exit status and diagnostics, or ends
+// early when ctx is cancelled (the container was killed).
+type RunFunc func(ctx context.Context, l *Launch) (exit int32, diagnostics string)
+
+// Options configure a simulated NodeManager.
+type Options struct {
+	TrackerAddr string // the RM's yarn.resourcemanager.resource-tracker.address
+	Host        string // NodeId host (default 127.0.0.1)
+	// Port is the NodeId port. With Serve and Port 0 the port the server binds is used.
+	Port      int32
+	HTTPPort  int32
+	MemoryMB  int64
+	VCores    int32
+	Heartbeat time.Duration // default: what the RM says in nextHeartBeatInterval, else 1 s
+	// Serve runs ContainerManagementProtocol on Host:Port.
+	Serve bool
+	// Run is the work of containers started over ContainerManagementProtocol (nil: they
+	// run until stopped).
+	Run RunFunc
+	// Version is the NM version reported at registration.
+	Version string
+	Logger  *logrus.Entry
+	// OnHeartbeat, when set, sees the latency of each heartbeat call (for benchmarks).
+	OnHeartbeat func(d time.Duration, err error)
+}
+
+type simContainer struct {
+	id     records.ContainerID
+	state  yarnpb.ContainerStateProto
+	exit   int32
+	diag   string
+	cancel context.CancelFunc
+	killBy int32 // exit status when killed: KILLED_BY_APPMASTER or KILLED_BY_RESOURCEMANAGER
+}
+
+// NodeManager is one simulated NM. Start it with Start; Stop ends it (silently, as a
+// crashed NM: the RM only notices by expiry).
+type NodeManager struct {
+	opts   Options
+	nodeID *yarnpb.NodeIdProto
+	rt     *rpc.Client
+	server *rpc.Server
+	nmKeys *security.NMVerifier
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu           sync.Mutex
+	containers   map[records.ContainerID]*simContainer
+	responseID   int32
+	containerKey map[int32][]byte
+	lastCKey     *yarnpb.MasterKeyProto
+	lastNMKey    *yarnpb.MasterKeyProto
+	rmIdentifier int64
+	interval     time.Duration
+	finishedApps []records.ApplicationID
+	shutdown     string
+	heartbeats   int64
+}
+
+// Start registers the NM (serving ContainerManagementProtocol first if asked) and starts
+// heartbeating in the background.
+func Start(opts Options) (*NodeManager, error) {
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Version == "" {
+		opts.Version = "2.7.3"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &NodeManager{opts: opts, nmKeys: &security.NMVerifier{}, ctx: ctx, cancel: cancel,
+		containers: map[records.ContainerID]*simContainer{}, containerKey: map[int32][]byte{}, interval: opts.Heartbeat}
+	if opts.Serve {
+		if err := n.serve(); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	n.nodeID = &yarnpb.NodeIdProto{Host: proto.String(opts.Host), Port: proto.Int32(n.opts.Port)}
+	n.opts.Logger = opts.Logger.WithField("node", n.Key())
+	n.rt = rpc.NewClient(rpc.ClientOptions{Addr: opts.TrackerAddr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
+		RetryInterval: 100 * time.Millisecond, Logger: n.opts.Logger})
+	if err := n.registerNM(ctx); err != nil {
+		n.Stop()
+		return nil, err
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.heartbeatLoop()
+	}()
+	return n, nil
+}
+
+// Key is the node's "host:port".
+func (n *NodeManager) Key() string { return fmt.Sprintf("%s:%d", n.opts.Host, n.opts.Port) }
+
+// NodeID is the node's id.
+func (n *NodeManager) NodeID() *yarnpb.NodeIdProto { return n.nodeID }
+
+// Stop ends heartbeats and the server and cancels running containers.
+func (n *NodeManager) Stop() {
+	n.cancel()
+	if n.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		n.server.Shutdown(ctx)
+		cancel()
+	}
+	n.wg.Wait()
+	n.rt.Close()
+}
+
+// Shutdown is the RM's SHUTDOWN diagnostics, once it sent one.
+func (n *NodeManager) Shutdown() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.shutdown
+}
+
+// FinishedApps lists the applications the RM told this NM to clean up.
+func (n *NodeManager) FinishedApps() []records.ApplicationID {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]records.ApplicationID(nil), n.finishedApps...)
+}
+
+// Heartbeats counts successful heartbeats.
+func (n *NodeManager) Heartbeats() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.heartbeats
+}
+
+// ContainerState reports a container's state and exit status as this NM knows it.
+func (n *NodeManager) ContainerState(id records.ContainerID) (yarnpb.ContainerStateProto, int32, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, ok := n.containers[id]
+	if !ok {
+		return 0, 0, false
+	}
+	return c.state, c.exit, true
+}
+
+func (n *NodeManager) registerNM(ctx context.Context) error {
+	var resp yarnpb.RegisterNodeManagerResponseProto
+	err := n.rt.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: proto.Int32(n.opts.HTTPPort),
+		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(n.opts.MemoryMB), VirtualCores: proto.Int32(n.opts.VCores)}, NmVersion: proto.String(n.opts.Version)}, &resp)
+	if err != nil {
+		return fmt.Errorf("registerNodeManager: %w", err)
+	}
+	if resp.GetNodeAction() == yarnpb.NodeActionProto_SHUTDOWN {
+		n.mu.Lock()
+		n.shutdown = resp.GetDiagnosticsMessage()
+		n.mu.Unlock()
+		return fmt.Errorf("the RM refused the node: %s", resp.GetDiagnosticsMessage())
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.responseID, n.rmIdentifier = 0, resp.GetRmIdentifier()
+	n.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	return nil
+}
+
+// setKeysLocked takes new master keys, keeping the previous one of each as the Java NM
+// does, so tokens signed before a roll still verify.
+func (n *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
+	if ck != nil {
+		n.containerKey[ck.GetKeyId()] = ck.GetBytes()
+		if n.lastCKey != nil && len(n.containerKey) > 2 {
+			for id := range n.containerKey {
+				if id != ck.GetKeyId() && id != n.lastCKey.GetKeyId() {
+					delete(n.containerKey, id)
+				}
+			}
+		}
+		n.lastCKey = ck
+	}
+	if nk != nil {
+		keys := []security.MasterKey{{ID: nk.GetKeyId(), Bytes: nk.GetBytes()}}
+		if n.lastNMKey != nil {
+			keys = append(keys, security.MasterKey{ID: n.lastNMKey.GetKeyId(), Bytes: n.lastNMKey.GetBytes()})
+		}
+		n.nmKeys.SetKeys(keys...)
+		n.lastNMKey = nk
+	}
+}
+
+func (n *NodeManager) heartbeatLoop() {
+	for {
+		n.mu.Lock()
+		d := n.interval
+		n.mu.Unlock()
+		if d <= 0 {
+			d = time.Second
+		}
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		if !n.heartbeat() {
+			return
+		}
+	}
+}
+
+// HeartbeatNow sends one heartbeat at once (tests use it to avoid waiting).
+func (n *NodeManager) HeartbeatNow() bool { return n.heartbeat() }
+
+// heartbeat sends one heartbeat and applies the answer; false means stop.
+func (n *NodeManager) heartbeat() bool {
+	n.mu.Lock()
+	st := &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(n.responseID),
+		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(time.Now().UnixMilli())}}
+	for _, c := range n.containers {
+		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(),
+			ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
+	}
+	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: n.lastCKey, LastKnownNmTokenMasterKey: n.lastNMKey}
+	n.mu.Unlock()
+
+	start := time.Now()
+	var resp yarnpb.NodeHeartbeatResponseProto
+	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
+	err := n.rt.Call(ctx, "nodeHeartbeat", req, &resp)
+	cancel()
+	if n.opts.OnHeartbeat != nil {
+		n.opts.OnHeartbeat(time.Since(start), err)
+	}
+	if err != nil {
+		if n.ctx.Err() != nil {
+			return false
+		}
+		n.opts.Logger.WithError(err).Debug("heartbeat failed")
+		return true
+	}
+	switch resp.GetNodeAction() {
+	case yarnpb.NodeActionProto_SHUTDOWN:
+		n.mu.Lock()
+		n.shutdown = resp.GetDiagnosticsMessage()
+		n.mu.Unlock()
+		n.killAll(ExitKilledByRM)
+		return false
+	case yarnpb.NodeActionProto_RESYNC:
+		// The RM lost track of the node: its containers are gone on the RM's side too.
+		n.killAll(ExitKilledByRM)
+		n.mu.Lock()
+		clear(n.containers)
+		n.mu.Unlock()
+		if err := n.registerNM(n.ctx); err != nil {
+			n.opts.Logger.WithError(err).Warn("re-registration failed")
+			return n.Shutdown() == ""
+		}
+		return true
+	}
+	n.mu.Lock()
+	n.heartbeats++
+	n.responseID = resp.GetResponseId()
+	if iv := resp.GetNextHeartBeatInterval(); n.opts.Heartbeat == 0 && iv > 0 {
+		n.interval = time.Duration(iv) * time.Millisecond
+	}
+	n.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	for _, id := range resp.GetContainersToBeRemovedFromNm() {
+		cid := records.ContainerIDFromProto(id)
+		if c, ok := n.containers[cid]; ok && c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+			delete(n.containers, cid)
+		}
+	}
+	var kill []*simContainer
+	for _, id := range resp.GetContainersToCleanup() {
+		if c, ok := n.containers[records.ContainerIDFromProto(id)]; ok {
+			kill = append(kill, c)
+		}
+	}
+	for _, a := range resp.GetApplicationsToCleanup() {
+		app := records.AppIDFromProto(a)
+		n.finishedApps = append(n.finishedApps, app)
+		for id, c := range n.containers {
+			if id.Attempt.App == app {
+				kill = append(kill, c)
+			}
+		}
+	}
+	for _, c := range kill {
+		n.killLocked(c, ExitKilledByRM, "Container Killed by ResourceManager")
+	}
+	n.mu.Unlock()
+	return true
+}
+
+func (n *NodeManager) killAll(exit int32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, c := range n.containers {
+		n.killLocked(c, exit, "Container killed")
+	}
+}
+
+// killLocked ends a running container with exit (its work's context is cancelled).
+func (n *NodeManager) killLocked(c *simContainer, exit int32, diag string) {
+	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+		return
+	}
+	c.state, c.exit, c.diag = yarnpb.ContainerStateProto_C_COMPLETE, exit, diag
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// Run starts a container without ContainerManagementProtocol — the benchmark's way, for
+// containers granted to unmanaged AMs — and completes it with exit status 0 after d.
+func (n *NodeManager) Run(id records.ContainerID, d time.Duration) {
+	ctx, cancel := context.WithCancel(n.ctx)
+	n.mu.Lock()
+	c := &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, cancel: cancel}
+	n.containers[id] = c
+	n.mu.Unlock()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+			n.finish(c, 0, "")
+		}
+	}()
+}
+
+// finish completes a container that ended by itself.
+func (n *NodeManager) finish(c *simContainer, exit int32, diag string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c.state != yarnpb.ContainerStateProto_C_COMPLETE {
+		c.state, c.exit, c.diag = yarnpb.ContainerStateProto_C_COMPLETE, exit, diag
+	}
+}
+
+// serve starts ContainerManagementProtocol. Callers authenticate with NMTokens.
+func (n *NodeManager) serve() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(n.opts.Host, strconv.Itoa(int(n.opts.Port))))
+	if err != nil {
+		return fmt.Errorf("nmsim: listen: %w", err)
+	}
+	n.opts.Port = int32(ln.Addr().(*net.TCPAddr).Port)
+	n.server = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", SecretManager: n.nmKeys, TokenRequired: true, Logger: n.opts.Logger})
+	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
+	p, err := rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
+		"startContainers":      rpc.Unary(n.startContainers),
+		"stopContainers":       rpc.Unary(n.stopContainers),
+		"getContainerStatuses": rpc.Unary(n.getContainerStatuses),
+	}, func(method string) error {
+		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by the simulated NodeManager", method)
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	n.server.Register(p)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.server.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {
+			n.opts.Logger.WithError(err).Warn("container manager stopped")
+		}
+	}()
+	return nil
+}
+
+// callerAttempt is the attempt of the caller's NMToken.
+func callerAttempt(ctx context.Context) (records.AttemptID, error) {
+	c, _ := rpc.CallerFrom(ctx)
+	if c == nil || c.TokenKind != token.KindNM {
+		return records.AttemptID{}, rpc.Errorf(rpc.ClassYarnException, "No NMToken sent")
+	}
+	var id yarnpb.NMTokenIdentifierProto
+	if err := proto.Unmarshal(c.TokenID, &id); err != nil {
+		return records.AttemptID{}, rpc.Errorf(rpc.ClassInvalidToken, "malformed NMTokenIdentifier")
+	}
+	return records.AttemptIDFromProto(id.GetAppAttemptId()), nil
+}
+
+func failure(id *yarnpb.ContainerIdProto, class, format string, args ...any) *yarnpb.ContainerExceptionMapProto {
+	return &yarnpb.ContainerExceptionMapProto{ContainerId: id, Exception: &yarnpb.SerializedExceptionProto{
+		Message: proto.String(fmt.Sprintf(format, args...)), ClassName: proto.String(class)}}
+}
+
+func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartContainersRequestProto) (*yarnpb.StartContainersResponseProto, error) {
+	att, err := callerAttempt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shufflePort := make([]byte, 4)
+	binary.BigEndian.PutUint32(shufflePort, 13562)
+	resp := &yarnpb.StartContainersResponseProto{ServicesMetaData: []*yarnpb.StringBytesMapProto{{Key: proto.String("mapreduce_shuffle"), Value: shufflePort}}}
+	for _, r := range req.GetStartContainerRequest() {
+		tok := token.FromProto(r.GetContainerToken())
+		var ident yarnpb.ContainerTokenIdentifierProto
+		if tok == nil || proto.Unmarshal(tok.Identifier, &ident) != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(nil, rpc.ClassInvalidToken, "Invalid container token"))
+			continue
+		}
+		cidp := ident.GetContainerId()
+		cid := records.ContainerIDFromProto(cidp)
+		n.mu.Lock()
+		key, known := n.containerKey[ident.GetMasterKeyId()]
+		rmID := n.rmIdentifier
+		_, dup := n.containers[cid]
+		n.mu.Unlock()
+		switch {
+		case !known || string(token.Password(key, tok.Identifier)) != string(tok.Password):
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", n.Key()))
+			continue
+		case ident.GetRmIdentifier() != rmID:
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassInvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid))
+			continue
+		case cid.Attempt.App != att.App:
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassYarnException, "Unauthorized request to start container. NMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", att, cid.Attempt))
+			continue
+		case dup:
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid))
+			continue
+		}
+		l := &Launch{ID: cid, Identifier: &ident, Context: r.GetContainerLaunchContext(), Env: map[string]string{}}
+		for _, e := range l.Context.GetEnvironment() {
+			l.Env[e.GetKey()] = e.GetValue()
+		}
+		l.Env["CONTAINER_ID"] = cid.String()
+		l.Env["NM_HOST"], l.Env["NM_PORT"] = n.opts.Host, strconv.Itoa(int(n.opts.Port))
+		l.Env["USER"] = ident.GetAppSubmitter()
+		if b := l.Context.GetTokens(); len(b) > 0 {
+			if creds, err := token.ReadCredentials(b); err == nil {
+				l.Credentials = creds
+			}
+		}
+		n.launch(l)
+		resp.SucceededRequests = append(resp.SucceededRequests, cidp)
+	}
+	return resp, nil
+}
+
+func (n *NodeManager) launch(l *Launch) {
+	cctx, cancel := context.WithCancel(n.ctx)
+	c := &simContainer{id: l.ID, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, cancel: cancel}
+	n.mu.Lock()
+	n.containers[l.ID] = c
+	n.mu.Unlock()
+	n.opts.Logger.WithField("container", l.ID.String()).Debug("container started")
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if n.opts.Run == nil {
+			<-cctx.Done()
+			return
+		}
+		exit, diag := n.opts.Run(cctx, l)
+		if cctx.Err() == nil {
+			n.finish(c, exit, diag)
+		}
+	}()
+}
+
+func (n *NodeManager) stopContainers(ctx context.Context, req *yarnpb.StopContainersRequestProto) (*yarnpb.StopContainersResponseProto, error) {
+	if _, err := callerAttempt(ctx); err != nil {
+		return nil, err
+	}
+	resp := &yarnpb.StopContainersResponseProto{}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, id := range req.GetContainerId() {
+		c, ok := n.containers[records.ContainerIDFromProto(id)]
+		if !ok {
+			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
+			continue
+		}
+		n.killLocked(c, ExitKilledByAppMaster, "Container killed by the ApplicationMaster.")
+		resp.SucceededRequests = append(resp.SucceededRequests, id)
+	}
+	return resp, nil
+}
+
+func (n *NodeManager) getContainerStatuses(ctx context.Context, req *yarnpb.GetContainerStatusesRequestProto) (*yarnpb.GetContainerStatusesResponseProto, error) {
+	if _, err := callerAttempt(ctx); err != nil {
+		return nil, err
+	}
+	resp := &yarnpb.GetContainerStatusesResponseProto{}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, id := range req.GetContainerId() {
+		c, ok := n.containers[records.ContainerIDFromProto(id)]
+		if !ok {
+			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
+			continue
+		}
+		resp.Status = append(resp.Status, &yarnpb.ContainerStatusProto{ContainerId: id, State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
+	}
+	return resp, nil
+}
