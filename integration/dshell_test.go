@@ -48,44 +48,6 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1`, dshell, launcher, 
 	}
 }
 
-// TestManagedDistributedShellOnApacheNM is the ordinary `yarn jar distributedshell` run:
-// Bobbin's AM launcher starts the Java AM on the Apache NodeManager with the AMRMToken in
-// its credentials; the AM gets two containers that print "hello"; the client exits 0.
-// Then a `sleep 300` job is killed with `yarn application -kill` while it runs.
-func TestManagedDistributedShellOnApacheNM(t *testing.T) {
-	c := newNSCluster(t)
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
-	out, err := c.run(t, 4*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
-timeout 150 $Y jar %[1]s -jar %[1]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[2]s 2>&1
-echo "client exit $?"
-# A long job, killed from the CLI while it runs.
-$Y jar %[1]s -jar %[1]s -shell_command 'sleep 300' -num_containers 1 -master_memory 256 -container_memory 128 > %[3]s 2>&1 &
-for i in $(seq 1 60); do
-  APP=$($Y application -list 2>/dev/null | awk '/RUNNING/ {print $1}' | head -1)
-  [ -n "$APP" ] && grep -q "container_.*_000002" %[4]s && break
-  sleep 1
-done
-echo "sleeper $APP"
-$Y application -kill "$APP" 2>&1 | grep -v INFO
-$Y application -list -appStates ALL 2>&1`, dshell, c.path("client.log"), c.path("sleeper.log"), c.path("rm.log")))
-	if err != nil || !strings.Contains(out, "client exit 0") || !strings.Contains(out, "FINISHED") || !strings.Contains(out, "SUCCEEDED") {
-		t.Fatalf("err %v\noutput:\n%s\nRM log:\n%s\nclient (tail):\n%s", err, out, c.logTail("rm.log", 60), c.logTail("client.log", 30))
-	}
-	if !strings.Contains(out, "KILLED") {
-		t.Fatalf("the running sleep job was not KILLED:\n%s", out)
-	}
-	hellos := 0
-	outs, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), "application_*", "container_*", "stdout"))
-	for _, f := range outs {
-		if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == "hello" {
-			hellos++
-		}
-	}
-	if hellos != 2 {
-		t.Fatalf("%d containers printed hello, want 2 (%v)", hellos, outs)
-	}
-}
-
 // nmConf is the yarn-site of a one-node cluster inside a private network namespace.
 func nmConf(dir string) map[string]string {
 	return map[string]string{

@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeMapredSite configures MapReduce on YARN for the namespace cluster: non-uber, small
+// containers, the Hadoop home for tasks, and the JDK 17 opens Hadoop 2.7 needs.
+func writeMapredSite(t *testing.T, c *nsCluster) {
+	t.Helper()
+	home := c.home
+	os.MkdirAll(c.path("staging"), 0o755)
+	opens := "--add-opens java.base/java.lang=ALL-UNNAMED"
+	mapred := "<?xml version=\"1.0\"?>\n<configuration>\n" +
+		prop("mapreduce.framework.name", "yarn") +
+		prop("yarn.app.mapreduce.am.staging-dir", c.path("staging")) +
+		prop("yarn.app.mapreduce.am.env", "HADOOP_MAPRED_HOME="+home) +
+		prop("mapreduce.map.env", "HADOOP_MAPRED_HOME="+home) +
+		prop("mapreduce.reduce.env", "HADOOP_MAPRED_HOME="+home) +
+		prop("yarn.app.mapreduce.am.command-opts", "-Xmx256m "+opens) +
+		prop("yarn.app.mapreduce.am.resource.mb", "512") +
+		prop("mapreduce.map.memory.mb", "256") +
+		prop("mapreduce.reduce.memory.mb", "256") +
+		prop("mapreduce.map.java.opts", "-Xmx200m "+opens) +
+		prop("mapreduce.reduce.java.opts", "-Xmx200m "+opens) +
+		prop("mapreduce.job.ubertask.enable", "false") +
+		"</configuration>\n"
+	if err := os.WriteFile(filepath.Join(c.confDir, "mapred-site.xml"), []byte(mapred), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMapReduceAndDistributedShellOnApacheNM is issue 4's acceptance run on Bobbin's RM
+// and one unchanged Apache NodeManager in a private network namespace:
+//   - `hadoop jar hadoop-mapreduce-examples-2.7.3.jar pi 2 10` (non-uber: two maps, one
+//     reduce, the real shuffle through the Apache NM's ShuffleHandler) succeeds;
+//   - `yarn jar distributedshell` with two containers succeeds: Bobbin's AM launcher starts
+//     the Java AM with the AMRMToken in its credentials, both containers print "hello"
+//     into the NM's log dir;
+//   - `yarn application -list -appStates ALL` shows both FINISHED/SUCCEEDED;
+//   - a running `sleep 300` distributed shell is KILLED with `yarn application -kill`;
+//   - `yarn node -list -all` shows the node RUNNING.
+func TestMapReduceAndDistributedShellOnApacheNM(t *testing.T) {
+	c := newNSCluster(t)
+	writeMapredSite(t, c)
+	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
+	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
+echo "pi exit $?"
+timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
+echo "dshell exit $?"
+echo "=== list after both"
+$Y application -list -appStates ALL 2>&1 | grep application_
+echo "=== end list"
+# A long job, killed from the CLI while it runs.
+$Y jar %[2]s -jar %[2]s -shell_command 'sleep 300' -num_containers 1 -master_memory 256 -container_memory 128 > %[5]s 2>&1 &
+for i in $(seq 1 60); do
+  APP=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
+  [ -n "$APP" ] && grep -q "container_.*_000002" %[6]s && break
+  sleep 1
+done
+echo "sleeper $APP"
+$Y application -kill "$APP" 2>&1 | grep -v INFO
+echo "=== final list"
+$Y application -list -appStates ALL 2>&1 | grep application_
+$Y node -list -all 2>&1`, examples, dshell, c.path("pi.log"), c.path("client.log"), c.path("sleeper.log"), c.path("rm.log")))
+	piLog, _ := os.ReadFile(c.path("pi.log"))
+	fail := func(what string) {
+		t.Fatalf("%s\nerr %v\noutput:\n%s\nRM log:\n%s\npi (tail):\n%s\ndshell client (tail):\n%s", what, err, out, c.logTail("rm.log", 60),
+			tail(string(piLog), 40), c.logTail("client.log", 30))
+	}
+	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
+		fail("pi did not succeed")
+	}
+	if !strings.Contains(out, "dshell exit 0") {
+		fail("distributed shell did not succeed")
+	}
+	list := out[strings.Index(out, "=== list after both"):strings.Index(out, "=== end list")]
+	succeeded := 0
+	for _, l := range strings.Split(list, "\n") {
+		if strings.Contains(l, "FINISHED") && strings.Contains(l, "SUCCEEDED") {
+			succeeded++
+		}
+	}
+	if succeeded != 2 || !strings.Contains(list, "MAPREDUCE") || !strings.Contains(list, "DistributedShell") {
+		fail(fmt.Sprintf("%d applications FINISHED/SUCCEEDED in the list, want pi and distributed shell", succeeded))
+	}
+	hellos := 0
+	outs, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), "application_*", "container_*", "stdout"))
+	for _, f := range outs {
+		if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == "hello" {
+			hellos++
+		}
+	}
+	if hellos != 2 {
+		fail(fmt.Sprintf("%d containers printed hello, want 2 (%v)", hellos, outs))
+	}
+	final := out[strings.Index(out, "=== final list"):]
+	if !strings.Contains(final, "KILLED") {
+		fail("the running sleep job was not KILLED")
+	}
+	if !strings.Contains(final, "Total Nodes:1") || !strings.Contains(final, "RUNNING") {
+		fail("yarn node -list -all does not show the node")
+	}
+	for _, l := range strings.Split(string(piLog), "\n") {
+		if strings.Contains(l, "Job Finished in") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+}
