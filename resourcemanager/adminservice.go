@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
@@ -25,6 +27,7 @@ func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
 		"addToClusterNodeLabels":      rpc.Unary(s.addToClusterNodeLabels),
 		"removeFromClusterNodeLabels": rpc.Unary(s.removeFromClusterNodeLabels),
 		"replaceLabelsOnNodes":        rpc.Unary(s.replaceLabelsOnNodes),
+		"updateNodeResource":          rpc.Unary(s.updateNodeResource),
 		"refreshSuperUserGroupsConfiguration": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshSuperUserGroupsConfigurationRequestProto) (*yarnpb.RefreshSuperUserGroupsConfigurationResponseProto, error) {
 			return &yarnpb.RefreshSuperUserGroupsConfigurationResponseProto{}, s.authorize(ctx, "refreshSuperUserGroupsConfiguration")
 		}),
@@ -156,4 +159,32 @@ func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.Rep
 	s.rm.relabel(changed)
 	s.rm.log.WithField("nodes", changed).Info("labels replaced on nodes")
 	return &yarnpb.ReplaceLabelsOnNodeResponseProto{}, nil
+}
+
+// updateNodeResource changes registered nodes' schedulable capacity (rmadmin
+// -updateNodeResource); running containers are kept.
+func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.UpdateNodeResourceRequestProto) (*yarnpb.UpdateNodeResourceResponseProto, error) {
+	if err := s.authorize(ctx, "updateNodeResource"); err != nil {
+		return nil, err
+	}
+	rm := s.rm
+	for _, e := range req.GetNodeResourceMap() {
+		key := nodeKey(e.GetNodeId())
+		r := e.GetResourceOption().GetResource()
+		if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid resource %v for node %s", r, key)
+		}
+		rm.nodes.mu.Lock()
+		n, ok := rm.nodes.nodes[key]
+		if ok {
+			n.capability = &yarnpb.ResourceProto{Memory: proto.Int64(r.GetMemory()), VirtualCores: proto.Int32(r.GetVirtualCores())}
+		}
+		rm.nodes.mu.Unlock()
+		if !ok {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
+		}
+		rm.syncSchedulable(key)
+		rm.log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
+	}
+	return &yarnpb.UpdateNodeResourceResponseProto{}, nil
 }

@@ -122,6 +122,10 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 				return
 			}
 		}
+		if err := checkRelease(att, req.GetRelease()); err != nil {
+			rerr = err
+			return
+		}
 		appID := att.App.String()
 		if err := s.rm.engine.UpdateAsks(appID, s.rm.asksFrom(req.GetAsk())); err != nil {
 			rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)

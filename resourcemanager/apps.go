@@ -236,6 +236,9 @@ type appFilter struct {
 	queues map[string]bool
 	tags   map[string]bool
 	limit  int64
+	name   string // 3.x: exact application name
+	// Start and finish time ranges in ms (0 = open).
+	startBegin, startEnd, finishBegin, finishEnd int64
 }
 
 func (f *appFilter) match(a *app) bool {
@@ -249,6 +252,15 @@ func (f *appFilter) match(a *app) bool {
 		return false
 	}
 	if len(f.queues) > 0 && !f.queues[a.queue] {
+		return false
+	}
+	if f.name != "" && a.name != f.name {
+		return false
+	}
+	if (f.startBegin > 0 && a.startTime < f.startBegin) || (f.startEnd > 0 && a.startTime > f.startEnd) {
+		return false
+	}
+	if (f.finishBegin > 0 && a.finishTime < f.finishBegin) || (f.finishEnd > 0 && (a.finishTime == 0 || a.finishTime > f.finishEnd)) {
 		return false
 	}
 	if len(f.tags) > 0 {

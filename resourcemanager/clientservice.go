@@ -151,6 +151,17 @@ func (s *clientService) admission(a *app) string {
 	return ""
 }
 
+// fillUsage adds what a running application holds to its report.
+func (rm *ResourceManager) fillUsage(r *yarnpb.ApplicationReportProto) {
+	if r.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_RUNNING && r.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_ACCEPTED {
+		return
+	}
+	n, mem, cores := rm.containers.liveCounts(records.AppIDFromProto(r.GetApplicationId()))
+	used := &yarnpb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(cores)}
+	r.AppResource_Usage = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(n), NumReservedContainers: proto.Int32(0),
+		UsedResources: used, NeededResources: used, ReservedResources: &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)}}
+}
+
 func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
 	return &yarnpb.ResourceProto{Memory: proto.Int64(int64(rm.settings.MaxAllocationMB)), VirtualCores: proto.Int32(int32(rm.settings.MaxAllocationCore))}
 }
@@ -188,6 +199,7 @@ func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetA
 	if !ok {
 		return nil, appNotFound(id)
 	}
+	s.rm.fillUsage(r)
 	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: r}, nil
 }
 
@@ -221,14 +233,23 @@ func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMet
 	}}, nil
 }
 
-func (s *clientService) getApplications(_ context.Context, req *yarnpb.GetApplicationsRequestProto) (*yarnpb.GetApplicationsResponseProto, error) {
-	f := &appFilter{limit: req.GetLimit(), states: map[yarnpb.YarnApplicationStateProto]bool{},
+func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetApplicationsRequestProto) (*yarnpb.GetApplicationsResponseProto, error) {
+	f := &appFilter{limit: req.GetLimit(), states: map[yarnpb.YarnApplicationStateProto]bool{}, name: req.GetName(),
+		startBegin: req.GetStartBegin(), startEnd: req.GetStartEnd(), finishBegin: req.GetFinishBegin(), finishEnd: req.GetFinishEnd(),
 		types: setOf(req.GetApplicationTypes(), true), users: setOf(req.GetUsers(), false),
 		queues: setOf(req.GetQueues(), false), tags: setOf(req.GetApplicationTags(), true)}
 	for _, st := range req.GetApplicationStates() {
 		f.states[st] = true
 	}
-	return &yarnpb.GetApplicationsResponseProto{Applications: s.rm.apps.list(f)}, nil
+	if req.GetScope() == yarnpb.ApplicationsRequestScopeProto_OWN {
+		caller, _ := rpc.CallerFrom(ctx)
+		f.users = map[string]bool{caller.User: true}
+	}
+	apps := s.rm.apps.list(f)
+	for _, r := range apps {
+		s.rm.fillUsage(r)
+	}
+	return &yarnpb.GetApplicationsResponseProto{Applications: apps}, nil
 }
 
 func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
@@ -373,14 +394,22 @@ func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetCon
 	if _, err := s.lookupApp(req.GetContainerId().GetAppAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
+	r, ok := s.rm.containers.liveReport(cid)
+	if !ok {
+		return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
+	}
+	return &yarnpb.GetContainerReportResponseProto{ContainerReport: r}, nil
 }
 
 func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContainersRequestProto) (*yarnpb.GetContainersResponseProto, error) {
 	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	return &yarnpb.GetContainersResponseProto{}, nil
+	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
+	if _, ok := s.rm.apps.attemptReport(att); !ok {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+	}
+	return &yarnpb.GetContainersResponseProto{Containers: s.rm.containers.liveReports(att)}, nil
 }
 
 func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabelsRequestProto) (*yarnpb.GetNodesToLabelsResponseProto, error) {

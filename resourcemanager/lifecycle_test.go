@@ -617,3 +617,83 @@ func TestLostAMNodeDoesNotCountAsFailure(t *testing.T) {
 		t.Fatalf("report %v attempts %d", rep, len(sc.attempts(id)))
 	}
 }
+
+type appRecord = app
+
+// Live containers are reported to clients; an AM may only release its own containers;
+// getApplications filters by name and time; updateNodeResource resizes a node.
+func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
+	sc := newSimCluster(t, testConf(), 1, nil)
+	ctx := context.Background()
+	id, allocate := unmanagedAM(t, sc.rm, sc.cl, func() *yarnpb.ApplicationIdProto {
+		na, _ := sc.cl.GetNewApplication(ctx)
+		return na.GetApplicationId()
+	}, "default")
+	app := records.AppIDFromProto(id)
+	var got []*yarnpb.ContainerProto
+	deadline := time.Now().Add(5 * time.Second)
+	req := &yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(2)}}
+	for len(got) < 2 && time.Now().Before(deadline) {
+		got = append(got, allocate(req).GetAllocatedContainers()...)
+		req = &yarnpb.AllocateRequestProto{}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) != 2 {
+		t.Fatalf("allocated %d", len(got))
+	}
+	var cs yarnpb.GetContainersResponseProto
+	if err := sc.cl.Call(ctx, "getContainers", &yarnpb.GetContainersRequestProto{ApplicationAttemptId: app.Attempt(1).Proto()}, &cs); err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.GetContainers()) != 2 || cs.GetContainers()[0].GetResource().GetMemory() != 1024 || cs.GetContainers()[0].GetPriority().GetPriority() != 20 {
+		t.Fatalf("containers %v", &cs)
+	}
+	var cr yarnpb.GetContainerReportResponseProto
+	if err := sc.cl.Call(ctx, "getContainerReport", &yarnpb.GetContainerReportRequestProto{ContainerId: got[0].GetId()}, &cr); err != nil ||
+		!proto.Equal(cr.GetContainerReport().GetNodeId(), sc.nms[0].NodeID()) {
+		t.Fatalf("report %v %v", &cr, err)
+	}
+	rep, _ := sc.cl.GetApplicationReport(ctx, id)
+	if u := rep.GetAppResource_Usage(); u.GetNumUsedContainers() != 2 || u.GetUsedResources().GetMemory() != 2048 {
+		t.Fatalf("usage %v", u)
+	}
+	// Releasing another application's container is refused.
+	other := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: app.ClusterTimestamp, ID: app.ID + 7}.Attempt(1), ID: 2}
+	var rid int32
+	sc.rm.apps.withAttempt(app.Attempt(1), func(_ *appRecord, at *attempt) { rid = at.lastResponse.GetResponseId() })
+	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
+		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
+	if re := remote(t, err); re.Class != rpc.ClassInvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
+		t.Fatalf("release of a foreign container: %+v", re)
+	}
+	// Released containers leave the reports.
+	allocate(&yarnpb.AllocateRequestProto{Release: []*yarnpb.ContainerIdProto{got[0].GetId()}})
+	sc.cl.Call(ctx, "getContainers", &yarnpb.GetContainersRequestProto{ApplicationAttemptId: app.Attempt(1).Proto()}, &cs)
+	if len(cs.GetContainers()) != 1 {
+		t.Fatalf("after release: %v", &cs)
+	}
+	// Filters.
+	apps, _ := sc.cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{Name: proto.String("nope")})
+	if len(apps) != 0 {
+		t.Fatalf("name filter: %d", len(apps))
+	}
+	apps, _ = sc.cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{StartBegin: proto.Int64(time.Now().Add(-time.Minute).UnixMilli()), StartEnd: proto.Int64(time.Now().UnixMilli())})
+	if len(apps) != 1 {
+		t.Fatalf("start range: %d", len(apps))
+	}
+	apps, _ = sc.cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{FinishBegin: proto.Int64(1)})
+	if len(apps) != 0 {
+		t.Fatalf("finish range matched a running app: %d", len(apps))
+	}
+	// updateNodeResource.
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	defer adm.Close()
+	if err := adm.Call(ctx, "updateNodeResource", &yarnpb.UpdateNodeResourceRequestProto{NodeResourceMap: []*yarnpb.NodeResourceMapProto{{NodeId: sc.nms[0].NodeID(),
+		ResourceOption: &yarnpb.ResourceOptionProto{Resource: &yarnpb.ResourceProto{Memory: proto.Int64(16384), VirtualCores: proto.Int32(16)}}}}},
+		&yarnpb.UpdateNodeResourceResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if total, used := sc.rm.engine.Totals(); total[0] != 16384 || used[0] != 1024 {
+		t.Fatalf("engine %v %v", total, used)
+	}
+}

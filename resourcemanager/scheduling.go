@@ -14,6 +14,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
 // Exit statuses the RM reports for containers it ends itself (ContainerExitStatus).
@@ -36,6 +37,7 @@ type rmContainer struct {
 	// handedOut is when the AM (or the AM launcher) got the container; until its NM
 	// reports it, it may expire unused.
 	handedOut time.Time
+	report    *yarnpb.ContainerReportProto // what getContainerReport shows while it lives
 }
 
 // containerTable joins the engine's allocations to YARN containers and holds what each
@@ -188,7 +190,10 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	c := &yarnpb.ContainerProto{Id: cid.Proto(), NodeId: nodeID, NodeHttpAddress: proto.String(httpAddr),
 		Resource: resourceProto(a.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, ContainerToken: tok.Proto()}
 	t.mu.Lock()
-	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM}
+	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM, report: &yarnpb.ContainerReportProto{
+		ContainerId: cid.Proto(), Resource: c.Resource, NodeId: nodeID, Priority: c.Priority, CreationTime: proto.Int64(now.UnixMilli()),
+		ContainerState: yarnpb.ContainerStateProto_C_NEW.Enum(), NodeHttpAddress: proto.String("http://" + httpAddr),
+		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", httpAddr, cid, user))}}
 	t.byEngine[a.Container], t.byID[cid] = rc, rc
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = map[string]bool{}
@@ -286,6 +291,17 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	return allocated, tokens, completed
 }
 
+// checkRelease refuses releases of containers that are not the attempt's, as the Java RM
+// does with InvalidContainerReleaseException.
+func checkRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
+	for _, p := range ids {
+		if id := records.ContainerIDFromProto(p); id.Attempt != att {
+			return rpc.Errorf(rpc.ClassInvalidContainerRelease, "Cannot release container : %s not belonging to this application attempt : %s", id, att)
+		}
+	}
+	return nil
+}
+
 // release ends containers an AM gave back: the engine frees them, the AM hears ABORTED,
 // and their NodeManagers are told to kill them.
 func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
@@ -313,8 +329,9 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
 			t.mu.Lock()
-			if _, ok := t.unstarted[id]; ok {
-				delete(t.unstarted, id)
+			delete(t.unstarted, id)
+			if c, ok := t.byID[id]; ok && st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
+				c.report.ContainerState = yarnpb.ContainerStateProto_C_RUNNING.Enum()
 			}
 			t.mu.Unlock()
 			continue
@@ -463,6 +480,49 @@ func (rm *ResourceManager) forgetApp(id records.ApplicationID) {
 			delete(t.seq, att)
 		}
 	}
+}
+
+// liveReports reports the live containers of an attempt (as the Java RM does: finished
+// containers are the history server's business).
+func (t *containerTable) liveReports(att records.AttemptID) []*yarnpb.ContainerReportProto {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*yarnpb.ContainerReportProto
+	for id, c := range t.byID {
+		if id.Attempt == att && !c.done {
+			out = append(out, proto.Clone(c.report).(*yarnpb.ContainerReportProto))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
+	return out
+}
+
+// liveReport reports one live container.
+func (t *containerTable) liveReport(id records.ContainerID) (*yarnpb.ContainerReportProto, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byID[id]
+	if !ok || c.done {
+		return nil, false
+	}
+	return proto.Clone(c.report).(*yarnpb.ContainerReportProto), true
+}
+
+// liveCounts returns the number and total resource of an application's live containers.
+func (t *containerTable) liveCounts(app records.ApplicationID) (int32, int64, int32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var n int32
+	var mem int64
+	var cores int32
+	for id, c := range t.byID {
+		if id.Attempt.App == app && !c.done {
+			n++
+			mem += c.report.GetResource().GetMemory()
+			cores += c.report.GetResource().GetVirtualCores()
+		}
+	}
+	return n, mem, cores
 }
 
 // takePreemptions returns, once, the containers an attempt is asked to give back.
