@@ -30,7 +30,10 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 		"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.scheduler.maximum-allocation-mb":          "2048",
+		"yarn.node-labels.enabled":                      "true",
+		"yarn.resourcemanager.nodes.exclude-path":       filepath.Join(confDir, "exclude"),
 	})
+	os.WriteFile(filepath.Join(confDir, "exclude"), nil, 0o644)
 	rm := startDaemon(t, "resourcemanager", "--conf", confDir, "--log-level", "debug")
 	rm.waitListening(t, rmAddr)
 
@@ -118,6 +121,25 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 	}
 	code, out = yarnCLI(t, home, confDir, nil, "queue", "-status", "adhoc")
 	check("queue -status adhoc after a failed refresh", 0, out, code, "Queue Name : adhoc")
+
+	// Node administration: include/exclude refresh and node labels, 2.7.3 CLI syntax.
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-refreshNodes")
+	check("rmadmin -refreshNodes", 0, out, code)
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-addToClusterNodeLabels", "gpu,ssd")
+	check("rmadmin -addToClusterNodeLabels", 0, out, code)
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-replaceLabelsOnNode", "worker1=gpu")
+	check("rmadmin -replaceLabelsOnNode", 0, out, code)
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-removeFromClusterNodeLabels", "ssd")
+	check("rmadmin -removeFromClusterNodeLabels", 0, out, code)
+	code, out = yarnCLI(t, home, confDir, nil, "cluster", "-lnl")
+	check("cluster -lnl", 0, out, code, "gpu")
+	if strings.Contains(out, "ssd") {
+		t.Errorf("removed label still listed:\n%s", out)
+	}
+	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-addToClusterNodeLabels", "-bad")
+	if code == 0 || !strings.Contains(out, "now it is=-bad") {
+		t.Errorf("bad label name: exit %d\n%s", code, out)
+	}
 
 	rm.stop(t)
 	if !strings.Contains(rm.Log(), "ResourceManager stopped") {
