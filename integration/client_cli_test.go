@@ -28,6 +28,7 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 		"yarn.resourcemanager.address":                  rmAddr,
 		"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.scheduler.maximum-allocation-mb":          "2048",
 		"yarn.node-labels.enabled":                      "true",

@@ -35,6 +35,7 @@ func TestJavaAMRegistersWithAMRMToken(t *testing.T) {
 		"yarn.resourcemanager.hostname":                 "127.0.0.1",
 		"yarn.resourcemanager.address":                  rmAddr,
 		"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 	})
 	rm := startDaemon(t, "resourcemanager", "--conf", confDir, "--log-level", "debug")

@@ -31,6 +31,7 @@ func testConf(kv ...string) *conf.Configuration {
 	c.Set("yarn.resourcemanager.resource-tracker.address", "127.0.0.1:0")
 	c.Set("yarn.resourcemanager.scheduler.address", "127.0.0.1:0")
 	c.Set("yarn.resourcemanager.admin.address", "127.0.0.1:0")
+	c.Set("yarn.resourcemanager.webapp.address", "127.0.0.1:0")
 	for i := 0; i+1 < len(kv); i += 2 {
 		c.Set(kv[i], kv[i+1])
 	}

@@ -2,7 +2,9 @@ package resourcemanager
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -695,5 +697,31 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	}
 	if total, used := sc.rm.engine.Totals(); total[0] != 16384 || used[0] != 1024 {
 		t.Fatalf("engine %v %v", total, used)
+	}
+}
+
+func TestWebEndpoints(t *testing.T) {
+	sc := newSimCluster(t, testConf(), 1, nil)
+	get := func(path string) map[string]any {
+		resp, err := http.Get("http://" + sc.rm.WebAddr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	m := get("/ws/v1/cluster/metrics")["clusterMetrics"].(map[string]any)
+	if m["activeNodes"].(float64) != 1 || m["totalMB"].(float64) != 8192 {
+		t.Fatalf("metrics %v", m)
+	}
+	if _, ok := get("/metrics")["rm.AppsSubmitted"]; !ok {
+		t.Fatal("go-metrics JSON lacks rm.AppsSubmitted")
+	}
+	if get("/ws/v1/cluster/info")["clusterInfo"].(map[string]any)["state"] != "STARTED" {
+		t.Fatal("cluster info")
 	}
 }

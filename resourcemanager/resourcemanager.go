@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type Settings struct {
 	SchedulerHandlers int
 	AdminAddr         string
 	AdminHandlers     int
+	WebAddr           string
 	NMHeartbeat       time.Duration
 	NMExpiry          time.Duration
 	MaxDataLength     int
@@ -112,6 +114,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	}
 	intKey("yarn.resourcemanager.admin.client.thread-count", &s.AdminHandlers, 1)
+	if s.WebAddr, err = bindAddress(c, "yarn.resourcemanager.webapp.address", 8088); err != nil {
+		errs = append(errs, err)
+	}
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
 		keyNMExpiry: &s.NMExpiry,
@@ -225,6 +230,8 @@ type ResourceManager struct {
 	trackerAddr     net.Addr
 	schedulerAddr   net.Addr
 	adminAddr       net.Addr
+	webAddr         net.Addr
+	web             *http.Server
 	stopWatch       context.CancelFunc
 
 	mu      sync.Mutex
@@ -414,7 +421,24 @@ func (rm *ResourceManager) Start() error {
 		sln.Close()
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.admin.address %s: %w", rm.settings.AdminAddr, err)
 	}
+	wln, err := net.Listen("tcp", rm.settings.WebAddr)
+	if err != nil {
+		ln.Close()
+		tln.Close()
+		sln.Close()
+		aln.Close()
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.webapp.address %s: %w", rm.settings.WebAddr, err)
+	}
 	rm.started = true
+	rm.webAddr = wln.Addr()
+	rm.web = &http.Server{Handler: rm.webHandler(), ReadHeaderTimeout: 10 * time.Second}
+	rm.serving.Add(1)
+	go func() {
+		defer rm.serving.Done()
+		if err := rm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			rm.log.WithError(err).Error("web server stopped")
+		}
+	}()
 	rm.clientAddr, rm.trackerAddr, rm.schedulerAddr, rm.adminAddr = ln.Addr(), tln.Addr(), sln.Addr(), aln.Addr()
 	rm.serve(rm.client, ln)
 	rm.serve(rm.tracker, tln)
@@ -432,7 +456,7 @@ func (rm *ResourceManager) Start() error {
 		rm.scheduleLoop(ctx)
 	}()
 	rm.log.WithFields(logrus.Fields{"cluster_timestamp": rm.clusterTimestamp, "client_address": ln.Addr().String(),
-		"resource_tracker_address": tln.Addr().String(), "scheduler_address": sln.Addr().String(),
+		"resource_tracker_address": tln.Addr().String(), "scheduler_address": sln.Addr().String(), "webapp_address": wln.Addr().String(),
 		"queues": len(rm.queues().Queues())}).Info("ResourceManager started")
 	return nil
 }
@@ -468,6 +492,13 @@ func (rm *ResourceManager) SchedulerAddr() net.Addr {
 	return rm.schedulerAddr
 }
 
+// WebAddr is where the HTTP endpoints are served (after Start).
+func (rm *ResourceManager) WebAddr() net.Addr {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.webAddr
+}
+
 // AdminAddr is where ResourceManagerAdministrationProtocol is served (after Start).
 func (rm *ResourceManager) AdminAddr() net.Addr {
 	rm.mu.Lock()
@@ -482,7 +513,11 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 		rm.stopWatch()
 	}
 	rm.mu.Unlock()
-	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx))
+	var webErr error
+	if rm.web != nil {
+		webErr = rm.web.Shutdown(ctx)
+	}
+	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx), webErr)
 	rm.serving.Wait()
 	rm.log.Info("ResourceManager stopped")
 	return err

@@ -1,0 +1,46 @@
+package resourcemanager
+
+import (
+	"encoding/json"
+	"net/http"
+
+	metrics "github.com/rcrowley/go-metrics"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+)
+
+// webHandler serves the RM's HTTP endpoints on yarn.resourcemanager.webapp.address: the
+// REST resources scripts poll most (/ws/v1/cluster/info and /ws/v1/cluster/metrics, in
+// the Java RM's JSON shape) and every go-metrics value at /metrics.
+func (rm *ResourceManager) webHandler() http.Handler {
+	mux := http.NewServeMux()
+	writeJSON := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("GET /ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"clusterInfo": map[string]any{
+			"id": rm.clusterTimestamp, "startedOn": rm.clusterTimestamp, "state": "STARTED", "haState": "ACTIVE",
+			"resourceManagerVersion": rmVersion, "hadoopVersion": rmVersion,
+		}})
+	})
+	mux.HandleFunc("GET /ws/v1/cluster/metrics", func(w http.ResponseWriter, r *http.Request) {
+		c := rm.nodes.counts()
+		total, used := rm.engine.Totals()
+		m := rm.metrics
+		writeJSON(w, map[string]any{"clusterMetrics": map[string]any{
+			"appsSubmitted": m.appsSubmitted.Count(), "appsCompleted": m.appsCompleted.Count(), "appsFailed": m.appsFailed.Count(),
+			"appsKilled": m.appsKilled.Count(), "containersAllocated": m.runningContainers.Value(),
+			"totalMB": total[0], "allocatedMB": used[0], "availableMB": total[0] - used[0],
+			"totalVirtualCores": total[1], "allocatedVirtualCores": used[1], "availableVirtualCores": total[1] - used[1],
+			"activeNodes": c[yarnpb.NodeStateProto_NS_RUNNING], "lostNodes": c[yarnpb.NodeStateProto_NS_LOST],
+			"unhealthyNodes": c[yarnpb.NodeStateProto_NS_UNHEALTHY], "decommissionedNodes": c[yarnpb.NodeStateProto_NS_DECOMMISSIONED],
+			"rebootedNodes": c[yarnpb.NodeStateProto_NS_REBOOTED], "totalNodes": len(rm.nodes.reports(nil, rm.labels)),
+		}})
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		metrics.WriteJSONOnce(rm.opts.Metrics, w)
+	})
+	return mux
+}
