@@ -1,0 +1,48 @@
+// Package container runs YARN containers' launch scripts. An Executor starts a container's
+// process tree and can stop all of it; the NodeManager decides what to run (the launch
+// script it wrote) and when to stop it.
+//
+// ProcessExecutor is the default, like Java's DefaultContainerExecutor: the script runs as
+// the NodeManager's user in its own session and process group. Stopping sends SIGTERM to
+// the group, then SIGKILL after a delay, and then hunts down every process still carrying
+// the container's marker in its environment — children that left the group with setsid
+// or daemonized — so that no process of a stopped container survives.
+package container
+
+import (
+	"context"
+	"time"
+)
+
+// Spec is one container process to start.
+type Spec struct {
+	ID      string   // the container id; also the marker searched for on stop
+	Script  string   // the launch script, run with /bin/bash
+	WorkDir string   // the container's working directory
+	Env     []string // the process environment ("K=V"); the script exports the container's own
+	// Output receives what the script itself writes (the command redirects its own
+	// output into the log dir); the NM keeps its tail for diagnostics.
+	Output OutputSink
+}
+
+// OutputSink collects a process's stdout and stderr.
+type OutputSink interface {
+	Write(p []byte) (int, error)
+}
+
+// Process is a started container process tree.
+type Process interface {
+	// Pid is the process (and group) id of the launch shell.
+	Pid() int
+	// Wait blocks until the launch shell exits and returns its exit code (128+signal when
+	// a signal ended it, as a shell reports).
+	Wait() int
+	// Stop ends the whole tree: SIGTERM, then SIGKILL after grace; it returns when the
+	// launch shell has exited and no process of the container is left.
+	Stop(grace time.Duration)
+}
+
+// Executor starts container processes.
+type Executor interface {
+	Launch(ctx context.Context, spec Spec) (Process, error)
+}

@@ -1,0 +1,163 @@
+package container
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// MarkerEnv is set in every container process's environment to the container id; it is
+// how Stop finds processes that left the container's process group.
+const MarkerEnv = "BOBBIN_CONTAINER_ID"
+
+// ProcessExecutor runs launch scripts as local processes (DefaultContainerExecutor).
+type ProcessExecutor struct {
+	// Bash is the shell (default /bin/bash).
+	Bash string
+}
+
+// Launch starts the script in a new session (so it leads its own process group).
+func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
+	bash := e.Bash
+	if bash == "" {
+		bash = "/bin/bash"
+	}
+	cmd := exec.Command(bash, spec.Script)
+	cmd.Dir = spec.WorkDir
+	cmd.Env = append(append([]string(nil), spec.Env...), MarkerEnv+"="+spec.ID)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if spec.Output != nil {
+		cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+		// A process that outlives the shell (a daemon the container left running) must
+		// not keep Wait from returning by holding the output pipe.
+		cmd.WaitDelay = time.Second
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("container %s: start %s: %w", spec.ID, spec.Script, err)
+	}
+	p := &process{id: spec.ID, cmd: cmd, done: make(chan struct{})}
+	go p.reap()
+	return p, nil
+}
+
+type process struct {
+	id   string
+	cmd  *exec.Cmd
+	done chan struct{}
+	exit int
+
+	stopOnce sync.Once
+}
+
+func (p *process) Pid() int { return p.cmd.Process.Pid }
+
+// reap waits for the launch shell; it is the one goroutine a process owns, and it ends
+// when the shell does.
+func (p *process) reap() {
+	err := p.cmd.Wait()
+	p.exit = exitCode(p.cmd.ProcessState, err)
+	close(p.done)
+}
+
+func exitCode(st *os.ProcessState, err error) int {
+	if st == nil {
+		if err != nil {
+			return 127
+		}
+		return 0
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+func (p *process) Wait() int {
+	<-p.done
+	return p.exit
+}
+
+func (p *process) Stop(grace time.Duration) {
+	p.stopOnce.Do(func() {
+		pgid := p.Pid()
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+		}
+		// Whatever is left of the group — and anything that escaped it — is killed.
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		for i := 0; i < 500; i++ {
+			left := Stragglers(p.id, pgid)
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			select {
+			case <-p.done:
+				if len(left) == 0 {
+					return
+				}
+			default:
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// Stragglers lists the live processes of a container: those in its session or process
+// group, and those whose environment carries its marker. Zombies are not counted.
+func Stragglers(id string, pgid int) []int {
+	marker := []byte(MarkerEnv + "=" + id + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		state, pg, sid, ok := parseStat(stat)
+		if !ok || state == "Z" || state == "X" {
+			continue
+		}
+		if pg == pgid || sid == pgid {
+			out = append(out, pid)
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && (bytes.Contains(env, marker) || bytes.HasSuffix(env, marker[:len(marker)-1])) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parseStat reads state, process group and session from /proc/<pid>/stat, whose second
+// field (the command) may contain spaces and parentheses.
+func parseStat(b []byte) (state string, pgrp, session int, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 4 {
+		return "", 0, 0, false
+	}
+	pg, err1 := strconv.Atoi(f[2])
+	s, err2 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return f[0], pg, s, true
+}
