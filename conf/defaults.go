@@ -62,6 +62,27 @@ var Defaults = []Default{
 	{Key: "yarn.scheduler.minimum-allocation-vcores", Value: "1", Doc: "Smallest container vcores."},
 	{Key: "yarn.scheduler.maximum-allocation-vcores", Value: "32", Doc: "Largest container vcores."},
 
+	// yarn-site.xml: NodeManager
+	{Key: "yarn.nodemanager.hostname", Value: "0.0.0.0", Doc: "NodeManager host; 0.0.0.0 means the machine's host name is reported in the NodeId."},
+	{Key: "yarn.nodemanager.bind-host", Value: "", Doc: "When set, the host the NodeManager's servers bind instead of the address's host."},
+	{Key: "yarn.nodemanager.address", Value: "${yarn.nodemanager.hostname}:0", Doc: "ContainerManagementProtocol address; port 0 picks a free port (the NodeId port)."},
+	{Key: "yarn.nodemanager.webapp.address", Value: "${yarn.nodemanager.hostname}:8042", Doc: "NodeManager HTTP address (container logs); its port is the node's HTTP port."},
+	{Key: "yarn.nodemanager.local-dirs", Value: "${hadoop.tmp.dir}/nm-local-dir", Doc: "Comma list of directories for caches and container work dirs."},
+	{Key: "yarn.nodemanager.log-dirs", Value: "${hadoop.tmp.dir}/userlogs", Doc: "Comma list of directories for container logs (<dir>/<app>/<container>)."},
+	{Key: "yarn.nodemanager.resource.memory-mb", Value: "8192", Doc: "Memory the NodeManager offers to containers."},
+	{Key: "yarn.nodemanager.resource.cpu-vcores", Value: "8", Doc: "Virtual cores the NodeManager offers to containers."},
+	{Key: "yarn.nodemanager.container-manager.thread-count", Value: "20", Doc: "Calls the container manager runs at once."},
+	{Key: "yarn.nodemanager.aux-services", Value: "", Doc: "Comma list of auxiliary services; mapreduce_shuffle is built in."},
+	{Key: "yarn.nodemanager.aux-services.mapreduce_shuffle.class", Value: "org.apache.hadoop.mapred.ShuffleHandler", Doc: "Read for compatibility; Bobbin's shuffle is built in."},
+	{Key: "mapreduce.shuffle.port", Value: "13562", Doc: "Port of the mapreduce_shuffle service (0 picks a free port)."},
+	{Key: "yarn.nodemanager.env-whitelist", Value: "JAVA_HOME,HADOOP_COMMON_HOME,HADOOP_HDFS_HOME,HADOOP_CONF_DIR,HADOOP_YARN_HOME", Doc: "Variables copied from the NodeManager's environment when the launch context does not set them."},
+	{Key: "yarn.nodemanager.admin-env", Value: "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX", Doc: "Variables forced into every container's environment."},
+	{Key: "yarn.nodemanager.sleep-delay-before-sigkill.ms", Value: "250", Doc: "Time between SIGTERM and SIGKILL when a container is stopped."},
+	{Key: "yarn.nodemanager.user-home-dir", Value: "/home/", Doc: "HOME of container processes."},
+	{Key: "yarn.nodemanager.delete.debug-delay-sec", Value: "0", Doc: "How long a finished application's work dirs are kept before deletion."},
+	{Key: "bobbin.nodemanager.allow-simple-auth", Value: "false", Doc: "Bobbin addition: accept ContainerManagementProtocol calls without an NMToken (SIMPLE), trusting the caller's claims."},
+	{Key: "fs.defaultFS", Value: "file:///", Doc: "Default file system; its host:port is the namenode for hdfs:/// resources."},
+
 	// yarn-site.xml: access control
 	{Key: "yarn.acl.enable", Value: "false", Doc: "When false every user may do everything; when true queue and admin ACLs apply."},
 	{Key: "yarn.admin.acl", Value: "*", Doc: "Users and groups who administer the cluster (\"users groups\", * for all)."},

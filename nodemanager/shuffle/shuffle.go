@@ -1,0 +1,302 @@
+// Package shuffle is the `mapreduce_shuffle` auxiliary service: the HTTP server MapReduce
+// reducers fetch map outputs from, speaking Hadoop's ShuffleHandler protocol
+// (hadoop-wire.md §6). A request names a job, a reduce partition and map attempts; it must
+// carry the protocol headers and a UrlHash — HmacSHA1 of "port/path?query" under the job's
+// shuffle secret — and is answered with a ReplyHash and, per map, a ShuffleHeader followed
+// by that partition's bytes, located through the map's index file.
+package shuffle
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/rpc/writable"
+)
+
+// ServiceName is the aux-service id MapReduce uses.
+const ServiceName = "mapreduce_shuffle"
+
+// Protocol header values both sides check.
+const (
+	headerName    = "mapreduce"
+	headerVersion = "1.0.0"
+)
+
+// Handler serves map outputs. Register jobs with AddJob when their application starts on
+// the node and remove them with RemoveJob when it ends.
+type Handler struct {
+	// LocalDirs are the NodeManager's local dirs; map outputs live under
+	// <dir>/usercache/<user>/appcache/<appId>/output/<mapAttempt>/file.out[.index].
+	LocalDirs []string
+	// Port is the listening port, part of the hashed message.
+	Port   int
+	Logger *logrus.Entry
+
+	mu   sync.RWMutex
+	jobs map[string]job // job id -> its user, app and secret
+}
+
+type job struct {
+	user, app string
+	secret    []byte
+}
+
+// AddJob records a job's user and shuffle secret.
+func (h *Handler) AddJob(jobID, appID, user string, secret []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.jobs == nil {
+		h.jobs = map[string]job{}
+	}
+	h.jobs[jobID] = job{user: user, app: appID, secret: append([]byte(nil), secret...)}
+}
+
+// RemoveJob forgets a job (its application ended).
+func (h *Handler) RemoveJob(jobID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.jobs, jobID)
+}
+
+// JobID is the MapReduce job id of an application id ("application_T_N" → "job_T_N").
+func JobID(appID string) string { return "job_" + strings.TrimPrefix(appID, "application_") }
+
+// SecretFromServiceData decodes the service data a MapReduce task's launch context carries
+// for the shuffle: a Writable Token whose password is the job's shuffle secret.
+func SecretFromServiceData(b []byte) ([]byte, error) {
+	t, err := token.ReadWritable(writable.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		return nil, fmt.Errorf("shuffle service data: %w", err)
+	}
+	return t.Password, nil
+}
+
+// Metadata is the 4-byte big-endian port the StartContainers response advertises.
+func Metadata(port int) []byte {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint32(b, uint32(port))
+	return b
+}
+
+// hash is base64(HmacSHA1(secret, msg)), SecureShuffleUtils' hash.
+func hash(secret []byte, msg string) string {
+	m := hmac.New(sha1.New, secret)
+	m.Write([]byte(msg))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// httpError ends a request with a status and a message, and closes the connection as
+// the Java handler does after errors.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
+	w.WriteHeader(status)
+	io.WriteString(w, msg)
+}
+
+// ServeHTTP answers /mapOutput requests.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	log := h.Logger
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if r.Method != http.MethodGet {
+		httpError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		return
+	}
+	if r.Header.Get("name") != headerName || r.Header.Get("version") != headerVersion {
+		httpError(w, http.StatusBadRequest, "Incompatible shuffle request version")
+		return
+	}
+	q := r.URL.Query()
+	jobs, reduces, maps := q["job"], q["reduce"], q["map"]
+	if len(jobs) == 0 || len(reduces) == 0 || len(maps) == 0 {
+		httpError(w, http.StatusBadRequest, "Required param job, map and reduce")
+		return
+	}
+	if len(jobs) > 1 || len(reduces) > 1 {
+		httpError(w, http.StatusBadRequest, "Too many job/reduce parameters")
+		return
+	}
+	reduce, err := strconv.Atoi(reduces[0])
+	if err != nil || reduce < 0 {
+		httpError(w, http.StatusBadRequest, "Bad reduce parameter")
+		return
+	}
+	var mapIDs []string
+	for _, m := range maps {
+		for _, id := range strings.Split(m, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				mapIDs = append(mapIDs, id)
+			}
+		}
+	}
+	h.mu.RLock()
+	j, ok := h.jobs[jobs[0]]
+	h.mu.RUnlock()
+	if !ok {
+		httpError(w, http.StatusUnauthorized, "could not find jobid")
+		return
+	}
+	// The message is the server's port and the raw request URI (path?query).
+	msg := strconv.Itoa(h.Port) + r.URL.RequestURI()
+	urlHash := r.Header.Get("UrlHash")
+	if urlHash == "" || !hmac.Equal([]byte(hash(j.secret, msg)), []byte(urlHash)) {
+		log.WithFields(logrus.Fields{"job": jobs[0], "uri": r.URL.RequestURI()}).Warn("shuffle request with a wrong UrlHash")
+		httpError(w, http.StatusUnauthorized, "Verification of the hashReply failed")
+		return
+	}
+	// Locate every map's partition before answering, so an error is a clean 500.
+	type part struct {
+		id                      string
+		file                    string
+		offset, rawLen, partLen int64
+	}
+	parts := make([]part, 0, len(mapIDs))
+	var total int64
+	for _, id := range mapIDs {
+		file, rec, err := h.locate(j, id, reduce)
+		if err != nil {
+			log.WithError(err).WithFields(logrus.Fields{"job": jobs[0], "map": id, "reduce": reduce}).Warn("shuffle: map output not served")
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		p := part{id: id, file: file, offset: rec.offset, rawLen: rec.rawLength, partLen: rec.partLength}
+		parts = append(parts, p)
+		total += int64(len(shuffleHeader(p.id, p.partLen, p.rawLen, reduce))) + p.partLen
+	}
+	hd := w.Header()
+	hd.Set("ReplyHash", hash(j.secret, urlHash))
+	hd.Set("name", headerName)
+	hd.Set("version", headerVersion)
+	if q.Get("keepAlive") == "true" {
+		hd.Set("Content-Length", strconv.FormatInt(total, 10))
+		hd.Set("Connection", "keep-alive")
+		hd.Set("Keep-Alive", "timeout=5")
+	} else {
+		hd.Set("Connection", "close")
+	}
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, p := range parts {
+		bw.Write(shuffleHeader(p.id, p.partLen, p.rawLen, reduce))
+		f, err := os.Open(p.file)
+		if err != nil {
+			return // the status is sent: the fetcher sees a short body and retries
+		}
+		_, err = io.Copy(bw, io.NewSectionReader(f, p.offset, p.partLen))
+		f.Close()
+		if err != nil {
+			return
+		}
+	}
+	bw.Flush()
+}
+
+// shuffleHeader is the Writable ShuffleHeader: Text mapId, VLong compressed length,
+// VLong uncompressed length, VInt reduce.
+func shuffleHeader(mapID string, partLen, rawLen int64, reduce int) []byte {
+	b := writable.AppendText(nil, mapID)
+	b = writable.AppendVLong(b, partLen)
+	b = writable.AppendVLong(b, rawLen)
+	return writable.AppendVInt(b, int32(reduce))
+}
+
+type indexRecord struct{ offset, rawLength, partLength int64 }
+
+// locate finds a map attempt's output file and reduce's index record under the job's
+// application dirs in every local dir.
+func (h *Handler) locate(j job, mapID string, reduce int) (string, indexRecord, error) {
+	rel := filepath.Join("usercache", j.user, "appcache", j.app, "output", mapID)
+	if strings.Contains(mapID, "/") || strings.Contains(mapID, "..") {
+		return "", indexRecord{}, fmt.Errorf("bad map id %q", mapID)
+	}
+	for _, d := range h.LocalDirs {
+		dir := filepath.Join(d, rel)
+		idx, err := os.ReadFile(filepath.Join(dir, "file.out.index"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", indexRecord{}, err
+		}
+		rec, err := readIndex(idx, reduce)
+		if err != nil {
+			return "", indexRecord{}, fmt.Errorf("%s: %w", filepath.Join(dir, "file.out.index"), err)
+		}
+		return filepath.Join(dir, "file.out"), rec, nil
+	}
+	return "", indexRecord{}, fmt.Errorf("Could not find %s/file.out.index in any of the local directories", rel)
+}
+
+// readIndex checks an index file's trailing CRC32 and returns partition reduce's record.
+func readIndex(b []byte, reduce int) (indexRecord, error) {
+	if len(b) < 8 || (len(b)-8)%24 != 0 {
+		return indexRecord{}, fmt.Errorf("index file of %d bytes is not n*24+8", len(b))
+	}
+	body := b[:len(b)-8]
+	if want := binary.BigEndian.Uint64(b[len(b)-8:]); uint64(crc32.ChecksumIEEE(body)) != want {
+		return indexRecord{}, fmt.Errorf("checksum error in index file")
+	}
+	n := len(body) / 24
+	if reduce >= n {
+		return indexRecord{}, fmt.Errorf("reduce %d out of the index's %d partitions", reduce, n)
+	}
+	e := body[reduce*24:]
+	return indexRecord{offset: int64(binary.BigEndian.Uint64(e)), rawLength: int64(binary.BigEndian.Uint64(e[8:])),
+		partLength: int64(binary.BigEndian.Uint64(e[16:]))}, nil
+}
+
+// Server is the shuffle's HTTP server.
+type Server struct {
+	Handler *Handler
+	srv     *http.Server
+	done    chan struct{}
+}
+
+// Listen binds addr (port 0 picks one) and serves in the background until Shutdown.
+func Listen(addr string, h *Handler) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("shuffle: bind mapreduce.shuffle.port %s: %w", addr, err)
+	}
+	h.Port = ln.Addr().(*net.TCPAddr).Port
+	mux := http.NewServeMux()
+	mux.Handle("/mapOutput", h)
+	s := &Server{Handler: h, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second}, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// Port is the bound port.
+func (s *Server) Port() int { return s.Handler.Port }
+
+// Shutdown stops the server, letting fetches in progress finish until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	return err
+}

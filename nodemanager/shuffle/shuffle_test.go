@@ -1,0 +1,130 @@
+package shuffle
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/rpc/writable"
+)
+
+// writeMapOutput lays out a map's output as MapTask does: file.out with one segment per
+// reduce, file.out.index with (start, raw, part) big-endian int64s per reduce and the
+// CRC32 of those bytes.
+func writeMapOutput(t *testing.T, dir string, segments [][]byte) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	var data, idx []byte
+	for _, s := range segments {
+		idx = binary.BigEndian.AppendUint64(idx, uint64(len(data)))
+		idx = binary.BigEndian.AppendUint64(idx, uint64(len(s)+100)) // raw length differs from part length
+		idx = binary.BigEndian.AppendUint64(idx, uint64(len(s)))
+		data = append(data, s...)
+	}
+	idx = binary.BigEndian.AppendUint64(idx, uint64(crc32.ChecksumIEEE(idx)))
+	os.WriteFile(filepath.Join(dir, "file.out"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "file.out.index"), idx, 0o644)
+}
+
+func TestShuffleServesPartitionsByteExact(t *testing.T) {
+	local := t.TempDir()
+	app, user, secret := "application_1700000000000_0001", "alice", []byte("shuffle-secret")
+	base := filepath.Join(local, "usercache", user, "appcache", app, "output")
+	m0, m1 := "attempt_1700000000000_0001_m_000000_0", "attempt_1700000000000_0001_m_000001_0"
+	writeMapOutput(t, filepath.Join(base, m0), [][]byte{[]byte("r0-of-m0"), []byte("reduce-one-of-map-zero")})
+	writeMapOutput(t, filepath.Join(base, m1), [][]byte{[]byte("r0-of-m1"), []byte("r1-m1")})
+	h := &Handler{LocalDirs: []string{t.TempDir(), local}}
+	srv, err := Listen("127.0.0.1:0", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	job := JobID(app)
+	// The secret arrives as a Writable Token in the task's service data.
+	sd := (&token.Token{Identifier: []byte(job), Password: secret, Kind: "mapreduce.job", Service: job}).AppendWritable(nil)
+	got, err := SecretFromServiceData(sd)
+	if err != nil || !bytes.Equal(got, secret) {
+		t.Fatalf("secret %q %v", got, err)
+	}
+	h.AddJob(job, app, user, got)
+
+	fetch := func(uri, urlHash string, hdr bool) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d%s", srv.Port(), uri), nil)
+		if hdr {
+			req.Header.Set("name", "mapreduce")
+			req.Header.Set("version", "1.0.0")
+		}
+		if urlHash != "" {
+			req.Header.Set("UrlHash", urlHash)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	uri := fmt.Sprintf("/mapOutput?job=%s&reduce=1&map=%s,%s", job, m0, m1)
+	good := hash(secret, fmt.Sprintf("%d%s", srv.Port(), uri))
+	resp, body := fetch(uri, good, true)
+	if resp.StatusCode != 200 || resp.Header.Get("ReplyHash") != hash(secret, good) || resp.Header.Get("name") != "mapreduce" || resp.Header.Get("version") != "1.0.0" {
+		t.Fatalf("status %d headers %v body %q", resp.StatusCode, resp.Header, body)
+	}
+	// Body: per map a ShuffleHeader (Text id, VLong part, VLong raw, VInt reduce) and the bytes.
+	r := writable.NewReader(bytes.NewReader(body))
+	for _, want := range []struct{ id, data string }{{m0, "reduce-one-of-map-zero"}, {m1, "r1-m1"}} {
+		id, _ := r.Text()
+		part, _ := r.VLong()
+		raw, _ := r.VLong()
+		red, _ := r.VInt()
+		data := make([]byte, part)
+		r.Full(data)
+		if id != want.id || string(data) != want.data || raw != part+100 || red != 1 {
+			t.Fatalf("got %s %q raw=%d reduce=%d", id, data, raw, red)
+		}
+	}
+	// A wrong hash: 401 and nothing of the data.
+	resp, body = fetch(uri, hash([]byte("other"), fmt.Sprintf("%d%s", srv.Port(), uri)), true)
+	if resp.StatusCode != 401 || bytes.Contains(body, []byte("reduce-one")) || resp.Header.Get("ReplyHash") != "" {
+		t.Fatalf("wrong hash: %d %q", resp.StatusCode, body)
+	}
+	// The hash covers the query: asking for another reduce with the same hash fails.
+	if resp, _ := fetch(fmt.Sprintf("/mapOutput?job=%s&reduce=0&map=%s", job, m0), good, true); resp.StatusCode != 401 {
+		t.Fatalf("reused hash: %d", resp.StatusCode)
+	}
+	if resp, _ := fetch(uri, good, false); resp.StatusCode != 400 {
+		t.Fatalf("no version headers: %d", resp.StatusCode)
+	}
+	if resp, body := fetch("/mapOutput?job="+job, good, true); resp.StatusCode != 400 || string(body) != "Required param job, map and reduce" {
+		t.Fatalf("missing params: %d %q", resp.StatusCode, body)
+	}
+	unknown := fmt.Sprintf("/mapOutput?job=job_1_0009&reduce=0&map=%s", m0)
+	if resp, body := fetch(unknown, good, true); resp.StatusCode != 401 || string(body) != "could not find jobid" {
+		t.Fatalf("unknown job: %d %q", resp.StatusCode, body)
+	}
+	missing := fmt.Sprintf("/mapOutput?job=%s&reduce=0&map=attempt_1700000000000_0001_m_000009_0", job)
+	if resp, _ := fetch(missing, hash(secret, fmt.Sprintf("%d%s", srv.Port(), missing)), true); resp.StatusCode != 500 {
+		t.Fatalf("missing map: %d", resp.StatusCode)
+	}
+	// A corrupt index is refused.
+	idx := filepath.Join(base, m0, "file.out.index")
+	b, _ := os.ReadFile(idx)
+	b[3] ^= 1
+	os.WriteFile(idx, b, 0o644)
+	if resp, body := fetch(uri, good, true); resp.StatusCode != 500 || !bytes.Contains(body, []byte("checksum")) {
+		t.Fatalf("corrupt index: %d %q", resp.StatusCode, body)
+	}
+	h.RemoveJob(job)
+	if resp, _ := fetch(uri, good, true); resp.StatusCode != 401 {
+		t.Fatalf("removed job still served: %d", resp.StatusCode)
+	}
+}
