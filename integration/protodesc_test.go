@@ -169,7 +169,9 @@ func findDesc(pkg string, stack []string) protoreflect.MessageDescriptor {
 func typeName(fd protoreflect.FieldDescriptor) string {
 	switch fd.Kind() {
 	case protoreflect.MessageKind:
-		return string(fd.Message().FullName())
+		// Bobbin's copy of hadoop.common lives in bobbin.hadoop.common (see
+		// IpcConnectionContext.proto).
+		return strings.TrimPrefix(string(fd.Message().FullName()), "bobbin.")
 	case protoreflect.EnumKind:
 		return string(fd.Enum().FullName())
 	}

@@ -25,6 +25,7 @@ queries:
   queue NAME           describe a queue
   app APPLICATION_ID   report an application
   apps                 list applications
+  kill APPLICATION_ID  kill an application
 `
 
 // runClient is a small YARN client over Bobbin's own IPC client, for demos and checks.
@@ -100,6 +101,19 @@ func clientQuery(ctx context.Context, c *rmclient.Client, args []string, out io.
 			return err
 		}
 		fmt.Fprintf(out, "%s %s %s user=%s queue=%s\n", args[1], r.GetYarnApplicationState(), r.GetFinalApplicationStatus(), r.GetUser(), r.GetQueue())
+	case "kill":
+		if len(args) != 2 {
+			return fmt.Errorf("kill takes one application id")
+		}
+		id, err := records.ParseApplicationID(args[1])
+		if err != nil {
+			return err
+		}
+		var resp yarnpb.KillApplicationResponseProto
+		if err := c.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: id.Proto()}, &resp); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Killed application %s\n", args[1])
 	case "apps":
 		apps, err := c.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{})
 		if err != nil {

@@ -1,6 +1,7 @@
 // Command bobbin runs Bobbin's daemons and tools:
 //
 //	bobbin resourcemanager [--conf DIR]   the YARN ResourceManager
+//	bobbin nodemanager [--conf DIR]       the YARN NodeManager
 //	bobbin client [--rm ADDR] QUERY       a small YARN client
 //	bobbin sim TRACE | --synthetic SPEC   the scheduler simulator and benchmark
 //	bobbin version
@@ -23,6 +24,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/nodemanager"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
 )
 
@@ -33,6 +35,8 @@ const usage = `usage: bobbin <command> [flags]
 
 commands:
   resourcemanager   run the YARN ResourceManager
+  nodemanager       run the YARN NodeManager
+  demo              run the demo application (a command in N containers) and follow it
   client            query a ResourceManager (cluster, new-application, queue, app, apps)
   sim               simulate the scheduler over a trace, or benchmark it (--synthetic)
   version           print the version
@@ -52,6 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "resourcemanager":
 		return runResourceManager(args[1:], stderr)
+	case "nodemanager":
+		return runNodeManager(args[1:], stderr)
+	case "demo":
+		return runDemo(args[1:], stdout, stderr)
+	case "demo-am":
+		return runDemoAM(args[1:], stdout, stderr)
 	case "client":
 		return runClient(args[1:], stdout, stderr)
 	case "sim":
@@ -166,4 +176,48 @@ func waitForSignal(log *logrus.Logger) {
 	s := <-sigs
 	signal.Stop(sigs)
 	log.WithField("signal", s.String()).Info("shutting down")
+}
+
+func runNodeManager(args []string, stderr io.Writer) int {
+	f, err := parseDaemonFlags("nodemanager", args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	log, err := newLogger(f.logLevel, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	c, dir, err := conf.LoadDir(f.confDir)
+	if err != nil {
+		log.Errorf("NodeManager not started: %v", err)
+		return 1
+	}
+	for _, w := range c.Warnings {
+		log.Warn(w)
+	}
+	if dir != "" {
+		log.WithField("conf_dir", dir).Info("configuration loaded")
+	}
+	nm, err := nodemanager.New(nodemanager.Options{Conf: c, Logger: logrus.NewEntry(log)})
+	if err != nil {
+		log.Errorf("NodeManager not started: %v", err)
+		return 1
+	}
+	if err := nm.Start(); err != nil {
+		log.Errorf("NodeManager not started: %v", err)
+		return 1
+	}
+	waitForSignal(log)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := nm.Shutdown(ctx); err != nil {
+		log.Errorf("NodeManager shutdown: %v", err)
+		return 1
+	}
+	return 0
 }

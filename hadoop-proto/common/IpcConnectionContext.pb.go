@@ -7,6 +7,10 @@
 // 	protoc        v3.21.12
 // source: common/IpcConnectionContext.proto
 
+// Hadoop's package is hadoop.common; Bobbin's is bobbin.hadoop.common so that its
+// descriptors do not collide with the copies colinmarc/hdfs registers (message names
+// never travel on the wire, so the rename is invisible to peers).
+
 package commonpb
 
 import (
@@ -133,12 +137,12 @@ var File_common_IpcConnectionContext_proto protoreflect.FileDescriptor
 
 const file_common_IpcConnectionContext_proto_rawDesc = "" +
 	"\n" +
-	"!common/IpcConnectionContext.proto\x12\rhadoop.common\"X\n" +
+	"!common/IpcConnectionContext.proto\x12\x14bobbin.hadoop.common\"X\n" +
 	"\x14UserInformationProto\x12$\n" +
 	"\reffectiveUser\x18\x01 \x01(\tR\reffectiveUser\x12\x1a\n" +
-	"\brealUser\x18\x02 \x01(\tR\brealUser\"x\n" +
-	"\x19IpcConnectionContextProto\x12?\n" +
-	"\buserInfo\x18\x02 \x01(\v2#.hadoop.common.UserInformationProtoR\buserInfo\x12\x1a\n" +
+	"\brealUser\x18\x02 \x01(\tR\brealUser\"\x7f\n" +
+	"\x19IpcConnectionContextProto\x12F\n" +
+	"\buserInfo\x18\x02 \x01(\v2*.bobbin.hadoop.common.UserInformationProtoR\buserInfo\x12\x1a\n" +
 	"\bprotocol\x18\x03 \x01(\tR\bprotocolB<Z:github.com/bobbin-yarn/bobbin/hadoop-proto/common;commonpb"
 
 var (
@@ -155,11 +159,11 @@ func file_common_IpcConnectionContext_proto_rawDescGZIP() []byte {
 
 var file_common_IpcConnectionContext_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_common_IpcConnectionContext_proto_goTypes = []any{
-	(*UserInformationProto)(nil),      // 0: hadoop.common.UserInformationProto
-	(*IpcConnectionContextProto)(nil), // 1: hadoop.common.IpcConnectionContextProto
+	(*UserInformationProto)(nil),      // 0: bobbin.hadoop.common.UserInformationProto
+	(*IpcConnectionContextProto)(nil), // 1: bobbin.hadoop.common.IpcConnectionContextProto
 }
 var file_common_IpcConnectionContext_proto_depIdxs = []int32{
-	0, // 0: hadoop.common.IpcConnectionContextProto.userInfo:type_name -> hadoop.common.UserInformationProto
+	0, // 0: bobbin.hadoop.common.IpcConnectionContextProto.userInfo:type_name -> bobbin.hadoop.common.UserInformationProto
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name

@@ -90,7 +90,7 @@ var File_common_ProtobufRpcEngine_proto protoreflect.FileDescriptor
 
 const file_common_ProtobufRpcEngine_proto_rawDesc = "" +
 	"\n" +
-	"\x1ecommon/ProtobufRpcEngine.proto\x12\rhadoop.common\"\xaa\x01\n" +
+	"\x1ecommon/ProtobufRpcEngine.proto\x12\x14bobbin.hadoop.common\"\xaa\x01\n" +
 	"\x12RequestHeaderProto\x12\x1e\n" +
 	"\n" +
 	"methodName\x18\x01 \x02(\tR\n" +
@@ -112,7 +112,7 @@ func file_common_ProtobufRpcEngine_proto_rawDescGZIP() []byte {
 
 var file_common_ProtobufRpcEngine_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
 var file_common_ProtobufRpcEngine_proto_goTypes = []any{
-	(*RequestHeaderProto)(nil), // 0: hadoop.common.RequestHeaderProto
+	(*RequestHeaderProto)(nil), // 0: bobbin.hadoop.common.RequestHeaderProto
 }
 var file_common_ProtobufRpcEngine_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type

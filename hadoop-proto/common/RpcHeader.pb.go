@@ -470,8 +470,8 @@ func (x *RPCCallerContextProto) GetSignature() []byte {
 
 type RpcRequestHeaderProto struct {
 	state                protoimpl.MessageState                `protogen:"open.v1"`
-	RpcKind              *RpcKindProto                         `protobuf:"varint,1,opt,name=rpcKind,enum=hadoop.common.RpcKindProto" json:"rpcKind,omitempty"`
-	RpcOp                *RpcRequestHeaderProto_OperationProto `protobuf:"varint,2,opt,name=rpcOp,enum=hadoop.common.RpcRequestHeaderProto_OperationProto" json:"rpcOp,omitempty"`
+	RpcKind              *RpcKindProto                         `protobuf:"varint,1,opt,name=rpcKind,enum=bobbin.hadoop.common.RpcKindProto" json:"rpcKind,omitempty"`
+	RpcOp                *RpcRequestHeaderProto_OperationProto `protobuf:"varint,2,opt,name=rpcOp,enum=bobbin.hadoop.common.RpcRequestHeaderProto_OperationProto" json:"rpcOp,omitempty"`
 	CallId               *int32                                `protobuf:"zigzag32,3,req,name=callId" json:"callId,omitempty"`
 	ClientId             []byte                                `protobuf:"bytes,4,req,name=clientId" json:"clientId,omitempty"`
 	RetryCount           *int32                                `protobuf:"zigzag32,5,opt,name=retryCount,def=-1" json:"retryCount,omitempty"`
@@ -584,11 +584,11 @@ func (x *RpcRequestHeaderProto) GetRouterFederatedState() []byte {
 type RpcResponseHeaderProto struct {
 	state                protoimpl.MessageState                    `protogen:"open.v1"`
 	CallId               *uint32                                   `protobuf:"varint,1,req,name=callId" json:"callId,omitempty"`
-	Status               *RpcResponseHeaderProto_RpcStatusProto    `protobuf:"varint,2,req,name=status,enum=hadoop.common.RpcResponseHeaderProto_RpcStatusProto" json:"status,omitempty"`
+	Status               *RpcResponseHeaderProto_RpcStatusProto    `protobuf:"varint,2,req,name=status,enum=bobbin.hadoop.common.RpcResponseHeaderProto_RpcStatusProto" json:"status,omitempty"`
 	ServerIpcVersionNum  *uint32                                   `protobuf:"varint,3,opt,name=serverIpcVersionNum" json:"serverIpcVersionNum,omitempty"`
 	ExceptionClassName   *string                                   `protobuf:"bytes,4,opt,name=exceptionClassName" json:"exceptionClassName,omitempty"`
 	ErrorMsg             *string                                   `protobuf:"bytes,5,opt,name=errorMsg" json:"errorMsg,omitempty"`
-	ErrorDetail          *RpcResponseHeaderProto_RpcErrorCodeProto `protobuf:"varint,6,opt,name=errorDetail,enum=hadoop.common.RpcResponseHeaderProto_RpcErrorCodeProto" json:"errorDetail,omitempty"`
+	ErrorDetail          *RpcResponseHeaderProto_RpcErrorCodeProto `protobuf:"varint,6,opt,name=errorDetail,enum=bobbin.hadoop.common.RpcResponseHeaderProto_RpcErrorCodeProto" json:"errorDetail,omitempty"`
 	ClientId             []byte                                    `protobuf:"bytes,7,opt,name=clientId" json:"clientId,omitempty"`
 	RetryCount           *int32                                    `protobuf:"zigzag32,8,opt,name=retryCount,def=-1" json:"retryCount,omitempty"`
 	StateId              *int64                                    `protobuf:"varint,9,opt,name=stateId" json:"stateId,omitempty"`                           // 3.3+, never sent by Bobbin
@@ -705,7 +705,7 @@ func (x *RpcResponseHeaderProto) GetRouterFederatedState() []byte {
 type RpcSaslProto struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
 	Version       *uint32                  `protobuf:"varint,1,opt,name=version" json:"version,omitempty"`
-	State         *RpcSaslProto_SaslState  `protobuf:"varint,2,req,name=state,enum=hadoop.common.RpcSaslProto_SaslState" json:"state,omitempty"`
+	State         *RpcSaslProto_SaslState  `protobuf:"varint,2,req,name=state,enum=bobbin.hadoop.common.RpcSaslProto_SaslState" json:"state,omitempty"`
 	Token         []byte                   `protobuf:"bytes,3,opt,name=token" json:"token,omitempty"`
 	Auths         []*RpcSaslProto_SaslAuth `protobuf:"bytes,4,rep,name=auths" json:"auths,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -850,37 +850,37 @@ var File_common_RpcHeader_proto protoreflect.FileDescriptor
 
 const file_common_RpcHeader_proto_rawDesc = "" +
 	"\n" +
-	"\x16common/RpcHeader.proto\x12\rhadoop.common\"k\n" +
+	"\x16common/RpcHeader.proto\x12\x14bobbin.hadoop.common\"k\n" +
 	"\x11RPCTraceInfoProto\x12\x18\n" +
 	"\atraceId\x18\x01 \x01(\x03R\atraceId\x12\x1a\n" +
 	"\bparentId\x18\x02 \x01(\x03R\bparentId\x12 \n" +
 	"\vspanContext\x18\x03 \x01(\fR\vspanContext\"O\n" +
 	"\x15RPCCallerContextProto\x12\x18\n" +
 	"\acontext\x18\x01 \x02(\tR\acontext\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xaa\x04\n" +
-	"\x15RpcRequestHeaderProto\x125\n" +
-	"\arpcKind\x18\x01 \x01(\x0e2\x1b.hadoop.common.RpcKindProtoR\arpcKind\x12I\n" +
-	"\x05rpcOp\x18\x02 \x01(\x0e23.hadoop.common.RpcRequestHeaderProto.OperationProtoR\x05rpcOp\x12\x16\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xc6\x04\n" +
+	"\x15RpcRequestHeaderProto\x12<\n" +
+	"\arpcKind\x18\x01 \x01(\x0e2\".bobbin.hadoop.common.RpcKindProtoR\arpcKind\x12P\n" +
+	"\x05rpcOp\x18\x02 \x01(\x0e2:.bobbin.hadoop.common.RpcRequestHeaderProto.OperationProtoR\x05rpcOp\x12\x16\n" +
 	"\x06callId\x18\x03 \x02(\x11R\x06callId\x12\x1a\n" +
 	"\bclientId\x18\x04 \x02(\fR\bclientId\x12\"\n" +
 	"\n" +
 	"retryCount\x18\x05 \x01(\x11:\x02-1R\n" +
-	"retryCount\x12>\n" +
-	"\ttraceInfo\x18\x06 \x01(\v2 .hadoop.common.RPCTraceInfoProtoR\ttraceInfo\x12J\n" +
-	"\rcallerContext\x18\a \x01(\v2$.hadoop.common.RPCCallerContextProtoR\rcallerContext\x12\x18\n" +
+	"retryCount\x12E\n" +
+	"\ttraceInfo\x18\x06 \x01(\v2'.bobbin.hadoop.common.RPCTraceInfoProtoR\ttraceInfo\x12Q\n" +
+	"\rcallerContext\x18\a \x01(\v2+.bobbin.hadoop.common.RPCCallerContextProtoR\rcallerContext\x12\x18\n" +
 	"\astateId\x18\b \x01(\x03R\astateId\x122\n" +
 	"\x14routerFederatedState\x18\t \x01(\fR\x14routerFederatedState\"]\n" +
 	"\x0eOperationProto\x12\x14\n" +
 	"\x10RPC_FINAL_PACKET\x10\x00\x12\x1b\n" +
 	"\x17RPC_CONTINUATION_PACKET\x10\x01\x12\x18\n" +
-	"\x14RPC_CLOSE_CONNECTION\x10\x02\"\xfe\x06\n" +
+	"\x14RPC_CLOSE_CONNECTION\x10\x02\"\x8c\a\n" +
 	"\x16RpcResponseHeaderProto\x12\x16\n" +
-	"\x06callId\x18\x01 \x02(\rR\x06callId\x12L\n" +
-	"\x06status\x18\x02 \x02(\x0e24.hadoop.common.RpcResponseHeaderProto.RpcStatusProtoR\x06status\x120\n" +
+	"\x06callId\x18\x01 \x02(\rR\x06callId\x12S\n" +
+	"\x06status\x18\x02 \x02(\x0e2;.bobbin.hadoop.common.RpcResponseHeaderProto.RpcStatusProtoR\x06status\x120\n" +
 	"\x13serverIpcVersionNum\x18\x03 \x01(\rR\x13serverIpcVersionNum\x12.\n" +
 	"\x12exceptionClassName\x18\x04 \x01(\tR\x12exceptionClassName\x12\x1a\n" +
-	"\berrorMsg\x18\x05 \x01(\tR\berrorMsg\x12Y\n" +
-	"\verrorDetail\x18\x06 \x01(\x0e27.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProtoR\verrorDetail\x12\x1a\n" +
+	"\berrorMsg\x18\x05 \x01(\tR\berrorMsg\x12`\n" +
+	"\verrorDetail\x18\x06 \x01(\x0e2>.bobbin.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProtoR\verrorDetail\x12\x1a\n" +
 	"\bclientId\x18\a \x01(\fR\bclientId\x12\"\n" +
 	"\n" +
 	"retryCount\x18\b \x01(\x11:\x02-1R\n" +
@@ -905,12 +905,12 @@ const file_common_RpcHeader_proto_rawDesc = "" +
 	"\x18FATAL_INVALID_RPC_HEADER\x10\f\x12\x1f\n" +
 	"\x1bFATAL_DESERIALIZING_REQUEST\x10\r\x12\x1a\n" +
 	"\x16FATAL_VERSION_MISMATCH\x10\x0e\x12\x16\n" +
-	"\x12FATAL_UNAUTHORIZED\x10\x0f\"\xae\x03\n" +
+	"\x12FATAL_UNAUTHORIZED\x10\x0f\"\xbc\x03\n" +
 	"\fRpcSaslProto\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\rR\aversion\x12;\n" +
-	"\x05state\x18\x02 \x02(\x0e2%.hadoop.common.RpcSaslProto.SaslStateR\x05state\x12\x14\n" +
-	"\x05token\x18\x03 \x01(\fR\x05token\x12:\n" +
-	"\x05auths\x18\x04 \x03(\v2$.hadoop.common.RpcSaslProto.SaslAuthR\x05auths\x1a\x96\x01\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12B\n" +
+	"\x05state\x18\x02 \x02(\x0e2,.bobbin.hadoop.common.RpcSaslProto.SaslStateR\x05state\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\fR\x05token\x12A\n" +
+	"\x05auths\x18\x04 \x03(\v2+.bobbin.hadoop.common.RpcSaslProto.SaslAuthR\x05auths\x1a\x96\x01\n" +
 	"\bSaslAuth\x12\x16\n" +
 	"\x06method\x18\x01 \x02(\tR\x06method\x12\x1c\n" +
 	"\tmechanism\x18\x02 \x02(\tR\tmechanism\x12\x1a\n" +
@@ -944,27 +944,27 @@ func file_common_RpcHeader_proto_rawDescGZIP() []byte {
 var file_common_RpcHeader_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_common_RpcHeader_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_common_RpcHeader_proto_goTypes = []any{
-	(RpcKindProto)(0),                             // 0: hadoop.common.RpcKindProto
-	(RpcRequestHeaderProto_OperationProto)(0),     // 1: hadoop.common.RpcRequestHeaderProto.OperationProto
-	(RpcResponseHeaderProto_RpcStatusProto)(0),    // 2: hadoop.common.RpcResponseHeaderProto.RpcStatusProto
-	(RpcResponseHeaderProto_RpcErrorCodeProto)(0), // 3: hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
-	(RpcSaslProto_SaslState)(0),                   // 4: hadoop.common.RpcSaslProto.SaslState
-	(*RPCTraceInfoProto)(nil),                     // 5: hadoop.common.RPCTraceInfoProto
-	(*RPCCallerContextProto)(nil),                 // 6: hadoop.common.RPCCallerContextProto
-	(*RpcRequestHeaderProto)(nil),                 // 7: hadoop.common.RpcRequestHeaderProto
-	(*RpcResponseHeaderProto)(nil),                // 8: hadoop.common.RpcResponseHeaderProto
-	(*RpcSaslProto)(nil),                          // 9: hadoop.common.RpcSaslProto
-	(*RpcSaslProto_SaslAuth)(nil),                 // 10: hadoop.common.RpcSaslProto.SaslAuth
+	(RpcKindProto)(0),                             // 0: bobbin.hadoop.common.RpcKindProto
+	(RpcRequestHeaderProto_OperationProto)(0),     // 1: bobbin.hadoop.common.RpcRequestHeaderProto.OperationProto
+	(RpcResponseHeaderProto_RpcStatusProto)(0),    // 2: bobbin.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
+	(RpcResponseHeaderProto_RpcErrorCodeProto)(0), // 3: bobbin.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
+	(RpcSaslProto_SaslState)(0),                   // 4: bobbin.hadoop.common.RpcSaslProto.SaslState
+	(*RPCTraceInfoProto)(nil),                     // 5: bobbin.hadoop.common.RPCTraceInfoProto
+	(*RPCCallerContextProto)(nil),                 // 6: bobbin.hadoop.common.RPCCallerContextProto
+	(*RpcRequestHeaderProto)(nil),                 // 7: bobbin.hadoop.common.RpcRequestHeaderProto
+	(*RpcResponseHeaderProto)(nil),                // 8: bobbin.hadoop.common.RpcResponseHeaderProto
+	(*RpcSaslProto)(nil),                          // 9: bobbin.hadoop.common.RpcSaslProto
+	(*RpcSaslProto_SaslAuth)(nil),                 // 10: bobbin.hadoop.common.RpcSaslProto.SaslAuth
 }
 var file_common_RpcHeader_proto_depIdxs = []int32{
-	0,  // 0: hadoop.common.RpcRequestHeaderProto.rpcKind:type_name -> hadoop.common.RpcKindProto
-	1,  // 1: hadoop.common.RpcRequestHeaderProto.rpcOp:type_name -> hadoop.common.RpcRequestHeaderProto.OperationProto
-	5,  // 2: hadoop.common.RpcRequestHeaderProto.traceInfo:type_name -> hadoop.common.RPCTraceInfoProto
-	6,  // 3: hadoop.common.RpcRequestHeaderProto.callerContext:type_name -> hadoop.common.RPCCallerContextProto
-	2,  // 4: hadoop.common.RpcResponseHeaderProto.status:type_name -> hadoop.common.RpcResponseHeaderProto.RpcStatusProto
-	3,  // 5: hadoop.common.RpcResponseHeaderProto.errorDetail:type_name -> hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
-	4,  // 6: hadoop.common.RpcSaslProto.state:type_name -> hadoop.common.RpcSaslProto.SaslState
-	10, // 7: hadoop.common.RpcSaslProto.auths:type_name -> hadoop.common.RpcSaslProto.SaslAuth
+	0,  // 0: bobbin.hadoop.common.RpcRequestHeaderProto.rpcKind:type_name -> bobbin.hadoop.common.RpcKindProto
+	1,  // 1: bobbin.hadoop.common.RpcRequestHeaderProto.rpcOp:type_name -> bobbin.hadoop.common.RpcRequestHeaderProto.OperationProto
+	5,  // 2: bobbin.hadoop.common.RpcRequestHeaderProto.traceInfo:type_name -> bobbin.hadoop.common.RPCTraceInfoProto
+	6,  // 3: bobbin.hadoop.common.RpcRequestHeaderProto.callerContext:type_name -> bobbin.hadoop.common.RPCCallerContextProto
+	2,  // 4: bobbin.hadoop.common.RpcResponseHeaderProto.status:type_name -> bobbin.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
+	3,  // 5: bobbin.hadoop.common.RpcResponseHeaderProto.errorDetail:type_name -> bobbin.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
+	4,  // 6: bobbin.hadoop.common.RpcSaslProto.state:type_name -> bobbin.hadoop.common.RpcSaslProto.SaslState
+	10, // 7: bobbin.hadoop.common.RpcSaslProto.auths:type_name -> bobbin.hadoop.common.RpcSaslProto.SaslAuth
 	8,  // [8:8] is the sub-list for method output_type
 	8,  // [8:8] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name

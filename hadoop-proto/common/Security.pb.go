@@ -464,7 +464,7 @@ var File_common_Security_proto protoreflect.FileDescriptor
 
 const file_common_Security_proto_rawDesc = "" +
 	"\n" +
-	"\x15common/Security.proto\x12\rhadoop.common\"v\n" +
+	"\x15common/Security.proto\x12\x14bobbin.hadoop.common\"v\n" +
 	"\n" +
 	"TokenProto\x12\x1e\n" +
 	"\n" +
@@ -472,24 +472,24 @@ const file_common_Security_proto_rawDesc = "" +
 	"identifier\x12\x1a\n" +
 	"\bpassword\x18\x02 \x02(\fR\bpassword\x12\x12\n" +
 	"\x04kind\x18\x03 \x02(\tR\x04kind\x12\x18\n" +
-	"\aservice\x18\x04 \x02(\tR\aservice\"s\n" +
+	"\aservice\x18\x04 \x02(\tR\aservice\"z\n" +
 	"\x12CredentialsKVProto\x12\x14\n" +
-	"\x05alias\x18\x01 \x02(\tR\x05alias\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\x12\x16\n" +
-	"\x06secret\x18\x03 \x01(\fR\x06secret\"\x8a\x01\n" +
-	"\x10CredentialsProto\x129\n" +
-	"\x06tokens\x18\x01 \x03(\v2!.hadoop.common.CredentialsKVProtoR\x06tokens\x12;\n" +
-	"\asecrets\x18\x02 \x03(\v2!.hadoop.common.CredentialsKVProtoR\asecrets\":\n" +
+	"\x05alias\x18\x01 \x02(\tR\x05alias\x126\n" +
+	"\x05token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\x12\x16\n" +
+	"\x06secret\x18\x03 \x01(\fR\x06secret\"\x98\x01\n" +
+	"\x10CredentialsProto\x12@\n" +
+	"\x06tokens\x18\x01 \x03(\v2(.bobbin.hadoop.common.CredentialsKVProtoR\x06tokens\x12B\n" +
+	"\asecrets\x18\x02 \x03(\v2(.bobbin.hadoop.common.CredentialsKVProtoR\asecrets\":\n" +
 	"\x1eGetDelegationTokenRequestProto\x12\x18\n" +
-	"\arenewer\x18\x01 \x02(\tR\arenewer\"R\n" +
-	"\x1fGetDelegationTokenResponseProto\x12/\n" +
-	"\x05token\x18\x01 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"S\n" +
-	" RenewDelegationTokenRequestProto\x12/\n" +
-	"\x05token\x18\x01 \x02(\v2\x19.hadoop.common.TokenProtoR\x05token\"I\n" +
+	"\arenewer\x18\x01 \x02(\tR\arenewer\"Y\n" +
+	"\x1fGetDelegationTokenResponseProto\x126\n" +
+	"\x05token\x18\x01 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"Z\n" +
+	" RenewDelegationTokenRequestProto\x126\n" +
+	"\x05token\x18\x01 \x02(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"I\n" +
 	"!RenewDelegationTokenResponseProto\x12$\n" +
-	"\rnewExpiryTime\x18\x01 \x02(\x04R\rnewExpiryTime\"T\n" +
-	"!CancelDelegationTokenRequestProto\x12/\n" +
-	"\x05token\x18\x01 \x02(\v2\x19.hadoop.common.TokenProtoR\x05token\"$\n" +
+	"\rnewExpiryTime\x18\x01 \x02(\x04R\rnewExpiryTime\"[\n" +
+	"!CancelDelegationTokenRequestProto\x126\n" +
+	"\x05token\x18\x01 \x02(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"$\n" +
 	"\"CancelDelegationTokenResponseProtoB<Z:github.com/bobbin-yarn/bobbin/hadoop-proto/common;commonpb"
 
 var (
@@ -506,23 +506,23 @@ func file_common_Security_proto_rawDescGZIP() []byte {
 
 var file_common_Security_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_common_Security_proto_goTypes = []any{
-	(*TokenProto)(nil),                         // 0: hadoop.common.TokenProto
-	(*CredentialsKVProto)(nil),                 // 1: hadoop.common.CredentialsKVProto
-	(*CredentialsProto)(nil),                   // 2: hadoop.common.CredentialsProto
-	(*GetDelegationTokenRequestProto)(nil),     // 3: hadoop.common.GetDelegationTokenRequestProto
-	(*GetDelegationTokenResponseProto)(nil),    // 4: hadoop.common.GetDelegationTokenResponseProto
-	(*RenewDelegationTokenRequestProto)(nil),   // 5: hadoop.common.RenewDelegationTokenRequestProto
-	(*RenewDelegationTokenResponseProto)(nil),  // 6: hadoop.common.RenewDelegationTokenResponseProto
-	(*CancelDelegationTokenRequestProto)(nil),  // 7: hadoop.common.CancelDelegationTokenRequestProto
-	(*CancelDelegationTokenResponseProto)(nil), // 8: hadoop.common.CancelDelegationTokenResponseProto
+	(*TokenProto)(nil),                         // 0: bobbin.hadoop.common.TokenProto
+	(*CredentialsKVProto)(nil),                 // 1: bobbin.hadoop.common.CredentialsKVProto
+	(*CredentialsProto)(nil),                   // 2: bobbin.hadoop.common.CredentialsProto
+	(*GetDelegationTokenRequestProto)(nil),     // 3: bobbin.hadoop.common.GetDelegationTokenRequestProto
+	(*GetDelegationTokenResponseProto)(nil),    // 4: bobbin.hadoop.common.GetDelegationTokenResponseProto
+	(*RenewDelegationTokenRequestProto)(nil),   // 5: bobbin.hadoop.common.RenewDelegationTokenRequestProto
+	(*RenewDelegationTokenResponseProto)(nil),  // 6: bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	(*CancelDelegationTokenRequestProto)(nil),  // 7: bobbin.hadoop.common.CancelDelegationTokenRequestProto
+	(*CancelDelegationTokenResponseProto)(nil), // 8: bobbin.hadoop.common.CancelDelegationTokenResponseProto
 }
 var file_common_Security_proto_depIdxs = []int32{
-	0, // 0: hadoop.common.CredentialsKVProto.token:type_name -> hadoop.common.TokenProto
-	1, // 1: hadoop.common.CredentialsProto.tokens:type_name -> hadoop.common.CredentialsKVProto
-	1, // 2: hadoop.common.CredentialsProto.secrets:type_name -> hadoop.common.CredentialsKVProto
-	0, // 3: hadoop.common.GetDelegationTokenResponseProto.token:type_name -> hadoop.common.TokenProto
-	0, // 4: hadoop.common.RenewDelegationTokenRequestProto.token:type_name -> hadoop.common.TokenProto
-	0, // 5: hadoop.common.CancelDelegationTokenRequestProto.token:type_name -> hadoop.common.TokenProto
+	0, // 0: bobbin.hadoop.common.CredentialsKVProto.token:type_name -> bobbin.hadoop.common.TokenProto
+	1, // 1: bobbin.hadoop.common.CredentialsProto.tokens:type_name -> bobbin.hadoop.common.CredentialsKVProto
+	1, // 2: bobbin.hadoop.common.CredentialsProto.secrets:type_name -> bobbin.hadoop.common.CredentialsKVProto
+	0, // 3: bobbin.hadoop.common.GetDelegationTokenResponseProto.token:type_name -> bobbin.hadoop.common.TokenProto
+	0, // 4: bobbin.hadoop.common.RenewDelegationTokenRequestProto.token:type_name -> bobbin.hadoop.common.TokenProto
+	0, // 5: bobbin.hadoop.common.CancelDelegationTokenRequestProto.token:type_name -> bobbin.hadoop.common.TokenProto
 	6, // [6:6] is the sub-list for method output_type
 	6, // [6:6] is the sub-list for method input_type
 	6, // [6:6] is the sub-list for extension type_name

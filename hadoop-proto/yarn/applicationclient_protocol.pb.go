@@ -29,7 +29,7 @@ var File_yarn_applicationclient_protocol_proto protoreflect.FileDescriptor
 
 const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\n" +
-	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\xe8\x14\n" +
+	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\x95\x15\n" +
 	" ApplicationClientProtocolService\x12l\n" +
 	"\x11getNewApplication\x12*.hadoop.yarn.GetNewApplicationRequestProto\x1a+.hadoop.yarn.GetNewApplicationResponseProto\x12u\n" +
 	"\x14getApplicationReport\x12-.hadoop.yarn.GetApplicationReportRequestProto\x1a..hadoop.yarn.GetApplicationReportResponseProto\x12l\n" +
@@ -39,10 +39,10 @@ const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\x0fgetApplications\x12(.hadoop.yarn.GetApplicationsRequestProto\x1a).hadoop.yarn.GetApplicationsResponseProto\x12f\n" +
 	"\x0fgetClusterNodes\x12(.hadoop.yarn.GetClusterNodesRequestProto\x1a).hadoop.yarn.GetClusterNodesResponseProto\x12]\n" +
 	"\fgetQueueInfo\x12%.hadoop.yarn.GetQueueInfoRequestProto\x1a&.hadoop.yarn.GetQueueInfoResponseProto\x12q\n" +
-	"\x10getQueueUserAcls\x12-.hadoop.yarn.GetQueueUserAclsInfoRequestProto\x1a..hadoop.yarn.GetQueueUserAclsInfoResponseProto\x12s\n" +
-	"\x12getDelegationToken\x12-.hadoop.common.GetDelegationTokenRequestProto\x1a..hadoop.common.GetDelegationTokenResponseProto\x12y\n" +
-	"\x14renewDelegationToken\x12/.hadoop.common.RenewDelegationTokenRequestProto\x1a0.hadoop.common.RenewDelegationTokenResponseProto\x12|\n" +
-	"\x15cancelDelegationToken\x120.hadoop.common.CancelDelegationTokenRequestProto\x1a1.hadoop.common.CancelDelegationTokenResponseProto\x12\x8a\x01\n" +
+	"\x10getQueueUserAcls\x12-.hadoop.yarn.GetQueueUserAclsInfoRequestProto\x1a..hadoop.yarn.GetQueueUserAclsInfoResponseProto\x12\x81\x01\n" +
+	"\x12getDelegationToken\x124.bobbin.hadoop.common.GetDelegationTokenRequestProto\x1a5.bobbin.hadoop.common.GetDelegationTokenResponseProto\x12\x87\x01\n" +
+	"\x14renewDelegationToken\x126.bobbin.hadoop.common.RenewDelegationTokenRequestProto\x1a7.bobbin.hadoop.common.RenewDelegationTokenResponseProto\x12\x8a\x01\n" +
+	"\x15cancelDelegationToken\x127.bobbin.hadoop.common.CancelDelegationTokenRequestProto\x1a8.bobbin.hadoop.common.CancelDelegationTokenResponseProto\x12\x8a\x01\n" +
 	"\x1bmoveApplicationAcrossQueues\x124.hadoop.yarn.MoveApplicationAcrossQueuesRequestProto\x1a5.hadoop.yarn.MoveApplicationAcrossQueuesResponseProto\x12\x8a\x01\n" +
 	"\x1bgetApplicationAttemptReport\x124.hadoop.yarn.GetApplicationAttemptReportRequestProto\x1a5.hadoop.yarn.GetApplicationAttemptReportResponseProto\x12{\n" +
 	"\x16getApplicationAttempts\x12/.hadoop.yarn.GetApplicationAttemptsRequestProto\x1a0.hadoop.yarn.GetApplicationAttemptsResponseProto\x12o\n" +
@@ -65,9 +65,9 @@ var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetClusterNodesRequestProto)(nil),               // 6: hadoop.yarn.GetClusterNodesRequestProto
 	(*GetQueueInfoRequestProto)(nil),                  // 7: hadoop.yarn.GetQueueInfoRequestProto
 	(*GetQueueUserAclsInfoRequestProto)(nil),          // 8: hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	(*common.GetDelegationTokenRequestProto)(nil),     // 9: hadoop.common.GetDelegationTokenRequestProto
-	(*common.RenewDelegationTokenRequestProto)(nil),   // 10: hadoop.common.RenewDelegationTokenRequestProto
-	(*common.CancelDelegationTokenRequestProto)(nil),  // 11: hadoop.common.CancelDelegationTokenRequestProto
+	(*common.GetDelegationTokenRequestProto)(nil),     // 9: bobbin.hadoop.common.GetDelegationTokenRequestProto
+	(*common.RenewDelegationTokenRequestProto)(nil),   // 10: bobbin.hadoop.common.RenewDelegationTokenRequestProto
+	(*common.CancelDelegationTokenRequestProto)(nil),  // 11: bobbin.hadoop.common.CancelDelegationTokenRequestProto
 	(*MoveApplicationAcrossQueuesRequestProto)(nil),   // 12: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
 	(*GetApplicationAttemptReportRequestProto)(nil),   // 13: hadoop.yarn.GetApplicationAttemptReportRequestProto
 	(*GetApplicationAttemptsRequestProto)(nil),        // 14: hadoop.yarn.GetApplicationAttemptsRequestProto
@@ -88,9 +88,9 @@ var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetClusterNodesResponseProto)(nil),              // 29: hadoop.yarn.GetClusterNodesResponseProto
 	(*GetQueueInfoResponseProto)(nil),                 // 30: hadoop.yarn.GetQueueInfoResponseProto
 	(*GetQueueUserAclsInfoResponseProto)(nil),         // 31: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*common.GetDelegationTokenResponseProto)(nil),    // 32: hadoop.common.GetDelegationTokenResponseProto
-	(*common.RenewDelegationTokenResponseProto)(nil),  // 33: hadoop.common.RenewDelegationTokenResponseProto
-	(*common.CancelDelegationTokenResponseProto)(nil), // 34: hadoop.common.CancelDelegationTokenResponseProto
+	(*common.GetDelegationTokenResponseProto)(nil),    // 32: bobbin.hadoop.common.GetDelegationTokenResponseProto
+	(*common.RenewDelegationTokenResponseProto)(nil),  // 33: bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	(*common.CancelDelegationTokenResponseProto)(nil), // 34: bobbin.hadoop.common.CancelDelegationTokenResponseProto
 	(*MoveApplicationAcrossQueuesResponseProto)(nil),  // 35: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
 	(*GetApplicationAttemptReportResponseProto)(nil),  // 36: hadoop.yarn.GetApplicationAttemptReportResponseProto
 	(*GetApplicationAttemptsResponseProto)(nil),       // 37: hadoop.yarn.GetApplicationAttemptsResponseProto
@@ -113,9 +113,9 @@ var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	6,  // 6: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:input_type -> hadoop.yarn.GetClusterNodesRequestProto
 	7,  // 7: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:input_type -> hadoop.yarn.GetQueueInfoRequestProto
 	8,  // 8: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:input_type -> hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	9,  // 9: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:input_type -> hadoop.common.GetDelegationTokenRequestProto
-	10, // 10: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:input_type -> hadoop.common.RenewDelegationTokenRequestProto
-	11, // 11: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:input_type -> hadoop.common.CancelDelegationTokenRequestProto
+	9,  // 9: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:input_type -> bobbin.hadoop.common.GetDelegationTokenRequestProto
+	10, // 10: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:input_type -> bobbin.hadoop.common.RenewDelegationTokenRequestProto
+	11, // 11: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:input_type -> bobbin.hadoop.common.CancelDelegationTokenRequestProto
 	12, // 12: hadoop.yarn.ApplicationClientProtocolService.moveApplicationAcrossQueues:input_type -> hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
 	13, // 13: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:input_type -> hadoop.yarn.GetApplicationAttemptReportRequestProto
 	14, // 14: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:input_type -> hadoop.yarn.GetApplicationAttemptsRequestProto
@@ -136,9 +136,9 @@ var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	29, // 29: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:output_type -> hadoop.yarn.GetClusterNodesResponseProto
 	30, // 30: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:output_type -> hadoop.yarn.GetQueueInfoResponseProto
 	31, // 31: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:output_type -> hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	32, // 32: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> hadoop.common.GetDelegationTokenResponseProto
-	33, // 33: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> hadoop.common.RenewDelegationTokenResponseProto
-	34, // 34: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> hadoop.common.CancelDelegationTokenResponseProto
+	32, // 32: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> bobbin.hadoop.common.GetDelegationTokenResponseProto
+	33, // 33: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	34, // 34: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> bobbin.hadoop.common.CancelDelegationTokenResponseProto
 	35, // 35: hadoop.yarn.ApplicationClientProtocolService.moveApplicationAcrossQueues:output_type -> hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
 	36, // 36: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:output_type -> hadoop.yarn.GetApplicationAttemptReportResponseProto
 	37, // 37: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:output_type -> hadoop.yarn.GetApplicationAttemptsResponseProto

@@ -5575,14 +5575,14 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12I\n" +
 	"\x0fresource_option\x18\x02 \x01(\v2 .hadoop.yarn.ResourceOptionProtoR\x0eresourceOption\"+\n" +
 	"\rPriorityProto\x12\x1a\n" +
-	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xc8\x04\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xcf\x04\n" +
 	"\x0eContainerProto\x12-\n" +
 	"\x02id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x02id\x120\n" +
 	"\x06nodeId\x18\x02 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12*\n" +
 	"\x11node_http_address\x18\x03 \x01(\tR\x0fnodeHttpAddress\x126\n" +
 	"\bresource\x18\x04 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x126\n" +
-	"\bpriority\x18\x05 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12B\n" +
-	"\x0fcontainer_token\x18\x06 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\x12R\n" +
+	"\bpriority\x18\x05 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12I\n" +
+	"\x0fcontainer_token\x18\x06 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0econtainerToken\x12R\n" +
 	"\x0eexecution_type\x18\a \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x126\n" +
 	"\x15allocation_request_id\x18\b \x01(\x03:\x02-1R\x13allocationRequestId\x12\x1b\n" +
@@ -5643,15 +5643,15 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x02(\x03R\x05value\"=\n" +
 	"\x13StringFloatMapProto\x12\x10\n" +
 	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x02(\x02R\x05value\"\xea\v\n" +
+	"\x05value\x18\x02 \x02(\x02R\x05value\"\xf8\v\n" +
 	"\x16ApplicationReportProto\x12E\n" +
 	"\rapplicationId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
 	"\x05queue\x18\x03 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x12\n" +
 	"\x04host\x18\x05 \x01(\tR\x04host\x12\x19\n" +
-	"\brpc_port\x18\x06 \x01(\x05R\arpcPort\x12F\n" +
-	"\x12client_to_am_token\x18\a \x01(\v2\x19.hadoop.common.TokenProtoR\x0fclientToAmToken\x12\\\n" +
+	"\brpc_port\x18\x06 \x01(\x05R\arpcPort\x12M\n" +
+	"\x12client_to_am_token\x18\a \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0fclientToAmToken\x12\\\n" +
 	"\x16yarn_application_state\x18\b \x01(\x0e2&.hadoop.yarn.YarnApplicationStateProtoR\x14yarnApplicationState\x12 \n" +
 	"\vtrackingUrl\x18\t \x01(\tR\vtrackingUrl\x12%\n" +
 	"\vdiagnostics\x18\n" +
@@ -5665,8 +5665,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x13originalTrackingUrl\x18\x0f \x01(\tR\x13originalTrackingUrl\x12h\n" +
 	"\x1bcurrentApplicationAttemptId\x18\x10 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\x1bcurrentApplicationAttemptId\x12\x1a\n" +
 	"\bprogress\x18\x11 \x01(\x02R\bprogress\x12(\n" +
-	"\x0fapplicationType\x18\x12 \x01(\tR\x0fapplicationType\x129\n" +
-	"\vam_rm_token\x18\x13 \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\x12(\n" +
+	"\x0fapplicationType\x18\x12 \x01(\tR\x0fapplicationType\x12@\n" +
+	"\vam_rm_token\x18\x13 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\tamRmToken\x12(\n" +
 	"\x0fapplicationTags\x18\x14 \x03(\tR\x0fapplicationTags\x12\\\n" +
 	"\x16log_aggregation_status\x18\x15 \x01(\x0e2&.hadoop.yarn.LogAggregationStatusProtoR\x14logAggregationStatus\x12:\n" +
 	"\x15unmanaged_application\x18\x16 \x01(\b:\x05falseR\x14unmanagedApplication\x126\n" +
@@ -5878,13 +5878,13 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12:\n" +
 	"\n" +
 	"capability\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\n" +
-	"capability\"\xe2\x01\n" +
+	"capability\"\xe9\x01\n" +
 	"\x1eContainerResourceIncreaseProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12:\n" +
 	"\n" +
 	"capability\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\n" +
-	"capability\x12B\n" +
-	"\x0fcontainer_token\x18\x03 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\"\x9e\x01\n" +
+	"capability\x12I\n" +
+	"\x0fcontainer_token\x18\x03 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0econtainerToken\"\x9e\x01\n" +
 	"\x1eContainerResourceDecreaseProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12:\n" +
 	"\n" +
@@ -6103,7 +6103,7 @@ var file_yarn_yarn_protos_proto_goTypes = []any{
 	(*StringLocalResourceMapProto)(nil),           // 71: hadoop.yarn.StringLocalResourceMapProto
 	(*StringStringMapProto)(nil),                  // 72: hadoop.yarn.StringStringMapProto
 	(*StringBytesMapProto)(nil),                   // 73: hadoop.yarn.StringBytesMapProto
-	(*common.TokenProto)(nil),                     // 74: hadoop.common.TokenProto
+	(*common.TokenProto)(nil),                     // 74: bobbin.hadoop.common.TokenProto
 }
 var file_yarn_yarn_protos_proto_depIdxs = []int32{
 	20,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
@@ -6126,7 +6126,7 @@ var file_yarn_yarn_protos_proto_depIdxs = []int32{
 	44,  // 17: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
 	24,  // 18: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
 	34,  // 19: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
-	74,  // 20: hadoop.yarn.ContainerProto.container_token:type_name -> hadoop.common.TokenProto
+	74,  // 20: hadoop.yarn.ContainerProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
 	14,  // 21: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
 	23,  // 22: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	24,  // 23: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
@@ -6143,12 +6143,12 @@ var file_yarn_yarn_protos_proto_depIdxs = []int32{
 	40,  // 34: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
 	40,  // 35: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
 	21,  // 36: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	74,  // 37: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> hadoop.common.TokenProto
+	74,  // 37: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> bobbin.hadoop.common.TokenProto
 	1,   // 38: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
 	3,   // 39: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
 	39,  // 40: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
 	22,  // 41: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	74,  // 42: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	74,  // 42: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
 	16,  // 43: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
 	34,  // 44: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
 	30,  // 45: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
@@ -6207,7 +6207,7 @@ var file_yarn_yarn_protos_proto_depIdxs = []int32{
 	24,  // 98: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
 	23,  // 99: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	24,  // 100: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	74,  // 101: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> hadoop.common.TokenProto
+	74,  // 101: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
 	23,  // 102: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	24,  // 103: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
 	38,  // 104: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto

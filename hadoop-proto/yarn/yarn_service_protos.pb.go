@@ -3999,13 +3999,13 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x15UpdatedContainerProto\x12F\n" +
 	"\vupdate_type\x18\x01 \x02(\x0e2%.hadoop.yarn.ContainerUpdateTypeProtoR\n" +
 	"updateType\x129\n" +
-	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"\x7f\n" +
+	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"\x86\x01\n" +
 	"\x12CollectorInfoProto\x12%\n" +
-	"\x0ecollector_addr\x18\x01 \x01(\tR\rcollectorAddr\x12B\n" +
-	"\x0fcollector_token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x0ecollectorToken\"q\n" +
+	"\x0ecollector_addr\x18\x01 \x01(\tR\rcollectorAddr\x12I\n" +
+	"\x0fcollector_token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0ecollectorToken\"x\n" +
 	"\fNMTokenProto\x120\n" +
-	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"\xdc\t\n" +
+	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x126\n" +
+	"\x05token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"\xe3\t\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -4019,8 +4019,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\tnm_tokens\x18\t \x03(\v2\x19.hadoop.yarn.NMTokenProtoR\bnmTokens\x12^\n" +
 	"\x14increased_containers\x18\n" +
 	" \x03(\v2+.hadoop.yarn.ContainerResourceIncreaseProtoR\x13increasedContainers\x12^\n" +
-	"\x14decreased_containers\x18\v \x03(\v2+.hadoop.yarn.ContainerResourceDecreaseProtoR\x13decreasedContainers\x129\n" +
-	"\vam_rm_token\x18\f \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\x12M\n" +
+	"\x14decreased_containers\x18\v \x03(\v2+.hadoop.yarn.ContainerResourceDecreaseProtoR\x13decreasedContainers\x12@\n" +
+	"\vam_rm_token\x18\f \x01(\v2 .bobbin.hadoop.common.TokenProtoR\tamRmToken\x12M\n" +
 	"\x14application_priority\x18\r \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\x13applicationPriority\x12F\n" +
 	"\x0ecollector_info\x18\x0e \x01(\v2\x1f.hadoop.yarn.CollectorInfoProtoR\rcollectorInfo\x12K\n" +
 	"\rupdate_errors\x18\x0f \x03(\v2&.hadoop.yarn.UpdateContainerErrorProtoR\fupdateErrors\x12Q\n" +
@@ -4097,10 +4097,10 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x14deprecatedNodeLabels\x18\x01 \x03(\tR\x14deprecatedNodeLabels\x12;\n" +
 	"\n" +
 	"nodeLabels\x18\x02 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
-	"nodeLabels\"\xc4\x01\n" +
+	"nodeLabels\"\xcb\x01\n" +
 	"\x1aStartContainerRequestProto\x12b\n" +
-	"\x18container_launch_context\x18\x01 \x01(\v2(.hadoop.yarn.ContainerLaunchContextProtoR\x16containerLaunchContext\x12B\n" +
-	"\x0fcontainer_token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\"m\n" +
+	"\x18container_launch_context\x18\x01 \x01(\v2(.hadoop.yarn.ContainerLaunchContextProtoR\x16containerLaunchContext\x12I\n" +
+	"\x0fcontainer_token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0econtainerToken\"m\n" +
 	"\x1bStartContainerResponseProto\x12N\n" +
 	"\x12services_meta_data\x18\x01 \x03(\v2 .hadoop.yarn.StringBytesMapProtoR\x10servicesMetaData\"]\n" +
 	"\x19StopContainerRequestProto\x12@\n" +
@@ -4286,7 +4286,7 @@ var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(*ResourceBlacklistRequestProto)(nil),            // 83: hadoop.yarn.ResourceBlacklistRequestProto
 	(*ContainerResourceIncreaseRequestProto)(nil),    // 84: hadoop.yarn.ContainerResourceIncreaseRequestProto
 	(ExecutionTypeProto)(0),                          // 85: hadoop.yarn.ExecutionTypeProto
-	(*common.TokenProto)(nil),                        // 86: hadoop.common.TokenProto
+	(*common.TokenProto)(nil),                        // 86: bobbin.hadoop.common.TokenProto
 	(*NodeIdProto)(nil),                              // 87: hadoop.yarn.NodeIdProto
 	(AMCommandProto)(0),                              // 88: hadoop.yarn.AMCommandProto
 	(*ContainerStatusProto)(nil),                     // 89: hadoop.yarn.ContainerStatusProto
@@ -4339,9 +4339,9 @@ var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
 	11,  // 20: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
 	2,   // 21: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
 	78,  // 22: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
-	86,  // 23: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> hadoop.common.TokenProto
+	86,  // 23: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> bobbin.hadoop.common.TokenProto
 	87,  // 24: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	86,  // 25: hadoop.yarn.NMTokenProto.token:type_name -> hadoop.common.TokenProto
+	86,  // 25: hadoop.yarn.NMTokenProto.token:type_name -> bobbin.hadoop.common.TokenProto
 	88,  // 26: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
 	78,  // 27: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
 	89,  // 28: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
@@ -4351,7 +4351,7 @@ var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
 	15,  // 32: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
 	92,  // 33: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
 	93,  // 34: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
-	86,  // 35: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	86,  // 35: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
 	94,  // 36: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
 	14,  // 37: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
 	12,  // 38: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
@@ -4376,7 +4376,7 @@ var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
 	104, // 57: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
 	105, // 58: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
 	106, // 59: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	86,  // 60: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> hadoop.common.TokenProto
+	86,  // 60: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
 	107, // 61: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
 	82,  // 62: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	82,  // 63: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto

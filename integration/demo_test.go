@@ -1,0 +1,168 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/container"
+)
+
+// bobbinCluster is `bobbin resourcemanager` and `bobbin nodemanager` processes sharing a
+// configuration directory, on loopback with free ports. It needs no Hadoop.
+type bobbinCluster struct {
+	confDir, rmAddr, schedAddr, logDir string
+	rm, nm                             *daemon
+}
+
+func startBobbinCluster(t *testing.T) *bobbinCluster {
+	t.Helper()
+	dir := t.TempDir()
+	c := &bobbinCluster{confDir: filepath.Join(dir, "conf"), logDir: filepath.Join(dir, "nm-logs"),
+		rmAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), schedAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	tracker := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	os.MkdirAll(c.confDir, 0o755)
+	writeConf(t, c.confDir, map[string]string{
+		"yarn.resourcemanager.hostname":                           "127.0.0.1",
+		"yarn.resourcemanager.address":                            c.rmAddr,
+		"yarn.resourcemanager.scheduler.address":                  c.schedAddr,
+		"yarn.resourcemanager.resource-tracker.address":           tracker,
+		"yarn.resourcemanager.admin.address":                      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":                     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "200",
+		"yarn.scheduler.minimum-allocation-mb":                    "128",
+		"yarn.nodemanager.hostname":                               "127.0.0.1",
+		"yarn.nodemanager.address":                                "127.0.0.1:0",
+		"yarn.nodemanager.webapp.address":                         fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.nodemanager.local-dirs":                             filepath.Join(dir, "nm-local"),
+		"yarn.nodemanager.log-dirs":                               c.logDir,
+		"yarn.nodemanager.resource.memory-mb":                     "2048",
+		"yarn.nodemanager.resource.cpu-vcores":                    "4",
+		"yarn.nodemanager.aux-services":                           "mapreduce_shuffle",
+		"mapreduce.shuffle.port":                                  "0",
+	})
+	c.rm = startDaemon(t, "resourcemanager", "--conf", c.confDir)
+	c.rm.waitListening(t, tracker)
+	c.nm = startDaemon(t, "nodemanager", "--conf", c.confDir)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(c.nm.Log(), "registered with the ResourceManager") {
+		if time.Now().After(deadline) {
+			t.Fatalf("NodeManager did not register:\n%s", c.nm.Log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return c
+}
+
+func (c *bobbinCluster) demo(t *testing.T, args ...string) (string, error) {
+	cmd := exec.Command(bobbinBinary(t), append([]string{"demo", "--rm", c.rmAddr, "--scheduler", c.schedAddr, "--timeout", "60s"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// The demo application runs end to end on Bobbin's RM and NM as real processes: the RM's
+// launcher starts the Go AM (`bobbin demo-am`) through the NM, the AM gets three
+// containers and starts them through the NM with NMTokens, each runs a shell command
+// whose output lands in the NM's log dir, and the application FINISHES SUCCEEDED.
+func TestDemoOnBobbinRMAndNM(t *testing.T) {
+	c := startBobbinCluster(t)
+	out, err := c.demo(t, "--containers", "3", "--command", `echo "hello from $CONTAINER_ID"`)
+	if err != nil || !strings.Contains(out, "final status APP_SUCCEEDED: 3 of 3 containers succeeded") {
+		t.Fatalf("demo: %v\n%s\nRM:\n%s\nNM:\n%s", err, out, c.rm.Log(), c.nm.Log())
+	}
+	files, _ := filepath.Glob(filepath.Join(c.logDir, "application_*", "container_*", "stdout"))
+	hellos := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		id := filepath.Base(filepath.Dir(f))
+		if strings.TrimSpace(string(b)) == "hello from "+id {
+			hellos++
+		}
+	}
+	if hellos != 3 {
+		out, _ := exec.Command("bash", "-c", "find "+filepath.Dir(c.logDir)+" -path '*filecache*' -prune -o -print; cat "+c.logDir+"/*/*/stdout").CombinedOutput()
+		t.Fatalf("%d containers printed their own id (%v)\n%s", hellos, files, out)
+	}
+	// A failing command fails the application, with the exit code in its diagnostics.
+	out, err = c.demo(t, "--containers", "1", "--command", "exit 3")
+	if err == nil || !strings.Contains(out, "final status APP_FAILED") || !strings.Contains(out, "exited 3") {
+		t.Fatalf("failing demo: %v\n%s", err, out)
+	}
+}
+
+// Killing a running application leaves no container process behind.
+func TestKillLeavesNoProcessBehind(t *testing.T) {
+	c := startBobbinCluster(t)
+	done := make(chan string, 1)
+	go func() {
+		out, _ := c.demo(t, "--containers", "2", "--command", "setsid sleep 300 & sleep 301")
+		done <- out
+	}()
+	// Wait for the application and both containers' sleeps.
+	var app string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _ := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "apps").Output()
+		for _, f := range strings.Fields(string(out)) {
+			if strings.HasPrefix(f, "application_") {
+				app = f
+			}
+		}
+		if app != "" && len(containerProcesses(app, "_000002", "_000003")) >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d task container processes before the kill", len(containerProcesses(app, "_000002", "_000003")))
+	if out, err := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "kill", app).CombinedOutput(); err != nil {
+		t.Fatalf("kill: %v\n%s", err, out)
+	}
+	<-done
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		left := containerProcesses(app, "")
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("container processes left after kill: %v\nNM:\n%s", left, c.nm.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// containerProcesses lists the pids of live processes carrying the container marker of
+// an application's containers whose id ends with one of the suffixes ("" = any).
+func containerProcesses(app string, suffixes ...string) []string {
+	prefix := container.MarkerEnv + "=container_" + strings.TrimPrefix(app, "application_") + "_"
+	var out []string
+	entries, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			continue
+		}
+		if st, _ := os.ReadFile(filepath.Join(filepath.Dir(e), "stat")); strings.Contains(string(st), ") Z ") {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if !strings.HasPrefix(kv, prefix) {
+				continue
+			}
+			for _, s := range suffixes {
+				if strings.HasSuffix(kv, s) {
+					out = append(out, filepath.Base(filepath.Dir(e)))
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,322 @@
+package nodemanager
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/bobbin-yarn/bobbin/container"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
+	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// Exit statuses the NM reports for containers it ended itself (ContainerExitStatus).
+const (
+	exitInvalid            = -1000
+	exitKilledByAppMaster  = -105
+	exitKilledByRM         = -106
+	exitKilledAfterAppDone = -107
+)
+
+// nmContainer is one container on this node. Its fields change under nm.mu.
+type nmContainer struct {
+	id    records.ContainerID
+	ident *yarnpb.ContainerTokenIdentifierProto
+	user  string
+	clc   *yarnpb.ContainerLaunchContextProto
+
+	state    yarnpb.ContainerStateProto
+	exit     int32
+	diag     string
+	killExit int32 // set when a kill was asked for: the status the kill reports
+	killDiag string
+	proc     container.Process
+	cancel   context.CancelFunc // stops localization
+	done     chan struct{}      // closed when the container completed
+}
+
+// nmApp is an application with containers on this node.
+type nmApp struct {
+	id   records.ApplicationID
+	user string
+}
+
+// container looks a container up.
+func (nm *NodeManager) container(id records.ContainerID) *nmContainer {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.containers[id]
+}
+
+// spawn runs f in a goroutine the NodeManager waits for on shutdown.
+func (nm *NodeManager) spawn(f func()) {
+	nm.wg.Add(1)
+	go func() {
+		defer nm.wg.Done()
+		f()
+	}()
+}
+
+// containerStatuses reports every container: C_NEW while localizing, C_RUNNING, and
+// C_COMPLETE until the RM says it may be forgotten.
+func (nm *NodeManager) containerStatuses() []*yarnpb.ContainerStatusProto {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	out := make([]*yarnpb.ContainerStatusProto, 0, len(nm.containers))
+	for _, c := range nm.containers {
+		out = append(out, c.statusLocked())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
+	return out
+}
+
+func (c *nmContainer) statusLocked() *yarnpb.ContainerStatusProto {
+	return &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)}
+}
+
+// forgetCompleted drops completed containers the RM acknowledged (all completed ones
+// when ids is nil).
+func (nm *NodeManager) forgetCompleted(ids []*yarnpb.ContainerIdProto) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	if ids == nil {
+		for id, c := range nm.containers {
+			if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+				delete(nm.containers, id)
+			}
+		}
+		return
+	}
+	for _, p := range ids {
+		id := records.ContainerIDFromProto(p)
+		if c, ok := nm.containers[id]; ok && c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+			delete(nm.containers, id)
+		}
+	}
+}
+
+// dirs are a container's directories.
+type dirs struct {
+	appDirs  []string // <local>/usercache/<user>/appcache/<app>, one per local dir
+	work     string   // the container's work dir ($PWD)
+	logDirs  []string // <log>/<app>/<container>, one per log dir
+	localDir string   // the local dir the work dir is on
+}
+
+func (nm *NodeManager) dirsFor(c *nmContainer) dirs {
+	app, cid := c.id.Attempt.App.String(), c.id.String()
+	var d dirs
+	for _, l := range nm.settings.LocalDirs {
+		d.appDirs = append(d.appDirs, filepath.Join(l, "usercache", c.user, "appcache", app))
+	}
+	for _, l := range nm.settings.LogDirs {
+		d.logDirs = append(d.logDirs, filepath.Join(l, app, cid))
+	}
+	// Work dirs are spread over the local dirs by container number.
+	i := int(c.id.ID) % len(d.appDirs)
+	d.localDir, d.work = nm.settings.LocalDirs[i], filepath.Join(d.appDirs[i], cid)
+	return d
+}
+
+// run is a container's life: localize, write the launch script, start, wait, report. It
+// is the one goroutine the container owns.
+func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
+	log := nm.log.WithFields(map[string]any{"container": c.id.String(), "application": c.id.Attempt.App.String()})
+	d := nm.dirsFor(c)
+	fail := func(exit int32, diag string) {
+		log.WithField("diagnostics", diag).Warn("container failed before it ran")
+		nm.complete(c, exit, diag)
+	}
+	for _, dir := range append(append([]string{d.work, filepath.Join(d.work, "tmp")}, d.appDirs...), d.logDirs...) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fail(exitInvalid, fmt.Sprintf("Failed to create %s: %v", dir, err))
+			return
+		}
+	}
+	var res []localizer.Resource
+	for _, e := range c.clc.GetLocalResources() {
+		res = append(res, localizer.FromProto(e.GetKey(), e.GetValue()))
+	}
+	z, err := nm.local.Localize(ctx, c.user, c.id.Attempt.App.String(), res)
+	if err != nil {
+		if ctx.Err() != nil {
+			return // killed while localizing; kill completed it
+		}
+		fail(exitInvalid, "Resource localization failed: "+err.Error())
+		return
+	}
+	defer z.Release()
+	creds := token.NewCredentials()
+	if b := c.clc.GetTokens(); len(b) > 0 {
+		if creds, err = token.ReadCredentials(b); err != nil {
+			fail(exitInvalid, "Invalid container tokens: "+err.Error())
+			return
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d.work, "container_tokens"), creds.Bytes(), 0o600); err != nil {
+		fail(exitInvalid, err.Error())
+		return
+	}
+	script := nm.launchScript(c, d, z.Paths)
+	scriptPath := filepath.Join(d.work, "launch_container.sh")
+	if err := os.WriteFile(scriptPath, []byte(script), 0o700); err != nil {
+		fail(exitInvalid, err.Error())
+		return
+	}
+	out := &tailBuffer{max: 4096}
+	nm.mu.Lock()
+	if c.killExit != 0 {
+		nm.mu.Unlock()
+		return
+	}
+	proc, err := nm.exec.Launch(ctx, container.Spec{ID: c.id.String(), Script: scriptPath, WorkDir: d.work, Env: os.Environ(), Output: out})
+	if err != nil {
+		nm.mu.Unlock()
+		fail(exitInvalid, "Exception from container-launch: "+err.Error())
+		return
+	}
+	c.proc, c.state = proc, yarnpb.ContainerStateProto_C_RUNNING
+	nm.mu.Unlock()
+	log.WithField("pid", proc.Pid()).Info("container launched")
+	code := proc.Wait()
+	proc.Stop(0) // nothing the container started outlives it
+	nm.mu.Lock()
+	killExit, killDiag := c.killExit, c.killDiag
+	nm.mu.Unlock()
+	switch {
+	case killExit != 0:
+		nm.complete(c, killExit, fmt.Sprintf("%s\nContainer killed on request. Exit code is %d\nContainer exited with a non-zero exit code %d\n", killDiag, code, code))
+	case code == 0:
+		nm.complete(c, 0, "")
+	default:
+		nm.complete(c, int32(code), fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
+			c.id, code, code, out.String(), code))
+	}
+	log.WithField("exit_status", code).Info("container exited")
+}
+
+// complete records a container's end once.
+func (nm *NodeManager) complete(c *nmContainer, exit int32, diag string) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+		return
+	}
+	c.state, c.exit, c.diag = yarnpb.ContainerStateProto_C_COMPLETE, exit, diag
+	close(c.done)
+}
+
+// kill stops a container (SIGTERM, then SIGKILL after the configured delay, then every
+// straggler) and reports exit as its status. It returns when the container is complete.
+func (nm *NodeManager) kill(c *nmContainer, exit int32, diag string) {
+	nm.mu.Lock()
+	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+		nm.mu.Unlock()
+		return
+	}
+	if c.killExit == 0 {
+		c.killExit, c.killDiag = exit, diag
+	}
+	proc, cancel := c.proc, c.cancel
+	nm.mu.Unlock()
+	cancel()
+	if proc == nil {
+		// Not started yet: it never will be.
+		nm.complete(c, exit, diag)
+		return
+	}
+	nm.log.WithFields(map[string]any{"container": c.id.String(), "exit_status": exit}).Info("stopping container")
+	proc.Stop(nm.settings.KillDelay)
+	<-c.done
+}
+
+// killAll stops every live container.
+func (nm *NodeManager) killAll(exit int32, diag string) {
+	nm.mu.Lock()
+	var live []*nmContainer
+	for _, c := range nm.containers {
+		if c.state != yarnpb.ContainerStateProto_C_COMPLETE {
+			live = append(live, c)
+		}
+	}
+	nm.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range live {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nm.kill(c, exit, diag)
+		}()
+	}
+	wg.Wait()
+}
+
+// finishApp ends an application on this node: its containers are killed, its shuffle
+// registration and application resources removed, its work dirs deleted after
+// yarn.nodemanager.delete.debug-delay-sec.
+func (nm *NodeManager) finishApp(id records.ApplicationID) {
+	nm.mu.Lock()
+	a, ok := nm.apps[id]
+	delete(nm.apps, id)
+	var live []*nmContainer
+	for cid, c := range nm.containers {
+		if cid.Attempt.App == id && c.state != yarnpb.ContainerStateProto_C_COMPLETE {
+			live = append(live, c)
+		}
+	}
+	nm.mu.Unlock()
+	for _, c := range live {
+		nm.kill(c, exitKilledAfterAppDone, "Container killed by the ApplicationMaster.")
+	}
+	if !ok {
+		return
+	}
+	if nm.shuffle != nil {
+		nm.shuffle.h.RemoveJob(shuffle.JobID(id.String()))
+	}
+	nm.local.CleanupApp(a.user, id.String())
+	if d := nm.settings.DebugDelay; d > 0 {
+		select {
+		case <-nm.ctx.Done():
+			return
+		case <-time.After(d):
+		}
+	}
+	for _, l := range nm.settings.LocalDirs {
+		os.RemoveAll(filepath.Join(l, "usercache", a.user, "appcache", id.String()))
+	}
+	nm.log.WithField("application", id.String()).Info("application finished on this node; cleaned up")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}

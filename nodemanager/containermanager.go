@@ -1,0 +1,245 @@
+package nodemanager
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// ContainerManagementProtocol is the protocol AMs and the RM's launcher speak to NMs.
+const ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
+
+type containerManager struct{ nm *NodeManager }
+
+func newContainerManager(nm *NodeManager) (*rpc.Protocol, error) {
+	m := &containerManager{nm: nm}
+	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
+	return rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
+		"startContainers":      rpc.Unary(m.startContainers),
+		"stopContainers":       rpc.Unary(m.stopContainers),
+		"getContainerStatuses": rpc.Unary(m.getContainerStatuses),
+	}, func(method string) error {
+		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this NodeManager", method)
+	})
+}
+
+// caller is who a call speaks for: the NMToken's attempt, or (SIMPLE allowed) nobody in
+// particular.
+type caller struct {
+	attempt records.AttemptID
+	token   bool
+}
+
+func (m *containerManager) caller(ctx context.Context) (caller, error) {
+	c, _ := rpc.CallerFrom(ctx)
+	if c != nil && c.Auth == rpc.AuthToken && c.TokenKind == token.KindNM {
+		var id yarnpb.NMTokenIdentifierProto
+		if err := proto.Unmarshal(c.TokenID, &id); err != nil {
+			return caller{}, rpc.Errorf(rpc.ClassInvalidToken, "malformed NMTokenIdentifier")
+		}
+		return caller{attempt: records.AttemptIDFromProto(id.GetAppAttemptId()), token: true}, nil
+	}
+	if m.nm.settings.AllowSimple {
+		return caller{}, nil
+	}
+	return caller{}, rpc.Errorf(rpc.ClassInvalidToken, "No NMToken sent for %s", m.nm.NodeID())
+}
+
+func failure(id *yarnpb.ContainerIdProto, class, format string, args ...any) *yarnpb.ContainerExceptionMapProto {
+	msg := fmt.Sprintf(format, args...)
+	return &yarnpb.ContainerExceptionMapProto{ContainerId: id, Exception: &yarnpb.SerializedExceptionProto{
+		Message: proto.String(msg), Trace: proto.String(class + ": " + msg), ClassName: proto.String(class)}}
+}
+
+// servicesMetaData is what every StartContainers response carries: the shuffle port.
+func (nm *NodeManager) servicesMetaData() []*yarnpb.StringBytesMapProto {
+	if nm.shuffle == nil {
+		return nil
+	}
+	return []*yarnpb.StringBytesMapProto{{Key: proto.String(shuffleService), Value: nm.shuffle.metadata()}}
+}
+
+func (m *containerManager) startContainers(ctx context.Context, req *yarnpb.StartContainersRequestProto) (*yarnpb.StartContainersResponseProto, error) {
+	nm := m.nm
+	nm.mu.Lock()
+	ready := nm.registered
+	nm.mu.Unlock()
+	if !ready {
+		return nil, rpc.Errorf(rpc.ClassNMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
+	}
+	who, err := m.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &yarnpb.StartContainersResponseProto{ServicesMetaData: nm.servicesMetaData()}
+	for _, r := range req.GetStartContainerRequest() {
+		id, f := m.start(who, r)
+		if f != nil {
+			resp.FailedRequests = append(resp.FailedRequests, f)
+			continue
+		}
+		resp.SucceededRequests = append(resp.SucceededRequests, id)
+	}
+	return resp, nil
+}
+
+// start validates one request and starts its container; a failure is returned for the
+// response.
+func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProto) (cidp *yarnpb.ContainerIdProto, f *yarnpb.ContainerExceptionMapProto) {
+	nm := m.nm
+	tok := token.FromProto(r.GetContainerToken())
+	var ident yarnpb.ContainerTokenIdentifierProto
+	if tok == nil || proto.Unmarshal(tok.Identifier, &ident) != nil || ident.GetContainerId() == nil {
+		return nil, failure(nil, rpc.ClassInvalidToken, "Invalid container token")
+	}
+	cidp = ident.GetContainerId()
+	cid := records.ContainerIDFromProto(cidp)
+	now := nm.opts.Now().UnixMilli()
+	nm.mu.Lock()
+	key, known := nm.containerKey[ident.GetMasterKeyId()]
+	rmID, nodeID := nm.rmIdentifier, nm.nodeID
+	_, dup := nm.containers[cid]
+	nm.mu.Unlock()
+	switch {
+	case !known || string(token.Password(key, tok.Identifier)) != string(tok.Password):
+		return cidp, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", nodeID)
+	case ident.GetExpiryTimeStamp() < now:
+		return cidp, failure(cidp, rpc.ClassYarnException, "This token is expired. current time is %d found %d\nNote: System times on machines may be out of sync. Check system time and time zones.", now, ident.GetExpiryTimeStamp())
+	case ident.GetNmHostAddr() != nodeID:
+		return cidp, failure(cidp, rpc.ClassYarnException, "Container token for %s is for node %s, not this node %s", cid, ident.GetNmHostAddr(), nodeID)
+	case ident.GetRmIdentifier() != rmID:
+		return cidp, failure(cidp, rpc.ClassInvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid)
+	case who.token && who.attempt.App != cid.Attempt.App:
+		return cidp, failure(cidp, rpc.ClassYarnException, "Unauthorized request to start container. \nNMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", who.attempt, cid.Attempt)
+	case dup:
+		return cidp, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid)
+	}
+	clc := r.GetContainerLaunchContext()
+	for _, sd := range clc.GetServiceData() {
+		if sd.GetKey() != shuffleService || nm.shuffle == nil {
+			return cidp, failure(cidp, rpc.ClassInvalidAuxService, "The auxService:%s does not exist", sd.GetKey())
+		}
+	}
+	user := ident.GetAppSubmitter()
+	app := cid.Attempt.App
+	// The shuffle learns the job's secret from a MapReduce task's service data.
+	for _, sd := range clc.GetServiceData() {
+		secret, err := shuffle.SecretFromServiceData(sd.GetValue())
+		if err != nil {
+			return cidp, failure(cidp, rpc.ClassYarnException, "%v", err)
+		}
+		nm.shuffle.h.AddJob(shuffle.JobID(app.String()), app.String(), user, secret)
+	}
+	ctx, cancel := context.WithCancel(nm.ctx)
+	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitInvalid,
+		cancel: cancel, done: make(chan struct{})}
+	nm.mu.Lock()
+	if _, dup := nm.containers[cid]; dup {
+		nm.mu.Unlock()
+		cancel()
+		return cidp, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid)
+	}
+	nm.containers[cid] = c
+	if _, ok := nm.apps[app]; !ok {
+		nm.apps[app] = &nmApp{id: app, user: user}
+	}
+	nm.mu.Unlock()
+	nm.log.WithFields(map[string]any{"container": cid.String(), "application": app.String(), "user": user}).Info("start container request")
+	nm.spawn(func() {
+		defer cancel()
+		nm.run(ctx, c)
+	})
+	return cidp, nil
+}
+
+// authorizeFor checks that an NMToken caller asks about its own application's container.
+func (m *containerManager) authorizeFor(who caller, id records.ContainerID) error {
+	if who.token && who.attempt.App != id.Attempt.App {
+		return fmt.Errorf("Unauthorized request to %s by %s", id, who.attempt)
+	}
+	return nil
+}
+
+func (m *containerManager) stopContainers(ctx context.Context, req *yarnpb.StopContainersRequestProto) (*yarnpb.StopContainersResponseProto, error) {
+	who, err := m.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &yarnpb.StopContainersResponseProto{}
+	for _, p := range req.GetContainerId() {
+		id := records.ContainerIDFromProto(p)
+		if err := m.authorizeFor(who, id); err != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "%v", err))
+			continue
+		}
+		c := m.nm.container(id)
+		if c == nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", id))
+			continue
+		}
+		// Stopping is asynchronous in the Java NM too: the call returns, the status follows.
+		m.nm.spawn(func() { m.nm.kill(c, exitKilledByAppMaster, "Container killed by the ApplicationMaster.") })
+		resp.SucceededRequests = append(resp.SucceededRequests, p)
+	}
+	return resp, nil
+}
+
+func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb.GetContainerStatusesRequestProto) (*yarnpb.GetContainerStatusesResponseProto, error) {
+	who, err := m.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &yarnpb.GetContainerStatusesResponseProto{}
+	for _, p := range req.GetContainerId() {
+		id := records.ContainerIDFromProto(p)
+		if err := m.authorizeFor(who, id); err != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "%v", err))
+			continue
+		}
+		m.nm.mu.Lock()
+		c, ok := m.nm.containers[id]
+		var st *yarnpb.ContainerStatusProto
+		if ok {
+			st = c.statusLocked()
+		}
+		m.nm.mu.Unlock()
+		if !ok {
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", id))
+			continue
+		}
+		resp.Status = append(resp.Status, st)
+	}
+	return resp, nil
+}
+
+// shuffleServer is the NodeManager's running mapreduce_shuffle service.
+type shuffleServer struct {
+	h   *shuffle.Handler
+	srv *shuffle.Server
+}
+
+func startShuffle(nm *NodeManager, port int) (*shuffleServer, error) {
+	h := &shuffle.Handler{LocalDirs: nm.settings.LocalDirs, Logger: nm.log.WithField("service", shuffleService)}
+	host := ""
+	if b := nm.opts.Conf; b != nil {
+		host, _ = b.Trimmed("yarn.nodemanager.bind-host")
+	}
+	srv, err := shuffle.Listen(net.JoinHostPort(host, strconv.Itoa(port)), h)
+	if err != nil {
+		return nil, err
+	}
+	return &shuffleServer{h: h, srv: srv}, nil
+}
+
+func (s *shuffleServer) metadata() []byte { return shuffle.Metadata(s.srv.Port()) }
+
+func (s *shuffleServer) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }

@@ -1,0 +1,82 @@
+// Package nmclient is a typed client of ContainerManagementProtocol, authenticating with
+// the NMToken an AM received for the node: start, stop and query containers on any YARN
+// NodeManager, Bobbin's or Apache's.
+package nmclient
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sirupsen/logrus"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// ProtocolName is ContainerManagementProtocol's IPC name.
+const ProtocolName = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
+
+// Client talks to one NodeManager.
+type Client struct{ c *rpc.Client }
+
+// New returns a client for the NM at addr ("host:port") with the NMToken for it; user is
+// the attempt id, as Java AMs connect.
+func New(addr, user string, nmToken *token.Token, logger *logrus.Entry) *Client {
+	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: ProtocolName, User: user, Token: nmToken, ConnectRetries: 3, Logger: logger})}
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.c.Close() }
+
+// ContainerError is one container's failure inside a successful call.
+type ContainerError struct {
+	Class, Message string
+}
+
+func (e *ContainerError) Error() string { return e.Class + ": " + e.Message }
+
+// Start starts one container with its launch context and the container token from the
+// allocation. It returns the services' metadata (e.g. the shuffle port).
+func (c *Client) Start(ctx context.Context, clc *yarnpb.ContainerLaunchContextProto, allocated *yarnpb.ContainerProto) (map[string][]byte, error) {
+	var resp yarnpb.StartContainersResponseProto
+	if err := c.c.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
+		{ContainerLaunchContext: clc, ContainerToken: allocated.GetContainerToken()}}}, &resp); err != nil {
+		return nil, fmt.Errorf("startContainers: %w", err)
+	}
+	if f := resp.GetFailedRequests(); len(f) > 0 {
+		return nil, &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+	}
+	meta := map[string][]byte{}
+	for _, m := range resp.GetServicesMetaData() {
+		meta[m.GetKey()] = m.GetValue()
+	}
+	return meta, nil
+}
+
+// Stop stops a container.
+func (c *Client) Stop(ctx context.Context, id *yarnpb.ContainerIdProto) error {
+	var resp yarnpb.StopContainersResponseProto
+	if err := c.c.Call(ctx, "stopContainers", &yarnpb.StopContainersRequestProto{ContainerId: []*yarnpb.ContainerIdProto{id}}, &resp); err != nil {
+		return fmt.Errorf("stopContainers: %w", err)
+	}
+	if f := resp.GetFailedRequests(); len(f) > 0 {
+		return &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+	}
+	return nil
+}
+
+// Status reports a container's status.
+func (c *Client) Status(ctx context.Context, id *yarnpb.ContainerIdProto) (*yarnpb.ContainerStatusProto, error) {
+	var resp yarnpb.GetContainerStatusesResponseProto
+	if err := c.c.Call(ctx, "getContainerStatuses", &yarnpb.GetContainerStatusesRequestProto{ContainerId: []*yarnpb.ContainerIdProto{id}}, &resp); err != nil {
+		return nil, fmt.Errorf("getContainerStatuses: %w", err)
+	}
+	if f := resp.GetFailedRequests(); len(f) > 0 {
+		return nil, &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+	}
+	if len(resp.GetStatus()) == 0 {
+		return nil, fmt.Errorf("getContainerStatuses: no status for %v", id)
+	}
+	return resp.GetStatus()[0], nil
+}

@@ -1,0 +1,333 @@
+// Package nodemanager is Bobbin's YARN NodeManager: it registers with a ResourceManager
+// (Bobbin's or Apache's) over ResourceTracker, serves ContainerManagementProtocol to AMs and
+// to the RM's AM launcher, localizes resources, writes and runs launch scripts through a
+// container executor, and reports what its containers did.
+package nodemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// Options configure a NodeManager.
+type Options struct {
+	Conf     *conf.Configuration
+	Logger   *logrus.Entry
+	Metrics  metrics.Registry
+	Executor container.Executor // default: container.ProcessExecutor
+	Now      func() time.Time
+}
+
+// Settings are the NodeManager's configuration values, read and checked at start.
+type Settings struct {
+	Host          string // the NodeId host
+	Addr          string // bind address of ContainerManagementProtocol
+	WebAddr       string
+	RMTracker     string
+	LocalDirs     []string
+	LogDirs       []string
+	MemoryMB      int64
+	VCores        int32
+	Handlers      int
+	AuxServices   []string
+	ShufflePort   int
+	EnvWhitelist  []string
+	AdminEnv      []string
+	KillDelay     time.Duration
+	UserHome      string
+	DebugDelay    time.Duration
+	AllowSimple   bool
+	MaxDataLength int
+	DefaultFS     string
+}
+
+// ReadSettings reads and validates the NodeManager's keys, reporting every problem.
+func ReadSettings(c *conf.Configuration) (Settings, error) {
+	var s Settings
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	host, err := c.Trimmed("yarn.nodemanager.hostname")
+	add(err)
+	if host == "" || host == "0.0.0.0" {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	s.Host = host
+	bind, err := c.Trimmed("yarn.nodemanager.bind-host")
+	add(err)
+	addrOf := func(key string, def int) string {
+		h, p, err := c.HostPort(key, def)
+		if err != nil {
+			add(err)
+			return ""
+		}
+		if bind != "" {
+			h = bind
+		}
+		return net.JoinHostPort(h, strconv.Itoa(p))
+	}
+	s.Addr = addrOf("yarn.nodemanager.address", 0)
+	s.WebAddr = addrOf("yarn.nodemanager.webapp.address", 8042)
+	th, tp, err := c.HostPort("yarn.resourcemanager.resource-tracker.address", 8031)
+	add(err)
+	s.RMTracker = net.JoinHostPort(th, strconv.Itoa(tp))
+	dirs := func(key string) []string {
+		v, err := c.Strings(key)
+		add(err)
+		if len(v) == 0 {
+			raw, _ := c.Raw(key)
+			add(&conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "needs at least one directory"})
+		}
+		for i, d := range v {
+			v[i] = strings.TrimPrefix(d, "file://")
+		}
+		return v
+	}
+	s.LocalDirs, s.LogDirs = dirs("yarn.nodemanager.local-dirs"), dirs("yarn.nodemanager.log-dirs")
+	mem, err := c.Int64("yarn.nodemanager.resource.memory-mb")
+	add(err)
+	cores, err := c.Int("yarn.nodemanager.resource.cpu-vcores")
+	add(err)
+	s.MemoryMB, s.VCores = mem, int32(cores)
+	s.Handlers, err = c.Int("yarn.nodemanager.container-manager.thread-count")
+	add(err)
+	s.AuxServices, err = c.Strings("yarn.nodemanager.aux-services")
+	add(err)
+	s.ShufflePort, err = c.Int("mapreduce.shuffle.port")
+	add(err)
+	s.EnvWhitelist, err = c.Strings("yarn.nodemanager.env-whitelist")
+	add(err)
+	s.AdminEnv, err = c.Strings("yarn.nodemanager.admin-env")
+	add(err)
+	s.KillDelay, err = c.Duration("yarn.nodemanager.sleep-delay-before-sigkill.ms", time.Millisecond)
+	add(err)
+	s.UserHome, err = c.Get("yarn.nodemanager.user-home-dir")
+	add(err)
+	s.DebugDelay, err = c.Duration("yarn.nodemanager.delete.debug-delay-sec", time.Second)
+	add(err)
+	s.AllowSimple, err = c.Bool("bobbin.nodemanager.allow-simple-auth")
+	add(err)
+	s.MaxDataLength, err = c.Int("ipc.maximum.data.length")
+	add(err)
+	s.DefaultFS, err = c.Trimmed("fs.defaultFS")
+	add(err)
+	for _, a := range s.AuxServices {
+		if a != shuffleService {
+			add(fmt.Errorf("conf: yarn.nodemanager.aux-services: auxiliary service %q is not available in Bobbin (only %s)", a, shuffleService))
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// shuffleService is the MapReduce shuffle's aux-service name.
+const shuffleService = "mapreduce_shuffle"
+
+// NodeManager is one running NodeManager.
+type NodeManager struct {
+	opts     Options
+	settings Settings
+	log      *logrus.Entry
+	exec     container.Executor
+	local    *localizer.Localizer
+
+	cm       *rpc.Server
+	web      *http.Server
+	nmTokens *security.NMVerifier
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+
+	mu           sync.Mutex
+	nodeID       string // "host:port" once bound
+	port         int32
+	httpPort     int32
+	registered   bool
+	rmIdentifier int64
+	containerKey map[int32][]byte
+	lastCKey     *masterKey
+	lastNMKey    *masterKey
+	containers   map[records.ContainerID]*nmContainer
+	apps         map[records.ApplicationID]*nmApp
+	shuffle      *shuffleServer
+}
+
+type masterKey struct {
+	id    int32
+	bytes []byte
+}
+
+// New checks the configuration; nothing runs until Start.
+func New(opts Options) (*NodeManager, error) {
+	if opts.Conf == nil {
+		opts.Conf = conf.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.NewRegistry()
+	}
+	if opts.Executor == nil {
+		opts.Executor = container.ProcessExecutor{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := opts.Conf.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := ReadSettings(opts.Conf)
+	if err != nil {
+		return nil, err
+	}
+	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
+	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+		local:    localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
+		nmTokens: &security.NMVerifier{}, containerKey: map[int32][]byte{},
+		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}}
+	return nm, nil
+}
+
+func hostOfURI(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		rest := u[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	return ""
+}
+
+// Start creates the directories, binds the servers, registers with the RM and starts
+// heartbeating. A registration the RM refuses is an error.
+func (nm *NodeManager) Start() error {
+	s := nm.settings
+	for _, d := range append(append([]string(nil), s.LocalDirs...), s.LogDirs...) {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("nodemanager: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("nodemanager: bind yarn.nodemanager.address %s: %w", s.Addr, err)
+	}
+	wln, err := net.Listen("tcp", s.WebAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("nodemanager: bind yarn.nodemanager.webapp.address %s: %w", s.WebAddr, err)
+	}
+	nm.ctx, nm.cancel = context.WithCancel(context.Background())
+	if len(s.AuxServices) > 0 {
+		sh, err := startShuffle(nm, s.ShufflePort)
+		if err != nil {
+			ln.Close()
+			wln.Close()
+			return err
+		}
+		nm.shuffle = sh
+	}
+	nm.mu.Lock()
+	nm.port = int32(ln.Addr().(*net.TCPAddr).Port)
+	nm.httpPort = int32(wln.Addr().(*net.TCPAddr).Port)
+	nm.nodeID = fmt.Sprintf("%s:%d", s.Host, nm.port)
+	nm.mu.Unlock()
+	nm.log = nm.log.WithField("node", nm.nodeID)
+
+	nm.cm = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
+		SecretManager: nm.nmTokens, TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})
+	p, err := newContainerManager(nm)
+	if err != nil {
+		ln.Close()
+		wln.Close()
+		return err
+	}
+	nm.cm.Register(p)
+	nm.wg.Add(2)
+	go func() {
+		defer nm.wg.Done()
+		if err := nm.cm.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {
+			nm.log.WithError(err).Error("container manager stopped")
+		}
+	}()
+	nm.web = &http.Server{Handler: nm.webHandler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer nm.wg.Done()
+		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			nm.log.WithError(err).Error("web server stopped")
+		}
+	}()
+	link := newRMLink(nm)
+	if err := link.register(nm.ctx); err != nil {
+		nm.Shutdown(context.Background())
+		return err
+	}
+	nm.wg.Add(1)
+	go func() {
+		defer nm.wg.Done()
+		link.run(nm.ctx)
+	}()
+	nm.log.WithFields(logrus.Fields{"address": ln.Addr().String(), "http": wln.Addr().String(), "rm": s.RMTracker,
+		"memory_mb": s.MemoryMB, "vcores": s.VCores}).Info("NodeManager started")
+	return nil
+}
+
+// NodeID is the node's "host:port" (after Start).
+func (nm *NodeManager) NodeID() string {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.nodeID
+}
+
+// Shutdown stops heartbeating, kills every container (leaving no process behind) and
+// stops the servers.
+func (nm *NodeManager) Shutdown(ctx context.Context) error {
+	if nm.cancel != nil {
+		nm.cancel()
+	}
+	nm.mu.Lock()
+	var all []*nmContainer
+	for _, c := range nm.containers {
+		all = append(all, c)
+	}
+	nm.mu.Unlock()
+	for _, c := range all {
+		nm.kill(c, exitKilledByRM, "Container killed on NodeManager shutdown")
+	}
+	var errs []error
+	if nm.cm != nil {
+		errs = append(errs, nm.cm.Shutdown(ctx))
+	}
+	if nm.web != nil {
+		errs = append(errs, nm.web.Shutdown(ctx))
+	}
+	if nm.shuffle != nil {
+		errs = append(errs, nm.shuffle.shutdown(ctx))
+	}
+	nm.wg.Wait()
+	nm.log.Info("NodeManager stopped")
+	return errors.Join(errs...)
+}

@@ -1,0 +1,174 @@
+package nodemanager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// ResourceTrackerProtocol is the protocol NodeManagers speak to the RM.
+const ResourceTrackerProtocol = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
+
+// nmVersion is reported at registration; Java RMs compare it with their minimum version.
+const nmVersion = "2.7.3"
+
+// rmLink is the NodeManager's side of ResourceTracker: register, then heartbeat at the
+// interval the RM asks for, carrying every container's status and applying the RM's
+// directives.
+type rmLink struct {
+	nm         *NodeManager
+	rt         *rpc.Client
+	responseID int32
+	interval   time.Duration
+}
+
+func newRMLink(nm *NodeManager) *rmLink {
+	return &rmLink{nm: nm, interval: time.Second, rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: ResourceTrackerProtocol,
+		User: "yarn", ConnectRetries: 30, RetryInterval: time.Second, Logger: nm.opts.Logger})}
+}
+
+func (l *rmLink) nodeID() *yarnpb.NodeIdProto {
+	nm := l.nm
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return &yarnpb.NodeIdProto{Host: proto.String(nm.settings.Host), Port: proto.Int32(nm.port)}
+}
+
+func (l *rmLink) register(ctx context.Context) error {
+	nm := l.nm
+	nm.mu.Lock()
+	httpPort := nm.httpPort
+	nm.mu.Unlock()
+	var resp yarnpb.RegisterNodeManagerResponseProto
+	err := l.rt.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: l.nodeID(), HttpPort: proto.Int32(httpPort),
+		Resource:  &yarnpb.ResourceProto{Memory: proto.Int64(nm.settings.MemoryMB), VirtualCores: proto.Int32(nm.settings.VCores)},
+		NmVersion: proto.String(nmVersion)}, &resp)
+	if err != nil {
+		return fmt.Errorf("nodemanager: registerNodeManager with %s: %w", nm.settings.RMTracker, err)
+	}
+	if resp.GetNodeAction() == yarnpb.NodeActionProto_SHUTDOWN {
+		return fmt.Errorf("nodemanager: the ResourceManager refused the node: %s", resp.GetDiagnosticsMessage())
+	}
+	nm.mu.Lock()
+	nm.registered, nm.rmIdentifier = true, resp.GetRmIdentifier()
+	nm.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.mu.Unlock()
+	l.responseID = 0
+	nm.log.WithFields(map[string]any{"rm_identifier": resp.GetRmIdentifier(), "rm_version": resp.GetRmVersion()}).Info("registered with the ResourceManager")
+	return nil
+}
+
+// setKeysLocked takes new master keys; the previous key of each stays valid, as the Java
+// NM keeps current and previous.
+func (nm *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
+	if ck != nil && (nm.lastCKey == nil || nm.lastCKey.id != ck.GetKeyId()) {
+		keep := map[int32][]byte{ck.GetKeyId(): ck.GetBytes()}
+		if nm.lastCKey != nil {
+			keep[nm.lastCKey.id] = nm.lastCKey.bytes
+		}
+		nm.containerKey = keep
+		nm.lastCKey = &masterKey{ck.GetKeyId(), ck.GetBytes()}
+	}
+	if nk != nil && (nm.lastNMKey == nil || nm.lastNMKey.id != nk.GetKeyId()) {
+		keys := []security.MasterKey{{ID: nk.GetKeyId(), Bytes: nk.GetBytes()}}
+		if nm.lastNMKey != nil {
+			keys = append(keys, security.MasterKey{ID: nm.lastNMKey.id, Bytes: nm.lastNMKey.bytes})
+		}
+		nm.nmTokens.SetKeys(keys...)
+		nm.lastNMKey = &masterKey{nk.GetKeyId(), nk.GetBytes()}
+	}
+}
+
+// run heartbeats until ctx ends or the RM shuts the node down.
+func (l *rmLink) run(ctx context.Context) {
+	defer l.rt.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(l.interval):
+		}
+		if !l.heartbeat(ctx) {
+			return
+		}
+	}
+}
+
+func (l *rmLink) heartbeat(ctx context.Context) bool {
+	nm := l.nm
+	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID),
+		ContainersStatuses: nm.containerStatuses(),
+		NodeHealthStatus:   &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}}
+	nm.mu.Lock()
+	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
+	if nm.lastCKey != nil {
+		req.LastKnownContainerTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastCKey.id), Bytes: nm.lastCKey.bytes}
+	}
+	if nm.lastNMKey != nil {
+		req.LastKnownNmTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastNMKey.id), Bytes: nm.lastNMKey.bytes}
+	}
+	nm.mu.Unlock()
+	var resp yarnpb.NodeHeartbeatResponseProto
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := l.rt.Call(cctx, "nodeHeartbeat", req, &resp)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		nm.log.WithError(err).Warn("heartbeat failed; retrying")
+		return true
+	}
+	switch resp.GetNodeAction() {
+	case yarnpb.NodeActionProto_SHUTDOWN:
+		nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Error("the ResourceManager shut this node down")
+		nm.killAll(exitKilledByRM, "Container killed: the ResourceManager shut the node down")
+		return false
+	case yarnpb.NodeActionProto_RESYNC:
+		// The RM lost this node: its containers are gone on the RM's side, so they are
+		// killed here, and the node registers again.
+		nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Warn("the ResourceManager asked to resync: killing containers and registering again")
+		nm.mu.Lock()
+		nm.registered = false
+		nm.mu.Unlock()
+		nm.killAll(exitKilledByRM, "Container killed on ResourceManager resync")
+		nm.forgetCompleted(nil)
+		for ctx.Err() == nil {
+			if err := l.register(ctx); err == nil {
+				break
+			} else {
+				nm.log.WithError(err).Warn("re-registration failed")
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+		return ctx.Err() == nil
+	}
+	l.responseID = resp.GetResponseId()
+	if iv := resp.GetNextHeartBeatInterval(); iv > 0 {
+		l.interval = time.Duration(iv) * time.Millisecond
+	}
+	nm.mu.Lock()
+	nm.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.mu.Unlock()
+	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
+	for _, id := range resp.GetContainersToCleanup() {
+		if c := nm.container(records.ContainerIDFromProto(id)); c != nil {
+			nm.spawn(func() { nm.kill(c, exitKilledByRM, "Container Killed by ResourceManager") })
+		}
+	}
+	for _, a := range resp.GetApplicationsToCleanup() {
+		app := records.AppIDFromProto(a)
+		nm.spawn(func() { nm.finishApp(app) })
+	}
+	return true
+}

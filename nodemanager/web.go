@@ -1,0 +1,46 @@
+package nodemanager
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bobbin-yarn/bobbin/records"
+)
+
+// webHandler serves the NodeManager's HTTP address: container logs at
+// /node/containerlogs/<container>/<user>[/<file>] (the links MR and the yarn CLI print)
+// and a liveness answer at /ws/v1/node/info.
+func (nm *NodeManager) webHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ws/v1/node/info", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"nodeInfo":{"nodeHostName":"` + nm.settings.Host + `","nodeManagerVersion":"` + nmVersion + `"}}`))
+	})
+	mux.HandleFunc("GET /node/containerlogs/", func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/node/containerlogs/"), "/")
+		cid, err := records.ParseContainerID(parts[0])
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, l := range nm.settings.LogDirs {
+			dir := filepath.Join(l, cid.Attempt.App.String(), cid.String())
+			if len(parts) >= 3 && parts[2] != "" {
+				name := filepath.Base(parts[2])
+				http.ServeFile(w, r, filepath.Join(dir, name))
+				return
+			}
+			if entries, err := os.ReadDir(dir); err == nil {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				for _, e := range entries {
+					w.Write([]byte(e.Name() + "\n"))
+				}
+				return
+			}
+		}
+		http.NotFound(w, r)
+	})
+	return mux
+}
