@@ -15,6 +15,8 @@ import (
 // handler (and the MapReduce AM) bind wildcard addresses.
 type nsCluster struct {
 	home, dir, confDir string
+	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager.
+	bobbinNM bool
 }
 
 // newNSCluster skips unless Hadoop, root and unshare are available, and writes the
@@ -42,18 +44,24 @@ func (c *nsCluster) path(name string) string { return filepath.Join(c.dir, name)
 // "rm exit N".
 func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (string, error) {
 	t.Helper()
+	nm := c.home + "/bin/yarn nodemanager"
+	if c.bobbinNM {
+		// The yarn launcher exports these for a Java NM; containers' classpaths need them.
+		nm = fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
+			c.home, bobbinBinary(t), c.confDir)
+	}
 	script := fmt.Sprintf(`set -u
 ip link set lo up
 %[1]s resourcemanager --conf %[2]s > %[3]s/rm.log 2>&1 &
 RM=$!
-%[4]s/bin/yarn nodemanager > %[3]s/nm.log 2>&1 &
+%[6]s > %[3]s/nm.log 2>&1 &
 NM=$!
 for i in $(seq 1 60); do grep -q "NodeManager registered" %[3]s/rm.log && break; sleep 1; done
 cd %[3]s/work
 %[5]s
 kill $NM; sleep 1; kill -9 $NM 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
-`, bobbinBinary(t), c.confDir, c.dir, c.home, body)
+`, bobbinBinary(t), c.confDir, c.dir, c.home, body, nm)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-n", "bash", "-c", script)
