@@ -15,8 +15,9 @@ import (
 // handler (and the MapReduce AM) bind wildcard addresses.
 type nsCluster struct {
 	home, dir, confDir string
-	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager.
-	bobbinNM bool
+	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager; apacheRM runs
+	// the Apache ResourceManager instead of Bobbin's.
+	bobbinNM, apacheRM bool
 }
 
 // newNSCluster skips unless Hadoop, root and unshare are available, and writes the
@@ -50,18 +51,22 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		nm = fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
 			c.home, bobbinBinary(t), c.confDir)
 	}
+	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
+	if c.apacheRM {
+		rm = c.home + "/bin/yarn resourcemanager"
+	}
 	script := fmt.Sprintf(`set -u
 ip link set lo up
-%[1]s resourcemanager --conf %[2]s > %[3]s/rm.log 2>&1 &
+%[7]s > %[3]s/rm.log 2>&1 &
 RM=$!
 %[6]s > %[3]s/nm.log 2>&1 &
 NM=$!
-for i in $(seq 1 60); do grep -q "NodeManager registered" %[3]s/rm.log && break; sleep 1; done
+for i in $(seq 1 90); do %[4]s/bin/yarn node -list 2>/dev/null | grep -q RUNNING && break; sleep 1; done
 cd %[3]s/work
 %[5]s
 kill $NM; sleep 1; kill -9 $NM 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
-`, bobbinBinary(t), c.confDir, c.dir, c.home, body, nm)
+`, bobbinBinary(t), c.confDir, c.dir, c.home, body, nm, rm)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-n", "bash", "-c", script)

@@ -128,3 +128,24 @@ func TestShuffleServesPartitionsByteExact(t *testing.T) {
 		t.Fatalf("removed job still served: %d", resp.StatusCode)
 	}
 }
+
+// FuzzSecretFromServiceData: the shuffle's service data arrives from AMs over the network.
+func FuzzSecretFromServiceData(f *testing.F) {
+	f.Add((&token.Token{Identifier: []byte("job_1_0001"), Password: []byte("s"), Kind: "mapreduce.job", Service: "job_1_0001"}).AppendWritable(nil))
+	f.Add([]byte{0x8f, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		SecretFromServiceData(b)
+	})
+}
+
+// FuzzReadIndex: index files are read from disk written by tasks; a corrupt one must be an
+// error, never a panic.
+func FuzzReadIndex(f *testing.F) {
+	f.Add(make([]byte, 32), 0)
+	f.Fuzz(func(t *testing.T, b []byte, reduce int) {
+		if reduce < 0 {
+			reduce = -reduce
+		}
+		readIndex(b, reduce%64)
+	})
+}
