@@ -1,0 +1,238 @@
+package nodemanager
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/nmclient"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/amclient"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+func quiet() *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return logrus.NewEntry(l)
+}
+
+// cluster is an in-process Bobbin RM and NM with an unmanaged AM registered.
+type cluster struct {
+	rm  *resourcemanager.ResourceManager
+	nm  *NodeManager
+	am  *amclient.Client
+	att records.AttemptID
+	dir string
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	c := conf.New()
+	for k, v := range map[string]string{
+		"yarn.resourcemanager.address": "127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0",
+		"yarn.resourcemanager.scheduler.address": "127.0.0.1:0", "yarn.resourcemanager.admin.address": "127.0.0.1:0",
+		"yarn.resourcemanager.webapp.address": "127.0.0.1:0", "yarn.scheduler.minimum-allocation-mb": "128",
+		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "50",
+	} {
+		c.Set(k, v)
+	}
+	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rm.Shutdown(context.Background()) })
+	nc := c.Clone()
+	for k, v := range map[string]string{
+		"yarn.resourcemanager.resource-tracker.address": rm.TrackerAddr().String(), "yarn.nodemanager.hostname": "127.0.0.1",
+		"yarn.nodemanager.address": "127.0.0.1:0", "yarn.nodemanager.webapp.address": "127.0.0.1:0",
+		"yarn.nodemanager.local-dirs": filepath.Join(dir, "local"), "yarn.nodemanager.log-dirs": filepath.Join(dir, "logs"),
+		"yarn.nodemanager.resource.memory-mb": "2048", "yarn.nodemanager.aux-services": "mapreduce_shuffle", "mapreduce.shuffle.port": "0",
+		"yarn.nodemanager.sleep-delay-before-sigkill.ms": "100",
+	} {
+		nc.Set(k, v)
+	}
+	nm, err := New(Options{Conf: nc, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nm.Shutdown(context.Background()) })
+	ctx := context.Background()
+	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: quiet()})
+	t.Cleanup(func() { cl.Close() })
+	na, _ := cl.GetNewApplication(ctx)
+	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := cl.GetApplicationReport(ctx, na.GetApplicationId())
+	am := amclient.New(amclient.Options{Addr: rm.SchedulerAddr().String(), Token: token.FromProto(rep.GetAmRmToken()), ConnectRetries: -1, Logger: quiet()})
+	t.Cleanup(func() { am.Close() })
+	if _, err := am.Register(ctx, "h", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{rm: rm, nm: nm, am: am, att: records.AttemptIDFromProto(rep.GetCurrentApplicationAttemptId()), dir: dir}
+}
+
+// containers asks for n containers and waits for them.
+func (c *cluster) containers(t *testing.T, n int) []*yarnpb.ContainerProto {
+	t.Helper()
+	c.am.Request(1, "*", 128, 1, int32(n))
+	var got []*yarnpb.ContainerProto
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		resp, err := c.am.Allocate(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, resp.GetAllocatedContainers()...)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) < n {
+		t.Fatalf("got %d containers", len(got))
+	}
+	return got
+}
+
+func (c *cluster) client() *nmclient.Client {
+	node := c.nm.NodeID()
+	return nmclient.New(node, c.att.String(), c.am.NMToken(node), quiet())
+}
+
+func containerClass(err error) string {
+	var ce *nmclient.ContainerError
+	if errors.As(err, &ce) {
+		return ce.Class + ": " + ce.Message
+	}
+	var re *rpc.RemoteError
+	if errors.As(err, &re) {
+		return re.Class + ": " + re.Message
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestStartValidatesTokensAndAuxServices(t *testing.T) {
+	c := newCluster(t)
+	ctrs := c.containers(t, 2)
+	nm := c.client()
+	defer nm.Close()
+	ctx := context.Background()
+	clc := &yarnpb.ContainerLaunchContextProto{Command: []string{"sleep 30"}}
+
+	// A forged container token.
+	forged := proto.Clone(ctrs[0]).(*yarnpb.ContainerProto)
+	forged.ContainerToken.Password = []byte("not the password")
+	if _, err := nm.Start(ctx, clc, forged); !strings.Contains(containerClass(err), rpc.ClassInvalidToken) {
+		t.Fatalf("forged token: %v", err)
+	}
+	// An aux service the NM does not run.
+	bad := &yarnpb.ContainerLaunchContextProto{Command: []string{"true"}, ServiceData: []*yarnpb.StringBytesMapProto{{Key: proto.String("spark_shuffle"), Value: []byte{}}}}
+	if _, err := nm.Start(ctx, bad, ctrs[0]); !strings.Contains(containerClass(err), rpc.ClassInvalidAuxService+": The auxService:spark_shuffle does not exist") {
+		t.Fatalf("aux service: %v", err)
+	}
+	meta, err := nm.Start(ctx, clc, ctrs[0])
+	if err != nil || len(meta["mapreduce_shuffle"]) != 4 {
+		t.Fatalf("start: %v %v", meta, err)
+	}
+	if _, err := nm.Start(ctx, clc, ctrs[0]); !strings.Contains(containerClass(err), "already is running on this node") {
+		t.Fatalf("duplicate: %v", err)
+	}
+	// Another application's NMToken cannot start this app's container.
+	other := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: c.att.App.ClusterTimestamp, ID: c.att.App.ID + 1}, Attempt: 1}
+	// Without an NMToken the NM refuses the connection, as the Java NM's SASL does.
+	anon := nmclient.New(c.nm.NodeID(), other.String(), nil, quiet())
+	defer anon.Close()
+	if _, err := anon.Start(ctx, clc, ctrs[1]); !strings.Contains(containerClass(err), "SIMPLE authentication is not enabled.  Available:[TOKEN]") {
+		t.Fatalf("no NMToken: %v", err)
+	}
+	// Stop reports KILLED_BY_APPMASTER and leaves no process.
+	if err := nm.Stop(ctx, ctrs[0].GetId()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := nm.Status(ctx, ctrs[0].GetId())
+		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			if st.GetExitStatus() != exitKilledByAppMaster || !strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
+				t.Fatalf("status %v", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not stopped: %v %v", st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A container that fails reports its exit code and the output, and its launch script set
+// up the environment and links of the launch contract.
+func TestLaunchContract(t *testing.T) {
+	c := newCluster(t)
+	ctrs := c.containers(t, 1)
+	nm := c.client()
+	defer nm.Close()
+	src := filepath.Join(c.dir, "res.txt")
+	os.WriteFile(src, []byte("resource"), 0o644)
+	st, _ := os.Stat(src)
+	clc := &yarnpb.ContainerLaunchContextProto{
+		Environment: []*yarnpb.StringStringMapProto{
+			{Key: proto.String("CLASSPATH"), Value: proto.String("$PWD<CPS>{{MY_HOME}}/lib")},
+			{Key: proto.String("MY_HOME"), Value: proto.String("/opt/x")},
+		},
+		LocalResources: []*yarnpb.StringLocalResourceMapProto{{Key: proto.String("dir/res.txt"), Value: &yarnpb.LocalResourceProto{
+			Resource: &yarnpb.URLProto{Scheme: proto.String("file"), File: proto.String(src)}, Timestamp: proto.Int64(st.ModTime().UnixMilli()),
+			Type: yarnpb.LocalResourceTypeProto_FILE.Enum(), Visibility: yarnpb.LocalResourceVisibilityProto_APPLICATION.Enum()}}},
+		Command: []string{`echo $CONTAINER_ID,$USER,$CLASSPATH,$(cat dir/res.txt),$(test -d tmp && echo tmp),$HADOOP_TOKEN_FILE_LOCATION 1><LOG_DIR>/stdout; echo oops >&2; exit 4`},
+	}
+	if _, err := nm.Start(context.Background(), clc, ctrs[0]); err != nil {
+		t.Fatal(err)
+	}
+	id := records.ContainerIDFromProto(ctrs[0].GetId())
+	var status *yarnpb.ContainerStatusProto
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := nm.Status(context.Background(), ctrs[0].GetId())
+		if err == nil && s.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			status = s
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not complete: %v %v", s, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if status.GetExitStatus() != 4 || !strings.Contains(status.GetDiagnostics(), "Exit code: 4") || !strings.Contains(status.GetDiagnostics(), "oops") {
+		t.Fatalf("status %v", status)
+	}
+	out, _ := os.ReadFile(filepath.Join(c.dir, "logs", id.Attempt.App.String(), id.String(), "stdout"))
+	fields := strings.Split(strings.TrimSpace(string(out)), ",")
+	work := filepath.Join(c.dir, "local", "usercache", "alice", "appcache", id.Attempt.App.String(), id.String())
+	if len(fields) != 6 || fields[0] != id.String() || fields[1] != "alice" || fields[2] != work+":/opt/x/lib" || fields[3] != "resource" ||
+		fields[4] != "tmp" || fields[5] != work+"/container_tokens" {
+		t.Fatalf("container saw %q", out)
+	}
+}
