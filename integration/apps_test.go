@@ -189,3 +189,34 @@ $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell,
 		}
 	}
 }
+
+// TestPiWallTimeApacheVsBobbin runs `pi 2 10` on Apache RM + Apache NM and then on Bobbin
+// RM + Bobbin NM, one after the other on this machine, and logs both "Job Finished in"
+// lines (docs/benchmarks.md records them). It asserts success, never a time. Set
+// BOBBIN_PI_COMPARE=1 to run it.
+func TestPiWallTimeApacheVsBobbin(t *testing.T) {
+	if os.Getenv("BOBBIN_PI_COMPARE") == "" {
+		t.Skip("set BOBBIN_PI_COMPARE=1 to compare pi wall time on Apache and Bobbin daemons")
+	}
+	for _, setup := range []struct {
+		name               string
+		apacheRM, bobbinNM bool
+	}{{"Apache RM + Apache NM", true, false}, {"Bobbin RM + Bobbin NM", false, true}} {
+		c := newNSCluster(t)
+		c.apacheRM, c.bobbinNM = setup.apacheRM, setup.bobbinNM
+		writeMapredSite(t, c)
+		examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
+		out, err := c.run(t, 6*time.Minute, fmt.Sprintf(`start=$(date +%%s.%%N)
+timeout 240 $HADOOP_HOME/bin/hadoop jar %s pi 2 10 > %s 2>&1
+echo "pi exit $? wall $(echo "$(date +%%s.%%N) - $start" | bc)"`, examples, c.path("pi.log")))
+		piLog, _ := os.ReadFile(c.path("pi.log"))
+		if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
+			t.Fatalf("%s: pi failed: %v\n%s\n%s", setup.name, err, out, tail(string(piLog), 30))
+		}
+		for _, l := range strings.Split(string(piLog)+"\n"+out, "\n") {
+			if strings.Contains(l, "Job Finished in") || strings.Contains(l, "pi exit 0 wall") {
+				t.Logf("%s: %s", setup.name, strings.TrimSpace(l))
+			}
+		}
+	}
+}

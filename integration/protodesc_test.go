@@ -109,13 +109,13 @@ func checkDump(t *testing.T, dump string) {
 		case len(kinds) > 0 && kinds[len(kinds)-1] == "service" && reRPC.MatchString(line):
 			rpcs++
 			name := reRPC.FindStringSubmatch(line)[1]
-			sd, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(pkg + "." + stack[len(stack)-1]))
+			sd, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(goPkg(pkg) + "." + stack[len(stack)-1]))
 			if err != nil || sd.(protoreflect.ServiceDescriptor).Methods().ByName(protoreflect.Name(name)) == nil {
 				t.Errorf("rpc %s.%s is missing", stack[len(stack)-1], name)
 			}
 		case len(kinds) > 0 && kinds[len(kinds)-1] == "enum" && reValue.MatchString(line):
 			m := reValue.FindStringSubmatch(line)
-			ed, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(pkg + "." + strings.Join(stack, ".")))
+			ed, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(goPkg(pkg) + "." + strings.Join(stack, ".")))
 			if err != nil {
 				t.Errorf("enum %s.%s is missing", pkg, strings.Join(stack, "."))
 				continue
@@ -157,8 +157,17 @@ func checkDump(t *testing.T, dump string) {
 	t.Logf("checked %d fields and %d rpcs against the Hadoop jars", fields, rpcs)
 }
 
+// goPkg is where Bobbin registers a Hadoop proto package: hadoop.common is
+// bobbin.hadoop.common (see IpcConnectionContext.proto).
+func goPkg(pkg string) string {
+	if pkg == "hadoop.common" {
+		return "bobbin.hadoop.common"
+	}
+	return pkg
+}
+
 func findDesc(pkg string, stack []string) protoreflect.MessageDescriptor {
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(pkg + "." + strings.Join(stack, ".")))
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(goPkg(pkg) + "." + strings.Join(stack, ".")))
 	if err != nil {
 		return nil
 	}
@@ -173,7 +182,7 @@ func typeName(fd protoreflect.FieldDescriptor) string {
 		// IpcConnectionContext.proto).
 		return strings.TrimPrefix(string(fd.Message().FullName()), "bobbin.")
 	case protoreflect.EnumKind:
-		return string(fd.Enum().FullName())
+		return strings.TrimPrefix(string(fd.Enum().FullName()), "bobbin.")
 	}
 	return fd.Kind().String()
 }
