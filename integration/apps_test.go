@@ -115,12 +115,10 @@ $Y node -list -all 2>&1`, examples, dshell, c.path("pi.log"), c.path("client.log
 	}
 }
 
-// TestMapReduceAndDistributedShellOnBobbinNM runs the same jobs on Bobbin's RM and Bobbin's
-// NodeManager: the Java MR AM, map and reduce tasks and the distributed-shell AM run in
-// Bobbin containers, and the reduce fetches map output through Bobbin's shuffle.
-func TestMapReduceAndDistributedShellOnBobbinNM(t *testing.T) {
-	c := newNSCluster(t)
-	c.bobbinNM = true
+// runDShellAndPi runs distributed shell (2 containers printing "hello") and pi 2 10 on the
+// cluster and checks both succeeded and both containers' output is in the NM's log dir.
+func runDShellAndPi(t *testing.T, c *nsCluster) {
+	t.Helper()
 	writeMapredSite(t, c)
 	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
 	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
@@ -132,8 +130,8 @@ echo "pi exit $?"
 $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell, c.path("pi.log"), c.path("client.log")))
 	piLog, _ := os.ReadFile(c.path("pi.log"))
 	fail := func(what string) {
-		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM log:\n%s\npi (tail):\n%s\ndshell client (tail):\n%s", what, err, out, c.logTail("nm.log", 60),
-			tail(string(piLog), 40), c.logTail("client.log", 30))
+		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM log:\n%s\nRM log:\n%s\npi (tail):\n%s\ndshell client (tail):\n%s", what, err, out, c.logTail("nm.log", 60),
+			c.logTail("rm.log", 40), tail(string(piLog), 40), c.logTail("client.log", 30))
 	}
 	if !strings.Contains(out, "dshell exit 0") {
 		fail("distributed shell did not succeed")
@@ -158,36 +156,21 @@ $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell,
 	}
 }
 
+// TestMapReduceAndDistributedShellOnBobbinNM runs the jobs on Bobbin's RM and Bobbin's
+// NodeManager: the Java MR AM, map and reduce tasks and the distributed-shell AM run in
+// Bobbin containers, and the reduce fetches map output through Bobbin's shuffle.
+func TestMapReduceAndDistributedShellOnBobbinNM(t *testing.T) {
+	c := newNSCluster(t)
+	c.bobbinNM = true
+	runDShellAndPi(t, c)
+}
+
 // TestMapReduceAndDistributedShellOnApacheRMWithBobbinNM: Bobbin's NodeManager serves an
 // unchanged Apache ResourceManager.
 func TestMapReduceAndDistributedShellOnApacheRMWithBobbinNM(t *testing.T) {
 	c := newNSCluster(t)
 	c.bobbinNM, c.apacheRM = true, true
-	writeMapredSite(t, c)
-	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
-	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
-timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
-echo "dshell exit $?"
-timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
-echo "pi exit $?"
-$Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell, c.path("pi.log"), c.path("client.log")))
-	piLog, _ := os.ReadFile(c.path("pi.log"))
-	fail := func(what string) {
-		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM log:\n%s\nRM log:\n%s\npi (tail):\n%s\ndshell client (tail):\n%s", what, err, out, c.logTail("nm.log", 60),
-			c.logTail("rm.log", 40), tail(string(piLog), 40), c.logTail("client.log", 30))
-	}
-	if !strings.Contains(out, "dshell exit 0") {
-		fail("distributed shell did not succeed")
-	}
-	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
-		fail("pi did not succeed")
-	}
-	for _, l := range strings.Split(string(piLog), "\n") {
-		if strings.Contains(l, "Job Finished in") {
-			t.Log(strings.TrimSpace(l))
-		}
-	}
+	runDShellAndPi(t, c)
 }
 
 // TestPiWallTimeApacheVsBobbin runs `pi 2 10` on Apache RM + Apache NM and then on Bobbin

@@ -132,19 +132,29 @@ func loadConf(f *daemonFlags, log *logrus.Logger) (*conf.Configuration, *capacit
 	return c, queues, dir, nil
 }
 
-func runResourceManager(args []string, stderr io.Writer) int {
-	f, err := parseDaemonFlags("resourcemanager", args, stderr)
+// daemonPrologue parses a daemon's flags and makes its logger; a nil result means exit
+// with code.
+func daemonPrologue(name string, args []string, stderr io.Writer) (*daemonFlags, *logrus.Logger, int) {
+	f, err := parseDaemonFlags(name, args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil, nil, 0
 		}
 		fmt.Fprintln(stderr, err)
-		return 2
+		return nil, nil, 2
 	}
 	log, err := newLogger(f.logLevel, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return 2
+		return nil, nil, 2
+	}
+	return f, log, 0
+}
+
+func runResourceManager(args []string, stderr io.Writer) int {
+	f, log, code := daemonPrologue("resourcemanager", args, stderr)
+	if f == nil {
+		return code
 	}
 	c, queues, dir, err := loadConf(f, log)
 	if err != nil {
@@ -156,15 +166,27 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	if err := rm.Start(); err != nil {
-		log.Errorf("ResourceManager not started: %v", err)
+	return serveUntilSignal("ResourceManager", rm, log)
+}
+
+// daemonService is a started-on-demand server: Bobbin's RM and NM.
+type daemonService interface {
+	Start() error
+	Shutdown(ctx context.Context) error
+}
+
+// serveUntilSignal starts d, runs it until SIGTERM or SIGINT, then shuts it down within
+// 30 s. It returns the process exit code.
+func serveUntilSignal(name string, d daemonService, log *logrus.Logger) int {
+	if err := d.Start(); err != nil {
+		log.Errorf("%s not started: %v", name, err)
 		return 1
 	}
 	waitForSignal(log)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := rm.Shutdown(ctx); err != nil {
-		log.Errorf("ResourceManager shutdown: %v", err)
+	if err := d.Shutdown(ctx); err != nil {
+		log.Errorf("%s shutdown: %v", name, err)
 		return 1
 	}
 	return 0
@@ -179,18 +201,9 @@ func waitForSignal(log *logrus.Logger) {
 }
 
 func runNodeManager(args []string, stderr io.Writer) int {
-	f, err := parseDaemonFlags("nodemanager", args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	log, err := newLogger(f.logLevel, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+	f, log, code := daemonPrologue("nodemanager", args, stderr)
+	if f == nil {
+		return code
 	}
 	c, dir, err := conf.LoadDir(f.confDir)
 	if err != nil {
@@ -208,16 +221,5 @@ func runNodeManager(args []string, stderr io.Writer) int {
 		log.Errorf("NodeManager not started: %v", err)
 		return 1
 	}
-	if err := nm.Start(); err != nil {
-		log.Errorf("NodeManager not started: %v", err)
-		return 1
-	}
-	waitForSignal(log)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := nm.Shutdown(ctx); err != nil {
-		log.Errorf("NodeManager shutdown: %v", err)
-		return 1
-	}
-	return 0
+	return serveUntilSignal("NodeManager", nm, log)
 }
