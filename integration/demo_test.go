@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,28 +11,31 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager"
+	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
 // bobbinCluster is `bobbin resourcemanager` and `bobbin nodemanager` processes sharing a
 // configuration directory, on loopback with free ports. It needs no Hadoop.
 type bobbinCluster struct {
-	confDir, rmAddr, schedAddr, logDir string
-	rm, nm                             *daemon
+	confDir, rmAddr, schedAddr, adminAddr, logDir string
+	rm, nm                                        *daemon
 }
 
-func startBobbinCluster(t *testing.T) *bobbinCluster {
+func startBobbinCluster(t *testing.T, extra ...string) *bobbinCluster {
 	t.Helper()
 	dir := t.TempDir()
 	c := &bobbinCluster{confDir: filepath.Join(dir, "conf"), logDir: filepath.Join(dir, "nm-logs"),
-		rmAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), schedAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		rmAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), schedAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		adminAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	tracker := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	os.MkdirAll(c.confDir, 0o755)
-	writeConf(t, c.confDir, map[string]string{
+	props := map[string]string{
 		"yarn.resourcemanager.hostname":                           "127.0.0.1",
 		"yarn.resourcemanager.address":                            c.rmAddr,
 		"yarn.resourcemanager.scheduler.address":                  c.schedAddr,
 		"yarn.resourcemanager.resource-tracker.address":           tracker,
-		"yarn.resourcemanager.admin.address":                      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.webapp.address":                     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "200",
 		"yarn.scheduler.minimum-allocation-mb":                    "128",
@@ -44,7 +48,12 @@ func startBobbinCluster(t *testing.T) *bobbinCluster {
 		"yarn.nodemanager.resource.cpu-vcores":                    "4",
 		"yarn.nodemanager.aux-services":                           "mapreduce_shuffle",
 		"mapreduce.shuffle.port":                                  "0",
-	})
+		"yarn.resourcemanager.admin.address":                      c.adminAddr,
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		props[extra[i]] = extra[i+1]
+	}
+	writeConf(t, c.confDir, props)
 	c.rm = startDaemon(t, "resourcemanager", "--conf", c.confDir)
 	c.rm.waitListening(t, tracker)
 	c.nm = startDaemon(t, "nodemanager", "--conf", c.confDir)
@@ -165,4 +174,25 @@ func containerProcesses(app string, suffixes ...string) []string {
 		}
 	}
 	return out
+}
+
+// A NodeManager decommissioned by refreshNodes is sent SHUTDOWN and its daemon exits.
+func TestNodeManagerExitsWhenDecommissioned(t *testing.T) {
+	exclude := filepath.Join(t.TempDir(), "exclude")
+	os.WriteFile(exclude, nil, 0o644)
+	c := startBobbinCluster(t, "yarn.resourcemanager.nodes.exclude-path", exclude)
+	os.WriteFile(exclude, []byte("127.0.0.1\n"), 0o644)
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: c.adminAddr, Protocol: resourcemanager.AdminProtocolName, User: "admin", ConnectRetries: -1})
+	defer adm.Close()
+	if err := adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &yarnpb.RefreshNodesResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.nm.done:
+		if !strings.Contains(c.nm.Log(), "the ResourceManager shut this node down") || !strings.Contains(c.nm.Log(), "Disallowed NodeManager") {
+			t.Fatalf("NM exited (%v) without saying why:\n%s", err, c.nm.Log())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("NodeManager still running after being decommissioned:\n%s", c.nm.Log())
+	}
 }

@@ -159,6 +159,8 @@ type NodeManager struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	// done is closed when the RM shut this node down: the daemon exits.
+	done chan struct{}
 
 	mu           sync.Mutex
 	nodeID       string // "host:port" once bound
@@ -207,7 +209,7 @@ func New(opts Options) (*NodeManager, error) {
 	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		local:    localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
 		nmTokens: &security.NMVerifier{}, containerKey: map[int32][]byte{},
-		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}}
+		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{})}
 	return nm, nil
 }
 
@@ -288,12 +290,18 @@ func (nm *NodeManager) Start() error {
 	nm.wg.Add(1)
 	go func() {
 		defer nm.wg.Done()
-		link.run(nm.ctx)
+		if link.run(nm.ctx) {
+			close(nm.done)
+		}
 	}()
 	nm.log.WithFields(logrus.Fields{"address": ln.Addr().String(), "http": wln.Addr().String(), "rm": s.RMTracker,
 		"memory_mb": s.MemoryMB, "vcores": s.VCores}).Info("NodeManager started")
 	return nil
 }
+
+// Done is closed when the ResourceManager shut the node down (SHUTDOWN); the daemon then
+// stops.
+func (nm *NodeManager) Done() <-chan struct{} { return nm.done }
 
 // NodeID is the node's "host:port" (after Start).
 func (nm *NodeManager) NodeID() string {

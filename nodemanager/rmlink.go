@@ -86,21 +86,23 @@ func (nm *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
 	}
 }
 
-// run heartbeats until ctx ends or the RM shuts the node down.
-func (l *rmLink) run(ctx context.Context) {
+// run heartbeats until ctx ends or the RM shuts the node down; it reports whether the RM
+// did.
+func (l *rmLink) run(ctx context.Context) (shutdown bool) {
 	defer l.rt.Close()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(l.interval):
 		}
 		if !l.heartbeat(ctx) {
-			return
+			return ctx.Err() == nil
 		}
 	}
 }
 
+// heartbeat sends one heartbeat and applies the answer; false means stop.
 func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm := l.nm
 	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID),

@@ -175,29 +175,43 @@ type daemonService interface {
 	Shutdown(ctx context.Context) error
 }
 
-// serveUntilSignal starts d, runs it until SIGTERM or SIGINT, then shuts it down within
-// 30 s. It returns the process exit code.
+// serveUntilSignal starts d, runs it until SIGTERM or SIGINT (or until a daemon with a
+// Done channel is done), then shuts it down within 30 s. It returns the exit code.
 func serveUntilSignal(name string, d daemonService, log *logrus.Logger) int {
 	if err := d.Start(); err != nil {
 		log.Errorf("%s not started: %v", name, err)
 		return 1
 	}
-	waitForSignal(log)
+	var done <-chan struct{}
+	if dd, ok := d.(interface{ Done() <-chan struct{} }); ok {
+		done = dd.Done()
+	}
+	code := 0
+	if waitForSignal(log, done) {
+		log.Errorf("%s stopping: told to shut down", name)
+		code = 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := d.Shutdown(ctx); err != nil {
 		log.Errorf("%s shutdown: %v", name, err)
 		return 1
 	}
-	return 0
+	return code
 }
 
-func waitForSignal(log *logrus.Logger) {
+// waitForSignal blocks until SIGTERM/SIGINT or done; it reports whether done ended it.
+func waitForSignal(log *logrus.Logger, done <-chan struct{}) bool {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	s := <-sigs
-	signal.Stop(sigs)
-	log.WithField("signal", s.String()).Info("shutting down")
+	defer signal.Stop(sigs)
+	select {
+	case s := <-sigs:
+		log.WithField("signal", s.String()).Info("shutting down")
+		return false
+	case <-done:
+		return true
+	}
 }
 
 func runNodeManager(args []string, stderr io.Writer) int {
