@@ -203,3 +203,86 @@ echo "pi exit $? wall $(echo "$(date +%%s.%%N) - $start" | bc)"`, examples, c.pa
 		}
 	}
 }
+
+// TestTwoBobbinNMsAcceptance is issue 5's acceptance run: Bobbin RM + two Bobbin NMs (same
+// host, different ports and dirs, 768 MB each so work spreads): pi 2 10 with containers on
+// both NMs and the reduce fetching map output through Bobbin's shuffle; distributed shell
+// with two containers; `yarn application -kill` of a running `sleep 300` leaves it KILLED
+// with no container process left.
+func TestTwoBobbinNMsAcceptance(t *testing.T) {
+	c := newNSCluster(t)
+	c.bobbinNM, c.secondNM, c.nmMemoryMB = true, true, 768
+	writeMapredSite(t, c)
+	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
+	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
+echo "pi exit $?"
+timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
+echo "dshell exit $?"
+$Y jar %[2]s -jar %[2]s -shell_command 'sleep 300' -num_containers 1 -master_memory 256 -container_memory 128 > %[5]s 2>&1 &
+for i in $(seq 1 60); do
+  APP=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
+  [ -n "$APP" ] && [ "$(grep -l "BOBBIN_CONTAINER_ID=container_${APP#application_}_01_000002" /proc/[0-9]*/environ 2>/dev/null | wc -l)" -ge 1 ] && break
+  sleep 1
+done
+echo "sleeper $APP"
+$Y application -kill "$APP" 2>&1 | grep -v INFO
+sleep 3
+echo "left $(grep -l "BOBBIN_CONTAINER_ID=container_${APP#application_}_" /proc/[0-9]*/environ 2>/dev/null | wc -l)"
+echo "=== final list"
+$Y application -list -appStates ALL 2>&1 | grep application_
+$Y node -list -all 2>&1
+wc -c %[6]s/nm.log %[6]s/nm2.log`, examples, dshell, c.path("pi.log"), c.path("client.log"), c.path("sleeper.log"), c.dir))
+	piLog, _ := os.ReadFile(c.path("pi.log"))
+	fail := func(what string) {
+		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM1 log:\n%s\nNM2 log:\n%s\npi (tail):\n%s", what, err, out, c.logTail("nm.log", 40),
+			c.logTail("nm2.log", 40), tail(string(piLog), 30))
+	}
+	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
+		fail("pi did not succeed")
+	}
+	// The pi application (the first) ran containers on both NodeManagers.
+	piApp := ""
+	for _, f := range strings.Fields(out[strings.Index(out, "=== final list"):]) {
+		if strings.HasPrefix(f, "application_") && strings.HasSuffix(f, "_0001") {
+			piApp = f
+		}
+	}
+	n1, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), piApp, "container_*"))
+	n2, _ := filepath.Glob(filepath.Join(c.path("nm2"), "nm-logs", piApp, "container_*"))
+	if piApp == "" || len(n1) == 0 || len(n2) == 0 {
+		fail(fmt.Sprintf("pi (%s) containers: %d on NM1, %d on NM2", piApp, len(n1), len(n2)))
+	}
+	nmLogs := c.logTail("nm.log", 100000) + c.logTail("nm2.log", 100000)
+	if !strings.Contains(nmLogs, "map output served") {
+		fail("no map output was served by Bobbin's shuffle")
+	}
+	if !strings.Contains(out, "dshell exit 0") {
+		fail("distributed shell did not succeed")
+	}
+	hellos := 0
+	outs, _ := filepath.Glob(filepath.Join(c.dir, "*", "application_*", "container_*", "stdout"))
+	more, _ := filepath.Glob(filepath.Join(c.dir, "nm2", "nm-logs", "application_*", "container_*", "stdout"))
+	for _, f := range append(outs, more...) {
+		if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == "hello" {
+			hellos++
+		}
+	}
+	if hellos != 2 {
+		fail(fmt.Sprintf("%d containers printed hello, want 2", hellos))
+	}
+	final := out[strings.Index(out, "=== final list"):]
+	if !strings.Contains(final, "KILLED") || !strings.Contains(out, "left 0") {
+		fail("the sleep job was not KILLED, or container processes were left")
+	}
+	if !strings.Contains(final, "Total Nodes:2") {
+		fail("yarn node -list -all does not show both nodes")
+	}
+	t.Logf("pi containers: %d on NM1, %d on NM2", len(n1), len(n2))
+	for _, l := range strings.Split(string(piLog), "\n") {
+		if strings.Contains(l, "Job Finished in") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+}

@@ -18,6 +18,10 @@ type nsCluster struct {
 	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager; apacheRM runs
 	// the Apache ResourceManager instead of Bobbin's.
 	bobbinNM, apacheRM bool
+	// secondNM adds a second Bobbin NodeManager (its own conf dir, ports and dirs);
+	// nmMemoryMB, when set, is each NM's memory, so that work must spread over both.
+	secondNM   bool
+	nmMemoryMB int
 }
 
 // newNSCluster skips unless Hadoop, root and unshare are available, and writes the
@@ -45,11 +49,34 @@ func (c *nsCluster) path(name string) string { return filepath.Join(c.dir, name)
 // "rm exit N".
 func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (string, error) {
 	t.Helper()
-	nm := c.home + "/bin/yarn nodemanager"
+	// The yarn launcher exports these for a Java NM; containers' classpaths need them.
+	bobbinNM := func(confDir string) string {
+		return fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
+			c.home, bobbinBinary(t), confDir)
+	}
+	if c.nmMemoryMB > 0 {
+		c.writeNMConf(t, c.confDir, nmConf(c.dir))
+	}
+	nms := []string{c.home + "/bin/yarn nodemanager > " + c.path("nm.log") + " 2>&1 &"}
 	if c.bobbinNM {
-		// The yarn launcher exports these for a Java NM; containers' classpaths need them.
-		nm = fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
-			c.home, bobbinBinary(t), c.confDir)
+		nms[0] = bobbinNM(c.confDir) + " > " + c.path("nm.log") + " 2>&1 &"
+	}
+	if c.secondNM {
+		dir2 := c.path("nm2")
+		for _, d := range []string{"conf", "nm-local", "nm-logs"} {
+			os.MkdirAll(filepath.Join(dir2, d), 0o755)
+		}
+		props := nmConf(dir2)
+		props["yarn.nodemanager.address"] = "127.0.0.1:8051"
+		props["yarn.nodemanager.localizer.address"] = "127.0.0.1:8050"
+		props["yarn.nodemanager.webapp.address"] = "127.0.0.1:8052"
+		props["mapreduce.shuffle.port"] = "13563"
+		c.writeNMConf(t, filepath.Join(dir2, "conf"), props)
+		nms = append(nms, bobbinNM(filepath.Join(dir2, "conf"))+" > "+c.path("nm2.log")+" 2>&1 &")
+	}
+	start := ""
+	for _, l := range nms {
+		start += l + "\nNMS=\"$NMS $!\"\n"
 	}
 	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
 	if c.apacheRM {
@@ -57,16 +84,16 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 	}
 	script := fmt.Sprintf(`set -u
 ip link set lo up
-%[7]s > %[3]s/rm.log 2>&1 &
+%[1]s > %[2]s/rm.log 2>&1 &
 RM=$!
-%[6]s > %[3]s/nm.log 2>&1 &
-NM=$!
-for i in $(seq 1 90); do %[4]s/bin/yarn node -list 2>/dev/null | grep -q RUNNING && break; sleep 1; done
-cd %[3]s/work
+NMS=
+%[3]s
+for i in $(seq 1 90); do [ "$(%[4]s/bin/yarn node -list 2>/dev/null | grep -c RUNNING)" -ge %[6]d ] && break; sleep 1; done
+cd %[2]s/work
 %[5]s
-kill $NM; sleep 1; kill -9 $NM 2>/dev/null
+kill $NMS; sleep 1; kill -9 $NMS 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
-`, bobbinBinary(t), c.confDir, c.dir, c.home, body, nm, rm)
+`, rm, c.dir, start, c.home, body, len(nms))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-n", "bash", "-c", script)
@@ -79,4 +106,13 @@ kill $RM; wait $RM; echo "rm exit $?"
 func (c *nsCluster) logTail(name string, n int) string {
 	b, _ := os.ReadFile(c.path(name))
 	return tail(string(b), n)
+}
+
+// writeNMConf writes a conf dir for a NodeManager of this cluster: props, with the memory
+// override applied.
+func (c *nsCluster) writeNMConf(t *testing.T, dir string, props map[string]string) {
+	if c.nmMemoryMB > 0 {
+		props["yarn.nodemanager.resource.memory-mb"] = fmt.Sprint(c.nmMemoryMB)
+	}
+	writeConf(t, dir, props)
 }

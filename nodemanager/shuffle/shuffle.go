@@ -210,7 +210,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	bw.Flush()
+	if bw.Flush() == nil {
+		log.WithFields(logrus.Fields{"job": jobs[0], "reduce": reduce, "maps": len(parts), "bytes": total}).Info("map output served")
+	}
 }
 
 // shuffleHeader is the Writable ShuffleHeader: Text mapId, VLong compressed length,
