@@ -40,6 +40,8 @@ type Process interface {
 	// Stop ends the whole tree: SIGTERM, then SIGKILL after grace; it returns when the
 	// launch shell has exited and no process of the container is left.
 	Stop(grace time.Duration)
+	// Usage is the memory the container's processes use now.
+	Usage() Usage
 }
 
 // Executor starts container processes.

@@ -80,6 +80,8 @@ func exitCode(st *os.ProcessState, err error) int {
 	return st.ExitCode()
 }
 
+func (p *process) Usage() Usage { return MemoryUsage(p.id, p.Pid()) }
+
 func (p *process) Wait() int {
 	<-p.done
 	return p.exit
@@ -160,4 +162,40 @@ func parseStat(b []byte) (state string, pgrp, session int, ok bool) {
 		return "", 0, 0, false
 	}
 	return f[0], pg, s, true
+}
+
+// Usage is the memory a container's processes use.
+type Usage struct {
+	RSS   int64 // resident bytes
+	VSize int64 // virtual bytes
+	Procs int
+}
+
+// MemoryUsage sums the resident and virtual memory of a container's live processes (as
+// Stragglers finds them), from /proc/<pid>/stat.
+func MemoryUsage(id string, pgid int) Usage {
+	var u Usage
+	page := int64(os.Getpagesize())
+	for _, pid := range Stragglers(id, pgid) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		// After the command: state(0) ... vsize is field 23 and rss field 24 of stat,
+		// i.e. indexes 20 and 21 here.
+		if len(f) < 22 {
+			continue
+		}
+		vs, _ := strconv.ParseInt(f[20], 10, 64)
+		rss, _ := strconv.ParseInt(f[21], 10, 64)
+		u.VSize += vs
+		u.RSS += rss * page
+		u.Procs++
+	}
+	return u
 }

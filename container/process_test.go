@@ -81,3 +81,21 @@ func TestParseStat(t *testing.T) {
 		t.Fatalf("%q %d %d %v", st, pg, sid, ok)
 	}
 }
+
+func TestMemoryUsage(t *testing.T) {
+	id := "container_1_0001_01_000009"
+	// tail keeps its whole (newline-free) input in memory.
+	p, _ := launch(t, id, "head -c 200000000 /dev/zero | tail\n")
+	defer p.Stop(0)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		u := MemoryUsage(id, p.Pid())
+		if u.RSS > 150<<20 && u.VSize >= u.RSS && u.Procs >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage %+v", u)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -57,6 +57,10 @@ type Settings struct {
 	AllowSimple   bool
 	MaxDataLength int
 	DefaultFS     string
+	PmemCheck     bool
+	VmemCheck     bool
+	VmemRatio     float64
+	MonitorEvery  time.Duration
 }
 
 // ReadSettings reads and validates the NodeManager's keys, reporting every problem.
@@ -134,6 +138,17 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.DefaultFS, err = c.Trimmed("fs.defaultFS")
 	add(err)
+	s.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
+	add(err)
+	s.VmemCheck, err = c.Bool("yarn.nodemanager.vmem-check-enabled")
+	add(err)
+	s.VmemRatio, err = c.Float("yarn.nodemanager.vmem-pmem-ratio")
+	add(err)
+	s.MonitorEvery, err = c.Duration("yarn.nodemanager.container-monitor.interval-ms", time.Millisecond)
+	add(err)
+	if err == nil && s.MonitorEvery <= 0 {
+		add(fmt.Errorf("conf: yarn.nodemanager.container-monitor.interval-ms must be positive"))
+	}
 	for _, a := range s.AuxServices {
 		if a != shuffleService {
 			add(fmt.Errorf("conf: yarn.nodemanager.aux-services: auxiliary service %q is not available in Bobbin (only %s)", a, shuffleService))
@@ -281,6 +296,11 @@ func (nm *NodeManager) Start() error {
 		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			nm.log.WithError(err).Error("web server stopped")
 		}
+	}()
+	nm.wg.Add(1)
+	go func() {
+		defer nm.wg.Done()
+		nm.monitorMemory(nm.ctx)
 	}()
 	link := newRMLink(nm)
 	if err := link.register(nm.ctx); err != nil {

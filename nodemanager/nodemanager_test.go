@@ -65,7 +65,7 @@ func newCluster(t *testing.T) *cluster {
 		"yarn.nodemanager.address": "127.0.0.1:0", "yarn.nodemanager.webapp.address": "127.0.0.1:0",
 		"yarn.nodemanager.local-dirs": filepath.Join(dir, "local"), "yarn.nodemanager.log-dirs": filepath.Join(dir, "logs"),
 		"yarn.nodemanager.resource.memory-mb": "2048", "yarn.nodemanager.aux-services": "mapreduce_shuffle", "mapreduce.shuffle.port": "0",
-		"yarn.nodemanager.sleep-delay-before-sigkill.ms": "100",
+		"yarn.nodemanager.sleep-delay-before-sigkill.ms": "100", "yarn.nodemanager.container-monitor.interval-ms": "100",
 	} {
 		nc.Set(k, v)
 	}
@@ -234,5 +234,33 @@ func TestLaunchContract(t *testing.T) {
 	if len(fields) != 6 || fields[0] != id.String() || fields[1] != "alice" || fields[2] != work+":/opt/x/lib" || fields[3] != "resource" ||
 		fields[4] != "tmp" || fields[5] != work+"/container_tokens" {
 		t.Fatalf("container saw %q", out)
+	}
+}
+
+// A container whose processes outgrow its allocation is killed with KILLED_EXCEEDED_PMEM.
+func TestMemoryLimitKillsContainer(t *testing.T) {
+	c := newCluster(t)
+	ctrs := c.containers(t, 1) // 128 MB
+	nm := c.client()
+	defer nm.Close()
+	// tail keeps its newline-free input in memory: ~400 MB resident.
+	clc := &yarnpb.ContainerLaunchContextProto{Command: []string{"head -c 400000000 /dev/zero | tail"}}
+	if _, err := nm.Start(context.Background(), clc, ctrs[0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := nm.Status(context.Background(), ctrs[0].GetId())
+		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			if st.GetExitStatus() != exitExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
+				!strings.Contains(st.GetDiagnostics(), "of 128.0 MB physical memory used") {
+				t.Fatalf("status %v", st)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not killed: %v %v", st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
