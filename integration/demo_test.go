@@ -48,6 +48,8 @@ func startBobbinCluster(t *testing.T, extra ...string) *bobbinCluster {
 		"yarn.nodemanager.resource.cpu-vcores":                    "4",
 		"yarn.nodemanager.aux-services":                           "mapreduce_shuffle",
 		"mapreduce.shuffle.port":                                  "0",
+		"yarn.nodemanager.vmem-check-enabled":                     "false", // Go reserves ~1.7 GB of address space
+		"yarn.nodemanager.container-monitor.interval-ms":          "200",
 		"yarn.resourcemanager.admin.address":                      c.adminAddr,
 	}
 	for i := 0; i+1 < len(extra); i += 2 {

@@ -17,6 +17,9 @@ cat >"$work/yarn-site.xml" <<XML
   <property><name>yarn.nodemanager.local-dirs</name><value>$work/nm-local</value></property>
   <property><name>yarn.nodemanager.log-dirs</name><value>$work/nm-logs</value></property>
   <property><name>yarn.scheduler.minimum-allocation-mb</name><value>128</value></property>
+  <!-- Go and Java runtimes reserve far more virtual memory than they use: like most
+       clusters, the demo keeps the physical-memory check and turns the virtual one off. -->
+  <property><name>yarn.nodemanager.vmem-check-enabled</name><value>false</value></property>
 </configuration>
 XML
 echo "Starting bobbin resourcemanager on 127.0.0.1:${port} and a nodemanager (logs: $work/rm.log, $work/nm.log)"
