@@ -113,18 +113,29 @@ type dirs struct {
 	localDir string   // the local dir the work dir is on
 }
 
+// dirsFor lays out a container over the good dirs (all configured ones if none is good:
+// the launch then fails with the reason).
 func (nm *NodeManager) dirsFor(c *nmContainer) dirs {
 	app, cid := c.id.Attempt.App.String(), c.id.String()
+	nm.mu.Lock()
+	local, logs := nm.disks.goodLocal, nm.disks.goodLog
+	nm.mu.Unlock()
+	if len(local) == 0 {
+		local = nm.settings.LocalDirs
+	}
+	if len(logs) == 0 {
+		logs = nm.settings.LogDirs
+	}
 	var d dirs
-	for _, l := range nm.settings.LocalDirs {
+	for _, l := range local {
 		d.appDirs = append(d.appDirs, filepath.Join(l, "usercache", c.user, "appcache", app))
 	}
-	for _, l := range nm.settings.LogDirs {
+	for _, l := range logs {
 		d.logDirs = append(d.logDirs, filepath.Join(l, app, cid))
 	}
 	// Work dirs are spread over the local dirs by container number.
 	i := int(c.id.ID) % len(d.appDirs)
-	d.localDir, d.work = nm.settings.LocalDirs[i], filepath.Join(d.appDirs[i], cid)
+	d.localDir, d.work = local[i], filepath.Join(d.appDirs[i], cid)
 	return d
 }
 
@@ -296,6 +307,16 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 		os.RemoveAll(filepath.Join(l, "usercache", a.user, "appcache", id.String()))
 	}
 	nm.log.WithField("application", id.String()).Info("application finished on this node; cleaned up")
+	// Without log aggregation, container logs stay yarn.nodemanager.log.retain-seconds.
+	select {
+	case <-nm.ctx.Done():
+		return
+	case <-time.After(nm.settings.LogRetain - nm.settings.DebugDelay):
+	}
+	for _, l := range nm.settings.LogDirs {
+		os.RemoveAll(filepath.Join(l, id.String()))
+	}
+	nm.log.WithField("application", id.String()).Info("application logs deleted after yarn.nodemanager.log.retain-seconds")
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -38,29 +38,33 @@ type Options struct {
 
 // Settings are the NodeManager's configuration values, read and checked at start.
 type Settings struct {
-	Host          string // the NodeId host
-	Addr          string // bind address of ContainerManagementProtocol
-	WebAddr       string
-	RMTracker     string
-	LocalDirs     []string
-	LogDirs       []string
-	MemoryMB      int64
-	VCores        int32
-	Handlers      int
-	AuxServices   []string
-	ShufflePort   int
-	EnvWhitelist  []string
-	AdminEnv      []string
-	KillDelay     time.Duration
-	UserHome      string
-	DebugDelay    time.Duration
-	AllowSimple   bool
-	MaxDataLength int
-	DefaultFS     string
-	PmemCheck     bool
-	VmemCheck     bool
-	VmemRatio     float64
-	MonitorEvery  time.Duration
+	Host           string // the NodeId host
+	Addr           string // bind address of ContainerManagementProtocol
+	WebAddr        string
+	RMTracker      string
+	LocalDirs      []string
+	LogDirs        []string
+	MemoryMB       int64
+	VCores         int32
+	Handlers       int
+	AuxServices    []string
+	ShufflePort    int
+	EnvWhitelist   []string
+	AdminEnv       []string
+	KillDelay      time.Duration
+	UserHome       string
+	DebugDelay     time.Duration
+	AllowSimple    bool
+	MaxDataLength  int
+	DefaultFS      string
+	DiskCheckEvery time.Duration
+	DiskMaxPercent float64
+	DiskMinFreeMB  int64
+	LogRetain      time.Duration
+	PmemCheck      bool
+	VmemCheck      bool
+	VmemRatio      float64
+	MonitorEvery   time.Duration
 }
 
 // ReadSettings reads and validates the NodeManager's keys, reporting every problem.
@@ -138,6 +142,17 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.DefaultFS, err = c.Trimmed("fs.defaultFS")
 	add(err)
+	s.DiskCheckEvery, err = c.Duration("yarn.nodemanager.disk-health-checker.interval-ms", time.Millisecond)
+	add(err)
+	if err == nil && s.DiskCheckEvery <= 0 {
+		add(fmt.Errorf("conf: yarn.nodemanager.disk-health-checker.interval-ms must be positive"))
+	}
+	s.DiskMaxPercent, err = c.Float("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage")
+	add(err)
+	s.DiskMinFreeMB, err = c.Int64("yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb")
+	add(err)
+	s.LogRetain, err = c.Duration("yarn.nodemanager.log.retain-seconds", time.Second)
+	add(err)
 	s.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
 	add(err)
 	s.VmemCheck, err = c.Bool("yarn.nodemanager.vmem-check-enabled")
@@ -189,6 +204,7 @@ type NodeManager struct {
 	containers   map[records.ContainerID]*nmContainer
 	apps         map[records.ApplicationID]*nmApp
 	shuffle      *shuffleServer
+	disks        diskHealth
 }
 
 type masterKey struct {
@@ -297,10 +313,18 @@ func (nm *NodeManager) Start() error {
 			nm.log.WithError(err).Error("web server stopped")
 		}
 	}()
-	nm.wg.Add(1)
+	nm.disks = nm.checkDisks()
+	if nm.disks.report != "" {
+		nm.log.WithField("healthy", nm.disks.healthy()).Warn(nm.disks.report)
+	}
+	nm.wg.Add(2)
 	go func() {
 		defer nm.wg.Done()
 		nm.monitorMemory(nm.ctx)
+	}()
+	go func() {
+		defer nm.wg.Done()
+		nm.watchDisks(nm.ctx)
 	}()
 	link := newRMLink(nm)
 	if err := link.register(nm.ctx); err != nil {

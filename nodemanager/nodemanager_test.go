@@ -264,3 +264,27 @@ func TestMemoryLimitKillsContainer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestDiskHealth(t *testing.T) {
+	dir := t.TempDir()
+	notADir := filepath.Join(dir, "file")
+	os.WriteFile(notADir, nil, 0o644)
+	c := conf.New()
+	c.Set("yarn.nodemanager.local-dirs", filepath.Join(dir, "good")+","+notADir)
+	c.Set("yarn.nodemanager.log-dirs", filepath.Join(notADir, "logs"))
+	nm, err := New(Options{Conf: c, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := nm.checkDisks()
+	if len(h.goodLocal) != 1 || len(h.goodLog) != 0 || h.healthy() ||
+		!strings.Contains(h.report, "1/2 local-dirs are bad: "+notADir) || !strings.Contains(h.report, "1/1 log-dirs are bad") {
+		t.Fatalf("%+v", h)
+	}
+	c.Set("yarn.nodemanager.log-dirs", filepath.Join(dir, "logs"))
+	c.Set("yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb", "999999999")
+	nm, _ = New(Options{Conf: c, Logger: quiet()})
+	if h := nm.checkDisks(); h.healthy() || !strings.Contains(h.report, "free space below limit of 999999999MB") {
+		t.Fatalf("%+v", h)
+	}
+}

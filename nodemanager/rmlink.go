@@ -105,9 +105,13 @@ func (l *rmLink) run(ctx context.Context) (shutdown bool) {
 // heartbeat sends one heartbeat and applies the answer; false means stop.
 func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm := l.nm
+	nm.mu.Lock()
+	disks := nm.disks
+	nm.mu.Unlock()
 	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID),
 		ContainersStatuses: nm.containerStatuses(),
-		NodeHealthStatus:   &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}}
+		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(disks.healthy()), HealthReport: proto.String(disks.report),
+			LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}}
 	nm.mu.Lock()
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
 	if nm.lastCKey != nil {
