@@ -52,6 +52,22 @@ func (h HDFS) Stat(_ context.Context, u *url.URL, user string) (time.Time, bool,
 	return st.ModTime(), st.IsDir(), nil
 }
 
+// Public implements FileSystem.
+func (h HDFS) Public(_ context.Context, u *url.URL, user string) (bool, error) {
+	c, err := h.client(u, user)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	return publicPath(u.Path, func(p string) (os.FileMode, error) {
+		st, err := c.Stat(p)
+		if err != nil {
+			return 0, err
+		}
+		return st.Mode(), nil
+	})
+}
+
 // Copy implements FileSystem.
 func (h HDFS) Copy(_ context.Context, u *url.URL, user, dst string) error {
 	c, err := h.client(u, user)

@@ -64,6 +64,9 @@ type FileSystem interface {
 	Stat(ctx context.Context, u *url.URL, user string) (modTime time.Time, dir bool, err error)
 	// Copy copies the source (a file, or a directory recursively) to dst.
 	Copy(ctx context.Context, u *url.URL, user, dst string) error
+	// Public reports whether every user may read the source: it is world-readable and
+	// every ancestor directory world-executable (FSDownload.isPublic).
+	Public(ctx context.Context, u *url.URL, user string) (bool, error)
 }
 
 // Options configure a Localizer.
@@ -261,6 +264,15 @@ func fetch(ctx context.Context, fss map[string]FileSystem, r Resource, user, dir
 	if got := mod.UnixMilli(); got != r.Timestamp {
 		return "", fmt.Errorf("Resource %s changed on src filesystem (expected %d, was %d", r.URL, r.Timestamp, got)
 	}
+	if r.Visibility == yarnpb.LocalResourceVisibilityProto_PUBLIC {
+		ok, err := fsys.Public(ctx, u, user)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", fmt.Errorf("Resource %s is not publicly accessable and as such cannot be part of the public cache.", r.URL)
+		}
+	}
 	base := path.Base(u.Path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -328,6 +340,42 @@ func (LocalFS) Stat(_ context.Context, u *url.URL, _ string) (time.Time, bool, e
 		return time.Time{}, false, err
 	}
 	return st.ModTime(), st.IsDir(), nil
+}
+
+// Public implements FileSystem.
+func (LocalFS) Public(_ context.Context, u *url.URL, _ string) (bool, error) {
+	return publicPath(u.Path, func(p string) (fs.FileMode, error) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, err
+		}
+		return st.Mode(), nil
+	})
+}
+
+// publicPath applies the public-cache rule with a stat function: the path (and, for a
+// directory, what it holds is not checked here, as FSDownload checks the top) readable by
+// others, its ancestors searchable by others.
+func publicPath(p string, mode func(string) (fs.FileMode, error)) (bool, error) {
+	m, err := mode(p)
+	if err != nil {
+		return false, err
+	}
+	if m.Perm()&0o004 == 0 || (m.IsDir() && m.Perm()&0o001 == 0) {
+		return false, nil
+	}
+	for dir := path.Dir(p); ; dir = path.Dir(dir) {
+		m, err := mode(dir)
+		if err != nil {
+			return false, err
+		}
+		if m.Perm()&0o001 == 0 {
+			return false, nil
+		}
+		if dir == "/" || dir == "." {
+			return true, nil
+		}
+	}
 }
 
 // Copy implements FileSystem.

@@ -15,6 +15,15 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// publicDir is a temp dir everyone may search (t.TempDir makes 0700 dirs, which keep
+// their files out of the public cache).
+func publicDir(t *testing.T) string {
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	os.Chmod(filepath.Dir(d), 0o755)
+	return d
+}
+
 func writeZip(t *testing.T, path string, files map[string]string) {
 	t.Helper()
 	f, _ := os.Create(path)
@@ -64,7 +73,7 @@ func read(t *testing.T, path string) string {
 }
 
 func TestFileArchivePatternAndVisibility(t *testing.T) {
-	src, local := t.TempDir(), t.TempDir()
+	src, local := publicDir(t), t.TempDir()
 	os.WriteFile(filepath.Join(src, "job.xml"), []byte("<configuration/>"), 0o644)
 	writeZip(t, filepath.Join(src, "job.jar"), map[string]string{"classes/a.class": "A", "lib/dep.jar": "D", "org/x/Main.class": "M"})
 	writeZip(t, filepath.Join(src, "__spark_libs__123.zip"), map[string]string{"spark-core.jar": "S"})
@@ -122,7 +131,7 @@ func TestFileArchivePatternAndVisibility(t *testing.T) {
 }
 
 func TestChangedMissingAndHostileSources(t *testing.T) {
-	src, local := t.TempDir(), t.TempDir()
+	src, local := publicDir(t), t.TempDir()
 	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a"), 0o644)
 	l := New(Options{LocalDirs: []string{local}})
 	r := resource(t, "a.txt", filepath.Join(src, "a.txt"), yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_APPLICATION)
@@ -140,6 +149,16 @@ func TestChangedMissingAndHostileSources(t *testing.T) {
 	if _, err := l.Localize(context.Background(), "u", "app", []Resource{ev}); err == nil || !strings.Contains(err.Error(), "escapes") {
 		t.Fatalf("err = %v", err)
 	}
+	// A PUBLIC resource must be readable by everyone.
+	os.WriteFile(filepath.Join(src, "secret"), []byte("s"), 0o600)
+	sec := resource(t, "secret", filepath.Join(src, "secret"), yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_PUBLIC)
+	if _, err := l.Localize(context.Background(), "u", "app", []Resource{sec}); err == nil || !strings.Contains(err.Error(), "is not publicly accessable") {
+		t.Fatalf("err = %v", err)
+	}
+	sec.Visibility = yarnpb.LocalResourceVisibilityProto_PRIVATE
+	if _, err := l.Localize(context.Background(), "u", "app", []Resource{sec}); err != nil {
+		t.Fatalf("private: %v", err)
+	}
 	r.URL = "s3a://bucket/x"
 	if _, err := l.Localize(context.Background(), "u", "app", []Resource{r}); err == nil || !strings.Contains(err.Error(), "No FileSystem for scheme: s3a") {
 		t.Fatalf("err = %v", err)
@@ -148,7 +167,7 @@ func TestChangedMissingAndHostileSources(t *testing.T) {
 
 // Many containers asking at once for one resource share a single download.
 func TestConcurrentRequestsShareDownload(t *testing.T) {
-	src, local := t.TempDir(), t.TempDir()
+	src, local := publicDir(t), t.TempDir()
 	os.WriteFile(filepath.Join(src, "big"), make([]byte, 1<<20), 0o644)
 	l := New(Options{LocalDirs: []string{local}})
 	r := resource(t, "big", filepath.Join(src, "big"), yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_PUBLIC)
