@@ -286,3 +286,48 @@ wc -c %[6]s/nm.log %[6]s/nm2.log`, examples, dshell, c.path("pi.log"), c.path("c
 		}
 	}
 }
+
+// TestHDFSLocalizationOnBobbinNM: with fs.defaultFS on a real HDFS (the distribution's
+// NameNode and DataNode), distributed shell uploads its AM jar and a shell script to HDFS
+// and Bobbin's NodeManager localizes both from hdfs:// for the AM and the task containers.
+func TestHDFSLocalizationOnBobbinNM(t *testing.T) {
+	c := newNSCluster(t)
+	if _, err := os.Stat(filepath.Join(c.home, "share", "hadoop", "hdfs", "hadoop-hdfs-2.7.3.jar")); err != nil {
+		t.Skipf("needs the HDFS jar to run a NameNode and DataNode: %v", err)
+	}
+	c.bobbinNM = true
+	core := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "hdfs://127.0.0.1:9000") +
+		prop("hadoop.tmp.dir", c.path("hadoop-tmp")) + "</configuration>\n"
+	hdfs := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("dfs.replication", "1") +
+		prop("dfs.namenode.name.dir", c.path("nn")) + prop("dfs.datanode.data.dir", c.path("dn")) +
+		prop("dfs.namenode.rpc-address", "127.0.0.1:9000") + "</configuration>\n"
+	os.WriteFile(filepath.Join(c.confDir, "core-site.xml"), []byte(core), 0o644)
+	os.WriteFile(filepath.Join(c.confDir, "hdfs-site.xml"), []byte(hdfs), 0o644)
+	script := c.path("hello.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\necho hello from hdfs $CONTAINER_ID\n"), 0o755)
+	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	out, err := c.run(t, 6*time.Minute, fmt.Sprintf(`H=$HADOOP_HOME/bin/hdfs
+$H namenode -format -force -nonInteractive > %[3]s/format.log 2>&1
+$H namenode > %[3]s/nn.log 2>&1 &
+NN=$!
+$H datanode > %[3]s/dn.log 2>&1 &
+DN=$!
+for i in $(seq 1 60); do $H dfsadmin -report 2>/dev/null | grep -q "Live datanodes (1)" && break; sleep 1; done
+timeout 150 $HADOOP_HOME/bin/yarn jar %[1]s -jar %[1]s -shell_script %[2]s -num_containers 2 -master_memory 256 -container_memory 128 > %[3]s/client.log 2>&1
+echo "dshell exit $?"
+$H dfs -ls -R /user 2>&1 | grep -c AppMaster.jar | sed 's/^/jars on hdfs: /'
+kill $NN $DN`, dshell, script, c.dir))
+	if err != nil || !strings.Contains(out, "dshell exit 0") || strings.Contains(out, "jars on hdfs: 0") {
+		t.Fatalf("err %v\noutput:\n%s\nNM log:\n%s\nclient:\n%s\nnn:\n%s", err, out, c.logTail("nm.log", 60), c.logTail("client.log", 30), c.logTail("nn.log", 20))
+	}
+	hellos := 0
+	outs, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), "application_*", "container_*", "stdout"))
+	for _, f := range outs {
+		if b, _ := os.ReadFile(f); strings.HasPrefix(strings.TrimSpace(string(b)), "hello from hdfs container_") {
+			hellos++
+		}
+	}
+	if hellos != 2 {
+		t.Fatalf("%d containers ran the script localized from HDFS (%v)\nNM log:\n%s", hellos, outs, c.logTail("nm.log", 60))
+	}
+}
