@@ -86,6 +86,8 @@ var Defaults = []Default{
 	{Key: "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", Value: "90.0", Doc: "A dir on a disk fuller than this is bad."},
 	{Key: "yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb", Value: "0", Doc: "A dir on a disk with less free space than this is bad."},
 	{Key: "yarn.nodemanager.log.retain-seconds", Value: "10800", Doc: "How long a finished application's container logs are kept (no log aggregation)."},
+	{Key: "yarn.nodemanager.localizer.cache.target-size-mb", Value: "10240", Doc: "Size the PUBLIC and PRIVATE caches are trimmed to (unused entries, oldest first)."},
+	{Key: "yarn.nodemanager.localizer.cache.cleanup.interval-ms", Value: "600000", Doc: "How often the caches are trimmed."},
 	{Key: "yarn.nodemanager.user-home-dir", Value: "/home/", Doc: "HOME of container processes."},
 	{Key: "yarn.nodemanager.delete.debug-delay-sec", Value: "0", Doc: "How long a finished application's work dirs are kept before deletion."},
 	{Key: "bobbin.nodemanager.allow-simple-auth", Value: "false", Doc: "Bobbin addition: accept ContainerManagementProtocol calls without an NMToken (SIMPLE), trusting the caller's claims."},

@@ -61,6 +61,8 @@ type Settings struct {
 	DiskMaxPercent float64
 	DiskMinFreeMB  int64
 	LogRetain      time.Duration
+	CacheTarget    int64
+	CacheCleanup   time.Duration
 	PmemCheck      bool
 	VmemCheck      bool
 	VmemRatio      float64
@@ -153,6 +155,14 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.LogRetain, err = c.Duration("yarn.nodemanager.log.retain-seconds", time.Second)
 	add(err)
+	mb, err := c.Int64("yarn.nodemanager.localizer.cache.target-size-mb")
+	add(err)
+	s.CacheTarget = mb << 20
+	s.CacheCleanup, err = c.Duration("yarn.nodemanager.localizer.cache.cleanup.interval-ms", time.Millisecond)
+	add(err)
+	if err == nil && s.CacheCleanup <= 0 {
+		add(fmt.Errorf("conf: yarn.nodemanager.localizer.cache.cleanup.interval-ms must be positive"))
+	}
 	s.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
 	add(err)
 	s.VmemCheck, err = c.Bool("yarn.nodemanager.vmem-check-enabled")
@@ -317,10 +327,14 @@ func (nm *NodeManager) Start() error {
 	if nm.disks.report != "" {
 		nm.log.WithField("healthy", nm.disks.healthy()).Warn(nm.disks.report)
 	}
-	nm.wg.Add(2)
+	nm.wg.Add(3)
 	go func() {
 		defer nm.wg.Done()
 		nm.monitorMemory(nm.ctx)
+	}()
+	go func() {
+		defer nm.wg.Done()
+		nm.trimCaches(nm.ctx)
 	}()
 	go func() {
 		defer nm.wg.Done()
@@ -382,4 +396,20 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	nm.wg.Wait()
 	nm.log.Info("NodeManager stopped")
 	return errors.Join(errs...)
+}
+
+// trimCaches keeps the resource caches under their target size until ctx ends.
+func (nm *NodeManager) trimCaches(ctx context.Context) {
+	t := time.NewTicker(nm.settings.CacheCleanup)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if freed := nm.local.Trim(nm.settings.CacheTarget); freed > 0 {
+			nm.log.WithFields(logrus.Fields{"freed_bytes": freed, "cache_bytes": nm.local.CacheSize()}).Info("resource cache trimmed")
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,10 +97,13 @@ type cacheKey struct {
 }
 
 type entry struct {
-	ready chan struct{} // closed when the download ended
-	path  string
-	err   error
-	refs  int
+	ready    chan struct{} // closed when the download ended
+	dir      string        // the cache directory (<...>/filecache/<n>)
+	path     string
+	err      error
+	refs     int
+	size     int64
+	lastUsed time.Time
 }
 
 // New returns a Localizer over the given local dirs.
@@ -160,6 +164,7 @@ func (l *Localizer) Localize(ctx context.Context, user, app string, res []Resour
 			go l.download(k, e, r, user, app)
 		}
 		e.refs++
+		e.lastUsed = time.Now()
 		z.keys = append(z.keys, k)
 		jobs = append(jobs, job{r, e})
 	}
@@ -218,10 +223,79 @@ func (l *Localizer) download(k cacheKey, e *entry, r Resource, user, app string)
 	if err == nil {
 		e.path, err = fetch(context.Background(), l.opts.FileSystems, r, user, dir)
 	}
+	size := dirSize(dir)
+	l.mu.Lock()
+	e.dir, e.size = dir, size
+	l.mu.Unlock()
 	if err != nil {
 		os.RemoveAll(dir)
 		e.err = fmt.Errorf("resource %s (%s): %w", r.Link, r.URL, err)
 	}
+}
+
+// CacheSize is the bytes the PUBLIC and PRIVATE caches hold.
+func (l *Localizer) CacheSize() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for k, e := range l.entries {
+		if k.app == "" && isClosed(e.ready) {
+			n += e.size
+		}
+	}
+	return n
+}
+
+// Trim deletes unreferenced PUBLIC and PRIVATE cache entries, least recently used first,
+// until the caches hold at most target bytes (yarn.nodemanager.localizer.cache.target-size-mb).
+// It returns the bytes freed.
+func (l *Localizer) Trim(target int64) int64 {
+	l.mu.Lock()
+	type cand struct {
+		k cacheKey
+		e *entry
+	}
+	var total int64
+	var idle []cand
+	for k, e := range l.entries {
+		if k.app != "" || !isClosed(e.ready) {
+			continue
+		}
+		total += e.size
+		if e.refs == 0 {
+			idle = append(idle, cand{k, e})
+		}
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].e.lastUsed.Before(idle[j].e.lastUsed) })
+	var gone []string
+	var freed int64
+	for _, c := range idle {
+		if total <= target {
+			break
+		}
+		delete(l.entries, c.k)
+		total -= c.e.size
+		freed += c.e.size
+		gone = append(gone, c.e.dir)
+	}
+	l.mu.Unlock()
+	for _, d := range gone {
+		os.RemoveAll(d)
+	}
+	return freed
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // CleanupApp removes an application's APPLICATION resources and forgets them.

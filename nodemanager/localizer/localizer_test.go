@@ -196,3 +196,33 @@ func TestConcurrentRequestsShareDownload(t *testing.T) {
 		t.Fatalf("%d downloads", len(dirs))
 	}
 }
+
+// Unreferenced cached resources are deleted, oldest first, down to the target size.
+func TestTrimCache(t *testing.T) {
+	src, local := publicDir(t), t.TempDir()
+	l := New(Options{LocalDirs: []string{local}})
+	var zs []*Localized
+	for _, name := range []string{"a", "b", "c"} {
+		p := filepath.Join(src, name)
+		os.WriteFile(p, make([]byte, 1000), 0o644)
+		z, err := l.Localize(context.Background(), "u", "app", []Resource{resource(t, name, p, yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_PUBLIC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		zs = append(zs, z)
+	}
+	if l.CacheSize() != 3000 {
+		t.Fatalf("cache %d", l.CacheSize())
+	}
+	zs[0].Release()
+	zs[1].Release() // c stays in use
+	if freed := l.Trim(1500); freed != 2000 || l.CacheSize() != 1000 {
+		t.Fatalf("freed %d, left %d", freed, l.CacheSize())
+	}
+	if _, err := os.Stat(zs[0].Paths["a"]); !os.IsNotExist(err) {
+		t.Fatal("trimmed file still on disk")
+	}
+	if _, err := os.Stat(zs[2].Paths["c"]); err != nil {
+		t.Fatal("a resource in use was trimmed")
+	}
+}
