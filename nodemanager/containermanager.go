@@ -227,13 +227,9 @@ type shuffleServer struct {
 	srv *shuffle.Server
 }
 
-func startShuffle(nm *NodeManager, port int) (*shuffleServer, error) {
+func startShuffle(nm *NodeManager) (*shuffleServer, error) {
 	h := &shuffle.Handler{LocalDirs: nm.settings.LocalDirs, Logger: nm.log.WithField("service", shuffleService)}
-	host := ""
-	if b := nm.opts.Conf; b != nil {
-		host, _ = b.Trimmed("yarn.nodemanager.bind-host")
-	}
-	srv, err := shuffle.Listen(net.JoinHostPort(host, strconv.Itoa(port)), h)
+	srv, err := shuffle.Listen(net.JoinHostPort(nm.settings.BindHost, strconv.Itoa(nm.settings.ShufflePort)), h)
 	if err != nil {
 		return nil, err
 	}

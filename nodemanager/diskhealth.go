@@ -1,13 +1,11 @@
 package nodemanager
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // diskHealth is the state of the local and log dirs, as Java's LocalDirsHandlerService
@@ -75,27 +73,19 @@ func (nm *NodeManager) checkDisks() diskHealth {
 // healthy reports whether the node can run containers.
 func (h diskHealth) healthy() bool { return len(h.goodLocal) > 0 && len(h.goodLog) > 0 }
 
-// watchDisks re-checks the dirs every disk-health-checker interval until ctx ends.
-func (nm *NodeManager) watchDisks(ctx context.Context) {
-	t := time.NewTicker(nm.settings.DiskCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		h := nm.checkDisks()
-		nm.mu.Lock()
-		changed := h.report != nm.disks.report
-		nm.disks = h
-		nm.mu.Unlock()
-		if changed {
-			if h.report == "" {
-				nm.log.Info("all local and log dirs are good again")
-			} else {
-				nm.log.WithField("healthy", h.healthy()).Warn(h.report)
-			}
-		}
+// recheckDisks re-evaluates the dirs (every disk-health-checker interval) and logs changes.
+func (nm *NodeManager) recheckDisks() {
+	h := nm.checkDisks()
+	nm.mu.Lock()
+	changed := h.report != nm.disks.report
+	nm.disks = h
+	nm.mu.Unlock()
+	if !changed {
+		return
+	}
+	if h.report == "" {
+		nm.log.Info("all local and log dirs are good again")
+	} else {
+		nm.log.WithField("healthy", h.healthy()).Warn(h.report)
 	}
 }

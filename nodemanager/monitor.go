@@ -1,9 +1,7 @@
 package nodemanager
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 )
@@ -14,54 +12,43 @@ const (
 	exitExceededPmem = -104
 )
 
-// monitorMemory measures running containers every container-monitor interval and kills
-// those over their limits, as the Java ContainersMonitor does: resident memory above the
-// allocation (pmem check), virtual memory above vmem-pmem-ratio times it (vmem check).
-func (nm *NodeManager) monitorMemory(ctx context.Context) {
+// checkMemory measures running containers and kills those over their limits, as the Java
+// ContainersMonitor does: resident memory above the allocation (pmem check), virtual
+// memory above vmem-pmem-ratio times it (vmem check). It runs every container-monitor
+// interval when either check is on.
+func (nm *NodeManager) checkMemory() {
 	s := nm.settings
-	if !s.PmemCheck && !s.VmemCheck {
-		return
+	nm.mu.Lock()
+	var running []*nmContainer
+	for _, c := range nm.containers {
+		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 {
+			running = append(running, c)
+		}
 	}
-	t := time.NewTicker(s.MonitorEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	nm.mu.Unlock()
+	for _, c := range running {
+		limit := c.ident.GetResource().GetMemory() << 20
+		if limit <= 0 {
+			continue
 		}
-		nm.mu.Lock()
-		var running []*nmContainer
-		for _, c := range nm.containers {
-			if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 {
-				running = append(running, c)
-			}
+		u := c.proc.Usage()
+		vlimit := int64(float64(limit) * s.VmemRatio)
+		var exit int32
+		var diag string
+		switch {
+		case s.PmemCheck && u.RSS > limit:
+			exit = exitExceededPmem
+			diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
+				c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
+		case s.VmemCheck && u.VSize > vlimit:
+			exit = exitExceededVmem
+			diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond virtual memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
+				c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
+		default:
+			continue
 		}
-		nm.mu.Unlock()
-		for _, c := range running {
-			limit := c.ident.GetResource().GetMemory() << 20
-			if limit <= 0 {
-				continue
-			}
-			u := c.proc.Usage()
-			vlimit := int64(float64(limit) * s.VmemRatio)
-			var exit int32
-			var diag string
-			switch {
-			case s.PmemCheck && u.RSS > limit:
-				exit = exitExceededPmem
-				diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
-					c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
-			case s.VmemCheck && u.VSize > vlimit:
-				exit = exitExceededVmem
-				diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond virtual memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
-					c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
-			default:
-				continue
-			}
-			nm.log.WithFields(map[string]any{"container": c.id.String(), "rss": u.RSS, "vsize": u.VSize, "limit": limit}).Warn(diag)
-			nm.spawn(func() { nm.kill(c, exit, diag) })
-		}
+		nm.log.WithFields(map[string]any{"container": c.id.String(), "rss": u.RSS, "vsize": u.VSize, "limit": limit}).Warn(diag)
+		nm.spawn(func() { nm.kill(c, exit, diag) })
 	}
 }
 

@@ -39,6 +39,7 @@ type Options struct {
 // Settings are the NodeManager's configuration values, read and checked at start.
 type Settings struct {
 	Host           string // the NodeId host
+	BindHost       string // yarn.nodemanager.bind-host: where every server binds ("" = as configured)
 	Addr           string // bind address of ContainerManagementProtocol
 	WebAddr        string
 	RMTracker      string
@@ -88,6 +89,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	s.Host = host
 	bind, err := c.Trimmed("yarn.nodemanager.bind-host")
 	add(err)
+	s.BindHost = bind
 	addrOf := func(key string, def int) string {
 		h, p, err := c.HostPort(key, def)
 		if err != nil {
@@ -274,6 +276,10 @@ func (nm *NodeManager) Start() error {
 			return fmt.Errorf("nodemanager: %w", err)
 		}
 	}
+	nm.disks = nm.checkDisks()
+	if nm.disks.report != "" {
+		nm.log.WithField("healthy", nm.disks.healthy()).Warn(nm.disks.report)
+	}
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return fmt.Errorf("nodemanager: bind yarn.nodemanager.address %s: %w", s.Addr, err)
@@ -285,10 +291,11 @@ func (nm *NodeManager) Start() error {
 	}
 	nm.ctx, nm.cancel = context.WithCancel(context.Background())
 	if len(s.AuxServices) > 0 {
-		sh, err := startShuffle(nm, s.ShufflePort)
+		sh, err := startShuffle(nm)
 		if err != nil {
 			ln.Close()
 			wln.Close()
+			nm.cancel()
 			return err
 		}
 		nm.shuffle = sh
@@ -306,52 +313,36 @@ func (nm *NodeManager) Start() error {
 	if err != nil {
 		ln.Close()
 		wln.Close()
+		nm.Shutdown(context.Background())
 		return err
 	}
 	nm.cm.Register(p)
-	nm.wg.Add(2)
-	go func() {
-		defer nm.wg.Done()
+	nm.spawn(func() {
 		if err := nm.cm.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {
 			nm.log.WithError(err).Error("container manager stopped")
 		}
-	}()
+	})
 	nm.web = &http.Server{Handler: nm.webHandler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		defer nm.wg.Done()
+	nm.spawn(func() {
 		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			nm.log.WithError(err).Error("web server stopped")
 		}
-	}()
-	nm.disks = nm.checkDisks()
-	if nm.disks.report != "" {
-		nm.log.WithField("healthy", nm.disks.healthy()).Warn(nm.disks.report)
+	})
+	if s.PmemCheck || s.VmemCheck {
+		nm.every(s.MonitorEvery, nm.checkMemory)
 	}
-	nm.wg.Add(3)
-	go func() {
-		defer nm.wg.Done()
-		nm.monitorMemory(nm.ctx)
-	}()
-	go func() {
-		defer nm.wg.Done()
-		nm.trimCaches(nm.ctx)
-	}()
-	go func() {
-		defer nm.wg.Done()
-		nm.watchDisks(nm.ctx)
-	}()
+	nm.every(s.CacheCleanup, nm.trimCaches)
+	nm.every(s.DiskCheckEvery, nm.recheckDisks)
 	link := newRMLink(nm)
 	if err := link.register(nm.ctx); err != nil {
 		nm.Shutdown(context.Background())
 		return err
 	}
-	nm.wg.Add(1)
-	go func() {
-		defer nm.wg.Done()
+	nm.spawn(func() {
 		if link.run(nm.ctx) {
 			close(nm.done)
 		}
-	}()
+	})
 	nm.log.WithFields(logrus.Fields{"address": ln.Addr().String(), "http": wln.Addr().String(), "rm": s.RMTracker,
 		"memory_mb": s.MemoryMB, "vcores": s.VCores}).Info("NodeManager started")
 	return nil
@@ -398,18 +389,25 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// trimCaches keeps the resource caches under their target size until ctx ends.
-func (nm *NodeManager) trimCaches(ctx context.Context) {
-	t := time.NewTicker(nm.settings.CacheCleanup)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if freed := nm.local.Trim(nm.settings.CacheTarget); freed > 0 {
-			nm.log.WithFields(logrus.Fields{"freed_bytes": freed, "cache_bytes": nm.local.CacheSize()}).Info("resource cache trimmed")
-		}
+// trimCaches keeps the resource caches under their target size (every cleanup interval).
+func (nm *NodeManager) trimCaches() {
+	if freed := nm.local.Trim(nm.settings.CacheTarget); freed > 0 {
+		nm.log.WithFields(logrus.Fields{"freed_bytes": freed, "cache_bytes": nm.local.CacheSize()}).Info("resource cache trimmed")
 	}
+}
+
+// every runs f each interval until the NodeManager stops, in a goroutine Shutdown waits for.
+func (nm *NodeManager) every(interval time.Duration, f func()) {
+	nm.spawn(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-nm.ctx.Done():
+				return
+			case <-t.C:
+				f()
+			}
+		}
+	})
 }

@@ -105,14 +105,10 @@ func (l *rmLink) run(ctx context.Context) (shutdown bool) {
 // heartbeat sends one heartbeat and applies the answer; false means stop.
 func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm := l.nm
+	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: nm.containerStatuses()}
 	nm.mu.Lock()
-	disks := nm.disks
-	nm.mu.Unlock()
-	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID),
-		ContainersStatuses: nm.containerStatuses(),
-		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(disks.healthy()), HealthReport: proto.String(disks.report),
-			LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}}
-	nm.mu.Lock()
+	st.NodeHealthStatus = &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(nm.disks.healthy()), HealthReport: proto.String(nm.disks.report),
+		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
 	if nm.lastCKey != nil {
 		req.LastKnownContainerTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastCKey.id), Bytes: nm.lastCKey.bytes}
