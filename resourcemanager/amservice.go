@@ -145,7 +145,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			AllocatedContainers:        allocated,
 			NmTokens:                   tokens,
 			CompletedContainerStatuses: completed,
-			NumClusterNodes:            proto.Int32(s.rm.nodes.counts()[yarnpb.NodeStateProto_NS_RUNNING]),
+			NumClusterNodes:            proto.Int32(s.rm.nodes.running()),
 			Preempt:                    s.rm.takePreemptions(att),
 			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 			// reducers from it, so it must not read 0 while room exists).

@@ -151,15 +151,28 @@ func (s *clientService) admission(a *app) string {
 	return ""
 }
 
-// fillUsage adds what a running application holds to its report.
-func (rm *ResourceManager) fillUsage(r *yarnpb.ApplicationReportProto) {
-	if r.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_RUNNING && r.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_ACCEPTED {
+// fillUsage adds what running applications hold to their reports.
+func (rm *ResourceManager) fillUsage(reports ...*yarnpb.ApplicationReportProto) {
+	live := map[records.ApplicationID]bool{}
+	for _, r := range reports {
+		if st := r.GetYarnApplicationState(); st == yarnpb.YarnApplicationStateProto_RUNNING || st == yarnpb.YarnApplicationStateProto_ACCEPTED {
+			live[records.AppIDFromProto(r.GetApplicationId())] = true
+		}
+	}
+	if len(live) == 0 {
 		return
 	}
-	n, mem, cores := rm.containers.liveCounts(records.AppIDFromProto(r.GetApplicationId()))
-	used := &yarnpb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(cores)}
-	r.AppResource_Usage = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(n), NumReservedContainers: proto.Int32(0),
-		UsedResources: used, NeededResources: used, ReservedResources: &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)}}
+	byApp := rm.containers.liveUsage(live)
+	for _, r := range reports {
+		id := records.AppIDFromProto(r.GetApplicationId())
+		if !live[id] {
+			continue
+		}
+		u := byApp[id]
+		used := &yarnpb.ResourceProto{Memory: proto.Int64(u.memory), VirtualCores: proto.Int32(u.vcores)}
+		r.AppResource_Usage = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.containers), NumReservedContainers: proto.Int32(0),
+			UsedResources: used, NeededResources: used, ReservedResources: &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)}}
+	}
 }
 
 func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
@@ -246,9 +259,7 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 		f.users = map[string]bool{caller.User: true}
 	}
 	apps := s.rm.apps.list(f)
-	for _, r := range apps {
-		s.rm.fillUsage(r)
-	}
+	s.rm.fillUsage(apps...)
 	return &yarnpb.GetApplicationsResponseProto{Applications: apps}, nil
 }
 

@@ -109,7 +109,7 @@ func (rm *ResourceManager) RefreshNodes(graceful bool, timeout time.Duration) er
 			n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
 			if graceful {
 				if n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
-					n.state = yarnpb.NodeStateProto_NS_DECOMMISSIONING
+					rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONING)
 					n.decommissionBy = time.Time{}
 					if timeout > 0 {
 						n.decommissionBy = now.Add(timeout)
@@ -118,10 +118,10 @@ func (rm *ResourceManager) RefreshNodes(graceful bool, timeout time.Duration) er
 				}
 				continue
 			}
-			n.state = yarnpb.NodeStateProto_NS_DECOMMISSIONED
+			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
 			decommissionNow = append(decommissionNow, key)
 		case allowed && n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING:
-			n.state = yarnpb.NodeStateProto_NS_RUNNING // recommissioned
+			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING) // recommissioned
 			changed = append(changed, key)
 		}
 	}
@@ -170,7 +170,7 @@ func (rm *ResourceManager) checkDecommissioning(now time.Time) {
 		rm.nodes.mu.Lock()
 		n, ok := rm.nodes.nodes[key]
 		if ok && n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
-			n.state = yarnpb.NodeStateProto_NS_DECOMMISSIONED
+			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
 		} else {
 			ok = false
 		}

@@ -50,13 +50,37 @@ func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
 	}
 }
 
-// nodeRegistry holds the NodeManagers by "host:port".
+// nodeRegistry holds the NodeManagers by "host:port". Node states change only through
+// setStateLocked and putLocked, which keep the per-state counts every AM heartbeat and
+// cluster-metrics call read.
 type nodeRegistry struct {
-	mu    sync.Mutex
-	nodes map[string]*rmNode
+	mu      sync.Mutex
+	nodes   map[string]*rmNode
+	byState map[yarnpb.NodeStateProto]int32
 }
 
-func newNodeRegistry() *nodeRegistry { return &nodeRegistry{nodes: map[string]*rmNode{}} }
+func newNodeRegistry() *nodeRegistry {
+	return &nodeRegistry{nodes: map[string]*rmNode{}, byState: map[yarnpb.NodeStateProto]int32{}}
+}
+
+// setStateLocked moves a registered node to state st; r.mu is held.
+func (r *nodeRegistry) setStateLocked(n *rmNode, st yarnpb.NodeStateProto) {
+	r.byState[n.state]--
+	n.state = st
+	r.byState[st]++
+}
+
+// putLocked registers n under key, replacing an earlier node; it reports whether there
+// was one. r.mu is held.
+func (r *nodeRegistry) putLocked(key string, n *rmNode) bool {
+	old, again := r.nodes[key]
+	if again {
+		r.byState[old.state]--
+	}
+	r.nodes[key] = n
+	r.byState[n.state]++
+	return again
+}
 
 func nodeKey(id *yarnpb.NodeIdProto) string { return fmt.Sprintf("%s:%d", id.GetHost(), id.GetPort()) }
 
@@ -87,11 +111,18 @@ func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto, labels *labelStor
 func (r *nodeRegistry) counts() map[yarnpb.NodeStateProto]int32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[yarnpb.NodeStateProto]int32{}
-	for _, n := range r.nodes {
-		out[n.state]++
+	out := make(map[yarnpb.NodeStateProto]int32, len(r.byState))
+	for st, n := range r.byState {
+		out[st] = n
 	}
 	return out
+}
+
+// running is the number of RUNNING nodes (AllocateResponse.num_cluster_nodes).
+func (r *nodeRegistry) running() int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byState[yarnpb.NodeStateProto_NS_RUNNING]
 }
 
 // expire marks RUNNING nodes silent for longer than expiry LOST and returns them.
@@ -101,7 +132,7 @@ func (r *nodeRegistry) expire(now time.Time, expiry time.Duration) []string {
 	var lost []string
 	for k, n := range r.nodes {
 		if n.state == yarnpb.NodeStateProto_NS_RUNNING && now.Sub(n.lastHeartbeat) > expiry {
-			n.state = yarnpb.NodeStateProto_NS_LOST
+			r.setStateLocked(n, yarnpb.NodeStateProto_NS_LOST)
 			n.lastResponse = nil
 			lost = append(lost, k)
 		}

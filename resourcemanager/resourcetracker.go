@@ -75,8 +75,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	n := &rmNode{id: id, key: key, httpPort: req.GetHttpPort(), rack: "/default-rack", capability: capability,
 		state: yarnpb.NodeStateProto_NS_RUNNING, version: req.GetNmVersion(), lastHeartbeat: now, healthTime: now.UnixMilli()}
 	rm.nodes.mu.Lock()
-	_, again := rm.nodes.nodes[key]
-	rm.nodes.nodes[key] = n
+	again := rm.nodes.putLocked(key, n)
 	rm.nodes.mu.Unlock()
 	if again {
 		rm.nodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
@@ -114,7 +113,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	case n.lastResponse != nil && st.GetResponseId()+1 < n.lastResponse.GetResponseId():
 		msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", n.lastResponse.GetResponseId(), st.GetResponseId())
 		log.Warn(msg)
-		n.state = yarnpb.NodeStateProto_NS_REBOOTED
+		rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_REBOOTED)
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
 	}
 	if action != nil {
@@ -132,9 +131,11 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 		healthy := h.GetIsNodeHealthy()
 		switch {
 		case !healthy && n.state == yarnpb.NodeStateProto_NS_RUNNING:
-			n.state, healthChanged = yarnpb.NodeStateProto_NS_UNHEALTHY, true
+			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_UNHEALTHY)
+			healthChanged = true
 		case healthy && n.state == yarnpb.NodeStateProto_NS_UNHEALTHY:
-			n.state, healthChanged = yarnpb.NodeStateProto_NS_RUNNING, true
+			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING)
+			healthChanged = true
 		}
 	}
 	state, statuses := n.state, n.containers

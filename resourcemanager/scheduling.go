@@ -452,6 +452,11 @@ func (rm *ResourceManager) forgetAttempt(att records.AttemptID) {
 	t := rm.containers
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.dropAttemptLocked(att)
+}
+
+// dropAttemptLocked forgets what was queued for an attempt; t.mu is held.
+func (t *containerTable) dropAttemptLocked(att records.AttemptID) {
 	delete(t.allocated, att)
 	delete(t.completed, att)
 	delete(t.nmTokens, att)
@@ -473,11 +478,7 @@ func (rm *ResourceManager) forgetApp(id records.ApplicationID) {
 	}
 	for att := range t.seq {
 		if att.App == id {
-			delete(t.allocated, att)
-			delete(t.completed, att)
-			delete(t.nmTokens, att)
-			delete(t.preempt, att)
-			delete(t.seq, att)
+			t.dropAttemptLocked(att)
 		}
 	}
 }
@@ -508,21 +509,29 @@ func (t *containerTable) liveReport(id records.ContainerID) (*yarnpb.ContainerRe
 	return proto.Clone(c.report).(*yarnpb.ContainerReportProto), true
 }
 
-// liveCounts returns the number and total resource of an application's live containers.
-func (t *containerTable) liveCounts(app records.ApplicationID) (int32, int64, int32) {
+// usage is what an application's live containers hold.
+type usage struct {
+	containers int32
+	memory     int64
+	vcores     int32
+}
+
+// liveUsage sums the live containers of the given applications in one pass over the
+// table (a report or a whole application list costs one scan, not one per application).
+func (t *containerTable) liveUsage(apps map[records.ApplicationID]bool) map[records.ApplicationID]usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var n int32
-	var mem int64
-	var cores int32
+	out := make(map[records.ApplicationID]usage, len(apps))
 	for id, c := range t.byID {
-		if id.Attempt.App == app && !c.done {
-			n++
-			mem += c.report.GetResource().GetMemory()
-			cores += c.report.GetResource().GetVirtualCores()
+		if app := id.Attempt.App; apps[app] && !c.done {
+			u := out[app]
+			u.containers++
+			u.memory += c.report.GetResource().GetMemory()
+			u.vcores += c.report.GetResource().GetVirtualCores()
+			out[app] = u
 		}
 	}
-	return n, mem, cores
+	return out
 }
 
 // takePreemptions returns, once, the containers an attempt is asked to give back.
