@@ -325,17 +325,23 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 // the NM is told to forget them on the next heartbeat.
 func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) {
 	t := rm.containers
+	// Running containers are noted under one lock for the whole heartbeat.
+	var completed []*yarnpb.ContainerStatusProto
+	t.mu.Lock()
 	for _, st := range statuses {
-		id := records.ContainerIDFromProto(st.GetContainerId())
-		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
-			t.mu.Lock()
-			delete(t.unstarted, id)
-			if c, ok := t.byID[id]; ok && st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
-				c.report.ContainerState = yarnpb.ContainerStateProto_C_RUNNING.Enum()
-			}
-			t.mu.Unlock()
+		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			completed = append(completed, st)
 			continue
 		}
+		id := records.ContainerIDFromProto(st.GetContainerId())
+		delete(t.unstarted, id)
+		if c, ok := t.byID[id]; ok && st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
+			c.report.ContainerState = yarnpb.ContainerStateProto_C_RUNNING.Enum()
+		}
+	}
+	t.mu.Unlock()
+	for _, st := range completed {
+		id := records.ContainerIDFromProto(st.GetContainerId())
 		c, final, fresh := t.complete(id, st)
 		if fresh {
 			rm.engine.Release(c.engineID)
