@@ -179,7 +179,7 @@ func (s Settings) monitorTick() time.Duration {
 func (rm *ResourceManager) expireAttempts(now time.Time) {
 	type expired struct {
 		att     records.AttemptID
-		finishd bool
+		unregistered bool
 	}
 	var out []expired
 	rm.apps.mu.Lock()
@@ -200,7 +200,7 @@ func (rm *ResourceManager) expireAttempts(now time.Time) {
 	}
 	rm.apps.mu.Unlock()
 	for _, e := range out {
-		if e.finishd {
+		if e.unregistered {
 			rm.log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
 			rm.apps.withAttempt(e.att, func(a *app, at *attempt) {
 				at.state, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now.UnixMilli()
