@@ -178,7 +178,7 @@ func (s Settings) monitorTick() time.Duration {
 // unregistered but whose AM container has not exited within that time.
 func (rm *ResourceManager) expireAttempts(now time.Time) {
 	type expired struct {
-		att     records.AttemptID
+		att          records.AttemptID
 		unregistered bool
 	}
 	var out []expired
