@@ -20,6 +20,11 @@ type Spec struct {
 	Script  string   // the launch script, run with /bin/bash
 	WorkDir string   // the container's working directory
 	Env     []string // the process environment ("K=V"); the script exports the container's own
+	// Dirs are the directories besides WorkDir the container writes: its application's
+	// local dirs and its log dirs (an isolating executor makes only these writable).
+	Dirs []string
+	// MemoryMB is the container's memory allocation (an isolating executor enforces it).
+	MemoryMB int64
 	// Output receives what the script itself writes (the command redirects its own
 	// output into the log dir); the NM keeps its tail for diagnostics.
 	Output OutputSink
@@ -42,6 +47,19 @@ type Process interface {
 	Stop(grace time.Duration)
 	// Usage is the memory the container's processes use now.
 	Usage() Usage
+}
+
+// MemoryEnforcer is implemented by processes whose memory limit the executor enforces
+// itself (a UML guest's mem=): the NodeManager's process-tree check skips them.
+type MemoryEnforcer interface {
+	MemoryEnforced() bool
+}
+
+// Verdicter is implemented by processes whose executor can say more than an exit code
+// about how the container ended (out of memory in a guest, a guest that left no exit
+// code): ok is true when exit and diagnostics should be reported instead.
+type Verdicter interface {
+	Verdict() (exit int32, diagnostics string, ok bool)
 }
 
 // Executor starts container processes.

@@ -80,7 +80,7 @@ func exitCode(st *os.ProcessState, err error) int {
 	return st.ExitCode()
 }
 
-func (p *process) Usage() Usage { return MemoryUsage(p.id, p.Pid()) }
+func (p *process) Usage() Usage { return TreeUsage(p.id, p.Pid()) }
 
 func (p *process) Wait() int {
 	<-p.done
@@ -164,38 +164,63 @@ func parseStat(b []byte) (state string, pgrp, session int, ok bool) {
 	return f[0], pg, s, true
 }
 
-// Usage is the memory a container's processes use.
+// Usage is what a container's processes use.
 type Usage struct {
-	RSS   int64 // resident bytes
-	VSize int64 // virtual bytes
+	RSS   int64         // resident bytes
+	VSize int64         // virtual bytes
+	CPU   time.Duration // user+system CPU time of the live processes
 	Procs int
 }
 
-// MemoryUsage sums the resident and virtual memory of a container's live processes (as
-// Stragglers finds them), from /proc/<pid>/stat.
-func MemoryUsage(id string, pgid int) Usage {
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on every Linux ABI).
+const clockTick = 100
+
+// TreeUsage sums the memory and CPU time of a container's live processes (as Stragglers
+// finds them), from /proc/<pid>/stat.
+func TreeUsage(id string, pgid int) Usage {
 	var u Usage
-	page := int64(os.Getpagesize())
 	for _, pid := range Stragglers(id, pgid) {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		// After the command: state(0) ... vsize is field 23 and rss field 24 of stat,
-		// i.e. indexes 20 and 21 here.
-		if len(f) < 22 {
+		f, ok := statFields(pid)
+		if !ok {
 			continue
 		}
 		vs, _ := strconv.ParseInt(f[20], 10, 64)
 		rss, _ := strconv.ParseInt(f[21], 10, 64)
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
 		u.VSize += vs
-		u.RSS += rss * page
+		u.RSS += rss * int64(os.Getpagesize())
+		u.CPU += time.Duration(ut+st) * time.Second / clockTick
 		u.Procs++
 	}
 	return u
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command: state is index 0,
+// utime 11, stime 12, vsize 20 and rss 21.
+func statFields(pid int) ([]string, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22 {
+		return nil, false
+	}
+	return f, true
+}
+
+// procMemory is one process's resident and virtual size.
+func procMemory(pid int) (rss, vsize int64, ok bool) {
+	f, ok := statFields(pid)
+	if !ok {
+		return 0, 0, false
+	}
+	vsize, _ = strconv.ParseInt(f[20], 10, 64)
+	r, _ := strconv.ParseInt(f[21], 10, 64)
+	return r * int64(os.Getpagesize()), vsize, true
 }

@@ -82,14 +82,14 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
-func TestMemoryUsage(t *testing.T) {
+func TestTreeUsage(t *testing.T) {
 	id := "container_1_0001_01_000009"
 	// tail keeps its whole (newline-free) input in memory.
 	p, _ := launch(t, id, "head -c 200000000 /dev/zero | tail\n")
 	defer p.Stop(0)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		u := MemoryUsage(id, p.Pid())
+		u := TreeUsage(id, p.Pid())
 		if u.RSS > 150<<20 && u.VSize >= u.RSS && u.Procs >= 2 {
 			break
 		}
@@ -98,4 +98,10 @@ func TestMemoryUsage(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func (b *buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -1,0 +1,79 @@
+#!/bin/sh
+# Bobbin's User-Mode Linux guest init: PID 1 of one container's guest.
+#
+# The kernel command line names the guest configuration written by the NodeManager
+# (BOBBIN_CONF=<file>); kernel K=V parameters reach init as environment, but the command
+# line is limited to about 4 KB, so everything else is in that file. This script mounts
+# the kernel filesystems and the container's directories, sets up slirp networking,
+# runs the launch script, and writes "<exit code> <oom kills>" atomically to the exit
+# file before powering the guest off. It must stay POSIX sh: in confined mode the root
+# may hold little more than a shell and coreutils.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+die() {
+	echo "bobbin-guest: $*"
+	echo o >/proc/sysrq-trigger
+	sleep 5
+	exit 1
+}
+
+[ -n "$BOBBIN_CONF" ] || die "no BOBBIN_CONF on the kernel command line"
+. "$BOBBIN_CONF" || die "cannot read $BOBBIN_CONF"
+unset BOBBIN_CONF
+
+mount -t proc proc /proc || die "mount /proc failed"
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm 2>/dev/null
+mount -t devpts devpts /dev/pts 2>/dev/null
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm 2>/dev/null
+# The guest gets its own /tmp; directories the container needs under the host's /tmp are
+# mounted over it below, their mount points created in the tmpfs.
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+
+old_ifs=$IFS
+IFS='
+'
+for d in $BOBBIN_RW_DIRS; do
+	[ -d "$d" ] || mkdir -p "$d" 2>/dev/null
+	mount -t hostfs -o "$d" hostfs "$d" || die "cannot mount container directory $d"
+done
+IFS=$old_ifs
+
+[ -n "$BOBBIN_HOSTNAME" ] && echo "$BOBBIN_HOSTNAME" >/proc/sys/kernel/hostname
+
+if [ -n "$BOBBIN_IP" ]; then
+	ip link set lo up
+	ip addr add "$BOBBIN_IP/24" dev eth0 || die "cannot configure eth0 with $BOBBIN_IP"
+	ip link set eth0 up
+	ip route add default via 10.0.2.2
+	if [ "$BOBBIN_HOST_LOOPBACK" = true ]; then
+		# The guest's 127.0.0.0/8 is routed to slirp, which connects to the host's
+		# loopback: addresses such as localhost:8030 in the job's configuration mean
+		# the host's services, as they do for a container that is a plain process.
+		ip addr del 127.0.0.1/8 dev lo 2>/dev/null
+		echo 1 >/proc/sys/net/ipv4/conf/all/route_localnet
+		echo 1 >/proc/sys/net/ipv4/conf/eth0/route_localnet
+		ip route add 127.0.0.0/8 via 10.0.2.2 dev eth0
+	fi
+else
+	ip link set lo up 2>/dev/null
+fi
+
+: >"$BOBBIN_UP_FILE"
+
+cd "$BOBBIN_WORKDIR" || die "cannot enter $BOBBIN_WORKDIR"
+(
+	. "$BOBBIN_ENV_FILE"
+	exec /bin/bash "$BOBBIN_SCRIPT"
+)
+rc=$?
+oom=0
+while read -r k v; do
+	[ "$k" = oom_kill ] && oom=$v
+done </proc/vmstat
+echo "$rc $oom" >"$BOBBIN_EXIT_FILE.tmp" && mv "$BOBBIN_EXIT_FILE.tmp" "$BOBBIN_EXIT_FILE"
+sync
+echo o >/proc/sysrq-trigger
+sleep 10

@@ -1,0 +1,287 @@
+package container
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// These tests boot real User-Mode Linux guests (Debian's user-mode-linux, uml-utilities
+// and slirp packages); they skip where linux.uml is not installed.
+
+func umlExecutor(t *testing.T) *UMLExecutor {
+	t.Helper()
+	kernel, err := exec.LookPath("linux.uml")
+	if err != nil {
+		t.Skip("linux.uml not installed (apt-get install user-mode-linux uml-utilities slirp); skipping UML executor tests")
+	}
+	tmp := "/dev/shm"
+	if st, err := os.Stat(tmp); err != nil || !st.IsDir() {
+		tmp = os.TempDir()
+	}
+	host, _ := os.Hostname()
+	e := &UMLExecutor{Kernel: kernel, Mconsole: "uml_mconsole", Slirp: "/usr/bin/slirp-fullbolt", StateDir: t.TempDir(),
+		TmpDir: tmp, MemOverheadMB: 32, HostLoopback: true, BootTimeout: time.Minute, Hostname: host}
+	if _, err := exec.LookPath(e.Slirp); err != nil {
+		e.Slirp = ""
+	}
+	if err := e.CheckUML(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func umlLaunch(t *testing.T, e *UMLExecutor, id, script string, memMB int64, dirs ...string) (Process, *buffer, string) {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), id)
+	if e.RootDir != "" {
+		work = filepath.Join(e.RootDir, "nm", id)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(work, "launch_container.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/bash\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := &buffer{}
+	p, err := e.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin", "GREETING=it's me"},
+		Output: out, MemoryMB: memMB, Dirs: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, out, work
+}
+
+func TestUMLContainerRunsInGuest(t *testing.T) {
+	e := umlExecutor(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello from the host\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	logs := t.TempDir()
+	script := fmt.Sprintf(`grep -m1 vendor_id /proc/cpuinfo
+echo "greeting: $GREETING"
+echo "marker: $%s"
+echo written > %s/out.txt
+`, MarkerEnv, logs)
+	if e.Slirp != "" {
+		script += fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3\n", port)
+	}
+	script += "exit 3\n"
+	start := time.Now()
+	p, out, _ := umlLaunch(t, e, "container_1_0001_01_000001", script, 64, logs)
+	code := p.Wait()
+	p.Stop(time.Second)
+	t.Logf("guest boot + job + halt: %v", time.Since(start))
+	if code != 3 {
+		t.Fatalf("exit code %d, want 3; console:\n%s", code, out.String())
+	}
+	for _, want := range []string{"User Mode Linux", "greeting: it's me", "marker: container_1_0001_01_000001"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("console lacks %q:\n%s", want, out.String())
+		}
+	}
+	if e.Slirp != "" && !strings.Contains(out.String(), "hello from the host") {
+		t.Errorf("guest did not reach the host's loopback through slirp:\n%s", out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(logs, "out.txt")); err != nil || string(b) != "written\n" {
+		t.Errorf("container's directory not writable from the guest: %q %v", b, err)
+	}
+	if _, _, ok := p.(Verdicter).Verdict(); ok {
+		t.Errorf("a plain exit has a verdict")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.StateDir, "ip")); len(ents) != 0 {
+		t.Errorf("address slot not freed: %v", ents)
+	}
+}
+
+func TestUMLOutOfMemoryIsReported(t *testing.T) {
+	e := umlExecutor(t)
+	// A shell variable far larger than the guest's memory.
+	p, out, _ := umlLaunch(t, e, "container_1_0001_01_000002", "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo survived ${#x}\n", 64)
+	p.Wait()
+	p.Stop(time.Second)
+	exit, diag, ok := p.(Verdicter).Verdict()
+	if !ok || exit != -104 || !strings.Contains(diag, "ran out of memory in its User-Mode Linux guest") {
+		t.Fatalf("verdict %d %q %v; console:\n%s", exit, diag, ok, out.String())
+	}
+}
+
+func TestUMLStopLeavesNothing(t *testing.T) {
+	e := umlExecutor(t)
+	id := "container_1_0001_01_000003"
+	p, out, work := umlLaunch(t, e, id, "echo started; sleep 1000\n", 64)
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if u := p.Usage(); u.RSS == 0 || u.Procs == 0 {
+		t.Errorf("usage of a running guest: %+v", u)
+	}
+	p.Stop(500 * time.Millisecond)
+	p.Wait()
+	if left := Stragglers(id, p.Pid()); len(left) != 0 {
+		t.Fatalf("processes left after Stop: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(e.StateDir, "umid", id)); !os.IsNotExist(err) {
+		t.Errorf("umid directory left: %v", err)
+	}
+	if _, _, ok := p.(Verdicter).Verdict(); !ok {
+		t.Errorf("a halted guest wrote no exit code, yet no verdict (console %s, work %s)", out.String(), work)
+	}
+}
+
+func TestUMLParallelStartsGetDistinctAddresses(t *testing.T) {
+	e := umlExecutor(t)
+	if e.Slirp == "" {
+		t.Skip("slirp-fullbolt not installed")
+	}
+	var wg sync.WaitGroup
+	outs := make([]*buffer, 3)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, out, _ := umlLaunch(t, e, fmt.Sprintf("container_1_0001_01_00001%d", i), "ip -4 -o addr show dev eth0 | awk '{print \"addr\", $4}'; sleep 8\n", 48)
+			outs[i] = out
+			if c := p.Wait(); c != 0 {
+				t.Errorf("guest %d exit %d: %s", i, c, out.String())
+			}
+			p.Stop(time.Second)
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, o := range outs {
+		i := strings.Index(o.String(), "addr ")
+		if i < 0 {
+			t.Fatalf("no address printed: %s", o.String())
+		}
+		a := strings.Fields(o.String()[i:])[1]
+		if seen[a] {
+			t.Errorf("address %s given twice: %q", a, outs)
+		}
+		seen[a] = true
+	}
+}
+
+// TestUMLConfinedRootProtectsHostFiles: in confined mode a container that tries to write
+// outside its directories — directly, through a new hostfs mount of "/", or by
+// remounting its root read-write — leaves the host's files unchanged.
+func TestUMLConfinedRootProtectsHostFiles(t *testing.T) {
+	e := umlExecutor(t)
+	e.Slirp = ""
+	root := t.TempDir()
+	if err := prepareRoot(root); err != nil {
+		t.Fatal(err)
+	}
+	e.RootDir = root
+	if err := e.CheckUML(); err != nil {
+		t.Fatal(err)
+	}
+	victimDir := t.TempDir()
+	victim := filepath.Join(victimDir, "victim.txt")
+	if err := os.WriteFile(victim, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`echo overwritten > %[1]s && echo wrote-direct
+mkdir -p /dev/shm/h && mount -t hostfs -o / hostfs /dev/shm/h && echo overwritten > /dev/shm/h%[1]s && echo wrote-hostfs
+mount -o remount,rw / && mkdir -p %[2]s && echo overwritten > %[1]s && echo wrote-remount
+echo own > "$PWD/own.txt" && echo wrote-own
+exit 0
+`, victim, victimDir)
+	p, out, work := umlLaunch(t, e, "container_1_0001_01_000020", script, 48)
+	code := p.Wait()
+	p.Stop(time.Second)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "original\n" {
+		t.Fatalf("host file outside the container changed to %q; console:\n%s", b, out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "own.txt")); err != nil || string(b) != "own\n" {
+		t.Fatalf("container's own directory not writable: %q %v\n%s", b, err, out.String())
+	}
+}
+
+// prepareRoot copies a shell, coreutils and mount with their libraries into dir: the
+// smallest root a confined guest can run a launch script in. Copies, never hard links: a
+// guest that remounts its root read-write must not reach the host's files through them.
+func prepareRoot(dir string) error {
+	bins := []string{"sh", "bash", "echo", "cat", "mkdir", "mount", "mv", "sync", "sleep", "ip", "head", "tr", "grep", "ls", "touch", "awk"}
+	files := map[string]bool{}
+	for _, b := range bins {
+		p, err := exec.LookPath(b)
+		if err != nil {
+			continue
+		}
+		p, _ = filepath.EvalSymlinks(p)
+		files[p] = true
+		libs, _ := exec.Command("ldd", p).Output()
+		for _, line := range strings.Split(string(libs), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "/") {
+					files[f] = true
+				}
+			}
+		}
+	}
+	for f := range files {
+		real, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			return err
+		}
+		for _, dst := range []string{f, real} {
+			if err := copyFile(real, filepath.Join(dir, dst)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range []string{"bin", "proc", "sys", "dev", "tmp", "etc", "nm"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, b := range bins {
+		if p, err := exec.LookPath(b); err == nil {
+			real, _ := filepath.EvalSymlinks(p)
+			copyFile(real, filepath.Join(dir, "bin", b))
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, st.Mode().Perm())
+}
