@@ -41,6 +41,7 @@ type nmContainer struct {
 	killExit int32 // set when a kill was asked for: the status the kill reports
 	killDiag string
 	proc     container.Process
+	started  time.Time // when its process started (the youngest are evicted first)
 	cancel   context.CancelFunc // stops localization
 	done     chan struct{}      // closed when the container completed
 }
@@ -190,13 +191,32 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		nm.mu.Unlock()
 		return
 	}
-	proc, err := nm.exec.Launch(ctx, container.Spec{ID: c.id.String(), Script: scriptPath, WorkDir: d.work, Env: os.Environ(), Output: out})
+	nm.mu.Unlock()
+	// Launch may take a while (a UML guest waits for the node's start lock), so nm.mu
+	// is not held; a kill meanwhile cancels ctx and completes the container itself.
+	spec := container.Spec{ID: c.id.String(), Script: scriptPath, WorkDir: d.work, Env: os.Environ(), Output: out,
+		Dirs: append(append([]string(nil), d.appDirs...), d.logDirs...), MemoryMB: c.ident.GetResource().GetMemory()}
+	proc, err := nm.exec.Launch(ctx, spec)
 	if err != nil {
-		nm.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
 		fail(exitInvalid, "Exception from container-launch: "+err.Error())
 		return
 	}
-	c.proc, c.state = proc, yarnpb.ContainerStateProto_C_RUNNING
+	nm.mu.Lock()
+	if c.state == yarnpb.ContainerStateProto_C_COMPLETE || c.killExit != 0 {
+		// Killed while it was starting: it must not run on.
+		nm.mu.Unlock()
+		proc.Stop(nm.settings.KillDelay)
+		proc.Wait()
+		nm.mu.Lock()
+		killExit, killDiag := c.killExit, c.killDiag
+		nm.mu.Unlock()
+		nm.complete(c, killExit, killDiag)
+		return
+	}
+	c.proc, c.state, c.started = proc, yarnpb.ContainerStateProto_C_RUNNING, nm.opts.Now()
 	nm.mu.Unlock()
 	log.WithField("pid", proc.Pid()).Info("container launched")
 	code := proc.Wait()
@@ -204,9 +224,16 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	nm.mu.Lock()
 	killExit, killDiag := c.killExit, c.killDiag
 	nm.mu.Unlock()
+	verdict, verdictDiag, judged := int32(0), "", false
+	if v, ok := proc.(container.Verdicter); ok && killExit == 0 {
+		verdict, verdictDiag, judged = v.Verdict()
+	}
 	switch {
 	case killExit != 0:
 		nm.complete(c, killExit, fmt.Sprintf("%s\nContainer killed on request. Exit code is %d\nContainer exited with a non-zero exit code %d\n", killDiag, code, code))
+	case judged:
+		log.WithField("exit_status", verdict).Warn(verdictDiag)
+		nm.complete(c, verdict, fmt.Sprintf("%s\n%s\nContainer exited with a non-zero exit code %d\n", verdictDiag, out.String(), code))
 	case code == 0:
 		nm.complete(c, 0, "")
 	default:

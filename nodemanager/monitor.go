@@ -3,6 +3,8 @@ package nodemanager
 import (
 	"fmt"
 
+	"github.com/bobbin-yarn/bobbin/container"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 )
 
@@ -21,7 +23,7 @@ func (nm *NodeManager) checkMemory() {
 	nm.mu.Lock()
 	var running []*nmContainer
 	for _, c := range nm.containers {
-		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 {
+		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 && !enforced(c.proc) {
 			running = append(running, c)
 		}
 	}
@@ -61,4 +63,10 @@ func human(b int64) string {
 		return fmt.Sprintf("%.1f MB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+// enforced says the executor caps the container's memory itself (a UML guest's mem=).
+func enforced(p container.Process) bool {
+	e, ok := p.(container.MemoryEnforcer)
+	return ok && e.MemoryEnforced()
 }

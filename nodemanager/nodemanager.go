@@ -68,6 +68,8 @@ type Settings struct {
 	VmemCheck      bool
 	VmemRatio      float64
 	MonitorEvery   time.Duration
+	// Borrow holds the borrowed-mode, automatic-label and UML executor settings.
+	Borrow hostSettings
 }
 
 // ReadSettings reads and validates the NodeManager's keys, reporting every problem.
@@ -176,6 +178,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if err == nil && s.MonitorEvery <= 0 {
 		add(fmt.Errorf("conf: yarn.nodemanager.container-monitor.interval-ms must be positive"))
 	}
+	hs, err := readHostSettings(c, &s)
+	add(err)
+	s.Borrow = hs
 	for _, a := range s.AuxServices {
 		if a != shuffleService {
 			add(fmt.Errorf("conf: yarn.nodemanager.aux-services: auxiliary service %q is not available in Bobbin (only %s)", a, shuffleService))
@@ -217,6 +222,7 @@ type NodeManager struct {
 	apps         map[records.ApplicationID]*nmApp
 	shuffle      *shuffleServer
 	disks        diskHealth
+	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
 }
 
 type masterKey struct {
@@ -235,9 +241,6 @@ func New(opts Options) (*NodeManager, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.NewRegistry()
 	}
-	if opts.Executor == nil {
-		opts.Executor = container.ProcessExecutor{}
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -248,11 +251,26 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Executor == nil {
+		switch s.Borrow.Executor {
+		case "uml":
+			u := s.Borrow.UML
+			if err := u.CheckUML(); err != nil {
+				return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.container-executor=uml: %w", err)
+			}
+			opts.Executor = &u
+		default:
+			opts.Executor = container.ProcessExecutor{}
+		}
+	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
 	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		local:    localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
 		nmTokens: &security.NMVerifier{}, containerKey: map[int32][]byte{},
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{})}
+	if s.Borrow.measureHosts {
+		nm.host = newHostMeter(s.Borrow, opts.Metrics)
+	}
 	return nm, nil
 }
 
@@ -333,6 +351,10 @@ func (nm *NodeManager) Start() error {
 	}
 	nm.every(s.CacheCleanup, nm.trimCaches)
 	nm.every(s.DiskCheckEvery, nm.recheckDisks)
+	if nm.host != nil {
+		nm.observeHost() // the first heartbeat already carries a measurement
+		nm.every(s.Borrow.Interval, nm.observeHost)
+	}
 	link := newRMLink(nm)
 	if err := link.register(nm.ctx); err != nil {
 		nm.Shutdown(context.Background())

@@ -110,6 +110,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	st.NodeHealthStatus = &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(nm.disks.healthy()), HealthReport: proto.String(nm.disks.report),
 		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
+	nm.heartbeatExtras(req)
 	if nm.lastCKey != nil {
 		req.LastKnownContainerTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastCKey.id), Bytes: nm.lastCKey.bytes}
 	}

@@ -6,17 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 
+	metrics "github.com/rcrowley/go-metrics"
+
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
 // webHandler serves the NodeManager's HTTP address: container logs at
 // /node/containerlogs/<container>/<user>[/<file>] (the links MR and the yarn CLI print)
-// and a liveness answer at /ws/v1/node/info.
+// a liveness answer at /ws/v1/node/info, the borrowed-mode measurements over time at
+// /ws/v1/node/borrowed and every go-metrics value at /metrics.
 func (nm *NodeManager) webHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ws/v1/node/info", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"nodeInfo":{"nodeHostName":"` + nm.settings.Host + `","nodeManagerVersion":"` + nmVersion + `"}}`))
+	})
+	mux.HandleFunc("GET /ws/v1/node/borrowed", nm.serveBorrowed)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		metrics.WriteJSONOnce(nm.opts.Metrics, w)
 	})
 	mux.HandleFunc("GET /node/containerlogs/", func(w http.ResponseWriter, r *http.Request) {
 		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/node/containerlogs/"), "/")

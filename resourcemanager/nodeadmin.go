@@ -182,15 +182,16 @@ func (rm *ResourceManager) checkDecommissioning(now time.Time) {
 	}
 }
 
-// syncSchedulable tells the engine a node's current label and whether it takes new
-// containers (only RUNNING nodes do).
+// syncSchedulable tells the engine a node's current capacity, label and static flag, and
+// whether it takes new containers (only RUNNING nodes with some capacity do).
 func (rm *ResourceManager) syncSchedulable(key string) {
 	rm.nodes.mu.Lock()
 	n, ok := rm.nodes.nodes[key]
 	var spec scheduler.NodeSpec
 	if ok {
-		spec = scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(n.capability),
-			Partition: rm.labels.partitionOf(n.id), Unschedulable: n.state != yarnpb.NodeStateProto_NS_RUNNING}
+		spec = scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(n.capability), Static: n.static,
+			Partition: rm.labels.partitionOf(n.id),
+			Unschedulable: n.state != yarnpb.NodeStateProto_NS_RUNNING || n.capability.GetMemory() <= 0 || n.capability.GetVirtualCores() <= 0}
 	}
 	rm.nodes.mu.Unlock()
 	if !ok {

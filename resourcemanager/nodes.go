@@ -27,6 +27,11 @@ type rmNode struct {
 	lastResponse  *yarnpb.NodeHeartbeatResponseProto
 	// decommissionBy ends a graceful decommission (zero: no deadline).
 	decommissionBy time.Time
+	// autoLabels are the labels a Bobbin NodeManager reports of itself (high_mem,
+	// high_load, static): attributes, not partitions. static marks a stable node, where
+	// AM containers go.
+	autoLabels []string
+	static     bool
 }
 
 func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
@@ -46,7 +51,7 @@ func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
 		NodeState:            n.state.Enum(),
 		HealthReport:         proto.String(n.healthReport),
 		LastHealthReportTime: proto.Int64(n.healthTime),
-		NodeLabels:           labels,
+		NodeLabels:           append(append([]string(nil), labels...), n.autoLabels...),
 	}
 }
 

@@ -3,6 +3,8 @@ package resourcemanager
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -138,8 +140,16 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 			healthChanged = true
 		}
 	}
-	state, statuses := n.state, n.containers
+	resized, relabelled := n.applyMeasurements(req)
+	state, statuses, capability, autoLabels := n.state, n.containers, n.capability, n.autoLabels
 	rm.nodes.mu.Unlock()
+
+	if resized || relabelled {
+		log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
+		if !healthChanged {
+			rm.syncSchedulable(key)
+		}
+	}
 
 	if healthChanged {
 		log.WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
@@ -202,4 +212,30 @@ func (rm *ResourceManager) monitor(ctx context.Context) {
 			rm.metrics.observe(rm.engine.Stats())
 		}
 	}
+}
+
+// applyMeasurements takes what a Bobbin NodeManager measured of itself: the capacity a
+// borrowed node offers now (the NodeReport capability shows it; zero takes it out of
+// scheduling) and its automatic labels. Called with the node registry's lock held.
+func (n *rmNode) applyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
+	if r := req.GetBobbinSchedulableResource(); r != nil && r.GetMemory() >= 0 && r.GetVirtualCores() >= 0 {
+		if r.GetMemory() != n.capability.GetMemory() || r.GetVirtualCores() != n.capability.GetVirtualCores() {
+			n.capability = &yarnpb.ResourceProto{Memory: proto.Int64(r.GetMemory()), VirtualCores: proto.Int32(r.GetVirtualCores())}
+			resized = true
+		}
+	}
+	if ls := req.GetNodeLabels(); ls != nil {
+		var names []string
+		static := false
+		for _, l := range ls.GetNodeLabels() {
+			names = append(names, l.GetName())
+			static = static || l.GetName() == "static"
+		}
+		sort.Strings(names)
+		if !slices.Equal(names, n.autoLabels) || static != n.static {
+			n.autoLabels, n.static = names, static
+			relabelled = true
+		}
+	}
+	return resized, relabelled
 }

@@ -367,8 +367,12 @@ type NodeHeartbeatRequestProto struct {
 	LogAggregationReportsForApps     []*LogAggregationReportProto `protobuf:"bytes,5,rep,name=log_aggregation_reports_for_apps,json=logAggregationReportsForApps" json:"log_aggregation_reports_for_apps,omitempty"` // 2.8+
 	// 6 registering_collectors and 7 nodeAttributes (3.x) are not modelled.
 	TokenSequenceNo *int64 `protobuf:"varint,8,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"` // 3.x
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Bobbin addition: a borrowed-mode NodeManager's capacity measured from its owner's
+	// load, what the RM may schedule on it now (zero: no new containers). An Apache RM
+	// ignores the field.
+	BobbinSchedulableResource *ResourceProto `protobuf:"bytes,1000,opt,name=bobbin_schedulable_resource,json=bobbinSchedulableResource" json:"bobbin_schedulable_resource,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *NodeHeartbeatRequestProto) Reset() {
@@ -441,6 +445,13 @@ func (x *NodeHeartbeatRequestProto) GetTokenSequenceNo() int64 {
 		return *x.TokenSequenceNo
 	}
 	return 0
+}
+
+func (x *NodeHeartbeatRequestProto) GetBobbinSchedulableResource() *ResourceProto {
+	if x != nil {
+		return x.BobbinSchedulableResource
+	}
+	return nil
 }
 
 type NodeHeartbeatResponseProto struct {
@@ -1021,7 +1032,7 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"rm_version\x18\x06 \x01(\tR\trmVersion\x12C\n" +
 	"\x19areNodeLabelsAcceptedByRM\x18\a \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x126\n" +
-	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\x80\x04\n" +
+	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\xdd\x04\n" +
 	"\x19NodeHeartbeatRequestProto\x12=\n" +
 	"\vnode_status\x18\x01 \x01(\v2\x1c.hadoop.yarn.NodeStatusProtoR\n" +
 	"nodeStatus\x12l\n" +
@@ -1031,7 +1042,8 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"nodeLabels\x18\x04 \x01(\v2\x1c.hadoop.yarn.NodeLabelsProtoR\n" +
 	"nodeLabels\x12n\n" +
 	" log_aggregation_reports_for_apps\x18\x05 \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12(\n" +
-	"\x0ftokenSequenceNo\x18\b \x01(\x03R\x0ftokenSequenceNo\"\xce\b\n" +
+	"\x0ftokenSequenceNo\x18\b \x01(\x03R\x0ftokenSequenceNo\x12[\n" +
+	"\x1bbobbin_schedulable_resource\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x19bobbinSchedulableResource\"\xce\b\n" +
 	"\x1aNodeHeartbeatResponseProto\x12\x1f\n" +
 	"\vresponse_id\x18\x01 \x01(\x05R\n" +
 	"responseId\x12X\n" +
@@ -1143,27 +1155,28 @@ var file_yarn_yarn_server_common_service_protos_proto_depIdxs = []int32{
 	18, // 17: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
 	1,  // 18: hadoop.yarn.NodeHeartbeatRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
 	2,  // 19: hadoop.yarn.NodeHeartbeatRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
-	18, // 20: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	18, // 21: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	19, // 22: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	20, // 23: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
-	14, // 24: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
-	20, // 25: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
-	6,  // 26: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
-	21, // 27: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
-	13, // 28: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
-	21, // 29: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
-	14, // 30: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
-	20, // 31: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	22, // 32: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	13, // 33: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
-	23, // 34: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
-	24, // 35: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	13, // 20: hadoop.yarn.NodeHeartbeatRequestProto.bobbin_schedulable_resource:type_name -> hadoop.yarn.ResourceProto
+	18, // 21: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	18, // 22: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	19, // 23: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	20, // 24: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
+	14, // 25: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
+	20, // 26: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
+	6,  // 27: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
+	21, // 28: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
+	13, // 29: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	21, // 30: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
+	14, // 31: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
+	20, // 32: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	22, // 33: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	13, // 34: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
+	23, // 35: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
+	24, // 36: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_common_service_protos_proto_init() }

@@ -1,0 +1,200 @@
+package nodemanager
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
+)
+
+// exitPreempted is ContainerExitStatus.PREEMPTED: MapReduce reruns such a task without
+// counting a failure, and the RM does not count it against an AM's attempts.
+const exitPreempted = -102
+
+// hostMeter is the NodeManager's borrowed-mode state: the meter (owned by the sampling
+// goroutine), the last decision the heartbeat reports, and the history served on the
+// web.
+type hostMeter struct {
+	settings hostSettings
+	meter    *borrowed.Meter // used only by observeHost
+
+	mu      sync.Mutex
+	last    borrowed.Decision
+	have    bool
+	history []historyPoint
+	next    int
+
+	gExtCPU, gJobCPU, gFreeCPU, gExtMem, gJobMem, gFreeMem metrics.GaugeFloat64
+	gVCores, gMB                                           metrics.Gauge
+	evictions                                              metrics.Counter
+}
+
+// historyPoint is one measurement as /ws/v1/node/borrowed serves it.
+type historyPoint struct {
+	Time           int64    `json:"time"`
+	ExternalCPU    float64  `json:"externalCpuShare"`
+	JobCPU         float64  `json:"jobCpuShare"`
+	FreeCPU        float64  `json:"freeCpuShare"`
+	ExternalMem    float64  `json:"externalMemoryShare"`
+	JobMem         float64  `json:"jobMemoryShare"`
+	FreeMem        float64  `json:"freeMemoryShare"`
+	AvgExternalCPU float64  `json:"avgExternalCpuShare"`
+	VCores         int32    `json:"schedulableVCores"`
+	MemoryMB       int64    `json:"schedulableMemoryMB"`
+	Schedulable    bool     `json:"schedulable"`
+	Reason         string   `json:"reason,omitempty"`
+	Labels         []string `json:"labels,omitempty"`
+	Evicted        []string `json:"evicted,omitempty"`
+}
+
+func newHostMeter(s hostSettings, reg metrics.Registry) *hostMeter {
+	h := &hostMeter{settings: s, meter: borrowed.NewMeter(s.Meter), history: make([]historyPoint, 0, min(s.HistorySize, 4096))}
+	h.gExtCPU = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.ExternalCpuShare", reg)
+	h.gJobCPU = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.JobCpuShare", reg)
+	h.gFreeCPU = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.FreeCpuShare", reg)
+	h.gExtMem = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.ExternalMemoryShare", reg)
+	h.gJobMem = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.JobMemoryShare", reg)
+	h.gFreeMem = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.FreeMemoryShare", reg)
+	h.gVCores = metrics.GetOrRegisterGauge("nm.borrowed.SchedulableVCores", reg)
+	h.gMB = metrics.GetOrRegisterGauge("nm.borrowed.SchedulableMB", reg)
+	h.evictions = metrics.GetOrRegisterCounter("nm.borrowed.Evictions", reg)
+	return h
+}
+
+// decision is the last measurement, if any.
+func (h *hostMeter) decision() (borrowed.Decision, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last, h.have
+}
+
+// observeHost measures the host and the containers, records the decision for the next
+// heartbeat and evicts what it says to.
+func (nm *NodeManager) observeHost() {
+	h := nm.host
+	s := nm.settings
+	host, err := borrowed.ReadHost("/proc", append(append([]string(nil), s.LocalDirs...), s.LogDirs...))
+	if err != nil {
+		nm.log.WithError(err).Warn("cannot measure the host")
+		return
+	}
+	type live struct {
+		c  *nmContainer
+		bc borrowed.Container
+	}
+	nm.mu.Lock()
+	var running []live
+	for _, c := range nm.containers {
+		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 {
+			r := c.ident.GetResource()
+			running = append(running, live{c, borrowed.Container{ID: c.id.String(), Started: c.started, VCores: r.GetVirtualCores(), MemoryMB: r.GetMemory()}})
+		}
+	}
+	nm.mu.Unlock()
+	readings := make([]borrowed.Container, len(running))
+	byID := map[string]*nmContainer{}
+	for i, l := range running {
+		u := l.c.proc.Usage()
+		l.bc.CPU, l.bc.RSS = u.CPU, u.RSS
+		readings[i] = l.bc
+		byID[l.bc.ID] = l.c
+	}
+	d := h.meter.Observe(borrowed.Reading{At: nm.opts.Now(), Host: host, Containers: readings})
+
+	h.mu.Lock()
+	prev, had := h.last, h.have
+	h.last, h.have = d, true
+	p := historyPoint{Time: d.At.UnixMilli(), ExternalCPU: d.Shares.ExternalCPU, JobCPU: d.Shares.JobCPU, FreeCPU: d.Shares.FreeCPU,
+		ExternalMem: d.Shares.ExternalMem, JobMem: d.Shares.JobMem, FreeMem: d.Shares.FreeMem, AvgExternalCPU: d.AvgExternalCPU,
+		VCores: d.VCores, MemoryMB: d.MemoryMB, Schedulable: d.Schedulable, Reason: d.Reason, Labels: d.Labels}
+	for _, e := range d.Evict {
+		p.Evicted = append(p.Evicted, e.ID)
+	}
+	if len(h.history) < h.settings.HistorySize {
+		h.history = append(h.history, p)
+	} else {
+		h.history[h.next] = p
+		h.next = (h.next + 1) % len(h.history)
+	}
+	h.mu.Unlock()
+
+	h.gExtCPU.Update(d.Shares.ExternalCPU)
+	h.gJobCPU.Update(d.Shares.JobCPU)
+	h.gFreeCPU.Update(d.Shares.FreeCPU)
+	h.gExtMem.Update(d.Shares.ExternalMem)
+	h.gJobMem.Update(d.Shares.JobMem)
+	h.gFreeMem.Update(d.Shares.FreeMem)
+	h.gVCores.Update(int64(d.VCores))
+	h.gMB.Update(d.MemoryMB)
+
+	fields := logrus.Fields{"vcores": d.VCores, "memory_mb": d.MemoryMB, "external_cpu": round2(d.AvgExternalCPU), "labels": d.Labels}
+	switch {
+	case had && prev.Schedulable && !d.Schedulable:
+		nm.log.WithFields(fields).Warn("node leaves the schedulable set: " + d.Reason)
+	case had && !prev.Schedulable && d.Schedulable:
+		nm.log.WithFields(fields).Info("node rejoins the schedulable set")
+	case !had || !slices.Equal(prev.Labels, d.Labels):
+		nm.log.WithFields(fields).Info("node measured")
+	}
+	for _, e := range d.Evict {
+		c := byID[e.ID]
+		if c == nil {
+			continue
+		}
+		h.evictions.Inc(1)
+		nm.log.WithFields(logrus.Fields{"container": e.ID, "exit_status": exitPreempted}).Warn(e.Diagnostics)
+		nm.spawn(func() { nm.kill(c, exitPreempted, e.Diagnostics) })
+	}
+}
+
+func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+
+// heartbeatExtras adds the measured capacity and the automatic labels to a heartbeat.
+func (nm *NodeManager) heartbeatExtras(req *yarnpb.NodeHeartbeatRequestProto) {
+	if nm.host == nil {
+		return
+	}
+	d, ok := nm.host.decision()
+	if !ok {
+		return
+	}
+	if nm.host.settings.Meter.Borrowed {
+		req.BobbinSchedulableResource = &yarnpb.ResourceProto{Memory: proto.Int64(d.MemoryMB), VirtualCores: proto.Int32(d.VCores)}
+	}
+	if nm.host.settings.Meter.AutoLabels {
+		labels := &yarnpb.NodeLabelsProto{}
+		for _, l := range d.Labels {
+			labels.NodeLabels = append(labels.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(false)})
+		}
+		req.NodeLabels = labels
+	}
+}
+
+// serveBorrowed serves /ws/v1/node/borrowed: the settings' essentials and the history of
+// measurements, oldest first.
+func (nm *NodeManager) serveBorrowed(w http.ResponseWriter, _ *http.Request) {
+	h := nm.host
+	w.Header().Set("Content-Type", "application/json")
+	if h == nil {
+		w.WriteHeader(http.StatusNotFound)
+		json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{"exception": "NotFoundException",
+			"message": "borrowed mode and automatic labels are off (bobbin.nodemanager.borrowed.enabled, bobbin.nodemanager.auto-labels.enabled)"}})
+		return
+	}
+	h.mu.Lock()
+	hist := make([]historyPoint, 0, len(h.history))
+	hist = append(hist, h.history[h.next:]...)
+	hist = append(hist, h.history[:h.next]...)
+	h.mu.Unlock()
+	json.NewEncoder(w).Encode(map[string]any{"borrowed": map[string]any{
+		"enabled": h.settings.Meter.Borrowed, "autoLabels": h.settings.Meter.AutoLabels,
+		"intervalMs": h.settings.Interval.Milliseconds(), "configuredVCores": h.settings.Meter.VCores,
+		"configuredMemoryMB": h.settings.Meter.MemoryMB, "history": hist}})
+}
