@@ -41,7 +41,7 @@ type nmContainer struct {
 	killExit int32 // set when a kill was asked for: the status the kill reports
 	killDiag string
 	proc     container.Process
-	started  time.Time // when its process started (the youngest are evicted first)
+	started  time.Time          // when its process started (the youngest are evicted first)
 	cancel   context.CancelFunc // stops localization
 	done     chan struct{}      // closed when the container completed
 }
