@@ -28,9 +28,14 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm 2>/dev/null
 mount -t devpts devpts /dev/pts 2>/dev/null
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm 2>/dev/null
-# The guest gets its own /tmp; directories the container needs under the host's /tmp are
-# mounted over it below, their mount points created in the tmpfs.
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# Unconfined, the guest's /tmp is the host's, writable as it is for a process container
+# (job configuration and directories often live there). Confined, it is a tmpfs of its
+# own; container directories under /tmp then get mount points created in it.
+if [ "$BOBBIN_TMP" = host ]; then
+	mount -t hostfs -o /tmp hostfs /tmp || die "cannot mount the host's /tmp"
+else
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+fi
 
 old_ifs=$IFS
 IFS='

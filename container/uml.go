@@ -227,6 +227,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		{"BOBBIN_HOSTNAME", e.Hostname},
 		{"BOBBIN_IP", ip},
 		{"BOBBIN_HOST_LOOPBACK", strconv.FormatBool(e.HostLoopback)},
+		{"BOBBIN_TMP", map[bool]string{true: "tmpfs", false: "host"}[e.RootDir != ""]},
 		{"BOBBIN_WORKDIR", work},
 		{"BOBBIN_ENV_FILE", g["env"]},
 		{"BOBBIN_SCRIPT", g["launch.sh"]},

@@ -22,6 +22,8 @@ type nsCluster struct {
 	// nmMemoryMB, when set, is each NM's memory, so that work must spread over both.
 	secondNM   bool
 	nmMemoryMB int
+	// nmProps, when set, edits NodeManager i's yarn-site (0: the first, 1: the second).
+	nmProps func(i int, props map[string]string)
 }
 
 // newNSCluster skips unless Hadoop, root and unshare are available, and writes the
@@ -54,8 +56,8 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		return fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
 			c.home, bobbinBinary(t), confDir)
 	}
-	if c.nmMemoryMB > 0 {
-		c.writeNMConf(t, c.confDir, nmConf(c.dir))
+	if c.nmMemoryMB > 0 || c.nmProps != nil {
+		c.writeNMConf(t, 0, c.confDir, nmConf(c.dir))
 	}
 	nms := []string{c.home + "/bin/yarn nodemanager > " + c.path("nm.log") + " 2>&1 &"}
 	if c.bobbinNM {
@@ -71,7 +73,7 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		props["yarn.nodemanager.localizer.address"] = "127.0.0.1:8050"
 		props["yarn.nodemanager.webapp.address"] = "127.0.0.1:8052"
 		props["mapreduce.shuffle.port"] = "13563"
-		c.writeNMConf(t, filepath.Join(dir2, "conf"), props)
+		c.writeNMConf(t, 1, filepath.Join(dir2, "conf"), props)
 		nms = append(nms, bobbinNM(filepath.Join(dir2, "conf"))+" > "+c.path("nm2.log")+" 2>&1 &")
 	}
 	start := ""
@@ -108,11 +110,24 @@ func (c *nsCluster) logTail(name string, n int) string {
 	return tail(string(b), n)
 }
 
-// writeNMConf writes a conf dir for a NodeManager of this cluster: props, with the memory
-// override applied.
-func (c *nsCluster) writeNMConf(t *testing.T, dir string, props map[string]string) {
+// writeNMConf writes a conf dir for NodeManager i of this cluster: props, with the memory
+// override and nmProps applied.
+func (c *nsCluster) writeNMConf(t *testing.T, i int, dir string, props map[string]string) {
 	if c.nmMemoryMB > 0 {
 		props["yarn.nodemanager.resource.memory-mb"] = fmt.Sprint(c.nmMemoryMB)
 	}
+	if c.nmProps != nil {
+		c.nmProps(i, props)
+	}
 	writeConf(t, dir, props)
+}
+
+// keep copies the cluster's directory (logs, container dirs) to $BOBBIN_KEEP_DIR, when
+// set, so a failed run can be read after the test removed its temporary directory.
+func (c *nsCluster) keep(t *testing.T) {
+	if dst := os.Getenv("BOBBIN_KEEP_DIR"); dst != "" {
+		os.MkdirAll(dst, 0o755)
+		out, err := exec.Command("cp", "-a", c.dir, filepath.Join(dst, t.Name())).CombinedOutput()
+		t.Logf("cluster directory kept in %s (%v %s)", filepath.Join(dst, t.Name()), err, out)
+	}
 }

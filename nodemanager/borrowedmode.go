@@ -135,6 +135,9 @@ func (nm *NodeManager) observeHost() {
 	h.gMB.Update(d.MemoryMB)
 
 	fields := logrus.Fields{"vcores": d.VCores, "memory_mb": d.MemoryMB, "external_cpu": round2(d.AvgExternalCPU), "labels": d.Labels}
+	if d.Reason != "" {
+		fields["reason"] = d.Reason
+	}
 	switch {
 	case had && prev.Schedulable && !d.Schedulable:
 		nm.log.WithFields(fields).Warn("node leaves the schedulable set: " + d.Reason)
