@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,23 +46,16 @@ func TestDistributedShellInUMLGuests(t *testing.T) {
 	c.bobbinNM = true
 	c.nmProps = func(_ int, p map[string]string) { umlNM(c, p) }
 	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
-	scripts := map[string]string{
-		"cpuinfo.sh": "grep -m1 vendor_id /proc/cpuinfo\n",
-		"exit3.sh":   "echo about to fail\nexit 3\n",
-		"hog.sh":     "x=$(head -c 1500000000 /dev/zero | tr '\\0' a)\necho survived ${#x}\n",
-	}
-	for name, body := range scripts {
-		if err := os.WriteFile(c.path(name), []byte("#!/bin/bash\n"+body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ds := func(script, log string) string {
-		return fmt.Sprintf("timeout 300 $Y jar %[1]s -jar %[1]s -shell_script %[2]s -num_containers 1 -master_memory 256 -container_memory 128 > %[3]s 2>&1; echo \"%[4]s exit $?\"",
-			dshell, c.path(script), c.path(log), strings.TrimSuffix(script, ".sh"))
+	// Shell commands reach the container through the launch script's exec /bin/bash -c
+	// "...", so they hold no double quotes.
+	ds := func(command, log, name string) string {
+		return fmt.Sprintf("timeout 300 $Y jar %[1]s -jar %[1]s -shell_command '%[2]s' -num_containers 1 -master_memory 256 -container_memory 128 > %[3]s 2>&1; echo \"%[4]s exit $?\"",
+			dshell, command, c.path(log), name)
 	}
 	start := time.Now()
 	out, err := c.run(t, 15*time.Minute, "Y=$HADOOP_HOME/bin/yarn\n"+
-		ds("cpuinfo.sh", "ds1.log")+"\n"+ds("exit3.sh", "ds2.log")+"\n"+ds("hog.sh", "ds3.log")+"\n"+
+		ds("grep -m1 vendor_id /proc/cpuinfo", "ds1.log", "cpuinfo")+"\n"+ds("echo about to fail; exit 3", "ds2.log", "exit3")+"\n"+
+		ds("x=$(head -c 1500000000 /dev/zero | tr -c x y); echo survived ${#x}", "ds3.log", "hog")+"\n"+
 		"$Y application -list -appStates ALL 2>&1 | grep application_")
 	t.Logf("three distributed-shell jobs in UML guests: %v", time.Since(start))
 	fail := func(what string) {
@@ -85,17 +79,19 @@ func TestDistributedShellInUMLGuests(t *testing.T) {
 	if b, err := os.ReadFile(amExit); err != nil || !strings.HasPrefix(string(b), "0 ") {
 		fail(fmt.Sprintf("the AM's guest exit file %s: %q %v", amExit, b, err))
 	}
-	amLog := func(app string) string {
-		b, _ := os.ReadFile(filepath.Join(c.path("nm-logs"), app, containerOf(app, 1), "AppMaster.stderr"))
-		return string(b)
+	// What the RM hands the AMs in allocate (completed container statuses).
+	rmLog := c.logTail("rm.log", 100000)
+	completed := func(app string, n int, status string) bool {
+		return regexp.MustCompile(`container completed.*container=` + containerOf(app, n) + ` exit_status=` + regexp.QuoteMeta(status) + ` `).MatchString(rmLog)
 	}
 	// Job 2: exit 3 reaches the AM.
-	if l := amLog(apps[1]); !strings.Contains(l, "exitStatus=3") {
-		fail("the AM of the exit-3 job did not see exit status 3:\n" + tail(l, 20))
+	if !completed(apps[1], 2, "3") {
+		fail("the exit-3 container was not reported with exit status 3")
 	}
 	// Job 3: out of memory in the guest.
-	if l := amLog(apps[2]); !strings.Contains(l, "exitStatus=-104") || !strings.Contains(l, "ran out of memory in its User-Mode Linux guest") {
-		fail("the AM of the memory hog did not see -104 with the guest's diagnostic:\n" + tail(l, 20))
+	nmLog := c.logTail("nm.log", 100000)
+	if !completed(apps[2], 2, "-104") || !strings.Contains(nmLog, "ran out of memory in its User-Mode Linux guest") {
+		fail("the memory hog was not reported with -104 and the guest's diagnostic")
 	}
 	for _, l := range strings.Split(c.logTail("nm.log", 100000), "\n") {
 		if strings.Contains(l, "ran out of memory") {
