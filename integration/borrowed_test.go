@@ -25,7 +25,8 @@ func staticNM(p map[string]string) {
 	p["bobbin.nodemanager.borrowed.interval-ms"] = "500"
 }
 
-// borrowedNM measures its owner's load every half second and evicts at 55 % owner CPU.
+// borrowedNM measures its owner's load every half second, leaves the schedulable set
+// under 40 % of its vcores and evicts at 70 % owner CPU.
 func borrowedNM(p map[string]string) {
 	p["bobbin.nodemanager.borrowed.enabled"] = "true"
 	p["bobbin.nodemanager.auto-labels.enabled"] = "true"
@@ -34,7 +35,9 @@ func borrowedNM(p map[string]string) {
 	p["bobbin.nodemanager.borrowed.memory-reserve-mb"] = "256"
 	p["bobbin.nodemanager.borrowed.leave-below"] = "0.4"
 	p["bobbin.nodemanager.borrowed.rejoin-above"] = "0.5"
-	p["bobbin.nodemanager.borrowed.evict-external-cpu"] = "0.55"
+	// On this small machine everything else (the RM, the AM on the other node, the
+	// client's JVM) is the owner's load too: thresholds sit above what that alone makes.
+	p["bobbin.nodemanager.borrowed.evict-external-cpu"] = "0.7"
 	p["bobbin.nodemanager.borrowed.disk-min-free-mb"] = "100"
 }
 
@@ -71,7 +74,7 @@ func TestBorrowedNodeEvictsAndPiCompletes(t *testing.T) {
 	c.nmProps = func(i int, p map[string]string) {
 		if i == 0 {
 			staticNM(p)
-			p["yarn.nodemanager.resource.memory-mb"] = "768" // the MR AM's 512 MB, no task
+			p["yarn.nodemanager.resource.memory-mb"] = "640" // the MR AM's 512 MB, no 256 MB task
 			return
 		}
 		borrowedNM(p)
@@ -83,8 +86,13 @@ func TestBorrowedNodeEvictsAndPiCompletes(t *testing.T) {
 	start := time.Now()
 	out, err := c.run(t, 15*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 status() { echo "$1 $($Y node -status %[3]s 2>/dev/null | tr '\n' ' ' | sed 's/\t/ /g')"; }
+# Start from a quiet node: its capacity back after the daemons' start-up.
+for i in $(seq 1 60); do
+  grep -q 'rejoins the schedulable set\|vcores=[234]' %[4]s/nm2.log && $Y node -status %[3]s 2>/dev/null | grep -q 'CPU-Capacity : [234] vcores' && break
+  sleep 1
+done
 status before
-timeout 600 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[2]s 2>&1 &
+HADOOP_ROOT_LOGGER=INFO,console timeout 600 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[2]s 2>&1 &
 PI=$!
 # Wait for a map task's guest on the borrowed node.
 for i in $(seq 1 240); do
@@ -94,7 +102,7 @@ done
 sleep 4
 echo "load starts"
 LOAD=
-for i in 1 2 3; do (while :; do :; done) & LOAD="$LOAD $!"; done
+for i in 1 2 3 4; do (while :; do :; done) & LOAD="$LOAD $!"; done
 for i in $(seq 1 60); do
   status during
   grep -q 'evicted by the NodeManager' %[4]s/nm2.log && [ "$(grep -c 'leaves the schedulable set' %[4]s/nm2.log)" -ge 1 ] && break
@@ -140,7 +148,7 @@ $Y node -status 127.0.0.1:8041 2>&1 | grep -i label`, examples, c.path("pi.log")
 	if !strings.Contains(out, "pi exit 0") || !strings.Contains(piLog, "Estimated value of Pi is 3.8") {
 		fail("pi did not complete")
 	}
-	if !regexp.MustCompile(`Killed (map|reduce) tasks=\d`).MatchString(piLog) || strings.Contains(piLog, "Failed map tasks") || strings.Contains(piLog, "Failed reduce tasks") {
+	if !regexp.MustCompile(`Killed (map|reduce) tasks=[1-9]`).MatchString(piLog) || regexp.MustCompile(`Failed (map|reduce) tasks=[1-9]`).MatchString(piLog) {
 		fail("the evicted task was not counted as killed (or a task failure was counted)")
 	}
 	// The AM ran on the static node, the tasks in guests on the borrowed node.

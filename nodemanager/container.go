@@ -240,7 +240,10 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		nm.complete(c, int32(code), fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
 			c.id, code, code, out.String(), code))
 	}
-	log.WithField("exit_status", code).Info("container exited")
+	nm.mu.Lock()
+	status := c.exit
+	nm.mu.Unlock()
+	log.WithFields(map[string]any{"exit_status": status, "process_exit": code}).Info("container exited")
 }
 
 // complete records a container's end once.
