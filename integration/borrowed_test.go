@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,14 +27,14 @@ func staticNM(p map[string]string) {
 }
 
 // borrowedNM measures its owner's load every half second, leaves the schedulable set
-// under 40 % of its vcores and evicts at 70 % owner CPU.
+// at 70 % owner CPU (30 % left), rejoins at 50 %, and evicts at 70 % owner CPU.
 func borrowedNM(p map[string]string) {
 	p["bobbin.nodemanager.borrowed.enabled"] = "true"
 	p["bobbin.nodemanager.auto-labels.enabled"] = "true"
 	p["bobbin.nodemanager.borrowed.interval-ms"] = "500"
 	p["bobbin.nodemanager.borrowed.window-ms"] = "3000"
 	p["bobbin.nodemanager.borrowed.memory-reserve-mb"] = "256"
-	p["bobbin.nodemanager.borrowed.leave-below"] = "0.4"
+	p["bobbin.nodemanager.borrowed.leave-below"] = "0.3"
 	p["bobbin.nodemanager.borrowed.rejoin-above"] = "0.5"
 	// On this small machine everything else (the RM, the AM on the other node, the
 	// client's JVM) is the owner's load too: thresholds sit above what that alone makes.
@@ -82,6 +83,12 @@ func TestBorrowedNodeEvictsAndPiCompletes(t *testing.T) {
 		p["yarn.nodemanager.resource.memory-mb"] = "2048"
 	}
 	writeMapredSite(t, c)
+	// The job client prints its counters (killed and failed tasks) at INFO.
+	log4j := "log4j.rootLogger=INFO,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\nlog4j.appender.console.target=System.err\n" +
+		"log4j.appender.console.layout=org.apache.log4j.PatternLayout\nlog4j.appender.console.layout.ConversionPattern=%d %p %c: %m%n\n"
+	if err := os.WriteFile(filepath.Join(c.confDir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
 	start := time.Now()
 	out, err := c.run(t, 15*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
@@ -102,7 +109,7 @@ done
 sleep 4
 echo "load starts"
 LOAD=
-for i in 1 2 3 4; do (while :; do :; done) & LOAD="$LOAD $!"; done
+for i in 1 2 3 4 5 6; do (while :; do :; done) & LOAD="$LOAD $!"; done
 for i in $(seq 1 60); do
   status during
   grep -q 'evicted by the NodeManager' %[4]s/nm2.log && [ "$(grep -c 'leaves the schedulable set' %[4]s/nm2.log)" -ge 1 ] && break

@@ -215,10 +215,9 @@ func (m *Meter) capacity(d *Decision, h Host, extMem int64, now time.Time) {
 	d.MeasuredVCores = int32(math.Floor(float64(s.VCores) * (1 - d.AvgExternalCPU)))
 	mb := (h.MemTotal-extMem)>>20 - s.ReserveMB
 	d.MeasuredMB = max(0, min(s.MemoryMB, mb))
-	frac := 1.0
-	if s.VCores > 0 {
-		frac = float64(d.MeasuredVCores) / float64(s.VCores)
-	}
+	// The gates look at the unrounded CPU fraction: rounded to whole vcores, a small
+	// node's leave and rejoin marks could fall on the same step and it would flap.
+	frac := 1 - d.AvgExternalCPU
 	if s.MemoryMB > 0 {
 		frac = math.Min(frac, float64(d.MeasuredMB)/float64(s.MemoryMB))
 	}
