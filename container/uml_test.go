@@ -335,6 +335,9 @@ func BenchmarkContainerStart(b *testing.B) {
 		if err := e.CheckUML(); err != nil {
 			b.Skip(err)
 		}
-		run(b, e, true)
+		b.Run("slirp", func(b *testing.B) { run(b, e, true) })
+		nonet := *e
+		nonet.Slirp = ""
+		b.Run("no-network", func(b *testing.B) { run(b, &nonet, true) })
 	})
 }
