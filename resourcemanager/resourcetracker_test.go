@@ -101,3 +101,83 @@ func TestTooSmallNodeIsShutDown(t *testing.T) {
 		t.Fatalf("register below the minimum allocation: %v", reg)
 	}
 }
+
+// TestMeasuredCapacityAndStaticLabel: a borrowed NodeManager's measured capacity replaces
+// its capability (zero takes it out of scheduling), automatic labels show in node
+// reports, and the AM container goes to the static node even when the borrowed node is
+// bigger.
+func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
+	rm, cl := startRM(t, testConf())
+	ctx := context.Background()
+	borrowedNM, staticNM := newFakeNM(t, rm, 45454), newFakeNM(t, rm, 45455)
+	borrowedNM.register(8192, 8)
+	staticNM.register(2048, 2)
+	beat := func(n *fakeNM, id int32, res *yarnpb.ResourceProto, labels ...string) {
+		req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{NodeId: n.id, ResponseId: proto.Int32(id),
+			NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String("")}},
+			BobbinSchedulableResource: res, NodeLabels: &yarnpb.NodeLabelsProto{}}
+		for _, l := range labels {
+			req.NodeLabels.NodeLabels = append(req.NodeLabels.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l)})
+		}
+		if err := n.c.Call(ctx, "nodeHeartbeat", req, &yarnpb.NodeHeartbeatResponseProto{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := func(mb int64, vc int32) *yarnpb.ResourceProto {
+		return &yarnpb.ResourceProto{Memory: proto.Int64(mb), VirtualCores: proto.Int32(vc)}
+	}
+	beat(borrowedNM, 0, res(6000, 3), "high_mem")
+	beat(staticNM, 0, nil, "static")
+	nodes, err := cl.GetClusterNodes(ctx)
+	if err != nil || len(nodes) != 2 {
+		t.Fatalf("nodes %v %v", nodes, err)
+	}
+	for _, n := range nodes {
+		switch n.GetNodeId().GetPort() {
+		case 45454:
+			if n.GetCapability().GetMemory() != 6000 || n.GetCapability().GetVirtualCores() != 3 || len(n.GetNodeLabels()) != 1 || n.GetNodeLabels()[0] != "high_mem" {
+				t.Errorf("borrowed node report %v", n)
+			}
+		case 45455:
+			if n.GetCapability().GetMemory() != 2048 || len(n.GetNodeLabels()) != 1 || n.GetNodeLabels()[0] != "static" {
+				t.Errorf("static node report %v", n)
+			}
+		}
+	}
+	r, err := cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := submit(t, cl, r.GetApplicationId(), "default", 1024); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rm.containers.mu.Lock()
+		var node string
+		for _, c := range rm.containers.byID {
+			if c.am {
+				node = c.node
+			}
+		}
+		rm.containers.mu.Unlock()
+		if node != "" {
+			if node != "127.0.0.1:45455" {
+				t.Fatalf("AM container on %s, not on the static node", node)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no AM container allocated")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Zero measured capacity: the node takes no new containers; the report shows zero.
+	beat(borrowedNM, 1, res(0, 0), "high_mem", "high_load")
+	nodes, _ = cl.GetClusterNodes(ctx)
+	for _, n := range nodes {
+		if n.GetNodeId().GetPort() == 45454 && (n.GetCapability().GetMemory() != 0 || len(n.GetNodeLabels()) != 2) {
+			t.Errorf("borrowed node at zero capacity: %v", n)
+		}
+	}
+}
