@@ -167,11 +167,13 @@ $Y node -status 127.0.0.1:8041 2>&1 | grep -i label`, examples, c.path("pi.log")
 	}
 	// The AM ran on the static node, the tasks in guests on the borrowed node.
 	app := ""
-	if m := regexp.MustCompile(`application_\d+_\d+`).FindString(piLog); m != "" {
-		app = m
+	if m := regexp.MustCompile(`job_(\d+_\d+)`).FindStringSubmatch(filepath.Base(hist[0])); m != nil {
+		app = "application_" + m[1]
 	}
-	if n1, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), app, containerOf(app, 1))); app == "" || len(n1) != 1 {
-		fail("the MR AM container did not run on the static node")
+	onStatic, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), app, containerOf(app, 1)))
+	onBorrowed, _ := filepath.Glob(filepath.Join(c.path("nm2"), "nm-logs", app, containerOf(app, 1)))
+	if app == "" || len(onStatic) != 1 || len(onBorrowed) != 0 {
+		fail(fmt.Sprintf("the MR AM container of %q did not run on the static node (static %v, borrowed %v)", app, onStatic, onBorrowed))
 	}
 	guests, _ := filepath.Glob(filepath.Join(c.path("nm2"), "nm-local", "usercache", "*", "appcache", app, "container_*", ".bobbin-uml", "exit"))
 	if len(guests) < 3 {
