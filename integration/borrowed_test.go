@@ -175,9 +175,9 @@ $Y node -status 127.0.0.1:8041 2>&1 | grep -i label`, examples, c.path("pi.log")
 	if app == "" || len(onStatic) != 1 || len(onBorrowed) != 0 {
 		fail(fmt.Sprintf("the MR AM container of %q did not run on the static node (static %v, borrowed %v)", app, onStatic, onBorrowed))
 	}
-	guests, _ := filepath.Glob(filepath.Join(c.path("nm2"), "nm-local", "usercache", "*", "appcache", app, "container_*", ".bobbin-uml", "exit"))
+	guests, _ := filepath.Glob(filepath.Join(c.path("nm2"), "nm-local", "usercache", "*", "appcache", app, "container_*", ".bobbin-uml", "up"))
 	if len(guests) < 3 {
-		fail(fmt.Sprintf("%d task guests finished on the borrowed node, want at least 3 (2 maps, 1 reduce)", len(guests)))
+		fail(fmt.Sprintf("%d task guests came up on the borrowed node, want at least 3 (2 maps, 1 reduce)", len(guests)))
 	}
 	if !strings.Contains(out, "static") {
 		fail("the static node does not show its static label in yarn node -status")
