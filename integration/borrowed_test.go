@@ -184,6 +184,15 @@ $Y node -status 127.0.0.1:8041 2>&1 | grep -i label`, examples, c.path("pi.log")
 	}
 	t.Logf("vcores of the borrowed node: before %v, during load %v, after %v; %d task guests; job history: %s killed %s attempt(s), none failed",
 		before, during, after, len(guests), killed[2], killed[3])
+	// The borrowed node's own account (on this one machine the AM and the client JVMs
+	// are its owner's load too, so it may leave again while the job reruns).
+	for _, l := range strings.Split(nm2, "\n") {
+		if strings.Contains(l, "leaves the schedulable set") || strings.Contains(l, "rejoins the schedulable set") || strings.Contains(l, "evicted by") {
+			if i := strings.Index(l, "msg="); i >= 0 {
+				t.Log(l[:min(len(l), i+170)])
+			}
+		}
+	}
 	for _, l := range strings.Split(piLog, "\n") {
 		if strings.Contains(l, "Job Finished in") {
 			t.Log(strings.TrimSpace(l))
