@@ -2,8 +2,11 @@ package nodemanager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +42,8 @@ type cluster struct {
 	dir string
 }
 
-func newCluster(t *testing.T) *cluster {
+// newCluster starts an RM and a NodeManager; extra are more NodeManager keys and values.
+func newCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	c := conf.New()
@@ -68,6 +72,9 @@ func newCluster(t *testing.T) *cluster {
 		"yarn.nodemanager.sleep-delay-before-sigkill.ms": "100", "yarn.nodemanager.container-monitor.interval-ms": "100",
 	} {
 		nc.Set(k, v)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		nc.Set(extra[i], extra[i+1])
 	}
 	nm, err := New(Options{Conf: nc, Logger: quiet()})
 	if err != nil {
@@ -286,5 +293,85 @@ func TestDiskHealth(t *testing.T) {
 	nm, _ = New(Options{Conf: c, Logger: quiet()})
 	if h := nm.checkDisks(); h.healthy() || !strings.Contains(h.report, "free space below limit of 999999999MB") {
 		t.Fatalf("%+v", h)
+	}
+}
+
+// TestBorrowedEvictionIsPreempted: in borrowed mode a container that uses more CPU than
+// its vcores allow (container-cpu-ratio) is evicted with PREEMPTED and a diagnostic; the
+// measurements are served over time at /ws/v1/node/borrowed and as metrics; the RM shows
+// the node's measured capacity and automatic labels.
+func TestBorrowedEvictionIsPreempted(t *testing.T) {
+	c := newCluster(t, "bobbin.nodemanager.borrowed.enabled", "true", "bobbin.nodemanager.borrowed.interval-ms", "100",
+		"bobbin.nodemanager.borrowed.window-ms", "500", "bobbin.nodemanager.borrowed.container-cpu-ratio", "0.5",
+		"bobbin.nodemanager.borrowed.evict-external-cpu", "0", "bobbin.nodemanager.borrowed.leave-below", "0",
+		"bobbin.nodemanager.borrowed.rejoin-above", "0", "bobbin.nodemanager.borrowed.disk-min-free-mb", "0",
+		"bobbin.nodemanager.auto-labels.enabled", "true", "bobbin.nodemanager.auto-labels.high-mem-mb", "1")
+	ctrs := c.containers(t, 1)
+	nm := c.client()
+	defer nm.Close()
+	// A busy loop: a whole core, far over what 1 of 8 vcores stands for.
+	if _, err := nm.Start(context.Background(), &yarnpb.ContainerLaunchContextProto{Command: []string{"while :; do :; done"}}, ctrs[0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := nm.Status(context.Background(), ctrs[0].GetId())
+		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			if st.GetExitStatus() != exitPreempted || !strings.Contains(st.GetDiagnostics(), "evicted by the NodeManager of a borrowed node") ||
+				!strings.Contains(st.GetDiagnostics(), "vcores stand for") {
+				t.Fatalf("status %v", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not evicted: %v %v", st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	get := func(path string) string {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", c.nm.httpPort, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var hist struct {
+		Borrowed struct {
+			Enabled bool
+			History []struct {
+				JobCPU  float64  `json:"jobCpuShare"`
+				VCores  int32    `json:"schedulableVCores"`
+				Evicted []string `json:"evicted"`
+				Labels  []string `json:"labels"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(get("/ws/v1/node/borrowed")), &hist); err != nil || !hist.Borrowed.Enabled || len(hist.Borrowed.History) < 2 {
+		t.Fatalf("history %+v %v", hist, err)
+	}
+	evicted, busy := false, false
+	for _, p := range hist.Borrowed.History {
+		evicted = evicted || len(p.Evicted) == 1 && p.Evicted[0] == records.ContainerIDFromProto(ctrs[0].GetId()).String()
+		busy = busy || p.JobCPU > 0.05
+	}
+	if !evicted || !busy {
+		t.Errorf("history does not show the busy container and its eviction: %+v", hist.Borrowed.History)
+	}
+	if m := get("/metrics"); !strings.Contains(m, `"nm.borrowed.Evictions":{"count":1}`) || !strings.Contains(m, "nm.borrowed.ExternalCpuShare") {
+		t.Errorf("metrics: %s", m)
+	}
+	cl := rmclient.New(c.rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: quiet()})
+	defer cl.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		nodes, err := cl.GetClusterNodes(context.Background())
+		if err == nil && len(nodes) == 1 && len(nodes[0].GetNodeLabels()) > 0 && nodes[0].GetNodeLabels()[0] == "high_mem" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the RM does not show the node's automatic label: %v %v", nodes, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
