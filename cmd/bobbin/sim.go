@@ -14,7 +14,8 @@ const simUsage = `usage:
   bobbin sim --synthetic nodes=10000,apps=1000,asks=100000,queues=20 [--strategy ...]
 
 Runs the scheduling engine in simulated time over a trace (docs/simulator.md) and prints
-a JSON report; --synthetic runs the throughput scenario flat out instead.
+a JSON report; --synthetic runs the throughput scenario flat out instead; --sls reads an
+Apache SLS job trace (with SLS's default node and container sizes).
 `
 
 func runSim(args []string, stdout, stderr io.Writer) int {
@@ -23,6 +24,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, simUsage) }
 	strategy := fs.String("strategy", "", "node selection: rings, balance or first-fit (overrides the trace)")
 	synthetic := fs.String("synthetic", "", "run the synthetic throughput scenario: nodes=,apps=,asks=,queues=")
+	sls := fs.Bool("sls", false, "the trace is an Apache SLS job trace (sls-jobs.json format)")
+	slsNodes := fs.String("sls-nodes", "", "an SLS node file (with --sls; default: the hosts the tasks name)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -47,7 +50,13 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	trace, err := sim.LoadTrace(fs.Arg(0))
+	var trace *sim.Trace
+	var err error
+	if *sls {
+		trace, err = sim.LoadSLS(fs.Arg(0), *slsNodes, sim.DefaultSLSOptions)
+	} else {
+		trace, err = sim.LoadTrace(fs.Arg(0))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bobbin sim: %v\n", err)
 		return 1
