@@ -95,73 +95,67 @@ func (p *process) Stop(grace time.Duration) {
 		case <-p.done:
 		case <-time.After(grace):
 		}
-		// Whatever is left of the group — and anything that escaped it — is killed.
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		for i := 0; i < 500; i++ {
-			left := Stragglers(p.id, pgid)
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			select {
-			case <-p.done:
-				if len(left) == 0 {
-					return
-				}
-			default:
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		killAll(p.id, pgid, p.done)
 	})
+}
+
+// killAll SIGKILLs a container's process group and, until none is left, every process
+// that escaped it (Stragglers); it returns once done is closed and nothing is left, or
+// after about five seconds.
+func killAll(id string, pgid int, done <-chan struct{}) {
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	for i := 0; i < 500; i++ {
+		left := Stragglers(id, pgid)
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		select {
+		case <-done:
+			if len(left) == 0 {
+				return
+			}
+		default:
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Stragglers lists the live processes of a container: those in its session or process
 // group, and those whose environment carries its marker. Zombies are not counted.
 func Stragglers(id string, pgid int) []int {
+	var out []int
+	eachProcess(id, pgid, func(pid int, _ []string) { out = append(out, pid) })
+	return out
+}
+
+// eachProcess calls f with the pid and the /proc/<pid>/stat fields (statFields) of every
+// live process of a container, as Stragglers defines them.
+func eachProcess(id string, pgid int, f func(pid int, stat []string)) {
 	marker := []byte(MarkerEnv + "=" + id + "\x00")
 	entries, _ := os.ReadDir("/proc")
-	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
+		fields, ok := statFields(pid)
+		if !ok || fields[0] == "Z" || fields[0] == "X" {
 			continue
 		}
-		state, pg, sid, ok := parseStat(stat)
-		if !ok || state == "Z" || state == "X" {
+		pg, err1 := strconv.Atoi(fields[2])
+		sid, err2 := strconv.Atoi(fields[3])
+		if err1 != nil || err2 != nil {
 			continue
 		}
 		if pg == pgid || sid == pgid {
-			out = append(out, pid)
+			f(pid, fields)
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if err == nil && (bytes.Contains(env, marker) || bytes.HasSuffix(env, marker[:len(marker)-1])) {
-			out = append(out, pid)
+			f(pid, fields)
 		}
 	}
-	return out
-}
-
-// parseStat reads state, process group and session from /proc/<pid>/stat, whose second
-// field (the command) may contain spaces and parentheses.
-func parseStat(b []byte) (state string, pgrp, session int, ok bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 {
-		return "", 0, 0, false
-	}
-	pg, err1 := strconv.Atoi(f[2])
-	s, err2 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil {
-		return "", 0, 0, false
-	}
-	return f[0], pg, s, true
 }
 
 // Usage is what a container's processes use.
@@ -179,48 +173,43 @@ const clockTick = 100
 // finds them), from /proc/<pid>/stat.
 func TreeUsage(id string, pgid int) Usage {
 	var u Usage
-	for _, pid := range Stragglers(id, pgid) {
-		f, ok := statFields(pid)
-		if !ok {
-			continue
-		}
-		vs, _ := strconv.ParseInt(f[20], 10, 64)
-		rss, _ := strconv.ParseInt(f[21], 10, 64)
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		u.VSize += vs
-		u.RSS += rss * int64(os.Getpagesize())
-		u.CPU += time.Duration(ut+st) * time.Second / clockTick
-		u.Procs++
-	}
+	eachProcess(id, pgid, func(_ int, f []string) { u.add(f) })
 	return u
 }
 
-// statFields are the fields of /proc/<pid>/stat after the command: state is index 0,
-// utime 11, stime 12, vsize 20 and rss 21.
+// add counts one process's stat fields.
+func (u *Usage) add(f []string) {
+	vs, _ := strconv.ParseInt(f[20], 10, 64)
+	rss, _ := strconv.ParseInt(f[21], 10, 64)
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	u.VSize += vs
+	u.RSS += rss * int64(os.Getpagesize())
+	u.CPU += time.Duration(ut+st) * time.Second / clockTick
+	u.Procs++
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command (splitStat): state is
+// index 0, process group 2, session 3, utime 11, stime 12, vsize 20 and rss 21.
 func statFields(pid int) ([]string, bool) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return nil, false
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 22 {
+	f, ok := splitStat(b)
+	if !ok || len(f) < 22 {
 		return nil, false
 	}
 	return f, true
 }
 
-// procMemory is one process's resident and virtual size.
-func procMemory(pid int) (rss, vsize int64, ok bool) {
-	f, ok := statFields(pid)
-	if !ok {
-		return 0, 0, false
+// splitStat splits a /proc/<pid>/stat line after its second field, the command, which
+// may contain spaces and parentheses.
+func splitStat(b []byte) ([]string, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, false
 	}
-	vsize, _ = strconv.ParseInt(f[20], 10, 64)
-	r, _ := strconv.ParseInt(f[21], 10, 64)
-	return r * int64(os.Getpagesize()), vsize, true
+	f := strings.Fields(string(b[i+1:]))
+	return f, len(f) >= 4
 }

@@ -76,9 +76,9 @@ func TestStopLeavesNoProcessBehind(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
-	st, pg, sid, ok := parseStat([]byte("123 (a (weird) name) S 1 120 119 0 -1"))
-	if !ok || st != "S" || pg != 120 || sid != 119 {
-		t.Fatalf("%q %d %d %v", st, pg, sid, ok)
+	f, ok := splitStat([]byte("123 (a (weird) name) S 1 120 119 0 -1"))
+	if !ok || f[0] != "S" || f[2] != "120" || f[3] != "119" {
+		t.Fatalf("%q %v", f, ok)
 	}
 }
 

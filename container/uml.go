@@ -478,22 +478,8 @@ func (p *umlProcess) Stop(grace time.Duration) {
 			case <-time.After(time.Second):
 			}
 		}
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		for i := 0; i < 500; i++ {
-			left := Stragglers(p.spec.ID, pgid)
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			select {
-			case <-p.done:
-				if len(left) == 0 {
-					os.RemoveAll(p.umidDir)
-					return
-				}
-			default:
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		killAll(p.spec.ID, pgid, p.done)
+		os.RemoveAll(p.umidDir)
 	})
 }
 
@@ -501,10 +487,14 @@ func (p *umlProcess) Stop(grace time.Duration) {
 // resident size is the guest's memory in use (the other host processes of the guest map
 // the same pages); CPU is summed over every process of the guest.
 func (p *umlProcess) Usage() Usage {
-	u := TreeUsage(p.spec.ID, p.Pid())
-	if rss, vs, ok := procMemory(p.Pid()); ok {
-		u.RSS, u.VSize = rss, vs
-	}
+	var u, kernel Usage
+	eachProcess(p.spec.ID, p.Pid(), func(pid int, f []string) {
+		u.add(f)
+		if pid == p.Pid() {
+			kernel.add(f)
+		}
+	})
+	u.RSS, u.VSize = kernel.RSS, kernel.VSize
 	return u
 }
 
@@ -522,11 +512,11 @@ var bootNoise = [][]byte{
 	[]byte("Checking PROT_EXEC"), []byte("Checking that ptrace"), []byte("Checking syscall emulation"),
 	[]byte("Checking advanced syscall"), []byte("Checking environment variables"),
 	[]byte("Checking if host processor"), []byte("Core dump limits"),
-	[]byte("Checking for /proc"), []byte("  RLIMIT_CORE"), []byte("Checking for the skas"),
+	[]byte("  RLIMIT_CORE"),
 	[]byte("Locating the top of the address space"), []byte("Locating the bottom of the address space"),
-	[]byte("Checking host MADV_REMOVE"), []byte("Checking PROT_EXEC mmap"), []byte("Checking that host ptys"),
-	[]byte("Checking if syscall restart"), []byte("Checking if ptrace"), []byte("Checking for tmpfs"),
-	[]byte("This architecture does not"), []byte("Checking for PTRACE"), []byte("Checking for "),
+	[]byte("Checking host MADV_REMOVE"), []byte("Checking that host ptys"),
+	[]byte("Checking if syscall restart"), []byte("Checking if ptrace"),
+	[]byte("This architecture does not"), []byte("Checking for "),
 	[]byte("Slirp v1."), []byte("Copyright (c) 1995"), []byte("All rights reserved."),
 	[]byte("This program is copyrighted"), []byte("Please read the file COPYRIGHT"),
 	[]byte("package for the terms and conditions"), []byte("IP address of Slirp host"),
