@@ -114,9 +114,9 @@ func (e *UMLExecutor) CheckUML() error {
 	return errors.Join(errs...)
 }
 
-// guestPath is where the guest sees a host path: the same path, or in confined mode the
-// path inside RootDir without that prefix.
-func (e *UMLExecutor) guestPath(p string) (string, error) {
+// GuestPath is where the guest sees a host path: the same path, or in confined mode the
+// path inside RootDir without that prefix (an error when the path lies outside it).
+func (e *UMLExecutor) GuestPath(p string) (string, error) {
 	if e.RootDir == "" {
 		return p, nil
 	}
@@ -155,20 +155,20 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	}
 	g := map[string]string{}
 	for _, p := range []string{"init", "conf", "env", "launch.sh", "exit", "up"} {
-		gp, err := e.guestPath(filepath.Join(meta, p))
+		gp, err := e.GuestPath(filepath.Join(meta, p))
 		if err != nil {
 			return fail(err)
 		}
 		g[p] = gp
 	}
-	work, err := e.guestPath(spec.WorkDir)
+	work, err := e.GuestPath(spec.WorkDir)
 	if err != nil {
 		return fail(err)
 	}
 	var rw []string
 	seen := map[string]bool{}
 	for _, d := range append(append([]string{spec.WorkDir}, spec.Dirs...), e.ExtraDirs...) {
-		gd, err := e.guestPath(filepath.Clean(d))
+		gd, err := e.GuestPath(filepath.Clean(d))
 		if err != nil {
 			return fail(err)
 		}

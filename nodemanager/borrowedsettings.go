@@ -88,7 +88,7 @@ func readHostSettings(c *conf.Configuration, s *Settings) (hostSettings, error) 
 	}
 	if h.Executor == "uml" && u.RootDir != "" {
 		for _, d := range append(append([]string(nil), s.LocalDirs...), s.LogDirs...) {
-			if rel, err := filepath.Rel(u.RootDir, d); err != nil || rel == ".." || len(rel) > 2 && rel[:3] == "../" {
+			if _, err := u.GuestPath(d); err != nil {
 				add(fmt.Errorf("conf: bobbin.nodemanager.uml.root-dir = %s: the NodeManager dir %s must lie inside it (confined guests see nothing else)", u.RootDir, d))
 			}
 		}
