@@ -4,6 +4,7 @@
 //	bobbin nodemanager [--conf DIR]       the YARN NodeManager
 //	bobbin client [--rm ADDR] QUERY       a small YARN client
 //	bobbin sim TRACE | --synthetic SPEC   the scheduler simulator and benchmark
+//	bobbin bench rm|startup ...           load-test any YARN RM over the real protocols
 //	bobbin version
 //
 // It only wires packages together; each daemon lives in its own package.
@@ -39,6 +40,7 @@ commands:
   demo              run the demo application (a command in N containers) and follow it
   client            query a ResourceManager (cluster, new-application, queue, app, apps)
   sim               simulate the scheduler over a trace, or benchmark it (--synthetic)
+  bench             load-test a ResourceManager (rm) or time its start-up (startup)
   version           print the version
 
 Run "bobbin <command> -h" for a command's flags.
@@ -66,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runClient(args[1:], stdout, stderr)
 	case "sim":
 		return runSim(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "Bobbin %s (speaks Hadoop YARN 2.7-3.x protocols)\n", Version)
 		return 0

@@ -63,6 +63,9 @@ type Options struct {
 	MemoryMB  int64
 	VCores    int32
 	Heartbeat time.Duration // default: what the RM says in nextHeartBeatInterval, else 1 s
+	// FirstHeartbeat is the wait before the first heartbeat (default: one interval). A
+	// load generator staggers its nodes with it so their heartbeats do not arrive in bursts.
+	FirstHeartbeat time.Duration
 	// Serve runs ContainerManagementProtocol on Host:Port.
 	Serve bool
 	// Run is the work of containers started over ContainerManagementProtocol (nil: they
@@ -82,6 +85,8 @@ type simContainer struct {
 	diag   string
 	cancel context.CancelFunc
 	killBy int32 // exit status when killed: KILLED_BY_APPMASTER or KILLED_BY_RESOURCEMANAGER
+	// endAt, when set, is when a container started with Run completes by itself.
+	endAt time.Time
 }
 
 // NodeManager is one simulated NM. Start it with Start; Stop ends it (silently, as a
@@ -193,6 +198,9 @@ func (n *NodeManager) ContainerState(id records.ContainerID) (yarnpb.ContainerSt
 	if !ok {
 		return 0, 0, false
 	}
+	if !c.endAt.IsZero() && c.state != yarnpb.ContainerStateProto_C_COMPLETE && !time.Now().Before(c.endAt) {
+		c.state, c.exit = yarnpb.ContainerStateProto_C_COMPLETE, 0
+	}
 	return c.state, c.exit, true
 }
 
@@ -241,17 +249,23 @@ func (n *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
 }
 
 func (n *NodeManager) heartbeatLoop() {
-	for {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for first := true; ; first = false {
 		n.mu.Lock()
 		d := n.interval
 		n.mu.Unlock()
 		if d <= 0 {
 			d = time.Second
 		}
+		if first && n.opts.FirstHeartbeat > 0 {
+			d = n.opts.FirstHeartbeat
+		}
+		timer.Reset(d)
 		select {
 		case <-n.ctx.Done():
 			return
-		case <-time.After(d):
+		case <-timer.C:
 		}
 		if !n.heartbeat() {
 			return
@@ -265,6 +279,7 @@ func (n *NodeManager) HeartbeatNow() bool { return n.heartbeat() }
 // heartbeat sends one heartbeat and applies the answer; false means stop.
 func (n *NodeManager) heartbeat() bool {
 	n.mu.Lock()
+	n.endDueLocked(time.Now())
 	st := &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(n.responseID),
 		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(time.Now().UnixMilli())}}
 	for _, c := range n.containers {
@@ -363,22 +378,23 @@ func (n *NodeManager) killLocked(c *simContainer, exit int32, diag string) {
 }
 
 // Run starts a container without ContainerManagementProtocol — the benchmark's way, for
-// containers granted to unmanaged AMs — and completes it with exit status 0 after d.
+// containers granted to unmanaged AMs — and completes it with exit status 0 after d. No
+// goroutine or timer runs per container: the container is seen to have ended when a
+// heartbeat (or ContainerState) looks at it after d, as a real NM reports an exit on its
+// next heartbeat, so tens of thousands of running containers cost only their records.
 func (n *NodeManager) Run(id records.ContainerID, d time.Duration) {
-	ctx, cancel := context.WithCancel(n.ctx)
 	n.mu.Lock()
-	c := &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, cancel: cancel}
-	n.containers[id] = c
-	n.mu.Unlock()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		select {
-		case <-ctx.Done():
-		case <-time.After(d):
-			n.finish(c, 0, "")
+	defer n.mu.Unlock()
+	n.containers[id] = &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, endAt: time.Now().Add(d)}
+}
+
+// endDueLocked completes the Run containers whose time is up; n.mu is held.
+func (n *NodeManager) endDueLocked(now time.Time) {
+	for _, c := range n.containers {
+		if !c.endAt.IsZero() && c.state != yarnpb.ContainerStateProto_C_COMPLETE && !now.Before(c.endAt) {
+			c.state, c.exit = yarnpb.ContainerStateProto_C_COMPLETE, 0
 		}
-	}()
+	}
 }
 
 // finish completes a container that ended by itself.

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmbench"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+const benchUsage = `usage:
+  bobbin bench rm --conf DIR --nodes N --apps M --duration D [flags]
+      load any YARN ResourceManager (Bobbin's or Apache's) over the real protocols with N
+      simulated NodeManagers and M applications with unmanaged AMs; prints one JSON object
+  bobbin bench startup [--conf DIR] [--timeout 2m] -- COMMAND [ARGS...]
+      start a ResourceManager with COMMAND and print how long it took to answer
+      getClusterMetrics on yarn.resourcemanager.address; the RM is then stopped
+
+Run "bobbin bench rm -h" for the load generator's flags. docs/benchmarks.md has the runs.
+`
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, benchUsage)
+		return 2
+	}
+	switch args[0] {
+	case "rm":
+		return runBenchRM(args[1:], stdout, stderr)
+	case "startup":
+		return runBenchStartup(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, benchUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "bobbin bench: unknown benchmark %q\n\n%s", args[0], benchUsage)
+	return 2
+}
+
+// rmAddrs reads the RM's client, scheduler and tracker addresses from a configuration
+// directory as a YARN client would (wildcard hosts are reached on loopback).
+func rmAddrs(dir string) (client, scheduler, tracker string, err error) {
+	c, _, err := conf.LoadDir(dir)
+	if err != nil {
+		return "", "", "", err
+	}
+	addr := func(key string, port int) (string, error) {
+		h, p, err := c.HostPort(key, port)
+		if err != nil {
+			return "", err
+		}
+		if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+			h = "127.0.0.1"
+		}
+		return net.JoinHostPort(h, strconv.Itoa(p)), nil
+	}
+	if client, err = addr("yarn.resourcemanager.address", 8032); err != nil {
+		return
+	}
+	if scheduler, err = addr("yarn.resourcemanager.scheduler.address", 8030); err != nil {
+		return
+	}
+	tracker, err = addr("yarn.resourcemanager.resource-tracker.address", 8031)
+	return
+}
+
+func runBenchRM(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bobbin bench rm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	confDir := fs.String("conf", "", "configuration directory with the RM's addresses (default: $HADOOP_CONF_DIR, then built-in defaults)")
+	var o rmbench.Options
+	fs.IntVar(&o.Nodes, "nodes", 2000, "simulated NodeManagers")
+	fs.IntVar(&o.Apps, "apps", 200, "applications with unmanaged AMs")
+	fs.DurationVar(&o.Duration, "duration", 60*time.Second, "measured window")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", time.Second, "NodeManager heartbeat interval")
+	fs.DurationVar(&o.AMInterval, "am-interval", time.Second, "AM allocate interval")
+	containerMs := fs.Int("container-ms", 2000, "how long each granted container runs (ms)")
+	fs.IntVar(&o.AsksPerApp, "asks-per-app", 50, "containers each AM keeps outstanding")
+	fs.Int64Var(&o.NodeMemoryMB, "node-memory-mb", 65536, "memory of each simulated NM (MB)")
+	nodeVCores := fs.Int("node-vcores", 64, "vcores of each simulated NM")
+	fs.Int64Var(&o.ContainerMemoryMB, "container-memory-mb", 1024, "memory each container asks for (MB)")
+	containerVCores := fs.Int("container-vcores", 1, "vcores each container asks for")
+	fs.StringVar(&o.Queue, "queue", "default", "queue the applications are submitted to")
+	fs.StringVar(&o.User, "user", currentUser(), "submitting user")
+	fs.IntVar(&o.FirstPort, "first-port", 20000, "NodeId port of the first simulated NM (they share host 127.0.0.1)")
+	fs.IntVar(&o.RMPid, "rm-pid", 0, "the RM's process id: report its peak RSS and CPU time from /proc")
+	logLevel := fs.String("log-level", "warn", "generator log level")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.ContainerTime = time.Duration(*containerMs) * time.Millisecond
+	o.NodeVCores, o.ContainerVCores = int32(*nodeVCores), int32(*containerVCores)
+	log, err := newLogger(*logLevel, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+		return 2
+	}
+	o.Logger = logrus.NewEntry(log)
+	if o.ClientAddr, o.SchedulerAddr, o.TrackerAddr, err = rmAddrs(*confDir); err != nil {
+		fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := rmbench.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// runBenchStartup times a ResourceManager from exec to its first answered client call.
+func runBenchStartup(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bobbin bench startup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	confDir := fs.String("conf", "", "configuration directory with the RM's address")
+	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprint(stderr, benchUsage)
+		return 2
+	}
+	client, _, _, err := rmAddrs(*confDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "bobbin bench startup: %v\n", err)
+		return 2
+	}
+	d, err := timeStartup(fs.Args(), client, *timeout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bobbin bench startup: %v\n", err)
+		return 1
+	}
+	json.NewEncoder(stdout).Encode(map[string]any{"command": fs.Args(), "start_to_serving_ms": round1(d.Seconds() * 1000)})
+	return 0
+}
+
+func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
+
+func timeStartup(argv []string, addr string, timeout time.Duration, stderr io.Writer) (time.Duration, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		// Stop the whole process group (a launcher script and its JVM alike).
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	}()
+	deadline := start.Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err
+			return 0, fmt.Errorf("%s exited before serving: %v", argv[0], err)
+		default:
+		}
+		c := rmclient.New(addr, currentUser(), rpc.ClientOptions{ConnectRetries: -1})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := c.GetClusterMetrics(ctx)
+		cancel()
+		c.Close()
+		if err == nil {
+			return time.Since(start), nil
+		}
+		var re *rpc.RemoteError
+		if errors.As(err, &re) {
+			// Answering at all is serving (a standby RM, say, answers with an exception).
+			return time.Since(start), nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("no answer on %s within %s", addr, timeout)
+}

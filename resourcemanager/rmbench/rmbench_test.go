@@ -1,0 +1,87 @@
+package rmbench_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/resourcemanager"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmbench"
+)
+
+func quiet() *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return logrus.NewEntry(l)
+}
+
+// TestRunAgainstBobbinRM drives a real in-process ResourceManager over its sockets for a
+// short window: every node registers and heartbeats, every AM is admitted with its
+// AMRMToken, containers are granted, run and reported complete, and the apps finish.
+func TestRunAgainstBobbinRM(t *testing.T) {
+	c := conf.New()
+	for _, k := range []string{"address", "resource-tracker.address", "scheduler.address", "admin.address", "webapp.address"} {
+		c.Set("yarn.resourcemanager."+k, "127.0.0.1:0")
+	}
+	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := rm.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := rmbench.Run(ctx, rmbench.Options{TrackerAddr: rm.TrackerAddr().String(), ClientAddr: rm.ClientAddr().String(),
+		SchedulerAddr: rm.SchedulerAddr().String(), Nodes: 8, Apps: 3, Duration: 3 * time.Second,
+		Heartbeat: 200 * time.Millisecond, AMInterval: 200 * time.Millisecond, ContainerTime: 300 * time.Millisecond,
+		AsksPerApp: 5, FirstPort: 30000, RMPid: os.Getpid(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 0 {
+		t.Fatalf("errors: %v %v", res.ErrorKinds, res.ErrorSamples)
+	}
+	if res.NodesLive != 8 || res.AppsFinished != 3 {
+		t.Errorf("nodes heartbeating %d, apps finished %d; want 8 and 3", res.NodesLive, res.AppsFinished)
+	}
+	if res.Allocated == 0 || res.Completed == 0 || res.Completed > int64(res.Allocated) {
+		t.Errorf("allocated %d, completed %d", res.Allocated, res.Completed)
+	}
+	if res.AllocateLatency.Count != res.AllocateCalls || res.AllocateCalls == 0 {
+		t.Errorf("allocate latency samples %d for %d calls", res.AllocateLatency.Count, res.AllocateCalls)
+	}
+	if res.HeartbeatLatency.Count != res.Heartbeats || res.Heartbeats < 8 {
+		t.Errorf("heartbeat latency samples %d for %d heartbeats", res.HeartbeatLatency.Count, res.Heartbeats)
+	}
+	if res.AskToGrant.Count != res.Allocated {
+		t.Errorf("ask-to-grant samples %d for %d grants", res.AskToGrant.Count, res.Allocated)
+	}
+	if res.RMPeakRSSMB <= 0 {
+		t.Errorf("no RSS sampled for pid %d", os.Getpid())
+	}
+}
+
+func TestRunRejectsImpossibleOptions(t *testing.T) {
+	for name, o := range map[string]rmbench.Options{
+		"no nodes":  {TrackerAddr: "a:1", ClientAddr: "a:2", SchedulerAddr: "a:3", Apps: 1, Duration: time.Second},
+		"no addrs":  {Nodes: 1, Apps: 1, Duration: time.Second},
+		"port span": {TrackerAddr: "a:1", ClientAddr: "a:2", SchedulerAddr: "a:3", Nodes: 100, Apps: 1, Duration: time.Second, FirstPort: 65500},
+	} {
+		if _, err := rmbench.Run(context.Background(), o); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
