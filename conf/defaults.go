@@ -47,6 +47,8 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs", Value: "20", Doc: "How often gracefully decommissioning nodes are checked for completion."},
 	{Key: "yarn.node-labels.enabled", Value: "false", Doc: "When false, node-label administration (rmadmin -addToClusterNodeLabels etc.) is refused."},
 
+	{Key: "bobbin.resourcemanager.webapp.pprof.enabled", Value: "false", Doc: "Bobbin addition: serve Go's profiler (/debug/pprof/) on the RM's web address, for profiling under load."},
+
 	// yarn-site.xml: application masters and containers
 	{Key: "yarn.am.liveness-monitor.expiry-interval-ms", Value: "600000", Doc: "An AM attempt with no allocate for this long expires; the attempt fails and counts toward max-attempts."},
 	{Key: "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms", Value: "600000", Doc: "A container handed to an AM and not started on its NodeManager within this time is taken back (exit status ABORTED)."},

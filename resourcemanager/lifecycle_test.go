@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -723,5 +725,20 @@ func TestWebEndpoints(t *testing.T) {
 	}
 	if get("/ws/v1/cluster/info")["clusterInfo"].(map[string]any)["state"] != "STARTED" {
 		t.Fatal("cluster info")
+	}
+}
+
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		sc := newSimCluster(t, testConf("bobbin.resourcemanager.webapp.pprof.enabled", strconv.FormatBool(enabled)), 1, nil)
+		resp, err := http.Get("http://" + sc.rm.WebAddr().String() + "/debug/pprof/heap?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.StatusCode == http.StatusOK && strings.Contains(string(body), "heap profile"); got != enabled {
+			t.Errorf("pprof enabled=%v: status %d, body %.80q", enabled, resp.StatusCode, body)
+		}
 	}
 }

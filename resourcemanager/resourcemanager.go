@@ -69,6 +69,7 @@ type Settings struct {
 	ExcludePath      string
 	NodeLabels       bool
 	DecommissionPoll time.Duration
+	Pprof            bool // bobbin.resourcemanager.webapp.pprof.enabled
 }
 
 // Key-rolling keys and the liveness interval each must exceed three times over.
@@ -185,6 +186,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	}
 	if s.NodeLabels, err = c.Bool("yarn.node-labels.enabled"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Pprof, err = c.Bool("bobbin.resourcemanager.webapp.pprof.enabled"); err != nil {
 		errs = append(errs, err)
 	}
 	return s, errors.Join(errs...)

@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 
 	metrics "github.com/rcrowley/go-metrics"
 
@@ -42,5 +43,14 @@ func (rm *ResourceManager) webHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		metrics.WriteJSONOnce(rm.opts.Metrics, w)
 	})
+	if rm.settings.Pprof {
+		// Registered on this mux, not http.DefaultServeMux, so only an RM that asks for
+		// the profiler serves it.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
