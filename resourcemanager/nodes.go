@@ -15,7 +15,7 @@ import (
 type rmNode struct {
 	id            *yarnpb.NodeIdProto
 	key           string // "host:port"
-	httpPort      int32
+	httpAddr      string // "host:httpPort", the node's web address
 	rack          string
 	capability    *yarnpb.ResourceProto
 	state         yarnpb.NodeStateProto
@@ -23,7 +23,7 @@ type rmNode struct {
 	healthReport  string
 	healthTime    int64
 	lastHeartbeat time.Time
-	containers    []*yarnpb.ContainerStatusProto
+	running       int32 // containers not complete in the last heartbeat
 	lastResponse  *yarnpb.NodeHeartbeatResponseProto
 	// decommissionBy ends a graceful decommission (zero: no deadline).
 	decommissionBy time.Time
@@ -35,19 +35,13 @@ type rmNode struct {
 }
 
 func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
-	running := int32(0)
-	for _, c := range n.containers {
-		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
-			running++
-		}
-	}
 	return &yarnpb.NodeReportProto{
 		NodeId:               n.id,
-		HttpAddress:          proto.String(fmt.Sprintf("%s:%d", n.id.GetHost(), n.httpPort)),
+		HttpAddress:          proto.String(n.httpAddr),
 		RackName:             proto.String(n.rack),
 		Used:                 &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)},
 		Capability:           n.capability,
-		NumContainers:        proto.Int32(running),
+		NumContainers:        proto.Int32(n.running),
 		NodeState:            n.state.Enum(),
 		HealthReport:         proto.String(n.healthReport),
 		LastHealthReportTime: proto.Int64(n.healthTime),

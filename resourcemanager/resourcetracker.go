@@ -74,7 +74,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 		return resp, nil
 	}
 	now := rm.opts.Now()
-	n := &rmNode{id: id, key: key, httpPort: req.GetHttpPort(), rack: "/default-rack", capability: capability,
+	n := &rmNode{id: id, key: key, httpAddr: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort()), rack: "/default-rack", capability: capability,
 		state: yarnpb.NodeStateProto_NS_RUNNING, version: req.GetNmVersion(), lastHeartbeat: now, healthTime: now.UnixMilli()}
 	rm.nodes.mu.Lock()
 	again := rm.nodes.putLocked(key, n)
@@ -126,7 +126,15 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 		return action, nil
 	}
 	n.lastHeartbeat = rm.opts.Now()
-	n.containers = st.GetContainersStatuses()
+	// Only the count is kept: holding every node's last statuses would keep a whole
+	// cluster's running containers' protos alive.
+	statuses := st.GetContainersStatuses()
+	n.running = 0
+	for _, c := range statuses {
+		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+			n.running++
+		}
+	}
 	healthChanged := false
 	if h := st.GetNodeHealthStatus(); h != nil {
 		n.healthReport, n.healthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
@@ -141,7 +149,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 		}
 	}
 	resized, relabelled := n.applyMeasurements(req)
-	state, statuses, capability, autoLabels := n.state, n.containers, n.capability, n.autoLabels
+	state, capability, autoLabels := n.state, n.capability, n.autoLabels
 	rm.nodes.mu.Unlock()
 
 	if resized || relabelled {

@@ -37,7 +37,27 @@ type rmContainer struct {
 	// handedOut is when the AM (or the AM launcher) got the container; until its NM
 	// reports it, it may expire unused.
 	handedOut time.Time
-	report    *yarnpb.ContainerReportProto // what getContainerReport shows while it lives
+	running   bool // its NodeManager has reported it running
+	// What getContainerReport shows while it lives, kept compact (a report is built only
+	// when asked for): a busy RM holds tens of thousands of these.
+	resource scheduler.Resource
+	priority int32
+	created  int64               // ms since the epoch
+	nodeID   *yarnpb.NodeIdProto // shared with the node registry; never modified
+	httpAddr string              // the node's "host:httpPort"
+	user     string
+}
+
+// report is the container's getContainerReport view.
+func (c *rmContainer) report() *yarnpb.ContainerReportProto {
+	state := yarnpb.ContainerStateProto_C_NEW
+	if c.running {
+		state = yarnpb.ContainerStateProto_C_RUNNING
+	}
+	return &yarnpb.ContainerReportProto{ContainerId: c.id.Proto(), Resource: resourceProto(c.resource), NodeId: proto.Clone(c.nodeID).(*yarnpb.NodeIdProto),
+		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(c.created),
+		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.httpAddr),
+		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.httpAddr, c.id, c.user))}
 }
 
 // containerTable joins the engine's allocations to YARN containers and holds what each
@@ -75,6 +95,10 @@ func newContainerTable() *containerTable {
 func (t *containerTable) complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*rmContainer, *yarnpb.ContainerStatusProto, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.completeLocked(id, status)
+}
+
+func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*rmContainer, *yarnpb.ContainerStatusProto, bool) {
 	c, ok := t.byID[id]
 	if !ok || c.done {
 		return c, status, false
@@ -167,7 +191,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	var nodeID *yarnpb.NodeIdProto
 	var httpAddr string
 	if ok {
-		nodeID, httpAddr = n.id, fmt.Sprintf("%s:%d", n.id.GetHost(), n.httpPort)
+		nodeID, httpAddr = n.id, n.httpAddr
 	}
 	rm.nodes.mu.Unlock()
 	if !ok {
@@ -190,10 +214,8 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	c := &yarnpb.ContainerProto{Id: cid.Proto(), NodeId: nodeID, NodeHttpAddress: proto.String(httpAddr),
 		Resource: resourceProto(a.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, ContainerToken: tok.Proto()}
 	t.mu.Lock()
-	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM, report: &yarnpb.ContainerReportProto{
-		ContainerId: cid.Proto(), Resource: c.Resource, NodeId: nodeID, Priority: c.Priority, CreationTime: proto.Int64(now.UnixMilli()),
-		ContainerState: yarnpb.ContainerStateProto_C_NEW.Enum(), NodeHttpAddress: proto.String("http://" + httpAddr),
-		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", httpAddr, cid, user))}}
+	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM, resource: a.Resource, priority: a.Priority,
+		created: now.UnixMilli(), nodeID: nodeID, httpAddr: httpAddr, user: user}
 	t.byEngine[a.Container], t.byID[cid] = rc, rc
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = map[string]bool{}
@@ -325,43 +347,56 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 // the NM is told to forget them on the next heartbeat.
 func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) {
 	t := rm.containers
-	// Running containers are noted under one lock for the whole heartbeat.
-	var completed []*yarnpb.ContainerStatusProto
+	type done struct {
+		c     *rmContainer
+		final *yarnpb.ContainerStatusProto
+	}
+	var (
+		finished []done
+		release  []scheduler.ContainerID
+	)
+	// The whole heartbeat is taken under one hold of the table's lock and one of the
+	// engine's: thousands of heartbeats a second must not queue on them per container.
 	t.mu.Lock()
 	for _, st := range statuses {
+		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			completed = append(completed, st)
+			c, final, fresh := t.completeLocked(id, st)
+			if fresh {
+				finished = append(finished, done{c, final})
+				release = append(release, c.engineID)
+			}
+			// Every completed container the NM reports is acknowledged, known or not, so
+			// NMs do not keep reporting containers of applications the RM has forgotten.
+			t.removed[node] = append(t.removed[node], st.GetContainerId())
+			if c != nil {
+				delete(t.byID, id)
+				delete(t.byEngine, c.engineID)
+			}
 			continue
 		}
-		id := records.ContainerIDFromProto(st.GetContainerId())
-		delete(t.unstarted, id)
-		if c, ok := t.byID[id]; ok && st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
-			c.report.ContainerState = yarnpb.ContainerStateProto_C_RUNNING.Enum()
+		// Every heartbeat repeats every running container: after the first report of
+		// one, this is a single lookup.
+		c, ok := t.byID[id]
+		if !ok || c.running {
+			continue
 		}
+		delete(t.unstarted, c.id)
+		c.running = st.GetState() == yarnpb.ContainerStateProto_C_RUNNING
 	}
 	t.mu.Unlock()
-	for _, st := range completed {
-		id := records.ContainerIDFromProto(st.GetContainerId())
-		c, final, fresh := t.complete(id, st)
-		if fresh {
-			rm.engine.Release(c.engineID)
-			rm.metrics.containerCompleted(final.GetExitStatus())
-			rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "exit_status": final.GetExitStatus()}).Info("container completed")
-			if c.am {
-				rm.amExited(id, final)
-			}
-			rm.kickScheduler()
-		}
-		// Every completed container the NM reports is acknowledged, known or not, so NMs
-		// do not keep reporting containers of applications the RM has forgotten.
-		t.mu.Lock()
-		t.removed[node] = append(t.removed[node], st.GetContainerId())
-		if c != nil {
-			delete(t.byID, id)
-			delete(t.byEngine, c.engineID)
-		}
-		t.mu.Unlock()
+	if len(finished) == 0 {
+		return
 	}
+	rm.engine.ReleaseAll(release)
+	for _, f := range finished {
+		rm.metrics.containerCompleted(f.final.GetExitStatus())
+		rm.log.WithFields(map[string]any{"container": f.c.id.String(), "node": node, "exit_status": f.final.GetExitStatus()}).Info("container completed")
+		if f.c.am {
+			rm.amExited(f.c.id, f.final)
+		}
+	}
+	rm.kickScheduler()
 }
 
 // nodeDirectives returns, once, what node must kill and may forget, and which
@@ -497,7 +532,7 @@ func (t *containerTable) liveReports(att records.AttemptID) []*yarnpb.ContainerR
 	var out []*yarnpb.ContainerReportProto
 	for id, c := range t.byID {
 		if id.Attempt == att && !c.done {
-			out = append(out, proto.Clone(c.report).(*yarnpb.ContainerReportProto))
+			out = append(out, c.report())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
@@ -512,7 +547,7 @@ func (t *containerTable) liveReport(id records.ContainerID) (*yarnpb.ContainerRe
 	if !ok || c.done {
 		return nil, false
 	}
-	return proto.Clone(c.report).(*yarnpb.ContainerReportProto), true
+	return c.report(), true
 }
 
 // usage is what an application's live containers hold.
@@ -532,8 +567,8 @@ func (t *containerTable) liveUsage(apps map[records.ApplicationID]bool) map[reco
 		if app := id.Attempt.App; apps[app] && !c.done {
 			u := out[app]
 			u.containers++
-			u.memory += c.report.GetResource().GetMemory()
-			u.vcores += c.report.GetResource().GetVirtualCores()
+			u.memory += c.resource[scheduler.Memory]
+			u.vcores += int32(c.resource[scheduler.VCores])
 			out[app] = u
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
+	"time"
 
 	metrics "github.com/rcrowley/go-metrics"
 
@@ -51,6 +53,10 @@ func (rm *ResourceManager) webHandler() http.Handler {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		// Lock contention and blocking show up only if sampled (a fraction of events,
+		// cheap enough to leave on in an RM being profiled).
+		runtime.SetMutexProfileFraction(20)
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
 	}
 	return mux
 }

@@ -50,7 +50,9 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 	return &serverConn{
 		srv:     s,
 		nc:      nc,
-		br:      bufio.NewReaderSize(nc, 16<<10),
+		// 4 KB holds any heartbeat or allocate call; larger frames are read straight
+		// through. An RM keeps one per NodeManager and AM, so the size is its memory.
+		br:      bufio.NewReaderSize(nc, 4<<10),
 		log:     s.log.WithField("remote", nc.RemoteAddr().String()),
 		caller:  Caller{RemoteAddr: nc.RemoteAddr()},
 		stopped: make(chan struct{}),

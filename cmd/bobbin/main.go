@@ -136,30 +136,33 @@ func loadConf(f *daemonFlags, log *logrus.Logger) (*conf.Configuration, *capacit
 	return c, queues, dir, nil
 }
 
-// daemonPrologue parses a daemon's flags and makes its logger; a nil result means exit
-// with code.
-func daemonPrologue(name string, args []string, stderr io.Writer) (*daemonFlags, *logrus.Logger, int) {
+// daemonPrologue parses a daemon's flags and makes its logger, writing through a
+// buffered sink the caller closes; a nil result means exit with code.
+func daemonPrologue(name string, args []string, stderr io.Writer) (*daemonFlags, *logrus.Logger, *logSink, int) {
 	f, err := parseDaemonFlags(name, args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, 0
+			return nil, nil, nil, 0
 		}
 		fmt.Fprintln(stderr, err)
-		return nil, nil, 2
+		return nil, nil, nil, 2
 	}
-	log, err := newLogger(f.logLevel, stderr)
+	sink := newLogSink(stderr)
+	log, err := newLogger(f.logLevel, sink)
 	if err != nil {
+		sink.Close()
 		fmt.Fprintln(stderr, err)
-		return nil, nil, 2
+		return nil, nil, nil, 2
 	}
-	return f, log, 0
+	return f, log, sink, 0
 }
 
 func runResourceManager(args []string, stderr io.Writer) int {
-	f, log, code := daemonPrologue("resourcemanager", args, stderr)
+	f, log, sink, code := daemonPrologue("resourcemanager", args, stderr)
 	if f == nil {
 		return code
 	}
+	defer sink.Close()
 	c, queues, dir, err := loadConf(f, log)
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
@@ -219,10 +222,11 @@ func waitForSignal(log *logrus.Logger, done <-chan struct{}) bool {
 }
 
 func runNodeManager(args []string, stderr io.Writer) int {
-	f, log, code := daemonPrologue("nodemanager", args, stderr)
+	f, log, sink, code := daemonPrologue("nodemanager", args, stderr)
 	if f == nil {
 		return code
 	}
+	defer sink.Close()
 	c, dir, err := conf.LoadDir(f.confDir)
 	if err != nil {
 		log.Errorf("NodeManager not started: %v", err)

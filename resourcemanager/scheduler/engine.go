@@ -509,6 +509,21 @@ func (e *Engine) Release(id ContainerID) error {
 	return nil
 }
 
+// ReleaseAll frees several containers under one lock (a heartbeat's completions); ids
+// the engine does not know are skipped.
+func (e *Engine) ReleaseAll(ids []ContainerID) {
+	if len(ids) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range ids {
+		if c, ok := e.containers[id]; ok {
+			e.release(c)
+		}
+	}
+}
+
 func (e *Engine) release(c *container) {
 	n, a := c.node, c.app
 	old := n.free()
