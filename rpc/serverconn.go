@@ -48,8 +48,8 @@ type serverConn struct {
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	return &serverConn{
-		srv:     s,
-		nc:      nc,
+		srv: s,
+		nc:  nc,
 		// 4 KB holds any heartbeat or allocate call; larger frames are read straight
 		// through. An RM keeps one per NodeManager and AM, so the size is its memory.
 		br:      bufio.NewReaderSize(nc, 4<<10),
