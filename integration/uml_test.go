@@ -82,7 +82,7 @@ func TestDistributedShellInUMLGuests(t *testing.T) {
 	// What the RM hands the AMs in allocate (completed container statuses).
 	rmLog := c.logTail("rm.log", 100000)
 	completed := func(app string, n int, status string) bool {
-		return regexp.MustCompile(`container completed.*container=` + containerOf(app, n) + ` exit_status=` + regexp.QuoteMeta(status) + ` `).MatchString(rmLog)
+		return regexp.MustCompile(`containers completed.*containers="?[^"]*\b` + containerOf(app, n) + `:` + regexp.QuoteMeta(status) + `[ "\n]`).MatchString(rmLog)
 	}
 	// Job 2: exit 3 reaches the AM.
 	if !completed(apps[1], 2, "3") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,10 @@ type containerTable struct {
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
 	// unstarted are containers handed out and not yet reported by their NodeManager.
 	unstarted map[records.ContainerID]*rmContainer
+	// starting are, per node, the live containers its NodeManager has not yet reported
+	// running: a heartbeat's running statuses need looking up only while there are any,
+	// and then in this small map rather than in byID.
+	starting map[string]map[records.ContainerID]*rmContainer
 	// ranOn is where each application had containers: those NMs are told when it ends.
 	ranOn      map[records.ApplicationID]map[string]bool
 	appCleanup map[string][]*yarnpb.ApplicationIdProto // node -> finished applications
@@ -86,6 +91,7 @@ func newContainerTable() *containerTable {
 		completed: map[records.AttemptID][]*yarnpb.ContainerStatusProto{}, nmTokens: map[records.AttemptID]map[string]bool{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
+		starting: map[string]map[records.ContainerID]*rmContainer{},
 		ranOn: map[records.ApplicationID]map[string]bool{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
 }
 
@@ -105,6 +111,7 @@ func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.C
 	}
 	c.done = true
 	delete(t.unstarted, id)
+	t.startedLocked(c)
 	if c.preempted {
 		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
 		status.ExitStatus = proto.Int32(exitPreempted)
@@ -112,6 +119,16 @@ func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.C
 	}
 	t.completed[id.Attempt] = append(t.completed[id.Attempt], status)
 	return c, status, true
+}
+
+// startedLocked takes c off its node's starting list; t.mu is held.
+func (t *containerTable) startedLocked(c *rmContainer) {
+	if m := t.starting[c.node]; m != nil {
+		delete(m, c.id)
+		if len(m) == 0 {
+			delete(t.starting, c.node)
+		}
+	}
 }
 
 // handOut starts a container's allocation-expiry clock.
@@ -159,21 +176,55 @@ func (rm *ResourceManager) kickScheduler() {
 // queued for their attempts' next allocate.
 func (rm *ResourceManager) schedulePass() {
 	res := rm.engine.Schedule(0)
+	// One log line per application and container size per pass, naming every container
+	// and its node: at thousands of allocations a second a line per container cost the RM
+	// a fifth of its CPU, and a grep for a container id still finds its line.
+	type group struct {
+		app string
+		res scheduler.Resource
+	}
+	var (
+		order []group
+		lines map[group]*strings.Builder
+	)
 	for _, a := range res.Allocations {
-		if err := rm.containerFor(a); err != nil {
+		cid, err := rm.containerFor(a)
+		if err != nil {
 			rm.log.WithError(err).WithField("application", a.App).Warn("allocation dropped")
 			rm.engine.Release(a.Container)
+			continue
 		}
+		if lines == nil {
+			lines = map[group]*strings.Builder{}
+		}
+		g := group{a.App, a.Resource}
+		b, ok := lines[g]
+		if !ok {
+			b = &strings.Builder{}
+			lines[g] = b
+			order = append(order, g)
+		} else {
+			b.WriteByte(' ')
+		}
+		b.WriteString(cid.String())
+		b.WriteByte('@')
+		b.WriteString(a.Node)
+	}
+	for _, g := range order {
+		rm.log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
+			"containers": lines[g].String()}).Info("containers allocated")
 	}
 	for _, p := range res.Preemptions {
 		rm.preemptContainer(p)
 	}
 }
 
-func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
+// containerFor makes an engine allocation a YARN container with its token, queued for
+// the attempt's next allocate (or launched, for an AM).
+func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.ContainerID, error) {
 	appID, err := records.ParseApplicationID(a.App)
 	if err != nil {
-		return err
+		return records.ContainerID{}, err
 	}
 	var att records.AttemptID
 	var user string
@@ -184,7 +235,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	}
 	rm.apps.mu.Unlock()
 	if !live {
-		return fmt.Errorf("no live attempt")
+		return records.ContainerID{}, fmt.Errorf("no live attempt")
 	}
 	rm.nodes.mu.Lock()
 	n, ok := rm.nodes.nodes[a.Node]
@@ -195,7 +246,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	}
 	rm.nodes.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("node %s is gone", a.Node)
+		return records.ContainerID{}, fmt.Errorf("node %s is gone", a.Node)
 	}
 	t := rm.containers
 	t.mu.Lock()
@@ -209,7 +260,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
-		return err
+		return records.ContainerID{}, err
 	}
 	c := &yarnpb.ContainerProto{Id: cid.Proto(), NodeId: nodeID, NodeHttpAddress: proto.String(httpAddr),
 		Resource: resourceProto(a.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, ContainerToken: tok.Proto()}
@@ -217,6 +268,10 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM, resource: a.Resource, priority: a.Priority,
 		created: now.UnixMilli(), nodeID: nodeID, httpAddr: httpAddr, user: user}
 	t.byEngine[a.Container], t.byID[cid] = rc, rc
+	if t.starting[a.Node] == nil {
+		t.starting[a.Node] = map[records.ContainerID]*rmContainer{}
+	}
+	t.starting[a.Node][cid] = rc
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = map[string]bool{}
 	}
@@ -229,9 +284,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) error {
 	if a.AM {
 		rm.launchAM(att, c, tok.Proto())
 	}
-	rm.log.WithFields(map[string]any{"application": appID.String(), "container": cid.String(), "node": a.Node,
-		"memory_mb": a.Resource[scheduler.Memory], "vcores": a.Resource[scheduler.VCores]}).Info("container allocated")
-	return nil
+	return cid, nil
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its
@@ -358,7 +411,11 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 	// The whole heartbeat is taken under one hold of the table's lock and one of the
 	// engine's: thousands of heartbeats a second must not queue on them per container.
 	t.mu.Lock()
+	starting := t.starting[node]
 	for _, st := range statuses {
+		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 {
+			continue
+		}
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
 			c, final, fresh := t.completeLocked(id, st)
@@ -373,29 +430,42 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 				delete(t.byID, id)
 				delete(t.byEngine, c.engineID)
 			}
+			starting = t.starting[node]
 			continue
 		}
-		// Every heartbeat repeats every running container: after the first report of
-		// one, this is a single lookup.
-		c, ok := t.byID[id]
-		if !ok || c.running {
+		// Every heartbeat repeats every running container; only those not yet seen
+		// running matter.
+		c, ok := starting[id]
+		if !ok {
 			continue
 		}
 		delete(t.unstarted, c.id)
-		c.running = st.GetState() == yarnpb.ContainerStateProto_C_RUNNING
+		if st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
+			c.running = true
+			t.startedLocked(c)
+			starting = t.starting[node]
+		}
 	}
 	t.mu.Unlock()
 	if len(finished) == 0 {
 		return
 	}
 	rm.engine.ReleaseAll(release)
-	for _, f := range finished {
+	// One line per heartbeat: "container:exit_status" for each container it completed.
+	var b strings.Builder
+	for i, f := range finished {
 		rm.metrics.containerCompleted(f.final.GetExitStatus())
-		rm.log.WithFields(map[string]any{"container": f.c.id.String(), "node": node, "exit_status": f.final.GetExitStatus()}).Info("container completed")
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f.c.id.String())
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(int(f.final.GetExitStatus())))
 		if f.c.am {
 			rm.amExited(f.c.id, f.final)
 		}
 	}
+	rm.log.WithFields(map[string]any{"node": node, "containers": b.String()}).Info("containers completed")
 	rm.kickScheduler()
 }
 
@@ -483,6 +553,7 @@ func (rm *ResourceManager) cleanupContainers(match func(records.ContainerID) boo
 		if match(cid) && !c.done {
 			c.done = true
 			delete(t.unstarted, cid)
+			t.startedLocked(c)
 			t.cleanup[c.node] = append(t.cleanup[c.node], cid.Proto())
 		}
 	}
@@ -515,6 +586,7 @@ func (rm *ResourceManager) forgetApp(id records.ApplicationID) {
 			delete(t.byID, cid)
 			delete(t.byEngine, c.engineID)
 			delete(t.unstarted, cid)
+			t.startedLocked(c)
 		}
 	}
 	for att := range t.seq {
