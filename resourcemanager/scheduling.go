@@ -92,7 +92,7 @@ func newContainerTable() *containerTable {
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
 		starting: map[string]map[records.ContainerID]*rmContainer{},
-		ranOn: map[records.ApplicationID]map[string]bool{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
+		ranOn:    map[records.ApplicationID]map[string]bool{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
 }
 
 // complete records a finished container once and queues its status for its attempt.
