@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -30,6 +32,9 @@ const benchUsage = `usage:
   bobbin bench startup [--conf DIR] [--timeout 2m] -- COMMAND [ARGS...]
       start a ResourceManager with COMMAND and print how long it took to answer
       getClusterMetrics on yarn.resourcemanager.address; the RM is then stopped
+  bobbin bench compare NAME=FILE.json[,FILE.json...] ...
+      print a Markdown table of the runs side by side (bench rm, bench startup and GC
+      summary JSON merged per name), with the ratio of the last to the first
 
 Run "bobbin bench rm -h" for the load generator's flags. docs/benchmarks.md has the runs.
 `
@@ -44,6 +49,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return runBenchRM(args[1:], stdout, stderr)
 	case "startup":
 		return runBenchStartup(args[1:], stdout, stderr)
+	case "compare":
+		return runBenchCompare(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, benchUsage)
 		return 0
@@ -100,8 +107,24 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.FirstPort, "first-port", 20000, "NodeId port of the first simulated NM (they share host 127.0.0.1)")
 	fs.IntVar(&o.RMPid, "rm-pid", 0, "the RM's process id: report its peak RSS and CPU time from /proc")
 	logLevel := fs.String("log-level", "warn", "generator log level")
+	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
+	gcPercent := fs.Int("gogc", 400, "the generator's GOGC: it trades memory for less GC, so it disturbs the RM under test less")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	debug.SetGCPercent(*gcPercent)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	o.ContainerTime = time.Duration(*containerMs) * time.Millisecond
 	o.NodeVCores, o.ContainerVCores = int32(*nodeVCores), int32(*containerVCores)

@@ -18,6 +18,16 @@ import (
 type MasterKey struct {
 	ID    int32
 	Bytes []byte
+	// signer, when set, signs with Bytes reusing HMAC state (keys the ring made have one).
+	signer *token.Signer
+}
+
+// Password is HmacSHA1(key, identifier).
+func (m MasterKey) Password(identifier []byte) []byte {
+	if m.signer != nil {
+		return m.signer.Password(identifier)
+	}
+	return token.Password(m.Bytes, identifier)
 }
 
 // keyBytes is the size of generated keys. Java uses 8-byte HmacSHA1 keys; only the issuer
@@ -29,7 +39,7 @@ func newKey(id int32) MasterKey {
 	if _, err := rand.Read(b); err != nil {
 		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the OS RNG does not fail on Linux
 	}
-	return MasterKey{ID: id, Bytes: b}
+	return MasterKey{ID: id, Bytes: b, signer: token.NewSigner(b)}
 }
 
 // KeyRing is a rolling set of master keys: tokens are signed with the current key and
@@ -94,7 +104,7 @@ func (k *KeyRing) Activate() {
 // Sign returns HmacSHA1(current key, identifier) and the key's id.
 func (k *KeyRing) Sign(identifier []byte) (password []byte, keyID int32) {
 	cur := k.Current()
-	return token.Password(cur.Bytes, identifier), cur.ID
+	return cur.Password(identifier), cur.ID
 }
 
 // Password recomputes the password of an identifier signed with key id, if the ring still
@@ -104,7 +114,7 @@ func (k *KeyRing) Password(keyID int32, identifier []byte) ([]byte, bool) {
 	defer k.mu.RUnlock()
 	for _, key := range []*MasterKey{&k.current, k.next, k.previous} {
 		if key != nil && key.ID == keyID {
-			return token.Password(key.Bytes, identifier), true
+			return key.Password(identifier), true
 		}
 	}
 	return nil, false

@@ -37,7 +37,7 @@ func (m *AMRMTokens) Issue(att records.AttemptID) (*token.Token, error) {
 	m.mu.Lock()
 	m.live[att] = true
 	m.mu.Unlock()
-	return &token.Token{Identifier: id, Password: token.Password(cur.Bytes, id), Kind: token.KindAMRM}, nil
+	return &token.Token{Identifier: id, Password: cur.Password(id), Kind: token.KindAMRM}, nil
 }
 
 // IssueNext creates a token for att signed with the ring's next key, while a roll is under
@@ -52,7 +52,7 @@ func (m *AMRMTokens) IssueNext(att records.AttemptID, keyID int32) (*token.Token
 	if err != nil {
 		return nil, false
 	}
-	return &token.Token{Identifier: id, Password: token.Password(next.Bytes, id), Kind: token.KindAMRM}, true
+	return &token.Token{Identifier: id, Password: next.Password(id), Kind: token.KindAMRM}, true
 }
 
 // KeyIDOf decodes the master key id an AMRMToken identifier names.
@@ -116,7 +116,7 @@ func (m NMTokens) Issue(att records.AttemptID, node *yarnpb.NodeIdProto, submitt
 	if err != nil {
 		return nil, err
 	}
-	return &token.Token{Identifier: id, Password: token.Password(cur.Bytes, id), Kind: token.KindNM,
+	return &token.Token{Identifier: id, Password: cur.Password(id), Kind: token.KindNM,
 		Service: fmt.Sprintf("%s:%d", node.GetHost(), node.GetPort())}, nil
 }
 
@@ -137,7 +137,7 @@ func (m ContainerTokens) Issue(id *yarnpb.ContainerTokenIdentifierProto) (*token
 	if err != nil {
 		return nil, err
 	}
-	return &token.Token{Identifier: b, Password: token.Password(cur.Bytes, b), Kind: token.KindContainer, Service: id.GetNmHostAddr()}, nil
+	return &token.Token{Identifier: b, Password: cur.Password(b), Kind: token.KindContainer, Service: id.GetNmHostAddr()}, nil
 }
 
 // NMVerifier is a NodeManager's rpc.SecretManager for NMTokens, holding the master keys
