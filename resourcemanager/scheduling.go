@@ -68,9 +68,9 @@ type containerTable struct {
 	byEngine  map[scheduler.ContainerID]*rmContainer
 	byID      map[records.ContainerID]*rmContainer
 	seq       map[records.AttemptID]int64
-	allocated map[records.AttemptID][]*yarnpb.ContainerProto
+	allocated map[records.AttemptID][]*rmContainer // allocated, not yet handed to the AM
 	completed map[records.AttemptID][]*yarnpb.ContainerStatusProto
-	nmTokens  map[records.AttemptID]map[string]bool
+	nmTokens  map[records.AttemptID]*nodeSet // nodes each attempt has an NMToken for
 	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
 	removed   map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
@@ -81,18 +81,19 @@ type containerTable struct {
 	// and then in this small map rather than in byID.
 	starting map[string]map[records.ContainerID]*rmContainer
 	// ranOn is where each application had containers: those NMs are told when it ends.
-	ranOn      map[records.ApplicationID]map[string]bool
+	ranOn      map[records.ApplicationID]*nodeSet
+	nodes      nodeIndex
 	appCleanup map[string][]*yarnpb.ApplicationIdProto // node -> finished applications
 }
 
 func newContainerTable() *containerTable {
 	return &containerTable{byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
-		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*yarnpb.ContainerProto{},
-		completed: map[records.AttemptID][]*yarnpb.ContainerStatusProto{}, nmTokens: map[records.AttemptID]map[string]bool{},
+		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*rmContainer{},
+		completed: map[records.AttemptID][]*yarnpb.ContainerStatusProto{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
 		starting: map[string]map[records.ContainerID]*rmContainer{},
-		ranOn:    map[records.ApplicationID]map[string]bool{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
+		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
 }
 
 // complete records a finished container once and queues its status for its attempt.
@@ -254,37 +255,50 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 	cid := records.ContainerID{Attempt: att, ID: t.seq[att]}
 	t.mu.Unlock()
 	now := rm.opts.Now()
-	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
-		ContainerId: cid.Proto(), NmHostAddr: proto.String(a.Node), AppSubmitter: proto.String(user),
-		Resource: resourceProto(a.Resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
-		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
-	})
-	if err != nil {
-		return records.ContainerID{}, err
-	}
-	c := &yarnpb.ContainerProto{Id: cid.Proto(), NodeId: nodeID, NodeHttpAddress: proto.String(httpAddr),
-		Resource: resourceProto(a.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)}, ContainerToken: tok.Proto()}
-	t.mu.Lock()
 	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM, resource: a.Resource, priority: a.Priority,
 		created: now.UnixMilli(), nodeID: nodeID, httpAddr: httpAddr, user: user}
+	var amContainer *yarnpb.ContainerProto
+	if a.AM {
+		if amContainer, err = rm.containerProto(rc); err != nil {
+			return records.ContainerID{}, err
+		}
+	}
+	t.mu.Lock()
 	t.byEngine[a.Container], t.byID[cid] = rc, rc
 	if t.starting[a.Node] == nil {
 		t.starting[a.Node] = map[records.ContainerID]*rmContainer{}
 	}
 	t.starting[a.Node][cid] = rc
 	if t.ranOn[appID] == nil {
-		t.ranOn[appID] = map[string]bool{}
+		t.ranOn[appID] = &nodeSet{}
 	}
-	t.ranOn[appID][a.Node] = true
+	t.ranOn[appID].add(t.nodes.of(a.Node))
 	if !a.AM {
-		t.allocated[att] = append(t.allocated[att], c)
+		t.allocated[att] = append(t.allocated[att], rc)
 	}
 	t.mu.Unlock()
 	rm.metrics.containerAllocated()
 	if a.AM {
-		rm.launchAM(att, c, tok.Proto())
+		rm.launchAM(att, amContainer, amContainer.GetContainerToken())
 	}
 	return cid, nil
+}
+
+// containerProto is the container as its AM gets it, with a container token issued now.
+// It is built when the container is handed out, not when it is allocated, so the RM does
+// not hold thousands of signed protos while AMs have yet to call.
+func (rm *ResourceManager) containerProto(c *rmContainer) (*yarnpb.ContainerProto, error) {
+	now := rm.opts.Now()
+	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
+		ContainerId: c.id.Proto(), NmHostAddr: proto.String(c.node), AppSubmitter: proto.String(c.user),
+		Resource: resourceProto(c.resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
+		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(now.UnixMilli()),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("container token for %s: %w", c.id, err)
+	}
+	return &yarnpb.ContainerProto{Id: c.id.Proto(), NodeId: c.nodeID, NodeHttpAddress: proto.String(c.httpAddr),
+		Resource: resourceProto(c.resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, ContainerToken: tok.Proto()}, nil
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its
@@ -337,23 +351,30 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	delete(t.completed, att)
 	sent := t.nmTokens[att]
 	if sent == nil {
-		sent = map[string]bool{}
+		sent = &nodeSet{}
 		t.nmTokens[att] = sent
 	}
 	var need []*yarnpb.NodeIdProto
 	now := rm.opts.Now()
-	for _, c := range allocated {
-		if rc, ok := t.byID[records.ContainerIDFromProto(c.GetId())]; ok && !rc.done && rc.handedOut.IsZero() {
+	for _, rc := range allocated {
+		if !rc.done && rc.handedOut.IsZero() {
 			rc.handedOut = now
 			t.unstarted[rc.id] = rc
 		}
-		k := nodeKey(c.GetNodeId())
-		if !sent[k] {
-			sent[k] = true
-			need = append(need, c.GetNodeId())
+		if sent.add(t.nodes.of(rc.node)) {
+			need = append(need, rc.nodeID)
 		}
 	}
 	t.mu.Unlock()
+	containers := make([]*yarnpb.ContainerProto, 0, len(allocated))
+	for _, rc := range allocated {
+		c, err := rm.containerProto(rc)
+		if err != nil {
+			rm.log.WithError(err).WithField("container", rc.id.String()).Error("container not handed out")
+			continue
+		}
+		containers = append(containers, c)
+	}
 	var tokens []*yarnpb.NMTokenProto
 	issuer := security.NMTokens{Keys: rm.nmKeys}
 	for _, n := range need {
@@ -363,7 +384,7 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 		}
 		tokens = append(tokens, &yarnpb.NMTokenProto{NodeId: n, Token: tok.Proto()})
 	}
-	return allocated, tokens, completed
+	return containers, tokens, completed
 }
 
 // checkRelease refuses releases of containers that are not the attempt's, as the Java RM
@@ -531,8 +552,11 @@ func (rm *ResourceManager) endApp(id records.ApplicationID) {
 	rm.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
 	t := rm.containers
 	t.mu.Lock()
-	for node := range t.ranOn[id] {
-		t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
+	if ran := t.ranOn[id]; ran != nil {
+		ran.each(func(i int) {
+			node := t.nodes.keys[i]
+			t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
+		})
 	}
 	delete(t.ranOn, id)
 	t.mu.Unlock()
