@@ -70,7 +70,7 @@ type containerTable struct {
 	seq       map[records.AttemptID]int64
 	allocated map[records.AttemptID][]*rmContainer // allocated, not yet handed to the AM
 	completed map[records.AttemptID][]*yarnpb.ContainerStatusProto
-	nmTokens  map[records.AttemptID]*nodeSet // nodes each attempt has an NMToken for
+	nmTokens  map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
 	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
 	removed   map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
