@@ -47,6 +47,7 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs", Value: "20", Doc: "How often gracefully decommissioning nodes are checked for completion."},
 	{Key: "yarn.node-labels.enabled", Value: "false", Doc: "When false, node-label administration (rmadmin -addToClusterNodeLabels etc.) is refused."},
 
+	{Key: "bobbin.resourcemanager.gc-percent", Value: "100", Doc: "Bobbin addition: the RM's Go GC target (GOGC): the heap may grow to live × (1 + this/100) between collections. Lower trades CPU and latency for memory (see docs/benchmarks.md); a GOGC environment variable overrides it."},
 	{Key: "bobbin.resourcemanager.webapp.pprof.enabled", Value: "false", Doc: "Bobbin addition: serve Go's profiler (/debug/pprof/) on the RM's web address, for profiling under load."},
 
 	// yarn-site.xml: application masters and containers

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -168,6 +169,10 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
+	if err := setGCPercent(c, "bobbin.resourcemanager.gc-percent", log); err != nil {
+		log.Errorf("ResourceManager not started: %v", err)
+		return 1
+	}
 	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, ConfDir: dir, Queues: queues, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
@@ -244,4 +249,23 @@ func runNodeManager(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return serveUntilSignal("NodeManager", nm, log)
+}
+
+// setGCPercent applies a daemon's GC target from its configuration key, unless GOGC is
+// set in the environment (which the Go runtime has already applied).
+func setGCPercent(c *conf.Configuration, key string, log *logrus.Logger) error {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		return nil
+	}
+	p, err := c.Int(key)
+	if err != nil {
+		return err
+	}
+	if p <= 0 {
+		raw, _ := c.Raw(key)
+		return &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be a positive percentage"}
+	}
+	debug.SetGCPercent(p)
+	log.WithField("gc_percent", p).Debug("GC target set")
+	return nil
 }
