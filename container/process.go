@@ -177,6 +177,18 @@ func TreeUsage(id string, pgid int) Usage {
 	return u
 }
 
+// ProcessUsage reads one process's memory and CPU time from /proc/<pid>/stat; false if
+// the process is gone or its stat unreadable.
+func ProcessUsage(pid int) (Usage, bool) {
+	f, ok := statFields(pid)
+	if !ok {
+		return Usage{}, false
+	}
+	var u Usage
+	u.add(f)
+	return u, true
+}
+
 // add counts one process's stat fields.
 func (u *Usage) add(f []string) {
 	vs, _ := strconv.ParseInt(f[20], 10, 64)

@@ -9,11 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100 on every
-// Linux architecture Go supports.
-const clockTicks = 100
+	"github.com/bobbin-yarn/bobbin/container"
+)
 
 // procSample is what a sampler saw of a process over its life.
 type procSample struct {
@@ -99,22 +97,11 @@ func processRSS(pid int) (rss, hwm int64, err error) {
 	return rss, hwm, nil
 }
 
-// processCPU reads utime+stime from /proc/PID/stat. The command name (field 2) may hold
-// spaces and parentheses, so fields are counted from its closing parenthesis.
+// processCPU is a process's user+system CPU time so far.
 func processCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
+	u, ok := container.ProcessUsage(pid)
+	if !ok {
+		return 0, fmt.Errorf("/proc/%d/stat unreadable", pid)
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(string(data[i+1:])) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // field 14
-	st, _ := strconv.ParseInt(f[12], 10, 64) // field 15
-	return time.Duration(ut+st) * time.Second / clockTicks, nil
+	return u.CPU, nil
 }
