@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -366,7 +367,8 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	defer cl.Close()
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		nodes, err := cl.GetClusterNodes(context.Background())
-		if err == nil && len(nodes) == 1 && len(nodes[0].GetNodeLabels()) > 0 && nodes[0].GetNodeLabels()[0] == "high_mem" {
+		// high_load may come too on a busy machine.
+		if err == nil && len(nodes) == 1 && slices.Contains(nodes[0].GetNodeLabels(), "high_mem") {
 			break
 		}
 		if time.Now().After(deadline) {

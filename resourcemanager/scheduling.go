@@ -35,6 +35,9 @@ type rmContainer struct {
 	am        bool   // the AM's own container
 	preempted bool   // killed by the scheduler: the AM hears PREEMPTED
 	done      bool
+	// awaitingAck: done, and its NodeManager is told to forget it only once the AM has
+	// had its completed status (see drainFor).
+	awaitingAck bool
 	// handedOut is when the AM (or the AM launcher) got the container; until its NM
 	// reports it, it may expire unused.
 	handedOut time.Time
@@ -70,10 +73,16 @@ type containerTable struct {
 	seq       map[records.AttemptID]int64
 	allocated map[records.AttemptID][]*rmContainer // allocated, not yet handed to the AM
 	completed map[records.AttemptID][]*yarnpb.ContainerStatusProto
-	nmTokens  map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
-	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
-	removed   map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
-	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
+	// justFinished are completed containers whose status the attempt has not pulled yet;
+	// sentToAM those whose status went out in the attempt's last allocate response. As in
+	// the Java RM, a NodeManager forgets a completed container (and stops answering
+	// getContainerStatuses for it) only once its AM has had the status and called again.
+	justFinished map[records.AttemptID][]*rmContainer
+	sentToAM     map[records.AttemptID][]*rmContainer
+	nmTokens     map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
+	cleanup      map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
+	removed      map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
+	preempt      map[records.AttemptID][]*yarnpb.ContainerIdProto
 	// unstarted are containers handed out and not yet reported by their NodeManager.
 	unstarted map[records.ContainerID]*rmContainer
 	// starting are, per node, the live containers its NodeManager has not yet reported
@@ -89,7 +98,8 @@ type containerTable struct {
 func newContainerTable() *containerTable {
 	return &containerTable{byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*rmContainer{},
-		completed: map[records.AttemptID][]*yarnpb.ContainerStatusProto{}, nmTokens: map[records.AttemptID]*nodeSet{},
+		completed:    map[records.AttemptID][]*yarnpb.ContainerStatusProto{},
+		justFinished: map[records.AttemptID][]*rmContainer{}, sentToAM: map[records.AttemptID][]*rmContainer{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
 		starting: map[string]map[records.ContainerID]*rmContainer{},
@@ -119,7 +129,20 @@ func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.C
 		status.Diagnostics = proto.String("Container preempted by scheduler")
 	}
 	t.completed[id.Attempt] = append(t.completed[id.Attempt], status)
+	c.awaitingAck = true
+	t.justFinished[id.Attempt] = append(t.justFinished[id.Attempt], c)
 	return c, status, true
+}
+
+// ackLocked tells c's NodeManager to forget it and drops it from the table; t.mu is held.
+func (t *containerTable) ackLocked(c *rmContainer) {
+	if !c.awaitingAck {
+		return
+	}
+	c.awaitingAck = false
+	t.removed[c.node] = append(t.removed[c.node], c.id.Proto())
+	delete(t.byID, c.id)
+	delete(t.byEngine, c.engineID)
 }
 
 // startedLocked takes c off its node's starting list; t.mu is held.
@@ -349,6 +372,16 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	allocated, completed := t.allocated[att], t.completed[att]
 	delete(t.allocated, att)
 	delete(t.completed, att)
+	// This call acknowledges the completed statuses the last response carried.
+	for _, c := range t.sentToAM[att] {
+		t.ackLocked(c)
+	}
+	if jf := t.justFinished[att]; len(jf) > 0 {
+		t.sentToAM[att] = jf
+		delete(t.justFinished, att)
+	} else {
+		delete(t.sentToAM, att)
+	}
 	sent := t.nmTokens[att]
 	if sent == nil {
 		sent = &nodeSet{}
@@ -444,12 +477,17 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 				finished = append(finished, done{c, final})
 				release = append(release, c.engineID)
 			}
-			// Every completed container the NM reports is acknowledged, known or not, so
-			// NMs do not keep reporting containers of applications the RM has forgotten.
-			t.removed[node] = append(t.removed[node], st.GetContainerId())
-			if c != nil {
-				delete(t.byID, id)
+			// A completed container the AM still has to hear of is acknowledged after it
+			// has (drainFor); any other, known or not, at once, so NMs do not keep
+			// reporting containers of applications the RM has forgotten.
+			switch {
+			case c == nil:
+				t.removed[node] = append(t.removed[node], st.GetContainerId())
+			case c.awaitingAck:
 				delete(t.byEngine, c.engineID)
+			default:
+				c.awaitingAck = true
+				t.ackLocked(c)
 			}
 			starting = t.starting[node]
 			continue
@@ -593,6 +631,15 @@ func (rm *ResourceManager) forgetAttempt(att records.AttemptID) {
 
 // dropAttemptLocked forgets what was queued for an attempt; t.mu is held.
 func (t *containerTable) dropAttemptLocked(att records.AttemptID) {
+	// No AM will pull these any more: their NodeManagers may forget them now.
+	for _, c := range t.sentToAM[att] {
+		t.ackLocked(c)
+	}
+	for _, c := range t.justFinished[att] {
+		t.ackLocked(c)
+	}
+	delete(t.sentToAM, att)
+	delete(t.justFinished, att)
 	delete(t.allocated, att)
 	delete(t.completed, att)
 	delete(t.nmTokens, att)

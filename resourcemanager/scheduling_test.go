@@ -58,8 +58,8 @@ func TestAllocateEndToEnd(t *testing.T) {
 	}
 	// The NM reports the first complete; the AM releases the second.
 	hb := heartbeat(&yarnpb.ContainerStatusProto{ContainerId: got[0].GetId(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)})
-	if len(hb.GetContainersToBeRemovedFromNm()) != 1 {
-		t.Fatalf("the completed container is not acknowledged to the NM: %v", hb)
+	if len(hb.GetContainersToBeRemovedFromNm()) != 0 {
+		t.Fatalf("the NM is told to forget a completed container before its AM heard of it: %v", hb)
 	}
 	r := allocate(&yarnpb.AllocateRequestProto{Release: []*yarnpb.ContainerIdProto{got[1].GetId()}})
 	statuses := map[int64]int32{}
@@ -75,5 +75,18 @@ func TestAllocateEndToEnd(t *testing.T) {
 	}
 	if r.GetLimit().GetMemory() != 8192 {
 		t.Fatalf("headroom %v after everything was released", r.GetLimit())
+	}
+	// As in the Java RM: the AM's next call acknowledges the statuses it was sent, and
+	// only then is the NM told to forget both containers.
+	if rm := next.GetContainersToBeRemovedFromNm(); len(rm) != 0 {
+		t.Fatalf("forgotten before the AM acknowledged: %v", rm)
+	}
+	allocate(&yarnpb.AllocateRequestProto{})
+	forget := map[int64]bool{}
+	for _, id := range heartbeat().GetContainersToBeRemovedFromNm() {
+		forget[id.GetId()] = true
+	}
+	if len(forget) != 2 || !forget[got[0].GetId().GetId()] || !forget[got[1].GetId().GetId()] {
+		t.Fatalf("containers to be removed from the NM: %v", forget)
 	}
 }
