@@ -1,6 +1,7 @@
 package nodemanager
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +34,33 @@ func quiet() *logrus.Entry {
 	l := logrus.New()
 	l.SetOutput(io.Discard)
 	return logrus.NewEntry(l)
+}
+
+// testLog keeps the daemons' logs and prints them only if the test fails.
+func testLog(t *testing.T) *logrus.Entry {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	l := logrus.New()
+	l.SetOutput(lockedWriter{&mu, &buf})
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("daemon logs:\n%s", buf.String())
+			mu.Unlock()
+		}
+	})
+	return logrus.NewEntry(l)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }
 
 // cluster is an in-process Bobbin RM and NM with an unmanaged AM registered.
@@ -56,7 +85,8 @@ func newCluster(t *testing.T, extra ...string) *cluster {
 	} {
 		c.Set(k, v)
 	}
-	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: quiet()})
+	log := testLog(t)
+	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: log.WithField("daemon", "rm")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +107,7 @@ func newCluster(t *testing.T, extra ...string) *cluster {
 	for i := 0; i+1 < len(extra); i += 2 {
 		nc.Set(extra[i], extra[i+1])
 	}
-	nm, err := New(Options{Conf: nc, Logger: quiet()})
+	nm, err := New(Options{Conf: nc, Logger: log.WithField("daemon", "nm")})
 	if err != nil {
 		t.Fatal(err)
 	}

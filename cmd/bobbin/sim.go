@@ -10,7 +10,8 @@ import (
 )
 
 const simUsage = `usage:
-  bobbin sim [--strategy rings|balance|first-fit] TRACE.json
+  bobbin sim [--strategy rings|balance|first-fit] [--capacity-scheduler XML] TRACE.json
+  bobbin sim --sls [--sls-nodes NODES.json] [--capacity-scheduler XML] SLS-JOBS.json
   bobbin sim --synthetic nodes=10000,apps=1000,asks=100000,queues=20 [--strategy ...]
 
 Runs the scheduling engine in simulated time over a trace (docs/simulator.md) and prints
@@ -26,6 +27,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	synthetic := fs.String("synthetic", "", "run the synthetic throughput scenario: nodes=,apps=,asks=,queues=")
 	sls := fs.Bool("sls", false, "the trace is an Apache SLS job trace (sls-jobs.json format)")
 	slsNodes := fs.String("sls-nodes", "", "an SLS node file (with --sls; default: the hosts the tasks name)")
+	capSched := fs.String("capacity-scheduler", "", "a capacity-scheduler.xml for the queues (overrides the trace's; with --sls, the one SLS runs with)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -60,6 +62,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "bobbin sim: %v\n", err)
 		return 1
+	}
+	if *capSched != "" {
+		trace.CapacityScheduler, trace.Queues = *capSched, nil
 	}
 	if *strategy != "" {
 		if trace.Settings == nil {

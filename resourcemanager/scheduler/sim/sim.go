@@ -102,11 +102,21 @@ type shapeKey struct {
 type simApp struct {
 	spec        AppSpec
 	outstanding map[shapeKey]int
-	durations   map[shapeKey]time.Duration
-	running     int
-	left        int // containers still to run to completion
-	submitted   time.Time
-	done        bool
+	// tasks are, per shape, the durations of the containers asked for and not placed,
+	// in order: as an AM does, each container granted runs the next task of its shape.
+	tasks     map[shapeKey][]time.Duration
+	shapes    map[shapeKey]bool // every shape the app asks for (labels included)
+	running   int
+	left      int // containers still to run to completion, the AM's included
+	submitted time.Time
+	done      bool
+	// stages are the asks not made yet, in order; stageLeft counts the containers of
+	// the asks made so far that have not finished: at zero the next stage is asked for.
+	stages    []map[shapeKey][]time.Duration
+	stageLeft int
+	amKey     *shapeKey             // the AM's shape, if the trace names an AM container
+	am        scheduler.ContainerID // the running AM container (0: none)
+	amStarted bool
 }
 
 type simRun struct {
@@ -127,12 +137,15 @@ type simRun struct {
 	accU   map[string]float64
 	accF   map[string]float64
 	notice map[scheduler.ContainerID]time.Time
+	asked  bool // a pass's placements made new asks: schedule again at the same time
 }
 
 type simContainer struct {
 	app   *simApp
 	shape shapeKey
 	dead  bool
+	am    bool
+	dur   time.Duration // how long the task it runs takes
 }
 
 // Run simulates a trace.
@@ -154,22 +167,9 @@ func Run(t *Trace) (*Report, error) {
 		return nil, err
 	}
 	for i, a := range t.Apps {
-		sa := &simApp{spec: a, outstanding: map[shapeKey]int{}, durations: map[shapeKey]time.Duration{}}
-		for _, ask := range a.Asks {
-			res, err := vector(r.types, ask.Resources)
-			if err != nil {
-				return nil, fmt.Errorf("app %s: %w", a.ID, err)
-			}
-			if ask.Count < 0 || ask.Duration < 0 {
-				return nil, fmt.Errorf("app %s: negative count or duration", a.ID)
-			}
-			k := shapeKey{ask.Priority, res, ask.Label}
-			if d, ok := sa.durations[k]; ok && d != time.Duration(ask.Duration) {
-				return nil, fmt.Errorf("app %s: two asks of the same shape and priority with different durations", a.ID)
-			}
-			sa.outstanding[k] += ask.Count
-			sa.durations[k] = time.Duration(ask.Duration)
-			sa.left += ask.Count
+		sa, err := r.newApp(a)
+		if err != nil {
+			return nil, err
 		}
 		if _, dup := r.byID[a.ID]; dup {
 			return nil, fmt.Errorf("app %s appears twice", a.ID)
@@ -183,6 +183,68 @@ func Run(t *Trace) (*Report, error) {
 	}
 	r.finish()
 	return r.report, nil
+}
+
+// newApp reads an application's asks into stages: the AM alone first, then each
+// distinct stage number in ascending order.
+func (r *simRun) newApp(a AppSpec) (*simApp, error) {
+	sa := &simApp{spec: a, outstanding: map[shapeKey]int{}, tasks: map[shapeKey][]time.Duration{}, shapes: map[shapeKey]bool{}}
+	byStage := map[int]map[shapeKey][]time.Duration{}
+	var order []int
+	for _, ask := range a.Asks {
+		res, err := vector(r.types, ask.Resources)
+		if err != nil {
+			return nil, fmt.Errorf("app %s: %w", a.ID, err)
+		}
+		if ask.Count < 0 || ask.Duration < 0 {
+			return nil, fmt.Errorf("app %s: negative count or duration", a.ID)
+		}
+		k := shapeKey{ask.Priority, res, ask.Label}
+		if ask.AM {
+			if sa.amKey != nil || ask.Count != 1 {
+				return nil, fmt.Errorf("app %s: one AM ask of count 1 at most", a.ID)
+			}
+			sa.amKey = &k
+		}
+		if sa.shapes[k] && (ask.AM || sa.amKey != nil && *sa.amKey == k) {
+			return nil, fmt.Errorf("app %s: an ask has the AM's shape and priority", a.ID)
+		}
+		sa.shapes[k] = true
+		sa.left += ask.Count
+		if ask.AM {
+			continue
+		}
+		if byStage[ask.Stage] == nil {
+			byStage[ask.Stage] = map[shapeKey][]time.Duration{}
+			order = append(order, ask.Stage)
+		}
+		for range ask.Count {
+			byStage[ask.Stage][k] = append(byStage[ask.Stage][k], time.Duration(ask.Duration))
+		}
+	}
+	sort.Ints(order)
+	if sa.amKey != nil {
+		sa.stages = append(sa.stages, map[shapeKey][]time.Duration{*sa.amKey: {0}})
+	}
+	for _, st := range order {
+		sa.stages = append(sa.stages, byStage[st])
+	}
+	sa.nextStage()
+	return sa, nil
+}
+
+// nextStage makes the asks of the next stage; false when there is none.
+func (a *simApp) nextStage() bool {
+	if len(a.stages) == 0 {
+		return false
+	}
+	for k, ds := range a.stages[0] {
+		a.outstanding[k] += len(ds)
+		a.stageLeft += len(ds)
+		a.tasks[k] = append(a.tasks[k], ds...)
+	}
+	a.stages = a.stages[1:]
+	return true
 }
 
 func (r *simRun) addNodes() error {
@@ -278,11 +340,12 @@ func (r *simRun) pass() (scheduler.Result, error) {
 		}
 		all.Allocations = append(all.Allocations, res.Allocations...)
 		all.Preemptions = append(all.Preemptions, res.Preemptions...)
-		killed := false
+		again := r.asked // an AM that just started asks for its first stage at once
+		r.asked = false
 		for _, p := range res.Preemptions {
-			killed = killed || p.Kill
+			again = again || p.Kill
 		}
-		if !killed {
+		if !again {
 			return all, nil
 		}
 	}
@@ -328,11 +391,32 @@ func (r *simRun) handle(ev *event) error {
 		if err := r.eng.Release(ev.cid); err != nil {
 			return err
 		}
-		c.app.running--
-		c.app.left--
-		if c.app.left == 0 {
-			r.complete(c.app)
+		return r.finished(c)
+	}
+	return nil
+}
+
+// finished accounts for one of a's containers ending: the next stage is asked for when
+// the current one is through, and the AM ends once it is the only container left.
+func (r *simRun) finished(c *simContainer) error {
+	a := c.app
+	a.running--
+	a.left--
+	if c.am {
+		a.am = 0
+	} else {
+		a.stageLeft--
+	}
+	if !c.am && a.stageLeft == 0 && a.nextStage() {
+		if err := r.syncAsks(a); err != nil {
+			return err
 		}
+	}
+	if a.left == 1 && a.am != 0 && len(a.stages) == 0 && a.stageLeft == 0 {
+		r.push(&event{at: r.now, kind: evDone, cid: a.am})
+	}
+	if a.left == 0 {
+		r.complete(a)
 	}
 	return nil
 }
@@ -361,9 +445,9 @@ func (r *simRun) apply(res scheduler.Result) error {
 	for _, al := range res.Allocations {
 		a := r.byID[al.App]
 		k := shapeKey{al.Priority, al.Resource, ""}
-		if _, ok := a.durations[k]; !ok {
+		if !a.shapes[k] {
 			// The shape with a label: find the matching key.
-			for kk := range a.durations {
+			for kk := range a.shapes {
 				if kk.priority == al.Priority && kk.res == al.Resource {
 					k = kk
 					break
@@ -372,8 +456,31 @@ func (r *simRun) apply(res scheduler.Result) error {
 		}
 		a.outstanding[k]--
 		a.running++
-		r.conts[al.Container] = &simContainer{app: a, shape: k}
-		r.push(&event{at: r.now.Add(a.durations[k]), kind: evDone, cid: al.Container})
+		sc := &simContainer{app: a, shape: k}
+		if q := a.tasks[k]; len(q) > 0 {
+			sc.dur, a.tasks[k] = q[0], q[1:]
+		}
+		r.conts[al.Container] = sc
+		if a.amKey != nil && *a.amKey == k && a.am == 0 {
+			// The AM runs until the rest is done; once it first runs, the first stage is
+			// asked for (a preempted AM placed again just resumes).
+			sc.am, a.am = true, al.Container
+			if !a.amStarted {
+				a.amStarted = true
+				a.stageLeft--
+				if a.stageLeft == 0 && a.nextStage() {
+					if err := r.syncAsks(a); err != nil {
+						return err
+					}
+					r.asked = true
+				}
+			}
+			if a.left == 1 && len(a.stages) == 0 && a.stageLeft == 0 {
+				r.push(&event{at: r.now, kind: evDone, cid: al.Container}) // nothing else to run
+			}
+		} else {
+			r.push(&event{at: r.now.Add(sc.dur), kind: evDone, cid: al.Container})
+		}
 		r.report.Placements = append(r.report.Placements, Placement{Time: r.now.Sub(Epoch).Seconds(), App: al.App,
 			Container: int64(al.Container), Node: al.Node, Resources: r.named(al.Resource)})
 		r.report.Allocations++
@@ -397,6 +504,10 @@ func (r *simRun) apply(res scheduler.Result) error {
 		}
 		c.app.running--
 		c.app.outstanding[c.shape]++
+		c.app.tasks[c.shape] = append([]time.Duration{c.dur}, c.app.tasks[c.shape]...)
+		if c.am {
+			c.app.am = 0
+		}
 		if err := r.syncAsks(c.app); err != nil {
 			return err
 		}

@@ -29,6 +29,15 @@ type SLSOptions struct {
 // DefaultSLSOptions are SLS's defaults (sls-runner.xml).
 var DefaultSLSOptions = SLSOptions{NodeMemoryMB: 10240, NodeVCores: 10, ContainerMemoryMB: 1024, ContainerVCores: 1}
 
+// What SLS 2.7's MRAMSimulator asks for, fixed in its code.
+const (
+	slsAMMemoryMB     = 1024
+	slsAMVCores       = 1
+	slsPriorityAM     = 1
+	slsPriorityMap    = 20
+	slsPriorityReduce = 10
+)
+
 type slsJob struct {
 	AMType  string    `json:"am.type"`
 	StartMS *int64    `json:"job.start.ms"`
@@ -77,9 +86,17 @@ func ReadSLS(jobs io.Reader, nodes io.Reader, o SLSOptions) (*Trace, error) {
 			j.ID = "job_" + strconv.Itoa(n)
 		}
 		app := AppSpec{ID: j.ID, Submit: Duration(time.Duration(*j.StartMS) * time.Millisecond), Queue: j.Queue, User: j.User}
+		if j.AMType != "" && j.AMType != "mapreduce" {
+			return nil, fmt.Errorf("sls trace job %s: am.type %q: only mapreduce (MRAMSimulator) is modelled", j.ID, j.AMType)
+		}
+		// As SLS's MRAMSimulator: the AM asks for its own container first (1024 MB, one
+		// vcore, priority 1), then for every map (priority 20), and for the reduces
+		// (priority 10) once all maps have finished.
+		app.Asks = append(app.Asks, AskSpec{Resources: map[string]int64{"memory-mb": slsAMMemoryMB, "vcores": slsAMVCores},
+			Count: 1, Priority: slsPriorityAM, AM: true})
 		type shape struct {
-			dur  int64
-			prio int32
+			dur    int64
+			reduce bool
 		}
 		counts := map[shape]int{}
 		var order []shape
@@ -87,7 +104,10 @@ func ReadSLS(jobs io.Reader, nodes io.Reader, o SLSOptions) (*Trace, error) {
 			if task.EndMS < task.StartMS {
 				return nil, fmt.Errorf("sls trace job %s task %d: container.end.ms %d before container.start.ms %d", j.ID, i, task.EndMS, task.StartMS)
 			}
-			s := shape{task.EndMS - task.StartMS, task.Priority}
+			if task.Type != "map" && task.Type != "reduce" {
+				return nil, fmt.Errorf("sls trace job %s task %d: container.type %q: want map or reduce", j.ID, i, task.Type)
+			}
+			s := shape{task.EndMS - task.StartMS, task.Type == "reduce"}
 			if counts[s] == 0 {
 				order = append(order, s)
 			}
@@ -98,9 +118,12 @@ func ReadSLS(jobs io.Reader, nodes io.Reader, o SLSOptions) (*Trace, error) {
 			}
 		}
 		for _, s := range order {
-			app.Asks = append(app.Asks, AskSpec{
-				Resources: map[string]int64{"memory-mb": o.ContainerMemoryMB, "vcores": o.ContainerVCores},
-				Count:     counts[s], Duration: Duration(time.Duration(s.dur) * time.Millisecond), Priority: s.prio})
+			ask := AskSpec{Resources: map[string]int64{"memory-mb": o.ContainerMemoryMB, "vcores": o.ContainerVCores},
+				Count: counts[s], Duration: Duration(time.Duration(s.dur) * time.Millisecond), Priority: slsPriorityMap}
+			if s.reduce {
+				ask.Priority, ask.Stage = slsPriorityReduce, 1
+			}
+			app.Asks = append(app.Asks, ask)
 		}
 		queues[j.Queue] = true
 		t.Apps = append(t.Apps, app)

@@ -66,6 +66,12 @@ type AskSpec struct {
 	Duration  Duration         `json:"duration"`
 	Priority  int32            `json:"priority,omitempty"`
 	Label     string           `json:"label,omitempty"`
+	// AM marks the application master's container: asked for first and alone, it runs
+	// (Duration ignored) until every other container of the application has finished.
+	AM bool `json:"am,omitempty"`
+	// Stage orders the asks: those of a later stage are made only once every container
+	// of the earlier stages has finished (MapReduce asks for reduces after its maps).
+	Stage int `json:"stage,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("90s", "5m").
