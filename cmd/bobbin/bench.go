@@ -35,6 +35,10 @@ const benchUsage = `usage:
   bobbin bench compare NAME=FILE.json[,FILE.json...] ...
       print a Markdown table of the runs side by side (bench rm, bench startup and GC
       summary JSON merged per name), with the ratio of the last to the first
+  bobbin bench sls-compare --trace SLS-JOBS.json [--sls-nodes NODES.json] \
+      --apache SLS-OUTPUT-DIR --bobbin SIM-REPORT.json
+      set an Apache SLS run (slsrun.sh --output-dir) beside "bobbin sim --sls" of the same
+      trace: a Markdown table of makespan, job runtimes and allocation, then one row per job
 
 Run "bobbin bench rm -h" for the load generator's flags. docs/benchmarks.md has the runs.
 `
@@ -51,6 +55,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return runBenchStartup(args[1:], stdout, stderr)
 	case "compare":
 		return runBenchCompare(args[1:], stdout, stderr)
+	case "sls-compare":
+		return runBenchSLSCompare(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, benchUsage)
 		return 0

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +106,51 @@ func TestReadSLSTraceAndRunIt(t *testing.T) {
 		if _, err := ReadSLS(strings.NewReader(bad), nil, DefaultSLSOptions); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
+	}
+}
+
+// An SLS output directory as slsrun.sh writes it, compared with a bobbin sim report.
+func TestCompareSLSOutput(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "jobruntime.csv"), []byte("JobID,real_start_time,real_end_time,simulate_start_time,simulate_end_time\n"+
+		"application_1_0002,105204,197256,105210,130000\napplication_1_0001,0,95375,2,45002\n"), 0o644)
+	// Unterminated, as when SLS is stopped: the reader closes the array.
+	os.WriteFile(filepath.Join(dir, "realtimetrack.json"), []byte(`[{"time":1000,"running.containers":0,"cluster.allocated.memory":0.0}
+,{"time":2000,"running.containers":4,"cluster.allocated.memory":4.0}
+,{"time":3000,"running.containers":2,"cluster.allocated.memory":2.0}`), 0o644)
+	out, err := ReadSLSOutput(dir)
+	if err != nil || len(out.Jobs) != 2 || len(out.Samples) != 3 || out.Samples[1].MS != 1000 || out.Samples[1].RunningContainers != 4 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	tr, err := ReadSLS(strings.NewReader(slsJobs), nil, DefaultSLSOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := CompareSLS(tr, out, rep, 3*10240)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Jobs) != 2 || c.Jobs[0].ID != "job_1" || c.Jobs[0].Apache != 45 || c.Jobs[0].Bobbin != 40.043 ||
+		c.Jobs[1].Apache != 24.79 || c.Apache.Finished != 2 || c.Apache.Makespan != 130 || c.Apache.PeakContainers != 4 ||
+		math.Abs(c.Bobbin.Makespan-127.367) > 1e-9 {
+		t.Fatalf("%+v", c)
+	}
+	var b strings.Builder
+	c.WriteMarkdown(&b)
+	if !strings.Contains(b.String(), "| job_1 | 45.0 | 40.0 | -5.0 |") {
+		t.Errorf("markdown:\n%s", b.String())
+	}
+	// A job SLS ran that the trace does not have is an error, not a silent mismatch.
+	out.Jobs = append(out.Jobs, SLSJobRuntime{AppID: "application_1_0003", TraceStartMS: 7})
+	if _, err := CompareSLS(tr, out, rep, 3*10240); err == nil {
+		t.Error("an unmatched SLS job was accepted")
+	}
+	os.WriteFile(filepath.Join(dir, "jobruntime.csv"), []byte("JobID,real_start_time\napplication_1_0001,0\n"), 0o644)
+	if _, err := ReadSLSOutput(dir); err == nil || !strings.Contains(err.Error(), "want 5 fields") {
+		t.Errorf("short row: %v", err)
 	}
 }
