@@ -44,6 +44,10 @@ type nmContainer struct {
 	started  time.Time          // when its process started (the youngest are evicted first)
 	cancel   context.CancelFunc // stops localization
 	done     chan struct{}      // closed when the container completed
+	// reported: the RM has had its completed status. As the Java NM does, a completed
+	// container is reported once and kept (getContainerStatuses still answers for it)
+	// until the RM says to forget it, which it does once the AM has had the status.
+	reported bool
 }
 
 // nmApp is an application with containers on this node.
@@ -70,15 +74,33 @@ func (nm *NodeManager) spawn(f func()) {
 
 // containerStatuses reports every container: C_NEW while localizing, C_RUNNING, and
 // C_COMPLETE until the RM says it may be forgotten.
-func (nm *NodeManager) containerStatuses() []*yarnpb.ContainerStatusProto {
+// containerStatuses are what the next heartbeat reports: every live container and each
+// completed one the RM has not had yet; completed lists the latter, for reported once the
+// heartbeat got through.
+func (nm *NodeManager) containerStatuses() (out []*yarnpb.ContainerStatusProto, completed []*nmContainer) {
 	nm.mu.Lock()
 	defer nm.mu.Unlock()
-	out := make([]*yarnpb.ContainerStatusProto, 0, len(nm.containers))
+	out = make([]*yarnpb.ContainerStatusProto, 0, len(nm.containers))
 	for _, c := range nm.containers {
+		if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+			if c.reported {
+				continue
+			}
+			completed = append(completed, c)
+		}
 		out = append(out, c.statusLocked())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
-	return out
+	return out, completed
+}
+
+// reported marks completed statuses the RM has received.
+func (nm *NodeManager) reported(completed []*nmContainer) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	for _, c := range completed {
+		c.reported = true
+	}
 }
 
 func (c *nmContainer) statusLocked() *yarnpb.ContainerStatusProto {

@@ -286,18 +286,32 @@ func TestMemoryLimitKillsContainer(t *testing.T) {
 	if _, err := nm.Start(context.Background(), clc, ctrs[0]); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second)
+	if st.GetExitStatus() != exitExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
+		!strings.Contains(st.GetDiagnostics(), "of 128.0 MB physical memory used") {
+		t.Fatalf("status %v", st)
+	}
+}
+
+// completedStatus waits for a container's completed status, as the NodeManager answers
+// getContainerStatuses or, should the NM have been told to forget it already, as the RM
+// passed it on to the AM.
+func (c *cluster) completedStatus(t *testing.T, nm *nmclient.Client, id *yarnpb.ContainerIdProto, timeout time.Duration) *yarnpb.ContainerStatusProto {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
-		st, err := nm.Status(context.Background(), ctrs[0].GetId())
+		st, err := nm.Status(context.Background(), id)
 		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			if st.GetExitStatus() != exitExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
-				!strings.Contains(st.GetDiagnostics(), "of 128.0 MB physical memory used") {
-				t.Fatalf("status %v", st)
+			return st
+		}
+		resp, aerr := c.am.Allocate(context.Background(), 0)
+		for _, done := range resp.GetCompletedContainerStatuses() {
+			if done.GetContainerId().GetId() == id.GetId() {
+				return done
 			}
-			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not killed: %v %v", st, err)
+			t.Fatalf("not complete: %v %v (allocate: %v)", st, err, aerr)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -344,20 +358,9 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	if _, err := nm.Start(context.Background(), &yarnpb.ContainerLaunchContextProto{Command: []string{"while :; do :; done"}}, ctrs[0]); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := nm.Status(context.Background(), ctrs[0].GetId())
-		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			if st.GetExitStatus() != exitPreempted || !strings.Contains(st.GetDiagnostics(), "evicted by the NodeManager of a borrowed node") ||
-				!strings.Contains(st.GetDiagnostics(), "vcores stand for") {
-				t.Fatalf("status %v", st)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not evicted: %v %v", st, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second); st.GetExitStatus() != exitPreempted ||
+		!strings.Contains(st.GetDiagnostics(), "evicted by the NodeManager of a borrowed node") || !strings.Contains(st.GetDiagnostics(), "vcores stand for") {
+		t.Fatalf("status %v", st)
 	}
 	get := func(path string) string {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", c.nm.httpPort, path))

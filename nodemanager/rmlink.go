@@ -105,7 +105,8 @@ func (l *rmLink) run(ctx context.Context) (shutdown bool) {
 // heartbeat sends one heartbeat and applies the answer; false means stop.
 func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm := l.nm
-	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: nm.containerStatuses()}
+	statuses, completed := nm.containerStatuses()
+	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: statuses}
 	nm.mu.Lock()
 	st.NodeHealthStatus = &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(nm.disks.healthy()), HealthReport: proto.String(nm.disks.report),
 		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
@@ -157,6 +158,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		return ctx.Err() == nil
 	}
 	l.responseID = resp.GetResponseId()
+	nm.reported(completed)
 	if iv := resp.GetNextHeartBeatInterval(); iv > 0 {
 		l.interval = time.Duration(iv) * time.Millisecond
 	}

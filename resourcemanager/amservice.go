@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
@@ -70,7 +71,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		at.registered, at.lastPing = true, s.rm.opts.Now()
 		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 		at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
-		at.lastResponse = &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(0)}
+		at.lastResponse, at.lastResponseID = nil, 0
 		if !a.finished() {
 			a.state = yarnpb.YarnApplicationStateProto_RUNNING
 		}
@@ -106,13 +107,17 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			return
 		}
 		at.lastPing = s.rm.opts.Now()
-		last := at.lastResponse
+		lastID := at.lastResponseID
 		switch {
-		case req.GetResponseId()+1 == last.GetResponseId():
-			resp = last // the AM retried: same answer
+		case req.GetResponseId()+1 == lastID && at.lastResponse != nil:
+			// The AM retried: the same answer.
+			resp = &yarnpb.AllocateResponseProto{}
+			if err := proto.Unmarshal(at.lastResponse, resp); err != nil {
+				rerr = fmt.Errorf("the last allocate response of %s: %w", att, err)
+			}
 			return
-		case req.GetResponseId() != last.GetResponseId():
-			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, last.GetResponseId(), req.GetResponseId())
+		case req.GetResponseId() != lastID:
+			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
 			return
 		}
 		for _, ask := range req.GetAsk() {
@@ -141,7 +146,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 		allocated, tokens, completed := s.rm.drainFor(att, a.user)
 		total, used := s.rm.engine.Totals()
 		resp = &yarnpb.AllocateResponseProto{
-			ResponseId:                 proto.Int32(last.GetResponseId() + 1),
+			ResponseId:                 proto.Int32(lastID + 1),
 			AllocatedContainers:        allocated,
 			NmTokens:                   tokens,
 			CompletedContainerStatuses: completed,
@@ -155,7 +160,12 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			// A key roll is under way: the AM switches to a token of the next key.
 			resp.AmRmToken = tok.Proto()
 		}
-		at.lastResponse = resp
+		b, err := proto.Marshal(resp)
+		if err != nil {
+			rerr = fmt.Errorf("allocate response of %s: %w", att, err)
+			return
+		}
+		at.lastResponse, at.lastResponseID = b, lastID+1
 	})
 	if !found {
 		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)

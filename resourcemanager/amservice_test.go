@@ -66,7 +66,7 @@ func TestUnmanagedAMLifecycle(t *testing.T) {
 	if err := call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0)}, &a1); err != nil || a1.GetResponseId() != 1 {
 		t.Fatalf("allocate %v %v", &a1, err)
 	}
-	if err := call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0)}, &again); err != nil || again.GetResponseId() != 1 {
+	if err := call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0)}, &again); err != nil || again.GetResponseId() != 1 || !proto.Equal(&a1, &again) {
 		t.Fatalf("retried allocate %v %v", &again, err)
 	}
 	wantClass(call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(7)}, &yarnpb.AllocateResponseProto{}), rpc.ClassInvalidAMRequest, "Invalid responseId")

@@ -53,9 +53,13 @@ type attempt struct {
 	diagnostics  string
 	startTime    int64
 	finishTime   int64
-	lastResponse *yarnpb.AllocateResponseProto
-	amContainer  *records.ContainerID // the AM's container, once allocated (managed AMs)
-	launched     bool
+	// lastResponse is the last allocate answer, marshalled, for an AM that retries
+	// the call (same responseId) to get it again; kept as bytes because it carries
+	// every container it handed out, and hundreds of AMs keep one each.
+	lastResponse   []byte
+	lastResponseID int32
+	amContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
+	launched       bool
 	// lastPing is the AM's last sign of life (launch, register, allocate); the liveness
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
 	// Zero while the AM container is not launched yet.

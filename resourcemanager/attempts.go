@@ -219,7 +219,7 @@ func (rm *ResourceManager) expireAllocations(now time.Time) {
 	var due []*rmContainer
 	t.mu.Lock()
 	for _, c := range t.unstarted {
-		if now.Sub(c.handedOut) > rm.settings.AllocationExpiry {
+		if now.Sub(time.UnixMilli(c.handedOut)) > rm.settings.AllocationExpiry {
 			due = append(due, c)
 		}
 	}
@@ -232,10 +232,10 @@ func (rm *ResourceManager) expireAllocations(now time.Time) {
 		}
 		rm.engine.Release(c2.engineID)
 		t.mu.Lock()
-		t.cleanup[c2.node] = append(t.cleanup[c2.node], c2.id.Proto())
+		t.cleanup[c2.node()] = append(t.cleanup[c2.node()], c2.id.Proto())
 		t.mu.Unlock()
 		rm.metrics.containerExpired()
-		rm.log.WithFields(map[string]any{"container": c2.id.String(), "node": c2.node, "attempt": c2.id.Attempt.String()}).Warn("container expired since it was unused")
+		rm.log.WithFields(map[string]any{"container": c2.id.String(), "node": c2.node(), "attempt": c2.id.Attempt.String()}).Warn("container expired since it was unused")
 		if c2.am {
 			rm.amExited(c2.id, final)
 		}

@@ -664,7 +664,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	// Releasing another application's container is refused.
 	other := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: app.ClusterTimestamp, ID: app.ID + 7}.Attempt(1), ID: 2}
 	var rid int32
-	sc.rm.apps.withAttempt(app.Attempt(1), func(_ *appRecord, at *attempt) { rid = at.lastResponse.GetResponseId() })
+	sc.rm.apps.withAttempt(app.Attempt(1), func(_ *appRecord, at *attempt) { rid = at.lastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
 	if re := remote(t, err); re.Class != rpc.ClassInvalidContainerRelease || !strings.Contains(re.Message, other.String()) {

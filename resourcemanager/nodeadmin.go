@@ -159,7 +159,7 @@ func (rm *ResourceManager) checkDecommissioning(now time.Time) {
 	rm.containers.mu.Lock()
 	for _, c := range rm.containers.byID {
 		if !c.done {
-			busy[c.node] = true
+			busy[c.node()] = true
 		}
 	}
 	rm.containers.mu.Unlock()

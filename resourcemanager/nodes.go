@@ -13,6 +13,7 @@ import (
 
 // rmNode is the RM's record of one NodeManager.
 type rmNode struct {
+	addr          *nodeAddr // id, key and httpAddr again, shared with its containers
 	id            *yarnpb.NodeIdProto
 	key           string // "host:port"
 	httpAddr      string // "host:httpPort", the node's web address

@@ -157,7 +157,7 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 		var node string
 		for _, c := range rm.containers.byID {
 			if c.am {
-				node = c.node
+				node = c.node()
 			}
 		}
 		rm.containers.mu.Unlock()

@@ -27,30 +27,40 @@ const (
 	exitKilledByRM  = -106
 )
 
-// rmContainer is a container the engine allocated, as the RM tracks it.
+// rmContainer is a container the engine allocated, as the RM tracks it. A busy RM holds
+// tens of thousands, so it is kept to 128 bytes: what a report shows is built from it
+// only when asked for, and the node's addresses are shared.
 type rmContainer struct {
-	engineID  scheduler.ContainerID
-	id        records.ContainerID
-	node      string // "host:port"
-	am        bool   // the AM's own container
-	preempted bool   // killed by the scheduler: the AM hears PREEMPTED
+	engineID scheduler.ContainerID
+	id       records.ContainerID
+	at       *nodeAddr // where it runs
+	priority int32
+	am       bool // the AM's own container
+	// preempted: killed by the scheduler, the AM hears PREEMPTED.
+	preempted bool
 	done      bool
 	// awaitingAck: done, and its NodeManager is told to forget it only once the AM has
 	// had its completed status (see drainFor).
 	awaitingAck bool
-	// handedOut is when the AM (or the AM launcher) got the container; until its NM
-	// reports it, it may expire unused.
-	handedOut time.Time
-	running   bool // its NodeManager has reported it running
-	// What getContainerReport shows while it lives, kept compact (a report is built only
-	// when asked for): a busy RM holds tens of thousands of these.
-	resource scheduler.Resource
-	priority int32
-	created  int64               // ms since the epoch
-	nodeID   *yarnpb.NodeIdProto // shared with the node registry; never modified
-	httpAddr string              // the node's "host:httpPort"
-	user     string
+	running     bool // its NodeManager has reported it running
+	// handedOut is when the AM (or the AM launcher) got the container, in ms since the
+	// epoch (0: not yet); until its NM reports it, it may expire unused.
+	handedOut int64
+	resource  scheduler.Resource
+	created   int64 // ms since the epoch
+	user      string
 }
+
+// nodeAddr is a node's identity as its containers show it, made once at registration
+// and never modified, so containers share it without locks.
+type nodeAddr struct {
+	key  string              // "host:port"
+	id   *yarnpb.NodeIdProto // shared with the node registry
+	http string              // "host:httpPort"
+}
+
+// node is the key of c's node, "host:port".
+func (c *rmContainer) node() string { return c.at.key }
 
 // report is the container's getContainerReport view.
 func (c *rmContainer) report() *yarnpb.ContainerReportProto {
@@ -58,10 +68,10 @@ func (c *rmContainer) report() *yarnpb.ContainerReportProto {
 	if c.running {
 		state = yarnpb.ContainerStateProto_C_RUNNING
 	}
-	return &yarnpb.ContainerReportProto{ContainerId: c.id.Proto(), Resource: resourceProto(c.resource), NodeId: proto.Clone(c.nodeID).(*yarnpb.NodeIdProto),
+	return &yarnpb.ContainerReportProto{ContainerId: c.id.Proto(), Resource: resourceProto(c.resource), NodeId: proto.Clone(c.at.id).(*yarnpb.NodeIdProto),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(c.created),
-		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.httpAddr),
-		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.httpAddr, c.id, c.user))}
+		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.at.http),
+		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.at.http, c.id, c.user))}
 }
 
 // containerTable joins the engine's allocations to YARN containers and holds what each
@@ -72,17 +82,16 @@ type containerTable struct {
 	byID      map[records.ContainerID]*rmContainer
 	seq       map[records.AttemptID]int64
 	allocated map[records.AttemptID][]*rmContainer // allocated, not yet handed to the AM
-	completed map[records.AttemptID][]*yarnpb.ContainerStatusProto
-	// justFinished are completed containers whose status the attempt has not pulled yet;
-	// sentToAM those whose status went out in the attempt's last allocate response. As in
-	// the Java RM, a NodeManager forgets a completed container (and stops answering
+	// completed are the finished containers whose status the attempt has not pulled
+	// yet; sentToAM those whose status went out in the attempt's last allocate response.
+	// As in the Java RM, a NodeManager forgets a completed container (and stops answering
 	// getContainerStatuses for it) only once its AM has had the status and called again.
-	justFinished map[records.AttemptID][]*rmContainer
-	sentToAM     map[records.AttemptID][]*rmContainer
-	nmTokens     map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
-	cleanup      map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
-	removed      map[string][]*yarnpb.ContainerIdProto // node -> completed containers to forget
-	preempt      map[records.AttemptID][]*yarnpb.ContainerIdProto
+	completed map[records.AttemptID][]doneStatus
+	sentToAM  map[records.AttemptID][]*rmContainer
+	nmTokens  map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
+	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
+	removed   map[string][]records.ContainerID      // node -> completed containers to forget
+	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
 	// unstarted are containers handed out and not yet reported by their NodeManager.
 	unstarted map[records.ContainerID]*rmContainer
 	// starting are, per node, the live containers its NodeManager has not yet reported
@@ -98,9 +107,8 @@ type containerTable struct {
 func newContainerTable() *containerTable {
 	return &containerTable{byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*rmContainer{},
-		completed:    map[records.AttemptID][]*yarnpb.ContainerStatusProto{},
-		justFinished: map[records.AttemptID][]*rmContainer{}, sentToAM: map[records.AttemptID][]*rmContainer{}, nmTokens: map[records.AttemptID]*nodeSet{},
-		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]*yarnpb.ContainerIdProto{},
+		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*rmContainer{}, nmTokens: map[records.AttemptID]*nodeSet{},
+		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
 		starting: map[string]map[records.ContainerID]*rmContainer{},
 		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
@@ -128,10 +136,36 @@ func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.C
 		status.ExitStatus = proto.Int32(exitPreempted)
 		status.Diagnostics = proto.String("Container preempted by scheduler")
 	}
-	t.completed[id.Attempt] = append(t.completed[id.Attempt], status)
+	t.completed[id.Attempt] = append(t.completed[id.Attempt], compactStatus(c, status))
 	c.awaitingAck = true
-	t.justFinished[id.Attempt] = append(t.justFinished[id.Attempt], c)
 	return c, status, true
+}
+
+// doneStatus is a completed container's status while it waits for its AM. Tens of
+// thousands wait at a time on a busy RM, so the common status (id, exit status,
+// diagnostics) is kept flat and the proto built when the AM pulls it; a status with
+// anything more (a newer NM's fields) is kept whole.
+type doneStatus struct {
+	c    *rmContainer
+	exit int32
+	diag string
+	full *yarnpb.ContainerStatusProto
+}
+
+func compactStatus(c *rmContainer, st *yarnpb.ContainerStatusProto) doneStatus {
+	if st.Capability != nil || st.ExecutionType != nil || len(st.ContainerAttributes) > 0 || st.ContainerSubState != nil ||
+		len(st.ProtoReflect().GetUnknown()) > 0 || st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+		return doneStatus{c: c, full: st}
+	}
+	return doneStatus{c: c, exit: st.GetExitStatus(), diag: st.GetDiagnostics()}
+}
+
+func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
+	if d.full != nil {
+		return d.full
+	}
+	return &yarnpb.ContainerStatusProto{ContainerId: d.c.id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
 }
 
 // ackLocked tells c's NodeManager to forget it and drops it from the table; t.mu is held.
@@ -140,17 +174,17 @@ func (t *containerTable) ackLocked(c *rmContainer) {
 		return
 	}
 	c.awaitingAck = false
-	t.removed[c.node] = append(t.removed[c.node], c.id.Proto())
+	t.removed[c.node()] = append(t.removed[c.node()], c.id)
 	delete(t.byID, c.id)
 	delete(t.byEngine, c.engineID)
 }
 
 // startedLocked takes c off its node's starting list; t.mu is held.
 func (t *containerTable) startedLocked(c *rmContainer) {
-	if m := t.starting[c.node]; m != nil {
+	if m := t.starting[c.node()]; m != nil {
 		delete(m, c.id)
 		if len(m) == 0 {
-			delete(t.starting, c.node)
+			delete(t.starting, c.node())
 		}
 	}
 }
@@ -159,8 +193,8 @@ func (t *containerTable) startedLocked(c *rmContainer) {
 func (t *containerTable) handOut(id records.ContainerID, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.byID[id]; ok && !c.done && c.handedOut.IsZero() {
-		c.handedOut = now
+	if c, ok := t.byID[id]; ok && !c.done && c.handedOut == 0 {
+		c.handedOut = now.UnixMilli()
 		t.unstarted[id] = c
 	}
 }
@@ -263,10 +297,9 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 	}
 	rm.nodes.mu.Lock()
 	n, ok := rm.nodes.nodes[a.Node]
-	var nodeID *yarnpb.NodeIdProto
-	var httpAddr string
+	var at *nodeAddr
 	if ok {
-		nodeID, httpAddr = n.id, n.httpAddr
+		at = n.addr
 	}
 	rm.nodes.mu.Unlock()
 	if !ok {
@@ -278,8 +311,8 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 	cid := records.ContainerID{Attempt: att, ID: t.seq[att]}
 	t.mu.Unlock()
 	now := rm.opts.Now()
-	rc := &rmContainer{engineID: a.Container, id: cid, node: a.Node, am: a.AM, resource: a.Resource, priority: a.Priority,
-		created: now.UnixMilli(), nodeID: nodeID, httpAddr: httpAddr, user: user}
+	rc := &rmContainer{engineID: a.Container, id: cid, at: at, am: a.AM, resource: a.Resource, priority: a.Priority,
+		created: now.UnixMilli(), user: user}
 	var amContainer *yarnpb.ContainerProto
 	if a.AM {
 		if amContainer, err = rm.containerProto(rc); err != nil {
@@ -313,14 +346,14 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 func (rm *ResourceManager) containerProto(c *rmContainer) (*yarnpb.ContainerProto, error) {
 	now := rm.opts.Now()
 	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
-		ContainerId: c.id.Proto(), NmHostAddr: proto.String(c.node), AppSubmitter: proto.String(c.user),
+		ContainerId: c.id.Proto(), NmHostAddr: proto.String(c.at.key), AppSubmitter: proto.String(c.user),
 		Resource: resourceProto(c.resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("container token for %s: %w", c.id, err)
 	}
-	return &yarnpb.ContainerProto{Id: c.id.Proto(), NodeId: c.nodeID, NodeHttpAddress: proto.String(c.httpAddr),
+	return &yarnpb.ContainerProto{Id: c.id.Proto(), NodeId: c.at.id, NodeHttpAddress: proto.String(c.at.http),
 		Resource: resourceProto(c.resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, ContainerToken: tok.Proto()}, nil
 }
 
@@ -336,14 +369,14 @@ func (rm *ResourceManager) preemptContainer(p scheduler.Preemption) {
 	if !ok || c.done {
 		return
 	}
-	log := rm.log.WithFields(map[string]any{"container": c.id.String(), "node": c.node})
+	log := rm.log.WithFields(map[string]any{"container": c.id.String(), "node": c.node()})
 	if !p.Kill {
 		t.preempt[c.id.Attempt] = append(t.preempt[c.id.Attempt], c.id.Proto())
 		log.Info("container to be preempted: AM notified")
 		return
 	}
 	c.preempted = true
-	t.cleanup[c.node] = append(t.cleanup[c.node], c.id.Proto())
+	t.cleanup[c.node()] = append(t.cleanup[c.node()], c.id.Proto())
 	log.Info("preempted container killed")
 }
 
@@ -369,16 +402,23 @@ func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []sched
 func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarnpb.ContainerProto, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
 	t := rm.containers
 	t.mu.Lock()
-	allocated, completed := t.allocated[att], t.completed[att]
+	allocated, done := t.allocated[att], t.completed[att]
 	delete(t.allocated, att)
 	delete(t.completed, att)
 	// This call acknowledges the completed statuses the last response carried.
-	for _, c := range t.sentToAM[att] {
+	acked := t.sentToAM[att]
+	for _, c := range acked {
 		t.ackLocked(c)
 	}
-	if jf := t.justFinished[att]; len(jf) > 0 {
-		t.sentToAM[att] = jf
-		delete(t.justFinished, att)
+	var completed []*yarnpb.ContainerStatusProto
+	if len(done) > 0 {
+		completed = make([]*yarnpb.ContainerStatusProto, len(done))
+		acked = acked[:0]
+		for i, d := range done {
+			completed[i] = d.proto()
+			acked = append(acked, d.c)
+		}
+		t.sentToAM[att] = acked
 	} else {
 		delete(t.sentToAM, att)
 	}
@@ -390,12 +430,12 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	var need []*yarnpb.NodeIdProto
 	now := rm.opts.Now()
 	for _, rc := range allocated {
-		if !rc.done && rc.handedOut.IsZero() {
-			rc.handedOut = now
+		if !rc.done && rc.handedOut == 0 {
+			rc.handedOut = now.UnixMilli()
 			t.unstarted[rc.id] = rc
 		}
-		if sent.add(t.nodes.of(rc.node)) {
-			need = append(need, rc.nodeID)
+		if sent.add(t.nodes.of(rc.node())) {
+			need = append(need, rc.at.id)
 		}
 	}
 	t.mu.Unlock()
@@ -444,7 +484,7 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 		rm.engine.Release(c.engineID)
 		rm.metrics.containerReleased()
 		rm.containers.mu.Lock()
-		rm.containers.cleanup[c.node] = append(rm.containers.cleanup[c.node], p)
+		rm.containers.cleanup[c.node()] = append(rm.containers.cleanup[c.node()], p)
 		rm.containers.mu.Unlock()
 	}
 }
@@ -482,8 +522,10 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 			// reporting containers of applications the RM has forgotten.
 			switch {
 			case c == nil:
-				t.removed[node] = append(t.removed[node], st.GetContainerId())
+				t.removed[node] = append(t.removed[node], id)
 			case c.awaitingAck:
+				// Only the attempt's acknowledgement list holds it now.
+				delete(t.byID, id)
 				delete(t.byEngine, c.engineID)
 			default:
 				c.awaitingAck = true
@@ -534,7 +576,13 @@ func (rm *ResourceManager) nodeDirectives(node string) (cleanup, removed []*yarn
 	t := rm.containers
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	cleanup, removed, apps = t.cleanup[node], t.removed[node], t.appCleanup[node]
+	cleanup, apps = t.cleanup[node], t.appCleanup[node]
+	if ids := t.removed[node]; len(ids) > 0 {
+		removed = make([]*yarnpb.ContainerIdProto, len(ids))
+		for i, id := range ids {
+			removed[i] = id.Proto()
+		}
+	}
 	delete(t.cleanup, node)
 	delete(t.removed, node)
 	delete(t.appCleanup, node)
@@ -616,7 +664,7 @@ func (rm *ResourceManager) cleanupContainers(match func(records.ContainerID) boo
 			c.done = true
 			delete(t.unstarted, cid)
 			t.startedLocked(c)
-			t.cleanup[c.node] = append(t.cleanup[c.node], cid.Proto())
+			t.cleanup[c.node()] = append(t.cleanup[c.node()], cid.Proto())
 		}
 	}
 }
@@ -635,11 +683,10 @@ func (t *containerTable) dropAttemptLocked(att records.AttemptID) {
 	for _, c := range t.sentToAM[att] {
 		t.ackLocked(c)
 	}
-	for _, c := range t.justFinished[att] {
-		t.ackLocked(c)
+	for _, d := range t.completed[att] {
+		t.ackLocked(d.c)
 	}
 	delete(t.sentToAM, att)
-	delete(t.justFinished, att)
 	delete(t.allocated, att)
 	delete(t.completed, att)
 	delete(t.nmTokens, att)

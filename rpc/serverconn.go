@@ -50,9 +50,11 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 	return &serverConn{
 		srv: s,
 		nc:  nc,
-		// 4 KB holds any heartbeat or allocate call; larger frames are read straight
-		// through. An RM keeps one per NodeManager and AM, so the size is its memory.
-		br:      bufio.NewReaderSize(nc, 4<<10),
+		// The buffer only saves a read for the 4-byte length: a frame's body is read
+		// straight into its own slice once it is larger than what is buffered. An RM
+		// keeps one per NodeManager and AM (thousands), so it is small: 512 bytes hold
+		// the length and the whole of a quiet heartbeat.
+		br:      bufio.NewReaderSize(nc, 512),
 		log:     s.log.WithField("remote", nc.RemoteAddr().String()),
 		caller:  Caller{RemoteAddr: nc.RemoteAddr()},
 		stopped: make(chan struct{}),

@@ -87,6 +87,9 @@ type simContainer struct {
 	killBy int32 // exit status when killed: KILLED_BY_APPMASTER or KILLED_BY_RESOURCEMANAGER
 	// endAt, when set, is when a container started with Run completes by itself.
 	endAt time.Time
+	// reported: the RM has had its completed status; like the Java NM, the simulated NM
+	// reports a completed container once and keeps it until the RM says to forget it.
+	reported bool
 }
 
 // NodeManager is one simulated NM. Start it with Start; Stop ends it (silently, as a
@@ -282,7 +285,14 @@ func (n *NodeManager) heartbeat() bool {
 	n.endDueLocked(time.Now())
 	st := &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(n.responseID),
 		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(time.Now().UnixMilli())}}
+	var completed []*simContainer
 	for _, c := range n.containers {
+		if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+			if c.reported {
+				continue
+			}
+			completed = append(completed, c)
+		}
 		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(),
 			ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
 	}
@@ -326,6 +336,9 @@ func (n *NodeManager) heartbeat() bool {
 	n.mu.Lock()
 	n.heartbeats++
 	n.responseID = resp.GetResponseId()
+	for _, c := range completed {
+		c.reported = true
+	}
 	if iv := resp.GetNextHeartBeatInterval(); n.opts.Heartbeat == 0 && iv > 0 {
 		n.interval = time.Duration(iv) * time.Millisecond
 	}
