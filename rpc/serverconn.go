@@ -44,6 +44,23 @@ type serverConn struct {
 
 	stopOnce sync.Once
 	stopped  chan struct{}
+	// answeredFatal: the connection ends on a fatal error the client was sent.
+	answeredFatal bool
+}
+
+// lingerClose ends a connection after a fatal answer so the client reads it: closing a
+// socket with unread input makes TCP reset it, and the reset can overtake the answer.
+// The write side is shut, and what the client still sends is read and dropped, for a
+// bounded time and amount, before the socket is closed.
+func (c *serverConn) lingerClose() {
+	defer c.nc.Close()
+	tc, ok := c.nc.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	tc.CloseWrite()
+	tc.SetReadDeadline(time.Now().Add(time.Second))
+	io.Copy(io.Discard, io.LimitReader(c.br, 1<<20))
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
@@ -84,6 +101,10 @@ func (c *serverConn) isStopped() bool {
 func (c *serverConn) serve() {
 	defer func() {
 		c.calls.Wait()
+		if c.answeredFatal {
+			c.lingerClose()
+			return
+		}
 		c.nc.Close()
 	}()
 	if err := c.readPreamble(); err != nil {
@@ -117,6 +138,7 @@ func (c *serverConn) fail(err error) {
 		c.log.WithFields(logrus.Fields{"class": re.Class, "user": c.caller.User}).Warnf("IPC connection refused: %s", re.Message)
 		callID := CallIDAuthFailed
 		c.writeError(callID, nil, -1, re)
+		c.answeredFatal = true
 		return
 	}
 	if errors.Is(err, ErrHTTPRequest) {
