@@ -104,6 +104,7 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.AMInterval, "am-interval", time.Second, "AM allocate interval")
 	containerMs := fs.Int("container-ms", 2000, "how long each granted container runs (ms)")
 	fs.IntVar(&o.AsksPerApp, "asks-per-app", 50, "containers each AM keeps outstanding")
+	fs.IntVar(&o.TrackerConnections, "nm-connections", 0, "multiplex the simulated NMs' heartbeats over this many IPC connections (0: one per NM, as real NMs)")
 	fs.Int64Var(&o.NodeMemoryMB, "node-memory-mb", 65536, "memory of each simulated NM (MB)")
 	nodeVCores := fs.Int("node-vcores", 64, "vcores of each simulated NM")
 	fs.Int64Var(&o.ContainerMemoryMB, "container-memory-mb", 1024, "memory each container asks for (MB)")

@@ -76,6 +76,11 @@ type Options struct {
 	Logger  *logrus.Entry
 	// OnHeartbeat, when set, sees the latency of each heartbeat call (for benchmarks).
 	OnHeartbeat func(d time.Duration, err error)
+	// Tracker, when set, is a ResourceTracker client shared with other simulated NMs: a
+	// load generator can multiplex many nodes' calls over a few IPC connections (the RM
+	// tells nodes apart by the NodeId in each call). Stop leaves it open. Nil: the NM
+	// dials a connection of its own, as a real NodeManager does.
+	Tracker *rpc.Client
 }
 
 type simContainer struct {
@@ -140,8 +145,11 @@ func Start(opts Options) (*NodeManager, error) {
 	}
 	n.nodeID = &yarnpb.NodeIdProto{Host: proto.String(opts.Host), Port: proto.Int32(n.opts.Port)}
 	n.opts.Logger = opts.Logger.WithField("node", n.Key())
-	n.rt = rpc.NewClient(rpc.ClientOptions{Addr: opts.TrackerAddr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
-		RetryInterval: 100 * time.Millisecond, Logger: n.opts.Logger})
+	n.rt = opts.Tracker
+	if n.rt == nil {
+		n.rt = rpc.NewClient(rpc.ClientOptions{Addr: opts.TrackerAddr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
+			RetryInterval: 100 * time.Millisecond, Logger: n.opts.Logger})
+	}
 	if err := n.registerNM(ctx); err != nil {
 		n.Stop()
 		return nil, err
@@ -169,7 +177,9 @@ func (n *NodeManager) Stop() {
 		cancel()
 	}
 	n.wg.Wait()
-	n.rt.Close()
+	if n.opts.Tracker == nil {
+		n.rt.Close()
+	}
 }
 
 // Shutdown is the RM's SHUTDOWN diagnostics, once it sent one.

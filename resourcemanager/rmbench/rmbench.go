@@ -55,6 +55,11 @@ type Options struct {
 	FirstPort int    // NodeId port of the first NM; the others follow (default 20000)
 	// SetupConcurrency bounds concurrent NM registrations and app submissions (default 32).
 	SetupConcurrency int
+	// TrackerConnections, when positive, multiplexes the simulated NMs' ResourceTracker
+	// calls over that many IPC connections (node i on connection i mod K) instead of one
+	// connection per NM: the RM's work per heartbeat is the same, the per-socket cost of
+	// the machine running both is not.
+	TrackerConnections int
 	// RMPid, when set, is sampled for RSS and CPU time through /proc.
 	RMPid  int
 	Logger *logrus.Entry
@@ -181,6 +186,7 @@ type run struct {
 
 	nodes     map[string]*nmsim.NodeManager // "host:port" -> NM; fixed after setup
 	nodeOrder []*nmsim.NodeManager
+	trackers  []*rpc.Client // shared ResourceTracker connections (Options.TrackerConnections)
 
 	hb, alloc, grant, nmReg, appStart Histogram
 	heartbeats, allocateCalls         atomic.Uint64
@@ -309,13 +315,21 @@ func each(ctx context.Context, n, conc int, f func(i int) error) error {
 
 // startNodes registers the simulated NMs, staggering their heartbeats over one interval.
 func (r *run) startNodes(ctx context.Context) error {
+	for range r.o.TrackerConnections {
+		r.trackers = append(r.trackers, rpc.NewClient(rpc.ClientOptions{Addr: r.o.TrackerAddr, Protocol: nmsim.ResourceTrackerProtocol,
+			User: "yarn", ConnectRetries: 3, RetryInterval: 100 * time.Millisecond, Logger: r.o.Logger}))
+	}
 	nms := make([]*nmsim.NodeManager, r.o.Nodes)
 	err := each(ctx, r.o.Nodes, r.o.SetupConcurrency, func(i int) error {
 		start := time.Now()
+		var shared *rpc.Client
+		if len(r.trackers) > 0 {
+			shared = r.trackers[i%len(r.trackers)]
+		}
 		nm, err := nmsim.Start(nmsim.Options{TrackerAddr: r.o.TrackerAddr, Host: r.o.Host, Port: int32(r.o.FirstPort + i),
 			HTTPPort: 8042, MemoryMB: r.o.NodeMemoryMB, VCores: r.o.NodeVCores, Heartbeat: r.o.Heartbeat,
 			FirstHeartbeat: time.Duration(rand.Int64N(int64(r.o.Heartbeat))) + time.Millisecond, Logger: r.o.Logger,
-			OnHeartbeat: r.onHeartbeat})
+			OnHeartbeat: r.onHeartbeat, Tracker: shared})
 		if err != nil {
 			return fmt.Errorf("registering simulated NM %d: %w", i, err)
 		}
@@ -374,6 +388,10 @@ func (r *run) stopNodes() {
 	}
 	wg.Wait()
 	r.nodeOrder = nil
+	for _, c := range r.trackers {
+		c.Close()
+	}
+	r.trackers = nil
 }
 
 // startApps submits the applications with unmanaged AMs and registers each AM with the

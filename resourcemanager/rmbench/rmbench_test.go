@@ -2,6 +2,7 @@ package rmbench_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -23,7 +24,15 @@ func quiet() *logrus.Entry {
 // TestRunAgainstBobbinRM drives a real in-process ResourceManager over its sockets for a
 // short window: every node registers and heartbeats, every AM is admitted with its
 // AMRMToken, containers are granted, run and reported complete, and the apps finish.
+// The generator against an in-process Bobbin RM, with a connection per simulated NM (as
+// real NMs) and with the NMs' heartbeats multiplexed over three connections.
 func TestRunAgainstBobbinRM(t *testing.T) {
+	for _, conns := range []int{0, 3} {
+		t.Run(fmt.Sprintf("nm-connections=%d", conns), func(t *testing.T) { runAgainstBobbinRM(t, conns) })
+	}
+}
+
+func runAgainstBobbinRM(t *testing.T, conns int) {
 	c := conf.New()
 	for _, k := range []string{"address", "resource-tracker.address", "scheduler.address", "admin.address", "webapp.address"} {
 		c.Set("yarn.resourcemanager."+k, "127.0.0.1:0")
@@ -47,7 +56,7 @@ func TestRunAgainstBobbinRM(t *testing.T) {
 	res, err := rmbench.Run(ctx, rmbench.Options{TrackerAddr: rm.TrackerAddr().String(), ClientAddr: rm.ClientAddr().String(),
 		SchedulerAddr: rm.SchedulerAddr().String(), Nodes: 8, Apps: 3, Duration: 3 * time.Second,
 		Heartbeat: 200 * time.Millisecond, AMInterval: 200 * time.Millisecond, ContainerTime: 300 * time.Millisecond,
-		AsksPerApp: 5, FirstPort: 30000, RMPid: os.Getpid(), Logger: quiet()})
+		AsksPerApp: 5, FirstPort: 30000, RMPid: os.Getpid(), TrackerConnections: conns, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
