@@ -136,8 +136,20 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 	go func() { d.done <- d.cmd.Wait() }()
 	t.Cleanup(func() {
 		if d.cmd.ProcessState == nil {
-			d.cmd.Process.Kill()
-			<-d.done
+			if t.Failed() {
+				// A Go daemon prints every goroutine's stack on SIGQUIT: a failed test's log
+				// then shows where a stuck daemon was.
+				d.cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-d.done:
+				case <-time.After(3 * time.Second):
+					d.cmd.Process.Kill()
+					<-d.done
+				}
+			} else {
+				d.cmd.Process.Kill()
+				<-d.done
+			}
 		}
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", d.Log())

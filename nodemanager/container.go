@@ -107,22 +107,27 @@ func (c *nmContainer) statusLocked() *yarnpb.ContainerStatusProto {
 	return &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)}
 }
 
-// forgetCompleted drops completed containers the RM acknowledged (all completed ones
-// when ids is nil).
+// forgetCompleted drops the completed containers the RM acknowledged. An empty list
+// drops nothing: a heartbeat answer without acknowledgements must not take containers
+// that completed while it was on the wire, before the RM had their status.
 func (nm *NodeManager) forgetCompleted(ids []*yarnpb.ContainerIdProto) {
 	nm.mu.Lock()
 	defer nm.mu.Unlock()
-	if ids == nil {
-		for id, c := range nm.containers {
-			if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
-				delete(nm.containers, id)
-			}
-		}
-		return
-	}
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
 		if c, ok := nm.containers[id]; ok && c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+			delete(nm.containers, id)
+		}
+	}
+}
+
+// forgetAllCompleted drops every completed container (the RM asked for a resync: it
+// has forgotten them).
+func (nm *NodeManager) forgetAllCompleted() {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	for id, c := range nm.containers {
+		if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
 			delete(nm.containers, id)
 		}
 	}

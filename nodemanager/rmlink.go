@@ -143,7 +143,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		nm.registered = false
 		nm.mu.Unlock()
 		nm.killAll(exitKilledByRM, "Container killed on ResourceManager resync")
-		nm.forgetCompleted(nil)
+		nm.forgetAllCompleted()
 		for ctx.Err() == nil {
 			if err := l.register(ctx); err == nil {
 				break
