@@ -13,10 +13,9 @@ import (
 
 // rmNode is the RM's record of one NodeManager.
 type rmNode struct {
-	addr          *nodeAddr // id, key and httpAddr again, shared with its containers
-	id            *yarnpb.NodeIdProto
-	key           string // "host:port"
-	httpAddr      string // "host:httpPort", the node's web address
+	// nodeAddr is its id, key ("host:port") and web address ("host:httpPort"), shared
+	// with its containers.
+	*nodeAddr
 	rack          string
 	capability    *yarnpb.ResourceProto
 	state         yarnpb.NodeStateProto
@@ -38,7 +37,7 @@ type rmNode struct {
 func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
 	return &yarnpb.NodeReportProto{
 		NodeId:               n.id,
-		HttpAddress:          proto.String(n.httpAddr),
+		HttpAddress:          proto.String(n.http),
 		RackName:             proto.String(n.rack),
 		Used:                 &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)},
 		Capability:           n.capability,

@@ -74,9 +74,8 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 		return resp, nil
 	}
 	now := rm.opts.Now()
-	n := &rmNode{id: id, key: key, httpAddr: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort()), rack: "/default-rack", capability: capability,
-		state: yarnpb.NodeStateProto_NS_RUNNING, version: req.GetNmVersion(), lastHeartbeat: now, healthTime: now.UnixMilli()}
-	n.addr = &nodeAddr{key: key, id: id, http: n.httpAddr}
+	n := &rmNode{nodeAddr: &nodeAddr{key: key, id: id, http: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, rack: "/default-rack",
+		capability: capability, state: yarnpb.NodeStateProto_NS_RUNNING, version: req.GetNmVersion(), lastHeartbeat: now, healthTime: now.UnixMilli()}
 	rm.nodes.mu.Lock()
 	again := rm.nodes.putLocked(key, n)
 	rm.nodes.mu.Unlock()

@@ -168,11 +168,9 @@ func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
 }
 
-// ackLocked tells c's NodeManager to forget it and drops it from the table; t.mu is held.
-func (t *containerTable) ackLocked(c *rmContainer) {
-	if !c.awaitingAck {
-		return
-	}
+// forgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
+// held.
+func (t *containerTable) forgetLocked(c *rmContainer) {
 	c.awaitingAck = false
 	t.removed[c.node()] = append(t.removed[c.node()], c.id)
 	delete(t.byID, c.id)
@@ -299,7 +297,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 	n, ok := rm.nodes.nodes[a.Node]
 	var at *nodeAddr
 	if ok {
-		at = n.addr
+		at = n.nodeAddr
 	}
 	rm.nodes.mu.Unlock()
 	if !ok {
@@ -408,7 +406,7 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	// This call acknowledges the completed statuses the last response carried.
 	acked := t.sentToAM[att]
 	for _, c := range acked {
-		t.ackLocked(c)
+		t.forgetLocked(c)
 	}
 	var completed []*yarnpb.ContainerStatusProto
 	if len(done) > 0 {
@@ -528,8 +526,7 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 				delete(t.byID, id)
 				delete(t.byEngine, c.engineID)
 			default:
-				c.awaitingAck = true
-				t.ackLocked(c)
+				t.forgetLocked(c)
 			}
 			starting = t.starting[node]
 			continue
@@ -681,10 +678,10 @@ func (rm *ResourceManager) forgetAttempt(att records.AttemptID) {
 func (t *containerTable) dropAttemptLocked(att records.AttemptID) {
 	// No AM will pull these any more: their NodeManagers may forget them now.
 	for _, c := range t.sentToAM[att] {
-		t.ackLocked(c)
+		t.forgetLocked(c)
 	}
 	for _, d := range t.completed[att] {
-		t.ackLocked(d.c)
+		t.forgetLocked(d.c)
 	}
 	delete(t.sentToAM, att)
 	delete(t.allocated, att)

@@ -53,6 +53,12 @@ type Launch struct {
 // early when ctx is cancelled (the container was killed).
 type RunFunc func(ctx context.Context, l *Launch) (exit int32, diagnostics string)
 
+// TrackerClient is a ResourceTracker client as a NodeManager dials it (user yarn).
+func TrackerClient(addr string, log *logrus.Entry) *rpc.Client {
+	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
+		RetryInterval: 100 * time.Millisecond, Logger: log})
+}
+
 // Options configure a simulated NodeManager.
 type Options struct {
 	TrackerAddr string // the RM's yarn.resourcemanager.resource-tracker.address
@@ -147,8 +153,7 @@ func Start(opts Options) (*NodeManager, error) {
 	n.opts.Logger = opts.Logger.WithField("node", n.Key())
 	n.rt = opts.Tracker
 	if n.rt == nil {
-		n.rt = rpc.NewClient(rpc.ClientOptions{Addr: opts.TrackerAddr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
-			RetryInterval: 100 * time.Millisecond, Logger: n.opts.Logger})
+		n.rt = TrackerClient(opts.TrackerAddr, n.opts.Logger)
 	}
 	if err := n.registerNM(ctx); err != nil {
 		n.Stop()

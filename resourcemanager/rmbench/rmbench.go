@@ -316,8 +316,7 @@ func each(ctx context.Context, n, conc int, f func(i int) error) error {
 // startNodes registers the simulated NMs, staggering their heartbeats over one interval.
 func (r *run) startNodes(ctx context.Context) error {
 	for range r.o.TrackerConnections {
-		r.trackers = append(r.trackers, rpc.NewClient(rpc.ClientOptions{Addr: r.o.TrackerAddr, Protocol: nmsim.ResourceTrackerProtocol,
-			User: "yarn", ConnectRetries: 3, RetryInterval: 100 * time.Millisecond, Logger: r.o.Logger}))
+		r.trackers = append(r.trackers, nmsim.TrackerClient(r.o.TrackerAddr, r.o.Logger))
 	}
 	nms := make([]*nmsim.NodeManager, r.o.Nodes)
 	err := each(ctx, r.o.Nodes, r.o.SetupConcurrency, func(i int) error {

@@ -233,6 +233,15 @@ func (r *simRun) newApp(a AppSpec) (*simApp, error) {
 	return sa, nil
 }
 
+// advance asks for a's next stage once the current one is through.
+func (r *simRun) advance(a *simApp) error {
+	if a.stageLeft != 0 || !a.nextStage() {
+		return nil
+	}
+	r.asked = true
+	return r.syncAsks(a)
+}
+
 // nextStage makes the asks of the next stage; false when there is none.
 func (a *simApp) nextStage() bool {
 	if len(a.stages) == 0 {
@@ -407,8 +416,8 @@ func (r *simRun) finished(c *simContainer) error {
 	} else {
 		a.stageLeft--
 	}
-	if !c.am && a.stageLeft == 0 && a.nextStage() {
-		if err := r.syncAsks(a); err != nil {
+	if !c.am {
+		if err := r.advance(a); err != nil {
 			return err
 		}
 	}
@@ -468,11 +477,8 @@ func (r *simRun) apply(res scheduler.Result) error {
 			if !a.amStarted {
 				a.amStarted = true
 				a.stageLeft--
-				if a.stageLeft == 0 && a.nextStage() {
-					if err := r.syncAsks(a); err != nil {
-						return err
-					}
-					r.asked = true
+				if err := r.advance(a); err != nil {
+					return err
 				}
 			}
 			if a.left == 1 && len(a.stages) == 0 && a.stageLeft == 0 {

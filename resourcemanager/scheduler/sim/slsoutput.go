@@ -193,9 +193,10 @@ func CompareSLS(trace *Trace, apache *SLSOutput, bobbin *Report, clusterMemoryMB
 	// SLS samples every second from its start: average over the makespan.
 	var sum float64
 	n := 0
+	end := first + int64(c.Apache.Makespan*1000)
 	for _, s := range apache.Samples {
 		c.Apache.PeakContainers = max(c.Apache.PeakContainers, s.RunningContainers)
-		if float64(s.MS)/1000 <= c.Apache.Makespan+float64(first)/1000 && s.MS/1000 >= first/1000 {
+		if s.MS >= first && s.MS <= end {
 			sum += s.AllocatedMemoryGB * 1024 / float64(clusterMemoryMB)
 			n++
 		}
