@@ -1,6 +1,6 @@
 // Package integration runs Bobbin's daemons as real processes against real Hadoop clients.
-// Tests that need a Hadoop 2.7.3 distribution skip with a message when HADOOP_HOME is unset
-// (../shared/hadoop/README.md explains how to get one).
+// Tests that need a real Hadoop distribution (2.7.3 or 3.1.1) skip with a message when it is
+// absent (../shared/hadoop/README.md explains how to get them; .ci/run unpacks both).
 package integration
 
 import (
@@ -18,20 +18,62 @@ import (
 	"time"
 )
 
-// requireHadoop returns HADOOP_HOME or skips the test.
+// The real Hadoop versions the integration tests run against.
+const (
+	hadoop2 = "2.7.3"
+	hadoop3 = "3.1.1"
+)
+
+// hadoopVersions lists both versions; tests that run for each take their home from
+// requireHadoopVersion, which skips the version that is not installed.
+var hadoopVersions = []string{hadoop2, hadoop3}
+
+// requireHadoop returns the Hadoop 2.7.3 distribution or skips the test.
 func requireHadoop(t *testing.T) string {
 	t.Helper()
-	home := os.Getenv("HADOOP_HOME")
+	return requireHadoopVersion(t, hadoop2)
+}
+
+// requireHadoopVersion returns the home of the Hadoop distribution of version v or skips
+// the test. HADOOP_HOME is used when it holds v; otherwise HADOOP2_HOME (2.7.3) or
+// HADOOP3_HOME (3.1.1). .ci/run unpacks both from ../shared/hadoop/dist and sets them.
+func requireHadoopVersion(t *testing.T, v string) string {
+	t.Helper()
+	var cands []string
+	if h := os.Getenv("HADOOP_HOME"); h != "" {
+		cands = append(cands, h)
+	}
+	alt := "HADOOP2_HOME"
+	if v == hadoop3 {
+		alt = "HADOOP3_HOME"
+	}
+	if h := os.Getenv(alt); h != "" {
+		cands = append(cands, h)
+	}
+	home := ""
+	for _, h := range cands {
+		if _, err := os.Stat(filepath.Join(h, "share", "hadoop", "common", "hadoop-common-"+v+".jar")); err == nil {
+			home = h
+			break
+		}
+	}
 	if home == "" {
-		t.Skip("HADOOP_HOME is unset: skipping the real-Hadoop test (see ../shared/hadoop/README.md to install Hadoop 2.7.3)")
+		t.Skipf("no Hadoop %s: neither HADOOP_HOME nor %s holds it; skipping the real-Hadoop test (see ../shared/hadoop/README.md; .ci/run unpacks both versions)", v, alt)
 	}
 	if _, err := os.Stat(filepath.Join(home, "bin", "yarn")); err != nil {
-		t.Fatalf("HADOOP_HOME=%s has no bin/yarn: %v", home, err)
+		t.Fatalf("Hadoop %s at %s has no bin/yarn: %v", v, home, err)
 	}
 	if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
-		t.Fatal("HADOOP_HOME is set but no java is on PATH and JAVA_HOME is unset")
+		t.Fatalf("Hadoop %s is at %s but no java is on PATH and JAVA_HOME is unset", v, home)
 	}
 	return home
+}
+
+// hadoopJar is a jar of the distribution at home (version v): dir under share/hadoop and
+// the jar's name before the version, e.g. hadoopJar(home, v, "mapreduce",
+// "hadoop-mapreduce-examples").
+func hadoopJar(home, v, dir, name string) string {
+	return filepath.Join(home, "share", "hadoop", dir, name+"-"+v+".jar")
 }
 
 var (

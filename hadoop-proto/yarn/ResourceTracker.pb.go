@@ -28,24 +28,29 @@ var File_yarn_ResourceTracker_proto protoreflect.FileDescriptor
 
 const file_yarn_ResourceTracker_proto_rawDesc = "" +
 	"\n" +
-	"\x1ayarn/ResourceTracker.proto\x12\vhadoop.yarn\x1a,yarn/yarn_server_common_service_protos.proto2\xee\x01\n" +
+	"\x1ayarn/ResourceTracker.proto\x12\vhadoop.yarn\x1a,yarn/yarn_server_common_service_protos.proto2\xe8\x02\n" +
 	"\x16ResourceTrackerService\x12r\n" +
 	"\x13registerNodeManager\x12,.hadoop.yarn.RegisterNodeManagerRequestProto\x1a-.hadoop.yarn.RegisterNodeManagerResponseProto\x12`\n" +
-	"\rnodeHeartbeat\x12&.hadoop.yarn.NodeHeartbeatRequestProto\x1a'.hadoop.yarn.NodeHeartbeatResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\rnodeHeartbeat\x12&.hadoop.yarn.NodeHeartbeatRequestProto\x1a'.hadoop.yarn.NodeHeartbeatResponseProto\x12x\n" +
+	"\x15unRegisterNodeManager\x12..hadoop.yarn.UnRegisterNodeManagerRequestProto\x1a/.hadoop.yarn.UnRegisterNodeManagerResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_ResourceTracker_proto_goTypes = []any{
-	(*RegisterNodeManagerRequestProto)(nil),  // 0: hadoop.yarn.RegisterNodeManagerRequestProto
-	(*NodeHeartbeatRequestProto)(nil),        // 1: hadoop.yarn.NodeHeartbeatRequestProto
-	(*RegisterNodeManagerResponseProto)(nil), // 2: hadoop.yarn.RegisterNodeManagerResponseProto
-	(*NodeHeartbeatResponseProto)(nil),       // 3: hadoop.yarn.NodeHeartbeatResponseProto
+	(*RegisterNodeManagerRequestProto)(nil),    // 0: hadoop.yarn.RegisterNodeManagerRequestProto
+	(*NodeHeartbeatRequestProto)(nil),          // 1: hadoop.yarn.NodeHeartbeatRequestProto
+	(*UnRegisterNodeManagerRequestProto)(nil),  // 2: hadoop.yarn.UnRegisterNodeManagerRequestProto
+	(*RegisterNodeManagerResponseProto)(nil),   // 3: hadoop.yarn.RegisterNodeManagerResponseProto
+	(*NodeHeartbeatResponseProto)(nil),         // 4: hadoop.yarn.NodeHeartbeatResponseProto
+	(*UnRegisterNodeManagerResponseProto)(nil), // 5: hadoop.yarn.UnRegisterNodeManagerResponseProto
 }
 var file_yarn_ResourceTracker_proto_depIdxs = []int32{
 	0, // 0: hadoop.yarn.ResourceTrackerService.registerNodeManager:input_type -> hadoop.yarn.RegisterNodeManagerRequestProto
 	1, // 1: hadoop.yarn.ResourceTrackerService.nodeHeartbeat:input_type -> hadoop.yarn.NodeHeartbeatRequestProto
-	2, // 2: hadoop.yarn.ResourceTrackerService.registerNodeManager:output_type -> hadoop.yarn.RegisterNodeManagerResponseProto
-	3, // 3: hadoop.yarn.ResourceTrackerService.nodeHeartbeat:output_type -> hadoop.yarn.NodeHeartbeatResponseProto
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
+	2, // 2: hadoop.yarn.ResourceTrackerService.unRegisterNodeManager:input_type -> hadoop.yarn.UnRegisterNodeManagerRequestProto
+	3, // 3: hadoop.yarn.ResourceTrackerService.registerNodeManager:output_type -> hadoop.yarn.RegisterNodeManagerResponseProto
+	4, // 4: hadoop.yarn.ResourceTrackerService.nodeHeartbeat:output_type -> hadoop.yarn.NodeHeartbeatResponseProto
+	5, // 5: hadoop.yarn.ResourceTrackerService.unRegisterNodeManager:output_type -> hadoop.yarn.UnRegisterNodeManagerResponseProto
+	3, // [3:6] is the sub-list for method output_type
+	0, // [0:3] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

@@ -29,7 +29,7 @@ var File_yarn_applicationclient_protocol_proto protoreflect.FileDescriptor
 
 const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\n" +
-	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\x95\x15\n" +
+	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\xc6\x1d\n" +
 	" ApplicationClientProtocolService\x12l\n" +
 	"\x11getNewApplication\x12*.hadoop.yarn.GetNewApplicationRequestProto\x1a+.hadoop.yarn.GetNewApplicationResponseProto\x12u\n" +
 	"\x14getApplicationReport\x12-.hadoop.yarn.GetApplicationReportRequestProto\x1a..hadoop.yarn.GetApplicationReportResponseProto\x12l\n" +
@@ -53,7 +53,16 @@ const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\x11deleteReservation\x12*.hadoop.yarn.ReservationDeleteRequestProto\x1a+.hadoop.yarn.ReservationDeleteResponseProto\x12h\n" +
 	"\x0fgetNodeToLabels\x12).hadoop.yarn.GetNodesToLabelsRequestProto\x1a*.hadoop.yarn.GetNodesToLabelsResponseProto\x12i\n" +
 	"\x10getLabelsToNodes\x12).hadoop.yarn.GetLabelsToNodesRequestProto\x1a*.hadoop.yarn.GetLabelsToNodesResponseProto\x12u\n" +
-	"\x14getClusterNodeLabels\x12-.hadoop.yarn.GetClusterNodeLabelsRequestProto\x1a..hadoop.yarn.GetClusterNodeLabelsResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x14getClusterNodeLabels\x12-.hadoop.yarn.GetClusterNodeLabelsRequestProto\x1a..hadoop.yarn.GetClusterNodeLabelsResponseProto\x12{\n" +
+	"\x16failApplicationAttempt\x12/.hadoop.yarn.FailApplicationAttemptRequestProto\x1a0.hadoop.yarn.FailApplicationAttemptResponseProto\x12l\n" +
+	"\x11getNewReservation\x12*.hadoop.yarn.GetNewReservationRequestProto\x1a+.hadoop.yarn.GetNewReservationResponseProto\x12g\n" +
+	"\x10listReservations\x12(.hadoop.yarn.ReservationListRequestProto\x1a).hadoop.yarn.ReservationListResponseProto\x12\x84\x01\n" +
+	"\x19updateApplicationPriority\x122.hadoop.yarn.UpdateApplicationPriorityRequestProto\x1a3.hadoop.yarn.UpdateApplicationPriorityResponseProto\x12h\n" +
+	"\x11signalToContainer\x12(.hadoop.yarn.SignalContainerRequestProto\x1a).hadoop.yarn.SignalContainerResponseProto\x12\x84\x01\n" +
+	"\x19updateApplicationTimeouts\x122.hadoop.yarn.UpdateApplicationTimeoutsRequestProto\x1a3.hadoop.yarn.UpdateApplicationTimeoutsResponseProto\x12x\n" +
+	"\x13getResourceProfiles\x12/.hadoop.yarn.GetAllResourceProfilesRequestProto\x1a0.hadoop.yarn.GetAllResourceProfilesResponseProto\x12o\n" +
+	"\x12getResourceProfile\x12+.hadoop.yarn.GetResourceProfileRequestProto\x1a,.hadoop.yarn.GetResourceProfileResponseProto\x12x\n" +
+	"\x13getResourceTypeInfo\x12/.hadoop.yarn.GetAllResourceTypeInfoRequestProto\x1a0.hadoop.yarn.GetAllResourceTypeInfoResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetNewApplicationRequestProto)(nil),             // 0: hadoop.yarn.GetNewApplicationRequestProto
@@ -79,29 +88,47 @@ var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetNodesToLabelsRequestProto)(nil),              // 20: hadoop.yarn.GetNodesToLabelsRequestProto
 	(*GetLabelsToNodesRequestProto)(nil),              // 21: hadoop.yarn.GetLabelsToNodesRequestProto
 	(*GetClusterNodeLabelsRequestProto)(nil),          // 22: hadoop.yarn.GetClusterNodeLabelsRequestProto
-	(*GetNewApplicationResponseProto)(nil),            // 23: hadoop.yarn.GetNewApplicationResponseProto
-	(*GetApplicationReportResponseProto)(nil),         // 24: hadoop.yarn.GetApplicationReportResponseProto
-	(*SubmitApplicationResponseProto)(nil),            // 25: hadoop.yarn.SubmitApplicationResponseProto
-	(*KillApplicationResponseProto)(nil),              // 26: hadoop.yarn.KillApplicationResponseProto
-	(*GetClusterMetricsResponseProto)(nil),            // 27: hadoop.yarn.GetClusterMetricsResponseProto
-	(*GetApplicationsResponseProto)(nil),              // 28: hadoop.yarn.GetApplicationsResponseProto
-	(*GetClusterNodesResponseProto)(nil),              // 29: hadoop.yarn.GetClusterNodesResponseProto
-	(*GetQueueInfoResponseProto)(nil),                 // 30: hadoop.yarn.GetQueueInfoResponseProto
-	(*GetQueueUserAclsInfoResponseProto)(nil),         // 31: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*common.GetDelegationTokenResponseProto)(nil),    // 32: bobbin.hadoop.common.GetDelegationTokenResponseProto
-	(*common.RenewDelegationTokenResponseProto)(nil),  // 33: bobbin.hadoop.common.RenewDelegationTokenResponseProto
-	(*common.CancelDelegationTokenResponseProto)(nil), // 34: bobbin.hadoop.common.CancelDelegationTokenResponseProto
-	(*MoveApplicationAcrossQueuesResponseProto)(nil),  // 35: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	(*GetApplicationAttemptReportResponseProto)(nil),  // 36: hadoop.yarn.GetApplicationAttemptReportResponseProto
-	(*GetApplicationAttemptsResponseProto)(nil),       // 37: hadoop.yarn.GetApplicationAttemptsResponseProto
-	(*GetContainerReportResponseProto)(nil),           // 38: hadoop.yarn.GetContainerReportResponseProto
-	(*GetContainersResponseProto)(nil),                // 39: hadoop.yarn.GetContainersResponseProto
-	(*ReservationSubmissionResponseProto)(nil),        // 40: hadoop.yarn.ReservationSubmissionResponseProto
-	(*ReservationUpdateResponseProto)(nil),            // 41: hadoop.yarn.ReservationUpdateResponseProto
-	(*ReservationDeleteResponseProto)(nil),            // 42: hadoop.yarn.ReservationDeleteResponseProto
-	(*GetNodesToLabelsResponseProto)(nil),             // 43: hadoop.yarn.GetNodesToLabelsResponseProto
-	(*GetLabelsToNodesResponseProto)(nil),             // 44: hadoop.yarn.GetLabelsToNodesResponseProto
-	(*GetClusterNodeLabelsResponseProto)(nil),         // 45: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*FailApplicationAttemptRequestProto)(nil),        // 23: hadoop.yarn.FailApplicationAttemptRequestProto
+	(*GetNewReservationRequestProto)(nil),             // 24: hadoop.yarn.GetNewReservationRequestProto
+	(*ReservationListRequestProto)(nil),               // 25: hadoop.yarn.ReservationListRequestProto
+	(*UpdateApplicationPriorityRequestProto)(nil),     // 26: hadoop.yarn.UpdateApplicationPriorityRequestProto
+	(*SignalContainerRequestProto)(nil),               // 27: hadoop.yarn.SignalContainerRequestProto
+	(*UpdateApplicationTimeoutsRequestProto)(nil),     // 28: hadoop.yarn.UpdateApplicationTimeoutsRequestProto
+	(*GetAllResourceProfilesRequestProto)(nil),        // 29: hadoop.yarn.GetAllResourceProfilesRequestProto
+	(*GetResourceProfileRequestProto)(nil),            // 30: hadoop.yarn.GetResourceProfileRequestProto
+	(*GetAllResourceTypeInfoRequestProto)(nil),        // 31: hadoop.yarn.GetAllResourceTypeInfoRequestProto
+	(*GetNewApplicationResponseProto)(nil),            // 32: hadoop.yarn.GetNewApplicationResponseProto
+	(*GetApplicationReportResponseProto)(nil),         // 33: hadoop.yarn.GetApplicationReportResponseProto
+	(*SubmitApplicationResponseProto)(nil),            // 34: hadoop.yarn.SubmitApplicationResponseProto
+	(*KillApplicationResponseProto)(nil),              // 35: hadoop.yarn.KillApplicationResponseProto
+	(*GetClusterMetricsResponseProto)(nil),            // 36: hadoop.yarn.GetClusterMetricsResponseProto
+	(*GetApplicationsResponseProto)(nil),              // 37: hadoop.yarn.GetApplicationsResponseProto
+	(*GetClusterNodesResponseProto)(nil),              // 38: hadoop.yarn.GetClusterNodesResponseProto
+	(*GetQueueInfoResponseProto)(nil),                 // 39: hadoop.yarn.GetQueueInfoResponseProto
+	(*GetQueueUserAclsInfoResponseProto)(nil),         // 40: hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	(*common.GetDelegationTokenResponseProto)(nil),    // 41: bobbin.hadoop.common.GetDelegationTokenResponseProto
+	(*common.RenewDelegationTokenResponseProto)(nil),  // 42: bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	(*common.CancelDelegationTokenResponseProto)(nil), // 43: bobbin.hadoop.common.CancelDelegationTokenResponseProto
+	(*MoveApplicationAcrossQueuesResponseProto)(nil),  // 44: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	(*GetApplicationAttemptReportResponseProto)(nil),  // 45: hadoop.yarn.GetApplicationAttemptReportResponseProto
+	(*GetApplicationAttemptsResponseProto)(nil),       // 46: hadoop.yarn.GetApplicationAttemptsResponseProto
+	(*GetContainerReportResponseProto)(nil),           // 47: hadoop.yarn.GetContainerReportResponseProto
+	(*GetContainersResponseProto)(nil),                // 48: hadoop.yarn.GetContainersResponseProto
+	(*ReservationSubmissionResponseProto)(nil),        // 49: hadoop.yarn.ReservationSubmissionResponseProto
+	(*ReservationUpdateResponseProto)(nil),            // 50: hadoop.yarn.ReservationUpdateResponseProto
+	(*ReservationDeleteResponseProto)(nil),            // 51: hadoop.yarn.ReservationDeleteResponseProto
+	(*GetNodesToLabelsResponseProto)(nil),             // 52: hadoop.yarn.GetNodesToLabelsResponseProto
+	(*GetLabelsToNodesResponseProto)(nil),             // 53: hadoop.yarn.GetLabelsToNodesResponseProto
+	(*GetClusterNodeLabelsResponseProto)(nil),         // 54: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*FailApplicationAttemptResponseProto)(nil),       // 55: hadoop.yarn.FailApplicationAttemptResponseProto
+	(*GetNewReservationResponseProto)(nil),            // 56: hadoop.yarn.GetNewReservationResponseProto
+	(*ReservationListResponseProto)(nil),              // 57: hadoop.yarn.ReservationListResponseProto
+	(*UpdateApplicationPriorityResponseProto)(nil),    // 58: hadoop.yarn.UpdateApplicationPriorityResponseProto
+	(*SignalContainerResponseProto)(nil),              // 59: hadoop.yarn.SignalContainerResponseProto
+	(*UpdateApplicationTimeoutsResponseProto)(nil),    // 60: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	(*GetAllResourceProfilesResponseProto)(nil),       // 61: hadoop.yarn.GetAllResourceProfilesResponseProto
+	(*GetResourceProfileResponseProto)(nil),           // 62: hadoop.yarn.GetResourceProfileResponseProto
+	(*GetAllResourceTypeInfoResponseProto)(nil),       // 63: hadoop.yarn.GetAllResourceTypeInfoResponseProto
 }
 var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:input_type -> hadoop.yarn.GetNewApplicationRequestProto
@@ -127,31 +154,49 @@ var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	20, // 20: hadoop.yarn.ApplicationClientProtocolService.getNodeToLabels:input_type -> hadoop.yarn.GetNodesToLabelsRequestProto
 	21, // 21: hadoop.yarn.ApplicationClientProtocolService.getLabelsToNodes:input_type -> hadoop.yarn.GetLabelsToNodesRequestProto
 	22, // 22: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeLabels:input_type -> hadoop.yarn.GetClusterNodeLabelsRequestProto
-	23, // 23: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:output_type -> hadoop.yarn.GetNewApplicationResponseProto
-	24, // 24: hadoop.yarn.ApplicationClientProtocolService.getApplicationReport:output_type -> hadoop.yarn.GetApplicationReportResponseProto
-	25, // 25: hadoop.yarn.ApplicationClientProtocolService.submitApplication:output_type -> hadoop.yarn.SubmitApplicationResponseProto
-	26, // 26: hadoop.yarn.ApplicationClientProtocolService.forceKillApplication:output_type -> hadoop.yarn.KillApplicationResponseProto
-	27, // 27: hadoop.yarn.ApplicationClientProtocolService.getClusterMetrics:output_type -> hadoop.yarn.GetClusterMetricsResponseProto
-	28, // 28: hadoop.yarn.ApplicationClientProtocolService.getApplications:output_type -> hadoop.yarn.GetApplicationsResponseProto
-	29, // 29: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:output_type -> hadoop.yarn.GetClusterNodesResponseProto
-	30, // 30: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:output_type -> hadoop.yarn.GetQueueInfoResponseProto
-	31, // 31: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:output_type -> hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	32, // 32: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> bobbin.hadoop.common.GetDelegationTokenResponseProto
-	33, // 33: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> bobbin.hadoop.common.RenewDelegationTokenResponseProto
-	34, // 34: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> bobbin.hadoop.common.CancelDelegationTokenResponseProto
-	35, // 35: hadoop.yarn.ApplicationClientProtocolService.moveApplicationAcrossQueues:output_type -> hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	36, // 36: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:output_type -> hadoop.yarn.GetApplicationAttemptReportResponseProto
-	37, // 37: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:output_type -> hadoop.yarn.GetApplicationAttemptsResponseProto
-	38, // 38: hadoop.yarn.ApplicationClientProtocolService.getContainerReport:output_type -> hadoop.yarn.GetContainerReportResponseProto
-	39, // 39: hadoop.yarn.ApplicationClientProtocolService.getContainers:output_type -> hadoop.yarn.GetContainersResponseProto
-	40, // 40: hadoop.yarn.ApplicationClientProtocolService.submitReservation:output_type -> hadoop.yarn.ReservationSubmissionResponseProto
-	41, // 41: hadoop.yarn.ApplicationClientProtocolService.updateReservation:output_type -> hadoop.yarn.ReservationUpdateResponseProto
-	42, // 42: hadoop.yarn.ApplicationClientProtocolService.deleteReservation:output_type -> hadoop.yarn.ReservationDeleteResponseProto
-	43, // 43: hadoop.yarn.ApplicationClientProtocolService.getNodeToLabels:output_type -> hadoop.yarn.GetNodesToLabelsResponseProto
-	44, // 44: hadoop.yarn.ApplicationClientProtocolService.getLabelsToNodes:output_type -> hadoop.yarn.GetLabelsToNodesResponseProto
-	45, // 45: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeLabels:output_type -> hadoop.yarn.GetClusterNodeLabelsResponseProto
-	23, // [23:46] is the sub-list for method output_type
-	0,  // [0:23] is the sub-list for method input_type
+	23, // 23: hadoop.yarn.ApplicationClientProtocolService.failApplicationAttempt:input_type -> hadoop.yarn.FailApplicationAttemptRequestProto
+	24, // 24: hadoop.yarn.ApplicationClientProtocolService.getNewReservation:input_type -> hadoop.yarn.GetNewReservationRequestProto
+	25, // 25: hadoop.yarn.ApplicationClientProtocolService.listReservations:input_type -> hadoop.yarn.ReservationListRequestProto
+	26, // 26: hadoop.yarn.ApplicationClientProtocolService.updateApplicationPriority:input_type -> hadoop.yarn.UpdateApplicationPriorityRequestProto
+	27, // 27: hadoop.yarn.ApplicationClientProtocolService.signalToContainer:input_type -> hadoop.yarn.SignalContainerRequestProto
+	28, // 28: hadoop.yarn.ApplicationClientProtocolService.updateApplicationTimeouts:input_type -> hadoop.yarn.UpdateApplicationTimeoutsRequestProto
+	29, // 29: hadoop.yarn.ApplicationClientProtocolService.getResourceProfiles:input_type -> hadoop.yarn.GetAllResourceProfilesRequestProto
+	30, // 30: hadoop.yarn.ApplicationClientProtocolService.getResourceProfile:input_type -> hadoop.yarn.GetResourceProfileRequestProto
+	31, // 31: hadoop.yarn.ApplicationClientProtocolService.getResourceTypeInfo:input_type -> hadoop.yarn.GetAllResourceTypeInfoRequestProto
+	32, // 32: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:output_type -> hadoop.yarn.GetNewApplicationResponseProto
+	33, // 33: hadoop.yarn.ApplicationClientProtocolService.getApplicationReport:output_type -> hadoop.yarn.GetApplicationReportResponseProto
+	34, // 34: hadoop.yarn.ApplicationClientProtocolService.submitApplication:output_type -> hadoop.yarn.SubmitApplicationResponseProto
+	35, // 35: hadoop.yarn.ApplicationClientProtocolService.forceKillApplication:output_type -> hadoop.yarn.KillApplicationResponseProto
+	36, // 36: hadoop.yarn.ApplicationClientProtocolService.getClusterMetrics:output_type -> hadoop.yarn.GetClusterMetricsResponseProto
+	37, // 37: hadoop.yarn.ApplicationClientProtocolService.getApplications:output_type -> hadoop.yarn.GetApplicationsResponseProto
+	38, // 38: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:output_type -> hadoop.yarn.GetClusterNodesResponseProto
+	39, // 39: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:output_type -> hadoop.yarn.GetQueueInfoResponseProto
+	40, // 40: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:output_type -> hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	41, // 41: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> bobbin.hadoop.common.GetDelegationTokenResponseProto
+	42, // 42: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	43, // 43: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> bobbin.hadoop.common.CancelDelegationTokenResponseProto
+	44, // 44: hadoop.yarn.ApplicationClientProtocolService.moveApplicationAcrossQueues:output_type -> hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	45, // 45: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:output_type -> hadoop.yarn.GetApplicationAttemptReportResponseProto
+	46, // 46: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:output_type -> hadoop.yarn.GetApplicationAttemptsResponseProto
+	47, // 47: hadoop.yarn.ApplicationClientProtocolService.getContainerReport:output_type -> hadoop.yarn.GetContainerReportResponseProto
+	48, // 48: hadoop.yarn.ApplicationClientProtocolService.getContainers:output_type -> hadoop.yarn.GetContainersResponseProto
+	49, // 49: hadoop.yarn.ApplicationClientProtocolService.submitReservation:output_type -> hadoop.yarn.ReservationSubmissionResponseProto
+	50, // 50: hadoop.yarn.ApplicationClientProtocolService.updateReservation:output_type -> hadoop.yarn.ReservationUpdateResponseProto
+	51, // 51: hadoop.yarn.ApplicationClientProtocolService.deleteReservation:output_type -> hadoop.yarn.ReservationDeleteResponseProto
+	52, // 52: hadoop.yarn.ApplicationClientProtocolService.getNodeToLabels:output_type -> hadoop.yarn.GetNodesToLabelsResponseProto
+	53, // 53: hadoop.yarn.ApplicationClientProtocolService.getLabelsToNodes:output_type -> hadoop.yarn.GetLabelsToNodesResponseProto
+	54, // 54: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeLabels:output_type -> hadoop.yarn.GetClusterNodeLabelsResponseProto
+	55, // 55: hadoop.yarn.ApplicationClientProtocolService.failApplicationAttempt:output_type -> hadoop.yarn.FailApplicationAttemptResponseProto
+	56, // 56: hadoop.yarn.ApplicationClientProtocolService.getNewReservation:output_type -> hadoop.yarn.GetNewReservationResponseProto
+	57, // 57: hadoop.yarn.ApplicationClientProtocolService.listReservations:output_type -> hadoop.yarn.ReservationListResponseProto
+	58, // 58: hadoop.yarn.ApplicationClientProtocolService.updateApplicationPriority:output_type -> hadoop.yarn.UpdateApplicationPriorityResponseProto
+	59, // 59: hadoop.yarn.ApplicationClientProtocolService.signalToContainer:output_type -> hadoop.yarn.SignalContainerResponseProto
+	60, // 60: hadoop.yarn.ApplicationClientProtocolService.updateApplicationTimeouts:output_type -> hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	61, // 61: hadoop.yarn.ApplicationClientProtocolService.getResourceProfiles:output_type -> hadoop.yarn.GetAllResourceProfilesResponseProto
+	62, // 62: hadoop.yarn.ApplicationClientProtocolService.getResourceProfile:output_type -> hadoop.yarn.GetResourceProfileResponseProto
+	63, // 63: hadoop.yarn.ApplicationClientProtocolService.getResourceTypeInfo:output_type -> hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	32, // [32:64] is the sub-list for method output_type
+	0,  // [0:32] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

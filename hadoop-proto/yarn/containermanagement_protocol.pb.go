@@ -28,32 +28,70 @@ var File_yarn_containermanagement_protocol_proto protoreflect.FileDescriptor
 
 const file_yarn_containermanagement_protocol_proto_rawDesc = "" +
 	"\n" +
-	"'yarn/containermanagement_protocol.proto\x12\vhadoop.yarn\x1a\x1eyarn/yarn_service_protos.proto2\xe8\x02\n" +
+	"'yarn/containermanagement_protocol.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a\x1eyarn/yarn_service_protos.proto2\xca\t\n" +
 	"\"ContainerManagementProtocolService\x12f\n" +
 	"\x0fstartContainers\x12(.hadoop.yarn.StartContainersRequestProto\x1a).hadoop.yarn.StartContainersResponseProto\x12c\n" +
 	"\x0estopContainers\x12'.hadoop.yarn.StopContainersRequestProto\x1a(.hadoop.yarn.StopContainersResponseProto\x12u\n" +
-	"\x14getContainerStatuses\x12-.hadoop.yarn.GetContainerStatusesRequestProto\x1a..hadoop.yarn.GetContainerStatusesResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x14getContainerStatuses\x12-.hadoop.yarn.GetContainerStatusesRequestProto\x1a..hadoop.yarn.GetContainerStatusesResponseProto\x12\x87\x01\n" +
+	"\x1aincreaseContainersResource\x123.hadoop.yarn.IncreaseContainersResourceRequestProto\x1a4.hadoop.yarn.IncreaseContainersResourceResponseProto\x12f\n" +
+	"\x0fupdateContainer\x12(.hadoop.yarn.ContainerUpdateRequestProto\x1a).hadoop.yarn.ContainerUpdateResponseProto\x12h\n" +
+	"\x11signalToContainer\x12(.hadoop.yarn.SignalContainerRequestProto\x1a).hadoop.yarn.SignalContainerResponseProto\x12i\n" +
+	"\blocalize\x12-.hadoop.yarn.ResourceLocalizationRequestProto\x1a..hadoop.yarn.ResourceLocalizationResponseProto\x12x\n" +
+	"\x15reInitializeContainer\x12..hadoop.yarn.ReInitializeContainerRequestProto\x1a/.hadoop.yarn.ReInitializeContainerResponseProto\x12]\n" +
+	"\x10restartContainer\x12\x1d.hadoop.yarn.ContainerIdProto\x1a*.hadoop.yarn.RestartContainerResponseProto\x12a\n" +
+	"\x1crollbackLastReInitialization\x12\x1d.hadoop.yarn.ContainerIdProto\x1a\".hadoop.yarn.RollbackResponseProto\x12]\n" +
+	"\x1acommitLastReInitialization\x12\x1d.hadoop.yarn.ContainerIdProto\x1a .hadoop.yarn.CommitResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_containermanagement_protocol_proto_goTypes = []any{
-	(*StartContainersRequestProto)(nil),       // 0: hadoop.yarn.StartContainersRequestProto
-	(*StopContainersRequestProto)(nil),        // 1: hadoop.yarn.StopContainersRequestProto
-	(*GetContainerStatusesRequestProto)(nil),  // 2: hadoop.yarn.GetContainerStatusesRequestProto
-	(*StartContainersResponseProto)(nil),      // 3: hadoop.yarn.StartContainersResponseProto
-	(*StopContainersResponseProto)(nil),       // 4: hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesResponseProto)(nil), // 5: hadoop.yarn.GetContainerStatusesResponseProto
+	(*StartContainersRequestProto)(nil),             // 0: hadoop.yarn.StartContainersRequestProto
+	(*StopContainersRequestProto)(nil),              // 1: hadoop.yarn.StopContainersRequestProto
+	(*GetContainerStatusesRequestProto)(nil),        // 2: hadoop.yarn.GetContainerStatusesRequestProto
+	(*IncreaseContainersResourceRequestProto)(nil),  // 3: hadoop.yarn.IncreaseContainersResourceRequestProto
+	(*ContainerUpdateRequestProto)(nil),             // 4: hadoop.yarn.ContainerUpdateRequestProto
+	(*SignalContainerRequestProto)(nil),             // 5: hadoop.yarn.SignalContainerRequestProto
+	(*ResourceLocalizationRequestProto)(nil),        // 6: hadoop.yarn.ResourceLocalizationRequestProto
+	(*ReInitializeContainerRequestProto)(nil),       // 7: hadoop.yarn.ReInitializeContainerRequestProto
+	(*ContainerIdProto)(nil),                        // 8: hadoop.yarn.ContainerIdProto
+	(*StartContainersResponseProto)(nil),            // 9: hadoop.yarn.StartContainersResponseProto
+	(*StopContainersResponseProto)(nil),             // 10: hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesResponseProto)(nil),       // 11: hadoop.yarn.GetContainerStatusesResponseProto
+	(*IncreaseContainersResourceResponseProto)(nil), // 12: hadoop.yarn.IncreaseContainersResourceResponseProto
+	(*ContainerUpdateResponseProto)(nil),            // 13: hadoop.yarn.ContainerUpdateResponseProto
+	(*SignalContainerResponseProto)(nil),            // 14: hadoop.yarn.SignalContainerResponseProto
+	(*ResourceLocalizationResponseProto)(nil),       // 15: hadoop.yarn.ResourceLocalizationResponseProto
+	(*ReInitializeContainerResponseProto)(nil),      // 16: hadoop.yarn.ReInitializeContainerResponseProto
+	(*RestartContainerResponseProto)(nil),           // 17: hadoop.yarn.RestartContainerResponseProto
+	(*RollbackResponseProto)(nil),                   // 18: hadoop.yarn.RollbackResponseProto
+	(*CommitResponseProto)(nil),                     // 19: hadoop.yarn.CommitResponseProto
 }
 var file_yarn_containermanagement_protocol_proto_depIdxs = []int32{
-	0, // 0: hadoop.yarn.ContainerManagementProtocolService.startContainers:input_type -> hadoop.yarn.StartContainersRequestProto
-	1, // 1: hadoop.yarn.ContainerManagementProtocolService.stopContainers:input_type -> hadoop.yarn.StopContainersRequestProto
-	2, // 2: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:input_type -> hadoop.yarn.GetContainerStatusesRequestProto
-	3, // 3: hadoop.yarn.ContainerManagementProtocolService.startContainers:output_type -> hadoop.yarn.StartContainersResponseProto
-	4, // 4: hadoop.yarn.ContainerManagementProtocolService.stopContainers:output_type -> hadoop.yarn.StopContainersResponseProto
-	5, // 5: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:output_type -> hadoop.yarn.GetContainerStatusesResponseProto
-	3, // [3:6] is the sub-list for method output_type
-	0, // [0:3] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: hadoop.yarn.ContainerManagementProtocolService.startContainers:input_type -> hadoop.yarn.StartContainersRequestProto
+	1,  // 1: hadoop.yarn.ContainerManagementProtocolService.stopContainers:input_type -> hadoop.yarn.StopContainersRequestProto
+	2,  // 2: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:input_type -> hadoop.yarn.GetContainerStatusesRequestProto
+	3,  // 3: hadoop.yarn.ContainerManagementProtocolService.increaseContainersResource:input_type -> hadoop.yarn.IncreaseContainersResourceRequestProto
+	4,  // 4: hadoop.yarn.ContainerManagementProtocolService.updateContainer:input_type -> hadoop.yarn.ContainerUpdateRequestProto
+	5,  // 5: hadoop.yarn.ContainerManagementProtocolService.signalToContainer:input_type -> hadoop.yarn.SignalContainerRequestProto
+	6,  // 6: hadoop.yarn.ContainerManagementProtocolService.localize:input_type -> hadoop.yarn.ResourceLocalizationRequestProto
+	7,  // 7: hadoop.yarn.ContainerManagementProtocolService.reInitializeContainer:input_type -> hadoop.yarn.ReInitializeContainerRequestProto
+	8,  // 8: hadoop.yarn.ContainerManagementProtocolService.restartContainer:input_type -> hadoop.yarn.ContainerIdProto
+	8,  // 9: hadoop.yarn.ContainerManagementProtocolService.rollbackLastReInitialization:input_type -> hadoop.yarn.ContainerIdProto
+	8,  // 10: hadoop.yarn.ContainerManagementProtocolService.commitLastReInitialization:input_type -> hadoop.yarn.ContainerIdProto
+	9,  // 11: hadoop.yarn.ContainerManagementProtocolService.startContainers:output_type -> hadoop.yarn.StartContainersResponseProto
+	10, // 12: hadoop.yarn.ContainerManagementProtocolService.stopContainers:output_type -> hadoop.yarn.StopContainersResponseProto
+	11, // 13: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:output_type -> hadoop.yarn.GetContainerStatusesResponseProto
+	12, // 14: hadoop.yarn.ContainerManagementProtocolService.increaseContainersResource:output_type -> hadoop.yarn.IncreaseContainersResourceResponseProto
+	13, // 15: hadoop.yarn.ContainerManagementProtocolService.updateContainer:output_type -> hadoop.yarn.ContainerUpdateResponseProto
+	14, // 16: hadoop.yarn.ContainerManagementProtocolService.signalToContainer:output_type -> hadoop.yarn.SignalContainerResponseProto
+	15, // 17: hadoop.yarn.ContainerManagementProtocolService.localize:output_type -> hadoop.yarn.ResourceLocalizationResponseProto
+	16, // 18: hadoop.yarn.ContainerManagementProtocolService.reInitializeContainer:output_type -> hadoop.yarn.ReInitializeContainerResponseProto
+	17, // 19: hadoop.yarn.ContainerManagementProtocolService.restartContainer:output_type -> hadoop.yarn.RestartContainerResponseProto
+	18, // 20: hadoop.yarn.ContainerManagementProtocolService.rollbackLastReInitialization:output_type -> hadoop.yarn.RollbackResponseProto
+	19, // 21: hadoop.yarn.ContainerManagementProtocolService.commitLastReInitialization:output_type -> hadoop.yarn.CommitResponseProto
+	11, // [11:22] is the sub-list for method output_type
+	0,  // [0:11] is the sub-list for method input_type
+	0,  // [0:0] is the sub-list for extension type_name
+	0,  // [0:0] is the sub-list for extension extendee
+	0,  // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_yarn_containermanagement_protocol_proto_init() }
@@ -61,6 +99,7 @@ func file_yarn_containermanagement_protocol_proto_init() {
 	if File_yarn_containermanagement_protocol_proto != nil {
 		return
 	}
+	file_yarn_yarn_protos_proto_init()
 	file_yarn_yarn_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -28,8 +28,7 @@ var File_yarn_resourcemanager_administration_protocol_proto protoreflect.FileDes
 
 const file_yarn_resourcemanager_administration_protocol_proto_rawDesc = "" +
 	"\n" +
-	"2yarn/resourcemanager_administration_protocol.proto\x12\vhadoop.yarn\x1a5yarn/yarn_server_resourcemanager_service_protos.proto2\xd8\n" +
-	"\n" +
+	"2yarn/resourcemanager_administration_protocol.proto\x12\vhadoop.yarn\x1a5yarn/yarn_server_resourcemanager_service_protos.proto2\xe9\r\n" +
 	",ResourceManagerAdministrationProtocolService\x12`\n" +
 	"\rrefreshQueues\x12&.hadoop.yarn.RefreshQueuesRequestProto\x1a'.hadoop.yarn.RefreshQueuesResponseProto\x12]\n" +
 	"\frefreshNodes\x12%.hadoop.yarn.RefreshNodesRequestProto\x1a&.hadoop.yarn.RefreshNodesResponseProto\x12\xa2\x01\n" +
@@ -41,7 +40,10 @@ const file_yarn_resourcemanager_administration_protocol_proto_rawDesc = "" +
 	"\x12updateNodeResource\x12+.hadoop.yarn.UpdateNodeResourceRequestProto\x1a,.hadoop.yarn.UpdateNodeResourceResponseProto\x12{\n" +
 	"\x16addToClusterNodeLabels\x12/.hadoop.yarn.AddToClusterNodeLabelsRequestProto\x1a0.hadoop.yarn.AddToClusterNodeLabelsResponseProto\x12\x8a\x01\n" +
 	"\x1bremoveFromClusterNodeLabels\x124.hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto\x1a5.hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto\x12s\n" +
-	"\x14replaceLabelsOnNodes\x12,.hadoop.yarn.ReplaceLabelsOnNodeRequestProto\x1a-.hadoop.yarn.ReplaceLabelsOnNodeResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x14replaceLabelsOnNodes\x12,.hadoop.yarn.ReplaceLabelsOnNodeRequestProto\x1a-.hadoop.yarn.ReplaceLabelsOnNodeResponseProto\x12x\n" +
+	"\x15refreshNodesResources\x12..hadoop.yarn.RefreshNodesResourcesRequestProto\x1a/.hadoop.yarn.RefreshNodesResourcesResponseProto\x12\x8d\x01\n" +
+	"\x1ccheckForDecommissioningNodes\x125.hadoop.yarn.CheckForDecommissioningNodesRequestProto\x1a6.hadoop.yarn.CheckForDecommissioningNodesResponseProto\x12\x84\x01\n" +
+	"\x19refreshClusterMaxPriority\x122.hadoop.yarn.RefreshClusterMaxPriorityRequestProto\x1a3.hadoop.yarn.RefreshClusterMaxPriorityResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_resourcemanager_administration_protocol_proto_goTypes = []any{
 	(*RefreshQueuesRequestProto)(nil),                        // 0: hadoop.yarn.RefreshQueuesRequestProto
@@ -55,17 +57,23 @@ var file_yarn_resourcemanager_administration_protocol_proto_goTypes = []any{
 	(*AddToClusterNodeLabelsRequestProto)(nil),               // 8: hadoop.yarn.AddToClusterNodeLabelsRequestProto
 	(*RemoveFromClusterNodeLabelsRequestProto)(nil),          // 9: hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto
 	(*ReplaceLabelsOnNodeRequestProto)(nil),                  // 10: hadoop.yarn.ReplaceLabelsOnNodeRequestProto
-	(*RefreshQueuesResponseProto)(nil),                       // 11: hadoop.yarn.RefreshQueuesResponseProto
-	(*RefreshNodesResponseProto)(nil),                        // 12: hadoop.yarn.RefreshNodesResponseProto
-	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 13: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
-	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 14: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
-	(*RefreshAdminAclsResponseProto)(nil),                    // 15: hadoop.yarn.RefreshAdminAclsResponseProto
-	(*RefreshServiceAclsResponseProto)(nil),                  // 16: hadoop.yarn.RefreshServiceAclsResponseProto
-	(*GetGroupsForUserResponseProto)(nil),                    // 17: hadoop.yarn.GetGroupsForUserResponseProto
-	(*UpdateNodeResourceResponseProto)(nil),                  // 18: hadoop.yarn.UpdateNodeResourceResponseProto
-	(*AddToClusterNodeLabelsResponseProto)(nil),              // 19: hadoop.yarn.AddToClusterNodeLabelsResponseProto
-	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 20: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
-	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 21: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	(*RefreshNodesResourcesRequestProto)(nil),                // 11: hadoop.yarn.RefreshNodesResourcesRequestProto
+	(*CheckForDecommissioningNodesRequestProto)(nil),         // 12: hadoop.yarn.CheckForDecommissioningNodesRequestProto
+	(*RefreshClusterMaxPriorityRequestProto)(nil),            // 13: hadoop.yarn.RefreshClusterMaxPriorityRequestProto
+	(*RefreshQueuesResponseProto)(nil),                       // 14: hadoop.yarn.RefreshQueuesResponseProto
+	(*RefreshNodesResponseProto)(nil),                        // 15: hadoop.yarn.RefreshNodesResponseProto
+	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 16: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
+	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 17: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
+	(*RefreshAdminAclsResponseProto)(nil),                    // 18: hadoop.yarn.RefreshAdminAclsResponseProto
+	(*RefreshServiceAclsResponseProto)(nil),                  // 19: hadoop.yarn.RefreshServiceAclsResponseProto
+	(*GetGroupsForUserResponseProto)(nil),                    // 20: hadoop.yarn.GetGroupsForUserResponseProto
+	(*UpdateNodeResourceResponseProto)(nil),                  // 21: hadoop.yarn.UpdateNodeResourceResponseProto
+	(*AddToClusterNodeLabelsResponseProto)(nil),              // 22: hadoop.yarn.AddToClusterNodeLabelsResponseProto
+	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 23: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
+	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 24: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	(*RefreshNodesResourcesResponseProto)(nil),               // 25: hadoop.yarn.RefreshNodesResourcesResponseProto
+	(*CheckForDecommissioningNodesResponseProto)(nil),        // 26: hadoop.yarn.CheckForDecommissioningNodesResponseProto
+	(*RefreshClusterMaxPriorityResponseProto)(nil),           // 27: hadoop.yarn.RefreshClusterMaxPriorityResponseProto
 }
 var file_yarn_resourcemanager_administration_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshQueues:input_type -> hadoop.yarn.RefreshQueuesRequestProto
@@ -79,19 +87,25 @@ var file_yarn_resourcemanager_administration_protocol_proto_depIdxs = []int32{
 	8,  // 8: hadoop.yarn.ResourceManagerAdministrationProtocolService.addToClusterNodeLabels:input_type -> hadoop.yarn.AddToClusterNodeLabelsRequestProto
 	9,  // 9: hadoop.yarn.ResourceManagerAdministrationProtocolService.removeFromClusterNodeLabels:input_type -> hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto
 	10, // 10: hadoop.yarn.ResourceManagerAdministrationProtocolService.replaceLabelsOnNodes:input_type -> hadoop.yarn.ReplaceLabelsOnNodeRequestProto
-	11, // 11: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshQueues:output_type -> hadoop.yarn.RefreshQueuesResponseProto
-	12, // 12: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodes:output_type -> hadoop.yarn.RefreshNodesResponseProto
-	13, // 13: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshSuperUserGroupsConfiguration:output_type -> hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
-	14, // 14: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshUserToGroupsMappings:output_type -> hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
-	15, // 15: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshAdminAcls:output_type -> hadoop.yarn.RefreshAdminAclsResponseProto
-	16, // 16: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshServiceAcls:output_type -> hadoop.yarn.RefreshServiceAclsResponseProto
-	17, // 17: hadoop.yarn.ResourceManagerAdministrationProtocolService.getGroupsForUser:output_type -> hadoop.yarn.GetGroupsForUserResponseProto
-	18, // 18: hadoop.yarn.ResourceManagerAdministrationProtocolService.updateNodeResource:output_type -> hadoop.yarn.UpdateNodeResourceResponseProto
-	19, // 19: hadoop.yarn.ResourceManagerAdministrationProtocolService.addToClusterNodeLabels:output_type -> hadoop.yarn.AddToClusterNodeLabelsResponseProto
-	20, // 20: hadoop.yarn.ResourceManagerAdministrationProtocolService.removeFromClusterNodeLabels:output_type -> hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
-	21, // 21: hadoop.yarn.ResourceManagerAdministrationProtocolService.replaceLabelsOnNodes:output_type -> hadoop.yarn.ReplaceLabelsOnNodeResponseProto
-	11, // [11:22] is the sub-list for method output_type
-	0,  // [0:11] is the sub-list for method input_type
+	11, // 11: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodesResources:input_type -> hadoop.yarn.RefreshNodesResourcesRequestProto
+	12, // 12: hadoop.yarn.ResourceManagerAdministrationProtocolService.checkForDecommissioningNodes:input_type -> hadoop.yarn.CheckForDecommissioningNodesRequestProto
+	13, // 13: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshClusterMaxPriority:input_type -> hadoop.yarn.RefreshClusterMaxPriorityRequestProto
+	14, // 14: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshQueues:output_type -> hadoop.yarn.RefreshQueuesResponseProto
+	15, // 15: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodes:output_type -> hadoop.yarn.RefreshNodesResponseProto
+	16, // 16: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshSuperUserGroupsConfiguration:output_type -> hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
+	17, // 17: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshUserToGroupsMappings:output_type -> hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
+	18, // 18: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshAdminAcls:output_type -> hadoop.yarn.RefreshAdminAclsResponseProto
+	19, // 19: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshServiceAcls:output_type -> hadoop.yarn.RefreshServiceAclsResponseProto
+	20, // 20: hadoop.yarn.ResourceManagerAdministrationProtocolService.getGroupsForUser:output_type -> hadoop.yarn.GetGroupsForUserResponseProto
+	21, // 21: hadoop.yarn.ResourceManagerAdministrationProtocolService.updateNodeResource:output_type -> hadoop.yarn.UpdateNodeResourceResponseProto
+	22, // 22: hadoop.yarn.ResourceManagerAdministrationProtocolService.addToClusterNodeLabels:output_type -> hadoop.yarn.AddToClusterNodeLabelsResponseProto
+	23, // 23: hadoop.yarn.ResourceManagerAdministrationProtocolService.removeFromClusterNodeLabels:output_type -> hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
+	24, // 24: hadoop.yarn.ResourceManagerAdministrationProtocolService.replaceLabelsOnNodes:output_type -> hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	25, // 25: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodesResources:output_type -> hadoop.yarn.RefreshNodesResourcesResponseProto
+	26, // 26: hadoop.yarn.ResourceManagerAdministrationProtocolService.checkForDecommissioningNodes:output_type -> hadoop.yarn.CheckForDecommissioningNodesResponseProto
+	27, // 27: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshClusterMaxPriority:output_type -> hadoop.yarn.RefreshClusterMaxPriorityResponseProto
+	14, // [14:28] is the sub-list for method output_type
+	0,  // [0:14] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

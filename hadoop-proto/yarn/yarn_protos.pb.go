@@ -1272,6 +1272,354 @@ func (ContainerSubStateProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
 }
 
+type RejectionReasonProto int32
+
+const (
+	RejectionReasonProto_RRP_COULD_NOT_PLACE_ON_NODE    RejectionReasonProto = 1
+	RejectionReasonProto_RRP_COULD_NOT_SCHEDULE_ON_NODE RejectionReasonProto = 2
+)
+
+// Enum value maps for RejectionReasonProto.
+var (
+	RejectionReasonProto_name = map[int32]string{
+		1: "RRP_COULD_NOT_PLACE_ON_NODE",
+		2: "RRP_COULD_NOT_SCHEDULE_ON_NODE",
+	}
+	RejectionReasonProto_value = map[string]int32{
+		"RRP_COULD_NOT_PLACE_ON_NODE":    1,
+		"RRP_COULD_NOT_SCHEDULE_ON_NODE": 2,
+	}
+)
+
+func (x RejectionReasonProto) Enum() *RejectionReasonProto {
+	p := new(RejectionReasonProto)
+	*p = x
+	return p
+}
+
+func (x RejectionReasonProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RejectionReasonProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[20].Descriptor()
+}
+
+func (RejectionReasonProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[20]
+}
+
+func (x RejectionReasonProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *RejectionReasonProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = RejectionReasonProto(num)
+	return nil
+}
+
+// Deprecated: Use RejectionReasonProto.Descriptor instead.
+func (RejectionReasonProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
+}
+
+type SignalContainerCommandProto int32
+
+const (
+	SignalContainerCommandProto_OUTPUT_THREAD_DUMP SignalContainerCommandProto = 1
+	SignalContainerCommandProto_GRACEFUL_SHUTDOWN  SignalContainerCommandProto = 2
+	SignalContainerCommandProto_FORCEFUL_SHUTDOWN  SignalContainerCommandProto = 3
+)
+
+// Enum value maps for SignalContainerCommandProto.
+var (
+	SignalContainerCommandProto_name = map[int32]string{
+		1: "OUTPUT_THREAD_DUMP",
+		2: "GRACEFUL_SHUTDOWN",
+		3: "FORCEFUL_SHUTDOWN",
+	}
+	SignalContainerCommandProto_value = map[string]int32{
+		"OUTPUT_THREAD_DUMP": 1,
+		"GRACEFUL_SHUTDOWN":  2,
+		"FORCEFUL_SHUTDOWN":  3,
+	}
+)
+
+func (x SignalContainerCommandProto) Enum() *SignalContainerCommandProto {
+	p := new(SignalContainerCommandProto)
+	*p = x
+	return p
+}
+
+func (x SignalContainerCommandProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SignalContainerCommandProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[21].Descriptor()
+}
+
+func (SignalContainerCommandProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[21]
+}
+
+func (x SignalContainerCommandProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *SignalContainerCommandProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = SignalContainerCommandProto(num)
+	return nil
+}
+
+// Deprecated: Use SignalContainerCommandProto.Descriptor instead.
+func (SignalContainerCommandProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
+}
+
+type ContainerRetryPolicyProto int32
+
+const (
+	ContainerRetryPolicyProto_NEVER_RETRY                   ContainerRetryPolicyProto = 0
+	ContainerRetryPolicyProto_RETRY_ON_ALL_ERRORS           ContainerRetryPolicyProto = 1
+	ContainerRetryPolicyProto_RETRY_ON_SPECIFIC_ERROR_CODES ContainerRetryPolicyProto = 2
+)
+
+// Enum value maps for ContainerRetryPolicyProto.
+var (
+	ContainerRetryPolicyProto_name = map[int32]string{
+		0: "NEVER_RETRY",
+		1: "RETRY_ON_ALL_ERRORS",
+		2: "RETRY_ON_SPECIFIC_ERROR_CODES",
+	}
+	ContainerRetryPolicyProto_value = map[string]int32{
+		"NEVER_RETRY":                   0,
+		"RETRY_ON_ALL_ERRORS":           1,
+		"RETRY_ON_SPECIFIC_ERROR_CODES": 2,
+	}
+)
+
+func (x ContainerRetryPolicyProto) Enum() *ContainerRetryPolicyProto {
+	p := new(ContainerRetryPolicyProto)
+	*p = x
+	return p
+}
+
+func (x ContainerRetryPolicyProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContainerRetryPolicyProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[22].Descriptor()
+}
+
+func (ContainerRetryPolicyProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[22]
+}
+
+func (x ContainerRetryPolicyProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ContainerRetryPolicyProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ContainerRetryPolicyProto(num)
+	return nil
+}
+
+// Deprecated: Use ContainerRetryPolicyProto.Descriptor instead.
+func (ContainerRetryPolicyProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
+}
+
+type PlacementConstraintTargetProto_TargetType int32
+
+const (
+	PlacementConstraintTargetProto_NODE_ATTRIBUTE PlacementConstraintTargetProto_TargetType = 1
+	PlacementConstraintTargetProto_ALLOCATION_TAG PlacementConstraintTargetProto_TargetType = 2
+	PlacementConstraintTargetProto_SELF           PlacementConstraintTargetProto_TargetType = 3
+)
+
+// Enum value maps for PlacementConstraintTargetProto_TargetType.
+var (
+	PlacementConstraintTargetProto_TargetType_name = map[int32]string{
+		1: "NODE_ATTRIBUTE",
+		2: "ALLOCATION_TAG",
+		3: "SELF",
+	}
+	PlacementConstraintTargetProto_TargetType_value = map[string]int32{
+		"NODE_ATTRIBUTE": 1,
+		"ALLOCATION_TAG": 2,
+		"SELF":           3,
+	}
+)
+
+func (x PlacementConstraintTargetProto_TargetType) Enum() *PlacementConstraintTargetProto_TargetType {
+	p := new(PlacementConstraintTargetProto_TargetType)
+	*p = x
+	return p
+}
+
+func (x PlacementConstraintTargetProto_TargetType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PlacementConstraintTargetProto_TargetType) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[23].Descriptor()
+}
+
+func (PlacementConstraintTargetProto_TargetType) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[23]
+}
+
+func (x PlacementConstraintTargetProto_TargetType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *PlacementConstraintTargetProto_TargetType) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = PlacementConstraintTargetProto_TargetType(num)
+	return nil
+}
+
+// Deprecated: Use PlacementConstraintTargetProto_TargetType.Descriptor instead.
+func (PlacementConstraintTargetProto_TargetType) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{62, 0}
+}
+
+type TimedPlacementConstraintProto_DelayUnit int32
+
+const (
+	TimedPlacementConstraintProto_MILLISECONDS  TimedPlacementConstraintProto_DelayUnit = 1
+	TimedPlacementConstraintProto_OPPORTUNITIES TimedPlacementConstraintProto_DelayUnit = 2
+)
+
+// Enum value maps for TimedPlacementConstraintProto_DelayUnit.
+var (
+	TimedPlacementConstraintProto_DelayUnit_name = map[int32]string{
+		1: "MILLISECONDS",
+		2: "OPPORTUNITIES",
+	}
+	TimedPlacementConstraintProto_DelayUnit_value = map[string]int32{
+		"MILLISECONDS":  1,
+		"OPPORTUNITIES": 2,
+	}
+)
+
+func (x TimedPlacementConstraintProto_DelayUnit) Enum() *TimedPlacementConstraintProto_DelayUnit {
+	p := new(TimedPlacementConstraintProto_DelayUnit)
+	*p = x
+	return p
+}
+
+func (x TimedPlacementConstraintProto_DelayUnit) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TimedPlacementConstraintProto_DelayUnit) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[24].Descriptor()
+}
+
+func (TimedPlacementConstraintProto_DelayUnit) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[24]
+}
+
+func (x TimedPlacementConstraintProto_DelayUnit) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *TimedPlacementConstraintProto_DelayUnit) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = TimedPlacementConstraintProto_DelayUnit(num)
+	return nil
+}
+
+// Deprecated: Use TimedPlacementConstraintProto_DelayUnit.Descriptor instead.
+func (TimedPlacementConstraintProto_DelayUnit) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{63, 0}
+}
+
+type CompositePlacementConstraintProto_CompositeType int32
+
+const (
+	CompositePlacementConstraintProto_AND        CompositePlacementConstraintProto_CompositeType = 1
+	CompositePlacementConstraintProto_OR         CompositePlacementConstraintProto_CompositeType = 2
+	CompositePlacementConstraintProto_DELAYED_OR CompositePlacementConstraintProto_CompositeType = 3
+)
+
+// Enum value maps for CompositePlacementConstraintProto_CompositeType.
+var (
+	CompositePlacementConstraintProto_CompositeType_name = map[int32]string{
+		1: "AND",
+		2: "OR",
+		3: "DELAYED_OR",
+	}
+	CompositePlacementConstraintProto_CompositeType_value = map[string]int32{
+		"AND":        1,
+		"OR":         2,
+		"DELAYED_OR": 3,
+	}
+)
+
+func (x CompositePlacementConstraintProto_CompositeType) Enum() *CompositePlacementConstraintProto_CompositeType {
+	p := new(CompositePlacementConstraintProto_CompositeType)
+	*p = x
+	return p
+}
+
+func (x CompositePlacementConstraintProto_CompositeType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompositePlacementConstraintProto_CompositeType) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[25].Descriptor()
+}
+
+func (CompositePlacementConstraintProto_CompositeType) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[25]
+}
+
+func (x CompositePlacementConstraintProto_CompositeType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *CompositePlacementConstraintProto_CompositeType) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = CompositePlacementConstraintProto_CompositeType(num)
+	return nil
+}
+
+// Deprecated: Use CompositePlacementConstraintProto_CompositeType.Descriptor instead.
+func (CompositePlacementConstraintProto_CompositeType) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{64, 0}
+}
+
 type SerializedExceptionProto struct {
 	state         protoimpl.MessageState    `protogen:"open.v1"`
 	Message       *string                   `protobuf:"bytes,1,opt,name=message" json:"message,omitempty"`
@@ -4383,20 +4731,22 @@ func (x *YarnClusterMetricsProto) GetNumShutdownNms() int32 {
 }
 
 type QueueInfoProto struct {
-	state                      protoimpl.MessageState    `protogen:"open.v1"`
-	QueueName                  *string                   `protobuf:"bytes,1,opt,name=queueName" json:"queueName,omitempty"`
-	Capacity                   *float32                  `protobuf:"fixed32,2,opt,name=capacity" json:"capacity,omitempty"`
-	MaximumCapacity            *float32                  `protobuf:"fixed32,3,opt,name=maximumCapacity" json:"maximumCapacity,omitempty"`
-	CurrentCapacity            *float32                  `protobuf:"fixed32,4,opt,name=currentCapacity" json:"currentCapacity,omitempty"`
-	State                      *QueueStateProto          `protobuf:"varint,5,opt,name=state,enum=hadoop.yarn.QueueStateProto" json:"state,omitempty"`
-	ChildQueues                []*QueueInfoProto         `protobuf:"bytes,6,rep,name=childQueues" json:"childQueues,omitempty"`
-	Applications               []*ApplicationReportProto `protobuf:"bytes,7,rep,name=applications" json:"applications,omitempty"`
-	AccessibleNodeLabels       []string                  `protobuf:"bytes,8,rep,name=accessibleNodeLabels" json:"accessibleNodeLabels,omitempty"`
-	DefaultNodeLabelExpression *string                   `protobuf:"bytes,9,opt,name=defaultNodeLabelExpression" json:"defaultNodeLabelExpression,omitempty"`
-	QueueStatistics            *QueueStatisticsProto     `protobuf:"bytes,10,opt,name=queueStatistics" json:"queueStatistics,omitempty"`        // 2.8+
-	PreemptionDisabled         *bool                     `protobuf:"varint,11,opt,name=preemptionDisabled" json:"preemptionDisabled,omitempty"` // 3.x
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	state                        protoimpl.MessageState         `protogen:"open.v1"`
+	QueueName                    *string                        `protobuf:"bytes,1,opt,name=queueName" json:"queueName,omitempty"`
+	Capacity                     *float32                       `protobuf:"fixed32,2,opt,name=capacity" json:"capacity,omitempty"`
+	MaximumCapacity              *float32                       `protobuf:"fixed32,3,opt,name=maximumCapacity" json:"maximumCapacity,omitempty"`
+	CurrentCapacity              *float32                       `protobuf:"fixed32,4,opt,name=currentCapacity" json:"currentCapacity,omitempty"`
+	State                        *QueueStateProto               `protobuf:"varint,5,opt,name=state,enum=hadoop.yarn.QueueStateProto" json:"state,omitempty"`
+	ChildQueues                  []*QueueInfoProto              `protobuf:"bytes,6,rep,name=childQueues" json:"childQueues,omitempty"`
+	Applications                 []*ApplicationReportProto      `protobuf:"bytes,7,rep,name=applications" json:"applications,omitempty"`
+	AccessibleNodeLabels         []string                       `protobuf:"bytes,8,rep,name=accessibleNodeLabels" json:"accessibleNodeLabels,omitempty"`
+	DefaultNodeLabelExpression   *string                        `protobuf:"bytes,9,opt,name=defaultNodeLabelExpression" json:"defaultNodeLabelExpression,omitempty"`
+	QueueStatistics              *QueueStatisticsProto          `protobuf:"bytes,10,opt,name=queueStatistics" json:"queueStatistics,omitempty"`                            // 2.8+
+	PreemptionDisabled           *bool                          `protobuf:"varint,11,opt,name=preemptionDisabled" json:"preemptionDisabled,omitempty"`                     // 3.x
+	QueueConfigurationsMap       []*QueueConfigurationsMapProto `protobuf:"bytes,12,rep,name=queueConfigurationsMap" json:"queueConfigurationsMap,omitempty"`              // 3.x
+	IntraQueuePreemptionDisabled *bool                          `protobuf:"varint,13,opt,name=intraQueuePreemptionDisabled" json:"intraQueuePreemptionDisabled,omitempty"` // 3.x
+	unknownFields                protoimpl.UnknownFields
+	sizeCache                    protoimpl.SizeCache
 }
 
 func (x *QueueInfoProto) Reset() {
@@ -4502,6 +4852,20 @@ func (x *QueueInfoProto) GetQueueStatistics() *QueueStatisticsProto {
 func (x *QueueInfoProto) GetPreemptionDisabled() bool {
 	if x != nil && x.PreemptionDisabled != nil {
 		return *x.PreemptionDisabled
+	}
+	return false
+}
+
+func (x *QueueInfoProto) GetQueueConfigurationsMap() []*QueueConfigurationsMapProto {
+	if x != nil {
+		return x.QueueConfigurationsMap
+	}
+	return nil
+}
+
+func (x *QueueInfoProto) GetIntraQueuePreemptionDisabled() bool {
+	if x != nil && x.IntraQueuePreemptionDisabled != nil {
+		return *x.IntraQueuePreemptionDisabled
 	}
 	return false
 }
@@ -4924,14 +5288,21 @@ func (x *ReservationRequestsProto) GetInterpreter() ReservationRequestInterprete
 }
 
 type ReservationDefinitionProto struct {
-	state               protoimpl.MessageState    `protogen:"open.v1"`
-	ReservationRequests *ReservationRequestsProto `protobuf:"bytes,1,opt,name=reservation_requests,json=reservationRequests" json:"reservation_requests,omitempty"`
-	Arrival             *int64                    `protobuf:"varint,2,opt,name=arrival" json:"arrival,omitempty"`
-	Deadline            *int64                    `protobuf:"varint,3,opt,name=deadline" json:"deadline,omitempty"`
-	ReservationName     *string                   `protobuf:"bytes,4,opt,name=reservation_name,json=reservationName" json:"reservation_name,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	state                protoimpl.MessageState    `protogen:"open.v1"`
+	ReservationRequests  *ReservationRequestsProto `protobuf:"bytes,1,opt,name=reservation_requests,json=reservationRequests" json:"reservation_requests,omitempty"`
+	Arrival              *int64                    `protobuf:"varint,2,opt,name=arrival" json:"arrival,omitempty"`
+	Deadline             *int64                    `protobuf:"varint,3,opt,name=deadline" json:"deadline,omitempty"`
+	ReservationName      *string                   `protobuf:"bytes,4,opt,name=reservation_name,json=reservationName" json:"reservation_name,omitempty"`
+	RecurrenceExpression *string                   `protobuf:"bytes,5,opt,name=recurrence_expression,json=recurrenceExpression,def=0" json:"recurrence_expression,omitempty"` // 3.x
+	Priority             *PriorityProto            `protobuf:"bytes,6,opt,name=priority" json:"priority,omitempty"`                                                           // 3.x
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
+
+// Default values for ReservationDefinitionProto fields.
+const (
+	Default_ReservationDefinitionProto_RecurrenceExpression = string("0")
+)
 
 func (x *ReservationDefinitionProto) Reset() {
 	*x = ReservationDefinitionProto{}
@@ -4991,6 +5362,20 @@ func (x *ReservationDefinitionProto) GetReservationName() string {
 	return ""
 }
 
+func (x *ReservationDefinitionProto) GetRecurrenceExpression() string {
+	if x != nil && x.RecurrenceExpression != nil {
+		return *x.RecurrenceExpression
+	}
+	return Default_ReservationDefinitionProto_RecurrenceExpression
+}
+
+func (x *ReservationDefinitionProto) GetPriority() *PriorityProto {
+	if x != nil {
+		return x.Priority
+	}
+	return nil
+}
+
 type ContainerLaunchContextProto struct {
 	state            protoimpl.MessageState         `protogen:"open.v1"`
 	LocalResources   []*StringLocalResourceMapProto `protobuf:"bytes,1,rep,name=localResources" json:"localResources,omitempty"`
@@ -5000,9 +5385,10 @@ type ContainerLaunchContextProto struct {
 	Command          []string                       `protobuf:"bytes,5,rep,name=command" json:"command,omitempty"`
 	Application_ACLs []*ApplicationACLMapProto      `protobuf:"bytes,6,rep,name=application_ACLs,json=applicationACLs" json:"application_ACLs,omitempty"`
 	// 7 container_retry_context (3.x) is not modelled; unknown fields are kept.
-	TokensConf    []byte `protobuf:"bytes,8,opt,name=tokens_conf,json=tokensConf" json:"tokens_conf,omitempty"` // 3.x
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TokensConf            []byte                      `protobuf:"bytes,8,opt,name=tokens_conf,json=tokensConf" json:"tokens_conf,omitempty"`                                    // 3.x
+	ContainerRetryContext *ContainerRetryContextProto `protobuf:"bytes,7,opt,name=container_retry_context,json=containerRetryContext" json:"container_retry_context,omitempty"` // 3.x
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *ContainerLaunchContextProto) Reset() {
@@ -5080,6 +5466,13 @@ func (x *ContainerLaunchContextProto) GetApplication_ACLs() []*ApplicationACLMap
 func (x *ContainerLaunchContextProto) GetTokensConf() []byte {
 	if x != nil {
 		return x.TokensConf
+	}
+	return nil
+}
+
+func (x *ContainerLaunchContextProto) GetContainerRetryContext() *ContainerRetryContextProto {
+	if x != nil {
+		return x.ContainerRetryContext
 	}
 	return nil
 }
@@ -5511,6 +5904,1012 @@ func (x *StringBytesMapProto) GetValue() []byte {
 	return nil
 }
 
+type SchedulingRequestProto struct {
+	state               protoimpl.MessageState     `protogen:"open.v1"`
+	AllocationRequestId *int64                     `protobuf:"varint,1,opt,name=allocationRequestId,def=0" json:"allocationRequestId,omitempty"`
+	Priority            *PriorityProto             `protobuf:"bytes,2,opt,name=priority" json:"priority,omitempty"`
+	ExecutionType       *ExecutionTypeRequestProto `protobuf:"bytes,3,opt,name=executionType" json:"executionType,omitempty"`
+	AllocationTags      []string                   `protobuf:"bytes,4,rep,name=allocationTags" json:"allocationTags,omitempty"`
+	ResourceSizing      *ResourceSizingProto       `protobuf:"bytes,5,opt,name=resourceSizing" json:"resourceSizing,omitempty"`
+	PlacementConstraint *PlacementConstraintProto  `protobuf:"bytes,6,opt,name=placementConstraint" json:"placementConstraint,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+// Default values for SchedulingRequestProto fields.
+const (
+	Default_SchedulingRequestProto_AllocationRequestId = int64(0)
+)
+
+func (x *SchedulingRequestProto) Reset() {
+	*x = SchedulingRequestProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchedulingRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchedulingRequestProto) ProtoMessage() {}
+
+func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchedulingRequestProto.ProtoReflect.Descriptor instead.
+func (*SchedulingRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *SchedulingRequestProto) GetAllocationRequestId() int64 {
+	if x != nil && x.AllocationRequestId != nil {
+		return *x.AllocationRequestId
+	}
+	return Default_SchedulingRequestProto_AllocationRequestId
+}
+
+func (x *SchedulingRequestProto) GetPriority() *PriorityProto {
+	if x != nil {
+		return x.Priority
+	}
+	return nil
+}
+
+func (x *SchedulingRequestProto) GetExecutionType() *ExecutionTypeRequestProto {
+	if x != nil {
+		return x.ExecutionType
+	}
+	return nil
+}
+
+func (x *SchedulingRequestProto) GetAllocationTags() []string {
+	if x != nil {
+		return x.AllocationTags
+	}
+	return nil
+}
+
+func (x *SchedulingRequestProto) GetResourceSizing() *ResourceSizingProto {
+	if x != nil {
+		return x.ResourceSizing
+	}
+	return nil
+}
+
+func (x *SchedulingRequestProto) GetPlacementConstraint() *PlacementConstraintProto {
+	if x != nil {
+		return x.PlacementConstraint
+	}
+	return nil
+}
+
+type ResourceSizingProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	NumAllocations *int32                 `protobuf:"varint,1,opt,name=numAllocations" json:"numAllocations,omitempty"`
+	Resources      *ResourceProto         `protobuf:"bytes,2,opt,name=resources" json:"resources,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ResourceSizingProto) Reset() {
+	*x = ResourceSizingProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceSizingProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceSizingProto) ProtoMessage() {}
+
+func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceSizingProto.ProtoReflect.Descriptor instead.
+func (*ResourceSizingProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ResourceSizingProto) GetNumAllocations() int32 {
+	if x != nil && x.NumAllocations != nil {
+		return *x.NumAllocations
+	}
+	return 0
+}
+
+func (x *ResourceSizingProto) GetResources() *ResourceProto {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+type RejectedSchedulingRequestProto struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	Reason        *RejectionReasonProto   `protobuf:"varint,1,req,name=reason,enum=hadoop.yarn.RejectionReasonProto" json:"reason,omitempty"`
+	Request       *SchedulingRequestProto `protobuf:"bytes,2,req,name=request" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectedSchedulingRequestProto) Reset() {
+	*x = RejectedSchedulingRequestProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectedSchedulingRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectedSchedulingRequestProto) ProtoMessage() {}
+
+func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectedSchedulingRequestProto.ProtoReflect.Descriptor instead.
+func (*RejectedSchedulingRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *RejectedSchedulingRequestProto) GetReason() RejectionReasonProto {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return RejectionReasonProto_RRP_COULD_NOT_PLACE_ON_NODE
+}
+
+func (x *RejectedSchedulingRequestProto) GetRequest() *SchedulingRequestProto {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+type ApplicationUpdateTimeoutMapProto struct {
+	state                  protoimpl.MessageState       `protogen:"open.v1"`
+	ApplicationTimeoutType *ApplicationTimeoutTypeProto `protobuf:"varint,1,opt,name=application_timeout_type,json=applicationTimeoutType,enum=hadoop.yarn.ApplicationTimeoutTypeProto" json:"application_timeout_type,omitempty"`
+	ExpireTime             *string                      `protobuf:"bytes,2,opt,name=expire_time,json=expireTime" json:"expire_time,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *ApplicationUpdateTimeoutMapProto) Reset() {
+	*x = ApplicationUpdateTimeoutMapProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationUpdateTimeoutMapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationUpdateTimeoutMapProto) ProtoMessage() {}
+
+func (x *ApplicationUpdateTimeoutMapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationUpdateTimeoutMapProto.ProtoReflect.Descriptor instead.
+func (*ApplicationUpdateTimeoutMapProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ApplicationUpdateTimeoutMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
+	if x != nil && x.ApplicationTimeoutType != nil {
+		return *x.ApplicationTimeoutType
+	}
+	return ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
+}
+
+func (x *ApplicationUpdateTimeoutMapProto) GetExpireTime() string {
+	if x != nil && x.ExpireTime != nil {
+		return *x.ExpireTime
+	}
+	return ""
+}
+
+type QueueConfigurationsProto struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	Capacity              *float32               `protobuf:"fixed32,1,opt,name=capacity" json:"capacity,omitempty"`
+	AbsoluteCapacity      *float32               `protobuf:"fixed32,2,opt,name=absoluteCapacity" json:"absoluteCapacity,omitempty"`
+	MaxCapacity           *float32               `protobuf:"fixed32,3,opt,name=maxCapacity" json:"maxCapacity,omitempty"`
+	AbsoluteMaxCapacity   *float32               `protobuf:"fixed32,4,opt,name=absoluteMaxCapacity" json:"absoluteMaxCapacity,omitempty"`
+	MaxAMPercentage       *float32               `protobuf:"fixed32,5,opt,name=maxAMPercentage" json:"maxAMPercentage,omitempty"`
+	EffectiveMinCapacity  *ResourceProto         `protobuf:"bytes,6,opt,name=effectiveMinCapacity" json:"effectiveMinCapacity,omitempty"`
+	EffectiveMaxCapacity  *ResourceProto         `protobuf:"bytes,7,opt,name=effectiveMaxCapacity" json:"effectiveMaxCapacity,omitempty"`
+	ConfiguredMinCapacity *ResourceProto         `protobuf:"bytes,8,opt,name=configuredMinCapacity" json:"configuredMinCapacity,omitempty"`
+	ConfiguredMaxCapacity *ResourceProto         `protobuf:"bytes,9,opt,name=configuredMaxCapacity" json:"configuredMaxCapacity,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *QueueConfigurationsProto) Reset() {
+	*x = QueueConfigurationsProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueConfigurationsProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueConfigurationsProto) ProtoMessage() {}
+
+func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueConfigurationsProto.ProtoReflect.Descriptor instead.
+func (*QueueConfigurationsProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *QueueConfigurationsProto) GetCapacity() float32 {
+	if x != nil && x.Capacity != nil {
+		return *x.Capacity
+	}
+	return 0
+}
+
+func (x *QueueConfigurationsProto) GetAbsoluteCapacity() float32 {
+	if x != nil && x.AbsoluteCapacity != nil {
+		return *x.AbsoluteCapacity
+	}
+	return 0
+}
+
+func (x *QueueConfigurationsProto) GetMaxCapacity() float32 {
+	if x != nil && x.MaxCapacity != nil {
+		return *x.MaxCapacity
+	}
+	return 0
+}
+
+func (x *QueueConfigurationsProto) GetAbsoluteMaxCapacity() float32 {
+	if x != nil && x.AbsoluteMaxCapacity != nil {
+		return *x.AbsoluteMaxCapacity
+	}
+	return 0
+}
+
+func (x *QueueConfigurationsProto) GetMaxAMPercentage() float32 {
+	if x != nil && x.MaxAMPercentage != nil {
+		return *x.MaxAMPercentage
+	}
+	return 0
+}
+
+func (x *QueueConfigurationsProto) GetEffectiveMinCapacity() *ResourceProto {
+	if x != nil {
+		return x.EffectiveMinCapacity
+	}
+	return nil
+}
+
+func (x *QueueConfigurationsProto) GetEffectiveMaxCapacity() *ResourceProto {
+	if x != nil {
+		return x.EffectiveMaxCapacity
+	}
+	return nil
+}
+
+func (x *QueueConfigurationsProto) GetConfiguredMinCapacity() *ResourceProto {
+	if x != nil {
+		return x.ConfiguredMinCapacity
+	}
+	return nil
+}
+
+func (x *QueueConfigurationsProto) GetConfiguredMaxCapacity() *ResourceProto {
+	if x != nil {
+		return x.ConfiguredMaxCapacity
+	}
+	return nil
+}
+
+type QueueConfigurationsMapProto struct {
+	state               protoimpl.MessageState    `protogen:"open.v1"`
+	PartitionName       *string                   `protobuf:"bytes,1,req,name=partitionName" json:"partitionName,omitempty"`
+	QueueConfigurations *QueueConfigurationsProto `protobuf:"bytes,2,opt,name=queueConfigurations" json:"queueConfigurations,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *QueueConfigurationsMapProto) Reset() {
+	*x = QueueConfigurationsMapProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueConfigurationsMapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueConfigurationsMapProto) ProtoMessage() {}
+
+func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueConfigurationsMapProto.ProtoReflect.Descriptor instead.
+func (*QueueConfigurationsMapProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *QueueConfigurationsMapProto) GetPartitionName() string {
+	if x != nil && x.PartitionName != nil {
+		return *x.PartitionName
+	}
+	return ""
+}
+
+func (x *QueueConfigurationsMapProto) GetQueueConfigurations() *QueueConfigurationsProto {
+	if x != nil {
+		return x.QueueConfigurations
+	}
+	return nil
+}
+
+type PlacementConstraintProto struct {
+	state               protoimpl.MessageState             `protogen:"open.v1"`
+	SimpleConstraint    *SimplePlacementConstraintProto    `protobuf:"bytes,1,opt,name=simpleConstraint" json:"simpleConstraint,omitempty"`
+	CompositeConstraint *CompositePlacementConstraintProto `protobuf:"bytes,2,opt,name=compositeConstraint" json:"compositeConstraint,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *PlacementConstraintProto) Reset() {
+	*x = PlacementConstraintProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementConstraintProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementConstraintProto) ProtoMessage() {}
+
+func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementConstraintProto.ProtoReflect.Descriptor instead.
+func (*PlacementConstraintProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *PlacementConstraintProto) GetSimpleConstraint() *SimplePlacementConstraintProto {
+	if x != nil {
+		return x.SimpleConstraint
+	}
+	return nil
+}
+
+func (x *PlacementConstraintProto) GetCompositeConstraint() *CompositePlacementConstraintProto {
+	if x != nil {
+		return x.CompositeConstraint
+	}
+	return nil
+}
+
+type SimplePlacementConstraintProto struct {
+	state             protoimpl.MessageState            `protogen:"open.v1"`
+	Scope             *string                           `protobuf:"bytes,1,req,name=scope" json:"scope,omitempty"`
+	TargetExpressions []*PlacementConstraintTargetProto `protobuf:"bytes,2,rep,name=targetExpressions" json:"targetExpressions,omitempty"`
+	MinCardinality    *int32                            `protobuf:"varint,3,opt,name=minCardinality" json:"minCardinality,omitempty"`
+	MaxCardinality    *int32                            `protobuf:"varint,4,opt,name=maxCardinality" json:"maxCardinality,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SimplePlacementConstraintProto) Reset() {
+	*x = SimplePlacementConstraintProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimplePlacementConstraintProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimplePlacementConstraintProto) ProtoMessage() {}
+
+func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimplePlacementConstraintProto.ProtoReflect.Descriptor instead.
+func (*SimplePlacementConstraintProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *SimplePlacementConstraintProto) GetScope() string {
+	if x != nil && x.Scope != nil {
+		return *x.Scope
+	}
+	return ""
+}
+
+func (x *SimplePlacementConstraintProto) GetTargetExpressions() []*PlacementConstraintTargetProto {
+	if x != nil {
+		return x.TargetExpressions
+	}
+	return nil
+}
+
+func (x *SimplePlacementConstraintProto) GetMinCardinality() int32 {
+	if x != nil && x.MinCardinality != nil {
+		return *x.MinCardinality
+	}
+	return 0
+}
+
+func (x *SimplePlacementConstraintProto) GetMaxCardinality() int32 {
+	if x != nil && x.MaxCardinality != nil {
+		return *x.MaxCardinality
+	}
+	return 0
+}
+
+type PlacementConstraintTargetProto struct {
+	state         protoimpl.MessageState                     `protogen:"open.v1"`
+	TargetType    *PlacementConstraintTargetProto_TargetType `protobuf:"varint,1,req,name=targetType,enum=hadoop.yarn.PlacementConstraintTargetProto_TargetType" json:"targetType,omitempty"`
+	TargetKey     *string                                    `protobuf:"bytes,2,opt,name=targetKey" json:"targetKey,omitempty"`
+	TargetValues  []string                                   `protobuf:"bytes,3,rep,name=targetValues" json:"targetValues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementConstraintTargetProto) Reset() {
+	*x = PlacementConstraintTargetProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementConstraintTargetProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementConstraintTargetProto) ProtoMessage() {}
+
+func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementConstraintTargetProto.ProtoReflect.Descriptor instead.
+func (*PlacementConstraintTargetProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *PlacementConstraintTargetProto) GetTargetType() PlacementConstraintTargetProto_TargetType {
+	if x != nil && x.TargetType != nil {
+		return *x.TargetType
+	}
+	return PlacementConstraintTargetProto_NODE_ATTRIBUTE
+}
+
+func (x *PlacementConstraintTargetProto) GetTargetKey() string {
+	if x != nil && x.TargetKey != nil {
+		return *x.TargetKey
+	}
+	return ""
+}
+
+func (x *PlacementConstraintTargetProto) GetTargetValues() []string {
+	if x != nil {
+		return x.TargetValues
+	}
+	return nil
+}
+
+type TimedPlacementConstraintProto struct {
+	state               protoimpl.MessageState                   `protogen:"open.v1"`
+	PlacementConstraint *PlacementConstraintProto                `protobuf:"bytes,1,req,name=placementConstraint" json:"placementConstraint,omitempty"`
+	SchedulingDelay     *int64                                   `protobuf:"varint,2,req,name=schedulingDelay" json:"schedulingDelay,omitempty"`
+	DelayUnit           *TimedPlacementConstraintProto_DelayUnit `protobuf:"varint,3,opt,name=delayUnit,enum=hadoop.yarn.TimedPlacementConstraintProto_DelayUnit,def=1" json:"delayUnit,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+// Default values for TimedPlacementConstraintProto fields.
+const (
+	Default_TimedPlacementConstraintProto_DelayUnit = TimedPlacementConstraintProto_MILLISECONDS
+)
+
+func (x *TimedPlacementConstraintProto) Reset() {
+	*x = TimedPlacementConstraintProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimedPlacementConstraintProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimedPlacementConstraintProto) ProtoMessage() {}
+
+func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimedPlacementConstraintProto.ProtoReflect.Descriptor instead.
+func (*TimedPlacementConstraintProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *TimedPlacementConstraintProto) GetPlacementConstraint() *PlacementConstraintProto {
+	if x != nil {
+		return x.PlacementConstraint
+	}
+	return nil
+}
+
+func (x *TimedPlacementConstraintProto) GetSchedulingDelay() int64 {
+	if x != nil && x.SchedulingDelay != nil {
+		return *x.SchedulingDelay
+	}
+	return 0
+}
+
+func (x *TimedPlacementConstraintProto) GetDelayUnit() TimedPlacementConstraintProto_DelayUnit {
+	if x != nil && x.DelayUnit != nil {
+		return *x.DelayUnit
+	}
+	return Default_TimedPlacementConstraintProto_DelayUnit
+}
+
+type CompositePlacementConstraintProto struct {
+	state                 protoimpl.MessageState                           `protogen:"open.v1"`
+	CompositeType         *CompositePlacementConstraintProto_CompositeType `protobuf:"varint,1,req,name=compositeType,enum=hadoop.yarn.CompositePlacementConstraintProto_CompositeType" json:"compositeType,omitempty"`
+	ChildConstraints      []*PlacementConstraintProto                      `protobuf:"bytes,2,rep,name=childConstraints" json:"childConstraints,omitempty"`
+	TimedChildConstraints []*TimedPlacementConstraintProto                 `protobuf:"bytes,3,rep,name=timedChildConstraints" json:"timedChildConstraints,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *CompositePlacementConstraintProto) Reset() {
+	*x = CompositePlacementConstraintProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompositePlacementConstraintProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompositePlacementConstraintProto) ProtoMessage() {}
+
+func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompositePlacementConstraintProto.ProtoReflect.Descriptor instead.
+func (*CompositePlacementConstraintProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *CompositePlacementConstraintProto) GetCompositeType() CompositePlacementConstraintProto_CompositeType {
+	if x != nil && x.CompositeType != nil {
+		return *x.CompositeType
+	}
+	return CompositePlacementConstraintProto_AND
+}
+
+func (x *CompositePlacementConstraintProto) GetChildConstraints() []*PlacementConstraintProto {
+	if x != nil {
+		return x.ChildConstraints
+	}
+	return nil
+}
+
+func (x *CompositePlacementConstraintProto) GetTimedChildConstraints() []*TimedPlacementConstraintProto {
+	if x != nil {
+		return x.TimedChildConstraints
+	}
+	return nil
+}
+
+type PlacementConstraintMapEntryProto struct {
+	state               protoimpl.MessageState    `protogen:"open.v1"`
+	AllocationTags      []string                  `protobuf:"bytes,1,rep,name=allocation_tags,json=allocationTags" json:"allocation_tags,omitempty"`
+	PlacementConstraint *PlacementConstraintProto `protobuf:"bytes,2,opt,name=placement_constraint,json=placementConstraint" json:"placement_constraint,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *PlacementConstraintMapEntryProto) Reset() {
+	*x = PlacementConstraintMapEntryProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementConstraintMapEntryProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementConstraintMapEntryProto) ProtoMessage() {}
+
+func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementConstraintMapEntryProto.ProtoReflect.Descriptor instead.
+func (*PlacementConstraintMapEntryProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *PlacementConstraintMapEntryProto) GetAllocationTags() []string {
+	if x != nil {
+		return x.AllocationTags
+	}
+	return nil
+}
+
+func (x *PlacementConstraintMapEntryProto) GetPlacementConstraint() *PlacementConstraintProto {
+	if x != nil {
+		return x.PlacementConstraint
+	}
+	return nil
+}
+
+type ResourceAllocationRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartTime     *int64                 `protobuf:"varint,1,opt,name=start_time,json=startTime" json:"start_time,omitempty"`
+	EndTime       *int64                 `protobuf:"varint,2,opt,name=end_time,json=endTime" json:"end_time,omitempty"`
+	Resource      *ResourceProto         `protobuf:"bytes,3,opt,name=resource" json:"resource,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceAllocationRequestProto) Reset() {
+	*x = ResourceAllocationRequestProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceAllocationRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceAllocationRequestProto) ProtoMessage() {}
+
+func (x *ResourceAllocationRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceAllocationRequestProto.ProtoReflect.Descriptor instead.
+func (*ResourceAllocationRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *ResourceAllocationRequestProto) GetStartTime() int64 {
+	if x != nil && x.StartTime != nil {
+		return *x.StartTime
+	}
+	return 0
+}
+
+func (x *ResourceAllocationRequestProto) GetEndTime() int64 {
+	if x != nil && x.EndTime != nil {
+		return *x.EndTime
+	}
+	return 0
+}
+
+func (x *ResourceAllocationRequestProto) GetResource() *ResourceProto {
+	if x != nil {
+		return x.Resource
+	}
+	return nil
+}
+
+type ReservationAllocationStateProto struct {
+	state                 protoimpl.MessageState            `protogen:"open.v1"`
+	ReservationDefinition *ReservationDefinitionProto       `protobuf:"bytes,1,opt,name=reservation_definition,json=reservationDefinition" json:"reservation_definition,omitempty"`
+	AllocationRequests    []*ResourceAllocationRequestProto `protobuf:"bytes,2,rep,name=allocation_requests,json=allocationRequests" json:"allocation_requests,omitempty"`
+	StartTime             *int64                            `protobuf:"varint,3,opt,name=start_time,json=startTime" json:"start_time,omitempty"`
+	EndTime               *int64                            `protobuf:"varint,4,opt,name=end_time,json=endTime" json:"end_time,omitempty"`
+	User                  *string                           `protobuf:"bytes,5,opt,name=user" json:"user,omitempty"`
+	ContainsGangs         *bool                             `protobuf:"varint,6,opt,name=contains_gangs,json=containsGangs" json:"contains_gangs,omitempty"`
+	AcceptanceTime        *int64                            `protobuf:"varint,7,opt,name=acceptance_time,json=acceptanceTime" json:"acceptance_time,omitempty"`
+	ReservationId         *ReservationIdProto               `protobuf:"bytes,8,opt,name=reservation_id,json=reservationId" json:"reservation_id,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ReservationAllocationStateProto) Reset() {
+	*x = ReservationAllocationStateProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationAllocationStateProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationAllocationStateProto) ProtoMessage() {}
+
+func (x *ReservationAllocationStateProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationAllocationStateProto.ProtoReflect.Descriptor instead.
+func (*ReservationAllocationStateProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *ReservationAllocationStateProto) GetReservationDefinition() *ReservationDefinitionProto {
+	if x != nil {
+		return x.ReservationDefinition
+	}
+	return nil
+}
+
+func (x *ReservationAllocationStateProto) GetAllocationRequests() []*ResourceAllocationRequestProto {
+	if x != nil {
+		return x.AllocationRequests
+	}
+	return nil
+}
+
+func (x *ReservationAllocationStateProto) GetStartTime() int64 {
+	if x != nil && x.StartTime != nil {
+		return *x.StartTime
+	}
+	return 0
+}
+
+func (x *ReservationAllocationStateProto) GetEndTime() int64 {
+	if x != nil && x.EndTime != nil {
+		return *x.EndTime
+	}
+	return 0
+}
+
+func (x *ReservationAllocationStateProto) GetUser() string {
+	if x != nil && x.User != nil {
+		return *x.User
+	}
+	return ""
+}
+
+func (x *ReservationAllocationStateProto) GetContainsGangs() bool {
+	if x != nil && x.ContainsGangs != nil {
+		return *x.ContainsGangs
+	}
+	return false
+}
+
+func (x *ReservationAllocationStateProto) GetAcceptanceTime() int64 {
+	if x != nil && x.AcceptanceTime != nil {
+		return *x.AcceptanceTime
+	}
+	return 0
+}
+
+func (x *ReservationAllocationStateProto) GetReservationId() *ReservationIdProto {
+	if x != nil {
+		return x.ReservationId
+	}
+	return nil
+}
+
+type ContainerRetryContextProto struct {
+	state                    protoimpl.MessageState     `protogen:"open.v1"`
+	RetryPolicy              *ContainerRetryPolicyProto `protobuf:"varint,1,opt,name=retry_policy,json=retryPolicy,enum=hadoop.yarn.ContainerRetryPolicyProto,def=0" json:"retry_policy,omitempty"`
+	ErrorCodes               []int32                    `protobuf:"varint,2,rep,name=error_codes,json=errorCodes" json:"error_codes,omitempty"`
+	MaxRetries               *int32                     `protobuf:"varint,3,opt,name=max_retries,json=maxRetries,def=0" json:"max_retries,omitempty"`
+	RetryInterval            *int32                     `protobuf:"varint,4,opt,name=retry_interval,json=retryInterval,def=0" json:"retry_interval,omitempty"`
+	FailuresValidityInterval *int64                     `protobuf:"varint,5,opt,name=failures_validity_interval,json=failuresValidityInterval,def=-1" json:"failures_validity_interval,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+// Default values for ContainerRetryContextProto fields.
+const (
+	Default_ContainerRetryContextProto_RetryPolicy              = ContainerRetryPolicyProto_NEVER_RETRY
+	Default_ContainerRetryContextProto_MaxRetries               = int32(0)
+	Default_ContainerRetryContextProto_RetryInterval            = int32(0)
+	Default_ContainerRetryContextProto_FailuresValidityInterval = int64(-1)
+)
+
+func (x *ContainerRetryContextProto) Reset() {
+	*x = ContainerRetryContextProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerRetryContextProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerRetryContextProto) ProtoMessage() {}
+
+func (x *ContainerRetryContextProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerRetryContextProto.ProtoReflect.Descriptor instead.
+func (*ContainerRetryContextProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ContainerRetryContextProto) GetRetryPolicy() ContainerRetryPolicyProto {
+	if x != nil && x.RetryPolicy != nil {
+		return *x.RetryPolicy
+	}
+	return Default_ContainerRetryContextProto_RetryPolicy
+}
+
+func (x *ContainerRetryContextProto) GetErrorCodes() []int32 {
+	if x != nil {
+		return x.ErrorCodes
+	}
+	return nil
+}
+
+func (x *ContainerRetryContextProto) GetMaxRetries() int32 {
+	if x != nil && x.MaxRetries != nil {
+		return *x.MaxRetries
+	}
+	return Default_ContainerRetryContextProto_MaxRetries
+}
+
+func (x *ContainerRetryContextProto) GetRetryInterval() int32 {
+	if x != nil && x.RetryInterval != nil {
+		return *x.RetryInterval
+	}
+	return Default_ContainerRetryContextProto_RetryInterval
+}
+
+func (x *ContainerRetryContextProto) GetFailuresValidityInterval() int64 {
+	if x != nil && x.FailuresValidityInterval != nil {
+		return *x.FailuresValidityInterval
+	}
+	return Default_ContainerRetryContextProto_FailuresValidityInterval
+}
+
 var File_yarn_yarn_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_protos_proto_rawDesc = "" +
@@ -5797,7 +7196,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x11num_unhealthy_nms\x18\x05 \x01(\x05R\x0fnumUnhealthyNms\x12(\n" +
 	"\x10num_rebooted_nms\x18\x06 \x01(\x05R\x0enumRebootedNms\x126\n" +
 	"\x17num_decommissioning_nms\x18\a \x01(\x05R\x15numDecommissioningNms\x12(\n" +
-	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"\xcb\x04\n" +
+	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"\xf1\x05\n" +
 	"\x0eQueueInfoProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x02R\bcapacity\x12(\n" +
@@ -5810,7 +7209,9 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x1adefaultNodeLabelExpression\x18\t \x01(\tR\x1adefaultNodeLabelExpression\x12K\n" +
 	"\x0fqueueStatistics\x18\n" +
 	" \x01(\v2!.hadoop.yarn.QueueStatisticsProtoR\x0fqueueStatistics\x12.\n" +
-	"\x12preemptionDisabled\x18\v \x01(\bR\x12preemptionDisabled\"\x96\x06\n" +
+	"\x12preemptionDisabled\x18\v \x01(\bR\x12preemptionDisabled\x12`\n" +
+	"\x16queueConfigurationsMap\x18\f \x03(\v2(.hadoop.yarn.QueueConfigurationsMapProtoR\x16queueConfigurationsMap\x12B\n" +
+	"\x1cintraQueuePreemptionDisabled\x18\r \x01(\bR\x1cintraQueuePreemptionDisabled\"\x96\x06\n" +
 	"\x14QueueStatisticsProto\x12*\n" +
 	"\x10numAppsSubmitted\x18\x01 \x01(\x03R\x10numAppsSubmitted\x12&\n" +
 	"\x0enumAppsRunning\x18\x02 \x01(\x03R\x0enumAppsRunning\x12&\n" +
@@ -5846,12 +7247,14 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\bduration\x18\x04 \x01(\x03:\x02-1R\bduration\"\xcf\x01\n" +
 	"\x18ReservationRequestsProto\x12Y\n" +
 	"\x15reservation_resources\x18\x01 \x03(\v2$.hadoop.yarn.ReservationRequestProtoR\x14reservationResources\x12X\n" +
-	"\vinterpreter\x18\x02 \x01(\x0e2/.hadoop.yarn.ReservationRequestInterpreterProto:\x05R_ALLR\vinterpreter\"\xd7\x01\n" +
+	"\vinterpreter\x18\x02 \x01(\x0e2/.hadoop.yarn.ReservationRequestInterpreterProto:\x05R_ALLR\vinterpreter\"\xc7\x02\n" +
 	"\x1aReservationDefinitionProto\x12X\n" +
 	"\x14reservation_requests\x18\x01 \x01(\v2%.hadoop.yarn.ReservationRequestsProtoR\x13reservationRequests\x12\x18\n" +
 	"\aarrival\x18\x02 \x01(\x03R\aarrival\x12\x1a\n" +
 	"\bdeadline\x18\x03 \x01(\x03R\bdeadline\x12)\n" +
-	"\x10reservation_name\x18\x04 \x01(\tR\x0freservationName\"\x9c\x03\n" +
+	"\x10reservation_name\x18\x04 \x01(\tR\x0freservationName\x126\n" +
+	"\x15recurrence_expression\x18\x05 \x01(\t:\x010R\x14recurrenceExpression\x126\n" +
+	"\bpriority\x18\x06 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\"\xfd\x03\n" +
 	"\x1bContainerLaunchContextProto\x12P\n" +
 	"\x0elocalResources\x18\x01 \x03(\v2(.hadoop.yarn.StringLocalResourceMapProtoR\x0elocalResources\x12\x16\n" +
 	"\x06tokens\x18\x02 \x01(\fR\x06tokens\x12C\n" +
@@ -5860,7 +7263,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\acommand\x18\x05 \x03(\tR\acommand\x12N\n" +
 	"\x10application_ACLs\x18\x06 \x03(\v2#.hadoop.yarn.ApplicationACLMapProtoR\x0fapplicationACLs\x12\x1f\n" +
 	"\vtokens_conf\x18\b \x01(\fR\n" +
-	"tokensConf\"\x99\x04\n" +
+	"tokensConf\x12_\n" +
+	"\x17container_retry_context\x18\a \x01(\v2'.hadoop.yarn.ContainerRetryContextProtoR\x15containerRetryContext\"\x99\x04\n" +
 	"\x14ContainerStatusProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x126\n" +
 	"\x05state\x18\x02 \x01(\x0e2 .hadoop.yarn.ContainerStateProtoR\x05state\x12%\n" +
@@ -5898,7 +7302,98 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"=\n" +
 	"\x13StringBytesMapProto\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value*P\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\x9e\x03\n" +
+	"\x16SchedulingRequestProto\x123\n" +
+	"\x13allocationRequestId\x18\x01 \x01(\x03:\x010R\x13allocationRequestId\x126\n" +
+	"\bpriority\x18\x02 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12L\n" +
+	"\rexecutionType\x18\x03 \x01(\v2&.hadoop.yarn.ExecutionTypeRequestProtoR\rexecutionType\x12&\n" +
+	"\x0eallocationTags\x18\x04 \x03(\tR\x0eallocationTags\x12H\n" +
+	"\x0eresourceSizing\x18\x05 \x01(\v2 .hadoop.yarn.ResourceSizingProtoR\x0eresourceSizing\x12W\n" +
+	"\x13placementConstraint\x18\x06 \x01(\v2%.hadoop.yarn.PlacementConstraintProtoR\x13placementConstraint\"w\n" +
+	"\x13ResourceSizingProto\x12&\n" +
+	"\x0enumAllocations\x18\x01 \x01(\x05R\x0enumAllocations\x128\n" +
+	"\tresources\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\tresources\"\x9a\x01\n" +
+	"\x1eRejectedSchedulingRequestProto\x129\n" +
+	"\x06reason\x18\x01 \x02(\x0e2!.hadoop.yarn.RejectionReasonProtoR\x06reason\x12=\n" +
+	"\arequest\x18\x02 \x02(\v2#.hadoop.yarn.SchedulingRequestProtoR\arequest\"\xa7\x01\n" +
+	" ApplicationUpdateTimeoutMapProto\x12b\n" +
+	"\x18application_timeout_type\x18\x01 \x01(\x0e2(.hadoop.yarn.ApplicationTimeoutTypeProtoR\x16applicationTimeoutType\x12\x1f\n" +
+	"\vexpire_time\x18\x02 \x01(\tR\n" +
+	"expireTime\"\xa4\x04\n" +
+	"\x18QueueConfigurationsProto\x12\x1a\n" +
+	"\bcapacity\x18\x01 \x01(\x02R\bcapacity\x12*\n" +
+	"\x10absoluteCapacity\x18\x02 \x01(\x02R\x10absoluteCapacity\x12 \n" +
+	"\vmaxCapacity\x18\x03 \x01(\x02R\vmaxCapacity\x120\n" +
+	"\x13absoluteMaxCapacity\x18\x04 \x01(\x02R\x13absoluteMaxCapacity\x12(\n" +
+	"\x0fmaxAMPercentage\x18\x05 \x01(\x02R\x0fmaxAMPercentage\x12N\n" +
+	"\x14effectiveMinCapacity\x18\x06 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x14effectiveMinCapacity\x12N\n" +
+	"\x14effectiveMaxCapacity\x18\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x14effectiveMaxCapacity\x12P\n" +
+	"\x15configuredMinCapacity\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x15configuredMinCapacity\x12P\n" +
+	"\x15configuredMaxCapacity\x18\t \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x15configuredMaxCapacity\"\x9c\x01\n" +
+	"\x1bQueueConfigurationsMapProto\x12$\n" +
+	"\rpartitionName\x18\x01 \x02(\tR\rpartitionName\x12W\n" +
+	"\x13queueConfigurations\x18\x02 \x01(\v2%.hadoop.yarn.QueueConfigurationsProtoR\x13queueConfigurations\"\xd5\x01\n" +
+	"\x18PlacementConstraintProto\x12W\n" +
+	"\x10simpleConstraint\x18\x01 \x01(\v2+.hadoop.yarn.SimplePlacementConstraintProtoR\x10simpleConstraint\x12`\n" +
+	"\x13compositeConstraint\x18\x02 \x01(\v2..hadoop.yarn.CompositePlacementConstraintProtoR\x13compositeConstraint\"\xe1\x01\n" +
+	"\x1eSimplePlacementConstraintProto\x12\x14\n" +
+	"\x05scope\x18\x01 \x02(\tR\x05scope\x12Y\n" +
+	"\x11targetExpressions\x18\x02 \x03(\v2+.hadoop.yarn.PlacementConstraintTargetProtoR\x11targetExpressions\x12&\n" +
+	"\x0eminCardinality\x18\x03 \x01(\x05R\x0eminCardinality\x12&\n" +
+	"\x0emaxCardinality\x18\x04 \x01(\x05R\x0emaxCardinality\"\xfa\x01\n" +
+	"\x1ePlacementConstraintTargetProto\x12V\n" +
+	"\n" +
+	"targetType\x18\x01 \x02(\x0e26.hadoop.yarn.PlacementConstraintTargetProto.TargetTypeR\n" +
+	"targetType\x12\x1c\n" +
+	"\ttargetKey\x18\x02 \x01(\tR\ttargetKey\x12\"\n" +
+	"\ftargetValues\x18\x03 \x03(\tR\ftargetValues\">\n" +
+	"\n" +
+	"TargetType\x12\x12\n" +
+	"\x0eNODE_ATTRIBUTE\x10\x01\x12\x12\n" +
+	"\x0eALLOCATION_TAG\x10\x02\x12\b\n" +
+	"\x04SELF\x10\x03\"\xb6\x02\n" +
+	"\x1dTimedPlacementConstraintProto\x12W\n" +
+	"\x13placementConstraint\x18\x01 \x02(\v2%.hadoop.yarn.PlacementConstraintProtoR\x13placementConstraint\x12(\n" +
+	"\x0fschedulingDelay\x18\x02 \x02(\x03R\x0fschedulingDelay\x12`\n" +
+	"\tdelayUnit\x18\x03 \x01(\x0e24.hadoop.yarn.TimedPlacementConstraintProto.DelayUnit:\fMILLISECONDSR\tdelayUnit\"0\n" +
+	"\tDelayUnit\x12\x10\n" +
+	"\fMILLISECONDS\x10\x01\x12\x11\n" +
+	"\rOPPORTUNITIES\x10\x02\"\xee\x02\n" +
+	"!CompositePlacementConstraintProto\x12b\n" +
+	"\rcompositeType\x18\x01 \x02(\x0e2<.hadoop.yarn.CompositePlacementConstraintProto.CompositeTypeR\rcompositeType\x12Q\n" +
+	"\x10childConstraints\x18\x02 \x03(\v2%.hadoop.yarn.PlacementConstraintProtoR\x10childConstraints\x12`\n" +
+	"\x15timedChildConstraints\x18\x03 \x03(\v2*.hadoop.yarn.TimedPlacementConstraintProtoR\x15timedChildConstraints\"0\n" +
+	"\rCompositeType\x12\a\n" +
+	"\x03AND\x10\x01\x12\x06\n" +
+	"\x02OR\x10\x02\x12\x0e\n" +
+	"\n" +
+	"DELAYED_OR\x10\x03\"\xa5\x01\n" +
+	" PlacementConstraintMapEntryProto\x12'\n" +
+	"\x0fallocation_tags\x18\x01 \x03(\tR\x0eallocationTags\x12X\n" +
+	"\x14placement_constraint\x18\x02 \x01(\v2%.hadoop.yarn.PlacementConstraintProtoR\x13placementConstraint\"\x92\x01\n" +
+	"\x1eResourceAllocationRequestProto\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x01 \x01(\x03R\tstartTime\x12\x19\n" +
+	"\bend_time\x18\x02 \x01(\x03R\aendTime\x126\n" +
+	"\bresource\x18\x03 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\xc5\x03\n" +
+	"\x1fReservationAllocationStateProto\x12^\n" +
+	"\x16reservation_definition\x18\x01 \x01(\v2'.hadoop.yarn.ReservationDefinitionProtoR\x15reservationDefinition\x12\\\n" +
+	"\x13allocation_requests\x18\x02 \x03(\v2+.hadoop.yarn.ResourceAllocationRequestProtoR\x12allocationRequests\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x03 \x01(\x03R\tstartTime\x12\x19\n" +
+	"\bend_time\x18\x04 \x01(\x03R\aendTime\x12\x12\n" +
+	"\x04user\x18\x05 \x01(\tR\x04user\x12%\n" +
+	"\x0econtains_gangs\x18\x06 \x01(\bR\rcontainsGangs\x12'\n" +
+	"\x0facceptance_time\x18\a \x01(\x03R\x0eacceptanceTime\x12F\n" +
+	"\x0ereservation_id\x18\b \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\"\xa5\x02\n" +
+	"\x1aContainerRetryContextProto\x12V\n" +
+	"\fretry_policy\x18\x01 \x01(\x0e2&.hadoop.yarn.ContainerRetryPolicyProto:\vNEVER_RETRYR\vretryPolicy\x12\x1f\n" +
+	"\verror_codes\x18\x02 \x03(\x05R\n" +
+	"errorCodes\x12\"\n" +
+	"\vmax_retries\x18\x03 \x01(\x05:\x010R\n" +
+	"maxRetries\x12(\n" +
+	"\x0eretry_interval\x18\x04 \x01(\x05:\x010R\rretryInterval\x12@\n" +
+	"\x1afailures_validity_interval\x18\x05 \x01(\x03:\x02-1R\x18failuresValidityInterval*P\n" +
 	"\x13ContainerStateProto\x12\t\n" +
 	"\x05C_NEW\x10\x01\x12\r\n" +
 	"\tC_RUNNING\x10\x02\x12\x0e\n" +
@@ -6012,7 +7507,18 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\n" +
 	"CSS_PAUSED\x10\x03\x12\x12\n" +
 	"\x0eCSS_COMPLETING\x10\x04\x12\f\n" +
-	"\bCSS_DONE\x10\x05B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\bCSS_DONE\x10\x05*[\n" +
+	"\x14RejectionReasonProto\x12\x1f\n" +
+	"\x1bRRP_COULD_NOT_PLACE_ON_NODE\x10\x01\x12\"\n" +
+	"\x1eRRP_COULD_NOT_SCHEDULE_ON_NODE\x10\x02*c\n" +
+	"\x1bSignalContainerCommandProto\x12\x16\n" +
+	"\x12OUTPUT_THREAD_DUMP\x10\x01\x12\x15\n" +
+	"\x11GRACEFUL_SHUTDOWN\x10\x02\x12\x15\n" +
+	"\x11FORCEFUL_SHUTDOWN\x10\x03*h\n" +
+	"\x19ContainerRetryPolicyProto\x12\x0f\n" +
+	"\vNEVER_RETRY\x10\x00\x12\x17\n" +
+	"\x13RETRY_ON_ALL_ERRORS\x10\x01\x12!\n" +
+	"\x1dRETRY_ON_SPECIFIC_ERROR_CODES\x10\x02B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_protos_proto_rawDescOnce sync.Once
@@ -6026,196 +7532,248 @@ func file_yarn_yarn_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 20)
-var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 26)
+var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_yarn_yarn_protos_proto_goTypes = []any{
-	(ContainerStateProto)(0),                      // 0: hadoop.yarn.ContainerStateProto
-	(YarnApplicationStateProto)(0),                // 1: hadoop.yarn.YarnApplicationStateProto
-	(YarnApplicationAttemptStateProto)(0),         // 2: hadoop.yarn.YarnApplicationAttemptStateProto
-	(FinalApplicationStatusProto)(0),              // 3: hadoop.yarn.FinalApplicationStatusProto
-	(LocalResourceVisibilityProto)(0),             // 4: hadoop.yarn.LocalResourceVisibilityProto
-	(LocalResourceTypeProto)(0),                   // 5: hadoop.yarn.LocalResourceTypeProto
-	(NodeStateProto)(0),                           // 6: hadoop.yarn.NodeStateProto
-	(AMCommandProto)(0),                           // 7: hadoop.yarn.AMCommandProto
-	(ApplicationAccessTypeProto)(0),               // 8: hadoop.yarn.ApplicationAccessTypeProto
-	(QueueStateProto)(0),                          // 9: hadoop.yarn.QueueStateProto
-	(QueueACLProto)(0),                            // 10: hadoop.yarn.QueueACLProto
-	(ReservationRequestInterpreterProto)(0),       // 11: hadoop.yarn.ReservationRequestInterpreterProto
-	(ContainerExitStatusProto)(0),                 // 12: hadoop.yarn.ContainerExitStatusProto
-	(ResourceTypesProto)(0),                       // 13: hadoop.yarn.ResourceTypesProto
-	(ExecutionTypeProto)(0),                       // 14: hadoop.yarn.ExecutionTypeProto
-	(ContainerTypeProto)(0),                       // 15: hadoop.yarn.ContainerTypeProto
-	(LogAggregationStatusProto)(0),                // 16: hadoop.yarn.LogAggregationStatusProto
-	(ApplicationTimeoutTypeProto)(0),              // 17: hadoop.yarn.ApplicationTimeoutTypeProto
-	(NodeUpdateTypeProto)(0),                      // 18: hadoop.yarn.NodeUpdateTypeProto
-	(ContainerSubStateProto)(0),                   // 19: hadoop.yarn.ContainerSubStateProto
-	(*SerializedExceptionProto)(nil),              // 20: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationIdProto)(nil),                    // 21: hadoop.yarn.ApplicationIdProto
-	(*ApplicationAttemptIdProto)(nil),             // 22: hadoop.yarn.ApplicationAttemptIdProto
-	(*ContainerIdProto)(nil),                      // 23: hadoop.yarn.ContainerIdProto
-	(*ResourceProto)(nil),                         // 24: hadoop.yarn.ResourceProto
-	(*ResourceInformationProto)(nil),              // 25: hadoop.yarn.ResourceInformationProto
-	(*ResourceUtilizationProto)(nil),              // 26: hadoop.yarn.ResourceUtilizationProto
-	(*ExecutionTypeRequestProto)(nil),             // 27: hadoop.yarn.ExecutionTypeRequestProto
-	(*NodeLabelProto)(nil),                        // 28: hadoop.yarn.NodeLabelProto
-	(*ApplicationTimeoutMapProto)(nil),            // 29: hadoop.yarn.ApplicationTimeoutMapProto
-	(*AppTimeoutsMapProto)(nil),                   // 30: hadoop.yarn.AppTimeoutsMapProto
-	(*ApplicationTimeoutProto)(nil),               // 31: hadoop.yarn.ApplicationTimeoutProto
-	(*ResourceOptionProto)(nil),                   // 32: hadoop.yarn.ResourceOptionProto
-	(*NodeResourceMapProto)(nil),                  // 33: hadoop.yarn.NodeResourceMapProto
-	(*PriorityProto)(nil),                         // 34: hadoop.yarn.PriorityProto
-	(*ContainerProto)(nil),                        // 35: hadoop.yarn.ContainerProto
-	(*ContainerReportProto)(nil),                  // 36: hadoop.yarn.ContainerReportProto
-	(*URLProto)(nil),                              // 37: hadoop.yarn.URLProto
-	(*LocalResourceProto)(nil),                    // 38: hadoop.yarn.LocalResourceProto
-	(*ApplicationResourceUsageReportProto)(nil),   // 39: hadoop.yarn.ApplicationResourceUsageReportProto
-	(*StringLongMapProto)(nil),                    // 40: hadoop.yarn.StringLongMapProto
-	(*StringFloatMapProto)(nil),                   // 41: hadoop.yarn.StringFloatMapProto
-	(*ApplicationReportProto)(nil),                // 42: hadoop.yarn.ApplicationReportProto
-	(*ApplicationAttemptReportProto)(nil),         // 43: hadoop.yarn.ApplicationAttemptReportProto
-	(*NodeIdProto)(nil),                           // 44: hadoop.yarn.NodeIdProto
-	(*NodeReportProto)(nil),                       // 45: hadoop.yarn.NodeReportProto
-	(*NodeIdToLabelsProto)(nil),                   // 46: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                  // 47: hadoop.yarn.LabelsToNodeIdsProto
-	(*ResourceRequestProto)(nil),                  // 48: hadoop.yarn.ResourceRequestProto
-	(*PreemptionMessageProto)(nil),                // 49: hadoop.yarn.PreemptionMessageProto
-	(*StrictPreemptionContractProto)(nil),         // 50: hadoop.yarn.StrictPreemptionContractProto
-	(*PreemptionContractProto)(nil),               // 51: hadoop.yarn.PreemptionContractProto
-	(*PreemptionContainerProto)(nil),              // 52: hadoop.yarn.PreemptionContainerProto
-	(*PreemptionResourceRequestProto)(nil),        // 53: hadoop.yarn.PreemptionResourceRequestProto
-	(*ResourceBlacklistRequestProto)(nil),         // 54: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ApplicationSubmissionContextProto)(nil),     // 55: hadoop.yarn.ApplicationSubmissionContextProto
-	(*LogAggregationContextProto)(nil),            // 56: hadoop.yarn.LogAggregationContextProto
-	(*ApplicationACLMapProto)(nil),                // 57: hadoop.yarn.ApplicationACLMapProto
-	(*YarnClusterMetricsProto)(nil),               // 58: hadoop.yarn.YarnClusterMetricsProto
-	(*QueueInfoProto)(nil),                        // 59: hadoop.yarn.QueueInfoProto
-	(*QueueStatisticsProto)(nil),                  // 60: hadoop.yarn.QueueStatisticsProto
-	(*QueueUserACLInfoProto)(nil),                 // 61: hadoop.yarn.QueueUserACLInfoProto
-	(*ReservationIdProto)(nil),                    // 62: hadoop.yarn.ReservationIdProto
-	(*ReservationRequestProto)(nil),               // 63: hadoop.yarn.ReservationRequestProto
-	(*ReservationRequestsProto)(nil),              // 64: hadoop.yarn.ReservationRequestsProto
-	(*ReservationDefinitionProto)(nil),            // 65: hadoop.yarn.ReservationDefinitionProto
-	(*ContainerLaunchContextProto)(nil),           // 66: hadoop.yarn.ContainerLaunchContextProto
-	(*ContainerStatusProto)(nil),                  // 67: hadoop.yarn.ContainerStatusProto
-	(*ContainerResourceIncreaseRequestProto)(nil), // 68: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(*ContainerResourceIncreaseProto)(nil),        // 69: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),        // 70: hadoop.yarn.ContainerResourceDecreaseProto
-	(*StringLocalResourceMapProto)(nil),           // 71: hadoop.yarn.StringLocalResourceMapProto
-	(*StringStringMapProto)(nil),                  // 72: hadoop.yarn.StringStringMapProto
-	(*StringBytesMapProto)(nil),                   // 73: hadoop.yarn.StringBytesMapProto
-	(*common.TokenProto)(nil),                     // 74: bobbin.hadoop.common.TokenProto
+	(ContainerStateProto)(0),                             // 0: hadoop.yarn.ContainerStateProto
+	(YarnApplicationStateProto)(0),                       // 1: hadoop.yarn.YarnApplicationStateProto
+	(YarnApplicationAttemptStateProto)(0),                // 2: hadoop.yarn.YarnApplicationAttemptStateProto
+	(FinalApplicationStatusProto)(0),                     // 3: hadoop.yarn.FinalApplicationStatusProto
+	(LocalResourceVisibilityProto)(0),                    // 4: hadoop.yarn.LocalResourceVisibilityProto
+	(LocalResourceTypeProto)(0),                          // 5: hadoop.yarn.LocalResourceTypeProto
+	(NodeStateProto)(0),                                  // 6: hadoop.yarn.NodeStateProto
+	(AMCommandProto)(0),                                  // 7: hadoop.yarn.AMCommandProto
+	(ApplicationAccessTypeProto)(0),                      // 8: hadoop.yarn.ApplicationAccessTypeProto
+	(QueueStateProto)(0),                                 // 9: hadoop.yarn.QueueStateProto
+	(QueueACLProto)(0),                                   // 10: hadoop.yarn.QueueACLProto
+	(ReservationRequestInterpreterProto)(0),              // 11: hadoop.yarn.ReservationRequestInterpreterProto
+	(ContainerExitStatusProto)(0),                        // 12: hadoop.yarn.ContainerExitStatusProto
+	(ResourceTypesProto)(0),                              // 13: hadoop.yarn.ResourceTypesProto
+	(ExecutionTypeProto)(0),                              // 14: hadoop.yarn.ExecutionTypeProto
+	(ContainerTypeProto)(0),                              // 15: hadoop.yarn.ContainerTypeProto
+	(LogAggregationStatusProto)(0),                       // 16: hadoop.yarn.LogAggregationStatusProto
+	(ApplicationTimeoutTypeProto)(0),                     // 17: hadoop.yarn.ApplicationTimeoutTypeProto
+	(NodeUpdateTypeProto)(0),                             // 18: hadoop.yarn.NodeUpdateTypeProto
+	(ContainerSubStateProto)(0),                          // 19: hadoop.yarn.ContainerSubStateProto
+	(RejectionReasonProto)(0),                            // 20: hadoop.yarn.RejectionReasonProto
+	(SignalContainerCommandProto)(0),                     // 21: hadoop.yarn.SignalContainerCommandProto
+	(ContainerRetryPolicyProto)(0),                       // 22: hadoop.yarn.ContainerRetryPolicyProto
+	(PlacementConstraintTargetProto_TargetType)(0),       // 23: hadoop.yarn.PlacementConstraintTargetProto.TargetType
+	(TimedPlacementConstraintProto_DelayUnit)(0),         // 24: hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
+	(CompositePlacementConstraintProto_CompositeType)(0), // 25: hadoop.yarn.CompositePlacementConstraintProto.CompositeType
+	(*SerializedExceptionProto)(nil),                     // 26: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationIdProto)(nil),                           // 27: hadoop.yarn.ApplicationIdProto
+	(*ApplicationAttemptIdProto)(nil),                    // 28: hadoop.yarn.ApplicationAttemptIdProto
+	(*ContainerIdProto)(nil),                             // 29: hadoop.yarn.ContainerIdProto
+	(*ResourceProto)(nil),                                // 30: hadoop.yarn.ResourceProto
+	(*ResourceInformationProto)(nil),                     // 31: hadoop.yarn.ResourceInformationProto
+	(*ResourceUtilizationProto)(nil),                     // 32: hadoop.yarn.ResourceUtilizationProto
+	(*ExecutionTypeRequestProto)(nil),                    // 33: hadoop.yarn.ExecutionTypeRequestProto
+	(*NodeLabelProto)(nil),                               // 34: hadoop.yarn.NodeLabelProto
+	(*ApplicationTimeoutMapProto)(nil),                   // 35: hadoop.yarn.ApplicationTimeoutMapProto
+	(*AppTimeoutsMapProto)(nil),                          // 36: hadoop.yarn.AppTimeoutsMapProto
+	(*ApplicationTimeoutProto)(nil),                      // 37: hadoop.yarn.ApplicationTimeoutProto
+	(*ResourceOptionProto)(nil),                          // 38: hadoop.yarn.ResourceOptionProto
+	(*NodeResourceMapProto)(nil),                         // 39: hadoop.yarn.NodeResourceMapProto
+	(*PriorityProto)(nil),                                // 40: hadoop.yarn.PriorityProto
+	(*ContainerProto)(nil),                               // 41: hadoop.yarn.ContainerProto
+	(*ContainerReportProto)(nil),                         // 42: hadoop.yarn.ContainerReportProto
+	(*URLProto)(nil),                                     // 43: hadoop.yarn.URLProto
+	(*LocalResourceProto)(nil),                           // 44: hadoop.yarn.LocalResourceProto
+	(*ApplicationResourceUsageReportProto)(nil),          // 45: hadoop.yarn.ApplicationResourceUsageReportProto
+	(*StringLongMapProto)(nil),                           // 46: hadoop.yarn.StringLongMapProto
+	(*StringFloatMapProto)(nil),                          // 47: hadoop.yarn.StringFloatMapProto
+	(*ApplicationReportProto)(nil),                       // 48: hadoop.yarn.ApplicationReportProto
+	(*ApplicationAttemptReportProto)(nil),                // 49: hadoop.yarn.ApplicationAttemptReportProto
+	(*NodeIdProto)(nil),                                  // 50: hadoop.yarn.NodeIdProto
+	(*NodeReportProto)(nil),                              // 51: hadoop.yarn.NodeReportProto
+	(*NodeIdToLabelsProto)(nil),                          // 52: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                         // 53: hadoop.yarn.LabelsToNodeIdsProto
+	(*ResourceRequestProto)(nil),                         // 54: hadoop.yarn.ResourceRequestProto
+	(*PreemptionMessageProto)(nil),                       // 55: hadoop.yarn.PreemptionMessageProto
+	(*StrictPreemptionContractProto)(nil),                // 56: hadoop.yarn.StrictPreemptionContractProto
+	(*PreemptionContractProto)(nil),                      // 57: hadoop.yarn.PreemptionContractProto
+	(*PreemptionContainerProto)(nil),                     // 58: hadoop.yarn.PreemptionContainerProto
+	(*PreemptionResourceRequestProto)(nil),               // 59: hadoop.yarn.PreemptionResourceRequestProto
+	(*ResourceBlacklistRequestProto)(nil),                // 60: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ApplicationSubmissionContextProto)(nil),            // 61: hadoop.yarn.ApplicationSubmissionContextProto
+	(*LogAggregationContextProto)(nil),                   // 62: hadoop.yarn.LogAggregationContextProto
+	(*ApplicationACLMapProto)(nil),                       // 63: hadoop.yarn.ApplicationACLMapProto
+	(*YarnClusterMetricsProto)(nil),                      // 64: hadoop.yarn.YarnClusterMetricsProto
+	(*QueueInfoProto)(nil),                               // 65: hadoop.yarn.QueueInfoProto
+	(*QueueStatisticsProto)(nil),                         // 66: hadoop.yarn.QueueStatisticsProto
+	(*QueueUserACLInfoProto)(nil),                        // 67: hadoop.yarn.QueueUserACLInfoProto
+	(*ReservationIdProto)(nil),                           // 68: hadoop.yarn.ReservationIdProto
+	(*ReservationRequestProto)(nil),                      // 69: hadoop.yarn.ReservationRequestProto
+	(*ReservationRequestsProto)(nil),                     // 70: hadoop.yarn.ReservationRequestsProto
+	(*ReservationDefinitionProto)(nil),                   // 71: hadoop.yarn.ReservationDefinitionProto
+	(*ContainerLaunchContextProto)(nil),                  // 72: hadoop.yarn.ContainerLaunchContextProto
+	(*ContainerStatusProto)(nil),                         // 73: hadoop.yarn.ContainerStatusProto
+	(*ContainerResourceIncreaseRequestProto)(nil),        // 74: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(*ContainerResourceIncreaseProto)(nil),               // 75: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),               // 76: hadoop.yarn.ContainerResourceDecreaseProto
+	(*StringLocalResourceMapProto)(nil),                  // 77: hadoop.yarn.StringLocalResourceMapProto
+	(*StringStringMapProto)(nil),                         // 78: hadoop.yarn.StringStringMapProto
+	(*StringBytesMapProto)(nil),                          // 79: hadoop.yarn.StringBytesMapProto
+	(*SchedulingRequestProto)(nil),                       // 80: hadoop.yarn.SchedulingRequestProto
+	(*ResourceSizingProto)(nil),                          // 81: hadoop.yarn.ResourceSizingProto
+	(*RejectedSchedulingRequestProto)(nil),               // 82: hadoop.yarn.RejectedSchedulingRequestProto
+	(*ApplicationUpdateTimeoutMapProto)(nil),             // 83: hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	(*QueueConfigurationsProto)(nil),                     // 84: hadoop.yarn.QueueConfigurationsProto
+	(*QueueConfigurationsMapProto)(nil),                  // 85: hadoop.yarn.QueueConfigurationsMapProto
+	(*PlacementConstraintProto)(nil),                     // 86: hadoop.yarn.PlacementConstraintProto
+	(*SimplePlacementConstraintProto)(nil),               // 87: hadoop.yarn.SimplePlacementConstraintProto
+	(*PlacementConstraintTargetProto)(nil),               // 88: hadoop.yarn.PlacementConstraintTargetProto
+	(*TimedPlacementConstraintProto)(nil),                // 89: hadoop.yarn.TimedPlacementConstraintProto
+	(*CompositePlacementConstraintProto)(nil),            // 90: hadoop.yarn.CompositePlacementConstraintProto
+	(*PlacementConstraintMapEntryProto)(nil),             // 91: hadoop.yarn.PlacementConstraintMapEntryProto
+	(*ResourceAllocationRequestProto)(nil),               // 92: hadoop.yarn.ResourceAllocationRequestProto
+	(*ReservationAllocationStateProto)(nil),              // 93: hadoop.yarn.ReservationAllocationStateProto
+	(*ContainerRetryContextProto)(nil),                   // 94: hadoop.yarn.ContainerRetryContextProto
+	(*common.TokenProto)(nil),                            // 95: bobbin.hadoop.common.TokenProto
 }
 var file_yarn_yarn_protos_proto_depIdxs = []int32{
-	20,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
-	21,  // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	21,  // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
-	22,  // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	25,  // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
+	26,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
+	27,  // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	27,  // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
+	28,  // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	31,  // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
 	13,  // 5: hadoop.yarn.ResourceInformationProto.type:type_name -> hadoop.yarn.ResourceTypesProto
-	72,  // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
-	41,  // 7: hadoop.yarn.ResourceUtilizationProto.customResources:type_name -> hadoop.yarn.StringFloatMapProto
+	78,  // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
+	47,  // 7: hadoop.yarn.ResourceUtilizationProto.customResources:type_name -> hadoop.yarn.StringFloatMapProto
 	14,  // 8: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
 	17,  // 9: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
 	17,  // 10: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	31,  // 11: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
+	37,  // 11: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
 	17,  // 12: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	24,  // 13: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
-	44,  // 14: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	32,  // 15: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
-	23,  // 16: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	44,  // 17: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	24,  // 18: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
-	34,  // 19: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
-	74,  // 20: hadoop.yarn.ContainerProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
+	30,  // 13: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
+	50,  // 14: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	38,  // 15: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
+	29,  // 16: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 17: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	30,  // 18: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
+	40,  // 19: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
+	95,  // 20: hadoop.yarn.ContainerProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
 	14,  // 21: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	23,  // 22: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	24,  // 23: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
-	44,  // 24: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	34,  // 25: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	29,  // 22: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	30,  // 23: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
+	50,  // 24: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	40,  // 25: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
 	0,   // 26: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
 	14,  // 27: hadoop.yarn.ContainerReportProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	37,  // 28: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
+	43,  // 28: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
 	5,   // 29: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
 	4,   // 30: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
-	24,  // 31: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
-	24,  // 32: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
-	24,  // 33: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
-	40,  // 34: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
-	40,  // 35: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
-	21,  // 36: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	74,  // 37: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> bobbin.hadoop.common.TokenProto
+	30,  // 31: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
+	30,  // 32: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
+	30,  // 33: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
+	46,  // 34: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	46,  // 35: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	27,  // 36: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	95,  // 37: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> bobbin.hadoop.common.TokenProto
 	1,   // 38: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
 	3,   // 39: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	39,  // 40: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
-	22,  // 41: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	74,  // 42: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
+	45,  // 40: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
+	28,  // 41: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	95,  // 42: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
 	16,  // 43: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
-	34,  // 44: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	30,  // 45: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
-	22,  // 46: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	40,  // 44: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	36,  // 45: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
+	28,  // 46: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
 	2,   // 47: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
-	23,  // 48: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
-	44,  // 49: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	24,  // 50: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
-	24,  // 51: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
+	29,  // 48: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 49: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	30,  // 50: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
+	30,  // 51: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
 	6,   // 52: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
-	26,  // 53: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	26,  // 54: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	32,  // 53: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	32,  // 54: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
 	18,  // 55: hadoop.yarn.NodeReportProto.node_update_type:type_name -> hadoop.yarn.NodeUpdateTypeProto
-	44,  // 56: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	44,  // 57: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	34,  // 58: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	24,  // 59: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	27,  // 60: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
-	50,  // 61: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
-	51,  // 62: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
-	52,  // 63: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	53,  // 64: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
-	52,  // 65: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	23,  // 66: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	48,  // 67: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
-	21,  // 68: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	34,  // 69: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
-	66,  // 70: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	24,  // 71: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
-	56,  // 72: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
-	62,  // 73: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	48,  // 74: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
-	29,  // 75: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
-	72,  // 76: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
+	50,  // 56: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	50,  // 57: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	40,  // 58: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	30,  // 59: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	33,  // 60: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	56,  // 61: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
+	57,  // 62: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
+	58,  // 63: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	59,  // 64: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
+	58,  // 65: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	29,  // 66: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	54,  // 67: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
+	27,  // 68: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	40,  // 69: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
+	72,  // 70: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	30,  // 71: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
+	62,  // 72: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
+	68,  // 73: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	54,  // 74: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
+	35,  // 75: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
+	78,  // 76: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
 	8,   // 77: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
 	9,   // 78: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
-	59,  // 79: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
-	42,  // 80: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	60,  // 81: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
-	10,  // 82: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
-	24,  // 83: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	63,  // 84: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
-	11,  // 85: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
-	64,  // 86: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
-	71,  // 87: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	73,  // 88: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
-	72,  // 89: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
-	57,  // 90: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	23,  // 91: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	0,   // 92: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
-	24,  // 93: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
-	14,  // 94: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	72,  // 95: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
-	19,  // 96: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
-	23,  // 97: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	24,  // 98: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	23,  // 99: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	24,  // 100: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	74,  // 101: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
-	23,  // 102: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	24,  // 103: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	38,  // 104: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
-	105, // [105:105] is the sub-list for method output_type
-	105, // [105:105] is the sub-list for method input_type
-	105, // [105:105] is the sub-list for extension type_name
-	105, // [105:105] is the sub-list for extension extendee
-	0,   // [0:105] is the sub-list for field type_name
+	65,  // 79: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
+	48,  // 80: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	66,  // 81: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
+	85,  // 82: hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> hadoop.yarn.QueueConfigurationsMapProto
+	10,  // 83: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
+	30,  // 84: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	69,  // 85: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
+	11,  // 86: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
+	70,  // 87: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
+	40,  // 88: hadoop.yarn.ReservationDefinitionProto.priority:type_name -> hadoop.yarn.PriorityProto
+	77,  // 89: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	79,  // 90: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
+	78,  // 91: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
+	63,  // 92: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	94,  // 93: hadoop.yarn.ContainerLaunchContextProto.container_retry_context:type_name -> hadoop.yarn.ContainerRetryContextProto
+	29,  // 94: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	0,   // 95: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
+	30,  // 96: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
+	14,  // 97: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	78,  // 98: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
+	19,  // 99: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
+	29,  // 100: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	30,  // 101: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	29,  // 102: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	30,  // 103: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	95,  // 104: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
+	29,  // 105: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	30,  // 106: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	44,  // 107: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
+	40,  // 108: hadoop.yarn.SchedulingRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	33,  // 109: hadoop.yarn.SchedulingRequestProto.executionType:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	81,  // 110: hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> hadoop.yarn.ResourceSizingProto
+	86,  // 111: hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	30,  // 112: hadoop.yarn.ResourceSizingProto.resources:type_name -> hadoop.yarn.ResourceProto
+	20,  // 113: hadoop.yarn.RejectedSchedulingRequestProto.reason:type_name -> hadoop.yarn.RejectionReasonProto
+	80,  // 114: hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> hadoop.yarn.SchedulingRequestProto
+	17,  // 115: hadoop.yarn.ApplicationUpdateTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	30,  // 116: hadoop.yarn.QueueConfigurationsProto.effectiveMinCapacity:type_name -> hadoop.yarn.ResourceProto
+	30,  // 117: hadoop.yarn.QueueConfigurationsProto.effectiveMaxCapacity:type_name -> hadoop.yarn.ResourceProto
+	30,  // 118: hadoop.yarn.QueueConfigurationsProto.configuredMinCapacity:type_name -> hadoop.yarn.ResourceProto
+	30,  // 119: hadoop.yarn.QueueConfigurationsProto.configuredMaxCapacity:type_name -> hadoop.yarn.ResourceProto
+	84,  // 120: hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> hadoop.yarn.QueueConfigurationsProto
+	87,  // 121: hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> hadoop.yarn.SimplePlacementConstraintProto
+	90,  // 122: hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> hadoop.yarn.CompositePlacementConstraintProto
+	88,  // 123: hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> hadoop.yarn.PlacementConstraintTargetProto
+	23,  // 124: hadoop.yarn.PlacementConstraintTargetProto.targetType:type_name -> hadoop.yarn.PlacementConstraintTargetProto.TargetType
+	86,  // 125: hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	24,  // 126: hadoop.yarn.TimedPlacementConstraintProto.delayUnit:type_name -> hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
+	25,  // 127: hadoop.yarn.CompositePlacementConstraintProto.compositeType:type_name -> hadoop.yarn.CompositePlacementConstraintProto.CompositeType
+	86,  // 128: hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> hadoop.yarn.PlacementConstraintProto
+	89,  // 129: hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> hadoop.yarn.TimedPlacementConstraintProto
+	86,  // 130: hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	30,  // 131: hadoop.yarn.ResourceAllocationRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
+	71,  // 132: hadoop.yarn.ReservationAllocationStateProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	92,  // 133: hadoop.yarn.ReservationAllocationStateProto.allocation_requests:type_name -> hadoop.yarn.ResourceAllocationRequestProto
+	68,  // 134: hadoop.yarn.ReservationAllocationStateProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	22,  // 135: hadoop.yarn.ContainerRetryContextProto.retry_policy:type_name -> hadoop.yarn.ContainerRetryPolicyProto
+	136, // [136:136] is the sub-list for method output_type
+	136, // [136:136] is the sub-list for method input_type
+	136, // [136:136] is the sub-list for extension type_name
+	136, // [136:136] is the sub-list for extension extendee
+	0,   // [0:136] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_protos_proto_init() }
@@ -6228,8 +7786,8 @@ func file_yarn_yarn_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_protos_proto_rawDesc), len(file_yarn_yarn_protos_proto_rawDesc)),
-			NumEnums:      20,
-			NumMessages:   54,
+			NumEnums:      26,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

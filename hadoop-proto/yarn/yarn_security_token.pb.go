@@ -471,6 +471,58 @@ func (x *YARNDelegationTokenIdentifierProto) GetMasterKeyId() int32 {
 	return 0
 }
 
+type DockerCredentialTokenIdentifierProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegistryUrl   *string                `protobuf:"bytes,1,opt,name=registryUrl" json:"registryUrl,omitempty"`
+	ApplicationId *string                `protobuf:"bytes,2,opt,name=applicationId" json:"applicationId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DockerCredentialTokenIdentifierProto) Reset() {
+	*x = DockerCredentialTokenIdentifierProto{}
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DockerCredentialTokenIdentifierProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DockerCredentialTokenIdentifierProto) ProtoMessage() {}
+
+func (x *DockerCredentialTokenIdentifierProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DockerCredentialTokenIdentifierProto.ProtoReflect.Descriptor instead.
+func (*DockerCredentialTokenIdentifierProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_security_token_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DockerCredentialTokenIdentifierProto) GetRegistryUrl() string {
+	if x != nil && x.RegistryUrl != nil {
+		return *x.RegistryUrl
+	}
+	return ""
+}
+
+func (x *DockerCredentialTokenIdentifierProto) GetApplicationId() string {
+	if x != nil && x.ApplicationId != nil {
+		return *x.ApplicationId
+	}
+	return ""
+}
+
 var File_yarn_yarn_security_token_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_security_token_proto_rawDesc = "" +
@@ -517,7 +569,10 @@ const file_yarn_yarn_security_token_proto_rawDesc = "" +
 	"\tissueDate\x18\x04 \x01(\x03R\tissueDate\x12\x18\n" +
 	"\amaxDate\x18\x05 \x01(\x03R\amaxDate\x12&\n" +
 	"\x0esequenceNumber\x18\x06 \x01(\x05R\x0esequenceNumber\x12 \n" +
-	"\vmasterKeyId\x18\a \x01(\x05R\vmasterKeyIdB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\vmasterKeyId\x18\a \x01(\x05R\vmasterKeyId\"n\n" +
+	"$DockerCredentialTokenIdentifierProto\x12 \n" +
+	"\vregistryUrl\x18\x01 \x01(\tR\vregistryUrl\x12$\n" +
+	"\rapplicationId\x18\x02 \x01(\tR\rapplicationIdB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_security_token_proto_rawDescOnce sync.Once
@@ -531,33 +586,34 @@ func file_yarn_yarn_security_token_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_security_token_proto_rawDescData
 }
 
-var file_yarn_yarn_security_token_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_yarn_yarn_security_token_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_yarn_yarn_security_token_proto_goTypes = []any{
-	(*NMTokenIdentifierProto)(nil),             // 0: hadoop.yarn.NMTokenIdentifierProto
-	(*AMRMTokenIdentifierProto)(nil),           // 1: hadoop.yarn.AMRMTokenIdentifierProto
-	(*ContainerTokenIdentifierProto)(nil),      // 2: hadoop.yarn.ContainerTokenIdentifierProto
-	(*ClientToAMTokenIdentifierProto)(nil),     // 3: hadoop.yarn.ClientToAMTokenIdentifierProto
-	(*YARNDelegationTokenIdentifierProto)(nil), // 4: hadoop.yarn.YARNDelegationTokenIdentifierProto
-	(*ApplicationAttemptIdProto)(nil),          // 5: hadoop.yarn.ApplicationAttemptIdProto
-	(*NodeIdProto)(nil),                        // 6: hadoop.yarn.NodeIdProto
-	(*ContainerIdProto)(nil),                   // 7: hadoop.yarn.ContainerIdProto
-	(*ResourceProto)(nil),                      // 8: hadoop.yarn.ResourceProto
-	(*PriorityProto)(nil),                      // 9: hadoop.yarn.PriorityProto
-	(*LogAggregationContextProto)(nil),         // 10: hadoop.yarn.LogAggregationContextProto
-	(ContainerTypeProto)(0),                    // 11: hadoop.yarn.ContainerTypeProto
-	(ExecutionTypeProto)(0),                    // 12: hadoop.yarn.ExecutionTypeProto
+	(*NMTokenIdentifierProto)(nil),               // 0: hadoop.yarn.NMTokenIdentifierProto
+	(*AMRMTokenIdentifierProto)(nil),             // 1: hadoop.yarn.AMRMTokenIdentifierProto
+	(*ContainerTokenIdentifierProto)(nil),        // 2: hadoop.yarn.ContainerTokenIdentifierProto
+	(*ClientToAMTokenIdentifierProto)(nil),       // 3: hadoop.yarn.ClientToAMTokenIdentifierProto
+	(*YARNDelegationTokenIdentifierProto)(nil),   // 4: hadoop.yarn.YARNDelegationTokenIdentifierProto
+	(*DockerCredentialTokenIdentifierProto)(nil), // 5: hadoop.yarn.DockerCredentialTokenIdentifierProto
+	(*ApplicationAttemptIdProto)(nil),            // 6: hadoop.yarn.ApplicationAttemptIdProto
+	(*NodeIdProto)(nil),                          // 7: hadoop.yarn.NodeIdProto
+	(*ContainerIdProto)(nil),                     // 8: hadoop.yarn.ContainerIdProto
+	(*ResourceProto)(nil),                        // 9: hadoop.yarn.ResourceProto
+	(*PriorityProto)(nil),                        // 10: hadoop.yarn.PriorityProto
+	(*LogAggregationContextProto)(nil),           // 11: hadoop.yarn.LogAggregationContextProto
+	(ContainerTypeProto)(0),                      // 12: hadoop.yarn.ContainerTypeProto
+	(ExecutionTypeProto)(0),                      // 13: hadoop.yarn.ExecutionTypeProto
 }
 var file_yarn_yarn_security_token_proto_depIdxs = []int32{
-	5,  // 0: hadoop.yarn.NMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	6,  // 1: hadoop.yarn.NMTokenIdentifierProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	5,  // 2: hadoop.yarn.AMRMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	7,  // 3: hadoop.yarn.ContainerTokenIdentifierProto.containerId:type_name -> hadoop.yarn.ContainerIdProto
-	8,  // 4: hadoop.yarn.ContainerTokenIdentifierProto.resource:type_name -> hadoop.yarn.ResourceProto
-	9,  // 5: hadoop.yarn.ContainerTokenIdentifierProto.priority:type_name -> hadoop.yarn.PriorityProto
-	10, // 6: hadoop.yarn.ContainerTokenIdentifierProto.logAggregationContext:type_name -> hadoop.yarn.LogAggregationContextProto
-	11, // 7: hadoop.yarn.ContainerTokenIdentifierProto.containerType:type_name -> hadoop.yarn.ContainerTypeProto
-	12, // 8: hadoop.yarn.ContainerTokenIdentifierProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	5,  // 9: hadoop.yarn.ClientToAMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	6,  // 0: hadoop.yarn.NMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	7,  // 1: hadoop.yarn.NMTokenIdentifierProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	6,  // 2: hadoop.yarn.AMRMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	8,  // 3: hadoop.yarn.ContainerTokenIdentifierProto.containerId:type_name -> hadoop.yarn.ContainerIdProto
+	9,  // 4: hadoop.yarn.ContainerTokenIdentifierProto.resource:type_name -> hadoop.yarn.ResourceProto
+	10, // 5: hadoop.yarn.ContainerTokenIdentifierProto.priority:type_name -> hadoop.yarn.PriorityProto
+	11, // 6: hadoop.yarn.ContainerTokenIdentifierProto.logAggregationContext:type_name -> hadoop.yarn.LogAggregationContextProto
+	12, // 7: hadoop.yarn.ContainerTokenIdentifierProto.containerType:type_name -> hadoop.yarn.ContainerTypeProto
+	13, // 8: hadoop.yarn.ContainerTokenIdentifierProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	6,  // 9: hadoop.yarn.ClientToAMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
 	10, // [10:10] is the sub-list for method output_type
 	10, // [10:10] is the sub-list for method input_type
 	10, // [10:10] is the sub-list for extension type_name
@@ -577,7 +633,7 @@ func file_yarn_yarn_security_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_security_token_proto_rawDesc), len(file_yarn_yarn_security_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

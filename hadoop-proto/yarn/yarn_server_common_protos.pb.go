@@ -94,8 +94,10 @@ type NodeStatusProto struct {
 	ContainersUtilization *ResourceUtilizationProto `protobuf:"bytes,6,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"` // 2.8+
 	NodeUtilization       *ResourceUtilizationProto `protobuf:"bytes,7,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                   // 2.8+
 	IncreasedContainers   []*ContainerProto         `protobuf:"bytes,8,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`       // 2.8+
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// 9 opportunistic_containers_status (3.x) is not modelled.
+	OpportunisticContainersStatus *OpportunisticContainersStatusProto `protobuf:"bytes,9,opt,name=opportunistic_containers_status,json=opportunisticContainersStatus" json:"opportunistic_containers_status,omitempty"` // 3.x
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
 }
 
 func (x *NodeStatusProto) Reset() {
@@ -180,6 +182,13 @@ func (x *NodeStatusProto) GetNodeUtilization() *ResourceUtilizationProto {
 func (x *NodeStatusProto) GetIncreasedContainers() []*ContainerProto {
 	if x != nil {
 		return x.IncreasedContainers
+	}
+	return nil
+}
+
+func (x *NodeStatusProto) GetOpportunisticContainersStatus() *OpportunisticContainersStatusProto {
+	if x != nil {
+		return x.OpportunisticContainersStatus
 	}
 	return nil
 }
@@ -348,11 +357,103 @@ func (x *VersionProto) GetMinorVersion() int32 {
 	return 0
 }
 
+type OpportunisticContainersStatusProto struct {
+	state                   protoimpl.MessageState `protogen:"open.v1"`
+	RunningOpportContainers *int32                 `protobuf:"varint,1,opt,name=running_opport_containers,json=runningOpportContainers" json:"running_opport_containers,omitempty"`
+	OpportMemoryUsed        *int64                 `protobuf:"varint,2,opt,name=opport_memory_used,json=opportMemoryUsed" json:"opport_memory_used,omitempty"`
+	OpportCoresUsed         *int32                 `protobuf:"varint,3,opt,name=opport_cores_used,json=opportCoresUsed" json:"opport_cores_used,omitempty"`
+	QueuedOpportContainers  *int32                 `protobuf:"varint,4,opt,name=queued_opport_containers,json=queuedOpportContainers" json:"queued_opport_containers,omitempty"`
+	WaitQueueLength         *int32                 `protobuf:"varint,5,opt,name=wait_queue_length,json=waitQueueLength" json:"wait_queue_length,omitempty"`
+	EstimatedQueueWaitTime  *int32                 `protobuf:"varint,6,opt,name=estimated_queue_wait_time,json=estimatedQueueWaitTime" json:"estimated_queue_wait_time,omitempty"`
+	OpportQueueCapacity     *int32                 `protobuf:"varint,7,opt,name=opport_queue_capacity,json=opportQueueCapacity" json:"opport_queue_capacity,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *OpportunisticContainersStatusProto) Reset() {
+	*x = OpportunisticContainersStatusProto{}
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpportunisticContainersStatusProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpportunisticContainersStatusProto) ProtoMessage() {}
+
+func (x *OpportunisticContainersStatusProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpportunisticContainersStatusProto.ProtoReflect.Descriptor instead.
+func (*OpportunisticContainersStatusProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *OpportunisticContainersStatusProto) GetRunningOpportContainers() int32 {
+	if x != nil && x.RunningOpportContainers != nil {
+		return *x.RunningOpportContainers
+	}
+	return 0
+}
+
+func (x *OpportunisticContainersStatusProto) GetOpportMemoryUsed() int64 {
+	if x != nil && x.OpportMemoryUsed != nil {
+		return *x.OpportMemoryUsed
+	}
+	return 0
+}
+
+func (x *OpportunisticContainersStatusProto) GetOpportCoresUsed() int32 {
+	if x != nil && x.OpportCoresUsed != nil {
+		return *x.OpportCoresUsed
+	}
+	return 0
+}
+
+func (x *OpportunisticContainersStatusProto) GetQueuedOpportContainers() int32 {
+	if x != nil && x.QueuedOpportContainers != nil {
+		return *x.QueuedOpportContainers
+	}
+	return 0
+}
+
+func (x *OpportunisticContainersStatusProto) GetWaitQueueLength() int32 {
+	if x != nil && x.WaitQueueLength != nil {
+		return *x.WaitQueueLength
+	}
+	return 0
+}
+
+func (x *OpportunisticContainersStatusProto) GetEstimatedQueueWaitTime() int32 {
+	if x != nil && x.EstimatedQueueWaitTime != nil {
+		return *x.EstimatedQueueWaitTime
+	}
+	return 0
+}
+
+func (x *OpportunisticContainersStatusProto) GetOpportQueueCapacity() int32 {
+	if x != nil && x.OpportQueueCapacity != nil {
+		return *x.OpportQueueCapacity
+	}
+	return 0
+}
+
 var File_yarn_yarn_server_common_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_server_common_protos_proto_rawDesc = "" +
 	"\n" +
-	"$yarn/yarn_server_common_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\xe1\x04\n" +
+	"$yarn/yarn_server_common_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\xda\x05\n" +
 	"\x0fNodeStatusProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -362,7 +463,8 @@ const file_yarn_yarn_server_common_protos_proto_rawDesc = "" +
 	"\x17keep_alive_applications\x18\x05 \x03(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x15keepAliveApplications\x12\\\n" +
 	"\x16containers_utilization\x18\x06 \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x15containersUtilization\x12P\n" +
 	"\x10node_utilization\x18\a \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x0fnodeUtilization\x12N\n" +
-	"\x14increased_containers\x18\b \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x13increasedContainers\"=\n" +
+	"\x14increased_containers\x18\b \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x13increasedContainers\x12w\n" +
+	"\x1fopportunistic_containers_status\x18\t \x01(\v2/.hadoop.yarn.OpportunisticContainersStatusProtoR\x1dopportunisticContainersStatus\"=\n" +
 	"\x0eMasterKeyProto\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\x05R\x05keyId\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\fR\x05bytes\"\x9b\x01\n" +
@@ -372,7 +474,15 @@ const file_yarn_yarn_server_common_protos_proto_rawDesc = "" +
 	"\x17last_health_report_time\x18\x03 \x01(\x03R\x14lastHealthReportTime\"X\n" +
 	"\fVersionProto\x12#\n" +
 	"\rmajor_version\x18\x01 \x01(\x05R\fmajorVersion\x12#\n" +
-	"\rminor_version\x18\x02 \x01(\x05R\fminorVersion*7\n" +
+	"\rminor_version\x18\x02 \x01(\x05R\fminorVersion\"\x8f\x03\n" +
+	"\"OpportunisticContainersStatusProto\x12:\n" +
+	"\x19running_opport_containers\x18\x01 \x01(\x05R\x17runningOpportContainers\x12,\n" +
+	"\x12opport_memory_used\x18\x02 \x01(\x03R\x10opportMemoryUsed\x12*\n" +
+	"\x11opport_cores_used\x18\x03 \x01(\x05R\x0fopportCoresUsed\x128\n" +
+	"\x18queued_opport_containers\x18\x04 \x01(\x05R\x16queuedOpportContainers\x12*\n" +
+	"\x11wait_queue_length\x18\x05 \x01(\x05R\x0fwaitQueueLength\x129\n" +
+	"\x19estimated_queue_wait_time\x18\x06 \x01(\x05R\x16estimatedQueueWaitTime\x122\n" +
+	"\x15opport_queue_capacity\x18\a \x01(\x05R\x13opportQueueCapacity*7\n" +
 	"\x0fNodeActionProto\x12\n" +
 	"\n" +
 	"\x06NORMAL\x10\x00\x12\n" +
@@ -393,32 +503,34 @@ func file_yarn_yarn_server_common_protos_proto_rawDescGZIP() []byte {
 }
 
 var file_yarn_yarn_server_common_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_yarn_yarn_server_common_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_yarn_yarn_server_common_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_yarn_yarn_server_common_protos_proto_goTypes = []any{
-	(NodeActionProto)(0),             // 0: hadoop.yarn.NodeActionProto
-	(*NodeStatusProto)(nil),          // 1: hadoop.yarn.NodeStatusProto
-	(*MasterKeyProto)(nil),           // 2: hadoop.yarn.MasterKeyProto
-	(*NodeHealthStatusProto)(nil),    // 3: hadoop.yarn.NodeHealthStatusProto
-	(*VersionProto)(nil),             // 4: hadoop.yarn.VersionProto
-	(*NodeIdProto)(nil),              // 5: hadoop.yarn.NodeIdProto
-	(*ContainerStatusProto)(nil),     // 6: hadoop.yarn.ContainerStatusProto
-	(*ApplicationIdProto)(nil),       // 7: hadoop.yarn.ApplicationIdProto
-	(*ResourceUtilizationProto)(nil), // 8: hadoop.yarn.ResourceUtilizationProto
-	(*ContainerProto)(nil),           // 9: hadoop.yarn.ContainerProto
+	(NodeActionProto)(0),                       // 0: hadoop.yarn.NodeActionProto
+	(*NodeStatusProto)(nil),                    // 1: hadoop.yarn.NodeStatusProto
+	(*MasterKeyProto)(nil),                     // 2: hadoop.yarn.MasterKeyProto
+	(*NodeHealthStatusProto)(nil),              // 3: hadoop.yarn.NodeHealthStatusProto
+	(*VersionProto)(nil),                       // 4: hadoop.yarn.VersionProto
+	(*OpportunisticContainersStatusProto)(nil), // 5: hadoop.yarn.OpportunisticContainersStatusProto
+	(*NodeIdProto)(nil),                        // 6: hadoop.yarn.NodeIdProto
+	(*ContainerStatusProto)(nil),               // 7: hadoop.yarn.ContainerStatusProto
+	(*ApplicationIdProto)(nil),                 // 8: hadoop.yarn.ApplicationIdProto
+	(*ResourceUtilizationProto)(nil),           // 9: hadoop.yarn.ResourceUtilizationProto
+	(*ContainerProto)(nil),                     // 10: hadoop.yarn.ContainerProto
 }
 var file_yarn_yarn_server_common_protos_proto_depIdxs = []int32{
-	5, // 0: hadoop.yarn.NodeStatusProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	6, // 1: hadoop.yarn.NodeStatusProto.containersStatuses:type_name -> hadoop.yarn.ContainerStatusProto
-	3, // 2: hadoop.yarn.NodeStatusProto.nodeHealthStatus:type_name -> hadoop.yarn.NodeHealthStatusProto
-	7, // 3: hadoop.yarn.NodeStatusProto.keep_alive_applications:type_name -> hadoop.yarn.ApplicationIdProto
-	8, // 4: hadoop.yarn.NodeStatusProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	8, // 5: hadoop.yarn.NodeStatusProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	9, // 6: hadoop.yarn.NodeStatusProto.increased_containers:type_name -> hadoop.yarn.ContainerProto
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	6,  // 0: hadoop.yarn.NodeStatusProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	7,  // 1: hadoop.yarn.NodeStatusProto.containersStatuses:type_name -> hadoop.yarn.ContainerStatusProto
+	3,  // 2: hadoop.yarn.NodeStatusProto.nodeHealthStatus:type_name -> hadoop.yarn.NodeHealthStatusProto
+	8,  // 3: hadoop.yarn.NodeStatusProto.keep_alive_applications:type_name -> hadoop.yarn.ApplicationIdProto
+	9,  // 4: hadoop.yarn.NodeStatusProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	9,  // 5: hadoop.yarn.NodeStatusProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	10, // 6: hadoop.yarn.NodeStatusProto.increased_containers:type_name -> hadoop.yarn.ContainerProto
+	5,  // 7: hadoop.yarn.NodeStatusProto.opportunistic_containers_status:type_name -> hadoop.yarn.OpportunisticContainersStatusProto
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_common_protos_proto_init() }
@@ -433,7 +545,7 @@ func file_yarn_yarn_server_common_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_protos_proto_rawDesc), len(file_yarn_yarn_server_common_protos_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -11,6 +11,7 @@
 package yarnpb
 
 import (
+	common "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -370,7 +371,8 @@ type NodeHeartbeatRequestProto struct {
 	// Bobbin addition: a borrowed-mode NodeManager's capacity measured from its owner's
 	// load, what the RM may schedule on it now (zero: no new containers). An Apache RM
 	// ignores the field.
-	BobbinSchedulableResource *ResourceProto `protobuf:"bytes,1000,opt,name=bobbin_schedulable_resource,json=bobbinSchedulableResource" json:"bobbin_schedulable_resource,omitempty"`
+	BobbinSchedulableResource *ResourceProto           `protobuf:"bytes,1000,opt,name=bobbin_schedulable_resource,json=bobbinSchedulableResource" json:"bobbin_schedulable_resource,omitempty"`
+	RegisteringCollectors     []*AppCollectorDataProto `protobuf:"bytes,6,rep,name=registering_collectors,json=registeringCollectors" json:"registering_collectors,omitempty"` // 3.x
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -454,6 +456,13 @@ func (x *NodeHeartbeatRequestProto) GetBobbinSchedulableResource() *ResourceProt
 	return nil
 }
 
+func (x *NodeHeartbeatRequestProto) GetRegisteringCollectors() []*AppCollectorDataProto {
+	if x != nil {
+		return x.RegisteringCollectors
+	}
+	return nil
+}
+
 type NodeHeartbeatResponseProto struct {
 	state                       protoimpl.MessageState           `protogen:"open.v1"`
 	ResponseId                  *int32                           `protobuf:"varint,1,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
@@ -469,11 +478,14 @@ type NodeHeartbeatResponseProto struct {
 	AreNodeLabelsAcceptedByRM   *bool                            `protobuf:"varint,11,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`              // 2.8+
 	ContainersToDecrease        []*ContainerProto                `protobuf:"bytes,12,rep,name=containers_to_decrease,json=containersToDecrease" json:"containers_to_decrease,omitempty"` // 2.8+
 	// 13 containers_to_signal, 15 container_queuing_limit, 16 app_collectors (3.x) are not modelled.
-	Resource           *ResourceProto    `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                 // 2.8+
-	ContainersToUpdate []*ContainerProto `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"` // 3.x
-	TokenSequenceNo    *int64            `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                  // 3.x
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	Resource              *ResourceProto                 `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                          // 2.8+
+	ContainersToUpdate    []*ContainerProto              `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"`          // 3.x
+	TokenSequenceNo       *int64                         `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                           // 3.x
+	ContainersToSignal    []*SignalContainerRequestProto `protobuf:"bytes,13,rep,name=containers_to_signal,json=containersToSignal" json:"containers_to_signal,omitempty"`          // 3.x
+	ContainerQueuingLimit *ContainerQueuingLimitProto    `protobuf:"bytes,15,opt,name=container_queuing_limit,json=containerQueuingLimit" json:"container_queuing_limit,omitempty"` // 3.x
+	AppCollectors         []*AppCollectorDataProto       `protobuf:"bytes,16,rep,name=app_collectors,json=appCollectors" json:"app_collectors,omitempty"`                           // 3.x
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 // Default values for NodeHeartbeatResponseProto fields.
@@ -614,6 +626,27 @@ func (x *NodeHeartbeatResponseProto) GetTokenSequenceNo() int64 {
 		return *x.TokenSequenceNo
 	}
 	return 0
+}
+
+func (x *NodeHeartbeatResponseProto) GetContainersToSignal() []*SignalContainerRequestProto {
+	if x != nil {
+		return x.ContainersToSignal
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatResponseProto) GetContainerQueuingLimit() *ContainerQueuingLimitProto {
+	if x != nil {
+		return x.ContainerQueuingLimit
+	}
+	return nil
+}
+
+func (x *NodeHeartbeatResponseProto) GetAppCollectors() []*AppCollectorDataProto {
+	if x != nil {
+		return x.AppCollectors
+	}
+	return nil
 }
 
 type SystemCredentialsForAppsProto struct {
@@ -991,11 +1024,673 @@ func (x *SCMUploaderCanUploadResponseProto) GetUploadable() bool {
 	return false
 }
 
+type RemoteNodeProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
+	HttpAddress   *string                `protobuf:"bytes,2,opt,name=http_address,json=httpAddress" json:"http_address,omitempty"`
+	RackName      *string                `protobuf:"bytes,3,opt,name=rack_name,json=rackName" json:"rack_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoteNodeProto) Reset() {
+	*x = RemoteNodeProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoteNodeProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoteNodeProto) ProtoMessage() {}
+
+func (x *RemoteNodeProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoteNodeProto.ProtoReflect.Descriptor instead.
+func (*RemoteNodeProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RemoteNodeProto) GetNodeId() *NodeIdProto {
+	if x != nil {
+		return x.NodeId
+	}
+	return nil
+}
+
+func (x *RemoteNodeProto) GetHttpAddress() string {
+	if x != nil && x.HttpAddress != nil {
+		return *x.HttpAddress
+	}
+	return ""
+}
+
+func (x *RemoteNodeProto) GetRackName() string {
+	if x != nil && x.RackName != nil {
+		return *x.RackName
+	}
+	return ""
+}
+
+type RegisterDistributedSchedulingAMResponseProto struct {
+	state                        protoimpl.MessageState                  `protogen:"open.v1"`
+	RegisterResponse             *RegisterApplicationMasterResponseProto `protobuf:"bytes,1,opt,name=register_response,json=registerResponse" json:"register_response,omitempty"`
+	MaxContainerResource         *ResourceProto                          `protobuf:"bytes,2,opt,name=max_container_resource,json=maxContainerResource" json:"max_container_resource,omitempty"`
+	MinContainerResource         *ResourceProto                          `protobuf:"bytes,3,opt,name=min_container_resource,json=minContainerResource" json:"min_container_resource,omitempty"`
+	IncrContainerResource        *ResourceProto                          `protobuf:"bytes,4,opt,name=incr_container_resource,json=incrContainerResource" json:"incr_container_resource,omitempty"`
+	ContainerTokenExpiryInterval *int32                                  `protobuf:"varint,5,opt,name=container_token_expiry_interval,json=containerTokenExpiryInterval" json:"container_token_expiry_interval,omitempty"`
+	ContainerIdStart             *int64                                  `protobuf:"varint,6,opt,name=container_id_start,json=containerIdStart" json:"container_id_start,omitempty"`
+	NodesForScheduling           []*RemoteNodeProto                      `protobuf:"bytes,7,rep,name=nodes_for_scheduling,json=nodesForScheduling" json:"nodes_for_scheduling,omitempty"`
+	unknownFields                protoimpl.UnknownFields
+	sizeCache                    protoimpl.SizeCache
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) Reset() {
+	*x = RegisterDistributedSchedulingAMResponseProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterDistributedSchedulingAMResponseProto) ProtoMessage() {}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterDistributedSchedulingAMResponseProto.ProtoReflect.Descriptor instead.
+func (*RegisterDistributedSchedulingAMResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetRegisterResponse() *RegisterApplicationMasterResponseProto {
+	if x != nil {
+		return x.RegisterResponse
+	}
+	return nil
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetMaxContainerResource() *ResourceProto {
+	if x != nil {
+		return x.MaxContainerResource
+	}
+	return nil
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetMinContainerResource() *ResourceProto {
+	if x != nil {
+		return x.MinContainerResource
+	}
+	return nil
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetIncrContainerResource() *ResourceProto {
+	if x != nil {
+		return x.IncrContainerResource
+	}
+	return nil
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetContainerTokenExpiryInterval() int32 {
+	if x != nil && x.ContainerTokenExpiryInterval != nil {
+		return *x.ContainerTokenExpiryInterval
+	}
+	return 0
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetContainerIdStart() int64 {
+	if x != nil && x.ContainerIdStart != nil {
+		return *x.ContainerIdStart
+	}
+	return 0
+}
+
+func (x *RegisterDistributedSchedulingAMResponseProto) GetNodesForScheduling() []*RemoteNodeProto {
+	if x != nil {
+		return x.NodesForScheduling
+	}
+	return nil
+}
+
+type DistributedSchedulingAllocateResponseProto struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	AllocateResponse   *AllocateResponseProto `protobuf:"bytes,1,opt,name=allocate_response,json=allocateResponse" json:"allocate_response,omitempty"`
+	NodesForScheduling []*RemoteNodeProto     `protobuf:"bytes,2,rep,name=nodes_for_scheduling,json=nodesForScheduling" json:"nodes_for_scheduling,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *DistributedSchedulingAllocateResponseProto) Reset() {
+	*x = DistributedSchedulingAllocateResponseProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DistributedSchedulingAllocateResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DistributedSchedulingAllocateResponseProto) ProtoMessage() {}
+
+func (x *DistributedSchedulingAllocateResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DistributedSchedulingAllocateResponseProto.ProtoReflect.Descriptor instead.
+func (*DistributedSchedulingAllocateResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *DistributedSchedulingAllocateResponseProto) GetAllocateResponse() *AllocateResponseProto {
+	if x != nil {
+		return x.AllocateResponse
+	}
+	return nil
+}
+
+func (x *DistributedSchedulingAllocateResponseProto) GetNodesForScheduling() []*RemoteNodeProto {
+	if x != nil {
+		return x.NodesForScheduling
+	}
+	return nil
+}
+
+type DistributedSchedulingAllocateRequestProto struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	AllocateRequest     *AllocateRequestProto  `protobuf:"bytes,1,opt,name=allocate_request,json=allocateRequest" json:"allocate_request,omitempty"`
+	AllocatedContainers []*ContainerProto      `protobuf:"bytes,2,rep,name=allocated_containers,json=allocatedContainers" json:"allocated_containers,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *DistributedSchedulingAllocateRequestProto) Reset() {
+	*x = DistributedSchedulingAllocateRequestProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DistributedSchedulingAllocateRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DistributedSchedulingAllocateRequestProto) ProtoMessage() {}
+
+func (x *DistributedSchedulingAllocateRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DistributedSchedulingAllocateRequestProto.ProtoReflect.Descriptor instead.
+func (*DistributedSchedulingAllocateRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DistributedSchedulingAllocateRequestProto) GetAllocateRequest() *AllocateRequestProto {
+	if x != nil {
+		return x.AllocateRequest
+	}
+	return nil
+}
+
+func (x *DistributedSchedulingAllocateRequestProto) GetAllocatedContainers() []*ContainerProto {
+	if x != nil {
+		return x.AllocatedContainers
+	}
+	return nil
+}
+
+type UnRegisterNodeManagerRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnRegisterNodeManagerRequestProto) Reset() {
+	*x = UnRegisterNodeManagerRequestProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnRegisterNodeManagerRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnRegisterNodeManagerRequestProto) ProtoMessage() {}
+
+func (x *UnRegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnRegisterNodeManagerRequestProto.ProtoReflect.Descriptor instead.
+func (*UnRegisterNodeManagerRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *UnRegisterNodeManagerRequestProto) GetNodeId() *NodeIdProto {
+	if x != nil {
+		return x.NodeId
+	}
+	return nil
+}
+
+type UnRegisterNodeManagerResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnRegisterNodeManagerResponseProto) Reset() {
+	*x = UnRegisterNodeManagerResponseProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnRegisterNodeManagerResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnRegisterNodeManagerResponseProto) ProtoMessage() {}
+
+func (x *UnRegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnRegisterNodeManagerResponseProto.ProtoReflect.Descriptor instead.
+func (*UnRegisterNodeManagerResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{17}
+}
+
+type ContainerQueuingLimitProto struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	MaxQueueLength       *int32                 `protobuf:"varint,1,opt,name=max_queue_length,json=maxQueueLength" json:"max_queue_length,omitempty"`
+	MaxQueueWaitTimeInMs *int32                 `protobuf:"varint,2,opt,name=max_queue_wait_time_in_ms,json=maxQueueWaitTimeInMs" json:"max_queue_wait_time_in_ms,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ContainerQueuingLimitProto) Reset() {
+	*x = ContainerQueuingLimitProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerQueuingLimitProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerQueuingLimitProto) ProtoMessage() {}
+
+func (x *ContainerQueuingLimitProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerQueuingLimitProto.ProtoReflect.Descriptor instead.
+func (*ContainerQueuingLimitProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ContainerQueuingLimitProto) GetMaxQueueLength() int32 {
+	if x != nil && x.MaxQueueLength != nil {
+		return *x.MaxQueueLength
+	}
+	return 0
+}
+
+func (x *ContainerQueuingLimitProto) GetMaxQueueWaitTimeInMs() int32 {
+	if x != nil && x.MaxQueueWaitTimeInMs != nil {
+		return *x.MaxQueueWaitTimeInMs
+	}
+	return 0
+}
+
+type AppCollectorDataProto struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AppId             *ApplicationIdProto    `protobuf:"bytes,1,opt,name=app_id,json=appId" json:"app_id,omitempty"`
+	AppCollectorAddr  *string                `protobuf:"bytes,2,opt,name=app_collector_addr,json=appCollectorAddr" json:"app_collector_addr,omitempty"`
+	RmIdentifier      *int64                 `protobuf:"varint,3,opt,name=rm_identifier,json=rmIdentifier,def=-1" json:"rm_identifier,omitempty"`
+	Version           *int64                 `protobuf:"varint,4,opt,name=version,def=-1" json:"version,omitempty"`
+	AppCollectorToken *common.TokenProto     `protobuf:"bytes,5,opt,name=app_collector_token,json=appCollectorToken" json:"app_collector_token,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+// Default values for AppCollectorDataProto fields.
+const (
+	Default_AppCollectorDataProto_RmIdentifier = int64(-1)
+	Default_AppCollectorDataProto_Version      = int64(-1)
+)
+
+func (x *AppCollectorDataProto) Reset() {
+	*x = AppCollectorDataProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppCollectorDataProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppCollectorDataProto) ProtoMessage() {}
+
+func (x *AppCollectorDataProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppCollectorDataProto.ProtoReflect.Descriptor instead.
+func (*AppCollectorDataProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *AppCollectorDataProto) GetAppId() *ApplicationIdProto {
+	if x != nil {
+		return x.AppId
+	}
+	return nil
+}
+
+func (x *AppCollectorDataProto) GetAppCollectorAddr() string {
+	if x != nil && x.AppCollectorAddr != nil {
+		return *x.AppCollectorAddr
+	}
+	return ""
+}
+
+func (x *AppCollectorDataProto) GetRmIdentifier() int64 {
+	if x != nil && x.RmIdentifier != nil {
+		return *x.RmIdentifier
+	}
+	return Default_AppCollectorDataProto_RmIdentifier
+}
+
+func (x *AppCollectorDataProto) GetVersion() int64 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return Default_AppCollectorDataProto_Version
+}
+
+func (x *AppCollectorDataProto) GetAppCollectorToken() *common.TokenProto {
+	if x != nil {
+		return x.AppCollectorToken
+	}
+	return nil
+}
+
+type ReportNewCollectorInfoRequestProto struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	AppCollectors []*AppCollectorDataProto `protobuf:"bytes,1,rep,name=app_collectors,json=appCollectors" json:"app_collectors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportNewCollectorInfoRequestProto) Reset() {
+	*x = ReportNewCollectorInfoRequestProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportNewCollectorInfoRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportNewCollectorInfoRequestProto) ProtoMessage() {}
+
+func (x *ReportNewCollectorInfoRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportNewCollectorInfoRequestProto.ProtoReflect.Descriptor instead.
+func (*ReportNewCollectorInfoRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReportNewCollectorInfoRequestProto) GetAppCollectors() []*AppCollectorDataProto {
+	if x != nil {
+		return x.AppCollectors
+	}
+	return nil
+}
+
+type ReportNewCollectorInfoResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportNewCollectorInfoResponseProto) Reset() {
+	*x = ReportNewCollectorInfoResponseProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportNewCollectorInfoResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportNewCollectorInfoResponseProto) ProtoMessage() {}
+
+func (x *ReportNewCollectorInfoResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportNewCollectorInfoResponseProto.ProtoReflect.Descriptor instead.
+func (*ReportNewCollectorInfoResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{21}
+}
+
+type GetTimelineCollectorContextRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         *ApplicationIdProto    `protobuf:"bytes,1,opt,name=appId" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTimelineCollectorContextRequestProto) Reset() {
+	*x = GetTimelineCollectorContextRequestProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTimelineCollectorContextRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTimelineCollectorContextRequestProto) ProtoMessage() {}
+
+func (x *GetTimelineCollectorContextRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTimelineCollectorContextRequestProto.ProtoReflect.Descriptor instead.
+func (*GetTimelineCollectorContextRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetTimelineCollectorContextRequestProto) GetAppId() *ApplicationIdProto {
+	if x != nil {
+		return x.AppId
+	}
+	return nil
+}
+
+type GetTimelineCollectorContextResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        *string                `protobuf:"bytes,1,opt,name=user_id,json=userId" json:"user_id,omitempty"`
+	FlowName      *string                `protobuf:"bytes,2,opt,name=flow_name,json=flowName" json:"flow_name,omitempty"`
+	FlowVersion   *string                `protobuf:"bytes,3,opt,name=flow_version,json=flowVersion" json:"flow_version,omitempty"`
+	FlowRunId     *int64                 `protobuf:"varint,4,opt,name=flow_run_id,json=flowRunId" json:"flow_run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTimelineCollectorContextResponseProto) Reset() {
+	*x = GetTimelineCollectorContextResponseProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTimelineCollectorContextResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTimelineCollectorContextResponseProto) ProtoMessage() {}
+
+func (x *GetTimelineCollectorContextResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTimelineCollectorContextResponseProto.ProtoReflect.Descriptor instead.
+func (*GetTimelineCollectorContextResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetTimelineCollectorContextResponseProto) GetUserId() string {
+	if x != nil && x.UserId != nil {
+		return *x.UserId
+	}
+	return ""
+}
+
+func (x *GetTimelineCollectorContextResponseProto) GetFlowName() string {
+	if x != nil && x.FlowName != nil {
+		return *x.FlowName
+	}
+	return ""
+}
+
+func (x *GetTimelineCollectorContextResponseProto) GetFlowVersion() string {
+	if x != nil && x.FlowVersion != nil {
+		return *x.FlowVersion
+	}
+	return ""
+}
+
+func (x *GetTimelineCollectorContextResponseProto) GetFlowRunId() int64 {
+	if x != nil && x.FlowRunId != nil {
+		return *x.FlowRunId
+	}
+	return 0
+}
+
 var File_yarn_yarn_server_common_service_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
-	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\"\xa3\x05\n" +
+	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\x1a\x1eyarn/yarn_service_protos.proto\x1a\x15common/Security.proto\"\xa3\x05\n" +
 	"\x1fRegisterNodeManagerRequestProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1b\n" +
 	"\thttp_port\x18\x03 \x01(\x05R\bhttpPort\x126\n" +
@@ -1032,7 +1727,7 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"rm_version\x18\x06 \x01(\tR\trmVersion\x12C\n" +
 	"\x19areNodeLabelsAcceptedByRM\x18\a \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x126\n" +
-	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\xdd\x04\n" +
+	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\xb8\x05\n" +
 	"\x19NodeHeartbeatRequestProto\x12=\n" +
 	"\vnode_status\x18\x01 \x01(\v2\x1c.hadoop.yarn.NodeStatusProtoR\n" +
 	"nodeStatus\x12l\n" +
@@ -1043,7 +1738,9 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"nodeLabels\x12n\n" +
 	" log_aggregation_reports_for_apps\x18\x05 \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12(\n" +
 	"\x0ftokenSequenceNo\x18\b \x01(\x03R\x0ftokenSequenceNo\x12[\n" +
-	"\x1bbobbin_schedulable_resource\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x19bobbinSchedulableResource\"\xce\b\n" +
+	"\x1bbobbin_schedulable_resource\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x19bobbinSchedulableResource\x12Y\n" +
+	"\x16registering_collectors\x18\x06 \x03(\v2\".hadoop.yarn.AppCollectorDataProtoR\x15registeringCollectors\"\xd6\n" +
+	"\n" +
 	"\x1aNodeHeartbeatResponseProto\x12\x1f\n" +
 	"\vresponse_id\x18\x01 \x01(\x05R\n" +
 	"responseId\x12X\n" +
@@ -1063,7 +1760,10 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\x16containers_to_decrease\x18\f \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x14containersToDecrease\x126\n" +
 	"\bresource\x18\x0e \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x12M\n" +
 	"\x14containers_to_update\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x12containersToUpdate\x12(\n" +
-	"\x0ftokenSequenceNo\x18\x13 \x01(\x03R\x0ftokenSequenceNo\"\x84\x01\n" +
+	"\x0ftokenSequenceNo\x18\x13 \x01(\x03R\x0ftokenSequenceNo\x12Z\n" +
+	"\x14containers_to_signal\x18\r \x03(\v2(.hadoop.yarn.SignalContainerRequestProtoR\x12containersToSignal\x12_\n" +
+	"\x17container_queuing_limit\x18\x0f \x01(\v2'.hadoop.yarn.ContainerQueuingLimitProtoR\x15containerQueuingLimit\x12I\n" +
+	"\x0eapp_collectors\x18\x10 \x03(\v2\".hadoop.yarn.AppCollectorDataProtoR\rappCollectors\"\x84\x01\n" +
 	"\x1dSystemCredentialsForAppsProto\x125\n" +
 	"\x05appId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x05appId\x12,\n" +
 	"\x11credentialsForApp\x18\x02 \x01(\fR\x11credentialsForApp\"\x95\x05\n" +
@@ -1092,7 +1792,47 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"!SCMUploaderCanUploadResponseProto\x12\x1e\n" +
 	"\n" +
 	"uploadable\x18\x01 \x01(\bR\n" +
-	"uploadableB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"uploadable\"\x84\x01\n" +
+	"\x0fRemoteNodeProto\x121\n" +
+	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12!\n" +
+	"\fhttp_address\x18\x02 \x01(\tR\vhttpAddress\x12\x1b\n" +
+	"\track_name\x18\x03 \x01(\tR\brackName\"\xcd\x04\n" +
+	",RegisterDistributedSchedulingAMResponseProto\x12`\n" +
+	"\x11register_response\x18\x01 \x01(\v23.hadoop.yarn.RegisterApplicationMasterResponseProtoR\x10registerResponse\x12P\n" +
+	"\x16max_container_resource\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x14maxContainerResource\x12P\n" +
+	"\x16min_container_resource\x18\x03 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x14minContainerResource\x12R\n" +
+	"\x17incr_container_resource\x18\x04 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x15incrContainerResource\x12E\n" +
+	"\x1fcontainer_token_expiry_interval\x18\x05 \x01(\x05R\x1ccontainerTokenExpiryInterval\x12,\n" +
+	"\x12container_id_start\x18\x06 \x01(\x03R\x10containerIdStart\x12N\n" +
+	"\x14nodes_for_scheduling\x18\a \x03(\v2\x1c.hadoop.yarn.RemoteNodeProtoR\x12nodesForScheduling\"\xcd\x01\n" +
+	"*DistributedSchedulingAllocateResponseProto\x12O\n" +
+	"\x11allocate_response\x18\x01 \x01(\v2\".hadoop.yarn.AllocateResponseProtoR\x10allocateResponse\x12N\n" +
+	"\x14nodes_for_scheduling\x18\x02 \x03(\v2\x1c.hadoop.yarn.RemoteNodeProtoR\x12nodesForScheduling\"\xc9\x01\n" +
+	")DistributedSchedulingAllocateRequestProto\x12L\n" +
+	"\x10allocate_request\x18\x01 \x01(\v2!.hadoop.yarn.AllocateRequestProtoR\x0fallocateRequest\x12N\n" +
+	"\x14allocated_containers\x18\x02 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x13allocatedContainers\"V\n" +
+	"!UnRegisterNodeManagerRequestProto\x121\n" +
+	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\"$\n" +
+	"\"UnRegisterNodeManagerResponseProto\"\x7f\n" +
+	"\x1aContainerQueuingLimitProto\x12(\n" +
+	"\x10max_queue_length\x18\x01 \x01(\x05R\x0emaxQueueLength\x127\n" +
+	"\x19max_queue_wait_time_in_ms\x18\x02 \x01(\x05R\x14maxQueueWaitTimeInMs\"\x96\x02\n" +
+	"\x15AppCollectorDataProto\x126\n" +
+	"\x06app_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x05appId\x12,\n" +
+	"\x12app_collector_addr\x18\x02 \x01(\tR\x10appCollectorAddr\x12'\n" +
+	"\rrm_identifier\x18\x03 \x01(\x03:\x02-1R\frmIdentifier\x12\x1c\n" +
+	"\aversion\x18\x04 \x01(\x03:\x02-1R\aversion\x12P\n" +
+	"\x13app_collector_token\x18\x05 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x11appCollectorToken\"o\n" +
+	"\"ReportNewCollectorInfoRequestProto\x12I\n" +
+	"\x0eapp_collectors\x18\x01 \x03(\v2\".hadoop.yarn.AppCollectorDataProtoR\rappCollectors\"%\n" +
+	"#ReportNewCollectorInfoResponseProto\"`\n" +
+	"'GetTimelineCollectorContextRequestProto\x125\n" +
+	"\x05appId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x05appId\"\xa3\x01\n" +
+	"(GetTimelineCollectorContextResponseProto\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1b\n" +
+	"\tflow_name\x18\x02 \x01(\tR\bflowName\x12!\n" +
+	"\fflow_version\x18\x03 \x01(\tR\vflowVersion\x12\x1e\n" +
+	"\vflow_run_id\x18\x04 \x01(\x03R\tflowRunIdB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_server_common_service_protos_proto_rawDescOnce sync.Once
@@ -1106,77 +1846,113 @@ func file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_server_common_service_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_yarn_yarn_server_common_service_protos_proto_goTypes = []any{
-	(*RegisterNodeManagerRequestProto)(nil),   // 0: hadoop.yarn.RegisterNodeManagerRequestProto
-	(*NodeLabelsProto)(nil),                   // 1: hadoop.yarn.NodeLabelsProto
-	(*LogAggregationReportProto)(nil),         // 2: hadoop.yarn.LogAggregationReportProto
-	(*RegisterNodeManagerResponseProto)(nil),  // 3: hadoop.yarn.RegisterNodeManagerResponseProto
-	(*NodeHeartbeatRequestProto)(nil),         // 4: hadoop.yarn.NodeHeartbeatRequestProto
-	(*NodeHeartbeatResponseProto)(nil),        // 5: hadoop.yarn.NodeHeartbeatResponseProto
-	(*SystemCredentialsForAppsProto)(nil),     // 6: hadoop.yarn.SystemCredentialsForAppsProto
-	(*NMContainerStatusProto)(nil),            // 7: hadoop.yarn.NMContainerStatusProto
-	(*SCMUploaderNotifyRequestProto)(nil),     // 8: hadoop.yarn.SCMUploaderNotifyRequestProto
-	(*SCMUploaderNotifyResponseProto)(nil),    // 9: hadoop.yarn.SCMUploaderNotifyResponseProto
-	(*SCMUploaderCanUploadRequestProto)(nil),  // 10: hadoop.yarn.SCMUploaderCanUploadRequestProto
-	(*SCMUploaderCanUploadResponseProto)(nil), // 11: hadoop.yarn.SCMUploaderCanUploadResponseProto
-	(*NodeIdProto)(nil),                       // 12: hadoop.yarn.NodeIdProto
-	(*ResourceProto)(nil),                     // 13: hadoop.yarn.ResourceProto
-	(*ApplicationIdProto)(nil),                // 14: hadoop.yarn.ApplicationIdProto
-	(*NodeStatusProto)(nil),                   // 15: hadoop.yarn.NodeStatusProto
-	(*NodeLabelProto)(nil),                    // 16: hadoop.yarn.NodeLabelProto
-	(LogAggregationStatusProto)(0),            // 17: hadoop.yarn.LogAggregationStatusProto
-	(*MasterKeyProto)(nil),                    // 18: hadoop.yarn.MasterKeyProto
-	(NodeActionProto)(0),                      // 19: hadoop.yarn.NodeActionProto
-	(*ContainerIdProto)(nil),                  // 20: hadoop.yarn.ContainerIdProto
-	(*ContainerProto)(nil),                    // 21: hadoop.yarn.ContainerProto
-	(ContainerStateProto)(0),                  // 22: hadoop.yarn.ContainerStateProto
-	(*PriorityProto)(nil),                     // 23: hadoop.yarn.PriorityProto
-	(ExecutionTypeProto)(0),                   // 24: hadoop.yarn.ExecutionTypeProto
+	(*RegisterNodeManagerRequestProto)(nil),              // 0: hadoop.yarn.RegisterNodeManagerRequestProto
+	(*NodeLabelsProto)(nil),                              // 1: hadoop.yarn.NodeLabelsProto
+	(*LogAggregationReportProto)(nil),                    // 2: hadoop.yarn.LogAggregationReportProto
+	(*RegisterNodeManagerResponseProto)(nil),             // 3: hadoop.yarn.RegisterNodeManagerResponseProto
+	(*NodeHeartbeatRequestProto)(nil),                    // 4: hadoop.yarn.NodeHeartbeatRequestProto
+	(*NodeHeartbeatResponseProto)(nil),                   // 5: hadoop.yarn.NodeHeartbeatResponseProto
+	(*SystemCredentialsForAppsProto)(nil),                // 6: hadoop.yarn.SystemCredentialsForAppsProto
+	(*NMContainerStatusProto)(nil),                       // 7: hadoop.yarn.NMContainerStatusProto
+	(*SCMUploaderNotifyRequestProto)(nil),                // 8: hadoop.yarn.SCMUploaderNotifyRequestProto
+	(*SCMUploaderNotifyResponseProto)(nil),               // 9: hadoop.yarn.SCMUploaderNotifyResponseProto
+	(*SCMUploaderCanUploadRequestProto)(nil),             // 10: hadoop.yarn.SCMUploaderCanUploadRequestProto
+	(*SCMUploaderCanUploadResponseProto)(nil),            // 11: hadoop.yarn.SCMUploaderCanUploadResponseProto
+	(*RemoteNodeProto)(nil),                              // 12: hadoop.yarn.RemoteNodeProto
+	(*RegisterDistributedSchedulingAMResponseProto)(nil), // 13: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto
+	(*DistributedSchedulingAllocateResponseProto)(nil),   // 14: hadoop.yarn.DistributedSchedulingAllocateResponseProto
+	(*DistributedSchedulingAllocateRequestProto)(nil),    // 15: hadoop.yarn.DistributedSchedulingAllocateRequestProto
+	(*UnRegisterNodeManagerRequestProto)(nil),            // 16: hadoop.yarn.UnRegisterNodeManagerRequestProto
+	(*UnRegisterNodeManagerResponseProto)(nil),           // 17: hadoop.yarn.UnRegisterNodeManagerResponseProto
+	(*ContainerQueuingLimitProto)(nil),                   // 18: hadoop.yarn.ContainerQueuingLimitProto
+	(*AppCollectorDataProto)(nil),                        // 19: hadoop.yarn.AppCollectorDataProto
+	(*ReportNewCollectorInfoRequestProto)(nil),           // 20: hadoop.yarn.ReportNewCollectorInfoRequestProto
+	(*ReportNewCollectorInfoResponseProto)(nil),          // 21: hadoop.yarn.ReportNewCollectorInfoResponseProto
+	(*GetTimelineCollectorContextRequestProto)(nil),      // 22: hadoop.yarn.GetTimelineCollectorContextRequestProto
+	(*GetTimelineCollectorContextResponseProto)(nil),     // 23: hadoop.yarn.GetTimelineCollectorContextResponseProto
+	(*NodeIdProto)(nil),                                  // 24: hadoop.yarn.NodeIdProto
+	(*ResourceProto)(nil),                                // 25: hadoop.yarn.ResourceProto
+	(*ApplicationIdProto)(nil),                           // 26: hadoop.yarn.ApplicationIdProto
+	(*NodeStatusProto)(nil),                              // 27: hadoop.yarn.NodeStatusProto
+	(*NodeLabelProto)(nil),                               // 28: hadoop.yarn.NodeLabelProto
+	(LogAggregationStatusProto)(0),                       // 29: hadoop.yarn.LogAggregationStatusProto
+	(*MasterKeyProto)(nil),                               // 30: hadoop.yarn.MasterKeyProto
+	(NodeActionProto)(0),                                 // 31: hadoop.yarn.NodeActionProto
+	(*ContainerIdProto)(nil),                             // 32: hadoop.yarn.ContainerIdProto
+	(*ContainerProto)(nil),                               // 33: hadoop.yarn.ContainerProto
+	(*SignalContainerRequestProto)(nil),                  // 34: hadoop.yarn.SignalContainerRequestProto
+	(ContainerStateProto)(0),                             // 35: hadoop.yarn.ContainerStateProto
+	(*PriorityProto)(nil),                                // 36: hadoop.yarn.PriorityProto
+	(ExecutionTypeProto)(0),                              // 37: hadoop.yarn.ExecutionTypeProto
+	(*RegisterApplicationMasterResponseProto)(nil),       // 38: hadoop.yarn.RegisterApplicationMasterResponseProto
+	(*AllocateResponseProto)(nil),                        // 39: hadoop.yarn.AllocateResponseProto
+	(*AllocateRequestProto)(nil),                         // 40: hadoop.yarn.AllocateRequestProto
+	(*common.TokenProto)(nil),                            // 41: bobbin.hadoop.common.TokenProto
 }
 var file_yarn_yarn_server_common_service_protos_proto_depIdxs = []int32{
-	12, // 0: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	13, // 1: hadoop.yarn.RegisterNodeManagerRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
+	24, // 0: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	25, // 1: hadoop.yarn.RegisterNodeManagerRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
 	7,  // 2: hadoop.yarn.RegisterNodeManagerRequestProto.container_statuses:type_name -> hadoop.yarn.NMContainerStatusProto
-	14, // 3: hadoop.yarn.RegisterNodeManagerRequestProto.runningApplications:type_name -> hadoop.yarn.ApplicationIdProto
+	26, // 3: hadoop.yarn.RegisterNodeManagerRequestProto.runningApplications:type_name -> hadoop.yarn.ApplicationIdProto
 	1,  // 4: hadoop.yarn.RegisterNodeManagerRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
-	13, // 5: hadoop.yarn.RegisterNodeManagerRequestProto.physicalResource:type_name -> hadoop.yarn.ResourceProto
+	25, // 5: hadoop.yarn.RegisterNodeManagerRequestProto.physicalResource:type_name -> hadoop.yarn.ResourceProto
 	2,  // 6: hadoop.yarn.RegisterNodeManagerRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
-	15, // 7: hadoop.yarn.RegisterNodeManagerRequestProto.nodeStatus:type_name -> hadoop.yarn.NodeStatusProto
-	16, // 8: hadoop.yarn.NodeLabelsProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	14, // 9: hadoop.yarn.LogAggregationReportProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	17, // 10: hadoop.yarn.LogAggregationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
-	18, // 11: hadoop.yarn.RegisterNodeManagerResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	18, // 12: hadoop.yarn.RegisterNodeManagerResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	19, // 13: hadoop.yarn.RegisterNodeManagerResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	13, // 14: hadoop.yarn.RegisterNodeManagerResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
-	15, // 15: hadoop.yarn.NodeHeartbeatRequestProto.node_status:type_name -> hadoop.yarn.NodeStatusProto
-	18, // 16: hadoop.yarn.NodeHeartbeatRequestProto.last_known_container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	18, // 17: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	27, // 7: hadoop.yarn.RegisterNodeManagerRequestProto.nodeStatus:type_name -> hadoop.yarn.NodeStatusProto
+	28, // 8: hadoop.yarn.NodeLabelsProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	26, // 9: hadoop.yarn.LogAggregationReportProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	29, // 10: hadoop.yarn.LogAggregationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	30, // 11: hadoop.yarn.RegisterNodeManagerResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	30, // 12: hadoop.yarn.RegisterNodeManagerResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	31, // 13: hadoop.yarn.RegisterNodeManagerResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	25, // 14: hadoop.yarn.RegisterNodeManagerResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	27, // 15: hadoop.yarn.NodeHeartbeatRequestProto.node_status:type_name -> hadoop.yarn.NodeStatusProto
+	30, // 16: hadoop.yarn.NodeHeartbeatRequestProto.last_known_container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	30, // 17: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
 	1,  // 18: hadoop.yarn.NodeHeartbeatRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
 	2,  // 19: hadoop.yarn.NodeHeartbeatRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
-	13, // 20: hadoop.yarn.NodeHeartbeatRequestProto.bobbin_schedulable_resource:type_name -> hadoop.yarn.ResourceProto
-	18, // 21: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	18, // 22: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	19, // 23: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	20, // 24: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
-	14, // 25: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
-	20, // 26: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
-	6,  // 27: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
-	21, // 28: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
-	13, // 29: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
-	21, // 30: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
-	14, // 31: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
-	20, // 32: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	22, // 33: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	13, // 34: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
-	23, // 35: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
-	24, // 36: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	25, // 20: hadoop.yarn.NodeHeartbeatRequestProto.bobbin_schedulable_resource:type_name -> hadoop.yarn.ResourceProto
+	19, // 21: hadoop.yarn.NodeHeartbeatRequestProto.registering_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
+	30, // 22: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	30, // 23: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	31, // 24: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	32, // 25: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
+	26, // 26: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
+	32, // 27: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
+	6,  // 28: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
+	33, // 29: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
+	25, // 30: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	33, // 31: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
+	34, // 32: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_signal:type_name -> hadoop.yarn.SignalContainerRequestProto
+	18, // 33: hadoop.yarn.NodeHeartbeatResponseProto.container_queuing_limit:type_name -> hadoop.yarn.ContainerQueuingLimitProto
+	19, // 34: hadoop.yarn.NodeHeartbeatResponseProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
+	26, // 35: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
+	32, // 36: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	35, // 37: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	25, // 38: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
+	36, // 39: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
+	37, // 40: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	24, // 41: hadoop.yarn.RemoteNodeProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	38, // 42: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.register_response:type_name -> hadoop.yarn.RegisterApplicationMasterResponseProto
+	25, // 43: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.max_container_resource:type_name -> hadoop.yarn.ResourceProto
+	25, // 44: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.min_container_resource:type_name -> hadoop.yarn.ResourceProto
+	25, // 45: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.incr_container_resource:type_name -> hadoop.yarn.ResourceProto
+	12, // 46: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.nodes_for_scheduling:type_name -> hadoop.yarn.RemoteNodeProto
+	39, // 47: hadoop.yarn.DistributedSchedulingAllocateResponseProto.allocate_response:type_name -> hadoop.yarn.AllocateResponseProto
+	12, // 48: hadoop.yarn.DistributedSchedulingAllocateResponseProto.nodes_for_scheduling:type_name -> hadoop.yarn.RemoteNodeProto
+	40, // 49: hadoop.yarn.DistributedSchedulingAllocateRequestProto.allocate_request:type_name -> hadoop.yarn.AllocateRequestProto
+	33, // 50: hadoop.yarn.DistributedSchedulingAllocateRequestProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	24, // 51: hadoop.yarn.UnRegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	26, // 52: hadoop.yarn.AppCollectorDataProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
+	41, // 53: hadoop.yarn.AppCollectorDataProto.app_collector_token:type_name -> bobbin.hadoop.common.TokenProto
+	19, // 54: hadoop.yarn.ReportNewCollectorInfoRequestProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
+	26, // 55: hadoop.yarn.GetTimelineCollectorContextRequestProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_common_service_protos_proto_init() }
@@ -1186,13 +1962,14 @@ func file_yarn_yarn_server_common_service_protos_proto_init() {
 	}
 	file_yarn_yarn_protos_proto_init()
 	file_yarn_yarn_server_common_protos_proto_init()
+	file_yarn_yarn_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_yarn_server_common_service_protos_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1017,6 +1017,318 @@ func (x *ActiveRMInfoProto) GetRmId() string {
 	return ""
 }
 
+type RefreshNodesResourcesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshNodesResourcesRequestProto) Reset() {
+	*x = RefreshNodesResourcesRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshNodesResourcesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshNodesResourcesRequestProto) ProtoMessage() {}
+
+func (x *RefreshNodesResourcesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshNodesResourcesRequestProto.ProtoReflect.Descriptor instead.
+func (*RefreshNodesResourcesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{23}
+}
+
+type RefreshNodesResourcesResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshNodesResourcesResponseProto) Reset() {
+	*x = RefreshNodesResourcesResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshNodesResourcesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshNodesResourcesResponseProto) ProtoMessage() {}
+
+func (x *RefreshNodesResourcesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshNodesResourcesResponseProto.ProtoReflect.Descriptor instead.
+func (*RefreshNodesResourcesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{24}
+}
+
+type UpdateNodeLabelsResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateNodeLabelsResponseProto) Reset() {
+	*x = UpdateNodeLabelsResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateNodeLabelsResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateNodeLabelsResponseProto) ProtoMessage() {}
+
+func (x *UpdateNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
+func (*UpdateNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{25}
+}
+
+type CheckForDecommissioningNodesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckForDecommissioningNodesRequestProto) Reset() {
+	*x = CheckForDecommissioningNodesRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckForDecommissioningNodesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckForDecommissioningNodesRequestProto) ProtoMessage() {}
+
+func (x *CheckForDecommissioningNodesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckForDecommissioningNodesRequestProto.ProtoReflect.Descriptor instead.
+func (*CheckForDecommissioningNodesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{26}
+}
+
+type CheckForDecommissioningNodesResponseProto struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	DecommissioningNodes []*NodeIdProto         `protobuf:"bytes,1,rep,name=decommissioningNodes" json:"decommissioningNodes,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *CheckForDecommissioningNodesResponseProto) Reset() {
+	*x = CheckForDecommissioningNodesResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckForDecommissioningNodesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckForDecommissioningNodesResponseProto) ProtoMessage() {}
+
+func (x *CheckForDecommissioningNodesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckForDecommissioningNodesResponseProto.ProtoReflect.Descriptor instead.
+func (*CheckForDecommissioningNodesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *CheckForDecommissioningNodesResponseProto) GetDecommissioningNodes() []*NodeIdProto {
+	if x != nil {
+		return x.DecommissioningNodes
+	}
+	return nil
+}
+
+type RefreshClusterMaxPriorityRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshClusterMaxPriorityRequestProto) Reset() {
+	*x = RefreshClusterMaxPriorityRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshClusterMaxPriorityRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshClusterMaxPriorityRequestProto) ProtoMessage() {}
+
+func (x *RefreshClusterMaxPriorityRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshClusterMaxPriorityRequestProto.ProtoReflect.Descriptor instead.
+func (*RefreshClusterMaxPriorityRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{28}
+}
+
+type RefreshClusterMaxPriorityResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshClusterMaxPriorityResponseProto) Reset() {
+	*x = RefreshClusterMaxPriorityResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshClusterMaxPriorityResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshClusterMaxPriorityResponseProto) ProtoMessage() {}
+
+func (x *RefreshClusterMaxPriorityResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshClusterMaxPriorityResponseProto.ProtoReflect.Descriptor instead.
+func (*RefreshClusterMaxPriorityResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{29}
+}
+
+type NodeIdToLabelsNameProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
+	NodeLabels    []string               `protobuf:"bytes,2,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeIdToLabelsNameProto) Reset() {
+	*x = NodeIdToLabelsNameProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeIdToLabelsNameProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeIdToLabelsNameProto) ProtoMessage() {}
+
+func (x *NodeIdToLabelsNameProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeIdToLabelsNameProto.ProtoReflect.Descriptor instead.
+func (*NodeIdToLabelsNameProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *NodeIdToLabelsNameProto) GetNodeId() *NodeIdProto {
+	if x != nil {
+		return x.NodeId
+	}
+	return nil
+}
+
+func (x *NodeIdToLabelsNameProto) GetNodeLabels() []string {
+	if x != nil {
+		return x.NodeLabels
+	}
+	return nil
+}
+
 var File_yarn_yarn_server_resourcemanager_service_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc = "" +
@@ -1060,7 +1372,20 @@ const file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc = "" +
 	" ReplaceLabelsOnNodeResponseProto\"E\n" +
 	"\x11ActiveRMInfoProto\x12\x1c\n" +
 	"\tclusterId\x18\x01 \x01(\tR\tclusterId\x12\x12\n" +
-	"\x04rmId\x18\x02 \x01(\tR\x04rmId*f\n" +
+	"\x04rmId\x18\x02 \x01(\tR\x04rmId\"#\n" +
+	"!RefreshNodesResourcesRequestProto\"$\n" +
+	"\"RefreshNodesResourcesResponseProto\"\x1f\n" +
+	"\x1dUpdateNodeLabelsResponseProto\"*\n" +
+	"(CheckForDecommissioningNodesRequestProto\"y\n" +
+	")CheckForDecommissioningNodesResponseProto\x12L\n" +
+	"\x14decommissioningNodes\x18\x01 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x14decommissioningNodes\"'\n" +
+	"%RefreshClusterMaxPriorityRequestProto\"(\n" +
+	"&RefreshClusterMaxPriorityResponseProto\"k\n" +
+	"\x17NodeIdToLabelsNameProto\x120\n" +
+	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1e\n" +
+	"\n" +
+	"nodeLabels\x18\x02 \x03(\tR\n" +
+	"nodeLabels*f\n" +
 	"\x15DecommissionTypeProto\x12\x17\n" +
 	"\x13DECOMMISSION_NORMAL\x10\x01\x12\x19\n" +
 	"\x15DECOMMISSION_GRACEFUL\x10\x02\x12\x19\n" +
@@ -1079,7 +1404,7 @@ func file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP() []
 }
 
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_goTypes = []any{
 	(DecommissionTypeProto)(0),                               // 0: hadoop.yarn.DecommissionTypeProto
 	(*RefreshQueuesRequestProto)(nil),                        // 1: hadoop.yarn.RefreshQueuesRequestProto
@@ -1105,20 +1430,31 @@ var file_yarn_yarn_server_resourcemanager_service_protos_proto_goTypes = []any{
 	(*ReplaceLabelsOnNodeRequestProto)(nil),                  // 21: hadoop.yarn.ReplaceLabelsOnNodeRequestProto
 	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 22: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
 	(*ActiveRMInfoProto)(nil),                                // 23: hadoop.yarn.ActiveRMInfoProto
-	(*NodeResourceMapProto)(nil),                             // 24: hadoop.yarn.NodeResourceMapProto
-	(*NodeLabelProto)(nil),                                   // 25: hadoop.yarn.NodeLabelProto
-	(*NodeIdToLabelsProto)(nil),                              // 26: hadoop.yarn.NodeIdToLabelsProto
+	(*RefreshNodesResourcesRequestProto)(nil),                // 24: hadoop.yarn.RefreshNodesResourcesRequestProto
+	(*RefreshNodesResourcesResponseProto)(nil),               // 25: hadoop.yarn.RefreshNodesResourcesResponseProto
+	(*UpdateNodeLabelsResponseProto)(nil),                    // 26: hadoop.yarn.UpdateNodeLabelsResponseProto
+	(*CheckForDecommissioningNodesRequestProto)(nil),         // 27: hadoop.yarn.CheckForDecommissioningNodesRequestProto
+	(*CheckForDecommissioningNodesResponseProto)(nil),        // 28: hadoop.yarn.CheckForDecommissioningNodesResponseProto
+	(*RefreshClusterMaxPriorityRequestProto)(nil),            // 29: hadoop.yarn.RefreshClusterMaxPriorityRequestProto
+	(*RefreshClusterMaxPriorityResponseProto)(nil),           // 30: hadoop.yarn.RefreshClusterMaxPriorityResponseProto
+	(*NodeIdToLabelsNameProto)(nil),                          // 31: hadoop.yarn.NodeIdToLabelsNameProto
+	(*NodeResourceMapProto)(nil),                             // 32: hadoop.yarn.NodeResourceMapProto
+	(*NodeLabelProto)(nil),                                   // 33: hadoop.yarn.NodeLabelProto
+	(*NodeIdToLabelsProto)(nil),                              // 34: hadoop.yarn.NodeIdToLabelsProto
+	(*NodeIdProto)(nil),                                      // 35: hadoop.yarn.NodeIdProto
 }
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.RefreshNodesRequestProto.decommissionType:type_name -> hadoop.yarn.DecommissionTypeProto
-	24, // 1: hadoop.yarn.UpdateNodeResourceRequestProto.node_resource_map:type_name -> hadoop.yarn.NodeResourceMapProto
-	25, // 2: hadoop.yarn.AddToClusterNodeLabelsRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	26, // 3: hadoop.yarn.ReplaceLabelsOnNodeRequestProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	4,  // [4:4] is the sub-list for method output_type
-	4,  // [4:4] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	32, // 1: hadoop.yarn.UpdateNodeResourceRequestProto.node_resource_map:type_name -> hadoop.yarn.NodeResourceMapProto
+	33, // 2: hadoop.yarn.AddToClusterNodeLabelsRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	34, // 3: hadoop.yarn.ReplaceLabelsOnNodeRequestProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	35, // 4: hadoop.yarn.CheckForDecommissioningNodesResponseProto.decommissioningNodes:type_name -> hadoop.yarn.NodeIdProto
+	35, // 5: hadoop.yarn.NodeIdToLabelsNameProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	6,  // [6:6] is the sub-list for method output_type
+	6,  // [6:6] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_resourcemanager_service_protos_proto_init() }
@@ -1133,7 +1469,7 @@ func file_yarn_yarn_server_resourcemanager_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc), len(file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

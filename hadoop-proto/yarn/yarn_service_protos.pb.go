@@ -205,12 +205,13 @@ func (ContainerUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
 }
 
 type RegisterApplicationMasterRequestProto struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Host          *string                `protobuf:"bytes,1,opt,name=host" json:"host,omitempty"`
-	RpcPort       *int32                 `protobuf:"varint,2,opt,name=rpc_port,json=rpcPort" json:"rpc_port,omitempty"`
-	TrackingUrl   *string                `protobuf:"bytes,3,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state                protoimpl.MessageState              `protogen:"open.v1"`
+	Host                 *string                             `protobuf:"bytes,1,opt,name=host" json:"host,omitempty"`
+	RpcPort              *int32                              `protobuf:"varint,2,opt,name=rpc_port,json=rpcPort" json:"rpc_port,omitempty"`
+	TrackingUrl          *string                             `protobuf:"bytes,3,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"`
+	PlacementConstraints []*PlacementConstraintMapEntryProto `protobuf:"bytes,4,rep,name=placement_constraints,json=placementConstraints" json:"placement_constraints,omitempty"` // 3.x
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *RegisterApplicationMasterRequestProto) Reset() {
@@ -262,6 +263,13 @@ func (x *RegisterApplicationMasterRequestProto) GetTrackingUrl() string {
 		return *x.TrackingUrl
 	}
 	return ""
+}
+
+func (x *RegisterApplicationMasterRequestProto) GetPlacementConstraints() []*PlacementConstraintMapEntryProto {
+	if x != nil {
+		return x.PlacementConstraints
+	}
+	return nil
 }
 
 type RegisterApplicationMasterResponseProto struct {
@@ -648,9 +656,10 @@ type AllocateRequestProto struct {
 	IncreaseRequest  []*ContainerResourceIncreaseRequestProto `protobuf:"bytes,6,rep,name=increase_request,json=increaseRequest" json:"increase_request,omitempty"` // 2.7 only
 	UpdateRequests   []*UpdateContainerRequestProto           `protobuf:"bytes,7,rep,name=update_requests,json=updateRequests" json:"update_requests,omitempty"`    // 3.x
 	// 10 scheduling_requests (3.1+) is not modelled; unknown fields are kept.
-	TrackingUrl   *string `protobuf:"bytes,11,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"` // 3.x
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TrackingUrl        *string                   `protobuf:"bytes,11,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"`                      // 3.x
+	SchedulingRequests []*SchedulingRequestProto `protobuf:"bytes,10,rep,name=scheduling_requests,json=schedulingRequests" json:"scheduling_requests,omitempty"` // 3.x
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *AllocateRequestProto) Reset() {
@@ -737,6 +746,13 @@ func (x *AllocateRequestProto) GetTrackingUrl() string {
 		return *x.TrackingUrl
 	}
 	return ""
+}
+
+func (x *AllocateRequestProto) GetSchedulingRequests() []*SchedulingRequestProto {
+	if x != nil {
+		return x.SchedulingRequests
+	}
+	return nil
 }
 
 type UpdateContainerRequestProto struct {
@@ -1051,8 +1067,10 @@ type AllocateResponseProto struct {
 	UpdateErrors                   []*UpdateContainerErrorProto      `protobuf:"bytes,15,rep,name=update_errors,json=updateErrors" json:"update_errors,omitempty"`                                                           // 3.x
 	UpdatedContainers              []*UpdatedContainerProto          `protobuf:"bytes,16,rep,name=updated_containers,json=updatedContainers" json:"updated_containers,omitempty"`                                            // 3.x
 	ContainersFromPreviousAttempts []*ContainerProto                 `protobuf:"bytes,17,rep,name=containers_from_previous_attempts,json=containersFromPreviousAttempts" json:"containers_from_previous_attempts,omitempty"` // 3.x
-	unknownFields                  protoimpl.UnknownFields
-	sizeCache                      protoimpl.SizeCache
+	// 18 rejected_scheduling_requests and 19 enhanced_headroom are not modelled.
+	RejectedSchedulingRequests []*RejectedSchedulingRequestProto `protobuf:"bytes,18,rep,name=rejected_scheduling_requests,json=rejectedSchedulingRequests" json:"rejected_scheduling_requests,omitempty"` // 3.x
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
@@ -1200,6 +1218,13 @@ func (x *AllocateResponseProto) GetUpdatedContainers() []*UpdatedContainerProto 
 func (x *AllocateResponseProto) GetContainersFromPreviousAttempts() []*ContainerProto {
 	if x != nil {
 		return x.ContainersFromPreviousAttempts
+	}
+	return nil
+}
+
+func (x *AllocateResponseProto) GetRejectedSchedulingRequests() []*RejectedSchedulingRequestProto {
+	if x != nil {
+		return x.RejectedSchedulingRequests
 	}
 	return nil
 }
@@ -3599,6 +3624,7 @@ type ReservationSubmissionRequestProto struct {
 	state                 protoimpl.MessageState      `protogen:"open.v1"`
 	Queue                 *string                     `protobuf:"bytes,1,opt,name=queue" json:"queue,omitempty"`
 	ReservationDefinition *ReservationDefinitionProto `protobuf:"bytes,2,opt,name=reservation_definition,json=reservationDefinition" json:"reservation_definition,omitempty"`
+	ReservationId         *ReservationIdProto         `protobuf:"bytes,3,opt,name=reservation_id,json=reservationId" json:"reservation_id,omitempty"` // 3.x
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
@@ -3643,6 +3669,13 @@ func (x *ReservationSubmissionRequestProto) GetQueue() string {
 func (x *ReservationSubmissionRequestProto) GetReservationDefinition() *ReservationDefinitionProto {
 	if x != nil {
 		return x.ReservationDefinition
+	}
+	return nil
+}
+
+func (x *ReservationSubmissionRequestProto) GetReservationId() *ReservationIdProto {
+	if x != nil {
+		return x.ReservationId
 	}
 	return nil
 }
@@ -3939,15 +3972,1313 @@ func (x *RunSharedCacheCleanerTaskResponseProto) GetAccepted() bool {
 	return false
 }
 
+type FailApplicationAttemptRequestProto struct {
+	state                protoimpl.MessageState     `protogen:"open.v1"`
+	ApplicationAttemptId *ApplicationAttemptIdProto `protobuf:"bytes,1,opt,name=application_attempt_id,json=applicationAttemptId" json:"application_attempt_id,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *FailApplicationAttemptRequestProto) Reset() {
+	*x = FailApplicationAttemptRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailApplicationAttemptRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailApplicationAttemptRequestProto) ProtoMessage() {}
+
+func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailApplicationAttemptRequestProto.ProtoReflect.Descriptor instead.
+func (*FailApplicationAttemptRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *FailApplicationAttemptRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
+	if x != nil {
+		return x.ApplicationAttemptId
+	}
+	return nil
+}
+
+type FailApplicationAttemptResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailApplicationAttemptResponseProto) Reset() {
+	*x = FailApplicationAttemptResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailApplicationAttemptResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailApplicationAttemptResponseProto) ProtoMessage() {}
+
+func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailApplicationAttemptResponseProto.ProtoReflect.Descriptor instead.
+func (*FailApplicationAttemptResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{74}
+}
+
+type UpdateApplicationPriorityRequestProto struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	ApplicationId       *ApplicationIdProto    `protobuf:"bytes,1,req,name=applicationId" json:"applicationId,omitempty"`
+	ApplicationPriority *PriorityProto         `protobuf:"bytes,2,req,name=applicationPriority" json:"applicationPriority,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *UpdateApplicationPriorityRequestProto) Reset() {
+	*x = UpdateApplicationPriorityRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateApplicationPriorityRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateApplicationPriorityRequestProto) ProtoMessage() {}
+
+func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateApplicationPriorityRequestProto.ProtoReflect.Descriptor instead.
+func (*UpdateApplicationPriorityRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *UpdateApplicationPriorityRequestProto) GetApplicationId() *ApplicationIdProto {
+	if x != nil {
+		return x.ApplicationId
+	}
+	return nil
+}
+
+func (x *UpdateApplicationPriorityRequestProto) GetApplicationPriority() *PriorityProto {
+	if x != nil {
+		return x.ApplicationPriority
+	}
+	return nil
+}
+
+type UpdateApplicationPriorityResponseProto struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	ApplicationPriority *PriorityProto         `protobuf:"bytes,1,opt,name=applicationPriority" json:"applicationPriority,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *UpdateApplicationPriorityResponseProto) Reset() {
+	*x = UpdateApplicationPriorityResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateApplicationPriorityResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateApplicationPriorityResponseProto) ProtoMessage() {}
+
+func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateApplicationPriorityResponseProto.ProtoReflect.Descriptor instead.
+func (*UpdateApplicationPriorityResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *UpdateApplicationPriorityResponseProto) GetApplicationPriority() *PriorityProto {
+	if x != nil {
+		return x.ApplicationPriority
+	}
+	return nil
+}
+
+type SignalContainerRequestProto struct {
+	state         protoimpl.MessageState       `protogen:"open.v1"`
+	ContainerId   *ContainerIdProto            `protobuf:"bytes,1,req,name=container_id,json=containerId" json:"container_id,omitempty"`
+	Command       *SignalContainerCommandProto `protobuf:"varint,2,req,name=command,enum=hadoop.yarn.SignalContainerCommandProto" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalContainerRequestProto) Reset() {
+	*x = SignalContainerRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalContainerRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalContainerRequestProto) ProtoMessage() {}
+
+func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalContainerRequestProto.ProtoReflect.Descriptor instead.
+func (*SignalContainerRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *SignalContainerRequestProto) GetContainerId() *ContainerIdProto {
+	if x != nil {
+		return x.ContainerId
+	}
+	return nil
+}
+
+func (x *SignalContainerRequestProto) GetCommand() SignalContainerCommandProto {
+	if x != nil && x.Command != nil {
+		return *x.Command
+	}
+	return SignalContainerCommandProto_OUTPUT_THREAD_DUMP
+}
+
+type SignalContainerResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalContainerResponseProto) Reset() {
+	*x = SignalContainerResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalContainerResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalContainerResponseProto) ProtoMessage() {}
+
+func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalContainerResponseProto.ProtoReflect.Descriptor instead.
+func (*SignalContainerResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{78}
+}
+
+type UpdateApplicationTimeoutsRequestProto struct {
+	state               protoimpl.MessageState              `protogen:"open.v1"`
+	ApplicationId       *ApplicationIdProto                 `protobuf:"bytes,1,req,name=applicationId" json:"applicationId,omitempty"`
+	ApplicationTimeouts []*ApplicationUpdateTimeoutMapProto `protobuf:"bytes,2,rep,name=application_timeouts,json=applicationTimeouts" json:"application_timeouts,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *UpdateApplicationTimeoutsRequestProto) Reset() {
+	*x = UpdateApplicationTimeoutsRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateApplicationTimeoutsRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateApplicationTimeoutsRequestProto) ProtoMessage() {}
+
+func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateApplicationTimeoutsRequestProto.ProtoReflect.Descriptor instead.
+func (*UpdateApplicationTimeoutsRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *UpdateApplicationTimeoutsRequestProto) GetApplicationId() *ApplicationIdProto {
+	if x != nil {
+		return x.ApplicationId
+	}
+	return nil
+}
+
+func (x *UpdateApplicationTimeoutsRequestProto) GetApplicationTimeouts() []*ApplicationUpdateTimeoutMapProto {
+	if x != nil {
+		return x.ApplicationTimeouts
+	}
+	return nil
+}
+
+type UpdateApplicationTimeoutsResponseProto struct {
+	state               protoimpl.MessageState              `protogen:"open.v1"`
+	ApplicationTimeouts []*ApplicationUpdateTimeoutMapProto `protobuf:"bytes,1,rep,name=application_timeouts,json=applicationTimeouts" json:"application_timeouts,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *UpdateApplicationTimeoutsResponseProto) Reset() {
+	*x = UpdateApplicationTimeoutsResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateApplicationTimeoutsResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateApplicationTimeoutsResponseProto) ProtoMessage() {}
+
+func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateApplicationTimeoutsResponseProto.ProtoReflect.Descriptor instead.
+func (*UpdateApplicationTimeoutsResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *UpdateApplicationTimeoutsResponseProto) GetApplicationTimeouts() []*ApplicationUpdateTimeoutMapProto {
+	if x != nil {
+		return x.ApplicationTimeouts
+	}
+	return nil
+}
+
+type GetAllResourceProfilesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAllResourceProfilesRequestProto) Reset() {
+	*x = GetAllResourceProfilesRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAllResourceProfilesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAllResourceProfilesRequestProto) ProtoMessage() {}
+
+func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAllResourceProfilesRequestProto.ProtoReflect.Descriptor instead.
+func (*GetAllResourceProfilesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{81}
+}
+
+type GetAllResourceProfilesResponseProto struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	ResourceProfiles *ResourceProfilesProto `protobuf:"bytes,1,req,name=resource_profiles,json=resourceProfiles" json:"resource_profiles,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetAllResourceProfilesResponseProto) Reset() {
+	*x = GetAllResourceProfilesResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAllResourceProfilesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAllResourceProfilesResponseProto) ProtoMessage() {}
+
+func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAllResourceProfilesResponseProto.ProtoReflect.Descriptor instead.
+func (*GetAllResourceProfilesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *GetAllResourceProfilesResponseProto) GetResourceProfiles() *ResourceProfilesProto {
+	if x != nil {
+		return x.ResourceProfiles
+	}
+	return nil
+}
+
+type GetResourceProfileRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Profile       *string                `protobuf:"bytes,1,req,name=profile" json:"profile,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetResourceProfileRequestProto) Reset() {
+	*x = GetResourceProfileRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetResourceProfileRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetResourceProfileRequestProto) ProtoMessage() {}
+
+func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetResourceProfileRequestProto.ProtoReflect.Descriptor instead.
+func (*GetResourceProfileRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *GetResourceProfileRequestProto) GetProfile() string {
+	if x != nil && x.Profile != nil {
+		return *x.Profile
+	}
+	return ""
+}
+
+type GetResourceProfileResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Resources     *ResourceProto         `protobuf:"bytes,1,req,name=resources" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetResourceProfileResponseProto) Reset() {
+	*x = GetResourceProfileResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetResourceProfileResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetResourceProfileResponseProto) ProtoMessage() {}
+
+func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetResourceProfileResponseProto.ProtoReflect.Descriptor instead.
+func (*GetResourceProfileResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *GetResourceProfileResponseProto) GetResources() *ResourceProto {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+type GetAllResourceTypeInfoRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAllResourceTypeInfoRequestProto) Reset() {
+	*x = GetAllResourceTypeInfoRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAllResourceTypeInfoRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAllResourceTypeInfoRequestProto) ProtoMessage() {}
+
+func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAllResourceTypeInfoRequestProto.ProtoReflect.Descriptor instead.
+func (*GetAllResourceTypeInfoRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{85}
+}
+
+type GetAllResourceTypeInfoResponseProto struct {
+	state            protoimpl.MessageState   `protogen:"open.v1"`
+	ResourceTypeInfo []*ResourceTypeInfoProto `protobuf:"bytes,1,rep,name=resource_type_info,json=resourceTypeInfo" json:"resource_type_info,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetAllResourceTypeInfoResponseProto) Reset() {
+	*x = GetAllResourceTypeInfoResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAllResourceTypeInfoResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAllResourceTypeInfoResponseProto) ProtoMessage() {}
+
+func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAllResourceTypeInfoResponseProto.ProtoReflect.Descriptor instead.
+func (*GetAllResourceTypeInfoResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *GetAllResourceTypeInfoResponseProto) GetResourceTypeInfo() []*ResourceTypeInfoProto {
+	if x != nil {
+		return x.ResourceTypeInfo
+	}
+	return nil
+}
+
+type ResourceLocalizationRequestProto struct {
+	state          protoimpl.MessageState         `protogen:"open.v1"`
+	ContainerId    *ContainerIdProto              `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
+	LocalResources []*StringLocalResourceMapProto `protobuf:"bytes,2,rep,name=local_resources,json=localResources" json:"local_resources,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ResourceLocalizationRequestProto) Reset() {
+	*x = ResourceLocalizationRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceLocalizationRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceLocalizationRequestProto) ProtoMessage() {}
+
+func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceLocalizationRequestProto.ProtoReflect.Descriptor instead.
+func (*ResourceLocalizationRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *ResourceLocalizationRequestProto) GetContainerId() *ContainerIdProto {
+	if x != nil {
+		return x.ContainerId
+	}
+	return nil
+}
+
+func (x *ResourceLocalizationRequestProto) GetLocalResources() []*StringLocalResourceMapProto {
+	if x != nil {
+		return x.LocalResources
+	}
+	return nil
+}
+
+type ResourceLocalizationResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceLocalizationResponseProto) Reset() {
+	*x = ResourceLocalizationResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceLocalizationResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceLocalizationResponseProto) ProtoMessage() {}
+
+func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceLocalizationResponseProto.ProtoReflect.Descriptor instead.
+func (*ResourceLocalizationResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{88}
+}
+
+type ReInitializeContainerRequestProto struct {
+	state                  protoimpl.MessageState       `protogen:"open.v1"`
+	ContainerId            *ContainerIdProto            `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
+	ContainerLaunchContext *ContainerLaunchContextProto `protobuf:"bytes,2,opt,name=container_launch_context,json=containerLaunchContext" json:"container_launch_context,omitempty"`
+	AutoCommit             *bool                        `protobuf:"varint,3,opt,name=auto_commit,json=autoCommit,def=1" json:"auto_commit,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+// Default values for ReInitializeContainerRequestProto fields.
+const (
+	Default_ReInitializeContainerRequestProto_AutoCommit = bool(true)
+)
+
+func (x *ReInitializeContainerRequestProto) Reset() {
+	*x = ReInitializeContainerRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReInitializeContainerRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReInitializeContainerRequestProto) ProtoMessage() {}
+
+func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReInitializeContainerRequestProto.ProtoReflect.Descriptor instead.
+func (*ReInitializeContainerRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *ReInitializeContainerRequestProto) GetContainerId() *ContainerIdProto {
+	if x != nil {
+		return x.ContainerId
+	}
+	return nil
+}
+
+func (x *ReInitializeContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
+	if x != nil {
+		return x.ContainerLaunchContext
+	}
+	return nil
+}
+
+func (x *ReInitializeContainerRequestProto) GetAutoCommit() bool {
+	if x != nil && x.AutoCommit != nil {
+		return *x.AutoCommit
+	}
+	return Default_ReInitializeContainerRequestProto_AutoCommit
+}
+
+type ReInitializeContainerResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReInitializeContainerResponseProto) Reset() {
+	*x = ReInitializeContainerResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReInitializeContainerResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReInitializeContainerResponseProto) ProtoMessage() {}
+
+func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReInitializeContainerResponseProto.ProtoReflect.Descriptor instead.
+func (*ReInitializeContainerResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{90}
+}
+
+type RestartContainerResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartContainerResponseProto) Reset() {
+	*x = RestartContainerResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartContainerResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartContainerResponseProto) ProtoMessage() {}
+
+func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartContainerResponseProto.ProtoReflect.Descriptor instead.
+func (*RestartContainerResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{91}
+}
+
+type RollbackResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackResponseProto) Reset() {
+	*x = RollbackResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackResponseProto) ProtoMessage() {}
+
+func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackResponseProto.ProtoReflect.Descriptor instead.
+func (*RollbackResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{92}
+}
+
+type CommitResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitResponseProto) Reset() {
+	*x = CommitResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitResponseProto) ProtoMessage() {}
+
+func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitResponseProto.ProtoReflect.Descriptor instead.
+func (*CommitResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{93}
+}
+
+type IncreaseContainersResourceRequestProto struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	IncreaseContainers []*common.TokenProto   `protobuf:"bytes,1,rep,name=increase_containers,json=increaseContainers" json:"increase_containers,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *IncreaseContainersResourceRequestProto) Reset() {
+	*x = IncreaseContainersResourceRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IncreaseContainersResourceRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IncreaseContainersResourceRequestProto) ProtoMessage() {}
+
+func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IncreaseContainersResourceRequestProto.ProtoReflect.Descriptor instead.
+func (*IncreaseContainersResourceRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *IncreaseContainersResourceRequestProto) GetIncreaseContainers() []*common.TokenProto {
+	if x != nil {
+		return x.IncreaseContainers
+	}
+	return nil
+}
+
+type IncreaseContainersResourceResponseProto struct {
+	state             protoimpl.MessageState        `protogen:"open.v1"`
+	SucceededRequests []*ContainerIdProto           `protobuf:"bytes,1,rep,name=succeeded_requests,json=succeededRequests" json:"succeeded_requests,omitempty"`
+	FailedRequests    []*ContainerExceptionMapProto `protobuf:"bytes,2,rep,name=failed_requests,json=failedRequests" json:"failed_requests,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *IncreaseContainersResourceResponseProto) Reset() {
+	*x = IncreaseContainersResourceResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IncreaseContainersResourceResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IncreaseContainersResourceResponseProto) ProtoMessage() {}
+
+func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IncreaseContainersResourceResponseProto.ProtoReflect.Descriptor instead.
+func (*IncreaseContainersResourceResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *IncreaseContainersResourceResponseProto) GetSucceededRequests() []*ContainerIdProto {
+	if x != nil {
+		return x.SucceededRequests
+	}
+	return nil
+}
+
+func (x *IncreaseContainersResourceResponseProto) GetFailedRequests() []*ContainerExceptionMapProto {
+	if x != nil {
+		return x.FailedRequests
+	}
+	return nil
+}
+
+type ContainerUpdateRequestProto struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	UpdateContainerToken []*common.TokenProto   `protobuf:"bytes,1,rep,name=update_container_token,json=updateContainerToken" json:"update_container_token,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ContainerUpdateRequestProto) Reset() {
+	*x = ContainerUpdateRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerUpdateRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerUpdateRequestProto) ProtoMessage() {}
+
+func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerUpdateRequestProto.ProtoReflect.Descriptor instead.
+func (*ContainerUpdateRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *ContainerUpdateRequestProto) GetUpdateContainerToken() []*common.TokenProto {
+	if x != nil {
+		return x.UpdateContainerToken
+	}
+	return nil
+}
+
+type ContainerUpdateResponseProto struct {
+	state             protoimpl.MessageState        `protogen:"open.v1"`
+	SucceededRequests []*ContainerIdProto           `protobuf:"bytes,1,rep,name=succeeded_requests,json=succeededRequests" json:"succeeded_requests,omitempty"`
+	FailedRequests    []*ContainerExceptionMapProto `protobuf:"bytes,2,rep,name=failed_requests,json=failedRequests" json:"failed_requests,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ContainerUpdateResponseProto) Reset() {
+	*x = ContainerUpdateResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerUpdateResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerUpdateResponseProto) ProtoMessage() {}
+
+func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerUpdateResponseProto.ProtoReflect.Descriptor instead.
+func (*ContainerUpdateResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *ContainerUpdateResponseProto) GetSucceededRequests() []*ContainerIdProto {
+	if x != nil {
+		return x.SucceededRequests
+	}
+	return nil
+}
+
+func (x *ContainerUpdateResponseProto) GetFailedRequests() []*ContainerExceptionMapProto {
+	if x != nil {
+		return x.FailedRequests
+	}
+	return nil
+}
+
+type GetNewReservationRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetNewReservationRequestProto) Reset() {
+	*x = GetNewReservationRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNewReservationRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNewReservationRequestProto) ProtoMessage() {}
+
+func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNewReservationRequestProto.ProtoReflect.Descriptor instead.
+func (*GetNewReservationRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{98}
+}
+
+type GetNewReservationResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReservationId *ReservationIdProto    `protobuf:"bytes,1,opt,name=reservation_id,json=reservationId" json:"reservation_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetNewReservationResponseProto) Reset() {
+	*x = GetNewReservationResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNewReservationResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNewReservationResponseProto) ProtoMessage() {}
+
+func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNewReservationResponseProto.ProtoReflect.Descriptor instead.
+func (*GetNewReservationResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *GetNewReservationResponseProto) GetReservationId() *ReservationIdProto {
+	if x != nil {
+		return x.ReservationId
+	}
+	return nil
+}
+
+type ReservationListRequestProto struct {
+	state                      protoimpl.MessageState `protogen:"open.v1"`
+	Queue                      *string                `protobuf:"bytes,1,opt,name=queue" json:"queue,omitempty"`
+	ReservationId              *string                `protobuf:"bytes,3,opt,name=reservation_id,json=reservationId" json:"reservation_id,omitempty"`
+	StartTime                  *int64                 `protobuf:"varint,4,opt,name=start_time,json=startTime" json:"start_time,omitempty"`
+	EndTime                    *int64                 `protobuf:"varint,5,opt,name=end_time,json=endTime" json:"end_time,omitempty"`
+	IncludeResourceAllocations *bool                  `protobuf:"varint,6,opt,name=include_resource_allocations,json=includeResourceAllocations" json:"include_resource_allocations,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
+}
+
+func (x *ReservationListRequestProto) Reset() {
+	*x = ReservationListRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationListRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationListRequestProto) ProtoMessage() {}
+
+func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationListRequestProto.ProtoReflect.Descriptor instead.
+func (*ReservationListRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *ReservationListRequestProto) GetQueue() string {
+	if x != nil && x.Queue != nil {
+		return *x.Queue
+	}
+	return ""
+}
+
+func (x *ReservationListRequestProto) GetReservationId() string {
+	if x != nil && x.ReservationId != nil {
+		return *x.ReservationId
+	}
+	return ""
+}
+
+func (x *ReservationListRequestProto) GetStartTime() int64 {
+	if x != nil && x.StartTime != nil {
+		return *x.StartTime
+	}
+	return 0
+}
+
+func (x *ReservationListRequestProto) GetEndTime() int64 {
+	if x != nil && x.EndTime != nil {
+		return *x.EndTime
+	}
+	return 0
+}
+
+func (x *ReservationListRequestProto) GetIncludeResourceAllocations() bool {
+	if x != nil && x.IncludeResourceAllocations != nil {
+		return *x.IncludeResourceAllocations
+	}
+	return false
+}
+
+type ReservationListResponseProto struct {
+	state         protoimpl.MessageState             `protogen:"open.v1"`
+	Reservations  []*ReservationAllocationStateProto `protobuf:"bytes,1,rep,name=reservations" json:"reservations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservationListResponseProto) Reset() {
+	*x = ReservationListResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationListResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationListResponseProto) ProtoMessage() {}
+
+func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationListResponseProto.ProtoReflect.Descriptor instead.
+func (*ReservationListResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *ReservationListResponseProto) GetReservations() []*ReservationAllocationStateProto {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
 var File_yarn_yarn_service_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\n" +
-	"\x1eyarn/yarn_service_protos.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x16yarn/yarn_protos.proto\"y\n" +
+	"\x1eyarn/yarn_service_protos.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x16yarn/yarn_protos.proto\"\xdd\x01\n" +
 	"%RegisterApplicationMasterRequestProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x19\n" +
 	"\brpc_port\x18\x02 \x01(\x05R\arpcPort\x12!\n" +
-	"\ftracking_url\x18\x03 \x01(\tR\vtrackingUrl\"\xdf\x05\n" +
+	"\ftracking_url\x18\x03 \x01(\tR\vtrackingUrl\x12b\n" +
+	"\x15placement_constraints\x18\x04 \x03(\v2-.hadoop.yarn.PlacementConstraintMapEntryProtoR\x14placementConstraints\"\xdf\x05\n" +
 	"&RegisterApplicationMasterResponseProto\x12H\n" +
 	"\x11maximumCapability\x18\x01 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x11maximumCapability\x12?\n" +
 	"\x1dclient_to_am_token_master_key\x18\x02 \x01(\fR\x18clientToAmTokenMasterKey\x12N\n" +
@@ -3972,7 +5303,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\ftracking_url\x18\x02 \x01(\tR\vtrackingUrl\x12b\n" +
 	"\x18final_application_status\x18\x03 \x01(\x0e2(.hadoop.yarn.FinalApplicationStatusProtoR\x16finalApplicationStatus\"U\n" +
 	"$FinishApplicationMasterResponseProto\x12-\n" +
-	"\x0eisUnregistered\x18\x01 \x01(\b:\x05falseR\x0eisUnregistered\"\xef\x03\n" +
+	"\x0eisUnregistered\x18\x01 \x01(\b:\x05falseR\x0eisUnregistered\"\xc5\x04\n" +
 	"\x14AllocateRequestProto\x123\n" +
 	"\x03ask\x18\x01 \x03(\v2!.hadoop.yarn.ResourceRequestProtoR\x03ask\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\arelease\x12W\n" +
@@ -3982,7 +5313,9 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\bprogress\x18\x05 \x01(\x02R\bprogress\x12]\n" +
 	"\x10increase_request\x18\x06 \x03(\v22.hadoop.yarn.ContainerResourceIncreaseRequestProtoR\x0fincreaseRequest\x12Q\n" +
 	"\x0fupdate_requests\x18\a \x03(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\x0eupdateRequests\x12!\n" +
-	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\"\xd8\x02\n" +
+	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\x12T\n" +
+	"\x13scheduling_requests\x18\n" +
+	" \x03(\v2#.hadoop.yarn.SchedulingRequestProtoR\x12schedulingRequests\"\xd8\x02\n" +
 	"\x1bUpdateContainerRequestProto\x12+\n" +
 	"\x11container_version\x18\x01 \x02(\x05R\x10containerVersion\x12@\n" +
 	"\fcontainer_id\x18\x02 \x02(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12F\n" +
@@ -4005,7 +5338,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x0fcollector_token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0ecollectorToken\"x\n" +
 	"\fNMTokenProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x126\n" +
-	"\x05token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"\xe3\t\n" +
+	"\x05token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"\xd2\n" +
+	"\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -4025,7 +5359,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x0ecollector_info\x18\x0e \x01(\v2\x1f.hadoop.yarn.CollectorInfoProtoR\rcollectorInfo\x12K\n" +
 	"\rupdate_errors\x18\x0f \x03(\v2&.hadoop.yarn.UpdateContainerErrorProtoR\fupdateErrors\x12Q\n" +
 	"\x12updated_containers\x18\x10 \x03(\v2\".hadoop.yarn.UpdatedContainerProtoR\x11updatedContainers\x12f\n" +
-	"!containers_from_previous_attempts\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x1econtainersFromPreviousAttempts\"\x1f\n" +
+	"!containers_from_previous_attempts\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x1econtainersFromPreviousAttempts\x12m\n" +
+	"\x1crejected_scheduling_requests\x18\x12 \x03(\v2+.hadoop.yarn.RejectedSchedulingRequestProtoR\x1arejectedSchedulingRequests\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -4155,10 +5490,11 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"&ReleaseSharedCacheResourceRequestProto\x12E\n" +
 	"\rapplicationId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12 \n" +
 	"\vresourceKey\x18\x02 \x01(\tR\vresourceKey\")\n" +
-	"'ReleaseSharedCacheResourceResponseProto\"\x99\x01\n" +
+	"'ReleaseSharedCacheResourceResponseProto\"\xe1\x01\n" +
 	"!ReservationSubmissionRequestProto\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12^\n" +
-	"\x16reservation_definition\x18\x02 \x01(\v2'.hadoop.yarn.ReservationDefinitionProtoR\x15reservationDefinition\"l\n" +
+	"\x16reservation_definition\x18\x02 \x01(\v2'.hadoop.yarn.ReservationDefinitionProtoR\x15reservationDefinition\x12F\n" +
+	"\x0ereservation_id\x18\x03 \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\"l\n" +
 	"\"ReservationSubmissionResponseProto\x12F\n" +
 	"\x0ereservation_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\"\xc7\x01\n" +
 	"\x1dReservationUpdateRequestProto\x12^\n" +
@@ -4170,7 +5506,69 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x1eReservationDeleteResponseProto\"'\n" +
 	"%RunSharedCacheCleanerTaskRequestProto\"D\n" +
 	"&RunSharedCacheCleanerTaskResponseProto\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\bR\baccepted*-\n" +
+	"\baccepted\x18\x01 \x01(\bR\baccepted\"\x82\x01\n" +
+	"\"FailApplicationAttemptRequestProto\x12\\\n" +
+	"\x16application_attempt_id\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\x14applicationAttemptId\"%\n" +
+	"#FailApplicationAttemptResponseProto\"\xbc\x01\n" +
+	"%UpdateApplicationPriorityRequestProto\x12E\n" +
+	"\rapplicationId\x18\x01 \x02(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12L\n" +
+	"\x13applicationPriority\x18\x02 \x02(\v2\x1a.hadoop.yarn.PriorityProtoR\x13applicationPriority\"v\n" +
+	"&UpdateApplicationPriorityResponseProto\x12L\n" +
+	"\x13applicationPriority\x18\x01 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\x13applicationPriority\"\xa3\x01\n" +
+	"\x1bSignalContainerRequestProto\x12@\n" +
+	"\fcontainer_id\x18\x01 \x02(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12B\n" +
+	"\acommand\x18\x02 \x02(\x0e2(.hadoop.yarn.SignalContainerCommandProtoR\acommand\"\x1e\n" +
+	"\x1cSignalContainerResponseProto\"\xd0\x01\n" +
+	"%UpdateApplicationTimeoutsRequestProto\x12E\n" +
+	"\rapplicationId\x18\x01 \x02(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12`\n" +
+	"\x14application_timeouts\x18\x02 \x03(\v2-.hadoop.yarn.ApplicationUpdateTimeoutMapProtoR\x13applicationTimeouts\"\x8a\x01\n" +
+	"&UpdateApplicationTimeoutsResponseProto\x12`\n" +
+	"\x14application_timeouts\x18\x01 \x03(\v2-.hadoop.yarn.ApplicationUpdateTimeoutMapProtoR\x13applicationTimeouts\"$\n" +
+	"\"GetAllResourceProfilesRequestProto\"v\n" +
+	"#GetAllResourceProfilesResponseProto\x12O\n" +
+	"\x11resource_profiles\x18\x01 \x02(\v2\".hadoop.yarn.ResourceProfilesProtoR\x10resourceProfiles\":\n" +
+	"\x1eGetResourceProfileRequestProto\x12\x18\n" +
+	"\aprofile\x18\x01 \x02(\tR\aprofile\"[\n" +
+	"\x1fGetResourceProfileResponseProto\x128\n" +
+	"\tresources\x18\x01 \x02(\v2\x1a.hadoop.yarn.ResourceProtoR\tresources\"$\n" +
+	"\"GetAllResourceTypeInfoRequestProto\"w\n" +
+	"#GetAllResourceTypeInfoResponseProto\x12P\n" +
+	"\x12resource_type_info\x18\x01 \x03(\v2\".hadoop.yarn.ResourceTypeInfoProtoR\x10resourceTypeInfo\"\xb7\x01\n" +
+	" ResourceLocalizationRequestProto\x12@\n" +
+	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12Q\n" +
+	"\x0flocal_resources\x18\x02 \x03(\v2(.hadoop.yarn.StringLocalResourceMapProtoR\x0elocalResources\"#\n" +
+	"!ResourceLocalizationResponseProto\"\xf0\x01\n" +
+	"!ReInitializeContainerRequestProto\x12@\n" +
+	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12b\n" +
+	"\x18container_launch_context\x18\x02 \x01(\v2(.hadoop.yarn.ContainerLaunchContextProtoR\x16containerLaunchContext\x12%\n" +
+	"\vauto_commit\x18\x03 \x01(\b:\x04trueR\n" +
+	"autoCommit\"$\n" +
+	"\"ReInitializeContainerResponseProto\"\x1f\n" +
+	"\x1dRestartContainerResponseProto\"\x17\n" +
+	"\x15RollbackResponseProto\"\x15\n" +
+	"\x13CommitResponseProto\"{\n" +
+	"&IncreaseContainersResourceRequestProto\x12Q\n" +
+	"\x13increase_containers\x18\x01 \x03(\v2 .bobbin.hadoop.common.TokenProtoR\x12increaseContainers\"\xc9\x01\n" +
+	"'IncreaseContainersResourceResponseProto\x12L\n" +
+	"\x12succeeded_requests\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x11succeededRequests\x12P\n" +
+	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"u\n" +
+	"\x1bContainerUpdateRequestProto\x12V\n" +
+	"\x16update_container_token\x18\x01 \x03(\v2 .bobbin.hadoop.common.TokenProtoR\x14updateContainerToken\"\xbe\x01\n" +
+	"\x1cContainerUpdateResponseProto\x12L\n" +
+	"\x12succeeded_requests\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x11succeededRequests\x12P\n" +
+	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"\x1f\n" +
+	"\x1dGetNewReservationRequestProto\"h\n" +
+	"\x1eGetNewReservationResponseProto\x12F\n" +
+	"\x0ereservation_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\"\xd6\x01\n" +
+	"\x1bReservationListRequestProto\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12%\n" +
+	"\x0ereservation_id\x18\x03 \x01(\tR\rreservationId\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x04 \x01(\x03R\tstartTime\x12\x19\n" +
+	"\bend_time\x18\x05 \x01(\x03R\aendTime\x12@\n" +
+	"\x1cinclude_resource_allocations\x18\x06 \x01(\bR\x1aincludeResourceAllocations\"p\n" +
+	"\x1cReservationListResponseProto\x12P\n" +
+	"\freservations\x18\x01 \x03(\v2,.hadoop.yarn.ReservationAllocationStateProtoR\freservations*-\n" +
 	"\x16SchedulerResourceTypes\x12\n" +
 	"\n" +
 	"\x06MEMORY\x10\x00\x12\a\n" +
@@ -4198,7 +5596,7 @@ func file_yarn_yarn_service_protos_proto_rawDescGZIP() []byte {
 }
 
 var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
 var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(SchedulerResourceTypes)(0),                      // 0: hadoop.yarn.SchedulerResourceTypes
 	(ApplicationsRequestScopeProto)(0),               // 1: hadoop.yarn.ApplicationsRequestScopeProto
@@ -4276,143 +5674,207 @@ var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(*ReservationDeleteResponseProto)(nil),           // 73: hadoop.yarn.ReservationDeleteResponseProto
 	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 74: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
 	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 75: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
-	(*ResourceProto)(nil),                            // 76: hadoop.yarn.ResourceProto
-	(*ApplicationACLMapProto)(nil),                   // 77: hadoop.yarn.ApplicationACLMapProto
-	(*ContainerProto)(nil),                           // 78: hadoop.yarn.ContainerProto
-	(ResourceTypesProto)(0),                          // 79: hadoop.yarn.ResourceTypesProto
-	(FinalApplicationStatusProto)(0),                 // 80: hadoop.yarn.FinalApplicationStatusProto
-	(*ResourceRequestProto)(nil),                     // 81: hadoop.yarn.ResourceRequestProto
-	(*ContainerIdProto)(nil),                         // 82: hadoop.yarn.ContainerIdProto
-	(*ResourceBlacklistRequestProto)(nil),            // 83: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ContainerResourceIncreaseRequestProto)(nil),    // 84: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(ExecutionTypeProto)(0),                          // 85: hadoop.yarn.ExecutionTypeProto
-	(*common.TokenProto)(nil),                        // 86: bobbin.hadoop.common.TokenProto
-	(*NodeIdProto)(nil),                              // 87: hadoop.yarn.NodeIdProto
-	(AMCommandProto)(0),                              // 88: hadoop.yarn.AMCommandProto
-	(*ContainerStatusProto)(nil),                     // 89: hadoop.yarn.ContainerStatusProto
-	(*NodeReportProto)(nil),                          // 90: hadoop.yarn.NodeReportProto
-	(*PreemptionMessageProto)(nil),                   // 91: hadoop.yarn.PreemptionMessageProto
-	(*ContainerResourceIncreaseProto)(nil),           // 92: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),           // 93: hadoop.yarn.ContainerResourceDecreaseProto
-	(*PriorityProto)(nil),                            // 94: hadoop.yarn.PriorityProto
-	(*ApplicationIdProto)(nil),                       // 95: hadoop.yarn.ApplicationIdProto
-	(*ApplicationReportProto)(nil),                   // 96: hadoop.yarn.ApplicationReportProto
-	(*ApplicationSubmissionContextProto)(nil),        // 97: hadoop.yarn.ApplicationSubmissionContextProto
-	(*YarnClusterMetricsProto)(nil),                  // 98: hadoop.yarn.YarnClusterMetricsProto
-	(YarnApplicationStateProto)(0),                   // 99: hadoop.yarn.YarnApplicationStateProto
-	(NodeStateProto)(0),                              // 100: hadoop.yarn.NodeStateProto
-	(*QueueInfoProto)(nil),                           // 101: hadoop.yarn.QueueInfoProto
-	(*QueueUserACLInfoProto)(nil),                    // 102: hadoop.yarn.QueueUserACLInfoProto
-	(*NodeIdToLabelsProto)(nil),                      // 103: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                     // 104: hadoop.yarn.LabelsToNodeIdsProto
-	(*NodeLabelProto)(nil),                           // 105: hadoop.yarn.NodeLabelProto
-	(*ContainerLaunchContextProto)(nil),              // 106: hadoop.yarn.ContainerLaunchContextProto
-	(*StringBytesMapProto)(nil),                      // 107: hadoop.yarn.StringBytesMapProto
-	(*SerializedExceptionProto)(nil),                 // 108: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationAttemptIdProto)(nil),                // 109: hadoop.yarn.ApplicationAttemptIdProto
-	(*ApplicationAttemptReportProto)(nil),            // 110: hadoop.yarn.ApplicationAttemptReportProto
-	(*ContainerReportProto)(nil),                     // 111: hadoop.yarn.ContainerReportProto
-	(*ReservationDefinitionProto)(nil),               // 112: hadoop.yarn.ReservationDefinitionProto
-	(*ReservationIdProto)(nil),                       // 113: hadoop.yarn.ReservationIdProto
+	(*FailApplicationAttemptRequestProto)(nil),       // 76: hadoop.yarn.FailApplicationAttemptRequestProto
+	(*FailApplicationAttemptResponseProto)(nil),      // 77: hadoop.yarn.FailApplicationAttemptResponseProto
+	(*UpdateApplicationPriorityRequestProto)(nil),    // 78: hadoop.yarn.UpdateApplicationPriorityRequestProto
+	(*UpdateApplicationPriorityResponseProto)(nil),   // 79: hadoop.yarn.UpdateApplicationPriorityResponseProto
+	(*SignalContainerRequestProto)(nil),              // 80: hadoop.yarn.SignalContainerRequestProto
+	(*SignalContainerResponseProto)(nil),             // 81: hadoop.yarn.SignalContainerResponseProto
+	(*UpdateApplicationTimeoutsRequestProto)(nil),    // 82: hadoop.yarn.UpdateApplicationTimeoutsRequestProto
+	(*UpdateApplicationTimeoutsResponseProto)(nil),   // 83: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	(*GetAllResourceProfilesRequestProto)(nil),       // 84: hadoop.yarn.GetAllResourceProfilesRequestProto
+	(*GetAllResourceProfilesResponseProto)(nil),      // 85: hadoop.yarn.GetAllResourceProfilesResponseProto
+	(*GetResourceProfileRequestProto)(nil),           // 86: hadoop.yarn.GetResourceProfileRequestProto
+	(*GetResourceProfileResponseProto)(nil),          // 87: hadoop.yarn.GetResourceProfileResponseProto
+	(*GetAllResourceTypeInfoRequestProto)(nil),       // 88: hadoop.yarn.GetAllResourceTypeInfoRequestProto
+	(*GetAllResourceTypeInfoResponseProto)(nil),      // 89: hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	(*ResourceLocalizationRequestProto)(nil),         // 90: hadoop.yarn.ResourceLocalizationRequestProto
+	(*ResourceLocalizationResponseProto)(nil),        // 91: hadoop.yarn.ResourceLocalizationResponseProto
+	(*ReInitializeContainerRequestProto)(nil),        // 92: hadoop.yarn.ReInitializeContainerRequestProto
+	(*ReInitializeContainerResponseProto)(nil),       // 93: hadoop.yarn.ReInitializeContainerResponseProto
+	(*RestartContainerResponseProto)(nil),            // 94: hadoop.yarn.RestartContainerResponseProto
+	(*RollbackResponseProto)(nil),                    // 95: hadoop.yarn.RollbackResponseProto
+	(*CommitResponseProto)(nil),                      // 96: hadoop.yarn.CommitResponseProto
+	(*IncreaseContainersResourceRequestProto)(nil),   // 97: hadoop.yarn.IncreaseContainersResourceRequestProto
+	(*IncreaseContainersResourceResponseProto)(nil),  // 98: hadoop.yarn.IncreaseContainersResourceResponseProto
+	(*ContainerUpdateRequestProto)(nil),              // 99: hadoop.yarn.ContainerUpdateRequestProto
+	(*ContainerUpdateResponseProto)(nil),             // 100: hadoop.yarn.ContainerUpdateResponseProto
+	(*GetNewReservationRequestProto)(nil),            // 101: hadoop.yarn.GetNewReservationRequestProto
+	(*GetNewReservationResponseProto)(nil),           // 102: hadoop.yarn.GetNewReservationResponseProto
+	(*ReservationListRequestProto)(nil),              // 103: hadoop.yarn.ReservationListRequestProto
+	(*ReservationListResponseProto)(nil),             // 104: hadoop.yarn.ReservationListResponseProto
+	(*PlacementConstraintMapEntryProto)(nil),         // 105: hadoop.yarn.PlacementConstraintMapEntryProto
+	(*ResourceProto)(nil),                            // 106: hadoop.yarn.ResourceProto
+	(*ApplicationACLMapProto)(nil),                   // 107: hadoop.yarn.ApplicationACLMapProto
+	(*ContainerProto)(nil),                           // 108: hadoop.yarn.ContainerProto
+	(ResourceTypesProto)(0),                          // 109: hadoop.yarn.ResourceTypesProto
+	(FinalApplicationStatusProto)(0),                 // 110: hadoop.yarn.FinalApplicationStatusProto
+	(*ResourceRequestProto)(nil),                     // 111: hadoop.yarn.ResourceRequestProto
+	(*ContainerIdProto)(nil),                         // 112: hadoop.yarn.ContainerIdProto
+	(*ResourceBlacklistRequestProto)(nil),            // 113: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ContainerResourceIncreaseRequestProto)(nil),    // 114: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(*SchedulingRequestProto)(nil),                   // 115: hadoop.yarn.SchedulingRequestProto
+	(ExecutionTypeProto)(0),                          // 116: hadoop.yarn.ExecutionTypeProto
+	(*common.TokenProto)(nil),                        // 117: bobbin.hadoop.common.TokenProto
+	(*NodeIdProto)(nil),                              // 118: hadoop.yarn.NodeIdProto
+	(AMCommandProto)(0),                              // 119: hadoop.yarn.AMCommandProto
+	(*ContainerStatusProto)(nil),                     // 120: hadoop.yarn.ContainerStatusProto
+	(*NodeReportProto)(nil),                          // 121: hadoop.yarn.NodeReportProto
+	(*PreemptionMessageProto)(nil),                   // 122: hadoop.yarn.PreemptionMessageProto
+	(*ContainerResourceIncreaseProto)(nil),           // 123: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),           // 124: hadoop.yarn.ContainerResourceDecreaseProto
+	(*PriorityProto)(nil),                            // 125: hadoop.yarn.PriorityProto
+	(*RejectedSchedulingRequestProto)(nil),           // 126: hadoop.yarn.RejectedSchedulingRequestProto
+	(*ApplicationIdProto)(nil),                       // 127: hadoop.yarn.ApplicationIdProto
+	(*ApplicationReportProto)(nil),                   // 128: hadoop.yarn.ApplicationReportProto
+	(*ApplicationSubmissionContextProto)(nil),        // 129: hadoop.yarn.ApplicationSubmissionContextProto
+	(*YarnClusterMetricsProto)(nil),                  // 130: hadoop.yarn.YarnClusterMetricsProto
+	(YarnApplicationStateProto)(0),                   // 131: hadoop.yarn.YarnApplicationStateProto
+	(NodeStateProto)(0),                              // 132: hadoop.yarn.NodeStateProto
+	(*QueueInfoProto)(nil),                           // 133: hadoop.yarn.QueueInfoProto
+	(*QueueUserACLInfoProto)(nil),                    // 134: hadoop.yarn.QueueUserACLInfoProto
+	(*NodeIdToLabelsProto)(nil),                      // 135: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                     // 136: hadoop.yarn.LabelsToNodeIdsProto
+	(*NodeLabelProto)(nil),                           // 137: hadoop.yarn.NodeLabelProto
+	(*ContainerLaunchContextProto)(nil),              // 138: hadoop.yarn.ContainerLaunchContextProto
+	(*StringBytesMapProto)(nil),                      // 139: hadoop.yarn.StringBytesMapProto
+	(*SerializedExceptionProto)(nil),                 // 140: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationAttemptIdProto)(nil),                // 141: hadoop.yarn.ApplicationAttemptIdProto
+	(*ApplicationAttemptReportProto)(nil),            // 142: hadoop.yarn.ApplicationAttemptReportProto
+	(*ContainerReportProto)(nil),                     // 143: hadoop.yarn.ContainerReportProto
+	(*ReservationDefinitionProto)(nil),               // 144: hadoop.yarn.ReservationDefinitionProto
+	(*ReservationIdProto)(nil),                       // 145: hadoop.yarn.ReservationIdProto
+	(SignalContainerCommandProto)(0),                 // 146: hadoop.yarn.SignalContainerCommandProto
+	(*ApplicationUpdateTimeoutMapProto)(nil),         // 147: hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	(*StringLocalResourceMapProto)(nil),              // 148: hadoop.yarn.StringLocalResourceMapProto
+	(*ReservationAllocationStateProto)(nil),          // 149: hadoop.yarn.ReservationAllocationStateProto
 }
 var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
-	76,  // 0: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	77,  // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	78,  // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	15,  // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
-	0,   // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> hadoop.yarn.SchedulerResourceTypes
-	5,   // 5: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	7,   // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	6,   // 7: hadoop.yarn.ResourceProfilesProto.resource_profiles_map:type_name -> hadoop.yarn.ResourceProfileEntry
-	76,  // 8: hadoop.yarn.ResourceProfileEntry.resources:type_name -> hadoop.yarn.ResourceProto
-	79,  // 9: hadoop.yarn.ResourceTypeInfoProto.type:type_name -> hadoop.yarn.ResourceTypesProto
-	80,  // 10: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	81,  // 11: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
-	82,  // 12: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
-	83,  // 13: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
-	84,  // 14: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
-	11,  // 15: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	82,  // 16: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	2,   // 17: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	76,  // 18: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	85,  // 19: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	11,  // 20: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	2,   // 21: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	78,  // 22: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
-	86,  // 23: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> bobbin.hadoop.common.TokenProto
-	87,  // 24: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	86,  // 25: hadoop.yarn.NMTokenProto.token:type_name -> bobbin.hadoop.common.TokenProto
-	88,  // 26: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
-	78,  // 27: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	89,  // 28: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
-	76,  // 29: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
-	90,  // 30: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
-	91,  // 31: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
-	15,  // 32: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	92,  // 33: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
-	93,  // 34: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
-	86,  // 35: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
-	94,  // 36: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
-	14,  // 37: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
-	12,  // 38: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
-	13,  // 39: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
-	78,  // 40: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	95,  // 41: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	76,  // 42: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	95,  // 43: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	96,  // 44: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	97,  // 45: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	95,  // 46: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	98,  // 47: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	95,  // 48: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	99,  // 49: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	1,   // 50: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	96,  // 51: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	100, // 52: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	90,  // 53: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	101, // 54: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	102, // 55: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	103, // 56: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	104, // 57: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	105, // 58: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	106, // 59: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	86,  // 60: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
-	107, // 61: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	82,  // 62: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	82,  // 63: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	89,  // 64: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	43,  // 65: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	82,  // 66: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	108, // 67: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	107, // 68: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	82,  // 69: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 70: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	82,  // 71: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	82,  // 72: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 73: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	82,  // 74: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	89,  // 75: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	50,  // 76: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	109, // 77: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	110, // 78: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	95,  // 79: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	110, // 80: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	82,  // 81: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	111, // 82: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	109, // 83: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	111, // 84: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	95,  // 85: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	95,  // 86: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	112, // 87: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	113, // 88: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	112, // 89: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	113, // 90: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	113, // 91: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	92,  // [92:92] is the sub-list for method output_type
-	92,  // [92:92] is the sub-list for method input_type
-	92,  // [92:92] is the sub-list for extension type_name
-	92,  // [92:92] is the sub-list for extension extendee
-	0,   // [0:92] is the sub-list for field type_name
+	105, // 0: hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> hadoop.yarn.PlacementConstraintMapEntryProto
+	106, // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	107, // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	108, // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	15,  // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
+	0,   // 5: hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> hadoop.yarn.SchedulerResourceTypes
+	5,   // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	7,   // 7: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	6,   // 8: hadoop.yarn.ResourceProfilesProto.resource_profiles_map:type_name -> hadoop.yarn.ResourceProfileEntry
+	106, // 9: hadoop.yarn.ResourceProfileEntry.resources:type_name -> hadoop.yarn.ResourceProto
+	109, // 10: hadoop.yarn.ResourceTypeInfoProto.type:type_name -> hadoop.yarn.ResourceTypesProto
+	110, // 11: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	111, // 12: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
+	112, // 13: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
+	113, // 14: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
+	114, // 15: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
+	11,  // 16: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	115, // 17: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
+	112, // 18: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	2,   // 19: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	106, // 20: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	116, // 21: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	11,  // 22: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	2,   // 23: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	108, // 24: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
+	117, // 25: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> bobbin.hadoop.common.TokenProto
+	118, // 26: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	117, // 27: hadoop.yarn.NMTokenProto.token:type_name -> bobbin.hadoop.common.TokenProto
+	119, // 28: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
+	108, // 29: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	120, // 30: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
+	106, // 31: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
+	121, // 32: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
+	122, // 33: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
+	15,  // 34: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
+	123, // 35: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
+	124, // 36: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
+	117, // 37: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
+	125, // 38: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
+	14,  // 39: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
+	12,  // 40: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
+	13,  // 41: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
+	108, // 42: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	126, // 43: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
+	127, // 44: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	106, // 45: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	127, // 46: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	128, // 47: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	129, // 48: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	127, // 49: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	130, // 50: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	127, // 51: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	131, // 52: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	1,   // 53: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	128, // 54: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	132, // 55: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	121, // 56: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	133, // 57: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	134, // 58: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	135, // 59: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	136, // 60: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	137, // 61: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	138, // 62: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	117, // 63: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
+	139, // 64: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	112, // 65: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	112, // 66: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	120, // 67: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	43,  // 68: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	112, // 69: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	140, // 70: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	139, // 71: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	112, // 72: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 73: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	112, // 74: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	112, // 75: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 76: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	112, // 77: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	120, // 78: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	50,  // 79: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	141, // 80: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	142, // 81: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	127, // 82: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	142, // 83: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	112, // 84: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	143, // 85: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	141, // 86: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	143, // 87: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	127, // 88: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	127, // 89: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	144, // 90: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	145, // 91: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	145, // 92: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	144, // 93: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	145, // 94: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	145, // 95: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	141, // 96: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	127, // 97: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	125, // 98: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	125, // 99: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	112, // 100: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	146, // 101: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
+	127, // 102: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	147, // 103: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	147, // 104: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	5,   // 105: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	106, // 106: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
+	7,   // 107: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	112, // 108: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	148, // 109: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	112, // 110: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	138, // 111: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	117, // 112: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> bobbin.hadoop.common.TokenProto
+	112, // 113: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 114: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	117, // 115: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> bobbin.hadoop.common.TokenProto
+	112, // 116: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	50,  // 117: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	145, // 118: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	149, // 119: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
+	120, // [120:120] is the sub-list for method output_type
+	120, // [120:120] is the sub-list for method input_type
+	120, // [120:120] is the sub-list for extension type_name
+	120, // [120:120] is the sub-list for extension extendee
+	0,   // [0:120] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
@@ -4427,7 +5889,7 @@ func file_yarn_yarn_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   73,
+			NumMessages:   102,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
