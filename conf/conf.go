@@ -92,7 +92,8 @@ func (c *Configuration) Keys() []string {
 }
 
 // LoadDir resolves the configuration directory (explicit dir, else YARN_CONF_DIR, else
-// HADOOP_CONF_DIR) and loads core-site.xml then yarn-site.xml from it over the defaults.
+// HADOOP_CONF_DIR) and loads core-site.xml, yarn-site.xml, resource-types.xml and
+// node-resources.xml from it over the defaults.
 // Missing site files are skipped, as Hadoop skips missing default resources; a missing
 // directory that was asked for is an error. It returns the directory used ("" for none).
 func LoadDir(dir string) (*Configuration, string, error) {
@@ -106,7 +107,9 @@ func LoadDir(dir string) (*Configuration, string, error) {
 	} else if !st.IsDir() {
 		return nil, dir, fmt.Errorf("configuration directory %s is not a directory", dir)
 	}
-	for _, name := range []string{"core-site.xml", "yarn-site.xml"} {
+	// Hadoop 3.1's ResourceUtils adds resource-types.xml (the RM's and clients' resource
+	// types) and node-resources.xml (a NodeManager's amounts of them) over yarn-site.xml.
+	for _, name := range []string{"core-site.xml", "yarn-site.xml", "resource-types.xml", "node-resources.xml"} {
 		if err := c.AddFileIfExists(filepath.Join(dir, name)); err != nil {
 			return nil, dir, err
 		}

@@ -11,6 +11,7 @@ package container
 
 import (
 	"context"
+	"syscall"
 	"time"
 )
 
@@ -60,6 +61,13 @@ type MemoryEnforcer interface {
 // code): ok is true when exit and diagnostics should be reported instead.
 type Verdicter interface {
 	Verdict() (exit int32, diagnostics string, ok bool)
+}
+
+// Signaler is implemented by processes the executor can signal without stopping them
+// (YARN's signalToContainer: a thread dump with SIGQUIT, SIGTERM, SIGKILL), as the Java
+// NM signals the container's process group.
+type Signaler interface {
+	Signal(sig syscall.Signal) error
 }
 
 // Executor starts container processes.

@@ -87,6 +87,19 @@ func (p *process) Wait() int {
 	return p.exit
 }
 
+// Signal sends sig to the container's process group.
+func (p *process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("container %s has exited", p.id)
+	default:
+	}
+	if err := syscall.Kill(-p.Pid(), sig); err != nil {
+		return fmt.Errorf("signal %v to container %s (process group %d): %w", sig, p.id, p.Pid(), err)
+	}
+	return nil
+}
+
 func (p *process) Stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		pgid := p.Pid()

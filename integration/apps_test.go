@@ -48,8 +48,8 @@ func writeMapredSite(t *testing.T, c *nsCluster) {
 func TestMapReduceAndDistributedShellOnApacheNM(t *testing.T) {
 	c := newNSCluster(t)
 	writeMapredSite(t, c)
-	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	examples := c.examplesJar()
+	dshell := c.dshellJar()
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
 echo "pi exit $?"
@@ -120,8 +120,8 @@ $Y node -list -all 2>&1`, examples, dshell, c.path("pi.log"), c.path("client.log
 func runDShellAndPi(t *testing.T, c *nsCluster) {
 	t.Helper()
 	writeMapredSite(t, c)
-	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	examples := c.examplesJar()
+	dshell := c.dshellJar()
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
 echo "dshell exit $?"
@@ -188,7 +188,7 @@ func TestPiWallTimeApacheVsBobbin(t *testing.T) {
 		c := newNSCluster(t)
 		c.apacheRM, c.bobbinNM = setup.apacheRM, setup.bobbinNM
 		writeMapredSite(t, c)
-		examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
+		examples := c.examplesJar()
 		out, err := c.run(t, 6*time.Minute, fmt.Sprintf(`start=$(date +%%s.%%N)
 timeout 240 $HADOOP_HOME/bin/hadoop jar %s pi 2 10 > %s 2>&1
 echo "pi exit $? wall $(echo "$(date +%%s.%%N) - $start" | bc)"`, examples, c.path("pi.log")))
@@ -213,8 +213,8 @@ func TestTwoBobbinNMsAcceptance(t *testing.T) {
 	c := newNSCluster(t)
 	c.bobbinNM, c.secondNM, c.nmMemoryMB = true, true, 768
 	writeMapredSite(t, c)
-	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	examples := c.examplesJar()
+	dshell := c.dshellJar()
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
 echo "pi exit $?"
@@ -305,7 +305,7 @@ func TestHDFSLocalizationOnBobbinNM(t *testing.T) {
 	os.WriteFile(filepath.Join(c.confDir, "hdfs-site.xml"), []byte(hdfs), 0o644)
 	script := c.path("hello.sh")
 	os.WriteFile(script, []byte("#!/bin/bash\necho hello from hdfs $CONTAINER_ID\n"), 0o755)
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	dshell := c.dshellJar()
 	out, err := c.run(t, 6*time.Minute, fmt.Sprintf(`H=$HADOOP_HOME/bin/hdfs
 $H namenode -format -force -nonInteractive > %[3]s/format.log 2>&1
 $H namenode > %[3]s/nn.log 2>&1 &

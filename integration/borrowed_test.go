@@ -83,7 +83,7 @@ func TestBorrowedNodeEvictsAndPiCompletes(t *testing.T) {
 		p["yarn.nodemanager.resource.memory-mb"] = "2048"
 	}
 	writeMapredSite(t, c)
-	examples := filepath.Join(c.home, "share", "hadoop", "mapreduce", "hadoop-mapreduce-examples-2.7.3.jar")
+	examples := c.examplesJar()
 	start := time.Now()
 	out, err := c.run(t, 15*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 status() { echo "$1 $($Y node -status %[3]s 2>/dev/null | tr '\n' ' ' | sed 's/\t/ /g')"; }

@@ -15,6 +15,8 @@ import (
 // handler (and the MapReduce AM) bind wildcard addresses.
 type nsCluster struct {
 	home, dir, confDir string
+	// version is the Hadoop version at home (2.7.3 or 3.1.1).
+	version string
 	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager; apacheRM runs
 	// the Apache ResourceManager instead of Bobbin's.
 	bobbinNM, apacheRM bool
@@ -26,21 +28,38 @@ type nsCluster struct {
 	nmProps func(i int, props map[string]string)
 }
 
-// newNSCluster skips unless Hadoop, root and unshare are available, and writes the
+// newNSCluster skips unless Hadoop 2.7.3, root and unshare are available, and writes the
 // cluster's configuration (nmConf) under a temporary directory.
 func newNSCluster(t *testing.T) *nsCluster {
 	t.Helper()
-	home := requireHadoop(t)
+	return newNSClusterVersion(t, hadoop2)
+}
+
+// newNSClusterVersion is newNSCluster with the Hadoop of version v (clients, and the
+// Apache daemons when the cluster runs them).
+func newNSClusterVersion(t *testing.T, v string) *nsCluster {
+	t.Helper()
+	home := requireHadoopVersion(t, v)
 	if _, err := exec.LookPath("unshare"); err != nil || os.Geteuid() != 0 {
 		t.Skip("needs root and unshare for a private network namespace")
 	}
 	dir := t.TempDir()
-	c := &nsCluster{home: home, dir: dir, confDir: filepath.Join(dir, "conf")}
+	c := &nsCluster{home: home, version: v, dir: dir, confDir: filepath.Join(dir, "conf")}
 	for _, d := range []string{"conf", "nm-local", "nm-logs", "logs", "work"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
 	writeConf(t, c.confDir, nmConf(dir))
 	return c
+}
+
+// examplesJar is the distribution's MapReduce examples jar (pi).
+func (c *nsCluster) examplesJar() string {
+	return hadoopJar(c.home, c.version, "mapreduce", "hadoop-mapreduce-examples")
+}
+
+// dshellJar is the distribution's distributed-shell jar.
+func (c *nsCluster) dshellJar() string {
+	return hadoopJar(c.home, c.version, "yarn", "hadoop-yarn-applications-distributedshell")
 }
 
 // path is a file in the cluster's directory.

@@ -16,9 +16,8 @@ import (
 // tokens and NMTokens, they run `ls`, and the application ends FINISHED/SUCCEEDED.
 func TestDistributedShellOnApacheNM(t *testing.T) {
 	c := newNSCluster(t)
-	yarnShare := filepath.Join(c.home, "share", "hadoop", "yarn")
-	launcher := filepath.Join(yarnShare, "hadoop-yarn-applications-unmanaged-am-launcher-2.7.3.jar")
-	dshell := filepath.Join(yarnShare, "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	launcher := hadoopJar(c.home, c.version, "yarn", "hadoop-yarn-applications-unmanaged-am-launcher")
+	dshell := c.dshellJar()
 	// The AM reads its shell command from ./shellCommands (DataOutput.writeUTF).
 	os.WriteFile(filepath.Join(c.path("work"), "shellCommands"), []byte("\x00\x02ls"), 0o644)
 	out, err := c.run(t, 4*time.Minute, fmt.Sprintf(`CP="%[1]s:$($HADOOP_HOME/bin/yarn classpath)"

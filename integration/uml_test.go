@@ -45,7 +45,7 @@ func TestDistributedShellInUMLGuests(t *testing.T) {
 	c := newNSCluster(t)
 	c.bobbinNM = true
 	c.nmProps = func(_ int, p map[string]string) { umlNM(c, p) }
-	dshell := filepath.Join(c.home, "share", "hadoop", "yarn", "hadoop-yarn-applications-distributedshell-2.7.3.jar")
+	dshell := c.dshellJar()
 	// Shell commands reach the container through the launch script's exec /bin/bash -c
 	// "...", so they hold no double quotes.
 	ds := func(command, log, name string) string {

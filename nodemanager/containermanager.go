@@ -27,6 +27,15 @@ func newContainerManager(nm *NodeManager) (*rpc.Protocol, error) {
 		"startContainers":      rpc.Unary(m.startContainers),
 		"stopContainers":       rpc.Unary(m.stopContainers),
 		"getContainerStatuses": rpc.Unary(m.getContainerStatuses),
+		// Hadoop 3.x
+		"signalToContainer":            rpc.Unary(m.signalToContainer),
+		"updateContainer":              rpc.Unary(m.updateContainer),
+		"increaseContainersResource":   rpc.Unary(m.increaseContainersResource),
+		"localize":                     rpc.Unary(m.localize),
+		"reInitializeContainer":        rpc.Unary(m.reInitializeContainer),
+		"restartContainer":             rpc.Unary(m.restartContainer),
+		"rollbackLastReInitialization": rpc.Unary(m.rollbackLastReInitialization),
+		"commitLastReInitialization":   rpc.Unary(m.commitLastReInitialization),
 	}, func(method string) error {
 		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this NodeManager", method)
 	})

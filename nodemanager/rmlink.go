@@ -171,6 +171,14 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 			nm.spawn(func() { nm.kill(c, exitKilledByRM, "Container Killed by ResourceManager") })
 		}
 	}
+	for _, s := range resp.GetContainersToSignal() {
+		id, cmd := records.ContainerIDFromProto(s.GetContainerId()), s.GetCommand()
+		nm.spawn(func() {
+			if err := nm.signal(id, cmd); err != nil {
+				nm.log.WithError(err).WithField("container", id.String()).Warn("signal from the ResourceManager not delivered")
+			}
+		})
+	}
 	for _, a := range resp.GetApplicationsToCleanup() {
 		app := records.AppIDFromProto(a)
 		nm.spawn(func() { nm.finishApp(app) })

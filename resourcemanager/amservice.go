@@ -88,6 +88,8 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		MaximumCapability:      s.rm.maximumCapability(),
 		Queue:                  proto.String(queue),
 		SchedulerResourceTypes: []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
+		// 3.x AMRM clients take the cluster's resource types from here.
+		ResourceTypes: s.rm.types.InfoProtos(),
 	}, nil
 }
 
@@ -126,6 +128,10 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 				rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.settings.MaxAllocationMB)
 				return
 			}
+			if err := s.rm.checkExtraTypes(ask.GetCapability()); err != nil {
+				rerr = err
+				return
+			}
 		}
 		if err := checkRelease(att, req.GetRelease()); err != nil {
 			rerr = err
@@ -154,7 +160,9 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			Preempt:                    s.rm.takePreemptions(att),
 			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 			// reducers from it, so it must not read 0 while room exists).
-			Limit: resourceProto(total.Sub(used)),
+			Limit: s.rm.resourceProto(total.Sub(used)),
+			// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
+			ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(a.priority)},
 		}
 		if tok, ok := s.rm.amrm.IssueNext(att, keyID); ok {
 			// A key roll is under way: the AM switches to a token of the next key.

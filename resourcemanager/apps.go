@@ -35,9 +35,12 @@ type app struct {
 	state            yarnpb.YarnApplicationStateProto
 	final            yarnpb.FinalApplicationStatusProto
 	submitTime       int64
-	startTime        int64
-	finishTime       int64
-	diagnostics      string
+	// timeouts are the application's expiry times (ms) by type: its lifetime, from the
+	// submission or `yarn application -updateLifetime`.
+	timeouts    map[yarnpb.ApplicationTimeoutTypeProto]int64
+	startTime   int64
+	finishTime  int64
+	diagnostics string
 }
 
 // attempt is one application attempt: its AMRMToken, its state and what its AM registered.
@@ -87,7 +90,7 @@ func (a *app) finished() bool {
 
 // report is the ApplicationReport clients see (hadoop-wire.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
-func (a *app) report() *yarnpb.ApplicationReportProto {
+func (a *app) report(now time.Time) *yarnpb.ApplicationReportProto {
 	r := &yarnpb.ApplicationReportProto{
 		ApplicationId:          a.id.Proto(),
 		User:                   proto.String(a.user),
@@ -107,6 +110,7 @@ func (a *app) report() *yarnpb.ApplicationReportProto {
 		Priority:               &yarnpb.PriorityProto{Priority: proto.Int32(a.priority)},
 		SubmitTime:             proto.Int64(a.submitTime),
 		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
+		AppTimeouts:            a.timeoutReports(now),
 	}
 	if at := a.attempt; at != nil {
 		r.CurrentApplicationAttemptId = at.id.Proto()
@@ -163,7 +167,7 @@ func (r *appRegistry) reportOf(id records.ApplicationID) (*yarnpb.ApplicationRep
 	if !ok {
 		return nil, false
 	}
-	return a.report(), true
+	return a.report(r.now()), true
 }
 
 // kill moves an unfinished application to KILLED. It reports whether it did and whether
@@ -204,6 +208,7 @@ func (r *appRegistry) move(id records.ApplicationID, queue string) (found, finis
 // appRegistry hands out application ids and holds the applications by id.
 type appRegistry struct {
 	clusterTimestamp int64
+	now              func() time.Time // the RM's clock, for the seconds a lifetime has left
 
 	mu     sync.Mutex
 	lastID int32
@@ -213,8 +218,8 @@ type appRegistry struct {
 	retired       map[records.ApplicationID]bool
 }
 
-func newAppRegistry(clusterTimestamp int64) *appRegistry {
-	return &appRegistry{clusterTimestamp: clusterTimestamp, apps: map[records.ApplicationID]*app{}}
+func newAppRegistry(clusterTimestamp int64, now func() time.Time) *appRegistry {
+	return &appRegistry{clusterTimestamp: clusterTimestamp, now: now, apps: map[records.ApplicationID]*app{}}
 }
 
 // newID returns the next application id of this RM run.
@@ -295,7 +300,7 @@ func (r *appRegistry) list(f *appFilter) []*yarnpb.ApplicationReportProto {
 	}
 	out := make([]*yarnpb.ApplicationReportProto, len(hits))
 	for i, a := range hits {
-		out[i] = a.report()
+		out[i] = a.report(r.now())
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -50,10 +51,18 @@ func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 		"getNodeToLabels":             rpc.Unary(s.getNodeToLabels),
 		"getLabelsToNodes":            rpc.Unary(s.getLabelsToNodes),
 		"getClusterNodeLabels":        rpc.Unary(s.getClusterNodeLabels),
+		// Hadoop 3.x
+		"getResourceTypeInfo":       rpc.Unary(s.getResourceTypeInfo),
+		"getResourceProfiles":       rpc.Unary(s.getResourceProfiles),
+		"getResourceProfile":        rpc.Unary(s.getResourceProfile),
+		"updateApplicationPriority": rpc.Unary(s.updateApplicationPriority),
+		"updateApplicationTimeouts": rpc.Unary(s.updateApplicationTimeouts),
+		"signalToContainer":         rpc.Unary(s.signalToContainer),
+		"failApplicationAttempt":    rpc.Unary(s.failApplicationAttempt),
 	}, func(method string) error {
 		switch method {
-		case "submitReservation", "updateReservation", "deleteReservation":
-			return rpc.Errorf(rpc.ClassYarnException, "Reservation System is not enabled. Please enable & try again")
+		case "submitReservation", "updateReservation", "deleteReservation", "getNewReservation", "listReservations":
+			return reservationsDisabled()
 		}
 		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
 	})
@@ -95,8 +104,18 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	if n := int(sc.GetMaxAppAttempts()); n >= 1 && n <= set.MaxAttempts {
 		maxAttempts = n
 	}
+	var timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
+	for _, t := range sc.GetApplicationTimeouts() {
+		if t.GetTimeout() <= 0 {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), timeoutTypeName(t.GetApplicationTimeoutType()))
+		}
+		if timeouts == nil {
+			timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+		}
+		timeouts[t.GetApplicationTimeoutType()] = now + t.GetTimeout()*1000
+	}
 	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(),
-		tags: sc.GetApplicationTags(), priority: sc.GetPriority().GetPriority(), amResource: amRes, maxAttempts: maxAttempts,
+		tags: sc.GetApplicationTags(), priority: s.rm.clampPriority(sc.GetPriority().GetPriority()), amResource: amRes, maxAttempts: maxAttempts, timeouts: timeouts,
 		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm(),
 		failuresValidity: sc.GetAttemptFailuresValidityInterval()}
 	if reason := s.admission(a); reason != "" {
@@ -169,14 +188,14 @@ func (rm *ResourceManager) fillUsage(reports ...*yarnpb.ApplicationReportProto) 
 			continue
 		}
 		u := byApp[id]
-		used := &yarnpb.ResourceProto{Memory: proto.Int64(u.memory), VirtualCores: proto.Int32(u.vcores)}
+		used := rm.resourceProto(u.used)
 		r.AppResource_Usage = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.containers), NumReservedContainers: proto.Int32(0),
-			UsedResources: used, NeededResources: used, ReservedResources: &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)}}
+			UsedResources: used, NeededResources: used, ReservedResources: rm.resourceProto(scheduler.Resource{})}
 	}
 }
 
 func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
-	return &yarnpb.ResourceProto{Memory: proto.Int64(int64(rm.settings.MaxAllocationMB)), VirtualCores: proto.Int32(int32(rm.settings.MaxAllocationCore))}
+	return rm.resourceProto(rm.maxAllocation())
 }
 
 // appNotFound is the exception (and Java's message) for an unknown application.
@@ -264,7 +283,15 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 }
 
 func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
-	return &yarnpb.GetClusterNodesResponseProto{NodeReports: s.rm.nodes.reports(req.GetNodeStates(), s.rm.labels)}, nil
+	reports := s.rm.nodes.reports(req.GetNodeStates(), s.rm.labels)
+	// What the scheduler has placed on each node: the Java RM's report shows the same.
+	byNode := s.rm.containers.nodeUsage()
+	for _, r := range reports {
+		u := byNode[nodeKey(r.GetNodeId())]
+		r.Used, r.NumContainers = s.rm.resourceProto(u.used), proto.Int32(u.containers)
+		r.Capability = s.rm.resourceProto(s.rm.resourceOf(r.GetCapability()))
+	}
+	return &yarnpb.GetClusterNodesResponseProto{NodeReports: reports}, nil
 }
 
 // getQueueInfo answers with an empty response for an unknown queue, as the Java RM does

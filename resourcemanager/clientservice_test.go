@@ -169,8 +169,20 @@ func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
 			&yarnpb.KillApplicationRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 7}.Proto()}, &yarnpb.KillApplicationResponseProto{}},
 		{"getApplicationAttempts", rpc.ClassApplicationNotFound, "doesn't exist", &yarnpb.GetApplicationAttemptsRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Proto()}, &yarnpb.GetApplicationAttemptsResponseProto{}},
 		{"getApplicationReport", rpc.ClassApplicationNotFound, "Invalid application id: null", &yarnpb.GetApplicationReportRequestProto{}, &yarnpb.GetApplicationReportResponseProto{}},
-		// A Hadoop 3.x method 2.7.3 lacks.
-		{"getNewReservation", rpc.ClassRpcNoSuchMethod, "Unknown method getNewReservation", &yarnpb.GetNewApplicationRequestProto{}, &yarnpb.GetNewApplicationResponseProto{}},
+		// Hadoop 3.x features that are off answer as the 3.1.1 RM does with them off.
+		{"getNewReservation", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.GetNewReservationRequestProto{}, &yarnpb.GetNewReservationResponseProto{}},
+		{"listReservations", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.ReservationListRequestProto{}, &yarnpb.ReservationListResponseProto{}},
+		{"getResourceProfiles", rpc.ClassFeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)",
+			&yarnpb.GetAllResourceProfilesRequestProto{}, &yarnpb.GetAllResourceProfilesResponseProto{}},
+		{"getResourceProfile", rpc.ClassFeatureNotEnabled, "Resource profile is not enabled", &yarnpb.GetResourceProfileRequestProto{Profile: proto.String("small")}, &yarnpb.GetResourceProfileResponseProto{}},
+		{"updateApplicationPriority", rpc.ClassApplicationNotFound, "Trying to update priority of an absent application application_1_0003",
+			&yarnpb.UpdateApplicationPriorityRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Proto(), ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(1)}}, &yarnpb.UpdateApplicationPriorityResponseProto{}},
+		{"signalToContainer", rpc.ClassApplicationNotFound, "Application application_1_0003 does not exist in RM.",
+			&yarnpb.SignalContainerRequestProto{ContainerId: records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Attempt(1), ID: 2}.Proto(), Command: yarnpb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP.Enum()}, &yarnpb.SignalContainerResponseProto{}},
+		{"failApplicationAttempt", rpc.ClassApplicationNotFound, "absent application application_1_0003",
+			&yarnpb.FailApplicationAttemptRequestProto{ApplicationAttemptId: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Attempt(1).Proto()}, &yarnpb.FailApplicationAttemptResponseProto{}},
+		// A method no Hadoop version has.
+		{"getClusterNodeAttributes", rpc.ClassRpcNoSuchMethod, "Unknown method getClusterNodeAttributes", &yarnpb.GetNewApplicationRequestProto{}, &yarnpb.GetNewApplicationResponseProto{}},
 	}
 	for _, c := range cases {
 		err := cl.Call(ctx, c.method, c.req, c.resp)
@@ -192,6 +204,11 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 		"yarn.resourcemanager.address = \"127.0.0.1:http\"":               {"yarn.resourcemanager.address", "127.0.0.1:http"},
 		"exceeds yarn.scheduler.maximum-allocation-mb":                    {"yarn.scheduler.minimum-allocation-mb", "9000"},
 		"variable loop": {"yarn.resourcemanager.hostname", "${yarn.resourcemanager.address}", "yarn.resourcemanager.address", "${yarn.resourcemanager.hostname}:1"},
+		"yarn.resourcemanager.resource-profiles.enabled = \"true\": Bobbin does not support": {"yarn.resourcemanager.resource-profiles.enabled", "true"},
+		"yarn.resourcemanager.reservation-system.enable = \"true\"":                          {"yarn.resourcemanager.reservation-system.enable", "true"},
+		"5 resource types with memory-mb and vcores; Bobbin supports at most 4":              {"yarn.resource-types", "yarn.io/gpu,yarn.io/fpga,disks"},
+		"yarn.resource-types.fpga.units = \"bogus\": unknown unit":                           {"yarn.resource-types", "fpga", "yarn.resource-types.fpga.units", "bogus"},
+		"resource type yarn.io/gpu is listed twice":                                          {"yarn.resource-types", "yarn.io/gpu,yarn.io/gpu"},
 	}
 	for want, kv := range cases {
 		_, err := New(Options{Conf: testConf(kv...), Logger: quiet()})

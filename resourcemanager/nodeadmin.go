@@ -189,7 +189,7 @@ func (rm *ResourceManager) syncSchedulable(key string) {
 	n, ok := rm.nodes.nodes[key]
 	var spec scheduler.NodeSpec
 	if ok {
-		spec = scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(n.capability), Static: n.static,
+		spec = scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: rm.resourceOf(n.capability), Static: n.static,
 			Partition:     rm.labels.partitionOf(n.id),
 			Unschedulable: n.state != yarnpb.NodeStateProto_NS_RUNNING || n.capability.GetMemory() <= 0 || n.capability.GetVirtualCores() <= 0}
 	}

@@ -34,12 +34,13 @@ type rmNode struct {
 	static     bool
 }
 
+// report is the node's NodeReport without what the container table knows (Used, and
+// NumContainers as the scheduler counts them): getClusterNodes fills those in.
 func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
 	return &yarnpb.NodeReportProto{
 		NodeId:               n.id,
 		HttpAddress:          proto.String(n.http),
 		RackName:             proto.String(n.rack),
-		Used:                 &yarnpb.ResourceProto{Memory: proto.Int64(0), VirtualCores: proto.Int32(0)},
 		Capability:           n.capability,
 		NumContainers:        proto.Int32(n.running),
 		NodeState:            n.state.Enum(),

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -69,7 +70,8 @@ type Settings struct {
 	ExcludePath      string
 	NodeLabels       bool
 	DecommissionPoll time.Duration
-	Pprof            bool // bobbin.resourcemanager.webapp.pprof.enabled
+	Pprof            bool  // bobbin.resourcemanager.webapp.pprof.enabled
+	MaxAppPriority   int32 // yarn.cluster.max-application-priority
 }
 
 // Key-rolling keys and the liveness interval each must exceed three times over.
@@ -150,6 +152,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	intKey("yarn.scheduler.maximum-allocation-vcores", &s.MaxAllocationCore, 1)
 	intKey("yarn.resourcemanager.am.max-attempts", &s.MaxAttempts, 1)
 	intKey("yarn.resourcemanager.max-completed-applications", &s.MaxCompletedApps, 0)
+	var maxPriority int
+	intKey("yarn.cluster.max-application-priority", &maxPriority, 0)
+	s.MaxAppPriority = int32(maxPriority)
 	if s.MaxAllocationMB > 0 && s.MinAllocationMB > s.MaxAllocationMB {
 		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-mb (%d) exceeds yarn.scheduler.maximum-allocation-mb (%d)", s.MinAllocationMB, s.MaxAllocationMB))
 	}
@@ -191,6 +196,17 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if s.Pprof, err = c.Bool("bobbin.resourcemanager.webapp.pprof.enabled"); err != nil {
 		errs = append(errs, err)
 	}
+	// Features that change what the RM promises clients are refused rather than ignored.
+	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable"} {
+		on, err := c.Bool(key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if on {
+			errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: "true", Reason: "Bobbin does not support this feature; set it to false (the calls are then answered as the Java RM answers them with it off)"})
+		}
+	}
 	return s, errors.Join(errs...)
 }
 
@@ -223,6 +239,7 @@ type ResourceManager struct {
 	nmKeys          *security.KeyRing
 	amrm            *security.AMRMTokens
 	engine          *scheduler.Engine
+	types           resourcetypes.Types // memory-mb, vcores and resource-types.xml's, in the engine's order
 	containers      *containerTable
 	containerTokens security.ContainerTokens
 	kick            chan struct{}
@@ -285,6 +302,13 @@ func New(opts Options) (*ResourceManager, error) {
 		return nil, err
 	}
 	engineCfg.Groups, engineCfg.Now = groups, opts.Now
+	// Hadoop 3.1 resource types (resource-types.xml): GPUs and other countable types are
+	// the engine's extra dimensions.
+	types, err := resourcetypes.Load(opts.Conf, scheduler.MaxResourceTypes)
+	if err != nil {
+		return nil, err
+	}
+	engineCfg.Types = scheduler.Types{Names: types.Names()}
 	engine, err := scheduler.New(engineCfg, opts.Queues)
 	if err != nil {
 		return nil, err
@@ -292,6 +316,7 @@ func New(opts Options) (*ResourceManager, error) {
 	rm := &ResourceManager{
 		opts:             opts,
 		settings:         settings,
+		types:            types,
 		log:              opts.Logger.WithField("component", "resourcemanager"),
 		clusterTimestamp: opts.Now().UnixMilli(),
 	}
@@ -300,12 +325,12 @@ func New(opts Options) (*ResourceManager, error) {
 	}
 	rm.metrics = newRMMetrics(opts.Metrics)
 	rm.labels = newLabelStore(opts.Queues.Labels())
-	rm.apps = newAppRegistry(rm.clusterTimestamp)
+	rm.apps = newAppRegistry(rm.clusterTimestamp, rm.opts.Now)
 	rm.nodes = newNodeRegistry()
 	rm.containerKeys = security.NewKeyRing(1)
 	rm.nmKeys = security.NewKeyRing(1)
 	rm.amrm = security.NewAMRMTokens(security.NewKeyRing(1))
-	rm.engine, rm.containers, rm.kick = engine, newContainerTable(), make(chan struct{}, 1)
+	rm.engine, rm.containers, rm.kick = engine, newContainerTable(types), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
 	start := opts.Now()

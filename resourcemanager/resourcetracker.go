@@ -82,7 +82,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	if again {
 		rm.nodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
-	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: resourceOf(capability), Partition: rm.labels.partitionOf(id)}); err != nil {
+	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: rm.resourceOf(capability), Partition: rm.labels.partitionOf(id)}); err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
 	rm.kickScheduler()
@@ -173,7 +173,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	// before anything is signed with it, so NMs verify tokens of both keys.
 	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
-	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup = rm.nodeDirectives(key)
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.nodeDirectives(key)
 	rm.nodes.mu.Lock()
 	if n, ok := rm.nodes.nodes[key]; ok {
 		n.lastResponse = resp
@@ -213,6 +213,7 @@ func (rm *ResourceManager) monitor(ctx context.Context) {
 		}
 		rm.expireAttempts(now)
 		rm.expireAllocations(now)
+		rm.expireLifetimes(now)
 		rm.checkDecommissioning(now)
 		rm.rollKeys(now)
 		if now.Sub(lastStats) >= time.Second {

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -63,12 +64,12 @@ type nodeAddr struct {
 func (c *rmContainer) node() string { return c.at.key }
 
 // report is the container's getContainerReport view.
-func (c *rmContainer) report() *yarnpb.ContainerReportProto {
+func (c *rmContainer) report(types resourcetypes.Types) *yarnpb.ContainerReportProto {
 	state := yarnpb.ContainerStateProto_C_NEW
 	if c.running {
 		state = yarnpb.ContainerStateProto_C_RUNNING
 	}
-	return &yarnpb.ContainerReportProto{ContainerId: c.id.Proto(), Resource: resourceProto(c.resource), NodeId: proto.Clone(c.at.id).(*yarnpb.NodeIdProto),
+	return &yarnpb.ContainerReportProto{ContainerId: c.id.Proto(), Resource: types.Proto(c.resource[:types.Len()]), NodeId: proto.Clone(c.at.id).(*yarnpb.NodeIdProto),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(c.created),
 		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.at.http),
 		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.at.http, c.id, c.user))}
@@ -77,6 +78,7 @@ func (c *rmContainer) report() *yarnpb.ContainerReportProto {
 // containerTable joins the engine's allocations to YARN containers and holds what each
 // attempt and node is to be told on its next allocate or heartbeat.
 type containerTable struct {
+	types     resourcetypes.Types // for reports
 	mu        sync.Mutex
 	byEngine  map[scheduler.ContainerID]*rmContainer
 	byID      map[records.ContainerID]*rmContainer
@@ -101,17 +103,19 @@ type containerTable struct {
 	// ranOn is where each application had containers: those NMs are told when it ends.
 	ranOn      map[records.ApplicationID]*nodeSet
 	nodes      nodeIndex
-	appCleanup map[string][]*yarnpb.ApplicationIdProto // node -> finished applications
+	appCleanup map[string][]*yarnpb.ApplicationIdProto          // node -> finished applications
+	signals    map[string][]*yarnpb.SignalContainerRequestProto // node -> signals from signalToContainer
 }
 
-func newContainerTable() *containerTable {
-	return &containerTable{byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
+func newContainerTable(types resourcetypes.Types) *containerTable {
+	return &containerTable{types: types, byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*rmContainer{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*rmContainer{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*rmContainer{},
 		starting: map[string]map[records.ContainerID]*rmContainer{},
-		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{}}
+		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{},
+		signals: map[string][]*yarnpb.SignalContainerRequestProto{}}
 }
 
 // complete records a finished container once and queues its status for its attempt.
@@ -197,12 +201,21 @@ func (t *containerTable) handOut(id records.ContainerID, now time.Time) {
 	}
 }
 
-func resourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
-	return scheduler.Resource{r.GetMemory(), int64(r.GetVirtualCores())}
+// resourceOf reads a ResourceProto in the cluster's resource types. Types the cluster
+// does not have are skipped, as the Java RM's ResourcePBImpl skips them; an amount in
+// units that do not convert reads as 0 of that type.
+func (rm *ResourceManager) resourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
+	var v scheduler.Resource
+	if unknown, err := rm.types.FromProto(r, v[:rm.types.Len()]); err != nil || len(unknown) > 0 {
+		rm.log.WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
+	}
+	return v
 }
 
-func resourceProto(r scheduler.Resource) *yarnpb.ResourceProto {
-	return &yarnpb.ResourceProto{Memory: proto.Int64(r[scheduler.Memory]), VirtualCores: proto.Int32(int32(r[scheduler.VCores]))}
+// resourceProto writes a resource in the cluster's types (memory and vcores only when
+// there are no others, as a 2.x peer expects).
+func (rm *ResourceManager) resourceProto(r scheduler.Resource) *yarnpb.ResourceProto {
+	return rm.types.Proto(r[:rm.types.Len()])
 }
 
 // scheduleLoop runs engine passes on a tick and whenever kicked, until ctx ends.
@@ -345,14 +358,14 @@ func (rm *ResourceManager) containerProto(c *rmContainer) (*yarnpb.ContainerProt
 	now := rm.opts.Now()
 	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
 		ContainerId: c.id.Proto(), NmHostAddr: proto.String(c.at.key), AppSubmitter: proto.String(c.user),
-		Resource: resourceProto(c.resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
+		Resource: rm.resourceProto(c.resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("container token for %s: %w", c.id, err)
 	}
 	return &yarnpb.ContainerProto{Id: c.id.Proto(), NodeId: c.at.id, NodeHttpAddress: proto.String(c.at.http),
-		Resource: resourceProto(c.resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, ContainerToken: tok.Proto()}, nil
+		Resource: rm.resourceProto(c.resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, ContainerToken: tok.Proto()}, nil
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its
@@ -383,7 +396,7 @@ func (rm *ResourceManager) preemptContainer(p scheduler.Preemption) {
 func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	out := make([]scheduler.Ask, 0, len(reqs))
 	for _, r := range reqs {
-		c := resourceOf(r.GetCapability())
+		c := rm.resourceOf(r.GetCapability())
 		if step := int64(rm.settings.MinAllocationMB); step > 0 {
 			c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
 		}
@@ -567,12 +580,27 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 	rm.kickScheduler()
 }
 
-// nodeDirectives returns, once, what node must kill and may forget, and which
+// signal queues a signal for a live container's NodeManager (3.x containers_to_signal);
+// it returns the container's node, or false when the container is not live.
+func (t *containerTable) signal(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byID[id]
+	if !ok || c.done {
+		return "", false
+	}
+	t.signals[c.node()] = append(t.signals[c.node()], &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
+	return c.node(), true
+}
+
+// nodeDirectives returns, once, what node must kill, signal and may forget, and which
 // applications ended.
-func (rm *ResourceManager) nodeDirectives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto) {
+func (rm *ResourceManager) nodeDirectives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
 	t := rm.containers
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	signals = t.signals[node]
+	delete(t.signals, node)
 	cleanup, apps = t.cleanup[node], t.appCleanup[node]
 	if ids := t.removed[node]; len(ids) > 0 {
 		removed = make([]*yarnpb.ContainerIdProto, len(ids))
@@ -583,7 +611,7 @@ func (rm *ResourceManager) nodeDirectives(node string) (cleanup, removed []*yarn
 	delete(t.cleanup, node)
 	delete(t.removed, node)
 	delete(t.appCleanup, node)
-	return cleanup, removed, apps
+	return cleanup, removed, apps, signals
 }
 
 // nodeLost completes the containers of a lost (or decommissioned, or restarted) node as
@@ -719,7 +747,7 @@ func (t *containerTable) liveReports(att records.AttemptID) []*yarnpb.ContainerR
 	var out []*yarnpb.ContainerReportProto
 	for id, c := range t.byID {
 		if id.Attempt == att && !c.done {
-			out = append(out, c.report())
+			out = append(out, c.report(t.types))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
@@ -734,14 +762,13 @@ func (t *containerTable) liveReport(id records.ContainerID) (*yarnpb.ContainerRe
 	if !ok || c.done {
 		return nil, false
 	}
-	return c.report(), true
+	return c.report(t.types), true
 }
 
-// usage is what an application's live containers hold.
+// usage is what an application's (or a node's) live containers hold.
 type usage struct {
 	containers int32
-	memory     int64
-	vcores     int32
+	used       scheduler.Resource
 }
 
 // liveUsage sums the live containers of the given applications in one pass over the
@@ -754,9 +781,24 @@ func (t *containerTable) liveUsage(apps map[records.ApplicationID]bool) map[reco
 		if app := id.Attempt.App; apps[app] && !c.done {
 			u := out[app]
 			u.containers++
-			u.memory += c.resource[scheduler.Memory]
-			u.vcores += int32(c.resource[scheduler.VCores])
+			u.used = u.used.Add(c.resource)
 			out[app] = u
+		}
+	}
+	return out
+}
+
+// nodeUsage sums the live containers on each node, by node key.
+func (t *containerTable) nodeUsage() map[string]usage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[string]usage{}
+	for _, c := range t.byID {
+		if !c.done {
+			u := out[c.node()]
+			u.containers++
+			u.used = u.used.Add(c.resource)
+			out[c.node()] = u
 		}
 	}
 	return out

@@ -31,6 +31,8 @@ const (
 	ClassInvalidContainer           = "org.apache.hadoop.yarn.exceptions.InvalidContainerException"
 	ClassInvalidAuxService          = "org.apache.hadoop.yarn.exceptions.InvalidAuxServiceException"
 	ClassApplicationIDNotProvided   = "org.apache.hadoop.yarn.exceptions.ApplicationIdNotProvidedException"
+	// ClassFeatureNotEnabled is 3.x's answer for a feature switched off (resource profiles).
+	ClassFeatureNotEnabled = "org.apache.hadoop.yarn.exceptions.YARNFeatureNotEnabledException"
 )
 
 // ErrorCode is the errorDetail of a response header.

@@ -307,6 +307,19 @@ func (e *Engine) AddApp(spec AppSpec) error {
 	return nil
 }
 
+// SetAppPriority changes an application's priority (yarn application -updatePriority);
+// queues under the priority policy serve it by the new one from the next pass.
+func (e *Engine) SetAppPriority(id string, priority int32) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(id)
+	if err != nil {
+		return err
+	}
+	a.spec.Priority = priority
+	return nil
+}
+
 // RemoveApp forgets an application and releases its containers.
 func (e *Engine) RemoveApp(id string) error {
 	e.mu.Lock()

@@ -1,0 +1,273 @@
+package resourcemanager
+
+// The Hadoop 3.x calls of ApplicationClientProtocol, answered as the Apache 3.1.1 RM does:
+// priorities, lifetimes, container signals, failing an attempt, resource types, and the
+// features Bobbin keeps off (resource profiles, reservations) refused with 3.1.1's
+// exception and message.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// iso8601 is Hadoop's Times.formatISO8601 layout (SimpleDateFormat
+// "yyyy-MM-dd'T'HH:mm:ss.SSSZ"), in which lifetimes travel.
+const iso8601 = "2006-01-02T15:04:05.000-0700"
+
+// Apache's texts for an application without a lifetime.
+const (
+	timeoutUnlimited = "UNLIMITED"
+	timeoutUnknown   = -1
+)
+
+// checkExtraTypes refuses an ask for more of a resource-types.xml type than its
+// maximum-allocation, or a negative amount, with 3.1.1's exception.
+func (rm *ResourceManager) checkExtraTypes(r *yarnpb.ResourceProto) error {
+	if rm.types.Len() <= 2 {
+		return nil
+	}
+	v := rm.resourceOf(r)
+	for i, t := range rm.types.All() {
+		if i < 2 {
+			continue
+		}
+		if v[i] < 0 || v[i] > t.Max {
+			return rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
+				t.Name, rm.engine.Types().Format(v), rm.engine.Types().Format(rm.maxAllocation()))
+		}
+	}
+	return nil
+}
+
+// maxAllocation is the largest container, in every type.
+func (rm *ResourceManager) maxAllocation() scheduler.Resource {
+	var v scheduler.Resource
+	for i, t := range rm.types.All() {
+		v[i] = t.Max
+	}
+	v[scheduler.Memory], v[scheduler.VCores] = int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
+	return v
+}
+
+// timeoutTypeName is the Java ApplicationTimeoutType's name.
+func timeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
+	if t == yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME {
+		return "LIFETIME"
+	}
+	return t.String()
+}
+
+// profilesDisabled is 3.1.1's ResourceProfilesManagerImpl answer while
+// yarn.resourcemanager.resource-profiles.enabled is false (Bobbin refuses to start with it
+// true).
+func profilesDisabled() error {
+	return rpc.Errorf(rpc.ClassFeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)")
+}
+
+func (s *clientService) getResourceProfiles(context.Context, *yarnpb.GetAllResourceProfilesRequestProto) (*yarnpb.GetAllResourceProfilesResponseProto, error) {
+	return nil, profilesDisabled()
+}
+
+func (s *clientService) getResourceProfile(context.Context, *yarnpb.GetResourceProfileRequestProto) (*yarnpb.GetResourceProfileResponseProto, error) {
+	return nil, profilesDisabled()
+}
+
+// getResourceTypeInfo lists the cluster's resource types: memory-mb (Mi), vcores, then
+// those resource-types.xml declares. 3.x clients call it when they start.
+func (s *clientService) getResourceTypeInfo(context.Context, *yarnpb.GetAllResourceTypeInfoRequestProto) (*yarnpb.GetAllResourceTypeInfoResponseProto, error) {
+	return &yarnpb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: s.rm.types.InfoProtos()}, nil
+}
+
+// clampPriority applies the cluster's maximum application priority
+// (yarn.cluster.max-application-priority) as the Capacity Scheduler does: a higher
+// priority becomes the maximum.
+func (rm *ResourceManager) clampPriority(p int32) int32 {
+	return min(p, rm.settings.MaxAppPriority)
+}
+
+// updateApplicationPriority changes a running application's priority. As in 3.1.1, an
+// application in a final state keeps its priority and the call succeeds with it.
+func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarnpb.UpdateApplicationPriorityRequestProto) (*yarnpb.UpdateApplicationPriorityResponseProto, error) {
+	id, err := requireAppID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	want := s.rm.clampPriority(req.GetApplicationPriority().GetPriority())
+	var got int32
+	var changed bool
+	s.rm.apps.mu.Lock()
+	a, ok := s.rm.apps.apps[id]
+	if ok {
+		if !a.finished() {
+			a.priority, changed = want, true
+		}
+		got = a.priority
+	}
+	s.rm.apps.mu.Unlock()
+	if !ok {
+		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to update priority of an absent application %s", id)
+	}
+	if changed {
+		if err := s.rm.engine.SetAppPriority(id.String(), got); err != nil {
+			s.rm.log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
+		}
+		caller, _ := rpc.CallerFrom(ctx)
+		s.rm.log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": caller.User}).Info("application priority updated")
+	}
+	return &yarnpb.UpdateApplicationPriorityResponseProto{ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(got)}}, nil
+}
+
+// updateApplicationTimeouts sets an application's lifetime to an absolute expiry time
+// (ISO 8601, as `yarn application -updateLifetime` sends it). The lifetime monitor kills
+// the application when it passes.
+func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarnpb.UpdateApplicationTimeoutsRequestProto) (*yarnpb.UpdateApplicationTimeoutsResponseProto, error) {
+	id, err := requireAppID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	now := s.rm.opts.Now()
+	expiries := map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+	for _, t := range req.GetApplicationTimeouts() {
+		raw := t.GetExpireTime()
+		at, err := time.Parse(iso8601, raw)
+		if err != nil {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Expire time is not in ISO8601 format. ISO8601 supported format is yyyy-MM-dd'T'HH:mm:ss.SSSZ. Configured timeout value is %s", raw)
+		}
+		if at.Before(now) {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Expire time is less than current time, current-time=%s expire-time=%s", now.Format(iso8601), raw)
+		}
+		expiries[t.GetApplicationTimeoutType()] = at.UnixMilli()
+	}
+	s.rm.apps.mu.Lock()
+	a, ok := s.rm.apps.apps[id]
+	var rerr error
+	switch {
+	case !ok:
+		rerr = rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to update timeout of an absent application %s", id)
+	case a.finished():
+		rerr = rpc.Errorf(rpc.ClassYarnException, "Application is in the final state %s. Can not update timeout.", a.state.String())
+	default:
+		if a.timeouts == nil {
+			a.timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+		}
+		for k, v := range expiries {
+			a.timeouts[k] = v
+		}
+	}
+	s.rm.apps.mu.Unlock()
+	if rerr != nil {
+		return nil, rerr
+	}
+	caller, _ := rpc.CallerFrom(ctx)
+	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User, "timeouts": len(expiries)}).Info("application timeouts updated")
+	return &yarnpb.UpdateApplicationTimeoutsResponseProto{ApplicationTimeouts: req.GetApplicationTimeouts()}, nil
+}
+
+// timeoutReports are ApplicationReport.appTimeouts: every timeout type, UNLIMITED / -1
+// unless the (unfinished) application has one, then its expiry and the seconds left.
+func (a *app) timeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
+	t := yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
+	r := &yarnpb.ApplicationTimeoutProto{ApplicationTimeoutType: t.Enum(), ExpireTime: proto.String(timeoutUnlimited), RemainingTime: proto.Int64(timeoutUnknown)}
+	if exp, ok := a.timeouts[t]; ok && !a.finished() {
+		r.ExpireTime = proto.String(time.UnixMilli(exp).Format(iso8601))
+		r.RemainingTime = proto.Int64(max(0, exp-now.UnixMilli()) / 1000)
+	}
+	return []*yarnpb.AppTimeoutsMapProto{{ApplicationTimeoutType: t.Enum(), ApplicationTimeout: r}}
+}
+
+// expireLifetimes kills the applications whose lifetime has passed, as 3.1.1's
+// RMAppLifetimeMonitor does.
+func (rm *ResourceManager) expireLifetimes(now time.Time) {
+	var due []records.ApplicationID
+	rm.apps.mu.Lock()
+	for id, a := range rm.apps.apps {
+		if exp, ok := a.timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.finished() && now.UnixMilli() >= exp {
+			due = append(due, id)
+		}
+	}
+	rm.apps.mu.Unlock()
+	for _, id := range due {
+		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
+		if killed, _ := rm.apps.kill(id, now.UnixMilli(), why); killed {
+			rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_KILLED)
+			rm.endApp(id)
+			rm.log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
+		}
+	}
+}
+
+// signalToContainer passes a signal (thread dump, graceful or forceful shutdown) to the
+// container's NodeManager on its next heartbeat.
+func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.SignalContainerRequestProto) (*yarnpb.SignalContainerResponseProto, error) {
+	if req.GetContainerId() == nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid container id: null")
+	}
+	id := records.ContainerIDFromProto(req.GetContainerId())
+	if !s.rm.apps.exists(id.Attempt.App) {
+		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
+	}
+	node, ok := s.rm.containers.signal(id, req.GetCommand())
+	if !ok {
+		return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container %s is not found in RM.", id)
+	}
+	caller, _ := rpc.CallerFrom(ctx)
+	s.rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": req.GetCommand().String(), "user": caller.User}).Info("container signal queued for its NodeManager")
+	return &yarnpb.SignalContainerResponseProto{}, nil
+}
+
+// failApplicationAttempt fails the application's current attempt as if its AM had failed
+// (`yarn applicationattempt -fail`): the failure counts, and a new attempt starts while
+// attempts remain.
+func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.FailApplicationAttemptRequestProto) (*yarnpb.FailApplicationAttemptResponseProto, error) {
+	if req.GetApplicationAttemptId() == nil {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Invalid application attempt id: null")
+	}
+	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
+	var rerr error
+	var current, finished bool
+	s.rm.apps.mu.Lock()
+	a, ok := s.rm.apps.apps[att.App]
+	switch {
+	case !ok:
+		rerr = rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
+	default:
+		known := false
+		for _, at := range a.attempts {
+			known = known || at.id == att
+		}
+		if !known {
+			rerr = rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+		}
+		finished = a.finished()
+		current = a.attempt != nil && a.attempt.id == att && !a.attempt.ended()
+	}
+	s.rm.apps.mu.Unlock()
+	if rerr != nil {
+		return nil, rerr
+	}
+	if finished {
+		return &yarnpb.FailApplicationAttemptResponseProto{}, nil
+	}
+	if !current {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
+	}
+	caller, _ := rpc.CallerFrom(ctx)
+	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": caller.User}).Info("application attempt failed by user")
+	s.rm.attemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitInvalid)
+	return &yarnpb.FailApplicationAttemptResponseProto{}, nil
+}
+
+// reservationsDisabled is ClientRMService.checkReservationSystem's answer while
+// yarn.resourcemanager.reservation-system.enable is false (Bobbin refuses to start with it
+// true).
+func reservationsDisabled() error {
+	return rpc.Errorf(rpc.ClassYarnException, "Reservation System is not enabled. Please enable & try again")
+}
