@@ -244,6 +244,14 @@ func hadoopEnv(home, confDir string, extra ...string) []string {
 			env = append(env, kv)
 		}
 	}
+	// The Apache daemons and the MapReduce client die on Java 17 without this opening
+	// (../shared/hadoop/README.md); 2.x reads YARN_OPTS, 3.x HADOOP_OPTS.
+	const opens = "--add-opens java.base/java.lang=ALL-UNNAMED"
+	for _, k := range []string{"HADOOP_OPTS", "YARN_OPTS"} {
+		if v := os.Getenv(k); !strings.Contains(v, opens) {
+			env = append(env, k+"="+strings.TrimSpace(v+" "+opens))
+		}
+	}
 	env = append(env, "HADOOP_CONF_DIR="+confDir, "YARN_CONF_DIR="+confDir,
 		"HADOOP_HOME="+home, "HADOOP_PREFIX="+home, "HADOOP_COMMON_HOME="+home, "HADOOP_HDFS_HOME="+home,
 		"HADOOP_YARN_HOME="+home, "HADOOP_MAPRED_HOME="+home)

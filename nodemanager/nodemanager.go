@@ -20,6 +20,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/container"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -47,6 +48,10 @@ type Settings struct {
 	LogDirs        []string
 	MemoryMB       int64
 	VCores         int32
+	// Types are the cluster's resource types (resource-types.xml) and Offer what this node
+	// offers of each, memory and vcores included (yarn.nodemanager.resource-type.<name>).
+	Types resourcetypes.Types
+	Offer []int64
 	Handlers       int
 	AuxServices    []string
 	ShufflePort    int
@@ -126,6 +131,23 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	cores, err := c.Int("yarn.nodemanager.resource.cpu-vcores")
 	add(err)
 	s.MemoryMB, s.VCores = mem, int32(cores)
+	if s.Types, err = resourcetypes.Load(c, maxNodeResourceTypes); err == nil {
+		s.Offer, err = resourcetypes.NodeAmounts(c, s.Types)
+		if err == nil {
+			s.Offer[resourcetypes.Memory], s.Offer[resourcetypes.VCores] = mem, int64(cores)
+		}
+	}
+	add(err)
+	// GPU discovery and isolation (Hadoop 3.1's resource plugins) need GPU hardware and
+	// cgroups; Bobbin offers a configured count without isolating devices.
+	plugins, err := c.Strings("yarn.nodemanager.resource-plugins")
+	add(err)
+	for _, p := range plugins {
+		if p != "" {
+			add(&conf.ValueError{Source: c.Source("yarn.nodemanager.resource-plugins"), Key: "yarn.nodemanager.resource-plugins", Value: strings.Join(plugins, ","),
+				Reason: fmt.Sprintf("resource plugin %s (device discovery and isolation) is not supported on this node by Bobbin's NodeManager; offer a count with %s%s instead", p, resourcetypes.KeyNodePrefix, p)})
+		}
+	}
 	s.Handlers, err = c.Int("yarn.nodemanager.container-manager.thread-count")
 	add(err)
 	s.AuxServices, err = c.Strings("yarn.nodemanager.aux-services")
@@ -188,6 +210,10 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	}
 	return s, errors.Join(errs...)
 }
+
+// maxNodeResourceTypes bounds the resource types a NodeManager reads: it only passes the
+// amounts on, the RM bounds what it schedules.
+const maxNodeResourceTypes = 16
 
 // shuffleService is the MapReduce shuffle's aux-service name.
 const shuffleService = "mapreduce_shuffle"
@@ -366,7 +392,7 @@ func (nm *NodeManager) Start() error {
 		}
 	})
 	nm.log.WithFields(logrus.Fields{"address": ln.Addr().String(), "http": wln.Addr().String(), "rm": s.RMTracker,
-		"memory_mb": s.MemoryMB, "vcores": s.VCores}).Info("NodeManager started")
+		"memory_mb": s.MemoryMB, "vcores": s.VCores, "resources": s.Types.Format(s.Offer)}).Info("NodeManager started")
 	return nil
 }
 

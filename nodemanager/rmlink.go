@@ -48,7 +48,7 @@ func (l *rmLink) register(ctx context.Context) error {
 	nm.mu.Unlock()
 	var resp yarnpb.RegisterNodeManagerResponseProto
 	err := l.rt.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: l.nodeID(), HttpPort: proto.Int32(httpPort),
-		Resource:  &yarnpb.ResourceProto{Memory: proto.Int64(nm.settings.MemoryMB), VirtualCores: proto.Int32(nm.settings.VCores)},
+		Resource:  nm.settings.Types.Proto(nm.settings.Offer),
 		NmVersion: proto.String(nmVersion)}, &resp)
 	if err != nil {
 		return fmt.Errorf("nodemanager: registerNodeManager with %s: %w", nm.settings.RMTracker, err)

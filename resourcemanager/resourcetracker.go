@@ -229,7 +229,11 @@ func (rm *ResourceManager) monitor(ctx context.Context) {
 func (n *rmNode) applyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
 	if r := req.GetBobbinSchedulableResource(); r != nil && r.GetMemory() >= 0 && r.GetVirtualCores() >= 0 {
 		if r.GetMemory() != n.capability.GetMemory() || r.GetVirtualCores() != n.capability.GetVirtualCores() {
-			n.capability = &yarnpb.ResourceProto{Memory: proto.Int64(r.GetMemory()), VirtualCores: proto.Int32(r.GetVirtualCores())}
+			// Only memory and vcores are measured: other types (GPUs) keep what the node
+			// registered.
+			c := proto.Clone(n.capability).(*yarnpb.ResourceProto)
+			c.Memory, c.VirtualCores = proto.Int64(r.GetMemory()), proto.Int32(r.GetVirtualCores())
+			n.capability = c
 			resized = true
 		}
 	}

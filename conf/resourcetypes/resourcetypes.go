@@ -303,6 +303,24 @@ func (t Types) Proto(v []int64) *yarnpb.ResourceProto {
 	return r
 }
 
+// Format prints amounts as Hadoop prints a Resource: <memory:1024, vCores:2, yarn.io/gpu: 2>.
+func (t Types) Format(v []int64) string {
+	var b strings.Builder
+	b.WriteString("<")
+	for i, ty := range t.list {
+		switch i {
+		case Memory:
+			fmt.Fprintf(&b, "memory:%d", v[i])
+		case VCores:
+			fmt.Fprintf(&b, ", vCores:%d", v[i])
+		default:
+			fmt.Fprintf(&b, ", %s: %d", ty.Name, v[i])
+		}
+	}
+	b.WriteString(">")
+	return b.String()
+}
+
 // InfoProtos are the types as getResourceTypeInfo and RegisterApplicationMaster list them.
 func (t Types) InfoProtos() []*yarnpb.ResourceTypeInfoProto {
 	out := make([]*yarnpb.ResourceTypeInfoProto, len(t.list))
