@@ -39,19 +39,19 @@ type Options struct {
 
 // Settings are the NodeManager's configuration values, read and checked at start.
 type Settings struct {
-	Host           string // the NodeId host
-	BindHost       string // yarn.nodemanager.bind-host: where every server binds ("" = as configured)
-	Addr           string // bind address of ContainerManagementProtocol
-	WebAddr        string
-	RMTracker      string
-	LocalDirs      []string
-	LogDirs        []string
-	MemoryMB       int64
-	VCores         int32
+	Host      string // the NodeId host
+	BindHost  string // yarn.nodemanager.bind-host: where every server binds ("" = as configured)
+	Addr      string // bind address of ContainerManagementProtocol
+	WebAddr   string
+	RMTracker string
+	LocalDirs []string
+	LogDirs   []string
+	MemoryMB  int64
+	VCores    int32
 	// Types are the cluster's resource types (resource-types.xml) and Offer what this node
 	// offers of each, memory and vcores included (yarn.nodemanager.resource-type.<name>).
-	Types resourcetypes.Types
-	Offer []int64
+	Types          resourcetypes.Types
+	Offer          []int64
 	Handlers       int
 	AuxServices    []string
 	ShufflePort    int
