@@ -1,6 +1,12 @@
 package integration
 
-import "testing"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestHadoop3OnBobbinRMAndNM runs the Hadoop 3.1.1 distributed shell and `pi 2 10` with the
 // 3.1.1 clients, MapReduce AM and tasks on Bobbin's RM and Bobbin's NM.
@@ -23,4 +29,62 @@ func TestHadoop3BobbinNMUnderApacheRM(t *testing.T) {
 	c := newNSClusterVersion(t, hadoop3)
 	c.bobbinNM, c.apacheRM = true, true
 	runDShellAndPi(t, c)
+}
+
+// TestHadoop3GPUsOnBobbin: with yarn.io/gpu declared and two Bobbin NodeManagers offering
+// two GPUs each, the 3.1.1 distributed shell asking for four one-GPU containers gets
+// exactly four, a second application's GPU container waits until they end, and `yarn
+// node -list -showDetails` shows each node's GPUs in use.
+func TestHadoop3GPUsOnBobbin(t *testing.T) {
+	c := newNSClusterVersion(t, hadoop3)
+	c.bobbinNM, c.secondNM = true, true
+	c.nmProps = func(_ int, props map[string]string) {
+		props["yarn.resource-types"] = "yarn.io/gpu"
+		props["yarn.nodemanager.resource-type.yarn.io/gpu"] = "2"
+	}
+	gpuDS := func(sleep, n int, log string) string {
+		return fmt.Sprintf(`$Y jar %[1]s -jar %[1]s -shell_command 'sleep %[2]d' -container_resources memory-mb=128,vcores=1,yarn.io/gpu=1 -num_containers %[3]d -master_memory 256 > %[4]s 2>&1 &`,
+			c.dshellJar(), sleep, n, log)
+	}
+	out, err := c.run(t, 6*time.Minute, `Y=$HADOOP_HOME/bin/yarn
+running() { $Y container -list appattempt_${1#application_}_000001 2>/dev/null | grep -c '^container_'; }
+`+gpuDS(40, 4, c.path("ds1.log"))+`
+FIRST=$!
+for i in $(seq 1 90); do
+  A1=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
+  [ -n "$A1" ] && [ "$(running $A1)" -ge 5 ] && break
+  sleep 1
+done
+`+gpuDS(5, 1, c.path("ds2.log"))+`
+SECOND=$!
+for i in $(seq 1 60); do
+  A2=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | grep -v "$A1" | head -1)
+  [ -n "$A2" ] && [ "$(running $A2)" -ge 1 ] && break
+  sleep 1
+done
+sleep 8
+echo "first $A1 containers $(running $A1)"
+echo "second $A2 containers $(running $A2)"
+echo "=== nodes"
+$Y node -list -showDetails 2>&1 | grep -v WARN
+echo "=== end nodes"
+wait $FIRST; echo "first exit $?"
+wait $SECOND; echo "second exit $?"`)
+	fail := func(what string) {
+		t.Fatalf("%s\nerr %v\noutput:\n%s\nRM log:\n%s\nds1:\n%s\nds2:\n%s", what, err, out, c.logTail("rm.log", 40), c.logTail("ds1.log", 30), c.logTail("ds2.log", 30))
+	}
+	if err != nil || !strings.Contains(out, "first exit 0") || !strings.Contains(out, "second exit 0") {
+		fail("the GPU distributed shells did not both succeed")
+	}
+	// The first has its AM and four GPU containers; the second only its AM: its GPU
+	// container waits for a free GPU.
+	if !regexp.MustCompile(`first application_\S+ containers 5\b`).MatchString(out) || !regexp.MustCompile(`second application_\S+ containers 1\b`).MatchString(out) {
+		fail("want the first application holding 4 GPU containers (+ AM) and the second only its AM")
+	}
+	nodes := out[strings.Index(out, "=== nodes"):strings.Index(out, "=== end nodes")]
+	if strings.Count(nodes, "Configured Resources : <memory:4096, vCores:4, yarn.io/gpu: 2>") != 2 ||
+		strings.Count(nodes, "yarn.io/gpu: 2>") < 4 {
+		fail("yarn node -list -showDetails does not show 2 GPUs configured and 2 in use on both nodes")
+	}
+	t.Logf("nodes while the first held every GPU:\n%s", nodes)
 }

@@ -27,10 +27,11 @@ type rmLink struct {
 	rt         *rpc.Client
 	responseID int32
 	interval   time.Duration
+	util       *utilization
 }
 
 func newRMLink(nm *NodeManager) *rmLink {
-	return &rmLink{nm: nm, interval: time.Second, rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: ResourceTrackerProtocol,
+	return &rmLink{nm: nm, interval: time.Second, util: newUtilization(), rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: ResourceTrackerProtocol,
 		User: "yarn", ConnectRetries: 30, RetryInterval: time.Second, Logger: nm.opts.Logger})}
 }
 
@@ -107,6 +108,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm := l.nm
 	statuses, completed := nm.containerStatuses()
 	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: statuses}
+	l.util.sample(nm, st, nm.opts.Now())
 	nm.mu.Lock()
 	st.NodeHealthStatus = &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(nm.disks.healthy()), HealthReport: proto.String(nm.disks.report),
 		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}

@@ -110,6 +110,9 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 		}
 		at.lastPing = s.rm.opts.Now()
 		lastID := at.lastResponseID
+		if p := req.GetProgress(); p >= 0 && p <= 1 {
+			at.progress = p
+		}
 		switch {
 		case req.GetResponseId()+1 == lastID && at.lastResponse != nil:
 			// The AM retried: the same answer.

@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,8 @@ type app struct {
 	// timeouts are the application's expiry times (ms) by type: its lifetime, from the
 	// submission or `yarn application -updateLifetime`.
 	timeouts    map[yarnpb.ApplicationTimeoutTypeProto]int64
+	// labelExpr and amLabelExpr are the submission's node-label expressions (nil: not set).
+	labelExpr, amLabelExpr *string
 	startTime   int64
 	finishTime  int64
 	diagnostics string
@@ -61,6 +64,7 @@ type attempt struct {
 	// every container it handed out, and hundreds of AMs keep one each.
 	lastResponse   []byte
 	lastResponseID int32
+	progress       float32 // what the AM last reported in allocate
 	amContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
 	launched       bool
 	// lastPing is the AM's last sign of life (launch, register, allocate); the liveness
@@ -111,13 +115,21 @@ func (a *app) report(now time.Time) *yarnpb.ApplicationReportProto {
 		SubmitTime:             proto.Int64(a.submitTime),
 		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
 		AppTimeouts:            a.timeoutReports(now),
+		// Bobbin's NodeManagers keep logs on their nodes (no aggregation): the Java RM
+		// reports DISABLED then.
+		LogAggregationStatus:   yarnpb.LogAggregationStatusProto_LOG_DISABLED.Enum(),
+		UnmanagedApplication:   proto.Bool(a.unmanaged),
+		AppNodeLabelExpression: proto.String(labelReport(a.labelExpr)),
+		// The Java RM gives the AM request the default partition when nothing was asked.
+		AmNodeLabelExpression: proto.String(labelReport(cmpOr(a.amLabelExpr, ""))),
 	}
 	if at := a.attempt; at != nil {
 		r.CurrentApplicationAttemptId = at.id.Proto()
-		if at.registered {
-			// From registration on, clients reach the AM at what it registered.
+		if at.registered && a.state != yarnpb.YarnApplicationStateProto_KILLED {
+			// From registration on, clients reach the AM at what it registered (an AM
+			// that registered no tracking URL shows N/A, as in the Java RM).
 			r.Host, r.RpcPort = proto.String(at.host), proto.Int32(at.rpcPort)
-			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(at.trackingURL), proto.String(at.trackingURL)
+			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(cmpOrString(at.trackingURL, "N/A")), proto.String(at.trackingURL)
 		}
 		if a.unmanaged && !a.finished() {
 			// An unmanaged AM is run by the client, which takes its AMRMToken from here.
@@ -140,9 +152,42 @@ func (r *appRegistry) withAttempt(att records.AttemptID, fn func(a *app, at *att
 	return true
 }
 
+// labelReport is how the Java RM reports a node-label expression: "<Not set>" when none
+// was given, "<DEFAULT_PARTITION>" when it is empty.
+func labelReport(e *string) string {
+	switch {
+	case e == nil:
+		return "<Not set>"
+	case strings.TrimSpace(*e) == "":
+		return "<DEFAULT_PARTITION>"
+	}
+	return *e
+}
+
+// cmpOr is p, or a pointer to def when p is nil.
+func cmpOr(p *string, def string) *string {
+	if p == nil {
+		return &def
+	}
+	return p
+}
+
+// cmpOrString is s, or def when s is empty.
+func cmpOrString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// progressOf is the application's progress as its AM last reported it; a finished,
+// failed or killed application shows 100%, as from the Java RM.
 func progressOf(a *app) float32 {
 	if a.finished() {
 		return 1
+	}
+	if a.attempt != nil {
+		return a.attempt.progress
 	}
 	return 0
 }

@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"context"
 	"fmt"
+	"net"
 	"os/user"
 	"sort"
 	"strings"
@@ -117,6 +118,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(),
 		tags: sc.GetApplicationTags(), priority: s.rm.clampPriority(sc.GetPriority().GetPriority()), amResource: amRes, maxAttempts: maxAttempts, timeouts: timeouts,
 		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm(),
+		labelExpr: sc.NodeLabelExpression, amLabelExpr: amLabelExpression(sc),
 		failuresValidity: sc.GetAttemptFailuresValidityInterval()}
 	if reason := s.admission(a); reason != "" {
 		a.state, a.final, a.finishTime, a.diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
@@ -147,6 +149,15 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	return &yarnpb.SubmitApplicationResponseProto{}, nil
 }
 
+// amLabelExpression is the AM container's node-label expression as the Java RM records
+// it: the AM request's, else the application's; nil when neither is set.
+func amLabelExpression(sc *yarnpb.ApplicationSubmissionContextProto) *string {
+	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].NodeLabelExpression != nil {
+		return rr[0].NodeLabelExpression
+	}
+	return sc.NodeLabelExpression
+}
+
 // admission checks the queue the way the Capacity Scheduler does and returns why the
 // application is rejected ("" when it is accepted).
 func (s *clientService) admission(a *app) string {
@@ -170,27 +181,34 @@ func (s *clientService) admission(a *app) string {
 	return ""
 }
 
-// fillUsage adds what running applications hold to their reports.
+// fillUsage adds to reports what running applications hold and what every application
+// has used over time (its aggregate resource allocation, preempted included).
 func (rm *ResourceManager) fillUsage(reports ...*yarnpb.ApplicationReportProto) {
-	live := map[records.ApplicationID]bool{}
-	for _, r := range reports {
-		if st := r.GetYarnApplicationState(); st == yarnpb.YarnApplicationStateProto_RUNNING || st == yarnpb.YarnApplicationStateProto_ACCEPTED {
-			live[records.AppIDFromProto(r.GetApplicationId())] = true
-		}
-	}
-	if len(live) == 0 {
+	if len(reports) == 0 {
 		return
 	}
-	byApp := rm.containers.liveUsage(live)
+	ids := make(map[records.ApplicationID]bool, len(reports))
 	for _, r := range reports {
-		id := records.AppIDFromProto(r.GetApplicationId())
-		if !live[id] {
-			continue
+		ids[records.AppIDFromProto(r.GetApplicationId())] = true
+	}
+	byApp := rm.containers.liveUsage(ids)
+	for _, r := range reports {
+		u := byApp[records.AppIDFromProto(r.GetApplicationId())]
+		ru := r.AppResource_Usage
+		if st := r.GetYarnApplicationState(); st == yarnpb.YarnApplicationStateProto_RUNNING || st == yarnpb.YarnApplicationStateProto_ACCEPTED {
+			used := rm.resourceProto(u.used)
+			ru = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.containers), NumReservedContainers: proto.Int32(0),
+				UsedResources: used, NeededResources: used, ReservedResources: rm.resourceProto(scheduler.Resource{})}
+			r.AppResource_Usage = ru
 		}
-		u := byApp[id]
-		used := rm.resourceProto(u.used)
-		r.AppResource_Usage = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.containers), NumReservedContainers: proto.Int32(0),
-			UsedResources: used, NeededResources: used, ReservedResources: rm.resourceProto(scheduler.Resource{})}
+		// 2.x clients read memory_seconds and vcore_seconds; 3.x clients the maps, by type.
+		ru.MemorySeconds, ru.VcoreSeconds = proto.Int64(u.spent[scheduler.Memory]/1000), proto.Int64(u.spent[scheduler.VCores]/1000)
+		ru.PreemptedMemorySeconds, ru.PreemptedVcoreSeconds = proto.Int64(u.preempted[scheduler.Memory]/1000), proto.Int64(u.preempted[scheduler.VCores]/1000)
+		ru.ApplicationResourceUsageMap, ru.ApplicationPreemptedResourceUsageMap = nil, nil
+		for i, name := range rm.types.Names() {
+			ru.ApplicationResourceUsageMap = append(ru.ApplicationResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.spent[i] / 1000)})
+			ru.ApplicationPreemptedResourceUsageMap = append(ru.ApplicationPreemptedResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.preempted[i] / 1000)})
+		}
 	}
 }
 
@@ -241,7 +259,13 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 		return nil, err
 	}
 	caller, _ := rpc.CallerFrom(ctx)
-	killed, found := s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), "Application killed by user.")
+	from := ""
+	if caller != nil && caller.RemoteAddr != nil {
+		if host, _, err := net.SplitHostPort(caller.RemoteAddr.String()); err == nil {
+			from = host
+		}
+	}
+	killed, found := s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
 	if !found {
 		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
@@ -302,11 +326,39 @@ func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfo
 		s.rm.log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
 	}
-	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: queueInfo(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
+	st := s.rm.engine.Stats()
+	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.engine.Config().Preemption.Enabled}
+	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: qs.info(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
 }
 
-// queueInfo reports capacities as fractions of the parent, as QueueInfo does.
-func queueInfo(q *capacity.Queue, children, recursive bool) *yarnpb.QueueInfoProto {
+// queueStats is what a QueueInfo reports beyond the configuration: what the queue's
+// applications hold, against the cluster's size.
+type queueStats struct {
+	used       map[string]scheduler.Resource // by leaf queue
+	clusterMB  int64
+	preemption bool // the scheduler preempts to give starved queues their quota
+}
+
+// usedMB sums what q and the queues under it hold.
+func (qs queueStats) usedMB(q *capacity.Queue) int64 {
+	if q.IsLeaf() {
+		return qs.used[q.Name][scheduler.Memory]
+	}
+	var sum int64
+	for _, c := range q.Children {
+		sum += qs.usedMB(c)
+	}
+	return sum
+}
+
+// info reports capacities as fractions of the parent, as QueueInfo does; the current
+// capacity is what the queue holds as a fraction of its guaranteed share of the cluster's
+// memory (the Capacity Scheduler's used capacity).
+func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.QueueInfoProto {
+	current := 0.0
+	if guaranteed := q.AbsoluteCapacity / 100 * float64(qs.clusterMB); guaranteed > 0 {
+		current = float64(qs.usedMB(q)) / guaranteed
+	}
 	state := yarnpb.QueueStateProto_Q_RUNNING
 	if q.State == capacity.Stopped {
 		state = yarnpb.QueueStateProto_Q_STOPPED
@@ -315,14 +367,17 @@ func queueInfo(q *capacity.Queue, children, recursive bool) *yarnpb.QueueInfoPro
 		QueueName:                  proto.String(q.Name),
 		Capacity:                   proto.Float32(float32(q.Capacity / 100)),
 		MaximumCapacity:            proto.Float32(float32(q.MaximumCapacity / 100)),
-		CurrentCapacity:            proto.Float32(0),
+		CurrentCapacity:            proto.Float32(float32(current)),
 		State:                      state.Enum(),
 		AccessibleNodeLabels:       q.AccessibleNodeLabels,
 		DefaultNodeLabelExpression: proto.String(q.DefaultNodeLabelExpression),
+		PreemptionDisabled:         proto.Bool(!qs.preemption),
+		// Bobbin preempts between queues (groups), never inside one.
+		IntraQueuePreemptionDisabled: proto.Bool(true),
 	}
 	if children {
 		for _, c := range q.Children {
-			qi.ChildQueues = append(qi.ChildQueues, queueInfo(c, recursive, recursive))
+			qi.ChildQueues = append(qi.ChildQueues, qs.info(c, recursive, recursive))
 		}
 	}
 	return qi

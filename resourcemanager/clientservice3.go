@@ -172,11 +172,12 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 }
 
 // timeoutReports are ApplicationReport.appTimeouts: every timeout type, UNLIMITED / -1
-// unless the (unfinished) application has one, then its expiry and the seconds left.
+// unless the application has one, then its expiry and the seconds left (the Java RM
+// shows them for a finished application too).
 func (a *app) timeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
 	t := yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
 	r := &yarnpb.ApplicationTimeoutProto{ApplicationTimeoutType: t.Enum(), ExpireTime: proto.String(timeoutUnlimited), RemainingTime: proto.Int64(timeoutUnknown)}
-	if exp, ok := a.timeouts[t]; ok && !a.finished() {
+	if exp, ok := a.timeouts[t]; ok {
 		r.ExpireTime = proto.String(time.UnixMilli(exp).Format(iso8601))
 		r.RemainingTime = proto.Int64(max(0, exp-now.UnixMilli()) / 1000)
 	}

@@ -47,6 +47,9 @@ func TestApplicationPriority(t *testing.T) {
 	if err := cl.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: id}, &yarnpb.KillApplicationResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
+	if rep, err := cl.GetApplicationReport(ctx, id); err != nil || rep.GetProgress() != 1 {
+		t.Fatalf("a killed application's progress %v %v, want 1 (100%%) as the Java RM shows", rep.GetProgress(), err)
+	}
 	if got, err := update(1); err != nil || got != 5 {
 		t.Fatalf("update of a killed application: %d %v, want it to keep 5", got, err)
 	}
@@ -107,8 +110,8 @@ func TestApplicationLifetime(t *testing.T) {
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_KILLED || !strings.Contains(rep.GetDiagnostics(), "exceeded the lifetime period") {
 		t.Fatalf("after its lifetime: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
 	}
-	if to := timeout(); to.GetExpireTime() != timeoutUnlimited || to.GetRemainingTime() != timeoutUnknown {
-		t.Fatalf("a finished application's timeout %v, want UNLIMITED/-1 as 3.1.1 shows", to)
+	if to := timeout(); to.GetExpireTime() != exp || to.GetRemainingTime() != 0 {
+		t.Fatalf("a finished application's timeout %v, want its expiry and 0 s left, as 3.1.1 shows", to)
 	}
 	err := cl.Call(ctx, "updateApplicationTimeouts", &yarnpb.UpdateApplicationTimeoutsRequestProto{ApplicationId: id,
 		ApplicationTimeouts: []*yarnpb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: lifetime.Enum(), ExpireTime: proto.String(now().Add(time.Hour).Format(iso8601))}}}, &resp)

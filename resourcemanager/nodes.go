@@ -32,21 +32,26 @@ type rmNode struct {
 	// AM containers go.
 	autoLabels []string
 	static     bool
+	// nodeUtil and containersUtil are what the NodeManager last measured of the machine
+	// and of its containers (2.8+ NMs send them in every heartbeat).
+	nodeUtil, containersUtil *yarnpb.ResourceUtilizationProto
 }
 
 // report is the node's NodeReport without what the container table knows (Used, and
 // NumContainers as the scheduler counts them): getClusterNodes fills those in.
 func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
 	return &yarnpb.NodeReportProto{
-		NodeId:               n.id,
-		HttpAddress:          proto.String(n.http),
-		RackName:             proto.String(n.rack),
-		Capability:           n.capability,
-		NumContainers:        proto.Int32(n.running),
-		NodeState:            n.state.Enum(),
-		HealthReport:         proto.String(n.healthReport),
-		LastHealthReportTime: proto.Int64(n.healthTime),
-		NodeLabels:           append(append([]string(nil), labels...), n.autoLabels...),
+		NodeId:                n.id,
+		HttpAddress:           proto.String(n.http),
+		RackName:              proto.String(n.rack),
+		Capability:            n.capability,
+		NumContainers:         proto.Int32(n.running),
+		NodeState:             n.state.Enum(),
+		HealthReport:          proto.String(n.healthReport),
+		LastHealthReportTime:  proto.Int64(n.healthTime),
+		NodeLabels:            append(append([]string(nil), labels...), n.autoLabels...),
+		NodeUtilization:       n.nodeUtil,
+		ContainersUtilization: n.containersUtil,
 	}
 }
 

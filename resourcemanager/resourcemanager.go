@@ -330,7 +330,7 @@ func New(opts Options) (*ResourceManager, error) {
 	rm.containerKeys = security.NewKeyRing(1)
 	rm.nmKeys = security.NewKeyRing(1)
 	rm.amrm = security.NewAMRMTokens(security.NewKeyRing(1))
-	rm.engine, rm.containers, rm.kick = engine, newContainerTable(types), make(chan struct{}, 1)
+	rm.engine, rm.containers, rm.kick = engine, newContainerTable(types, opts.Now), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
 	start := opts.Now()

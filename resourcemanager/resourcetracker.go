@@ -126,6 +126,12 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 		return action, nil
 	}
 	n.lastHeartbeat = rm.opts.Now()
+	if u := st.GetNodeUtilization(); u != nil {
+		n.nodeUtil = u
+	}
+	if u := st.GetContainersUtilization(); u != nil {
+		n.containersUtil = u
+	}
 	// Only the count is kept: holding every node's last statuses would keep a whole
 	// cluster's running containers' protos alive.
 	statuses := st.GetContainersStatuses()

@@ -79,6 +79,7 @@ func (c *rmContainer) report(types resourcetypes.Types) *yarnpb.ContainerReportP
 // attempt and node is to be told on its next allocate or heartbeat.
 type containerTable struct {
 	types     resourcetypes.Types // for reports
+	now       func() time.Time    // the RM's clock, for resource-seconds
 	mu        sync.Mutex
 	byEngine  map[scheduler.ContainerID]*rmContainer
 	byID      map[records.ContainerID]*rmContainer
@@ -105,10 +106,26 @@ type containerTable struct {
 	nodes      nodeIndex
 	appCleanup map[string][]*yarnpb.ApplicationIdProto          // node -> finished applications
 	signals    map[string][]*yarnpb.SignalContainerRequestProto // node -> signals from signalToContainer
+	// spent is what each application's completed containers held, times how long (in
+	// resource-milliseconds): the report's aggregate resource allocation.
+	spent map[records.ApplicationID]*spentResources
 }
 
-func newContainerTable(types resourcetypes.Types) *containerTable {
-	return &containerTable{types: types, byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
+// spentResources are resource-milliseconds, all and preempted.
+type spentResources struct{ used, preempted scheduler.Resource }
+
+// held is what c holds times how long it has held it until now (resource-milliseconds).
+func (c *rmContainer) held(now int64) scheduler.Resource {
+	ms := max(now-c.created, 0)
+	var v scheduler.Resource
+	for i, x := range c.resource {
+		v[i] = x * ms
+	}
+	return v
+}
+
+func newContainerTable(types resourcetypes.Types, now func() time.Time) *containerTable {
+	return &containerTable{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, byEngine: map[scheduler.ContainerID]*rmContainer{}, byID: map[records.ContainerID]*rmContainer{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*rmContainer{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*rmContainer{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
@@ -133,6 +150,16 @@ func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.C
 		return c, status, false
 	}
 	c.done = true
+	s := t.spent[id.Attempt.App]
+	if s == nil {
+		s = &spentResources{}
+		t.spent[id.Attempt.App] = s
+	}
+	h := c.held(t.now().UnixMilli())
+	s.used = s.used.Add(h)
+	if c.preempted {
+		s.preempted = s.preempted.Add(h)
+	}
 	delete(t.unstarted, id)
 	t.startedLocked(c)
 	if c.preempted {
@@ -737,6 +764,7 @@ func (rm *ResourceManager) forgetApp(id records.ApplicationID) {
 			t.dropAttemptLocked(att)
 		}
 	}
+	delete(t.spent, id)
 }
 
 // liveReports reports the live containers of an attempt (as the Java RM does: finished
@@ -765,10 +793,12 @@ func (t *containerTable) liveReport(id records.ContainerID) (*yarnpb.ContainerRe
 	return c.report(t.types), true
 }
 
-// usage is what an application's (or a node's) live containers hold.
+// usage is what an application's (or a node's) live containers hold; for an application
+// also the resource-milliseconds it has used, all and preempted.
 type usage struct {
-	containers int32
-	used       scheduler.Resource
+	containers      int32
+	used            scheduler.Resource
+	spent, preempted scheduler.Resource
 }
 
 // liveUsage sums the live containers of the given applications in one pass over the
@@ -777,11 +807,20 @@ func (t *containerTable) liveUsage(apps map[records.ApplicationID]bool) map[reco
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make(map[records.ApplicationID]usage, len(apps))
+	now := t.now().UnixMilli()
 	for id, c := range t.byID {
 		if app := id.Attempt.App; apps[app] && !c.done {
 			u := out[app]
 			u.containers++
 			u.used = u.used.Add(c.resource)
+			u.spent = u.spent.Add(c.held(now))
+			out[app] = u
+		}
+	}
+	for app := range apps {
+		if s := t.spent[app]; s != nil {
+			u := out[app]
+			u.spent, u.preempted = u.spent.Add(s.used), u.preempted.Add(s.preempted)
 			out[app] = u
 		}
 	}
