@@ -38,12 +38,12 @@ type app struct {
 	submitTime       int64
 	// timeouts are the application's expiry times (ms) by type: its lifetime, from the
 	// submission or `yarn application -updateLifetime`.
-	timeouts    map[yarnpb.ApplicationTimeoutTypeProto]int64
+	timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
 	// labelExpr and amLabelExpr are the submission's node-label expressions (nil: not set).
 	labelExpr, amLabelExpr *string
-	startTime   int64
-	finishTime  int64
-	diagnostics string
+	startTime              int64
+	finishTime             int64
+	diagnostics            string
 }
 
 // attempt is one application attempt: its AMRMToken, its state and what its AM registered.
@@ -64,7 +64,7 @@ type attempt struct {
 	// every container it handed out, and hundreds of AMs keep one each.
 	lastResponse   []byte
 	lastResponseID int32
-	progress       float32 // what the AM last reported in allocate
+	progress       float32              // what the AM last reported in allocate
 	amContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
 	launched       bool
 	// lastPing is the AM's last sign of life (launch, register, allocate); the liveness

@@ -796,8 +796,8 @@ func (t *containerTable) liveReport(id records.ContainerID) (*yarnpb.ContainerRe
 // usage is what an application's (or a node's) live containers hold; for an application
 // also the resource-milliseconds it has used, all and preempted.
 type usage struct {
-	containers      int32
-	used            scheduler.Resource
+	containers       int32
+	used             scheduler.Resource
 	spent, preempted scheduler.Resource
 }
 
