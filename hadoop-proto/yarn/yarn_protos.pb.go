@@ -5377,16 +5377,15 @@ func (x *ReservationDefinitionProto) GetPriority() *PriorityProto {
 }
 
 type ContainerLaunchContextProto struct {
-	state            protoimpl.MessageState         `protogen:"open.v1"`
-	LocalResources   []*StringLocalResourceMapProto `protobuf:"bytes,1,rep,name=localResources" json:"localResources,omitempty"`
-	Tokens           []byte                         `protobuf:"bytes,2,opt,name=tokens" json:"tokens,omitempty"`
-	ServiceData      []*StringBytesMapProto         `protobuf:"bytes,3,rep,name=service_data,json=serviceData" json:"service_data,omitempty"`
-	Environment      []*StringStringMapProto        `protobuf:"bytes,4,rep,name=environment" json:"environment,omitempty"`
-	Command          []string                       `protobuf:"bytes,5,rep,name=command" json:"command,omitempty"`
-	Application_ACLs []*ApplicationACLMapProto      `protobuf:"bytes,6,rep,name=application_ACLs,json=applicationACLs" json:"application_ACLs,omitempty"`
-	// 7 container_retry_context (3.x) is not modelled; unknown fields are kept.
-	TokensConf            []byte                      `protobuf:"bytes,8,opt,name=tokens_conf,json=tokensConf" json:"tokens_conf,omitempty"`                                    // 3.x
-	ContainerRetryContext *ContainerRetryContextProto `protobuf:"bytes,7,opt,name=container_retry_context,json=containerRetryContext" json:"container_retry_context,omitempty"` // 3.x
+	state                 protoimpl.MessageState         `protogen:"open.v1"`
+	LocalResources        []*StringLocalResourceMapProto `protobuf:"bytes,1,rep,name=localResources" json:"localResources,omitempty"`
+	Tokens                []byte                         `protobuf:"bytes,2,opt,name=tokens" json:"tokens,omitempty"`
+	ServiceData           []*StringBytesMapProto         `protobuf:"bytes,3,rep,name=service_data,json=serviceData" json:"service_data,omitempty"`
+	Environment           []*StringStringMapProto        `protobuf:"bytes,4,rep,name=environment" json:"environment,omitempty"`
+	Command               []string                       `protobuf:"bytes,5,rep,name=command" json:"command,omitempty"`
+	Application_ACLs      []*ApplicationACLMapProto      `protobuf:"bytes,6,rep,name=application_ACLs,json=applicationACLs" json:"application_ACLs,omitempty"`
+	TokensConf            []byte                         `protobuf:"bytes,8,opt,name=tokens_conf,json=tokensConf" json:"tokens_conf,omitempty"`                                    // 3.x
+	ContainerRetryContext *ContainerRetryContextProto    `protobuf:"bytes,7,opt,name=container_retry_context,json=containerRetryContext" json:"container_retry_context,omitempty"` // 3.x
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }

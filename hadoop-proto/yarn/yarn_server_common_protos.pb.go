@@ -85,16 +85,15 @@ func (NodeActionProto) EnumDescriptor() ([]byte, []int) {
 }
 
 type NodeStatusProto struct {
-	state                 protoimpl.MessageState    `protogen:"open.v1"`
-	NodeId                *NodeIdProto              `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
-	ResponseId            *int32                    `protobuf:"varint,2,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
-	ContainersStatuses    []*ContainerStatusProto   `protobuf:"bytes,3,rep,name=containersStatuses" json:"containersStatuses,omitempty"`
-	NodeHealthStatus      *NodeHealthStatusProto    `protobuf:"bytes,4,opt,name=nodeHealthStatus" json:"nodeHealthStatus,omitempty"`
-	KeepAliveApplications []*ApplicationIdProto     `protobuf:"bytes,5,rep,name=keep_alive_applications,json=keepAliveApplications" json:"keep_alive_applications,omitempty"`
-	ContainersUtilization *ResourceUtilizationProto `protobuf:"bytes,6,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"` // 2.8+
-	NodeUtilization       *ResourceUtilizationProto `protobuf:"bytes,7,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                   // 2.8+
-	IncreasedContainers   []*ContainerProto         `protobuf:"bytes,8,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`       // 2.8+
-	// 9 opportunistic_containers_status (3.x) is not modelled.
+	state                         protoimpl.MessageState              `protogen:"open.v1"`
+	NodeId                        *NodeIdProto                        `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
+	ResponseId                    *int32                              `protobuf:"varint,2,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
+	ContainersStatuses            []*ContainerStatusProto             `protobuf:"bytes,3,rep,name=containersStatuses" json:"containersStatuses,omitempty"`
+	NodeHealthStatus              *NodeHealthStatusProto              `protobuf:"bytes,4,opt,name=nodeHealthStatus" json:"nodeHealthStatus,omitempty"`
+	KeepAliveApplications         []*ApplicationIdProto               `protobuf:"bytes,5,rep,name=keep_alive_applications,json=keepAliveApplications" json:"keep_alive_applications,omitempty"`
+	ContainersUtilization         *ResourceUtilizationProto           `protobuf:"bytes,6,opt,name=containers_utilization,json=containersUtilization" json:"containers_utilization,omitempty"`                           // 2.8+
+	NodeUtilization               *ResourceUtilizationProto           `protobuf:"bytes,7,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                                             // 2.8+
+	IncreasedContainers           []*ContainerProto                   `protobuf:"bytes,8,rep,name=increased_containers,json=increasedContainers" json:"increased_containers,omitempty"`                                 // 2.8+
 	OpportunisticContainersStatus *OpportunisticContainersStatusProto `protobuf:"bytes,9,opt,name=opportunistic_containers_status,json=opportunisticContainersStatus" json:"opportunistic_containers_status,omitempty"` // 3.x
 	unknownFields                 protoimpl.UnknownFields
 	sizeCache                     protoimpl.SizeCache

@@ -366,7 +366,7 @@ type NodeHeartbeatRequestProto struct {
 	LastKnownNmTokenMasterKey        *MasterKeyProto              `protobuf:"bytes,3,opt,name=last_known_nm_token_master_key,json=lastKnownNmTokenMasterKey" json:"last_known_nm_token_master_key,omitempty"`
 	NodeLabels                       *NodeLabelsProto             `protobuf:"bytes,4,opt,name=nodeLabels" json:"nodeLabels,omitempty"`                                                                               // 2.8+
 	LogAggregationReportsForApps     []*LogAggregationReportProto `protobuf:"bytes,5,rep,name=log_aggregation_reports_for_apps,json=logAggregationReportsForApps" json:"log_aggregation_reports_for_apps,omitempty"` // 2.8+
-	// 6 registering_collectors and 7 nodeAttributes (3.x) are not modelled.
+	// 7 nodeAttributes (3.2+) is not modelled; unknown fields are kept.
 	TokenSequenceNo *int64 `protobuf:"varint,8,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"` // 3.x
 	// Bobbin addition: a borrowed-mode NodeManager's capacity measured from its owner's
 	// load, what the RM may schedule on it now (zero: no new containers). An Apache RM
@@ -475,17 +475,16 @@ type NodeHeartbeatResponseProto struct {
 	DiagnosticsMessage          *string                          `protobuf:"bytes,8,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
 	ContainersToBeRemovedFromNm []*ContainerIdProto              `protobuf:"bytes,9,rep,name=containers_to_be_removed_from_nm,json=containersToBeRemovedFromNm" json:"containers_to_be_removed_from_nm,omitempty"`
 	SystemCredentialsForApps    []*SystemCredentialsForAppsProto `protobuf:"bytes,10,rep,name=system_credentials_for_apps,json=systemCredentialsForApps" json:"system_credentials_for_apps,omitempty"`
-	AreNodeLabelsAcceptedByRM   *bool                            `protobuf:"varint,11,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`              // 2.8+
-	ContainersToDecrease        []*ContainerProto                `protobuf:"bytes,12,rep,name=containers_to_decrease,json=containersToDecrease" json:"containers_to_decrease,omitempty"` // 2.8+
-	// 13 containers_to_signal, 15 container_queuing_limit, 16 app_collectors (3.x) are not modelled.
-	Resource              *ResourceProto                 `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                          // 2.8+
-	ContainersToUpdate    []*ContainerProto              `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"`          // 3.x
-	TokenSequenceNo       *int64                         `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                           // 3.x
-	ContainersToSignal    []*SignalContainerRequestProto `protobuf:"bytes,13,rep,name=containers_to_signal,json=containersToSignal" json:"containers_to_signal,omitempty"`          // 3.x
-	ContainerQueuingLimit *ContainerQueuingLimitProto    `protobuf:"bytes,15,opt,name=container_queuing_limit,json=containerQueuingLimit" json:"container_queuing_limit,omitempty"` // 3.x
-	AppCollectors         []*AppCollectorDataProto       `protobuf:"bytes,16,rep,name=app_collectors,json=appCollectors" json:"app_collectors,omitempty"`                           // 3.x
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	AreNodeLabelsAcceptedByRM   *bool                            `protobuf:"varint,11,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`                 // 2.8+
+	ContainersToDecrease        []*ContainerProto                `protobuf:"bytes,12,rep,name=containers_to_decrease,json=containersToDecrease" json:"containers_to_decrease,omitempty"`    // 2.8+
+	Resource                    *ResourceProto                   `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                          // 2.8+
+	ContainersToUpdate          []*ContainerProto                `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"`          // 3.x
+	TokenSequenceNo             *int64                           `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                           // 3.x
+	ContainersToSignal          []*SignalContainerRequestProto   `protobuf:"bytes,13,rep,name=containers_to_signal,json=containersToSignal" json:"containers_to_signal,omitempty"`          // 3.x
+	ContainerQueuingLimit       *ContainerQueuingLimitProto      `protobuf:"bytes,15,opt,name=container_queuing_limit,json=containerQueuingLimit" json:"container_queuing_limit,omitempty"` // 3.x
+	AppCollectors               []*AppCollectorDataProto         `protobuf:"bytes,16,rep,name=app_collectors,json=appCollectors" json:"app_collectors,omitempty"`                           // 3.x
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
 }
 
 // Default values for NodeHeartbeatResponseProto fields.

@@ -647,17 +647,16 @@ func (x *FinishApplicationMasterResponseProto) GetIsUnregistered() bool {
 }
 
 type AllocateRequestProto struct {
-	state            protoimpl.MessageState                   `protogen:"open.v1"`
-	Ask              []*ResourceRequestProto                  `protobuf:"bytes,1,rep,name=ask" json:"ask,omitempty"`
-	Release          []*ContainerIdProto                      `protobuf:"bytes,2,rep,name=release" json:"release,omitempty"`
-	BlacklistRequest *ResourceBlacklistRequestProto           `protobuf:"bytes,3,opt,name=blacklist_request,json=blacklistRequest" json:"blacklist_request,omitempty"`
-	ResponseId       *int32                                   `protobuf:"varint,4,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
-	Progress         *float32                                 `protobuf:"fixed32,5,opt,name=progress" json:"progress,omitempty"`
-	IncreaseRequest  []*ContainerResourceIncreaseRequestProto `protobuf:"bytes,6,rep,name=increase_request,json=increaseRequest" json:"increase_request,omitempty"` // 2.7 only
-	UpdateRequests   []*UpdateContainerRequestProto           `protobuf:"bytes,7,rep,name=update_requests,json=updateRequests" json:"update_requests,omitempty"`    // 3.x
-	// 10 scheduling_requests (3.1+) is not modelled; unknown fields are kept.
-	TrackingUrl        *string                   `protobuf:"bytes,11,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"`                      // 3.x
-	SchedulingRequests []*SchedulingRequestProto `protobuf:"bytes,10,rep,name=scheduling_requests,json=schedulingRequests" json:"scheduling_requests,omitempty"` // 3.x
+	state              protoimpl.MessageState                   `protogen:"open.v1"`
+	Ask                []*ResourceRequestProto                  `protobuf:"bytes,1,rep,name=ask" json:"ask,omitempty"`
+	Release            []*ContainerIdProto                      `protobuf:"bytes,2,rep,name=release" json:"release,omitempty"`
+	BlacklistRequest   *ResourceBlacklistRequestProto           `protobuf:"bytes,3,opt,name=blacklist_request,json=blacklistRequest" json:"blacklist_request,omitempty"`
+	ResponseId         *int32                                   `protobuf:"varint,4,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
+	Progress           *float32                                 `protobuf:"fixed32,5,opt,name=progress" json:"progress,omitempty"`
+	IncreaseRequest    []*ContainerResourceIncreaseRequestProto `protobuf:"bytes,6,rep,name=increase_request,json=increaseRequest" json:"increase_request,omitempty"`           // 2.7 only
+	UpdateRequests     []*UpdateContainerRequestProto           `protobuf:"bytes,7,rep,name=update_requests,json=updateRequests" json:"update_requests,omitempty"`              // 3.x
+	TrackingUrl        *string                                  `protobuf:"bytes,11,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"`                      // 3.x
+	SchedulingRequests []*SchedulingRequestProto                `protobuf:"bytes,10,rep,name=scheduling_requests,json=schedulingRequests" json:"scheduling_requests,omitempty"` // 3.x
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -1067,10 +1066,9 @@ type AllocateResponseProto struct {
 	UpdateErrors                   []*UpdateContainerErrorProto      `protobuf:"bytes,15,rep,name=update_errors,json=updateErrors" json:"update_errors,omitempty"`                                                           // 3.x
 	UpdatedContainers              []*UpdatedContainerProto          `protobuf:"bytes,16,rep,name=updated_containers,json=updatedContainers" json:"updated_containers,omitempty"`                                            // 3.x
 	ContainersFromPreviousAttempts []*ContainerProto                 `protobuf:"bytes,17,rep,name=containers_from_previous_attempts,json=containersFromPreviousAttempts" json:"containers_from_previous_attempts,omitempty"` // 3.x
-	// 18 rejected_scheduling_requests and 19 enhanced_headroom are not modelled.
-	RejectedSchedulingRequests []*RejectedSchedulingRequestProto `protobuf:"bytes,18,rep,name=rejected_scheduling_requests,json=rejectedSchedulingRequests" json:"rejected_scheduling_requests,omitempty"` // 3.x
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	RejectedSchedulingRequests     []*RejectedSchedulingRequestProto `protobuf:"bytes,18,rep,name=rejected_scheduling_requests,json=rejectedSchedulingRequests" json:"rejected_scheduling_requests,omitempty"`               // 3.x
+	unknownFields                  protoimpl.UnknownFields
+	sizeCache                      protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
