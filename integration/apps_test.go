@@ -13,7 +13,7 @@ import (
 // containers, the Hadoop home for tasks, and the JDK 17 opens Hadoop 2.7 needs.
 func writeMapredSite(t *testing.T, c *nsCluster) {
 	t.Helper()
-	home := c.home
+	home := c.frameworkHome()
 	os.MkdirAll(c.path("staging"), 0o755)
 	opens := "--add-opens java.base/java.lang=ALL-UNNAMED"
 	mapred := "<?xml version=\"1.0\"?>\n<configuration>\n" +

@@ -26,6 +26,28 @@ type nsCluster struct {
 	nmMemoryMB int
 	// nmProps, when set, edits NodeManager i's yarn-site (0: the first, 1: the second).
 	nmProps func(i int, props map[string]string)
+	// nmHome, when set, is another Hadoop distribution (nmVersion) whose Apache
+	// NodeManager runs instead of home's: clients of one version, NodeManagers (and the
+	// MapReduce framework they give containers) of the other.
+	nmHome, nmVersion string
+	// capacityProps, when set, replaces writeConf's capacity-scheduler.xml.
+	capacityProps map[string]string
+}
+
+// withApacheNM makes the cluster's Apache NodeManager the one of Hadoop version v, or
+// skips the test when that distribution is absent.
+func (c *nsCluster) withApacheNM(t *testing.T, v string) {
+	t.Helper()
+	c.nmHome, c.nmVersion = requireHadoopVersion(t, v), v
+}
+
+// frameworkHome is the distribution whose NodeManager runs the containers: its MapReduce
+// jars are the ones the cluster's jobs run with, as on a real cluster.
+func (c *nsCluster) frameworkHome() string {
+	if c.nmHome != "" && !c.bobbinNM {
+		return c.nmHome
+	}
+	return c.home
 }
 
 // newNSCluster skips unless Hadoop 2.7.3, root and unshare are available, and writes the
@@ -78,9 +100,16 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 	if c.nmMemoryMB > 0 || c.nmProps != nil {
 		c.writeNMConf(t, 0, c.confDir, nmConf(c.dir))
 	}
+	if c.capacityProps != nil {
+		writeCapacityScheduler(t, c.confDir, c.capacityProps)
+	}
 	nms := []string{c.home + "/bin/yarn nodemanager > " + c.path("nm.log") + " 2>&1 &"}
-	if c.bobbinNM {
+	switch {
+	case c.bobbinNM:
 		nms[0] = bobbinNM(c.confDir) + " > " + c.path("nm.log") + " 2>&1 &"
+	case c.nmHome != "":
+		nms[0] = fmt.Sprintf("env HADOOP_HOME=%[1]s HADOOP_PREFIX=%[1]s HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[1]s/bin/yarn nodemanager > %[2]s 2>&1 &",
+			c.nmHome, c.path("nm.log"))
 	}
 	if c.secondNM {
 		dir2 := c.path("nm2")

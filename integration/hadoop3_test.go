@@ -42,13 +42,21 @@ func TestHadoop3GPUsOnBobbin(t *testing.T) {
 		props["yarn.resource-types"] = "yarn.io/gpu"
 		props["yarn.nodemanager.resource-type.yarn.io/gpu"] = "2"
 	}
+	// The default queue may use the whole cluster: with writeConf's 90 % maximum it could
+	// hold only 3 of the 4 GPUs (Bobbin limits a queue in every resource type, as the Java
+	// RM's DominantResourceCalculator does).
+	c.capacityProps = map[string]string{
+		"yarn.scheduler.capacity.root.queues":                   "default",
+		"yarn.scheduler.capacity.root.default.capacity":         "100",
+		"yarn.scheduler.capacity.root.default.maximum-capacity": "100",
+	}
 	gpuDS := func(sleep, n int, log string) string {
 		return fmt.Sprintf(`$Y jar %[1]s -jar %[1]s -shell_command 'sleep %[2]d' -container_resources memory-mb=128,vcores=1,yarn.io/gpu=1 -num_containers %[3]d -master_memory 256 > %[4]s 2>&1 &`,
 			c.dshellJar(), sleep, n, log)
 	}
 	out, err := c.run(t, 6*time.Minute, `Y=$HADOOP_HOME/bin/yarn
 running() { $Y container -list appattempt_${1#application_}_000001 2>/dev/null | grep -c '^container_'; }
-`+gpuDS(40, 4, c.path("ds1.log"))+`
+`+gpuDS(60, 4, c.path("ds1.log"))+`
 FIRST=$!
 for i in $(seq 1 90); do
   A1=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
@@ -87,4 +95,18 @@ wait $SECOND; echo "second exit $?"`)
 		fail("yarn node -list -showDetails does not show 2 GPUs configured and 2 in use on both nodes")
 	}
 	t.Logf("nodes while the first held every GPU:\n%s", nodes)
+}
+
+// TestMixedHadoopVersionsOnBobbinRM: clients of one Hadoop version and an unchanged Apache
+// NodeManager of the other under Bobbin's RM (a cluster mid-upgrade): the distributed
+// shell and pi succeed both ways. The MapReduce AM and tasks are the NodeManager's
+// version, as on a real cluster whose nodes carry the framework.
+func TestMixedHadoopVersionsOnBobbinRM(t *testing.T) {
+	for _, p := range []struct{ client, nm string }{{hadoop2, hadoop3}, {hadoop3, hadoop2}} {
+		t.Run(p.client+" clients, "+p.nm+" NodeManager", func(t *testing.T) {
+			c := newNSClusterVersion(t, p.client)
+			c.withApacheNM(t, p.nm)
+			runDShellAndPi(t, c)
+		})
+	}
 }

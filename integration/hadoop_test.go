@@ -147,6 +147,20 @@ func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
 	}
 }
 
+// writeCapacityScheduler replaces the conf dir's capacity-scheduler.xml with props.
+func writeCapacityScheduler(t *testing.T, dir string, props map[string]string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
+	for k, v := range props {
+		b.WriteString(prop(k, v))
+	}
+	b.WriteString("</configuration>\n")
+	if err := os.WriteFile(filepath.Join(dir, "capacity-scheduler.xml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // daemon is a Bobbin process started by a test; Stop sends SIGTERM and checks a clean exit.
 type daemon struct {
 	cmd  *exec.Cmd

@@ -16,6 +16,11 @@ type Config struct {
 	Strategy string // rings (default), balance, first-fit
 	// CPUOnly accounts group usage by vcores alone instead of the dominant share.
 	CPUOnly bool
+	// LimitsByMemory measures the Capacity Scheduler's caps (maximum-capacity,
+	// user-limit-factor, maximum-am-resource-percent) by memory alone, as Apache's
+	// DefaultResourceCalculator does; false measures them by the dominant share, as its
+	// DominantResourceCalculator does (yarn.scheduler.capacity.resource-calculator).
+	LimitsByMemory bool
 	// Rings per resource type; SearchLimit is N, the rings searched above the request's.
 	Rings       [MaxResourceTypes]RingConfig
 	SearchLimit int
@@ -39,10 +44,19 @@ type Config struct {
 	Now func() time.Time
 }
 
+// limitTypes is how many resource types (of types) the queue caps are measured in:
+// memory alone (index 0) under DefaultResourceCalculator, every type otherwise.
+func (e *Engine) limitTypes(types int) int {
+	if e.cfg.LimitsByMemory {
+		return 1
+	}
+	return types
+}
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(),
-		BlacklistThreshold: 0.8, Location: time.Local, NodeLocalityDelay: 40, Now: time.Now}
+		BlacklistThreshold: 0.8, Location: time.Local, NodeLocalityDelay: 40, LimitsByMemory: true, Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
 	for i := 2; i < MaxResourceTypes; i++ {
@@ -722,7 +736,7 @@ func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
 		ask := a.nextAskIn(p.name)
 		// An application at one of the queue's caps (its user's limit, the AM share) is
 		// passed over so the others behind it can run.
-		if ask == nil || !g.limitsAllow(a, ask, p, types, e.cfg.CPUOnly) {
+		if ask == nil || !g.limitsAllow(a, ask, p, e.limitTypes(types), e.cfg.CPUOnly && !e.cfg.LimitsByMemory) {
 			continue
 		}
 		best, bestAsk = a, ask

@@ -317,3 +317,31 @@ func TestQueueCaps(t *testing.T) {
 		t.Fatalf("AMs started %+v, want only app1's", got)
 	}
 }
+
+// The queue caps are measured as yarn.scheduler.capacity.resource-calculator says: by
+// memory alone (DefaultResourceCalculator, Apache's default), three 256 MB AMs fit in 10 %
+// of 8 GB although their vcores are 3/8 of the cluster's; by the dominant share
+// (DominantResourceCalculator) only the first AM runs.
+func TestQueueCapsFollowResourceCalculator(t *testing.T) {
+	for _, tc := range []struct {
+		byMemory bool
+		want     int
+	}{{true, 3}, {false, 1}} {
+		cfg := DefaultConfig()
+		cfg.LimitsByMemory = tc.byMemory
+		cfg.Now = func() time.Time { return t0 }
+		e, err := New(cfg, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+		must(t, err)
+		for i := 0; i < 2; i++ {
+			must(t, e.AddNode(NodeSpec{ID: fmt.Sprintf("n%02d:8041", i), Capacity: res(4096, 4)}))
+		}
+		for i := 1; i <= 5; i++ {
+			id := fmt.Sprintf("app%d", i)
+			must(t, e.AddApp(AppSpec{ID: id, Queue: "a"}))
+			must(t, e.UpdateAsks(id, []Ask{{Priority: 0, ResourceName: "*", Capability: res(256, 1), Count: 1, AM: true}}))
+		}
+		if got := len(e.Schedule(0).Allocations); got != tc.want {
+			t.Errorf("limits by memory %v: %d AMs started, want %d", tc.byMemory, got, tc.want)
+		}
+	}
+}

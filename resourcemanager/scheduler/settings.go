@@ -73,6 +73,14 @@ const (
 	KeyTimeZone           = "bobbin.scheduler.time-zone"
 	// KeyNodeLocalityDelay is the Capacity Scheduler's own key, read as YARN reads it.
 	KeyNodeLocalityDelay = "yarn.scheduler.capacity.node-locality-delay"
+	// KeyResourceCalculator is the Capacity Scheduler's measure of its queue caps.
+	KeyResourceCalculator = "yarn.scheduler.capacity.resource-calculator"
+)
+
+// The two resource calculators the Capacity Scheduler offers.
+const (
+	DefaultResourceCalculator  = "org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator"
+	DominantResourceCalculator = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
 )
 
 // queueKey is a queue's Bobbin key.
@@ -155,6 +163,14 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree) (Config, map[string]Gr
 		cfg.CPUOnly = true
 	default:
 		bad(KeyUsage, "must be dominant or cpu")
+	}
+	switch s := str(KeyResourceCalculator, DefaultResourceCalculator); s {
+	case DefaultResourceCalculator:
+		cfg.LimitsByMemory = true
+	case DominantResourceCalculator:
+		cfg.LimitsByMemory = false
+	default:
+		bad(KeyResourceCalculator, "must be %s or %s", DefaultResourceCalculator, DominantResourceCalculator)
 	}
 	pc := &cfg.Preemption
 	pc.Enabled = boolean(KeyPreemptionEnabled, pc.Enabled)

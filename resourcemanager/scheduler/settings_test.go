@@ -35,6 +35,13 @@ func TestSettingsFromConf(t *testing.T) {
 	)
 	cfg, groups, err := FromConf(c, tr)
 	must(t, err)
+	if !cfg.LimitsByMemory {
+		t.Fatal("without resource-calculator the caps are not measured by memory (Apache's DefaultResourceCalculator)")
+	}
+	c.Set(KeyResourceCalculator, DominantResourceCalculator)
+	if dom, _, err := FromConf(c, tr); err != nil || dom.LimitsByMemory {
+		t.Fatalf("DominantResourceCalculator: limits by memory %v, %v", dom.LimitsByMemory, err)
+	}
 	if cfg.Strategy != StrategyBalance || cfg.Preemption.BelowMilli != 800 || cfg.Preemption.CoolDown != 30*time.Second || cfg.Balance.InitialWeights[0] != 0.7 {
 		t.Fatalf("cfg %+v", cfg)
 	}
@@ -55,6 +62,7 @@ func TestSettingsErrorsNameKeyAndValue(t *testing.T) {
 		KeyBalanceWeights, "0.5,0.6",
 		capacity.Prefix+"root.a.bobbin.policy", "lottery",
 		capacity.Prefix+"root.b.bobbin.capacity-schedule", "25:00-26:00=10",
+		KeyResourceCalculator, "org.example.FancyCalculator",
 	)
 	_, _, err := FromConf(c, tr)
 	if err == nil {
@@ -67,6 +75,7 @@ func TestSettingsErrorsNameKeyAndValue(t *testing.T) {
 		`bobbin.scheduler.balance.initial-weights = "0.5,0.6": weights must sum to 1`,
 		`yarn.scheduler.capacity.root.a.bobbin.policy = "lottery": unknown policy`,
 		`yarn.scheduler.capacity.root.b.bobbin.capacity-schedule = "25:00-26:00=10": bad time window`,
+		`yarn.scheduler.capacity.resource-calculator = "org.example.FancyCalculator": must be org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator or org.apache.hadoop.yarn.util.resource.DominantResourceCalculator`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)
@@ -141,7 +150,7 @@ func TestEveryKeyIsDocumented(t *testing.T) {
 	for _, k := range []string{KeyNodeSelection, KeyUsage, KeyPreemptionEnabled, KeyStarvedThreshold, KeyOverThreshold,
 		KeyPreemptionGrace, KeyCoolDown, KeyHold, KeyBalanceThreshold, KeyBalanceWeights, KeyBalanceGateWindow,
 		KeyBalanceMaxSkips, KeyBalanceCandidates, KeyRingMemoryWidth, KeyRingVCoresWidth, KeyRingSearchLimit,
-		KeySearchVisits, KeyBlacklistThreshold, KeyTimeZone, "`policy`", "`backfill`", "`preemption-policy`", "`capacity-schedule`"} {
+		KeySearchVisits, KeyBlacklistThreshold, KeyTimeZone, KeyResourceCalculator, "`policy`", "`backfill`", "`preemption-policy`", "`capacity-schedule`"} {
 		if !strings.Contains(string(doc), k) {
 			t.Errorf("docs/configuration.md does not document %s", k)
 		}
