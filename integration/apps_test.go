@@ -121,15 +121,16 @@ func runDShellAndPi(t *testing.T, c *nsCluster) {
 	t.Helper()
 	writeMapredSite(t, c)
 	examples := c.examplesJar()
-	dshell := c.dshellJar()
+	dshell := c.dshellCommand()
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
-timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
+timeout 150 %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
 echo "dshell exit $?"
 timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
 echo "pi exit $?"
 $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell, c.path("pi.log"), c.path("client.log")))
 	piLog, _ := os.ReadFile(c.path("pi.log"))
 	fail := func(what string) {
+		c.keep(t)
 		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM log:\n%s\nRM log:\n%s\npi (tail):\n%s\ndshell client (tail):\n%s", what, err, out, c.logTail("nm.log", 60),
 			c.logTail("rm.log", 40), tail(string(piLog), 40), c.logTail("client.log", 30))
 	}

@@ -84,6 +84,21 @@ func (c *nsCluster) dshellJar() string {
 	return hadoopJar(c.home, c.version, "yarn", "hadoop-yarn-applications-distributedshell")
 }
 
+// dshellCommand is the command line prefix that runs the distributed shell's client:
+// `yarn jar JAR -jar JAR`. Under a 2.7.3 NodeManager with 3.1.1 clients it is 2.7.3's shell
+// submitted by the 3.1.1 launcher and client libraries: the 3.1.1 shell's AM needs 3.x YARN
+// client classes (AMRMClientAsync.AbstractCallbackHandler) that a 2.7.3 node's classpath
+// lacks, under any RM, and the 3.1.1 launcher's classpath holds the 3.1.1 shell, whose
+// client passes options the 2.7.3 AM refuses (--container_type), unless the 2.7.3 jar
+// comes first.
+func (c *nsCluster) dshellCommand() string {
+	if c.nmHome != "" && !c.bobbinNM && c.nmVersion == hadoop2 && c.version != hadoop2 {
+		jar := hadoopJar(c.nmHome, c.nmVersion, "yarn", "hadoop-yarn-applications-distributedshell")
+		return fmt.Sprintf("env HADOOP_USER_CLASSPATH_FIRST=true HADOOP_CLASSPATH=%[1]s $HADOOP_HOME/bin/yarn jar %[1]s -jar %[1]s", jar)
+	}
+	return fmt.Sprintf("$HADOOP_HOME/bin/yarn jar %[1]s -jar %[1]s", c.dshellJar())
+}
+
 // path is a file in the cluster's directory.
 func (c *nsCluster) path(name string) string { return filepath.Join(c.dir, name) }
 
@@ -174,8 +189,9 @@ func (c *nsCluster) writeNMConf(t *testing.T, i int, dir string, props map[strin
 // set, so a failed run can be read after the test removed its temporary directory.
 func (c *nsCluster) keep(t *testing.T) {
 	if dst := os.Getenv("BOBBIN_KEEP_DIR"); dst != "" {
-		os.MkdirAll(dst, 0o755)
-		out, err := exec.Command("cp", "-a", c.dir, filepath.Join(dst, t.Name())).CombinedOutput()
-		t.Logf("cluster directory kept in %s (%v %s)", filepath.Join(dst, t.Name()), err, out)
+		to := filepath.Join(dst, t.Name()) // subtests' names hold a slash
+		os.MkdirAll(filepath.Dir(to), 0o755)
+		out, err := exec.Command("cp", "-a", c.dir, to).CombinedOutput()
+		t.Logf("cluster directory kept in %s (%v %s)", to, err, out)
 	}
 }

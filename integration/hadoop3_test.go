@@ -100,10 +100,14 @@ wait $SECOND; echo "second exit $?"`)
 // TestMixedHadoopVersionsOnBobbinRM: clients of one Hadoop version and an unchanged Apache
 // NodeManager of the other under Bobbin's RM (a cluster mid-upgrade): the distributed
 // shell and pi succeed both ways. The MapReduce AM and tasks are the NodeManager's
-// version, as on a real cluster whose nodes carry the framework.
+// version, as on a real cluster whose nodes carry the framework; under the 2.7.3
+// NodeManager the distributed shell is 2.7.3's, submitted with the 3.1.1 client libraries
+// (see dshellCommand). An unchanged 3.1.1 NodeManager also unregisters when it stops
+// (unRegisterNodeManager), which Bobbin's RM answers.
 func TestMixedHadoopVersionsOnBobbinRM(t *testing.T) {
 	for _, p := range []struct{ client, nm string }{{hadoop2, hadoop3}, {hadoop3, hadoop2}} {
-		t.Run(p.client+" clients, "+p.nm+" NodeManager", func(t *testing.T) {
+		// No commas in the name: Hadoop splits the paths under the test's temp dir on them.
+		t.Run(p.client+"-clients-"+p.nm+"-NM", func(t *testing.T) {
 			c := newNSClusterVersion(t, p.client)
 			c.withApacheNM(t, p.nm)
 			runDShellAndPi(t, c)

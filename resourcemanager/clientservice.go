@@ -280,12 +280,14 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
 	c := s.rm.nodes.counts()
 	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{
-		NumNodeManagers:      proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
-		NumActiveNms:         proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
-		NumDecommissionedNms: proto.Int32(c[yarnpb.NodeStateProto_NS_DECOMMISSIONED]),
-		NumLostNms:           proto.Int32(c[yarnpb.NodeStateProto_NS_LOST]),
-		NumUnhealthyNms:      proto.Int32(c[yarnpb.NodeStateProto_NS_UNHEALTHY]),
-		NumRebootedNms:       proto.Int32(c[yarnpb.NodeStateProto_NS_REBOOTED]),
+		NumNodeManagers:       proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
+		NumActiveNms:          proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
+		NumDecommissionedNms:  proto.Int32(c[yarnpb.NodeStateProto_NS_DECOMMISSIONED]),
+		NumLostNms:            proto.Int32(c[yarnpb.NodeStateProto_NS_LOST]),
+		NumUnhealthyNms:       proto.Int32(c[yarnpb.NodeStateProto_NS_UNHEALTHY]),
+		NumRebootedNms:        proto.Int32(c[yarnpb.NodeStateProto_NS_REBOOTED]),
+		NumDecommissioningNms: proto.Int32(c[yarnpb.NodeStateProto_NS_DECOMMISSIONING]),
+		NumShutdownNms:        proto.Int32(c[yarnpb.NodeStateProto_NS_SHUTDOWN]),
 	}}, nil
 }
 

@@ -29,8 +29,9 @@ func newResourceTracker(rm *ResourceManager) (*rpc.Protocol, error) {
 	t := &resourceTracker{rm: rm}
 	sd := yarnpb.File_yarn_ResourceTracker_proto.Services().ByName("ResourceTrackerService")
 	return rpc.ServiceProtocol(ResourceTrackerProtocolName, sd, map[string]rpc.Method{
-		"registerNodeManager": rpc.Unary(t.registerNodeManager),
-		"nodeHeartbeat":       rpc.Unary(t.nodeHeartbeat),
+		"registerNodeManager":   rpc.Unary(t.registerNodeManager),
+		"nodeHeartbeat":         rpc.Unary(t.nodeHeartbeat),
+		"unRegisterNodeManager": rpc.Unary(t.unRegisterNodeManager),
 	}, func(method string) error {
 		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
 	})
@@ -186,6 +187,29 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	}
 	rm.nodes.mu.Unlock()
 	return resp, nil
+}
+
+// unRegisterNodeManager: a 2.8+/3.x NodeManager says it is shutting down. As in the Java
+// RM, the node becomes SHUTDOWN at once (not LOST after the expiry interval) and its
+// containers are released; an unknown node is ignored.
+func (t *resourceTracker) unRegisterNodeManager(_ context.Context, req *yarnpb.UnRegisterNodeManagerRequestProto) (*yarnpb.UnRegisterNodeManagerResponseProto, error) {
+	rm := t.rm
+	key := nodeKey(req.GetNodeId())
+	log := rm.log.WithField("node", key)
+	rm.nodes.mu.Lock()
+	n, ok := rm.nodes.nodes[key]
+	if ok {
+		rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_SHUTDOWN)
+		n.lastResponse = nil
+	}
+	rm.nodes.mu.Unlock()
+	if !ok {
+		log.Info("unregistration from an unknown node ignored")
+		return &yarnpb.UnRegisterNodeManagerResponseProto{}, nil
+	}
+	log.Info("NodeManager shut down: node unregistered")
+	rm.nodeLost(key, "Container released on a *shutdown* node")
+	return &yarnpb.UnRegisterNodeManagerResponseProto{}, nil
 }
 
 // keyUpdate is the key a holder that last knew known should be sent, or nil.

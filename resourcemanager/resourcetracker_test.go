@@ -94,6 +94,33 @@ func TestNodeRegistrationAndHeartbeats(t *testing.T) {
 	}
 }
 
+// TestUnregisteredNodeIsShutdown: a 3.x NodeManager stopping calls unRegisterNodeManager;
+// the node is SHUTDOWN at once (counted in the cluster metrics), and its next heartbeat
+// is told to resync. An unknown node's unregistration is ignored.
+func TestUnregisteredNodeIsShutdown(t *testing.T) {
+	rm, cl := startRM(t, testConf())
+	nm := newFakeNM(t, rm, 45456)
+	nm.register(8192, 8)
+	nm.heartbeat(0)
+	ctx := context.Background()
+	for _, port := range []int32{45456, 45999} {
+		id := &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(port)}
+		if err := nm.c.Call(ctx, "unRegisterNodeManager", &yarnpb.UnRegisterNodeManagerRequestProto{NodeId: id}, &yarnpb.UnRegisterNodeManagerResponseProto{}); err != nil {
+			t.Fatalf("unregister %d: %v", port, err)
+		}
+	}
+	nodes, err := cl.GetClusterNodes(ctx, yarnpb.NodeStateProto_NS_SHUTDOWN)
+	if err != nil || len(nodes) != 1 || nodes[0].GetNodeId().GetPort() != 45456 {
+		t.Fatalf("SHUTDOWN nodes %v %v", nodes, err)
+	}
+	if m, _ := cl.GetClusterMetrics(ctx); m.GetNumShutdownNms() != 1 || m.GetNumActiveNms() != 0 {
+		t.Fatalf("metrics %v", m)
+	}
+	if hb := nm.heartbeat(1); hb.GetNodeAction() != yarnpb.NodeActionProto_RESYNC {
+		t.Fatalf("heartbeat from a SHUTDOWN node: %v", hb)
+	}
+}
+
 func TestTooSmallNodeIsShutDown(t *testing.T) {
 	rm, _ := startRM(t, testConf())
 	nm := newFakeNM(t, rm, 45455)
