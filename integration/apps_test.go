@@ -237,7 +237,8 @@ $Y node -list -all 2>&1
 wc -c %[6]s/nm.log %[6]s/nm2.log`, examples, dshell, c.path("pi.log"), c.path("client.log"), c.path("sleeper.log"), c.dir))
 	piLog, _ := os.ReadFile(c.path("pi.log"))
 	fail := func(what string) {
-		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM1 log:\n%s\nNM2 log:\n%s\npi (tail):\n%s", what, err, out, c.logTail("nm.log", 40),
+		c.keep(t)
+		t.Fatalf("%s\nerr %v\noutput:\n%s\nRM log:\n%s\nNM1 log:\n%s\nNM2 log:\n%s\npi (tail):\n%s", what, err, out, c.logTail("rm.log", 40), c.logTail("nm.log", 40),
 			c.logTail("nm2.log", 40), tail(string(piLog), 30))
 	}
 	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
