@@ -113,8 +113,8 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	cidp = ident.GetContainerId()
 	cid := records.ContainerIDFromProto(cidp)
 	now := nm.opts.Now().UnixMilli()
+	key, known := nm.keys.ContainerKey(ident.GetMasterKeyId())
 	nm.mu.Lock()
-	key, known := nm.containerKey[ident.GetMasterKeyId()]
 	rmID, nodeID := nm.rmIdentifier, nm.nodeID
 	_, dup := nm.containers[cid]
 	nm.mu.Unlock()

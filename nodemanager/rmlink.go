@@ -9,7 +9,6 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -59,32 +58,11 @@ func (l *rmLink) register(ctx context.Context) error {
 	}
 	nm.mu.Lock()
 	nm.registered, nm.rmIdentifier = true, resp.GetRmIdentifier()
-	nm.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	nm.mu.Unlock()
 	l.responseID = 0
 	nm.log.WithFields(map[string]any{"rm_identifier": resp.GetRmIdentifier(), "rm_version": resp.GetRmVersion()}).Info("registered with the ResourceManager")
 	return nil
-}
-
-// setKeysLocked takes new master keys; the previous key of each stays valid, as the Java
-// NM keeps current and previous.
-func (nm *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
-	if ck != nil && (nm.lastCKey == nil || nm.lastCKey.id != ck.GetKeyId()) {
-		keep := map[int32][]byte{ck.GetKeyId(): ck.GetBytes()}
-		if nm.lastCKey != nil {
-			keep[nm.lastCKey.id] = nm.lastCKey.bytes
-		}
-		nm.containerKey = keep
-		nm.lastCKey = &masterKey{ck.GetKeyId(), ck.GetBytes()}
-	}
-	if nk != nil && (nm.lastNMKey == nil || nm.lastNMKey.id != nk.GetKeyId()) {
-		keys := []security.MasterKey{{ID: nk.GetKeyId(), Bytes: nk.GetBytes()}}
-		if nm.lastNMKey != nil {
-			keys = append(keys, security.MasterKey{ID: nm.lastNMKey.id, Bytes: nm.lastNMKey.bytes})
-		}
-		nm.nmTokens.SetKeys(keys...)
-		nm.lastNMKey = &masterKey{nk.GetKeyId(), nk.GetBytes()}
-	}
 }
 
 // run heartbeats until ctx ends or the RM shuts the node down; it reports whether the RM
@@ -114,12 +92,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
 	nm.heartbeatExtras(req)
-	if nm.lastCKey != nil {
-		req.LastKnownContainerTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastCKey.id), Bytes: nm.lastCKey.bytes}
-	}
-	if nm.lastNMKey != nil {
-		req.LastKnownNmTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastNMKey.id), Bytes: nm.lastNMKey.bytes}
-	}
+	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = nm.keys.LastKnown()
 	nm.mu.Unlock()
 	var resp yarnpb.NodeHeartbeatResponseProto
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -165,7 +138,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		l.interval = time.Duration(iv) * time.Millisecond
 	}
 	nm.mu.Lock()
-	nm.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	nm.mu.Unlock()
 	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
 	for _, id := range resp.GetContainersToCleanup() {

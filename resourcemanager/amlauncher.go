@@ -11,7 +11,7 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )

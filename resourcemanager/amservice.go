@@ -8,7 +8,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )

@@ -22,7 +22,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/amclient"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/nmsim"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )

@@ -12,7 +12,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 

@@ -23,9 +23,9 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // Protocol names.
@@ -110,7 +110,7 @@ type NodeManager struct {
 	nodeID *yarnpb.NodeIdProto
 	rt     *rpc.Client
 	server *rpc.Server
-	nmKeys *security.NMVerifier
+	keys   *security.NodeKeys
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -118,9 +118,6 @@ type NodeManager struct {
 	mu           sync.Mutex
 	containers   map[records.ContainerID]*simContainer
 	responseID   int32
-	containerKey map[int32][]byte
-	lastCKey     *yarnpb.MasterKeyProto
-	lastNMKey    *yarnpb.MasterKeyProto
 	rmIdentifier int64
 	interval     time.Duration
 	finishedApps []records.ApplicationID
@@ -141,8 +138,8 @@ func Start(opts Options) (*NodeManager, error) {
 		opts.Version = "2.7.3"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &NodeManager{opts: opts, nmKeys: &security.NMVerifier{}, ctx: ctx, cancel: cancel,
-		containers: map[records.ContainerID]*simContainer{}, containerKey: map[int32][]byte{}, interval: opts.Heartbeat}
+	n := &NodeManager{opts: opts, keys: security.NewNodeKeys(), ctx: ctx, cancel: cancel,
+		containers: map[records.ContainerID]*simContainer{}, interval: opts.Heartbeat}
 	if opts.Serve {
 		if err := n.serve(); err != nil {
 			cancel()
@@ -238,32 +235,8 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.responseID, n.rmIdentifier = 0, resp.GetRmIdentifier()
-	n.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	return nil
-}
-
-// setKeysLocked takes new master keys, keeping the previous one of each as the Java NM
-// does, so tokens signed before a roll still verify.
-func (n *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
-	if ck != nil {
-		n.containerKey[ck.GetKeyId()] = ck.GetBytes()
-		if n.lastCKey != nil && len(n.containerKey) > 2 {
-			for id := range n.containerKey {
-				if id != ck.GetKeyId() && id != n.lastCKey.GetKeyId() {
-					delete(n.containerKey, id)
-				}
-			}
-		}
-		n.lastCKey = ck
-	}
-	if nk != nil {
-		keys := []security.MasterKey{{ID: nk.GetKeyId(), Bytes: nk.GetBytes()}}
-		if n.lastNMKey != nil {
-			keys = append(keys, security.MasterKey{ID: n.lastNMKey.GetKeyId(), Bytes: n.lastNMKey.GetBytes()})
-		}
-		n.nmKeys.SetKeys(keys...)
-		n.lastNMKey = nk
-	}
 }
 
 func (n *NodeManager) heartbeatLoop() {
@@ -311,7 +284,8 @@ func (n *NodeManager) heartbeat() bool {
 		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(),
 			ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
 	}
-	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: n.lastCKey, LastKnownNmTokenMasterKey: n.lastNMKey}
+	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
+	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = n.keys.LastKnown()
 	n.mu.Unlock()
 
 	start := time.Now()
@@ -357,7 +331,7 @@ func (n *NodeManager) heartbeat() bool {
 	if iv := resp.GetNextHeartBeatInterval(); n.opts.Heartbeat == 0 && iv > 0 {
 		n.interval = time.Duration(iv) * time.Millisecond
 	}
-	n.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	for _, id := range resp.GetContainersToBeRemovedFromNm() {
 		cid := records.ContainerIDFromProto(id)
 		if c, ok := n.containers[cid]; ok && c.state == yarnpb.ContainerStateProto_C_COMPLETE {
@@ -441,7 +415,7 @@ func (n *NodeManager) serve() error {
 		return fmt.Errorf("nmsim: listen: %w", err)
 	}
 	n.opts.Port = int32(ln.Addr().(*net.TCPAddr).Port)
-	n.server = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", SecretManager: n.nmKeys, TokenRequired: true, Logger: n.opts.Logger})
+	n.server = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", SecretManager: n.keys.NMTokens(), TokenRequired: true, Logger: n.opts.Logger})
 	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
 	p, err := rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
 		"startContainers":      rpc.Unary(n.startContainers),
@@ -501,7 +475,7 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 		cidp := ident.GetContainerId()
 		cid := records.ContainerIDFromProto(cidp)
 		n.mu.Lock()
-		key, known := n.containerKey[ident.GetMasterKeyId()]
+		key, known := n.keys.ContainerKey(ident.GetMasterKeyId())
 		rmID := n.rmIdentifier
 		_, dup := n.containers[cid]
 		n.mu.Unlock()
