@@ -13,17 +13,15 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ContainerManagementProtocol is the protocol AMs and the RM's launcher speak to NMs.
-const ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 
 type containerManager struct{ nm *NodeManager }
 
 func newContainerManager(nm *NodeManager) (*rpc.Protocol, error) {
 	m := &containerManager{nm: nm}
 	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
-	return rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ContainerManagement, sd, map[string]rpc.Method{
 		"startContainers":      rpc.Unary(m.startContainers),
 		"stopContainers":       rpc.Unary(m.stopContainers),
 		"getContainerStatuses": rpc.Unary(m.getContainerStatuses),

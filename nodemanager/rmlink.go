@@ -10,10 +10,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ResourceTrackerProtocol is the protocol NodeManagers speak to the RM.
-const ResourceTrackerProtocol = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
 
 // nmVersion is reported at registration; Java RMs compare it with their minimum version.
 const nmVersion = "2.7.3"
@@ -30,7 +28,7 @@ type rmLink struct {
 }
 
 func newRMLink(nm *NodeManager) *rmLink {
-	return &rmLink{nm: nm, interval: time.Second, util: newUtilization(), rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: ResourceTrackerProtocol,
+	return &rmLink{nm: nm, interval: time.Second, util: newUtilization(), rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: protocol.ResourceTracker,
 		User: "yarn", ConnectRetries: 30, RetryInterval: time.Second, Logger: nm.opts.Logger})}
 }
 

@@ -8,10 +8,8 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// AdminProtocolName is the protocol `yarn rmadmin` speaks.
-const AdminProtocolName = "org.apache.hadoop.yarn.server.api.ResourceManagerAdministrationProtocolPB"
 
 // adminService answers ResourceManagerAdministrationProtocol (yarn.resourcemanager.admin.address).
 type adminService struct {
@@ -21,7 +19,7 @@ type adminService struct {
 func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &adminService{rm: rm}
 	sd := yarnpb.File_yarn_resourcemanager_administration_protocol_proto.Services().ByName("ResourceManagerAdministrationProtocolService")
-	return rpc.ServiceProtocol(AdminProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ResourceManagerAdministration, sd, map[string]rpc.Method{
 		"refreshQueues":               rpc.Unary(s.refreshQueues),
 		"refreshNodes":                rpc.Unary(s.refreshNodes),
 		"addToClusterNodeLabels":      rpc.Unary(s.addToClusterNodeLabels),

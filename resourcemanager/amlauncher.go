@@ -11,13 +11,11 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
-
-// ContainerManagementProtocolName is the NodeManager protocol the AM launcher speaks.
-const ContainerManagementProtocolName = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 
 // launchAM starts a managed AM's container on its NodeManager in the background, as the
 // Java RM's AMLauncher does (hadoop-wire.md §3.5): the submitted launch context with the
@@ -77,7 +75,7 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	if err != nil {
 		return err
 	}
-	nm := rpc.NewClient(rpc.ClientOptions{Addr: nodeKey(c.GetNodeId()), Protocol: ContainerManagementProtocolName, User: att.String(),
+	nm := rpc.NewClient(rpc.ClientOptions{Addr: nodeKey(c.GetNodeId()), Protocol: protocol.ContainerManagement, User: att.String(),
 		Token: nmTok, ConnectRetries: 3, RetryInterval: time.Second, Logger: rm.opts.Logger})
 	defer nm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

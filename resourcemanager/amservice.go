@@ -8,13 +8,11 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
-
-// ApplicationMasterProtocolName is the protocol AMs speak on the scheduler port.
-const ApplicationMasterProtocolName = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
 
 // amService answers ApplicationMasterProtocol (yarn.resourcemanager.scheduler.address).
 // The attempt a call is for comes only from the connection's AMRMToken (hadoop-wire.md
@@ -26,7 +24,7 @@ type amService struct {
 func newAMService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &amService{rm: rm}
 	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
-	return rpc.ServiceProtocol(ApplicationMasterProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ApplicationMaster, sd, map[string]rpc.Method{
 		"registerApplicationMaster": rpc.Unary(s.register),
 		"allocate":                  rpc.Unary(s.allocate),
 		"finishApplicationMaster":   rpc.Unary(s.finish),

@@ -11,10 +11,11 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
 func amClient(t *testing.T, rm *ResourceManager, tok *token.Token) *rpc.Client {
-	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.SchedulerAddr().String(), Protocol: ApplicationMasterProtocolName, User: "alice", Token: tok, ConnectRetries: -1, Logger: quiet()})
+	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.SchedulerAddr().String(), Protocol: protocol.ApplicationMaster, User: "alice", Token: tok, ConnectRetries: -1, Logger: quiet()})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

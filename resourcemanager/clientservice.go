@@ -17,10 +17,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ApplicationClientProtocolName is the protocol name clients send in every call.
-const ApplicationClientProtocolName = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 
 // clientService answers ApplicationClientProtocol (yarn.resourcemanager.address): the
 // yarn CLI, MapReduce job clients and spark-submit.
@@ -31,7 +29,7 @@ type clientService struct {
 func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &clientService{rm: rm}
 	sd := yarnpb.File_yarn_applicationclient_protocol_proto.Services().ByName("ApplicationClientProtocolService")
-	return rpc.ServiceProtocol(ApplicationClientProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ApplicationClient, sd, map[string]rpc.Method{
 		"getNewApplication":           rpc.Unary(s.getNewApplication),
 		"getApplicationReport":        rpc.Unary(s.getApplicationReport),
 		"submitApplication":           rpc.Unary(s.submitApplication),

@@ -22,9 +22,10 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/amclient"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/nmsim"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
-	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // These tests run whole applications without Hadoop: simulated NodeManagers speak the real
@@ -196,7 +197,7 @@ func startOn(ctx context.Context, am *amclient.Client, att records.AttemptID, c 
 	if tok == nil {
 		return fmt.Errorf("no NMToken for %s", node)
 	}
-	nm := rpc.NewClient(rpc.ClientOptions{Addr: node, Protocol: nmsim.ContainerManagementProtocol, User: att.String(), Token: tok, ConnectRetries: -1, Logger: quiet()})
+	nm := rpc.NewClient(rpc.ClientOptions{Addr: node, Protocol: protocol.ContainerManagement, User: att.String(), Token: tok, ConnectRetries: -1, Logger: quiet()})
 	defer nm.Close()
 	var resp yarnpb.StartContainersResponseProto
 	if err := nm.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
@@ -501,7 +502,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	}
 	// Then an immediate refresh for node-b (2.7 clients only know this kind).
 	var resp yarnpb.RefreshNodesResponseProto
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm.Close()
 	if err := adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &resp); err != nil {
 		t.Fatal(err)
@@ -537,7 +538,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 func TestNodeLabelAdministration(t *testing.T) {
 	sc := newSimCluster(t, testConf("yarn.node-labels.enabled", "true"), 0, nil)
 	nm := sc.addNode(nmsim.Options{MemoryMB: 4096, VCores: 4})
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm.Close()
 	ctx := context.Background()
 	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"},
@@ -588,7 +589,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 	}
 	// Disabled labels: the Java RM's refusal.
 	off := newSimCluster(t, testConf(), 0, nil)
-	adm2 := rpc.NewClient(rpc.ClientOptions{Addr: off.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm2 := rpc.NewClient(rpc.ClientOptions{Addr: off.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm2.Close()
 	re = remote(t, adm2.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
 	if !strings.Contains(re.Message, "yarn.node-labels.enabled") {
@@ -690,7 +691,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 		t.Fatalf("finish range matched a running app: %d", len(apps))
 	}
 	// updateNodeResource.
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm.Close()
 	if err := adm.Call(ctx, "updateNodeResource", &yarnpb.UpdateNodeResourceRequestProto{NodeResourceMap: []*yarnpb.NodeResourceMapProto{{NodeId: sc.nms[0].NodeID(),
 		ResourceOption: &yarnpb.ResourceOptionProto{Resource: &yarnpb.ResourceProto{Memory: proto.Int64(16384), VirtualCores: proto.Int32(16)}}}}},

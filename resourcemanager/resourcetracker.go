@@ -12,12 +12,10 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/yarn/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
-
-// ResourceTrackerProtocolName is the protocol NodeManagers register and heartbeat on.
-const ResourceTrackerProtocolName = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
 
 // resourceTracker answers ResourceTracker (yarn.resourcemanager.resource-tracker.address):
 // NodeManagers register, then heartbeat. See hadoop-wire.md §4.4.
@@ -28,7 +26,7 @@ type resourceTracker struct {
 func newResourceTracker(rm *ResourceManager) (*rpc.Protocol, error) {
 	t := &resourceTracker{rm: rm}
 	sd := yarnpb.File_yarn_ResourceTracker_proto.Services().ByName("ResourceTrackerService")
-	return rpc.ServiceProtocol(ResourceTrackerProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ResourceTracker, sd, map[string]rpc.Method{
 		"registerNodeManager":   rpc.Unary(t.registerNodeManager),
 		"nodeHeartbeat":         rpc.Unary(t.nodeHeartbeat),
 		"unRegisterNodeManager": rpc.Unary(t.unRegisterNodeManager),

@@ -12,10 +12,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ProtocolName is ContainerManagementProtocol's IPC name.
-const ProtocolName = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 
 // Client talks to one NodeManager.
 type Client struct{ c *rpc.Client }
@@ -23,7 +21,7 @@ type Client struct{ c *rpc.Client }
 // New returns a client for the NM at addr ("host:port") with the NMToken for it; user is
 // the attempt id, as Java AMs connect.
 func New(addr, user string, nmToken *token.Token, logger *logrus.Entry) *Client {
-	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: ProtocolName, User: user, Token: nmToken, ConnectRetries: 3, Logger: logger})}
+	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ContainerManagement, User: user, Token: nmToken, ConnectRetries: 3, Logger: logger})}
 }
 
 // Close closes the connection.

@@ -20,10 +20,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ProtocolName is ApplicationMasterProtocol's IPC name.
-const ProtocolName = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
 
 // Options configure a Client.
 type Options struct {
@@ -75,7 +73,7 @@ func New(opts Options) *Client {
 }
 
 func (c *Client) dial(tok *token.Token) *rpc.Client {
-	return rpc.NewClient(rpc.ClientOptions{Addr: c.opts.Addr, Protocol: ProtocolName, User: c.opts.User, Token: tok,
+	return rpc.NewClient(rpc.ClientOptions{Addr: c.opts.Addr, Protocol: protocol.ApplicationMaster, User: c.opts.User, Token: tok,
 		ConnectRetries: c.opts.ConnectRetries, Logger: c.opts.Logger})
 }
 

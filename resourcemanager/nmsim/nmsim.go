@@ -25,14 +25,12 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // Protocol names.
-const (
-	ResourceTrackerProtocol     = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
-	ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
-)
+const ()
 
 // Container exit statuses the NM reports for containers it was told to kill.
 const (
@@ -55,7 +53,7 @@ type RunFunc func(ctx context.Context, l *Launch) (exit int32, diagnostics strin
 
 // TrackerClient is a ResourceTracker client as a NodeManager dials it (user yarn).
 func TrackerClient(addr string, log *logrus.Entry) *rpc.Client {
-	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
+	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ResourceTracker, User: "yarn", ConnectRetries: 3,
 		RetryInterval: 100 * time.Millisecond, Logger: log})
 }
 
@@ -417,7 +415,7 @@ func (n *NodeManager) serve() error {
 	n.opts.Port = int32(ln.Addr().(*net.TCPAddr).Port)
 	n.server = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", SecretManager: n.keys.NMTokens(), TokenRequired: true, Logger: n.opts.Logger})
 	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
-	p, err := rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
+	p, err := rpc.ServiceProtocol(protocol.ContainerManagement, sd, map[string]rpc.Method{
 		"startContainers":      rpc.Unary(n.startContainers),
 		"stopContainers":       rpc.Unary(n.stopContainers),
 		"getContainerStatuses": rpc.Unary(n.getContainerStatuses),
