@@ -13,6 +13,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
@@ -147,7 +148,7 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 		nm.shuffle.h.AddJob(shuffle.JobID(app.String()), app.String(), user, secret)
 	}
 	ctx, cancel := context.WithCancel(nm.ctx)
-	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitInvalid,
+	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid,
 		cancel: cancel, done: make(chan struct{})}
 	nm.mu.Lock()
 	if _, dup := nm.containers[cid]; dup {
@@ -194,7 +195,7 @@ func (m *containerManager) stopContainers(ctx context.Context, req *yarnpb.StopC
 			continue
 		}
 		// Stopping is asynchronous in the Java NM too: the call returns, the status follows.
-		m.nm.spawn(func() { m.nm.kill(c, exitKilledByAppMaster, "Container killed by the ApplicationMaster.") })
+		m.nm.spawn(func() { m.nm.kill(c, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.") })
 		resp.SucceededRequests = append(resp.SucceededRequests, p)
 	}
 	return resp, nil

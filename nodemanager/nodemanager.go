@@ -25,6 +25,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
@@ -412,7 +413,7 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	}
 	nm.mu.Unlock()
 	for _, c := range all {
-		nm.kill(c, exitKilledByRM, "Container killed on NodeManager shutdown")
+		nm.kill(c, exitcode.KilledByResourceManager, "Container killed on NodeManager shutdown")
 	}
 	var errs []error
 	if nm.cm != nil {

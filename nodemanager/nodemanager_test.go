@@ -28,6 +28,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 func quiet() *logrus.Entry {
@@ -214,7 +215,7 @@ func TestStartValidatesTokensAndAuxServices(t *testing.T) {
 	for {
 		st, err := nm.Status(ctx, ctrs[0].GetId())
 		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			if st.GetExitStatus() != exitKilledByAppMaster || !strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
+			if st.GetExitStatus() != exitcode.KilledByAppMaster || !strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
 				t.Fatalf("status %v", st)
 			}
 			break
@@ -287,7 +288,7 @@ func TestMemoryLimitKillsContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second)
-	if st.GetExitStatus() != exitExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
+	if st.GetExitStatus() != exitcode.KilledExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
 		!strings.Contains(st.GetDiagnostics(), "of 128.0 MB physical memory used") {
 		t.Fatalf("status %v", st)
 	}
@@ -358,7 +359,7 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	if _, err := nm.Start(context.Background(), &yarnpb.ContainerLaunchContextProto{Command: []string{"while :; do :; done"}}, ctrs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second); st.GetExitStatus() != exitPreempted ||
+	if st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second); st.GetExitStatus() != exitcode.Preempted ||
 		!strings.Contains(st.GetDiagnostics(), "evicted by the NodeManager of a borrowed node") || !strings.Contains(st.GetDiagnostics(), "vcores stand for") {
 		t.Fatalf("status %v", st)
 	}

@@ -10,6 +10,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
@@ -106,7 +107,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	switch resp.GetNodeAction() {
 	case yarnpb.NodeActionProto_SHUTDOWN:
 		nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Error("the ResourceManager shut this node down")
-		nm.killAll(exitKilledByRM, "Container killed: the ResourceManager shut the node down")
+		nm.killAll(exitcode.KilledByResourceManager, "Container killed: the ResourceManager shut the node down")
 		return false
 	case yarnpb.NodeActionProto_RESYNC:
 		// The RM lost this node: its containers are gone on the RM's side, so they are
@@ -115,7 +116,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		nm.mu.Lock()
 		nm.registered = false
 		nm.mu.Unlock()
-		nm.killAll(exitKilledByRM, "Container killed on ResourceManager resync")
+		nm.killAll(exitcode.KilledByResourceManager, "Container killed on ResourceManager resync")
 		nm.forgetAllCompleted()
 		for ctx.Err() == nil {
 			if err := l.register(ctx); err == nil {
@@ -141,7 +142,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
 	for _, id := range resp.GetContainersToCleanup() {
 		if c := nm.container(records.ContainerIDFromProto(id)); c != nil {
-			nm.spawn(func() { nm.kill(c, exitKilledByRM, "Container Killed by ResourceManager") })
+			nm.spawn(func() { nm.kill(c, exitcode.KilledByResourceManager, "Container Killed by ResourceManager") })
 		}
 	}
 	for _, s := range resp.GetContainersToSignal() {

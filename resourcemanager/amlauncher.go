@@ -13,6 +13,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -27,7 +28,7 @@ func (rm *ResourceManager) launchAM(att records.AttemptID, c *yarnpb.ContainerPr
 		defer rm.serving.Done()
 		if err := rm.startAMContainer(att, c, containerToken); err != nil {
 			rm.log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
-			rm.attemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitInvalid)
+			rm.attemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
 		}
 	}()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // iso8601 is Hadoop's Times.formatISO8601 layout (SimpleDateFormat
@@ -262,7 +263,7 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 	}
 	caller, _ := rpc.CallerFrom(ctx)
 	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": caller.User}).Info("application attempt failed by user")
-	s.rm.attemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitInvalid)
+	s.rm.attemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitcode.Invalid)
 	return &yarnpb.FailApplicationAttemptResponseProto{}, nil
 }
 

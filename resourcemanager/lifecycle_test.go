@@ -24,6 +24,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -356,7 +357,7 @@ func TestAMLivenessExpiry(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		st, exit, ok := sc.nms[0].ContainerState(amc)
-		if !ok || (st == yarnpb.ContainerStateProto_C_COMPLETE && exit == nmsim.ExitKilledByRM) {
+		if !ok || (st == yarnpb.ContainerStateProto_C_COMPLETE && exit == exitcode.KilledByResourceManager) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -386,7 +387,7 @@ func TestUnusedContainerExpires(t *testing.T) {
 			}
 			for _, st := range resp.GetCompletedContainerStatuses() {
 				if got != nil && proto.Equal(st.GetContainerId(), got.GetId()) {
-					if st.GetExitStatus() != exitAborted || st.GetDiagnostics() != "Container expired since it was unused" {
+					if st.GetExitStatus() != exitcode.Aborted || st.GetDiagnostics() != "Container expired since it was unused" {
 						t.Errorf("status %v", st)
 					}
 					am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "expired as expected", "")

@@ -16,16 +16,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
-)
-
-// Exit statuses the RM reports for containers it ends itself (ContainerExitStatus).
-const (
-	exitInvalid     = -1000 // no exit status (an AM that timed out)
-	exitAborted     = -100  // released by the AM, lost with its node, or expired unused
-	exitDisksFailed = -101
-	exitPreempted   = -102 // killed by the scheduler's preemption
-	exitKilledByRM  = -106
 )
 
 // rmContainer is a container the engine allocated, as the RM tracks it. A busy RM holds
@@ -164,7 +156,7 @@ func (t *containerTable) completeLocked(id records.ContainerID, status *yarnpb.C
 	t.startedLocked(c)
 	if c.preempted {
 		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
-		status.ExitStatus = proto.Int32(exitPreempted)
+		status.ExitStatus = proto.Int32(exitcode.Preempted)
 		status.Diagnostics = proto.String("Container preempted by scheduler")
 	}
 	t.completed[id.Attempt] = append(t.completed[id.Attempt], compactStatus(c, status))
@@ -515,7 +507,7 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
 		c, _, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String("Container released by application")})
+			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container released by application")})
 		if !fresh {
 			continue
 		}
@@ -659,7 +651,7 @@ func (rm *ResourceManager) nodeLost(node, why string) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
 	for _, id := range ids {
 		c, final, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String(why)})
+			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String(why)})
 		if fresh && c.am {
 			rm.amExited(id, final)
 		}

@@ -25,18 +25,13 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // Protocol names.
 const ()
-
-// Container exit statuses the NM reports for containers it was told to kill.
-const (
-	ExitKilledByAppMaster = -105
-	ExitKilledByRM        = -106
-)
 
 // Launch is a container started through ContainerManagementProtocol.
 type Launch struct {
@@ -306,11 +301,11 @@ func (n *NodeManager) heartbeat() bool {
 		n.mu.Lock()
 		n.shutdown = resp.GetDiagnosticsMessage()
 		n.mu.Unlock()
-		n.killAll(ExitKilledByRM)
+		n.killAll(exitcode.KilledByResourceManager)
 		return false
 	case yarnpb.NodeActionProto_RESYNC:
 		// The RM lost track of the node: its containers are gone on the RM's side too.
-		n.killAll(ExitKilledByRM)
+		n.killAll(exitcode.KilledByResourceManager)
 		n.mu.Lock()
 		clear(n.containers)
 		n.mu.Unlock()
@@ -352,7 +347,7 @@ func (n *NodeManager) heartbeat() bool {
 		}
 	}
 	for _, c := range kill {
-		n.killLocked(c, ExitKilledByRM, "Container Killed by ResourceManager")
+		n.killLocked(c, exitcode.KilledByResourceManager, "Container Killed by ResourceManager")
 	}
 	n.mu.Unlock()
 	return true
@@ -543,7 +538,7 @@ func (n *NodeManager) stopContainers(ctx context.Context, req *yarnpb.StopContai
 			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
 			continue
 		}
-		n.killLocked(c, ExitKilledByAppMaster, "Container killed by the ApplicationMaster.")
+		n.killLocked(c, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.")
 		resp.SucceededRequests = append(resp.SucceededRequests, id)
 	}
 	return resp, nil
