@@ -13,6 +13,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -36,7 +37,7 @@ func newContainerManager(nm *NodeManager) (*rpc.Protocol, error) {
 		"rollbackLastReInitialization": rpc.Unary(m.rollbackLastReInitialization),
 		"commitLastReInitialization":   rpc.Unary(m.commitLastReInitialization),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this NodeManager", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this NodeManager", method)
 	})
 }
 
@@ -82,7 +83,7 @@ func (m *containerManager) startContainers(ctx context.Context, req *yarnpb.Star
 	ready := nm.registered
 	nm.mu.Unlock()
 	if !ready {
-		return nil, rpc.Errorf(rpc.ClassNMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
+		return nil, rpc.Errorf(exceptions.NMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
 	}
 	who, err := m.caller(ctx)
 	if err != nil {
@@ -121,20 +122,20 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	case !known || string(token.Password(key, tok.Identifier)) != string(tok.Password):
 		return cidp, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", nodeID)
 	case ident.GetExpiryTimeStamp() < now:
-		return cidp, failure(cidp, rpc.ClassYarnException, "This token is expired. current time is %d found %d\nNote: System times on machines may be out of sync. Check system time and time zones.", now, ident.GetExpiryTimeStamp())
+		return cidp, failure(cidp, exceptions.YarnException, "This token is expired. current time is %d found %d\nNote: System times on machines may be out of sync. Check system time and time zones.", now, ident.GetExpiryTimeStamp())
 	case ident.GetNmHostAddr() != nodeID:
-		return cidp, failure(cidp, rpc.ClassYarnException, "Container token for %s is for node %s, not this node %s", cid, ident.GetNmHostAddr(), nodeID)
+		return cidp, failure(cidp, exceptions.YarnException, "Container token for %s is for node %s, not this node %s", cid, ident.GetNmHostAddr(), nodeID)
 	case ident.GetRmIdentifier() != rmID:
-		return cidp, failure(cidp, rpc.ClassInvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid)
+		return cidp, failure(cidp, exceptions.InvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid)
 	case who.token && who.attempt.App != cid.Attempt.App:
-		return cidp, failure(cidp, rpc.ClassYarnException, "Unauthorized request to start container. \nNMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", who.attempt, cid.Attempt)
+		return cidp, failure(cidp, exceptions.YarnException, "Unauthorized request to start container. \nNMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", who.attempt, cid.Attempt)
 	case dup:
-		return cidp, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid)
+		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
 	clc := r.GetContainerLaunchContext()
 	for _, sd := range clc.GetServiceData() {
 		if sd.GetKey() != shuffleService || nm.shuffle == nil {
-			return cidp, failure(cidp, rpc.ClassInvalidAuxService, "The auxService:%s does not exist", sd.GetKey())
+			return cidp, failure(cidp, exceptions.InvalidAuxService, "The auxService:%s does not exist", sd.GetKey())
 		}
 	}
 	user := ident.GetAppSubmitter()
@@ -143,7 +144,7 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	for _, sd := range clc.GetServiceData() {
 		secret, err := shuffle.SecretFromServiceData(sd.GetValue())
 		if err != nil {
-			return cidp, failure(cidp, rpc.ClassYarnException, "%v", err)
+			return cidp, failure(cidp, exceptions.YarnException, "%v", err)
 		}
 		nm.shuffle.h.AddJob(shuffle.JobID(app.String()), app.String(), user, secret)
 	}
@@ -154,7 +155,7 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	if _, dup := nm.containers[cid]; dup {
 		nm.mu.Unlock()
 		cancel()
-		return cidp, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid)
+		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
 	nm.containers[cid] = c
 	if _, ok := nm.apps[app]; !ok {
@@ -186,12 +187,12 @@ func (m *containerManager) stopContainers(ctx context.Context, req *yarnpb.StopC
 	for _, p := range req.GetContainerId() {
 		id := records.ContainerIDFromProto(p)
 		if err := m.authorizeFor(who, id); err != nil {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "%v", err))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
 		c := m.nm.container(id)
 		if c == nil {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", id))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
 		}
 		// Stopping is asynchronous in the Java NM too: the call returns, the status follows.
@@ -210,7 +211,7 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 	for _, p := range req.GetContainerId() {
 		id := records.ContainerIDFromProto(p)
 		if err := m.authorizeFor(who, id); err != nil {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "%v", err))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
 		m.nm.mu.Lock()
@@ -221,7 +222,7 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 		}
 		m.nm.mu.Unlock()
 		if !ok {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", id))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
 		}
 		resp.Status = append(resp.Status, st)

@@ -25,6 +25,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -344,7 +345,7 @@ func (nm *NodeManager) Start() error {
 	nm.mu.Unlock()
 	nm.log = nm.log.WithField("node", nm.nodeID)
 
-	nm.cm = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
+	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
 		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})
 	p, err := newContainerManager(nm)
 	if err != nil {

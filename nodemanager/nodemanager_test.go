@@ -28,6 +28,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -159,10 +160,6 @@ func (c *cluster) client() *nmclient.Client {
 }
 
 func containerClass(err error) string {
-	var ce *nmclient.ContainerError
-	if errors.As(err, &ce) {
-		return ce.Class + ": " + ce.Message
-	}
 	var re *rpc.RemoteError
 	if errors.As(err, &re) {
 		return re.Class + ": " + re.Message
@@ -189,7 +186,7 @@ func TestStartValidatesTokensAndAuxServices(t *testing.T) {
 	}
 	// An aux service the NM does not run.
 	bad := &yarnpb.ContainerLaunchContextProto{Command: []string{"true"}, ServiceData: []*yarnpb.StringBytesMapProto{{Key: proto.String("spark_shuffle"), Value: []byte{}}}}
-	if _, err := nm.Start(ctx, bad, ctrs[0]); !strings.Contains(containerClass(err), rpc.ClassInvalidAuxService+": The auxService:spark_shuffle does not exist") {
+	if _, err := nm.Start(ctx, bad, ctrs[0]); !strings.Contains(containerClass(err), exceptions.InvalidAuxService+": The auxService:spark_shuffle does not exist") {
 		t.Fatalf("aux service: %v", err)
 	}
 	meta, err := nm.Start(ctx, clc, ctrs[0])

@@ -24,6 +24,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
@@ -526,7 +527,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	// A missing hosts file is an error the caller sees; the old lists stay.
 	os.Remove(exclude)
 	re := remote(t, adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &resp))
-	if re.Class != rpc.ClassYarnException || !strings.Contains(re.Message, "yarn.resourcemanager.nodes.exclude-path") {
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "yarn.resourcemanager.nodes.exclude-path") {
 		t.Fatalf("%+v", re)
 	}
 	if sc.rm.hostsAllow("node-a", "node-a:45454") {
@@ -547,7 +548,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 		t.Fatal(err)
 	}
 	re := remote(t, adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"-bad"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
-	if re.Class != rpc.ClassYarnException || !strings.Contains(re.Message, "now it is=-bad") {
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "now it is=-bad") {
 		t.Fatalf("%+v", re)
 	}
 	re = remote(t, adm.Call(ctx, "replaceLabelsOnNodes", &yarnpb.ReplaceLabelsOnNodeRequestProto{NodeToLabels: []*yarnpb.NodeIdToLabelsProto{
@@ -669,7 +670,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	sc.rm.apps.withAttempt(app.Attempt(1), func(_ *appRecord, at *attempt) { rid = at.lastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
-	if re := remote(t, err); re.Class != rpc.ClassInvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
+	if re := remote(t, err); re.Class != exceptions.InvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
 		t.Fatalf("release of a foreign container: %+v", re)
 	}
 	// Released containers leave the reports.

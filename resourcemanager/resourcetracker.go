@@ -13,6 +13,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -31,7 +32,7 @@ func newResourceTracker(rm *ResourceManager) (*rpc.Protocol, error) {
 		"nodeHeartbeat":         rpc.Unary(t.nodeHeartbeat),
 		"unRegisterNodeManager": rpc.Unary(t.unRegisterNodeManager),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
 	})
 }
 
@@ -53,7 +54,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	}
 	id := req.GetNodeId()
 	if id.GetHost() == "" {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "registerNodeManager without a node id")
+		return nil, rpc.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
 	}
 	key := nodeKey(id)
 	log := rm.log.WithField("node", key)

@@ -16,6 +16,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -495,7 +496,7 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 func checkRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
 	for _, p := range ids {
 		if id := records.ContainerIDFromProto(p); id.Attempt != att {
-			return rpc.Errorf(rpc.ClassInvalidContainerRelease, "Cannot release container : %s not belonging to this application attempt : %s", id, att)
+			return rpc.Errorf(exceptions.InvalidContainerRelease, "Cannot release container : %s not belonging to this application attempt : %s", id, att)
 		}
 	}
 	return nil

@@ -27,12 +27,11 @@ func New(addr, user string, nmToken *token.Token, logger *logrus.Entry) *Client 
 // Close closes the connection.
 func (c *Client) Close() error { return c.c.Close() }
 
-// ContainerError is one container's failure inside a successful call.
-type ContainerError struct {
-	Class, Message string
+// containerError is one container's failure inside a successful call, as the same
+// *rpc.RemoteError a failed call returns (errors.Is works with yarn/exceptions' sentinels).
+func containerError(f *yarnpb.ContainerExceptionMapProto) error {
+	return rpc.Errorf(f.GetException().GetClassName(), "%s", f.GetException().GetMessage())
 }
-
-func (e *ContainerError) Error() string { return e.Class + ": " + e.Message }
 
 // Start starts one container with its launch context and the container token from the
 // allocation. It returns the services' metadata (e.g. the shuffle port).
@@ -43,7 +42,7 @@ func (c *Client) Start(ctx context.Context, clc *yarnpb.ContainerLaunchContextPr
 		return nil, fmt.Errorf("startContainers: %w", err)
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return nil, &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+		return nil, containerError(f[0])
 	}
 	meta := map[string][]byte{}
 	for _, m := range resp.GetServicesMetaData() {
@@ -59,7 +58,7 @@ func (c *Client) Stop(ctx context.Context, id *yarnpb.ContainerIdProto) error {
 		return fmt.Errorf("stopContainers: %w", err)
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+		return containerError(f[0])
 	}
 	return nil
 }
@@ -71,7 +70,7 @@ func (c *Client) Status(ctx context.Context, id *yarnpb.ContainerIdProto) (*yarn
 		return nil, fmt.Errorf("getContainerStatuses: %w", err)
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return nil, &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+		return nil, containerError(f[0])
 	}
 	if len(resp.GetStatus()) == 0 {
 		return nil, fmt.Errorf("getContainerStatuses: no status for %v", id)

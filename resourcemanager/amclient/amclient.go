@@ -20,6 +20,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
@@ -84,12 +85,6 @@ func (c *Client) Close() error {
 	return c.conn.Close()
 }
 
-// IsRemote reports whether err is a remote exception of the given Java class.
-func IsRemote(err error, class string) bool {
-	var re *rpc.RemoteError
-	return errors.As(err, &re) && re.Class == class
-}
-
 // Register registers the attempt's AM (once per attempt).
 func (c *Client) Register(ctx context.Context, host string, rpcPort int32, trackingURL string) (*yarnpb.RegisterApplicationMasterResponseProto, error) {
 	c.mu.Lock()
@@ -147,7 +142,7 @@ func (c *Client) Allocate(ctx context.Context, progress float32) (*yarnpb.Alloca
 		return nil, errors.New("amclient: Allocate before Register")
 	}
 	resp, err := c.allocateLocked(ctx, progress, false)
-	if IsRemote(err, rpc.ClassAMNotRegistered) {
+	if errors.Is(err, exceptions.ErrAMNotRegistered) {
 		c.opts.Logger.Warn("the RM does not know this AM as registered: registering again and re-sending every request")
 		if _, rerr := c.registerLocked(ctx); rerr != nil {
 			return nil, rerr
@@ -250,7 +245,7 @@ func (c *Client) Finish(ctx context.Context, status yarnpb.FinalApplicationStatu
 		var resp yarnpb.FinishApplicationMasterResponseProto
 		err := c.conn.Call(ctx, "finishApplicationMaster", req, &resp)
 		switch {
-		case IsRemote(err, rpc.ClassAMNotRegistered) && c.register != nil:
+		case errors.Is(err, exceptions.ErrAMNotRegistered) && c.register != nil:
 			if _, rerr := c.registerLocked(ctx); rerr != nil {
 				return rerr
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
@@ -380,7 +381,7 @@ func (n *NodeManager) killLocked(c *simContainer, exit int32, diag string) {
 func (n *NodeManager) Run(id records.ContainerID, d time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.containers[id] = &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, endAt: time.Now().Add(d)}
+	n.containers[id] = &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, endAt: time.Now().Add(d)}
 }
 
 // endDueLocked completes the Run containers whose time is up; n.mu is held.
@@ -408,14 +409,14 @@ func (n *NodeManager) serve() error {
 		return fmt.Errorf("nmsim: listen: %w", err)
 	}
 	n.opts.Port = int32(ln.Addr().(*net.TCPAddr).Port)
-	n.server = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", SecretManager: n.keys.NMTokens(), TokenRequired: true, Logger: n.opts.Logger})
+	n.server = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", SecretManager: n.keys.NMTokens(), TokenRequired: true, Logger: n.opts.Logger})
 	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
 	p, err := rpc.ServiceProtocol(protocol.ContainerManagement, sd, map[string]rpc.Method{
 		"startContainers":      rpc.Unary(n.startContainers),
 		"stopContainers":       rpc.Unary(n.stopContainers),
 		"getContainerStatuses": rpc.Unary(n.getContainerStatuses),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by the simulated NodeManager", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by the simulated NodeManager", method)
 	})
 	if err != nil {
 		ln.Close()
@@ -436,7 +437,7 @@ func (n *NodeManager) serve() error {
 func callerAttempt(ctx context.Context) (records.AttemptID, error) {
 	c, _ := rpc.CallerFrom(ctx)
 	if c == nil || c.TokenKind != token.KindNM {
-		return records.AttemptID{}, rpc.Errorf(rpc.ClassYarnException, "No NMToken sent")
+		return records.AttemptID{}, rpc.Errorf(exceptions.YarnException, "No NMToken sent")
 	}
 	var id yarnpb.NMTokenIdentifierProto
 	if err := proto.Unmarshal(c.TokenID, &id); err != nil {
@@ -477,13 +478,13 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", n.Key()))
 			continue
 		case ident.GetRmIdentifier() != rmID:
-			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassInvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid))
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, exceptions.InvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid))
 			continue
 		case cid.Attempt.App != att.App:
-			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassYarnException, "Unauthorized request to start container. NMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", att, cid.Attempt))
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, exceptions.YarnException, "Unauthorized request to start container. NMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", att, cid.Attempt))
 			continue
 		case dup:
-			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid))
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid))
 			continue
 		}
 		l := &Launch{ID: cid, Identifier: &ident, Context: r.GetContainerLaunchContext(), Env: map[string]string{}}
@@ -506,7 +507,7 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 
 func (n *NodeManager) launch(l *Launch) {
 	cctx, cancel := context.WithCancel(n.ctx)
-	c := &simContainer{id: l.ID, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, cancel: cancel}
+	c := &simContainer{id: l.ID, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, cancel: cancel}
 	n.mu.Lock()
 	n.containers[l.ID] = c
 	n.mu.Unlock()
@@ -535,7 +536,7 @@ func (n *NodeManager) stopContainers(ctx context.Context, req *yarnpb.StopContai
 	for _, id := range req.GetContainerId() {
 		c, ok := n.containers[records.ContainerIDFromProto(id)]
 		if !ok {
-			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
+			resp.FailedRequests = append(resp.FailedRequests, failure(id, exceptions.YarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
 			continue
 		}
 		n.killLocked(c, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.")
@@ -554,7 +555,7 @@ func (n *NodeManager) getContainerStatuses(ctx context.Context, req *yarnpb.GetC
 	for _, id := range req.GetContainerId() {
 		c, ok := n.containers[records.ContainerIDFromProto(id)]
 		if !ok {
-			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
+			resp.FailedRequests = append(resp.FailedRequests, failure(id, exceptions.YarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
 			continue
 		}
 		resp.Status = append(resp.Status, &yarnpb.ContainerStatusProto{ContainerId: id, State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
