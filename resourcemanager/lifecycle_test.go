@@ -16,14 +16,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/amclient"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/nmsim"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
