@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // The User-Mode Linux executor runs every container in its own linux.uml guest, started
@@ -27,15 +29,6 @@ import (
 
 //go:embed guest-init.sh
 var guestInit []byte
-
-// Exit statuses an executor reports for what the container itself did not choose.
-const (
-	// ExitLost is Java's ContainerExecutor.ExitCode.LOST: the executor cannot tell how
-	// the container ended (a guest that never wrote its exit code).
-	ExitLost = 154
-	// exitExceededPmem is ContainerExitStatus.KILLED_EXCEEDED_PMEM.
-	exitExceededPmem = -104
-)
 
 // slirpNet is slirp's fixed virtual network; the guest's address is taken from it and
 // 10.0.2.2 is the host.
@@ -427,13 +420,13 @@ func (p *umlProcess) reap() {
 		p.exit, _ = strconv.Atoi(f[0])
 		oom, _ := strconv.Atoi(f[1])
 		if oom > 0 && p.exit != 0 {
-			p.verdict = exitExceededPmem
+			p.verdict = exitcode.KilledExceededPmem
 			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s] ran out of memory in its User-Mode Linux guest (%d MB container memory, guest mem=%dM): the guest's OOM killer ended a process %d time(s). Killing container.",
 				p.Pid(), p.spec.ID, p.spec.MemoryMB, p.mem, oom)
 		}
 	default:
-		p.exit = ExitLost
-		p.verdict = ExitLost
+		p.exit = exitcode.Lost
+		p.verdict = exitcode.Lost
 		p.diag = fmt.Sprintf("Container %s: its User-Mode Linux guest ended without writing an exit code (linux.uml: %v; exit file: %v). The guest failed to boot, panicked or was killed; its console is below.",
 			p.spec.ID, err, rerr)
 	}

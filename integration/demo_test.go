@@ -12,8 +12,8 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/resourcemanager"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
 // bobbinCluster is `bobbin resourcemanager` and `bobbin nodemanager` processes sharing a
@@ -184,7 +184,7 @@ func TestNodeManagerExitsWhenDecommissioned(t *testing.T) {
 	os.WriteFile(exclude, nil, 0o644)
 	c := startBobbinCluster(t, "yarn.resourcemanager.nodes.exclude-path", exclude)
 	os.WriteFile(exclude, []byte("127.0.0.1\n"), 0o644)
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: c.adminAddr, Protocol: resourcemanager.AdminProtocolName, User: "admin", ConnectRetries: -1})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: c.adminAddr, Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1})
 	defer adm.Close()
 	if err := adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &yarnpb.RefreshNodesResponseProto{}); err != nil {
 		t.Fatal(err)

@@ -12,11 +12,8 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
-
-// exitPreempted is ContainerExitStatus.PREEMPTED: MapReduce reruns such a task without
-// counting a failure, and the RM does not count it against an AM's attempts.
-const exitPreempted = -102
 
 // hostMeter is the NodeManager's borrowed-mode state: the meter (owned by the sampling
 // goroutine), the last decision the heartbeat reports, and the history served on the
@@ -152,8 +149,8 @@ func (nm *NodeManager) observeHost() {
 			continue
 		}
 		h.evictions.Inc(1)
-		nm.log.WithFields(logrus.Fields{"container": e.ID, "exit_status": exitPreempted}).Warn(e.Diagnostics)
-		nm.spawn(func() { nm.kill(c, exitPreempted, e.Diagnostics) })
+		nm.log.WithFields(logrus.Fields{"container": e.ID, "exit_status": exitcode.Preempted}).Warn(e.Diagnostics)
+		nm.spawn(func() { nm.kill(c, exitcode.Preempted, e.Diagnostics) })
 	}
 }
 

@@ -18,14 +18,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
-)
-
-// Exit statuses the NM reports for containers it ended itself (ContainerExitStatus).
-const (
-	exitInvalid            = -1000
-	exitKilledByAppMaster  = -105
-	exitKilledByRM         = -106
-	exitKilledAfterAppDone = -107
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // nmContainer is one container on this node. Its fields change under nm.mu.
@@ -178,7 +171,7 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	}
 	for _, dir := range append(append([]string{d.work, filepath.Join(d.work, "tmp")}, d.appDirs...), d.logDirs...) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fail(exitInvalid, fmt.Sprintf("Failed to create %s: %v", dir, err))
+			fail(exitcode.Invalid, fmt.Sprintf("Failed to create %s: %v", dir, err))
 			return
 		}
 	}
@@ -191,25 +184,25 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		if ctx.Err() != nil {
 			return // killed while localizing; kill completed it
 		}
-		fail(exitInvalid, "Resource localization failed: "+err.Error())
+		fail(exitcode.Invalid, "Resource localization failed: "+err.Error())
 		return
 	}
 	defer z.Release()
 	creds := token.NewCredentials()
 	if b := c.clc.GetTokens(); len(b) > 0 {
 		if creds, err = token.ReadCredentials(b); err != nil {
-			fail(exitInvalid, "Invalid container tokens: "+err.Error())
+			fail(exitcode.Invalid, "Invalid container tokens: "+err.Error())
 			return
 		}
 	}
 	if err := os.WriteFile(filepath.Join(d.work, "container_tokens"), creds.Bytes(), 0o600); err != nil {
-		fail(exitInvalid, err.Error())
+		fail(exitcode.Invalid, err.Error())
 		return
 	}
 	script := nm.launchScript(c, d, z.Paths)
 	scriptPath := filepath.Join(d.work, "launch_container.sh")
 	if err := os.WriteFile(scriptPath, []byte(script), 0o700); err != nil {
-		fail(exitInvalid, err.Error())
+		fail(exitcode.Invalid, err.Error())
 		return
 	}
 	out := &tailBuffer{max: 4096}
@@ -228,7 +221,7 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		if ctx.Err() != nil {
 			return
 		}
-		fail(exitInvalid, "Exception from container-launch: "+err.Error())
+		fail(exitcode.Invalid, "Exception from container-launch: "+err.Error())
 		return
 	}
 	nm.mu.Lock()
@@ -344,7 +337,7 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 	}
 	nm.mu.Unlock()
 	for _, c := range live {
-		nm.kill(c, exitKilledAfterAppDone, "Container killed by the ApplicationMaster.")
+		nm.kill(c, exitcode.KilledAfterAppCompletion, "Container killed by the ApplicationMaster.")
 	}
 	if !ok {
 		return

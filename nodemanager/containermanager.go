@@ -13,17 +13,17 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ContainerManagementProtocol is the protocol AMs and the RM's launcher speak to NMs.
-const ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 
 type containerManager struct{ nm *NodeManager }
 
 func newContainerManager(nm *NodeManager) (*rpc.Protocol, error) {
 	m := &containerManager{nm: nm}
 	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
-	return rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ContainerManagement, sd, map[string]rpc.Method{
 		"startContainers":      rpc.Unary(m.startContainers),
 		"stopContainers":       rpc.Unary(m.stopContainers),
 		"getContainerStatuses": rpc.Unary(m.getContainerStatuses),
@@ -37,7 +37,7 @@ func newContainerManager(nm *NodeManager) (*rpc.Protocol, error) {
 		"rollbackLastReInitialization": rpc.Unary(m.rollbackLastReInitialization),
 		"commitLastReInitialization":   rpc.Unary(m.commitLastReInitialization),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this NodeManager", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this NodeManager", method)
 	})
 }
 
@@ -83,7 +83,7 @@ func (m *containerManager) startContainers(ctx context.Context, req *yarnpb.Star
 	ready := nm.registered
 	nm.mu.Unlock()
 	if !ready {
-		return nil, rpc.Errorf(rpc.ClassNMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
+		return nil, rpc.Errorf(exceptions.NMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
 	}
 	who, err := m.caller(ctx)
 	if err != nil {
@@ -113,8 +113,8 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	cidp = ident.GetContainerId()
 	cid := records.ContainerIDFromProto(cidp)
 	now := nm.opts.Now().UnixMilli()
+	key, known := nm.keys.ContainerKey(ident.GetMasterKeyId())
 	nm.mu.Lock()
-	key, known := nm.containerKey[ident.GetMasterKeyId()]
 	rmID, nodeID := nm.rmIdentifier, nm.nodeID
 	_, dup := nm.containers[cid]
 	nm.mu.Unlock()
@@ -122,20 +122,20 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	case !known || string(token.Password(key, tok.Identifier)) != string(tok.Password):
 		return cidp, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", nodeID)
 	case ident.GetExpiryTimeStamp() < now:
-		return cidp, failure(cidp, rpc.ClassYarnException, "This token is expired. current time is %d found %d\nNote: System times on machines may be out of sync. Check system time and time zones.", now, ident.GetExpiryTimeStamp())
+		return cidp, failure(cidp, exceptions.YarnException, "This token is expired. current time is %d found %d\nNote: System times on machines may be out of sync. Check system time and time zones.", now, ident.GetExpiryTimeStamp())
 	case ident.GetNmHostAddr() != nodeID:
-		return cidp, failure(cidp, rpc.ClassYarnException, "Container token for %s is for node %s, not this node %s", cid, ident.GetNmHostAddr(), nodeID)
+		return cidp, failure(cidp, exceptions.YarnException, "Container token for %s is for node %s, not this node %s", cid, ident.GetNmHostAddr(), nodeID)
 	case ident.GetRmIdentifier() != rmID:
-		return cidp, failure(cidp, rpc.ClassInvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid)
+		return cidp, failure(cidp, exceptions.InvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid)
 	case who.token && who.attempt.App != cid.Attempt.App:
-		return cidp, failure(cidp, rpc.ClassYarnException, "Unauthorized request to start container. \nNMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", who.attempt, cid.Attempt)
+		return cidp, failure(cidp, exceptions.YarnException, "Unauthorized request to start container. \nNMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", who.attempt, cid.Attempt)
 	case dup:
-		return cidp, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid)
+		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
 	clc := r.GetContainerLaunchContext()
 	for _, sd := range clc.GetServiceData() {
 		if sd.GetKey() != shuffleService || nm.shuffle == nil {
-			return cidp, failure(cidp, rpc.ClassInvalidAuxService, "The auxService:%s does not exist", sd.GetKey())
+			return cidp, failure(cidp, exceptions.InvalidAuxService, "The auxService:%s does not exist", sd.GetKey())
 		}
 	}
 	user := ident.GetAppSubmitter()
@@ -144,18 +144,18 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	for _, sd := range clc.GetServiceData() {
 		secret, err := shuffle.SecretFromServiceData(sd.GetValue())
 		if err != nil {
-			return cidp, failure(cidp, rpc.ClassYarnException, "%v", err)
+			return cidp, failure(cidp, exceptions.YarnException, "%v", err)
 		}
 		nm.shuffle.h.AddJob(shuffle.JobID(app.String()), app.String(), user, secret)
 	}
 	ctx, cancel := context.WithCancel(nm.ctx)
-	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitInvalid,
+	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid,
 		cancel: cancel, done: make(chan struct{})}
 	nm.mu.Lock()
 	if _, dup := nm.containers[cid]; dup {
 		nm.mu.Unlock()
 		cancel()
-		return cidp, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid)
+		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
 	nm.containers[cid] = c
 	if _, ok := nm.apps[app]; !ok {
@@ -187,16 +187,16 @@ func (m *containerManager) stopContainers(ctx context.Context, req *yarnpb.StopC
 	for _, p := range req.GetContainerId() {
 		id := records.ContainerIDFromProto(p)
 		if err := m.authorizeFor(who, id); err != nil {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "%v", err))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
 		c := m.nm.container(id)
 		if c == nil {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", id))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
 		}
 		// Stopping is asynchronous in the Java NM too: the call returns, the status follows.
-		m.nm.spawn(func() { m.nm.kill(c, exitKilledByAppMaster, "Container killed by the ApplicationMaster.") })
+		m.nm.spawn(func() { m.nm.kill(c, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.") })
 		resp.SucceededRequests = append(resp.SucceededRequests, p)
 	}
 	return resp, nil
@@ -211,7 +211,7 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 	for _, p := range req.GetContainerId() {
 		id := records.ContainerIDFromProto(p)
 		if err := m.authorizeFor(who, id); err != nil {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "%v", err))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
 		m.nm.mu.Lock()
@@ -222,7 +222,7 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 		}
 		m.nm.mu.Unlock()
 		if !ok {
-			resp.FailedRequests = append(resp.FailedRequests, failure(p, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", id))
+			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
 		}
 		resp.Status = append(resp.Status, st)

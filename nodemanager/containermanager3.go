@@ -17,6 +17,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
 // signalOf is the signal the Java NM sends for a SignalContainerCommand
@@ -71,17 +72,17 @@ func (m *containerManager) signalToContainer(ctx context.Context, req *yarnpb.Si
 	}
 	id := records.ContainerIDFromProto(req.GetContainerId())
 	if err := m.authorizeFor(who, id); err != nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
+		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
 	if err := m.nm.signal(id, req.GetCommand()); err != nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
+		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
 	return &yarnpb.SignalContainerResponseProto{}, nil
 }
 
 // notChanged is the answer for a request to change a running container.
 func notChanged(what string) error {
-	return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by Bobbin's NodeManager: containers keep the resources and launch context they started with", what)
+	return rpc.Errorf(exceptions.YarnException, "%s is not supported by Bobbin's NodeManager: containers keep the resources and launch context they started with", what)
 }
 
 // updateContainer (and the older increaseContainersResource) fail every container, as
@@ -108,7 +109,7 @@ func (m *containerManager) updateFailures(toks []*commonpb.TokenProto) []*yarnpb
 			out = append(out, failure(nil, rpc.ClassInvalidToken, "Invalid container token"))
 			continue
 		}
-		out = append(out, failure(ident.GetContainerId(), rpc.ClassYarnException,
+		out = append(out, failure(ident.GetContainerId(), exceptions.YarnException,
 			"Updating the resource of container %s is not supported by Bobbin's NodeManager", records.ContainerIDFromProto(ident.GetContainerId())))
 	}
 	return out

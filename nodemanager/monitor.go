@@ -4,14 +4,9 @@ import (
 	"fmt"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-)
-
-// Exit statuses for containers killed over their memory (ContainerExitStatus).
-const (
-	exitExceededVmem = -103
-	exitExceededPmem = -104
 )
 
 // checkMemory measures running containers and kills those over their limits, as the Java
@@ -39,11 +34,11 @@ func (nm *NodeManager) checkMemory() {
 		var diag string
 		switch {
 		case s.PmemCheck && u.RSS > limit:
-			exit = exitExceededPmem
+			exit = exitcode.KilledExceededPmem
 			diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
 				c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
 		case s.VmemCheck && u.VSize > vlimit:
-			exit = exitExceededVmem
+			exit = exitcode.KilledExceededVmem
 			diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond virtual memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
 				c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
 		default:

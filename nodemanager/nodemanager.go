@@ -24,8 +24,10 @@ import (
 	"github.com/bobbin-yarn/bobbin/container"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // Options configure a NodeManager.
@@ -226,12 +228,12 @@ type NodeManager struct {
 	exec     container.Executor
 	local    *localizer.Localizer
 
-	cm       *rpc.Server
-	web      *http.Server
-	nmTokens *security.NMVerifier
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	cm     *rpc.Server
+	web    *http.Server
+	keys   *security.NodeKeys
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 	// done is closed when the RM shut this node down: the daemon exits.
 	done chan struct{}
 
@@ -241,19 +243,11 @@ type NodeManager struct {
 	httpPort     int32
 	registered   bool
 	rmIdentifier int64
-	containerKey map[int32][]byte
-	lastCKey     *masterKey
-	lastNMKey    *masterKey
 	containers   map[records.ContainerID]*nmContainer
 	apps         map[records.ApplicationID]*nmApp
 	shuffle      *shuffleServer
 	disks        diskHealth
 	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
-}
-
-type masterKey struct {
-	id    int32
-	bytes []byte
 }
 
 // New checks the configuration; nothing runs until Start.
@@ -291,8 +285,8 @@ func New(opts Options) (*NodeManager, error) {
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
 	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
-		local:    localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
-		nmTokens: &security.NMVerifier{}, containerKey: map[int32][]byte{},
+		local:      localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
+		keys:       security.NewNodeKeys(),
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{})}
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
@@ -351,8 +345,8 @@ func (nm *NodeManager) Start() error {
 	nm.mu.Unlock()
 	nm.log = nm.log.WithField("node", nm.nodeID)
 
-	nm.cm = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
-		SecretManager: nm.nmTokens, TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})
+	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
+		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})
 	p, err := newContainerManager(nm)
 	if err != nil {
 		ln.Close()
@@ -420,7 +414,7 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	}
 	nm.mu.Unlock()
 	for _, c := range all {
-		nm.kill(c, exitKilledByRM, "Container killed on NodeManager shutdown")
+		nm.kill(c, exitcode.KilledByResourceManager, "Container killed on NodeManager shutdown")
 	}
 	var errs []error
 	if nm.cm != nil {

@@ -19,15 +19,17 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/client/nmclient"
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/nodemanager/nmclient"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/amclient"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 func quiet() *logrus.Entry {
@@ -158,10 +160,6 @@ func (c *cluster) client() *nmclient.Client {
 }
 
 func containerClass(err error) string {
-	var ce *nmclient.ContainerError
-	if errors.As(err, &ce) {
-		return ce.Class + ": " + ce.Message
-	}
 	var re *rpc.RemoteError
 	if errors.As(err, &re) {
 		return re.Class + ": " + re.Message
@@ -188,7 +186,7 @@ func TestStartValidatesTokensAndAuxServices(t *testing.T) {
 	}
 	// An aux service the NM does not run.
 	bad := &yarnpb.ContainerLaunchContextProto{Command: []string{"true"}, ServiceData: []*yarnpb.StringBytesMapProto{{Key: proto.String("spark_shuffle"), Value: []byte{}}}}
-	if _, err := nm.Start(ctx, bad, ctrs[0]); !strings.Contains(containerClass(err), rpc.ClassInvalidAuxService+": The auxService:spark_shuffle does not exist") {
+	if _, err := nm.Start(ctx, bad, ctrs[0]); !strings.Contains(containerClass(err), exceptions.InvalidAuxService+": The auxService:spark_shuffle does not exist") {
 		t.Fatalf("aux service: %v", err)
 	}
 	meta, err := nm.Start(ctx, clc, ctrs[0])
@@ -214,7 +212,7 @@ func TestStartValidatesTokensAndAuxServices(t *testing.T) {
 	for {
 		st, err := nm.Status(ctx, ctrs[0].GetId())
 		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			if st.GetExitStatus() != exitKilledByAppMaster || !strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
+			if st.GetExitStatus() != exitcode.KilledByAppMaster || !strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
 				t.Fatalf("status %v", st)
 			}
 			break
@@ -287,7 +285,7 @@ func TestMemoryLimitKillsContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second)
-	if st.GetExitStatus() != exitExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
+	if st.GetExitStatus() != exitcode.KilledExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") ||
 		!strings.Contains(st.GetDiagnostics(), "of 128.0 MB physical memory used") {
 		t.Fatalf("status %v", st)
 	}
@@ -358,7 +356,7 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	if _, err := nm.Start(context.Background(), &yarnpb.ContainerLaunchContextProto{Command: []string{"while :; do :; done"}}, ctrs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second); st.GetExitStatus() != exitPreempted ||
+	if st := c.completedStatus(t, nm, ctrs[0].GetId(), 20*time.Second); st.GetExitStatus() != exitcode.Preempted ||
 		!strings.Contains(st.GetDiagnostics(), "evicted by the NodeManager of a borrowed node") || !strings.Contains(st.GetDiagnostics(), "vcores stand for") {
 		t.Fatalf("status %v", st)
 	}

@@ -9,12 +9,10 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ResourceTrackerProtocol is the protocol NodeManagers speak to the RM.
-const ResourceTrackerProtocol = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
 
 // nmVersion is reported at registration; Java RMs compare it with their minimum version.
 const nmVersion = "2.7.3"
@@ -31,7 +29,7 @@ type rmLink struct {
 }
 
 func newRMLink(nm *NodeManager) *rmLink {
-	return &rmLink{nm: nm, interval: time.Second, util: newUtilization(), rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: ResourceTrackerProtocol,
+	return &rmLink{nm: nm, interval: time.Second, util: newUtilization(), rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: protocol.ResourceTracker,
 		User: "yarn", ConnectRetries: 30, RetryInterval: time.Second, Logger: nm.opts.Logger})}
 }
 
@@ -59,32 +57,11 @@ func (l *rmLink) register(ctx context.Context) error {
 	}
 	nm.mu.Lock()
 	nm.registered, nm.rmIdentifier = true, resp.GetRmIdentifier()
-	nm.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	nm.mu.Unlock()
 	l.responseID = 0
 	nm.log.WithFields(map[string]any{"rm_identifier": resp.GetRmIdentifier(), "rm_version": resp.GetRmVersion()}).Info("registered with the ResourceManager")
 	return nil
-}
-
-// setKeysLocked takes new master keys; the previous key of each stays valid, as the Java
-// NM keeps current and previous.
-func (nm *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
-	if ck != nil && (nm.lastCKey == nil || nm.lastCKey.id != ck.GetKeyId()) {
-		keep := map[int32][]byte{ck.GetKeyId(): ck.GetBytes()}
-		if nm.lastCKey != nil {
-			keep[nm.lastCKey.id] = nm.lastCKey.bytes
-		}
-		nm.containerKey = keep
-		nm.lastCKey = &masterKey{ck.GetKeyId(), ck.GetBytes()}
-	}
-	if nk != nil && (nm.lastNMKey == nil || nm.lastNMKey.id != nk.GetKeyId()) {
-		keys := []security.MasterKey{{ID: nk.GetKeyId(), Bytes: nk.GetBytes()}}
-		if nm.lastNMKey != nil {
-			keys = append(keys, security.MasterKey{ID: nm.lastNMKey.id, Bytes: nm.lastNMKey.bytes})
-		}
-		nm.nmTokens.SetKeys(keys...)
-		nm.lastNMKey = &masterKey{nk.GetKeyId(), nk.GetBytes()}
-	}
 }
 
 // run heartbeats until ctx ends or the RM shuts the node down; it reports whether the RM
@@ -114,12 +91,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
 	nm.heartbeatExtras(req)
-	if nm.lastCKey != nil {
-		req.LastKnownContainerTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastCKey.id), Bytes: nm.lastCKey.bytes}
-	}
-	if nm.lastNMKey != nil {
-		req.LastKnownNmTokenMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(nm.lastNMKey.id), Bytes: nm.lastNMKey.bytes}
-	}
+	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = nm.keys.LastKnown()
 	nm.mu.Unlock()
 	var resp yarnpb.NodeHeartbeatResponseProto
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -135,7 +107,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	switch resp.GetNodeAction() {
 	case yarnpb.NodeActionProto_SHUTDOWN:
 		nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Error("the ResourceManager shut this node down")
-		nm.killAll(exitKilledByRM, "Container killed: the ResourceManager shut the node down")
+		nm.killAll(exitcode.KilledByResourceManager, "Container killed: the ResourceManager shut the node down")
 		return false
 	case yarnpb.NodeActionProto_RESYNC:
 		// The RM lost this node: its containers are gone on the RM's side, so they are
@@ -144,7 +116,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		nm.mu.Lock()
 		nm.registered = false
 		nm.mu.Unlock()
-		nm.killAll(exitKilledByRM, "Container killed on ResourceManager resync")
+		nm.killAll(exitcode.KilledByResourceManager, "Container killed on ResourceManager resync")
 		nm.forgetAllCompleted()
 		for ctx.Err() == nil {
 			if err := l.register(ctx); err == nil {
@@ -165,12 +137,12 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		l.interval = time.Duration(iv) * time.Millisecond
 	}
 	nm.mu.Lock()
-	nm.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	nm.mu.Unlock()
 	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
 	for _, id := range resp.GetContainersToCleanup() {
 		if c := nm.container(records.ContainerIDFromProto(id)); c != nil {
-			nm.spawn(func() { nm.kill(c, exitKilledByRM, "Container Killed by ResourceManager") })
+			nm.spawn(func() { nm.kill(c, exitcode.KilledByResourceManager, "Container Killed by ResourceManager") })
 		}
 	}
 	for _, s := range resp.GetContainersToSignal() {

@@ -8,10 +8,9 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// AdminProtocolName is the protocol `yarn rmadmin` speaks.
-const AdminProtocolName = "org.apache.hadoop.yarn.server.api.ResourceManagerAdministrationProtocolPB"
 
 // adminService answers ResourceManagerAdministrationProtocol (yarn.resourcemanager.admin.address).
 type adminService struct {
@@ -21,7 +20,7 @@ type adminService struct {
 func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &adminService{rm: rm}
 	sd := yarnpb.File_yarn_resourcemanager_administration_protocol_proto.Services().ByName("ResourceManagerAdministrationProtocolService")
-	return rpc.ServiceProtocol(AdminProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ResourceManagerAdministration, sd, map[string]rpc.Method{
 		"refreshQueues":               rpc.Unary(s.refreshQueues),
 		"refreshNodes":                rpc.Unary(s.refreshNodes),
 		"addToClusterNodeLabels":      rpc.Unary(s.addToClusterNodeLabels),
@@ -44,7 +43,7 @@ func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
 			return &yarnpb.GetGroupsForUserResponseProto{Groups: userGroups(req.GetUser())}, nil
 		}),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
 	})
 }
 
@@ -71,7 +70,7 @@ func (s *adminService) refreshQueues(ctx context.Context, _ *yarnpb.RefreshQueue
 	if err := s.rm.RefreshQueues(); err != nil {
 		// The caller sees why (as a YarnException, which clients do not retry); the old
 		// queues stay.
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Failed to re-init queues : %v", err)
+		return nil, rpc.Errorf(exceptions.YarnException, "Failed to re-init queues : %v", err)
 	}
 	return &yarnpb.RefreshQueuesResponseProto{}, nil
 }
@@ -84,7 +83,7 @@ func (s *adminService) refreshNodes(ctx context.Context, req *yarnpb.RefreshNode
 	}
 	graceful := req.GetDecommissionType() == yarnpb.DecommissionTypeProto_DECOMMISSION_GRACEFUL
 	if err := s.rm.RefreshNodes(graceful, time.Duration(req.GetDecommissionTimeout())*time.Second); err != nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "refreshNodes failed: %v", err)
+		return nil, rpc.Errorf(exceptions.YarnException, "refreshNodes failed: %v", err)
 	}
 	return &yarnpb.RefreshNodesResponseProto{}, nil
 }
@@ -148,7 +147,7 @@ func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.Rep
 	for _, e := range req.GetNodeToLabels() {
 		key := nodeKey(e.GetNodeId())
 		if req.GetFailOnUnknownNodes() && !s.rm.nodes.known(e.GetNodeId()) {
-			return nil, rpc.Errorf(rpc.ClassYarnException, "Following nodes are not running in the cluster: [%s]", key)
+			return nil, rpc.Errorf(exceptions.YarnException, "Following nodes are not running in the cluster: [%s]", key)
 		}
 		m[key] = e.GetNodeLabels()
 		changed = append(changed, key)
@@ -172,7 +171,7 @@ func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.Updat
 		key := nodeKey(e.GetNodeId())
 		r := e.GetResourceOption().GetResource()
 		if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
-			return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid resource %v for node %s", r, key)
+			return nil, rpc.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
 		}
 		rm.nodes.mu.Lock()
 		n, ok := rm.nodes.nodes[key]
@@ -181,7 +180,7 @@ func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.Updat
 		}
 		rm.nodes.mu.Unlock()
 		if !ok {
-			return nil, rpc.Errorf(rpc.ClassYarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
+			return nil, rpc.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
 		}
 		rm.syncSchedulable(key)
 		rm.log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")

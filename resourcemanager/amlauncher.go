@@ -2,22 +2,22 @@ package resourcemanager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/client/nmclient"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
-
-// ContainerManagementProtocolName is the NodeManager protocol the AM launcher speaks.
-const ContainerManagementProtocolName = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 
 // launchAM starts a managed AM's container on its NodeManager in the background, as the
 // Java RM's AMLauncher does (hadoop-wire.md §3.5): the submitted launch context with the
@@ -29,7 +29,7 @@ func (rm *ResourceManager) launchAM(att records.AttemptID, c *yarnpb.ContainerPr
 		defer rm.serving.Done()
 		if err := rm.startAMContainer(att, c, containerToken); err != nil {
 			rm.log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
-			rm.attemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitInvalid)
+			rm.attemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
 		}
 	}()
 }
@@ -77,19 +77,19 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	if err != nil {
 		return err
 	}
-	nm := rpc.NewClient(rpc.ClientOptions{Addr: nodeKey(c.GetNodeId()), Protocol: ContainerManagementProtocolName, User: att.String(),
-		Token: nmTok, ConnectRetries: 3, RetryInterval: time.Second, Logger: rm.opts.Logger})
+	nm := nmclient.New(nodeKey(c.GetNodeId()), att.String(), nmTok, rm.opts.Logger)
 	defer nm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var resp yarnpb.StartContainersResponseProto
-	err = nm.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
-		{ContainerLaunchContext: clc, ContainerToken: containerToken}}}, &resp)
-	if err != nil {
+	launch := proto.Clone(c).(*yarnpb.ContainerProto)
+	launch.ContainerToken = containerToken
+	if _, err := nm.Start(ctx, clc, launch); err != nil {
+		// The diagnostics name the Java exception as the Java RM's do ("class: message").
+		var re *rpc.RemoteError
+		if errors.As(err, &re) {
+			return re
+		}
 		return err
-	}
-	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return fmt.Errorf("%s: %s", f[0].GetException().GetClassName(), f[0].GetException().GetMessage())
 	}
 	rm.apps.withAttempt(att, func(a *app, at *attempt) {
 		at.launched, at.lastPing = true, rm.opts.Now()

@@ -8,13 +8,12 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
-
-// ApplicationMasterProtocolName is the protocol AMs speak on the scheduler port.
-const ApplicationMasterProtocolName = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
 
 // amService answers ApplicationMasterProtocol (yarn.resourcemanager.scheduler.address).
 // The attempt a call is for comes only from the connection's AMRMToken (hadoop-wire.md
@@ -26,12 +25,12 @@ type amService struct {
 func newAMService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &amService{rm: rm}
 	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
-	return rpc.ServiceProtocol(ApplicationMasterProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ApplicationMaster, sd, map[string]rpc.Method{
 		"registerApplicationMaster": rpc.Unary(s.register),
 		"allocate":                  rpc.Unary(s.allocate),
 		"finishApplicationMaster":   rpc.Unary(s.finish),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported", method)
 	})
 }
 
@@ -50,7 +49,7 @@ func (s *amService) callerKey(ctx context.Context) (records.AttemptID, int32, er
 		if c != nil {
 			user = c.User
 		}
-		return records.AttemptID{}, 0, rpc.Errorf(rpc.ClassYarnException, "No AMRMToken found for user %s", user)
+		return records.AttemptID{}, 0, rpc.Errorf(exceptions.YarnException, "No AMRMToken found for user %s", user)
 	}
 	att, err := security.AttemptOf(c.TokenID)
 	return att, security.KeyIDOf(c.TokenID), err
@@ -65,7 +64,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	var queue string
 	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
 		if at.registered {
-			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Application Master is already registered : %s", att.App)
+			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
 		}
 		at.registered, at.lastPing = true, s.rm.opts.Now()
@@ -78,7 +77,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		queue = a.queue
 	})
 	if !found {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
 	}
 	if rerr != nil {
 		return nil, rerr
@@ -105,7 +104,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 	var rerr error
 	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
 		if !at.registered {
-			rerr = rpc.Errorf(rpc.ClassAMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
+			rerr = rpc.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
 		at.lastPing = s.rm.opts.Now()
@@ -122,13 +121,13 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			}
 			return
 		case req.GetResponseId() != lastID:
-			rerr = rpc.Errorf(rpc.ClassInvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
+			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
 			return
 		}
 		for _, ask := range req.GetAsk() {
 			if ask.GetCapability().GetMemory() > int64(s.rm.settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.settings.MaxAllocationCore) ||
 				ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-				rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.settings.MaxAllocationMB)
+				rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.settings.MaxAllocationMB)
 				return
 			}
 			if err := s.rm.checkExtraTypes(ask.GetCapability()); err != nil {
@@ -142,7 +141,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 		}
 		appID := att.App.String()
 		if err := s.rm.engine.UpdateAsks(appID, s.rm.asksFrom(req.GetAsk())); err != nil {
-			rerr = rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
+			rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 			return
 		}
 		if bl := req.GetBlacklistRequest(); bl != nil {
@@ -179,7 +178,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 		at.lastResponse, at.lastResponseID = b, lastID+1
 	})
 	if !found {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
 	}
 	return resp, rerr
 }
@@ -194,7 +193,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 	now := s.rm.opts.Now().UnixMilli()
 	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
 		if !at.registered {
-			rerr = rpc.Errorf(rpc.ClassAMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
+			rerr = rpc.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
 			return
 		}
 		unmanaged = a.unmanaged
@@ -220,7 +219,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		}
 	})
 	if !found {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
 	}
 	if rerr != nil {
 		return nil, rerr

@@ -11,10 +11,12 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
 func amClient(t *testing.T, rm *ResourceManager, tok *token.Token) *rpc.Client {
-	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.SchedulerAddr().String(), Protocol: ApplicationMasterProtocolName, User: "alice", Token: tok, ConnectRetries: -1, Logger: quiet()})
+	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.SchedulerAddr().String(), Protocol: protocol.ApplicationMaster, User: "alice", Token: tok, ConnectRetries: -1, Logger: quiet()})
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -46,8 +48,8 @@ func TestUnmanagedAMLifecycle(t *testing.T) {
 		}
 	}
 
-	wantClass(call("allocate", &yarnpb.AllocateRequestProto{}, &yarnpb.AllocateResponseProto{}), rpc.ClassAMNotRegistered, "AM should re-register")
-	wantClass(call("finishApplicationMaster", &yarnpb.FinishApplicationMasterRequestProto{}, &yarnpb.FinishApplicationMasterResponseProto{}), rpc.ClassAMNotRegistered, "before registering")
+	wantClass(call("allocate", &yarnpb.AllocateRequestProto{}, &yarnpb.AllocateResponseProto{}), exceptions.AMNotRegistered, "AM should re-register")
+	wantClass(call("finishApplicationMaster", &yarnpb.FinishApplicationMasterRequestProto{}, &yarnpb.FinishApplicationMasterResponseProto{}), exceptions.AMNotRegistered, "before registering")
 
 	var reg yarnpb.RegisterApplicationMasterResponseProto
 	if err := call("registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{Host: proto.String("am-host"), RpcPort: proto.Int32(4242), TrackingUrl: proto.String("http://am-host:8080")}, &reg); err != nil {
@@ -60,7 +62,7 @@ func TestUnmanagedAMLifecycle(t *testing.T) {
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_RUNNING || rep.GetHost() != "am-host" || rep.GetRpcPort() != 4242 {
 		t.Fatalf("after register %v", rep)
 	}
-	wantClass(call("registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}), rpc.ClassInvalidAMRequest, "already registered")
+	wantClass(call("registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}), exceptions.InvalidAMRequest, "already registered")
 
 	var a1, again yarnpb.AllocateResponseProto
 	if err := call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0)}, &a1); err != nil || a1.GetResponseId() != 1 {
@@ -69,10 +71,10 @@ func TestUnmanagedAMLifecycle(t *testing.T) {
 	if err := call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0)}, &again); err != nil || again.GetResponseId() != 1 || !proto.Equal(&a1, &again) {
 		t.Fatalf("retried allocate %v %v", &again, err)
 	}
-	wantClass(call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(7)}, &yarnpb.AllocateResponseProto{}), rpc.ClassInvalidAMRequest, "Invalid responseId")
+	wantClass(call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(7)}, &yarnpb.AllocateResponseProto{}), exceptions.InvalidAMRequest, "Invalid responseId")
 	big := &yarnpb.ResourceRequestProto{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(20)}, ResourceName: proto.String("*"),
 		Capability: &yarnpb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(1)}
-	wantClass(call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(1), Ask: []*yarnpb.ResourceRequestProto{big}}, &yarnpb.AllocateResponseProto{}), rpc.ClassInvalidResourceRequest, "requestedMemory=8192")
+	wantClass(call("allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(1), Ask: []*yarnpb.ResourceRequestProto{big}}, &yarnpb.AllocateResponseProto{}), exceptions.InvalidResourceRequest, "requestedMemory=8192")
 
 	var fin yarnpb.FinishApplicationMasterResponseProto
 	if err := call("finishApplicationMaster", &yarnpb.FinishApplicationMasterRequestProto{FinalApplicationStatus: yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED.Enum(), Diagnostics: proto.String("done")}, &fin); err != nil || !fin.GetIsUnregistered() {
@@ -88,7 +90,7 @@ func TestAMServiceRefusesCallsWithoutAMRMToken(t *testing.T) {
 	rm, _ := startRM(t, testConf())
 	// SIMPLE: the RPC layer lets it in, the AM service does not.
 	re := remote(t, amClient(t, rm, nil).Call(context.Background(), "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}))
-	if re.Class != rpc.ClassYarnException || !strings.Contains(re.Message, "No AMRMToken found for user alice") {
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "No AMRMToken found for user alice") {
 		t.Fatalf("%+v", re)
 	}
 	// A forged token fails SASL.

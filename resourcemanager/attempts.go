@@ -9,6 +9,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // Attempt life (hadoop-wire.md §7.3): an application gets attempt 1 at submission. When
@@ -23,7 +24,7 @@ import (
 // max-attempts, as RMAppAttemptImpl.shouldCountTowardsMaxAttemptRetry decides.
 func countsAsFailure(exit int32) bool {
 	switch exit {
-	case exitAborted, exitPreempted, exitDisksFailed, exitKilledByRM:
+	case exitcode.Aborted, exitcode.Preempted, exitcode.DisksFailed, exitcode.KilledByResourceManager:
 		return false
 	}
 	return true
@@ -86,7 +87,7 @@ func (a *app) countedFailures(nowMs int64) int {
 
 // attemptFailed ends the current attempt att as FAILED and either starts the next
 // attempt or fails the application. exit is the AM container's exit status
-// (exitInvalid when there is none), which decides whether the failure counts.
+// (exitcode.Invalid when there is none), which decides whether the failure counts.
 func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics string, exit int32) {
 	now := rm.opts.Now()
 	nowMs := now.UnixMilli()
@@ -208,7 +209,7 @@ func (rm *ResourceManager) expireAttempts(now time.Time) {
 			rm.endApp(e.att.App)
 			continue
 		}
-		rm.attemptFailed(e.att, fmt.Sprintf("ApplicationMaster for attempt %s timed out", e.att), exitInvalid)
+		rm.attemptFailed(e.att, fmt.Sprintf("ApplicationMaster for attempt %s timed out", e.att), exitcode.Invalid)
 	}
 }
 
@@ -226,7 +227,7 @@ func (rm *ResourceManager) expireAllocations(now time.Time) {
 	t.mu.Unlock()
 	for _, c := range due {
 		c2, final, fresh := t.complete(c.id, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-			ExitStatus: proto.Int32(exitAborted), Diagnostics: proto.String("Container expired since it was unused")})
+			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container expired since it was unused")})
 		if !fresh {
 			continue
 		}

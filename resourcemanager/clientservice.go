@@ -17,10 +17,9 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ApplicationClientProtocolName is the protocol name clients send in every call.
-const ApplicationClientProtocolName = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 
 // clientService answers ApplicationClientProtocol (yarn.resourcemanager.address): the
 // yarn CLI, MapReduce job clients and spark-submit.
@@ -31,7 +30,7 @@ type clientService struct {
 func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 	s := &clientService{rm: rm}
 	sd := yarnpb.File_yarn_applicationclient_protocol_proto.Services().ByName("ApplicationClientProtocolService")
-	return rpc.ServiceProtocol(ApplicationClientProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ApplicationClient, sd, map[string]rpc.Method{
 		"getNewApplication":           rpc.Unary(s.getNewApplication),
 		"getApplicationReport":        rpc.Unary(s.getApplicationReport),
 		"submitApplication":           rpc.Unary(s.submitApplication),
@@ -65,7 +64,7 @@ func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 		case "submitReservation", "updateReservation", "deleteReservation", "getNewReservation", "listReservations":
 			return reservationsDisabled()
 		}
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
 	})
 }
 
@@ -83,7 +82,7 @@ func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewA
 func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.SubmitApplicationRequestProto) (*yarnpb.SubmitApplicationResponseProto, error) {
 	sc := req.GetApplicationSubmissionContext()
 	if sc.GetApplicationId() == nil {
-		return nil, rpc.Errorf(rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
+		return nil, rpc.Errorf(exceptions.ApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
 	}
 	id := records.AppIDFromProto(sc.GetApplicationId())
 	caller, _ := rpc.CallerFrom(ctx)
@@ -94,10 +93,10 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	set := s.rm.settings
 	if !sc.GetUnmanagedAm() {
 		if m := amRes.GetMemory(); m < 0 || m > int64(set.MaxAllocationMB) {
-			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
+			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
 		}
 		if v := amRes.GetVirtualCores(); v < 0 || v > int32(set.MaxAllocationCore) {
-			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
+			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
 		}
 	}
 	now := s.rm.opts.Now().UnixMilli()
@@ -108,7 +107,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	var timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
 	for _, t := range sc.GetApplicationTimeouts() {
 		if t.GetTimeout() <= 0 {
-			return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), timeoutTypeName(t.GetApplicationTimeoutType()))
+			return nil, rpc.Errorf(exceptions.YarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), timeoutTypeName(t.GetApplicationTimeoutType()))
 		}
 		if timeouts == nil {
 			timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
@@ -218,12 +217,12 @@ func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
 
 // appNotFound is the exception (and Java's message) for an unknown application.
 func appNotFound(id records.ApplicationID) error {
-	return rpc.Errorf(rpc.ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
+	return rpc.Errorf(exceptions.ApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
 }
 
 func requireAppID(p *yarnpb.ApplicationIdProto) (records.ApplicationID, error) {
 	if p == nil {
-		return records.ApplicationID{}, rpc.Errorf(rpc.ClassApplicationNotFound, "Invalid application id: null")
+		return records.ApplicationID{}, rpc.Errorf(exceptions.ApplicationNotFound, "Invalid application id: null")
 	}
 	return records.AppIDFromProto(p), nil
 }
@@ -267,7 +266,7 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 	}
 	killed, found := s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
 	if !found {
-		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to kill an absent application %s", id)
+		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
 	if killed {
 		s.rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_KILLED)
@@ -453,13 +452,13 @@ func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarn
 	}
 	q, ok := s.rm.queues().Queue(req.GetTargetQueue())
 	if !ok || !q.IsLeaf() {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", req.GetTargetQueue())
+		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", req.GetTargetQueue())
 	}
 	if q.State == capacity.Stopped {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
+		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
 	}
 	if _, finished := s.rm.apps.move(id, q.Name); finished {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "App in FINISHED state cannot be moved.")
+		return nil, rpc.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
 	return &yarnpb.MoveApplicationAcrossQueuesResponseProto{}, nil
 }
@@ -471,7 +470,7 @@ func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarn
 	}
 	r, ok := s.rm.apps.attemptReport(att)
 	if !ok {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
 	return &yarnpb.GetApplicationAttemptReportResponseProto{ApplicationAttemptReport: r}, nil
 }
@@ -491,7 +490,7 @@ func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetCon
 	}
 	r, ok := s.rm.containers.liveReport(cid)
 	if !ok {
-		return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
+		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
 	}
 	return &yarnpb.GetContainerReportResponseProto{ContainerReport: r}, nil
 }
@@ -502,7 +501,7 @@ func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContaine
 	}
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
 	if _, ok := s.rm.apps.attemptReport(att); !ok {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
 	return &yarnpb.GetContainersResponseProto{Containers: s.rm.containers.liveReports(att)}, nil
 }

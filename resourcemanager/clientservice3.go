@@ -16,6 +16,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // iso8601 is Hadoop's Times.formatISO8601 layout (SimpleDateFormat
@@ -40,7 +42,7 @@ func (rm *ResourceManager) checkExtraTypes(r *yarnpb.ResourceProto) error {
 			continue
 		}
 		if v[i] < 0 || v[i] > t.Max {
-			return rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
+			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
 				t.Name, rm.engine.Types().Format(v), rm.engine.Types().Format(rm.maxAllocation()))
 		}
 	}
@@ -69,7 +71,7 @@ func timeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
 // yarn.resourcemanager.resource-profiles.enabled is false (Bobbin refuses to start with it
 // true).
 func profilesDisabled() error {
-	return rpc.Errorf(rpc.ClassFeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)")
+	return rpc.Errorf(exceptions.FeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)")
 }
 
 func (s *clientService) getResourceProfiles(context.Context, *yarnpb.GetAllResourceProfilesRequestProto) (*yarnpb.GetAllResourceProfilesResponseProto, error) {
@@ -113,7 +115,7 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 	}
 	s.rm.apps.mu.Unlock()
 	if !ok {
-		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to update priority of an absent application %s", id)
+		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update priority of an absent application %s", id)
 	}
 	if changed {
 		if err := s.rm.engine.SetAppPriority(id.String(), got); err != nil {
@@ -139,10 +141,10 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 		raw := t.GetExpireTime()
 		at, err := time.Parse(iso8601, raw)
 		if err != nil {
-			return nil, rpc.Errorf(rpc.ClassYarnException, "Expire time is not in ISO8601 format. ISO8601 supported format is yyyy-MM-dd'T'HH:mm:ss.SSSZ. Configured timeout value is %s", raw)
+			return nil, rpc.Errorf(exceptions.YarnException, "Expire time is not in ISO8601 format. ISO8601 supported format is yyyy-MM-dd'T'HH:mm:ss.SSSZ. Configured timeout value is %s", raw)
 		}
 		if at.Before(now) {
-			return nil, rpc.Errorf(rpc.ClassYarnException, "Expire time is less than current time, current-time=%s expire-time=%s", now.Format(iso8601), raw)
+			return nil, rpc.Errorf(exceptions.YarnException, "Expire time is less than current time, current-time=%s expire-time=%s", now.Format(iso8601), raw)
 		}
 		expiries[t.GetApplicationTimeoutType()] = at.UnixMilli()
 	}
@@ -151,9 +153,9 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 	var rerr error
 	switch {
 	case !ok:
-		rerr = rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to update timeout of an absent application %s", id)
+		rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
 	case a.finished():
-		rerr = rpc.Errorf(rpc.ClassYarnException, "Application is in the final state %s. Can not update timeout.", a.state.String())
+		rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.state.String())
 	default:
 		if a.timeouts == nil {
 			a.timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
@@ -209,15 +211,15 @@ func (rm *ResourceManager) expireLifetimes(now time.Time) {
 // container's NodeManager on its next heartbeat.
 func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.SignalContainerRequestProto) (*yarnpb.SignalContainerResponseProto, error) {
 	if req.GetContainerId() == nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid container id: null")
+		return nil, rpc.Errorf(exceptions.YarnException, "Invalid container id: null")
 	}
 	id := records.ContainerIDFromProto(req.GetContainerId())
 	if !s.rm.apps.exists(id.Attempt.App) {
-		return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
+		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
 	}
 	node, ok := s.rm.containers.signal(id, req.GetCommand())
 	if !ok {
-		return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container %s is not found in RM.", id)
+		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
 	}
 	caller, _ := rpc.CallerFrom(ctx)
 	s.rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": req.GetCommand().String(), "user": caller.User}).Info("container signal queued for its NodeManager")
@@ -229,7 +231,7 @@ func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.Signa
 // attempts remain.
 func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.FailApplicationAttemptRequestProto) (*yarnpb.FailApplicationAttemptResponseProto, error) {
 	if req.GetApplicationAttemptId() == nil {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "Invalid application attempt id: null")
+		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Invalid application attempt id: null")
 	}
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
 	var rerr error
@@ -238,14 +240,14 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 	a, ok := s.rm.apps.apps[att.App]
 	switch {
 	case !ok:
-		rerr = rpc.Errorf(rpc.ClassApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
+		rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
 	default:
 		known := false
 		for _, at := range a.attempts {
 			known = known || at.id == att
 		}
 		if !known {
-			rerr = rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+			rerr = rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 		}
 		finished = a.finished()
 		current = a.attempt != nil && a.attempt.id == att && !a.attempt.ended()
@@ -258,11 +260,11 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 		return &yarnpb.FailApplicationAttemptResponseProto{}, nil
 	}
 	if !current {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
+		return nil, rpc.Errorf(exceptions.YarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
 	}
 	caller, _ := rpc.CallerFrom(ctx)
 	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": caller.User}).Info("application attempt failed by user")
-	s.rm.attemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitInvalid)
+	s.rm.attemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitcode.Invalid)
 	return &yarnpb.FailApplicationAttemptResponseProto{}, nil
 }
 
@@ -270,5 +272,5 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 // yarn.resourcemanager.reservation-system.enable is false (Bobbin refuses to start with it
 // true).
 func reservationsDisabled() error {
-	return rpc.Errorf(rpc.ClassYarnException, "Reservation System is not enabled. Please enable & try again")
+	return rpc.Errorf(exceptions.YarnException, "Reservation System is not enabled. Please enable & try again")
 }

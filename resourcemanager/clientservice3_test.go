@@ -11,8 +11,8 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
 // Priorities are clamped to yarn.cluster.max-application-priority at submission and on
@@ -187,7 +187,7 @@ func TestGPUsAreScheduled(t *testing.T) {
 	big := proto.Clone(ask).(*yarnpb.ResourceRequestProto)
 	big.Capability.ResourceValueMap = []*yarnpb.ResourceInformationProto{gpu(3)}
 	err = am.Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*yarnpb.ResourceRequestProto{big}}, &yarnpb.AllocateResponseProto{})
-	if re := remote(t, err); re.Class != rpc.ClassInvalidResourceRequest || !strings.Contains(re.Message, "requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation") {
+	if re := remote(t, err); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation") {
 		t.Fatalf("3 GPUs over a maximum of 2: %s %s", re.Class, re.Message)
 	}
 }

@@ -11,12 +11,13 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
 func quiet() *logrus.Entry {
@@ -163,23 +164,23 @@ func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
 		method, class, msg string
 		req, resp          proto.Message
 	}{
-		{"submitApplication", rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided", &yarnpb.SubmitApplicationRequestProto{}, &yarnpb.SubmitApplicationResponseProto{}},
-		{"submitReservation", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.ReservationSubmissionRequestProto{}, &yarnpb.ReservationSubmissionResponseProto{}},
-		{"forceKillApplication", rpc.ClassApplicationNotFound, "Trying to kill an absent application application_1_0007",
+		{"submitApplication", exceptions.ApplicationIDNotProvided, "ApplicationId is not provided", &yarnpb.SubmitApplicationRequestProto{}, &yarnpb.SubmitApplicationResponseProto{}},
+		{"submitReservation", exceptions.YarnException, "Reservation System is not enabled", &yarnpb.ReservationSubmissionRequestProto{}, &yarnpb.ReservationSubmissionResponseProto{}},
+		{"forceKillApplication", exceptions.ApplicationNotFound, "Trying to kill an absent application application_1_0007",
 			&yarnpb.KillApplicationRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 7}.Proto()}, &yarnpb.KillApplicationResponseProto{}},
-		{"getApplicationAttempts", rpc.ClassApplicationNotFound, "doesn't exist", &yarnpb.GetApplicationAttemptsRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Proto()}, &yarnpb.GetApplicationAttemptsResponseProto{}},
-		{"getApplicationReport", rpc.ClassApplicationNotFound, "Invalid application id: null", &yarnpb.GetApplicationReportRequestProto{}, &yarnpb.GetApplicationReportResponseProto{}},
+		{"getApplicationAttempts", exceptions.ApplicationNotFound, "doesn't exist", &yarnpb.GetApplicationAttemptsRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Proto()}, &yarnpb.GetApplicationAttemptsResponseProto{}},
+		{"getApplicationReport", exceptions.ApplicationNotFound, "Invalid application id: null", &yarnpb.GetApplicationReportRequestProto{}, &yarnpb.GetApplicationReportResponseProto{}},
 		// Hadoop 3.x features that are off answer as the 3.1.1 RM does with them off.
-		{"getNewReservation", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.GetNewReservationRequestProto{}, &yarnpb.GetNewReservationResponseProto{}},
-		{"listReservations", rpc.ClassYarnException, "Reservation System is not enabled", &yarnpb.ReservationListRequestProto{}, &yarnpb.ReservationListResponseProto{}},
-		{"getResourceProfiles", rpc.ClassFeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)",
+		{"getNewReservation", exceptions.YarnException, "Reservation System is not enabled", &yarnpb.GetNewReservationRequestProto{}, &yarnpb.GetNewReservationResponseProto{}},
+		{"listReservations", exceptions.YarnException, "Reservation System is not enabled", &yarnpb.ReservationListRequestProto{}, &yarnpb.ReservationListResponseProto{}},
+		{"getResourceProfiles", exceptions.FeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)",
 			&yarnpb.GetAllResourceProfilesRequestProto{}, &yarnpb.GetAllResourceProfilesResponseProto{}},
-		{"getResourceProfile", rpc.ClassFeatureNotEnabled, "Resource profile is not enabled", &yarnpb.GetResourceProfileRequestProto{Profile: proto.String("small")}, &yarnpb.GetResourceProfileResponseProto{}},
-		{"updateApplicationPriority", rpc.ClassApplicationNotFound, "Trying to update priority of an absent application application_1_0003",
+		{"getResourceProfile", exceptions.FeatureNotEnabled, "Resource profile is not enabled", &yarnpb.GetResourceProfileRequestProto{Profile: proto.String("small")}, &yarnpb.GetResourceProfileResponseProto{}},
+		{"updateApplicationPriority", exceptions.ApplicationNotFound, "Trying to update priority of an absent application application_1_0003",
 			&yarnpb.UpdateApplicationPriorityRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Proto(), ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(1)}}, &yarnpb.UpdateApplicationPriorityResponseProto{}},
-		{"signalToContainer", rpc.ClassApplicationNotFound, "Application application_1_0003 does not exist in RM.",
+		{"signalToContainer", exceptions.ApplicationNotFound, "Application application_1_0003 does not exist in RM.",
 			&yarnpb.SignalContainerRequestProto{ContainerId: records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Attempt(1), ID: 2}.Proto(), Command: yarnpb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP.Enum()}, &yarnpb.SignalContainerResponseProto{}},
-		{"failApplicationAttempt", rpc.ClassApplicationNotFound, "absent application application_1_0003",
+		{"failApplicationAttempt", exceptions.ApplicationNotFound, "absent application application_1_0003",
 			&yarnpb.FailApplicationAttemptRequestProto{ApplicationAttemptId: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Attempt(1).Proto()}, &yarnpb.FailApplicationAttemptResponseProto{}},
 		// A method no Hadoop version has.
 		{"getClusterNodeAttributes", rpc.ClassRpcNoSuchMethod, "Unknown method getClusterNodeAttributes", &yarnpb.GetNewApplicationRequestProto{}, &yarnpb.GetNewApplicationResponseProto{}},
@@ -279,7 +280,7 @@ func TestSubmitRejections(t *testing.T) {
 		return r.GetApplicationId()
 	}
 	re := remote(t, submit(t, cl, newID(), "default", 8192))
-	if re.Class != rpc.ClassInvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=8192, maxMemory=4096") {
+	if re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=8192, maxMemory=4096") {
 		t.Fatalf("too big: %+v", re)
 	}
 	for queue, want := range map[string]string{

@@ -3,7 +3,7 @@ package resourcemanager
 import (
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // keyRoller rolls one master key on a schedule, as the Java secret managers do: every

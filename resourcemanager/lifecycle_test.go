@@ -16,15 +16,18 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/amclient"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/nmsim"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // These tests run whole applications without Hadoop: simulated NodeManagers speak the real
@@ -196,7 +199,7 @@ func startOn(ctx context.Context, am *amclient.Client, att records.AttemptID, c 
 	if tok == nil {
 		return fmt.Errorf("no NMToken for %s", node)
 	}
-	nm := rpc.NewClient(rpc.ClientOptions{Addr: node, Protocol: nmsim.ContainerManagementProtocol, User: att.String(), Token: tok, ConnectRetries: -1, Logger: quiet()})
+	nm := rpc.NewClient(rpc.ClientOptions{Addr: node, Protocol: protocol.ContainerManagement, User: att.String(), Token: tok, ConnectRetries: -1, Logger: quiet()})
 	defer nm.Close()
 	var resp yarnpb.StartContainersResponseProto
 	if err := nm.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
@@ -355,7 +358,7 @@ func TestAMLivenessExpiry(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		st, exit, ok := sc.nms[0].ContainerState(amc)
-		if !ok || (st == yarnpb.ContainerStateProto_C_COMPLETE && exit == nmsim.ExitKilledByRM) {
+		if !ok || (st == yarnpb.ContainerStateProto_C_COMPLETE && exit == exitcode.KilledByResourceManager) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -385,7 +388,7 @@ func TestUnusedContainerExpires(t *testing.T) {
 			}
 			for _, st := range resp.GetCompletedContainerStatuses() {
 				if got != nil && proto.Equal(st.GetContainerId(), got.GetId()) {
-					if st.GetExitStatus() != exitAborted || st.GetDiagnostics() != "Container expired since it was unused" {
+					if st.GetExitStatus() != exitcode.Aborted || st.GetDiagnostics() != "Container expired since it was unused" {
 						t.Errorf("status %v", st)
 					}
 					am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "expired as expected", "")
@@ -501,7 +504,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	}
 	// Then an immediate refresh for node-b (2.7 clients only know this kind).
 	var resp yarnpb.RefreshNodesResponseProto
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm.Close()
 	if err := adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &resp); err != nil {
 		t.Fatal(err)
@@ -524,7 +527,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	// A missing hosts file is an error the caller sees; the old lists stay.
 	os.Remove(exclude)
 	re := remote(t, adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &resp))
-	if re.Class != rpc.ClassYarnException || !strings.Contains(re.Message, "yarn.resourcemanager.nodes.exclude-path") {
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "yarn.resourcemanager.nodes.exclude-path") {
 		t.Fatalf("%+v", re)
 	}
 	if sc.rm.hostsAllow("node-a", "node-a:45454") {
@@ -537,7 +540,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 func TestNodeLabelAdministration(t *testing.T) {
 	sc := newSimCluster(t, testConf("yarn.node-labels.enabled", "true"), 0, nil)
 	nm := sc.addNode(nmsim.Options{MemoryMB: 4096, VCores: 4})
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm.Close()
 	ctx := context.Background()
 	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"},
@@ -545,7 +548,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 		t.Fatal(err)
 	}
 	re := remote(t, adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"-bad"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
-	if re.Class != rpc.ClassYarnException || !strings.Contains(re.Message, "now it is=-bad") {
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "now it is=-bad") {
 		t.Fatalf("%+v", re)
 	}
 	re = remote(t, adm.Call(ctx, "replaceLabelsOnNodes", &yarnpb.ReplaceLabelsOnNodeRequestProto{NodeToLabels: []*yarnpb.NodeIdToLabelsProto{
@@ -588,7 +591,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 	}
 	// Disabled labels: the Java RM's refusal.
 	off := newSimCluster(t, testConf(), 0, nil)
-	adm2 := rpc.NewClient(rpc.ClientOptions{Addr: off.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm2 := rpc.NewClient(rpc.ClientOptions{Addr: off.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm2.Close()
 	re = remote(t, adm2.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
 	if !strings.Contains(re.Message, "yarn.node-labels.enabled") {
@@ -667,7 +670,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	sc.rm.apps.withAttempt(app.Attempt(1), func(_ *appRecord, at *attempt) { rid = at.lastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
-	if re := remote(t, err); re.Class != rpc.ClassInvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
+	if re := remote(t, err); re.Class != exceptions.InvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
 		t.Fatalf("release of a foreign container: %+v", re)
 	}
 	// Released containers leave the reports.
@@ -690,7 +693,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 		t.Fatalf("finish range matched a running app: %d", len(apps))
 	}
 	// updateNodeResource.
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: AdminProtocolName, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
 	defer adm.Close()
 	if err := adm.Call(ctx, "updateNodeResource", &yarnpb.UpdateNodeResourceRequestProto{NodeResourceMap: []*yarnpb.NodeResourceMapProto{{NodeId: sc.nms[0].NodeID(),
 		ResourceOption: &yarnpb.ResourceOptionProto{Resource: &yarnpb.ResourceProto{Memory: proto.Int64(16384), VirtualCores: proto.Int32(16)}}}}},

@@ -5,6 +5,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // rmMetrics are the RM's go-metrics, named like the Java RM's ClusterMetrics and
@@ -67,7 +68,7 @@ func (m *rmMetrics) containerAllocated() { m.containersAlloc.Inc(1) }
 
 func (m *rmMetrics) containerCompleted(exit int32) {
 	m.containersDone.Inc(1)
-	if exit == exitPreempted {
+	if exit == exitcode.Preempted {
 		m.containersPreempt.Inc(1)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
 // hostLists are the include and exclude files (yarn.resourcemanager.nodes.include-path,
@@ -361,7 +362,7 @@ func nodeIDOf(key string) *yarnpb.NodeIdProto {
 // labelError is how label administration fails: a YarnException with the manager's
 // message (rmadmin does not retry it, unlike an IOException).
 func labelError(err error) error {
-	return rpc.Errorf(rpc.ClassYarnException, "%v", err)
+	return rpc.Errorf(exceptions.YarnException, "%v", err)
 }
 
 // relabel re-syncs the engine partition of every registered node matching the changed

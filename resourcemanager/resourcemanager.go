@@ -21,8 +21,9 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // Options configure a ResourceManager.
@@ -347,7 +348,7 @@ func New(opts Options) (*ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm.tracker = rpc.NewServer(rpc.ServerOptions{
+	rm.tracker = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException,
 		Name:          "ResourceTrackerService",
 		MaxDataLength: settings.MaxDataLength,
 		Handlers:      settings.TrackerHandlers,
@@ -361,7 +362,7 @@ func New(opts Options) (*ResourceManager, error) {
 	}
 	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
 	// AM service itself refuses calls without an AMRMToken.
-	rm.scheduler = rpc.NewServer(rpc.ServerOptions{
+	rm.scheduler = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException,
 		Name:          "ApplicationMasterService",
 		MaxDataLength: settings.MaxDataLength,
 		Handlers:      settings.SchedulerHandlers,
@@ -374,10 +375,10 @@ func New(opts Options) (*ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm.admin = rpc.NewServer(rpc.ServerOptions{Name: "AdminService", MaxDataLength: settings.MaxDataLength,
+	rm.admin = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "AdminService", MaxDataLength: settings.MaxDataLength,
 		Handlers: settings.AdminHandlers, Metrics: opts.Metrics, Logger: opts.Logger})
 	rm.admin.Register(adm)
-	rm.client = rpc.NewServer(rpc.ServerOptions{
+	rm.client = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException,
 		Name:          "ClientRMService",
 		MaxDataLength: settings.MaxDataLength,
 		Handlers:      settings.ClientHandlers,

@@ -12,12 +12,11 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
-
-// ResourceTrackerProtocolName is the protocol NodeManagers register and heartbeat on.
-const ResourceTrackerProtocolName = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
 
 // resourceTracker answers ResourceTracker (yarn.resourcemanager.resource-tracker.address):
 // NodeManagers register, then heartbeat. See hadoop-wire.md §4.4.
@@ -28,12 +27,12 @@ type resourceTracker struct {
 func newResourceTracker(rm *ResourceManager) (*rpc.Protocol, error) {
 	t := &resourceTracker{rm: rm}
 	sd := yarnpb.File_yarn_ResourceTracker_proto.Services().ByName("ResourceTrackerService")
-	return rpc.ServiceProtocol(ResourceTrackerProtocolName, sd, map[string]rpc.Method{
+	return rpc.ServiceProtocol(protocol.ResourceTracker, sd, map[string]rpc.Method{
 		"registerNodeManager":   rpc.Unary(t.registerNodeManager),
 		"nodeHeartbeat":         rpc.Unary(t.nodeHeartbeat),
 		"unRegisterNodeManager": rpc.Unary(t.unRegisterNodeManager),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by this ResourceManager yet", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
 	})
 }
 
@@ -55,7 +54,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	}
 	id := req.GetNodeId()
 	if id.GetHost() == "" {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "registerNodeManager without a node id")
+		return nil, rpc.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
 	}
 	key := nodeKey(id)
 	log := rm.log.WithField("node", key)

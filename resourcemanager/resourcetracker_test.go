@@ -10,6 +10,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
 // fakeNM speaks ResourceTracker over a real socket, as a NodeManager does.
@@ -20,7 +21,7 @@ type fakeNM struct {
 }
 
 func newFakeNM(t *testing.T, rm *ResourceManager, port int32) *fakeNM {
-	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.TrackerAddr().String(), Protocol: ResourceTrackerProtocolName, User: "yarn", ConnectRetries: -1, Logger: quiet()})
+	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.TrackerAddr().String(), Protocol: protocol.ResourceTracker, User: "yarn", ConnectRetries: -1, Logger: quiet()})
 	t.Cleanup(func() { c.Close() })
 	return &fakeNM{t: t, c: c, id: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(port)}}
 }

@@ -6,33 +6,18 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 )
 
-// Java exception classes that Hadoop and YARN clients rebuild from the error header
-// (RPCUtil.unwrapAndThrowException instantiates them by name). Nested classes use '$'.
+// Java exception classes of the IPC layer that Hadoop clients rebuild from the error
+// header. Nested classes use '$'. YARN's own classes are in yarn/exceptions.
 const (
-	ClassIOException                = "java.io.IOException"
-	ClassRpcServerException         = "org.apache.hadoop.ipc.RpcServerException"
-	ClassRpcNoSuchProtocol          = "org.apache.hadoop.ipc.RpcNoSuchProtocolException"
-	ClassRpcNoSuchMethod            = "org.apache.hadoop.ipc.RpcNoSuchMethodException"
-	ClassVersionMismatch            = "org.apache.hadoop.ipc.RPC$VersionMismatch"
-	ClassAccessControl              = "org.apache.hadoop.security.AccessControlException"
-	ClassInvalidToken               = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
-	ClassSaslException              = "javax.security.sasl.SaslException"
-	ClassUnsupportedOperation       = "java.lang.UnsupportedOperationException"
-	ClassYarnException              = "org.apache.hadoop.yarn.exceptions.YarnException"
-	ClassApplicationNotFound        = "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
-	ClassApplicationAttemptNotFound = "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException"
-	ClassContainerNotFound          = "org.apache.hadoop.yarn.exceptions.ContainerNotFoundException"
-	ClassAMNotRegistered            = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"
-	ClassInvalidAMRequest           = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"
-	ClassInvalidResourceRequest     = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
-	ClassInvalidBlacklistRequest    = "org.apache.hadoop.yarn.exceptions.InvalidResourceBlacklistRequestException"
-	ClassInvalidContainerRelease    = "org.apache.hadoop.yarn.exceptions.InvalidContainerReleaseException"
-	ClassNMNotYetReady              = "org.apache.hadoop.yarn.exceptions.NMNotYetReadyException"
-	ClassInvalidContainer           = "org.apache.hadoop.yarn.exceptions.InvalidContainerException"
-	ClassInvalidAuxService          = "org.apache.hadoop.yarn.exceptions.InvalidAuxServiceException"
-	ClassApplicationIDNotProvided   = "org.apache.hadoop.yarn.exceptions.ApplicationIdNotProvidedException"
-	// ClassFeatureNotEnabled is 3.x's answer for a feature switched off (resource profiles).
-	ClassFeatureNotEnabled = "org.apache.hadoop.yarn.exceptions.YARNFeatureNotEnabledException"
+	ClassIOException          = "java.io.IOException"
+	ClassRpcServerException   = "org.apache.hadoop.ipc.RpcServerException"
+	ClassRpcNoSuchProtocol    = "org.apache.hadoop.ipc.RpcNoSuchProtocolException"
+	ClassRpcNoSuchMethod      = "org.apache.hadoop.ipc.RpcNoSuchMethodException"
+	ClassVersionMismatch      = "org.apache.hadoop.ipc.RPC$VersionMismatch"
+	ClassAccessControl        = "org.apache.hadoop.security.AccessControlException"
+	ClassInvalidToken         = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+	ClassSaslException        = "javax.security.sasl.SaslException"
+	ClassUnsupportedOperation = "java.lang.UnsupportedOperationException"
 )
 
 // ErrorCode is the errorDetail of a response header.
@@ -51,6 +36,13 @@ type RemoteError struct {
 
 func (e *RemoteError) Error() string {
 	return fmt.Sprintf("%s: %s", e.Class, e.Message)
+}
+
+// Is makes a RemoteError with only a Class (a sentinel, as yarn/exceptions declares) match
+// every error of that class: errors.Is(err, sentinel).
+func (e *RemoteError) Is(target error) bool {
+	t, ok := target.(*RemoteError)
+	return ok && t.Message == "" && t.Class == e.Class
 }
 
 // Errorf builds an application error (ERROR_APPLICATION) of a Java class.

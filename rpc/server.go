@@ -104,6 +104,9 @@ type ServerOptions struct {
 	// Metrics receives per-method timers and connection counters. Default: a new registry.
 	Metrics metrics.Registry
 	Logger  *logrus.Entry
+	// ErrorClass is the Java class a handler's error that is not a *RemoteError reaches
+	// clients as (YARN servers: YarnException). Default java.io.IOException.
+	ErrorClass string
 }
 
 // Server is a Hadoop IPC server. Create it with NewServer, register protocols, then Serve.
@@ -141,6 +144,9 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	if opts.Name == "" {
 		opts.Name = "ipc"
+	}
+	if opts.ErrorClass == "" {
+		opts.ErrorClass = ClassIOException
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{

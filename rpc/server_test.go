@@ -55,7 +55,7 @@ func echoProtocol() *Protocol {
 			return &echoResp{QueueInfo: &yarnpb.QueueInfoProto{QueueName: r.QueueName}}, nil
 		}),
 		"fail": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
-			return nil, Errorf(ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM.", r.GetQueueName())
+			return nil, Errorf("org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException", "Application with id '%s' doesn't exist in RM.", r.GetQueueName())
 		}),
 		"untyped": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
 			return nil, errors.New("plain go error")
@@ -206,10 +206,14 @@ func TestTypedErrorsAndUnknownMethods(t *testing.T) {
 		}
 		return re
 	}
-	if re := call(c, "fail"); re.Class != ClassApplicationNotFound || re.Message != "Application with id 'application_1_0001' doesn't exist in RM." {
+	if re := call(c, "fail"); re.Class != "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException" || re.Message != "Application with id 'application_1_0001' doesn't exist in RM." {
 		t.Fatalf("fail: %+v", re)
 	}
-	if re := call(c, "untyped"); re.Class != ClassYarnException {
+	sentinel := &RemoteError{Class: "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"}
+	if err := fmt.Errorf("wrapped: %w", call(c, "fail")); !errors.Is(err, sentinel) || errors.Is(err, &RemoteError{Class: ClassIOException}) {
+		t.Fatalf("errors.Is with a class sentinel: %v", err)
+	}
+	if re := call(c, "untyped"); re.Class != ClassIOException {
 		t.Fatalf("untyped: %+v", re)
 	}
 	if re := call(c, "panic"); re.Class != ClassRpcServerException {

@@ -291,7 +291,7 @@ func (c *serverConn) runCall(caller *Caller, rh *commonpb.RequestHeaderProto, bo
 	var re *RemoteError
 	if !errors.As(err, &re) {
 		// An untyped handler error still reaches Java as an exception it can rebuild.
-		re = Errorf(ClassYarnException, "%v", err)
+		re = Errorf(c.srv.opts.ErrorClass, "%v", err)
 	}
 	c.srv.errs.Inc(1)
 	c.log.WithFields(logrus.Fields{"method": caller.Method, "call": caller.CallID, "class": re.Class}).Debugf("IPC call failed: %s", re.Message)

@@ -19,10 +19,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmbench"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmclient"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/tools/rmbench"
 )
 
 const benchUsage = `usage:

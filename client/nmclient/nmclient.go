@@ -12,10 +12,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ProtocolName is ContainerManagementProtocol's IPC name.
-const ProtocolName = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 
 // Client talks to one NodeManager.
 type Client struct{ c *rpc.Client }
@@ -23,18 +21,17 @@ type Client struct{ c *rpc.Client }
 // New returns a client for the NM at addr ("host:port") with the NMToken for it; user is
 // the attempt id, as Java AMs connect.
 func New(addr, user string, nmToken *token.Token, logger *logrus.Entry) *Client {
-	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: ProtocolName, User: user, Token: nmToken, ConnectRetries: 3, Logger: logger})}
+	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ContainerManagement, User: user, Token: nmToken, ConnectRetries: 3, Logger: logger})}
 }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.c.Close() }
 
-// ContainerError is one container's failure inside a successful call.
-type ContainerError struct {
-	Class, Message string
+// containerError is one container's failure inside a successful call, as the same
+// *rpc.RemoteError a failed call returns (errors.Is works with yarn/exceptions' sentinels).
+func containerError(f *yarnpb.ContainerExceptionMapProto) error {
+	return rpc.Errorf(f.GetException().GetClassName(), "%s", f.GetException().GetMessage())
 }
-
-func (e *ContainerError) Error() string { return e.Class + ": " + e.Message }
 
 // Start starts one container with its launch context and the container token from the
 // allocation. It returns the services' metadata (e.g. the shuffle port).
@@ -45,7 +42,7 @@ func (c *Client) Start(ctx context.Context, clc *yarnpb.ContainerLaunchContextPr
 		return nil, fmt.Errorf("startContainers: %w", err)
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return nil, &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+		return nil, containerError(f[0])
 	}
 	meta := map[string][]byte{}
 	for _, m := range resp.GetServicesMetaData() {
@@ -61,7 +58,7 @@ func (c *Client) Stop(ctx context.Context, id *yarnpb.ContainerIdProto) error {
 		return fmt.Errorf("stopContainers: %w", err)
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+		return containerError(f[0])
 	}
 	return nil
 }
@@ -73,7 +70,7 @@ func (c *Client) Status(ctx context.Context, id *yarnpb.ContainerIdProto) (*yarn
 		return nil, fmt.Errorf("getContainerStatuses: %w", err)
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {
-		return nil, &ContainerError{Class: f[0].GetException().GetClassName(), Message: f[0].GetException().GetMessage()}
+		return nil, containerError(f[0])
 	}
 	if len(resp.GetStatus()) == 0 {
 		return nil, fmt.Errorf("getContainerStatuses: no status for %v", id)

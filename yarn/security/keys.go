@@ -1,9 +1,9 @@
-// Package security holds the RM's secret managers: master keys that roll, and the three
-// YARN tokens signed with them — AMRMTokens (application masters on the scheduler port),
-// NMTokens (AMs and the RM on NodeManagers) and ContainerTokens (which container an NM may
-// start). Passwords are HmacSHA1(master key, identifier bytes), as Hadoop's
-// SecretManager.createPassword computes them, so Apache NodeManagers given the same master
-// keys verify Bobbin's tokens. See hadoop-wire.md §2.3, §3.3, §3.5, §4.4.
+// Package security holds the YARN secret managers the RM and the NM share: master keys
+// that roll, the three YARN tokens signed with them — AMRMTokens (application masters on
+// the scheduler port), NMTokens (AMs and the RM on NodeManagers) and ContainerTokens (which
+// container an NM may start) — and the keys a NodeManager holds. Passwords are
+// HmacSHA1(master key, identifier bytes), as Hadoop's SecretManager.createPassword computes
+// them, so Apache NodeManagers given the same master keys verify Bobbin's tokens.
 package security
 
 import (

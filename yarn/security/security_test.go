@@ -146,3 +146,35 @@ func TestContainerTokenPassword(t *testing.T) {
 		t.Fatal("password does not verify")
 	}
 }
+
+// A NodeManager's keys: current and previous of each kind verify, older ones do not, and
+// the last known keys are the newest.
+func TestNodeKeysKeepCurrentAndPrevious(t *testing.T) {
+	k := NewNodeKeys()
+	if c, n := k.LastKnown(); c != nil || n != nil {
+		t.Fatalf("keys before the first update: %v %v", c, n)
+	}
+	mk := func(id int32) *yarnpb.MasterKeyProto {
+		return &yarnpb.MasterKeyProto{KeyId: proto.Int32(id), Bytes: []byte{byte(id), 1, 2, 3}}
+	}
+	k.Update(mk(1), mk(11))
+	k.Update(mk(2), nil)
+	k.Update(mk(2), mk(12)) // the same container key again changes nothing
+	k.Update(mk(3), mk(13))
+	for id, want := range map[int32]bool{1: false, 2: true, 3: true} {
+		if b, ok := k.ContainerKey(id); ok != want || (ok && b[0] != byte(id)) {
+			t.Errorf("container key %d held %v, want %v", id, ok, want)
+		}
+	}
+	if c, n := k.LastKnown(); c.GetKeyId() != 3 || n.GetKeyId() != 13 {
+		t.Fatalf("last known %v %v", c, n)
+	}
+	att := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1, ID: 1}, Attempt: 1}
+	for id, want := range map[int32]bool{11: false, 12: true, 13: true} {
+		ident, _ := proto.Marshal(&yarnpb.NMTokenIdentifierProto{AppAttemptId: att.Proto(), KeyId: proto.Int32(id)})
+		_, _, err := k.NMTokens().RetrievePassword(ident)
+		if (err == nil) != want {
+			t.Errorf("NMToken of key %d: %v, want verified %v", id, err, want)
+		}
+	}
+}

@@ -20,10 +20,9 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ProtocolName is ApplicationMasterProtocol's IPC name.
-const ProtocolName = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
 
 // Options configure a Client.
 type Options struct {
@@ -75,7 +74,7 @@ func New(opts Options) *Client {
 }
 
 func (c *Client) dial(tok *token.Token) *rpc.Client {
-	return rpc.NewClient(rpc.ClientOptions{Addr: c.opts.Addr, Protocol: ProtocolName, User: c.opts.User, Token: tok,
+	return rpc.NewClient(rpc.ClientOptions{Addr: c.opts.Addr, Protocol: protocol.ApplicationMaster, User: c.opts.User, Token: tok,
 		ConnectRetries: c.opts.ConnectRetries, Logger: c.opts.Logger})
 }
 
@@ -84,12 +83,6 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.conn.Close()
-}
-
-// IsRemote reports whether err is a remote exception of the given Java class.
-func IsRemote(err error, class string) bool {
-	var re *rpc.RemoteError
-	return errors.As(err, &re) && re.Class == class
 }
 
 // Register registers the attempt's AM (once per attempt).
@@ -149,7 +142,7 @@ func (c *Client) Allocate(ctx context.Context, progress float32) (*yarnpb.Alloca
 		return nil, errors.New("amclient: Allocate before Register")
 	}
 	resp, err := c.allocateLocked(ctx, progress, false)
-	if IsRemote(err, rpc.ClassAMNotRegistered) {
+	if errors.Is(err, exceptions.ErrAMNotRegistered) {
 		c.opts.Logger.Warn("the RM does not know this AM as registered: registering again and re-sending every request")
 		if _, rerr := c.registerLocked(ctx); rerr != nil {
 			return nil, rerr
@@ -252,7 +245,7 @@ func (c *Client) Finish(ctx context.Context, status yarnpb.FinalApplicationStatu
 		var resp yarnpb.FinishApplicationMasterResponseProto
 		err := c.conn.Call(ctx, "finishApplicationMaster", req, &resp)
 		switch {
-		case IsRemote(err, rpc.ClassAMNotRegistered) && c.register != nil:
+		case errors.Is(err, exceptions.ErrAMNotRegistered) && c.register != nil:
 			if _, rerr := c.registerLocked(ctx); rerr != nil {
 				return rerr
 			}

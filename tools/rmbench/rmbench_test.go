@@ -12,7 +12,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmbench"
+	"github.com/bobbin-yarn/bobbin/tools/rmbench"
 )
 
 func quiet() *logrus.Entry {

@@ -23,22 +23,16 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/security"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // Protocol names.
-const (
-	ResourceTrackerProtocol     = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
-	ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
-)
-
-// Container exit statuses the NM reports for containers it was told to kill.
-const (
-	ExitKilledByAppMaster = -105
-	ExitKilledByRM        = -106
-)
+const ()
 
 // Launch is a container started through ContainerManagementProtocol.
 type Launch struct {
@@ -55,7 +49,7 @@ type RunFunc func(ctx context.Context, l *Launch) (exit int32, diagnostics strin
 
 // TrackerClient is a ResourceTracker client as a NodeManager dials it (user yarn).
 func TrackerClient(addr string, log *logrus.Entry) *rpc.Client {
-	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: ResourceTrackerProtocol, User: "yarn", ConnectRetries: 3,
+	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ResourceTracker, User: "yarn", ConnectRetries: 3,
 		RetryInterval: 100 * time.Millisecond, Logger: log})
 }
 
@@ -110,7 +104,7 @@ type NodeManager struct {
 	nodeID *yarnpb.NodeIdProto
 	rt     *rpc.Client
 	server *rpc.Server
-	nmKeys *security.NMVerifier
+	keys   *security.NodeKeys
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -118,9 +112,6 @@ type NodeManager struct {
 	mu           sync.Mutex
 	containers   map[records.ContainerID]*simContainer
 	responseID   int32
-	containerKey map[int32][]byte
-	lastCKey     *yarnpb.MasterKeyProto
-	lastNMKey    *yarnpb.MasterKeyProto
 	rmIdentifier int64
 	interval     time.Duration
 	finishedApps []records.ApplicationID
@@ -141,8 +132,8 @@ func Start(opts Options) (*NodeManager, error) {
 		opts.Version = "2.7.3"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &NodeManager{opts: opts, nmKeys: &security.NMVerifier{}, ctx: ctx, cancel: cancel,
-		containers: map[records.ContainerID]*simContainer{}, containerKey: map[int32][]byte{}, interval: opts.Heartbeat}
+	n := &NodeManager{opts: opts, keys: security.NewNodeKeys(), ctx: ctx, cancel: cancel,
+		containers: map[records.ContainerID]*simContainer{}, interval: opts.Heartbeat}
 	if opts.Serve {
 		if err := n.serve(); err != nil {
 			cancel()
@@ -238,32 +229,8 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.responseID, n.rmIdentifier = 0, resp.GetRmIdentifier()
-	n.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	return nil
-}
-
-// setKeysLocked takes new master keys, keeping the previous one of each as the Java NM
-// does, so tokens signed before a roll still verify.
-func (n *NodeManager) setKeysLocked(ck, nk *yarnpb.MasterKeyProto) {
-	if ck != nil {
-		n.containerKey[ck.GetKeyId()] = ck.GetBytes()
-		if n.lastCKey != nil && len(n.containerKey) > 2 {
-			for id := range n.containerKey {
-				if id != ck.GetKeyId() && id != n.lastCKey.GetKeyId() {
-					delete(n.containerKey, id)
-				}
-			}
-		}
-		n.lastCKey = ck
-	}
-	if nk != nil {
-		keys := []security.MasterKey{{ID: nk.GetKeyId(), Bytes: nk.GetBytes()}}
-		if n.lastNMKey != nil {
-			keys = append(keys, security.MasterKey{ID: n.lastNMKey.GetKeyId(), Bytes: n.lastNMKey.GetBytes()})
-		}
-		n.nmKeys.SetKeys(keys...)
-		n.lastNMKey = nk
-	}
 }
 
 func (n *NodeManager) heartbeatLoop() {
@@ -311,7 +278,8 @@ func (n *NodeManager) heartbeat() bool {
 		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(),
 			ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
 	}
-	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: n.lastCKey, LastKnownNmTokenMasterKey: n.lastNMKey}
+	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
+	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = n.keys.LastKnown()
 	n.mu.Unlock()
 
 	start := time.Now()
@@ -334,11 +302,11 @@ func (n *NodeManager) heartbeat() bool {
 		n.mu.Lock()
 		n.shutdown = resp.GetDiagnosticsMessage()
 		n.mu.Unlock()
-		n.killAll(ExitKilledByRM)
+		n.killAll(exitcode.KilledByResourceManager)
 		return false
 	case yarnpb.NodeActionProto_RESYNC:
 		// The RM lost track of the node: its containers are gone on the RM's side too.
-		n.killAll(ExitKilledByRM)
+		n.killAll(exitcode.KilledByResourceManager)
 		n.mu.Lock()
 		clear(n.containers)
 		n.mu.Unlock()
@@ -357,7 +325,7 @@ func (n *NodeManager) heartbeat() bool {
 	if iv := resp.GetNextHeartBeatInterval(); n.opts.Heartbeat == 0 && iv > 0 {
 		n.interval = time.Duration(iv) * time.Millisecond
 	}
-	n.setKeysLocked(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	for _, id := range resp.GetContainersToBeRemovedFromNm() {
 		cid := records.ContainerIDFromProto(id)
 		if c, ok := n.containers[cid]; ok && c.state == yarnpb.ContainerStateProto_C_COMPLETE {
@@ -380,7 +348,7 @@ func (n *NodeManager) heartbeat() bool {
 		}
 	}
 	for _, c := range kill {
-		n.killLocked(c, ExitKilledByRM, "Container Killed by ResourceManager")
+		n.killLocked(c, exitcode.KilledByResourceManager, "Container Killed by ResourceManager")
 	}
 	n.mu.Unlock()
 	return true
@@ -413,7 +381,7 @@ func (n *NodeManager) killLocked(c *simContainer, exit int32, diag string) {
 func (n *NodeManager) Run(id records.ContainerID, d time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.containers[id] = &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, endAt: time.Now().Add(d)}
+	n.containers[id] = &simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, endAt: time.Now().Add(d)}
 }
 
 // endDueLocked completes the Run containers whose time is up; n.mu is held.
@@ -441,14 +409,14 @@ func (n *NodeManager) serve() error {
 		return fmt.Errorf("nmsim: listen: %w", err)
 	}
 	n.opts.Port = int32(ln.Addr().(*net.TCPAddr).Port)
-	n.server = rpc.NewServer(rpc.ServerOptions{Name: "ContainerManager", SecretManager: n.nmKeys, TokenRequired: true, Logger: n.opts.Logger})
+	n.server = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", SecretManager: n.keys.NMTokens(), TokenRequired: true, Logger: n.opts.Logger})
 	sd := yarnpb.File_yarn_containermanagement_protocol_proto.Services().ByName("ContainerManagementProtocolService")
-	p, err := rpc.ServiceProtocol(ContainerManagementProtocol, sd, map[string]rpc.Method{
+	p, err := rpc.ServiceProtocol(protocol.ContainerManagement, sd, map[string]rpc.Method{
 		"startContainers":      rpc.Unary(n.startContainers),
 		"stopContainers":       rpc.Unary(n.stopContainers),
 		"getContainerStatuses": rpc.Unary(n.getContainerStatuses),
 	}, func(method string) error {
-		return rpc.Errorf(rpc.ClassYarnException, "%s is not supported by the simulated NodeManager", method)
+		return rpc.Errorf(exceptions.YarnException, "%s is not supported by the simulated NodeManager", method)
 	})
 	if err != nil {
 		ln.Close()
@@ -469,7 +437,7 @@ func (n *NodeManager) serve() error {
 func callerAttempt(ctx context.Context) (records.AttemptID, error) {
 	c, _ := rpc.CallerFrom(ctx)
 	if c == nil || c.TokenKind != token.KindNM {
-		return records.AttemptID{}, rpc.Errorf(rpc.ClassYarnException, "No NMToken sent")
+		return records.AttemptID{}, rpc.Errorf(exceptions.YarnException, "No NMToken sent")
 	}
 	var id yarnpb.NMTokenIdentifierProto
 	if err := proto.Unmarshal(c.TokenID, &id); err != nil {
@@ -501,7 +469,7 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 		cidp := ident.GetContainerId()
 		cid := records.ContainerIDFromProto(cidp)
 		n.mu.Lock()
-		key, known := n.containerKey[ident.GetMasterKeyId()]
+		key, known := n.keys.ContainerKey(ident.GetMasterKeyId())
 		rmID := n.rmIdentifier
 		_, dup := n.containers[cid]
 		n.mu.Unlock()
@@ -510,13 +478,13 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", n.Key()))
 			continue
 		case ident.GetRmIdentifier() != rmID:
-			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassInvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid))
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, exceptions.InvalidContainer, "Container %s rejected as it is allocated by a previous RM", cid))
 			continue
 		case cid.Attempt.App != att.App:
-			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassYarnException, "Unauthorized request to start container. NMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", att, cid.Attempt))
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, exceptions.YarnException, "Unauthorized request to start container. NMToken for application attempt : %s was used for starting container with container token issued for application attempt : %s", att, cid.Attempt))
 			continue
 		case dup:
-			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, rpc.ClassYarnException, "Container %s already is running on this node!!", cid))
+			resp.FailedRequests = append(resp.FailedRequests, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid))
 			continue
 		}
 		l := &Launch{ID: cid, Identifier: &ident, Context: r.GetContainerLaunchContext(), Env: map[string]string{}}
@@ -539,7 +507,7 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 
 func (n *NodeManager) launch(l *Launch) {
 	cctx, cancel := context.WithCancel(n.ctx)
-	c := &simContainer{id: l.ID, state: yarnpb.ContainerStateProto_C_RUNNING, exit: -1000, cancel: cancel}
+	c := &simContainer{id: l.ID, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, cancel: cancel}
 	n.mu.Lock()
 	n.containers[l.ID] = c
 	n.mu.Unlock()
@@ -568,10 +536,10 @@ func (n *NodeManager) stopContainers(ctx context.Context, req *yarnpb.StopContai
 	for _, id := range req.GetContainerId() {
 		c, ok := n.containers[records.ContainerIDFromProto(id)]
 		if !ok {
-			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
+			resp.FailedRequests = append(resp.FailedRequests, failure(id, exceptions.YarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
 			continue
 		}
-		n.killLocked(c, ExitKilledByAppMaster, "Container killed by the ApplicationMaster.")
+		n.killLocked(c, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.")
 		resp.SucceededRequests = append(resp.SucceededRequests, id)
 	}
 	return resp, nil
@@ -587,7 +555,7 @@ func (n *NodeManager) getContainerStatuses(ctx context.Context, req *yarnpb.GetC
 	for _, id := range req.GetContainerId() {
 		c, ok := n.containers[records.ContainerIDFromProto(id)]
 		if !ok {
-			resp.FailedRequests = append(resp.FailedRequests, failure(id, rpc.ClassYarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
+			resp.FailedRequests = append(resp.FailedRequests, failure(id, exceptions.YarnException, "Container %s is not handled by this NodeManager", records.ContainerIDFromProto(id)))
 			continue
 		}
 		resp.Status = append(resp.Status, &yarnpb.ContainerStatusProto{ContainerId: id, State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})

@@ -9,10 +9,8 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// ProtocolName is ApplicationClientProtocol's IPC name.
-const ProtocolName = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 
 // Client calls one RM.
 type Client struct {
@@ -21,7 +19,7 @@ type Client struct {
 
 // New returns a client for the RM at addr acting as user.
 func New(addr, user string, opts rpc.ClientOptions) *Client {
-	opts.Addr, opts.Protocol, opts.User = addr, ProtocolName, user
+	opts.Addr, opts.Protocol, opts.User = addr, protocol.ApplicationClient, user
 	return &Client{c: rpc.NewClient(opts)}
 }
 

@@ -1,0 +1,279 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+)
+
+// AddApp registers an application in its queue.
+func (e *Engine) AddApp(spec AppSpec) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.apps[spec.ID]; ok {
+		return fmt.Errorf("application %s: %w", spec.ID, ErrDuplicate)
+	}
+	g, ok := e.groups[spec.Queue]
+	if !ok {
+		return fmt.Errorf("queue %q: %w", spec.Queue, ErrUnknownQueue)
+	}
+	if g == nil {
+		return fmt.Errorf("queue %q: %w", spec.Queue, ErrNotLeaf)
+	}
+	if g.queue.State == capacity.Stopped {
+		return fmt.Errorf("queue %q: %w", spec.Queue, ErrQueueStopped)
+	}
+	label := spec.Label
+	if label == "" {
+		label = g.queue.DefaultNodeLabelExpression
+	}
+	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
+		containers: map[ContainerID]*container{}, blacklist: map[string]bool{}, missed: map[int32]int{}}
+	e.nextApp++
+	e.apps[spec.ID] = a
+	g.apps = append(g.apps, a)
+	return nil
+}
+
+// SetAppPriority changes an application's priority (yarn application -updatePriority);
+// queues under the priority policy serve it by the new one from the next pass.
+func (e *Engine) SetAppPriority(id string, priority int32) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(id)
+	if err != nil {
+		return err
+	}
+	a.spec.Priority = priority
+	return nil
+}
+
+// RemoveApp forgets an application and releases its containers.
+func (e *Engine) RemoveApp(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(id)
+	if err != nil {
+		return err
+	}
+	for _, c := range a.containers {
+		e.release(c)
+	}
+	delete(e.apps, id)
+	g := a.group
+	for i, x := range g.apps {
+		if x == a {
+			g.apps = append(g.apps[:i], g.apps[i+1:]...)
+			break
+		}
+	}
+	for _, ask := range a.anyAsks {
+		if ask.Count > 0 {
+			e.shape(ask.partition, ask.Capability, -ask.Count)
+		}
+	}
+	for p := range a.pendingIn {
+		a.pendingIn[p] = 0 // pick prunes it from the waiting lists
+	}
+	a.pending = 0
+	return nil
+}
+
+// app finds an application; the caller holds e.mu.
+func (e *Engine) app(id string) (*app, error) {
+	a, ok := e.apps[id]
+	if !ok {
+		return nil, fmt.Errorf("application %s: %w", id, ErrUnknownApp)
+	}
+	return a, nil
+}
+
+// UpdateAsks replaces the application's table entries for the given asks: each carries the
+// absolute outstanding count for its (priority, resource name, capability), 0 cancels.
+func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(appID)
+	if err != nil {
+		return err
+	}
+	for _, ask := range asks {
+		if ask.Count < 0 || ask.Capability.AnyNegative() {
+			return fmt.Errorf("application %s: negative ask %+v", appID, ask)
+		}
+	}
+	for _, ask := range asks {
+		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
+		if old, ok := a.asks[k]; ok && k.name == "*" {
+			e.addPending(a, old.partition, -old.Count)
+			e.shape(old.partition, old.Capability, -old.Count)
+			old.Count = 0
+		}
+		if ask.Count == 0 {
+			delete(a.asks, k)
+			continue
+		}
+		cp := ask
+		cp.partition = e.askPartition(a, &cp)
+		a.asks[k] = &cp
+		if k.name == "*" {
+			e.addPending(a, cp.partition, cp.Count)
+			e.shape(cp.partition, cp.Capability, cp.Count)
+		}
+	}
+	// Rebuild the ordered ANY list without the spent entries.
+	a.anyAsks = a.anyAsks[:0]
+	for k, ask := range a.asks {
+		if k.name == "*" && ask.Count > 0 {
+			a.anyAsks = append(a.anyAsks, ask)
+		}
+	}
+	sortAsks(a.anyAsks)
+	return nil
+}
+
+// CancelAsks drops every outstanding ask of an application and keeps its running
+// containers (an AM that unregistered, whose containers end with it).
+func (e *Engine) CancelAsks(appID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(appID)
+	if err != nil {
+		return err
+	}
+	for k, ask := range a.asks {
+		if k.name == "*" && ask.Count > 0 {
+			e.addPending(a, ask.partition, -ask.Count)
+			e.shape(ask.partition, ask.Capability, -ask.Count)
+			ask.Count = 0
+		}
+	}
+	clear(a.asks)
+	a.anyAsks = a.anyAsks[:0]
+	return nil
+}
+
+// addPending adjusts an app's outstanding count in partition p and enters the app in its
+// group's waiting list for p when it starts waiting there.
+func (e *Engine) addPending(a *app, p string, delta int) {
+	before := a.pendingIn[p]
+	a.pendingIn[p] = before + delta
+	a.pending += delta
+	if before <= 0 && before+delta > 0 {
+		w := a.group.waiting[p]
+		for _, x := range w {
+			if x == a {
+				return
+			}
+		}
+		// Keep submission order: insert by seq.
+		i := sort.Search(len(w), func(i int) bool { return w[i].seq > a.seq })
+		w = append(w, nil)
+		copy(w[i+1:], w[i:])
+		w[i] = a
+		a.group.waiting[p] = w
+	}
+}
+
+// shape adjusts the pending-shape count of a partition (balance weights' w1 input).
+func (e *Engine) shape(pname string, c Resource, delta int) {
+	p := e.partition(pname)
+	if n := p.pendingShapes[c] + delta; n > 0 {
+		p.pendingShapes[c] = n
+	} else {
+		delete(p.pendingShapes, c)
+	}
+	p.weightsDirty = true
+}
+
+// Release frees a container the application gave back or that completed.
+func (e *Engine) Release(id ContainerID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.containers[id]
+	if !ok {
+		return fmt.Errorf("container %d: unknown", id)
+	}
+	e.release(c)
+	return nil
+}
+
+// ReleaseAll frees several containers under one lock (a heartbeat's completions); ids
+// the engine does not know are skipped.
+func (e *Engine) ReleaseAll(ids []ContainerID) {
+	if len(ids) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range ids {
+		if c, ok := e.containers[id]; ok {
+			e.release(c)
+		}
+	}
+}
+
+func (e *Engine) release(c *container) {
+	n, a := c.node, c.app
+	old := n.free()
+	n.allocated = n.allocated.Sub(c.resource)
+	delete(n.containers, c.id)
+	if n.schedulable() {
+		e.partitions[n.spec.Partition].place.update(n, old)
+	}
+	a.used = a.used.Sub(c.resource)
+	a.running--
+	p := e.partitions[n.spec.Partition]
+	p.allocated = p.allocated.Sub(c.resource)
+	p.weightsDirty = true
+	a.group.used[p.name] = a.group.used[p.name].Sub(c.resource)
+	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Sub(c.resource)
+	if c.am {
+		a.group.amUsed = a.group.amUsed.Sub(c.resource)
+	}
+	delete(e.containers, c.id)
+	delete(e.preempting, c.id)
+	delete(a.containers, c.id)
+}
+
+// UpdateBlacklist adds and removes nodes (by node id) from an application's blacklist
+// (AllocateRequest.blacklist_request).
+func (e *Engine) UpdateBlacklist(appID string, additions, removals []string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(appID)
+	if err != nil {
+		return err
+	}
+	for _, id := range additions {
+		a.blacklist[id] = true
+	}
+	for _, id := range removals {
+		delete(a.blacklist, id)
+	}
+	return nil
+}
+
+// resetBlacklist is the per-label blacklist reset (mechanisms.md §2): when the app has
+// blacklisted more than the threshold share of partition p's nodes, p's nodes leave its
+// blacklist. YARN compares against the whole cluster, which never triggers for a small
+// label and leaves the application waiting forever.
+func (e *Engine) resetBlacklist(a *app, p *partition) {
+	if len(a.blacklist) == 0 || len(p.nodes) == 0 {
+		return
+	}
+	n := 0
+	for id := range a.blacklist {
+		if _, ok := p.nodes[id]; ok {
+			n++
+		}
+	}
+	if float64(n)/float64(len(p.nodes)) > e.cfg.BlacklistThreshold {
+		for id := range a.blacklist {
+			if _, ok := p.nodes[id]; ok {
+				delete(a.blacklist, id)
+			}
+		}
+	}
+}

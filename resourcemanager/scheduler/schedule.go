@@ -1,0 +1,267 @@
+package scheduler
+
+import (
+	"sort"
+	"time"
+)
+
+// Schedule runs group rounds until no round places anything or max allocations were
+// made (max <= 0: no limit). It returns the allocations in the order they were made and
+// the preemption notices and kills decided on the way.
+func (e *Engine) Schedule(max int) Result {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.cfg.Now()
+	e.applySchedules(now)
+	res := Result{Preemptions: e.dueKills(now)}
+	names := make([]string, 0, len(e.partitions))
+	for name := range e.partitions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	ranked := make([]rankedGroup, 0, len(e.leaves))
+	active := map[string]bool{}
+	for _, n := range names {
+		active[n] = true
+	}
+	sliceStart := len(res.Allocations)
+	for max <= 0 || len(res.Allocations) < max {
+		if len(res.Allocations)-sliceStart >= lockSlice {
+			// Let RPC handlers (asks, releases, node updates) in between slices of a long
+			// pass, so none waits for a whole pass; the pass goes on with what they changed.
+			e.mu.Unlock()
+			e.mu.Lock()
+			sliceStart = len(res.Allocations)
+		}
+		placed := false
+		for _, pn := range names {
+			if !active[pn] {
+				continue
+			}
+			a, pre, ok := e.round(e.partitions[pn], ranked[:0], now)
+			res.Preemptions = append(res.Preemptions, pre...)
+			if !ok {
+				if len(pre) > 0 {
+					active[pn] = false // step 7: preemption is freeing room; sleep
+				}
+				continue
+			}
+			res.Allocations = append(res.Allocations, a)
+			placed = true
+			if max > 0 && len(res.Allocations) >= max {
+				break
+			}
+		}
+		if !placed {
+			break
+		}
+	}
+	return res
+}
+
+// round is one group round in partition p (mechanisms.md §1, steps 1-8).
+func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Allocation, []Preemption, bool) {
+	types := e.cfg.Types.Len()
+	for _, g := range e.leaves {
+		if g.canUse(p.name) && !e.sitsOut(g, p, now) {
+			ranked = append(ranked, rankedGroup{g, g.value(p.name, p.total, types, e.cfg.CPUOnly)})
+		}
+	}
+	sortGroups(ranked)
+	attempted := false
+	for i, rg := range ranked {
+		g := rg.g
+		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
+			return Allocation{}, nil, false // step 8: only groups under quota may go after an attempt
+		}
+		a, ask := e.pick(g, p)
+		if ask == nil {
+			continue
+		}
+		attempted = true
+		n, wait := e.chooseLocal(p, a, ask)
+		if wait {
+			continue // delay scheduling: this ask lets the opportunity pass
+		}
+		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips
+		if gate && (n == nil || p.balance.worsens(n, ask.Capability)) {
+			// Balance gating: when the head would worsen its node's balance (or does not
+			// fit), a later request of the group that improves a node's balance goes
+			// first; the head waits, a bounded number of times.
+			if la, lask, ln := e.improvingLater(g, p, a, ask); lask != nil {
+				a.skips++
+				return e.placeOn(p, la, lask, ln), nil, true
+			}
+		}
+		if n == nil && g.policy == PolicyBackfill {
+			// The head is blocked: a later job that delays no one it must respect runs now.
+			if ba, bask, bn := e.backfillCandidate(g, p, a, ask, now); bask != nil {
+				return e.placeOn(p, ba, bask, bn), nil, true
+			}
+		}
+		if n == nil {
+			// Steps 6-7: a starved group under quota×A gets room preempted for it.
+			if e.cfg.Preemption.Enabled {
+				if pre := e.preemptFor(g, p, ask, now); len(pre) > 0 {
+					return Allocation{}, pre, false
+				}
+			}
+			continue
+		}
+		return e.placeOn(p, a, ask, n), nil, true
+	}
+	return Allocation{}, nil, false
+}
+
+// improvingLater finds, among the next GateWindow requests of g after the head, the first
+// whose placement would make its node better balanced.
+func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask) (*app, *Ask, *node) {
+	seen := 0
+	past := false
+	for _, a := range g.waiting[p.name] {
+		if a == head {
+			past = true
+			continue
+		}
+		if !past || a.pendingIn[p.name] <= 0 {
+			continue
+		}
+		ask := a.nextAskIn(p.name)
+		if ask == nil || ask.Priority != headAsk.Priority {
+			continue
+		}
+		if seen++; seen > e.cfg.Balance.GateWindow {
+			break
+		}
+		n := e.chooseNode(p, a, ask)
+		if n != nil && p.balance.improves(n, ask.Capability) {
+			return a, ask, n
+		}
+	}
+	return nil, nil, nil
+}
+
+// pick applies the group's in-group policy: it returns the application to serve next
+// in partition p and its best-priority ask. Applications whose asks there ran out are
+// pruned from the waiting list on the way.
+func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
+	w := g.waiting[p.name]
+	for len(w) > 0 && w[0].pendingIn[p.name] <= 0 {
+		w = w[1:]
+	}
+	g.waiting[p.name] = w
+	types := e.cfg.Types.Len()
+	var best *app
+	var bestAsk *Ask
+	for _, a := range w {
+		if a.pendingIn[p.name] <= 0 {
+			continue
+		}
+		if best != nil && (g.policy == PolicyFIFO || g.policy == PolicyBackfill || !e.servesBefore(g.policy, a, best, p)) {
+			continue
+		}
+		ask := a.nextAskIn(p.name)
+		// An application at one of the queue's caps (its user's limit, the AM share) is
+		// passed over so the others behind it can run.
+		if ask == nil || !g.limitsAllow(a, ask, p, e.limitTypes(types), e.cfg.CPUOnly && !e.cfg.LimitsByMemory) {
+			continue
+		}
+		best, bestAsk = a, ask
+		if g.policy == PolicyFIFO || g.policy == PolicyBackfill {
+			break
+		}
+	}
+	return best, bestAsk
+}
+
+// servesBefore orders two waiting applications under a policy; ties keep submission order
+// (the waiting list's order), so callers only replace on a strict win.
+func (e *Engine) servesBefore(policy string, a, b *app, p *partition) bool {
+	switch policy {
+	case PolicyPriority: // larger application priority first
+		return a.spec.Priority > b.spec.Priority
+	case PolicyFair: // least memory used first (YARN's fair share is memory-based)
+		return a.used[Memory] < b.used[Memory]
+	case PolicyDRF: // smallest dominant share first
+		types := e.cfg.Types.Len()
+		return DominantShare(a.used, p.total, types, false).Less(DominantShare(b.used, p.total, types, false))
+	}
+	return false
+}
+
+// applySchedules sets each group's default-partition quota for the time of day, and the
+// share an absolute-resource capacity is of the cluster as it is now.
+func (e *Engine) applySchedules(now time.Time) {
+	t := now.In(e.cfg.Location)
+	m := t.Hour()*60 + t.Minute()
+	for _, g := range e.leaves {
+		switch {
+		case g.absQuota != nil:
+			total := Resource{}
+			if p, ok := e.partitions[""]; ok {
+				total = p.total
+			}
+			s := DominantShare(*g.absQuota, total, e.cfg.Types.Len(), e.cfg.CPUOnly)
+			if s.Num > s.Den {
+				s = Share{1, 1} // more than the cluster has: the whole cluster
+			}
+			g.quota[""] = s.Num * ppm / s.Den
+		case len(g.schedule) > 0:
+			g.quota[""] = g.scheduledQuota(m)
+		}
+	}
+}
+
+func (e *Engine) askPartition(a *app, ask *Ask) string {
+	if ask.Label != "" {
+		return ask.Label
+	}
+	return a.label
+}
+
+// chooseNode asks the partition's strategy for a node for one container of a's ask,
+// honouring the app's blacklist and the static-node rule for AM containers.
+func (e *Engine) chooseNode(p *partition, a *app, ask *Ask) *node {
+	return e.chooseNodeWhere(p, a, ask, nil)
+}
+
+// chooseNodeWhere is chooseNode with an extra acceptance test (nil: none).
+func (e *Engine) chooseNodeWhere(p *partition, a *app, ask *Ask, accept func(*node) bool) *node {
+	e.resetBlacklist(a, p)
+	wantStatic := ask.AM && p.static > 0
+	return p.place.choose(ask.Capability, func(n *node) bool {
+		return (!wantStatic || n.spec.Static) && !a.blacklist[n.spec.ID] && (accept == nil || accept(n))
+	})
+}
+
+// placeOn allocates one container of ask on n.
+func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
+	e.nextCID++
+	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now()}
+	old := n.free()
+	n.allocated = n.allocated.Add(c.resource)
+	n.containers[c.id] = c
+	p.place.update(n, old)
+	p.allocated = p.allocated.Add(c.resource)
+	e.containers[c.id] = c
+	a.containers[c.id] = c
+	a.used = a.used.Add(c.resource)
+	a.running++
+	if a.skips > 0 && a.nextAskIn(p.name) == ask {
+		a.skips = 0
+	}
+	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
+	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Add(c.resource)
+	if c.am {
+		a.group.amUsed = a.group.amUsed.Add(c.resource)
+	}
+	e.consumeLocal(a, ask, n)
+	ask.Count--
+	a.pendingIn[p.name]--
+	a.pending--
+	e.shape(p.name, ask.Capability, -1)
+	if ask.Count == 0 {
+		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})
+	}
+	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start}
+}

@@ -1,0 +1,48 @@
+// Package exceptions names the YARN Java exception classes that clients rebuild from an
+// IPC error header (RPCUtil.unwrapAndThrowException instantiates them by name), and gives
+// each a sentinel error, as colinmarc/hdfs maps Java exceptions to Go errors: a server
+// answers with rpc.Errorf(exceptions.ApplicationNotFound, ...), and a Go client tests
+// errors.Is(err, exceptions.ErrApplicationNotFound). The IPC layer's own classes
+// (IOException, RpcNoSuchMethodException, InvalidToken, ...) stay in package rpc.
+package exceptions
+
+import "github.com/bobbin-yarn/bobbin/rpc"
+
+// YARN exception classes.
+const (
+	YarnException              = "org.apache.hadoop.yarn.exceptions.YarnException"
+	ApplicationNotFound        = "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
+	ApplicationAttemptNotFound = "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException"
+	ContainerNotFound          = "org.apache.hadoop.yarn.exceptions.ContainerNotFoundException"
+	ApplicationIDNotProvided   = "org.apache.hadoop.yarn.exceptions.ApplicationIdNotProvidedException"
+	AMNotRegistered            = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"
+	InvalidAMRequest           = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"
+	InvalidResourceRequest     = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
+	InvalidBlacklistRequest    = "org.apache.hadoop.yarn.exceptions.InvalidResourceBlacklistRequestException"
+	InvalidContainerRelease    = "org.apache.hadoop.yarn.exceptions.InvalidContainerReleaseException"
+	NMNotYetReady              = "org.apache.hadoop.yarn.exceptions.NMNotYetReadyException"
+	InvalidContainer           = "org.apache.hadoop.yarn.exceptions.InvalidContainerException"
+	InvalidAuxService          = "org.apache.hadoop.yarn.exceptions.InvalidAuxServiceException"
+	// FeatureNotEnabled is Hadoop 3's answer for a feature switched off (resource
+	// profiles, reservations).
+	FeatureNotEnabled = "org.apache.hadoop.yarn.exceptions.YARNFeatureNotEnabledException"
+)
+
+// Sentinels: errors.Is(err, ErrX) holds for an *rpc.RemoteError of class X, whatever its
+// message, wherever it is wrapped.
+var (
+	ErrYarnException              = &rpc.RemoteError{Class: YarnException}
+	ErrApplicationNotFound        = &rpc.RemoteError{Class: ApplicationNotFound}
+	ErrApplicationAttemptNotFound = &rpc.RemoteError{Class: ApplicationAttemptNotFound}
+	ErrContainerNotFound          = &rpc.RemoteError{Class: ContainerNotFound}
+	ErrApplicationIDNotProvided   = &rpc.RemoteError{Class: ApplicationIDNotProvided}
+	ErrAMNotRegistered            = &rpc.RemoteError{Class: AMNotRegistered}
+	ErrInvalidAMRequest           = &rpc.RemoteError{Class: InvalidAMRequest}
+	ErrInvalidResourceRequest     = &rpc.RemoteError{Class: InvalidResourceRequest}
+	ErrInvalidBlacklistRequest    = &rpc.RemoteError{Class: InvalidBlacklistRequest}
+	ErrInvalidContainerRelease    = &rpc.RemoteError{Class: InvalidContainerRelease}
+	ErrNMNotYetReady              = &rpc.RemoteError{Class: NMNotYetReady}
+	ErrInvalidContainer           = &rpc.RemoteError{Class: InvalidContainer}
+	ErrInvalidAuxService          = &rpc.RemoteError{Class: InvalidAuxService}
+	ErrFeatureNotEnabled          = &rpc.RemoteError{Class: FeatureNotEnabled}
+)
