@@ -264,6 +264,7 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	}
 	t.mu.Unlock()
 	containers := make([]*yarnpb.ContainerProto, 0, len(allocated))
+	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
 		c, err := rm.containerProto(rc)
 		if err != nil {
@@ -271,6 +272,11 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 			continue
 		}
 		containers = append(containers, c)
+		delivered = append(delivered, rc.engineID)
+	}
+	if len(delivered) > 0 {
+		// The AM's next asks have seen these (see scheduler.Engine.Delivered).
+		rm.engine.Delivered(att.App.String(), delivered)
 	}
 	var tokens []*yarnpb.NMTokenProto
 	issuer := security.NMTokens{Keys: rm.nmKeys}

@@ -29,7 +29,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 		label = g.queue.DefaultNodeLabelExpression
 	}
 	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
-		containers: map[ContainerID]*container{}, blacklist: map[string]bool{}, missed: map[int32]int{}}
+		containers: map[ContainerID]*container{}, undelivered: map[ContainerID]*container{}, blacklist: map[string]bool{}, missed: map[int32]int{}}
 	e.nextApp++
 	e.apps[spec.ID] = a
 	g.apps = append(g.apps, a)
@@ -104,6 +104,7 @@ func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 		}
 	}
 	for _, ask := range asks {
+		ask.Count = max(0, ask.Count-a.unseen(ask))
 		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
 		if old, ok := a.asks[k]; ok && k.name == "*" {
 			e.addPending(a, old.partition, -old.Count)
@@ -235,6 +236,40 @@ func (e *Engine) release(c *container) {
 	delete(e.containers, c.id)
 	delete(e.preempting, c.id)
 	delete(a.containers, c.id)
+	delete(a.undelivered, c.id)
+}
+
+// unseen counts the app's undelivered containers that ask covers: same priority and
+// capability, and, for a host or rack ask, placed there. YARN asks are totals the AM
+// believes outstanding, so an ask sent before the AM saw those containers still counts
+// them; the Java RM takes it as is and over-allocates (a distributed shell whose ask
+// grew from 1 to 2 between two heartbeats gets 3 containers, and the 2.7 shell then never
+// finishes). Bobbin subtracts them.
+func (a *app) unseen(ask Ask) int {
+	n := 0
+	for _, c := range a.undelivered {
+		if c.priority != ask.Priority || c.resource != ask.Capability {
+			continue
+		}
+		if ask.ResourceName == "*" || ask.ResourceName == c.node.spec.Rack || ask.ResourceName == hostOf(c.node.spec.ID) {
+			n++
+		}
+	}
+	return n
+}
+
+// Delivered records that the AM of appID was handed these containers (the RM's allocate
+// answer carried them): asks it sends from now on have seen them.
+func (e *Engine) Delivered(appID string, ids []ContainerID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(appID)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		delete(a.undelivered, id)
+	}
 }
 
 // UpdateBlacklist adds and removes nodes (by node id) from an application's blacklist

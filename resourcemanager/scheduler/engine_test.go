@@ -44,6 +44,15 @@ func newEngine(t testing.TB, strategy string, tr *capacity.Tree) *Engine {
 	return e
 }
 
+// deliver hands the AMs the containers of res (the RM's allocate answer does), so the
+// asks they send afterwards count only what they still want.
+func deliver(e *Engine, res Result) Result {
+	for _, a := range res.Allocations {
+		e.Delivered(a.App, []ContainerID{a.Container})
+	}
+	return res
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -343,5 +352,34 @@ func TestQueueCapsFollowResourceCalculator(t *testing.T) {
 		if got := len(e.Schedule(0).Allocations); got != tc.want {
 			t.Errorf("limits by memory %v: %d AMs started, want %d", tc.byMemory, got, tc.want)
 		}
+	}
+}
+
+// An ask sent before the AM saw containers allocated for it still counts them (YARN asks
+// are the AM's outstanding totals): ask 1, one container placed, then ask 2 before the
+// answer carried it — one more, not two. Once delivered, a new ask counts in full.
+func TestAsksCountUndeliveredContainers(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	unitNodes(t, e, 10)
+	must(t, e.AddApp(AppSpec{ID: "ds", Queue: "a"}))
+	must(t, e.UpdateAsks("ds", ask1(1)))
+	first := e.Schedule(0).Allocations
+	must(t, e.UpdateAsks("ds", ask1(2)))
+	second := e.Schedule(0).Allocations
+	if len(first) != 1 || len(second) != 1 {
+		t.Fatalf("allocated %d then %d, want 1 then 1 (the ask of 2 included the undelivered one)", len(first), len(second))
+	}
+	deliver(e, Result{Allocations: append(first, second...)})
+	must(t, e.UpdateAsks("ds", ask1(2)))
+	if got := len(deliver(e, e.Schedule(0)).Allocations); got != 2 {
+		t.Fatalf("after delivery an ask of 2 got %d", got)
+	}
+	// A released undelivered container no longer counts.
+	must(t, e.UpdateAsks("ds", ask1(1)))
+	third := e.Schedule(0).Allocations
+	must(t, e.Release(third[0].Container))
+	must(t, e.UpdateAsks("ds", ask1(1)))
+	if got := len(e.Schedule(0).Allocations); got != 1 {
+		t.Fatalf("after its undelivered container was released an ask of 1 got %d", got)
 	}
 }

@@ -113,6 +113,9 @@ type app struct {
 	blacklist map[string]bool
 	// containers are the app's running containers.
 	containers map[ContainerID]*container
+	// undelivered are its non-AM containers the AM has not been handed yet (see
+	// Delivered): an ask the AM sends before seeing them counts them as outstanding.
+	undelivered map[ContainerID]*container
 }
 
 // sortAsks orders an app's ANY asks: best (lowest) YARN priority first, then smaller

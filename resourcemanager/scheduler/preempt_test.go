@@ -99,32 +99,32 @@ func TestCoolDownAndHold(t *testing.T) {
 	e, clk := preemptEngine(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50")
 	must(t, e.AddApp(AppSpec{ID: "a1", Queue: "a"}))
 	must(t, e.UpdateAsks("a1", ask1(10)))
-	e.Schedule(0)
+	deliver(e, e.Schedule(0))
 	must(t, e.AddApp(AppSpec{ID: "b1", Queue: "b"}))
 	must(t, e.UpdateAsks("b1", ask1(1)))
-	r := e.Schedule(0)
+	r := deliver(e, e.Schedule(0))
 	if len(r.Preemptions) != 1 {
 		t.Fatalf("preemptions %+v", r.Preemptions)
 	}
 	// The victim completes; b gets the room. a asks again right away but sits out its
 	// cool-down even though a node is free.
 	must(t, e.Release(r.Preemptions[0].Container))
-	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].App != "b1" {
+	if got := deliver(e, e.Schedule(0)).Allocations; len(got) != 1 || got[0].App != "b1" {
 		t.Fatalf("b did not get the freed node: %+v", got)
 	}
 	must(t, e.UpdateAsks("a1", ask1(5)))
 	must(t, e.Release(1)) // one of a's containers finishes: a free node, a waiting
-	if got := e.Schedule(0).Allocations; len(got) != 0 {
+	if got := deliver(e, e.Schedule(0)).Allocations; len(got) != 0 {
 		t.Fatalf("a allocated during its cool-down: %+v", got)
 	}
 	// After the cool-down but inside the hold, a is still over quota (8 of 10 > 5): out.
 	clk.t = clk.t.Add(30 * time.Second)
-	if got := e.Schedule(0).Allocations; len(got) != 0 {
+	if got := deliver(e, e.Schedule(0)).Allocations; len(got) != 0 {
 		t.Fatalf("a allocated during its hold while over quota: %+v", got)
 	}
 	// After the hold it may take idle room again.
 	clk.t = clk.t.Add(31 * time.Second)
-	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].App != "a1" {
+	if got := deliver(e, e.Schedule(0)).Allocations; len(got) != 1 || got[0].App != "a1" {
 		t.Fatalf("a not served after the hold: %+v", got)
 	}
 }

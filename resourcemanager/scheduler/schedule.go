@@ -245,6 +245,9 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	p.allocated = p.allocated.Add(c.resource)
 	e.containers[c.id] = c
 	a.containers[c.id] = c
+	if !c.am {
+		a.undelivered[c.id] = c
+	}
 	a.used = a.used.Add(c.resource)
 	a.running++
 	if a.skips > 0 && a.nextAskIn(p.name) == ask {

@@ -127,17 +127,17 @@ func TestInGroupPolicies(t *testing.T) {
 		// "first" already runs two containers; "small" runs none; "urgent" has priority 9.
 		must(t, e.AddApp(AppSpec{ID: "first", Queue: "a"}))
 		must(t, e.UpdateAsks("first", ask1(2)))
-		e.Schedule(0)
+		deliver(e, e.Schedule(0))
 		must(t, e.AddApp(AppSpec{ID: "urgent", Queue: "a", Priority: 9}))
 		must(t, e.AddApp(AppSpec{ID: "small", Queue: "a"}))
 		// "urgent" holds one container too, so fair/DRF prefer "small".
 		must(t, e.UpdateAsks("urgent", ask1(1)))
-		e.Schedule(0)
+		deliver(e, e.Schedule(0))
 		must(t, e.Release(1))
 		must(t, e.UpdateAsks("first", ask1(1)))
 		must(t, e.UpdateAsks("urgent", ask1(1)))
 		must(t, e.UpdateAsks("small", ask1(1)))
-		got := e.Schedule(1).Allocations
+		got := deliver(e, e.Schedule(1)).Allocations
 		if len(got) != 1 || got[0].App != tc.want {
 			t.Errorf("%s served %+v, want %s", tc.policy, got, tc.want)
 		}

@@ -376,6 +376,8 @@ func (r *simRun) syncAsks(a *simApp) error {
 func (r *simRun) apply(res scheduler.Result) error {
 	for _, al := range res.Allocations {
 		a := r.byID[al.App]
+		// The simulated AM sees its containers at once.
+		r.eng.Delivered(al.App, []scheduler.ContainerID{al.Container})
 		k := shapeKey{al.Priority, al.Resource, ""}
 		if !a.shapes[k] {
 			// The shape with a label: find the matching key.
