@@ -10,6 +10,7 @@ import (
 // 2.7.3 NodeManager in a private network namespace and checks with the real yarn CLI
 // that the node is RUNNING.
 func TestApacheNodeManagerRegisters(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	out, err := c.run(t, 3*time.Minute, "sleep 2\n$HADOOP_HOME/bin/yarn node -list -all 2>&1")
 	if err != nil || !strings.Contains(out, "Total Nodes:1") || !strings.Contains(out, "RUNNING") || !strings.Contains(out, "rm exit 0") {

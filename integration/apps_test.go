@@ -46,6 +46,7 @@ func writeMapredSite(t *testing.T, c *nsCluster) {
 //   - a running `sleep 300` distributed shell is KILLED with `yarn application -kill`;
 //   - `yarn node -list -all` shows the node RUNNING.
 func TestMapReduceAndDistributedShellOnApacheNM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	writeMapredSite(t, c)
 	examples := c.examplesJar()
@@ -161,6 +162,7 @@ $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell,
 // NodeManager: the Java MR AM, map and reduce tasks and the distributed-shell AM run in
 // Bobbin containers, and the reduce fetches map output through Bobbin's shuffle.
 func TestMapReduceAndDistributedShellOnBobbinNM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	c.bobbinNM = true
 	runDShellAndPi(t, c)
@@ -169,6 +171,7 @@ func TestMapReduceAndDistributedShellOnBobbinNM(t *testing.T) {
 // TestMapReduceAndDistributedShellOnApacheRMWithBobbinNM: Bobbin's NodeManager serves an
 // unchanged Apache ResourceManager.
 func TestMapReduceAndDistributedShellOnApacheRMWithBobbinNM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	c.bobbinNM, c.apacheRM = true, true
 	runDShellAndPi(t, c)
@@ -211,6 +214,7 @@ echo "pi exit $? wall $(echo "$(date +%%s.%%N) - $start" | bc)"`, examples, c.pa
 // with two containers; `yarn application -kill` of a running `sleep 300` leaves it KILLED
 // with no container process left.
 func TestTwoBobbinNMsAcceptance(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	c.bobbinNM, c.secondNM, c.nmMemoryMB = true, true, 768
 	writeMapredSite(t, c)
@@ -293,6 +297,7 @@ wc -c %[6]s/nm.log %[6]s/nm2.log`, examples, dshell, c.path("pi.log"), c.path("c
 // NameNode and DataNode), distributed shell uploads its AM jar and a shell script to HDFS
 // and Bobbin's NodeManager localizes both from hdfs:// for the AM and the task containers.
 func TestHDFSLocalizationOnBobbinNM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	if _, err := os.Stat(filepath.Join(c.home, "share", "hadoop", "hdfs", "hadoop-hdfs-2.7.3.jar")); err != nil {
 		t.Skipf("needs the HDFS jar to run a NameNode and DataNode: %v", err)

@@ -50,6 +50,12 @@ func (c *nsCluster) frameworkHome() string {
 	return c.home
 }
 
+// Parallelism: a test whose cluster runs in its own network namespace (ports, addresses)
+// and temporary directory shares nothing with another such test, so those tests call
+// t.Parallel() and go test runs two at once (-parallel = GOMAXPROCS), which keeps CI
+// within its time. The borrowed-server tests stay serial: their NodeManagers measure the
+// host's load, which other tests' JVMs would add to.
+
 // newNSCluster skips unless Hadoop 2.7.3, root and unshare are available, and writes the
 // cluster's configuration (nmConf) under a temporary directory.
 func newNSCluster(t *testing.T) *nsCluster {

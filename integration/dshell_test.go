@@ -15,6 +15,7 @@ import (
 // containers: Bobbin schedules them, the Java NM starts them with Bobbin's container
 // tokens and NMTokens, they run `ls`, and the application ends FINISHED/SUCCEEDED.
 func TestDistributedShellOnApacheNM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	launcher := hadoopJar(c.home, c.version, "yarn", "hadoop-yarn-applications-unmanaged-am-launcher")
 	dshell := c.dshellJar()

@@ -93,6 +93,7 @@ func cliSections(out string) map[string]string {
 // application against the Apache 3.1.1 RM and then against Bobbin's RM (each with an
 // unchanged Apache 3.1.1 NodeManager) and compares the answers section by section.
 func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	runs := map[string]map[string]string{}
 	for _, apacheRM := range []bool{true, false} {
 		c := newNSClusterVersion(t, hadoop3)

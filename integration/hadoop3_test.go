@@ -11,6 +11,7 @@ import (
 // TestHadoop3OnBobbinRMAndNM runs the Hadoop 3.1.1 distributed shell and `pi 2 10` with the
 // 3.1.1 clients, MapReduce AM and tasks on Bobbin's RM and Bobbin's NM.
 func TestHadoop3OnBobbinRMAndNM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSClusterVersion(t, hadoop3)
 	c.bobbinNM = true
 	runDShellAndPi(t, c)
@@ -19,6 +20,7 @@ func TestHadoop3OnBobbinRMAndNM(t *testing.T) {
 // TestHadoop3ApacheNMUnderBobbinRM: an unchanged Apache 3.1.1 NodeManager under Bobbin's
 // RM runs the 3.1.1 distributed shell and pi.
 func TestHadoop3ApacheNMUnderBobbinRM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSClusterVersion(t, hadoop3)
 	runDShellAndPi(t, c)
 }
@@ -26,6 +28,7 @@ func TestHadoop3ApacheNMUnderBobbinRM(t *testing.T) {
 // TestHadoop3BobbinNMUnderApacheRM: Bobbin's NodeManager serves an unchanged Apache 3.1.1
 // ResourceManager.
 func TestHadoop3BobbinNMUnderApacheRM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSClusterVersion(t, hadoop3)
 	c.bobbinNM, c.apacheRM = true, true
 	runDShellAndPi(t, c)
@@ -36,6 +39,7 @@ func TestHadoop3BobbinNMUnderApacheRM(t *testing.T) {
 // exactly four, a second application's GPU container waits until they end, and `yarn
 // node -list -showDetails` shows each node's GPUs in use.
 func TestHadoop3GPUsOnBobbin(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSClusterVersion(t, hadoop3)
 	c.bobbinNM, c.secondNM = true, true
 	c.nmProps = func(_ int, props map[string]string) {
@@ -105,6 +109,7 @@ wait $SECOND; echo "second exit $?"`)
 // (see dshellCommand). An unchanged 3.1.1 NodeManager also unregisters when it stops
 // (unRegisterNodeManager), which Bobbin's RM answers.
 func TestMixedHadoopVersionsOnBobbinRM(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	for _, p := range []struct{ client, nm string }{{hadoop2, hadoop3}, {hadoop3, hadoop2}} {
 		// No commas in the name: Hadoop splits the paths under the test's temp dir on them.
 		t.Run(p.client+"-clients-"+p.nm+"-NM", func(t *testing.T) {

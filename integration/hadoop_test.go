@@ -1,6 +1,6 @@
 // Package integration runs Bobbin's daemons as real processes against real Hadoop clients.
 // Tests that need a real Hadoop distribution (2.7.3 or 3.1.1) skip with a message when it is
-// absent (../shared/hadoop/README.md explains how to get them; .ci/run unpacks both).
+// absent (README.md, "On a fresh machine", says how to get them; .ci/run unpacks both).
 package integration
 
 import (
@@ -36,7 +36,7 @@ func requireHadoop(t *testing.T) string {
 
 // requireHadoopVersion returns the home of the Hadoop distribution of version v or skips
 // the test. HADOOP_HOME is used when it holds v; otherwise HADOOP2_HOME (2.7.3) or
-// HADOOP3_HOME (3.1.1). .ci/run unpacks both from ../shared/hadoop/dist and sets them.
+// HADOOP3_HOME (3.1.1). .ci/run unpacks both and sets them.
 func requireHadoopVersion(t *testing.T, v string) string {
 	t.Helper()
 	var cands []string
@@ -58,7 +58,7 @@ func requireHadoopVersion(t *testing.T, v string) string {
 		}
 	}
 	if home == "" {
-		t.Skipf("no Hadoop %s: neither HADOOP_HOME nor %s holds it; skipping the real-Hadoop test (see ../shared/hadoop/README.md; .ci/run unpacks both versions)", v, alt)
+		t.Skipf("no Hadoop %s: neither HADOOP_HOME nor %s holds it; skipping the real-Hadoop test (see README.md; .ci/run unpacks both versions)", v, alt)
 	}
 	if _, err := os.Stat(filepath.Join(home, "bin", "yarn")); err != nil {
 		t.Fatalf("Hadoop %s at %s has no bin/yarn: %v", v, home, err)
@@ -259,7 +259,7 @@ func hadoopEnv(home, confDir string, extra ...string) []string {
 		}
 	}
 	// The Apache daemons and the MapReduce client die on Java 17 without this opening
-	// (../shared/hadoop/README.md); 2.x reads YARN_OPTS, 3.x HADOOP_OPTS.
+	// (Hadoop 2.7 on Java 17); 2.x reads YARN_OPTS, 3.x HADOOP_OPTS.
 	const opens = "--add-opens java.base/java.lang=ALL-UNNAMED"
 	for _, k := range []string{"HADOOP_OPTS", "YARN_OPTS"} {
 		if v := os.Getenv(k); !strings.Contains(v, opens) {

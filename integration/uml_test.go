@@ -41,6 +41,7 @@ func umlNM(c *nsCluster, props map[string]string) {
 //   - a container that outgrows its memory is killed with exit status -104 and a
 //     diagnostic naming the guest's OOM killer.
 func TestDistributedShellInUMLGuests(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	requireUML(t)
 	c := newNSCluster(t)
 	c.bobbinNM = true

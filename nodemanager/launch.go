@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// The launch contract (hadoop-wire.md §5): the environment a container gets and the
+// The launch contract (protocol.md §5): the environment a container gets and the
 // launch_container.sh that sets it up and execs the command.
 
 var crossPlatformVar = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)

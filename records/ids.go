@@ -1,6 +1,6 @@
 // Package records formats and parses YARN's id strings and converts them to and from
 // their protobuf records. Clients parse these strings, so the formats are exact
-// (hadoop-wire.md §7.1).
+// (protocol.md §7.1).
 package records
 
 import (

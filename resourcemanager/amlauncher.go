@@ -20,7 +20,7 @@ import (
 )
 
 // launchAM starts a managed AM's container on its NodeManager in the background, as the
-// Java RM's AMLauncher does (hadoop-wire.md §3.5): the submitted launch context with the
+// Java RM's AMLauncher does (protocol.md §3.5): the submitted launch context with the
 // attempt's AMRMToken added to its credentials (alias "", service "", token storage v0) and
 // the RM's environment, sent with an NMToken for (attempt, node), as user = attempt id.
 func (rm *ResourceManager) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) {

@@ -16,7 +16,7 @@ import (
 )
 
 // amService answers ApplicationMasterProtocol (yarn.resourcemanager.scheduler.address).
-// The attempt a call is for comes only from the connection's AMRMToken (hadoop-wire.md
+// The attempt a call is for comes only from the connection's AMRMToken (protocol.md
 // §2.5, §4.2).
 type amService struct {
 	rm *ResourceManager
@@ -205,7 +205,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		}
 		// The AM's container may still run: the attempt is FINISHING until it exits (an
 		// unmanaged AM has no container, so it is FINISHED now). The report shows
-		// FINISHED at once (hadoop-wire.md §4.2).
+		// FINISHED at once (protocol.md §4.2).
 		at.unregistered, at.lastPing, at.finishTime = true, s.rm.opts.Now(), now
 		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING
 		if a.unmanaged {

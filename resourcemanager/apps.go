@@ -30,7 +30,7 @@ type app struct {
 	attempt     *attempt                            // the current attempt, nil before one exists
 	attempts    []*attempt                          // every attempt, oldest first
 	// failures are the times (ms) of the attempt failures that count toward maxAttempts;
-	// with a validity interval only those inside it count (hadoop-wire.md §7.3).
+	// with a validity interval only those inside it count (protocol.md §7.3).
 	failures         []int64
 	failuresValidity int64 // attempt_failures_validity_interval in ms; <= 0: all count
 	state            yarnpb.YarnApplicationStateProto
@@ -92,7 +92,7 @@ func (a *app) finished() bool {
 	return false
 }
 
-// report is the ApplicationReport clients see (hadoop-wire.md §7.2): before an AM
+// report is the ApplicationReport clients see (protocol.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
 func (a *app) report(now time.Time) *yarnpb.ApplicationReportProto {
 	r := &yarnpb.ApplicationReportProto{

@@ -12,7 +12,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
-// Attempt life (hadoop-wire.md §7.3): an application gets attempt 1 at submission. When
+// Attempt life (protocol.md §7.3): an application gets attempt 1 at submission. When
 // the attempt's AM ends without unregistering — its container exits, it stops
 // heartbeating, its launch fails — the attempt FAILS; a managed application then gets a
 // new attempt (new id, new AMRMToken, new AM container) while its counted failures stay

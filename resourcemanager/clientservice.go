@@ -75,7 +75,7 @@ func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewA
 	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.maximumCapability()}, nil
 }
 
-// submitApplication records an application (hadoop-wire.md §4.1, §7.2). As in the Java
+// submitApplication records an application (protocol.md §4.1, §7.2). As in the Java
 // RM, a bad queue or a refused ACL does not fail the call: the application is FAILED with
 // the reason in its diagnostics, which the client's report poll prints. A request beyond
 // the maximum allocation fails the call with InvalidResourceRequestException.

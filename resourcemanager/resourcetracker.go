@@ -19,7 +19,7 @@ import (
 )
 
 // resourceTracker answers ResourceTracker (yarn.resourcemanager.resource-tracker.address):
-// NodeManagers register, then heartbeat. See hadoop-wire.md §4.4.
+// NodeManagers register, then heartbeat. See protocol.md §4.4.
 type resourceTracker struct {
 	rm *ResourceManager
 }

@@ -1,6 +1,6 @@
 // Package rpc speaks Hadoop IPC (protocol version 9, protobuf engine): framing, the SASL
 // handshake, a server that dispatches calls to typed handlers and a multiplexing client.
-// Wire facts: ../shared/design/hadoop-wire.md §1-2.
+// Wire facts: docs/protocol.md §1-2.
 package rpc
 
 import (

@@ -16,7 +16,7 @@ const acpName = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 
 var captureUUID = bytes.Repeat([]byte{0xab}, 16)
 
-// captureBytes rebuilds the annotated capture of hadoop-wire.md §1.8 (Hadoop 2.7.3
+// captureBytes rebuilds the annotated capture of protocol.md §8.1 (Hadoop 2.7.3
 // `yarn application -list`, no token) byte by byte from the fact sheet.
 func captureBytes() []byte {
 	h := func(s string) []byte { b, _ := hex.DecodeString(strings.ReplaceAll(s, " ", "")); return b }

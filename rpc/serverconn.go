@@ -329,7 +329,7 @@ func (c *serverConn) invoke(caller *Caller, rh *commonpb.RequestHeaderProto, bod
 	return meth.handle(ctx, req)
 }
 
-// processSASL handles one SASL message (callId -33). See hadoop-wire.md §2.1.
+// processSASL handles one SASL message (callId -33). See protocol.md §2.1.
 func (c *serverConn) processSASL(payload []byte) error {
 	msg := &commonpb.RpcSaslProto{}
 	if _, err := ReadDelimited(payload, msg); err != nil {

@@ -1,4 +1,4 @@
-// YARN records shared by every protocol (hadoop-wire.md §4.1).
+// YARN records shared by every protocol (protocol.md §4.1).
 // Written for Bobbin from the wire contract of Apache Hadoop's yarn_protos.proto: names and field
 // numbers are Hadoop's (checked against the 2.7.3 jars; 3.x additions are marked).
 

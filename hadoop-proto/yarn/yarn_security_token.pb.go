@@ -1,4 +1,4 @@
-// YARN token identifiers: Token.identifier is the raw serialized message (hadoop-wire.md §3.3).
+// YARN token identifiers: Token.identifier is the raw serialized message (protocol.md §3.3).
 // Written for Bobbin from the wire contract of Apache Hadoop's yarn_security_token.proto: names and field
 // numbers are Hadoop's (checked against the 2.7.3 jars; 3.x additions are marked).
 

@@ -1,4 +1,4 @@
-// Records shared by the RM and NM (hadoop-wire.md §4.4).
+// Records shared by the RM and NM (protocol.md §4.4).
 // Written for Bobbin from the wire contract of Apache Hadoop's yarn_server_common_protos.proto: names and field
 // numbers are Hadoop's (checked against the 2.7.3 jars; 3.x additions are marked).
 

@@ -1,4 +1,4 @@
-// Messages of ResourceManagerAdministrationProtocol (hadoop-wire.md §4.5).
+// Messages of ResourceManagerAdministrationProtocol (protocol.md §4.5).
 // Written for Bobbin from the wire contract of Apache Hadoop's yarn_server_resourcemanager_service_protos.proto: names and field
 // numbers are Hadoop's (checked against the 2.7.3 jars; 3.x additions are marked).
 

@@ -1,4 +1,4 @@
-// Request and response messages of the YARN client, AM and NM protocols (hadoop-wire.md §4.1-4.3).
+// Request and response messages of the YARN client, AM and NM protocols (protocol.md §4.1-4.3).
 // Written for Bobbin from the wire contract of Apache Hadoop's yarn_service_protos.proto: names and field
 // numbers are Hadoop's (checked against the 2.7.3 jars; 3.x additions are marked).
 

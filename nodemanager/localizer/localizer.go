@@ -1,5 +1,5 @@
 // Package localizer downloads a container's local resources into the NodeManager's
-// caches, as Java's ResourceLocalizationService and FSDownload do (hadoop-wire.md §5.3):
+// caches, as Java's ResourceLocalizationService and FSDownload do (protocol.md §5.3):
 // FILE copied, ARCHIVE unpacked (zip, jar, tar, tar.gz, tgz) into a directory named after
 // the file, PATTERN jars unpacked to the matching entries plus the jar itself; PUBLIC
 // resources shared by every user, PRIVATE per user, APPLICATION per application (deleted

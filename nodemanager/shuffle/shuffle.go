@@ -1,6 +1,6 @@
 // Package shuffle is the `mapreduce_shuffle` auxiliary service: the HTTP server MapReduce
 // reducers fetch map outputs from, speaking Hadoop's ShuffleHandler protocol
-// (hadoop-wire.md §6). A request names a job, a reduce partition and map attempts; it must
+// (protocol.md §6). A request names a job, a reduce partition and map attempts; it must
 // carry the protocol headers and a UrlHash — HmacSHA1 of "port/path?query" under the job's
 // shuffle secret — and is answered with a ReplyHash and, per map, a ShuffleHeader followed
 // by that partition's bytes, located through the map's index file.

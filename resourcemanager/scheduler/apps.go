@@ -290,7 +290,7 @@ func (e *Engine) UpdateBlacklist(appID string, additions, removals []string) err
 	return nil
 }
 
-// resetBlacklist is the per-label blacklist reset (mechanisms.md §2): when the app has
+// resetBlacklist is the per-label blacklist reset (scheduling.md §2): when the app has
 // blacklisted more than the threshold share of partition p's nodes, p's nodes leave its
 // blacklist. YARN compares against the whole cluster, which never triggers for a small
 // label and leaves the application waiting forever.

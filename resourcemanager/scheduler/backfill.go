@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Backfilling (mechanisms.md §5) for groups whose policy is "backfill". Runtimes come from
+// Backfilling (scheduling.md §5) for groups whose policy is "backfill". Runtimes come from
 // AppSpec.Runtime (the submitter's declared estimate, or the application lifetime); a
 // job without one is unbounded: it cannot be backfilled ahead of anyone, and its running
 // containers never free their room in the forecast.

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// priorityGraphWeights turns per-dimension scores into weights (mechanisms.md §3): entry
+// priorityGraphWeights turns per-dimension scores into weights (scheduling.md §3): entry
 // (i,j) of the k×k matrix is 1 if s_i > s_j, 0 if s_i < s_j, 0.5 if equal (diagonal 0.5);
 // a dimension's weight is its row sum over the matrix total k²/2.
 func priorityGraphWeights(s []float64) []float64 {
@@ -92,7 +92,7 @@ func DefaultBalanceConfig() BalanceConfig {
 	return BalanceConfig{Threshold: 0.5, GateWindow: 8, MaxSkips: 16, Candidates: 32}
 }
 
-// balance chooses nodes by multi-dimensional balance (mechanisms.md §3). It draws a
+// balance chooses nodes by multi-dimensional balance (scheduling.md §3). It draws a
 // bounded candidate set from a rings index instead of scanning every node.
 type balance struct {
 	*rings

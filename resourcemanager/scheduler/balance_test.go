@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// mechanisms.md §3: usage cpu 20 %, mem 50 %, gpu 10 % -> weights 1.5/4.5, 2.5/4.5, 0.5/4.5.
+// scheduling.md §3: usage cpu 20 %, mem 50 %, gpu 10 % -> weights 1.5/4.5, 2.5/4.5, 0.5/4.5.
 func TestPriorityGraphWeightsExample(t *testing.T) {
 	w := priorityGraphWeights([]float64{0.2, 0.5, 0.1})
 	want := []float64{1.5 / 4.5, 2.5 / 4.5, 0.5 / 4.5}

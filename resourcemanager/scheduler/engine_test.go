@@ -60,7 +60,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// The worked examples of mechanisms.md §1, on groupValue directly.
+// The worked examples of scheduling.md §1, on groupValue directly.
 func TestGroupOrderingWorkedExamples(t *testing.T) {
 	// One "unit" of used = 1 of 100; quotas are in any common unit.
 	v := func(used, quota uint64) groupValue { return groupValue{usedNum: used, usedDen: 100, quota: quota} }
@@ -144,7 +144,7 @@ func TestIdleCapacityBeyondQuota(t *testing.T) {
 	}
 }
 
-// mechanisms.md §4: best fit in the request's ring, then the next rings up to the search
+// scheduling.md §4: best fit in the request's ring, then the next rings up to the search
 // limit, else the node with the most free room.
 func TestRingsChoice(t *testing.T) {
 	cfg := DefaultConfig()
@@ -234,7 +234,7 @@ func TestAsksAreAbsoluteAndErrorsAreTyped(t *testing.T) {
 	}
 }
 
-// mechanisms.md §2: a small label's nodes are all blacklisted; the whole-cluster share
+// scheduling.md §2: a small label's nodes are all blacklisted; the whole-cluster share
 // (2 of 12) would never pass YARN's threshold, but the per-label share (2 of 2) does, so the
 // label's nodes leave the blacklist and the application runs.
 func TestPerLabelBlacklistReset(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // ppm is the unit of quotas: parts per million of a partition.
 const ppm = 1_000_000
 
-// group is a quota group: one leaf queue (mechanisms.md §1).
+// group is a quota group: one leaf queue (scheduling.md §1).
 type group struct {
 	name  string
 	queue *capacity.Queue

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Delay scheduling for locality (mechanisms.md §5, YARN's node-locality-delay): an ask
+// Delay scheduling for locality (scheduling.md §5, YARN's node-locality-delay): an ask
 // that names hosts or racks waits a bounded number of scheduling opportunities for a
 // node-local placement, then as many again for a rack-local one, then takes any node.
 // With relax_locality=false it only ever goes to the named nodes.

@@ -133,7 +133,7 @@ func (e *Engine) utilization(p *partition) float64 {
 }
 
 // partitionWeights returns the balance weights, recomputed after allocations and changes
-// of the pending set (mechanisms.md §3).
+// of the pending set (scheduling.md §3).
 func (e *Engine) partitionWeights(p *partition) []float64 {
 	if !p.weightsDirty && p.weights != nil {
 		return p.weights

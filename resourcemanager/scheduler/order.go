@@ -4,7 +4,7 @@ import "sort"
 
 // groupValue is a group's priority value used/quota, kept as the exact fraction
 // used.Num / (used.Den * quota). Smaller values are served first; a group using
-// nothing has value 0. (mechanisms.md §1: the source's LCM(quotas)/used formula contradicts
+// nothing has value 0. (scheduling.md §1: the source's LCM(quotas)/used formula contradicts
 // its examples; used*LCM/quota orders exactly like used/quota.)
 type groupValue struct {
 	usedNum, usedDen uint64 // used share of the cluster

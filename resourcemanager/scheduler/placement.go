@@ -66,7 +66,7 @@ type RingConfig struct {
 	Base, Width int64
 }
 
-// rings is the resource-ring best fit of mechanisms.md §4. One ordered index per
+// rings is the resource-ring best fit of scheduling.md §4. One ordered index per
 // resource type replaces the ring subsets: ring membership is free/width, and a search
 // that would walk rings K..K+N is a bounded in-order walk of the index from the request's
 // amount. That makes each choice O(log n + visits).

@@ -11,7 +11,7 @@ const (
 	PreemptMostRecentFirst     = "most-recent-first"
 )
 
-// PreemptionConfig sets hysteresis preemption (mechanisms.md §1).
+// PreemptionConfig sets hysteresis preemption (scheduling.md §1).
 type PreemptionConfig struct {
 	Enabled bool
 	// BelowMilli is A×1000: a group whose request does not fit gets preemption only while

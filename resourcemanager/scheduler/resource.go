@@ -1,7 +1,7 @@
 // Package scheduler is Bobbin's scheduling engine. It knows nothing about RPC: the RM and
 // the simulator feed it events (nodes, applications, asks, container completions) and
 // read back allocations and preemptions. The mechanisms are those of
-// ../shared/design/mechanisms.md: quota groups ordered by used/quota, the group round,
+// docs/scheduling.md: quota groups ordered by used/quota, the group round,
 // hysteresis preemption, label partitions, and ring / balance / first-fit node choice.
 package scheduler
 

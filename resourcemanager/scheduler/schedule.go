@@ -59,7 +59,7 @@ func (e *Engine) Schedule(max int) Result {
 	return res
 }
 
-// round is one group round in partition p (mechanisms.md §1, steps 1-8).
+// round is one group round in partition p (scheduling.md §1, steps 1-8).
 func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Allocation, []Preemption, bool) {
 	types := e.cfg.Types.Len()
 	for _, g := range e.leaves {

@@ -1,7 +1,7 @@
 // Package sasl implements the DIGEST-MD5 mechanism (RFC 2831) the way Hadoop uses it for
 // token authentication: md5-sess, qop "auth" only, realm "default", digest-uri
 // "/default". It is pure computation over byte strings; the IPC layer carries the bytes.
-// See hadoop-wire.md §2.2.
+// See protocol.md §2.2.
 package sasl
 
 import (

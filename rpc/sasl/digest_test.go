@@ -60,7 +60,7 @@ func TestClientResponseMatchesJDK(t *testing.T) {
 	}
 }
 
-// The formulas of hadoop-wire.md §2.2 written out step by step, independently of
+// The formulas of protocol.md §2.2 written out step by step, independently of
 // ResponseValue's helpers.
 func TestFormulaByHand(t *testing.T) {
 	inner := md5raw(katUser + ":default:" + katPassword)

@@ -1,6 +1,6 @@
 // Package token holds Hadoop security tokens in both their forms (protobuf TokenProto and
 // the Writable Token.write form), the Credentials container ("HDTS" token storage) and
-// the HmacSHA1 password rule every Hadoop secret manager uses. See hadoop-wire.md §2.3, §3.
+// the HmacSHA1 password rule every Hadoop secret manager uses. See protocol.md §2.3, §3.
 package token
 
 import (
