@@ -22,6 +22,7 @@ type app struct {
 	name        string
 	appType     string
 	tags        []string
+	runtime     time.Duration // declared runtime estimate for backfilling (0: unknown)
 	priority    int32
 	amResource  *yarnpb.ResourceProto
 	maxAttempts int

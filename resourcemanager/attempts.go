@@ -68,7 +68,7 @@ func (rm *ResourceManager) admitToEngine(spec scheduler.AppSpec, amResource *yar
 }
 
 func engineSpec(a *app) scheduler.AppSpec {
-	return scheduler.AppSpec{ID: a.id.String(), Queue: a.queue, User: a.user, Priority: a.priority, Submit: time.UnixMilli(a.submitTime)}
+	return scheduler.AppSpec{ID: a.id.String(), Queue: a.queue, User: a.user, Priority: a.priority, Submit: time.UnixMilli(a.submitTime), Runtime: a.runtime}
 }
 
 // countedFailures is how many counted failures lie inside the validity window.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/user"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +115,11 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		}
 		timeouts[t.GetApplicationTimeoutType()] = now + t.GetTimeout()*1000
 	}
-	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(),
+	runtime, err := declaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
+	if err != nil {
+		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
+	}
+	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(), runtime: runtime,
 		tags: sc.GetApplicationTags(), priority: s.rm.clampPriority(sc.GetPriority().GetPriority()), amResource: amRes, maxAttempts: maxAttempts, timeouts: timeouts,
 		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm(),
 		labelExpr: sc.NodeLabelExpression, amLabelExpr: amLabelExpression(sc),
@@ -274,6 +279,36 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 	s.rm.endApp(id)
 	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
 	return &yarnpb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
+}
+
+// RuntimeTag is the application tag that declares a runtime estimate for backfilling
+// (docs/scheduling.md §5): bobbin.runtime=<duration>, e.g. -Dmapreduce.job.tags=bobbin.runtime=20m.
+const RuntimeTag = "bobbin.runtime="
+
+// declaredRuntime is an application's runtime estimate for backfilling: its
+// bobbin.runtime tag, else its lifetime (lifetimeMs, when positive), else 0 (unknown: never
+// started ahead of anyone). A tag that is not a positive duration is refused.
+func declaredRuntime(tags []string, lifetimeMs int64) (time.Duration, error) {
+	for _, t := range tags {
+		v, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(t)), RuntimeTag)
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			if secs, err2 := strconv.ParseInt(v, 10, 64); err2 == nil {
+				d, err = time.Duration(secs)*time.Second, nil
+			}
+		}
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("application tag %q: %s needs a positive duration such as 20m or 90s", t, RuntimeTag)
+		}
+		return d, nil
+	}
+	if lifetimeMs > 0 {
+		return time.Duration(lifetimeMs) * time.Millisecond, nil
+	}
+	return 0, nil
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {

@@ -316,3 +316,30 @@ func TestSubmitACL(t *testing.T) {
 		}
 	}
 }
+
+// Backfilling runtimes: the bobbin.runtime tag, else the lifetime, else unknown; a tag that
+// is not a duration refuses the submission with a message naming it.
+func TestDeclaredRuntime(t *testing.T) {
+	for _, tc := range []struct {
+		tags     []string
+		lifetime int64
+		want     time.Duration
+	}{{[]string{"etl", "bobbin.runtime=20m"}, 0, 20 * time.Minute}, {[]string{"Bobbin.Runtime=90"}, 5000, 90 * time.Second},
+		{nil, 3_600_000, time.Hour}, {[]string{"nightly"}, -5, 0}} {
+		if got, err := declaredRuntime(tc.tags, tc.lifetime); err != nil || got != tc.want {
+			t.Errorf("%v, lifetime %d: %v %v, want %v", tc.tags, tc.lifetime, got, err, tc.want)
+		}
+	}
+	_, cl := startRM(t, testConf())
+	ctx := context.Background()
+	r, err := cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: r.GetApplicationId(), Queue: proto.String("default"), ApplicationTags: []string{"bobbin.runtime=soon"},
+		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}}}, &yarnpb.SubmitApplicationResponseProto{})
+	if re := remote(t, err); re.Class != exceptions.YarnException || !strings.Contains(re.Message, `application tag "bobbin.runtime=soon"`) {
+		t.Fatalf("bad runtime tag: %s %s", re.Class, re.Message)
+	}
+}
