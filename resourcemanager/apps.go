@@ -403,3 +403,53 @@ func (at *attempt) report() *yarnpb.ApplicationAttemptReportProto {
 	}
 	return r
 }
+
+// attemptIDs lists an application's attempts.
+func (r *appRegistry) attemptIDs(id records.ApplicationID) []records.AttemptID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil
+	}
+	out := make([]records.AttemptID, len(a.attempts))
+	for i, at := range a.attempts {
+		out[i] = at.id
+	}
+	return out
+}
+
+// retire notes that id finished and forgets the oldest finished applications beyond
+// keep (yarn.resourcemanager.max-completed-applications), returning them.
+func (r *appRegistry) retire(id records.ApplicationID, keep int) []records.ApplicationID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.retired[id] {
+		return nil
+	}
+	if r.retired == nil {
+		r.retired = map[records.ApplicationID]bool{}
+	}
+	r.retired[id] = true
+	r.finishedOrder = append(r.finishedOrder, id)
+	var gone []records.ApplicationID
+	for len(r.finishedOrder) > keep {
+		old := r.finishedOrder[0]
+		r.finishedOrder = r.finishedOrder[1:]
+		delete(r.apps, old)
+		delete(r.retired, old)
+		gone = append(gone, old)
+	}
+	return gone
+}
+
+// liveAttempt is an application's current attempt and user, if it has one and has not
+// finished.
+func (r *appRegistry) liveAttempt(id records.ApplicationID) (records.AttemptID, string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if app, ok := r.apps[id]; ok && app.attempt != nil && !app.finished() {
+		return app.attempt.id, app.user, true
+	}
+	return records.AttemptID{}, "", false
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/sirupsen/logrus"
 )
 
 // rmContainer is a container the engine allocated, as the RM tracks it. A busy RM holds
@@ -319,4 +320,68 @@ func (t *containerTable) nodeUsage() map[string]usage {
 		}
 	}
 	return out
+}
+
+// preemptContainer applies one of the engine's preemptions: a notice for the AM's next
+// allocate answer, or the kill, sent to the container's NodeManager.
+func (t *containerTable) preemptContainer(p scheduler.Preemption, logger *logrus.Entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byEngine[p.Container]
+	if !ok || c.done {
+		return
+	}
+	log := logger.WithFields(map[string]any{"container": c.id.String(), "node": c.node()})
+	if !p.Kill {
+		t.preempt[c.id.Attempt] = append(t.preempt[c.id.Attempt], c.id.Proto())
+		log.Info("container to be preempted: AM notified")
+		return
+	}
+	c.preempted = true
+	t.cleanup[c.node()] = append(t.cleanup[c.node()], c.id.Proto())
+	log.Info("preempted container killed")
+}
+
+// takePreemptions is the preemption message for an attempt's allocate answer (nil: none).
+func (t *containerTable) takePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := t.preempt[att]
+	delete(t.preempt, att)
+	if len(ids) == 0 {
+		return nil
+	}
+	strict := &yarnpb.StrictPreemptionContractProto{}
+	for _, id := range ids {
+		strict.Container = append(strict.Container, &yarnpb.PreemptionContainerProto{Id: id})
+	}
+	return &yarnpb.PreemptionMessageProto{StrictContract: strict}
+}
+
+// nextID is the next container id of an attempt.
+func (t *containerTable) nextID(att records.AttemptID) records.ContainerID {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seq[att]++
+	return records.ContainerID{Attempt: att, ID: t.seq[att]}
+}
+
+// add tracks a container the engine placed on node: starting there until its NodeManager
+// reports it, and (unless it is an AM's) queued for its attempt's next allocate answer.
+func (t *containerTable) add(rc *rmContainer, node string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.byEngine[rc.engineID], t.byID[rc.id] = rc, rc
+	if t.starting[node] == nil {
+		t.starting[node] = map[records.ContainerID]*rmContainer{}
+	}
+	t.starting[node][rc.id] = rc
+	appID := rc.id.Attempt.App
+	if t.ranOn[appID] == nil {
+		t.ranOn[appID] = &nodeSet{}
+	}
+	t.ranOn[appID].add(t.nodes.of(node))
+	if !rc.am {
+		t.allocated[rc.id.Attempt] = append(t.allocated[rc.id.Attempt], rc)
+	}
 }

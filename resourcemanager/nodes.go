@@ -162,3 +162,14 @@ func (r *nodeRegistry) known(id *yarnpb.NodeIdProto) bool {
 	}
 	return false
 }
+
+// addrOf is a registered node's addresses.
+func (r *nodeRegistry) addrOf(key string) (*nodeAddr, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[key]
+	if !ok {
+		return nil, false
+	}
+	return n.nodeAddr, true
+}

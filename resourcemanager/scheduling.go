@@ -108,32 +108,15 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 	if err != nil {
 		return records.ContainerID{}, err
 	}
-	var att records.AttemptID
-	var user string
-	live := false
-	rm.apps.mu.Lock()
-	if app, ok := rm.apps.apps[appID]; ok && app.attempt != nil && !app.finished() {
-		att, user, live = app.attempt.id, app.user, true
-	}
-	rm.apps.mu.Unlock()
+	att, user, live := rm.apps.liveAttempt(appID)
 	if !live {
 		return records.ContainerID{}, fmt.Errorf("no live attempt")
 	}
-	rm.nodes.mu.Lock()
-	n, ok := rm.nodes.nodes[a.Node]
-	var at *nodeAddr
-	if ok {
-		at = n.nodeAddr
-	}
-	rm.nodes.mu.Unlock()
+	at, ok := rm.nodes.addrOf(a.Node)
 	if !ok {
 		return records.ContainerID{}, fmt.Errorf("node %s is gone", a.Node)
 	}
-	t := rm.containers
-	t.mu.Lock()
-	t.seq[att]++
-	cid := records.ContainerID{Attempt: att, ID: t.seq[att]}
-	t.mu.Unlock()
+	cid := rm.containers.nextID(att)
 	now := rm.opts.Now()
 	rc := &rmContainer{engineID: a.Container, id: cid, at: at, am: a.AM, resource: a.Resource, priority: a.Priority,
 		created: now.UnixMilli(), user: user}
@@ -143,20 +126,7 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 			return records.ContainerID{}, err
 		}
 	}
-	t.mu.Lock()
-	t.byEngine[a.Container], t.byID[cid] = rc, rc
-	if t.starting[a.Node] == nil {
-		t.starting[a.Node] = map[records.ContainerID]*rmContainer{}
-	}
-	t.starting[a.Node][cid] = rc
-	if t.ranOn[appID] == nil {
-		t.ranOn[appID] = &nodeSet{}
-	}
-	t.ranOn[appID].add(t.nodes.of(a.Node))
-	if !a.AM {
-		t.allocated[att] = append(t.allocated[att], rc)
-	}
-	t.mu.Unlock()
+	rm.containers.add(rc, a.Node)
 	rm.metrics.containerAllocated()
 	if a.AM {
 		rm.launchAM(att, amContainer, amContainer.GetContainerToken())
@@ -186,22 +156,7 @@ func (rm *ResourceManager) containerProto(c *rmContainer) (*yarnpb.ContainerProt
 // and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
 // as a task failure.
 func (rm *ResourceManager) preemptContainer(p scheduler.Preemption) {
-	t := rm.containers
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c, ok := t.byEngine[p.Container]
-	if !ok || c.done {
-		return
-	}
-	log := rm.log.WithFields(map[string]any{"container": c.id.String(), "node": c.node()})
-	if !p.Kill {
-		t.preempt[c.id.Attempt] = append(t.preempt[c.id.Attempt], c.id.Proto())
-		log.Info("container to be preempted: AM notified")
-		return
-	}
-	c.preempted = true
-	t.cleanup[c.node()] = append(t.cleanup[c.node()], c.id.Proto())
-	log.Info("preempted container killed")
+	rm.containers.preemptContainer(p, rm.log)
 }
 
 // asksFrom converts an AM's resource requests for the engine, normalized as YARN does:
@@ -292,17 +247,5 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 
 // takePreemptions returns, once, the containers an attempt is asked to give back.
 func (rm *ResourceManager) takePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
-	t := rm.containers
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ids := t.preempt[att]
-	delete(t.preempt, att)
-	if len(ids) == 0 {
-		return nil
-	}
-	strict := &yarnpb.StrictPreemptionContractProto{}
-	for _, id := range ids {
-		strict.Container = append(strict.Container, &yarnpb.PreemptionContainerProto{Id: id})
-	}
-	return &yarnpb.PreemptionMessageProto{StrictContract: strict}
+	return rm.containers.takePreemptions(att)
 }
