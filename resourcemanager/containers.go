@@ -385,3 +385,45 @@ func (t *containerTable) add(rc *rmContainer, node string) {
 		t.allocated[rc.id.Attempt] = append(t.allocated[rc.id.Attempt], rc)
 	}
 }
+
+// drain takes what an attempt's allocate answer carries: its newly allocated containers
+// (handed out now: they may expire unused from here), its completed statuses (which the
+// next allocate acknowledges), and the nodes it needs NMTokens for.
+func (t *containerTable) drain(att records.AttemptID, now time.Time) (allocated []*rmContainer, completed []*yarnpb.ContainerStatusProto, need []*yarnpb.NodeIdProto) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	allocated, done := t.allocated[att], t.completed[att]
+	delete(t.allocated, att)
+	delete(t.completed, att)
+	// This call acknowledges the completed statuses the last response carried.
+	acked := t.sentToAM[att]
+	for _, c := range acked {
+		t.forgetLocked(c)
+	}
+	if len(done) > 0 {
+		completed = make([]*yarnpb.ContainerStatusProto, len(done))
+		acked = acked[:0]
+		for i, d := range done {
+			completed[i] = d.proto()
+			acked = append(acked, d.c)
+		}
+		t.sentToAM[att] = acked
+	} else {
+		delete(t.sentToAM, att)
+	}
+	sent := t.nmTokens[att]
+	if sent == nil {
+		sent = &nodeSet{}
+		t.nmTokens[att] = sent
+	}
+	for _, rc := range allocated {
+		if !rc.done && rc.handedOut == 0 {
+			rc.handedOut = now.UnixMilli()
+			t.unstarted[rc.id] = rc
+		}
+		if sent.add(t.nodes.of(rc.node())) {
+			need = append(need, rc.at.id)
+		}
+	}
+	return allocated, completed, need
+}

@@ -179,45 +179,7 @@ func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []sched
 // drainFor hands an attempt what it is owed: new containers, NMTokens for their nodes it
 // has not had yet, and completed container statuses.
 func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarnpb.ContainerProto, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
-	t := rm.containers
-	t.mu.Lock()
-	allocated, done := t.allocated[att], t.completed[att]
-	delete(t.allocated, att)
-	delete(t.completed, att)
-	// This call acknowledges the completed statuses the last response carried.
-	acked := t.sentToAM[att]
-	for _, c := range acked {
-		t.forgetLocked(c)
-	}
-	var completed []*yarnpb.ContainerStatusProto
-	if len(done) > 0 {
-		completed = make([]*yarnpb.ContainerStatusProto, len(done))
-		acked = acked[:0]
-		for i, d := range done {
-			completed[i] = d.proto()
-			acked = append(acked, d.c)
-		}
-		t.sentToAM[att] = acked
-	} else {
-		delete(t.sentToAM, att)
-	}
-	sent := t.nmTokens[att]
-	if sent == nil {
-		sent = &nodeSet{}
-		t.nmTokens[att] = sent
-	}
-	var need []*yarnpb.NodeIdProto
-	now := rm.opts.Now()
-	for _, rc := range allocated {
-		if !rc.done && rc.handedOut == 0 {
-			rc.handedOut = now.UnixMilli()
-			t.unstarted[rc.id] = rc
-		}
-		if sent.add(t.nodes.of(rc.node())) {
-			need = append(need, rc.at.id)
-		}
-	}
-	t.mu.Unlock()
+	allocated, completed, need := rm.containers.drain(att, rm.opts.Now())
 	containers := make([]*yarnpb.ContainerProto, 0, len(allocated))
 	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
