@@ -33,9 +33,7 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 		}
 		rm.engine.Release(c.engineID)
 		rm.metrics.containerReleased()
-		rm.containers.mu.Lock()
-		rm.containers.cleanup[c.node()] = append(rm.containers.cleanup[c.node()], p)
-		rm.containers.mu.Unlock()
+		rm.containers.killOnNode(c.node(), p)
 	}
 }
 
@@ -45,65 +43,12 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *ResourceManager) endApp(id records.ApplicationID) {
 	rm.engine.RemoveApp(id.String())
-	rm.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
-	t := rm.containers
-	t.mu.Lock()
-	if ran := t.ranOn[id]; ran != nil {
-		ran.each(func(i int) {
-			node := t.nodes.keys[i]
-			t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
-		})
-	}
-	delete(t.ranOn, id)
-	t.mu.Unlock()
+	rm.containers.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
+	rm.containers.appEnded(id)
 	for _, att := range rm.apps.attemptIDs(id) {
 		rm.amrm.Revoke(att)
 	}
 	for _, gone := range rm.apps.retire(id, rm.settings.MaxCompletedApps) {
-		rm.forgetApp(gone)
+		rm.containers.forgetApp(gone)
 	}
-}
-
-// cleanupContainers kills the still-running containers that match on their NodeManagers.
-func (rm *ResourceManager) cleanupContainers(match func(records.ContainerID) bool) {
-	t := rm.containers
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for cid, c := range t.byID {
-		if match(cid) && !c.done {
-			c.done = true
-			delete(t.unstarted, cid)
-			t.startedLocked(c)
-			t.cleanup[c.node()] = append(t.cleanup[c.node()], cid.Proto())
-		}
-	}
-}
-
-// forgetAttempt drops what was queued for an attempt that ended.
-func (rm *ResourceManager) forgetAttempt(att records.AttemptID) {
-	t := rm.containers
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.dropAttemptLocked(att)
-}
-
-// forgetApp drops every trace of an application the registry no longer keeps.
-func (rm *ResourceManager) forgetApp(id records.ApplicationID) {
-	t := rm.containers
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for cid, c := range t.byID {
-		if cid.Attempt.App == id {
-			delete(t.byID, cid)
-			delete(t.byEngine, c.engineID)
-			delete(t.unstarted, cid)
-			t.startedLocked(c)
-		}
-	}
-	for att := range t.seq {
-		if att.App == id {
-			t.dropAttemptLocked(att)
-		}
-	}
-	delete(t.spent, id)
 }

@@ -123,8 +123,8 @@ func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics stri
 	rm.apps.mu.Unlock()
 
 	rm.amrm.Revoke(att)
-	rm.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
-	rm.forgetAttempt(att)
+	rm.containers.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
+	rm.containers.forgetAttempt(att)
 	log := rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
 	if retry {
 		// The new attempt starts from nothing: the engine forgets the old one's asks and

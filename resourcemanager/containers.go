@@ -427,3 +427,65 @@ func (t *containerTable) drain(att records.AttemptID, now time.Time) (allocated 
 	}
 	return allocated, completed, need
 }
+
+// cleanupContainers kills the still-running containers that match on their NodeManagers.
+func (t *containerTable) cleanupContainers(match func(records.ContainerID) bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for cid, c := range t.byID {
+		if match(cid) && !c.done {
+			c.done = true
+			delete(t.unstarted, cid)
+			t.startedLocked(c)
+			t.cleanup[c.node()] = append(t.cleanup[c.node()], cid.Proto())
+		}
+	}
+}
+
+// forgetAttempt drops what was queued for an attempt that ended.
+func (t *containerTable) forgetAttempt(att records.AttemptID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropAttemptLocked(att)
+}
+
+// forgetApp drops every trace of an application the registry no longer keeps.
+func (t *containerTable) forgetApp(id records.ApplicationID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for cid, c := range t.byID {
+		if cid.Attempt.App == id {
+			delete(t.byID, cid)
+			delete(t.byEngine, c.engineID)
+			delete(t.unstarted, cid)
+			t.startedLocked(c)
+		}
+	}
+	for att := range t.seq {
+		if att.App == id {
+			t.dropAttemptLocked(att)
+		}
+	}
+	delete(t.spent, id)
+}
+
+// killOnNode queues a container for its NodeManager's next heartbeat answer to kill.
+func (t *containerTable) killOnNode(node string, id *yarnpb.ContainerIdProto) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanup[node] = append(t.cleanup[node], id)
+}
+
+// appEnded tells every NodeManager the application ran on that it ended (their next
+// heartbeat answers carry it), so they clean up its files and services.
+func (t *containerTable) appEnded(id records.ApplicationID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ran := t.ranOn[id]; ran != nil {
+		ran.each(func(i int) {
+			node := t.nodes.keys[i]
+			t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
+		})
+	}
+	delete(t.ranOn, id)
+}
