@@ -145,7 +145,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			return
 		}
 		if bl := req.GetBlacklistRequest(); bl != nil {
-			s.rm.engine.UpdateBlacklist(appID, s.rm.hostsToNodes(bl.GetBlacklistAdditions()), s.rm.hostsToNodes(bl.GetBlacklistRemovals()))
+			s.rm.engine.UpdateBlacklist(appID, s.rm.nodes.hostsToNodes(bl.GetBlacklistAdditions()), s.rm.nodes.hostsToNodes(bl.GetBlacklistRemovals()))
 		}
 		s.rm.release(req.GetRelease())
 		if len(req.GetAsk()) > 0 {

@@ -489,3 +489,96 @@ func (t *containerTable) appEnded(id records.ApplicationID) {
 	}
 	delete(t.ranOn, id)
 }
+
+// completion is a container that completed and the status its AM hears.
+type completion struct {
+	c     *rmContainer
+	final *yarnpb.ContainerStatusProto
+}
+
+// takeStatuses applies a NodeManager's container statuses: running ones stop their
+// allocation-expiry clock; completed ones are returned (with their engine ids, to free)
+// and queued for their attempts, and the NM is told to forget them.
+func (t *containerTable) takeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) (finished []completion, release []scheduler.ContainerID) {
+	// The whole heartbeat is taken under one hold of the table's lock and one of the
+	// engine's: thousands of heartbeats a second must not queue on them per container.
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	starting := t.starting[node]
+	for _, st := range statuses {
+		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 {
+			continue
+		}
+		id := records.ContainerIDFromProto(st.GetContainerId())
+		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			c, final, fresh := t.completeLocked(id, st)
+			if fresh {
+				finished = append(finished, completion{c, final})
+				release = append(release, c.engineID)
+			}
+			// A completed container the AM still has to hear of is acknowledged after it
+			// has (drainFor); any other, known or not, at once, so NMs do not keep
+			// reporting containers of applications the RM has forgotten.
+			switch {
+			case c == nil:
+				t.removed[node] = append(t.removed[node], id)
+			case c.awaitingAck:
+				// Only the attempt's acknowledgement list holds it now.
+				delete(t.byID, id)
+				delete(t.byEngine, c.engineID)
+			default:
+				t.forgetLocked(c)
+			}
+			starting = t.starting[node]
+			continue
+		}
+		// Every heartbeat repeats every running container; only those not yet seen
+		// running matter.
+		c, ok := starting[id]
+		if !ok {
+			continue
+		}
+		delete(t.unstarted, c.id)
+		if st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
+			c.running = true
+			t.startedLocked(c)
+			starting = t.starting[node]
+		}
+	}
+	return finished, release
+}
+
+// directives returns, once, what node must kill, signal and may forget, and which
+// applications ended.
+func (t *containerTable) directives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	signals = t.signals[node]
+	delete(t.signals, node)
+	cleanup, apps = t.cleanup[node], t.appCleanup[node]
+	if ids := t.removed[node]; len(ids) > 0 {
+		removed = make([]*yarnpb.ContainerIdProto, len(ids))
+		for i, id := range ids {
+			removed[i] = id.Proto()
+		}
+	}
+	delete(t.cleanup, node)
+	delete(t.removed, node)
+	delete(t.appCleanup, node)
+	return cleanup, removed, apps, signals
+}
+
+// idsOf maps engine container ids to the YARN ids of the containers still tracked, in
+// container-id order.
+func (t *containerTable) idsOf(engineIDs []scheduler.ContainerID) []records.ContainerID {
+	t.mu.Lock()
+	var ids []records.ContainerID
+	for _, e := range engineIDs {
+		if c, ok := t.byEngine[e]; ok {
+			ids = append(ids, c.id)
+		}
+	}
+	t.mu.Unlock()
+	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
+	return ids
+}

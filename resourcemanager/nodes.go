@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,4 +173,19 @@ func (r *nodeRegistry) addrOf(key string) (*nodeAddr, bool) {
 		return nil, false
 	}
 	return n.nodeAddr, true
+}
+
+// hostsToNodes maps blacklisted host names to the node ids on them.
+func (r *nodeRegistry) hostsToNodes(hosts []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, h := range hosts {
+		for k, n := range r.nodes {
+			if n.id.GetHost() == h || strings.EqualFold(k, h) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }

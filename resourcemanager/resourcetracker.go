@@ -179,7 +179,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	// before anything is signed with it, so NMs verify tokens of both keys.
 	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
-	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.nodeDirectives(key)
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.containers.directives(key)
 	rm.nodes.mu.Lock()
 	if n, ok := rm.nodes.nodes[key]; ok {
 		n.lastResponse = resp
