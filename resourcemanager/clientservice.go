@@ -6,7 +6,6 @@ import (
 	"net"
 	"os/user"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -279,36 +278,6 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 	s.rm.endApp(id)
 	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
 	return &yarnpb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
-}
-
-// RuntimeTag is the application tag that declares a runtime estimate for backfilling
-// (docs/scheduling.md §5): bobbin.runtime=<duration>, e.g. -Dmapreduce.job.tags=bobbin.runtime=20m.
-const RuntimeTag = "bobbin.runtime="
-
-// declaredRuntime is an application's runtime estimate for backfilling: its
-// bobbin.runtime tag, else its lifetime (lifetimeMs, when positive), else 0 (unknown: never
-// started ahead of anyone). A tag that is not a positive duration is refused.
-func declaredRuntime(tags []string, lifetimeMs int64) (time.Duration, error) {
-	for _, t := range tags {
-		v, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(t)), RuntimeTag)
-		if !ok {
-			continue
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			if secs, err2 := strconv.ParseInt(v, 10, 64); err2 == nil {
-				d, err = time.Duration(secs)*time.Second, nil
-			}
-		}
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("application tag %q: %s needs a positive duration such as 20m or 90s", t, RuntimeTag)
-		}
-		return d, nil
-	}
-	if lifetimeMs > 0 {
-		return time.Duration(lifetimeMs) * time.Millisecond, nil
-	}
-	return 0, nil
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
