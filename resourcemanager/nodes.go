@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/sirupsen/logrus"
 )
 
 // rmNode is the RM's record of one NodeManager.
@@ -188,4 +189,107 @@ func (r *nodeRegistry) hostsToNodes(hosts []string) []string {
 		}
 	}
 	return out
+}
+
+// put registers (or re-registers) a node; it reports whether the node was known.
+func (r *nodeRegistry) put(key string, n *rmNode) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.putLocked(key, n)
+}
+
+// beatVerdict is what one heartbeat did to its node: an answer to send as is (unknown,
+// decommissioned, retried or stale heartbeats), or the changes the RM must act on.
+type beatVerdict struct {
+	action                             *yarnpb.NodeHeartbeatResponseProto
+	known                              bool // the node was registered
+	healthChanged, resized, relabelled bool
+	state                              yarnpb.NodeStateProto
+	capability                         *yarnpb.ResourceProto
+	autoLabels                         []string
+}
+
+// beat applies a heartbeat to its node's record: liveness, utilization, health, the
+// measured capacity and labels of a borrowed node, and the response-id protocol.
+func (r *nodeRegistry) beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time.Time, log *logrus.Entry) (v beatVerdict) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := req.GetNodeStatus()
+	n, ok := r.nodes[key]
+	v.known = ok
+	var action *yarnpb.NodeHeartbeatResponseProto
+	switch {
+	case ok && (n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
+		msg := fmt.Sprintf("Disallowed NodeManager nodeId: %s hostname: %s", key, st.GetNodeId().GetHost())
+		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_SHUTDOWN.Enum(), DiagnosticsMessage: proto.String(msg)}
+	case !ok || (n.state != yarnpb.NodeStateProto_NS_RUNNING && n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.state != yarnpb.NodeStateProto_NS_UNHEALTHY):
+		// Unknown or LOST: the NodeManager must register again.
+		log.Info("heartbeat from an unregistered node: asking it to resync")
+		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
+			DiagnosticsMessage: proto.String("Node not found resyncing " + key)}
+	case n.lastResponse != nil && st.GetResponseId()+1 == n.lastResponse.GetResponseId():
+		action = n.lastResponse // a retried heartbeat: answer it again
+	case n.lastResponse != nil && st.GetResponseId()+1 < n.lastResponse.GetResponseId():
+		msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", n.lastResponse.GetResponseId(), st.GetResponseId())
+		log.Warn(msg)
+		r.setStateLocked(n, yarnpb.NodeStateProto_NS_REBOOTED)
+		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
+	}
+	if action != nil {
+		v.action = action
+		return v
+	}
+	n.lastHeartbeat = now
+	if u := st.GetNodeUtilization(); u != nil {
+		n.nodeUtil = u
+	}
+	if u := st.GetContainersUtilization(); u != nil {
+		n.containersUtil = u
+	}
+	// Only the count is kept: holding every node's last statuses would keep a whole
+	// cluster's running containers' protos alive.
+	n.running = 0
+	for _, c := range st.GetContainersStatuses() {
+		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+			n.running++
+		}
+	}
+	if h := st.GetNodeHealthStatus(); h != nil {
+		n.healthReport, n.healthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
+		healthy := h.GetIsNodeHealthy()
+		switch {
+		case !healthy && n.state == yarnpb.NodeStateProto_NS_RUNNING:
+			r.setStateLocked(n, yarnpb.NodeStateProto_NS_UNHEALTHY)
+			v.healthChanged = true
+		case healthy && n.state == yarnpb.NodeStateProto_NS_UNHEALTHY:
+			r.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING)
+			v.healthChanged = true
+		}
+	}
+	v.resized, v.relabelled = n.applyMeasurements(req)
+	v.state, v.capability, v.autoLabels = n.state, n.capability, n.autoLabels
+	return v
+
+}
+
+// setLastResponse keeps a node's last heartbeat answer, to answer a retried heartbeat
+// with it again.
+func (r *nodeRegistry) setLastResponse(key string, resp *yarnpb.NodeHeartbeatResponseProto) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n, ok := r.nodes[key]; ok {
+		n.lastResponse = resp
+	}
+}
+
+// shutdown marks a node SHUTDOWN (it unregistered); false if it is unknown.
+func (r *nodeRegistry) shutdown(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[key]
+	if ok {
+		r.setStateLocked(n, yarnpb.NodeStateProto_NS_SHUTDOWN)
+		n.lastResponse = nil
+	}
+	return ok
 }

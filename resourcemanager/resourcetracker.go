@@ -76,9 +76,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	now := rm.opts.Now()
 	n := &rmNode{nodeAddr: &nodeAddr{key: key, id: id, http: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, rack: "/default-rack",
 		capability: capability, state: yarnpb.NodeStateProto_NS_RUNNING, version: req.GetNmVersion(), lastHeartbeat: now, healthTime: now.UnixMilli()}
-	rm.nodes.mu.Lock()
-	again := rm.nodes.putLocked(key, n)
-	rm.nodes.mu.Unlock()
+	again := rm.nodes.put(key, n)
 	if again {
 		rm.nodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
@@ -98,66 +96,14 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	log := rm.log.WithField("node", key)
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	rm.nodes.mu.Lock()
-	n, ok := rm.nodes.nodes[key]
-	var action *yarnpb.NodeHeartbeatResponseProto
-	switch {
-	case ok && (n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
-		msg := fmt.Sprintf("Disallowed NodeManager nodeId: %s hostname: %s", key, st.GetNodeId().GetHost())
-		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_SHUTDOWN.Enum(), DiagnosticsMessage: proto.String(msg)}
-	case !ok || (n.state != yarnpb.NodeStateProto_NS_RUNNING && n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.state != yarnpb.NodeStateProto_NS_UNHEALTHY):
-		// Unknown or LOST: the NodeManager must register again.
-		log.Info("heartbeat from an unregistered node: asking it to resync")
-		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
-			DiagnosticsMessage: proto.String("Node not found resyncing " + key)}
-	case n.lastResponse != nil && st.GetResponseId()+1 == n.lastResponse.GetResponseId():
-		action = n.lastResponse // a retried heartbeat: answer it again
-	case n.lastResponse != nil && st.GetResponseId()+1 < n.lastResponse.GetResponseId():
-		msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", n.lastResponse.GetResponseId(), st.GetResponseId())
-		log.Warn(msg)
-		rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_REBOOTED)
-		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
-	}
-	if action != nil {
-		rm.nodes.mu.Unlock()
-		if action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && ok {
+	v := rm.nodes.beat(key, req, rm.opts.Now(), log)
+	if v.action != nil {
+		if v.action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.known {
 			rm.nodeLost(key, "Container released on a *lost* node")
 		}
-		return action, nil
+		return v.action, nil
 	}
-	n.lastHeartbeat = rm.opts.Now()
-	if u := st.GetNodeUtilization(); u != nil {
-		n.nodeUtil = u
-	}
-	if u := st.GetContainersUtilization(); u != nil {
-		n.containersUtil = u
-	}
-	// Only the count is kept: holding every node's last statuses would keep a whole
-	// cluster's running containers' protos alive.
-	statuses := st.GetContainersStatuses()
-	n.running = 0
-	for _, c := range statuses {
-		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
-			n.running++
-		}
-	}
-	healthChanged := false
-	if h := st.GetNodeHealthStatus(); h != nil {
-		n.healthReport, n.healthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
-		healthy := h.GetIsNodeHealthy()
-		switch {
-		case !healthy && n.state == yarnpb.NodeStateProto_NS_RUNNING:
-			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_UNHEALTHY)
-			healthChanged = true
-		case healthy && n.state == yarnpb.NodeStateProto_NS_UNHEALTHY:
-			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING)
-			healthChanged = true
-		}
-	}
-	resized, relabelled := n.applyMeasurements(req)
-	state, capability, autoLabels := n.state, n.capability, n.autoLabels
-	rm.nodes.mu.Unlock()
-
+	resized, relabelled, healthChanged, state, capability, autoLabels, statuses := v.resized, v.relabelled, v.healthChanged, v.state, v.capability, v.autoLabels, st.GetContainersStatuses()
 	if resized || relabelled {
 		log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
 		if !healthChanged {
@@ -180,11 +126,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
 	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.containers.directives(key)
-	rm.nodes.mu.Lock()
-	if n, ok := rm.nodes.nodes[key]; ok {
-		n.lastResponse = resp
-	}
-	rm.nodes.mu.Unlock()
+	rm.nodes.setLastResponse(key, resp)
 	return resp, nil
 }
 
@@ -195,14 +137,7 @@ func (t *resourceTracker) unRegisterNodeManager(_ context.Context, req *yarnpb.U
 	rm := t.rm
 	key := nodeKey(req.GetNodeId())
 	log := rm.log.WithField("node", key)
-	rm.nodes.mu.Lock()
-	n, ok := rm.nodes.nodes[key]
-	if ok {
-		rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_SHUTDOWN)
-		n.lastResponse = nil
-	}
-	rm.nodes.mu.Unlock()
-	if !ok {
+	if !rm.nodes.shutdown(key) {
 		log.Info("unregistration from an unknown node ignored")
 		return &yarnpb.UnRegisterNodeManagerResponseProto{}, nil
 	}
