@@ -173,13 +173,8 @@ func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.Updat
 		if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
 			return nil, rpc.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
 		}
-		rm.nodes.mu.Lock()
-		n, ok := rm.nodes.nodes[key]
-		if ok {
-			n.capability = &yarnpb.ResourceProto{Memory: proto.Int64(r.GetMemory()), VirtualCores: proto.Int32(r.GetVirtualCores())}
-		}
-		rm.nodes.mu.Unlock()
-		if !ok {
+		// The whole resource, other types (GPUs) included.
+		if !rm.nodes.setCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
 			return nil, rpc.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
 		}
 		rm.syncSchedulable(key)

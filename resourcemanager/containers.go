@@ -582,3 +582,16 @@ func (t *containerTable) idsOf(engineIDs []scheduler.ContainerID) []records.Cont
 	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
 	return ids
 }
+
+// busyNodes are the nodes with a container that has not ended.
+func (t *containerTable) busyNodes() map[string]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	busy := map[string]bool{}
+	for _, c := range t.byID {
+		if !c.done {
+			busy[c.node()] = true
+		}
+	}
+	return busy
+}

@@ -101,32 +101,7 @@ func (rm *ResourceManager) RefreshNodes(graceful bool, timeout time.Duration) er
 	rm.nodeAdminMu.Unlock()
 
 	now := rm.opts.Now()
-	var decommissionNow, changed []string
-	rm.nodes.mu.Lock()
-	for key, n := range rm.nodes.nodes {
-		allowed := lists.allows(n.id.GetHost(), key)
-		switch {
-		case !allowed && (n.state == yarnpb.NodeStateProto_NS_RUNNING || n.state == yarnpb.NodeStateProto_NS_UNHEALTHY ||
-			n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
-			if graceful {
-				if n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
-					rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONING)
-					n.decommissionBy = time.Time{}
-					if timeout > 0 {
-						n.decommissionBy = now.Add(timeout)
-					}
-					changed = append(changed, key)
-				}
-				continue
-			}
-			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
-			decommissionNow = append(decommissionNow, key)
-		case allowed && n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING:
-			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING) // recommissioned
-			changed = append(changed, key)
-		}
-	}
-	rm.nodes.mu.Unlock()
+	decommissionNow, changed := rm.nodes.applyHostLists(lists, graceful, timeout, now)
 	sort.Strings(decommissionNow)
 	for _, key := range decommissionNow {
 		rm.log.WithField("node", key).Warn("node decommissioned by refreshNodes")
@@ -143,40 +118,16 @@ func (rm *ResourceManager) RefreshNodes(graceful bool, timeout time.Duration) er
 // checkDecommissioning finishes graceful decommissions: a DECOMMISSIONING node with no
 // live container, or past its deadline, becomes DECOMMISSIONED.
 func (rm *ResourceManager) checkDecommissioning(now time.Time) {
-	rm.nodes.mu.Lock()
-	var candidates []string
-	deadline := map[string]bool{}
-	for key, n := range rm.nodes.nodes {
-		if n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
-			candidates = append(candidates, key)
-			deadline[key] = !n.decommissionBy.IsZero() && now.After(n.decommissionBy)
-		}
-	}
-	rm.nodes.mu.Unlock()
+	candidates, deadline := rm.nodes.decommissioning(now)
 	if len(candidates) == 0 {
 		return
 	}
-	busy := map[string]bool{}
-	rm.containers.mu.Lock()
-	for _, c := range rm.containers.byID {
-		if !c.done {
-			busy[c.node()] = true
-		}
-	}
-	rm.containers.mu.Unlock()
+	busy := rm.containers.busyNodes()
 	for _, key := range candidates {
 		if busy[key] && !deadline[key] {
 			continue
 		}
-		rm.nodes.mu.Lock()
-		n, ok := rm.nodes.nodes[key]
-		if ok && n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
-			rm.nodes.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
-		} else {
-			ok = false
-		}
-		rm.nodes.mu.Unlock()
-		if ok {
+		if rm.nodes.finishDecommission(key) {
 			rm.log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
 			rm.nodeLost(key, "Container released on a *decommissioned* node")
 		}
@@ -186,18 +137,13 @@ func (rm *ResourceManager) checkDecommissioning(now time.Time) {
 // syncSchedulable tells the engine a node's current capacity, label and static flag, and
 // whether it takes new containers (only RUNNING nodes with some capacity do).
 func (rm *ResourceManager) syncSchedulable(key string) {
-	rm.nodes.mu.Lock()
-	n, ok := rm.nodes.nodes[key]
-	var spec scheduler.NodeSpec
-	if ok {
-		spec = scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: rm.resourceOf(n.capability), Static: n.static,
-			Partition:     rm.labels.partitionOf(n.id),
-			Unschedulable: n.state != yarnpb.NodeStateProto_NS_RUNNING || n.capability.GetMemory() <= 0 || n.capability.GetVirtualCores() <= 0}
-	}
-	rm.nodes.mu.Unlock()
+	n, ok := rm.nodes.snapshot(key)
 	if !ok {
 		return
 	}
+	spec := scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: rm.resourceOf(n.capability), Static: n.static,
+		Partition:     rm.labels.partitionOf(n.id),
+		Unschedulable: n.state != yarnpb.NodeStateProto_NS_RUNNING || n.capability.GetMemory() <= 0 || n.capability.GetVirtualCores() <= 0}
 	if err := rm.engine.UpdateNode(spec); err != nil {
 		rm.log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
 	}
@@ -372,15 +318,7 @@ func (rm *ResourceManager) relabel(changed []string) {
 	for _, c := range changed {
 		want[c] = true
 	}
-	rm.nodes.mu.Lock()
-	var keys []string
-	for key, n := range rm.nodes.nodes {
-		if want[key] || want[n.id.GetHost()+":0"] {
-			keys = append(keys, key)
-		}
-	}
-	rm.nodes.mu.Unlock()
-	for _, k := range keys {
+	for _, k := range rm.nodes.keysMatching(want) {
 		rm.syncSchedulable(k)
 	}
 }

@@ -293,3 +293,101 @@ func (r *nodeRegistry) shutdown(key string) bool {
 	}
 	return ok
 }
+
+// applyHostLists applies refreshed include/exclude lists: nodes no longer allowed become
+// DECOMMISSIONED at once (decommissionNow) or, when graceful, DECOMMISSIONING until their
+// containers end or timeout passes; a DECOMMISSIONING node allowed again is RUNNING again.
+// changed lists the nodes whose schedulability changed otherwise.
+func (r *nodeRegistry) applyHostLists(lists *hostLists, graceful bool, timeout time.Duration, now time.Time) (decommissionNow, changed []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, n := range r.nodes {
+		allowed := lists.allows(n.id.GetHost(), key)
+		switch {
+		case !allowed && (n.state == yarnpb.NodeStateProto_NS_RUNNING || n.state == yarnpb.NodeStateProto_NS_UNHEALTHY ||
+			n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
+			if graceful {
+				if n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+					r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONING)
+					n.decommissionBy = time.Time{}
+					if timeout > 0 {
+						n.decommissionBy = now.Add(timeout)
+					}
+					changed = append(changed, key)
+				}
+				continue
+			}
+			r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
+			decommissionNow = append(decommissionNow, key)
+		case allowed && n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING:
+			r.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING) // recommissioned
+			changed = append(changed, key)
+		}
+	}
+	return decommissionNow, changed
+}
+
+// decommissioning lists the DECOMMISSIONING nodes and which of them are past their
+// deadline.
+func (r *nodeRegistry) decommissioning(now time.Time) (keys []string, pastDeadline map[string]bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pastDeadline = map[string]bool{}
+	for key, n := range r.nodes {
+		if n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+			keys = append(keys, key)
+			pastDeadline[key] = !n.decommissionBy.IsZero() && now.After(n.decommissionBy)
+		}
+	}
+	return keys, pastDeadline
+}
+
+// finishDecommission makes a DECOMMISSIONING node DECOMMISSIONED; false if it is not (any
+// more) decommissioning.
+func (r *nodeRegistry) finishDecommission(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[key]
+	if !ok || n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+		return false
+	}
+	r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
+	return true
+}
+
+// snapshot is a copy of a node's record, to read without the registry's lock.
+func (r *nodeRegistry) snapshot(key string) (rmNode, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[key]
+	if !ok {
+		return rmNode{}, false
+	}
+	return *n, true
+}
+
+// keysMatching lists the registered nodes whose id is in want, or whose host is, as
+// "host:0" (a label on a host applies to all of its NodeManagers).
+func (r *nodeRegistry) keysMatching(want map[string]bool) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var keys []string
+	for key, n := range r.nodes {
+		if want[key] || want[n.id.GetHost()+":0"] {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// setCapability replaces a node's capability (yarn rmadmin -updateNodeResource); false
+// if the node is unknown.
+func (r *nodeRegistry) setCapability(key string, c *yarnpb.ResourceProto) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[key]
+	if ok {
+		n.capability = c
+	}
+	return ok
+}
