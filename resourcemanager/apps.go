@@ -485,3 +485,20 @@ func declaredRuntime(tags []string, lifetimeMs int64) (time.Duration, error) {
 	}
 	return 0, nil
 }
+
+// with runs fn under the registry's lock with the application (nil, false when unknown).
+func (r *appRegistry) with(id records.ApplicationID, fn func(a *app, ok bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	fn(a, ok)
+}
+
+// each runs fn under the registry's lock for every application.
+func (r *appRegistry) each(fn func(a *app)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.apps {
+		fn(a)
+	}
+}

@@ -96,31 +96,34 @@ func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics stri
 	var amRes *yarnpb.ResourceProto
 	var next records.AttemptID
 	var appDiagnostics string
-	rm.apps.mu.Lock()
-	a, ok := rm.apps.apps[att.App]
-	if !ok || a.finished() || a.attempt == nil || a.attempt.id != att || a.attempt.ended() {
-		rm.apps.mu.Unlock()
+	stale := false
+	rm.apps.with(att.App, func(a *app, ok bool) {
+		if !ok || a.finished() || a.attempt == nil || a.attempt.id != att || a.attempt.ended() {
+			stale = true
+			return
+		}
+		at := a.attempt
+		at.state, at.diagnostics, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
+		if countsAsFailure(exit) {
+			a.failures = append(a.failures, nowMs)
+		}
+		if !a.unmanaged && a.countedFailures(nowMs) < a.maxAttempts {
+			if err := rm.newAttemptLocked(a, now); err == nil {
+				retry, next = true, a.attempt.id
+				a.state, a.diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
+				spec, amRes = engineSpec(a), a.amResource
+			}
+		}
+		if !retry {
+			failed = true
+			a.state, a.final, a.finishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
+			a.diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.id, a.maxAttempts, diagnostics)
+			appDiagnostics = a.diagnostics
+		}
+	})
+	if stale {
 		return
 	}
-	at := a.attempt
-	at.state, at.diagnostics, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
-	if countsAsFailure(exit) {
-		a.failures = append(a.failures, nowMs)
-	}
-	if !a.unmanaged && a.countedFailures(nowMs) < a.maxAttempts {
-		if err := rm.newAttemptLocked(a, now); err == nil {
-			retry, next = true, a.attempt.id
-			a.state, a.diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
-			spec, amRes = engineSpec(a), a.amResource
-		}
-	}
-	if !retry {
-		failed = true
-		a.state, a.final, a.finishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
-		a.diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.id, a.maxAttempts, diagnostics)
-		appDiagnostics = a.diagnostics
-	}
-	rm.apps.mu.Unlock()
 
 	rm.amrm.Revoke(att)
 	rm.containers.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
@@ -183,23 +186,21 @@ func (rm *ResourceManager) expireAttempts(now time.Time) {
 		unregistered bool
 	}
 	var out []expired
-	rm.apps.mu.Lock()
-	for _, a := range rm.apps.apps {
+	rm.apps.each(func(a *app) {
 		at := a.attempt
 		if at == nil || at.ended() || at.lastPing.IsZero() || now.Sub(at.lastPing) <= rm.settings.AMExpiry {
-			continue
+			return
 		}
 		if at.unregistered {
 			if !a.unmanaged {
 				out = append(out, expired{at.id, true})
 			}
-			continue
+			return
 		}
 		if !a.finished() {
 			out = append(out, expired{at.id, false})
 		}
-	}
-	rm.apps.mu.Unlock()
+	})
 	for _, e := range out {
 		if e.unregistered {
 			rm.log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
@@ -217,14 +218,7 @@ func (rm *ResourceManager) expireAttempts(now time.Time) {
 // reported within yarn.resourcemanager.rm.container-allocation.expiry-interval-ms.
 func (rm *ResourceManager) expireAllocations(now time.Time) {
 	t := rm.containers
-	var due []*rmContainer
-	t.mu.Lock()
-	for _, c := range t.unstarted {
-		if now.Sub(time.UnixMilli(c.handedOut)) > rm.settings.AllocationExpiry {
-			due = append(due, c)
-		}
-	}
-	t.mu.Unlock()
+	due := t.unstartedSince(now.Add(-rm.settings.AllocationExpiry))
 	for _, c := range due {
 		c2, final, fresh := t.complete(c.id, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container expired since it was unused")})
@@ -232,9 +226,7 @@ func (rm *ResourceManager) expireAllocations(now time.Time) {
 			continue
 		}
 		rm.engine.Release(c2.engineID)
-		t.mu.Lock()
-		t.cleanup[c2.node()] = append(t.cleanup[c2.node()], c2.id.Proto())
-		t.mu.Unlock()
+		t.killOnNode(c2.node(), c2.id.Proto())
 		rm.metrics.containerExpired()
 		rm.log.WithFields(map[string]any{"container": c2.id.String(), "node": c2.node(), "attempt": c2.id.Attempt.String()}).Warn("container expired since it was unused")
 		if c2.am {

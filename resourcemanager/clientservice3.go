@@ -105,15 +105,16 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 	want := s.rm.clampPriority(req.GetApplicationPriority().GetPriority())
 	var got int32
 	var changed bool
-	s.rm.apps.mu.Lock()
-	a, ok := s.rm.apps.apps[id]
-	if ok {
-		if !a.finished() {
-			a.priority, changed = want, true
+	ok := false
+	s.rm.apps.with(id, func(a *app, found bool) {
+		ok = found
+		if found {
+			if !a.finished() {
+				a.priority, changed = want, true
+			}
+			got = a.priority
 		}
-		got = a.priority
-	}
-	s.rm.apps.mu.Unlock()
+	})
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update priority of an absent application %s", id)
 	}
@@ -148,23 +149,22 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 		}
 		expiries[t.GetApplicationTimeoutType()] = at.UnixMilli()
 	}
-	s.rm.apps.mu.Lock()
-	a, ok := s.rm.apps.apps[id]
 	var rerr error
-	switch {
-	case !ok:
-		rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
-	case a.finished():
-		rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.state.String())
-	default:
-		if a.timeouts == nil {
-			a.timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+	s.rm.apps.with(id, func(a *app, ok bool) {
+		switch {
+		case !ok:
+			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
+		case a.finished():
+			rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.state.String())
+		default:
+			if a.timeouts == nil {
+				a.timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+			}
+			for k, v := range expiries {
+				a.timeouts[k] = v
+			}
 		}
-		for k, v := range expiries {
-			a.timeouts[k] = v
-		}
-	}
-	s.rm.apps.mu.Unlock()
+	})
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -190,13 +190,11 @@ func (a *app) timeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
 // RMAppLifetimeMonitor does.
 func (rm *ResourceManager) expireLifetimes(now time.Time) {
 	var due []records.ApplicationID
-	rm.apps.mu.Lock()
-	for id, a := range rm.apps.apps {
+	rm.apps.each(func(a *app) {
 		if exp, ok := a.timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.finished() && now.UnixMilli() >= exp {
-			due = append(due, id)
+			due = append(due, a.id)
 		}
-	}
-	rm.apps.mu.Unlock()
+	})
 	for _, id := range due {
 		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
 		if killed, _ := rm.apps.kill(id, now.UnixMilli(), why); killed {
@@ -236,23 +234,22 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
 	var rerr error
 	var current, finished bool
-	s.rm.apps.mu.Lock()
-	a, ok := s.rm.apps.apps[att.App]
-	switch {
-	case !ok:
-		rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
-	default:
-		known := false
-		for _, at := range a.attempts {
-			known = known || at.id == att
+	s.rm.apps.with(att.App, func(a *app, ok bool) {
+		switch {
+		case !ok:
+			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
+		default:
+			known := false
+			for _, at := range a.attempts {
+				known = known || at.id == att
+			}
+			if !known {
+				rerr = rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+			}
+			finished = a.finished()
+			current = a.attempt != nil && a.attempt.id == att && !a.attempt.ended()
 		}
-		if !known {
-			rerr = rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
-		}
-		finished = a.finished()
-		current = a.attempt != nil && a.attempt.id == att && !a.attempt.ended()
-	}
-	s.rm.apps.mu.Unlock()
+	})
 	if rerr != nil {
 		return nil, rerr
 	}

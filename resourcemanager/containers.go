@@ -595,3 +595,25 @@ func (t *containerTable) busyNodes() map[string]bool {
 	}
 	return busy
 }
+
+// unstartedSince are the containers handed out before cutoff that no NodeManager has
+// reported yet.
+func (t *containerTable) unstartedSince(cutoff time.Time) []*rmContainer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var due []*rmContainer
+	for _, c := range t.unstarted {
+		if time.UnixMilli(c.handedOut).Before(cutoff) {
+			due = append(due, c)
+		}
+	}
+	return due
+}
+
+// forgetNMTokens forgets which nodes each attempt has NMTokens for, so the next answers
+// carry tokens of the newly activated key.
+func (t *containerTable) forgetNMTokens() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.nmTokens)
+}

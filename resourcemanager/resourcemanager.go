@@ -1,6 +1,17 @@
 // Package resourcemanager is Bobbin's YARN ResourceManager: the services that speak YARN's
 // RPC protocols to clients, application masters and NodeManagers, and the state behind
 // them.
+//
+// State and locks. Each kind of state has one owner that holds its lock and is changed
+// only through the owner's methods: the application registry (appRegistry, apps.go:
+// applications and attempts), the node registry (nodeRegistry, nodes.go), the container
+// table (containerTable, containers.go), the node labels (labelStore) and the scheduling
+// engine (scheduler.Engine). No code outside an owner's methods touches its mutex
+// (TestStateOwnersKeepTheirLocks checks it). The lock order is: the application registry
+// first — its closures (withAttempt, with, each) may call the engine, the node registry and
+// the container table — and then any one of those; the engine, the node registry, the
+// container table and the labels never call out while holding their own lock, so they
+// never nest with each other.
 package resourcemanager
 
 import (
