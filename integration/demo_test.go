@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,70 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
-
-// bobbinCluster is `bobbin resourcemanager` and `bobbin nodemanager` processes sharing a
-// configuration directory, on loopback with free ports. It needs no Hadoop.
-type bobbinCluster struct {
-	confDir, rmAddr, schedAddr, adminAddr, logDir string
-	rm, nm                                        *daemon
-}
-
-func startBobbinCluster(t *testing.T, extra ...string) *bobbinCluster {
-	t.Helper()
-	dir := t.TempDir()
-	c := &bobbinCluster{confDir: filepath.Join(dir, "conf"), logDir: filepath.Join(dir, "nm-logs"),
-		rmAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), schedAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		adminAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	tracker := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	os.MkdirAll(c.confDir, 0o755)
-	props := map[string]string{
-		"yarn.resourcemanager.hostname":                           "127.0.0.1",
-		"yarn.resourcemanager.address":                            c.rmAddr,
-		"yarn.resourcemanager.scheduler.address":                  c.schedAddr,
-		"yarn.resourcemanager.resource-tracker.address":           tracker,
-		"yarn.resourcemanager.webapp.address":                     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "200",
-		"yarn.scheduler.minimum-allocation-mb":                    "128",
-		"yarn.nodemanager.hostname":                               "127.0.0.1",
-		"yarn.nodemanager.address":                                "127.0.0.1:0",
-		"yarn.nodemanager.webapp.address":                         fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"yarn.nodemanager.local-dirs":                             filepath.Join(dir, "nm-local"),
-		"yarn.nodemanager.log-dirs":                               c.logDir,
-		"yarn.nodemanager.resource.memory-mb":                     "2048",
-		"yarn.nodemanager.resource.cpu-vcores":                    "4",
-		"yarn.nodemanager.aux-services":                           "mapreduce_shuffle",
-		"mapreduce.shuffle.port":                                  "0",
-		"yarn.nodemanager.vmem-check-enabled":                     "false", // Go reserves ~1.7 GB of address space
-		"yarn.nodemanager.container-monitor.interval-ms":          "200",
-		"yarn.resourcemanager.admin.address":                      c.adminAddr,
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		props[extra[i]] = extra[i+1]
-	}
-	writeConf(t, c.confDir, props)
-	c.rm = startDaemon(t, "resourcemanager", "--conf", c.confDir)
-	c.rm.waitListening(t, tracker)
-	c.nm = startDaemon(t, "nodemanager", "--conf", c.confDir)
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(c.nm.Log(), "registered with the ResourceManager") {
-		if time.Now().After(deadline) {
-			t.Fatalf("NodeManager did not register:\n%s", c.nm.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return c
-}
-
-func (c *bobbinCluster) demo(t *testing.T, args ...string) (string, error) {
-	cmd := exec.Command(bobbinBinary(t), append([]string{"demo", "--rm", c.rmAddr, "--scheduler", c.schedAddr, "--timeout", "60s"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 // The demo application runs end to end on Bobbin's RM and NM as real processes: the RM's
 // launcher starts the Go AM (`bobbin demo-am`) through the NM, the AM gets three
@@ -147,35 +86,6 @@ func TestKillLeavesNoProcessBehind(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// containerProcesses lists the pids of live processes carrying the container marker of
-// an application's containers whose id ends with one of the suffixes ("" = any).
-func containerProcesses(app string, suffixes ...string) []string {
-	prefix := container.MarkerEnv + "=container_" + strings.TrimPrefix(app, "application_") + "_"
-	var out []string
-	entries, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, e := range entries {
-		b, err := os.ReadFile(e)
-		if err != nil {
-			continue
-		}
-		if st, _ := os.ReadFile(filepath.Join(filepath.Dir(e), "stat")); strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		for _, kv := range strings.Split(string(b), "\x00") {
-			if !strings.HasPrefix(kv, prefix) {
-				continue
-			}
-			for _, s := range suffixes {
-				if strings.HasSuffix(kv, s) {
-					out = append(out, filepath.Base(filepath.Dir(e)))
-					break
-				}
-			}
-		}
-	}
-	return out
 }
 
 // A NodeManager decommissioned by refreshNodes is sent SHUTDOWN and its daemon exits.

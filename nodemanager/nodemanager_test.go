@@ -24,6 +24,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -31,12 +32,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
-
-func quiet() *logrus.Entry {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return logrus.NewEntry(l)
-}
 
 // testLog keeps the daemons' logs and prints them only if the test fails.
 func testLog(t *testing.T) *logrus.Entry {
@@ -118,7 +113,7 @@ func newCluster(t *testing.T, extra ...string) *cluster {
 	}
 	t.Cleanup(func() { nm.Shutdown(context.Background()) })
 	ctx := context.Background()
-	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: quiet()})
+	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	t.Cleanup(func() { cl.Close() })
 	na, _ := cl.GetNewApplication(ctx)
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
@@ -126,7 +121,7 @@ func newCluster(t *testing.T, extra ...string) *cluster {
 		t.Fatal(err)
 	}
 	rep, _ := cl.GetApplicationReport(ctx, na.GetApplicationId())
-	am := amclient.New(amclient.Options{Addr: rm.SchedulerAddr().String(), Token: token.FromProto(rep.GetAmRmToken()), ConnectRetries: -1, Logger: quiet()})
+	am := amclient.New(amclient.Options{Addr: rm.SchedulerAddr().String(), Token: token.FromProto(rep.GetAmRmToken()), ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	t.Cleanup(func() { am.Close() })
 	if _, err := am.Register(ctx, "h", 0, ""); err != nil {
 		t.Fatal(err)
@@ -156,7 +151,7 @@ func (c *cluster) containers(t *testing.T, n int) []*yarnpb.ContainerProto {
 
 func (c *cluster) client() *nmclient.Client {
 	node := c.nm.NodeID()
-	return nmclient.New(node, c.att.String(), c.am.NMToken(node), quiet())
+	return nmclient.New(node, c.att.String(), c.am.NMToken(node), testutil.QuietLogger())
 }
 
 func containerClass(err error) string {
@@ -199,7 +194,7 @@ func TestStartValidatesTokensAndAuxServices(t *testing.T) {
 	// Another application's NMToken cannot start this app's container.
 	other := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: c.att.App.ClusterTimestamp, ID: c.att.App.ID + 1}, Attempt: 1}
 	// Without an NMToken the NM refuses the connection, as the Java NM's SASL does.
-	anon := nmclient.New(c.nm.NodeID(), other.String(), nil, quiet())
+	anon := nmclient.New(c.nm.NodeID(), other.String(), nil, testutil.QuietLogger())
 	defer anon.Close()
 	if _, err := anon.Start(ctx, clc, ctrs[1]); !strings.Contains(containerClass(err), "SIMPLE authentication is not enabled.  Available:[TOKEN]") {
 		t.Fatalf("no NMToken: %v", err)
@@ -322,7 +317,7 @@ func TestDiskHealth(t *testing.T) {
 	c := conf.New()
 	c.Set("yarn.nodemanager.local-dirs", filepath.Join(dir, "good")+","+notADir)
 	c.Set("yarn.nodemanager.log-dirs", filepath.Join(notADir, "logs"))
-	nm, err := New(Options{Conf: c, Logger: quiet()})
+	nm, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +328,7 @@ func TestDiskHealth(t *testing.T) {
 	}
 	c.Set("yarn.nodemanager.log-dirs", filepath.Join(dir, "logs"))
 	c.Set("yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb", "999999999")
-	nm, _ = New(Options{Conf: c, Logger: quiet()})
+	nm, _ = New(Options{Conf: c, Logger: testutil.QuietLogger()})
 	if h := nm.checkDisks(); h.healthy() || !strings.Contains(h.report, "free space below limit of 999999999MB") {
 		t.Fatalf("%+v", h)
 	}
@@ -394,7 +389,7 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	if m := get("/metrics"); !strings.Contains(m, `"nm.borrowed.Evictions":{"count":1}`) || !strings.Contains(m, "nm.borrowed.ExternalCpuShare") {
 		t.Errorf("metrics: %s", m)
 	}
-	cl := rmclient.New(c.rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: quiet()})
+	cl := rmclient.New(c.rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer cl.Close()
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		nodes, err := cl.GetClusterNodes(context.Background())

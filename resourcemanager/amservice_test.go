@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -16,7 +17,7 @@ import (
 )
 
 func amClient(t *testing.T, rm *ResourceManager, tok *token.Token) *rpc.Client {
-	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.SchedulerAddr().String(), Protocol: protocol.ApplicationMaster, User: "alice", Token: tok, ConnectRetries: -1, Logger: quiet()})
+	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.SchedulerAddr().String(), Protocol: protocol.ApplicationMaster, User: "alice", Token: tok, ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

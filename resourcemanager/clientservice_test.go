@@ -3,28 +3,21 @@ package resourcemanager
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
-
-func quiet() *logrus.Entry {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return logrus.NewEntry(l)
-}
 
 func testConf(kv ...string) *conf.Configuration {
 	c := conf.New()
@@ -59,14 +52,14 @@ func startRMWithClock(t *testing.T, c *conf.Configuration, now func() time.Time)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, err := New(Options{Conf: c, Queues: queues, Logger: quiet(), Now: now})
+	rm, err := New(Options{Conf: c, Queues: queues, Logger: testutil.QuietLogger(), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rm.Start(); err != nil {
 		t.Fatal(err)
 	}
-	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: quiet()})
+	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	t.Cleanup(func() {
 		cl.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -212,7 +205,7 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 		"resource type yarn.io/gpu is listed twice":                                          {"yarn.resource-types", "yarn.io/gpu,yarn.io/gpu"},
 	}
 	for want, kv := range cases {
-		_, err := New(Options{Conf: testConf(kv...), Logger: quiet()})
+		_, err := New(Options{Conf: testConf(kv...), Logger: testutil.QuietLogger()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: %v", kv, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
@@ -62,7 +63,7 @@ func newSimCluster(t *testing.T, c *conf.Configuration, nodes int, am amFunc) *s
 
 func (sc *simCluster) addNode(opts nmsim.Options) *nmsim.NodeManager {
 	sc.t.Helper()
-	opts.TrackerAddr, opts.Serve, opts.Run, opts.Logger = sc.rm.TrackerAddr().String(), true, sc.run, quiet()
+	opts.TrackerAddr, opts.Serve, opts.Run, opts.Logger = sc.rm.TrackerAddr().String(), true, sc.run, testutil.QuietLogger()
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 20 * time.Millisecond
 	}
@@ -89,7 +90,7 @@ func (sc *simCluster) run(ctx context.Context, l *nmsim.Launch) (int32, string) 
 	if err != nil {
 		return 1, err.Error()
 	}
-	am := amclient.New(amclient.Options{Addr: sc.rm.SchedulerAddr().String(), Token: tok, User: l.Env["USER"], ConnectRetries: -1, Logger: quiet()})
+	am := amclient.New(amclient.Options{Addr: sc.rm.SchedulerAddr().String(), Token: tok, User: l.Env["USER"], ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer am.Close()
 	sc.mu.Lock()
 	f := sc.am
@@ -199,7 +200,7 @@ func startOn(ctx context.Context, am *amclient.Client, att records.AttemptID, c 
 	if tok == nil {
 		return fmt.Errorf("no NMToken for %s", node)
 	}
-	nm := rpc.NewClient(rpc.ClientOptions{Addr: node, Protocol: protocol.ContainerManagement, User: att.String(), Token: tok, ConnectRetries: -1, Logger: quiet()})
+	nm := rpc.NewClient(rpc.ClientOptions{Addr: node, Protocol: protocol.ContainerManagement, User: att.String(), Token: tok, ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer nm.Close()
 	var resp yarnpb.StartContainersResponseProto
 	if err := nm.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
@@ -454,7 +455,7 @@ func TestMasterKeysRoll(t *testing.T) {
 }
 
 func TestKeyRollingMustExceedThreeLivenessIntervals(t *testing.T) {
-	_, err := New(Options{Conf: testConf(keyAMRMRoll, "60", "yarn.am.liveness-monitor.expiry-interval-ms", "600000"), Logger: quiet()})
+	_, err := New(Options{Conf: testConf(keyAMRMRoll, "60", "yarn.am.liveness-monitor.expiry-interval-ms", "600000"), Logger: testutil.QuietLogger()})
 	if err == nil || !strings.Contains(err.Error(), keyAMRMRoll) || !strings.Contains(err.Error(), "should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms") {
 		t.Fatalf("err = %v", err)
 	}
@@ -469,7 +470,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	sc := newSimCluster(t, testConf("yarn.resourcemanager.nodes.exclude-path", exclude), 0, nil)
 	start := func(host string) (*nmsim.NodeManager, error) {
 		return nmsim.Start(nmsim.Options{TrackerAddr: sc.rm.TrackerAddr().String(), Host: host, Port: 45454, MemoryMB: 4096, VCores: 4,
-			Heartbeat: 20 * time.Millisecond, Logger: quiet()})
+			Heartbeat: 20 * time.Millisecond, Logger: testutil.QuietLogger()})
 	}
 	if _, err := start("node-x"); err == nil || !strings.Contains(err.Error(), "Disallowed NodeManager from  node-x") {
 		t.Fatalf("excluded host registered: %v", err)
@@ -504,7 +505,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	}
 	// Then an immediate refresh for node-b (2.7 clients only know this kind).
 	var resp yarnpb.RefreshNodesResponseProto
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer adm.Close()
 	if err := adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &resp); err != nil {
 		t.Fatal(err)
@@ -540,7 +541,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 func TestNodeLabelAdministration(t *testing.T) {
 	sc := newSimCluster(t, testConf("yarn.node-labels.enabled", "true"), 0, nil)
 	nm := sc.addNode(nmsim.Options{MemoryMB: 4096, VCores: 4})
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer adm.Close()
 	ctx := context.Background()
 	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"},
@@ -591,7 +592,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 	}
 	// Disabled labels: the Java RM's refusal.
 	off := newSimCluster(t, testConf(), 0, nil)
-	adm2 := rpc.NewClient(rpc.ClientOptions{Addr: off.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm2 := rpc.NewClient(rpc.ClientOptions{Addr: off.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer adm2.Close()
 	re = remote(t, adm2.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
 	if !strings.Contains(re.Message, "yarn.node-labels.enabled") {
@@ -693,7 +694,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 		t.Fatalf("finish range matched a running app: %d", len(apps))
 	}
 	// updateNodeResource.
-	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: quiet()})
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer adm.Close()
 	if err := adm.Call(ctx, "updateNodeResource", &yarnpb.UpdateNodeResourceRequestProto{NodeResourceMap: []*yarnpb.NodeResourceMapProto{{NodeId: sc.nms[0].NodeID(),
 		ResourceOption: &yarnpb.ResourceOptionProto{Resource: &yarnpb.ResourceProto{Memory: proto.Int64(16384), VirtualCores: proto.Int32(16)}}}}},

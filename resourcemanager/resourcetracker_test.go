@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -21,7 +22,7 @@ type fakeNM struct {
 }
 
 func newFakeNM(t *testing.T, rm *ResourceManager, port int32) *fakeNM {
-	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.TrackerAddr().String(), Protocol: protocol.ResourceTracker, User: "yarn", ConnectRetries: -1, Logger: quiet()})
+	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.TrackerAddr().String(), Protocol: protocol.ResourceTracker, User: "yarn", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	t.Cleanup(func() { c.Close() })
 	return &fakeNM{t: t, c: c, id: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(port)}}
 }

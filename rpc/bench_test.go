@@ -5,15 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"google.golang.org/protobuf/proto"
 )
 
 // BenchmarkCallLoopback measures one echo call over a real loopback socket, one caller.
 func BenchmarkCallLoopback(b *testing.B) {
-	s := NewServer(ServerOptions{Logger: quietLogger()})
+	s := NewServer(ServerOptions{Logger: testutil.QuietLogger()})
 	s.Register(echoProtocol())
 	benchServe(b, s)
-	c := NewClient(ClientOptions{Addr: s.Addr().String(), Protocol: testProtocol, User: "bench", ConnectRetries: -1, Logger: quietLogger()})
+	c := NewClient(ClientOptions{Addr: s.Addr().String(), Protocol: testProtocol, User: "bench", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer c.Close()
 	req := &echoReq{QueueName: proto.String("q")}
 	ctx := context.Background()
@@ -29,10 +30,10 @@ func BenchmarkCallLoopback(b *testing.B) {
 // BenchmarkCallLoopbackParallel measures calls multiplexed on one connection by many
 // goroutines, as an AM's allocate and many clients' reports share a server.
 func BenchmarkCallLoopbackParallel(b *testing.B) {
-	s := NewServer(ServerOptions{Logger: quietLogger()})
+	s := NewServer(ServerOptions{Logger: testutil.QuietLogger()})
 	s.Register(echoProtocol())
 	benchServe(b, s)
-	c := NewClient(ClientOptions{Addr: s.Addr().String(), Protocol: testProtocol, User: "bench", ConnectRetries: -1, Logger: quietLogger()})
+	c := NewClient(ClientOptions{Addr: s.Addr().String(), Protocol: testProtocol, User: "bench", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer c.Close()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
@@ -66,15 +66,9 @@ func echoProtocol() *Protocol {
 	}}
 }
 
-func quietLogger() *logrus.Entry {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return logrus.NewEntry(l)
-}
-
 func startServer(t *testing.T, opts ServerOptions) *Server {
 	t.Helper()
-	opts.Logger = quietLogger()
+	opts.Logger = testutil.QuietLogger()
 	s := NewServer(opts)
 	s.Register(echoProtocol())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -109,7 +103,7 @@ func newTestClient(t *testing.T, s *Server, opts ClientOptions) *Client {
 		opts.User = "alice"
 	}
 	opts.ConnectRetries = -1
-	opts.Logger = quietLogger()
+	opts.Logger = testutil.QuietLogger()
 	c := NewClient(opts)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -264,11 +258,11 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 }
 
 func TestShutdownAnswersCallsInFlight(t *testing.T) {
-	s := NewServer(ServerOptions{Logger: quietLogger()})
+	s := NewServer(ServerOptions{Logger: testutil.QuietLogger()})
 	s.Register(echoProtocol())
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go s.Serve(ln)
-	c := NewClient(ClientOptions{Addr: ln.Addr().String(), Protocol: testProtocol, User: "u", ConnectRetries: -1, Logger: quietLogger()})
+	c := NewClient(ClientOptions{Addr: ln.Addr().String(), Protocol: testProtocol, User: "u", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer c.Close()
 	res := make(chan error, 1)
 	go func() {
@@ -457,7 +451,7 @@ func TestClientConnectRetriesAreBounded(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	c := NewClient(ClientOptions{Addr: addr, Protocol: testProtocol, User: "u", ConnectRetries: 2, RetryInterval: 10 * time.Millisecond, Logger: quietLogger()})
+	c := NewClient(ClientOptions{Addr: addr, Protocol: testProtocol, User: "u", ConnectRetries: 2, RetryInterval: 10 * time.Millisecond, Logger: testutil.QuietLogger()})
 	defer c.Close()
 	start := time.Now()
 	err := c.Call(context.Background(), "echo", &echoReq{}, &echoResp{})
@@ -481,7 +475,7 @@ func FuzzServerConn(f *testing.F) {
 	f.Add(captureBytes()[7:])
 	sm := testSecrets{key: []byte("k")}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		srv := NewServer(ServerOptions{SecretManager: sm, Logger: quietLogger(), MaxDataLength: 1 << 16})
+		srv := NewServer(ServerOptions{SecretManager: sm, Logger: testutil.QuietLogger(), MaxDataLength: 1 << 16})
 		srv.Register(echoProtocol())
 		a, b := net.Pipe()
 		c := newServerConn(srv, a)

@@ -3,23 +3,15 @@ package rmbench_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
 	"github.com/bobbin-yarn/bobbin/tools/rmbench"
 )
-
-func quiet() *logrus.Entry {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return logrus.NewEntry(l)
-}
 
 // TestRunAgainstBobbinRM drives a real in-process ResourceManager over its sockets for a
 // short window: every node registers and heartbeats, every AM is admitted with its
@@ -37,7 +29,7 @@ func runAgainstBobbinRM(t *testing.T, conns int) {
 	for _, k := range []string{"address", "resource-tracker.address", "scheduler.address", "admin.address", "webapp.address"} {
 		c.Set("yarn.resourcemanager."+k, "127.0.0.1:0")
 	}
-	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: quiet()})
+	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: testutil.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +48,7 @@ func runAgainstBobbinRM(t *testing.T, conns int) {
 	res, err := rmbench.Run(ctx, rmbench.Options{TrackerAddr: rm.TrackerAddr().String(), ClientAddr: rm.ClientAddr().String(),
 		SchedulerAddr: rm.SchedulerAddr().String(), Nodes: 8, Apps: 3, Duration: 3 * time.Second,
 		Heartbeat: 200 * time.Millisecond, AMInterval: 200 * time.Millisecond, ContainerTime: 300 * time.Millisecond,
-		AsksPerApp: 5, FirstPort: 30000, RMPid: os.Getpid(), TrackerConnections: conns, Logger: quiet()})
+		AsksPerApp: 5, FirstPort: 30000, RMPid: os.Getpid(), TrackerConnections: conns, Logger: testutil.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

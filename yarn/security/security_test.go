@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
@@ -20,15 +19,9 @@ import (
 
 var att = records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1732269000000, ID: 1}, Attempt: 1}
 
-func quiet() *logrus.Entry {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return logrus.NewEntry(l)
-}
-
 // serve runs a token-only IPC server whose one method reports the caller.
 func serve(t *testing.T, sm rpc.SecretManager) string {
-	s := rpc.NewServer(rpc.ServerOptions{SecretManager: sm, TokenRequired: true, Logger: quiet()})
+	s := rpc.NewServer(rpc.ServerOptions{SecretManager: sm, TokenRequired: true, Logger: testutil.QuietLogger()})
 	s.Register(&rpc.Protocol{Name: "test.WhoAmI", Version: 1, Methods: map[string]rpc.Method{
 		"who": rpc.Unary(func(ctx context.Context, _ *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
 			c, _ := rpc.CallerFrom(ctx)
@@ -45,7 +38,7 @@ func serve(t *testing.T, sm rpc.SecretManager) string {
 }
 
 func who(t *testing.T, addr string, tok *token.Token) (string, error) {
-	c := rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: "test.WhoAmI", Token: tok, ConnectRetries: -1, Logger: quiet()})
+	c := rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: "test.WhoAmI", Token: tok, ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -9,7 +9,7 @@ import (
 
 func run(t *testing.T, name, strategy string) *Report {
 	t.Helper()
-	tr, err := LoadTrace(filepath.Join("..", "..", "..", "integration", "testdata", "traces", name))
+	tr, err := LoadTrace(filepath.Join("testdata", "traces", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestTraceConservativeBackfill(t *testing.T) {
 	if s["w1"].Time != 100 || s["w2"].Time != 150 || s["short"].Time < 150 {
 		t.Fatalf("starts w1=%v w2=%v short=%v", s["w1"].Time, s["w2"].Time, s["short"].Time)
 	}
-	easy, err := LoadTrace(filepath.Join("..", "..", "..", "integration", "testdata", "traces", "conservative-backfill.json"))
+	easy, err := LoadTrace(filepath.Join("testdata", "traces", "conservative-backfill.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
