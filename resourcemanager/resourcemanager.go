@@ -279,6 +279,7 @@ type ResourceManager struct {
 	nodeAdminMu sync.Mutex
 	hosts       *hostLists // replaced by refreshNodes
 	rollers     []*keyRoller
+	stepMu      sync.Mutex // one Step at a time (the monitor's, or a test's)
 }
 
 // New builds a ResourceManager from configuration; nothing listens until Start.

@@ -171,20 +171,29 @@ func (rm *ResourceManager) monitor(ctx context.Context) {
 		case <-t.C:
 		}
 		now := rm.opts.Now()
-		for _, key := range rm.nodes.expire(now, rm.settings.NMExpiry) {
-			rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
-			rm.nodeLost(key, "Container released on a *lost* node")
-		}
-		rm.expireAttempts(now)
-		rm.expireAllocations(now)
-		rm.expireLifetimes(now)
-		rm.checkDecommissioning(now)
-		rm.rollKeys(now)
+		rm.Step(now)
 		if now.Sub(lastStats) >= time.Second {
 			lastStats = now
 			rm.metrics.observe(rm.engine.Stats())
 		}
 	}
+}
+
+// Step runs the RM's clocks once at now: NodeManager liveness, AM liveness, unused
+// allocations, application lifetimes, graceful decommissions and master-key rolls. The
+// monitor calls it on every tick; tests with an injected clock call it directly.
+func (rm *ResourceManager) Step(now time.Time) {
+	rm.stepMu.Lock() // the key rollers' schedules are the monitor's own state
+	defer rm.stepMu.Unlock()
+	for _, key := range rm.nodes.expire(now, rm.settings.NMExpiry) {
+		rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
+		rm.nodeLost(key, "Container released on a *lost* node")
+	}
+	rm.expireAttempts(now)
+	rm.expireAllocations(now)
+	rm.expireLifetimes(now)
+	rm.checkDecommissioning(now)
+	rm.rollKeys(now)
 }
 
 // applyMeasurements takes what a Bobbin NodeManager measured of itself: the capacity a
