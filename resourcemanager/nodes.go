@@ -269,7 +269,6 @@ func (r *nodeRegistry) beat(key string, req *yarnpb.NodeHeartbeatRequestProto, n
 	v.resized, v.relabelled = n.applyMeasurements(req)
 	v.state, v.capability, v.autoLabels = n.state, n.capability, n.autoLabels
 	return v
-
 }
 
 // setLastResponse keeps a node's last heartbeat answer, to answer a retried heartbeat
