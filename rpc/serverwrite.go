@@ -1,0 +1,70 @@
+package rpc
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+)
+
+func (c *serverConn) writeSuccess(caller *Caller, resp proto.Message) {
+	h := &commonpb.RpcResponseHeaderProto{
+		CallId:              wireCallID(caller.CallID),
+		Status:              commonpb.RpcResponseHeaderProto_SUCCESS.Enum(),
+		ServerIpcVersionNum: proto.Uint32(CurrentVersion),
+		ClientId:            caller.ClientID,
+		RetryCount:          proto.Int32(caller.RetryCount),
+	}
+	pkt, err := AppendFrame(nil, h, resp)
+	if err != nil {
+		c.writeError(caller.CallID, caller.ClientID, caller.RetryCount, &RemoteError{Class: ClassRpcServerException,
+			Code: commonpb.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, Message: fmt.Sprintf("Error serializing response: %v", err)})
+		return
+	}
+	c.writeRaw(pkt)
+}
+
+func (c *serverConn) writeError(callID int32, clientID []byte, retry int32, re *RemoteError) {
+	status := commonpb.RpcResponseHeaderProto_ERROR
+	if re.Fatal {
+		status = commonpb.RpcResponseHeaderProto_FATAL
+	}
+	code := re.Code
+	if code == 0 {
+		code = commonpb.RpcResponseHeaderProto_ERROR_APPLICATION
+	}
+	h := &commonpb.RpcResponseHeaderProto{
+		CallId:              wireCallID(callID),
+		Status:              status.Enum(),
+		ServerIpcVersionNum: proto.Uint32(CurrentVersion),
+		ExceptionClassName:  proto.String(re.Class),
+		ErrorMsg:            proto.String(re.Message),
+		ErrorDetail:         code.Enum(),
+		ClientId:            clientID,
+		RetryCount:          proto.Int32(retry),
+	}
+	pkt, err := AppendFrame(nil, h)
+	if err != nil {
+		return
+	}
+	c.writeRaw(pkt)
+}
+
+// writeRaw writes a whole packet under the connection's write lock. Write errors mean the
+// peer is gone; the reader notices and closes.
+func (c *serverConn) writeRaw(p []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.nc.SetWriteDeadline(time.Now().Add(time.Minute))
+	_, err := c.nc.Write(p)
+	return err
+}
+
+// wireCallID encodes a call id for the response header, whose callId is uint32: negative
+// ids travel as their two's-complement bit pattern, which the Java client accepts.
+func wireCallID(id int32) *uint32 {
+	v := uint32(id)
+	return &v
+}
