@@ -12,10 +12,12 @@ build:
 	$(GO) build -o $(BIN) ./cmd/bobbin
 
 # The whole suite: formatting, vet, generated code up to date, race-enabled tests
-# (which include the fuzz seed corpora) and the integration tests (which skip with a
-# message when HADOOP_HOME is unset).
+# (which include the fuzz seed corpora), then the integration tests (which skip with a
+# message when the real Hadoop distributions are absent). The integration tests run
+# after the others, not beside them: the borrowed-server tests measure the host's load.
 test: fmt-check vet proto-check
-	$(GO) test -race -count=1 -timeout 25m ./...
+	$(GO) test -race -count=1 -timeout 10m $$($(GO) list ./... | grep -v '/integration$$')
+	$(GO) test -race -count=1 -timeout 25m ./integration/
 
 vet:
 	$(GO) vet ./...
