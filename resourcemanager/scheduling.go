@@ -57,7 +57,21 @@ func (rm *ResourceManager) kickScheduler() {
 // schedulePass turns the engine's allocations into YARN containers with container tokens,
 // queued for their attempts' next allocate.
 func (rm *ResourceManager) schedulePass() {
-	res := rm.engine.Schedule(0)
+	// Slices of one consistent engine pass each; the RPC handlers get the engine between
+	// them, so none waits for a whole busy pass.
+	for {
+		res := rm.engine.Schedule(scheduler.SliceSize)
+		rm.applyPlan(res)
+		if len(res.Allocations) < scheduler.SliceSize {
+			return
+		}
+	}
+}
+
+// applyPlan makes one engine pass real: containers with their tokens for the allocations
+// (an allocation that cannot become one is released back to the engine), and the
+// preemptions sent to AMs and NodeManagers.
+func (rm *ResourceManager) applyPlan(res scheduler.Result) {
 	// One log line per application and container size per pass, naming every container
 	// and its node: at thousands of allocations a second a line per container cost the RM
 	// a fifth of its CPU, and a grep for a container id still finds its line.

@@ -82,9 +82,10 @@ type partition struct {
 }
 
 // Engine is the scheduling engine. All methods are safe for concurrent use. Lock rule:
-// e.mu guards all engine state; one scheduling step (one allocation) sees one state, and a
-// long Schedule pass releases the lock every lockSlice allocations so the RM's RPC
-// handlers (UpdateAsks, Release, node updates) wait for a slice, never a whole pass.
+// e.mu guards all engine state, and each call — a whole Schedule pass included — sees one
+// consistent state. A caller that must not hold other callers off for long (the RM, whose
+// RPC handlers update asks and nodes) bounds each pass with Schedule's max (SliceSize) and
+// calls again.
 type Engine struct {
 	cfg Config
 
@@ -181,9 +182,9 @@ func (e *Engine) partition(name string) *partition {
 	return p
 }
 
-// lockSlice is how many allocations a pass makes before it lets other callers take the
-// engine lock.
-const lockSlice = 256
+// SliceSize is how many allocations the RM asks of one Schedule call before it lets its
+// RPC handlers at the engine again.
+const SliceSize = 256
 
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }

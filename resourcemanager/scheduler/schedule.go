@@ -24,15 +24,7 @@ func (e *Engine) Schedule(max int) Result {
 	for _, n := range names {
 		active[n] = true
 	}
-	sliceStart := len(res.Allocations)
 	for max <= 0 || len(res.Allocations) < max {
-		if len(res.Allocations)-sliceStart >= lockSlice {
-			// Let RPC handlers (asks, releases, node updates) in between slices of a long
-			// pass, so none waits for a whole pass; the pass goes on with what they changed.
-			e.mu.Unlock()
-			e.mu.Lock()
-			sliceStart = len(res.Allocations)
-		}
 		placed := false
 		for _, pn := range names {
 			if !active[pn] {
