@@ -102,7 +102,9 @@ func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 		// not to (yarn.resourcemanager.scheduler.monitor.enable=false).
 		c.nmProps = func(_ int, props map[string]string) { props["bobbin.scheduler.preemption.enabled"] = "false" }
 		name := map[bool]string{true: "apache", false: "bobbin"}[apacheRM]
-		out, err := c.run(t, 6*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))
+		// Each yarn command starts a JVM: with another test's cluster beside this one
+		// (t.Parallel) the script's 20-odd commands take minutes.
+		out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))
 		if err != nil || !strings.Contains(out, "=== list") {
 			t.Fatalf("%s RM: %v\n%s\nRM log:\n%s", name, err, out, c.logTail("rm.log", 40))
 		}
