@@ -2,8 +2,14 @@ package integration
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,5 +61,90 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("only %d packages checked: go list output not understood", checked)
+	}
+}
+
+// TestStateOwnersKeepTheirLocks: a mutex field is locked only by a method of its own type,
+// on its receiver (x.mu.Lock() inside func (x *T)); code that needs another owner's state
+// calls that owner's methods (resourcemanager's package comment gives the lock order).
+func TestStateOwnersKeepTheirLocks(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "hadoop-proto" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		af, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range af.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			recv := ""
+			if fd.Recv != nil && len(fd.Recv.List) > 0 && len(fd.Recv.List[0].Names) > 0 {
+				recv = fd.Recv.List[0].Names[0].Name
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || (sel.Sel.Name != "Lock" && sel.Sel.Name != "RLock") {
+					return true
+				}
+				mu, ok := sel.X.(*ast.SelectorExpr)
+				if !ok || mu.Sel.Name != "mu" {
+					return true
+				}
+				checked++
+				if owner, ok := mu.X.(*ast.Ident); !ok || owner.Name != recv {
+					t.Errorf("%s: %s locks another owner's mutex; call a method of its owner instead", fset.Position(call.Pos()), fd.Name.Name)
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 50 {
+		t.Fatalf("only %d lock calls found: the check does not see the module", checked)
+	}
+}
+
+// TestNoLargeFiles: no hand-written Go file over 600 lines; split a file by job instead.
+func TestNoLargeFiles(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasSuffix(path, ".pb.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(b), "\n"); n > 600 {
+			t.Errorf("%s has %d lines (over 600)", path, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

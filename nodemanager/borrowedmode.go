@@ -105,22 +105,7 @@ func (nm *NodeManager) observeHost() {
 	}
 	d := h.meter.Observe(borrowed.Reading{At: nm.opts.Now(), Host: host, Containers: readings})
 
-	h.mu.Lock()
-	prev, had := h.last, h.have
-	h.last, h.have = d, true
-	p := historyPoint{Time: d.At.UnixMilli(), ExternalCPU: d.Shares.ExternalCPU, JobCPU: d.Shares.JobCPU, FreeCPU: d.Shares.FreeCPU,
-		ExternalMem: d.Shares.ExternalMem, JobMem: d.Shares.JobMem, FreeMem: d.Shares.FreeMem, AvgExternalCPU: d.AvgExternalCPU,
-		VCores: d.VCores, MemoryMB: d.MemoryMB, Schedulable: d.Schedulable, Reason: d.Reason, Labels: d.Labels}
-	for _, e := range d.Evict {
-		p.Evicted = append(p.Evicted, e.ID)
-	}
-	if len(h.history) < h.settings.HistorySize {
-		h.history = append(h.history, p)
-	} else {
-		h.history[h.next] = p
-		h.next = (h.next + 1) % len(h.history)
-	}
-	h.mu.Unlock()
+	prev, had := h.record(d)
 
 	h.gExtCPU.Update(d.Shares.ExternalCPU)
 	h.gJobCPU.Update(d.Shares.JobCPU)
@@ -188,13 +173,40 @@ func (nm *NodeManager) serveBorrowed(w http.ResponseWriter, _ *http.Request) {
 			"message": "borrowed mode and automatic labels are off (bobbin.nodemanager.borrowed.enabled, bobbin.nodemanager.auto-labels.enabled)"}})
 		return
 	}
-	h.mu.Lock()
-	hist := make([]historyPoint, 0, len(h.history))
-	hist = append(hist, h.history[h.next:]...)
-	hist = append(hist, h.history[:h.next]...)
-	h.mu.Unlock()
+	hist := h.historyInOrder()
 	json.NewEncoder(w).Encode(map[string]any{"borrowed": map[string]any{
 		"enabled": h.settings.Meter.Borrowed, "autoLabels": h.settings.Meter.AutoLabels,
 		"intervalMs": h.settings.Interval.Milliseconds(), "configuredVCores": h.settings.Meter.VCores,
 		"configuredMemoryMB": h.settings.Meter.MemoryMB, "history": hist}})
+}
+
+// record keeps a measurement's decision as the latest and in the history ring, and
+// returns the decision before it (had: there was one).
+func (h *hostMeter) record(d borrowed.Decision) (prev borrowed.Decision, had bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	prev, had = h.last, h.have
+	h.last, h.have = d, true
+	p := historyPoint{Time: d.At.UnixMilli(), ExternalCPU: d.Shares.ExternalCPU, JobCPU: d.Shares.JobCPU, FreeCPU: d.Shares.FreeCPU,
+		ExternalMem: d.Shares.ExternalMem, JobMem: d.Shares.JobMem, FreeMem: d.Shares.FreeMem, AvgExternalCPU: d.AvgExternalCPU,
+		VCores: d.VCores, MemoryMB: d.MemoryMB, Schedulable: d.Schedulable, Reason: d.Reason, Labels: d.Labels}
+	for _, e := range d.Evict {
+		p.Evicted = append(p.Evicted, e.ID)
+	}
+	if len(h.history) < h.settings.HistorySize {
+		h.history = append(h.history, p)
+	} else {
+		h.history[h.next] = p
+		h.next = (h.next + 1) % len(h.history)
+	}
+	return prev, had
+}
+
+// historyInOrder is the measurement history, oldest first.
+func (h *hostMeter) historyInOrder() []historyPoint {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hist := make([]historyPoint, 0, len(h.history))
+	hist = append(hist, h.history[h.next:]...)
+	return append(hist, h.history[:h.next]...)
 }

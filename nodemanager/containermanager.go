@@ -79,10 +79,7 @@ func (nm *NodeManager) servicesMetaData() []*yarnpb.StringBytesMapProto {
 
 func (m *containerManager) startContainers(ctx context.Context, req *yarnpb.StartContainersRequestProto) (*yarnpb.StartContainersResponseProto, error) {
 	nm := m.nm
-	nm.mu.Lock()
-	ready := nm.registered
-	nm.mu.Unlock()
-	if !ready {
+	if !nm.isRegistered() {
 		return nil, rpc.Errorf(exceptions.NMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
 	}
 	who, err := m.caller(ctx)
@@ -114,10 +111,7 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	cid := records.ContainerIDFromProto(cidp)
 	now := nm.opts.Now().UnixMilli()
 	key, known := nm.keys.ContainerKey(ident.GetMasterKeyId())
-	nm.mu.Lock()
-	rmID, nodeID := nm.rmIdentifier, nm.nodeID
-	_, dup := nm.containers[cid]
-	nm.mu.Unlock()
+	rmID, nodeID, dup := nm.startCheck(cid)
 	switch {
 	case !known || string(token.Password(key, tok.Identifier)) != string(tok.Password):
 		return cidp, failure(cidp, rpc.ClassInvalidToken, "Invalid container token used for starting container on : %s", nodeID)
@@ -151,17 +145,10 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	ctx, cancel := context.WithCancel(nm.ctx)
 	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid,
 		cancel: cancel, done: make(chan struct{})}
-	nm.mu.Lock()
-	if _, dup := nm.containers[cid]; dup {
-		nm.mu.Unlock()
+	if !nm.addContainer(c, app) {
 		cancel()
 		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
-	nm.containers[cid] = c
-	if _, ok := nm.apps[app]; !ok {
-		nm.apps[app] = &nmApp{id: app, user: user}
-	}
-	nm.mu.Unlock()
 	nm.log.WithFields(map[string]any{"container": cid.String(), "application": app.String(), "user": user}).Info("start container request")
 	nm.spawn(func() {
 		defer cancel()
@@ -214,13 +201,7 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
-		m.nm.mu.Lock()
-		c, ok := m.nm.containers[id]
-		var st *yarnpb.ContainerStatusProto
-		if ok {
-			st = c.statusLocked()
-		}
-		m.nm.mu.Unlock()
+		st, ok := m.nm.containerStatus(id)
 		if !ok {
 			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
@@ -248,3 +229,38 @@ func startShuffle(nm *NodeManager) (*shuffleServer, error) {
 func (s *shuffleServer) metadata() []byte { return shuffle.Metadata(s.srv.Port()) }
 
 func (s *shuffleServer) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// startCheck is what a start request is checked against: the RM's identifier, this
+// node's id, and whether the container is already here.
+func (nm *NodeManager) startCheck(id records.ContainerID) (rmIdentifier int64, nodeID string, dup bool) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	_, dup = nm.containers[id]
+	return nm.rmIdentifier, nm.nodeID, dup
+}
+
+// addContainer takes a new container (and its application, the first time); false if the
+// container is already here.
+func (nm *NodeManager) addContainer(c *nmContainer, app records.ApplicationID) bool {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	if _, dup := nm.containers[c.id]; dup {
+		return false
+	}
+	nm.containers[c.id] = c
+	if _, ok := nm.apps[app]; !ok {
+		nm.apps[app] = &nmApp{id: app, user: c.user}
+	}
+	return true
+}
+
+// containerStatus is a container's status, if it is here.
+func (nm *NodeManager) containerStatus(id records.ContainerID) (*yarnpb.ContainerStatusProto, bool) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	c, ok := nm.containers[id]
+	if !ok {
+		return nil, false
+	}
+	return c.statusLocked(), true
+}

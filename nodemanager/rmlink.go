@@ -34,17 +34,13 @@ func newRMLink(nm *NodeManager) *rmLink {
 }
 
 func (l *rmLink) nodeID() *yarnpb.NodeIdProto {
-	nm := l.nm
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
-	return &yarnpb.NodeIdProto{Host: proto.String(nm.settings.Host), Port: proto.Int32(nm.port)}
+	port, _ := l.nm.ports()
+	return &yarnpb.NodeIdProto{Host: proto.String(l.nm.settings.Host), Port: proto.Int32(port)}
 }
 
 func (l *rmLink) register(ctx context.Context) error {
 	nm := l.nm
-	nm.mu.Lock()
-	httpPort := nm.httpPort
-	nm.mu.Unlock()
+	_, httpPort := nm.ports()
 	var resp yarnpb.RegisterNodeManagerResponseProto
 	err := l.rt.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: l.nodeID(), HttpPort: proto.Int32(httpPort),
 		Resource:  nm.settings.Types.Proto(nm.settings.Offer),
@@ -55,10 +51,8 @@ func (l *rmLink) register(ctx context.Context) error {
 	if resp.GetNodeAction() == yarnpb.NodeActionProto_SHUTDOWN {
 		return fmt.Errorf("nodemanager: the ResourceManager refused the node: %s", resp.GetDiagnosticsMessage())
 	}
-	nm.mu.Lock()
-	nm.registered, nm.rmIdentifier = true, resp.GetRmIdentifier()
+	nm.setRegistered(true, resp.GetRmIdentifier())
 	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
-	nm.mu.Unlock()
 	l.responseID = 0
 	nm.log.WithFields(map[string]any{"rm_identifier": resp.GetRmIdentifier(), "rm_version": resp.GetRmVersion()}).Info("registered with the ResourceManager")
 	return nil
@@ -86,13 +80,10 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	statuses, completed := nm.containerStatuses()
 	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: statuses}
 	l.util.sample(nm, st, nm.opts.Now())
-	nm.mu.Lock()
-	st.NodeHealthStatus = &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(nm.disks.healthy()), HealthReport: proto.String(nm.disks.report),
-		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
+	st.NodeHealthStatus = nm.healthStatus()
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
 	nm.heartbeatExtras(req)
 	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = nm.keys.LastKnown()
-	nm.mu.Unlock()
 	var resp yarnpb.NodeHeartbeatResponseProto
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err := l.rt.Call(cctx, "nodeHeartbeat", req, &resp)
@@ -113,9 +104,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		// The RM lost this node: its containers are gone on the RM's side, so they are
 		// killed here, and the node registers again.
 		nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Warn("the ResourceManager asked to resync: killing containers and registering again")
-		nm.mu.Lock()
-		nm.registered = false
-		nm.mu.Unlock()
+		nm.setRegistered(false, 0)
 		nm.killAll(exitcode.KilledByResourceManager, "Container killed on ResourceManager resync")
 		nm.forgetAllCompleted()
 		for ctx.Err() == nil {
@@ -136,9 +125,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	if iv := resp.GetNextHeartBeatInterval(); iv > 0 {
 		l.interval = time.Duration(iv) * time.Millisecond
 	}
-	nm.mu.Lock()
 	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
-	nm.mu.Unlock()
 	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
 	for _, id := range resp.GetContainersToCleanup() {
 		if c := nm.container(records.ContainerIDFromProto(id)); c != nil {
@@ -158,4 +145,38 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		nm.spawn(func() { nm.finishApp(app) })
 	}
 	return true
+}
+
+// ports are the node's IPC and HTTP ports once bound.
+func (nm *NodeManager) ports() (port, httpPort int32) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.port, nm.httpPort
+}
+
+// setRegistered records whether the node is registered with the RM, and the RM's identifier
+// (its start time, which container tokens must carry) when it is.
+func (nm *NodeManager) setRegistered(ok bool, rmIdentifier int64) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	nm.registered = ok
+	if ok {
+		nm.rmIdentifier = rmIdentifier
+	}
+}
+
+// isRegistered reports whether the node is registered with the RM (it refuses containers
+// until it is).
+func (nm *NodeManager) isRegistered() bool {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.registered
+}
+
+// healthStatus is the node's health for a heartbeat: its disks'.
+func (nm *NodeManager) healthStatus() *yarnpb.NodeHealthStatusProto {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(nm.disks.healthy()), HealthReport: proto.String(nm.disks.report),
+		LastHealthReportTime: proto.Int64(nm.opts.Now().UnixMilli())}
 }

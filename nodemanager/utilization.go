@@ -35,14 +35,7 @@ func (u *utilization) sample(nm *NodeManager, st *yarnpb.NodeStatusProto, now ti
 	if err != nil {
 		return
 	}
-	nm.mu.Lock()
-	procs := map[string]container.Process{}
-	for _, c := range nm.containers {
-		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil {
-			procs[c.id.String()] = c.proc
-		}
-	}
-	nm.mu.Unlock()
+	procs := nm.runningProcesses()
 	var rss, vsize int64
 	var cpu time.Duration
 	seen := make(map[string]time.Duration, len(procs))
@@ -67,4 +60,17 @@ func (u *utilization) sample(nm *NodeManager, st *yarnpb.NodeStatusProto, now ti
 		Cpu: proto.Float32(float32(float64(busy) / float64(total) * float64(h.Cores)))}
 	st.ContainersUtilization = &yarnpb.ResourceUtilizationProto{Pmem: proto.Int32(int32(rss >> 20)), Vmem: proto.Int32(int32(vsize >> 20)),
 		Cpu: proto.Float32(float32(cpu.Seconds() / elapsed.Seconds()))}
+}
+
+// runningProcesses are the running containers' processes by container id.
+func (nm *NodeManager) runningProcesses() map[string]container.Process {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	procs := map[string]container.Process{}
+	for _, c := range nm.containers {
+		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil {
+			procs[c.id.String()] = c.proc
+		}
+	}
+	return procs
 }

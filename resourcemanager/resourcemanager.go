@@ -7,7 +7,7 @@
 // applications and attempts), the node registry (nodeRegistry, nodes.go), the container
 // table (containerTable, containers.go), the node labels (labelStore) and the scheduling
 // engine (scheduler.Engine). No code outside an owner's methods touches its mutex
-// (TestStateOwnersKeepTheirLocks checks it). The lock order is: the application registry
+// (integration.TestStateOwnersKeepTheirLocks checks it). The lock order is: the application registry
 // first — its closures (withAttempt, with, each) may call the engine, the node registry and
 // the container table — and then any one of those; the engine, the node registry, the
 // container table and the labels never call out while holding their own lock, so they

@@ -127,14 +127,19 @@ type Localized struct {
 // Release gives the container's references back (cached files stay for reuse; an
 // application's are removed by CleanupApp).
 func (z *Localized) Release() {
-	z.l.mu.Lock()
-	defer z.l.mu.Unlock()
-	for _, k := range z.keys {
-		if e, ok := z.l.entries[k]; ok && e.refs > 0 {
+	z.l.release(z.keys)
+	z.keys = nil
+}
+
+// release drops one reference to each cache entry.
+func (l *Localizer) release(keys []cacheKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if e, ok := l.entries[k]; ok && e.refs > 0 {
 			e.refs--
 		}
 	}
-	z.keys = nil
 }
 
 // Localize makes every resource available for a container of app run by user,

@@ -166,6 +166,13 @@ type errorLog struct {
 	samples []string
 }
 
+// summary is the count of errors, by kind, and a few samples.
+func (e *errorLog) summary() (total int64, kinds map[string]int64, samples []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.total, e.kinds, e.samples
+}
+
 func (e *errorLog) add(kind string, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -270,9 +277,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.AllocateLatency, res.HeartbeatLatency, res.AskToGrant = r.alloc.Summarize(), r.hb.Summarize(), r.grant.Summarize()
 	res.AppsFinished = r.finished.Load()
 	res.MaxRunning = r.maxRunning.Load()
-	r.errs.mu.Lock()
-	res.Errors, res.ErrorKinds, res.ErrorSamples = r.errs.total, r.errs.kinds, r.errs.samples
-	r.errs.mu.Unlock()
+	res.Errors, res.ErrorKinds, res.ErrorSamples = r.errs.summary()
 	return res, nil
 }
 
