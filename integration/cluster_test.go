@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func newNSClusterVersion(t *testing.T, v string) *nsCluster {
 	}
 	dir := t.TempDir()
 	c := &nsCluster{home: home, version: v, dir: dir, confDir: filepath.Join(dir, "conf")}
-	for _, d := range []string{"conf", "nm-local", "nm-logs", "logs", "work"} {
+	for _, d := range []string{"conf", "nm-local", "nm-logs", "logs", "work", "pids"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
 	writeConf(t, c.confDir, nmConf(dir))
@@ -171,8 +172,20 @@ kill $RM; wait $RM; echo "rm exit $?"
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-n", "bash", "-c", script)
-	cmd.Env = append(hadoopEnv(c.home, c.confDir), "USER=root", "YARN_LOG_DIR="+c.path("logs"), "HADOOP_LOG_DIR="+c.path("logs"))
+	// Hadoop 3's launcher refuses to start a daemon whose pid file (in HADOOP_PID_DIR,
+	// /tmp by default) names a live process: each cluster has its own pid directory, so
+	// clusters of parallel tests do not see each other's daemons.
+	cmd.Env = append(hadoopEnv(c.home, c.confDir), "USER=root", "YARN_LOG_DIR="+c.path("logs"), "HADOOP_LOG_DIR="+c.path("logs"),
+		"HADOOP_PID_DIR="+c.path("pids"), "YARN_PID_DIR="+c.path("pids"))
+	// The script, its daemons and their JVMs share one process group, killed whole on a
+	// timeout and after the script ends, so no daemon outlives its test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	return string(out), err
 }
 
