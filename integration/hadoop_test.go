@@ -118,19 +118,24 @@ func prop(k, v string) string {
 	return fmt.Sprintf("  <property><name>%s</name><value>%s</value></property>\n", k, v)
 }
 
+// configXML is a Hadoop configuration file holding props.
+func configXML(props map[string]string) string {
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
+	for k, v := range props {
+		b.WriteString(prop(k, v))
+	}
+	b.WriteString("</configuration>\n")
+	return b.String()
+}
+
 // writeConf writes a conf dir that the Hadoop clients and Bobbin both read.
 func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
 	t.Helper()
-	var y strings.Builder
-	y.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
-	for k, v := range yarnProps {
-		y.WriteString(prop(k, v))
-	}
-	y.WriteString("</configuration>\n")
 	files := map[string]string{
 		"core-site.xml": "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "file:///") +
 			prop("hadoop.tmp.dir", filepath.Join(dir, "tmp")) + "</configuration>\n",
-		"yarn-site.xml": y.String(),
+		"yarn-site.xml": configXML(yarnProps),
 		"capacity-scheduler.xml": "<?xml version=\"1.0\"?>\n<configuration>\n" +
 			prop("yarn.scheduler.capacity.root.queues", "default,analytics") +
 			prop("yarn.scheduler.capacity.root.default.capacity", "70") +
@@ -150,13 +155,7 @@ func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
 // writeCapacityScheduler replaces the conf dir's capacity-scheduler.xml with props.
 func writeCapacityScheduler(t *testing.T, dir string, props map[string]string) {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
-	for k, v := range props {
-		b.WriteString(prop(k, v))
-	}
-	b.WriteString("</configuration>\n")
-	if err := os.WriteFile(filepath.Join(dir, "capacity-scheduler.xml"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "capacity-scheduler.xml"), []byte(configXML(props)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -122,9 +122,9 @@ func (rm *ResourceManager) checkDecommissioning(now time.Time) {
 	if len(candidates) == 0 {
 		return
 	}
-	busy := rm.containers.busyNodes()
+	busy := rm.containers.nodeUsage() // nodes with live containers
 	for _, key := range candidates {
-		if busy[key] && !deadline[key] {
+		if busy[key].containers > 0 && !deadline[key] {
 			continue
 		}
 		if rm.nodes.finishDecommission(key) {

@@ -112,19 +112,6 @@ func (t *containerTable) idsOf(engineIDs []scheduler.ContainerID) []records.Cont
 	return ids
 }
 
-// busyNodes are the nodes with a container that has not ended.
-func (t *containerTable) busyNodes() map[string]bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	busy := map[string]bool{}
-	for _, c := range t.byID {
-		if !c.done {
-			busy[c.node()] = true
-		}
-	}
-	return busy
-}
-
 // unstartedSince are the containers handed out before cutoff that no NodeManager has
 // reported yet.
 func (t *containerTable) unstartedSince(cutoff time.Time) []*rmContainer {

@@ -43,13 +43,14 @@ type Config struct {
 	Now func() time.Time
 }
 
-// limitTypes is how many resource types (of types) the queue caps are measured in:
-// memory alone (index 0) under DefaultResourceCalculator, every type otherwise.
-func (e *Engine) limitTypes(types int) int {
+// limitMeasure is how the queue caps are measured, as limitsAllow takes it: memory alone
+// (index 0 only) under DefaultResourceCalculator, else every one of types, or vcores alone
+// with bobbin.scheduler.usage=cpu.
+func (e *Engine) limitMeasure(types int) (int, bool) {
 	if e.cfg.LimitsByMemory {
-		return 1
+		return 1, false
 	}
-	return types
+	return types, e.cfg.CPUOnly
 }
 
 // DefaultConfig returns the documented defaults.

@@ -142,7 +142,7 @@ func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
 		w = w[1:]
 	}
 	g.waiting[p.name] = w
-	types := e.cfg.Types.Len()
+	limitTypes, limitCPUOnly := e.limitMeasure(e.cfg.Types.Len())
 	var best *app
 	var bestAsk *Ask
 	for _, a := range w {
@@ -155,7 +155,7 @@ func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
 		ask := a.nextAskIn(p.name)
 		// An application at one of the queue's caps (its user's limit, the AM share) is
 		// passed over so the others behind it can run.
-		if ask == nil || !g.limitsAllow(a, ask, p, e.limitTypes(types), e.cfg.CPUOnly && !e.cfg.LimitsByMemory) {
+		if ask == nil || !g.limitsAllow(a, ask, p, limitTypes, limitCPUOnly) {
 			continue
 		}
 		best, bestAsk = a, ask
