@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -108,7 +109,7 @@ func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.A
 	for _, l := range req.GetNodeLabels() {
 		labels = append(labels, l.GetName())
 	}
-	if err := s.rm.labels.add(labels); err != nil {
+	if err := s.rm.labels.Add(labels); err != nil {
 		return nil, labelError(err)
 	}
 	s.rm.log.WithField("labels", labels).Info("cluster node labels added")
@@ -120,7 +121,7 @@ func (s *adminService) removeFromClusterNodeLabels(ctx context.Context, req *yar
 		return nil, err
 	}
 	tree := s.rm.queues()
-	changed, err := s.rm.labels.remove(req.GetNodeLabels(), func(label string) string {
+	changed, err := s.rm.labels.Remove(req.GetNodeLabels(), func(label string) string {
 		for _, q := range tree.Queues() {
 			for _, l := range q.AccessibleNodeLabels {
 				if l == label {
@@ -145,14 +146,14 @@ func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.Rep
 	m := map[string][]string{}
 	var changed []string
 	for _, e := range req.GetNodeToLabels() {
-		key := nodeKey(e.GetNodeId())
-		if req.GetFailOnUnknownNodes() && !s.rm.nodes.known(e.GetNodeId()) {
+		key := rmstate.NodeKey(e.GetNodeId())
+		if req.GetFailOnUnknownNodes() && !s.rm.nodes.Known(e.GetNodeId()) {
 			return nil, rpc.Errorf(exceptions.YarnException, "Following nodes are not running in the cluster: [%s]", key)
 		}
 		m[key] = e.GetNodeLabels()
 		changed = append(changed, key)
 	}
-	if err := s.rm.labels.replace(m); err != nil {
+	if err := s.rm.labels.Replace(m); err != nil {
 		return nil, labelError(err)
 	}
 	s.rm.relabel(changed)
@@ -168,13 +169,13 @@ func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.Updat
 	}
 	rm := s.rm
 	for _, e := range req.GetNodeResourceMap() {
-		key := nodeKey(e.GetNodeId())
+		key := rmstate.NodeKey(e.GetNodeId())
 		r := e.GetResourceOption().GetResource()
 		if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
 			return nil, rpc.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
 		}
 		// The whole resource, other types (GPUs) included.
-		if !rm.nodes.setCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
+		if !rm.nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
 			return nil, rpc.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
 		}
 		rm.syncSchedulable(key)

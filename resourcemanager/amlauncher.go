@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/client/nmclient"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/bobbin-yarn/bobbin/client/nmclient"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -41,18 +43,18 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	var submit int64
 	var maxAttempts int
 	cid := records.ContainerIDFromProto(c.GetId())
-	ok := rm.apps.withAttempt(att, func(a *app, at *attempt) {
-		if a.amSpec != nil {
-			clc = proto.Clone(a.amSpec).(*yarnpb.ContainerLaunchContextProto)
+	ok := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		if a.AmSpec != nil {
+			clc = proto.Clone(a.AmSpec).(*yarnpb.ContainerLaunchContextProto)
 		}
-		amToken, user, submit, maxAttempts = at.token, a.user, a.submitTime, a.maxAttempts
-		at.amContainer = &cid
-		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
+		amToken, user, submit, maxAttempts = at.Token, a.User, a.SubmitTime, a.MaxAttempts
+		at.AmContainer = &cid
+		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
 	})
 	if !ok {
 		return fmt.Errorf("attempt %s is gone", att)
 	}
-	rm.containers.handOut(cid, rm.opts.Now())
+	rm.containers.HandOut(cid, rm.opts.Now())
 	if clc == nil {
 		clc = &yarnpb.ContainerLaunchContextProto{}
 	}
@@ -77,7 +79,7 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	if err != nil {
 		return err
 	}
-	nm := nmclient.New(nodeKey(c.GetNodeId()), att.String(), nmTok, rm.opts.Logger)
+	nm := nmclient.New(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.opts.Logger)
 	defer nm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -91,13 +93,13 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 		}
 		return err
 	}
-	rm.apps.withAttempt(att, func(a *app, at *attempt) {
-		at.launched, at.lastPing = true, rm.opts.Now()
-		if at.state == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-			at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		at.Launched, at.LastPing = true, rm.opts.Now()
+		if at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
+			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
 		}
 	})
 	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
-		"node": nodeKey(c.GetNodeId())}).Info("AM container launched")
+		"node": rmstate.NodeKey(c.GetNodeId())}).Info("AM container launched")
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -62,19 +63,19 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}
 	var rerr error
 	var queue string
-	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
-		if at.registered {
+	found := s.rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		if at.Registered {
 			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
 		}
-		at.registered, at.lastPing = true, s.rm.opts.Now()
-		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
-		at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
-		at.lastResponse, at.lastResponseID = nil, 0
-		if !a.finished() {
-			a.state = yarnpb.YarnApplicationStateProto_RUNNING
+		at.Registered, at.LastPing = true, s.rm.opts.Now()
+		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
+		at.Host, at.RpcPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
+		at.LastResponse, at.LastResponseID = nil, 0
+		if !a.Finished() {
+			a.State = yarnpb.YarnApplicationStateProto_RUNNING
 		}
-		queue = a.queue
+		queue = a.Queue
 	})
 	if !found {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
@@ -102,21 +103,21 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 	}
 	var resp *yarnpb.AllocateResponseProto
 	var rerr error
-	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
-		if !at.registered {
+	found := s.rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		if !at.Registered {
 			rerr = rpc.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
-		at.lastPing = s.rm.opts.Now()
-		lastID := at.lastResponseID
+		at.LastPing = s.rm.opts.Now()
+		lastID := at.LastResponseID
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
-			at.progress = p
+			at.Progress = p
 		}
 		switch {
-		case req.GetResponseId()+1 == lastID && at.lastResponse != nil:
+		case req.GetResponseId()+1 == lastID && at.LastResponse != nil:
 			// The AM retried: the same answer.
 			resp = &yarnpb.AllocateResponseProto{}
-			if err := proto.Unmarshal(at.lastResponse, resp); err != nil {
+			if err := proto.Unmarshal(at.LastResponse, resp); err != nil {
 				rerr = fmt.Errorf("the last allocate response of %s: %w", att, err)
 			}
 			return
@@ -145,26 +146,26 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			return
 		}
 		if bl := req.GetBlacklistRequest(); bl != nil {
-			s.rm.engine.UpdateBlacklist(appID, s.rm.nodes.hostsToNodes(bl.GetBlacklistAdditions()), s.rm.nodes.hostsToNodes(bl.GetBlacklistRemovals()))
+			s.rm.engine.UpdateBlacklist(appID, s.rm.nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.nodes.HostsToNodes(bl.GetBlacklistRemovals()))
 		}
 		s.rm.release(req.GetRelease())
 		if len(req.GetAsk()) > 0 {
 			s.rm.kickScheduler()
 		}
-		allocated, tokens, completed := s.rm.drainFor(att, a.user)
+		allocated, tokens, completed := s.rm.drainFor(att, a.User)
 		total, used := s.rm.engine.Totals()
 		resp = &yarnpb.AllocateResponseProto{
 			ResponseId:                 proto.Int32(lastID + 1),
 			AllocatedContainers:        allocated,
 			NmTokens:                   tokens,
 			CompletedContainerStatuses: completed,
-			NumClusterNodes:            proto.Int32(s.rm.nodes.running()),
+			NumClusterNodes:            proto.Int32(s.rm.nodes.Running()),
 			Preempt:                    s.rm.takePreemptions(att),
 			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 			// reducers from it, so it must not read 0 while room exists).
 			Limit: s.rm.resourceProto(total.Sub(used)),
 			// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
-			ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(a.priority)},
+			ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)},
 		}
 		if tok, ok := s.rm.amrm.IssueNext(att, keyID); ok {
 			// A key roll is under way: the AM switches to a token of the next key.
@@ -175,7 +176,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			rerr = fmt.Errorf("allocate response of %s: %w", att, err)
 			return
 		}
-		at.lastResponse, at.lastResponseID = b, lastID+1
+		at.LastResponse, at.LastResponseID = b, lastID+1
 	})
 	if !found {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
@@ -191,31 +192,31 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 	var rerr error
 	var unmanaged, first bool
 	now := s.rm.opts.Now().UnixMilli()
-	found := s.rm.apps.withAttempt(att, func(a *app, at *attempt) {
-		if !at.registered {
+	found := s.rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		if !at.Registered {
 			rerr = rpc.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
 			return
 		}
-		unmanaged = a.unmanaged
+		unmanaged = a.Unmanaged
 		if req.GetTrackingUrl() != "" {
-			at.trackingURL = req.GetTrackingUrl()
+			at.TrackingURL = req.GetTrackingUrl()
 		}
-		if at.unregistered {
+		if at.Unregistered {
 			return // a retried finish
 		}
 		// The AM's container may still run: the attempt is FINISHING until it exits (an
 		// unmanaged AM has no container, so it is FINISHED now). The report shows
 		// FINISHED at once (protocol.md §4.2).
-		at.unregistered, at.lastPing, at.finishTime = true, s.rm.opts.Now(), now
-		at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING
-		if a.unmanaged {
-			at.state = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+		at.Unregistered, at.LastPing, at.FinishTime = true, s.rm.opts.Now(), now
+		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING
+		if a.Unmanaged {
+			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
 		}
-		if !a.finished() {
+		if !a.Finished() {
 			first = true
-			a.state, a.finishTime = yarnpb.YarnApplicationStateProto_FINISHED, now
-			a.final = req.GetFinalApplicationStatus()
-			a.diagnostics = req.GetDiagnostics()
+			a.State, a.FinishTime = yarnpb.YarnApplicationStateProto_FINISHED, now
+			a.Final = req.GetFinalApplicationStatus()
+			a.Diagnostics = req.GetDiagnostics()
 		}
 	})
 	if !found {

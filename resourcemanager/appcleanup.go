@@ -26,14 +26,14 @@ func checkRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
 func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
-		c, _, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c, _, fresh := rm.containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container released by application")})
 		if !fresh {
 			continue
 		}
-		rm.engine.Release(c.engineID)
+		rm.engine.Release(c.EngineID)
 		rm.metrics.containerReleased()
-		rm.containers.killOnNode(c.node(), p)
+		rm.containers.KillOnNode(c.Node(), p)
 	}
 }
 
@@ -43,12 +43,12 @@ func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *ResourceManager) endApp(id records.ApplicationID) {
 	rm.engine.RemoveApp(id.String())
-	rm.containers.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
-	rm.containers.appEnded(id)
-	for _, att := range rm.apps.attemptIDs(id) {
+	rm.containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
+	rm.containers.AppEnded(id)
+	for _, att := range rm.apps.AttemptIDs(id) {
 		rm.amrm.Revoke(att)
 	}
-	for _, gone := range rm.apps.retire(id, rm.settings.MaxCompletedApps) {
-		rm.containers.forgetApp(gone)
+	for _, gone := range rm.apps.Retire(id, rm.settings.MaxCompletedApps) {
+		rm.containers.ForgetApp(gone)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -31,20 +32,20 @@ func countsAsFailure(exit int32) bool {
 }
 
 // newAttemptLocked starts the next attempt of a; the registry lock is held.
-func (rm *ResourceManager) newAttemptLocked(a *app, now time.Time) error {
-	att := a.id.Attempt(int32(len(a.attempts) + 1))
+func (rm *ResourceManager) newAttemptLocked(a *rmstate.App, now time.Time) error {
+	att := a.Id.Attempt(int32(len(a.Attempts) + 1))
 	tok, err := rm.amrm.Issue(att)
 	if err != nil {
 		return fmt.Errorf("AMRMToken for %s: %w", att, err)
 	}
-	at := &attempt{id: att, token: tok, state: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, startTime: now.UnixMilli()}
-	if a.unmanaged {
+	at := &rmstate.Attempt{Id: att, Token: tok, State: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, StartTime: now.UnixMilli()}
+	if a.Unmanaged {
 		// The client runs an unmanaged AM: it is launched as soon as it exists, and its
 		// liveness clock starts now.
-		at.state, at.launched, at.lastPing = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, true, now
+		at.State, at.Launched, at.LastPing = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, true, now
 	}
-	a.attempt = at
-	a.attempts = append(a.attempts, at)
+	a.Attempt = at
+	a.Attempts = append(a.Attempts, at)
 	return nil
 }
 
@@ -67,22 +68,8 @@ func (rm *ResourceManager) admitToEngine(spec scheduler.AppSpec, amResource *yar
 	return nil
 }
 
-func engineSpec(a *app) scheduler.AppSpec {
-	return scheduler.AppSpec{ID: a.id.String(), Queue: a.queue, User: a.user, Priority: a.priority, Submit: time.UnixMilli(a.submitTime), Runtime: a.runtime}
-}
-
-// countedFailures is how many counted failures lie inside the validity window.
-func (a *app) countedFailures(nowMs int64) int {
-	if a.failuresValidity <= 0 {
-		return len(a.failures)
-	}
-	n := 0
-	for _, t := range a.failures {
-		if t > nowMs-a.failuresValidity {
-			n++
-		}
-	}
-	return n
+func engineSpec(a *rmstate.App) scheduler.AppSpec {
+	return scheduler.AppSpec{ID: a.Id.String(), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
 }
 
 // attemptFailed ends the current attempt att as FAILED and either starts the next
@@ -97,28 +84,28 @@ func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics stri
 	var next records.AttemptID
 	var appDiagnostics string
 	stale := false
-	rm.apps.with(att.App, func(a *app, ok bool) {
-		if !ok || a.finished() || a.attempt == nil || a.attempt.id != att || a.attempt.ended() {
+	rm.apps.With(att.App, func(a *rmstate.App, ok bool) {
+		if !ok || a.Finished() || a.Attempt == nil || a.Attempt.Id != att || a.Attempt.Ended() {
 			stale = true
 			return
 		}
-		at := a.attempt
-		at.state, at.diagnostics, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
+		at := a.Attempt
+		at.State, at.Diagnostics, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
 		if countsAsFailure(exit) {
-			a.failures = append(a.failures, nowMs)
+			a.Failures = append(a.Failures, nowMs)
 		}
-		if !a.unmanaged && a.countedFailures(nowMs) < a.maxAttempts {
+		if !a.Unmanaged && a.CountedFailures(nowMs) < a.MaxAttempts {
 			if err := rm.newAttemptLocked(a, now); err == nil {
-				retry, next = true, a.attempt.id
-				a.state, a.diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
-				spec, amRes = engineSpec(a), a.amResource
+				retry, next = true, a.Attempt.Id
+				a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
+				spec, amRes = engineSpec(a), a.AmResource
 			}
 		}
 		if !retry {
 			failed = true
-			a.state, a.final, a.finishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
-			a.diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.id, a.maxAttempts, diagnostics)
-			appDiagnostics = a.diagnostics
+			a.State, a.Final, a.FinishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
+			a.Diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.Id, a.MaxAttempts, diagnostics)
+			appDiagnostics = a.Diagnostics
 		}
 	})
 	if stale {
@@ -126,8 +113,8 @@ func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics stri
 	}
 
 	rm.amrm.Revoke(att)
-	rm.containers.cleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
-	rm.containers.forgetAttempt(att)
+	rm.containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
+	rm.containers.ForgetAttempt(att)
 	log := rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
 	if retry {
 		// The new attempt starts from nothing: the engine forgets the old one's asks and
@@ -154,10 +141,10 @@ func (rm *ResourceManager) attemptFailed(att records.AttemptID, diagnostics stri
 func (rm *ResourceManager) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
 	unregistered := false
 	now := rm.opts.Now().UnixMilli()
-	if !rm.apps.withAttempt(id.Attempt, func(a *app, at *attempt) {
-		unregistered = at.unregistered
-		if unregistered && !at.ended() {
-			at.state, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now
+	if !rm.apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
+		unregistered = at.Unregistered
+		if unregistered && !at.Ended() {
+			at.State, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now
 		}
 	}) {
 		return
@@ -186,26 +173,26 @@ func (rm *ResourceManager) expireAttempts(now time.Time) {
 		unregistered bool
 	}
 	var out []expired
-	rm.apps.each(func(a *app) {
-		at := a.attempt
-		if at == nil || at.ended() || at.lastPing.IsZero() || now.Sub(at.lastPing) <= rm.settings.AMExpiry {
+	rm.apps.Each(func(a *rmstate.App) {
+		at := a.Attempt
+		if at == nil || at.Ended() || at.LastPing.IsZero() || now.Sub(at.LastPing) <= rm.settings.AMExpiry {
 			return
 		}
-		if at.unregistered {
-			if !a.unmanaged {
-				out = append(out, expired{at.id, true})
+		if at.Unregistered {
+			if !a.Unmanaged {
+				out = append(out, expired{at.Id, true})
 			}
 			return
 		}
-		if !a.finished() {
-			out = append(out, expired{at.id, false})
+		if !a.Finished() {
+			out = append(out, expired{at.Id, false})
 		}
 	})
 	for _, e := range out {
 		if e.unregistered {
 			rm.log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
-			rm.apps.withAttempt(e.att, func(a *app, at *attempt) {
-				at.state, at.finishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now.UnixMilli()
+			rm.apps.WithAttempt(e.att, func(a *rmstate.App, at *rmstate.Attempt) {
+				at.State, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now.UnixMilli()
 			})
 			rm.endApp(e.att.App)
 			continue
@@ -218,19 +205,19 @@ func (rm *ResourceManager) expireAttempts(now time.Time) {
 // reported within yarn.resourcemanager.rm.container-allocation.expiry-interval-ms.
 func (rm *ResourceManager) expireAllocations(now time.Time) {
 	t := rm.containers
-	due := t.unstartedSince(now.Add(-rm.settings.AllocationExpiry))
+	due := t.UnstartedSince(now.Add(-rm.settings.AllocationExpiry))
 	for _, c := range due {
-		c2, final, fresh := t.complete(c.id, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c2, final, fresh := t.Complete(c.Id, &yarnpb.ContainerStatusProto{ContainerId: c.Id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container expired since it was unused")})
 		if !fresh {
 			continue
 		}
-		rm.engine.Release(c2.engineID)
-		t.killOnNode(c2.node(), c2.id.Proto())
+		rm.engine.Release(c2.EngineID)
+		t.KillOnNode(c2.Node(), c2.Id.Proto())
 		rm.metrics.containerExpired()
-		rm.log.WithFields(map[string]any{"container": c2.id.String(), "node": c2.node(), "attempt": c2.id.Attempt.String()}).Warn("container expired since it was unused")
-		if c2.am {
-			rm.amExited(c2.id, final)
+		rm.log.WithFields(map[string]any{"container": c2.Id.String(), "node": c2.Node(), "attempt": c2.Id.Attempt.String()}).Warn("container expired since it was unused")
+		if c2.Am {
+			rm.amExited(c2.Id, final)
 		}
 		rm.kickScheduler()
 	}

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -69,7 +71,7 @@ func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 }
 
 func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewApplicationRequestProto) (*yarnpb.GetNewApplicationResponseProto, error) {
-	id := s.rm.apps.newID()
+	id := s.rm.apps.NewID()
 	caller, _ := rpc.CallerFrom(ctx)
 	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("allocated new application id")
 	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.maximumCapability()}, nil
@@ -114,38 +116,38 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		}
 		timeouts[t.GetApplicationTimeoutType()] = now + t.GetTimeout()*1000
 	}
-	runtime, err := declaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
+	runtime, err := rmstate.DeclaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
 	if err != nil {
 		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
-	a := &app{id: id, user: caller.User, queue: sc.GetQueue(), name: sc.GetApplicationName(), appType: sc.GetApplicationType(), runtime: runtime,
-		tags: sc.GetApplicationTags(), priority: s.rm.clampPriority(sc.GetPriority().GetPriority()), amResource: amRes, maxAttempts: maxAttempts, timeouts: timeouts,
-		state: yarnpb.YarnApplicationStateProto_ACCEPTED, submitTime: now, startTime: now, diagnostics: "", unmanaged: sc.GetUnmanagedAm(),
-		labelExpr: sc.NodeLabelExpression, amLabelExpr: amLabelExpression(sc),
-		failuresValidity: sc.GetAttemptFailuresValidityInterval()}
+	a := &rmstate.App{Id: id, User: caller.User, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
+		Tags: sc.GetApplicationTags(), Priority: s.rm.clampPriority(sc.GetPriority().GetPriority()), AmResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
+		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
+		LabelExpr: sc.NodeLabelExpression, AmLabelExpr: amLabelExpression(sc),
+		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
 	if reason := s.admission(a); reason != "" {
-		a.state, a.final, a.finishTime, a.diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
+		a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
 	} else {
 		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
 		// the token from the report; a managed AM gets it in its container's credentials.
 		if err := s.rm.newAttemptLocked(a, time.UnixMilli(now)); err != nil {
 			return nil, err
 		}
-		a.amSpec = sc.GetAmContainerSpec()
+		a.AmSpec = sc.GetAmContainerSpec()
 	}
-	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.user, "queue": a.queue})
-	if !s.rm.apps.submit(a) {
+	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
+	if !s.rm.apps.Submit(a) {
 		log.Info("application submitted again; keeping the first submission")
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
 	s.rm.metrics.appSubmitted()
-	if a.state == yarnpb.YarnApplicationStateProto_FAILED {
-		log.WithField("diagnostics", a.diagnostics).Warn("application rejected")
-		s.rm.metrics.appEnded(a.state)
+	if a.State == yarnpb.YarnApplicationStateProto_FAILED {
+		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
+		s.rm.metrics.appEnded(a.State)
 		s.rm.endApp(id)
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
-	if err := s.rm.admitToEngine(engineSpec(a), amRes, a.unmanaged); err != nil {
+	if err := s.rm.admitToEngine(engineSpec(a), amRes, a.Unmanaged); err != nil {
 		log.WithError(err).Warn("application not scheduled")
 	}
 	log.Info("application accepted")
@@ -163,24 +165,24 @@ func amLabelExpression(sc *yarnpb.ApplicationSubmissionContextProto) *string {
 
 // admission checks the queue the way the Capacity Scheduler does and returns why the
 // application is rejected ("" when it is accepted).
-func (s *clientService) admission(a *app) string {
-	q, ok := s.rm.queues().Queue(a.queue)
+func (s *clientService) admission(a *rmstate.App) string {
+	q, ok := s.rm.queues().Queue(a.Queue)
 	switch {
 	case !ok:
-		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.id, a.user, a.queue)
+		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.Id, a.User, a.Queue)
 	case !q.IsLeaf():
-		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.id, a.user, a.queue)
+		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.Id, a.User, a.Queue)
 	case q.State == capacity.Stopped:
-		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.id)
+		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.Id)
 	}
 	if s.rm.settings.ACLEnabled {
-		groups := userGroups(a.user)
-		if !hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.user, groups) &&
-			!hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.user, groups) {
-			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.user, a.id, q.Name)
+		groups := userGroups(a.User)
+		if !hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
+			!hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
+			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.Id, q.Name)
 		}
 	}
-	a.queue = q.Name
+	a.Queue = q.Name
 	return ""
 }
 
@@ -194,23 +196,23 @@ func (rm *ResourceManager) fillUsage(reports ...*yarnpb.ApplicationReportProto) 
 	for _, r := range reports {
 		ids[records.AppIDFromProto(r.GetApplicationId())] = true
 	}
-	byApp := rm.containers.liveUsage(ids)
+	byApp := rm.containers.LiveUsage(ids)
 	for _, r := range reports {
 		u := byApp[records.AppIDFromProto(r.GetApplicationId())]
 		ru := r.AppResource_Usage
 		if st := r.GetYarnApplicationState(); st == yarnpb.YarnApplicationStateProto_RUNNING || st == yarnpb.YarnApplicationStateProto_ACCEPTED {
-			used := rm.resourceProto(u.used)
-			ru = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.containers), NumReservedContainers: proto.Int32(0),
+			used := rm.resourceProto(u.Used)
+			ru = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.Containers), NumReservedContainers: proto.Int32(0),
 				UsedResources: used, NeededResources: used, ReservedResources: rm.resourceProto(scheduler.Resource{})}
 			r.AppResource_Usage = ru
 		}
 		// 2.x clients read memory_seconds and vcore_seconds; 3.x clients the maps, by type.
-		ru.MemorySeconds, ru.VcoreSeconds = proto.Int64(u.spent[scheduler.Memory]/1000), proto.Int64(u.spent[scheduler.VCores]/1000)
-		ru.PreemptedMemorySeconds, ru.PreemptedVcoreSeconds = proto.Int64(u.preempted[scheduler.Memory]/1000), proto.Int64(u.preempted[scheduler.VCores]/1000)
+		ru.MemorySeconds, ru.VcoreSeconds = proto.Int64(u.Spent[scheduler.Memory]/1000), proto.Int64(u.Spent[scheduler.VCores]/1000)
+		ru.PreemptedMemorySeconds, ru.PreemptedVcoreSeconds = proto.Int64(u.Preempted[scheduler.Memory]/1000), proto.Int64(u.Preempted[scheduler.VCores]/1000)
 		ru.ApplicationResourceUsageMap, ru.ApplicationPreemptedResourceUsageMap = nil, nil
 		for i, name := range rm.types.Names() {
-			ru.ApplicationResourceUsageMap = append(ru.ApplicationResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.spent[i] / 1000)})
-			ru.ApplicationPreemptedResourceUsageMap = append(ru.ApplicationPreemptedResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.preempted[i] / 1000)})
+			ru.ApplicationResourceUsageMap = append(ru.ApplicationResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.Spent[i] / 1000)})
+			ru.ApplicationPreemptedResourceUsageMap = append(ru.ApplicationPreemptedResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.Preempted[i] / 1000)})
 		}
 	}
 }
@@ -237,7 +239,7 @@ func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (records.Applica
 	if err != nil {
 		return id, err
 	}
-	if !s.rm.apps.exists(id) {
+	if !s.rm.apps.Exists(id) {
 		return id, appNotFound(id)
 	}
 	return id, nil
@@ -248,7 +250,7 @@ func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetA
 	if err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.apps.reportOf(id)
+	r, ok := s.rm.apps.ReportOf(id)
 	if !ok {
 		return nil, appNotFound(id)
 	}
@@ -268,7 +270,7 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 			from = host
 		}
 	}
-	killed, found := s.rm.apps.kill(id, s.rm.opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
+	killed, found := s.rm.apps.Kill(id, s.rm.opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
 	if !found {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
@@ -281,7 +283,7 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
-	c := s.rm.nodes.counts()
+	c := s.rm.nodes.Counts()
 	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{
 		NumNodeManagers:       proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
 		NumActiveNms:          proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
@@ -295,29 +297,29 @@ func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMet
 }
 
 func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetApplicationsRequestProto) (*yarnpb.GetApplicationsResponseProto, error) {
-	f := &appFilter{limit: req.GetLimit(), states: map[yarnpb.YarnApplicationStateProto]bool{}, name: req.GetName(),
-		startBegin: req.GetStartBegin(), startEnd: req.GetStartEnd(), finishBegin: req.GetFinishBegin(), finishEnd: req.GetFinishEnd(),
-		types: setOf(req.GetApplicationTypes(), true), users: setOf(req.GetUsers(), false),
-		queues: setOf(req.GetQueues(), false), tags: setOf(req.GetApplicationTags(), true)}
+	f := &rmstate.AppFilter{Limit: req.GetLimit(), States: map[yarnpb.YarnApplicationStateProto]bool{}, Name: req.GetName(),
+		StartBegin: req.GetStartBegin(), StartEnd: req.GetStartEnd(), FinishBegin: req.GetFinishBegin(), FinishEnd: req.GetFinishEnd(),
+		Types: setOf(req.GetApplicationTypes(), true), Users: setOf(req.GetUsers(), false),
+		Queues: setOf(req.GetQueues(), false), Tags: setOf(req.GetApplicationTags(), true)}
 	for _, st := range req.GetApplicationStates() {
-		f.states[st] = true
+		f.States[st] = true
 	}
 	if req.GetScope() == yarnpb.ApplicationsRequestScopeProto_OWN {
 		caller, _ := rpc.CallerFrom(ctx)
-		f.users = map[string]bool{caller.User: true}
+		f.Users = map[string]bool{caller.User: true}
 	}
-	apps := s.rm.apps.list(f)
+	apps := s.rm.apps.List(f)
 	s.rm.fillUsage(apps...)
 	return &yarnpb.GetApplicationsResponseProto{Applications: apps}, nil
 }
 
 func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
-	reports := s.rm.nodes.reports(req.GetNodeStates(), s.rm.labels)
+	reports := s.rm.nodes.Reports(req.GetNodeStates(), s.rm.labels)
 	// What the scheduler has placed on each node: the Java RM's report shows the same.
-	byNode := s.rm.containers.nodeUsage()
+	byNode := s.rm.containers.NodeUsage()
 	for _, r := range reports {
-		u := byNode[nodeKey(r.GetNodeId())]
-		r.Used, r.NumContainers = s.rm.resourceProto(u.used), proto.Int32(u.containers)
+		u := byNode[rmstate.NodeKey(r.GetNodeId())]
+		r.Used, r.NumContainers = s.rm.resourceProto(u.Used), proto.Int32(u.Containers)
 		r.Capability = s.rm.resourceProto(s.rm.resourceOf(r.GetCapability()))
 	}
 	return &yarnpb.GetClusterNodesResponseProto{NodeReports: reports}, nil
@@ -461,7 +463,7 @@ func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarn
 	if q.State == capacity.Stopped {
 		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
 	}
-	if _, finished := s.rm.apps.move(id, q.Name); finished {
+	if _, finished := s.rm.apps.Move(id, q.Name); finished {
 		return nil, rpc.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
 	return &yarnpb.MoveApplicationAcrossQueuesResponseProto{}, nil
@@ -472,7 +474,7 @@ func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarn
 	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.apps.attemptReport(att)
+	r, ok := s.rm.apps.AttemptReport(att)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
@@ -484,7 +486,7 @@ func (s *clientService) getApplicationAttempts(_ context.Context, req *yarnpb.Ge
 	if err != nil {
 		return nil, err
 	}
-	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.apps.attemptReports(id)}, nil
+	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.apps.AttemptReports(id)}, nil
 }
 
 func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
@@ -492,7 +494,7 @@ func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetCon
 	if _, err := s.lookupApp(req.GetContainerId().GetAppAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.containers.liveReport(cid)
+	r, ok := s.rm.containers.LiveReport(cid)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
 	}
@@ -504,14 +506,14 @@ func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContaine
 		return nil, err
 	}
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
-	if _, ok := s.rm.apps.attemptReport(att); !ok {
+	if _, ok := s.rm.apps.AttemptReport(att); !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
-	return &yarnpb.GetContainersResponseProto{Containers: s.rm.containers.liveReports(att)}, nil
+	return &yarnpb.GetContainersResponseProto{Containers: s.rm.containers.LiveReports(att)}, nil
 }
 
 func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabelsRequestProto) (*yarnpb.GetNodesToLabelsResponseProto, error) {
-	m := s.rm.labels.snapshot()
+	m := s.rm.labels.Snapshot()
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -527,7 +529,7 @@ func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabel
 func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabelsToNodesRequestProto) (*yarnpb.GetLabelsToNodesResponseProto, error) {
 	want := setOf(req.GetNodeLabels(), false)
 	byLabel := map[string][]string{}
-	for node, labels := range s.rm.labels.snapshot() {
+	for node, labels := range s.rm.labels.Snapshot() {
 		for _, l := range labels {
 			if want == nil || want[l] {
 				byLabel[l] = append(byLabel[l], node)
@@ -556,7 +558,7 @@ func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabel
 // (NodeLabelProto) fields.
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
 	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
-	for _, l := range s.rm.labels.clusterLabels() {
+	for _, l := range s.rm.labels.ClusterLabels() {
 		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l)
 		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(true)})
 	}

@@ -1,16 +1,17 @@
 package resourcemanager
 
-// The Hadoop 3.x calls of ApplicationClientProtocol, answered as the Apache 3.1.1 RM does:
-// priorities, lifetimes, container signals, failing an attempt, resource types, and the
-// features Bobbin keeps off (resource profiles, reservations) refused with 3.1.1's
-// exception and message.
-
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
+
+	// The Hadoop 3.x calls of ApplicationClientProtocol, answered as the Apache 3.1.1 RM does:
+	// priorities, lifetimes, container signals, failing an attempt, resource types, and the
+	// features Bobbin keeps off (resource profiles, reservations) refused with 3.1.1's
+	// exception and message.
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -18,16 +19,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
-)
-
-// iso8601 is Hadoop's Times.formatISO8601 layout (SimpleDateFormat
-// "yyyy-MM-dd'T'HH:mm:ss.SSSZ"), in which lifetimes travel.
-const iso8601 = "2006-01-02T15:04:05.000-0700"
-
-// Apache's texts for an application without a lifetime.
-const (
-	timeoutUnlimited = "UNLIMITED"
-	timeoutUnknown   = -1
 )
 
 // checkExtraTypes refuses an ask for more of a resource-types.xml type than its
@@ -106,13 +97,13 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 	var got int32
 	var changed bool
 	ok := false
-	s.rm.apps.with(id, func(a *app, found bool) {
+	s.rm.apps.With(id, func(a *rmstate.App, found bool) {
 		ok = found
 		if found {
-			if !a.finished() {
-				a.priority, changed = want, true
+			if !a.Finished() {
+				a.Priority, changed = want, true
 			}
-			got = a.priority
+			got = a.Priority
 		}
 	})
 	if !ok {
@@ -140,28 +131,28 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 	expiries := map[yarnpb.ApplicationTimeoutTypeProto]int64{}
 	for _, t := range req.GetApplicationTimeouts() {
 		raw := t.GetExpireTime()
-		at, err := time.Parse(iso8601, raw)
+		at, err := time.Parse(rmstate.ISO8601, raw)
 		if err != nil {
 			return nil, rpc.Errorf(exceptions.YarnException, "Expire time is not in ISO8601 format. ISO8601 supported format is yyyy-MM-dd'T'HH:mm:ss.SSSZ. Configured timeout value is %s", raw)
 		}
 		if at.Before(now) {
-			return nil, rpc.Errorf(exceptions.YarnException, "Expire time is less than current time, current-time=%s expire-time=%s", now.Format(iso8601), raw)
+			return nil, rpc.Errorf(exceptions.YarnException, "Expire time is less than current time, current-time=%s expire-time=%s", now.Format(rmstate.ISO8601), raw)
 		}
 		expiries[t.GetApplicationTimeoutType()] = at.UnixMilli()
 	}
 	var rerr error
-	s.rm.apps.with(id, func(a *app, ok bool) {
+	s.rm.apps.With(id, func(a *rmstate.App, ok bool) {
 		switch {
 		case !ok:
 			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
-		case a.finished():
-			rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.state.String())
+		case a.Finished():
+			rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.State.String())
 		default:
-			if a.timeouts == nil {
-				a.timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+			if a.Timeouts == nil {
+				a.Timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
 			}
 			for k, v := range expiries {
-				a.timeouts[k] = v
+				a.Timeouts[k] = v
 			}
 		}
 	})
@@ -173,31 +164,18 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 	return &yarnpb.UpdateApplicationTimeoutsResponseProto{ApplicationTimeouts: req.GetApplicationTimeouts()}, nil
 }
 
-// timeoutReports are ApplicationReport.appTimeouts: every timeout type, UNLIMITED / -1
-// unless the application has one, then its expiry and the seconds left (the Java RM
-// shows them for a finished application too).
-func (a *app) timeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
-	t := yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
-	r := &yarnpb.ApplicationTimeoutProto{ApplicationTimeoutType: t.Enum(), ExpireTime: proto.String(timeoutUnlimited), RemainingTime: proto.Int64(timeoutUnknown)}
-	if exp, ok := a.timeouts[t]; ok {
-		r.ExpireTime = proto.String(time.UnixMilli(exp).Format(iso8601))
-		r.RemainingTime = proto.Int64(max(0, exp-now.UnixMilli()) / 1000)
-	}
-	return []*yarnpb.AppTimeoutsMapProto{{ApplicationTimeoutType: t.Enum(), ApplicationTimeout: r}}
-}
-
 // expireLifetimes kills the applications whose lifetime has passed, as 3.1.1's
 // RMAppLifetimeMonitor does.
 func (rm *ResourceManager) expireLifetimes(now time.Time) {
 	var due []records.ApplicationID
-	rm.apps.each(func(a *app) {
-		if exp, ok := a.timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.finished() && now.UnixMilli() >= exp {
-			due = append(due, a.id)
+	rm.apps.Each(func(a *rmstate.App) {
+		if exp, ok := a.Timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.Finished() && now.UnixMilli() >= exp {
+			due = append(due, a.Id)
 		}
 	})
 	for _, id := range due {
 		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
-		if killed, _ := rm.apps.kill(id, now.UnixMilli(), why); killed {
+		if killed, _ := rm.apps.Kill(id, now.UnixMilli(), why); killed {
 			rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_KILLED)
 			rm.endApp(id)
 			rm.log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
@@ -212,10 +190,10 @@ func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.Signa
 		return nil, rpc.Errorf(exceptions.YarnException, "Invalid container id: null")
 	}
 	id := records.ContainerIDFromProto(req.GetContainerId())
-	if !s.rm.apps.exists(id.Attempt.App) {
+	if !s.rm.apps.Exists(id.Attempt.App) {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
 	}
-	node, ok := s.rm.containers.signal(id, req.GetCommand())
+	node, ok := s.rm.containers.Signal(id, req.GetCommand())
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
 	}
@@ -234,20 +212,20 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
 	var rerr error
 	var current, finished bool
-	s.rm.apps.with(att.App, func(a *app, ok bool) {
+	s.rm.apps.With(att.App, func(a *rmstate.App, ok bool) {
 		switch {
 		case !ok:
 			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
 		default:
 			known := false
-			for _, at := range a.attempts {
-				known = known || at.id == att
+			for _, at := range a.Attempts {
+				known = known || at.Id == att
 			}
 			if !known {
 				rerr = rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 			}
-			finished = a.finished()
-			current = a.attempt != nil && a.attempt.id == att && !a.attempt.ended()
+			finished = a.Finished()
+			current = a.Attempt != nil && a.Attempt.Id == att && !a.Attempt.Ended()
 		}
 	})
 	if rerr != nil {

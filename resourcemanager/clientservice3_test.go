@@ -11,6 +11,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
@@ -79,11 +80,11 @@ func TestApplicationLifetime(t *testing.T) {
 		}
 		return rep.GetAppTimeouts()[0].GetApplicationTimeout()
 	}
-	if to := timeout(); to.GetRemainingTime() != 100 || to.GetExpireTime() != clock.Add(100*time.Second).Format(iso8601) {
+	if to := timeout(); to.GetRemainingTime() != 100 || to.GetExpireTime() != clock.Add(100*time.Second).Format(rmstate.ISO8601) {
 		t.Fatalf("timeout %v", to)
 	}
 	// The CLI's -updateLifetime: an absolute expiry time.
-	exp := now().Add(20 * time.Second).Format(iso8601)
+	exp := now().Add(20 * time.Second).Format(rmstate.ISO8601)
 	var resp yarnpb.UpdateApplicationTimeoutsResponseProto
 	if err := cl.Call(ctx, "updateApplicationTimeouts", &yarnpb.UpdateApplicationTimeoutsRequestProto{ApplicationId: id,
 		ApplicationTimeouts: []*yarnpb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: lifetime.Enum(), ExpireTime: proto.String(exp)}}}, &resp); err != nil {
@@ -93,7 +94,7 @@ func TestApplicationLifetime(t *testing.T) {
 		t.Fatalf("updated timeout %v", to)
 	}
 	// Bad times are refused with Java's messages.
-	for raw, want := range map[string]string{"tomorrow": "is not in ISO8601 format", now().Add(-time.Minute).Format(iso8601): "Expire time is less than current time"} {
+	for raw, want := range map[string]string{"tomorrow": "is not in ISO8601 format", now().Add(-time.Minute).Format(rmstate.ISO8601): "Expire time is less than current time"} {
 		err := cl.Call(ctx, "updateApplicationTimeouts", &yarnpb.UpdateApplicationTimeoutsRequestProto{ApplicationId: id,
 			ApplicationTimeouts: []*yarnpb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: lifetime.Enum(), ExpireTime: proto.String(raw)}}}, &resp)
 		if re := remote(t, err); !strings.Contains(re.Message, want) {
@@ -114,7 +115,7 @@ func TestApplicationLifetime(t *testing.T) {
 		t.Fatalf("a finished application's timeout %v, want its expiry and 0 s left, as 3.1.1 shows", to)
 	}
 	err := cl.Call(ctx, "updateApplicationTimeouts", &yarnpb.UpdateApplicationTimeoutsRequestProto{ApplicationId: id,
-		ApplicationTimeouts: []*yarnpb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: lifetime.Enum(), ExpireTime: proto.String(now().Add(time.Hour).Format(iso8601))}}}, &resp)
+		ApplicationTimeouts: []*yarnpb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: lifetime.Enum(), ExpireTime: proto.String(now().Add(time.Hour).Format(rmstate.ISO8601))}}}, &resp)
 	if re := remote(t, err); re.Message != "Application is in the final state KILLED. Can not update timeout." {
 		t.Fatalf("update of a killed application: %s", re.Message)
 	}

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"google.golang.org/protobuf/proto"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -319,7 +320,7 @@ func TestDeclaredRuntime(t *testing.T) {
 		want     time.Duration
 	}{{[]string{"etl", "bobbin.runtime=20m"}, 0, 20 * time.Minute}, {[]string{"Bobbin.Runtime=90"}, 5000, 90 * time.Second},
 		{nil, 3_600_000, time.Hour}, {[]string{"nightly"}, -5, 0}} {
-		if got, err := declaredRuntime(tc.tags, tc.lifetime); err != nil || got != tc.want {
+		if got, err := rmstate.DeclaredRuntime(tc.tags, tc.lifetime); err != nil || got != tc.want {
 			t.Errorf("%v, lifetime %d: %v %v, want %v", tc.tags, tc.lifetime, got, err, tc.want)
 		}
 	}

@@ -50,7 +50,7 @@ func (rm *ResourceManager) rollKeys(now time.Time) {
 		if activated && k.ring == rm.nmKeys {
 			// AMs get NMTokens of the new key with their next containers on each node, as
 			// the Java RM re-issues them after an activation.
-			rm.containers.forgetNMTokens()
+			rm.containers.ForgetNMTokens()
 		}
 		if activated {
 			rm.log.WithFields(map[string]any{"key": k.name, "key_id": k.ring.Current().ID}).Info("master key activated")

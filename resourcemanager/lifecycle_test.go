@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"google.golang.org/protobuf/proto"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -573,7 +574,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 	}
 	var l2n yarnpb.GetLabelsToNodesResponseProto
 	sc.cl.Call(ctx, "getLabelsToNodes", &yarnpb.GetLabelsToNodesRequestProto{NodeLabels: []string{"gpu"}}, &l2n)
-	if len(l2n.GetLabelsToNodes()) != 1 || nodeKey(l2n.GetLabelsToNodes()[0].GetNodeId()[0]) != nm.Key() {
+	if len(l2n.GetLabelsToNodes()) != 1 || rmstate.NodeKey(l2n.GetLabelsToNodes()[0].GetNodeId()[0]) != nm.Key() {
 		t.Fatalf("labels to nodes %v", &l2n)
 	}
 	nodes, _ := sc.cl.GetClusterNodes(ctx)
@@ -626,7 +627,7 @@ func TestLostAMNodeDoesNotCountAsFailure(t *testing.T) {
 	}
 }
 
-type appRecord = app
+type appRecord = rmstate.App
 
 // Live containers are reported to clients; an AM may only release its own containers;
 // getApplications filters by name and time; updateNodeResource resizes a node.
@@ -668,7 +669,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	// Releasing another application's container is refused.
 	other := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: app.ClusterTimestamp, ID: app.ID + 7}.Attempt(1), ID: 2}
 	var rid int32
-	sc.rm.apps.withAttempt(app.Attempt(1), func(_ *appRecord, at *attempt) { rid = at.lastResponseID })
+	sc.rm.apps.WithAttempt(app.Attempt(1), func(_ *appRecord, at *rmstate.Attempt) { rid = at.LastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
 	if re := remote(t, err); re.Class != exceptions.InvalidContainerRelease || !strings.Contains(re.Message, other.String()) {

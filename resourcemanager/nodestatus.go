@@ -14,7 +14,7 @@ import (
 // allocation-expiry clock; completed ones free their room and go to their attempts, and
 // the NM is told to forget them on the next heartbeat.
 func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) {
-	finished, release := rm.containers.takeStatuses(node, statuses)
+	finished, release := rm.containers.TakeStatuses(node, statuses)
 	if len(finished) == 0 {
 		return
 	}
@@ -22,15 +22,15 @@ func (rm *ResourceManager) nodeStatuses(node string, statuses []*yarnpb.Containe
 	// One line per heartbeat: "container:exit_status" for each container it completed.
 	var b strings.Builder
 	for i, f := range finished {
-		rm.metrics.containerCompleted(f.final.GetExitStatus())
+		rm.metrics.containerCompleted(f.Final.GetExitStatus())
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.c.id.String())
+		b.WriteString(f.C.Id.String())
 		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(int(f.final.GetExitStatus())))
-		if f.c.am {
-			rm.amExited(f.c.id, f.final)
+		b.WriteString(strconv.Itoa(int(f.Final.GetExitStatus())))
+		if f.C.Am {
+			rm.amExited(f.C.Id, f.Final)
 		}
 	}
 	rm.log.WithFields(map[string]any{"node": node, "containers": b.String()}).Info("containers completed")
@@ -44,11 +44,11 @@ func (rm *ResourceManager) nodeLost(node, why string) {
 	if err != nil {
 		return
 	}
-	ids := rm.containers.idsOf(lost)
+	ids := rm.containers.IdsOf(lost)
 	for _, id := range ids {
-		c, final, fresh := rm.containers.complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c, final, fresh := rm.containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String(why)})
-		if fresh && c.am {
+		if fresh && c.Am {
 			rm.amExited(id, final)
 		}
 	}

@@ -2,16 +2,8 @@
 // RPC protocols to clients, application masters and NodeManagers, and the state behind
 // them.
 //
-// State and locks. Each kind of state has one owner that holds its lock and is changed
-// only through the owner's methods: the application registry (appRegistry, apps.go:
-// applications and attempts), the node registry (nodeRegistry, nodes.go), the container
-// table (containerTable, containers.go), the node labels (labelStore) and the scheduling
-// engine (scheduler.Engine). No code outside an owner's methods touches its mutex
-// (integration.TestStateOwnersKeepTheirLocks checks it). The lock order is: the application registry
-// first — its closures (withAttempt, with, each) may call the engine, the node registry and
-// the container table — and then any one of those; the engine, the node registry, the
-// container table and the labels never call out while holding their own lock, so they
-// never nest with each other.
+// The state (applications, attempts, nodes, containers, labels, host lists) lives in
+// rmstate, whose package comment gives the lock order.
 package resourcemanager
 
 import (
@@ -25,8 +17,7 @@ import (
 	"sync"
 	"time"
 
-	metrics "github.com/rcrowley/go-metrics"
-	"github.com/sirupsen/logrus"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -35,6 +26,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
 )
 
 // Options configure a ResourceManager.
@@ -245,14 +238,14 @@ type ResourceManager struct {
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
-	apps            *appRegistry
-	nodes           *nodeRegistry
+	apps            *rmstate.Apps
+	nodes           *rmstate.Nodes
 	containerKeys   *security.KeyRing
 	nmKeys          *security.KeyRing
 	amrm            *security.AMRMTokens
 	engine          *scheduler.Engine
 	types           resourcetypes.Types // memory-mb, vcores and resource-types.xml's, in the engine's order
-	containers      *containerTable
+	containers      *rmstate.Containers
 	containerTokens security.ContainerTokens
 	kick            chan struct{}
 	client          *rpc.Server
@@ -275,9 +268,9 @@ type ResourceManager struct {
 	queueTree *capacity.Tree // replaced by refreshQueues
 
 	metrics     *rmMetrics
-	labels      *labelStore
+	labels      *rmstate.Labels
 	nodeAdminMu sync.Mutex
-	hosts       *hostLists // replaced by refreshNodes
+	hosts       *rmstate.HostLists // replaced by refreshNodes
 	rollers     []*keyRoller
 	stepMu      sync.Mutex // one Step at a time (the monitor's, or a test's)
 }
@@ -333,17 +326,17 @@ func New(opts Options) (*ResourceManager, error) {
 		log:              opts.Logger.WithField("component", "resourcemanager"),
 		clusterTimestamp: opts.Now().UnixMilli(),
 	}
-	if rm.hosts, err = loadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
+	if rm.hosts, err = rmstate.LoadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
 		return nil, err
 	}
 	rm.metrics = newRMMetrics(opts.Metrics)
-	rm.labels = newLabelStore(opts.Queues.Labels())
-	rm.apps = newAppRegistry(rm.clusterTimestamp, rm.opts.Now)
-	rm.nodes = newNodeRegistry()
+	rm.labels = rmstate.NewLabels(opts.Queues.Labels())
+	rm.apps = rmstate.NewApps(rm.clusterTimestamp, rm.opts.Now)
+	rm.nodes = rmstate.NewNodes()
 	rm.containerKeys = security.NewKeyRing(1)
 	rm.nmKeys = security.NewKeyRing(1)
 	rm.amrm = security.NewAMRMTokens(security.NewKeyRing(1))
-	rm.engine, rm.containers, rm.kick = engine, newContainerTable(types, opts.Now), make(chan struct{}, 1)
+	rm.engine, rm.containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
 	start := opts.Now()
@@ -425,7 +418,7 @@ func (rm *ResourceManager) RefreshQueues() error {
 	rm.queueMu.Lock()
 	rm.queueTree = tree
 	rm.queueMu.Unlock()
-	rm.labels.add(tree.Labels())
+	rm.labels.Add(tree.Labels())
 	rm.log.WithField("queues", len(tree.Queues())).Info("queues refreshed")
 	return nil
 }

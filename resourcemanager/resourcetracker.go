@@ -3,10 +3,9 @@ package resourcemanager
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sort"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
@@ -56,7 +55,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	if id.GetHost() == "" {
 		return nil, rpc.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
 	}
-	key := nodeKey(id)
+	key := rmstate.NodeKey(id)
 	log := rm.log.WithField("node", key)
 	capability := req.GetResource()
 	if !rm.hostsAllow(id.GetHost(), key) {
@@ -74,13 +73,13 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 		return resp, nil
 	}
 	now := rm.opts.Now()
-	n := &rmNode{nodeAddr: &nodeAddr{key: key, id: id, http: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, rack: "/default-rack",
-		capability: capability, state: yarnpb.NodeStateProto_NS_RUNNING, version: req.GetNmVersion(), lastHeartbeat: now, healthTime: now.UnixMilli()}
-	again := rm.nodes.put(key, n)
+	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, Id: id, Http: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
+		Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
+	again := rm.nodes.Put(key, n)
 	if again {
 		rm.nodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
-	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.rack, Capacity: rm.resourceOf(capability), Partition: rm.labels.partitionOf(id)}); err != nil {
+	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.resourceOf(capability), Partition: rm.labels.PartitionOf(id)}); err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
 	rm.kickScheduler()
@@ -92,18 +91,18 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeartbeatRequestProto) (*yarnpb.NodeHeartbeatResponseProto, error) {
 	rm := t.rm
 	st := req.GetNodeStatus()
-	key := nodeKey(st.GetNodeId())
+	key := rmstate.NodeKey(st.GetNodeId())
 	log := rm.log.WithField("node", key)
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	v := rm.nodes.beat(key, req, rm.opts.Now(), log)
-	if v.action != nil {
-		if v.action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.known {
+	v := rm.nodes.Beat(key, req, rm.opts.Now(), log)
+	if v.Action != nil {
+		if v.Action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.Known {
 			rm.nodeLost(key, "Container released on a *lost* node")
 		}
-		return v.action, nil
+		return v.Action, nil
 	}
-	resized, relabelled, healthChanged, state, capability, autoLabels, statuses := v.resized, v.relabelled, v.healthChanged, v.state, v.capability, v.autoLabels, st.GetContainersStatuses()
+	resized, relabelled, healthChanged, state, capability, autoLabels, statuses := v.Resized, v.Relabelled, v.HealthChanged, v.State, v.Capability, v.AutoLabels, st.GetContainersStatuses()
 	if resized || relabelled {
 		log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
 		if !healthChanged {
@@ -125,8 +124,8 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	// before anything is signed with it, so NMs verify tokens of both keys.
 	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
-	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.containers.directives(key)
-	rm.nodes.setLastResponse(key, resp)
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.containers.Directives(key)
+	rm.nodes.SetLastResponse(key, resp)
 	return resp, nil
 }
 
@@ -135,9 +134,9 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 // containers are released; an unknown node is ignored.
 func (t *resourceTracker) unRegisterNodeManager(_ context.Context, req *yarnpb.UnRegisterNodeManagerRequestProto) (*yarnpb.UnRegisterNodeManagerResponseProto, error) {
 	rm := t.rm
-	key := nodeKey(req.GetNodeId())
+	key := rmstate.NodeKey(req.GetNodeId())
 	log := rm.log.WithField("node", key)
-	if !rm.nodes.shutdown(key) {
+	if !rm.nodes.Shutdown(key) {
 		log.Info("unregistration from an unknown node ignored")
 		return &yarnpb.UnRegisterNodeManagerResponseProto{}, nil
 	}
@@ -185,7 +184,7 @@ func (rm *ResourceManager) monitor(ctx context.Context) {
 func (rm *ResourceManager) Step(now time.Time) {
 	rm.stepMu.Lock() // the key rollers' schedules are the monitor's own state
 	defer rm.stepMu.Unlock()
-	for _, key := range rm.nodes.expire(now, rm.settings.NMExpiry) {
+	for _, key := range rm.nodes.Expire(now, rm.settings.NMExpiry) {
 		rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
 		rm.nodeLost(key, "Container released on a *lost* node")
 	}
@@ -194,34 +193,4 @@ func (rm *ResourceManager) Step(now time.Time) {
 	rm.expireLifetimes(now)
 	rm.checkDecommissioning(now)
 	rm.rollKeys(now)
-}
-
-// applyMeasurements takes what a Bobbin NodeManager measured of itself: the capacity a
-// borrowed node offers now (the NodeReport capability shows it; zero takes it out of
-// scheduling) and its automatic labels. Called with the node registry's lock held.
-func (n *rmNode) applyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
-	if r := req.GetBobbinSchedulableResource(); r != nil && r.GetMemory() >= 0 && r.GetVirtualCores() >= 0 {
-		if r.GetMemory() != n.capability.GetMemory() || r.GetVirtualCores() != n.capability.GetVirtualCores() {
-			// Only memory and vcores are measured: other types (GPUs) keep what the node
-			// registered.
-			c := proto.Clone(n.capability).(*yarnpb.ResourceProto)
-			c.Memory, c.VirtualCores = proto.Int64(r.GetMemory()), proto.Int32(r.GetVirtualCores())
-			n.capability = c
-			resized = true
-		}
-	}
-	if ls := req.GetNodeLabels(); ls != nil {
-		var names []string
-		static := false
-		for _, l := range ls.GetNodeLabels() {
-			names = append(names, l.GetName())
-			static = static || l.GetName() == "static"
-		}
-		sort.Strings(names)
-		if !slices.Equal(names, n.autoLabels) || static != n.static {
-			n.autoLabels, n.static = names, static
-			relabelled = true
-		}
-	}
-	return resized, relabelled
 }

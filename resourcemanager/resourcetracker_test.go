@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -175,14 +177,11 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		rm.containers.mu.Lock()
 		var node string
-		for _, c := range rm.containers.byID {
-			if c.am {
-				node = c.node()
-			}
+		// Only the AM's container is live this early.
+		for _, c := range rm.containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
+			node = rmstate.NodeKey(c.GetNodeId())
 		}
-		rm.containers.mu.Unlock()
 		if node != "" {
 			if node != "127.0.0.1:45455" {
 				t.Fatalf("AM container on %s, not on the static node", node)

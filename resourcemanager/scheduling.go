@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -122,25 +123,25 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 	if err != nil {
 		return records.ContainerID{}, err
 	}
-	att, user, live := rm.apps.liveAttempt(appID)
+	att, user, live := rm.apps.LiveAttempt(appID)
 	if !live {
 		return records.ContainerID{}, fmt.Errorf("no live attempt")
 	}
-	at, ok := rm.nodes.addrOf(a.Node)
+	at, ok := rm.nodes.AddrOf(a.Node)
 	if !ok {
 		return records.ContainerID{}, fmt.Errorf("node %s is gone", a.Node)
 	}
-	cid := rm.containers.nextID(att)
+	cid := rm.containers.NextID(att)
 	now := rm.opts.Now()
-	rc := &rmContainer{engineID: a.Container, id: cid, at: at, am: a.AM, resource: a.Resource, priority: a.Priority,
-		created: now.UnixMilli(), user: user}
+	rc := &rmstate.Container{EngineID: a.Container, Id: cid, At: at, Am: a.AM, Resource: a.Resource, Priority: a.Priority,
+		Created: now.UnixMilli(), User: user}
 	var amContainer *yarnpb.ContainerProto
 	if a.AM {
 		if amContainer, err = rm.containerProto(rc); err != nil {
 			return records.ContainerID{}, err
 		}
 	}
-	rm.containers.add(rc, a.Node)
+	rm.containers.Add(rc, a.Node)
 	rm.metrics.containerAllocated()
 	if a.AM {
 		rm.launchAM(att, amContainer, amContainer.GetContainerToken())
@@ -151,18 +152,18 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 // containerProto is the container as its AM gets it, with a container token issued now.
 // It is built when the container is handed out, not when it is allocated, so the RM does
 // not hold thousands of signed protos while AMs have yet to call.
-func (rm *ResourceManager) containerProto(c *rmContainer) (*yarnpb.ContainerProto, error) {
+func (rm *ResourceManager) containerProto(c *rmstate.Container) (*yarnpb.ContainerProto, error) {
 	now := rm.opts.Now()
 	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
-		ContainerId: c.id.Proto(), NmHostAddr: proto.String(c.at.key), AppSubmitter: proto.String(c.user),
-		Resource: rm.resourceProto(c.resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
-		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, CreationTime: proto.Int64(now.UnixMilli()),
+		ContainerId: c.Id.Proto(), NmHostAddr: proto.String(c.At.Key), AppSubmitter: proto.String(c.User),
+		Resource: rm.resourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
+		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("container token for %s: %w", c.id, err)
+		return nil, fmt.Errorf("container token for %s: %w", c.Id, err)
 	}
-	return &yarnpb.ContainerProto{Id: c.id.Proto(), NodeId: c.at.id, NodeHttpAddress: proto.String(c.at.http),
-		Resource: rm.resourceProto(c.resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.priority)}, ContainerToken: tok.Proto()}, nil
+	return &yarnpb.ContainerProto{Id: c.Id.Proto(), NodeId: c.At.Id, NodeHttpAddress: proto.String(c.At.Http),
+		Resource: rm.resourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}, nil
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its
@@ -170,7 +171,7 @@ func (rm *ResourceManager) containerProto(c *rmContainer) (*yarnpb.ContainerProt
 // and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
 // as a task failure.
 func (rm *ResourceManager) preemptContainer(p scheduler.Preemption) {
-	rm.containers.preemptContainer(p, rm.log)
+	rm.containers.PreemptContainer(p, rm.log)
 }
 
 // asksFrom converts an AM's resource requests for the engine, normalized as YARN does:
@@ -193,17 +194,17 @@ func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []sched
 // drainFor hands an attempt what it is owed: new containers, NMTokens for their nodes it
 // has not had yet, and completed container statuses.
 func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarnpb.ContainerProto, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
-	allocated, completed, need := rm.containers.drain(att, rm.opts.Now())
+	allocated, completed, need := rm.containers.Drain(att, rm.opts.Now())
 	containers := make([]*yarnpb.ContainerProto, 0, len(allocated))
 	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
 		c, err := rm.containerProto(rc)
 		if err != nil {
-			rm.log.WithError(err).WithField("container", rc.id.String()).Error("container not handed out")
+			rm.log.WithError(err).WithField("container", rc.Id.String()).Error("container not handed out")
 			continue
 		}
 		containers = append(containers, c)
-		delivered = append(delivered, rc.engineID)
+		delivered = append(delivered, rc.EngineID)
 	}
 	if len(delivered) > 0 {
 		// The AM's next asks have seen these (see scheduler.Engine.Delivered).
@@ -223,5 +224,5 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 
 // takePreemptions returns, once, the containers an attempt is asked to give back.
 func (rm *ResourceManager) takePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
-	return rm.containers.takePreemptions(att)
+	return rm.containers.TakePreemptions(att)
 }

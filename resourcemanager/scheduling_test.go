@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -45,7 +46,7 @@ func TestAllocateEndToEnd(t *testing.T) {
 		got = append(got, r.GetAllocatedContainers()...)
 		tokens = append(tokens, r.GetNmTokens()...)
 	}
-	if len(got) != 2 || len(tokens) != 1 || nodeKey(tokens[0].GetNodeId()) != "127.0.0.1:45454" {
+	if len(got) != 2 || len(tokens) != 1 || rmstate.NodeKey(tokens[0].GetNodeId()) != "127.0.0.1:45454" {
 		t.Fatalf("allocated %v, NMTokens %v", got, tokens)
 	}
 	c0 := records.ContainerIDFromProto(got[0].GetId())

@@ -28,7 +28,7 @@ func (rm *ResourceManager) webHandler() http.Handler {
 		}})
 	})
 	mux.HandleFunc("GET /ws/v1/cluster/metrics", func(w http.ResponseWriter, r *http.Request) {
-		c := rm.nodes.counts()
+		c := rm.nodes.Counts()
 		total, used := rm.engine.Totals()
 		m := rm.metrics
 		writeJSON(w, map[string]any{"clusterMetrics": map[string]any{
@@ -38,7 +38,7 @@ func (rm *ResourceManager) webHandler() http.Handler {
 			"totalVirtualCores": total[1], "allocatedVirtualCores": used[1], "availableVirtualCores": total[1] - used[1],
 			"activeNodes": c[yarnpb.NodeStateProto_NS_RUNNING], "lostNodes": c[yarnpb.NodeStateProto_NS_LOST],
 			"unhealthyNodes": c[yarnpb.NodeStateProto_NS_UNHEALTHY], "decommissionedNodes": c[yarnpb.NodeStateProto_NS_DECOMMISSIONED],
-			"rebootedNodes": c[yarnpb.NodeStateProto_NS_REBOOTED], "totalNodes": len(rm.nodes.reports(nil, rm.labels)),
+			"rebootedNodes": c[yarnpb.NodeStateProto_NS_REBOOTED], "totalNodes": len(rm.nodes.Reports(nil, rm.labels)),
 		}})
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {

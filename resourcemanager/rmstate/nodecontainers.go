@@ -1,7 +1,7 @@
 // The container table's side facing NodeManagers: the statuses they report, what they
 // are told to kill, signal and forget, and which containers they have not started.
 
-package resourcemanager
+package rmstate
 
 import (
 	"sort"
@@ -12,53 +12,53 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
-// killOnNode queues a container for its NodeManager's next heartbeat answer to kill.
-func (t *containerTable) killOnNode(node string, id *yarnpb.ContainerIdProto) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cleanup[node] = append(t.cleanup[node], id)
+// KillOnNode queues a container for its NodeManager's next heartbeat answer to kill.
+func (t *Containers) KillOnNode(node string, id *yarnpb.ContainerIdProto) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	t.Cleanup[node] = append(t.Cleanup[node], id)
 }
 
 // completion is a container that completed and the status its AM hears.
 type completion struct {
-	c     *rmContainer
-	final *yarnpb.ContainerStatusProto
+	C     *Container
+	Final *yarnpb.ContainerStatusProto
 }
 
-// takeStatuses applies a NodeManager's container statuses: running ones stop their
+// TakeStatuses applies a NodeManager's container statuses: running ones stop their
 // allocation-expiry clock; completed ones are returned (with their engine ids, to free)
 // and queued for their attempts, and the NM is told to forget them.
-func (t *containerTable) takeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) (finished []completion, release []scheduler.ContainerID) {
+func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) (finished []completion, release []scheduler.ContainerID) {
 	// The whole heartbeat is taken under one hold of the table's lock and one of the
 	// engine's: thousands of heartbeats a second must not queue on them per container.
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	starting := t.starting[node]
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	starting := t.Starting[node]
 	for _, st := range statuses {
 		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 {
 			continue
 		}
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			c, final, fresh := t.completeLocked(id, st)
+			c, final, fresh := t.CompleteLocked(id, st)
 			if fresh {
 				finished = append(finished, completion{c, final})
-				release = append(release, c.engineID)
+				release = append(release, c.EngineID)
 			}
 			// A completed container the AM still has to hear of is acknowledged after it
 			// has (drainFor); any other, known or not, at once, so NMs do not keep
 			// reporting containers of applications the RM has forgotten.
 			switch {
 			case c == nil:
-				t.removed[node] = append(t.removed[node], id)
-			case c.awaitingAck:
+				t.Removed[node] = append(t.Removed[node], id)
+			case c.AwaitingAck:
 				// Only the attempt's acknowledgement list holds it now.
 				delete(t.byID, id)
-				delete(t.byEngine, c.engineID)
+				delete(t.ByEngine, c.EngineID)
 			default:
-				t.forgetLocked(c)
+				t.ForgetLocked(c)
 			}
-			starting = t.starting[node]
+			starting = t.Starting[node]
 			continue
 		}
 		// Every heartbeat repeats every running container; only those not yet seen
@@ -67,59 +67,59 @@ func (t *containerTable) takeStatuses(node string, statuses []*yarnpb.ContainerS
 		if !ok {
 			continue
 		}
-		delete(t.unstarted, c.id)
+		delete(t.Unstarted, c.Id)
 		if st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
-			c.running = true
-			t.startedLocked(c)
-			starting = t.starting[node]
+			c.Running = true
+			t.StartedLocked(c)
+			starting = t.Starting[node]
 		}
 	}
 	return finished, release
 }
 
-// directives returns, once, what node must kill, signal and may forget, and which
+// Directives returns, once, what node must kill, signal and may forget, and which
 // applications ended.
-func (t *containerTable) directives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	signals = t.signals[node]
-	delete(t.signals, node)
-	cleanup, apps = t.cleanup[node], t.appCleanup[node]
-	if ids := t.removed[node]; len(ids) > 0 {
+func (t *Containers) Directives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	signals = t.Signals[node]
+	delete(t.Signals, node)
+	cleanup, apps = t.Cleanup[node], t.AppCleanup[node]
+	if ids := t.Removed[node]; len(ids) > 0 {
 		removed = make([]*yarnpb.ContainerIdProto, len(ids))
 		for i, id := range ids {
 			removed[i] = id.Proto()
 		}
 	}
-	delete(t.cleanup, node)
-	delete(t.removed, node)
-	delete(t.appCleanup, node)
+	delete(t.Cleanup, node)
+	delete(t.Removed, node)
+	delete(t.AppCleanup, node)
 	return cleanup, removed, apps, signals
 }
 
-// idsOf maps engine container ids to the YARN ids of the containers still tracked, in
+// IdsOf maps engine container ids to the YARN ids of the containers still tracked, in
 // container-id order.
-func (t *containerTable) idsOf(engineIDs []scheduler.ContainerID) []records.ContainerID {
-	t.mu.Lock()
+func (t *Containers) IdsOf(engineIDs []scheduler.ContainerID) []records.ContainerID {
+	t.Mu.Lock()
 	var ids []records.ContainerID
 	for _, e := range engineIDs {
-		if c, ok := t.byEngine[e]; ok {
-			ids = append(ids, c.id)
+		if c, ok := t.ByEngine[e]; ok {
+			ids = append(ids, c.Id)
 		}
 	}
-	t.mu.Unlock()
+	t.Mu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
 	return ids
 }
 
-// unstartedSince are the containers handed out before cutoff that no NodeManager has
+// UnstartedSince are the containers handed out before cutoff that no NodeManager has
 // reported yet.
-func (t *containerTable) unstartedSince(cutoff time.Time) []*rmContainer {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var due []*rmContainer
-	for _, c := range t.unstarted {
-		if time.UnixMilli(c.handedOut).Before(cutoff) {
+func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	var due []*Container
+	for _, c := range t.Unstarted {
+		if time.UnixMilli(c.HandedOut).Before(cutoff) {
 			due = append(due, c)
 		}
 	}

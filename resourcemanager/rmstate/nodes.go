@@ -1,7 +1,8 @@
-package resourcemanager
+package rmstate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,27 +14,27 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// rmNode is the RM's record of one NodeManager.
-type rmNode struct {
+// Node is the RM's record of one NodeManager.
+type Node struct {
 	// nodeAddr is its id, key ("host:port") and web address ("host:httpPort"), shared
 	// with its containers.
-	*nodeAddr
-	rack          string
-	capability    *yarnpb.ResourceProto
-	state         yarnpb.NodeStateProto
-	version       string
+	*NodeAddr
+	Rack          string
+	Capability    *yarnpb.ResourceProto
+	State         yarnpb.NodeStateProto
+	Version       string
 	healthReport  string
-	healthTime    int64
-	lastHeartbeat time.Time
+	HealthTime    int64
+	LastHeartbeat time.Time
 	running       int32 // containers not complete in the last heartbeat
 	lastResponse  *yarnpb.NodeHeartbeatResponseProto
 	// decommissionBy ends a graceful decommission (zero: no deadline).
 	decommissionBy time.Time
-	// autoLabels are the labels a Bobbin NodeManager reports of itself (high_mem,
+	// AutoLabels are the labels a Bobbin NodeManager reports of itself (high_mem,
 	// high_load, static): attributes, not partitions. static marks a stable node, where
 	// AM containers go.
-	autoLabels []string
-	static     bool
+	AutoLabels []string
+	Static     bool
 	// nodeUtil and containersUtil are what the NodeManager last measured of the machine
 	// and of its containers (2.8+ NMs send them in every heartbeat).
 	nodeUtil, containersUtil *yarnpb.ResourceUtilizationProto
@@ -41,58 +42,58 @@ type rmNode struct {
 
 // report is the node's NodeReport without what the container table knows (Used, and
 // NumContainers as the scheduler counts them): getClusterNodes fills those in.
-func (n *rmNode) report(labels []string) *yarnpb.NodeReportProto {
+func (n *Node) report(labels []string) *yarnpb.NodeReportProto {
 	return &yarnpb.NodeReportProto{
-		NodeId:                n.id,
-		HttpAddress:           proto.String(n.http),
-		RackName:              proto.String(n.rack),
-		Capability:            n.capability,
+		NodeId:                n.Id,
+		HttpAddress:           proto.String(n.Http),
+		RackName:              proto.String(n.Rack),
+		Capability:            n.Capability,
 		NumContainers:         proto.Int32(n.running),
-		NodeState:             n.state.Enum(),
+		NodeState:             n.State.Enum(),
 		HealthReport:          proto.String(n.healthReport),
-		LastHealthReportTime:  proto.Int64(n.healthTime),
-		NodeLabels:            append(append([]string(nil), labels...), n.autoLabels...),
+		LastHealthReportTime:  proto.Int64(n.HealthTime),
+		NodeLabels:            append(append([]string(nil), labels...), n.AutoLabels...),
 		NodeUtilization:       n.nodeUtil,
 		ContainersUtilization: n.containersUtil,
 	}
 }
 
-// nodeRegistry holds the NodeManagers by "host:port". Node states change only through
+// Nodes holds the NodeManagers by "host:port". Node states change only through
 // setStateLocked and putLocked, which keep the per-state counts every AM heartbeat and
 // cluster-metrics call read.
-type nodeRegistry struct {
+type Nodes struct {
 	mu      sync.Mutex
-	nodes   map[string]*rmNode
+	nodes   map[string]*Node
 	byState map[yarnpb.NodeStateProto]int32
 }
 
-func newNodeRegistry() *nodeRegistry {
-	return &nodeRegistry{nodes: map[string]*rmNode{}, byState: map[yarnpb.NodeStateProto]int32{}}
+func NewNodes() *Nodes {
+	return &Nodes{nodes: map[string]*Node{}, byState: map[yarnpb.NodeStateProto]int32{}}
 }
 
 // setStateLocked moves a registered node to state st; r.mu is held.
-func (r *nodeRegistry) setStateLocked(n *rmNode, st yarnpb.NodeStateProto) {
-	r.byState[n.state]--
-	n.state = st
+func (r *Nodes) setStateLocked(n *Node, st yarnpb.NodeStateProto) {
+	r.byState[n.State]--
+	n.State = st
 	r.byState[st]++
 }
 
 // putLocked registers n under key, replacing an earlier node; it reports whether there
 // was one. r.mu is held.
-func (r *nodeRegistry) putLocked(key string, n *rmNode) bool {
+func (r *Nodes) putLocked(key string, n *Node) bool {
 	old, again := r.nodes[key]
 	if again {
-		r.byState[old.state]--
+		r.byState[old.State]--
 	}
 	r.nodes[key] = n
-	r.byState[n.state]++
+	r.byState[n.State]++
 	return again
 }
 
-func nodeKey(id *yarnpb.NodeIdProto) string { return fmt.Sprintf("%s:%d", id.GetHost(), id.GetPort()) }
+func NodeKey(id *yarnpb.NodeIdProto) string { return fmt.Sprintf("%s:%d", id.GetHost(), id.GetPort()) }
 
-// reports lists node reports in the given states (all when none), sorted by node id.
-func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto, labels *labelStore) []*yarnpb.NodeReportProto {
+// Reports lists node reports in the given states (all when none), sorted by node id.
+func (r *Nodes) Reports(states []yarnpb.NodeStateProto, labels *Labels) []*yarnpb.NodeReportProto {
 	want := map[yarnpb.NodeStateProto]bool{}
 	for _, s := range states {
 		want[s] = true
@@ -107,15 +108,15 @@ func (r *nodeRegistry) reports(states []yarnpb.NodeStateProto, labels *labelStor
 	var out []*yarnpb.NodeReportProto
 	for _, k := range keys {
 		n := r.nodes[k]
-		if len(want) == 0 || want[n.state] {
-			out = append(out, n.report(labels.labelsOf(n.id)))
+		if len(want) == 0 || want[n.State] {
+			out = append(out, n.report(labels.labelsOf(n.Id)))
 		}
 	}
 	return out
 }
 
-// counts returns the number of nodes per state.
-func (r *nodeRegistry) counts() map[yarnpb.NodeStateProto]int32 {
+// Counts returns the number of nodes per state.
+func (r *Nodes) Counts() map[yarnpb.NodeStateProto]int32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[yarnpb.NodeStateProto]int32, len(r.byState))
@@ -125,20 +126,20 @@ func (r *nodeRegistry) counts() map[yarnpb.NodeStateProto]int32 {
 	return out
 }
 
-// running is the number of RUNNING nodes (AllocateResponse.num_cluster_nodes).
-func (r *nodeRegistry) running() int32 {
+// Running is the number of RUNNING nodes (AllocateResponse.num_cluster_nodes).
+func (r *Nodes) Running() int32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byState[yarnpb.NodeStateProto_NS_RUNNING]
 }
 
-// expire marks RUNNING nodes silent for longer than expiry LOST and returns them.
-func (r *nodeRegistry) expire(now time.Time, expiry time.Duration) []string {
+// Expire marks RUNNING nodes silent for longer than expiry LOST and returns them.
+func (r *Nodes) Expire(now time.Time, expiry time.Duration) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var lost []string
 	for k, n := range r.nodes {
-		if n.state == yarnpb.NodeStateProto_NS_RUNNING && now.Sub(n.lastHeartbeat) > expiry {
+		if n.State == yarnpb.NodeStateProto_NS_RUNNING && now.Sub(n.LastHeartbeat) > expiry {
 			r.setStateLocked(n, yarnpb.NodeStateProto_NS_LOST)
 			n.lastResponse = nil
 			lost = append(lost, k)
@@ -148,42 +149,42 @@ func (r *nodeRegistry) expire(now time.Time, expiry time.Duration) []string {
 	return lost
 }
 
-// known reports whether a NodeManager with this id (any port when the port is 0) is
+// Known reports whether a NodeManager with this id (any port when the port is 0) is
 // registered.
-func (r *nodeRegistry) known(id *yarnpb.NodeIdProto) bool {
+func (r *Nodes) Known(id *yarnpb.NodeIdProto) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if id.GetPort() != 0 {
-		_, ok := r.nodes[nodeKey(id)]
+		_, ok := r.nodes[NodeKey(id)]
 		return ok
 	}
 	for _, n := range r.nodes {
-		if n.id.GetHost() == id.GetHost() {
+		if n.Id.GetHost() == id.GetHost() {
 			return true
 		}
 	}
 	return false
 }
 
-// addrOf is a registered node's addresses.
-func (r *nodeRegistry) addrOf(key string) (*nodeAddr, bool) {
+// AddrOf is a registered node's addresses.
+func (r *Nodes) AddrOf(key string) (*NodeAddr, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
 	if !ok {
 		return nil, false
 	}
-	return n.nodeAddr, true
+	return n.NodeAddr, true
 }
 
-// hostsToNodes maps blacklisted host names to the node ids on them.
-func (r *nodeRegistry) hostsToNodes(hosts []string) []string {
+// HostsToNodes maps blacklisted host names to the node ids on them.
+func (r *Nodes) HostsToNodes(hosts []string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, h := range hosts {
 		for k, n := range r.nodes {
-			if n.id.GetHost() == h || strings.EqualFold(k, h) {
+			if n.Id.GetHost() == h || strings.EqualFold(k, h) {
 				out = append(out, k)
 			}
 		}
@@ -191,8 +192,8 @@ func (r *nodeRegistry) hostsToNodes(hosts []string) []string {
 	return out
 }
 
-// put registers (or re-registers) a node; it reports whether the node was known.
-func (r *nodeRegistry) put(key string, n *rmNode) bool {
+// Put registers (or re-registers) a node; it reports whether the node was known.
+func (r *Nodes) Put(key string, n *Node) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.putLocked(key, n)
@@ -201,28 +202,28 @@ func (r *nodeRegistry) put(key string, n *rmNode) bool {
 // beatVerdict is what one heartbeat did to its node: an answer to send as is (unknown,
 // decommissioned, retried or stale heartbeats), or the changes the RM must act on.
 type beatVerdict struct {
-	action                             *yarnpb.NodeHeartbeatResponseProto
-	known                              bool // the node was registered
-	healthChanged, resized, relabelled bool
-	state                              yarnpb.NodeStateProto
-	capability                         *yarnpb.ResourceProto
-	autoLabels                         []string
+	Action                             *yarnpb.NodeHeartbeatResponseProto
+	Known                              bool // the node was registered
+	HealthChanged, Resized, Relabelled bool
+	State                              yarnpb.NodeStateProto
+	Capability                         *yarnpb.ResourceProto
+	AutoLabels                         []string
 }
 
-// beat applies a heartbeat to its node's record: liveness, utilization, health, the
+// Beat applies a heartbeat to its node's record: liveness, utilization, health, the
 // measured capacity and labels of a borrowed node, and the response-id protocol.
-func (r *nodeRegistry) beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time.Time, log *logrus.Entry) (v beatVerdict) {
+func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time.Time, log *logrus.Entry) (v beatVerdict) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := req.GetNodeStatus()
 	n, ok := r.nodes[key]
-	v.known = ok
+	v.Known = ok
 	var action *yarnpb.NodeHeartbeatResponseProto
 	switch {
-	case ok && (n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
+	case ok && (n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
 		msg := fmt.Sprintf("Disallowed NodeManager nodeId: %s hostname: %s", key, st.GetNodeId().GetHost())
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_SHUTDOWN.Enum(), DiagnosticsMessage: proto.String(msg)}
-	case !ok || (n.state != yarnpb.NodeStateProto_NS_RUNNING && n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.state != yarnpb.NodeStateProto_NS_UNHEALTHY):
+	case !ok || (n.State != yarnpb.NodeStateProto_NS_RUNNING && n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.State != yarnpb.NodeStateProto_NS_UNHEALTHY):
 		// Unknown or LOST: the NodeManager must register again.
 		log.Info("heartbeat from an unregistered node: asking it to resync")
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
@@ -236,10 +237,10 @@ func (r *nodeRegistry) beat(key string, req *yarnpb.NodeHeartbeatRequestProto, n
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
 	}
 	if action != nil {
-		v.action = action
+		v.Action = action
 		return v
 	}
-	n.lastHeartbeat = now
+	n.LastHeartbeat = now
 	if u := st.GetNodeUtilization(); u != nil {
 		n.nodeUtil = u
 	}
@@ -255,25 +256,25 @@ func (r *nodeRegistry) beat(key string, req *yarnpb.NodeHeartbeatRequestProto, n
 		}
 	}
 	if h := st.GetNodeHealthStatus(); h != nil {
-		n.healthReport, n.healthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
+		n.healthReport, n.HealthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
 		healthy := h.GetIsNodeHealthy()
 		switch {
-		case !healthy && n.state == yarnpb.NodeStateProto_NS_RUNNING:
+		case !healthy && n.State == yarnpb.NodeStateProto_NS_RUNNING:
 			r.setStateLocked(n, yarnpb.NodeStateProto_NS_UNHEALTHY)
-			v.healthChanged = true
-		case healthy && n.state == yarnpb.NodeStateProto_NS_UNHEALTHY:
+			v.HealthChanged = true
+		case healthy && n.State == yarnpb.NodeStateProto_NS_UNHEALTHY:
 			r.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING)
-			v.healthChanged = true
+			v.HealthChanged = true
 		}
 	}
-	v.resized, v.relabelled = n.applyMeasurements(req)
-	v.state, v.capability, v.autoLabels = n.state, n.capability, n.autoLabels
+	v.Resized, v.Relabelled = n.ApplyMeasurements(req)
+	v.State, v.Capability, v.AutoLabels = n.State, n.Capability, n.AutoLabels
 	return v
 }
 
-// setLastResponse keeps a node's last heartbeat answer, to answer a retried heartbeat
+// SetLastResponse keeps a node's last heartbeat answer, to answer a retried heartbeat
 // with it again.
-func (r *nodeRegistry) setLastResponse(key string, resp *yarnpb.NodeHeartbeatResponseProto) {
+func (r *Nodes) SetLastResponse(key string, resp *yarnpb.NodeHeartbeatResponseProto) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if n, ok := r.nodes[key]; ok {
@@ -281,8 +282,8 @@ func (r *nodeRegistry) setLastResponse(key string, resp *yarnpb.NodeHeartbeatRes
 	}
 }
 
-// shutdown marks a node SHUTDOWN (it unregistered); false if it is unknown.
-func (r *nodeRegistry) shutdown(key string) bool {
+// Shutdown marks a node SHUTDOWN (it unregistered); false if it is unknown.
+func (r *Nodes) Shutdown(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
@@ -293,20 +294,20 @@ func (r *nodeRegistry) shutdown(key string) bool {
 	return ok
 }
 
-// applyHostLists applies refreshed include/exclude lists: nodes no longer allowed become
+// ApplyHostLists applies refreshed include/exclude lists: nodes no longer allowed become
 // DECOMMISSIONED at once (decommissionNow) or, when graceful, DECOMMISSIONING until their
 // containers end or timeout passes; a DECOMMISSIONING node allowed again is RUNNING again.
 // changed lists the nodes whose schedulability changed otherwise.
-func (r *nodeRegistry) applyHostLists(lists *hostLists, graceful bool, timeout time.Duration, now time.Time) (decommissionNow, changed []string) {
+func (r *Nodes) ApplyHostLists(lists *HostLists, graceful bool, timeout time.Duration, now time.Time) (decommissionNow, changed []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, n := range r.nodes {
-		allowed := lists.allows(n.id.GetHost(), key)
+		allowed := lists.Allows(n.Id.GetHost(), key)
 		switch {
-		case !allowed && (n.state == yarnpb.NodeStateProto_NS_RUNNING || n.state == yarnpb.NodeStateProto_NS_UNHEALTHY ||
-			n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
+		case !allowed && (n.State == yarnpb.NodeStateProto_NS_RUNNING || n.State == yarnpb.NodeStateProto_NS_UNHEALTHY ||
+			n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
 			if graceful {
-				if n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+				if n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 					r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONING)
 					n.decommissionBy = time.Time{}
 					if timeout > 0 {
@@ -318,7 +319,7 @@ func (r *nodeRegistry) applyHostLists(lists *hostLists, graceful bool, timeout t
 			}
 			r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
 			decommissionNow = append(decommissionNow, key)
-		case allowed && n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING:
+		case allowed && n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING:
 			r.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING) // recommissioned
 			changed = append(changed, key)
 		}
@@ -326,14 +327,14 @@ func (r *nodeRegistry) applyHostLists(lists *hostLists, graceful bool, timeout t
 	return decommissionNow, changed
 }
 
-// decommissioning lists the DECOMMISSIONING nodes and which of them are past their
+// Decommissioning lists the DECOMMISSIONING nodes and which of them are past their
 // deadline.
-func (r *nodeRegistry) decommissioning(now time.Time) (keys []string, pastDeadline map[string]bool) {
+func (r *Nodes) Decommissioning(now time.Time) (keys []string, pastDeadline map[string]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	pastDeadline = map[string]bool{}
 	for key, n := range r.nodes {
-		if n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+		if n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 			keys = append(keys, key)
 			pastDeadline[key] = !n.decommissionBy.IsZero() && now.After(n.decommissionBy)
 		}
@@ -341,52 +342,82 @@ func (r *nodeRegistry) decommissioning(now time.Time) (keys []string, pastDeadli
 	return keys, pastDeadline
 }
 
-// finishDecommission makes a DECOMMISSIONING node DECOMMISSIONED; false if it is not (any
+// FinishDecommission makes a DECOMMISSIONING node DECOMMISSIONED; false if it is not (any
 // more) decommissioning.
-func (r *nodeRegistry) finishDecommission(key string) bool {
+func (r *Nodes) FinishDecommission(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
-	if !ok || n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+	if !ok || n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 		return false
 	}
 	r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
 	return true
 }
 
-// snapshot is a copy of a node's record, to read without the registry's lock.
-func (r *nodeRegistry) snapshot(key string) (rmNode, bool) {
+// Snapshot is a copy of a node's record, to read without the registry's lock.
+func (r *Nodes) Snapshot(key string) (Node, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
 	if !ok {
-		return rmNode{}, false
+		return Node{}, false
 	}
 	return *n, true
 }
 
-// keysMatching lists the registered nodes whose id is in want, or whose host is, as
+// KeysMatching lists the registered nodes whose id is in want, or whose host is, as
 // "host:0" (a label on a host applies to all of its NodeManagers).
-func (r *nodeRegistry) keysMatching(want map[string]bool) []string {
+func (r *Nodes) KeysMatching(want map[string]bool) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var keys []string
 	for key, n := range r.nodes {
-		if want[key] || want[n.id.GetHost()+":0"] {
+		if want[key] || want[n.Id.GetHost()+":0"] {
 			keys = append(keys, key)
 		}
 	}
 	return keys
 }
 
-// setCapability replaces a node's capability (yarn rmadmin -updateNodeResource); false
+// SetCapability replaces a node's capability (yarn rmadmin -updateNodeResource); false
 // if the node is unknown.
-func (r *nodeRegistry) setCapability(key string, c *yarnpb.ResourceProto) bool {
+func (r *Nodes) SetCapability(key string, c *yarnpb.ResourceProto) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
 	if ok {
-		n.capability = c
+		n.Capability = c
 	}
 	return ok
+}
+
+// ApplyMeasurements takes what a Bobbin NodeManager measured of itself: the capacity a
+// borrowed node offers now (the NodeReport capability shows it; zero takes it out of
+// scheduling) and its automatic labels. Called with the node registry's lock held.
+func (n *Node) ApplyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
+	if r := req.GetBobbinSchedulableResource(); r != nil && r.GetMemory() >= 0 && r.GetVirtualCores() >= 0 {
+		if r.GetMemory() != n.Capability.GetMemory() || r.GetVirtualCores() != n.Capability.GetVirtualCores() {
+			// Only memory and vcores are measured: other types (GPUs) keep what the node
+			// registered.
+			c := proto.Clone(n.Capability).(*yarnpb.ResourceProto)
+			c.Memory, c.VirtualCores = proto.Int64(r.GetMemory()), proto.Int32(r.GetVirtualCores())
+			n.Capability = c
+			resized = true
+		}
+	}
+	if ls := req.GetNodeLabels(); ls != nil {
+		var names []string
+		static := false
+		for _, l := range ls.GetNodeLabels() {
+			names = append(names, l.GetName())
+			static = static || l.GetName() == "static"
+		}
+		sort.Strings(names)
+		if !slices.Equal(names, n.AutoLabels) || static != n.Static {
+			n.AutoLabels, n.Static = names, static
+			relabelled = true
+		}
+	}
+	return resized, relabelled
 }

@@ -1,4 +1,4 @@
-package resourcemanager
+package rmstate
 
 import (
 	"fmt"

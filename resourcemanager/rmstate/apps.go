@@ -1,0 +1,541 @@
+package rmstate
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// App is the RM's record of one submitted application. Its fields change only under the
+// registry's lock; reports are copies made under it.
+type App struct {
+	Id          records.ApplicationID
+	User        string
+	Queue       string
+	Name        string
+	AppType     string
+	Tags        []string
+	Runtime     time.Duration // declared runtime estimate for backfilling (0: unknown)
+	Priority    int32
+	AmResource  *yarnpb.ResourceProto
+	MaxAttempts int
+	Unmanaged   bool
+	AmSpec      *yarnpb.ContainerLaunchContextProto // the AM's launch context, for managed AMs
+	Attempt     *Attempt                            // the current attempt, nil before one exists
+	Attempts    []*Attempt                          // every attempt, oldest first
+	// Failures are the times (ms) of the attempt failures that count toward maxAttempts;
+	// with a validity interval only those inside it count (protocol.md §7.3).
+	Failures         []int64
+	FailuresValidity int64 // attempt_failures_validity_interval in ms; <= 0: all count
+	State            yarnpb.YarnApplicationStateProto
+	Final            yarnpb.FinalApplicationStatusProto
+	SubmitTime       int64
+	// Timeouts are the application's expiry times (ms) by type: its lifetime, from the
+	// submission or `yarn application -updateLifetime`.
+	Timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
+	// LabelExpr and amLabelExpr are the submission's node-label expressions (nil: not set).
+	LabelExpr, AmLabelExpr *string
+	StartTime              int64
+	FinishTime             int64
+	Diagnostics            string
+}
+
+// Attempt is one application attempt: its AMRMToken, its state and what its AM registered.
+type Attempt struct {
+	Id           records.AttemptID
+	Token        *token.Token
+	State        yarnpb.YarnApplicationAttemptStateProto
+	Registered   bool
+	Unregistered bool
+	Host         string
+	RpcPort      int32
+	TrackingURL  string
+	Diagnostics  string
+	StartTime    int64
+	FinishTime   int64
+	// LastResponse is the last allocate answer, marshalled, for an AM that retries
+	// the call (same responseId) to get it again; kept as bytes because it carries
+	// every container it handed out, and hundreds of AMs keep one each.
+	LastResponse   []byte
+	LastResponseID int32
+	Progress       float32              // what the AM last reported in allocate
+	AmContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
+	Launched       bool
+	// LastPing is the AM's last sign of life (launch, register, allocate); the liveness
+	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
+	// Zero while the AM container is not launched yet.
+	LastPing time.Time
+}
+
+// Ended reports whether the attempt reached a final state.
+func (at *Attempt) Ended() bool {
+	switch at.State {
+	case yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED,
+		yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED:
+		return true
+	}
+	return false
+}
+
+// Finished reports whether the app reached a final state.
+func (a *App) Finished() bool {
+	switch a.State {
+	case yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_KILLED:
+		return true
+	}
+	return false
+}
+
+// report is the ApplicationReport clients see (protocol.md §7.2): before an AM
+// registers, host "N/A", rpc port -1, final status UNDEFINED.
+func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
+	r := &yarnpb.ApplicationReportProto{
+		ApplicationId:          a.Id.Proto(),
+		User:                   proto.String(a.User),
+		Queue:                  proto.String(a.Queue),
+		Name:                   proto.String(a.Name),
+		Host:                   proto.String("N/A"),
+		RpcPort:                proto.Int32(-1),
+		YarnApplicationState:   a.State.Enum(),
+		TrackingUrl:            proto.String("N/A"),
+		Diagnostics:            proto.String(a.Diagnostics),
+		StartTime:              proto.Int64(a.StartTime),
+		FinishTime:             proto.Int64(a.FinishTime),
+		FinalApplicationStatus: a.Final.Enum(),
+		Progress:               proto.Float32(progressOf(a)),
+		ApplicationType:        proto.String(a.AppType),
+		ApplicationTags:        append([]string(nil), a.Tags...),
+		Priority:               &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)},
+		SubmitTime:             proto.Int64(a.SubmitTime),
+		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
+		AppTimeouts:            a.TimeoutReports(now),
+		// Bobbin's NodeManagers keep logs on their nodes (no aggregation): the Java RM
+		// reports DISABLED then.
+		LogAggregationStatus:   yarnpb.LogAggregationStatusProto_LOG_DISABLED.Enum(),
+		UnmanagedApplication:   proto.Bool(a.Unmanaged),
+		AppNodeLabelExpression: proto.String(labelReport(a.LabelExpr)),
+		// The Java RM gives the AM request the default partition when nothing was asked.
+		AmNodeLabelExpression: proto.String(labelReport(cmpOr(a.AmLabelExpr, ""))),
+	}
+	if at := a.Attempt; at != nil {
+		r.CurrentApplicationAttemptId = at.Id.Proto()
+		if at.Registered && a.State != yarnpb.YarnApplicationStateProto_KILLED {
+			// From registration on, clients reach the AM at what it registered (an AM
+			// that registered no tracking URL shows N/A, as in the Java RM).
+			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RpcPort)
+			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(cmpOrString(at.TrackingURL, "N/A")), proto.String(at.TrackingURL)
+		}
+		if a.Unmanaged && !a.Finished() {
+			// An unmanaged AM is run by the client, which takes its AMRMToken from here.
+			r.AmRmToken = at.Token.Proto()
+		}
+	}
+	return r
+}
+
+// WithAttempt runs fn on the application and current attempt att under the registry lock.
+// It returns false when att is not the current attempt of a known application.
+func (r *Apps) WithAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[att.App]
+	if !ok || a.Attempt == nil || a.Attempt.Id != att {
+		return false
+	}
+	fn(a, a.Attempt)
+	return true
+}
+
+// labelReport is how the Java RM reports a node-label expression: "<Not set>" when none
+// was given, "<DEFAULT_PARTITION>" when it is empty.
+func labelReport(e *string) string {
+	switch {
+	case e == nil:
+		return "<Not set>"
+	case strings.TrimSpace(*e) == "":
+		return "<DEFAULT_PARTITION>"
+	}
+	return *e
+}
+
+// cmpOr is p, or a pointer to def when p is nil.
+func cmpOr(p *string, def string) *string {
+	if p == nil {
+		return &def
+	}
+	return p
+}
+
+// cmpOrString is s, or def when s is empty.
+func cmpOrString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// progressOf is the application's progress as its AM last reported it; a finished,
+// failed or killed application shows 100%, as from the Java RM.
+func progressOf(a *App) float32 {
+	if a.Finished() {
+		return 1
+	}
+	if a.Attempt != nil {
+		return a.Attempt.Progress
+	}
+	return 0
+}
+
+// Submit records a new application; an id already known is not replaced (a client's
+// retried submission), and submit reports false.
+func (r *Apps) Submit(a *App) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.apps[a.Id]; ok {
+		return false
+	}
+	r.apps[a.Id] = a
+	return true
+}
+
+// ReportOf returns a copy of an application's report.
+func (r *Apps) ReportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProto, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil, false
+	}
+	return a.report(r.now()), true
+}
+
+// Kill moves an unfinished application to KILLED. It reports whether it did and whether
+// the app exists.
+func (r *Apps) Kill(id records.ApplicationID, now int64, diagnostics string) (killed, found bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return false, false
+	}
+	if !a.Finished() {
+		killed = true
+		a.State, a.Final = yarnpb.YarnApplicationStateProto_KILLED, yarnpb.FinalApplicationStatusProto_APP_KILLED
+		a.FinishTime, a.Diagnostics = now, diagnostics
+		if at := a.Attempt; at != nil && !at.Ended() {
+			at.State, at.FinishTime, at.Diagnostics = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED, now, diagnostics
+		}
+	}
+	return killed, true
+}
+
+// Move changes an unfinished application's queue.
+func (r *Apps) Move(id records.ApplicationID, queue string) (found, finished bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return false, false
+	}
+	if a.Finished() {
+		return true, true
+	}
+	a.Queue = queue
+	return true, false
+}
+
+// Apps hands out application ids and holds the applications by id.
+type Apps struct {
+	clusterTimestamp int64
+	now              func() time.Time // the RM's clock, for the seconds a lifetime has left
+
+	mu     sync.Mutex
+	lastID int32
+	apps   map[records.ApplicationID]*App
+	// finishedOrder lists ended applications oldest first, for retire.
+	finishedOrder []records.ApplicationID
+	retired       map[records.ApplicationID]bool
+}
+
+func NewApps(clusterTimestamp int64, now func() time.Time) *Apps {
+	return &Apps{clusterTimestamp: clusterTimestamp, now: now, apps: map[records.ApplicationID]*App{}}
+}
+
+// NewID returns the next application id of this RM run.
+func (r *Apps) NewID() records.ApplicationID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastID++
+	return records.ApplicationID{ClusterTimestamp: r.clusterTimestamp, ID: r.lastID}
+}
+
+func (r *Apps) Exists(id records.ApplicationID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.apps[id]
+	return ok
+}
+
+// AppFilter is GetApplicationsRequest's selection.
+type AppFilter struct {
+	States map[yarnpb.YarnApplicationStateProto]bool
+	Types  map[string]bool // lower-cased, as YARN compares types case-insensitively
+	Users  map[string]bool
+	Queues map[string]bool
+	Tags   map[string]bool
+	Limit  int64
+	Name   string // 3.x: exact application name
+	// Start and finish time ranges in ms (0 = open).
+	StartBegin, StartEnd, FinishBegin, FinishEnd int64
+}
+
+func (f *AppFilter) match(a *App) bool {
+	if len(f.States) > 0 && !f.States[a.State] {
+		return false
+	}
+	if len(f.Types) > 0 && !f.Types[strings.ToLower(a.AppType)] {
+		return false
+	}
+	if len(f.Users) > 0 && !f.Users[a.User] {
+		return false
+	}
+	if len(f.Queues) > 0 && !f.Queues[a.Queue] {
+		return false
+	}
+	if f.Name != "" && a.Name != f.Name {
+		return false
+	}
+	if (f.StartBegin > 0 && a.StartTime < f.StartBegin) || (f.StartEnd > 0 && a.StartTime > f.StartEnd) {
+		return false
+	}
+	if (f.FinishBegin > 0 && a.FinishTime < f.FinishBegin) || (f.FinishEnd > 0 && (a.FinishTime == 0 || a.FinishTime > f.FinishEnd)) {
+		return false
+	}
+	if len(f.Tags) > 0 {
+		hit := false
+		for _, t := range a.Tags {
+			hit = hit || f.Tags[strings.ToLower(t)]
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+// List returns the reports of the matching applications in id order.
+func (r *Apps) List(f *AppFilter) []*yarnpb.ApplicationReportProto {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var hits []*App
+	for _, a := range r.apps {
+		if f.match(a) {
+			hits = append(hits, a)
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].Id.ID < hits[j].Id.ID })
+	if f.Limit > 0 && int64(len(hits)) > f.Limit {
+		hits = hits[:f.Limit]
+	}
+	out := make([]*yarnpb.ApplicationReportProto, len(hits))
+	for i, a := range hits {
+		out[i] = a.report(r.now())
+	}
+	return out
+}
+
+// AttemptReport reports one attempt of an application, current or past.
+func (r *Apps) AttemptReport(att records.AttemptID) (*yarnpb.ApplicationAttemptReportProto, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[att.App]
+	if !ok {
+		return nil, false
+	}
+	for _, at := range a.Attempts {
+		if at.Id == att {
+			return at.report(), true
+		}
+	}
+	return nil, false
+}
+
+// AttemptReports reports every attempt of an application, oldest first.
+func (r *Apps) AttemptReports(id records.ApplicationID) []*yarnpb.ApplicationAttemptReportProto {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil
+	}
+	out := make([]*yarnpb.ApplicationAttemptReportProto, 0, len(a.Attempts))
+	for _, at := range a.Attempts {
+		out = append(out, at.report())
+	}
+	return out
+}
+
+func (at *Attempt) report() *yarnpb.ApplicationAttemptReportProto {
+	host, port := "N/A", int32(-1)
+	if at.Registered {
+		host, port = at.Host, at.RpcPort
+	}
+	r := &yarnpb.ApplicationAttemptReportProto{
+		ApplicationAttemptId:        at.Id.Proto(),
+		Host:                        proto.String(host),
+		RpcPort:                     proto.Int32(port),
+		TrackingUrl:                 proto.String(at.TrackingURL),
+		OriginalTrackingUrl:         proto.String(at.TrackingURL),
+		Diagnostics:                 proto.String(at.Diagnostics),
+		YarnApplicationAttemptState: at.State.Enum(),
+		StartTime:                   proto.Int64(at.StartTime),
+		FinishTime:                  proto.Int64(at.FinishTime),
+	}
+	if at.AmContainer != nil {
+		r.AmContainerId = at.AmContainer.Proto()
+	}
+	return r
+}
+
+// AttemptIDs lists an application's attempts.
+func (r *Apps) AttemptIDs(id records.ApplicationID) []records.AttemptID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok {
+		return nil
+	}
+	out := make([]records.AttemptID, len(a.Attempts))
+	for i, at := range a.Attempts {
+		out[i] = at.Id
+	}
+	return out
+}
+
+// Retire notes that id finished and forgets the oldest finished applications beyond
+// keep (yarn.resourcemanager.max-completed-applications), returning them.
+func (r *Apps) Retire(id records.ApplicationID, keep int) []records.ApplicationID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.retired[id] {
+		return nil
+	}
+	if r.retired == nil {
+		r.retired = map[records.ApplicationID]bool{}
+	}
+	r.retired[id] = true
+	r.finishedOrder = append(r.finishedOrder, id)
+	var gone []records.ApplicationID
+	for len(r.finishedOrder) > keep {
+		old := r.finishedOrder[0]
+		r.finishedOrder = r.finishedOrder[1:]
+		delete(r.apps, old)
+		delete(r.retired, old)
+		gone = append(gone, old)
+	}
+	return gone
+}
+
+// LiveAttempt is an application's current attempt and user, if it has one and has not
+// finished.
+func (r *Apps) LiveAttempt(id records.ApplicationID) (records.AttemptID, string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if app, ok := r.apps[id]; ok && app.Attempt != nil && !app.Finished() {
+		return app.Attempt.Id, app.User, true
+	}
+	return records.AttemptID{}, "", false
+}
+
+// RuntimeTag is the application tag that declares a runtime estimate for backfilling
+// (docs/scheduling.md §5): bobbin.runtime=<duration>, e.g. -Dmapreduce.job.tags=bobbin.runtime=20m.
+const RuntimeTag = "bobbin.runtime="
+
+// DeclaredRuntime is an application's runtime estimate for backfilling: its
+// bobbin.runtime tag, else its lifetime (lifetimeMs, when positive), else 0 (unknown: never
+// started ahead of anyone). A tag that is not a positive duration is refused.
+func DeclaredRuntime(tags []string, lifetimeMs int64) (time.Duration, error) {
+	for _, t := range tags {
+		v, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(t)), RuntimeTag)
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			if secs, err2 := strconv.ParseInt(v, 10, 64); err2 == nil {
+				d, err = time.Duration(secs)*time.Second, nil
+			}
+		}
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("application tag %q: %s needs a positive duration such as 20m or 90s", t, RuntimeTag)
+		}
+		return d, nil
+	}
+	if lifetimeMs > 0 {
+		return time.Duration(lifetimeMs) * time.Millisecond, nil
+	}
+	return 0, nil
+}
+
+// With runs fn under the registry's lock with the application (nil, false when unknown).
+func (r *Apps) With(id records.ApplicationID, fn func(a *App, ok bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	fn(a, ok)
+}
+
+// Each runs fn under the registry's lock for every application.
+func (r *Apps) Each(fn func(a *App)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.apps {
+		fn(a)
+	}
+}
+
+// CountedFailures is how many counted failures lie inside the validity window.
+func (a *App) CountedFailures(nowMs int64) int {
+	if a.FailuresValidity <= 0 {
+		return len(a.Failures)
+	}
+	n := 0
+	for _, t := range a.Failures {
+		if t > nowMs-a.FailuresValidity {
+			n++
+		}
+	}
+	return n
+}
+
+// TimeoutReports are ApplicationReport.appTimeouts: every timeout type, UNLIMITED / -1
+// unless the application has one, then its expiry and the seconds left (the Java RM
+// shows them for a finished application too).
+func (a *App) TimeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
+	t := yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
+	r := &yarnpb.ApplicationTimeoutProto{ApplicationTimeoutType: t.Enum(), ExpireTime: proto.String(timeoutUnlimited), RemainingTime: proto.Int64(timeoutUnknown)}
+	if exp, ok := a.Timeouts[t]; ok {
+		r.ExpireTime = proto.String(time.UnixMilli(exp).Format(ISO8601))
+		r.RemainingTime = proto.Int64(max(0, exp-now.UnixMilli()) / 1000)
+	}
+	return []*yarnpb.AppTimeoutsMapProto{{ApplicationTimeoutType: t.Enum(), ApplicationTimeout: r}}
+}
+
+// ISO8601 is Hadoop's Times.formatISO8601 layout (SimpleDateFormat
+// "yyyy-MM-dd'T'HH:mm:ss.SSSZ"), in which lifetimes travel.
+const ISO8601 = "2006-01-02T15:04:05.000-0700"
+
+// Apache's texts for an application without a lifetime.
+const (
+	timeoutUnlimited = "UNLIMITED"
+	timeoutUnknown   = -1
+)

@@ -1,0 +1,492 @@
+package rmstate
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/sirupsen/logrus"
+)
+
+// Container is a container the engine allocated, as the RM tracks it. A busy RM holds
+// tens of thousands, so it is kept to 128 bytes: what a report shows is built from it
+// only when asked for, and the node's addresses are shared.
+type Container struct {
+	EngineID scheduler.ContainerID
+	Id       records.ContainerID
+	At       *NodeAddr // where it runs
+	Priority int32
+	Am       bool // the AM's own container
+	// preempted: killed by the scheduler, the AM hears PREEMPTED.
+	preempted bool
+	done      bool
+	// AwaitingAck: done, and its NodeManager is told to forget it only once the AM has
+	// had its completed status (see drainFor).
+	AwaitingAck bool
+	Running     bool // its NodeManager has reported it running
+	// HandedOut is when the AM (or the AM launcher) got the container, in ms since the
+	// epoch (0: not yet); until its NM reports it, it may expire unused.
+	HandedOut int64
+	Resource  scheduler.Resource
+	Created   int64 // ms since the epoch
+	User      string
+}
+
+// NodeAddr is a node's identity as its containers show it, made once at registration
+// and never modified, so containers share it without locks.
+type NodeAddr struct {
+	Key  string              // "host:port"
+	Id   *yarnpb.NodeIdProto // shared with the node registry
+	Http string              // "host:httpPort"
+}
+
+// Node is the key of c's node, "host:port".
+func (c *Container) Node() string { return c.At.Key }
+
+// report is the container's getContainerReport view.
+func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportProto {
+	state := yarnpb.ContainerStateProto_C_NEW
+	if c.Running {
+		state = yarnpb.ContainerStateProto_C_RUNNING
+	}
+	return &yarnpb.ContainerReportProto{ContainerId: c.Id.Proto(), Resource: types.Proto(c.Resource[:types.Len()]), NodeId: proto.Clone(c.At.Id).(*yarnpb.NodeIdProto),
+		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(c.Created),
+		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.At.Http),
+		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.At.Http, c.Id, c.User))}
+}
+
+// Containers joins the engine's allocations to YARN containers and holds what each
+// attempt and node is to be told on its next allocate or heartbeat.
+type Containers struct {
+	types     resourcetypes.Types // for reports
+	now       func() time.Time    // the RM's clock, for resource-seconds
+	Mu        sync.Mutex
+	ByEngine  map[scheduler.ContainerID]*Container
+	byID      map[records.ContainerID]*Container
+	seq       map[records.AttemptID]int64
+	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
+	// completed are the finished containers whose status the attempt has not pulled
+	// yet; sentToAM those whose status went out in the attempt's last allocate response.
+	// As in the Java RM, a NodeManager forgets a completed container (and stops answering
+	// getContainerStatuses for it) only once its AM has had the status and called again.
+	completed map[records.AttemptID][]doneStatus
+	sentToAM  map[records.AttemptID][]*Container
+	nmTokens  map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
+	Cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
+	Removed   map[string][]records.ContainerID      // node -> completed containers to forget
+	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
+	// Unstarted are containers handed out and not yet reported by their NodeManager.
+	Unstarted map[records.ContainerID]*Container
+	// Starting are, per node, the live containers its NodeManager has not yet reported
+	// running: a heartbeat's running statuses need looking up only while there are any,
+	// and then in this small map rather than in byID.
+	Starting map[string]map[records.ContainerID]*Container
+	// ranOn is where each application had containers: those NMs are told when it ends.
+	ranOn      map[records.ApplicationID]*nodeSet
+	nodes      nodeIndex
+	AppCleanup map[string][]*yarnpb.ApplicationIdProto          // node -> finished applications
+	Signals    map[string][]*yarnpb.SignalContainerRequestProto // node -> signals from signalToContainer
+	// spent is what each application's completed containers held, times how long (in
+	// resource-milliseconds): the report's aggregate resource allocation.
+	spent map[records.ApplicationID]*spentResources
+}
+
+// spentResources are resource-milliseconds, all and preempted.
+type spentResources struct{ used, preempted scheduler.Resource }
+
+// held is what c holds times how long it has held it until now (resource-milliseconds).
+func (c *Container) held(now int64) scheduler.Resource {
+	ms := max(now-c.Created, 0)
+	var v scheduler.Resource
+	for i, x := range c.Resource {
+		v[i] = x * ms
+	}
+	return v
+}
+
+func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
+	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, ByEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
+		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
+		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
+		Cleanup: map[string][]*yarnpb.ContainerIdProto{}, Removed: map[string][]records.ContainerID{},
+		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, Unstarted: map[records.ContainerID]*Container{},
+		Starting: map[string]map[records.ContainerID]*Container{},
+		ranOn:    map[records.ApplicationID]*nodeSet{}, AppCleanup: map[string][]*yarnpb.ApplicationIdProto{},
+		Signals: map[string][]*yarnpb.SignalContainerRequestProto{}}
+}
+
+// Complete records a finished container once and queues its status for its attempt.
+// It returns the status as the AM will see it and whether the container was still
+// running.
+func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	return t.CompleteLocked(id, status)
+}
+
+func (t *Containers) CompleteLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
+	c, ok := t.byID[id]
+	if !ok || c.done {
+		return c, status, false
+	}
+	c.done = true
+	s := t.spent[id.Attempt.App]
+	if s == nil {
+		s = &spentResources{}
+		t.spent[id.Attempt.App] = s
+	}
+	h := c.held(t.now().UnixMilli())
+	s.used = s.used.Add(h)
+	if c.preempted {
+		s.preempted = s.preempted.Add(h)
+	}
+	delete(t.Unstarted, id)
+	t.StartedLocked(c)
+	if c.preempted {
+		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
+		status.ExitStatus = proto.Int32(exitcode.Preempted)
+		status.Diagnostics = proto.String("Container preempted by scheduler")
+	}
+	t.completed[id.Attempt] = append(t.completed[id.Attempt], compactStatus(c, status))
+	c.AwaitingAck = true
+	return c, status, true
+}
+
+// doneStatus is a completed container's status while it waits for its AM. Tens of
+// thousands wait at a time on a busy RM, so the common status (id, exit status,
+// diagnostics) is kept flat and the proto built when the AM pulls it; a status with
+// anything more (a newer NM's fields) is kept whole.
+type doneStatus struct {
+	c    *Container
+	exit int32
+	diag string
+	full *yarnpb.ContainerStatusProto
+}
+
+func compactStatus(c *Container, st *yarnpb.ContainerStatusProto) doneStatus {
+	if st.Capability != nil || st.ExecutionType != nil || len(st.ContainerAttributes) > 0 || st.ContainerSubState != nil ||
+		len(st.ProtoReflect().GetUnknown()) > 0 || st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+		return doneStatus{c: c, full: st}
+	}
+	return doneStatus{c: c, exit: st.GetExitStatus(), diag: st.GetDiagnostics()}
+}
+
+func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
+	if d.full != nil {
+		return d.full
+	}
+	return &yarnpb.ContainerStatusProto{ContainerId: d.c.Id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
+}
+
+// ForgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
+// held.
+func (t *Containers) ForgetLocked(c *Container) {
+	c.AwaitingAck = false
+	t.Removed[c.Node()] = append(t.Removed[c.Node()], c.Id)
+	delete(t.byID, c.Id)
+	delete(t.ByEngine, c.EngineID)
+}
+
+// StartedLocked takes c off its node's starting list; t.mu is held.
+func (t *Containers) StartedLocked(c *Container) {
+	if m := t.Starting[c.Node()]; m != nil {
+		delete(m, c.Id)
+		if len(m) == 0 {
+			delete(t.Starting, c.Node())
+		}
+	}
+}
+
+// HandOut starts a container's allocation-expiry clock.
+func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	if c, ok := t.byID[id]; ok && !c.done && c.HandedOut == 0 {
+		c.HandedOut = now.UnixMilli()
+		t.Unstarted[id] = c
+	}
+}
+
+// Signal queues a signal for a live container's NodeManager (3.x containers_to_signal);
+// it returns the container's node, or false when the container is not live.
+func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) (string, bool) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	c, ok := t.byID[id]
+	if !ok || c.done {
+		return "", false
+	}
+	t.Signals[c.Node()] = append(t.Signals[c.Node()], &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
+	return c.Node(), true
+}
+
+// dropAttemptLocked forgets what was queued for an attempt; t.mu is held.
+func (t *Containers) dropAttemptLocked(att records.AttemptID) {
+	// No AM will pull these any more: their NodeManagers may forget them now.
+	for _, c := range t.sentToAM[att] {
+		t.ForgetLocked(c)
+	}
+	for _, d := range t.completed[att] {
+		t.ForgetLocked(d.c)
+	}
+	delete(t.sentToAM, att)
+	delete(t.allocated, att)
+	delete(t.completed, att)
+	delete(t.nmTokens, att)
+	delete(t.preempt, att)
+	delete(t.seq, att)
+}
+
+// LiveReports reports the live containers of an attempt (as the Java RM does: finished
+// containers are the history server's business).
+func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerReportProto {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	var out []*yarnpb.ContainerReportProto
+	for id, c := range t.byID {
+		if id.Attempt == att && !c.done {
+			out = append(out, c.report(t.types))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
+	return out
+}
+
+// LiveReport reports one live container.
+func (t *Containers) LiveReport(id records.ContainerID) (*yarnpb.ContainerReportProto, bool) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	c, ok := t.byID[id]
+	if !ok || c.done {
+		return nil, false
+	}
+	return c.report(t.types), true
+}
+
+// usage is what an application's (or a node's) live containers hold; for an application
+// also the resource-milliseconds it has used, all and preempted.
+type usage struct {
+	Containers       int32
+	Used             scheduler.Resource
+	Spent, Preempted scheduler.Resource
+}
+
+// LiveUsage sums the live containers of the given applications in one pass over the
+// table (a report or a whole application list costs one scan, not one per application).
+func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.ApplicationID]usage {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	out := make(map[records.ApplicationID]usage, len(apps))
+	now := t.now().UnixMilli()
+	for id, c := range t.byID {
+		if app := id.Attempt.App; apps[app] && !c.done {
+			u := out[app]
+			u.Containers++
+			u.Used = u.Used.Add(c.Resource)
+			u.Spent = u.Spent.Add(c.held(now))
+			out[app] = u
+		}
+	}
+	for app := range apps {
+		if s := t.spent[app]; s != nil {
+			u := out[app]
+			u.Spent, u.Preempted = u.Spent.Add(s.used), u.Preempted.Add(s.preempted)
+			out[app] = u
+		}
+	}
+	return out
+}
+
+// NodeUsage sums the live containers on each node, by node key.
+func (t *Containers) NodeUsage() map[string]usage {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	out := map[string]usage{}
+	for _, c := range t.byID {
+		if !c.done {
+			u := out[c.Node()]
+			u.Containers++
+			u.Used = u.Used.Add(c.Resource)
+			out[c.Node()] = u
+		}
+	}
+	return out
+}
+
+// PreemptContainer applies one of the engine's preemptions: a notice for the AM's next
+// allocate answer, or the kill, sent to the container's NodeManager.
+func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Entry) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	c, ok := t.ByEngine[p.Container]
+	if !ok || c.done {
+		return
+	}
+	log := logger.WithFields(map[string]any{"container": c.Id.String(), "node": c.Node()})
+	if !p.Kill {
+		t.preempt[c.Id.Attempt] = append(t.preempt[c.Id.Attempt], c.Id.Proto())
+		log.Info("container to be preempted: AM notified")
+		return
+	}
+	c.preempted = true
+	t.Cleanup[c.Node()] = append(t.Cleanup[c.Node()], c.Id.Proto())
+	log.Info("preempted container killed")
+}
+
+// TakePreemptions is the preemption message for an attempt's allocate answer (nil: none).
+func (t *Containers) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	ids := t.preempt[att]
+	delete(t.preempt, att)
+	if len(ids) == 0 {
+		return nil
+	}
+	strict := &yarnpb.StrictPreemptionContractProto{}
+	for _, id := range ids {
+		strict.Container = append(strict.Container, &yarnpb.PreemptionContainerProto{Id: id})
+	}
+	return &yarnpb.PreemptionMessageProto{StrictContract: strict}
+}
+
+// NextID is the next container id of an attempt.
+func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	t.seq[att]++
+	return records.ContainerID{Attempt: att, ID: t.seq[att]}
+}
+
+// Add tracks a container the engine placed on node: starting there until its NodeManager
+// reports it, and (unless it is an AM's) queued for its attempt's next allocate answer.
+func (t *Containers) Add(rc *Container, node string) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	t.ByEngine[rc.EngineID], t.byID[rc.Id] = rc, rc
+	if t.Starting[node] == nil {
+		t.Starting[node] = map[records.ContainerID]*Container{}
+	}
+	t.Starting[node][rc.Id] = rc
+	appID := rc.Id.Attempt.App
+	if t.ranOn[appID] == nil {
+		t.ranOn[appID] = &nodeSet{}
+	}
+	t.ranOn[appID].add(t.nodes.of(node))
+	if !rc.Am {
+		t.allocated[rc.Id.Attempt] = append(t.allocated[rc.Id.Attempt], rc)
+	}
+}
+
+// Drain takes what an attempt's allocate answer carries: its newly allocated containers
+// (handed out now: they may expire unused from here), its completed statuses (which the
+// next allocate acknowledges), and the nodes it needs NMTokens for.
+func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []*yarnpb.ContainerStatusProto, need []*yarnpb.NodeIdProto) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	allocated, done := t.allocated[att], t.completed[att]
+	delete(t.allocated, att)
+	delete(t.completed, att)
+	// This call acknowledges the completed statuses the last response carried.
+	acked := t.sentToAM[att]
+	for _, c := range acked {
+		t.ForgetLocked(c)
+	}
+	if len(done) > 0 {
+		completed = make([]*yarnpb.ContainerStatusProto, len(done))
+		acked = acked[:0]
+		for i, d := range done {
+			completed[i] = d.proto()
+			acked = append(acked, d.c)
+		}
+		t.sentToAM[att] = acked
+	} else {
+		delete(t.sentToAM, att)
+	}
+	sent := t.nmTokens[att]
+	if sent == nil {
+		sent = &nodeSet{}
+		t.nmTokens[att] = sent
+	}
+	for _, rc := range allocated {
+		if !rc.done && rc.HandedOut == 0 {
+			rc.HandedOut = now.UnixMilli()
+			t.Unstarted[rc.Id] = rc
+		}
+		if sent.add(t.nodes.of(rc.Node())) {
+			need = append(need, rc.At.Id)
+		}
+	}
+	return allocated, completed, need
+}
+
+// CleanupContainers kills the still-running containers that match on their NodeManagers.
+func (t *Containers) CleanupContainers(match func(records.ContainerID) bool) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	for cid, c := range t.byID {
+		if match(cid) && !c.done {
+			c.done = true
+			delete(t.Unstarted, cid)
+			t.StartedLocked(c)
+			t.Cleanup[c.Node()] = append(t.Cleanup[c.Node()], cid.Proto())
+		}
+	}
+}
+
+// ForgetAttempt drops what was queued for an attempt that ended.
+func (t *Containers) ForgetAttempt(att records.AttemptID) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	t.dropAttemptLocked(att)
+}
+
+// ForgetApp drops every trace of an application the registry no longer keeps.
+func (t *Containers) ForgetApp(id records.ApplicationID) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	for cid, c := range t.byID {
+		if cid.Attempt.App == id {
+			delete(t.byID, cid)
+			delete(t.ByEngine, c.EngineID)
+			delete(t.Unstarted, cid)
+			t.StartedLocked(c)
+		}
+	}
+	for att := range t.seq {
+		if att.App == id {
+			t.dropAttemptLocked(att)
+		}
+	}
+	delete(t.spent, id)
+}
+
+// AppEnded tells every NodeManager the application ran on that it ended (their next
+// heartbeat answers carry it), so they clean up its files and services.
+func (t *Containers) AppEnded(id records.ApplicationID) {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	if ran := t.ranOn[id]; ran != nil {
+		ran.each(func(i int) {
+			node := t.nodes.keys[i]
+			t.AppCleanup[node] = append(t.AppCleanup[node], id.Proto())
+		})
+	}
+	delete(t.ranOn, id)
+}
+
+// ForgetNMTokens forgets which nodes each attempt has NMTokens for, so the next answers
+// carry tokens of the newly activated key.
+func (t *Containers) ForgetNMTokens() {
+	t.Mu.Lock()
+	defer t.Mu.Unlock()
+	clear(t.nmTokens)
+}
