@@ -33,6 +33,17 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/rpc":             {module + "/resourcemanager", module + "/nodemanager", module + "/client", module + "/tools", module + "/yarn"},
 	}
 	under := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+	// The RM in layers that only call downward: the engine and the state at the bottom,
+	// then the core (loops, lifecycles), then the protocol services and the web, and the
+	// root package that wires them together on top.
+	rmLayer := map[string]int{
+		module + "/resourcemanager/scheduler": 0,
+		module + "/resourcemanager/rmstate":   1,
+		module + "/resourcemanager/rmcore":    2,
+		module + "/resourcemanager/rmservice": 3,
+		module + "/resourcemanager/rmweb":     3,
+		module + "/resourcemanager":           4,
+	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0
 	for {
@@ -44,6 +55,13 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 			break
 		} else if err != nil {
 			t.Fatal(err)
+		}
+		if layer, ok := rmLayer[p.ImportPath]; ok {
+			for _, d := range p.Deps {
+				if l, ok := rmLayer[d]; ok && l >= layer {
+					t.Errorf("%s (layer %d) depends on %s (layer %d): the RM's layers call only downward", p.ImportPath, layer, d, l)
+				}
+			}
 		}
 		for root, bad := range forbidden {
 			if !under(p.ImportPath, root) {
@@ -66,7 +84,7 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 
 // TestStateOwnersKeepTheirLocks: a mutex field is locked only by a method of its own type,
 // on its receiver (x.mu.Lock() inside func (x *T)); code that needs another owner's state
-// calls that owner's methods (resourcemanager's package comment gives the lock order).
+// calls that owner's methods (resourcemanager/rmstate's package comment gives the lock order).
 func TestStateOwnersKeepTheirLocks(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0

@@ -163,7 +163,7 @@ func TestGPUsAreScheduled(t *testing.T) {
 		t.Fatalf("%d GPU containers on two nodes of 2 GPUs, want 4 (the fifth waits)", len(got))
 	}
 	for _, c := range got {
-		res := rm.resourceOf(c.GetResource())
+		res := rm.ResourceOf(c.GetResource())
 		if res[2] != 1 {
 			t.Fatalf("container %v has %d GPUs", records.ContainerIDFromProto(c.GetId()), res[2])
 		}
@@ -173,7 +173,7 @@ func TestGPUsAreScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
-		u, c := rm.resourceOf(n.GetUsed()), rm.resourceOf(n.GetCapability())
+		u, c := rm.ResourceOf(n.GetUsed()), rm.ResourceOf(n.GetCapability())
 		if u[2] != 2 || c[2] != 2 || u[0] != 2*1024 || n.GetNumContainers() != 2 {
 			t.Fatalf("node %v: used %v of %v, %d containers", n.GetNodeId(), u, c, n.GetNumContainers())
 		}

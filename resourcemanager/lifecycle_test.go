@@ -17,6 +17,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
@@ -239,7 +240,7 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 				cleaned[a] = true
 			}
 		}
-		total, used := sc.rm.engine.Totals()
+		total, used := sc.rm.Engine.Totals()
 		if len(cleaned) == len(ids) && used.IsZero() && total[0] == 2*8192 {
 			break
 		}
@@ -255,10 +256,10 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 			}
 		}
 	}
-	if n := sc.rm.metrics.appsCompleted.Count(); n != 3 {
+	if n := sc.rm.Metrics.AppsCompleted.Count(); n != 3 {
 		t.Errorf("AppsCompleted = %d", n)
 	}
-	if n := sc.rm.metrics.containersAlloc.Count(); n != 18 {
+	if n := sc.rm.Metrics.ContainersAlloc.Count(); n != 18 {
 		t.Errorf("ContainersAllocated = %d, want 3 AMs + 15 tasks", n)
 	}
 }
@@ -290,8 +291,8 @@ func TestAMAttemptsRetryThenFail(t *testing.T) {
 			t.Errorf("attempt %d: %v", i+1, at)
 		}
 	}
-	if sc.rm.metrics.attemptsRetried.Count() != 1 || sc.rm.metrics.appsFailed.Count() != 1 {
-		t.Errorf("retried %d failed %d", sc.rm.metrics.attemptsRetried.Count(), sc.rm.metrics.appsFailed.Count())
+	if sc.rm.Metrics.AttemptsRetried.Count() != 1 || sc.rm.Metrics.AppsFailed.Count() != 1 {
+		t.Errorf("retried %d failed %d", sc.rm.Metrics.AttemptsRetried.Count(), sc.rm.Metrics.AppsFailed.Count())
 	}
 }
 
@@ -406,8 +407,8 @@ func TestUnusedContainerExpires(t *testing.T) {
 	if rep.GetDiagnostics() != "expired as expected" {
 		t.Fatalf("report %v", rep)
 	}
-	if sc.rm.metrics.containersExpired.Count() != 1 {
-		t.Errorf("ContainersExpired = %d", sc.rm.metrics.containersExpired.Count())
+	if sc.rm.Metrics.ContainersExpired.Count() != 1 {
+		t.Errorf("ContainersExpired = %d", sc.rm.Metrics.ContainersExpired.Count())
 	}
 }
 
@@ -416,7 +417,7 @@ func TestUnusedContainerExpires(t *testing.T) {
 // heartbeats, and containers keep starting with tokens of either key.
 func TestMasterKeysRoll(t *testing.T) {
 	c := testConf("yarn.am.liveness-monitor.expiry-interval-ms", "200", "yarn.nm.liveness-monitor.expiry-interval-ms", "200",
-		keyAMRMRoll, "1", keyContainerRoll, "1", keyNMRoll, "1")
+		rmcore.KeyAMRMRoll, "1", rmcore.KeyContainerRoll, "1", rmcore.KeyNMRoll, "1")
 	sc := newSimCluster(t, c, 1, nil)
 	var keyIDs []int32
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
@@ -450,14 +451,14 @@ func TestMasterKeysRoll(t *testing.T) {
 	if len(keyIDs) < 3 {
 		t.Fatalf("AMRMToken key ids seen %v: want at least two rolls", keyIDs)
 	}
-	if sc.rm.containerKeys.Current().ID < 2 || sc.rm.nmKeys.Current().ID < 2 {
-		t.Fatalf("container/NM keys did not roll: %d %d", sc.rm.containerKeys.Current().ID, sc.rm.nmKeys.Current().ID)
+	if sc.rm.ContainerKeys.Current().ID < 2 || sc.rm.NMKeys.Current().ID < 2 {
+		t.Fatalf("container/NM keys did not roll: %d %d", sc.rm.ContainerKeys.Current().ID, sc.rm.NMKeys.Current().ID)
 	}
 }
 
 func TestKeyRollingMustExceedThreeLivenessIntervals(t *testing.T) {
-	_, err := New(Options{Conf: testConf(keyAMRMRoll, "60", "yarn.am.liveness-monitor.expiry-interval-ms", "600000"), Logger: testutil.QuietLogger()})
-	if err == nil || !strings.Contains(err.Error(), keyAMRMRoll) || !strings.Contains(err.Error(), "should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms") {
+	_, err := New(Options{Conf: testConf(rmcore.KeyAMRMRoll, "60", "yarn.am.liveness-monitor.expiry-interval-ms", "600000"), Logger: testutil.QuietLogger()})
+	if err == nil || !strings.Contains(err.Error(), rmcore.KeyAMRMRoll) || !strings.Contains(err.Error(), "should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -532,7 +533,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "yarn.resourcemanager.nodes.exclude-path") {
 		t.Fatalf("%+v", re)
 	}
-	if sc.rm.hostsAllow("node-a", "node-a:45454") {
+	if sc.rm.HostsAllow("node-a", "node-a:45454") {
 		t.Fatal("the old exclude list was dropped")
 	}
 }
@@ -582,7 +583,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 		t.Fatalf("node report %v", nodes)
 	}
 	// The labelled node left the default partition: an unlabelled app's AM cannot run.
-	if total, _ := sc.rm.engine.Totals(); total[0] != 4096 {
+	if total, _ := sc.rm.Engine.Totals(); total[0] != 4096 {
 		t.Fatalf("engine total %v", total)
 	}
 	if err := adm.Call(ctx, "removeFromClusterNodeLabels", &yarnpb.RemoveFromClusterNodeLabelsRequestProto{NodeLabels: []string{"gpu"}}, &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}); err != nil {
@@ -669,7 +670,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	// Releasing another application's container is refused.
 	other := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: app.ClusterTimestamp, ID: app.ID + 7}.Attempt(1), ID: 2}
 	var rid int32
-	sc.rm.apps.WithAttempt(app.Attempt(1), func(_ *appRecord, at *rmstate.Attempt) { rid = at.LastResponseID })
+	sc.rm.Apps.WithAttempt(app.Attempt(1), func(_ *appRecord, at *rmstate.Attempt) { rid = at.LastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
 	if re := remote(t, err); re.Class != exceptions.InvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
@@ -702,7 +703,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 		&yarnpb.UpdateNodeResourceResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
-	if total, used := sc.rm.engine.Totals(); total[0] != 16384 || used[0] != 1024 {
+	if total, used := sc.rm.Engine.Totals(); total[0] != 16384 || used[0] != 1024 {
 		t.Fatalf("engine %v %v", total, used)
 	}
 }

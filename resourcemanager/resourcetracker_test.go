@@ -179,7 +179,7 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 	for {
 		var node string
 		// Only the AM's container is live this early.
-		for _, c := range rm.containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
+		for _, c := range rm.Containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
 			node = rmstate.NodeKey(c.GetNodeId())
 		}
 		if node != "" {

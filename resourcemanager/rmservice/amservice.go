@@ -1,9 +1,10 @@
-package resourcemanager
+package rmservice
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
@@ -20,10 +21,10 @@ import (
 // The attempt a call is for comes only from the connection's AMRMToken (protocol.md
 // §2.5, §4.2).
 type amService struct {
-	rm *ResourceManager
+	rm *rmcore.Core
 }
 
-func newAMService(rm *ResourceManager) (*rpc.Protocol, error) {
+func NewAMService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	s := &amService{rm: rm}
 	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
 	return rpc.ServiceProtocol(protocol.ApplicationMaster, sd, map[string]rpc.Method{
@@ -63,12 +64,12 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}
 	var rerr error
 	var queue string
-	found := s.rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if at.Registered {
 			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
 		}
-		at.Registered, at.LastPing = true, s.rm.opts.Now()
+		at.Registered, at.LastPing = true, s.rm.Opts.Now()
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 		at.Host, at.RpcPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
 		at.LastResponse, at.LastResponseID = nil, 0
@@ -83,13 +84,13 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	if rerr != nil {
 		return nil, rerr
 	}
-	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": req.GetHost()}).Info("application master registered")
+	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": req.GetHost()}).Info("application master registered")
 	return &yarnpb.RegisterApplicationMasterResponseProto{
-		MaximumCapability:      s.rm.maximumCapability(),
+		MaximumCapability:      s.rm.MaximumCapability(),
 		Queue:                  proto.String(queue),
 		SchedulerResourceTypes: []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
 		// 3.x AMRM clients take the cluster's resource types from here.
-		ResourceTypes: s.rm.types.InfoProtos(),
+		ResourceTypes: s.rm.Types.InfoProtos(),
 	}, nil
 }
 
@@ -103,12 +104,12 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 	}
 	var resp *yarnpb.AllocateResponseProto
 	var rerr error
-	found := s.rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
 			rerr = rpc.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
-		at.LastPing = s.rm.opts.Now()
+		at.LastPing = s.rm.Opts.Now()
 		lastID := at.LastResponseID
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
 			at.Progress = p
@@ -126,48 +127,48 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			return
 		}
 		for _, ask := range req.GetAsk() {
-			if ask.GetCapability().GetMemory() > int64(s.rm.settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.settings.MaxAllocationCore) ||
+			if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
 				ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-				rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.settings.MaxAllocationMB)
+				rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
 				return
 			}
-			if err := s.rm.checkExtraTypes(ask.GetCapability()); err != nil {
+			if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
 				rerr = err
 				return
 			}
 		}
-		if err := checkRelease(att, req.GetRelease()); err != nil {
+		if err := rmcore.CheckRelease(att, req.GetRelease()); err != nil {
 			rerr = err
 			return
 		}
 		appID := att.App.String()
-		if err := s.rm.engine.UpdateAsks(appID, s.rm.asksFrom(req.GetAsk())); err != nil {
+		if err := s.rm.Engine.UpdateAsks(appID, s.rm.AsksFrom(req.GetAsk())); err != nil {
 			rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 			return
 		}
 		if bl := req.GetBlacklistRequest(); bl != nil {
-			s.rm.engine.UpdateBlacklist(appID, s.rm.nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.nodes.HostsToNodes(bl.GetBlacklistRemovals()))
+			s.rm.Engine.UpdateBlacklist(appID, s.rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))
 		}
-		s.rm.release(req.GetRelease())
+		s.rm.Release(req.GetRelease())
 		if len(req.GetAsk()) > 0 {
-			s.rm.kickScheduler()
+			s.rm.KickScheduler()
 		}
-		allocated, tokens, completed := s.rm.drainFor(att, a.User)
-		total, used := s.rm.engine.Totals()
+		allocated, tokens, completed := s.rm.DrainFor(att, a.User)
+		total, used := s.rm.Engine.Totals()
 		resp = &yarnpb.AllocateResponseProto{
 			ResponseId:                 proto.Int32(lastID + 1),
 			AllocatedContainers:        allocated,
 			NmTokens:                   tokens,
 			CompletedContainerStatuses: completed,
-			NumClusterNodes:            proto.Int32(s.rm.nodes.Running()),
-			Preempt:                    s.rm.takePreemptions(att),
+			NumClusterNodes:            proto.Int32(s.rm.Nodes.Running()),
+			Preempt:                    s.rm.TakePreemptions(att),
 			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 			// reducers from it, so it must not read 0 while room exists).
-			Limit: s.rm.resourceProto(total.Sub(used)),
+			Limit: s.rm.ResourceProto(total.Sub(used)),
 			// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
 			ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)},
 		}
-		if tok, ok := s.rm.amrm.IssueNext(att, keyID); ok {
+		if tok, ok := s.rm.AMRM.IssueNext(att, keyID); ok {
 			// A key roll is under way: the AM switches to a token of the next key.
 			resp.AmRmToken = tok.Proto()
 		}
@@ -191,8 +192,8 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 	}
 	var rerr error
 	var unmanaged, first bool
-	now := s.rm.opts.Now().UnixMilli()
-	found := s.rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	now := s.rm.Opts.Now().UnixMilli()
+	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
 			rerr = rpc.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
 			return
@@ -207,7 +208,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		// The AM's container may still run: the attempt is FINISHING until it exits (an
 		// unmanaged AM has no container, so it is FINISHED now). The report shows
 		// FINISHED at once (protocol.md §4.2).
-		at.Unregistered, at.LastPing, at.FinishTime = true, s.rm.opts.Now(), now
+		at.Unregistered, at.LastPing, at.FinishTime = true, s.rm.Opts.Now(), now
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING
 		if a.Unmanaged {
 			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
@@ -226,14 +227,14 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		return nil, rerr
 	}
 	if first {
-		s.rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_FINISHED)
+		s.rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_FINISHED)
 		if unmanaged {
-			s.rm.endApp(att.App)
+			s.rm.EndApp(att.App)
 		} else {
 			// No more containers for it; those it has end with its AM container.
-			s.rm.engine.CancelAsks(att.App.String())
+			s.rm.Engine.CancelAsks(att.App.String())
 		}
 	}
-	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")
+	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")
 	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }

@@ -1,4 +1,4 @@
-package resourcemanager
+package rmcore
 
 import (
 	"context"
@@ -15,25 +15,25 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
-// resourceOf reads a ResourceProto in the cluster's resource types. Types the cluster
+// ResourceOf reads a ResourceProto in the cluster's resource types. Types the cluster
 // does not have are skipped, as the Java RM's ResourcePBImpl skips them; an amount in
 // units that do not convert reads as 0 of that type.
-func (rm *ResourceManager) resourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
+func (rm *Core) ResourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
 	var v scheduler.Resource
-	if unknown, err := rm.types.FromProto(r, v[:rm.types.Len()]); err != nil || len(unknown) > 0 {
-		rm.log.WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
+	if unknown, err := rm.Types.FromProto(r, v[:rm.Types.Len()]); err != nil || len(unknown) > 0 {
+		rm.Log.WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
 	}
 	return v
 }
 
-// resourceProto writes a resource in the cluster's types (memory and vcores only when
+// ResourceProto writes a resource in the cluster's types (memory and vcores only when
 // there are no others, as a 2.x peer expects).
-func (rm *ResourceManager) resourceProto(r scheduler.Resource) *yarnpb.ResourceProto {
-	return rm.types.Proto(r[:rm.types.Len()])
+func (rm *Core) ResourceProto(r scheduler.Resource) *yarnpb.ResourceProto {
+	return rm.Types.Proto(r[:rm.Types.Len()])
 }
 
 // scheduleLoop runs engine passes on a tick and whenever kicked, until ctx ends.
-func (rm *ResourceManager) scheduleLoop(ctx context.Context) {
+func (rm *Core) scheduleLoop(ctx context.Context) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -47,8 +47,8 @@ func (rm *ResourceManager) scheduleLoop(ctx context.Context) {
 	}
 }
 
-// kickScheduler asks for a pass soon (it never blocks).
-func (rm *ResourceManager) kickScheduler() {
+// KickScheduler asks for a pass soon (it never blocks).
+func (rm *Core) KickScheduler() {
 	select {
 	case rm.kick <- struct{}{}:
 	default:
@@ -57,11 +57,11 @@ func (rm *ResourceManager) kickScheduler() {
 
 // schedulePass turns the engine's allocations into YARN containers with container tokens,
 // queued for their attempts' next allocate.
-func (rm *ResourceManager) schedulePass() {
+func (rm *Core) schedulePass() {
 	// Slices of one consistent engine pass each; the RPC handlers get the engine between
 	// them, so none waits for a whole busy pass.
 	for {
-		res := rm.engine.Schedule(scheduler.SliceSize)
+		res := rm.Engine.Schedule(scheduler.SliceSize)
 		rm.applyPlan(res)
 		if len(res.Allocations) < scheduler.SliceSize {
 			return
@@ -72,7 +72,7 @@ func (rm *ResourceManager) schedulePass() {
 // applyPlan makes one engine pass real: containers with their tokens for the allocations
 // (an allocation that cannot become one is released back to the engine), and the
 // preemptions sent to AMs and NodeManagers.
-func (rm *ResourceManager) applyPlan(res scheduler.Result) {
+func (rm *Core) applyPlan(res scheduler.Result) {
 	// One log line per application and container size per pass, naming every container
 	// and its node: at thousands of allocations a second a line per container cost the RM
 	// a fifth of its CPU, and a grep for a container id still finds its line.
@@ -87,8 +87,8 @@ func (rm *ResourceManager) applyPlan(res scheduler.Result) {
 	for _, a := range res.Allocations {
 		cid, err := rm.containerFor(a)
 		if err != nil {
-			rm.log.WithError(err).WithField("application", a.App).Warn("allocation dropped")
-			rm.engine.Release(a.Container)
+			rm.Log.WithError(err).WithField("application", a.App).Warn("allocation dropped")
+			rm.Engine.Release(a.Container)
 			continue
 		}
 		if lines == nil {
@@ -108,7 +108,7 @@ func (rm *ResourceManager) applyPlan(res scheduler.Result) {
 		b.WriteString(a.Node)
 	}
 	for _, g := range order {
-		rm.log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
+		rm.Log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
 			"containers": lines[g].String()}).Info("containers allocated")
 	}
 	for _, p := range res.Preemptions {
@@ -118,21 +118,21 @@ func (rm *ResourceManager) applyPlan(res scheduler.Result) {
 
 // containerFor makes an engine allocation a YARN container with its token, queued for
 // the attempt's next allocate (or launched, for an AM).
-func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.ContainerID, error) {
+func (rm *Core) containerFor(a scheduler.Allocation) (records.ContainerID, error) {
 	appID, err := records.ParseApplicationID(a.App)
 	if err != nil {
 		return records.ContainerID{}, err
 	}
-	att, user, live := rm.apps.LiveAttempt(appID)
+	att, user, live := rm.Apps.LiveAttempt(appID)
 	if !live {
 		return records.ContainerID{}, fmt.Errorf("no live attempt")
 	}
-	at, ok := rm.nodes.AddrOf(a.Node)
+	at, ok := rm.Nodes.AddrOf(a.Node)
 	if !ok {
 		return records.ContainerID{}, fmt.Errorf("node %s is gone", a.Node)
 	}
-	cid := rm.containers.NextID(att)
-	now := rm.opts.Now()
+	cid := rm.Containers.NextID(att)
+	now := rm.Opts.Now()
 	rc := &rmstate.Container{EngineID: a.Container, Id: cid, At: at, Am: a.AM, Resource: a.Resource, Priority: a.Priority,
 		Created: now.UnixMilli(), User: user}
 	var amContainer *yarnpb.ContainerProto
@@ -141,8 +141,8 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 			return records.ContainerID{}, err
 		}
 	}
-	rm.containers.Add(rc, a.Node)
-	rm.metrics.containerAllocated()
+	rm.Containers.Add(rc, a.Node)
+	rm.Metrics.containerAllocated()
 	if a.AM {
 		rm.launchAM(att, amContainer, amContainer.GetContainerToken())
 	}
@@ -152,38 +152,38 @@ func (rm *ResourceManager) containerFor(a scheduler.Allocation) (records.Contain
 // containerProto is the container as its AM gets it, with a container token issued now.
 // It is built when the container is handed out, not when it is allocated, so the RM does
 // not hold thousands of signed protos while AMs have yet to call.
-func (rm *ResourceManager) containerProto(c *rmstate.Container) (*yarnpb.ContainerProto, error) {
-	now := rm.opts.Now()
+func (rm *Core) containerProto(c *rmstate.Container) (*yarnpb.ContainerProto, error) {
+	now := rm.Opts.Now()
 	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
 		ContainerId: c.Id.Proto(), NmHostAddr: proto.String(c.At.Key), AppSubmitter: proto.String(c.User),
-		Resource: rm.resourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
+		Resource: rm.ResourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("container token for %s: %w", c.Id, err)
 	}
 	return &yarnpb.ContainerProto{Id: c.Id.Proto(), NodeId: c.At.Id, NodeHttpAddress: proto.String(c.At.Http),
-		Resource: rm.resourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}, nil
+		Resource: rm.ResourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}, nil
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its
 // next allocate response (strict contract); a kill goes to the container's NodeManager,
 // and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
 // as a task failure.
-func (rm *ResourceManager) preemptContainer(p scheduler.Preemption) {
-	rm.containers.PreemptContainer(p, rm.log)
+func (rm *Core) preemptContainer(p scheduler.Preemption) {
+	rm.Containers.PreemptContainer(p, rm.Log)
 }
 
-// asksFrom converts an AM's resource requests for the engine, normalized as YARN does:
+// AsksFrom converts an AM's resource requests for the engine, normalized as YARN does:
 // memory rounded up to a multiple of the minimum allocation, vcores at least the minimum.
-func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
+func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	out := make([]scheduler.Ask, 0, len(reqs))
 	for _, r := range reqs {
-		c := rm.resourceOf(r.GetCapability())
-		if step := int64(rm.settings.MinAllocationMB); step > 0 {
+		c := rm.ResourceOf(r.GetCapability())
+		if step := int64(rm.Settings.MinAllocationMB); step > 0 {
 			c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
 		}
-		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.settings.MinAllocationCore))
+		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.Settings.MinAllocationCore))
 		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: r.GetResourceName(),
 			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(),
 			Label: r.GetNodeLabelExpression()})
@@ -191,16 +191,16 @@ func (rm *ResourceManager) asksFrom(reqs []*yarnpb.ResourceRequestProto) []sched
 	return out
 }
 
-// drainFor hands an attempt what it is owed: new containers, NMTokens for their nodes it
+// DrainFor hands an attempt what it is owed: new containers, NMTokens for their nodes it
 // has not had yet, and completed container statuses.
-func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarnpb.ContainerProto, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
-	allocated, completed, need := rm.containers.Drain(att, rm.opts.Now())
+func (rm *Core) DrainFor(att records.AttemptID, user string) ([]*yarnpb.ContainerProto, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
+	allocated, completed, need := rm.Containers.Drain(att, rm.Opts.Now())
 	containers := make([]*yarnpb.ContainerProto, 0, len(allocated))
 	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
 		c, err := rm.containerProto(rc)
 		if err != nil {
-			rm.log.WithError(err).WithField("container", rc.Id.String()).Error("container not handed out")
+			rm.Log.WithError(err).WithField("container", rc.Id.String()).Error("container not handed out")
 			continue
 		}
 		containers = append(containers, c)
@@ -208,10 +208,10 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	}
 	if len(delivered) > 0 {
 		// The AM's next asks have seen these (see scheduler.Engine.Delivered).
-		rm.engine.Delivered(att.App.String(), delivered)
+		rm.Engine.Delivered(att.App.String(), delivered)
 	}
 	var tokens []*yarnpb.NMTokenProto
-	issuer := security.NMTokens{Keys: rm.nmKeys}
+	issuer := security.NMTokens{Keys: rm.NMKeys}
 	for _, n := range need {
 		tok, err := issuer.Issue(att, n, user)
 		if err != nil {
@@ -222,7 +222,7 @@ func (rm *ResourceManager) drainFor(att records.AttemptID, user string) ([]*yarn
 	return containers, tokens, completed
 }
 
-// takePreemptions returns, once, the containers an attempt is asked to give back.
-func (rm *ResourceManager) takePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
-	return rm.containers.TakePreemptions(att)
+// TakePreemptions returns, once, the containers an attempt is asked to give back.
+func (rm *Core) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
+	return rm.Containers.TakePreemptions(att)
 }

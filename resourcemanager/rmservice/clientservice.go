@@ -1,4 +1,4 @@
-package resourcemanager
+package rmservice
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
@@ -26,10 +27,10 @@ import (
 // clientService answers ApplicationClientProtocol (yarn.resourcemanager.address): the
 // yarn CLI, MapReduce job clients and spark-submit.
 type clientService struct {
-	rm *ResourceManager
+	rm *rmcore.Core
 }
 
-func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
+func NewClientService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	s := &clientService{rm: rm}
 	sd := yarnpb.File_yarn_applicationclient_protocol_proto.Services().ByName("ApplicationClientProtocolService")
 	return rpc.ServiceProtocol(protocol.ApplicationClient, sd, map[string]rpc.Method{
@@ -71,10 +72,10 @@ func newClientService(rm *ResourceManager) (*rpc.Protocol, error) {
 }
 
 func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewApplicationRequestProto) (*yarnpb.GetNewApplicationResponseProto, error) {
-	id := s.rm.apps.NewID()
+	id := s.rm.Apps.NewID()
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("allocated new application id")
-	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.maximumCapability()}, nil
+	s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("allocated new application id")
+	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.MaximumCapability()}, nil
 }
 
 // submitApplication records an application (protocol.md §4.1, §7.2). As in the Java
@@ -92,7 +93,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].GetCapability() != nil {
 		amRes = rr[0].GetCapability()
 	}
-	set := s.rm.settings
+	set := s.rm.Settings
 	if !sc.GetUnmanagedAm() {
 		if m := amRes.GetMemory(); m < 0 || m > int64(set.MaxAllocationMB) {
 			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
@@ -101,7 +102,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
 		}
 	}
-	now := s.rm.opts.Now().UnixMilli()
+	now := s.rm.Opts.Now().UnixMilli()
 	maxAttempts := set.MaxAttempts
 	if n := int(sc.GetMaxAppAttempts()); n >= 1 && n <= set.MaxAttempts {
 		maxAttempts = n
@@ -121,7 +122,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
 	a := &rmstate.App{Id: id, User: caller.User, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
-		Tags: sc.GetApplicationTags(), Priority: s.rm.clampPriority(sc.GetPriority().GetPriority()), AmResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
+		Tags: sc.GetApplicationTags(), Priority: s.rm.ClampPriority(sc.GetPriority().GetPriority()), AmResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
 		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
 		LabelExpr: sc.NodeLabelExpression, AmLabelExpr: amLabelExpression(sc),
 		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
@@ -130,24 +131,24 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	} else {
 		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
 		// the token from the report; a managed AM gets it in its container's credentials.
-		if err := s.rm.newAttemptLocked(a, time.UnixMilli(now)); err != nil {
+		if err := s.rm.NewAttemptLocked(a, time.UnixMilli(now)); err != nil {
 			return nil, err
 		}
 		a.AmSpec = sc.GetAmContainerSpec()
 	}
-	log := s.rm.log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
-	if !s.rm.apps.Submit(a) {
+	log := s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
+	if !s.rm.Apps.Submit(a) {
 		log.Info("application submitted again; keeping the first submission")
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
-	s.rm.metrics.appSubmitted()
+	s.rm.Metrics.AppSubmitted()
 	if a.State == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
-		s.rm.metrics.appEnded(a.State)
-		s.rm.endApp(id)
+		s.rm.Metrics.AppEnded(a.State)
+		s.rm.EndApp(id)
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}
-	if err := s.rm.admitToEngine(engineSpec(a), amRes, a.Unmanaged); err != nil {
+	if err := s.rm.AdmitToEngine(rmcore.EngineSpec(a), amRes, a.Unmanaged); err != nil {
 		log.WithError(err).Warn("application not scheduled")
 	}
 	log.Info("application accepted")
@@ -166,7 +167,7 @@ func amLabelExpression(sc *yarnpb.ApplicationSubmissionContextProto) *string {
 // admission checks the queue the way the Capacity Scheduler does and returns why the
 // application is rejected ("" when it is accepted).
 func (s *clientService) admission(a *rmstate.App) string {
-	q, ok := s.rm.queues().Queue(a.Queue)
+	q, ok := s.rm.Queues().Queue(a.Queue)
 	switch {
 	case !ok:
 		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.Id, a.User, a.Queue)
@@ -175,7 +176,7 @@ func (s *clientService) admission(a *rmstate.App) string {
 	case q.State == capacity.Stopped:
 		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.Id)
 	}
-	if s.rm.settings.ACLEnabled {
+	if s.rm.Settings.ACLEnabled {
 		groups := userGroups(a.User)
 		if !hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
 			!hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
@@ -184,41 +185,6 @@ func (s *clientService) admission(a *rmstate.App) string {
 	}
 	a.Queue = q.Name
 	return ""
-}
-
-// fillUsage adds to reports what running applications hold and what every application
-// has used over time (its aggregate resource allocation, preempted included).
-func (rm *ResourceManager) fillUsage(reports ...*yarnpb.ApplicationReportProto) {
-	if len(reports) == 0 {
-		return
-	}
-	ids := make(map[records.ApplicationID]bool, len(reports))
-	for _, r := range reports {
-		ids[records.AppIDFromProto(r.GetApplicationId())] = true
-	}
-	byApp := rm.containers.LiveUsage(ids)
-	for _, r := range reports {
-		u := byApp[records.AppIDFromProto(r.GetApplicationId())]
-		ru := r.AppResource_Usage
-		if st := r.GetYarnApplicationState(); st == yarnpb.YarnApplicationStateProto_RUNNING || st == yarnpb.YarnApplicationStateProto_ACCEPTED {
-			used := rm.resourceProto(u.Used)
-			ru = &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(u.Containers), NumReservedContainers: proto.Int32(0),
-				UsedResources: used, NeededResources: used, ReservedResources: rm.resourceProto(scheduler.Resource{})}
-			r.AppResource_Usage = ru
-		}
-		// 2.x clients read memory_seconds and vcore_seconds; 3.x clients the maps, by type.
-		ru.MemorySeconds, ru.VcoreSeconds = proto.Int64(u.Spent[scheduler.Memory]/1000), proto.Int64(u.Spent[scheduler.VCores]/1000)
-		ru.PreemptedMemorySeconds, ru.PreemptedVcoreSeconds = proto.Int64(u.Preempted[scheduler.Memory]/1000), proto.Int64(u.Preempted[scheduler.VCores]/1000)
-		ru.ApplicationResourceUsageMap, ru.ApplicationPreemptedResourceUsageMap = nil, nil
-		for i, name := range rm.types.Names() {
-			ru.ApplicationResourceUsageMap = append(ru.ApplicationResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.Spent[i] / 1000)})
-			ru.ApplicationPreemptedResourceUsageMap = append(ru.ApplicationPreemptedResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.Preempted[i] / 1000)})
-		}
-	}
-}
-
-func (rm *ResourceManager) maximumCapability() *yarnpb.ResourceProto {
-	return rm.resourceProto(rm.maxAllocation())
 }
 
 // appNotFound is the exception (and Java's message) for an unknown application.
@@ -239,7 +205,7 @@ func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (records.Applica
 	if err != nil {
 		return id, err
 	}
-	if !s.rm.apps.Exists(id) {
+	if !s.rm.Apps.Exists(id) {
 		return id, appNotFound(id)
 	}
 	return id, nil
@@ -250,11 +216,11 @@ func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetA
 	if err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.apps.ReportOf(id)
+	r, ok := s.rm.Apps.ReportOf(id)
 	if !ok {
 		return nil, appNotFound(id)
 	}
-	s.rm.fillUsage(r)
+	s.rm.FillUsage(r)
 	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: r}, nil
 }
 
@@ -270,20 +236,20 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 			from = host
 		}
 	}
-	killed, found := s.rm.apps.Kill(id, s.rm.opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
+	killed, found := s.rm.Apps.Kill(id, s.rm.Opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
 	if !found {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
 	if killed {
-		s.rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_KILLED)
+		s.rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_KILLED)
 	}
-	s.rm.endApp(id)
-	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
+	s.rm.EndApp(id)
+	s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
 	return &yarnpb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
-	c := s.rm.nodes.Counts()
+	c := s.rm.Nodes.Counts()
 	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{
 		NumNodeManagers:       proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
 		NumActiveNms:          proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
@@ -308,19 +274,19 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 		caller, _ := rpc.CallerFrom(ctx)
 		f.Users = map[string]bool{caller.User: true}
 	}
-	apps := s.rm.apps.List(f)
-	s.rm.fillUsage(apps...)
+	apps := s.rm.Apps.List(f)
+	s.rm.FillUsage(apps...)
 	return &yarnpb.GetApplicationsResponseProto{Applications: apps}, nil
 }
 
 func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
-	reports := s.rm.nodes.Reports(req.GetNodeStates(), s.rm.labels)
+	reports := s.rm.Nodes.Reports(req.GetNodeStates(), s.rm.Labels)
 	// What the scheduler has placed on each node: the Java RM's report shows the same.
-	byNode := s.rm.containers.NodeUsage()
+	byNode := s.rm.Containers.NodeUsage()
 	for _, r := range reports {
 		u := byNode[rmstate.NodeKey(r.GetNodeId())]
-		r.Used, r.NumContainers = s.rm.resourceProto(u.Used), proto.Int32(u.Containers)
-		r.Capability = s.rm.resourceProto(s.rm.resourceOf(r.GetCapability()))
+		r.Used, r.NumContainers = s.rm.ResourceProto(u.Used), proto.Int32(u.Containers)
+		r.Capability = s.rm.ResourceProto(s.rm.ResourceOf(r.GetCapability()))
 	}
 	return &yarnpb.GetClusterNodesResponseProto{NodeReports: reports}, nil
 }
@@ -328,13 +294,13 @@ func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetCluste
 // getQueueInfo answers with an empty response for an unknown queue, as the Java RM does
 // (the CLI then prints "Cannot get queue from RM by queueName").
 func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
-	q, ok := s.rm.queues().Queue(req.GetQueueName())
+	q, ok := s.rm.Queues().Queue(req.GetQueueName())
 	if !ok {
-		s.rm.log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
+		s.rm.Log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
 	}
-	st := s.rm.engine.Stats()
-	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.engine.Config().Preemption.Enabled}
+	st := s.rm.Engine.Stats()
+	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.Engine.Config().Preemption.Enabled}
 	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: qs.info(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
 }
 
@@ -394,7 +360,7 @@ func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueue
 	caller, _ := rpc.CallerFrom(ctx)
 	groups := userGroups(caller.User)
 	resp := &yarnpb.GetQueueUserAclsInfoResponseProto{}
-	for _, q := range s.rm.queues().Queues() {
+	for _, q := range s.rm.Queues().Queues() {
 		info := &yarnpb.QueueUserACLInfoProto{QueueName: proto.String(q.Name)}
 		if hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, caller.User, groups) ||
 			hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
@@ -456,14 +422,14 @@ func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarn
 	if err != nil {
 		return nil, err
 	}
-	q, ok := s.rm.queues().Queue(req.GetTargetQueue())
+	q, ok := s.rm.Queues().Queue(req.GetTargetQueue())
 	if !ok || !q.IsLeaf() {
 		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", req.GetTargetQueue())
 	}
 	if q.State == capacity.Stopped {
 		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
 	}
-	if _, finished := s.rm.apps.Move(id, q.Name); finished {
+	if _, finished := s.rm.Apps.Move(id, q.Name); finished {
 		return nil, rpc.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
 	return &yarnpb.MoveApplicationAcrossQueuesResponseProto{}, nil
@@ -474,7 +440,7 @@ func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarn
 	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.apps.AttemptReport(att)
+	r, ok := s.rm.Apps.AttemptReport(att)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
@@ -486,7 +452,7 @@ func (s *clientService) getApplicationAttempts(_ context.Context, req *yarnpb.Ge
 	if err != nil {
 		return nil, err
 	}
-	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.apps.AttemptReports(id)}, nil
+	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.Apps.AttemptReports(id)}, nil
 }
 
 func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
@@ -494,7 +460,7 @@ func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetCon
 	if _, err := s.lookupApp(req.GetContainerId().GetAppAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.containers.LiveReport(cid)
+	r, ok := s.rm.Containers.LiveReport(cid)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
 	}
@@ -506,14 +472,14 @@ func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContaine
 		return nil, err
 	}
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
-	if _, ok := s.rm.apps.AttemptReport(att); !ok {
+	if _, ok := s.rm.Apps.AttemptReport(att); !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
-	return &yarnpb.GetContainersResponseProto{Containers: s.rm.containers.LiveReports(att)}, nil
+	return &yarnpb.GetContainersResponseProto{Containers: s.rm.Containers.LiveReports(att)}, nil
 }
 
 func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabelsRequestProto) (*yarnpb.GetNodesToLabelsResponseProto, error) {
-	m := s.rm.labels.Snapshot()
+	m := s.rm.Labels.Snapshot()
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -521,7 +487,7 @@ func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabel
 	sort.Strings(keys)
 	resp := &yarnpb.GetNodesToLabelsResponseProto{}
 	for _, k := range keys {
-		resp.NodeToLabels = append(resp.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: nodeIDOf(k), NodeLabels: m[k]})
+		resp.NodeToLabels = append(resp.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: rmcore.NodeIDOf(k), NodeLabels: m[k]})
 	}
 	return resp, nil
 }
@@ -529,7 +495,7 @@ func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabel
 func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabelsToNodesRequestProto) (*yarnpb.GetLabelsToNodesResponseProto, error) {
 	want := setOf(req.GetNodeLabels(), false)
 	byLabel := map[string][]string{}
-	for node, labels := range s.rm.labels.Snapshot() {
+	for node, labels := range s.rm.Labels.Snapshot() {
 		for _, l := range labels {
 			if want == nil || want[l] {
 				byLabel[l] = append(byLabel[l], node)
@@ -546,7 +512,7 @@ func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabel
 		sort.Strings(byLabel[l])
 		e := &yarnpb.LabelsToNodeIdsProto{NodeLabels: proto.String(l)}
 		for _, n := range byLabel[l] {
-			e.NodeId = append(e.NodeId, nodeIDOf(n))
+			e.NodeId = append(e.NodeId, rmcore.NodeIDOf(n))
 		}
 		resp.LabelsToNodes = append(resp.LabelsToNodes, e)
 	}
@@ -558,7 +524,7 @@ func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabel
 // (NodeLabelProto) fields.
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
 	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
-	for _, l := range s.rm.labels.ClusterLabels() {
+	for _, l := range s.rm.Labels.ClusterLabels() {
 		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l)
 		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(true)})
 	}

@@ -1,9 +1,10 @@
-package resourcemanager
+package rmservice
 
 import (
 	"context"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
@@ -15,10 +16,10 @@ import (
 
 // adminService answers ResourceManagerAdministrationProtocol (yarn.resourcemanager.admin.address).
 type adminService struct {
-	rm *ResourceManager
+	rm *rmcore.Core
 }
 
-func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
+func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	s := &adminService{rm: rm}
 	sd := yarnpb.File_yarn_resourcemanager_administration_protocol_proto.Services().ByName("ResourceManagerAdministrationProtocolService")
 	return rpc.ServiceProtocol(protocol.ResourceManagerAdministration, sd, map[string]rpc.Method{
@@ -50,11 +51,11 @@ func newAdminService(rm *ResourceManager) (*rpc.Protocol, error) {
 
 // authorize applies yarn.admin.acl when yarn.acl.enable is set.
 func (s *adminService) authorize(ctx context.Context, op string) error {
-	if !s.rm.settings.ACLEnabled {
+	if !s.rm.Settings.ACLEnabled {
 		return nil
 	}
 	c, _ := rpc.CallerFrom(ctx)
-	if c != nil && s.rm.settings.AdminACL.Allows(c.User, userGroups(c.User)) {
+	if c != nil && s.rm.Settings.AdminACL.Allows(c.User, userGroups(c.User)) {
 		return nil
 	}
 	user := ""
@@ -94,7 +95,7 @@ func (s *adminService) labelsEnabled(ctx context.Context, op string) error {
 	if err := s.authorize(ctx, op); err != nil {
 		return err
 	}
-	if !s.rm.settings.NodeLabels {
+	if !s.rm.Settings.NodeLabels {
 		return rpc.Errorf(rpc.ClassIOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
 	}
 	return nil
@@ -109,10 +110,10 @@ func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.A
 	for _, l := range req.GetNodeLabels() {
 		labels = append(labels, l.GetName())
 	}
-	if err := s.rm.labels.Add(labels); err != nil {
-		return nil, labelError(err)
+	if err := s.rm.Labels.Add(labels); err != nil {
+		return nil, rmcore.LabelError(err)
 	}
-	s.rm.log.WithField("labels", labels).Info("cluster node labels added")
+	s.rm.Log.WithField("labels", labels).Info("cluster node labels added")
 	return &yarnpb.AddToClusterNodeLabelsResponseProto{}, nil
 }
 
@@ -120,8 +121,8 @@ func (s *adminService) removeFromClusterNodeLabels(ctx context.Context, req *yar
 	if err := s.labelsEnabled(ctx, "removeFromClusterNodeLabels"); err != nil {
 		return nil, err
 	}
-	tree := s.rm.queues()
-	changed, err := s.rm.labels.Remove(req.GetNodeLabels(), func(label string) string {
+	tree := s.rm.Queues()
+	changed, err := s.rm.Labels.Remove(req.GetNodeLabels(), func(label string) string {
 		for _, q := range tree.Queues() {
 			for _, l := range q.AccessibleNodeLabels {
 				if l == label {
@@ -132,10 +133,10 @@ func (s *adminService) removeFromClusterNodeLabels(ctx context.Context, req *yar
 		return ""
 	})
 	if err != nil {
-		return nil, labelError(err)
+		return nil, rmcore.LabelError(err)
 	}
-	s.rm.relabel(changed)
-	s.rm.log.WithField("labels", req.GetNodeLabels()).Info("cluster node labels removed")
+	s.rm.Relabel(changed)
+	s.rm.Log.WithField("labels", req.GetNodeLabels()).Info("cluster node labels removed")
 	return &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}, nil
 }
 
@@ -147,17 +148,17 @@ func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.Rep
 	var changed []string
 	for _, e := range req.GetNodeToLabels() {
 		key := rmstate.NodeKey(e.GetNodeId())
-		if req.GetFailOnUnknownNodes() && !s.rm.nodes.Known(e.GetNodeId()) {
+		if req.GetFailOnUnknownNodes() && !s.rm.Nodes.Known(e.GetNodeId()) {
 			return nil, rpc.Errorf(exceptions.YarnException, "Following nodes are not running in the cluster: [%s]", key)
 		}
 		m[key] = e.GetNodeLabels()
 		changed = append(changed, key)
 	}
-	if err := s.rm.labels.Replace(m); err != nil {
-		return nil, labelError(err)
+	if err := s.rm.Labels.Replace(m); err != nil {
+		return nil, rmcore.LabelError(err)
 	}
-	s.rm.relabel(changed)
-	s.rm.log.WithField("nodes", changed).Info("labels replaced on nodes")
+	s.rm.Relabel(changed)
+	s.rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
 	return &yarnpb.ReplaceLabelsOnNodeResponseProto{}, nil
 }
 
@@ -175,11 +176,11 @@ func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.Updat
 			return nil, rpc.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
 		}
 		// The whole resource, other types (GPUs) included.
-		if !rm.nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
+		if !rm.Nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
 			return nil, rpc.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
 		}
-		rm.syncSchedulable(key)
-		rm.log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
+		rm.SyncSchedulable(key)
+		rm.Log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
 	}
 	return &yarnpb.UpdateNodeResourceResponseProto{}, nil
 }

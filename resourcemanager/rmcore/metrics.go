@@ -1,4 +1,4 @@
-package resourcemanager
+package rmcore
 
 import (
 	metrics "github.com/rcrowley/go-metrics"
@@ -10,82 +10,82 @@ import (
 
 // rmMetrics are the RM's go-metrics, named like the Java RM's ClusterMetrics and
 // QueueMetrics where one exists. RPC latency is measured per method by the IPC servers.
-type rmMetrics struct {
+type Metrics struct {
 	reg                metrics.Registry
-	appsSubmitted      metrics.Counter
-	appsCompleted      metrics.Counter
-	appsFailed         metrics.Counter
-	appsKilled         metrics.Counter
+	AppsSubmitted      metrics.Counter
+	AppsCompleted      metrics.Counter
+	AppsFailed         metrics.Counter
+	AppsKilled         metrics.Counter
 	attemptsFailed     metrics.Counter
-	attemptsRetried    metrics.Counter
-	containersAlloc    metrics.Counter
+	AttemptsRetried    metrics.Counter
+	ContainersAlloc    metrics.Counter
 	containersDone     metrics.Counter
 	containersReleased metrics.Counter
 	containersPreempt  metrics.Counter
-	containersExpired  metrics.Counter
+	ContainersExpired  metrics.Counter
 	allocatedMB        metrics.Gauge
 	allocatedVCores    metrics.Gauge
 	availableMB        metrics.Gauge
 	availableVCores    metrics.Gauge
 	pendingContainers  metrics.Gauge
-	runningContainers  metrics.Gauge
+	RunningContainers  metrics.Gauge
 }
 
-func newRMMetrics(reg metrics.Registry) *rmMetrics {
+func NewMetrics(reg metrics.Registry) *Metrics {
 	c := func(name string) metrics.Counter { return metrics.GetOrRegisterCounter("rm."+name, reg) }
 	g := func(name string) metrics.Gauge { return metrics.GetOrRegisterGauge("rm."+name, reg) }
-	return &rmMetrics{reg: reg,
-		appsSubmitted: c("AppsSubmitted"), appsCompleted: c("AppsCompleted"), appsFailed: c("AppsFailed"), appsKilled: c("AppsKilled"),
-		attemptsFailed: c("AttemptsFailed"), attemptsRetried: c("AttemptsRetried"),
-		containersAlloc: c("ContainersAllocated"), containersDone: c("ContainersCompleted"), containersReleased: c("ContainersReleased"),
-		containersPreempt: c("ContainersPreempted"), containersExpired: c("ContainersExpired"),
+	return &Metrics{reg: reg,
+		AppsSubmitted: c("AppsSubmitted"), AppsCompleted: c("AppsCompleted"), AppsFailed: c("AppsFailed"), AppsKilled: c("AppsKilled"),
+		attemptsFailed: c("AttemptsFailed"), AttemptsRetried: c("AttemptsRetried"),
+		ContainersAlloc: c("ContainersAllocated"), containersDone: c("ContainersCompleted"), containersReleased: c("ContainersReleased"),
+		containersPreempt: c("ContainersPreempted"), ContainersExpired: c("ContainersExpired"),
 		allocatedMB: g("AllocatedMB"), allocatedVCores: g("AllocatedVCores"), availableMB: g("AvailableMB"), availableVCores: g("AvailableVCores"),
-		pendingContainers: g("PendingContainers"), runningContainers: g("AllocatedContainers"),
+		pendingContainers: g("PendingContainers"), RunningContainers: g("AllocatedContainers"),
 	}
 }
 
-func (m *rmMetrics) appSubmitted() { m.appsSubmitted.Inc(1) }
+func (m *Metrics) AppSubmitted() { m.AppsSubmitted.Inc(1) }
 
-func (m *rmMetrics) appEnded(state yarnpb.YarnApplicationStateProto) {
+func (m *Metrics) AppEnded(state yarnpb.YarnApplicationStateProto) {
 	switch state {
 	case yarnpb.YarnApplicationStateProto_FINISHED:
-		m.appsCompleted.Inc(1)
+		m.AppsCompleted.Inc(1)
 	case yarnpb.YarnApplicationStateProto_FAILED:
-		m.appsFailed.Inc(1)
+		m.AppsFailed.Inc(1)
 	case yarnpb.YarnApplicationStateProto_KILLED:
-		m.appsKilled.Inc(1)
+		m.AppsKilled.Inc(1)
 	}
 }
 
-func (m *rmMetrics) attemptFailed(retried bool) {
+func (m *Metrics) attemptFailed(retried bool) {
 	m.attemptsFailed.Inc(1)
 	if retried {
-		m.attemptsRetried.Inc(1)
+		m.AttemptsRetried.Inc(1)
 	}
 }
 
-func (m *rmMetrics) containerAllocated() { m.containersAlloc.Inc(1) }
+func (m *Metrics) containerAllocated() { m.ContainersAlloc.Inc(1) }
 
-func (m *rmMetrics) containerCompleted(exit int32) {
+func (m *Metrics) containerCompleted(exit int32) {
 	m.containersDone.Inc(1)
 	if exit == exitcode.Preempted {
 		m.containersPreempt.Inc(1)
 	}
 }
 
-func (m *rmMetrics) containerReleased() { m.containersReleased.Inc(1) }
-func (m *rmMetrics) containerExpired()  { m.containersExpired.Inc(1) }
+func (m *Metrics) containerReleased() { m.containersReleased.Inc(1) }
+func (m *Metrics) containerExpired()  { m.ContainersExpired.Inc(1) }
 
 // observe records the engine's totals and each queue's use (the monitor calls it about
 // once a second).
-func (m *rmMetrics) observe(st scheduler.Stats) {
+func (m *Metrics) observe(st scheduler.Stats) {
 	m.allocatedMB.Update(st.Allocated[scheduler.Memory])
 	m.allocatedVCores.Update(st.Allocated[scheduler.VCores])
 	free := st.Total.Sub(st.Allocated)
 	m.availableMB.Update(free[scheduler.Memory])
 	m.availableVCores.Update(free[scheduler.VCores])
 	m.pendingContainers.Update(int64(st.Pending))
-	m.runningContainers.Update(int64(st.Running))
+	m.RunningContainers.Update(int64(st.Running))
 	for name, used := range st.QueueUsed {
 		metrics.GetOrRegisterGauge("rm.queue."+name+".AllocatedMB", m.reg).Update(used[scheduler.Memory])
 		metrics.GetOrRegisterGauge("rm.queue."+name+".AllocatedVCores", m.reg).Update(used[scheduler.VCores])

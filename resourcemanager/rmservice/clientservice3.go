@@ -1,4 +1,4 @@
-package resourcemanager
+package rmservice
 
 import (
 	"context"
@@ -15,40 +15,10 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
-
-// checkExtraTypes refuses an ask for more of a resource-types.xml type than its
-// maximum-allocation, or a negative amount, with 3.1.1's exception.
-func (rm *ResourceManager) checkExtraTypes(r *yarnpb.ResourceProto) error {
-	if rm.types.Len() <= 2 {
-		return nil
-	}
-	v := rm.resourceOf(r)
-	for i, t := range rm.types.All() {
-		if i < 2 {
-			continue
-		}
-		if v[i] < 0 || v[i] > t.Max {
-			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
-				t.Name, rm.engine.Types().Format(v), rm.engine.Types().Format(rm.maxAllocation()))
-		}
-	}
-	return nil
-}
-
-// maxAllocation is the largest container, in every type.
-func (rm *ResourceManager) maxAllocation() scheduler.Resource {
-	var v scheduler.Resource
-	for i, t := range rm.types.All() {
-		v[i] = t.Max
-	}
-	v[scheduler.Memory], v[scheduler.VCores] = int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
-	return v
-}
 
 // timeoutTypeName is the Java ApplicationTimeoutType's name.
 func timeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
@@ -76,14 +46,7 @@ func (s *clientService) getResourceProfile(context.Context, *yarnpb.GetResourceP
 // getResourceTypeInfo lists the cluster's resource types: memory-mb (Mi), vcores, then
 // those resource-types.xml declares. 3.x clients call it when they start.
 func (s *clientService) getResourceTypeInfo(context.Context, *yarnpb.GetAllResourceTypeInfoRequestProto) (*yarnpb.GetAllResourceTypeInfoResponseProto, error) {
-	return &yarnpb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: s.rm.types.InfoProtos()}, nil
-}
-
-// clampPriority applies the cluster's maximum application priority
-// (yarn.cluster.max-application-priority) as the Capacity Scheduler does: a higher
-// priority becomes the maximum.
-func (rm *ResourceManager) clampPriority(p int32) int32 {
-	return min(p, rm.settings.MaxAppPriority)
+	return &yarnpb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: s.rm.Types.InfoProtos()}, nil
 }
 
 // updateApplicationPriority changes a running application's priority. As in 3.1.1, an
@@ -93,11 +56,11 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 	if err != nil {
 		return nil, err
 	}
-	want := s.rm.clampPriority(req.GetApplicationPriority().GetPriority())
+	want := s.rm.ClampPriority(req.GetApplicationPriority().GetPriority())
 	var got int32
 	var changed bool
 	ok := false
-	s.rm.apps.With(id, func(a *rmstate.App, found bool) {
+	s.rm.Apps.With(id, func(a *rmstate.App, found bool) {
 		ok = found
 		if found {
 			if !a.Finished() {
@@ -110,11 +73,11 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update priority of an absent application %s", id)
 	}
 	if changed {
-		if err := s.rm.engine.SetAppPriority(id.String(), got); err != nil {
-			s.rm.log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
+		if err := s.rm.Engine.SetAppPriority(id.String(), got); err != nil {
+			s.rm.Log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
 		}
 		caller, _ := rpc.CallerFrom(ctx)
-		s.rm.log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": caller.User}).Info("application priority updated")
+		s.rm.Log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": caller.User}).Info("application priority updated")
 	}
 	return &yarnpb.UpdateApplicationPriorityResponseProto{ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(got)}}, nil
 }
@@ -127,7 +90,7 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 	if err != nil {
 		return nil, err
 	}
-	now := s.rm.opts.Now()
+	now := s.rm.Opts.Now()
 	expiries := map[yarnpb.ApplicationTimeoutTypeProto]int64{}
 	for _, t := range req.GetApplicationTimeouts() {
 		raw := t.GetExpireTime()
@@ -141,7 +104,7 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 		expiries[t.GetApplicationTimeoutType()] = at.UnixMilli()
 	}
 	var rerr error
-	s.rm.apps.With(id, func(a *rmstate.App, ok bool) {
+	s.rm.Apps.With(id, func(a *rmstate.App, ok bool) {
 		switch {
 		case !ok:
 			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
@@ -160,27 +123,8 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 		return nil, rerr
 	}
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.log.WithFields(map[string]any{"application": id.String(), "user": caller.User, "timeouts": len(expiries)}).Info("application timeouts updated")
+	s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": caller.User, "timeouts": len(expiries)}).Info("application timeouts updated")
 	return &yarnpb.UpdateApplicationTimeoutsResponseProto{ApplicationTimeouts: req.GetApplicationTimeouts()}, nil
-}
-
-// expireLifetimes kills the applications whose lifetime has passed, as 3.1.1's
-// RMAppLifetimeMonitor does.
-func (rm *ResourceManager) expireLifetimes(now time.Time) {
-	var due []records.ApplicationID
-	rm.apps.Each(func(a *rmstate.App) {
-		if exp, ok := a.Timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.Finished() && now.UnixMilli() >= exp {
-			due = append(due, a.Id)
-		}
-	})
-	for _, id := range due {
-		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
-		if killed, _ := rm.apps.Kill(id, now.UnixMilli(), why); killed {
-			rm.metrics.appEnded(yarnpb.YarnApplicationStateProto_KILLED)
-			rm.endApp(id)
-			rm.log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
-		}
-	}
 }
 
 // signalToContainer passes a signal (thread dump, graceful or forceful shutdown) to the
@@ -190,15 +134,15 @@ func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.Signa
 		return nil, rpc.Errorf(exceptions.YarnException, "Invalid container id: null")
 	}
 	id := records.ContainerIDFromProto(req.GetContainerId())
-	if !s.rm.apps.Exists(id.Attempt.App) {
+	if !s.rm.Apps.Exists(id.Attempt.App) {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
 	}
-	node, ok := s.rm.containers.Signal(id, req.GetCommand())
+	node, ok := s.rm.Containers.Signal(id, req.GetCommand())
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
 	}
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": req.GetCommand().String(), "user": caller.User}).Info("container signal queued for its NodeManager")
+	s.rm.Log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": req.GetCommand().String(), "user": caller.User}).Info("container signal queued for its NodeManager")
 	return &yarnpb.SignalContainerResponseProto{}, nil
 }
 
@@ -212,7 +156,7 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
 	var rerr error
 	var current, finished bool
-	s.rm.apps.With(att.App, func(a *rmstate.App, ok bool) {
+	s.rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
 		switch {
 		case !ok:
 			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
@@ -238,8 +182,8 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 		return nil, rpc.Errorf(exceptions.YarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
 	}
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": caller.User}).Info("application attempt failed by user")
-	s.rm.attemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitcode.Invalid)
+	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": caller.User}).Info("application attempt failed by user")
+	s.rm.AttemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitcode.Invalid)
 	return &yarnpb.FailApplicationAttemptResponseProto{}, nil
 }
 

@@ -1,4 +1,4 @@
-package resourcemanager
+package rmcore
 
 import (
 	"time"
@@ -40,20 +40,20 @@ func (k *keyRoller) tick(now time.Time) (rolled, activated bool) {
 }
 
 // rollKeys advances every key roller (the monitor calls it on each tick).
-func (rm *ResourceManager) rollKeys(now time.Time) {
+func (rm *Core) rollKeys(now time.Time) {
 	for _, k := range rm.rollers {
 		rolled, activated := k.tick(now)
 		if rolled {
 			next, _ := k.ring.Next()
-			rm.log.WithFields(map[string]any{"key": k.name, "key_id": next.ID}).Info("master key rolled; activating after the delay")
+			rm.Log.WithFields(map[string]any{"key": k.name, "key_id": next.ID}).Info("master key rolled; activating after the delay")
 		}
-		if activated && k.ring == rm.nmKeys {
+		if activated && k.ring == rm.NMKeys {
 			// AMs get NMTokens of the new key with their next containers on each node, as
 			// the Java RM re-issues them after an activation.
-			rm.containers.ForgetNMTokens()
+			rm.Containers.ForgetNMTokens()
 		}
 		if activated {
-			rm.log.WithFields(map[string]any{"key": k.name, "key_id": k.ring.Current().ID}).Info("master key activated")
+			rm.Log.WithFields(map[string]any{"key": k.name, "key_id": k.ring.Current().ID}).Info("master key activated")
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package resourcemanager
+package rmcore
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
-func (rm *ResourceManager) hostsAllow(host, key string) bool {
+func (rm *Core) HostsAllow(host, key string) bool {
 	rm.nodeAdminMu.Lock()
 	defer rm.nodeAdminMu.Unlock()
 	return rm.hosts.Allows(host, key)
@@ -27,10 +27,10 @@ func (rm *ResourceManager) hostsAllow(host, key string) bool {
 // the nodes no longer allowed: at once (their containers end as ABORTED), or gracefully
 // — no new containers, DECOMMISSIONED when their last container ends or timeout passes
 // (timeout <= 0: no limit). Nodes allowed again return to service.
-func (rm *ResourceManager) RefreshNodes(graceful bool, timeout time.Duration) error {
-	include, exclude := rm.settings.IncludePath, rm.settings.ExcludePath
-	if rm.opts.ConfDir != "" {
-		c, _, err := conf.LoadDir(rm.opts.ConfDir)
+func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
+	include, exclude := rm.Settings.IncludePath, rm.Settings.ExcludePath
+	if rm.Opts.ConfDir != "" {
+		c, _, err := conf.LoadDir(rm.Opts.ConfDir)
 		if err != nil {
 			return err
 		}
@@ -49,78 +49,78 @@ func (rm *ResourceManager) RefreshNodes(graceful bool, timeout time.Duration) er
 	rm.hosts = lists
 	rm.nodeAdminMu.Unlock()
 
-	now := rm.opts.Now()
-	decommissionNow, changed := rm.nodes.ApplyHostLists(lists, graceful, timeout, now)
+	now := rm.Opts.Now()
+	decommissionNow, changed := rm.Nodes.ApplyHostLists(lists, graceful, timeout, now)
 	sort.Strings(decommissionNow)
 	for _, key := range decommissionNow {
-		rm.log.WithField("node", key).Warn("node decommissioned by refreshNodes")
-		rm.nodeLost(key, "Container released on a *decommissioned* node")
+		rm.Log.WithField("node", key).Warn("node decommissioned by refreshNodes")
+		rm.NodeLost(key, "Container released on a *decommissioned* node")
 	}
 	for _, key := range changed {
-		rm.syncSchedulable(key)
+		rm.SyncSchedulable(key)
 	}
-	rm.log.WithFields(map[string]any{"include": len(lists.Include), "exclude": len(lists.Exclude), "decommissioned": len(decommissionNow),
+	rm.Log.WithFields(map[string]any{"include": len(lists.Include), "exclude": len(lists.Exclude), "decommissioned": len(decommissionNow),
 		"changed": len(changed)}).Info("nodes refreshed")
 	return nil
 }
 
 // checkDecommissioning finishes graceful decommissions: a DECOMMISSIONING node with no
 // live container, or past its deadline, becomes DECOMMISSIONED.
-func (rm *ResourceManager) checkDecommissioning(now time.Time) {
-	candidates, deadline := rm.nodes.Decommissioning(now)
+func (rm *Core) checkDecommissioning(now time.Time) {
+	candidates, deadline := rm.Nodes.Decommissioning(now)
 	if len(candidates) == 0 {
 		return
 	}
-	busy := rm.containers.NodeUsage() // nodes with live containers
+	busy := rm.Containers.NodeUsage() // nodes with live containers
 	for _, key := range candidates {
 		if busy[key].Containers > 0 && !deadline[key] {
 			continue
 		}
-		if rm.nodes.FinishDecommission(key) {
-			rm.log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
-			rm.nodeLost(key, "Container released on a *decommissioned* node")
+		if rm.Nodes.FinishDecommission(key) {
+			rm.Log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
+			rm.NodeLost(key, "Container released on a *decommissioned* node")
 		}
 	}
 }
 
-// syncSchedulable tells the engine a node's current capacity, label and static flag, and
+// SyncSchedulable tells the engine a node's current capacity, label and static flag, and
 // whether it takes new containers (only RUNNING nodes with some capacity do).
-func (rm *ResourceManager) syncSchedulable(key string) {
-	n, ok := rm.nodes.Snapshot(key)
+func (rm *Core) SyncSchedulable(key string) {
+	n, ok := rm.Nodes.Snapshot(key)
 	if !ok {
 		return
 	}
-	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.resourceOf(n.Capability), Static: n.Static,
-		Partition:     rm.labels.PartitionOf(n.Id),
+	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static,
+		Partition:     rm.Labels.PartitionOf(n.Id),
 		Unschedulable: n.State != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
-	if err := rm.engine.UpdateNode(spec); err != nil {
-		rm.log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
+	if err := rm.Engine.UpdateNode(spec); err != nil {
+		rm.Log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
 	}
-	rm.kickScheduler()
+	rm.KickScheduler()
 }
 
-// nodeIDOf parses "host:port" back into a NodeIdProto.
-func nodeIDOf(key string) *yarnpb.NodeIdProto {
+// NodeIDOf parses "host:port" back into a NodeIdProto.
+func NodeIDOf(key string) *yarnpb.NodeIdProto {
 	i := strings.LastIndexByte(key, ':')
 	port := 0
 	fmt.Sscanf(key[i+1:], "%d", &port)
 	return &yarnpb.NodeIdProto{Host: proto.String(key[:i]), Port: proto.Int32(int32(port))}
 }
 
-// labelError is how label administration fails: a YarnException with the manager's
+// LabelError is how label administration fails: a YarnException with the manager's
 // message (rmadmin does not retry it, unlike an IOException).
-func labelError(err error) error {
+func LabelError(err error) error {
 	return rpc.Errorf(exceptions.YarnException, "%v", err)
 }
 
-// relabel re-syncs the engine partition of every registered node matching the changed
+// Relabel re-syncs the engine partition of every registered node matching the changed
 // node ids (a host id "host:0" matches all of its NodeManagers).
-func (rm *ResourceManager) relabel(changed []string) {
+func (rm *Core) Relabel(changed []string) {
 	want := map[string]bool{}
 	for _, c := range changed {
 		want[c] = true
 	}
-	for _, k := range rm.nodes.KeysMatching(want) {
-		rm.syncSchedulable(k)
+	for _, k := range rm.Nodes.KeysMatching(want) {
+		rm.SyncSchedulable(k)
 	}
 }

@@ -1,4 +1,4 @@
-package resourcemanager
+package rmweb
 
 import (
 	"encoding/json"
@@ -10,12 +10,13 @@ import (
 	metrics "github.com/rcrowley/go-metrics"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 )
 
-// webHandler serves the RM's HTTP endpoints on yarn.resourcemanager.webapp.address: the
+// Handler serves the RM's HTTP endpoints on yarn.resourcemanager.webapp.address: the
 // REST resources scripts poll most (/ws/v1/cluster/info and /ws/v1/cluster/metrics, in
 // the Java RM's JSON shape) and every go-metrics value at /metrics.
-func (rm *ResourceManager) webHandler() http.Handler {
+func Handler(rm *rmcore.Core) http.Handler {
 	mux := http.NewServeMux()
 	writeJSON := func(w http.ResponseWriter, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -23,29 +24,29 @@ func (rm *ResourceManager) webHandler() http.Handler {
 	}
 	mux.HandleFunc("GET /ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"clusterInfo": map[string]any{
-			"id": rm.clusterTimestamp, "startedOn": rm.clusterTimestamp, "state": "STARTED", "haState": "ACTIVE",
-			"resourceManagerVersion": rmVersion, "hadoopVersion": rmVersion,
+			"id": rm.ClusterTimestamp(), "startedOn": rm.ClusterTimestamp(), "state": "STARTED", "haState": "ACTIVE",
+			"resourceManagerVersion": rmcore.Version, "hadoopVersion": rmcore.Version,
 		}})
 	})
 	mux.HandleFunc("GET /ws/v1/cluster/metrics", func(w http.ResponseWriter, r *http.Request) {
-		c := rm.nodes.Counts()
-		total, used := rm.engine.Totals()
-		m := rm.metrics
+		c := rm.Nodes.Counts()
+		total, used := rm.Engine.Totals()
+		m := rm.Metrics
 		writeJSON(w, map[string]any{"clusterMetrics": map[string]any{
-			"appsSubmitted": m.appsSubmitted.Count(), "appsCompleted": m.appsCompleted.Count(), "appsFailed": m.appsFailed.Count(),
-			"appsKilled": m.appsKilled.Count(), "containersAllocated": m.runningContainers.Value(),
+			"appsSubmitted": m.AppsSubmitted.Count(), "appsCompleted": m.AppsCompleted.Count(), "appsFailed": m.AppsFailed.Count(),
+			"appsKilled": m.AppsKilled.Count(), "containersAllocated": m.RunningContainers.Value(),
 			"totalMB": total[0], "allocatedMB": used[0], "availableMB": total[0] - used[0],
 			"totalVirtualCores": total[1], "allocatedVirtualCores": used[1], "availableVirtualCores": total[1] - used[1],
 			"activeNodes": c[yarnpb.NodeStateProto_NS_RUNNING], "lostNodes": c[yarnpb.NodeStateProto_NS_LOST],
 			"unhealthyNodes": c[yarnpb.NodeStateProto_NS_UNHEALTHY], "decommissionedNodes": c[yarnpb.NodeStateProto_NS_DECOMMISSIONED],
-			"rebootedNodes": c[yarnpb.NodeStateProto_NS_REBOOTED], "totalNodes": len(rm.nodes.Reports(nil, rm.labels)),
+			"rebootedNodes": c[yarnpb.NodeStateProto_NS_REBOOTED], "totalNodes": len(rm.Nodes.Reports(nil, rm.Labels)),
 		}})
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		metrics.WriteJSONOnce(rm.opts.Metrics, w)
+		metrics.WriteJSONOnce(rm.Opts.Metrics, w)
 	})
-	if rm.settings.Pprof {
+	if rm.Settings.Pprof {
 		// Registered on this mux, not http.DefaultServeMux, so only an RM that asks for
 		// the profiler serves it.
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

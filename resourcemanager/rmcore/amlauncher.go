@@ -1,4 +1,4 @@
-package resourcemanager
+package rmcore
 
 import (
 	"context"
@@ -25,25 +25,25 @@ import (
 // Java RM's AMLauncher does (protocol.md §3.5): the submitted launch context with the
 // attempt's AMRMToken added to its credentials (alias "", service "", token storage v0) and
 // the RM's environment, sent with an NMToken for (attempt, node), as user = attempt id.
-func (rm *ResourceManager) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) {
-	rm.serving.Add(1)
+func (rm *Core) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) {
+	rm.tasks.Add(1)
 	go func() {
-		defer rm.serving.Done()
+		defer rm.tasks.Done()
 		if err := rm.startAMContainer(att, c, containerToken); err != nil {
-			rm.log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
-			rm.attemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
+			rm.Log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
+			rm.AttemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
 		}
 	}()
 }
 
-func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) error {
+func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) error {
 	var clc *yarnpb.ContainerLaunchContextProto
 	var amToken *token.Token
 	var user string
 	var submit int64
 	var maxAttempts int
 	cid := records.ContainerIDFromProto(c.GetId())
-	ok := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	ok := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if a.AmSpec != nil {
 			clc = proto.Clone(a.AmSpec).(*yarnpb.ContainerLaunchContextProto)
 		}
@@ -54,7 +54,7 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	if !ok {
 		return fmt.Errorf("attempt %s is gone", att)
 	}
-	rm.containers.HandOut(cid, rm.opts.Now())
+	rm.Containers.HandOut(cid, rm.Opts.Now())
 	if clc == nil {
 		clc = &yarnpb.ContainerLaunchContextProto{}
 	}
@@ -75,11 +75,11 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 	} {
 		clc.Environment = append(clc.Environment, &yarnpb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
 	}
-	nmTok, err := security.NMTokens{Keys: rm.nmKeys}.Issue(att, c.GetNodeId(), user)
+	nmTok, err := security.NMTokens{Keys: rm.NMKeys}.Issue(att, c.GetNodeId(), user)
 	if err != nil {
 		return err
 	}
-	nm := nmclient.New(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.opts.Logger)
+	nm := nmclient.New(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.Opts.Logger)
 	defer nm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -93,13 +93,13 @@ func (rm *ResourceManager) startAMContainer(att records.AttemptID, c *yarnpb.Con
 		}
 		return err
 	}
-	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
-		at.Launched, at.LastPing = true, rm.opts.Now()
+	rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		at.Launched, at.LastPing = true, rm.Opts.Now()
 		if at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
 			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
 		}
 	})
-	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
+	rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
 		"node": rmstate.NodeKey(c.GetNodeId())}).Info("AM container launched")
 	return nil
 }

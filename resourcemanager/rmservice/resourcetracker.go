@@ -1,10 +1,10 @@
-package resourcemanager
+package rmservice
 
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -20,10 +20,10 @@ import (
 // resourceTracker answers ResourceTracker (yarn.resourcemanager.resource-tracker.address):
 // NodeManagers register, then heartbeat. See protocol.md §4.4.
 type resourceTracker struct {
-	rm *ResourceManager
+	rm *rmcore.Core
 }
 
-func newResourceTracker(rm *ResourceManager) (*rpc.Protocol, error) {
+func NewResourceTracker(rm *rmcore.Core) (*rpc.Protocol, error) {
 	t := &resourceTracker{rm: rm}
 	sd := yarnpb.File_yarn_ResourceTracker_proto.Services().ByName("ResourceTrackerService")
 	return rpc.ServiceProtocol(protocol.ResourceTracker, sd, map[string]rpc.Method{
@@ -39,50 +39,47 @@ func masterKey(k security.MasterKey) *yarnpb.MasterKeyProto {
 	return &yarnpb.MasterKeyProto{KeyId: proto.Int32(k.ID), Bytes: k.Bytes}
 }
 
-// rmVersion is what the RM reports to NodeManagers.
-const rmVersion = "2.7.3-bobbin"
-
 func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.RegisterNodeManagerRequestProto) (*yarnpb.RegisterNodeManagerResponseProto, error) {
 	rm := t.rm
 	resp := &yarnpb.RegisterNodeManagerResponseProto{
-		ContainerTokenMasterKey: masterKey(rm.containerKeys.Current()),
-		NmTokenMasterKey:        masterKey(rm.nmKeys.Current()),
+		ContainerTokenMasterKey: masterKey(rm.ContainerKeys.Current()),
+		NmTokenMasterKey:        masterKey(rm.NMKeys.Current()),
 		NodeAction:              yarnpb.NodeActionProto_NORMAL.Enum(),
-		RmIdentifier:            proto.Int64(rm.clusterTimestamp),
-		RmVersion:               proto.String(rmVersion),
+		RmIdentifier:            proto.Int64(rm.ClusterTimestamp()),
+		RmVersion:               proto.String(rmcore.Version),
 	}
 	id := req.GetNodeId()
 	if id.GetHost() == "" {
 		return nil, rpc.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
 	}
 	key := rmstate.NodeKey(id)
-	log := rm.log.WithField("node", key)
+	log := rm.Log.WithField("node", key)
 	capability := req.GetResource()
-	if !rm.hostsAllow(id.GetHost(), key) {
+	if !rm.HostsAllow(id.GetHost(), key) {
 		msg := fmt.Sprintf("Disallowed NodeManager from  %s, Sending SHUTDOWN signal to the NodeManager.", id.GetHost())
 		log.Warn(msg)
 		resp.NodeAction = yarnpb.NodeActionProto_SHUTDOWN.Enum()
 		resp.DiagnosticsMessage = proto.String(msg)
 		return resp, nil
 	}
-	if capability.GetMemory() < int64(rm.settings.MinAllocationMB) || capability.GetVirtualCores() < int32(rm.settings.MinAllocationCore) {
+	if capability.GetMemory() < int64(rm.Settings.MinAllocationMB) || capability.GetVirtualCores() < int32(rm.Settings.MinAllocationCore) {
 		msg := fmt.Sprintf("NodeManager from  %s doesn't satisfy minimum allocations, Sending SHUTDOWN signal to the NodeManager.", id.GetHost())
 		log.Warn(msg)
 		resp.NodeAction = yarnpb.NodeActionProto_SHUTDOWN.Enum()
 		resp.DiagnosticsMessage = proto.String(msg)
 		return resp, nil
 	}
-	now := rm.opts.Now()
+	now := rm.Opts.Now()
 	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, Id: id, Http: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
 		Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
-	again := rm.nodes.Put(key, n)
+	again := rm.Nodes.Put(key, n)
 	if again {
-		rm.nodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
+		rm.NodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
-	if err := rm.engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.resourceOf(capability), Partition: rm.labels.PartitionOf(id)}); err != nil {
+	if err := rm.Engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id)}); err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
-	rm.kickScheduler()
+	rm.KickScheduler()
 	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(),
 		"version": req.GetNmVersion(), "reregistered": again}).Info("NodeManager registered")
 	return resp, nil
@@ -92,13 +89,13 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	rm := t.rm
 	st := req.GetNodeStatus()
 	key := rmstate.NodeKey(st.GetNodeId())
-	log := rm.log.WithField("node", key)
+	log := rm.Log.WithField("node", key)
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	v := rm.nodes.Beat(key, req, rm.opts.Now(), log)
+	v := rm.Nodes.Beat(key, req, rm.Opts.Now(), log)
 	if v.Action != nil {
 		if v.Action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.Known {
-			rm.nodeLost(key, "Container released on a *lost* node")
+			rm.NodeLost(key, "Container released on a *lost* node")
 		}
 		return v.Action, nil
 	}
@@ -106,26 +103,26 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	if resized || relabelled {
 		log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
 		if !healthChanged {
-			rm.syncSchedulable(key)
+			rm.SyncSchedulable(key)
 		}
 	}
 
 	if healthChanged {
 		log.WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
-		rm.syncSchedulable(key)
+		rm.SyncSchedulable(key)
 	}
-	rm.nodeStatuses(key, statuses)
+	rm.NodeStatuses(key, statuses)
 	resp := &yarnpb.NodeHeartbeatResponseProto{
 		ResponseId:            proto.Int32(st.GetResponseId() + 1),
 		NodeAction:            yarnpb.NodeActionProto_NORMAL.Enum(),
-		NextHeartBeatInterval: proto.Int64(rm.settings.NMHeartbeat.Milliseconds()),
+		NextHeartBeatInterval: proto.Int64(rm.Settings.NMHeartbeat.Milliseconds()),
 	}
 	// Master keys the NodeManager does not have yet: during a roll the next key goes out
 	// before anything is signed with it, so NMs verify tokens of both keys.
-	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
-	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
-	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.containers.Directives(key)
-	rm.nodes.SetLastResponse(key, resp)
+	resp.ContainerTokenMasterKey = keyUpdate(rm.ContainerKeys, req.GetLastKnownContainerTokenMasterKey())
+	resp.NmTokenMasterKey = keyUpdate(rm.NMKeys, req.GetLastKnownNmTokenMasterKey())
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.Containers.Directives(key)
+	rm.Nodes.SetLastResponse(key, resp)
 	return resp, nil
 }
 
@@ -135,13 +132,13 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 func (t *resourceTracker) unRegisterNodeManager(_ context.Context, req *yarnpb.UnRegisterNodeManagerRequestProto) (*yarnpb.UnRegisterNodeManagerResponseProto, error) {
 	rm := t.rm
 	key := rmstate.NodeKey(req.GetNodeId())
-	log := rm.log.WithField("node", key)
-	if !rm.nodes.Shutdown(key) {
+	log := rm.Log.WithField("node", key)
+	if !rm.Nodes.Shutdown(key) {
 		log.Info("unregistration from an unknown node ignored")
 		return &yarnpb.UnRegisterNodeManagerResponseProto{}, nil
 	}
 	log.Info("NodeManager shut down: node unregistered")
-	rm.nodeLost(key, "Container released on a *shutdown* node")
+	rm.NodeLost(key, "Container released on a *shutdown* node")
 	return &yarnpb.UnRegisterNodeManagerResponseProto{}, nil
 }
 
@@ -155,42 +152,4 @@ func keyUpdate(ring *security.KeyRing, known *yarnpb.MasterKeyProto) *yarnpb.Mas
 		return nil
 	}
 	return masterKey(want)
-}
-
-// monitor runs the RM's clocks until ctx ends: NodeManager, AM and allocation expiry, and
-// metrics of the engine's state about once a second.
-func (rm *ResourceManager) monitor(ctx context.Context) {
-	t := time.NewTicker(rm.settings.monitorTick())
-	defer t.Stop()
-	var lastStats time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := rm.opts.Now()
-		rm.Step(now)
-		if now.Sub(lastStats) >= time.Second {
-			lastStats = now
-			rm.metrics.observe(rm.engine.Stats())
-		}
-	}
-}
-
-// Step runs the RM's clocks once at now: NodeManager liveness, AM liveness, unused
-// allocations, application lifetimes, graceful decommissions and master-key rolls. The
-// monitor calls it on every tick; tests with an injected clock call it directly.
-func (rm *ResourceManager) Step(now time.Time) {
-	rm.stepMu.Lock() // the key rollers' schedules are the monitor's own state
-	defer rm.stepMu.Unlock()
-	for _, key := range rm.nodes.Expire(now, rm.settings.NMExpiry) {
-		rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
-		rm.nodeLost(key, "Container released on a *lost* node")
-	}
-	rm.expireAttempts(now)
-	rm.expireAllocations(now)
-	rm.expireLifetimes(now)
-	rm.checkDecommissioning(now)
-	rm.rollKeys(now)
 }

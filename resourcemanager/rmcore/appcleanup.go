@@ -1,4 +1,4 @@
-package resourcemanager
+package rmcore
 
 import (
 	"google.golang.org/protobuf/proto"
@@ -10,9 +10,9 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
-// checkRelease refuses releases of containers that are not the attempt's, as the Java RM
+// CheckRelease refuses releases of containers that are not the attempt's, as the Java RM
 // does with InvalidContainerReleaseException.
-func checkRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
+func CheckRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
 	for _, p := range ids {
 		if id := records.ContainerIDFromProto(p); id.Attempt != att {
 			return rpc.Errorf(exceptions.InvalidContainerRelease, "Cannot release container : %s not belonging to this application attempt : %s", id, att)
@@ -21,34 +21,34 @@ func checkRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
 	return nil
 }
 
-// release ends containers an AM gave back: the engine frees them, the AM hears ABORTED,
+// Release ends containers an AM gave back: the engine frees them, the AM hears ABORTED,
 // and their NodeManagers are told to kill them.
-func (rm *ResourceManager) release(ids []*yarnpb.ContainerIdProto) {
+func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
-		c, _, fresh := rm.containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c, _, fresh := rm.Containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container released by application")})
 		if !fresh {
 			continue
 		}
-		rm.engine.Release(c.EngineID)
-		rm.metrics.containerReleased()
-		rm.containers.KillOnNode(c.Node(), p)
+		rm.Engine.Release(c.EngineID)
+		rm.Metrics.containerReleased()
+		rm.Containers.KillOnNode(c.Node(), p)
 	}
 }
 
-// endApp ends a finished, failed or killed application: the engine forgets it, its
+// EndApp ends a finished, failed or killed application: the engine forgets it, its
 // containers that still run are killed on their NodeManagers, the NodeManagers it ran on
 // are told it ended, its AMRMTokens stop working, and the oldest finished applications
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
-func (rm *ResourceManager) endApp(id records.ApplicationID) {
-	rm.engine.RemoveApp(id.String())
-	rm.containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
-	rm.containers.AppEnded(id)
-	for _, att := range rm.apps.AttemptIDs(id) {
-		rm.amrm.Revoke(att)
+func (rm *Core) EndApp(id records.ApplicationID) {
+	rm.Engine.RemoveApp(id.String())
+	rm.Containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
+	rm.Containers.AppEnded(id)
+	for _, att := range rm.Apps.AttemptIDs(id) {
+		rm.AMRM.Revoke(att)
 	}
-	for _, gone := range rm.apps.Retire(id, rm.settings.MaxCompletedApps) {
-		rm.containers.ForgetApp(gone)
+	for _, gone := range rm.Apps.Retire(id, rm.Settings.MaxCompletedApps) {
+		rm.Containers.ForgetApp(gone)
 	}
 }

@@ -1,0 +1,158 @@
+package rmcore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+)
+
+// Attempt life (protocol.md §7.3): an application gets attempt 1 at submission. When
+// the attempt's AM ends without unregistering — its container exits, it stops
+// heartbeating, its launch fails — the attempt FAILS; a managed application then gets a
+// new attempt (new id, new AMRMToken, new AM container) while its counted failures stay
+// below max-attempts, and is FAILED otherwise. AM containers that end because the
+// cluster took them (preempted, aborted, disks failed, killed by the RM) do not count, and
+// with a failures-validity interval only the failures inside it do.
+
+// countsAsFailure reports whether an AM container's exit status counts toward
+// max-attempts, as RMAppAttemptImpl.shouldCountTowardsMaxAttemptRetry decides.
+func countsAsFailure(exit int32) bool {
+	switch exit {
+	case exitcode.Aborted, exitcode.Preempted, exitcode.DisksFailed, exitcode.KilledByResourceManager:
+		return false
+	}
+	return true
+}
+
+// NewAttemptLocked starts the next attempt of a; the registry lock is held.
+func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
+	att := a.Id.Attempt(int32(len(a.Attempts) + 1))
+	tok, err := rm.AMRM.Issue(att)
+	if err != nil {
+		return fmt.Errorf("AMRMToken for %s: %w", att, err)
+	}
+	at := &rmstate.Attempt{Id: att, Token: tok, State: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, StartTime: now.UnixMilli()}
+	if a.Unmanaged {
+		// The client runs an unmanaged AM: it is launched as soon as it exists, and its
+		// liveness clock starts now.
+		at.State, at.Launched, at.LastPing = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, true, now
+	}
+	a.Attempt = at
+	a.Attempts = append(a.Attempts, at)
+	return nil
+}
+
+// AdmitToEngine enters an application in the scheduling engine and, for a managed AM,
+// asks for its AM container.
+func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, unmanaged bool) error {
+	if err := rm.Engine.AddApp(spec); err != nil {
+		return fmt.Errorf("scheduler refused application %s: %w", spec.ID, err)
+	}
+	if unmanaged {
+		return nil
+	}
+	am := rm.AsksFrom([]*yarnpb.ResourceRequestProto{{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(0)},
+		ResourceName: proto.String("*"), Capability: amResource, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true)}})
+	am[0].AM = true
+	if err := rm.Engine.UpdateAsks(spec.ID, am); err != nil {
+		return fmt.Errorf("AM container of %s not requested: %w", spec.ID, err)
+	}
+	rm.KickScheduler()
+	return nil
+}
+
+func EngineSpec(a *rmstate.App) scheduler.AppSpec {
+	return scheduler.AppSpec{ID: a.Id.String(), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
+}
+
+// AttemptFailed ends the current attempt att as FAILED and either starts the next
+// attempt or fails the application. exit is the AM container's exit status
+// (exitcode.Invalid when there is none), which decides whether the failure counts.
+func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit int32) {
+	now := rm.Opts.Now()
+	nowMs := now.UnixMilli()
+	var retry, failed bool
+	var spec scheduler.AppSpec
+	var amRes *yarnpb.ResourceProto
+	var next records.AttemptID
+	var appDiagnostics string
+	stale := false
+	rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
+		if !ok || a.Finished() || a.Attempt == nil || a.Attempt.Id != att || a.Attempt.Ended() {
+			stale = true
+			return
+		}
+		at := a.Attempt
+		at.State, at.Diagnostics, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
+		if countsAsFailure(exit) {
+			a.Failures = append(a.Failures, nowMs)
+		}
+		if !a.Unmanaged && a.CountedFailures(nowMs) < a.MaxAttempts {
+			if err := rm.NewAttemptLocked(a, now); err == nil {
+				retry, next = true, a.Attempt.Id
+				a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
+				spec, amRes = EngineSpec(a), a.AmResource
+			}
+		}
+		if !retry {
+			failed = true
+			a.State, a.Final, a.FinishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
+			a.Diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.Id, a.MaxAttempts, diagnostics)
+			appDiagnostics = a.Diagnostics
+		}
+	})
+	if stale {
+		return
+	}
+
+	rm.AMRM.Revoke(att)
+	rm.Containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
+	rm.Containers.ForgetAttempt(att)
+	log := rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
+	if retry {
+		// The new attempt starts from nothing: the engine forgets the old one's asks and
+		// containers and is asked for a new AM container.
+		rm.Engine.RemoveApp(att.App.String())
+		if err := rm.AdmitToEngine(spec, amRes, false); err != nil {
+			log.WithError(err).Error("new attempt not scheduled")
+		}
+		rm.Metrics.attemptFailed(true)
+		log.WithField("next_attempt", next.String()).Warn("application attempt failed; starting a new attempt: " + diagnostics)
+		return
+	}
+	if failed {
+		rm.Metrics.attemptFailed(false)
+		rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_FAILED)
+		log.Warn(appDiagnostics)
+		rm.EndApp(att.App)
+	}
+}
+
+// amExited handles the end of an AM container. After the AM unregistered that is the
+// normal end of the application: its other containers are now cleaned up. Before, the
+// attempt failed.
+func (rm *Core) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
+	unregistered := false
+	now := rm.Opts.Now().UnixMilli()
+	if !rm.Apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
+		unregistered = at.Unregistered
+		if unregistered && !at.Ended() {
+			at.State, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now
+		}
+	}) {
+		return
+	}
+	if unregistered {
+		rm.EndApp(id.Attempt.App)
+		return
+	}
+	rm.AttemptFailed(id.Attempt, fmt.Sprintf("AM Container for %s exited with  exitCode: %d\nDiagnostics: %s\nFailing this attempt",
+		id.Attempt, st.GetExitStatus(), st.GetDiagnostics()), st.GetExitStatus())
+}

@@ -1,0 +1,174 @@
+package rmcore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+)
+
+// Core is what the protocol services share: the state, the scheduling engine, the keys,
+// and the loops that move applications, attempts and containers through their lives.
+type Core struct {
+	Opts     Options
+	Settings Settings
+	Log      *logrus.Entry
+	// clusterTimestamp is the RM start time in ms, the first number of every id.
+	clusterTimestamp int64
+
+	Apps            *rmstate.Apps
+	Nodes           *rmstate.Nodes
+	ContainerKeys   *security.KeyRing
+	NMKeys          *security.KeyRing
+	AMRM            *security.AMRMTokens
+	Engine          *scheduler.Engine
+	Types           resourcetypes.Types // memory-mb, vcores and resource-types.xml's, in the engine's order
+	Containers      *rmstate.Containers
+	containerTokens security.ContainerTokens
+	kick            chan struct{}
+
+	queueMu   sync.RWMutex
+	queueTree *capacity.Tree // replaced by refreshQueues
+
+	Metrics     *Metrics
+	Labels      *rmstate.Labels
+	nodeAdminMu sync.Mutex
+	hosts       *rmstate.HostLists // replaced by refreshNodes
+	rollers     []*keyRoller
+	stepMu      sync.Mutex     // one Step at a time (the monitor's, or a test's)
+	tasks       sync.WaitGroup // the loops Run starts and AM launches
+}
+
+// New builds the RM's state, engine and keys from configuration, checking every key
+// it reads; nothing runs until Run.
+func New(opts Options) (*Core, error) {
+	if opts.Conf == nil {
+		opts.Conf = conf.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.NewRegistry()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := opts.Conf.Validate(); err != nil {
+		return nil, err
+	}
+	settings, err := ReadSettings(opts.Conf)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Queues == nil {
+		if opts.Queues, err = capacity.Load(opts.Conf, ""); err != nil {
+			return nil, err
+		}
+	}
+	// The scheduler's own keys (policies, thresholds, time windows) are checked at start-up
+	// too, so a bad value stops the RM instead of surfacing on first use.
+	engineCfg, groups, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues)
+	if err != nil {
+		return nil, err
+	}
+	engineCfg.Groups, engineCfg.Now = groups, opts.Now
+	// Hadoop 3.1 resource types (resource-types.xml): GPUs and other countable types are
+	// the engine's extra dimensions.
+	types, err := resourcetypes.Load(opts.Conf, scheduler.MaxResourceTypes)
+	if err != nil {
+		return nil, err
+	}
+	engineCfg.Types = scheduler.Types{Names: types.Names()}
+	engine, err := scheduler.New(engineCfg, opts.Queues)
+	if err != nil {
+		return nil, err
+	}
+	rm := &Core{
+		Opts:             opts,
+		Settings:         settings,
+		Types:            types,
+		Log:              opts.Logger.WithField("component", "resourcemanager"),
+		clusterTimestamp: opts.Now().UnixMilli(),
+	}
+	if rm.hosts, err = rmstate.LoadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
+		return nil, err
+	}
+	rm.Metrics = NewMetrics(opts.Metrics)
+	rm.Labels = rmstate.NewLabels(opts.Queues.Labels())
+	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
+	rm.Nodes = rmstate.NewNodes()
+	rm.ContainerKeys = security.NewKeyRing(1)
+	rm.NMKeys = security.NewKeyRing(1)
+	rm.AMRM = security.NewAMRMTokens(security.NewKeyRing(1))
+	rm.Engine, rm.Containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
+	rm.queueTree = opts.Queues
+	rm.containerTokens = security.ContainerTokens{Keys: rm.ContainerKeys, RMIdentifier: rm.clusterTimestamp}
+	start := opts.Now()
+	rm.rollers = []*keyRoller{
+		newKeyRoller("amrm", rm.AMRM.Keys, settings.AMRMKeyRoll, settings.AMExpiry*3/2, start),
+		newKeyRoller("container", rm.ContainerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
+		newKeyRoller("nmtoken", rm.NMKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
+	}
+	return rm, nil
+}
+
+// Run starts the scheduling loop and the monitor; they stop when ctx ends.
+func (rm *Core) Run(ctx context.Context) {
+	rm.tasks.Add(2)
+	go func() {
+		defer rm.tasks.Done()
+		rm.monitor(ctx)
+	}()
+	go func() {
+		defer rm.tasks.Done()
+		rm.scheduleLoop(ctx)
+	}()
+}
+
+// Wait returns once the loops Run started and every AM launch have ended.
+func (rm *Core) Wait() { rm.tasks.Wait() }
+
+// Queues is the current queue tree.
+func (rm *Core) Queues() *capacity.Tree {
+	rm.queueMu.RLock()
+	defer rm.queueMu.RUnlock()
+	return rm.queueTree
+}
+
+// RefreshQueues re-reads capacity-scheduler.xml and applies it without stopping running
+// work. Any error leaves the old queues in place.
+func (rm *Core) RefreshQueues() error {
+	tree, err := capacity.Load(rm.Opts.Conf, rm.Opts.ConfDir)
+	if err != nil {
+		return err
+	}
+	_, groups, err := scheduler.FromConf(tree.Conf, tree)
+	if err != nil {
+		return err
+	}
+	if err := rm.Engine.Refresh(tree, groups); err != nil {
+		return err
+	}
+	rm.queueMu.Lock()
+	rm.queueTree = tree
+	rm.queueMu.Unlock()
+	rm.Labels.Add(tree.Labels())
+	rm.Log.WithField("queues", len(tree.Queues())).Info("queues refreshed")
+	return nil
+}
+
+// ClusterTimestamp is the RM's start time in milliseconds.
+func (rm *Core) ClusterTimestamp() int64 { return rm.clusterTimestamp }
+
+// Version is what the RM reports to NodeManagers and on its web endpoints.
+const Version = "2.7.3-bobbin"

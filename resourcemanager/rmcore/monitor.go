@@ -1,0 +1,137 @@
+package rmcore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+)
+
+// monitor runs the RM's clocks until ctx ends: NodeManager, AM and allocation expiry, and
+// metrics of the engine's state about once a second.
+func (rm *Core) monitor(ctx context.Context) {
+	t := time.NewTicker(rm.Settings.monitorTick())
+	defer t.Stop()
+	var lastStats time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := rm.Opts.Now()
+		rm.Step(now)
+		if now.Sub(lastStats) >= time.Second {
+			lastStats = now
+			rm.Metrics.observe(rm.Engine.Stats())
+		}
+	}
+}
+
+// Step runs the RM's clocks once at now: NodeManager liveness, AM liveness, unused
+// allocations, application lifetimes, graceful decommissions and master-key rolls. The
+// monitor calls it on every tick; tests with an injected clock call it directly.
+func (rm *Core) Step(now time.Time) {
+	rm.stepMu.Lock() // the key rollers' schedules are the monitor's own state
+	defer rm.stepMu.Unlock()
+	for _, key := range rm.Nodes.Expire(now, rm.Settings.NMExpiry) {
+		rm.Log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
+		rm.NodeLost(key, "Container released on a *lost* node")
+	}
+	rm.expireAttempts(now)
+	rm.expireAllocations(now)
+	rm.expireLifetimes(now)
+	rm.checkDecommissioning(now)
+	rm.rollKeys(now)
+}
+
+// expireLifetimes kills the applications whose lifetime has passed, as 3.1.1's
+// RMAppLifetimeMonitor does.
+func (rm *Core) expireLifetimes(now time.Time) {
+	var due []records.ApplicationID
+	rm.Apps.Each(func(a *rmstate.App) {
+		if exp, ok := a.Timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.Finished() && now.UnixMilli() >= exp {
+			due = append(due, a.Id)
+		}
+	})
+	for _, id := range due {
+		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
+		if killed, _ := rm.Apps.Kill(id, now.UnixMilli(), why); killed {
+			rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_KILLED)
+			rm.EndApp(id)
+			rm.Log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
+		}
+	}
+}
+
+// expireAttempts fails the attempts whose AM has been silent longer than
+// yarn.am.liveness-monitor.expiry-interval-ms, and ends applications whose AM
+// unregistered but whose AM container has not exited within that time.
+func (rm *Core) expireAttempts(now time.Time) {
+	type expired struct {
+		att          records.AttemptID
+		unregistered bool
+	}
+	var out []expired
+	rm.Apps.Each(func(a *rmstate.App) {
+		at := a.Attempt
+		if at == nil || at.Ended() || at.LastPing.IsZero() || now.Sub(at.LastPing) <= rm.Settings.AMExpiry {
+			return
+		}
+		if at.Unregistered {
+			if !a.Unmanaged {
+				out = append(out, expired{at.Id, true})
+			}
+			return
+		}
+		if !a.Finished() {
+			out = append(out, expired{at.Id, false})
+		}
+	})
+	for _, e := range out {
+		if e.unregistered {
+			rm.Log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
+			rm.Apps.WithAttempt(e.att, func(a *rmstate.App, at *rmstate.Attempt) {
+				at.State, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now.UnixMilli()
+			})
+			rm.EndApp(e.att.App)
+			continue
+		}
+		rm.AttemptFailed(e.att, fmt.Sprintf("ApplicationMaster for attempt %s timed out", e.att), exitcode.Invalid)
+	}
+}
+
+// expireAllocations takes back containers handed to an AM that their NodeManager has not
+// reported within yarn.resourcemanager.rm.container-allocation.expiry-interval-ms.
+func (rm *Core) expireAllocations(now time.Time) {
+	t := rm.Containers
+	due := t.UnstartedSince(now.Add(-rm.Settings.AllocationExpiry))
+	for _, c := range due {
+		c2, final, fresh := t.Complete(c.Id, &yarnpb.ContainerStatusProto{ContainerId: c.Id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container expired since it was unused")})
+		if !fresh {
+			continue
+		}
+		rm.Engine.Release(c2.EngineID)
+		t.KillOnNode(c2.Node(), c2.Id.Proto())
+		rm.Metrics.containerExpired()
+		rm.Log.WithFields(map[string]any{"container": c2.Id.String(), "node": c2.Node(), "attempt": c2.Id.Attempt.String()}).Warn("container expired since it was unused")
+		if c2.Am {
+			rm.amExited(c2.Id, final)
+		}
+		rm.KickScheduler()
+	}
+}
+
+// monitorTick is how often the liveness monitor looks: a tenth of the shortest expiry,
+// between 10 ms and 1 s.
+func (s Settings) monitorTick() time.Duration {
+	tick := min(s.NMExpiry, s.AMExpiry, s.AllocationExpiry) / 10
+	return min(max(tick, 10*time.Millisecond), time.Second)
+}

@@ -1,0 +1,215 @@
+package rmcore
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+)
+
+// Options configure a ResourceManager.
+type Options struct {
+	Conf *conf.Configuration
+	// ConfDir is where capacity-scheduler.xml is re-read on refreshQueues ("" = none).
+	ConfDir string
+	Queues  *capacity.Tree
+	Logger  *logrus.Entry
+	Metrics metrics.Registry
+	// Now is the clock; the cluster timestamp in every id is its value at New.
+	Now func() time.Time
+}
+
+// Settings are the configuration values the RM uses, read and checked once at start.
+type Settings struct {
+	ClientAddr        string
+	ClientHandlers    int
+	TrackerAddr       string
+	TrackerHandlers   int
+	SchedulerAddr     string
+	SchedulerHandlers int
+	AdminAddr         string
+	AdminHandlers     int
+	WebAddr           string
+	NMHeartbeat       time.Duration
+	NMExpiry          time.Duration
+	MaxDataLength     int
+	MaxAllocationMB   int
+	MaxAllocationCore int
+	MinAllocationMB   int
+	MinAllocationCore int
+	MaxAttempts       int
+	MaxCompletedApps  int
+	ACLEnabled        bool
+	AdminACL          capacity.ACL
+	AMExpiry          time.Duration // yarn.am.liveness-monitor.expiry-interval-ms
+	AllocationExpiry  time.Duration // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
+	// Key rolling intervals; each key is activated 1.5 x its liveness interval after it is
+	// handed out, so every holder has it before it signs anything.
+	AMRMKeyRoll      time.Duration
+	ContainerKeyRoll time.Duration
+	NMKeyRoll        time.Duration
+	IncludePath      string
+	ExcludePath      string
+	NodeLabels       bool
+	DecommissionPoll time.Duration
+	Pprof            bool  // bobbin.resourcemanager.webapp.pprof.enabled
+	MaxAppPriority   int32 // yarn.cluster.max-application-priority
+}
+
+// Key-rolling keys and the liveness interval each must exceed three times over.
+const (
+	KeyAMRMRoll      = "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs"
+	KeyContainerRoll = "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs"
+	KeyNMRoll        = "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs"
+	keyAMExpiry      = "yarn.am.liveness-monitor.expiry-interval-ms"
+	keyNMExpiry      = "yarn.nm.liveness-monitor.expiry-interval-ms"
+)
+
+// ReadSettings reads and validates the RM's keys, returning every problem at once.
+func ReadSettings(c *conf.Configuration) (Settings, error) {
+	var s Settings
+	var errs []error
+	intKey := func(key string, dst *int, min int) {
+		v, err := c.Int(key)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if v < min {
+			raw, _ := c.Raw(key)
+			errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: fmt.Sprintf("must be at least %d", min)})
+			return
+		}
+		*dst = v
+	}
+	var err error
+	if s.ClientAddr, err = bindAddress(c, "yarn.resourcemanager.address", 8032); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.client.thread-count", &s.ClientHandlers, 1)
+	if s.TrackerAddr, err = bindAddress(c, "yarn.resourcemanager.resource-tracker.address", 8031); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.resource-tracker.client.thread-count", &s.TrackerHandlers, 1)
+	if s.SchedulerAddr, err = bindAddress(c, "yarn.resourcemanager.scheduler.address", 8030); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.scheduler.client.thread-count", &s.SchedulerHandlers, 1)
+	if s.AdminAddr, err = bindAddress(c, "yarn.resourcemanager.admin.address", 8033); err != nil {
+		errs = append(errs, err)
+	}
+	intKey("yarn.resourcemanager.admin.client.thread-count", &s.AdminHandlers, 1)
+	if s.WebAddr, err = bindAddress(c, "yarn.resourcemanager.webapp.address", 8088); err != nil {
+		errs = append(errs, err)
+	}
+	for key, dst := range map[string]*time.Duration{
+		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
+		keyNMExpiry: &s.NMExpiry,
+		keyAMExpiry: &s.AMExpiry,
+		"yarn.resourcemanager.rm.container-allocation.expiry-interval-ms": &s.AllocationExpiry,
+		KeyAMRMRoll:      &s.AMRMKeyRoll,
+		KeyContainerRoll: &s.ContainerKeyRoll,
+		KeyNMRoll:        &s.NMKeyRoll,
+		"yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs": &s.DecommissionPoll,
+	} {
+		unit := time.Millisecond
+		if strings.HasSuffix(key, "-secs") {
+			unit = time.Second
+		}
+		d, err := c.Duration(key, unit)
+		if err == nil && d <= 0 {
+			raw, _ := c.Raw(key)
+			err = &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be positive"}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*dst = d
+	}
+	intKey("ipc.maximum.data.length", &s.MaxDataLength, 1024)
+	intKey("yarn.scheduler.minimum-allocation-mb", &s.MinAllocationMB, 0)
+	intKey("yarn.scheduler.maximum-allocation-mb", &s.MaxAllocationMB, 1)
+	intKey("yarn.scheduler.minimum-allocation-vcores", &s.MinAllocationCore, 0)
+	intKey("yarn.scheduler.maximum-allocation-vcores", &s.MaxAllocationCore, 1)
+	intKey("yarn.resourcemanager.am.max-attempts", &s.MaxAttempts, 1)
+	intKey("yarn.resourcemanager.max-completed-applications", &s.MaxCompletedApps, 0)
+	var maxPriority int
+	intKey("yarn.cluster.max-application-priority", &maxPriority, 0)
+	s.MaxAppPriority = int32(maxPriority)
+	if s.MaxAllocationMB > 0 && s.MinAllocationMB > s.MaxAllocationMB {
+		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-mb (%d) exceeds yarn.scheduler.maximum-allocation-mb (%d)", s.MinAllocationMB, s.MaxAllocationMB))
+	}
+	if s.MaxAllocationCore > 0 && s.MinAllocationCore > s.MaxAllocationCore {
+		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-vcores (%d) exceeds yarn.scheduler.maximum-allocation-vcores (%d)", s.MinAllocationCore, s.MaxAllocationCore))
+	}
+	if s.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {
+		errs = append(errs, err)
+	}
+	admin, err := c.Get("yarn.admin.acl")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.AdminACL = capacity.ParseACL(admin)
+	// As the Java secret managers insist: a key must be rolled no sooner than it can be
+	// activated twice over, or tokens could be signed with a key a holder lacks.
+	for _, r := range []struct {
+		roll, expiry         string
+		interval, activation time.Duration
+	}{
+		{KeyAMRMRoll, keyAMExpiry, s.AMRMKeyRoll, s.AMExpiry * 3 / 2},
+		{KeyContainerRoll, keyNMExpiry, s.ContainerKeyRoll, s.NMExpiry * 3 / 2},
+		{KeyNMRoll, keyNMExpiry, s.NMKeyRoll, s.NMExpiry * 3 / 2},
+	} {
+		if r.interval > 0 && r.activation > 0 && r.interval <= 2*r.activation {
+			raw, _ := c.Raw(r.roll)
+			errs = append(errs, &conf.ValueError{Source: c.Source(r.roll), Key: r.roll, Value: raw, Reason: "should be more than 3 X " + r.expiry})
+		}
+	}
+	if s.IncludePath, err = c.Trimmed("yarn.resourcemanager.nodes.include-path"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.ExcludePath, err = c.Trimmed("yarn.resourcemanager.nodes.exclude-path"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.NodeLabels, err = c.Bool("yarn.node-labels.enabled"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Pprof, err = c.Bool("bobbin.resourcemanager.webapp.pprof.enabled"); err != nil {
+		errs = append(errs, err)
+	}
+	// Features that change what the RM promises clients are refused rather than ignored.
+	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable"} {
+		on, err := c.Bool(key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if on {
+			errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: "true", Reason: "Bobbin does not support this feature; set it to false (the calls are then answered as the Java RM answers them with it off)"})
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// bindAddress resolves the address a server listens on: the configured address, with its
+// host replaced by yarn.resourcemanager.bind-host when that is set.
+func bindAddress(c *conf.Configuration, key string, defaultPort int) (string, error) {
+	host, port, err := c.HostPort(key, defaultPort)
+	if err != nil {
+		return "", err
+	}
+	if bh, err := c.Trimmed("yarn.resourcemanager.bind-host"); err != nil {
+		return "", err
+	} else if bh != "" {
+		host = bh
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
