@@ -69,10 +69,11 @@ func (rm *Core) schedulePass() {
 	}
 }
 
-// applyPlan makes one engine pass real: containers with their tokens for the allocations
-// (an allocation that cannot become one is released back to the engine), and the
-// preemptions sent to AMs and NodeManagers.
-func (rm *Core) applyPlan(res scheduler.Result) {
+// applyPlan commits one engine plan: each allocation becomes a container with its token
+// and is confirmed to the engine, or, if it cannot (the attempt ended, the node left), is
+// forgotten, which gives its ask the container back; the preemptions go to AMs and
+// NodeManagers.
+func (rm *Core) applyPlan(res scheduler.Plan) {
 	// One log line per application and container size per pass, naming every container
 	// and its node: at thousands of allocations a second a line per container cost the RM
 	// a fifth of its CPU, and a grep for a container id still finds its line.
@@ -84,13 +85,17 @@ func (rm *Core) applyPlan(res scheduler.Result) {
 		order []group
 		lines map[group]*strings.Builder
 	)
+	confirmed := make([]scheduler.ContainerID, 0, len(res.Allocations))
 	for _, a := range res.Allocations {
 		cid, err := rm.containerFor(a)
 		if err != nil {
-			rm.Log.WithError(err).WithField("application", a.App).Warn("allocation dropped")
-			rm.Engine.Release(a.Container)
+			rm.Log.WithError(err).WithField("application", a.App).Warn("allocation forgotten")
+			if err := rm.Engine.Forget(a.Container); err != nil {
+				rm.Log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
+			}
 			continue
 		}
+		confirmed = append(confirmed, a.Container)
 		if lines == nil {
 			lines = map[group]*strings.Builder{}
 		}
@@ -107,6 +112,7 @@ func (rm *Core) applyPlan(res scheduler.Result) {
 		b.WriteByte('@')
 		b.WriteString(a.Node)
 	}
+	rm.Engine.Confirm(confirmed)
 	for _, g := range order {
 		rm.Log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
 			"containers": lines[g].String()}).Info("containers allocated")

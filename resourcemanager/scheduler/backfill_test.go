@@ -24,7 +24,7 @@ func job(t *testing.T, e *Engine, id string, gb int64, runtime time.Duration) {
 	must(t, e.UpdateAsks(id, []Ask{{Priority: 1, ResourceName: "*", Capability: res(gb<<10, 1), Count: 1}}))
 }
 
-func placedApps(r Result) []string {
+func placedApps(r Plan) []string {
 	var out []string
 	for _, a := range r.Allocations {
 		out = append(out, a.App+"@"+a.Node)

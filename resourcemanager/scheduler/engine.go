@@ -41,6 +41,9 @@ type Config struct {
 	NodeLocalityDelay int
 	// Now is the clock; allocations carry its time.
 	Now func() time.Time
+	// Explain fills Unplaced.Rejected: for every ask no node took, how many nodes each
+	// filter turned down (the simulator's --explain; it costs a scan of the partition).
+	Explain bool
 }
 
 // limitMeasure is how the queue caps are measured, as limitsAllow takes it: memory alone

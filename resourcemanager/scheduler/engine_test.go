@@ -46,7 +46,7 @@ func newEngine(t testing.TB, strategy string, tr *capacity.Tree) *Engine {
 
 // deliver hands the AMs the containers of res (the RM's allocate answer does), so the
 // asks they send afterwards count only what they still want.
-func deliver(e *Engine, res Result) Result {
+func deliver(e *Engine, res Plan) Plan {
 	for _, a := range res.Allocations {
 		e.Delivered(a.App, []ContainerID{a.Container})
 	}
@@ -369,7 +369,7 @@ func TestAsksCountUndeliveredContainers(t *testing.T) {
 	if len(first) != 1 || len(second) != 1 {
 		t.Fatalf("allocated %d then %d, want 1 then 1 (the ask of 2 included the undelivered one)", len(first), len(second))
 	}
-	deliver(e, Result{Allocations: append(first, second...)})
+	deliver(e, Plan{Allocations: append(first, second...)})
 	must(t, e.UpdateAsks("ds", ask1(2)))
 	if got := len(deliver(e, e.Schedule(0)).Allocations); got != 2 {
 		t.Fatalf("after delivery an ask of 2 got %d", got)

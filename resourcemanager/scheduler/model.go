@@ -79,6 +79,8 @@ type container struct {
 	preemptAt    time.Time
 	killSent     bool
 	preemptedFor *group
+	// assumed: planned by Schedule and not yet confirmed by the caller (see Plan).
+	assumed bool
 }
 
 // Allocation is one placement decided by the engine.

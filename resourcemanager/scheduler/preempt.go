@@ -45,11 +45,6 @@ type Preemption struct {
 	Deadline  time.Time
 }
 
-// Result is what one Schedule call decided.
-type Result struct {
-	Allocations []Allocation
-	Preemptions []Preemption
-}
 
 // sitsOut reports whether a recently preempted group stays out of rounds in partition p.
 func (e *Engine) sitsOut(g *group, p *partition, now time.Time) bool {

@@ -8,12 +8,13 @@ import (
 // Schedule runs group rounds until no round places anything or max allocations were
 // made (max <= 0: no limit). It returns the allocations in the order they were made and
 // the preemption notices and kills decided on the way.
-func (e *Engine) Schedule(max int) Result {
+func (e *Engine) Schedule(max int) Plan {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.cfg.Now()
 	e.applySchedules(now)
-	res := Result{Preemptions: e.dueKills(now)}
+	res := Plan{Preemptions: e.dueKills(now)}
+	var unplaced unplacedLog
 	names := make([]string, 0, len(e.partitions))
 	for name := range e.partitions {
 		names = append(names, name)
@@ -30,7 +31,7 @@ func (e *Engine) Schedule(max int) Result {
 			if !active[pn] {
 				continue
 			}
-			a, pre, ok := e.round(e.partitions[pn], ranked[:0], now)
+			a, pre, ok := e.round(e.partitions[pn], ranked[:0], now, &unplaced)
 			res.Preemptions = append(res.Preemptions, pre...)
 			if !ok {
 				if len(pre) > 0 {
@@ -48,11 +49,12 @@ func (e *Engine) Schedule(max int) Result {
 			break
 		}
 	}
+	res.Unplaced = unplaced.out
 	return res
 }
 
 // round is one group round in partition p (scheduling.md §1, steps 1-8).
-func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Allocation, []Preemption, bool) {
+func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplaced *unplacedLog) (Allocation, []Preemption, bool) {
 	types := e.cfg.Types.Len()
 	for _, g := range e.leaves {
 		if g.canUse(p.name) && !e.sitsOut(g, p, now) {
@@ -66,13 +68,14 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Alloc
 		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
 			return Allocation{}, nil, false // step 8: only groups under quota may go after an attempt
 		}
-		a, ask := e.pick(g, p)
+		a, ask := e.pick(g, p, unplaced)
 		if ask == nil {
 			continue
 		}
 		attempted = true
 		n, wait := e.chooseLocal(p, a, ask)
 		if wait {
+			unplaced.note(e, p, a, ask, ReasonLocality)
 			continue // delay scheduling: this ask lets the opportunity pass
 		}
 		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips
@@ -95,9 +98,11 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time) (Alloc
 			// Steps 6-7: a starved group under quota×A gets room preempted for it.
 			if e.cfg.Preemption.Enabled {
 				if pre := e.preemptFor(g, p, ask, now); len(pre) > 0 {
+					unplaced.note(e, p, a, ask, ReasonPreempting)
 					return Allocation{}, pre, false
 				}
 			}
+			unplaced.note(e, p, a, ask, ReasonNoNode)
 			continue
 		}
 		return e.placeOn(p, a, ask, n), nil, true
@@ -135,8 +140,8 @@ func (e *Engine) improvingLater(g *group, p *partition, head *app, headAsk *Ask)
 
 // pick applies the group's in-group policy: it returns the application to serve next
 // in partition p and its best-priority ask. Applications whose asks there ran out are
-// pruned from the waiting list on the way.
-func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
+// pruned from the waiting list on the way; those at a queue cap are noted as unplaced.
+func (e *Engine) pick(g *group, p *partition, unplaced *unplacedLog) (*app, *Ask) {
 	w := g.waiting[p.name]
 	for len(w) > 0 && w[0].pendingIn[p.name] <= 0 {
 		w = w[1:]
@@ -155,7 +160,11 @@ func (e *Engine) pick(g *group, p *partition) (*app, *Ask) {
 		ask := a.nextAskIn(p.name)
 		// An application at one of the queue's caps (its user's limit, the AM share) is
 		// passed over so the others behind it can run.
-		if ask == nil || !g.limitsAllow(a, ask, p, limitTypes, limitCPUOnly) {
+		if ask == nil {
+			continue
+		}
+		if !g.limitsAllow(a, ask, p, limitTypes, limitCPUOnly) {
+			unplaced.note(e, p, a, ask, ReasonQueueLimit)
 			continue
 		}
 		best, bestAsk = a, ask
@@ -211,8 +220,9 @@ func (e *Engine) askPartition(a *app, ask *Ask) string {
 	return a.label
 }
 
-// chooseNode asks the partition's strategy for a node for one container of a's ask,
-// honouring the app's blacklist and the static-node rule for AM containers.
+// chooseNode asks the partition's strategy for a node for one container of a's ask: the
+// nodes that fit and pass the filters (static nodes for AMs, the app's blacklist) are
+// the candidates, and the strategy's index picks the best of them.
 func (e *Engine) chooseNode(p *partition, a *app, ask *Ask) *node {
 	return e.chooseNodeWhere(p, a, ask, nil)
 }
@@ -220,16 +230,13 @@ func (e *Engine) chooseNode(p *partition, a *app, ask *Ask) *node {
 // chooseNodeWhere is chooseNode with an extra acceptance test (nil: none).
 func (e *Engine) chooseNodeWhere(p *partition, a *app, ask *Ask, accept func(*node) bool) *node {
 	e.resetBlacklist(a, p)
-	wantStatic := ask.AM && p.static > 0
-	return p.place.choose(ask.Capability, func(n *node) bool {
-		return (!wantStatic || n.spec.Static) && !a.blacklist[n.spec.ID] && (accept == nil || accept(n))
-	})
+	return p.place.choose(ask.Capability, passes(e.filtersFor(p, a, ask, accept)))
 }
 
 // placeOn allocates one container of ask on n.
 func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	e.nextCID++
-	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now()}
+	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now(), assumed: true}
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
 	n.containers[c.id] = c

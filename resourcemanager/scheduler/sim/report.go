@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -47,6 +48,44 @@ type Report struct {
 	// Summary figures over the run (time-weighted means, fractions of capacity).
 	MeanUtilization   map[string]float64 `json:"mean_utilization"`
 	MeanFragmentation map[string]float64 `json:"mean_fragmentation"`
+	// Unplaced (with Trace.Explain) records each time an ask's reason for going unplaced
+	// changed: the engine's reason and, when no node fit, how many nodes each filter
+	// turned down.
+	Unplaced []UnplacedRecord `json:"unplaced,omitempty"`
+}
+
+// UnplacedRecord is one ask a pass could not place, and why.
+type UnplacedRecord struct {
+	Time      float64          `json:"time"`
+	App       string           `json:"app"`
+	Partition string           `json:"partition,omitempty"`
+	Priority  int32            `json:"priority"`
+	Resources map[string]int64 `json:"resources"`
+	Reason    string           `json:"reason"`
+	Rejected  map[string]int   `json:"rejected,omitempty"`
+}
+
+type unplacedKey struct {
+	app      string
+	priority int32
+	res      scheduler.Resource
+}
+
+// noteUnplaced records the plan's unplaced asks whose reason changed since last noted.
+func (r *simRun) noteUnplaced(plan scheduler.Plan) {
+	for _, u := range plan.Unplaced {
+		k := unplacedKey{u.App, u.Priority, u.Capability}
+		why := string(u.Reason) + fmt.Sprint(u.Rejected)
+		if r.lastWhy[k] == why {
+			continue
+		}
+		if r.lastWhy == nil {
+			r.lastWhy = map[unplacedKey]string{}
+		}
+		r.lastWhy[k] = why
+		r.report.Unplaced = append(r.report.Unplaced, UnplacedRecord{Time: r.now.Sub(Epoch).Seconds(), App: u.App, Partition: u.Partition,
+			Priority: u.Priority, Resources: r.named(u.Capability), Reason: string(u.Reason), Rejected: u.Rejected})
+	}
 }
 
 func (r *simRun) named(res scheduler.Resource) map[string]int64 {

@@ -61,6 +61,8 @@ type simRun struct {
 	accF   map[string]float64
 	notice map[scheduler.ContainerID]time.Time
 	asked  bool // a pass's placements made new asks: schedule again at the same time
+	// lastWhy is each unplaced ask's last noted reason (Trace.Explain).
+	lastWhy map[unplacedKey]string
 }
 
 type simContainer struct {
@@ -82,6 +84,7 @@ func Run(t *Trace) (*Report, error) {
 		accU: map[string]float64{}, accF: map[string]float64{}}
 	cfg.Now = func() time.Time { return r.now }
 	cfg.Location = time.UTC
+	cfg.Explain = t.Explain
 	if r.eng, err = scheduler.New(cfg, tree); err != nil {
 		return nil, err
 	}
@@ -261,14 +264,17 @@ func (r *simRun) loop() error {
 
 // pass schedules at the current time; kills free room, so a pass that killed containers
 // is followed at once by another.
-func (r *simRun) pass() (scheduler.Result, error) {
-	var all scheduler.Result
+func (r *simRun) pass() (scheduler.Plan, error) {
+	var all scheduler.Plan
 	for {
 		start := time.Now()
 		res := r.eng.Schedule(0)
 		r.engine += time.Since(start)
 		if err := r.apply(res); err != nil {
 			return all, err
+		}
+		if r.trace.Explain {
+			r.noteUnplaced(res)
 		}
 		all.Allocations = append(all.Allocations, res.Allocations...)
 		all.Preemptions = append(all.Preemptions, res.Preemptions...)
@@ -373,7 +379,13 @@ func (r *simRun) syncAsks(a *simApp) error {
 	return r.eng.UpdateAsks(a.spec.ID, asks)
 }
 
-func (r *simRun) apply(res scheduler.Result) error {
+func (r *simRun) apply(res scheduler.Plan) error {
+	// Every simulated allocation becomes a container: the whole plan is confirmed.
+	ids := make([]scheduler.ContainerID, len(res.Allocations))
+	for i, al := range res.Allocations {
+		ids[i] = al.Container
+	}
+	r.eng.Confirm(ids)
 	for _, al := range res.Allocations {
 		a := r.byID[al.App]
 		// The simulated AM sees its containers at once.

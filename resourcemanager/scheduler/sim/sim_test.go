@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
 func run(t *testing.T, name, strategy string) *Report {
@@ -235,5 +237,35 @@ func TestTraceVictimPolicyAndCoolDown(t *testing.T) {
 	}
 	if s["a-more"].Time < 50 {
 		t.Fatalf("a-more started at %v, inside a's cool-down", s["a-more"].Time)
+	}
+}
+
+// With Explain the report says why asks waited: in the preemption trace the late job's
+// group has room preempted for it, and before that asks found no node with room.
+func TestExplainReportsWhyAsksWaited(t *testing.T) {
+	tr, err := LoadTrace(filepath.Join("testdata", "traces", "preemption.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Explain = true
+	rep, err := Run(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var preempting, noNode bool
+	for _, u := range rep.Unplaced {
+		switch u.Reason {
+		case string(scheduler.ReasonPreempting):
+			preempting = preempting || u.App == "late"
+		case string(scheduler.ReasonNoNode):
+			noNode = noNode || u.Rejected[scheduler.FilterResources] > 0
+		}
+	}
+	if !preempting || !noNode {
+		t.Fatalf("unplaced records %+v: want the late job preempting for its group and a no-node-fits with nodes short of resources", rep.Unplaced)
+	}
+	tr.Explain = false
+	if rep, err = Run(tr); err != nil || len(rep.Unplaced) != 0 {
+		t.Fatalf("without Explain: %v, %d unplaced records", err, len(rep.Unplaced))
 	}
 }

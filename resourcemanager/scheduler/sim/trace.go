@@ -32,6 +32,8 @@ type Trace struct {
 	Interval Duration   `json:"interval,omitempty"`
 	Nodes    []NodeSpec `json:"nodes"`
 	Apps     []AppSpec  `json:"apps"`
+	// Explain reports why asks went unplaced (Report.Unplaced; bobbin sim --explain).
+	Explain bool `json:"explain,omitempty"`
 }
 
 // NodeSpec is a node (Count > 1 makes numbered copies).
