@@ -45,7 +45,6 @@ type Preemption struct {
 	Deadline  time.Time
 }
 
-
 // sitsOut reports whether a recently preempted group stays out of rounds in partition p.
 func (e *Engine) sitsOut(g *group, p *partition, now time.Time) bool {
 	if g.preemptedAt.IsZero() {
