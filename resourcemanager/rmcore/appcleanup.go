@@ -42,7 +42,7 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 // are told it ended, its AMRMTokens stop working, and the oldest finished applications
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *Core) EndApp(id records.ApplicationID) {
-	rm.Engine.RemoveApp(id.String())
+	rm.Engine.RemoveApp(EngineID(id))
 	rm.Containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
 	rm.Containers.AppEnded(id)
 	for _, att := range rm.Apps.AttemptIDs(id) {

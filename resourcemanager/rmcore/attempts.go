@@ -69,7 +69,7 @@ func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.Resourc
 }
 
 func EngineSpec(a *rmstate.App) scheduler.AppSpec {
-	return scheduler.AppSpec{ID: a.Id.String(), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
+	return scheduler.AppSpec{ID: EngineID(a.Id), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
 }
 
 // AttemptFailed ends the current attempt att as FAILED and either starts the next
@@ -119,7 +119,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	if retry {
 		// The new attempt starts from nothing: the engine forgets the old one's asks and
 		// containers and is asked for a new AM container.
-		rm.Engine.RemoveApp(att.App.String())
+		rm.Engine.RemoveApp(EngineID(att.App))
 		if err := rm.AdmitToEngine(spec, amRes, false); err != nil {
 			log.WithError(err).Error("new attempt not scheduled")
 		}

@@ -78,7 +78,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	// and its node: at thousands of allocations a second a line per container cost the RM
 	// a fifth of its CPU, and a grep for a container id still finds its line.
 	type group struct {
-		app string
+		app scheduler.AppID
 		res scheduler.Resource
 	}
 	var (
@@ -125,7 +125,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 // containerFor makes an engine allocation a YARN container with its token, queued for
 // the attempt's next allocate (or launched, for an AM).
 func (rm *Core) containerFor(a scheduler.Allocation) (records.ContainerID, error) {
-	appID, err := records.ParseApplicationID(a.App)
+	appID, err := yarnAppID(a.App)
 	if err != nil {
 		return records.ContainerID{}, err
 	}
@@ -214,7 +214,7 @@ func (rm *Core) DrainFor(att records.AttemptID, user string) ([]*yarnpb.Containe
 	}
 	if len(delivered) > 0 {
 		// The AM's next asks have seen these (see scheduler.Engine.Delivered).
-		rm.Engine.Delivered(att.App.String(), delivered)
+		rm.Engine.Delivered(EngineID(att.App), delivered)
 	}
 	var tokens []*yarnpb.NMTokenProto
 	issuer := security.NMTokens{Keys: rm.NMKeys}

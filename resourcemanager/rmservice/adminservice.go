@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -141,7 +141,7 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 			rerr = err
 			return
 		}
-		appID := att.App.String()
+		appID := rmcore.EngineID(att.App)
 		if err := s.rm.Engine.UpdateAsks(appID, s.rm.AsksFrom(req.GetAsk())); err != nil {
 			rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 			return
@@ -232,7 +232,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 			s.rm.EndApp(att.App)
 		} else {
 			// No more containers for it; those it has end with its AM container.
-			s.rm.Engine.CancelAsks(att.App.String())
+			s.rm.Engine.CancelAsks(rmcore.EngineID(att.App))
 		}
 	}
 	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")

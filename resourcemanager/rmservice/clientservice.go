@@ -9,15 +9,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/conf/capacity"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
-
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"

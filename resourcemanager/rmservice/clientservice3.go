@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
@@ -73,7 +74,7 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update priority of an absent application %s", id)
 	}
 	if changed {
-		if err := s.rm.Engine.SetAppPriority(id.String(), got); err != nil {
+		if err := s.rm.Engine.SetAppPriority(rmcore.EngineID(id), got); err != nil {
 			s.rm.Log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
 		}
 		caller, _ := rpc.CallerFrom(ctx)

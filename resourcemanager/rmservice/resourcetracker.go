@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"

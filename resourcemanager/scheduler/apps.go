@@ -38,7 +38,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 
 // SetAppPriority changes an application's priority (yarn application -updatePriority);
 // queues under the priority policy serve it by the new one from the next pass.
-func (e *Engine) SetAppPriority(id string, priority int32) error {
+func (e *Engine) SetAppPriority(id AppID, priority int32) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, err := e.app(id)
@@ -50,7 +50,7 @@ func (e *Engine) SetAppPriority(id string, priority int32) error {
 }
 
 // RemoveApp forgets an application and releases its containers.
-func (e *Engine) RemoveApp(id string) error {
+func (e *Engine) RemoveApp(id AppID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, err := e.app(id)
@@ -81,7 +81,7 @@ func (e *Engine) RemoveApp(id string) error {
 }
 
 // app finds an application; the caller holds e.mu.
-func (e *Engine) app(id string) (*app, error) {
+func (e *Engine) app(id AppID) (*app, error) {
 	a, ok := e.apps[id]
 	if !ok {
 		return nil, fmt.Errorf("application %s: %w", id, ErrUnknownApp)
@@ -91,7 +91,7 @@ func (e *Engine) app(id string) (*app, error) {
 
 // UpdateAsks replaces the application's table entries for the given asks: each carries the
 // absolute outstanding count for its (priority, resource name, capability), 0 cancels.
-func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
+func (e *Engine) UpdateAsks(appID AppID, asks []Ask) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, err := e.app(appID)
@@ -136,7 +136,7 @@ func (e *Engine) UpdateAsks(appID string, asks []Ask) error {
 
 // CancelAsks drops every outstanding ask of an application and keeps its running
 // containers (an AM that unregistered, whose containers end with it).
-func (e *Engine) CancelAsks(appID string) error {
+func (e *Engine) CancelAsks(appID AppID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, err := e.app(appID)
@@ -260,7 +260,7 @@ func (a *app) unseen(ask Ask) int {
 
 // Delivered records that the AM of appID was handed these containers (the RM's allocate
 // answer carried them): asks it sends from now on have seen them.
-func (e *Engine) Delivered(appID string, ids []ContainerID) {
+func (e *Engine) Delivered(appID AppID, ids []ContainerID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, err := e.app(appID)
@@ -274,7 +274,7 @@ func (e *Engine) Delivered(appID string, ids []ContainerID) {
 
 // UpdateBlacklist adds and removes nodes (by node id) from an application's blacklist
 // (AllocateRequest.blacklist_request).
-func (e *Engine) UpdateBlacklist(appID string, additions, removals []string) error {
+func (e *Engine) UpdateBlacklist(appID AppID, additions, removals []string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, err := e.app(appID)

@@ -19,7 +19,7 @@ func backfillEngine(t *testing.T, variant string, nodes ...int64) (*Engine, *clo
 	return e, clk
 }
 
-func job(t *testing.T, e *Engine, id string, gb int64, runtime time.Duration) {
+func job(t *testing.T, e *Engine, id AppID, gb int64, runtime time.Duration) {
 	must(t, e.AddApp(AppSpec{ID: id, Queue: "a", Runtime: runtime}))
 	must(t, e.UpdateAsks(id, []Ask{{Priority: 1, ResourceName: "*", Capability: res(gb<<10, 1), Count: 1}}))
 }
@@ -27,7 +27,7 @@ func job(t *testing.T, e *Engine, id string, gb int64, runtime time.Duration) {
 func placedApps(r Plan) []string {
 	var out []string
 	for _, a := range r.Allocations {
-		out = append(out, a.App+"@"+a.Node)
+		out = append(out, string(a.App)+"@"+a.Node)
 	}
 	return out
 }

@@ -49,12 +49,12 @@ func figure7(t *testing.T, strategy string) (*Engine, []string) {
 		cpu, mem, gpu int64
 	}{{"job5", 20, 500, 4}, {"job2", 30, 400, 2}, {"job1", 40, 200, 2}, {"job4", 40, 300, 4}, {"job3", 30, 300, 1}, {"job6", 30, 200, 1}}
 	for _, j := range jobs {
-		must(t, e.AddApp(AppSpec{ID: j.name, Queue: "a"}))
-		must(t, e.UpdateAsks(j.name, []Ask{{Priority: 1, ResourceName: "*", Capability: res(j.mem, j.cpu, j.gpu), Count: 1}}))
+		must(t, e.AddApp(AppSpec{ID: AppID(j.name), Queue: "a"}))
+		must(t, e.UpdateAsks(AppID(j.name), []Ask{{Priority: 1, ResourceName: "*", Capability: res(j.mem, j.cpu, j.gpu), Count: 1}}))
 	}
 	var placed []string
 	for _, a := range e.Schedule(0).Allocations {
-		placed = append(placed, a.App)
+		placed = append(placed, string(a.App))
 	}
 	return e, placed
 }
@@ -68,7 +68,7 @@ func TestFigure7BalanceWithGating(t *testing.T) {
 		t.Fatalf("node not filled exactly: free %v", free)
 	}
 	for _, waiting := range []string{"job2", "job3", "job6"} {
-		if e.apps[waiting].pending != 1 {
+		if e.apps[AppID(waiting)].pending != 1 {
 			t.Errorf("%s should still wait", waiting)
 		}
 	}
@@ -100,7 +100,7 @@ func TestGatingIsBounded(t *testing.T) {
 	// Place something first so the node has a balance to worsen.
 	var order []string
 	for _, a := range e.Schedule(0).Allocations {
-		order = append(order, a.App)
+		order = append(order, string(a.App))
 	}
 	found := false
 	for _, o := range order {

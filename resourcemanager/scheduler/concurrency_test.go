@@ -12,7 +12,7 @@ func TestConcurrentUse(t *testing.T) {
 	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"))
 	unitNodes(t, e, 50)
 	for i := 0; i < 8; i++ {
-		must(t, e.AddApp(AppSpec{ID: fmt.Sprint("app", i), Queue: []string{"a", "b"}[i%2]}))
+		must(t, e.AddApp(AppSpec{ID: AppID(fmt.Sprint("app", i)), Queue: []string{"a", "b"}[i%2]}))
 	}
 	var wg sync.WaitGroup
 	allocated := make(chan ContainerID, 10000)
@@ -31,7 +31,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			for k := 0; k < 50; k++ {
-				e.UpdateAsks(fmt.Sprint("app", i), ask1(k%7))
+				e.UpdateAsks(AppID(fmt.Sprint("app", i)), ask1(k%7))
 				e.Stats()
 			}
 		}(i)

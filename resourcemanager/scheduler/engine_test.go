@@ -319,8 +319,8 @@ func TestQueueCaps(t *testing.T) {
 	e = newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
 	unitNodes(t, e, 10)
 	for _, id := range []string{"app1", "app2"} {
-		must(t, e.AddApp(AppSpec{ID: id, Queue: "a"}))
-		must(t, e.UpdateAsks(id, []Ask{{Priority: 0, ResourceName: "*", Capability: res(1024, 1), Count: 1, AM: true}}))
+		must(t, e.AddApp(AppSpec{ID: AppID(id), Queue: "a"}))
+		must(t, e.UpdateAsks(AppID(id), []Ask{{Priority: 0, ResourceName: "*", Capability: res(1024, 1), Count: 1, AM: true}}))
 	}
 	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].App != "app1" {
 		t.Fatalf("AMs started %+v, want only app1's", got)
@@ -346,8 +346,8 @@ func TestQueueCapsFollowResourceCalculator(t *testing.T) {
 		}
 		for i := 1; i <= 5; i++ {
 			id := fmt.Sprintf("app%d", i)
-			must(t, e.AddApp(AppSpec{ID: id, Queue: "a"}))
-			must(t, e.UpdateAsks(id, []Ask{{Priority: 0, ResourceName: "*", Capability: res(256, 1), Count: 1, AM: true}}))
+			must(t, e.AddApp(AppSpec{ID: AppID(id), Queue: "a"}))
+			must(t, e.UpdateAsks(AppID(id), []Ask{{Priority: 0, ResourceName: "*", Capability: res(256, 1), Count: 1, AM: true}}))
 		}
 		if got := len(e.Schedule(0).Allocations); got != tc.want {
 			t.Errorf("limits by memory %v: %d AMs started, want %d", tc.byMemory, got, tc.want)

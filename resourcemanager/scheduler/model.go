@@ -29,9 +29,13 @@ func (n *node) free() Resource { return n.spec.Capacity.Sub(n.allocated) }
 
 func (n *node) schedulable() bool { return !n.spec.Unschedulable }
 
+// AppID names an application to the engine: its YARN id (application_<ts>_<n>) in the
+// RM, a trace's name in the simulator.
+type AppID string
+
 // AppSpec describes an application (a YARN application) to the engine.
 type AppSpec struct {
-	ID       string
+	ID       AppID
 	Queue    string // leaf queue name or path
 	User     string
 	Priority int32 // application priority: larger runs first under the priority policy
@@ -86,7 +90,7 @@ type container struct {
 // Allocation is one placement decided by the engine.
 type Allocation struct {
 	Container ContainerID
-	App       string
+	App       AppID
 	Node      string
 	Priority  int32
 	Resource  Resource

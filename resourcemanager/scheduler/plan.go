@@ -37,7 +37,7 @@ const (
 
 // Unplaced is an ask a pass could not place, and why.
 type Unplaced struct {
-	App        string
+	App        AppID
 	Partition  string
 	Priority   int32
 	Capability Resource

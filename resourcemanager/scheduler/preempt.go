@@ -38,7 +38,7 @@ func DefaultPreemptionConfig() PreemptionConfig {
 // PREEMPTED, -102, which MapReduce and Spark do not count as a task failure).
 type Preemption struct {
 	Container ContainerID
-	App       string
+	App       AppID
 	Node      string
 	Resource  Resource
 	Kill      bool

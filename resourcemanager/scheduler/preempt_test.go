@@ -156,7 +156,7 @@ func TestVictimPolicies(t *testing.T) {
 		must(t, e.AddApp(AppSpec{ID: "b1", Queue: "b"}))
 		must(t, e.UpdateAsks("b1", ask1(1)))
 		r := e.Schedule(0)
-		if len(r.Preemptions) != 1 || r.Preemptions[0].App != tc.want {
+		if len(r.Preemptions) != 1 || string(r.Preemptions[0].App) != tc.want {
 			t.Errorf("%s: preempted %+v, want %s", tc.policy, r.Preemptions, tc.want)
 		}
 	}

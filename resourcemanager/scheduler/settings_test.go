@@ -138,7 +138,7 @@ func TestInGroupPolicies(t *testing.T) {
 		must(t, e.UpdateAsks("urgent", ask1(1)))
 		must(t, e.UpdateAsks("small", ask1(1)))
 		got := deliver(e, e.Schedule(1)).Allocations
-		if len(got) != 1 || got[0].App != tc.want {
+		if len(got) != 1 || string(got[0].App) != tc.want {
 			t.Errorf("%s served %+v, want %s", tc.policy, got, tc.want)
 		}
 	}

@@ -5,7 +5,7 @@ type Stats struct {
 	Total     Resource            // capacity of every node
 	Allocated Resource            // allocated on every node
 	QueueUsed map[string]Resource // by leaf queue name, all partitions
-	AppUsed   map[string]Resource // by application id
+	AppUsed   map[AppID]Resource  // by application id
 	// Fragmented is the free room on schedulable nodes that fits no waiting ask of the
 	// node's partition: capacity stranded by the shapes of what was placed.
 	Fragmented Resource
@@ -17,7 +17,7 @@ type Stats struct {
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := Stats{QueueUsed: map[string]Resource{}, AppUsed: map[string]Resource{}}
+	s := Stats{QueueUsed: map[string]Resource{}, AppUsed: map[AppID]Resource{}}
 	for _, p := range e.partitions {
 		s.Total = s.Total.Add(p.total)
 		s.Allocated = s.Allocated.Add(p.allocated)

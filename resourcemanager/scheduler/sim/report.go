@@ -74,7 +74,7 @@ type unplacedKey struct {
 // noteUnplaced records the plan's unplaced asks whose reason changed since last noted.
 func (r *simRun) noteUnplaced(plan scheduler.Plan) {
 	for _, u := range plan.Unplaced {
-		k := unplacedKey{u.App, u.Priority, u.Capability}
+		k := unplacedKey{string(u.App), u.Priority, u.Capability}
 		why := string(u.Reason) + fmt.Sprint(u.Rejected)
 		if r.lastWhy[k] == why {
 			continue
@@ -83,7 +83,7 @@ func (r *simRun) noteUnplaced(plan scheduler.Plan) {
 			r.lastWhy = map[unplacedKey]string{}
 		}
 		r.lastWhy[k] = why
-		r.report.Unplaced = append(r.report.Unplaced, UnplacedRecord{Time: r.now.Sub(Epoch).Seconds(), App: u.App, Partition: u.Partition,
+		r.report.Unplaced = append(r.report.Unplaced, UnplacedRecord{Time: r.now.Sub(Epoch).Seconds(), App: string(u.App), Partition: u.Partition,
 			Priority: u.Priority, Resources: r.named(u.Capability), Reason: string(u.Reason), Rejected: u.Rejected})
 	}
 }

@@ -305,12 +305,12 @@ func (r *simRun) handle(ev *event) error {
 	case evSubmit:
 		a := r.apps[ev.app]
 		a.submitted = r.now
-		if err := r.eng.AddApp(scheduler.AppSpec{ID: a.spec.ID, Queue: a.spec.Queue, User: a.spec.User, Priority: a.spec.Priority,
+		if err := r.eng.AddApp(scheduler.AppSpec{ID: scheduler.AppID(a.spec.ID), Queue: a.spec.Queue, User: a.spec.User, Priority: a.spec.Priority,
 			Submit: r.now, Runtime: time.Duration(a.spec.Runtime), Label: a.spec.Label}); err != nil {
 			return fmt.Errorf("app %s: %w", a.spec.ID, err)
 		}
 		if len(a.spec.Blacklist) > 0 {
-			if err := r.eng.UpdateBlacklist(a.spec.ID, a.spec.Blacklist, nil); err != nil {
+			if err := r.eng.UpdateBlacklist(scheduler.AppID(a.spec.ID), a.spec.Blacklist, nil); err != nil {
 				return err
 			}
 		}
@@ -362,7 +362,7 @@ func (r *simRun) finished(c *simContainer) error {
 func (r *simRun) complete(a *simApp) {
 	a.done = true
 	r.report.JobCompletion[a.spec.ID] = r.now.Sub(a.submitted).Seconds()
-	r.eng.RemoveApp(a.spec.ID)
+	r.eng.RemoveApp(scheduler.AppID(a.spec.ID))
 }
 
 // syncAsks sends the app's absolute outstanding counts.
@@ -376,7 +376,7 @@ func (r *simRun) syncAsks(a *simApp) error {
 	for _, k := range keys {
 		asks = append(asks, scheduler.Ask{Priority: k.priority, ResourceName: "*", Capability: k.res, Count: a.outstanding[k], Label: k.label, RelaxLocality: true})
 	}
-	return r.eng.UpdateAsks(a.spec.ID, asks)
+	return r.eng.UpdateAsks(scheduler.AppID(a.spec.ID), asks)
 }
 
 func (r *simRun) apply(res scheduler.Plan) error {
@@ -387,7 +387,7 @@ func (r *simRun) apply(res scheduler.Plan) error {
 	}
 	r.eng.Confirm(ids)
 	for _, al := range res.Allocations {
-		a := r.byID[al.App]
+		a := r.byID[string(al.App)]
 		// The simulated AM sees its containers at once.
 		r.eng.Delivered(al.App, []scheduler.ContainerID{al.Container})
 		k := shapeKey{al.Priority, al.Resource, ""}
@@ -424,12 +424,12 @@ func (r *simRun) apply(res scheduler.Plan) error {
 		} else {
 			r.push(&event{at: r.now.Add(sc.dur), kind: evDone, cid: al.Container})
 		}
-		r.report.Placements = append(r.report.Placements, Placement{Time: r.now.Sub(Epoch).Seconds(), App: al.App,
+		r.report.Placements = append(r.report.Placements, Placement{Time: r.now.Sub(Epoch).Seconds(), App: string(al.App),
 			Container: int64(al.Container), Node: al.Node, Resources: r.named(al.Resource)})
 		r.report.Allocations++
 	}
 	for _, p := range res.Preemptions {
-		r.report.Preemptions = append(r.report.Preemptions, PreemptionRecord{Time: r.now.Sub(Epoch).Seconds(), App: p.App,
+		r.report.Preemptions = append(r.report.Preemptions, PreemptionRecord{Time: r.now.Sub(Epoch).Seconds(), App: string(p.App),
 			Container: int64(p.Container), Node: p.Node, Kill: p.Kill})
 		if !p.Kill {
 			r.notice[p.Container] = p.Deadline

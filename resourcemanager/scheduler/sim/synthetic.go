@@ -112,7 +112,7 @@ func NewSyntheticEngine(spec SyntheticSpec) (*scheduler.Engine, error) {
 	}
 	perApp := max(spec.Asks/spec.Apps, 1)
 	for i := 0; i < spec.Apps; i++ {
-		id := fmt.Sprintf("app%05d", i)
+		id := scheduler.AppID(fmt.Sprintf("app%05d", i))
 		label := ""
 		if i%10 == 0 {
 			label = "gpu"
