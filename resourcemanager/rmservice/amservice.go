@@ -79,7 +79,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		queue = a.Queue
 	})
 	if !found {
-		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+		return nil, attemptNotFound(att)
 	}
 	if rerr != nil {
 		return nil, rerr
@@ -103,86 +103,107 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 		return nil, err
 	}
 	var resp *yarnpb.AllocateResponseProto
-	var rerr error
+	if !s.rm.Apps.Serialize(att, func() { resp, err = s.allocateSerialized(att, keyID, req) }) {
+		return nil, attemptNotFound(att)
+	}
+	return resp, err
+}
+
+func attemptNotFound(att records.AttemptID) error {
+	return rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+}
+
+// allocateSerialized answers one allocate, with the attempt's own lock held: it checks the
+// attempt's standing and the response id, validates the request, gives the engine the
+// asks, blacklist and releases, and takes what the attempt has to collect; the registry
+// is locked only to read and to record the attempt's fields.
+func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
+	var (
+		lastID   int32
+		user     string
+		priority int32
+		replay   []byte
+		rerr     error
+	)
 	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
 			rerr = rpc.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
 		at.LastPing = s.rm.Opts.Now()
-		lastID := at.LastResponseID
+		lastID, user, priority = at.LastResponseID, a.User, a.Priority
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
 			at.Progress = p
 		}
 		switch {
 		case req.GetResponseId()+1 == lastID && at.LastResponse != nil:
-			// The AM retried: the same answer.
-			resp = &yarnpb.AllocateResponseProto{}
-			if err := proto.Unmarshal(at.LastResponse, resp); err != nil {
-				rerr = fmt.Errorf("the last allocate response of %s: %w", att, err)
-			}
-			return
+			replay = at.LastResponse // the AM retried: the same answer
 		case req.GetResponseId() != lastID:
 			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
-			return
 		}
-		for _, ask := range req.GetAsk() {
-			if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
-				ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-				rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
-				return
-			}
-			if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
-				rerr = err
-				return
-			}
+	})
+	switch {
+	case !found:
+		return nil, attemptNotFound(att)
+	case rerr != nil:
+		return nil, rerr
+	case replay != nil:
+		resp := &yarnpb.AllocateResponseProto{}
+		if err := proto.Unmarshal(replay, resp); err != nil {
+			return nil, fmt.Errorf("the last allocate response of %s: %w", att, err)
 		}
-		if err := rmcore.CheckRelease(att, req.GetRelease()); err != nil {
-			rerr = err
-			return
+		return resp, nil
+	}
+	for _, ask := range req.GetAsk() {
+		if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
+			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
+			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
 		}
-		appID := rmcore.EngineID(att.App)
-		if err := s.rm.Engine.UpdateAsks(appID, s.rm.AsksFrom(req.GetAsk())); err != nil {
-			rerr = rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
-			return
+		if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
+			return nil, err
 		}
-		if bl := req.GetBlacklistRequest(); bl != nil {
-			s.rm.Engine.UpdateBlacklist(appID, s.rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))
-		}
-		s.rm.Release(req.GetRelease())
-		if len(req.GetAsk()) > 0 {
-			s.rm.KickScheduler()
-		}
-		allocated, tokens, completed := s.rm.DrainFor(att, a.User)
-		total, used := s.rm.Engine.Totals()
-		resp = &yarnpb.AllocateResponseProto{
-			ResponseId:                 proto.Int32(lastID + 1),
-			AllocatedContainers:        allocated,
-			NmTokens:                   tokens,
-			CompletedContainerStatuses: completed,
-			NumClusterNodes:            proto.Int32(s.rm.Nodes.Running()),
-			Preempt:                    s.rm.TakePreemptions(att),
-			// Headroom: what the cluster has free (MR ramps reducers and preempts its own
-			// reducers from it, so it must not read 0 while room exists).
-			Limit: s.rm.ResourceProto(total.Sub(used)),
-			// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
-			ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)},
-		}
-		if tok, ok := s.rm.AMRM.IssueNext(att, keyID); ok {
-			// A key roll is under way: the AM switches to a token of the next key.
-			resp.AmRmToken = tok.Proto()
-		}
-		b, err := proto.Marshal(resp)
-		if err != nil {
-			rerr = fmt.Errorf("allocate response of %s: %w", att, err)
-			return
-		}
+	}
+	if err := rmcore.CheckRelease(att, req.GetRelease()); err != nil {
+		return nil, err
+	}
+	appID := rmcore.EngineID(att.App)
+	if err := s.rm.Engine.UpdateAsks(appID, s.rm.AsksFrom(req.GetAsk())); err != nil {
+		return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
+	}
+	if bl := req.GetBlacklistRequest(); bl != nil {
+		s.rm.Engine.UpdateBlacklist(appID, s.rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))
+	}
+	s.rm.Release(req.GetRelease())
+	if len(req.GetAsk()) > 0 {
+		s.rm.KickScheduler()
+	}
+	allocated, tokens, completed := s.rm.DrainFor(att, user)
+	total, used := s.rm.Engine.Totals()
+	resp := &yarnpb.AllocateResponseProto{
+		ResponseId:                 proto.Int32(lastID + 1),
+		AllocatedContainers:        allocated,
+		NmTokens:                   tokens,
+		CompletedContainerStatuses: completed,
+		NumClusterNodes:            proto.Int32(s.rm.Nodes.Running()),
+		Preempt:                    s.rm.TakePreemptions(att),
+		// Headroom: what the cluster has free (MR ramps reducers and preempts its own
+		// reducers from it, so it must not read 0 while room exists).
+		Limit: s.rm.ResourceProto(total.Sub(used)),
+		// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
+		ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(priority)},
+	}
+	if tok, ok := s.rm.AMRM.IssueNext(att, keyID); ok {
+		// A key roll is under way: the AM switches to a token of the next key.
+		resp.AmRmToken = tok.Proto()
+	}
+	b, err := proto.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
+	}
+	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 		at.LastResponse, at.LastResponseID = b, lastID+1
 	})
-	if !found {
-		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
-	}
-	return resp, rerr
+	return resp, nil
 }
 
 func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMasterRequestProto) (*yarnpb.FinishApplicationMasterResponseProto, error) {
@@ -221,7 +242,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		}
 	})
 	if !found {
-		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+		return nil, attemptNotFound(att)
 	}
 	if rerr != nil {
 		return nil, rerr

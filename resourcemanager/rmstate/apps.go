@@ -74,6 +74,16 @@ type Attempt struct {
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
 	// Zero while the AM container is not launched yet.
 	LastPing time.Time
+
+	// serial orders the attempt's allocate calls and its failure (Apps.Serialize).
+	serial sync.Mutex
+}
+
+// serialize runs fn holding the attempt's own lock.
+func (at *Attempt) serialize(fn func()) {
+	at.serial.Lock()
+	defer at.serial.Unlock()
+	fn()
 }
 
 // Ended reports whether the attempt reached a final state.
@@ -152,6 +162,24 @@ func (r *Apps) WithAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) 
 		return false
 	}
 	fn(a, a.Attempt)
+	return true
+}
+
+// Serialize runs fn holding attempt att's own lock, not the registry's: one allocate at a
+// time runs for an attempt, and the attempt does not fail halfway through one (the Java
+// RM's AllocateResponseLock). fn takes the registry's lock itself as it needs to. It
+// reports false, without running fn, when att is not its application's current attempt.
+func (r *Apps) Serialize(att records.AttemptID, fn func()) bool {
+	r.mu.Lock()
+	var at *Attempt
+	if a, ok := r.apps[att.App]; ok && a.Attempt != nil && a.Attempt.Id == att {
+		at = a.Attempt
+	}
+	r.mu.Unlock()
+	if at == nil {
+		return false
+	}
+	at.serialize(fn)
 	return true
 }
 

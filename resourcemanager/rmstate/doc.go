@@ -6,7 +6,8 @@
 //
 // Locks. Each type owns one mutex, unexported, and takes it only inside its own methods;
 // nothing outside the type touches it (integration.TestStateOwnersKeepTheirLocks checks
-// the whole module). The order is: Apps first — the closures its With, Each and
+// the whole module). An attempt's own lock (Apps.Serialize, held through an allocate call
+// or the attempt's failure) comes before all of them. Then: Apps — the closures its With, Each and
 // WithAttempt run under its lock may call the scheduling engine, Nodes, Containers and
 // Labels — then any one of those. Nodes, Containers, Labels and the engine never call
 // out while holding their own lock, so they never nest with one another.
