@@ -3,13 +3,13 @@ package resourcemanager
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
@@ -59,11 +59,9 @@ func TestApplicationPriority(t *testing.T) {
 // A lifetime given at submission or with updateApplicationTimeouts (ISO 8601, as the
 // 3.x CLI sends it) shows in reports and kills the application when it passes.
 func TestApplicationLifetime(t *testing.T) {
-	var mu sync.Mutex
-	clock := time.Now()
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	_, cl := startRMWithClock(t, testConf(), now)
+	clock := testutil.NewClock(time.Now())
+	now, advance := clock.Now, clock.Advance
+	rm, cl := startRMWithClock(t, testConf(), now)
 	ctx := context.Background()
 	r, _ := cl.GetNewApplication(ctx)
 	id := r.GetApplicationId()
@@ -80,7 +78,7 @@ func TestApplicationLifetime(t *testing.T) {
 		}
 		return rep.GetAppTimeouts()[0].GetApplicationTimeout()
 	}
-	if to := timeout(); to.GetRemainingTime() != 100 || to.GetExpireTime() != clock.Add(100*time.Second).Format(rmstate.ISO8601) {
+	if to := timeout(); to.GetRemainingTime() != 100 || to.GetExpireTime() != now().Add(100*time.Second).Format(rmstate.ISO8601) {
 		t.Fatalf("timeout %v", to)
 	}
 	// The CLI's -updateLifetime: an absolute expiry time.
@@ -103,11 +101,8 @@ func TestApplicationLifetime(t *testing.T) {
 	}
 	advance(21 * time.Second)
 	var rep *yarnpb.ApplicationReportProto
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if rep, _ = cl.GetApplicationReport(ctx, id); rep.GetYarnApplicationState() == yarnpb.YarnApplicationStateProto_KILLED {
-			break
-		}
-	}
+	rm.Step(now()) // the monitor's pass at the moved clock
+	rep, _ = cl.GetApplicationReport(ctx, id)
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_KILLED || !strings.Contains(rep.GetDiagnostics(), "exceeded the lifetime period") {
 		t.Fatalf("after its lifetime: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
 	}
@@ -156,7 +151,9 @@ func TestGPUsAreScheduled(t *testing.T) {
 		Capability: &yarnpb.ResourceProto{Memory: proto.Int64(128), VirtualCores: proto.Int32(1), ResourceValueMap: []*yarnpb.ResourceInformationProto{gpu(1)}}}
 	var got []*yarnpb.ContainerProto
 	got = append(got, alloc(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{ask}}).GetAllocatedContainers()...)
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	// Two passes: the first places what fits, the second shows the fifth still waits.
+	for range 2 {
+		rm.SchedulePass()
 		got = append(got, alloc(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
 	}
 	if len(got) != 4 {

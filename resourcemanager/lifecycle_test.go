@@ -55,7 +55,14 @@ type simCluster struct {
 
 func newSimCluster(t *testing.T, c *conf.Configuration, nodes int, am amFunc) *simCluster {
 	t.Helper()
-	rm, cl := startRMWithClock(t, c, time.Now)
+	return newSimClusterWithClock(t, c, nodes, am, time.Now)
+}
+
+// newSimClusterWithClock is newSimCluster on a given clock (a testutil.Clock's Now, for
+// tests that move time by hand and run the monitor's pass with rm.Step).
+func newSimClusterWithClock(t *testing.T, c *conf.Configuration, nodes int, am amFunc, now func() time.Time) *simCluster {
+	t.Helper()
+	rm, cl := startRMWithClock(t, c, now)
 	sc := &simCluster{t: t, rm: rm, cl: cl, am: am}
 	for i := 0; i < nodes; i++ {
 		sc.addNode(nmsim.Options{MemoryMB: 8192, VCores: 8})
@@ -122,21 +129,19 @@ func (sc *simCluster) submit(maxAttempts int32, validityMs int64) *yarnpb.Applic
 // waitFinal polls the report until the application ends.
 func (sc *simCluster) waitFinal(id *yarnpb.ApplicationIdProto, within time.Duration) *yarnpb.ApplicationReportProto {
 	sc.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		rep, err := sc.cl.GetApplicationReport(context.Background(), id)
-		if err != nil {
+	var rep *yarnpb.ApplicationReportProto
+	testutil.Eventually(sc.t, within, fmt.Sprintf("application %s has not ended", records.AppIDFromProto(id)), func() bool {
+		var err error
+		if rep, err = sc.cl.GetApplicationReport(context.Background(), id); err != nil {
 			sc.t.Fatal(err)
 		}
 		switch rep.GetYarnApplicationState() {
 		case yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_KILLED:
-			return rep
+			return true
 		}
-		if time.Now().After(deadline) {
-			sc.t.Fatalf("application %s still %s after %v: %s", records.AppIDFromProto(id), rep.GetYarnApplicationState(), within, rep.GetDiagnostics())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	return rep
 }
 
 func (sc *simCluster) attempts(id *yarnpb.ApplicationIdProto) []*yarnpb.ApplicationAttemptReportProto {
@@ -232,8 +237,7 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 	}
 	// Once every AM container has exited, each application is cleaned up on the NMs it
 	// ran on, and the engine holds nothing.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "applications not cleaned up on the NMs, or the engine still holds containers", func() bool {
 		cleaned := map[records.ApplicationID]bool{}
 		for _, nm := range sc.nms {
 			for _, a := range nm.FinishedApps() {
@@ -241,14 +245,8 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 			}
 		}
 		total, used := sc.rm.Engine.Totals()
-		if len(cleaned) == len(ids) && used.IsZero() && total[0] == 2*8192 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cleaned up %v; engine still holds %v", cleaned, used)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(cleaned) == len(ids) && used.IsZero() && total[0] == 2*8192
+	})
 	for _, a := range ids {
 		for _, at := range sc.attempts(a) {
 			if at.GetYarnApplicationAttemptState() != yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED {
@@ -325,11 +323,12 @@ func TestSecondAttemptSucceeds(t *testing.T) {
 // With a failures-validity interval, failures older than it do not count: an AM that fails
 // slowly keeps getting attempts beyond max-attempts.
 func TestFailuresValidityInterval(t *testing.T) {
-	sc := newSimCluster(t, testConf("yarn.resourcemanager.am.max-attempts", "2"), 1, nil)
+	clock := testutil.NewClock(time.UnixMilli(1732269000000))
+	sc := newSimClusterWithClock(t, testConf("yarn.resourcemanager.am.max-attempts", "2"), 1, nil, clock.Now)
 	tasks := sc.runTasks(1)
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		if l.ID.Attempt.Attempt < 3 {
-			time.Sleep(400 * time.Millisecond)
+			clock.Advance(400 * time.Millisecond) // each failure lands outside the 300 ms window of the last
 			return 1
 		}
 		return tasks(ctx, l, am)
@@ -344,12 +343,22 @@ func TestFailuresValidityInterval(t *testing.T) {
 // An AM that stops heartbeating expires after yarn.am.liveness-monitor.expiry-interval-ms;
 // the expiry counts as a failure.
 func TestAMLivenessExpiry(t *testing.T) {
-	sc := newSimCluster(t, testConf("yarn.am.liveness-monitor.expiry-interval-ms", "300"), 1, func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
+	clock := testutil.NewClock(time.UnixMilli(1732269000000))
+	registered := make(chan struct{}, 1)
+	sc := newSimClusterWithClock(t, testConf("yarn.am.liveness-monitor.expiry-interval-ms", "300"), 1, func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		am.Register(ctx, "h", 0, "")
+		registered <- struct{}{}
 		<-ctx.Done() // hangs without heartbeating until the RM has it killed
 		return 143
-	})
+	}, clock.Now)
 	id := sc.submit(1, 0)
+	<-registered
+	// Just inside the expiry the attempt lives; just past it, the monitor's pass fails it.
+	sc.rm.Step(clock.Advance(300 * time.Millisecond))
+	if rep, _ := sc.cl.GetApplicationReport(context.Background(), id); rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_RUNNING {
+		t.Fatalf("expired early: %v", rep)
+	}
+	sc.rm.Step(clock.Advance(time.Millisecond))
 	rep := sc.waitFinal(id, 10*time.Second)
 	app := records.AppIDFromProto(id)
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FAILED ||
@@ -358,23 +367,18 @@ func TestAMLivenessExpiry(t *testing.T) {
 	}
 	// The hung AM container is killed through its NodeManager.
 	amc := records.ContainerID{Attempt: app.Attempt(1), ID: 1}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "the hung AM container was not killed", func() bool {
 		st, exit, ok := sc.nms[0].ContainerState(amc)
-		if !ok || (st == yarnpb.ContainerStateProto_C_COMPLETE && exit == exitcode.KilledByResourceManager) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("AM container still %v (%d)", st, exit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return !ok || (st == yarnpb.ContainerStateProto_C_COMPLETE && exit == exitcode.KilledByResourceManager)
+	})
 }
 
 // A container given to an AM and never started is taken back after
 // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms: the AM hears ABORTED.
 func TestUnusedContainerExpires(t *testing.T) {
-	sc := newSimCluster(t, testConf("yarn.resourcemanager.rm.container-allocation.expiry-interval-ms", "300"), 1, nil)
+	clock := testutil.NewClock(time.UnixMilli(1732269000000))
+	sc := newSimClusterWithClock(t, testConf("yarn.resourcemanager.rm.container-allocation.expiry-interval-ms", "300"), 1, nil, clock.Now)
+	handedOut := make(chan struct{})
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		am.Register(ctx, "h", 0, "")
 		am.Request(20, "*", 1024, 1, 1)
@@ -386,8 +390,9 @@ func TestUnusedContainerExpires(t *testing.T) {
 				t.Errorf("allocate: %v", err)
 				return 1
 			}
-			if len(resp.GetAllocatedContainers()) > 0 {
+			if len(resp.GetAllocatedContainers()) > 0 && got == nil {
 				got = resp.GetAllocatedContainers()[0] // and never started
+				close(handedOut)
 			}
 			for _, st := range resp.GetCompletedContainerStatuses() {
 				if got != nil && proto.Equal(st.GetContainerId(), got.GetId()) {
@@ -403,7 +408,14 @@ func TestUnusedContainerExpires(t *testing.T) {
 		t.Error("the unused container never expired")
 		return 1
 	}
-	rep := sc.waitFinal(sc.submit(1, 0), 10*time.Second)
+	id := sc.submit(1, 0)
+	<-handedOut
+	sc.rm.Step(clock.Advance(300 * time.Millisecond))
+	if n := sc.rm.Metrics.ContainersExpired.Count(); n != 0 {
+		t.Fatalf("expired at exactly the interval: %d", n)
+	}
+	sc.rm.Step(clock.Advance(time.Millisecond))
+	rep := sc.waitFinal(id, 10*time.Second)
 	if rep.GetDiagnostics() != "expired as expected" {
 		t.Fatalf("report %v", rep)
 	}
@@ -512,18 +524,11 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	if err := adm.Call(context.Background(), "refreshNodes", &yarnpb.RefreshNodesRequestProto{}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "node-a and node-b not decommissioned and told so", func() bool {
 		s := states()
-		if s["node-a"] == yarnpb.NodeStateProto_NS_DECOMMISSIONED && s["node-b"] == yarnpb.NodeStateProto_NS_DECOMMISSIONED &&
-			strings.Contains(a.Shutdown(), "Disallowed NodeManager") && strings.Contains(b.Shutdown(), "Disallowed NodeManager") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("states %v; shutdown %q %q", s, a.Shutdown(), b.Shutdown())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return s["node-a"] == yarnpb.NodeStateProto_NS_DECOMMISSIONED && s["node-b"] == yarnpb.NodeStateProto_NS_DECOMMISSIONED &&
+			strings.Contains(a.Shutdown(), "Disallowed NodeManager") && strings.Contains(b.Shutdown(), "Disallowed NodeManager")
+	})
 	if m, _ := sc.cl.GetClusterMetrics(context.Background()); m.GetNumDecommissionedNms() != 2 || m.GetNumNodeManagers() != 0 {
 		t.Fatalf("metrics %v", m)
 	}
@@ -641,13 +646,12 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	}, "default")
 	app := records.AppIDFromProto(id)
 	var got []*yarnpb.ContainerProto
-	deadline := time.Now().Add(5 * time.Second)
 	req := &yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(2)}}
-	for len(got) < 2 && time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, "two containers not allocated", func() bool {
 		got = append(got, allocate(req).GetAllocatedContainers()...)
 		req = &yarnpb.AllocateRequestProto{}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(got) >= 2
+	})
 	if len(got) != 2 {
 		t.Fatalf("allocated %d", len(got))
 	}

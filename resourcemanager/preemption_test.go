@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
@@ -67,33 +68,31 @@ func TestPreemptionReachesAMAndNM(t *testing.T) {
 	_, allocA := unmanagedAM(t, rm, cl, newApp, "default")
 	var held []*yarnpb.ContainerProto
 	allocA(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(8)}})
-	for deadline := time.Now().Add(5 * time.Second); len(held) < 8 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		held = append(held, allocA(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
-	}
+	rm.SchedulePass()
+	held = append(held, allocA(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
 	if len(held) != 8 {
 		t.Fatalf("default took %d containers, want all 8", len(held))
 	}
 	_, allocB := unmanagedAM(t, rm, cl, newApp, "daily")
 	allocB(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(1)}})
 	var notified, killed []*yarnpb.ContainerIdProto
-	for deadline := time.Now().Add(5 * time.Second); (len(notified) == 0 || len(killed) == 0) && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	testutil.Eventually(t, 5*time.Second, "no preemption notice to the AM and kill to the NM", func() bool {
 		if p := allocA(&yarnpb.AllocateRequestProto{}).GetPreempt(); p != nil {
 			for _, c := range p.GetStrictContract().GetContainer() {
 				notified = append(notified, c.GetId())
 			}
 		}
 		killed = append(killed, heartbeat().GetContainersToCleanup()...)
-	}
+		return len(notified) > 0 && len(killed) > 0
+	})
 	if len(notified) == 0 || len(killed) == 0 || notified[0].GetId() != killed[0].GetId() {
 		t.Fatalf("notified %v, killed %v", notified, killed)
 	}
 	// The NM reports the kill (exit 143); the AM hears PREEMPTED.
 	heartbeat(&yarnpb.ContainerStatusProto{ContainerId: killed[0], State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(143)})
 	var exit int32
-	for deadline := time.Now().Add(5 * time.Second); exit == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		for _, st := range allocA(&yarnpb.AllocateRequestProto{}).GetCompletedContainerStatuses() {
-			exit = st.GetExitStatus()
-		}
+	for _, st := range allocA(&yarnpb.AllocateRequestProto{}).GetCompletedContainerStatuses() {
+		exit = st.GetExitStatus() // the heartbeat queued it for the AM's next allocate
 	}
 	if exit != -102 {
 		t.Fatalf("the AM saw exit status %d, want PREEMPTED (-102)", exit)

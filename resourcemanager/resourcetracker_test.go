@@ -175,23 +175,16 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 	if err := submit(t, cl, r.GetApplicationId(), "default", 1024); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var node string
+	var node string
+	testutil.Eventually(t, 5*time.Second, "no AM container allocated", func() bool {
 		// Only the AM's container is live this early.
 		for _, c := range rm.Containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
 			node = rmstate.NodeKey(c.GetNodeId())
 		}
-		if node != "" {
-			if node != "127.0.0.1:45455" {
-				t.Fatalf("AM container on %s, not on the static node", node)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no AM container allocated")
-		}
-		time.Sleep(10 * time.Millisecond)
+		return node != ""
+	})
+	if node != "127.0.0.1:45455" {
+		t.Fatalf("AM container on %s, not on the static node", node)
 	}
 	// Zero measured capacity: the node takes no new containers; the report shows zero.
 	beat(borrowedNM, 1, res(0, 0), "high_mem", "high_load")

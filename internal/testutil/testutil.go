@@ -3,6 +3,9 @@ package testutil
 
 import (
 	"io"
+	"sync"
+	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 )
@@ -12,4 +15,43 @@ func QuietLogger() *logrus.Entry {
 	l := logrus.New()
 	l.SetOutput(io.Discard)
 	return logrus.NewEntry(l)
+}
+
+// Clock is a clock a test moves by hand: daemons built with its Now see time pass only
+// when the test calls Advance.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock starts a clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d and returns the new time.
+func (c *Clock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
+// Eventually waits until cond holds, checking every 10 ms, and fails the test with what
+// if it does not within the given time. It is for state that other goroutines or
+// processes (a daemon, a simulated NodeManager, an AM) change on their own schedule.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -43,7 +43,7 @@ func (rm *Core) scheduleLoop(ctx context.Context) {
 		case <-t.C:
 		case <-rm.kick:
 		}
-		rm.schedulePass()
+		rm.SchedulePass()
 	}
 }
 
@@ -55,9 +55,10 @@ func (rm *Core) KickScheduler() {
 	}
 }
 
-// schedulePass turns the engine's allocations into YARN containers with container tokens,
-// queued for their attempts' next allocate.
-func (rm *Core) schedulePass() {
+// SchedulePass runs the engine and commits its plans now, turning allocations into YARN
+// containers with container tokens, queued for their attempts' next allocate. The loop
+// calls it on its tick and when kicked; tests call it to schedule at a known moment.
+func (rm *Core) SchedulePass() {
 	// Slices of one consistent engine pass each; the RPC handlers get the engine between
 	// them, so none waits for a whole busy pass.
 	for {
