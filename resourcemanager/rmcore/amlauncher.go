@@ -7,14 +7,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/client/nmclient"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/client/nmclient"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
-
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -44,11 +43,11 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	var maxAttempts int
 	cid := records.ContainerIDFromProto(c.GetId())
 	ok := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
-		if a.AmSpec != nil {
-			clc = proto.Clone(a.AmSpec).(*yarnpb.ContainerLaunchContextProto)
+		if a.AMSpec != nil {
+			clc = proto.Clone(a.AMSpec).(*yarnpb.ContainerLaunchContextProto)
 		}
 		amToken, user, submit, maxAttempts = at.Token, a.User, a.SubmitTime, a.MaxAttempts
-		at.AmContainer = &cid
+		at.AMContainer = &cid
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
 	})
 	if !ok {

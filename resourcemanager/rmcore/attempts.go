@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
@@ -33,12 +33,12 @@ func countsAsFailure(exit int32) bool {
 
 // NewAttemptLocked starts the next attempt of a; the registry lock is held.
 func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
-	att := a.Id.Attempt(int32(len(a.Attempts) + 1))
+	att := a.ID.Attempt(int32(len(a.Attempts) + 1))
 	tok, err := rm.AMRM.Issue(att)
 	if err != nil {
 		return fmt.Errorf("AMRMToken for %s: %w", att, err)
 	}
-	at := &rmstate.Attempt{Id: att, Token: tok, State: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, StartTime: now.UnixMilli()}
+	at := &rmstate.Attempt{ID: att, Token: tok, State: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, StartTime: now.UnixMilli()}
 	if a.Unmanaged {
 		// The client runs an unmanaged AM: it is launched as soon as it exists, and its
 		// liveness clock starts now.
@@ -69,7 +69,7 @@ func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.Resourc
 }
 
 func EngineSpec(a *rmstate.App) scheduler.AppSpec {
-	return scheduler.AppSpec{ID: EngineID(a.Id), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
+	return scheduler.AppSpec{ID: EngineID(a.ID), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
 }
 
 // AttemptFailed ends the current attempt att as FAILED and either starts the next
@@ -85,7 +85,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	var appDiagnostics string
 	stale := false
 	rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
-		if !ok || a.Finished() || a.Attempt == nil || a.Attempt.Id != att || a.Attempt.Ended() {
+		if !ok || a.Finished() || a.Attempt == nil || a.Attempt.ID != att || a.Attempt.Ended() {
 			stale = true
 			return
 		}
@@ -96,15 +96,15 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 		}
 		if !a.Unmanaged && a.CountedFailures(nowMs) < a.MaxAttempts {
 			if err := rm.NewAttemptLocked(a, now); err == nil {
-				retry, next = true, a.Attempt.Id
+				retry, next = true, a.Attempt.ID
 				a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
-				spec, amRes = EngineSpec(a), a.AmResource
+				spec, amRes = EngineSpec(a), a.AMResource
 			}
 		}
 		if !retry {
 			failed = true
 			a.State, a.Final, a.FinishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
-			a.Diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.Id, a.MaxAttempts, diagnostics)
+			a.Diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.ID, a.MaxAttempts, diagnostics)
 			appDiagnostics = a.Diagnostics
 		}
 	})

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // monitor runs the RM's clocks until ctx ends: NodeManager, AM and allocation expiry, and
@@ -57,7 +57,7 @@ func (rm *Core) expireLifetimes(now time.Time) {
 	var due []records.ApplicationID
 	rm.Apps.Each(func(a *rmstate.App) {
 		if exp, ok := a.Timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.Finished() && now.UnixMilli() >= exp {
-			due = append(due, a.Id)
+			due = append(due, a.ID)
 		}
 	})
 	for _, id := range due {
@@ -86,12 +86,12 @@ func (rm *Core) expireAttempts(now time.Time) {
 		}
 		if at.Unregistered {
 			if !a.Unmanaged {
-				out = append(out, expired{at.Id, true})
+				out = append(out, expired{at.ID, true})
 			}
 			return
 		}
 		if !a.Finished() {
-			out = append(out, expired{at.Id, false})
+			out = append(out, expired{at.ID, false})
 		}
 	})
 	for _, e := range out {
@@ -113,17 +113,17 @@ func (rm *Core) expireAllocations(now time.Time) {
 	t := rm.Containers
 	due := t.UnstartedSince(now.Add(-rm.Settings.AllocationExpiry))
 	for _, c := range due {
-		c2, final, fresh := t.Complete(c.Id, &yarnpb.ContainerStatusProto{ContainerId: c.Id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c2, final, fresh := t.Complete(c.ID, &yarnpb.ContainerStatusProto{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container expired since it was unused")})
 		if !fresh {
 			continue
 		}
 		rm.Engine.Release(c2.EngineID)
-		t.KillOnNode(c2.Node(), c2.Id.Proto())
+		t.KillOnNode(c2.Node(), c2.ID.Proto())
 		rm.Metrics.containerExpired()
-		rm.Log.WithFields(map[string]any{"container": c2.Id.String(), "node": c2.Node(), "attempt": c2.Id.Attempt.String()}).Warn("container expired since it was unused")
-		if c2.Am {
-			rm.amExited(c2.Id, final)
+		rm.Log.WithFields(map[string]any{"container": c2.ID.String(), "node": c2.Node(), "attempt": c2.ID.Attempt.String()}).Warn("container expired since it was unused")
+		if c2.AM {
+			rm.amExited(c2.ID, final)
 		}
 		rm.KickScheduler()
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/conf"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -91,7 +91,7 @@ func (rm *Core) SyncSchedulable(key string) {
 		return
 	}
 	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static,
-		Partition:     rm.Labels.PartitionOf(n.Id),
+		Partition:     rm.Labels.PartitionOf(n.ID),
 		Unschedulable: n.State != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
 	if err := rm.Engine.UpdateNode(spec); err != nil {
 		rm.Log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")

@@ -26,11 +26,11 @@ func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProt
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.C.Id.String())
+		b.WriteString(f.C.ID.String())
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(int(f.Final.GetExitStatus())))
-		if f.C.Am {
-			rm.amExited(f.C.Id, f.Final)
+		if f.C.AM {
+			rm.amExited(f.C.ID, f.Final)
 		}
 	}
 	rm.Log.WithFields(map[string]any{"node": node, "containers": b.String()}).Info("containers completed")
@@ -48,7 +48,7 @@ func (rm *Core) NodeLost(node, why string) {
 	for _, id := range ids {
 		c, final, fresh := rm.Containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String(why)})
-		if fresh && c.Am {
+		if fresh && c.AM {
 			rm.amExited(id, final)
 		}
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -140,7 +140,7 @@ func (rm *Core) containerFor(a scheduler.Allocation) (records.ContainerID, error
 	}
 	cid := rm.Containers.NextID(att)
 	now := rm.Opts.Now()
-	rc := &rmstate.Container{EngineID: a.Container, Id: cid, At: at, Am: a.AM, Resource: a.Resource, Priority: a.Priority,
+	rc := &rmstate.Container{EngineID: a.Container, ID: cid, At: at, AM: a.AM, Resource: a.Resource, Priority: a.Priority,
 		Created: now.UnixMilli(), User: user}
 	var amContainer *yarnpb.ContainerProto
 	if a.AM {
@@ -162,14 +162,14 @@ func (rm *Core) containerFor(a scheduler.Allocation) (records.ContainerID, error
 func (rm *Core) containerProto(c *rmstate.Container) (*yarnpb.ContainerProto, error) {
 	now := rm.Opts.Now()
 	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
-		ContainerId: c.Id.Proto(), NmHostAddr: proto.String(c.At.Key), AppSubmitter: proto.String(c.User),
+		ContainerId: c.ID.Proto(), NmHostAddr: proto.String(c.At.Key), AppSubmitter: proto.String(c.User),
 		Resource: rm.ResourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("container token for %s: %w", c.Id, err)
+		return nil, fmt.Errorf("container token for %s: %w", c.ID, err)
 	}
-	return &yarnpb.ContainerProto{Id: c.Id.Proto(), NodeId: c.At.Id, NodeHttpAddress: proto.String(c.At.Http),
+	return &yarnpb.ContainerProto{Id: c.ID.Proto(), NodeId: c.At.ID, NodeHttpAddress: proto.String(c.At.HTTP),
 		Resource: rm.ResourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}, nil
 }
 
@@ -207,7 +207,7 @@ func (rm *Core) DrainFor(att records.AttemptID, user string) ([]*yarnpb.Containe
 	for _, rc := range allocated {
 		c, err := rm.containerProto(rc)
 		if err != nil {
-			rm.Log.WithError(err).WithField("container", rc.Id.String()).Error("container not handed out")
+			rm.Log.WithError(err).WithField("container", rc.ID.String()).Error("container not handed out")
 			continue
 		}
 		containers = append(containers, c)

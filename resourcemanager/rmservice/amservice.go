@@ -71,7 +71,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		}
 		at.Registered, at.LastPing = true, s.rm.Opts.Now()
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
-		at.Host, at.RpcPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
+		at.Host, at.RPCPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
 		at.LastResponse, at.LastResponseID = nil, 0
 		if !a.Finished() {
 			a.State = yarnpb.YarnApplicationStateProto_RUNNING

@@ -120,10 +120,10 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 	if err != nil {
 		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
-	a := &rmstate.App{Id: id, User: caller.User, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
-		Tags: sc.GetApplicationTags(), Priority: s.rm.ClampPriority(sc.GetPriority().GetPriority()), AmResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
+	a := &rmstate.App{ID: id, User: caller.User, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
+		Tags: sc.GetApplicationTags(), Priority: s.rm.ClampPriority(sc.GetPriority().GetPriority()), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
 		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
-		LabelExpr: sc.NodeLabelExpression, AmLabelExpr: amLabelExpression(sc),
+		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
 		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
 	if reason := s.admission(a); reason != "" {
 		a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
@@ -133,7 +133,7 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		if err := s.rm.NewAttemptLocked(a, time.UnixMilli(now)); err != nil {
 			return nil, err
 		}
-		a.AmSpec = sc.GetAmContainerSpec()
+		a.AMSpec = sc.GetAmContainerSpec()
 	}
 	log := s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
 	if !s.rm.Apps.Submit(a) {
@@ -169,17 +169,17 @@ func (s *clientService) admission(a *rmstate.App) string {
 	q, ok := s.rm.Queues().Queue(a.Queue)
 	switch {
 	case !ok:
-		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.Id, a.User, a.Queue)
+		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.ID, a.User, a.Queue)
 	case !q.IsLeaf():
-		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.Id, a.User, a.Queue)
+		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.ID, a.User, a.Queue)
 	case q.State == capacity.Stopped:
-		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.Id)
+		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.ID)
 	}
 	if s.rm.Settings.ACLEnabled {
 		groups := userGroups(a.User)
 		if !hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
 			!hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
-			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.Id, q.Name)
+			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.ID, q.Name)
 		}
 	}
 	a.Queue = q.Name

@@ -164,13 +164,13 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 		default:
 			known := false
 			for _, at := range a.Attempts {
-				known = known || at.Id == att
+				known = known || at.ID == att
 			}
 			if !known {
 				rerr = rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 			}
 			finished = a.Finished()
-			current = a.Attempt != nil && a.Attempt.Id == att && !a.Attempt.Ended()
+			current = a.Attempt != nil && a.Attempt.ID == att && !a.Attempt.Ended()
 		}
 	})
 	if rerr != nil {

@@ -70,7 +70,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 		return resp, nil
 	}
 	now := rm.Opts.Now()
-	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, Id: id, Http: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
+	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, ID: id, HTTP: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
 		Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
 	again := rm.Nodes.Put(key, n)
 	if again {

@@ -18,7 +18,7 @@ import (
 // App is the RM's record of one submitted application. Its fields change only under the
 // registry's lock; reports are copies made under it.
 type App struct {
-	Id          records.ApplicationID
+	ID          records.ApplicationID
 	User        string
 	Queue       string
 	Name        string
@@ -26,10 +26,10 @@ type App struct {
 	Tags        []string
 	Runtime     time.Duration // declared runtime estimate for backfilling (0: unknown)
 	Priority    int32
-	AmResource  *yarnpb.ResourceProto
+	AMResource  *yarnpb.ResourceProto
 	MaxAttempts int
 	Unmanaged   bool
-	AmSpec      *yarnpb.ContainerLaunchContextProto // the AM's launch context, for managed AMs
+	AMSpec      *yarnpb.ContainerLaunchContextProto // the AM's launch context, for managed AMs
 	Attempt     *Attempt                            // the current attempt, nil before one exists
 	Attempts    []*Attempt                          // every attempt, oldest first
 	// Failures are the times (ms) of the attempt failures that count toward maxAttempts;
@@ -43,7 +43,7 @@ type App struct {
 	// submission or `yarn application -updateLifetime`.
 	Timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
 	// LabelExpr and amLabelExpr are the submission's node-label expressions (nil: not set).
-	LabelExpr, AmLabelExpr *string
+	LabelExpr, AMLabelExpr *string
 	StartTime              int64
 	FinishTime             int64
 	Diagnostics            string
@@ -51,13 +51,13 @@ type App struct {
 
 // Attempt is one application attempt: its AMRMToken, its state and what its AM registered.
 type Attempt struct {
-	Id           records.AttemptID
+	ID           records.AttemptID
 	Token        *token.Token
 	State        yarnpb.YarnApplicationAttemptStateProto
 	Registered   bool
 	Unregistered bool
 	Host         string
-	RpcPort      int32
+	RPCPort      int32
 	TrackingURL  string
 	Diagnostics  string
 	StartTime    int64
@@ -68,7 +68,7 @@ type Attempt struct {
 	LastResponse   []byte
 	LastResponseID int32
 	Progress       float32              // what the AM last reported in allocate
-	AmContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
+	AMContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
 	Launched       bool
 	// LastPing is the AM's last sign of life (launch, register, allocate); the liveness
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
@@ -109,7 +109,7 @@ func (a *App) Finished() bool {
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
 func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
 	r := &yarnpb.ApplicationReportProto{
-		ApplicationId:          a.Id.Proto(),
+		ApplicationId:          a.ID.Proto(),
 		User:                   proto.String(a.User),
 		Queue:                  proto.String(a.Queue),
 		Name:                   proto.String(a.Name),
@@ -134,14 +134,14 @@ func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
 		UnmanagedApplication:   proto.Bool(a.Unmanaged),
 		AppNodeLabelExpression: proto.String(labelReport(a.LabelExpr)),
 		// The Java RM gives the AM request the default partition when nothing was asked.
-		AmNodeLabelExpression: proto.String(labelReport(cmpOr(a.AmLabelExpr, ""))),
+		AmNodeLabelExpression: proto.String(labelReport(cmpOr(a.AMLabelExpr, ""))),
 	}
 	if at := a.Attempt; at != nil {
-		r.CurrentApplicationAttemptId = at.Id.Proto()
+		r.CurrentApplicationAttemptId = at.ID.Proto()
 		if at.Registered && a.State != yarnpb.YarnApplicationStateProto_KILLED {
 			// From registration on, clients reach the AM at what it registered (an AM
 			// that registered no tracking URL shows N/A, as in the Java RM).
-			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RpcPort)
+			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RPCPort)
 			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(cmpOrString(at.TrackingURL, "N/A")), proto.String(at.TrackingURL)
 		}
 		if a.Unmanaged && !a.Finished() {
@@ -158,7 +158,7 @@ func (r *Apps) WithAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, ok := r.apps[att.App]
-	if !ok || a.Attempt == nil || a.Attempt.Id != att {
+	if !ok || a.Attempt == nil || a.Attempt.ID != att {
 		return false
 	}
 	fn(a, a.Attempt)
@@ -172,7 +172,7 @@ func (r *Apps) WithAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) 
 func (r *Apps) Serialize(att records.AttemptID, fn func()) bool {
 	r.mu.Lock()
 	var at *Attempt
-	if a, ok := r.apps[att.App]; ok && a.Attempt != nil && a.Attempt.Id == att {
+	if a, ok := r.apps[att.App]; ok && a.Attempt != nil && a.Attempt.ID == att {
 		at = a.Attempt
 	}
 	r.mu.Unlock()
@@ -228,10 +228,10 @@ func progressOf(a *App) float32 {
 func (r *Apps) Submit(a *App) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.apps[a.Id]; ok {
+	if _, ok := r.apps[a.ID]; ok {
 		return false
 	}
-	r.apps[a.Id] = a
+	r.apps[a.ID] = a
 	return true
 }
 
@@ -370,7 +370,7 @@ func (r *Apps) List(f *AppFilter) []*yarnpb.ApplicationReportProto {
 			hits = append(hits, a)
 		}
 	}
-	sort.Slice(hits, func(i, j int) bool { return hits[i].Id.ID < hits[j].Id.ID })
+	sort.Slice(hits, func(i, j int) bool { return hits[i].ID.ID < hits[j].ID.ID })
 	if f.Limit > 0 && int64(len(hits)) > f.Limit {
 		hits = hits[:f.Limit]
 	}
@@ -390,7 +390,7 @@ func (r *Apps) AttemptReport(att records.AttemptID) (*yarnpb.ApplicationAttemptR
 		return nil, false
 	}
 	for _, at := range a.Attempts {
-		if at.Id == att {
+		if at.ID == att {
 			return at.report(), true
 		}
 	}
@@ -415,10 +415,10 @@ func (r *Apps) AttemptReports(id records.ApplicationID) []*yarnpb.ApplicationAtt
 func (at *Attempt) report() *yarnpb.ApplicationAttemptReportProto {
 	host, port := "N/A", int32(-1)
 	if at.Registered {
-		host, port = at.Host, at.RpcPort
+		host, port = at.Host, at.RPCPort
 	}
 	r := &yarnpb.ApplicationAttemptReportProto{
-		ApplicationAttemptId:        at.Id.Proto(),
+		ApplicationAttemptId:        at.ID.Proto(),
 		Host:                        proto.String(host),
 		RpcPort:                     proto.Int32(port),
 		TrackingUrl:                 proto.String(at.TrackingURL),
@@ -428,8 +428,8 @@ func (at *Attempt) report() *yarnpb.ApplicationAttemptReportProto {
 		StartTime:                   proto.Int64(at.StartTime),
 		FinishTime:                  proto.Int64(at.FinishTime),
 	}
-	if at.AmContainer != nil {
-		r.AmContainerId = at.AmContainer.Proto()
+	if at.AMContainer != nil {
+		r.AmContainerId = at.AMContainer.Proto()
 	}
 	return r
 }
@@ -444,7 +444,7 @@ func (r *Apps) AttemptIDs(id records.ApplicationID) []records.AttemptID {
 	}
 	out := make([]records.AttemptID, len(a.Attempts))
 	for i, at := range a.Attempts {
-		out[i] = at.Id
+		out[i] = at.ID
 	}
 	return out
 }
@@ -479,7 +479,7 @@ func (r *Apps) LiveAttempt(id records.ApplicationID) (records.AttemptID, string,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if app, ok := r.apps[id]; ok && app.Attempt != nil && !app.Finished() {
-		return app.Attempt.Id, app.User, true
+		return app.Attempt.ID, app.User, true
 	}
 	return records.AttemptID{}, "", false
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
@@ -13,7 +14,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
-	"github.com/sirupsen/logrus"
 )
 
 // Container is a container the engine allocated, as the RM tracks it. A busy RM holds
@@ -21,10 +21,10 @@ import (
 // only when asked for, and the node's addresses are shared.
 type Container struct {
 	EngineID scheduler.ContainerID
-	Id       records.ContainerID
+	ID       records.ContainerID
 	At       *NodeAddr // where it runs
 	Priority int32
-	Am       bool // the AM's own container
+	AM       bool // the AM's own container
 	// preempted: killed by the scheduler, the AM hears PREEMPTED.
 	preempted bool
 	done      bool
@@ -44,8 +44,8 @@ type Container struct {
 // and never modified, so containers share it without locks.
 type NodeAddr struct {
 	Key  string              // "host:port"
-	Id   *yarnpb.NodeIdProto // shared with the node registry
-	Http string              // "host:httpPort"
+	ID   *yarnpb.NodeIdProto // shared with the node registry
+	HTTP string              // "host:httpPort"
 }
 
 // Node is the key of c's node, "host:port".
@@ -57,10 +57,10 @@ func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportPro
 	if c.Running {
 		state = yarnpb.ContainerStateProto_C_RUNNING
 	}
-	return &yarnpb.ContainerReportProto{ContainerId: c.Id.Proto(), Resource: types.Proto(c.Resource[:types.Len()]), NodeId: proto.Clone(c.At.Id).(*yarnpb.NodeIdProto),
+	return &yarnpb.ContainerReportProto{ContainerId: c.ID.Proto(), Resource: types.Proto(c.Resource[:types.Len()]), NodeId: proto.Clone(c.At.ID).(*yarnpb.NodeIdProto),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(c.Created),
-		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.At.Http),
-		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.At.Http, c.Id, c.User))}
+		ContainerState: state.Enum(), NodeHttpAddress: proto.String("http://" + c.At.HTTP),
+		LogUrl: proto.String(fmt.Sprintf("http://%s/node/containerlogs/%s/%s", c.At.HTTP, c.ID, c.User))}
 }
 
 // Containers joins the engine's allocations to YARN containers and holds what each
@@ -70,7 +70,7 @@ type Containers struct {
 	now       func() time.Time    // the RM's clock, for resource-seconds
 	Mu        sync.Mutex
 	ByEngine  map[scheduler.ContainerID]*Container
-	byID      map[records.ContainerID]*Container
+	ByID      map[records.ContainerID]*Container
 	seq       map[records.AttemptID]int64
 	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
 	// completed are the finished containers whose status the attempt has not pulled
@@ -113,7 +113,7 @@ func (c *Container) held(now int64) scheduler.Resource {
 }
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
-	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, ByEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
+	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, ByEngine: map[scheduler.ContainerID]*Container{}, ByID: map[records.ContainerID]*Container{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		Cleanup: map[string][]*yarnpb.ContainerIdProto{}, Removed: map[string][]records.ContainerID{},
@@ -133,7 +133,7 @@ func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerSt
 }
 
 func (t *Containers) CompleteLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
-	c, ok := t.byID[id]
+	c, ok := t.ByID[id]
 	if !ok || c.done {
 		return c, status, false
 	}
@@ -183,7 +183,7 @@ func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 	if d.full != nil {
 		return d.full
 	}
-	return &yarnpb.ContainerStatusProto{ContainerId: d.c.Id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+	return &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
 }
 
@@ -191,15 +191,15 @@ func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 // held.
 func (t *Containers) ForgetLocked(c *Container) {
 	c.AwaitingAck = false
-	t.Removed[c.Node()] = append(t.Removed[c.Node()], c.Id)
-	delete(t.byID, c.Id)
+	t.Removed[c.Node()] = append(t.Removed[c.Node()], c.ID)
+	delete(t.ByID, c.ID)
 	delete(t.ByEngine, c.EngineID)
 }
 
 // StartedLocked takes c off its node's starting list; t.mu is held.
 func (t *Containers) StartedLocked(c *Container) {
 	if m := t.Starting[c.Node()]; m != nil {
-		delete(m, c.Id)
+		delete(m, c.ID)
 		if len(m) == 0 {
 			delete(t.Starting, c.Node())
 		}
@@ -210,7 +210,7 @@ func (t *Containers) StartedLocked(c *Container) {
 func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
-	if c, ok := t.byID[id]; ok && !c.done && c.HandedOut == 0 {
+	if c, ok := t.ByID[id]; ok && !c.done && c.HandedOut == 0 {
 		c.HandedOut = now.UnixMilli()
 		t.Unstarted[id] = c
 	}
@@ -221,7 +221,7 @@ func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) (string, bool) {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
-	c, ok := t.byID[id]
+	c, ok := t.ByID[id]
 	if !ok || c.done {
 		return "", false
 	}
@@ -252,7 +252,7 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
 	var out []*yarnpb.ContainerReportProto
-	for id, c := range t.byID {
+	for id, c := range t.ByID {
 		if id.Attempt == att && !c.done {
 			out = append(out, c.report(t.types))
 		}
@@ -265,7 +265,7 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 func (t *Containers) LiveReport(id records.ContainerID) (*yarnpb.ContainerReportProto, bool) {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
-	c, ok := t.byID[id]
+	c, ok := t.ByID[id]
 	if !ok || c.done {
 		return nil, false
 	}
@@ -287,7 +287,7 @@ func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.
 	defer t.Mu.Unlock()
 	out := make(map[records.ApplicationID]usage, len(apps))
 	now := t.now().UnixMilli()
-	for id, c := range t.byID {
+	for id, c := range t.ByID {
 		if app := id.Attempt.App; apps[app] && !c.done {
 			u := out[app]
 			u.Containers++
@@ -311,7 +311,7 @@ func (t *Containers) NodeUsage() map[string]usage {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
 	out := map[string]usage{}
-	for _, c := range t.byID {
+	for _, c := range t.ByID {
 		if !c.done {
 			u := out[c.Node()]
 			u.Containers++
@@ -331,14 +331,14 @@ func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Ent
 	if !ok || c.done {
 		return
 	}
-	log := logger.WithFields(map[string]any{"container": c.Id.String(), "node": c.Node()})
+	log := logger.WithFields(map[string]any{"container": c.ID.String(), "node": c.Node()})
 	if !p.Kill {
-		t.preempt[c.Id.Attempt] = append(t.preempt[c.Id.Attempt], c.Id.Proto())
+		t.preempt[c.ID.Attempt] = append(t.preempt[c.ID.Attempt], c.ID.Proto())
 		log.Info("container to be preempted: AM notified")
 		return
 	}
 	c.preempted = true
-	t.Cleanup[c.Node()] = append(t.Cleanup[c.Node()], c.Id.Proto())
+	t.Cleanup[c.Node()] = append(t.Cleanup[c.Node()], c.ID.Proto())
 	log.Info("preempted container killed")
 }
 
@@ -371,18 +371,18 @@ func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
 func (t *Containers) Add(rc *Container, node string) {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
-	t.ByEngine[rc.EngineID], t.byID[rc.Id] = rc, rc
+	t.ByEngine[rc.EngineID], t.ByID[rc.ID] = rc, rc
 	if t.Starting[node] == nil {
 		t.Starting[node] = map[records.ContainerID]*Container{}
 	}
-	t.Starting[node][rc.Id] = rc
-	appID := rc.Id.Attempt.App
+	t.Starting[node][rc.ID] = rc
+	appID := rc.ID.Attempt.App
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = &nodeSet{}
 	}
 	t.ranOn[appID].add(t.nodes.of(node))
-	if !rc.Am {
-		t.allocated[rc.Id.Attempt] = append(t.allocated[rc.Id.Attempt], rc)
+	if !rc.AM {
+		t.allocated[rc.ID.Attempt] = append(t.allocated[rc.ID.Attempt], rc)
 	}
 }
 
@@ -419,10 +419,10 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 	for _, rc := range allocated {
 		if !rc.done && rc.HandedOut == 0 {
 			rc.HandedOut = now.UnixMilli()
-			t.Unstarted[rc.Id] = rc
+			t.Unstarted[rc.ID] = rc
 		}
 		if sent.add(t.nodes.of(rc.Node())) {
-			need = append(need, rc.At.Id)
+			need = append(need, rc.At.ID)
 		}
 	}
 	return allocated, completed, need
@@ -432,7 +432,7 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 func (t *Containers) CleanupContainers(match func(records.ContainerID) bool) {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
-	for cid, c := range t.byID {
+	for cid, c := range t.ByID {
 		if match(cid) && !c.done {
 			c.done = true
 			delete(t.Unstarted, cid)
@@ -453,9 +453,9 @@ func (t *Containers) ForgetAttempt(att records.AttemptID) {
 func (t *Containers) ForgetApp(id records.ApplicationID) {
 	t.Mu.Lock()
 	defer t.Mu.Unlock()
-	for cid, c := range t.byID {
+	for cid, c := range t.ByID {
 		if cid.Attempt.App == id {
-			delete(t.byID, cid)
+			delete(t.ByID, cid)
 			delete(t.ByEngine, c.EngineID)
 			delete(t.Unstarted, cid)
 			t.StartedLocked(c)

@@ -53,7 +53,7 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 				t.Removed[node] = append(t.Removed[node], id)
 			case c.AwaitingAck:
 				// Only the attempt's acknowledgement list holds it now.
-				delete(t.byID, id)
+				delete(t.ByID, id)
 				delete(t.ByEngine, c.EngineID)
 			default:
 				t.ForgetLocked(c)
@@ -67,7 +67,7 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 		if !ok {
 			continue
 		}
-		delete(t.Unstarted, c.Id)
+		delete(t.Unstarted, c.ID)
 		if st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
 			c.Running = true
 			t.StartedLocked(c)
@@ -104,7 +104,7 @@ func (t *Containers) IdsOf(engineIDs []scheduler.ContainerID) []records.Containe
 	var ids []records.ContainerID
 	for _, e := range engineIDs {
 		if c, ok := t.ByEngine[e]; ok {
-			ids = append(ids, c.Id)
+			ids = append(ids, c.ID)
 		}
 	}
 	t.Mu.Unlock()

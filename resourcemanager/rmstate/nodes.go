@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/sirupsen/logrus"
 )
 
 // Node is the RM's record of one NodeManager.
@@ -44,8 +44,8 @@ type Node struct {
 // NumContainers as the scheduler counts them): getClusterNodes fills those in.
 func (n *Node) report(labels []string) *yarnpb.NodeReportProto {
 	return &yarnpb.NodeReportProto{
-		NodeId:                n.Id,
-		HttpAddress:           proto.String(n.Http),
+		NodeId:                n.ID,
+		HttpAddress:           proto.String(n.HTTP),
 		RackName:              proto.String(n.Rack),
 		Capability:            n.Capability,
 		NumContainers:         proto.Int32(n.running),
@@ -109,7 +109,7 @@ func (r *Nodes) Reports(states []yarnpb.NodeStateProto, labels *Labels) []*yarnp
 	for _, k := range keys {
 		n := r.nodes[k]
 		if len(want) == 0 || want[n.State] {
-			out = append(out, n.report(labels.labelsOf(n.Id)))
+			out = append(out, n.report(labels.labelsOf(n.ID)))
 		}
 	}
 	return out
@@ -159,7 +159,7 @@ func (r *Nodes) Known(id *yarnpb.NodeIdProto) bool {
 		return ok
 	}
 	for _, n := range r.nodes {
-		if n.Id.GetHost() == id.GetHost() {
+		if n.ID.GetHost() == id.GetHost() {
 			return true
 		}
 	}
@@ -184,7 +184,7 @@ func (r *Nodes) HostsToNodes(hosts []string) []string {
 	var out []string
 	for _, h := range hosts {
 		for k, n := range r.nodes {
-			if n.Id.GetHost() == h || strings.EqualFold(k, h) {
+			if n.ID.GetHost() == h || strings.EqualFold(k, h) {
 				out = append(out, k)
 			}
 		}
@@ -302,7 +302,7 @@ func (r *Nodes) ApplyHostLists(lists *HostLists, graceful bool, timeout time.Dur
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, n := range r.nodes {
-		allowed := lists.Allows(n.Id.GetHost(), key)
+		allowed := lists.Allows(n.ID.GetHost(), key)
 		switch {
 		case !allowed && (n.State == yarnpb.NodeStateProto_NS_RUNNING || n.State == yarnpb.NodeStateProto_NS_UNHEALTHY ||
 			n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
@@ -373,7 +373,7 @@ func (r *Nodes) KeysMatching(want map[string]bool) []string {
 	defer r.mu.Unlock()
 	var keys []string
 	for key, n := range r.nodes {
-		if want[key] || want[n.Id.GetHost()+":0"] {
+		if want[key] || want[n.ID.GetHost()+":0"] {
 			keys = append(keys, key)
 		}
 	}
