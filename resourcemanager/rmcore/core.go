@@ -45,6 +45,7 @@ type Core struct {
 	hosts       *rmstate.HostLists // replaced by refreshNodes
 	rollers     []*keyRoller
 	stepMu      sync.Mutex     // one Step at a time (the monitor's, or a test's)
+	passMu      sync.Mutex     // one SchedulePass at a time
 	tasks       sync.WaitGroup // the loops Run starts and AM launches
 }
 

@@ -59,6 +59,10 @@ func (rm *Core) KickScheduler() {
 // containers with container tokens, queued for their attempts' next allocate. The loop
 // calls it on its tick and when kicked; tests call it to schedule at a known moment.
 func (rm *Core) SchedulePass() {
+	// One pass at a time, each committed before the next begins: a caller that returns
+	// from SchedulePass knows every plan made before it is in the container table.
+	rm.passMu.Lock()
+	defer rm.passMu.Unlock()
 	// Slices of one consistent engine pass each; the RPC handlers get the engine between
 	// them, so none waits for a whole busy pass.
 	for {

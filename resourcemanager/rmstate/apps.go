@@ -127,7 +127,7 @@ func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
 		Priority:               &yarnpb.PriorityProto{Priority: proto.Int32(a.Priority)},
 		SubmitTime:             proto.Int64(a.SubmitTime),
 		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
-		AppTimeouts:            a.TimeoutReports(now),
+		AppTimeouts:            a.timeoutReports(now),
 		// Bobbin's NodeManagers keep logs on their nodes (no aggregation): the Java RM
 		// reports DISABLED then.
 		LogAggregationStatus:   yarnpb.LogAggregationStatusProto_LOG_DISABLED.Enum(),
@@ -545,10 +545,10 @@ func (a *App) CountedFailures(nowMs int64) int {
 	return n
 }
 
-// TimeoutReports are ApplicationReport.appTimeouts: every timeout type, UNLIMITED / -1
+// timeoutReports are ApplicationReport.appTimeouts: every timeout type, UNLIMITED / -1
 // unless the application has one, then its expiry and the seconds left (the Java RM
 // shows them for a finished application too).
-func (a *App) TimeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
+func (a *App) timeoutReports(now time.Time) []*yarnpb.AppTimeoutsMapProto {
 	t := yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME
 	r := &yarnpb.ApplicationTimeoutProto{ApplicationTimeoutType: t.Enum(), ExpireTime: proto.String(timeoutUnlimited), RemainingTime: proto.Int64(timeoutUnknown)}
 	if exp, ok := a.Timeouts[t]; ok {

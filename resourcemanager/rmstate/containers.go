@@ -30,11 +30,11 @@ type Container struct {
 	done      bool
 	// AwaitingAck: done, and its NodeManager is told to forget it only once the AM has
 	// had its completed status (see drainFor).
-	AwaitingAck bool
-	Running     bool // its NodeManager has reported it running
+	awaitingAck bool
+	running     bool // its NodeManager has reported it running
 	// HandedOut is when the AM (or the AM launcher) got the container, in ms since the
 	// epoch (0: not yet); until its NM reports it, it may expire unused.
-	HandedOut int64
+	handedOut int64
 	Resource  scheduler.Resource
 	Created   int64 // ms since the epoch
 	User      string
@@ -54,7 +54,7 @@ func (c *Container) Node() string { return c.At.Key }
 // report is the container's getContainerReport view.
 func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportProto {
 	state := yarnpb.ContainerStateProto_C_NEW
-	if c.Running {
+	if c.running {
 		state = yarnpb.ContainerStateProto_C_RUNNING
 	}
 	return &yarnpb.ContainerReportProto{ContainerId: c.ID.Proto(), Resource: types.Proto(c.Resource[:types.Len()]), NodeId: proto.Clone(c.At.ID).(*yarnpb.NodeIdProto),
@@ -68,9 +68,9 @@ func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportPro
 type Containers struct {
 	types     resourcetypes.Types // for reports
 	now       func() time.Time    // the RM's clock, for resource-seconds
-	Mu        sync.Mutex
-	ByEngine  map[scheduler.ContainerID]*Container
-	ByID      map[records.ContainerID]*Container
+	mu        sync.Mutex
+	byEngine  map[scheduler.ContainerID]*Container
+	byID      map[records.ContainerID]*Container
 	seq       map[records.AttemptID]int64
 	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
 	// completed are the finished containers whose status the attempt has not pulled
@@ -80,20 +80,20 @@ type Containers struct {
 	completed map[records.AttemptID][]doneStatus
 	sentToAM  map[records.AttemptID][]*Container
 	nmTokens  map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
-	Cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
-	Removed   map[string][]records.ContainerID      // node -> completed containers to forget
+	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
+	removed   map[string][]records.ContainerID      // node -> completed containers to forget
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
 	// Unstarted are containers handed out and not yet reported by their NodeManager.
-	Unstarted map[records.ContainerID]*Container
+	unstarted map[records.ContainerID]*Container
 	// Starting are, per node, the live containers its NodeManager has not yet reported
 	// running: a heartbeat's running statuses need looking up only while there are any,
 	// and then in this small map rather than in byID.
-	Starting map[string]map[records.ContainerID]*Container
+	starting map[string]map[records.ContainerID]*Container
 	// ranOn is where each application had containers: those NMs are told when it ends.
 	ranOn      map[records.ApplicationID]*nodeSet
 	nodes      nodeIndex
-	AppCleanup map[string][]*yarnpb.ApplicationIdProto          // node -> finished applications
-	Signals    map[string][]*yarnpb.SignalContainerRequestProto // node -> signals from signalToContainer
+	appCleanup map[string][]*yarnpb.ApplicationIdProto          // node -> finished applications
+	signals    map[string][]*yarnpb.SignalContainerRequestProto // node -> signals from signalToContainer
 	// spent is what each application's completed containers held, times how long (in
 	// resource-milliseconds): the report's aggregate resource allocation.
 	spent map[records.ApplicationID]*spentResources
@@ -113,27 +113,27 @@ func (c *Container) held(now int64) scheduler.Resource {
 }
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
-	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, ByEngine: map[scheduler.ContainerID]*Container{}, ByID: map[records.ContainerID]*Container{},
+	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, byEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
-		Cleanup: map[string][]*yarnpb.ContainerIdProto{}, Removed: map[string][]records.ContainerID{},
-		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, Unstarted: map[records.ContainerID]*Container{},
-		Starting: map[string]map[records.ContainerID]*Container{},
-		ranOn:    map[records.ApplicationID]*nodeSet{}, AppCleanup: map[string][]*yarnpb.ApplicationIdProto{},
-		Signals: map[string][]*yarnpb.SignalContainerRequestProto{}}
+		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
+		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*Container{},
+		starting: map[string]map[records.ContainerID]*Container{},
+		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{},
+		signals: map[string][]*yarnpb.SignalContainerRequestProto{}}
 }
 
 // Complete records a finished container once and queues its status for its attempt.
 // It returns the status as the AM will see it and whether the container was still
 // running.
 func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	return t.CompleteLocked(id, status)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.completeLocked(id, status)
 }
 
-func (t *Containers) CompleteLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
-	c, ok := t.ByID[id]
+func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
+	c, ok := t.byID[id]
 	if !ok || c.done {
 		return c, status, false
 	}
@@ -148,15 +148,15 @@ func (t *Containers) CompleteLocked(id records.ContainerID, status *yarnpb.Conta
 	if c.preempted {
 		s.preempted = s.preempted.Add(h)
 	}
-	delete(t.Unstarted, id)
-	t.StartedLocked(c)
+	delete(t.unstarted, id)
+	t.startedLocked(c)
 	if c.preempted {
 		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
 		status.ExitStatus = proto.Int32(exitcode.Preempted)
 		status.Diagnostics = proto.String("Container preempted by scheduler")
 	}
 	t.completed[id.Attempt] = append(t.completed[id.Attempt], compactStatus(c, status))
-	c.AwaitingAck = true
+	c.awaitingAck = true
 	return c, status, true
 }
 
@@ -187,45 +187,45 @@ func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
 }
 
-// ForgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
+// forgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
 // held.
-func (t *Containers) ForgetLocked(c *Container) {
-	c.AwaitingAck = false
-	t.Removed[c.Node()] = append(t.Removed[c.Node()], c.ID)
-	delete(t.ByID, c.ID)
-	delete(t.ByEngine, c.EngineID)
+func (t *Containers) forgetLocked(c *Container) {
+	c.awaitingAck = false
+	t.removed[c.Node()] = append(t.removed[c.Node()], c.ID)
+	delete(t.byID, c.ID)
+	delete(t.byEngine, c.EngineID)
 }
 
-// StartedLocked takes c off its node's starting list; t.mu is held.
-func (t *Containers) StartedLocked(c *Container) {
-	if m := t.Starting[c.Node()]; m != nil {
+// startedLocked takes c off its node's starting list; t.mu is held.
+func (t *Containers) startedLocked(c *Container) {
+	if m := t.starting[c.Node()]; m != nil {
 		delete(m, c.ID)
 		if len(m) == 0 {
-			delete(t.Starting, c.Node())
+			delete(t.starting, c.Node())
 		}
 	}
 }
 
 // HandOut starts a container's allocation-expiry clock.
 func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	if c, ok := t.ByID[id]; ok && !c.done && c.HandedOut == 0 {
-		c.HandedOut = now.UnixMilli()
-		t.Unstarted[id] = c
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.byID[id]; ok && !c.done && c.handedOut == 0 {
+		c.handedOut = now.UnixMilli()
+		t.unstarted[id] = c
 	}
 }
 
 // Signal queues a signal for a live container's NodeManager (3.x containers_to_signal);
 // it returns the container's node, or false when the container is not live.
 func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) (string, bool) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	c, ok := t.ByID[id]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byID[id]
 	if !ok || c.done {
 		return "", false
 	}
-	t.Signals[c.Node()] = append(t.Signals[c.Node()], &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
+	t.signals[c.Node()] = append(t.signals[c.Node()], &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
 	return c.Node(), true
 }
 
@@ -233,10 +233,10 @@ func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCo
 func (t *Containers) dropAttemptLocked(att records.AttemptID) {
 	// No AM will pull these any more: their NodeManagers may forget them now.
 	for _, c := range t.sentToAM[att] {
-		t.ForgetLocked(c)
+		t.forgetLocked(c)
 	}
 	for _, d := range t.completed[att] {
-		t.ForgetLocked(d.c)
+		t.forgetLocked(d.c)
 	}
 	delete(t.sentToAM, att)
 	delete(t.allocated, att)
@@ -249,10 +249,10 @@ func (t *Containers) dropAttemptLocked(att records.AttemptID) {
 // LiveReports reports the live containers of an attempt (as the Java RM does: finished
 // containers are the history server's business).
 func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerReportProto {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var out []*yarnpb.ContainerReportProto
-	for id, c := range t.ByID {
+	for id, c := range t.byID {
 		if id.Attempt == att && !c.done {
 			out = append(out, c.report(t.types))
 		}
@@ -263,9 +263,9 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 
 // LiveReport reports one live container.
 func (t *Containers) LiveReport(id records.ContainerID) (*yarnpb.ContainerReportProto, bool) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	c, ok := t.ByID[id]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byID[id]
 	if !ok || c.done {
 		return nil, false
 	}
@@ -283,11 +283,11 @@ type usage struct {
 // LiveUsage sums the live containers of the given applications in one pass over the
 // table (a report or a whole application list costs one scan, not one per application).
 func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.ApplicationID]usage {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	out := make(map[records.ApplicationID]usage, len(apps))
 	now := t.now().UnixMilli()
-	for id, c := range t.ByID {
+	for id, c := range t.byID {
 		if app := id.Attempt.App; apps[app] && !c.done {
 			u := out[app]
 			u.Containers++
@@ -308,10 +308,10 @@ func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.
 
 // NodeUsage sums the live containers on each node, by node key.
 func (t *Containers) NodeUsage() map[string]usage {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	out := map[string]usage{}
-	for _, c := range t.ByID {
+	for _, c := range t.byID {
 		if !c.done {
 			u := out[c.Node()]
 			u.Containers++
@@ -325,9 +325,9 @@ func (t *Containers) NodeUsage() map[string]usage {
 // PreemptContainer applies one of the engine's preemptions: a notice for the AM's next
 // allocate answer, or the kill, sent to the container's NodeManager.
 func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Entry) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	c, ok := t.ByEngine[p.Container]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byEngine[p.Container]
 	if !ok || c.done {
 		return
 	}
@@ -338,14 +338,14 @@ func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Ent
 		return
 	}
 	c.preempted = true
-	t.Cleanup[c.Node()] = append(t.Cleanup[c.Node()], c.ID.Proto())
+	t.cleanup[c.Node()] = append(t.cleanup[c.Node()], c.ID.Proto())
 	log.Info("preempted container killed")
 }
 
 // TakePreemptions is the preemption message for an attempt's allocate answer (nil: none).
 func (t *Containers) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	ids := t.preempt[att]
 	delete(t.preempt, att)
 	if len(ids) == 0 {
@@ -360,8 +360,8 @@ func (t *Containers) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMe
 
 // NextID is the next container id of an attempt.
 func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.seq[att]++
 	return records.ContainerID{Attempt: att, ID: t.seq[att]}
 }
@@ -369,13 +369,13 @@ func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
 // Add tracks a container the engine placed on node: starting there until its NodeManager
 // reports it, and (unless it is an AM's) queued for its attempt's next allocate answer.
 func (t *Containers) Add(rc *Container, node string) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	t.ByEngine[rc.EngineID], t.ByID[rc.ID] = rc, rc
-	if t.Starting[node] == nil {
-		t.Starting[node] = map[records.ContainerID]*Container{}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.byEngine[rc.EngineID], t.byID[rc.ID] = rc, rc
+	if t.starting[node] == nil {
+		t.starting[node] = map[records.ContainerID]*Container{}
 	}
-	t.Starting[node][rc.ID] = rc
+	t.starting[node][rc.ID] = rc
 	appID := rc.ID.Attempt.App
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = &nodeSet{}
@@ -390,15 +390,15 @@ func (t *Containers) Add(rc *Container, node string) {
 // (handed out now: they may expire unused from here), its completed statuses (which the
 // next allocate acknowledges), and the nodes it needs NMTokens for.
 func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []*yarnpb.ContainerStatusProto, need []*yarnpb.NodeIdProto) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	allocated, done := t.allocated[att], t.completed[att]
 	delete(t.allocated, att)
 	delete(t.completed, att)
 	// This call acknowledges the completed statuses the last response carried.
 	acked := t.sentToAM[att]
 	for _, c := range acked {
-		t.ForgetLocked(c)
+		t.forgetLocked(c)
 	}
 	if len(done) > 0 {
 		completed = make([]*yarnpb.ContainerStatusProto, len(done))
@@ -417,9 +417,9 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 		t.nmTokens[att] = sent
 	}
 	for _, rc := range allocated {
-		if !rc.done && rc.HandedOut == 0 {
-			rc.HandedOut = now.UnixMilli()
-			t.Unstarted[rc.ID] = rc
+		if !rc.done && rc.handedOut == 0 {
+			rc.handedOut = now.UnixMilli()
+			t.unstarted[rc.ID] = rc
 		}
 		if sent.add(t.nodes.of(rc.Node())) {
 			need = append(need, rc.At.ID)
@@ -430,35 +430,35 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 
 // CleanupContainers kills the still-running containers that match on their NodeManagers.
 func (t *Containers) CleanupContainers(match func(records.ContainerID) bool) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	for cid, c := range t.ByID {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for cid, c := range t.byID {
 		if match(cid) && !c.done {
 			c.done = true
-			delete(t.Unstarted, cid)
-			t.StartedLocked(c)
-			t.Cleanup[c.Node()] = append(t.Cleanup[c.Node()], cid.Proto())
+			delete(t.unstarted, cid)
+			t.startedLocked(c)
+			t.cleanup[c.Node()] = append(t.cleanup[c.Node()], cid.Proto())
 		}
 	}
 }
 
 // ForgetAttempt drops what was queued for an attempt that ended.
 func (t *Containers) ForgetAttempt(att records.AttemptID) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.dropAttemptLocked(att)
 }
 
 // ForgetApp drops every trace of an application the registry no longer keeps.
 func (t *Containers) ForgetApp(id records.ApplicationID) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	for cid, c := range t.ByID {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for cid, c := range t.byID {
 		if cid.Attempt.App == id {
-			delete(t.ByID, cid)
-			delete(t.ByEngine, c.EngineID)
-			delete(t.Unstarted, cid)
-			t.StartedLocked(c)
+			delete(t.byID, cid)
+			delete(t.byEngine, c.EngineID)
+			delete(t.unstarted, cid)
+			t.startedLocked(c)
 		}
 	}
 	for att := range t.seq {
@@ -472,12 +472,12 @@ func (t *Containers) ForgetApp(id records.ApplicationID) {
 // AppEnded tells every NodeManager the application ran on that it ended (their next
 // heartbeat answers carry it), so they clean up its files and services.
 func (t *Containers) AppEnded(id records.ApplicationID) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if ran := t.ranOn[id]; ran != nil {
 		ran.each(func(i int) {
 			node := t.nodes.keys[i]
-			t.AppCleanup[node] = append(t.AppCleanup[node], id.Proto())
+			t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
 		})
 	}
 	delete(t.ranOn, id)
@@ -486,7 +486,7 @@ func (t *Containers) AppEnded(id records.ApplicationID) {
 // ForgetNMTokens forgets which nodes each attempt has NMTokens for, so the next answers
 // carry tokens of the newly activated key.
 func (t *Containers) ForgetNMTokens() {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	clear(t.nmTokens)
 }

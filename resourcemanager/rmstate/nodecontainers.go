@@ -14,9 +14,9 @@ import (
 
 // KillOnNode queues a container for its NodeManager's next heartbeat answer to kill.
 func (t *Containers) KillOnNode(node string, id *yarnpb.ContainerIdProto) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	t.Cleanup[node] = append(t.Cleanup[node], id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanup[node] = append(t.cleanup[node], id)
 }
 
 // completion is a container that completed and the status its AM hears.
@@ -31,16 +31,16 @@ type completion struct {
 func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) (finished []completion, release []scheduler.ContainerID) {
 	// The whole heartbeat is taken under one hold of the table's lock and one of the
 	// engine's: thousands of heartbeats a second must not queue on them per container.
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	starting := t.Starting[node]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	starting := t.starting[node]
 	for _, st := range statuses {
 		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 {
 			continue
 		}
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			c, final, fresh := t.CompleteLocked(id, st)
+			c, final, fresh := t.completeLocked(id, st)
 			if fresh {
 				finished = append(finished, completion{c, final})
 				release = append(release, c.EngineID)
@@ -50,15 +50,15 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 			// reporting containers of applications the RM has forgotten.
 			switch {
 			case c == nil:
-				t.Removed[node] = append(t.Removed[node], id)
-			case c.AwaitingAck:
+				t.removed[node] = append(t.removed[node], id)
+			case c.awaitingAck:
 				// Only the attempt's acknowledgement list holds it now.
-				delete(t.ByID, id)
-				delete(t.ByEngine, c.EngineID)
+				delete(t.byID, id)
+				delete(t.byEngine, c.EngineID)
 			default:
-				t.ForgetLocked(c)
+				t.forgetLocked(c)
 			}
-			starting = t.Starting[node]
+			starting = t.starting[node]
 			continue
 		}
 		// Every heartbeat repeats every running container; only those not yet seen
@@ -67,11 +67,11 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 		if !ok {
 			continue
 		}
-		delete(t.Unstarted, c.ID)
+		delete(t.unstarted, c.ID)
 		if st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
-			c.Running = true
-			t.StartedLocked(c)
-			starting = t.Starting[node]
+			c.running = true
+			t.startedLocked(c)
+			starting = t.starting[node]
 		}
 	}
 	return finished, release
@@ -80,34 +80,34 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 // Directives returns, once, what node must kill, signal and may forget, and which
 // applications ended.
 func (t *Containers) Directives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
-	signals = t.Signals[node]
-	delete(t.Signals, node)
-	cleanup, apps = t.Cleanup[node], t.AppCleanup[node]
-	if ids := t.Removed[node]; len(ids) > 0 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	signals = t.signals[node]
+	delete(t.signals, node)
+	cleanup, apps = t.cleanup[node], t.appCleanup[node]
+	if ids := t.removed[node]; len(ids) > 0 {
 		removed = make([]*yarnpb.ContainerIdProto, len(ids))
 		for i, id := range ids {
 			removed[i] = id.Proto()
 		}
 	}
-	delete(t.Cleanup, node)
-	delete(t.Removed, node)
-	delete(t.AppCleanup, node)
+	delete(t.cleanup, node)
+	delete(t.removed, node)
+	delete(t.appCleanup, node)
 	return cleanup, removed, apps, signals
 }
 
 // IdsOf maps engine container ids to the YARN ids of the containers still tracked, in
 // container-id order.
 func (t *Containers) IdsOf(engineIDs []scheduler.ContainerID) []records.ContainerID {
-	t.Mu.Lock()
+	t.mu.Lock()
 	var ids []records.ContainerID
 	for _, e := range engineIDs {
-		if c, ok := t.ByEngine[e]; ok {
+		if c, ok := t.byEngine[e]; ok {
 			ids = append(ids, c.ID)
 		}
 	}
-	t.Mu.Unlock()
+	t.mu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
 	return ids
 }
@@ -115,11 +115,11 @@ func (t *Containers) IdsOf(engineIDs []scheduler.ContainerID) []records.Containe
 // UnstartedSince are the containers handed out before cutoff that no NodeManager has
 // reported yet.
 func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
-	t.Mu.Lock()
-	defer t.Mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var due []*Container
-	for _, c := range t.Unstarted {
-		if time.UnixMilli(c.HandedOut).Before(cutoff) {
+	for _, c := range t.unstarted {
+		if time.UnixMilli(c.handedOut).Before(cutoff) {
 			due = append(due, c)
 		}
 	}

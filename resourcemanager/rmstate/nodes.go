@@ -267,7 +267,7 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time
 			v.HealthChanged = true
 		}
 	}
-	v.Resized, v.Relabelled = n.ApplyMeasurements(req)
+	v.Resized, v.Relabelled = n.applyMeasurements(req)
 	v.State, v.Capability, v.AutoLabels = n.State, n.Capability, n.AutoLabels
 	return v
 }
@@ -392,10 +392,10 @@ func (r *Nodes) SetCapability(key string, c *yarnpb.ResourceProto) bool {
 	return ok
 }
 
-// ApplyMeasurements takes what a Bobbin NodeManager measured of itself: the capacity a
+// applyMeasurements takes what a Bobbin NodeManager measured of itself: the capacity a
 // borrowed node offers now (the NodeReport capability shows it; zero takes it out of
 // scheduling) and its automatic labels. Called with the node registry's lock held.
-func (n *Node) ApplyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
+func (n *Node) applyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
 	if r := req.GetBobbinSchedulableResource(); r != nil && r.GetMemory() >= 0 && r.GetVirtualCores() >= 0 {
 		if r.GetMemory() != n.Capability.GetMemory() || r.GetVirtualCores() != n.Capability.GetVirtualCores() {
 			// Only memory and vcores are measured: other types (GPUs) keep what the node
