@@ -69,6 +69,12 @@ var Defaults = []Default{
 	{Key: "yarn.resource-types", Value: "", Doc: "Hadoop 3.1 resource types beyond memory-mb and vcores (e.g. `yarn.io/gpu`), usually in resource-types.xml; with `yarn.resource-types.<name>.units`, `.minimum-allocation`, `.maximum-allocation`. Bobbin schedules up to two extra types."},
 	{Key: "yarn.resourcemanager.resource-profiles.enabled", Value: "false", Doc: "Hadoop 3.1 resource profiles. Bobbin answers the profile calls as 3.1.1 does with them off, and refuses to start when this is true."},
 	{Key: "yarn.resourcemanager.reservation-system.enable", Value: "false", Doc: "The reservation system. Bobbin answers reservation calls as Hadoop does with it off, and refuses to start when this is true."},
+	{Key: "yarn.resourcemanager.recovery.enabled", Value: "false", Doc: "Keep applications and attempts in the state store and recover them when the RM restarts."},
+	{Key: "yarn.resourcemanager.store.class", Value: "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore", Doc: "The state store. FileSystemRMStateStore (with a file:// or local path URI) and LeveldbRMStateStore map to Bobbin's embedded store on local disk; NullRMStateStore keeps nothing; other classes (ZKRMStateStore for now) refuse to start."},
+	{Key: "yarn.resourcemanager.fs.state-store.uri", Value: "${hadoop.tmp.dir}/yarn/system/rmstore", Doc: "Directory of the embedded store for FileSystemRMStateStore (file:// or a local path)."},
+	{Key: "yarn.resourcemanager.leveldb-state-store.path", Value: "${hadoop.tmp.dir}/yarn/system/rmstore", Doc: "Directory of the embedded store for LeveldbRMStateStore."},
+	{Key: "yarn.resourcemanager.work-preserving-recovery.enabled", Value: "true", Doc: "After a restart, keep running containers (true) or fail and retry the running attempts (false). Bobbin recovers work-preserving only in a later release: with recovery on, set this to false."},
+	{Key: "yarn.resourcemanager.state-store.max-completed-applications", Value: "${yarn.resourcemanager.max-completed-applications}", Doc: "Completed applications kept in the state store."},
 
 	// yarn-site.xml: NodeManager
 	{Key: "yarn.nodemanager.hostname", Value: "0.0.0.0", Doc: "NodeManager host; 0.0.0.0 means the machine's host name is reported in the NodeId."},

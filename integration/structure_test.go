@@ -37,12 +37,13 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 	// then the core (loops, lifecycles), then the protocol services and the web, and the
 	// root package that wires them together on top.
 	rmLayer := map[string]int{
-		module + "/resourcemanager/scheduler": 0,
-		module + "/resourcemanager/rmstate":   1,
-		module + "/resourcemanager/rmcore":    2,
-		module + "/resourcemanager/rmservice": 3,
-		module + "/resourcemanager/rmweb":     3,
-		module + "/resourcemanager":           4,
+		module + "/resourcemanager/scheduler":  0,
+		module + "/resourcemanager/statestore": 0,
+		module + "/resourcemanager/rmstate":    1,
+		module + "/resourcemanager/rmcore":     2,
+		module + "/resourcemanager/rmservice":  3,
+		module + "/resourcemanager/rmweb":      3,
+		module + "/resourcemanager":            4,
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0

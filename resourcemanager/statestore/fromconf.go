@@ -1,0 +1,80 @@
+package statestore
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+)
+
+// Keys the RM reads to choose its store.
+const (
+	KeyRecovery        = "yarn.resourcemanager.recovery.enabled"
+	KeyStoreClass      = "yarn.resourcemanager.store.class"
+	KeyFSURI           = "yarn.resourcemanager.fs.state-store.uri"
+	KeyLevelDBPath     = "yarn.resourcemanager.leveldb-state-store.path"
+	KeyWorkPreserving  = "yarn.resourcemanager.work-preserving-recovery.enabled"
+	KeyMaxCompletedApp = "yarn.resourcemanager.state-store.max-completed-applications"
+)
+
+const recoveryPkg = "org.apache.hadoop.yarn.server.resourcemanager.recovery."
+
+// Open returns the store Hadoop's keys select, or nil when recovery is off (or the class
+// is NullRMStateStore). A class Bobbin cannot serve is an error naming the key.
+func Open(c *conf.Configuration) (Store, error) {
+	on, err := c.Bool(KeyRecovery)
+	if err != nil || !on {
+		return nil, err
+	}
+	class, err := c.Trimmed(KeyStoreClass)
+	if err != nil {
+		return nil, err
+	}
+	short := strings.TrimPrefix(class, recoveryPkg)
+	var dir string
+	switch short {
+	case "NullRMStateStore":
+		return nil, nil
+	case "FileSystemRMStateStore":
+		raw, err := c.Trimmed(KeyFSURI)
+		if err != nil {
+			return nil, err
+		}
+		if dir, err = localDir(raw); err != nil {
+			return nil, &conf.ValueError{Source: c.Source(KeyFSURI), Key: KeyFSURI, Value: raw, Reason: err.Error()}
+		}
+	case "LeveldbRMStateStore":
+		if dir, err = c.Trimmed(KeyLevelDBPath); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: KeyStoreClass, Value: class,
+			Reason: "Bobbin keeps RM state in its embedded store (FileSystemRMStateStore with a local path, LeveldbRMStateStore) or not at all (NullRMStateStore); ZKRMStateStore comes with HA"}
+	}
+	wp, err := c.Bool(KeyWorkPreserving)
+	if err != nil {
+		return nil, err
+	}
+	if wp {
+		raw, _ := c.Raw(KeyWorkPreserving)
+		return nil, &conf.ValueError{Source: c.Source(KeyWorkPreserving), Key: KeyWorkPreserving, Value: raw,
+			Reason: "work-preserving recovery is not in this Bobbin release; set it to false (running attempts are then failed and retried after a restart, as the Java RM does with it off)"}
+	}
+	return OpenEmbedded(dir)
+}
+
+// localDir reads a FileSystemRMStateStore URI that names local disk.
+func localDir(raw string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		return raw, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "file" {
+		return "", fmt.Errorf("the %s:// scheme: Bobbin's store is on local disk (file:// or a path)", u.Scheme)
+	}
+	return u.Path, nil
+}

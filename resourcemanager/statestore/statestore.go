@@ -1,0 +1,227 @@
+// Package statestore keeps what the ResourceManager must not lose when it restarts:
+// every application (its submission, its attempts, its state and diagnostics) and the
+// RM's epoch, which container ids carry after a restart (container_e<epoch>_...).
+//
+// The embedded store is one bbolt file in a directory on local disk: each write is a
+// transaction that bbolt fsyncs before it returns, so a caller that answers a client after
+// a write has made it durable. A file bbolt cannot open (torn, truncated, not a store) is
+// an error naming it: the RM refuses to start rather than start empty.
+package statestore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Store is where the RM's state is kept.
+type Store interface {
+	// Load reads everything stored, once, at start.
+	Load() (*State, error)
+	// PutApp stores an application's record, unless a newer version of it is stored.
+	PutApp(rec *AppRecord) error
+	// RemoveApps forgets applications (retired from the RM's memory).
+	RemoveApps(ids []string) error
+	// NextEpoch stores and returns the epoch after the stored one (0 for a new store).
+	NextEpoch() (int64, error)
+	// Location says what and where the store is, for logs and the web endpoints.
+	Location() string
+	Close() error
+}
+
+// State is what Load returns.
+type State struct {
+	Epoch int64
+	Apps  []*AppRecord // by application id
+}
+
+// AppRecord is one application as stored.
+type AppRecord struct {
+	ID string `json:"id"`
+	// Version grows with every change the RM makes; a record never replaces a newer one.
+	Version          uint64           `json:"version"`
+	User             string           `json:"user"`
+	Queue            string           `json:"queue"`
+	Name             string           `json:"name"`
+	Type             string           `json:"type"`
+	Tags             []string         `json:"tags,omitempty"`
+	Priority         int32            `json:"priority"`
+	AMResource       []byte           `json:"am_resource,omitempty"` // ResourceProto
+	AMSpec           []byte           `json:"am_spec,omitempty"`     // ContainerLaunchContextProto
+	MaxAttempts      int              `json:"max_attempts"`
+	Unmanaged        bool             `json:"unmanaged,omitempty"`
+	Failures         []int64          `json:"failures,omitempty"`
+	FailuresValidity int64            `json:"failures_validity_ms,omitempty"`
+	State            int32            `json:"state"`
+	Final            int32            `json:"final"`
+	SubmitTime       int64            `json:"submit_time"`
+	StartTime        int64            `json:"start_time"`
+	FinishTime       int64            `json:"finish_time,omitempty"`
+	Diagnostics      string           `json:"diagnostics,omitempty"`
+	Timeouts         map[int32]int64  `json:"timeouts,omitempty"`
+	LabelExpr        *string          `json:"label_expr,omitempty"`
+	AMLabelExpr      *string          `json:"am_label_expr,omitempty"`
+	Runtime          time.Duration    `json:"runtime,omitempty"`
+	Attempts         []AttemptRecord  `json:"attempts,omitempty"`
+	Extra            map[string]int64 `json:"extra,omitempty"` // room to grow without a format change
+}
+
+// AttemptRecord is one application attempt as stored.
+type AttemptRecord struct {
+	Attempt      int32  `json:"attempt"`
+	State        int32  `json:"state"`
+	Registered   bool   `json:"registered,omitempty"`
+	Unregistered bool   `json:"unregistered,omitempty"`
+	Host         string `json:"host,omitempty"`
+	RPCPort      int32  `json:"rpc_port,omitempty"`
+	TrackingURL  string `json:"tracking_url,omitempty"`
+	Diagnostics  string `json:"diagnostics,omitempty"`
+	StartTime    int64  `json:"start_time"`
+	FinishTime   int64  `json:"finish_time,omitempty"`
+	AMContainer  string `json:"am_container,omitempty"`
+}
+
+var (
+	bucketApps = []byte("applications")
+	bucketMeta = []byte("meta")
+	keyEpoch   = []byte("epoch")
+)
+
+// FileName is the store's file inside its directory.
+const FileName = "bobbin-rmstore.db"
+
+// Embedded is the bbolt store.
+type Embedded struct {
+	path string
+	db   *bolt.DB
+}
+
+// OpenEmbedded opens (creating it if need be) the store in dir.
+func OpenEmbedded(dir string) (*Embedded, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state store: directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("state store %s is locked by another process (another ResourceManager on the same store?)", path)
+		}
+		return nil, fmt.Errorf("state store %s cannot be opened (corrupt or not a Bobbin store; move it away to start empty): %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketApps, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state store %s: %w", path, err)
+	}
+	return &Embedded{path: path, db: db}, nil
+}
+
+// Location is the store's file.
+func (s *Embedded) Location() string { return s.path }
+
+// Close closes the store.
+func (s *Embedded) Close() error { return s.db.Close() }
+
+// Load reads every application and the epoch. A record that does not decode is an error
+// naming it: a store is used whole or not at all.
+func (s *Embedded) Load() (*State, error) {
+	st := &State{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyEpoch); v != nil {
+			if err := json.Unmarshal(v, &st.Epoch); err != nil {
+				return fmt.Errorf("epoch: %w", err)
+			}
+		}
+		return tx.Bucket(bucketApps).ForEach(func(k, v []byte) error {
+			var rec AppRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("application %s: %w", k, err)
+			}
+			st.Apps = append(st.Apps, &rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state store %s: %w", s.path, err)
+	}
+	sort.Slice(st.Apps, func(i, j int) bool { return st.Apps[i].ID < st.Apps[j].ID })
+	return st, nil
+}
+
+// PutApp stores rec unless the stored record is as new or newer.
+func (s *Embedded) PutApp(rec *AppRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("state store: application %s: %w", rec.ID, err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketApps)
+		if old := b.Get([]byte(rec.ID)); old != nil {
+			var v struct {
+				Version uint64 `json:"version"`
+			}
+			if json.Unmarshal(old, &v) == nil && v.Version >= rec.Version {
+				return nil
+			}
+		}
+		return b.Put([]byte(rec.ID), data)
+	})
+	if err != nil {
+		return fmt.Errorf("state store %s: application %s: %w", s.path, rec.ID, err)
+	}
+	return nil
+}
+
+// RemoveApps deletes applications' records.
+func (s *Embedded) RemoveApps(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketApps)
+		for _, id := range ids {
+			if err := b.Delete([]byte(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("state store %s: removing %d applications: %w", s.path, len(ids), err)
+	}
+	return nil
+}
+
+// NextEpoch stores and returns the epoch after the stored one.
+func (s *Embedded) NextEpoch() (int64, error) {
+	var epoch int64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketMeta)
+		if v := b.Get(keyEpoch); v != nil {
+			if err := json.Unmarshal(v, &epoch); err != nil {
+				return fmt.Errorf("epoch: %w", err)
+			}
+			epoch++
+		}
+		data, _ := json.Marshal(epoch)
+		return b.Put(keyEpoch, data)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: %w", s.path, err)
+	}
+	return epoch, nil
+}
