@@ -227,6 +227,9 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx), webErr)
 	rm.serving.Wait()
 	rm.Core.Wait()
+	if cerr := rm.Core.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 	rm.Log.Info("ResourceManager stopped")
 	return err
 }

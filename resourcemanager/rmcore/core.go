@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -47,6 +48,8 @@ type Core struct {
 	stepMu      sync.Mutex     // one Step at a time (the monitor's, or a test's)
 	passMu      sync.Mutex     // one SchedulePass at a time
 	tasks       sync.WaitGroup // the loops Run starts and AM launches
+	// Store keeps applications across restarts (nil: recovery is off).
+	Store statestore.Store
 }
 
 // New builds the RM's state, engine and keys from configuration, checking every key
@@ -120,6 +123,15 @@ func New(opts Options) (*Core, error) {
 		newKeyRoller("container", rm.ContainerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
 		newKeyRoller("nmtoken", rm.NMKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
 	}
+	if rm.Store, err = statestore.Open(opts.Conf); err != nil {
+		return nil, err
+	}
+	if rm.Store != nil {
+		if err := rm.recover(); err != nil {
+			rm.Store.Close()
+			return nil, err
+		}
+	}
 	return rm, nil
 }
 
@@ -173,3 +185,11 @@ func (rm *Core) ClusterTimestamp() int64 { return rm.clusterTimestamp }
 
 // Version is what the RM reports to NodeManagers and on its web endpoints.
 const Version = "2.7.3-bobbin"
+
+// Close releases the state store (after Wait).
+func (rm *Core) Close() error {
+	if rm.Store == nil {
+		return nil
+	}
+	return rm.Store.Close()
+}

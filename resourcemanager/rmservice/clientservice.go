@@ -136,7 +136,12 @@ func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.Submi
 		a.AMSpec = sc.GetAmContainerSpec()
 	}
 	log := s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
-	if !s.rm.Apps.Submit(a) {
+	added, err := s.rm.Apps.Submit(a)
+	if err != nil {
+		log.WithError(err).Error("application not recorded in the state store; refused")
+		return nil, rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record application %s: %v", id, err)
+	}
+	if !added {
 		log.Info("application submitted again; keeping the first submission")
 		return &yarnpb.SubmitApplicationResponseProto{}, nil
 	}

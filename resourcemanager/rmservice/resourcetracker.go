@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -79,8 +80,20 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	if err := rm.Engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id)}); err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
+	// Containers the NodeManager kept running that this RM does not know — an earlier
+	// run's, after a restart without work-preserving recovery — are killed.
+	orphans := 0
+	for _, st := range req.GetContainerStatuses() {
+		if st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			continue
+		}
+		if _, known := rm.Containers.LiveReport(records.ContainerIDFromProto(st.GetContainerId())); !known {
+			rm.Containers.KillOnNode(key, st.GetContainerId())
+			orphans++
+		}
+	}
 	rm.KickScheduler()
-	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(),
+	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": orphans,
 		"version": req.GetNmVersion(), "reregistered": again}).Info("NodeManager registered")
 	return resp, nil
 }

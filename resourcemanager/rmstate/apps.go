@@ -12,6 +12,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
@@ -47,6 +48,8 @@ type App struct {
 	StartTime              int64
 	FinishTime             int64
 	Diagnostics            string
+
+	saved persisted // what the state store has of it
 }
 
 // Attempt is one application attempt: its AMRMToken, its state and what its AM registered.
@@ -144,7 +147,7 @@ func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
 			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RPCPort)
 			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(cmpOrString(at.TrackingURL, "N/A")), proto.String(at.TrackingURL)
 		}
-		if a.Unmanaged && !a.Finished() {
+		if a.Unmanaged && !a.Finished() && at.Token != nil {
 			// An unmanaged AM is run by the client, which takes its AMRMToken from here.
 			r.AmRmToken = at.Token.Proto()
 		}
@@ -156,12 +159,15 @@ func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
 // It returns false when att is not the current attempt of a known application.
 func (r *Apps) WithAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	a, ok := r.apps[att.App]
 	if !ok || a.Attempt == nil || a.Attempt.ID != att {
+		r.mu.Unlock()
 		return false
 	}
 	fn(a, a.Attempt)
+	rec := r.changedLocked(a)
+	r.mu.Unlock()
+	r.writeOrReport(rec)
 	return true
 }
 
@@ -225,14 +231,23 @@ func progressOf(a *App) float32 {
 
 // Submit records a new application; an id already known is not replaced (a client's
 // retried submission), and submit reports false.
-func (r *Apps) Submit(a *App) bool {
+func (r *Apps) Submit(a *App) (bool, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, ok := r.apps[a.ID]; ok {
-		return false
+		r.mu.Unlock()
+		return false, nil
 	}
 	r.apps[a.ID] = a
-	return true
+	rec := r.changedLocked(a)
+	r.mu.Unlock()
+	if err := r.write(rec); err != nil {
+		// Not stored, not accepted: the client hears the error and nothing is lost.
+		r.mu.Lock()
+		delete(r.apps, a.ID)
+		r.mu.Unlock()
+		return false, err
+	}
+	return true, nil
 }
 
 // ReportOf returns a copy of an application's report.
@@ -250,7 +265,12 @@ func (r *Apps) ReportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProt
 // the app exists.
 func (r *Apps) Kill(id records.ApplicationID, now int64, diagnostics string) (killed, found bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var rec *statestore.AppRecord
+	defer func() {
+		r.mu.Unlock()
+		r.writeOrReport(rec)
+	}()
+	defer func() { rec = r.changedLocked(r.apps[id]) }()
 	a, ok := r.apps[id]
 	if !ok {
 		return false, false
@@ -269,15 +289,19 @@ func (r *Apps) Kill(id records.ApplicationID, now int64, diagnostics string) (ki
 // Move changes an unfinished application's queue.
 func (r *Apps) Move(id records.ApplicationID, queue string) (found, finished bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	a, ok := r.apps[id]
-	if !ok {
+	switch {
+	case !ok:
+		r.mu.Unlock()
 		return false, false
-	}
-	if a.Finished() {
+	case a.Finished():
+		r.mu.Unlock()
 		return true, true
 	}
 	a.Queue = queue
+	rec := r.changedLocked(a)
+	r.mu.Unlock()
+	r.writeOrReport(rec)
 	return true, false
 }
 
@@ -292,6 +316,9 @@ type Apps struct {
 	// finishedOrder lists ended applications oldest first, for retire.
 	finishedOrder []records.ApplicationID
 	retired       map[records.ApplicationID]bool
+
+	journal    Journal     // nil: nothing is stored
+	journalErr func(error) // where write errors without a caller go
 }
 
 func NewApps(clusterTimestamp int64, now func() time.Time) *Apps {
@@ -463,12 +490,19 @@ func (r *Apps) Retire(id records.ApplicationID, keep int) []records.ApplicationI
 	r.retired[id] = true
 	r.finishedOrder = append(r.finishedOrder, id)
 	var gone []records.ApplicationID
+	var ids []string
 	for len(r.finishedOrder) > keep {
 		old := r.finishedOrder[0]
 		r.finishedOrder = r.finishedOrder[1:]
 		delete(r.apps, old)
 		delete(r.retired, old)
 		gone = append(gone, old)
+		ids = append(ids, old.String())
+	}
+	if r.journal != nil && len(ids) > 0 {
+		if err := r.journal.RemoveApps(ids); err != nil && r.journalErr != nil {
+			r.journalErr(err)
+		}
 	}
 	return gone
 }
@@ -517,18 +551,28 @@ func DeclaredRuntime(tags []string, lifetimeMs int64) (time.Duration, error) {
 // With runs fn under the registry's lock with the application (nil, false when unknown).
 func (r *Apps) With(id records.ApplicationID, fn func(a *App, ok bool)) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	a, ok := r.apps[id]
 	fn(a, ok)
+	var rec *statestore.AppRecord
+	if ok {
+		rec = r.changedLocked(a)
+	}
+	r.mu.Unlock()
+	r.writeOrReport(rec)
 }
 
 // Each runs fn under the registry's lock for every application.
 func (r *Apps) Each(fn func(a *App)) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var recs []*statestore.AppRecord
 	for _, a := range r.apps {
 		fn(a)
+		if rec := r.changedLocked(a); rec != nil {
+			recs = append(recs, rec)
+		}
 	}
+	r.mu.Unlock()
+	r.writeOrReport(recs...)
 }
 
 // CountedFailures is how many counted failures lie inside the validity window.

@@ -72,6 +72,7 @@ type Containers struct {
 	byEngine  map[scheduler.ContainerID]*Container
 	byID      map[records.ContainerID]*Container
 	seq       map[records.AttemptID]int64
+	epoch     int64                              // the RM's epoch, in the top bits of every container id it makes
 	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
 	// completed are the finished containers whose status the attempt has not pulled
 	// yet; sentToAM those whose status went out in the attempt's last allocate response.
@@ -110,6 +111,14 @@ func (c *Container) held(now int64) scheduler.Resource {
 		v[i] = x * ms
 	}
 	return v
+}
+
+// SetEpoch sets the RM's epoch (the state store's restart count): container ids made from
+// now on carry it (container_e<epoch>_...), so they never repeat an earlier run's.
+func (t *Containers) SetEpoch(epoch int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.epoch = epoch
 }
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
@@ -363,7 +372,7 @@ func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq[att]++
-	return records.ContainerID{Attempt: att, ID: t.seq[att]}
+	return records.ContainerID{Attempt: att, ID: t.epoch<<40 | t.seq[att]}
 }
 
 // Add tracks a container the engine placed on node: starting there until its NodeManager

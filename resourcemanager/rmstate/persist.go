@@ -1,0 +1,187 @@
+package rmstate
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+)
+
+// Journal is where the registry writes what it changed: the state store.
+type Journal interface {
+	PutApp(rec *statestore.AppRecord) error
+	RemoveApps(ids []string) error
+}
+
+// persisted is what the registry keeps per application to know when to write it.
+type persisted struct {
+	version uint64
+	last    *statestore.AppRecord // the last record written, without the launch context
+	spec    []byte                // the AM's launch context and resource, marshalled once
+	res     []byte
+}
+
+// SetJournal makes the registry write every application whose stored fields a call
+// changed, after the call and outside the registry's lock. Submit returns the write's
+// error; other calls have no caller to tell, so their write errors go to onErr.
+func (r *Apps) SetJournal(j Journal, onErr func(error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.journal, r.journalErr = j, onErr
+}
+
+// record is what is stored of a, without the launch context and AM resource (which never
+// change after submission and are added when writing).
+func (a *App) record() *statestore.AppRecord {
+	rec := &statestore.AppRecord{ID: a.ID.String(), Version: a.saved.version, User: a.User, Queue: a.Queue, Name: a.Name, Type: a.AppType,
+		Tags: a.Tags, Priority: a.Priority, MaxAttempts: a.MaxAttempts, Unmanaged: a.Unmanaged, Failures: a.Failures,
+		FailuresValidity: a.FailuresValidity, State: int32(a.State), Final: int32(a.Final), SubmitTime: a.SubmitTime, StartTime: a.StartTime,
+		FinishTime: a.FinishTime, Diagnostics: a.Diagnostics, LabelExpr: a.LabelExpr, AMLabelExpr: a.AMLabelExpr, Runtime: a.Runtime}
+	if len(a.Timeouts) > 0 {
+		rec.Timeouts = make(map[int32]int64, len(a.Timeouts))
+		for k, v := range a.Timeouts {
+			rec.Timeouts[int32(k)] = v
+		}
+	}
+	rec.Attempts = make([]statestore.AttemptRecord, len(a.Attempts))
+	for i, at := range a.Attempts {
+		ar := statestore.AttemptRecord{Attempt: at.ID.Attempt, State: int32(at.State), Registered: at.Registered, Unregistered: at.Unregistered,
+			Host: at.Host, RPCPort: at.RPCPort, TrackingURL: at.TrackingURL, Diagnostics: at.Diagnostics, StartTime: at.StartTime, FinishTime: at.FinishTime}
+		if at.AMContainer != nil {
+			ar.AMContainer = at.AMContainer.String()
+		}
+		rec.Attempts[i] = ar
+	}
+	return rec
+}
+
+// changedLocked returns the record to write for a when its stored fields changed since
+// the last write (nil otherwise, or without a journal). The registry's lock is held.
+func (r *Apps) changedLocked(a *App) *statestore.AppRecord {
+	if r.journal == nil || a == nil {
+		return nil
+	}
+	rec := a.record()
+	if a.saved.last != nil && reflect.DeepEqual(rec, a.saved.last) {
+		return nil
+	}
+	a.saved.version++
+	rec.Version = a.saved.version
+	a.saved.last = rec
+	if a.saved.spec == nil && a.AMSpec != nil {
+		a.saved.spec, _ = proto.Marshal(a.AMSpec)
+	}
+	if a.saved.res == nil && a.AMResource != nil {
+		a.saved.res, _ = proto.Marshal(a.AMResource)
+	}
+	w := *rec
+	w.AMSpec, w.AMResource = a.saved.spec, a.saved.res
+	return &w
+}
+
+// write stores records taken under the lock; it runs after the lock is released.
+func (r *Apps) write(recs ...*statestore.AppRecord) error {
+	var first error
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		if err := r.journal.PutApp(rec); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// writeOrReport is write for calls that cannot return the error.
+func (r *Apps) writeOrReport(recs ...*statestore.AppRecord) {
+	if err := r.write(recs...); err != nil && r.journalErr != nil {
+		r.journalErr(err)
+	}
+}
+
+// AppFromRecord rebuilds an application from the state store. Its attempts come back as
+// they were stored, without AMRMTokens (the RM decides what becomes of them).
+func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
+	id, err := records.ParseApplicationID(rec.ID)
+	if err != nil {
+		return nil, fmt.Errorf("stored application %q: %w", rec.ID, err)
+	}
+	a := &App{ID: id, User: rec.User, Queue: rec.Queue, Name: rec.Name, AppType: rec.Type, Tags: rec.Tags, Priority: rec.Priority,
+		MaxAttempts: rec.MaxAttempts, Unmanaged: rec.Unmanaged, Failures: rec.Failures, FailuresValidity: rec.FailuresValidity,
+		State: yarnpb.YarnApplicationStateProto(rec.State), Final: yarnpb.FinalApplicationStatusProto(rec.Final), SubmitTime: rec.SubmitTime,
+		StartTime: rec.StartTime, FinishTime: rec.FinishTime, Diagnostics: rec.Diagnostics, LabelExpr: rec.LabelExpr, AMLabelExpr: rec.AMLabelExpr,
+		Runtime: rec.Runtime}
+	if len(rec.AMSpec) > 0 {
+		a.AMSpec = &yarnpb.ContainerLaunchContextProto{}
+		if err := proto.Unmarshal(rec.AMSpec, a.AMSpec); err != nil {
+			return nil, fmt.Errorf("stored application %s: launch context: %w", rec.ID, err)
+		}
+	}
+	if len(rec.AMResource) > 0 {
+		a.AMResource = &yarnpb.ResourceProto{}
+		if err := proto.Unmarshal(rec.AMResource, a.AMResource); err != nil {
+			return nil, fmt.Errorf("stored application %s: AM resource: %w", rec.ID, err)
+		}
+	}
+	if len(rec.Timeouts) > 0 {
+		a.Timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+		for k, v := range rec.Timeouts {
+			a.Timeouts[yarnpb.ApplicationTimeoutTypeProto(k)] = v
+		}
+	}
+	for _, ar := range rec.Attempts {
+		at := &Attempt{ID: id.Attempt(ar.Attempt), State: yarnpb.YarnApplicationAttemptStateProto(ar.State), Registered: ar.Registered,
+			Unregistered: ar.Unregistered, Host: ar.Host, RPCPort: ar.RPCPort, TrackingURL: ar.TrackingURL, Diagnostics: ar.Diagnostics,
+			StartTime: ar.StartTime, FinishTime: ar.FinishTime}
+		if ar.AMContainer != "" {
+			cid, err := records.ParseContainerID(ar.AMContainer)
+			if err != nil {
+				return nil, fmt.Errorf("stored application %s: attempt %d: %w", rec.ID, ar.Attempt, err)
+			}
+			at.AMContainer = &cid
+		}
+		a.Attempts = append(a.Attempts, at)
+	}
+	if n := len(a.Attempts); n > 0 {
+		a.Attempt = a.Attempts[n-1]
+	}
+	a.saved = persisted{version: rec.Version, spec: rec.AMSpec, res: rec.AMResource}
+	a.saved.last = a.record()
+	a.saved.last.Version = rec.Version
+	return a, nil
+}
+
+// Restore puts recovered applications in the registry, finished ones in retirement
+// order, without writing them back.
+func (r *Apps) Restore(apps []*App) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range apps {
+		r.apps[a.ID] = a
+	}
+	// Oldest finish first, so the limit on completed applications drops the oldest.
+	var done []*App
+	for _, a := range apps {
+		if a.Finished() {
+			done = append(done, a)
+		}
+	}
+	sortByFinish(done)
+	for _, a := range done {
+		if r.retired == nil {
+			r.retired = map[records.ApplicationID]bool{}
+		}
+		r.retired[a.ID] = true
+		r.finishedOrder = append(r.finishedOrder, a.ID)
+	}
+}
+
+func sortByFinish(apps []*App) {
+	sort.SliceStable(apps, func(i, j int) bool { return apps[i].FinishTime < apps[j].FinishTime })
+}
