@@ -36,6 +36,9 @@ type nsCluster struct {
 	nmHome, nmVersion string
 	// capacityProps, when set, replaces writeConf's capacity-scheduler.xml.
 	capacityProps map[string]string
+	// rmConfDir, when set, is the conf dir `bobbin resourcemanager` reads (the NodeManager
+	// and the clients keep confDir), for keys the two daemons must see differently.
+	rmConfDir string
 }
 
 // withApacheNM makes the cluster's Apache NodeManager the one of Hadoop version v, or
@@ -153,7 +156,11 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 	for _, l := range nms {
 		start += l + "\nNMS=\"$NMS $!\"\n"
 	}
-	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
+	rmConf := c.confDir
+	if c.rmConfDir != "" {
+		rmConf = c.rmConfDir
+	}
+	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), rmConf)
 	if c.apacheRM {
 		rm = c.home + "/bin/yarn resourcemanager"
 	}

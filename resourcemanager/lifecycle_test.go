@@ -192,7 +192,11 @@ func (sc *simCluster) runTasks(n int32) amFunc {
 			sc.t.Errorf("started %d containers, asked %d", started, n)
 		}
 		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "all tasks done", ""); err != nil {
-			sc.t.Errorf("finish: %v", err)
+			// The report shows FINISHED as the RM records the unregistration, before it
+			// answers: a test that saw it may end, and stop this container, first.
+			if ctx.Err() == nil {
+				sc.t.Errorf("finish: %v", err)
+			}
 			return 1
 		}
 		return 0
@@ -431,6 +435,7 @@ func TestMasterKeysRoll(t *testing.T) {
 	c := testConf("yarn.am.liveness-monitor.expiry-interval-ms", "200", "yarn.nm.liveness-monitor.expiry-interval-ms", "200",
 		rmcore.KeyAMRMRoll, "1", rmcore.KeyContainerRoll, "1", rmcore.KeyNMRoll, "1")
 	sc := newSimCluster(t, c, 1, nil)
+	containerKey0, nmKey0 := sc.rm.ContainerKeys.Current().ID, sc.rm.NMKeys.Current().ID
 	var keyIDs []int32
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		am.Register(ctx, "h", 0, "")
@@ -463,7 +468,7 @@ func TestMasterKeysRoll(t *testing.T) {
 	if len(keyIDs) < 3 {
 		t.Fatalf("AMRMToken key ids seen %v: want at least two rolls", keyIDs)
 	}
-	if sc.rm.ContainerKeys.Current().ID < 2 || sc.rm.NMKeys.Current().ID < 2 {
+	if sc.rm.ContainerKeys.Current().ID == containerKey0 || sc.rm.NMKeys.Current().ID == nmKey0 {
 		t.Fatalf("container/NM keys did not roll: %d %d", sc.rm.ContainerKeys.Current().ID, sc.rm.NMKeys.Current().ID)
 	}
 }

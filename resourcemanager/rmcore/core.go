@@ -2,6 +2,8 @@ package rmcore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"sync"
 	"time"
 
@@ -111,9 +113,12 @@ func New(opts Options) (*Core, error) {
 	rm.Labels = rmstate.NewLabels(opts.Queues.Labels())
 	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
 	rm.Nodes = rmstate.NewNodes()
-	rm.ContainerKeys = security.NewKeyRing(1)
-	rm.NMKeys = security.NewKeyRing(1)
-	rm.AMRM = security.NewAMRMTokens(security.NewKeyRing(1))
+	// Key ids start at random, as the Java secret managers' do: a NodeManager that kept
+	// running across an RM restart holds the old RM's keys and takes a key whose id it
+	// already has for the same key, so a new RM must not reuse the old one's ids.
+	rm.ContainerKeys = security.NewKeyRing(firstKeyID())
+	rm.NMKeys = security.NewKeyRing(firstKeyID())
+	rm.AMRM = security.NewAMRMTokens(security.NewKeyRing(firstKeyID()))
 	rm.Engine, rm.Containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.ContainerKeys, RMIdentifier: rm.clusterTimestamp}
@@ -192,4 +197,13 @@ func (rm *Core) Close() error {
 		return nil
 	}
 	return rm.Store.Close()
+}
+
+// firstKeyID is a random positive key id with room to roll for ever in practice.
+func firstKeyID() int32 {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 1
+	}
+	return int32(binary.BigEndian.Uint32(b[:])>>2) + 1
 }

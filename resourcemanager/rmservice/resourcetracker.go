@@ -3,6 +3,7 @@ package rmservice
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -82,18 +83,20 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	}
 	// Containers the NodeManager kept running that this RM does not know — an earlier
 	// run's, after a restart without work-preserving recovery — are killed.
-	orphans := 0
+	var orphans []string
+	var orphanIDs []*yarnpb.ContainerIdProto
 	for _, st := range req.GetContainerStatuses() {
 		if st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE {
 			continue
 		}
-		if _, known := rm.Containers.LiveReport(records.ContainerIDFromProto(st.GetContainerId())); !known {
-			rm.Containers.KillOnNode(key, st.GetContainerId())
-			orphans++
+		if id := records.ContainerIDFromProto(st.GetContainerId()); !rm.Containers.Known(id) {
+			orphanIDs = append(orphanIDs, st.GetContainerId())
+			orphans = append(orphans, id.String())
 		}
 	}
+	rm.Containers.KillOrphans(key, orphanIDs)
 	rm.KickScheduler()
-	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": orphans,
+	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": strings.Join(orphans, " "), "containers_reported": len(req.GetContainerStatuses()),
 		"version": req.GetNmVersion(), "reregistered": again}).Info("NodeManager registered")
 	return resp, nil
 }
@@ -135,6 +138,9 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	resp.ContainerTokenMasterKey = keyUpdate(rm.ContainerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.NMKeys, req.GetLastKnownNmTokenMasterKey())
 	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.Containers.Directives(key)
+	if len(resp.ContainersToCleanup) > 0 {
+		log.WithField("containers", len(resp.ContainersToCleanup)).Debug("containers to clean up sent")
+	}
 	rm.Nodes.SetLastResponse(key, resp)
 	return resp, nil
 }

@@ -66,13 +66,15 @@ func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportPro
 // Containers joins the engine's allocations to YARN containers and holds what each
 // attempt and node is to be told on its next allocate or heartbeat.
 type Containers struct {
-	types     resourcetypes.Types // for reports
-	now       func() time.Time    // the RM's clock, for resource-seconds
-	mu        sync.Mutex
-	byEngine  map[scheduler.ContainerID]*Container
-	byID      map[records.ContainerID]*Container
-	seq       map[records.AttemptID]int64
-	epoch     int64                              // the RM's epoch, in the top bits of every container id it makes
+	types    resourcetypes.Types // for reports
+	now      func() time.Time    // the RM's clock, for resource-seconds
+	mu       sync.Mutex
+	byEngine map[scheduler.ContainerID]*Container
+	byID     map[records.ContainerID]*Container
+	seq      map[records.AttemptID]int64
+	epoch    int64 // the RM's epoch, in the top bits of every container id it makes
+	// orphans are, per node, running containers of an earlier RM's that it is killing.
+	orphans   map[string]map[records.ContainerID]bool
 	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
 	// completed are the finished containers whose status the attempt has not pulled
 	// yet; sentToAM those whose status went out in the attempt's last allocate response.
@@ -113,6 +115,14 @@ func (c *Container) held(now int64) scheduler.Resource {
 	return v
 }
 
+// Known reports whether the table holds container id (live or awaiting its AM's ack).
+func (t *Containers) Known(id records.ContainerID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.byID[id]
+	return ok
+}
+
 // SetEpoch sets the RM's epoch (the state store's restart count): container ids made from
 // now on carry it (container_e<epoch>_...), so they never repeat an earlier run's.
 func (t *Containers) SetEpoch(epoch int64) {
@@ -129,7 +139,7 @@ func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers 
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*Container{},
 		starting: map[string]map[records.ContainerID]*Container{},
 		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{},
-		signals: map[string][]*yarnpb.SignalContainerRequestProto{}}
+		signals: map[string][]*yarnpb.SignalContainerRequestProto{}, orphans: map[string]map[records.ContainerID]bool{}}
 }
 
 // Complete records a finished container once and queues its status for its attempt.

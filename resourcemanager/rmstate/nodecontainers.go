@@ -34,11 +34,21 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	starting := t.starting[node]
+	orphans := t.orphans[node]
 	for _, st := range statuses {
-		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 {
+		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 && len(orphans) == 0 {
 			continue
 		}
 		id := records.ContainerIDFromProto(st.GetContainerId())
+		if orphans[id] {
+			if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+				delete(orphans, id)
+			} else {
+				// Still running: the kill is sent again until the NodeManager reports it
+				// gone (a 2.7.3 NodeManager can miss the first, sent as it re-registers).
+				t.cleanup[node] = append(t.cleanup[node], st.GetContainerId())
+			}
+		}
 		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
 			c, final, fresh := t.completeLocked(id, st)
 			if fresh {
@@ -74,7 +84,29 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 			starting = t.starting[node]
 		}
 	}
+	if len(orphans) == 0 {
+		delete(t.orphans, node)
+	}
 	return finished, release
+}
+
+// KillOrphans asks node to kill running containers the RM does not know (a NodeManager
+// kept them across an RM restart), and keeps asking while it reports them running.
+func (t *Containers) KillOrphans(node string, ids []*yarnpb.ContainerIdProto) {
+	if len(ids) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	set := t.orphans[node]
+	if set == nil {
+		set = map[records.ContainerID]bool{}
+		t.orphans[node] = set
+	}
+	for _, id := range ids {
+		set[records.ContainerIDFromProto(id)] = true
+		t.cleanup[node] = append(t.cleanup[node], id)
+	}
 }
 
 // Directives returns, once, what node must kill, signal and may forget, and which
