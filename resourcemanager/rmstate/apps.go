@@ -263,45 +263,31 @@ func (r *Apps) ReportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProt
 // Kill moves an unfinished application to KILLED. It reports whether it did and whether
 // the app exists.
 func (r *Apps) Kill(id records.ApplicationID, now int64, diagnostics string) (killed, found bool) {
-	r.mu.Lock()
-	var rec *statestore.AppRecord
-	defer func() {
-		r.mu.Unlock()
-		r.writeOrReport(rec)
-	}()
-	defer func() { rec = r.changedLocked(r.apps[id]) }()
-	a, ok := r.apps[id]
-	if !ok {
-		return false, false
-	}
-	if !a.Finished() {
+	r.With(id, func(a *App, ok bool) {
+		if found = ok; !ok || a.Finished() {
+			return
+		}
 		killed = true
 		a.State, a.Final = yarnpb.YarnApplicationStateProto_KILLED, yarnpb.FinalApplicationStatusProto_APP_KILLED
 		a.FinishTime, a.Diagnostics = now, diagnostics
 		if at := a.Attempt; at != nil && !at.Ended() {
 			at.State, at.FinishTime, at.Diagnostics = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED, now, diagnostics
 		}
-	}
-	return killed, true
+	})
+	return killed, found
 }
 
 // Move changes an unfinished application's queue.
 func (r *Apps) Move(id records.ApplicationID, queue string) (found, finished bool) {
-	r.mu.Lock()
-	a, ok := r.apps[id]
-	switch {
-	case !ok:
-		r.mu.Unlock()
-		return false, false
-	case a.Finished():
-		r.mu.Unlock()
-		return true, true
-	}
-	a.Queue = queue
-	rec := r.changedLocked(a)
-	r.mu.Unlock()
-	r.writeOrReport(rec)
-	return true, false
+	r.With(id, func(a *App, ok bool) {
+		if found = ok; !ok {
+			return
+		}
+		if finished = a.Finished(); !finished {
+			a.Queue = queue
+		}
+	})
+	return found, finished
 }
 
 // Apps hands out application ids and holds the applications by id.
@@ -411,8 +397,8 @@ func (r *Apps) AttemptIDs(id records.ApplicationID) []records.AttemptID {
 // keep (yarn.resourcemanager.max-completed-applications), returning them.
 func (r *Apps) Retire(id records.ApplicationID, keep int) []records.ApplicationID {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.retired[id] {
+		r.mu.Unlock()
 		return nil
 	}
 	if r.retired == nil {
@@ -430,9 +416,12 @@ func (r *Apps) Retire(id records.ApplicationID, keep int) []records.ApplicationI
 		gone = append(gone, old)
 		ids = append(ids, old.String())
 	}
-	if r.journal != nil && len(ids) > 0 {
-		if err := r.journal.RemoveApps(ids); err != nil && r.journalErr != nil {
-			r.journalErr(err)
+	journal, onErr := r.journal, r.journalErr
+	r.mu.Unlock()
+	// The store is written outside the registry's lock, as every other write is.
+	if journal != nil && len(ids) > 0 {
+		if err := journal.RemoveApps(ids); err != nil && onErr != nil {
+			onErr(err)
 		}
 	}
 	return gone
