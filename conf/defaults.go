@@ -73,7 +73,8 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.store.class", Value: "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore", Doc: "The state store. FileSystemRMStateStore (with a file:// or local path URI) and LeveldbRMStateStore map to Bobbin's embedded store on local disk; NullRMStateStore keeps nothing; other classes (ZKRMStateStore for now) refuse to start."},
 	{Key: "yarn.resourcemanager.fs.state-store.uri", Value: "${hadoop.tmp.dir}/yarn/system/rmstore", Doc: "Directory of the embedded store for FileSystemRMStateStore (file:// or a local path)."},
 	{Key: "yarn.resourcemanager.leveldb-state-store.path", Value: "${hadoop.tmp.dir}/yarn/system/rmstore", Doc: "Directory of the embedded store for LeveldbRMStateStore."},
-	{Key: "yarn.resourcemanager.work-preserving-recovery.enabled", Value: "true", Doc: "After a restart, keep running containers (true) or fail and retry the running attempts (false). Bobbin recovers work-preserving only in a later release: with recovery on, set this to false."},
+	{Key: "yarn.resourcemanager.work-preserving-recovery.enabled", Value: "true", Doc: "After a restart, keep running containers and attempts (true: NodeManagers re-register with their containers, AMs re-register and resend their asks) or fail and retry the running attempts (false)."},
+	{Key: "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", Value: "10000", Doc: "After a work-preserving restart, how long the RM waits at most for the NodeManagers that were running to register again before it allocates; Bobbin starts as soon as all of them are back."},
 	{Key: "yarn.resourcemanager.state-store.max-completed-applications", Value: "${yarn.resourcemanager.max-completed-applications}", Doc: "Completed applications kept in the state store."},
 
 	// yarn-site.xml: NodeManager

@@ -87,6 +87,24 @@ func (nm *NodeManager) containerStatuses() (out []*yarnpb.ContainerStatusProto, 
 	return out, completed
 }
 
+// registrationStatuses are the containers a registration reports (NMContainerStatus):
+// every live one and each completed one the RM has not told the node to forget.
+func (nm *NodeManager) registrationStatuses() []*yarnpb.NMContainerStatusProto {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	out := make([]*yarnpb.NMContainerStatusProto, 0, len(nm.containers))
+	for _, c := range nm.containers {
+		st := &yarnpb.NMContainerStatusProto{ContainerId: c.id.Proto(), ContainerState: c.state.Enum(), Diagnostics: proto.String(c.diag),
+			ContainerExitStatus: proto.Int32(c.exit)}
+		if c.ident != nil {
+			st.Resource, st.Priority, st.CreationTime = c.ident.GetResource(), c.ident.GetPriority(), c.ident.CreationTime
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetContainerId().GetId() < out[j].GetContainerId().GetId() })
+	return out
+}
+
 // reported marks completed statuses the RM has received.
 func (nm *NodeManager) reported(completed []*nmContainer) {
 	nm.mu.Lock()

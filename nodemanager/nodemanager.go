@@ -77,6 +77,10 @@ type Settings struct {
 	MonitorEvery   time.Duration
 	// Borrow holds the borrowed-mode, automatic-label and UML executor settings.
 	Borrow hostSettings
+	// KeepOnResync: when the RM asks to resync (it restarted), containers keep running
+	// and are reported as the node registers again
+	// (yarn.resourcemanager.work-preserving-recovery.enabled, read by NMs too).
+	KeepOnResync bool
 }
 
 // ReadSettings reads and validates the NodeManager's keys, reporting every problem.
@@ -167,6 +171,8 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	s.DebugDelay, err = c.Duration("yarn.nodemanager.delete.debug-delay-sec", time.Second)
 	add(err)
 	s.AllowSimple, err = c.Bool("bobbin.nodemanager.allow-simple-auth")
+	add(err)
+	s.KeepOnResync, err = c.Bool("yarn.resourcemanager.work-preserving-recovery.enabled")
 	add(err)
 	s.MaxDataLength, err = c.Int("ipc.maximum.data.length")
 	add(err)

@@ -42,9 +42,13 @@ func (l *rmLink) register(ctx context.Context) error {
 	nm := l.nm
 	_, httpPort := nm.ports()
 	var resp yarnpb.RegisterNodeManagerResponseProto
-	err := l.rt.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: l.nodeID(), HttpPort: proto.Int32(httpPort),
+	req := &yarnpb.RegisterNodeManagerRequestProto{NodeId: l.nodeID(), HttpPort: proto.Int32(httpPort),
 		Resource:  nm.settings.Types.Proto(nm.settings.Offer),
-		NmVersion: proto.String(nmVersion)}, &resp)
+		NmVersion: proto.String(nmVersion)}
+	// Containers kept across an RM restart are reported so that a work-preserving RM
+	// rebuilds them (and kills the ones it does not want).
+	req.ContainerStatuses = nm.registrationStatuses()
+	err := l.rt.Call(ctx, "registerNodeManager", req, &resp)
 	if err != nil {
 		return fmt.Errorf("nodemanager: registerNodeManager with %s: %w", nm.settings.RMTracker, err)
 	}
@@ -101,12 +105,17 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		nm.killAll(exitcode.KilledByResourceManager, "Container killed: the ResourceManager shut the node down")
 		return false
 	case yarnpb.NodeActionProto_RESYNC:
-		// The RM lost this node: its containers are gone on the RM's side, so they are
-		// killed here, and the node registers again.
-		nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Warn("the ResourceManager asked to resync: killing containers and registering again")
+		// The RM lost this node (it restarted, or expired the node). With work-preserving
+		// recovery the containers keep running and are reported as the node registers
+		// again; without it they are killed, as the Java NM does.
 		nm.setRegistered(false, 0)
-		nm.killAll(exitcode.KilledByResourceManager, "Container killed on ResourceManager resync")
-		nm.forgetAllCompleted()
+		if nm.settings.KeepOnResync {
+			nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Warn("the ResourceManager asked to resync: keeping containers and registering again")
+		} else {
+			nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Warn("the ResourceManager asked to resync: killing containers and registering again")
+			nm.killAll(exitcode.KilledByResourceManager, "Container killed on ResourceManager resync")
+			nm.forgetAllCompleted()
+		}
 		for ctx.Err() == nil {
 			if err := l.register(ctx); err == nil {
 				break

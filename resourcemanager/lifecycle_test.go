@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,9 +90,13 @@ func (sc *simCluster) addNode(opts nmsim.Options) *nmsim.NodeManager {
 // short task otherwise.
 func (sc *simCluster) run(ctx context.Context, l *nmsim.Launch) (int32, string) {
 	if l.Credentials == nil {
+		d := 30 * time.Millisecond
+		if slices.Equal(l.Context.GetCommand(), []string{"run-until-stopped"}) {
+			d = time.Hour
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(30 * time.Millisecond):
+		case <-time.After(d):
 		}
 		return 0, ""
 	}
@@ -206,6 +211,12 @@ func (sc *simCluster) runTasks(n int32) amFunc {
 // startOn starts a container on its NodeManager the way an AM does: NMToken auth, user =
 // attempt id, the container token from the allocation.
 func startOn(ctx context.Context, am *amclient.Client, att records.AttemptID, c *yarnpb.ContainerProto) error {
+	return startCommand(ctx, am, att, c, "task")
+}
+
+// startCommand is startOn with the container's command ("run-until-stopped": a task that
+// runs until it is stopped or killed).
+func startCommand(ctx context.Context, am *amclient.Client, att records.AttemptID, c *yarnpb.ContainerProto, command string) error {
 	node := fmt.Sprintf("%s:%d", c.GetNodeId().GetHost(), c.GetNodeId().GetPort())
 	tok := am.NMToken(node)
 	if tok == nil {
@@ -215,7 +226,7 @@ func startOn(ctx context.Context, am *amclient.Client, att records.AttemptID, c 
 	defer nm.Close()
 	var resp yarnpb.StartContainersResponseProto
 	if err := nm.Call(ctx, "startContainers", &yarnpb.StartContainersRequestProto{StartContainerRequest: []*yarnpb.StartContainerRequestProto{
-		{ContainerLaunchContext: &yarnpb.ContainerLaunchContextProto{Command: []string{"task"}}, ContainerToken: c.GetContainerToken()}}}, &resp); err != nil {
+		{ContainerLaunchContext: &yarnpb.ContainerLaunchContextProto{Command: []string{command}}, ContainerToken: c.GetContainerToken()}}}, &resp); err != nil {
 		return err
 	}
 	if f := resp.GetFailedRequests(); len(f) > 0 {

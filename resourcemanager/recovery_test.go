@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 // restart, not counted), and the new run's containers carry the next epoch.
 func TestRestartRecoversApplications(t *testing.T) {
 	dir := t.TempDir()
-	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir, statestore.KeyWorkPreserving, "false")
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir)
 	ctx := context.Background()
 	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
 	if err != nil {
@@ -71,5 +72,150 @@ func TestRestartRecoversApplications(t *testing.T) {
 	list, err := cl2.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{})
 	if err != nil || len(list) != 2 {
 		t.Fatalf("applications after the restart: %d, %v", len(list), err)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on now, for an RM that must come back
+// on the same ports after a restart.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// A work-preserving restart: the NodeManager keeps its containers and reports them as it
+// registers again, the engine books them again (the node stays full, nothing is placed
+// twice), the AM — with its old AMRMToken — is told to re-register, re-sends its
+// outstanding ask and gets exactly the one container it still wanted, named with the new
+// epoch; the application finishes on its first attempt.
+func TestWorkPreservingRestart(t *testing.T) {
+	dir := t.TempDir()
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir,
+		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
+		"yarn.resourcemanager.scheduler.address", freeAddr(t))
+	ctx := context.Background()
+	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	sc := &simCluster{t: t, rm: rm1, cl: cl1}
+	running := make(chan []records.ContainerID, 1)
+	resume := make(chan struct{})
+	afterCh := make(chan []records.ContainerID, 1) // containers allocated after the restart
+	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
+		if _, err := am.Register(ctx, "wp-am", 0, ""); err != nil {
+			t.Errorf("register: %v", err)
+			return 1
+		}
+		am.Request(20, "*", 1024, 1, 3) // the node has room for two besides the AM
+		var got []*yarnpb.ContainerProto
+		for len(got) < 2 {
+			resp, err := am.Allocate(ctx, 0.1)
+			if err != nil {
+				t.Errorf("allocate: %v", err)
+				return 1
+			}
+			got = append(got, resp.GetAllocatedContainers()...)
+			time.Sleep(10 * time.Millisecond)
+		}
+		var ids []records.ContainerID
+		for _, ctr := range got {
+			if err := startCommand(ctx, am, l.ID.Attempt, ctr, "run-until-stopped"); err != nil {
+				t.Errorf("start: %v", err)
+				return 1
+			}
+			ids = append(ids, records.ContainerIDFromProto(ctr.GetId()))
+		}
+		running <- ids
+		<-resume
+		var after []records.ContainerID
+		defer func() { afterCh <- after }()
+		// The first allocate after the restart meets ApplicationMasterNotRegistered; the
+		// client registers again and re-sends its table (one container outstanding).
+		for deadline := time.Now().Add(20 * time.Second); len(after) < 1 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			resp, err := am.Allocate(ctx, 0.5)
+			if err != nil {
+				t.Errorf("allocate after the restart: %v", err)
+				return 1
+			}
+			for _, ctr := range resp.GetAllocatedContainers() {
+				after = append(after, records.ContainerIDFromProto(ctr.GetId()))
+			}
+			for _, st := range resp.GetCompletedContainerStatuses() {
+				t.Errorf("container %s completed across the restart: %v", records.ContainerIDFromProto(st.GetContainerId()), st)
+			}
+		}
+		// A few more heartbeats: nothing more comes.
+		for range 5 {
+			resp, err := am.Allocate(ctx, 0.9)
+			if err != nil {
+				t.Errorf("allocate: %v", err)
+				return 1
+			}
+			for _, ctr := range resp.GetAllocatedContainers() {
+				after = append(after, records.ContainerIDFromProto(ctr.GetId()))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "carried on", ""); err != nil && ctx.Err() == nil {
+			t.Errorf("finish: %v", err)
+		}
+		return 0
+	}
+	nm := sc.addNode(nmsim.Options{MemoryMB: 3072, VCores: 8, KeepOnResync: true})
+	resumed := false
+	t.Cleanup(func() { // before the node stops: its AM must not wait for ever
+		if !resumed {
+			close(resume)
+		}
+	})
+	app := sc.submit(1, 0)
+	var before []records.ContainerID
+	select {
+	case before = <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the AM did not get its first containers")
+	}
+	cl1.Close()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rm1.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+
+	rm2, cl2 := startRMWithClock(t, c, time.Now)
+	sc.rm, sc.cl = rm2, cl2
+	// The node comes back with its three containers (the AM's and two tasks) booked.
+	testutil.Eventually(t, 10*time.Second, "the node's containers were not recovered", func() bool {
+		_, used := rm2.Engine.Totals()
+		return used[0] == 3072
+	})
+	for _, id := range before {
+		if st, _, ok := nm.ContainerState(id); !ok || st != yarnpb.ContainerStateProto_C_RUNNING {
+			t.Fatalf("container %s after the restart: %v %v", id, st, ok)
+		}
+	}
+	// Room for the outstanding container appears only now.
+	sc.addNode(nmsim.Options{MemoryMB: 2048, VCores: 8, KeepOnResync: true})
+	close(resume)
+	resumed = true
+	rep := sc.waitFinal(app, 30*time.Second)
+	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FINISHED || rep.GetDiagnostics() != "carried on" {
+		t.Fatalf("report %v", rep)
+	}
+	if atts := sc.attempts(app); len(atts) != 1 {
+		t.Fatalf("attempts after a work-preserving restart: %v", atts)
+	}
+	after := <-afterCh
+	if len(after) != 1 || !strings.HasPrefix(after[0].String(), "container_e01_") {
+		t.Fatalf("containers allocated after the restart: %v (want one, of epoch 1)", after)
 	}
 }

@@ -3,6 +3,7 @@ package testutil
 
 import (
 	"io"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -11,9 +12,12 @@ import (
 )
 
 // QuietLogger is a logger that discards everything, for daemons started by tests.
+// With BOBBIN_TEST_LOG=1 it logs to stderr instead, to debug a failing test.
 func QuietLogger() *logrus.Entry {
 	l := logrus.New()
-	l.SetOutput(io.Discard)
+	if os.Getenv("BOBBIN_TEST_LOG") == "" {
+		l.SetOutput(io.Discard)
+	}
 	return logrus.NewEntry(l)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"time"
 
@@ -52,6 +53,8 @@ type Core struct {
 	tasks       sync.WaitGroup // the loops Run starts and AM launches
 	// Store keeps applications across restarts (nil: recovery is off).
 	Store statestore.Store
+	// recovery holds scheduling back after a work-preserving restart (nil: never).
+	recovery *recoveryGate
 }
 
 // New builds the RM's state, engine and keys from configuration, checking every key
@@ -113,26 +116,41 @@ func New(opts Options) (*Core, error) {
 	rm.Labels = rmstate.NewLabels(opts.Queues.Labels())
 	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
 	rm.Nodes = rmstate.NewNodes()
-	// Key ids start at random, as the Java secret managers' do: a NodeManager that kept
-	// running across an RM restart holds the old RM's keys and takes a key whose id it
-	// already has for the same key, so a new RM must not reuse the old one's ids.
-	rm.ContainerKeys = security.NewKeyRing(firstKeyID())
-	rm.NMKeys = security.NewKeyRing(firstKeyID())
-	rm.AMRM = security.NewAMRMTokens(security.NewKeyRing(firstKeyID()))
+	if rm.Store, err = statestore.Open(opts.Conf); err != nil {
+		return nil, err
+	}
+	var st *statestore.State
+	if rm.Store != nil {
+		if st, err = rm.Store.Load(); err != nil {
+			rm.Store.Close()
+			return nil, err
+		}
+	}
+	rings, err := keyRings(st)
+	if err != nil { // only stored keys fail to restore
+		rm.Store.Close()
+		return nil, fmt.Errorf("state store %s: %w", rm.Store.Location(), err)
+	}
+	rm.ContainerKeys, rm.NMKeys = rings[ringContainer], rings[ringNMToken]
+	rm.AMRM = security.NewAMRMTokens(rings[ringAMRM])
 	rm.Engine, rm.Containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.ContainerKeys, RMIdentifier: rm.clusterTimestamp}
 	start := opts.Now()
 	rm.rollers = []*keyRoller{
-		newKeyRoller("amrm", rm.AMRM.Keys, settings.AMRMKeyRoll, settings.AMExpiry*3/2, start),
-		newKeyRoller("container", rm.ContainerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
-		newKeyRoller("nmtoken", rm.NMKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
-	}
-	if rm.Store, err = statestore.Open(opts.Conf); err != nil {
-		return nil, err
+		newKeyRoller(ringAMRM, rm.AMRM.Keys, settings.AMRMKeyRoll, settings.AMExpiry*3/2, start),
+		newKeyRoller(ringContainer, rm.ContainerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
+		newKeyRoller(ringNMToken, rm.NMKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
 	}
 	if rm.Store != nil {
-		if err := rm.recover(); err != nil {
+		// The keys are stored before anything is signed with them.
+		for name, ring := range rings {
+			if err := rm.saveKeys(name, ring); err != nil {
+				rm.Store.Close()
+				return nil, err
+			}
+		}
+		if err := rm.recover(st); err != nil {
 			rm.Store.Close()
 			return nil, err
 		}

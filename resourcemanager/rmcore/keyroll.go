@@ -43,6 +43,18 @@ func (k *keyRoller) tick(now time.Time) (rolled, activated bool) {
 func (rm *Core) rollKeys(now time.Time) {
 	for _, k := range rm.rollers {
 		rolled, activated := k.tick(now)
+		if rolled || activated {
+			// A rolled key is stored before it is handed out: a key a restart would lose must
+			// never sign a token. If the store refuses it, the roll is undone and retried.
+			if err := rm.saveKeys(k.name, k.ring); err != nil {
+				rm.Log.WithError(err).WithField("key", k.name).Error("master key not stored")
+				if rolled {
+					k.ring.CancelRoll()
+					k.activateAt = time.Time{}
+					rolled = false
+				}
+			}
+		}
 		if rolled {
 			next, _ := k.ring.Next()
 			rm.Log.WithFields(map[string]any{"key": k.name, "key_id": next.ID}).Info("master key rolled; activating after the delay")

@@ -44,6 +44,9 @@ func (rm *Core) Step(now time.Time) {
 		rm.Log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
 		rm.NodeLost(key, "Container released on a *lost* node")
 	}
+	if _, opened := rm.schedulingOpen(now); opened {
+		rm.KickScheduler() // the first pass after a restart's wait need not wait for a tick
+	}
 	rm.expireAttempts(now)
 	rm.expireAllocations(now)
 	rm.expireLifetimes(now)

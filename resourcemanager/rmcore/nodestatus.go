@@ -40,6 +40,7 @@ func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProt
 // NodeLost completes the containers of a lost (or decommissioned, or restarted) node as
 // ABORTED; an AM container among them ends its attempt without counting as a failure.
 func (rm *Core) NodeLost(node, why string) {
+	rm.forgetNode(node)
 	lost, err := rm.Engine.RemoveNode(node)
 	if err != nil {
 		return

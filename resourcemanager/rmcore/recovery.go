@@ -2,22 +2,84 @@ package rmcore
 
 import (
 	"fmt"
+	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
-// recover loads the state store: every application comes back as it was stored, the
-// epoch moves on, and from then on every change is written. Without work-preserving
-// recovery an attempt that was running when the RM stopped is failed — not counted
-// toward max-attempts, as the Java RM does — and the application gets a new attempt; its
-// old containers are cleaned up when their NodeManagers register again.
-func (rm *Core) recover() error {
-	st, err := rm.Store.Load()
-	if err != nil {
-		return err
+// Master-key rings by their names in the state store.
+const (
+	ringAMRM      = "amrm"
+	ringContainer = "container"
+	ringNMToken   = "nmtoken"
+)
+
+// keyRings builds the three master-key rings: those the store kept, so that the tokens
+// AMs and NodeManagers hold still verify after a restart, or new ones at random ids (a
+// NodeManager that kept running across a restart without a store must never take a new
+// key for an old one of the same id).
+func keyRings(st *statestore.State) (map[string]*security.KeyRing, error) {
+	rings := map[string]*security.KeyRing{}
+	for _, name := range []string{ringAMRM, ringContainer, ringNMToken} {
+		rec := (*statestore.KeysRecord)(nil)
+		if st != nil {
+			rec = st.Keys[name]
+		}
+		if rec == nil {
+			rings[name] = security.NewKeyRing(firstKeyID())
+			continue
+		}
+		ring, err := security.RestoreKeyRing(ringStateOf(rec))
+		if err != nil {
+			return nil, fmt.Errorf("master keys %s: %w", name, err)
+		}
+		rings[name] = ring
 	}
+	return rings, nil
+}
+
+func ringStateOf(rec *statestore.KeysRecord) security.RingState {
+	key := func(k *statestore.KeyRecord) *security.MasterKey {
+		if k == nil {
+			return nil
+		}
+		return &security.MasterKey{ID: k.ID, Bytes: k.Bytes}
+	}
+	return security.RingState{Current: *key(&rec.Current), Next: key(rec.Next), Previous: key(rec.Previous), LastID: rec.LastID}
+}
+
+func keysRecordOf(st security.RingState) *statestore.KeysRecord {
+	key := func(k *security.MasterKey) *statestore.KeyRecord {
+		if k == nil {
+			return nil
+		}
+		return &statestore.KeyRecord{ID: k.ID, Bytes: k.Bytes}
+	}
+	return &statestore.KeysRecord{Current: *key(&st.Current), Next: key(st.Next), Previous: key(st.Previous), LastID: st.LastID}
+}
+
+// saveKeys stores a ring (nothing without a store).
+func (rm *Core) saveKeys(name string, ring *security.KeyRing) error {
+	if rm.Store == nil {
+		return nil
+	}
+	return rm.Store.PutKeys(name, keysRecordOf(ring.State()))
+}
+
+// recover brings back what the state store kept: every application as it was stored,
+// the epoch (moved on), and the running NodeManagers, which a work-preserving restart
+// waits for. From then on every change is written.
+//
+// With work-preserving recovery an attempt whose AM was launched carries on: its token
+// authenticates again, its AM is told to re-register (ApplicationMasterNotRegistered) and
+// resends its asks, and its containers are rebuilt from what the NodeManagers report as
+// they register. Otherwise — or when the AM was not launched yet — the attempt is failed,
+// not counted toward max-attempts, and the application gets a new one.
+func (rm *Core) recover(st *statestore.State) error {
 	epoch, err := rm.Store.NextEpoch()
 	if err != nil {
 		return err
@@ -33,16 +95,78 @@ func (rm *Core) recover() error {
 	}
 	rm.Apps.Restore(apps)
 	rm.Apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
-	running := 0
+	now := rm.Opts.Now()
+	if rm.Settings.WorkPreserving {
+		nodes := make([]string, len(st.Nodes))
+		for i, n := range st.Nodes {
+			nodes[i] = n.ID
+		}
+		rm.recovery = newRecoveryGate(nodes, now, now.Add(rm.Settings.SchedulingWait))
+	}
+	var resumed, restarted int
 	for _, a := range apps {
 		if a.Finished() {
+			rm.settleFinished(a)
 			continue
 		}
-		running++
+		if rm.Settings.WorkPreserving && rm.resumeApp(a) {
+			resumed++
+			continue
+		}
+		restarted++
 		rm.restartApp(a)
 	}
-	rm.Log.WithFields(map[string]any{"store": rm.Store.Location(), "epoch": epoch, "applications": len(apps), "unfinished": running}).Info("state recovered")
+	rm.Log.WithFields(map[string]any{"store": rm.Store.Location(), "epoch": epoch, "applications": len(apps), "resumed": resumed,
+		"restarted": restarted, "work_preserving": rm.Settings.WorkPreserving, "nodes_awaited": len(st.Nodes)}).Info("state recovered")
 	return nil
+}
+
+// settleFinished ends the attempt of a finished application that was waiting for its AM
+// container to exit: the restarted RM has no container to wait for.
+func (rm *Core) settleFinished(rec *rmstate.App) {
+	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
+		if at := a.Attempt; ok && at != nil && !at.Ended() {
+			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+			if at.FinishTime == 0 {
+				at.FinishTime = a.FinishTime
+			}
+		}
+	})
+}
+
+// resumeApp carries a recovered application's launched attempt on (work-preserving): it
+// reports false, changing nothing, when the attempt's AM was not launched.
+func (rm *Core) resumeApp(rec *rmstate.App) bool {
+	now := rm.Opts.Now()
+	var spec scheduler.AppSpec
+	var resumed bool
+	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
+		at := a.Attempt
+		if !ok || a.Unmanaged || at == nil || at.Ended() || at.AMContainer == nil {
+			return
+		}
+		switch at.State {
+		case yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING:
+		default:
+			return
+		}
+		// The AM registers again before its next allocate; until then its liveness clock
+		// runs from now.
+		at.Registered, at.Launched, at.LastPing, at.LastResponse, at.LastResponseID = false, true, now, nil, 0
+		rm.AMRM.Recover(at.ID)
+		spec, resumed = EngineSpec(a), true
+	})
+	if !resumed {
+		return false
+	}
+	log := rm.Log.WithField("application", rec.ID.String())
+	if err := rm.Engine.AddApp(spec); err != nil {
+		log.WithError(err).Error("recovered application not scheduled")
+		return true
+	}
+	rm.recovery.awaitAM(rec.Attempt.ID, *rec.Attempt.AMContainer)
+	log.WithField("attempt", rec.Attempt.ID.String()).Info("recovered application: attempt carries on, waiting for its AM to re-register")
+	return true
 }
 
 // restartApp gives a recovered unfinished application a new attempt.
@@ -87,4 +211,40 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 		}
 		log.Info("recovered application: new attempt")
 	}
+}
+
+// RememberNode records a registered NodeManager in the state store, so that a restart
+// waits for it; ForgetNode removes one that left. Write errors are logged: a missing node
+// record only shortens that wait.
+func (rm *Core) RememberNode(key string) {
+	if rm.Store == nil {
+		return
+	}
+	if err := rm.Store.PutNode(&statestore.NodeRecord{ID: key}); err != nil {
+		rm.Log.WithError(err).WithField("node", key).Error("state store write failed")
+	}
+}
+
+func (rm *Core) forgetNode(key string) {
+	if rm.Store == nil {
+		return
+	}
+	if err := rm.Store.RemoveNode(key); err != nil {
+		rm.Log.WithError(err).WithField("node", key).Error("state store write failed")
+	}
+}
+
+// schedulingOpen reports whether the engine may allocate: not while a work-preserving
+// restart waits for the NodeManagers that were running (their containers are not booked
+// yet). The caller that sees the wait end fails the resumed attempts whose AM container
+// no NodeManager reported: when every node came back, their AM is gone.
+func (rm *Core) schedulingOpen(now time.Time) (open, justOpened bool) {
+	open, justOpened, lost, allBack := rm.recovery.check(now)
+	if justOpened {
+		rm.Log.WithFields(map[string]any{"all_nodes_back": allBack, "waited_ms": now.Sub(rm.recovery.since).Milliseconds(), "attempts_lost": len(lost)}).Info("recovery: scheduling resumes")
+		for _, att := range lost {
+			rm.AttemptFailed(att, fmt.Sprintf("AM container of %s was not reported by any NodeManager after the ResourceManager restarted", att), amGoneExit)
+		}
+	}
+	return open, justOpened
 }

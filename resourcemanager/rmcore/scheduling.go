@@ -63,6 +63,9 @@ func (rm *Core) SchedulePass() {
 	// from SchedulePass knows every plan made before it is in the container table.
 	rm.passMu.Lock()
 	defer rm.passMu.Unlock()
+	if open, _ := rm.schedulingOpen(rm.Opts.Now()); !open {
+		return
+	}
 	// Slices of one consistent engine pass each; the RPC handlers get the engine between
 	// them, so none waits for a whole busy pass.
 	for {

@@ -61,6 +61,13 @@ type Settings struct {
 	DecommissionPoll time.Duration
 	Pprof            bool  // bobbin.resourcemanager.webapp.pprof.enabled
 	MaxAppPriority   int32 // yarn.cluster.max-application-priority
+	// WorkPreserving: after a restart, running attempts and containers carry on
+	// (yarn.resourcemanager.work-preserving-recovery.enabled).
+	WorkPreserving bool
+	// SchedulingWait bounds how long a restarted RM waits for the NodeManagers that were
+	// running to register again before it allocates
+	// (yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms).
+	SchedulingWait time.Duration
 }
 
 // Key-rolling keys and the liveness interval each must exceed three times over.
@@ -184,6 +191,15 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	}
 	if s.Pprof, err = c.Bool("bobbin.resourcemanager.webapp.pprof.enabled"); err != nil {
 		errs = append(errs, err)
+	}
+	if s.WorkPreserving, err = c.Bool("yarn.resourcemanager.work-preserving-recovery.enabled"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.SchedulingWait, err = c.Duration("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", time.Millisecond); err != nil {
+		errs = append(errs, err)
+	} else if s.SchedulingWait < 0 {
+		raw, _ := c.Raw("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms")
+		errs = append(errs, &conf.ValueError{Source: c.Source("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms"), Key: "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", Value: raw, Reason: "must not be negative"})
 	}
 	// Features that change what the RM promises clients are refused rather than ignored.
 	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable"} {

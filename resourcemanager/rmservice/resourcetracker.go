@@ -81,22 +81,12 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	if err := rm.Engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id)}); err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
-	// Containers the NodeManager kept running that this RM does not know — an earlier
-	// run's, after a restart without work-preserving recovery — are killed.
-	var orphans []string
-	var orphanIDs []*yarnpb.ContainerIdProto
-	for _, st := range req.GetContainerStatuses() {
-		if st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			continue
-		}
-		if id := records.ContainerIDFromProto(st.GetContainerId()); !rm.Containers.Known(id) {
-			orphanIDs = append(orphanIDs, st.GetContainerId())
-			orphans = append(orphans, id.String())
-		}
-	}
-	rm.Containers.KillOrphans(key, orphanIDs)
+	// The containers the NodeManager kept: after a work-preserving restart those of
+	// attempts that carry on are rebuilt, any other running one is killed.
+	recovered, orphans := rm.RegisteredContainers(n.NodeAddr, req.GetContainerStatuses())
+	rm.RememberNode(key)
 	rm.KickScheduler()
-	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": strings.Join(orphans, " "), "containers_reported": len(req.GetContainerStatuses()),
+	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(req.GetContainerStatuses()),
 		"version": req.GetNmVersion(), "reregistered": again}).Info("NodeManager registered")
 	return resp, nil
 }
@@ -171,4 +161,12 @@ func keyUpdate(ring *security.KeyRing, known *yarnpb.MasterKeyProto) *yarnpb.Mas
 		return nil
 	}
 	return masterKey(want)
+}
+
+func joinIDs(ids []records.ContainerID) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = id.String()
+	}
+	return strings.Join(parts, " ")
 }

@@ -157,3 +157,36 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 	}
 	return due
 }
+
+// Recover tracks a container an earlier run of the RM allocated, which its NodeManager
+// reports as it registers after a work-preserving restart. Its AM holds it already, so it
+// is handed out and not queued for an allocate answer. A running one is live (and booked
+// in the engine under rc.EngineID by the caller); one that completed while the RM was
+// down is completed now, its status queued for the attempt's next allocate, and returned.
+func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rc.handedOut = max(rc.Created, 1)
+	rc.running = done == nil
+	t.byID[rc.ID] = rc
+	if done == nil {
+		t.byEngine[rc.EngineID] = rc
+	}
+	appID := rc.ID.Attempt.App
+	if t.ranOn[appID] == nil {
+		t.ranOn[appID] = &nodeSet{}
+	}
+	i := t.nodes.of(rc.Node())
+	t.ranOn[appID].add(i)
+	// The AM has an NMToken for the node from the earlier run, signed with a key the RM
+	// recovered.
+	if t.nmTokens[rc.ID.Attempt] == nil {
+		t.nmTokens[rc.ID.Attempt] = &nodeSet{}
+	}
+	t.nmTokens[rc.ID.Attempt].add(i)
+	if done == nil {
+		return nil
+	}
+	_, final, _ = t.completeLocked(rc.ID, done)
+	return final
+}

@@ -14,7 +14,6 @@ const (
 	KeyStoreClass      = "yarn.resourcemanager.store.class"
 	KeyFSURI           = "yarn.resourcemanager.fs.state-store.uri"
 	KeyLevelDBPath     = "yarn.resourcemanager.leveldb-state-store.path"
-	KeyWorkPreserving  = "yarn.resourcemanager.work-preserving-recovery.enabled"
 	KeyMaxCompletedApp = "yarn.resourcemanager.state-store.max-completed-applications"
 )
 
@@ -51,15 +50,6 @@ func Open(c *conf.Configuration) (Store, error) {
 	default:
 		return nil, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: KeyStoreClass, Value: class,
 			Reason: "Bobbin keeps RM state in its embedded store (FileSystemRMStateStore with a local path, LeveldbRMStateStore) or not at all (NullRMStateStore); ZKRMStateStore comes with HA"}
-	}
-	wp, err := c.Bool(KeyWorkPreserving)
-	if err != nil {
-		return nil, err
-	}
-	if wp {
-		raw, _ := c.Raw(KeyWorkPreserving)
-		return nil, &conf.ValueError{Source: c.Source(KeyWorkPreserving), Key: KeyWorkPreserving, Value: raw,
-			Reason: "work-preserving recovery is not in this Bobbin release; set it to false (running attempts are then failed and retried after a restart, as the Java RM does with it off)"}
 	}
 	return OpenEmbedded(dir)
 }

@@ -30,6 +30,12 @@ type Store interface {
 	RemoveApps(ids []string) error
 	// NextEpoch stores and returns the epoch after the stored one (0 for a new store).
 	NextEpoch() (int64, error)
+	// PutKeys stores one master-key ring ("amrm", "container", "nmtoken").
+	PutKeys(name string, keys *KeysRecord) error
+	// PutNode and RemoveNode keep the list of running NodeManagers, which a restarted RM
+	// waits for before it schedules.
+	PutNode(rec *NodeRecord) error
+	RemoveNode(id string) error
 	// Location says what and where the store is, for logs and the web endpoints.
 	Location() string
 	Close() error
@@ -39,6 +45,28 @@ type Store interface {
 type State struct {
 	Epoch int64
 	Apps  []*AppRecord // by application id
+	Keys  map[string]*KeysRecord
+	Nodes []*NodeRecord // by node id
+}
+
+// KeysRecord is a master-key ring: the signing key, the one being rolled in, the one
+// rolled out (tokens signed with it still verify), and the last id used.
+type KeysRecord struct {
+	Current  KeyRecord  `json:"current"`
+	Next     *KeyRecord `json:"next,omitempty"`
+	Previous *KeyRecord `json:"previous,omitempty"`
+	LastID   int32      `json:"last_id"`
+}
+
+// KeyRecord is one master key.
+type KeyRecord struct {
+	ID    int32  `json:"id"`
+	Bytes []byte `json:"bytes"`
+}
+
+// NodeRecord is a NodeManager that was running.
+type NodeRecord struct {
+	ID string `json:"id"` // host:port
 }
 
 // AppRecord is one application as stored.
@@ -88,9 +116,11 @@ type AttemptRecord struct {
 }
 
 var (
-	bucketApps = []byte("applications")
-	bucketMeta = []byte("meta")
-	keyEpoch   = []byte("epoch")
+	bucketApps  = []byte("applications")
+	bucketMeta  = []byte("meta")
+	bucketKeys  = []byte("keys")
+	bucketNodes = []byte("nodes")
+	keyEpoch    = []byte("epoch")
 )
 
 // FileName is the store's file inside its directory.
@@ -116,7 +146,7 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		return nil, fmt.Errorf("state store %s cannot be opened (corrupt or not a Bobbin store; move it away to start empty): %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketApps, bucketMeta} {
+		for _, b := range [][]byte{bucketApps, bucketMeta, bucketKeys, bucketNodes} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -139,12 +169,34 @@ func (s *Embedded) Close() error { return s.db.Close() }
 // Load reads every application and the epoch. A record that does not decode is an error
 // naming it: a store is used whole or not at all.
 func (s *Embedded) Load() (*State, error) {
-	st := &State{}
+	st := &State{Keys: map[string]*KeysRecord{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keyEpoch); v != nil {
 			if err := json.Unmarshal(v, &st.Epoch); err != nil {
 				return fmt.Errorf("epoch: %w", err)
 			}
+		}
+		err := tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
+			var rec KeysRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("master keys %s: %w", k, err)
+			}
+			st.Keys[string(k)] = &rec
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
+			var rec NodeRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("node %s: %w", k, err)
+			}
+			st.Nodes = append(st.Nodes, &rec)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		return tx.Bucket(bucketApps).ForEach(func(k, v []byte) error {
 			var rec AppRecord
@@ -224,4 +276,36 @@ func (s *Embedded) NextEpoch() (int64, error) {
 		return 0, fmt.Errorf("state store %s: %w", s.path, err)
 	}
 	return epoch, nil
+}
+
+// PutKeys stores a master-key ring.
+func (s *Embedded) PutKeys(name string, keys *KeysRecord) error {
+	return s.put(bucketKeys, name, keys, "master keys "+name)
+}
+
+// PutNode stores a running NodeManager.
+func (s *Embedded) PutNode(rec *NodeRecord) error {
+	return s.put(bucketNodes, rec.ID, rec, "node "+rec.ID)
+}
+
+// RemoveNode forgets a NodeManager that stopped running.
+func (s *Embedded) RemoveNode(id string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketNodes).Delete([]byte(id)) })
+	if err != nil {
+		return fmt.Errorf("state store %s: node %s: %w", s.path, id, err)
+	}
+	return nil
+}
+
+// put stores one JSON record under key in bucket.
+func (s *Embedded) put(bucket []byte, key string, v any, what string) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("state store: %s: %w", what, err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(key), data) })
+	if err != nil {
+		return fmt.Errorf("state store %s: %s: %w", s.path, what, err)
+	}
+	return nil
 }

@@ -33,6 +33,18 @@ func TestEmbeddedStoreKeepsAppsAcrossReopen(t *testing.T) {
 	if err := s.RemoveApps([]string{"application_1_0002"}); err != nil {
 		t.Fatal(err)
 	}
+	keys := &KeysRecord{Current: KeyRecord{ID: 7, Bytes: []byte("secret-7")}, Previous: &KeyRecord{ID: 6, Bytes: []byte("secret-6")}, LastID: 7}
+	if err := s.PutKeys("amrm", keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"h1:8041", "h2:8041"} {
+		if err := s.PutNode(&NodeRecord{ID: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RemoveNode("h1:8041"); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +59,12 @@ func TestEmbeddedStoreKeepsAppsAcrossReopen(t *testing.T) {
 	}
 	if len(st.Apps) != 1 || st.Apps[0].User != "alice" || st.Apps[0].Attempts[0].AMContainer != "container_1_0001_01_000001" {
 		t.Fatalf("loaded %+v", st.Apps)
+	}
+	if k := st.Keys["amrm"]; k == nil || k.Current.ID != 7 || string(k.Current.Bytes) != "secret-7" || k.Previous == nil || k.Previous.ID != 6 || k.Next != nil || k.LastID != 7 {
+		t.Fatalf("keys %+v", st.Keys)
+	}
+	if len(st.Nodes) != 1 || st.Nodes[0].ID != "h2:8041" {
+		t.Fatalf("nodes %+v", st.Nodes)
 	}
 	if e, err := s.NextEpoch(); err != nil || e != 1 {
 		t.Fatalf("epoch after a restart %d, %v", e, err)
@@ -86,10 +104,6 @@ func TestStoreFromHadoopKeys(t *testing.T) {
 	}
 	c.Set(KeyRecovery, "true")
 	c.Set(KeyFSURI, "file://"+dir)
-	if _, err := Open(c); err == nil || !strings.Contains(err.Error(), KeyWorkPreserving) {
-		t.Fatalf("work-preserving unset: %v", err)
-	}
-	c.Set(KeyWorkPreserving, "false")
 	s, err := Open(c)
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,9 @@ type Options struct {
 	Run RunFunc
 	// Version is the NM version reported at registration.
 	Version string
+	// KeepOnResync keeps containers running when the RM asks to resync (it restarted
+	// with work-preserving recovery) and reports them as the node registers again.
+	KeepOnResync bool
 	Logger  *logrus.Entry
 	// OnHeartbeat, when set, sees the latency of each heartbeat call (for benchmarks).
 	OnHeartbeat func(d time.Duration, err error)
@@ -85,6 +88,7 @@ type Options struct {
 
 type simContainer struct {
 	id     records.ContainerID
+	ident  *yarnpb.ContainerTokenIdentifierProto // nil for containers added with Run
 	state  yarnpb.ContainerStateProto
 	exit   int32
 	diag   string
@@ -215,8 +219,19 @@ func (n *NodeManager) ContainerState(id records.ContainerID) (yarnpb.ContainerSt
 
 func (n *NodeManager) registerNM(ctx context.Context) error {
 	var resp yarnpb.RegisterNodeManagerResponseProto
-	err := n.rt.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: proto.Int32(n.opts.HTTPPort),
-		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(n.opts.MemoryMB), VirtualCores: proto.Int32(n.opts.VCores)}, NmVersion: proto.String(n.opts.Version)}, &resp)
+	req := &yarnpb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: proto.Int32(n.opts.HTTPPort),
+		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(n.opts.MemoryMB), VirtualCores: proto.Int32(n.opts.VCores)}, NmVersion: proto.String(n.opts.Version)}
+	n.mu.Lock()
+	for _, c := range n.containers {
+		st := &yarnpb.NMContainerStatusProto{ContainerId: c.id.Proto(), ContainerState: c.state.Enum(), ContainerExitStatus: proto.Int32(c.exit),
+			Diagnostics: proto.String(c.diag)}
+		if c.ident != nil {
+			st.Resource, st.Priority, st.CreationTime = c.ident.GetResource(), c.ident.GetPriority(), c.ident.CreationTime
+		}
+		req.ContainerStatuses = append(req.ContainerStatuses, st)
+	}
+	n.mu.Unlock()
+	err := n.rt.Call(ctx, "registerNodeManager", req, &resp)
 	if err != nil {
 		return fmt.Errorf("registerNodeManager: %w", err)
 	}
@@ -305,11 +320,14 @@ func (n *NodeManager) heartbeat() bool {
 		n.killAll(exitcode.KilledByResourceManager)
 		return false
 	case yarnpb.NodeActionProto_RESYNC:
-		// The RM lost track of the node: its containers are gone on the RM's side too.
-		n.killAll(exitcode.KilledByResourceManager)
-		n.mu.Lock()
-		clear(n.containers)
-		n.mu.Unlock()
+		// The RM lost track of the node: unless it recovers work, its containers are gone
+		// on the RM's side too.
+		if !n.opts.KeepOnResync {
+			n.killAll(exitcode.KilledByResourceManager)
+			n.mu.Lock()
+			clear(n.containers)
+			n.mu.Unlock()
+		}
 		if err := n.registerNM(n.ctx); err != nil {
 			n.opts.Logger.WithError(err).Warn("re-registration failed")
 			return n.Shutdown() == ""
@@ -507,7 +525,7 @@ func (n *NodeManager) startContainers(ctx context.Context, req *yarnpb.StartCont
 
 func (n *NodeManager) launch(l *Launch) {
 	cctx, cancel := context.WithCancel(n.ctx)
-	c := &simContainer{id: l.ID, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, cancel: cancel}
+	c := &simContainer{id: l.ID, ident: l.Identifier, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, cancel: cancel}
 	n.mu.Lock()
 	n.containers[l.ID] = c
 	n.mu.Unlock()

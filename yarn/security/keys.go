@@ -119,3 +119,59 @@ func (k *KeyRing) Password(keyID int32, identifier []byte) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// RingState is a key ring's keys as the RM's state store keeps them, so tokens signed
+// before a restart still verify after it.
+type RingState struct {
+	Current  MasterKey
+	Next     *MasterKey
+	Previous *MasterKey
+	LastID   int32
+}
+
+// State is the ring's keys now.
+func (k *KeyRing) State() RingState {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	st := RingState{Current: k.current, LastID: k.lastID}
+	if k.next != nil {
+		n := *k.next
+		st.Next = &n
+	}
+	if k.previous != nil {
+		p := *k.previous
+		st.Previous = &p
+	}
+	return st
+}
+
+// RestoreKeyRing rebuilds a ring from its stored state.
+func RestoreKeyRing(st RingState) (*KeyRing, error) {
+	if len(st.Current.Bytes) == 0 {
+		return nil, fmt.Errorf("key ring without a current key")
+	}
+	withSigner := func(m MasterKey) MasterKey {
+		m.Bytes = append([]byte(nil), m.Bytes...)
+		m.signer = token.NewSigner(m.Bytes)
+		return m
+	}
+	k := &KeyRing{current: withSigner(st.Current), lastID: max(st.LastID, st.Current.ID)}
+	if st.Next != nil {
+		n := withSigner(*st.Next)
+		k.next = &n
+		k.lastID = max(k.lastID, n.ID)
+	}
+	if st.Previous != nil {
+		p := withSigner(*st.Previous)
+		k.previous = &p
+	}
+	return k, nil
+}
+
+// CancelRoll drops a next key that could not be kept (the state store refused it), so
+// nothing is ever signed with a key a restart would lose; the next roll tries again.
+func (k *KeyRing) CancelRoll() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.next = nil
+}

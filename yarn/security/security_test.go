@@ -171,3 +171,35 @@ func TestNodeKeysKeepCurrentAndPrevious(t *testing.T) {
 		}
 	}
 }
+
+// A ring restored from its state verifies what the original signed — with its current,
+// next and previous keys — and goes on rolling from the last id.
+func TestKeyRingStateRoundTrip(t *testing.T) {
+	k := NewKeyRing(40)
+	k.Roll()
+	k.Activate() // 41 current, 40 previous
+	k.Roll()     // 42 next
+	signedOld, oldID := []byte("old"), int32(40)
+	pwOld, _ := k.Password(oldID, signedOld)
+	pwCur, curID := k.Sign([]byte("current"))
+	next, _ := k.Next()
+	r, err := RestoreKeyRing(k.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r.Password(oldID, signedOld); !ok || string(got) != string(pwOld) {
+		t.Fatal("previous key lost")
+	}
+	if got, ok := r.Password(curID, []byte("current")); !ok || string(got) != string(pwCur) {
+		t.Fatal("current key lost")
+	}
+	if n, ok := r.Next(); !ok || n.ID != next.ID || string(n.Password([]byte("x"))) != string(next.Password([]byte("x"))) {
+		t.Fatal("next key lost")
+	}
+	if id := r.Roll().ID; id != 43 {
+		t.Fatalf("roll after a restore made key %d, want 43", id)
+	}
+	if _, err := RestoreKeyRing(RingState{}); err == nil {
+		t.Fatal("a ring without a current key was restored")
+	}
+}

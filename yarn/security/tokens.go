@@ -64,6 +64,14 @@ func KeyIDOf(identifier []byte) int32 {
 	return id.GetKeyId()
 }
 
+// Recover marks live an attempt whose AM kept running across an RM restart: the token it
+// holds, signed with a recovered key, authenticates again.
+func (m *AMRMTokens) Recover(att records.AttemptID) {
+	m.mu.Lock()
+	m.live[att] = true
+	m.mu.Unlock()
+}
+
 // Revoke stops an attempt's token from authenticating (the attempt ended).
 func (m *AMRMTokens) Revoke(att records.AttemptID) {
 	m.mu.Lock()

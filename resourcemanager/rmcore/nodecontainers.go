@@ -1,0 +1,91 @@
+package rmcore
+
+import (
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// RegisteredContainers takes the containers a (re-)registering NodeManager reports
+// (NMContainerStatus). Containers of attempts that carry on after a work-preserving
+// restart are rebuilt: a running one is booked again in the engine — node, application,
+// group, partition, as if just placed — and in the container table, without its AM being
+// told anything; one that completed while the RM was down goes to its AM as completed (an
+// AM container's end fails its attempt). Every other running container — of an attempt
+// that was failed, of an application that ended or is unknown — is killed, and the kill
+// repeated while the NodeManager still reports it. It returns the ids rebuilt and killed.
+func (rm *Core) RegisteredContainers(node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID) {
+	var orphanIDs []*yarnpb.ContainerIdProto
+	var seen []records.ContainerID
+	for _, st := range statuses {
+		id := records.ContainerIDFromProto(st.GetContainerId())
+		seen = append(seen, id)
+		if rm.Containers.Known(id) {
+			continue
+		}
+		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
+		if rm.recoverContainer(node, id, st, complete) {
+			recovered = append(recovered, id)
+			continue
+		}
+		if !complete {
+			orphanIDs = append(orphanIDs, st.GetContainerId())
+			orphans = append(orphans, id)
+		}
+	}
+	rm.Containers.KillOrphans(node.Key, orphanIDs)
+	if rm.recovery.nodeBack(node.Key, seen) {
+		rm.KickScheduler()
+	}
+	return recovered, orphans
+}
+
+// recoverContainer rebuilds one reported container of a current attempt; false: the
+// container is not one to keep.
+func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID, st *yarnpb.NMContainerStatusProto, complete bool) bool {
+	if rm.recovery == nil {
+		return false // no work-preserving restart: nothing from an earlier run is kept
+	}
+	var user string
+	var am, ok bool
+	rm.Apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
+		if a.Finished() || a.Unmanaged || at.Ended() {
+			return
+		}
+		user, ok = a.User, true
+		am = at.AMContainer != nil && *at.AMContainer == id
+	})
+	if !ok {
+		return false
+	}
+	created := st.GetCreationTime()
+	if created <= 0 {
+		created = rm.Opts.Now().UnixMilli()
+	}
+	rc := &rmstate.Container{ID: id, At: node, AM: am, Resource: rm.ResourceOf(st.GetResource()), Priority: st.GetPriority().GetPriority(),
+		Created: created, User: user}
+	log := rm.Log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
+	if complete {
+		final := rm.Containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
+		log.WithField("exit_status", st.GetContainerExitStatus()).Info("recovered container had completed while the ResourceManager was down")
+		if am && final != nil {
+			rm.amExited(id, final)
+		}
+		return true
+	}
+	eid, err := rm.Engine.Recover(scheduler.RecoveredContainer{App: EngineID(id.Attempt.App), Node: node.Key, Resource: rc.Resource,
+		Priority: rc.Priority, AM: am, Start: rm.Opts.Now()})
+	if err != nil {
+		log.WithError(err).Warn("running container not recovered; killing it")
+		return false
+	}
+	rc.EngineID = eid
+	rm.Containers.Recover(rc, nil)
+	rm.Metrics.containerAllocated()
+	log.WithField("am", am).Info("container recovered")
+	return true
+}

@@ -1,0 +1,59 @@
+package scheduler
+
+import (
+	"fmt"
+	"time"
+)
+
+// RecoveredContainer is a container that was running before the RM restarted, as its
+// NodeManager reports it when it registers again.
+type RecoveredContainer struct {
+	App      AppID
+	Node     string
+	Resource Resource
+	Priority int32
+	AM       bool // the attempt's AM container
+	Start    time.Time
+}
+
+// Recover books a running container of an earlier RM run — work-preserving recovery —
+// on its node, its application, its group and its partition, exactly as if this engine
+// had placed it, without touching any ask (the AM has the container already). A container
+// that does not fit its node's free room (the node came back smaller) is refused: the
+// engine never books a node beyond its capacity, and the RM kills that container instead.
+func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, err := e.app(rc.App)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := e.nodes[rc.Node]
+	if !ok {
+		return 0, fmt.Errorf("node %s: %w", rc.Node, ErrUnknownNode)
+	}
+	if rc.Resource.AnyNegative() || !rc.Resource.Fits(n.free()) {
+		return 0, fmt.Errorf("container of %s (%s) does not fit node %s (free %s)", rc.App, e.cfg.Types.Format(rc.Resource), rc.Node, e.cfg.Types.Format(n.free()))
+	}
+	p := e.partitions[n.spec.Partition]
+	e.nextCID++
+	c := &container{id: e.nextCID, app: a, node: n, resource: rc.Resource, priority: rc.Priority, am: rc.AM, start: rc.Start}
+	old := n.free()
+	n.allocated = n.allocated.Add(c.resource)
+	n.containers[c.id] = c
+	if n.schedulable() {
+		p.place.update(n, old)
+	}
+	p.allocated = p.allocated.Add(c.resource)
+	p.weightsDirty = true
+	e.containers[c.id] = c
+	a.containers[c.id] = c
+	a.used = a.used.Add(c.resource)
+	a.running++
+	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
+	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Add(c.resource)
+	if c.am {
+		a.group.amUsed = a.group.amUsed.Add(c.resource)
+	}
+	return c.id, nil
+}
