@@ -76,7 +76,7 @@ type Options struct {
 	// KeepOnResync keeps containers running when the RM asks to resync (it restarted
 	// with work-preserving recovery) and reports them as the node registers again.
 	KeepOnResync bool
-	Logger  *logrus.Entry
+	Logger       *logrus.Entry
 	// OnHeartbeat, when set, sees the latency of each heartbeat call (for benchmarks).
 	OnHeartbeat func(d time.Duration, err error)
 	// Tracker, when set, is a ResourceTracker client shared with other simulated NMs: a
