@@ -36,9 +36,6 @@ type nsCluster struct {
 	nmHome, nmVersion string
 	// capacityProps, when set, replaces writeConf's capacity-scheduler.xml.
 	capacityProps map[string]string
-	// rmConfDir, when set, is the conf dir `bobbin resourcemanager` reads (the NodeManager
-	// and the clients keep confDir), for keys the two daemons must see differently.
-	rmConfDir string
 }
 
 // withApacheNM makes the cluster's Apache NodeManager the one of Hadoop version v, or
@@ -156,11 +153,7 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 	for _, l := range nms {
 		start += l + "\nNMS=\"$NMS $!\"\n"
 	}
-	rmConf := c.confDir
-	if c.rmConfDir != "" {
-		rmConf = c.rmConfDir
-	}
-	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), rmConf)
+	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
 	if c.apacheRM {
 		rm = c.home + "/bin/yarn resourcemanager"
 	}
