@@ -2,7 +2,10 @@ package resourcemanager
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+	metrics "github.com/rcrowley/go-metrics"
 )
 
 // An RM restarted on its state store lists every application with its state; an
@@ -213,6 +217,21 @@ func TestWorkPreservingRestart(t *testing.T) {
 	}
 	if atts := sc.attempts(app); len(atts) != 1 {
 		t.Fatalf("attempts after a work-preserving restart: %v", atts)
+	}
+	// The web endpoints name the store, and its writes are measured.
+	resp, err := http.Get("http://" + rm2.WebAddr().String() + "/ws/v1/cluster/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct{ ClusterInfo map[string]any }
+	err = json.NewDecoder(resp.Body).Decode(&info)
+	resp.Body.Close()
+	if err != nil || info.ClusterInfo["rmStateStoreName"] != "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore" ||
+		!strings.HasSuffix(fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]), statestore.FileName) {
+		t.Fatalf("cluster info %v %v", info.ClusterInfo, err)
+	}
+	if n := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Opts.Metrics).Count(); n == 0 {
+		t.Fatal("no state store write measured")
 	}
 	after := <-afterCh
 	if len(after) != 1 || !strings.HasPrefix(after[0].String(), "container_e01_") {

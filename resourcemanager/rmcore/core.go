@@ -121,6 +121,7 @@ func New(opts Options) (*Core, error) {
 	}
 	var st *statestore.State
 	if rm.Store != nil {
+		rm.Store = statestore.Metered(rm.Store, opts.Metrics)
 		if st, err = rm.Store.Load(); err != nil {
 			rm.Store.Close()
 			return nil, err

@@ -11,6 +11,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 )
 
 // Handler serves the RM's HTTP endpoints on yarn.resourcemanager.webapp.address: the
@@ -23,10 +24,15 @@ func Handler(rm *rmcore.Core) http.Handler {
 		json.NewEncoder(w).Encode(v)
 	}
 	mux.HandleFunc("GET /ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"clusterInfo": map[string]any{
+		info := map[string]any{
 			"id": rm.ClusterTimestamp(), "startedOn": rm.ClusterTimestamp(), "state": "STARTED", "haState": "ACTIVE",
 			"resourceManagerVersion": rmcore.Version, "hadoopVersion": rmcore.Version,
-		}})
+			"rmStateStoreName": statestore.ClassName(rm.Opts.Conf),
+		}
+		if rm.Store != nil {
+			info["rmStateStoreLocation"] = rm.Store.Location() // Bobbin's addition: where the state is
+		}
+		writeJSON(w, map[string]any{"clusterInfo": info})
 	})
 	mux.HandleFunc("GET /ws/v1/cluster/metrics", func(w http.ResponseWriter, r *http.Request) {
 		c := rm.Nodes.Counts()

@@ -68,3 +68,16 @@ func localDir(raw string) (string, error) {
 	}
 	return u.Path, nil
 }
+
+// ClassName is the store class the RM runs with, as the Java RM's cluster info names it
+// (rmStateStoreName): the configured class with recovery on, NullRMStateStore without.
+func ClassName(c *conf.Configuration) string {
+	if on, err := c.Bool(KeyRecovery); err != nil || !on {
+		return recoveryPkg + "NullRMStateStore"
+	}
+	class, _ := c.Trimmed(KeyStoreClass)
+	if !strings.Contains(class, ".") {
+		class = recoveryPkg + class
+	}
+	return class
+}
