@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 	metrics "github.com/rcrowley/go-metrics"
+	"google.golang.org/protobuf/proto"
 )
 
 // An RM restarted on its state store lists every application with its state; an
@@ -237,4 +240,87 @@ func TestWorkPreservingRestart(t *testing.T) {
 	if len(after) != 1 || !strings.HasPrefix(after[0].String(), "container_e01_") {
 		t.Fatalf("containers allocated after the restart: %v (want one, of epoch 1)", after)
 	}
+}
+
+// A full disk under the state store: submissions that cannot be stored are refused with
+// an error naming the store, the RM keeps serving, and once there is room again every
+// application it acknowledged — and none it refused — comes back after a restart.
+func TestFullDiskRefusesSubmissionsAndLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs for the store")
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir)
+	ctx := context.Background()
+	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	// A big launch context fills the disk in a few hundred submissions.
+	env := make([]*yarnpb.StringStringMapProto, 0, 64)
+	for i := range 64 {
+		env = append(env, &yarnpb.StringStringMapProto{Key: proto.String(fmt.Sprintf("VAR_%d", i)), Value: proto.String(strings.Repeat("x", 64))})
+	}
+	submit := func(cl *rmclient.Client) (*yarnpb.ApplicationIdProto, error) {
+		na, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return na.GetApplicationId(), cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("fill"), Queue: proto.String("default"),
+			AmContainerSpec: &yarnpb.ContainerLaunchContextProto{Command: []string{"sleep"}, Environment: env},
+			Resource:        &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}}}, &yarnpb.SubmitApplicationResponseProto{})
+	}
+	var accepted []*yarnpb.ApplicationIdProto
+	var refused *yarnpb.ApplicationIdProto
+	for range 2000 {
+		id, err := submit(cl1)
+		if err != nil {
+			if re := remote(t, err); !strings.Contains(re.Message, "state store") {
+				t.Fatalf("refusal does not name the store: %v", err)
+			}
+			refused = id
+			break
+		}
+		accepted = append(accepted, id)
+	}
+	if refused == nil || len(accepted) == 0 {
+		t.Fatalf("the disk never filled (%d accepted)", len(accepted))
+	}
+	if _, err := cl1.GetApplicationReport(ctx, refused); err == nil {
+		t.Fatal("the refused application is known")
+	}
+	// Room again: submissions go through.
+	if out, err := exec.Command("mount", "-o", "remount,size=4m", dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	id, err := submit(cl1)
+	if err != nil {
+		t.Fatalf("submission after the disk has room again: %v", err)
+	}
+	accepted = append(accepted, id)
+	cl1.Close()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rm1.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	_, cl2 := startRMWithClock(t, c, time.Now)
+	for _, id := range accepted {
+		if _, err := cl2.GetApplicationReport(ctx, id); err != nil {
+			t.Fatalf("acknowledged application %s lost: %v", records.AppIDFromProto(id), err)
+		}
+	}
+	if _, err := cl2.GetApplicationReport(ctx, refused); err == nil {
+		t.Fatal("the refused application came back")
+	}
+	t.Logf("%d applications acknowledged and kept; the disk filled at the next", len(accepted)-1)
 }

@@ -51,7 +51,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 	}
 	var user string
 	var am, ok bool
-	rm.Apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
+	rm.Apps.ViewAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
 		if a.Finished() || a.Unmanaged || at.Ended() {
 			return
 		}

@@ -481,18 +481,29 @@ func (r *Apps) With(id records.ApplicationID, fn func(a *App, ok bool)) {
 	r.writeOrReport(rec)
 }
 
-// Each runs fn under the registry's lock for every application.
+// Each runs fn under the registry's lock for every application; fn only reads (changes
+// go through With or WithAttempt, which write them to the state store). The monitor scans
+// every application each tick: a scan that journalled would build a record per
+// application per tick.
 func (r *Apps) Each(fn func(a *App)) {
 	r.mu.Lock()
-	var recs []*statestore.AppRecord
+	defer r.mu.Unlock()
 	for _, a := range r.apps {
 		fn(a)
-		if rec := r.changedLocked(a); rec != nil {
-			recs = append(recs, rec)
-		}
 	}
-	r.mu.Unlock()
-	r.writeOrReport(recs...)
+}
+
+// ViewAttempt runs fn under the registry's lock with att's application and attempt when
+// att is its application's current attempt; fn only reads. It reports whether it ran fn.
+func (r *Apps) ViewAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[att.App]
+	if !ok || a.Attempt == nil || a.Attempt.ID != att {
+		return false
+	}
+	fn(a, a.Attempt)
+	return true
 }
 
 // CountedFailures is how many counted failures lie inside the validity window.

@@ -309,3 +309,39 @@ func (s *Embedded) put(bucket []byte, key string, v any, what string) error {
 	}
 	return nil
 }
+
+// Import writes a whole state in one transaction — applications, keys, nodes and the
+// epoch — for benchmarks and tests that need a large store, and for moving a state
+// between stores.
+func (s *Embedded) Import(st *State) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		put := func(bucket []byte, key string, v any) error {
+			data, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			return tx.Bucket(bucket).Put([]byte(key), data)
+		}
+		for _, a := range st.Apps {
+			if err := put(bucketApps, a.ID, a); err != nil {
+				return err
+			}
+		}
+		for name, k := range st.Keys {
+			if err := put(bucketKeys, name, k); err != nil {
+				return err
+			}
+		}
+		for _, n := range st.Nodes {
+			if err := put(bucketNodes, n.ID, n); err != nil {
+				return err
+			}
+		}
+		data, _ := json.Marshal(st.Epoch)
+		return tx.Bucket(bucketMeta).Put(keyEpoch, data)
+	})
+	if err != nil {
+		return fmt.Errorf("state store %s: import: %w", s.path, err)
+	}
+	return nil
+}

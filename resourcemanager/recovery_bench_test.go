@@ -1,0 +1,110 @@
+package resourcemanager
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+)
+
+// BenchmarkRestartToServing measures a work-preserving restart at scale: a store holding
+// 10,000 running applications (each attempt launched) and 1,000 NodeManagers, an RM
+// started on it (restart-to-serving: open, load, restore, admit every application to the
+// engine, listen), then the 1,000 NodeManagers registering with 100 running containers
+// each, until all 100,000 are rebuilt in the engine. Run it once:
+//
+//	go test -run x -bench RestartToServing -benchtime 1x ./resourcemanager/
+func BenchmarkRestartToServing(b *testing.B) {
+	const apps, nodes, perApp = 10000, 1000, 10
+	for range b.N {
+		b.StopTimer()
+		dir := b.TempDir()
+		s, err := statestore.OpenEmbedded(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		const ts = 1795000000000
+		st := &statestore.State{}
+		for i := 1; i <= apps; i++ {
+			id := records.ApplicationID{ClusterTimestamp: ts, ID: int32(i)}
+			am := records.ContainerID{Attempt: id.Attempt(1), ID: 1}
+			st.Apps = append(st.Apps, &statestore.AppRecord{ID: id.String(), Version: 3, User: "bench", Queue: "default", Name: "bench", Type: "YARN",
+				MaxAttempts: 2, State: int32(yarnpb.YarnApplicationStateProto_RUNNING), SubmitTime: ts, StartTime: ts,
+				Attempts: []statestore.AttemptRecord{{Attempt: 1, State: int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING), Registered: true,
+					StartTime: ts, AMContainer: am.String()}}})
+		}
+		for n := range nodes {
+			st.Nodes = append(st.Nodes, &statestore.NodeRecord{ID: fmt.Sprintf("127.0.0.1:%d", 30000+n)})
+		}
+		if err := s.Import(st); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+		c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, dir)
+		b.StartTimer()
+		start := time.Now()
+		rm, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rm.Start(); err != nil {
+			b.Fatal(err)
+		}
+		serving := time.Since(start)
+		// Each node's registration carries its 100 containers: container k of application
+		// i runs on node (i*perApp+k) % nodes.
+		reqs := make([]*yarnpb.RegisterNodeManagerRequestProto, nodes)
+		for n := range nodes {
+			reqs[n] = &yarnpb.RegisterNodeManagerRequestProto{NodeId: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(30000 + n))},
+				HttpPort: proto.Int32(8042), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(128 << 10), VirtualCores: proto.Int32(128)}, NmVersion: proto.String("2.7.3")}
+		}
+		for i := 1; i <= apps; i++ {
+			att := records.ApplicationID{ClusterTimestamp: ts, ID: int32(i)}.Attempt(1)
+			for k := range perApp {
+				n := (i*perApp + k) % nodes
+				reqs[n].ContainerStatuses = append(reqs[n].ContainerStatuses, &yarnpb.NMContainerStatusProto{
+					ContainerId: records.ContainerID{Attempt: att, ID: int64(k + 1)}.Proto(), ContainerState: yarnpb.ContainerStateProto_C_RUNNING.Enum(),
+					Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, Priority: &yarnpb.PriorityProto{Priority: proto.Int32(20)},
+					CreationTime: proto.Int64(ts)})
+			}
+		}
+		registered := time.Now()
+		var wg sync.WaitGroup
+		const conns = 8
+		for w := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cl := nmsim.TrackerClient(rm.TrackerAddr().String(), testutil.QuietLogger())
+				defer cl.Close()
+				for n := w; n < nodes; n += conns {
+					var resp yarnpb.RegisterNodeManagerResponseProto
+					if err := cl.Call(context.Background(), "registerNodeManager", reqs[n], &resp); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		rebuilt := time.Since(registered)
+		b.StopTimer()
+		if _, used := rm.Engine.Totals(); used[0] != apps*perApp*1024 {
+			b.Fatalf("engine books %d MB after the registrations, want %d", used[0], apps*perApp*1024)
+		}
+		b.ReportMetric(float64(serving.Milliseconds()), "restart-to-serving-ms")
+		b.ReportMetric(float64(rebuilt.Milliseconds()), "containers-rebuilt-ms")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rm.Shutdown(ctx)
+		cancel()
+	}
+}
