@@ -80,8 +80,10 @@ T1=$(date +%%s.%%N)
 sleep 2
 %[3]s > %[4]s/rm2.log 2>&1 &
 RM=$!
+for i in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/8032) 2>/dev/null && break; sleep 0.02; done
+echo "rm listening $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill (2 s of it the pause before the restart)"
 for i in $(seq 1 100); do $Y application -list >/dev/null 2>&1 && break; sleep 0.1; done
-echo "rm serving $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill"
+echo "rm answering the yarn CLI $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill"
 wait $PI
 echo "pi exit $?"
 echo "disturbed pi took $(echo "$(date +%%s.%%N) - $T0" | bc) s"

@@ -10,6 +10,8 @@
 # logging, runs `bobbin bench rm --rm-pid` against it, stops it and summarizes its GC
 # log. OUT_DIR gets apache.json, bobbin.json, the GC logs, the RMs' logs and
 # summary.md (the table docs/benchmarks.md shows). RMS=bobbin or RMS=apache runs one.
+# RECOVERY=1 runs each RM with its state store on (yarn.resourcemanager.recovery.enabled,
+# FileSystemRMStateStore in OUT_DIR/rmstore-<rm>, emptied first).
 # PIN=1 runs the RM on CPU 0 and the load generator on CPU 1 (taskset), so neither can
 # take the other's processor; unset, both share every CPU.
 set -euo pipefail
@@ -41,8 +43,13 @@ prop() { printf '  <property><name>%s</name><value>%s</value></property>\n' "$1"
 	prop yarn.resourcemanager.hostname 127.0.0.1
 	prop yarn.resourcemanager.webapp.address 127.0.0.1:${WEB_PORT:-8088}
 	prop yarn.nodemanager.resource.memory-mb 65536
+	if [ -n "${RECOVERY:-}" ]; then
+		prop yarn.resourcemanager.recovery.enabled true
+		prop yarn.resourcemanager.fs.state-store.uri "file://$out/rmstore"
+	fi
 	echo '</configuration>'
 } >"$conf/yarn-site.xml"
+rm -rf "$out/rmstore"
 {
 	echo '<?xml version="1.0"?><configuration>'
 	prop fs.defaultFS file:///

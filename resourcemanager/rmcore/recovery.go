@@ -95,6 +95,7 @@ func (rm *Core) recover(st *statestore.State) error {
 	}
 	rm.Apps.Restore(apps)
 	rm.Apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
+	rm.Apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
 	now := rm.Opts.Now()
 	if rm.Settings.WorkPreserving {
 		nodes := make([]string, len(st.Nodes))

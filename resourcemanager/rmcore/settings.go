@@ -46,10 +46,12 @@ type Settings struct {
 	MinAllocationCore int
 	MaxAttempts       int
 	MaxCompletedApps  int
-	ACLEnabled        bool
-	AdminACL          capacity.ACL
-	AMExpiry          time.Duration // yarn.am.liveness-monitor.expiry-interval-ms
-	AllocationExpiry  time.Duration // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
+	// MaxCompletedStored: yarn.resourcemanager.state-store.max-completed-applications.
+	MaxCompletedStored int
+	ACLEnabled         bool
+	AdminACL           capacity.ACL
+	AMExpiry           time.Duration // yarn.am.liveness-monitor.expiry-interval-ms
+	AllocationExpiry   time.Duration // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
 	// Key rolling intervals; each key is activated 1.5 x its liveness interval after it is
 	// handed out, so every holder has it before it signs anything.
 	AMRMKeyRoll      time.Duration
@@ -148,6 +150,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	intKey("yarn.scheduler.maximum-allocation-vcores", &s.MaxAllocationCore, 1)
 	intKey("yarn.resourcemanager.am.max-attempts", &s.MaxAttempts, 1)
 	intKey("yarn.resourcemanager.max-completed-applications", &s.MaxCompletedApps, 0)
+	intKey("yarn.resourcemanager.state-store.max-completed-applications", &s.MaxCompletedStored, 0)
 	var maxPriority int
 	intKey("yarn.cluster.max-application-priority", &maxPriority, 0)
 	s.MaxAppPriority = int32(maxPriority)

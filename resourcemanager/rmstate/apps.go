@@ -304,10 +304,14 @@ type Apps struct {
 
 	journal    Journal     // nil: nothing is stored
 	journalErr func(error) // where write errors without a caller go
+	// storeKeep bounds the finished applications kept in the store
+	// (yarn.resourcemanager.state-store.max-completed-applications; negative: as many as
+	// in memory); the first unstored of finishedOrder have left the store already.
+	storeKeep, unstored int
 }
 
 func NewApps(clusterTimestamp int64, now func() time.Time) *Apps {
-	return &Apps{clusterTimestamp: clusterTimestamp, now: now, apps: map[records.ApplicationID]*App{}}
+	return &Apps{clusterTimestamp: clusterTimestamp, now: now, apps: map[records.ApplicationID]*App{}, storeKeep: -1}
 }
 
 // NewID returns the next application id of this RM run.
@@ -414,7 +418,22 @@ func (r *Apps) Retire(id records.ApplicationID, keep int) []records.ApplicationI
 		delete(r.apps, old)
 		delete(r.retired, old)
 		gone = append(gone, old)
-		ids = append(ids, old.String())
+		if r.unstored > 0 {
+			r.unstored-- // it left the store before it left memory
+		} else {
+			ids = append(ids, old.String())
+		}
+	}
+	if r.journal != nil && r.storeKeep >= 0 && len(r.finishedOrder)-r.unstored > r.storeKeep {
+		// The store keeps fewer finished applications than memory: the oldest leave it
+		// now and are never written again (a restart will not bring them back).
+		for _, old := range r.finishedOrder[r.unstored : len(r.finishedOrder)-r.storeKeep] {
+			ids = append(ids, old.String())
+			if a := r.apps[old]; a != nil {
+				a.saved.dropped = true
+			}
+		}
+		r.unstored = len(r.finishedOrder) - r.storeKeep
 	}
 	journal, onErr := r.journal, r.journalErr
 	r.mu.Unlock()

@@ -24,6 +24,7 @@ type persisted struct {
 	last    *statestore.AppRecord // the last record written, without the launch context
 	spec    []byte                // the AM's launch context and resource, marshalled once
 	res     []byte
+	dropped bool // removed from the store (state-store.max-completed-applications): never written again
 }
 
 // SetJournal makes the registry write every application whose stored fields a call
@@ -33,6 +34,15 @@ func (r *Apps) SetJournal(j Journal, onErr func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.journal, r.journalErr = j, onErr
+}
+
+// SetStoreLimit bounds the finished applications kept in the store
+// (yarn.resourcemanager.state-store.max-completed-applications); negative: no bound of
+// its own (the in-memory limit applies).
+func (r *Apps) SetStoreLimit(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.storeKeep = n
 }
 
 // record is what is stored of a, without the launch context and AM resource (which never
@@ -63,7 +73,7 @@ func (a *App) record() *statestore.AppRecord {
 // changedLocked returns the record to write for a when its stored fields changed since
 // the last write (nil otherwise, or without a journal). The registry's lock is held.
 func (r *Apps) changedLocked(a *App) *statestore.AppRecord {
-	if r.journal == nil || a == nil {
+	if r.journal == nil || a == nil || a.saved.dropped {
 		return nil
 	}
 	rec := a.record()
