@@ -105,6 +105,9 @@ func (rm *Core) recover(st *statestore.State) error {
 		rm.recovery = newRecoveryGate(nodes, now, now.Add(rm.Settings.SchedulingWait))
 	}
 	var resumed, restarted int
+	// What recovery changes (attempts resumed, failed and started anew) is stored in one
+	// transaction, before the RM serves.
+	rm.Apps.BeginBatch()
 	for _, a := range apps {
 		if a.Finished() {
 			rm.settleFinished(a)
@@ -116,6 +119,9 @@ func (rm *Core) recover(st *statestore.State) error {
 		}
 		restarted++
 		rm.restartApp(a)
+	}
+	if err := rm.Apps.Flush(); err != nil {
+		return fmt.Errorf("storing the recovered applications: %w", err)
 	}
 	rm.Log.WithFields(map[string]any{"store": rm.Store.Location(), "epoch": epoch, "applications": len(apps), "resumed": resumed,
 		"restarted": restarted, "work_preserving": rm.Settings.WorkPreserving, "nodes_awaited": len(st.Nodes)}).Info("state recovered")

@@ -308,6 +308,10 @@ type Apps struct {
 	// (yarn.resourcemanager.state-store.max-completed-applications; negative: as many as
 	// in memory); the first unstored of finishedOrder have left the store already.
 	storeKeep, unstored int
+	// batchMu guards batching and batch (BeginBatch, Flush); it is taken after mu.
+	batchMu  sync.Mutex
+	batching bool
+	batch    map[string]*statestore.AppRecord
 }
 
 func NewApps(clusterTimestamp int64, now func() time.Time) *Apps {

@@ -15,6 +15,7 @@ import (
 // Journal is where the registry writes what it changed: the state store.
 type Journal interface {
 	PutApp(rec *statestore.AppRecord) error
+	PutApps(recs []*statestore.AppRecord) error
 	RemoveApps(ids []string) error
 }
 
@@ -108,8 +109,20 @@ func (r *Apps) write(recs ...*statestore.AppRecord) error {
 	return first
 }
 
-// writeOrReport is write for calls that cannot return the error.
+// writeOrReport is write for calls that cannot return the error; while a batch is open
+// the records are kept for Flush instead.
 func (r *Apps) writeOrReport(recs ...*statestore.AppRecord) {
+	r.batchMu.Lock()
+	if r.batching {
+		for _, rec := range recs {
+			if rec != nil {
+				r.batch[rec.ID] = rec // the newest version of each application
+			}
+		}
+		r.batchMu.Unlock()
+		return
+	}
+	r.batchMu.Unlock()
 	if err := r.write(recs...); err != nil && r.journalErr != nil {
 		r.journalErr(err)
 	}
@@ -194,4 +207,36 @@ func (r *Apps) Restore(apps []*App) {
 
 func sortByFinish(apps []*App) {
 	sort.SliceStable(apps, func(i, j int) bool { return apps[i].FinishTime < apps[j].FinishTime })
+}
+
+// BeginBatch holds the writes of calls that cannot return an error (With, WithAttempt)
+// until Flush, which stores them in one transaction: a restart that changes thousands of
+// applications (attempts resumed or retried) writes them at once instead of one fsync
+// each.
+func (r *Apps) BeginBatch() {
+	r.batchMu.Lock()
+	defer r.batchMu.Unlock()
+	r.batching, r.batch = true, map[string]*statestore.AppRecord{}
+}
+
+// Flush writes the held records and ends the batch.
+func (r *Apps) Flush() error {
+	r.mu.Lock()
+	r.batchMu.Lock()
+	recs := make([]*statestore.AppRecord, 0, len(r.batch))
+	for _, rec := range r.batch {
+		// An application retired (and removed from the store) during the batch stays out.
+		if id, err := records.ParseApplicationID(rec.ID); err == nil {
+			if a := r.apps[id]; a != nil && !a.saved.dropped {
+				recs = append(recs, rec)
+			}
+		}
+	}
+	r.batching, r.batch = false, nil
+	r.batchMu.Unlock()
+	r.mu.Unlock()
+	if len(recs) == 0 || r.journal == nil {
+		return nil
+	}
+	return r.journal.PutApps(recs)
 }

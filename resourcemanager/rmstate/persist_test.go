@@ -25,6 +25,13 @@ func (j *memJournal) PutApp(rec *statestore.AppRecord) error {
 	return nil
 }
 
+func (j *memJournal) PutApps(recs []*statestore.AppRecord) error {
+	for _, rec := range recs {
+		j.PutApp(rec)
+	}
+	return nil
+}
+
 func (j *memJournal) RemoveApps(ids []string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -43,6 +43,10 @@ func (m *metered) PutApp(rec *AppRecord) error {
 	return m.timed(func() error { return m.Store.PutApp(rec) })
 }
 
+func (m *metered) PutApps(recs []*AppRecord) error {
+	return m.timed(func() error { return m.Store.PutApps(recs) })
+}
+
 func (m *metered) RemoveApps(ids []string) error {
 	return m.timed(func() error { return m.Store.RemoveApps(ids) })
 }

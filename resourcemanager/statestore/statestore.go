@@ -26,6 +26,8 @@ type Store interface {
 	Load() (*State, error)
 	// PutApp stores an application's record, unless a newer version of it is stored.
 	PutApp(rec *AppRecord) error
+	// PutApps is PutApp for many, in one transaction.
+	PutApps(recs []*AppRecord) error
 	// RemoveApps forgets applications (retired from the RM's memory).
 	RemoveApps(ids []string) error
 	// NextEpoch stores and returns the epoch after the stored one (0 for a new store).
@@ -216,24 +218,41 @@ func (s *Embedded) Load() (*State, error) {
 
 // PutApp stores rec unless the stored record is as new or newer.
 func (s *Embedded) PutApp(rec *AppRecord) error {
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("state store: application %s: %w", rec.ID, err)
+	if err := s.PutApps([]*AppRecord{rec}); err != nil {
+		return fmt.Errorf("application %s: %w", rec.ID, err)
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	return nil
+}
+
+// PutApps stores records, each unless the stored one is as new or newer, in one
+// transaction.
+func (s *Embedded) PutApps(recs []*AppRecord) error {
+	data := make([][]byte, len(recs))
+	for i, rec := range recs {
+		var err error
+		if data[i], err = json.Marshal(rec); err != nil {
+			return fmt.Errorf("state store: application %s: %w", rec.ID, err)
+		}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketApps)
-		if old := b.Get([]byte(rec.ID)); old != nil {
-			var v struct {
-				Version uint64 `json:"version"`
+		for i, rec := range recs {
+			if old := b.Get([]byte(rec.ID)); old != nil {
+				var v struct {
+					Version uint64 `json:"version"`
+				}
+				if json.Unmarshal(old, &v) == nil && v.Version >= rec.Version {
+					continue
+				}
 			}
-			if json.Unmarshal(old, &v) == nil && v.Version >= rec.Version {
-				return nil
+			if err := b.Put([]byte(rec.ID), data[i]); err != nil {
+				return err
 			}
 		}
-		return b.Put([]byte(rec.ID), data)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("state store %s: application %s: %w", s.path, rec.ID, err)
+		return fmt.Errorf("state store %s: %w", s.path, err)
 	}
 	return nil
 }
