@@ -55,8 +55,10 @@ func (l *rmLink) register(ctx context.Context) error {
 	if resp.GetNodeAction() == yarnpb.NodeActionProto_SHUTDOWN {
 		return fmt.Errorf("nodemanager: the ResourceManager refused the node: %s", resp.GetDiagnosticsMessage())
 	}
-	nm.setRegistered(true, resp.GetRmIdentifier())
+	// The keys first: the RM may launch a container here as soon as it registered the
+	// node, and a start is refused until the node is registered.
 	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.setRegistered(true, resp.GetRmIdentifier())
 	l.responseID = 0
 	nm.log.WithFields(map[string]any{"rm_identifier": resp.GetRmIdentifier(), "rm_version": resp.GetRmVersion()}).Info("registered with the ResourceManager")
 	return nil

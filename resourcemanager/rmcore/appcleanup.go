@@ -28,6 +28,9 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 		id := records.ContainerIDFromProto(p)
 		c, _, fresh := rm.Containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container released by application")})
+		if c == nil {
+			rm.recovery.noteRelease(id) // its node may still be on its way back
+		}
 		if !fresh {
 			continue
 		}

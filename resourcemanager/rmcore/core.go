@@ -144,6 +144,10 @@ func New(opts Options) (*Core, error) {
 		newKeyRoller(ringNMToken, rm.NMKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
 	}
 	if rm.Store != nil {
+		for _, k := range rm.rollers {
+			name := k.name
+			k.save = func(st security.RingState) error { return rm.Store.PutKeys(name, keysRecordOf(st)) }
+		}
 		// The keys are stored before anything is signed with them.
 		for name, ring := range rings {
 			if err := rm.saveKeys(name, ring); err != nil {

@@ -17,43 +17,56 @@ type keyRoller struct {
 	activation time.Duration
 	nextRoll   time.Time
 	activateAt time.Time // zero: no roll under way
+	// save stores the ring as a roll will leave it (nil: nothing is stored); unsaved
+	// says an activation is not stored yet, and is retried on every tick.
+	save    func(security.RingState) error
+	unsaved bool
 }
 
+// newKeyRoller starts a ring's schedule. A ring recovered in the middle of a roll (it has
+// a next key) activates it one activation delay from now.
 func newKeyRoller(name string, ring *security.KeyRing, interval, activation time.Duration, now time.Time) *keyRoller {
-	return &keyRoller{name: name, ring: ring, interval: interval, activation: activation, nextRoll: now.Add(interval)}
+	k := &keyRoller{name: name, ring: ring, interval: interval, activation: activation, nextRoll: now.Add(interval)}
+	if _, ok := ring.Next(); ok {
+		k.activateAt = now.Add(activation)
+	}
+	return k
 }
 
-// tick rolls or activates when due and says which it did.
-func (k *keyRoller) tick(now time.Time) (rolled, activated bool) {
+// tick rolls or activates when due and says which it did; a roll the store refused is
+// tried again on the next tick.
+func (k *keyRoller) tick(now time.Time) (rolled, activated bool, err error) {
 	if !k.activateAt.IsZero() && !now.Before(k.activateAt) {
 		k.ring.Activate()
 		k.activateAt = time.Time{}
-		activated = true
+		activated, k.unsaved = true, k.save != nil
+	}
+	if k.unsaved {
+		if err = k.save(k.ring.State()); err == nil {
+			k.unsaved = false
+		}
 	}
 	if k.interval > 0 && !now.Before(k.nextRoll) {
-		k.ring.Roll()
+		save := k.save
+		if save == nil {
+			save = func(security.RingState) error { return nil }
+		}
+		if _, rerr := k.ring.RollSaved(save); rerr != nil {
+			return rolled, activated, rerr
+		}
 		k.activateAt = now.Add(k.activation)
 		k.nextRoll = now.Add(k.interval)
 		rolled = true
 	}
-	return rolled, activated
+	return rolled, activated, err
 }
 
 // rollKeys advances every key roller (the monitor calls it on each tick).
 func (rm *Core) rollKeys(now time.Time) {
 	for _, k := range rm.rollers {
-		rolled, activated := k.tick(now)
-		if rolled || activated {
-			// A rolled key is stored before it is handed out: a key a restart would lose must
-			// never sign a token. If the store refuses it, the roll is undone and retried.
-			if err := rm.saveKeys(k.name, k.ring); err != nil {
-				rm.Log.WithError(err).WithField("key", k.name).Error("master key not stored")
-				if rolled {
-					k.ring.CancelRoll()
-					k.activateAt = time.Time{}
-					rolled = false
-				}
-			}
+		rolled, activated, err := k.tick(now)
+		if err != nil {
+			rm.Log.WithError(err).WithField("key", k.name).Error("master key not stored; trying again")
 		}
 		if rolled {
 			next, _ := k.ring.Next()

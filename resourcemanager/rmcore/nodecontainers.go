@@ -20,14 +20,23 @@ import (
 func (rm *Core) RegisteredContainers(node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID) {
 	var orphanIDs []*yarnpb.ContainerIdProto
 	var seen []records.ContainerID
+	epoch := rm.Containers.Epoch()
 	for _, st := range statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		seen = append(seen, id)
-		if rm.Containers.Known(id) {
+		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
+		if known, done := rm.Containers.State(id); known {
+			// This run's container: still live, it goes on; done (the node was lost and
+			// its containers ended for the RM and their AMs) but running, it is killed.
+			if done && !complete {
+				orphanIDs = append(orphanIDs, st.GetContainerId())
+				orphans = append(orphans, id)
+			}
 			continue
 		}
-		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
-		if rm.recoverContainer(node, id, st, complete) {
+		// Only an earlier run's containers are rebuilt: one of this run's that the table
+		// no longer holds has ended for the RM already.
+		if id.ID>>40 < epoch && rm.recoverContainer(node, id, st, complete) {
 			recovered = append(recovered, id)
 			continue
 		}
@@ -61,6 +70,11 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 	if !ok {
 		return false
 	}
+	if rm.recovery.released(id) {
+		// The AM released it while its node had yet to come back.
+		rm.Log.WithFields(map[string]any{"container": id.String(), "node": node.Key}).Info("recovered container was released by its AM; killing it")
+		return false
+	}
 	created := st.GetCreationTime()
 	if created <= 0 {
 		created = rm.Opts.Now().UnixMilli()
@@ -69,8 +83,11 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		Created: created, User: user}
 	log := rm.Log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
 	if complete {
-		final := rm.Containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		final, ok := rm.Containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
+		if !ok {
+			return true
+		}
 		log.WithField("exit_status", st.GetContainerExitStatus()).Info("recovered container had completed while the ResourceManager was down")
 		if am && final != nil {
 			rm.amExited(id, final)
@@ -84,8 +101,24 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		return false
 	}
 	rc.EngineID = eid
-	rm.Containers.Recover(rc, nil)
+	if _, ok := rm.Containers.Recover(rc, nil); !ok {
+		rm.Engine.Release(eid) // another registration rebuilt it first
+		return true
+	}
 	rm.Metrics.containerAllocated()
 	log.WithField("am", am).Info("container recovered")
 	return true
+}
+
+// RegisterNode adds a registering NodeManager's node to the engine and rebuilds the
+// containers it reports, with no scheduling pass in between: a pass must not fill the
+// node before its running containers are booked.
+func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID, err error) {
+	rm.passMu.Lock()
+	defer rm.passMu.Unlock()
+	if err := rm.Engine.AddNode(spec); err != nil {
+		return nil, nil, err
+	}
+	recovered, orphans = rm.RegisteredContainers(node, statuses)
+	return recovered, orphans, nil
 }

@@ -246,9 +246,14 @@ func (rm *Core) forgetNode(key string) {
 // yet). The caller that sees the wait end fails the resumed attempts whose AM container
 // no NodeManager reported: when every node came back, their AM is gone.
 func (rm *Core) schedulingOpen(now time.Time) (open, justOpened bool) {
-	open, justOpened, lost, allBack := rm.recovery.check(now)
+	open, justOpened, lost, gone := rm.recovery.check(now)
 	if justOpened {
-		rm.Log.WithFields(map[string]any{"all_nodes_back": allBack, "waited_ms": now.Sub(rm.recovery.since).Milliseconds(), "attempts_lost": len(lost)}).Info("recovery: scheduling resumes")
+		rm.Log.WithFields(map[string]any{"nodes_not_back": len(gone), "waited_ms": now.Sub(rm.recovery.since).Milliseconds(), "attempts_lost": len(lost)}).Info("recovery: scheduling resumes")
+		// A node that did not come back is not waited for by the next restart (it is
+		// remembered again if it registers later).
+		for _, n := range gone {
+			rm.forgetNode(n)
+		}
 		for _, att := range lost {
 			rm.AttemptFailed(att, fmt.Sprintf("AM container of %s was not reported by any NodeManager after the ResourceManager restarted", att), amGoneExit)
 		}

@@ -26,10 +26,14 @@ type recoveryGate struct {
 	missing  map[string]bool
 	// amWait are the resumed attempts whose AM container no NodeManager has reported yet.
 	amWait map[records.ContainerID]records.AttemptID
+	// releasedEarly are containers AMs released (re-sending their releases as they
+	// re-registered) before their NodeManager came back: they are killed, not rebuilt.
+	releasedEarly map[records.ContainerID]bool
 }
 
 func newRecoveryGate(nodes []string, since, deadline time.Time) *recoveryGate {
-	g := &recoveryGate{since: since, deadline: deadline, expected: len(nodes), missing: map[string]bool{}, amWait: map[records.ContainerID]records.AttemptID{}}
+	g := &recoveryGate{since: since, deadline: deadline, expected: len(nodes), missing: map[string]bool{}, amWait: map[records.ContainerID]records.AttemptID{},
+		releasedEarly: map[records.ContainerID]bool{}}
 	for _, n := range nodes {
 		g.missing[n] = true
 	}
@@ -63,22 +67,45 @@ func (g *recoveryGate) nodeBack(node string, containers []records.ContainerID) b
 	return len(g.missing) == 0
 }
 
+// noteRelease records a release of a container the RM does not hold (yet).
+func (g *recoveryGate) noteRelease(id records.ContainerID) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.releasedEarly[id] = true
+}
+
+// released reports (once) whether an AM released id before its node came back.
+func (g *recoveryGate) released(id records.ContainerID) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.releasedEarly[id]
+	delete(g.releasedEarly, id)
+	return r
+}
+
 // check reports whether scheduling may go on at now. The call that opens the gate also
 // gets, in lost, the resumed attempts whose AM container no node reported — only when
 // every expected node came back (else an AM may run on a node still to come, and the AM
 // liveness monitor decides).
-func (g *recoveryGate) check(now time.Time) (open, justOpened bool, lost []records.AttemptID, allBack bool) {
+// The nodes that did not come back in time are returned in gone.
+func (g *recoveryGate) check(now time.Time) (open, justOpened bool, lost []records.AttemptID, gone []string) {
 	if g == nil {
-		return true, false, nil, true
+		return true, false, nil, nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.opened {
-		return true, false, nil, true
+		return true, false, nil, nil
 	}
-	allBack = len(g.missing) == 0
+	allBack := len(g.missing) == 0
 	if !allBack && now.Before(g.deadline) {
-		return false, false, nil, false
+		return false, false, nil, nil
 	}
 	g.opened = true
 	if allBack && g.expected > 0 {
@@ -86,6 +113,9 @@ func (g *recoveryGate) check(now time.Time) (open, justOpened bool, lost []recor
 			lost = append(lost, att)
 		}
 	}
+	for n := range g.missing {
+		gone = append(gone, n)
+	}
 	g.amWait, g.missing = nil, nil
-	return true, true, lost, allBack
+	return true, true, lost, gone
 }

@@ -78,12 +78,13 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	if again {
 		rm.NodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
-	if err := rm.Engine.AddNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id)}); err != nil {
-		log.WithError(err).Warn("node not added to the scheduler")
-	}
 	// The containers the NodeManager kept: after a work-preserving restart those of
 	// attempts that carry on are rebuilt, any other running one is killed.
-	recovered, orphans := rm.RegisteredContainers(n.NodeAddr, req.GetContainerStatuses())
+	recovered, orphans, err := rm.RegisterNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id)},
+		n.NodeAddr, req.GetContainerStatuses())
+	if err != nil {
+		log.WithError(err).Warn("node not added to the scheduler")
+	}
 	rm.RememberNode(key)
 	rm.KickScheduler()
 	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(req.GetContainerStatuses()),

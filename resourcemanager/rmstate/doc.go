@@ -10,5 +10,6 @@
 // or the attempt's failure) comes before all of them. Then: Apps — the closures its With, Each and
 // WithAttempt run under its lock may call the scheduling engine, Nodes, Containers and
 // Labels — then any one of those. Nodes, Containers, Labels and the engine never call
-// out while holding their own lock, so they never nest with one another.
+// out while holding their own lock, so they never nest with one another. Apps' second
+// mutex, batchMu (the write batch of a recovery), is taken after its first or alone.
 package rmstate

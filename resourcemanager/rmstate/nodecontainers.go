@@ -163,9 +163,12 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 // is handed out and not queued for an allocate answer. A running one is live (and booked
 // in the engine under rc.EngineID by the caller); one that completed while the RM was
 // down is completed now, its status queued for the attempt's next allocate, and returned.
-func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto) {
+func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, dup := t.byID[rc.ID]; dup {
+		return nil, false // two registrations raced: the first rebuilt it
+	}
 	rc.handedOut = max(rc.Created, 1)
 	rc.running = done == nil
 	t.byID[rc.ID] = rc
@@ -185,8 +188,23 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 	}
 	t.nmTokens[rc.ID.Attempt].add(i)
 	if done == nil {
-		return nil
+		return nil, true
 	}
 	_, final, _ = t.completeLocked(rc.ID, done)
-	return final
+	return final, true
+}
+
+// State reports whether the table tracks container id, and whether it is done.
+func (t *Containers) State(id records.ContainerID) (known, done bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.byID[id]
+	return ok, ok && c.done
+}
+
+// Epoch is the RM's epoch (SetEpoch).
+func (t *Containers) Epoch() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.epoch
 }

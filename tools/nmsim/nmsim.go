@@ -221,7 +221,11 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 	var resp yarnpb.RegisterNodeManagerResponseProto
 	req := &yarnpb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: proto.Int32(n.opts.HTTPPort),
 		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(n.opts.MemoryMB), VirtualCores: proto.Int32(n.opts.VCores)}, NmVersion: proto.String(n.opts.Version)}
+	// The lock is held across the call: the RM may place and launch a container on the
+	// node as soon as it has registered it, and startContainers must wait for the keys
+	// the answer carries.
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, c := range n.containers {
 		st := &yarnpb.NMContainerStatusProto{ContainerId: c.id.Proto(), ContainerState: c.state.Enum(), ContainerExitStatus: proto.Int32(c.exit),
 			Diagnostics: proto.String(c.diag)}
@@ -230,19 +234,13 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 		}
 		req.ContainerStatuses = append(req.ContainerStatuses, st)
 	}
-	n.mu.Unlock()
-	err := n.rt.Call(ctx, "registerNodeManager", req, &resp)
-	if err != nil {
+	if err := n.rt.Call(ctx, "registerNodeManager", req, &resp); err != nil {
 		return fmt.Errorf("registerNodeManager: %w", err)
 	}
 	if resp.GetNodeAction() == yarnpb.NodeActionProto_SHUTDOWN {
-		n.mu.Lock()
 		n.shutdown = resp.GetDiagnosticsMessage()
-		n.mu.Unlock()
 		return fmt.Errorf("the RM refused the node: %s", resp.GetDiagnosticsMessage())
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.responseID, n.rmIdentifier = 0, resp.GetRmIdentifier()
 	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	return nil

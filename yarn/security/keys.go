@@ -168,10 +168,17 @@ func RestoreKeyRing(st RingState) (*KeyRing, error) {
 	return k, nil
 }
 
-// CancelRoll drops a next key that could not be kept (the state store refused it), so
-// nothing is ever signed with a key a restart would lose; the next roll tries again.
-func (k *KeyRing) CancelRoll() {
+// RollSaved is Roll for a ring that must survive restarts: the ring as it will be after
+// the roll is given to save first, and the next key exists — is handed out, verifies —
+// only if save succeeded, so no token is ever signed with a key a restart would lose.
+func (k *KeyRing) RollSaved(save func(RingState) error) (MasterKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.next = nil
+	n := newKey(k.lastID + 1)
+	st := RingState{Current: k.current, Next: &n, Previous: k.previous, LastID: n.ID}
+	if err := save(st); err != nil {
+		return MasterKey{}, err
+	}
+	k.lastID, k.next = n.ID, &n
+	return n, nil
 }

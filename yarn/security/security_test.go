@@ -203,3 +203,23 @@ func TestKeyRingStateRoundTrip(t *testing.T) {
 		t.Fatal("a ring without a current key was restored")
 	}
 }
+
+// A roll whose state the store refuses leaves no next key; one it keeps installs the key
+// it stored.
+func TestRollSavedInstallsOnlyWhatWasStored(t *testing.T) {
+	k := NewKeyRing(5)
+	if _, err := k.RollSaved(func(RingState) error { return errors.New("disk full") }); err == nil {
+		t.Fatal("a refused roll succeeded")
+	}
+	if _, ok := k.Next(); ok {
+		t.Fatal("a refused roll left a next key")
+	}
+	var stored RingState
+	n, err := k.RollSaved(func(st RingState) error { stored = st; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next, ok := k.Next(); !ok || next.ID != n.ID || stored.Next == nil || stored.Next.ID != n.ID || string(stored.Next.Bytes) != string(next.Bytes) {
+		t.Fatalf("installed %v, stored %+v", n.ID, stored.Next)
+	}
+}
