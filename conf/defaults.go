@@ -75,6 +75,11 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.leveldb-state-store.path", Value: "${hadoop.tmp.dir}/yarn/system/rmstore", Doc: "Directory of the embedded store for LeveldbRMStateStore."},
 	{Key: "yarn.resourcemanager.work-preserving-recovery.enabled", Value: "true", Doc: "After a restart, keep running containers and attempts (true: NodeManagers re-register with their containers, AMs re-register and resend their asks) or fail and retry the running attempts (false)."},
 	{Key: "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", Value: "10000", Doc: "After a work-preserving restart, how long the RM waits at most for the NodeManagers that were running to register again before it allocates; Bobbin starts as soon as all of them are back."},
+	{Key: "yarn.resourcemanager.ha.enabled", Value: "false", Doc: "ResourceManager high availability. Not yet in Bobbin: it refuses to start when this is true rather than run without failover."},
+	{Key: "yarn.resourcemanager.zk-state-store.parent-path", Value: "/rmstore", Doc: "Where ZKRMStateStore keeps the RM's state in ZooKeeper (Bobbin: under <parent-path>/BobbinRMStateRoot)."},
+	{Key: "yarn.resourcemanager.zk-address", Value: "", Doc: "ZooKeeper quorum (host:port,...) for ZKRMStateStore (Hadoop 2.x key; hadoop.zk.address is 3.x's and is read first)."},
+	{Key: "hadoop.zk.address", Value: "", Doc: "ZooKeeper quorum (host:port,...) for ZKRMStateStore (Hadoop 3.x key)."},
+	{Key: "yarn.resourcemanager.zk-timeout-ms", Value: "10000", Doc: "ZooKeeper session timeout of the RM's state store."},
 	{Key: "yarn.resourcemanager.state-store.max-completed-applications", Value: "${yarn.resourcemanager.max-completed-applications}", Doc: "Completed applications kept in the state store."},
 
 	// yarn-site.xml: NodeManager

@@ -16,6 +16,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/internal/zktest"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -100,10 +101,19 @@ func freeAddr(t *testing.T) string {
 // outstanding ask and gets exactly the one container it still wanted, named with the new
 // epoch; the application finishes on its first attempt.
 func TestWorkPreservingRestart(t *testing.T) {
-	dir := t.TempDir()
-	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir,
+	t.Run("embedded", func(t *testing.T) {
+		workPreservingRestart(t, "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore", statestore.KeyFSURI, "file://"+t.TempDir())
+	})
+	t.Run("zookeeper", func(t *testing.T) {
+		zks := zktest.Start(t)
+		workPreservingRestart(t, "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore", "hadoop.zk.address", zks.Addr)
+	})
+}
+
+func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
+	c := testConf(append([]string{statestore.KeyRecovery, "true", statestore.KeyStoreClass, class,
 		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
-		"yarn.resourcemanager.scheduler.address", freeAddr(t))
+		"yarn.resourcemanager.scheduler.address", freeAddr(t)}, storeConf...)...)
 	ctx := context.Background()
 	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
 	if err != nil {
@@ -229,8 +239,7 @@ func TestWorkPreservingRestart(t *testing.T) {
 	var info struct{ ClusterInfo map[string]any }
 	err = json.NewDecoder(resp.Body).Decode(&info)
 	resp.Body.Close()
-	if err != nil || info.ClusterInfo["rmStateStoreName"] != "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore" ||
-		!strings.HasSuffix(fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]), statestore.FileName) {
+	if err != nil || info.ClusterInfo["rmStateStoreName"] != class || fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]) != rm2.Store.Location() {
 		t.Fatalf("cluster info %v %v", info.ClusterInfo, err)
 	}
 	if n := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Opts.Metrics).Count(); n == 0 {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -116,7 +117,8 @@ func New(opts Options) (*Core, error) {
 	rm.Labels = rmstate.NewLabels(opts.Queues.Labels())
 	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
 	rm.Nodes = rmstate.NewNodes()
-	if rm.Store, err = statestore.Open(opts.Conf); err != nil {
+	host, _ := os.Hostname()
+	if rm.Store, err = statestore.Open(opts.Conf, fmt.Sprintf("%s/%d@%d", host, os.Getpid(), rm.clusterTimestamp), rm.Log); err != nil {
 		return nil, err
 	}
 	var st *statestore.State

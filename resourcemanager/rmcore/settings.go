@@ -205,7 +205,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, &conf.ValueError{Source: c.Source("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms"), Key: "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", Value: raw, Reason: "must not be negative"})
 	}
 	// Features that change what the RM promises clients are refused rather than ignored.
-	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable"} {
+	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable", "yarn.resourcemanager.ha.enabled"} {
 		on, err := c.Bool(key)
 		if err != nil {
 			errs = append(errs, err)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 )
@@ -21,7 +24,8 @@ const recoveryPkg = "org.apache.hadoop.yarn.server.resourcemanager.recovery."
 
 // Open returns the store Hadoop's keys select, or nil when recovery is off (or the class
 // is NullRMStateStore). A class Bobbin cannot serve is an error naming the key.
-func Open(c *conf.Configuration) (Store, error) {
+// owner names this RM in a ZooKeeper store's fence.
+func Open(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error) {
 	on, err := c.Bool(KeyRecovery)
 	if err != nil || !on {
 		return nil, err
@@ -47,9 +51,11 @@ func Open(c *conf.Configuration) (Store, error) {
 		if dir, err = c.Trimmed(KeyLevelDBPath); err != nil {
 			return nil, err
 		}
+	case "ZKRMStateStore":
+		return openZKFromConf(c, owner, log)
 	default:
 		return nil, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: KeyStoreClass, Value: class,
-			Reason: "Bobbin keeps RM state in its embedded store (FileSystemRMStateStore with a local path, LeveldbRMStateStore) or not at all (NullRMStateStore); ZKRMStateStore comes with HA"}
+			Reason: "Bobbin keeps RM state in its embedded store (FileSystemRMStateStore with a local path, LeveldbRMStateStore), in ZooKeeper (ZKRMStateStore) or not at all (NullRMStateStore)"}
 	}
 	return OpenEmbedded(dir)
 }
@@ -80,4 +86,35 @@ func ClassName(c *conf.Configuration) string {
 		class = recoveryPkg + class
 	}
 	return class
+}
+
+// openZKFromConf opens ZKRMStateStore from hadoop.zk.address (3.x) or
+// yarn.resourcemanager.zk-address (2.x), zk-state-store.parent-path and zk-timeout-ms.
+func openZKFromConf(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error) {
+	addr, err := c.Trimmed("hadoop.zk.address")
+	if err != nil {
+		return nil, err
+	}
+	if addr == "" {
+		if addr, err = c.Trimmed("yarn.resourcemanager.zk-address"); err != nil {
+			return nil, err
+		}
+	}
+	if addr == "" {
+		return nil, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: "hadoop.zk.address", Value: "",
+			Reason: "ZKRMStateStore needs the ZooKeeper quorum: set hadoop.zk.address (or yarn.resourcemanager.zk-address)"}
+	}
+	parent, err := c.Trimmed("yarn.resourcemanager.zk-state-store.parent-path")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(parent, "/") {
+		return nil, &conf.ValueError{Source: c.Source("yarn.resourcemanager.zk-state-store.parent-path"), Key: "yarn.resourcemanager.zk-state-store.parent-path",
+			Value: parent, Reason: "must be an absolute ZooKeeper path"}
+	}
+	timeout, err := c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	return OpenZK(addr, parent, timeout, owner, log)
 }

@@ -99,12 +99,12 @@ func TestCorruptStoreIsRefused(t *testing.T) {
 func TestStoreFromHadoopKeys(t *testing.T) {
 	dir := t.TempDir()
 	c := conf.New()
-	if s, err := Open(c); s != nil || err != nil {
+	if s, err := Open(c, "test", nil); s != nil || err != nil {
 		t.Fatalf("recovery off: %v %v", s, err)
 	}
 	c.Set(KeyRecovery, "true")
 	c.Set(KeyFSURI, "file://"+dir)
-	s, err := Open(c)
+	s, err := Open(c, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,21 +113,21 @@ func TestStoreFromHadoopKeys(t *testing.T) {
 	}
 	s.Close()
 	for class, want := range map[string]string{
-		"org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore": KeyStoreClass,
+		"org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore": "hadoop.zk.address",
 		"org.example.Mine": KeyStoreClass,
 	} {
 		c.Set(KeyStoreClass, class)
-		if _, err := Open(c); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Open(c, "test", nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", class, err)
 		}
 	}
 	c.Set(KeyStoreClass, "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore")
 	c.Set(KeyFSURI, "hdfs://nn:8020/rmstore")
-	if _, err := Open(c); err == nil || !strings.Contains(err.Error(), KeyFSURI) {
+	if _, err := Open(c, "test", nil); err == nil || !strings.Contains(err.Error(), KeyFSURI) {
 		t.Errorf("hdfs uri: %v", err)
 	}
 	c.Set(KeyStoreClass, "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore")
-	if s, err := Open(c); s != nil || err != nil {
+	if s, err := Open(c, "test", nil); s != nil || err != nil {
 		t.Errorf("null store: %v %v", s, err)
 	}
 }
