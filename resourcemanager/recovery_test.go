@@ -333,3 +333,35 @@ func TestFullDiskRefusesSubmissionsAndLosesNothing(t *testing.T) {
 	}
 	t.Logf("%d applications acknowledged and kept; the disk filled at the next", len(accepted)-1)
 }
+
+// Two RMs on one ZooKeeper store: once the second has opened it, the first's next write —
+// here a submission — is refused (the client hears an error, nothing is stored) and the
+// first RM stops (Done), as it must never act on a state another RM owns.
+func TestFencedRMStops(t *testing.T) {
+	zks := zktest.Start(t)
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyStoreClass, "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+		"hadoop.zk.address", zks.Addr)
+	rm1, cl1 := startRMWithClock(t, c, time.Now)
+	_, cl2 := startRMWithClock(t, c, time.Now)
+	ctx := context.Background()
+	na, err := cl1.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cl1.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("late"), Queue: proto.String("default"),
+		AmContainerSpec: &yarnpb.ContainerLaunchContextProto{}, Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}}},
+		&yarnpb.SubmitApplicationResponseProto{})
+	if err == nil || !strings.Contains(err.Error(), "fenced") {
+		t.Fatalf("submission to the fenced RM: %v", err)
+	}
+	select {
+	case <-rm1.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the fenced RM did not stop")
+	}
+	list, err := cl2.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("the new RM sees %d applications, %v", len(list), err)
+	}
+}

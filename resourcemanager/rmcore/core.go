@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -56,6 +57,24 @@ type Core struct {
 	Store statestore.Store
 	// recovery holds scheduling back after a work-preserving restart (nil: never).
 	recovery *recoveryGate
+	// done is closed when the RM must stop serving: another RM took over its state
+	// store (fenced).
+	done     chan struct{}
+	doneOnce sync.Once
+}
+
+// Done is closed when the RM must stop: the daemon then shuts down and exits non-zero.
+func (rm *Core) Done() <-chan struct{} { return rm.done }
+
+// storeFailed sees every failed state store write; a fenced store stops the RM, which
+// must not act on a state another RM now owns.
+func (rm *Core) storeFailed(err error) {
+	if errors.Is(err, statestore.ErrFenced) {
+		rm.doneOnce.Do(func() {
+			rm.Log.WithError(err).Error("another ResourceManager took over the state store: stopping")
+			close(rm.done)
+		})
+	}
 }
 
 // New builds the RM's state, engine and keys from configuration, checking every key
@@ -109,6 +128,7 @@ func New(opts Options) (*Core, error) {
 		Types:            types,
 		Log:              opts.Logger.WithField("component", "resourcemanager"),
 		clusterTimestamp: opts.Now().UnixMilli(),
+		done:             make(chan struct{}),
 	}
 	if rm.hosts, err = rmstate.LoadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
 		return nil, err
@@ -123,7 +143,7 @@ func New(opts Options) (*Core, error) {
 	}
 	var st *statestore.State
 	if rm.Store != nil {
-		rm.Store = statestore.Metered(rm.Store, opts.Metrics)
+		rm.Store = statestore.Metered(rm.Store, opts.Metrics, rm.storeFailed)
 		if st, err = rm.Store.Load(); err != nil {
 			rm.Store.Close()
 			return nil, err

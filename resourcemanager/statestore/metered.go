@@ -10,13 +10,15 @@ import (
 // timer in nanoseconds), failed writes (rm.statestore.write_errors) and the time Load
 // took (rm.statestore.load_ms). The RM's state is only as durable as these writes, so an
 // operator watches them.
-func Metered(s Store, reg metrics.Registry) Store {
-	return &metered{Store: s, writes: metrics.GetOrRegisterTimer("rm.statestore.write", reg),
+// onErr, when set, sees every failed write (the RM stops when it is fenced).
+func Metered(s Store, reg metrics.Registry, onErr func(error)) Store {
+	return &metered{Store: s, onErr: onErr, writes: metrics.GetOrRegisterTimer("rm.statestore.write", reg),
 		errors: metrics.GetOrRegisterCounter("rm.statestore.write_errors", reg), load: metrics.GetOrRegisterGauge("rm.statestore.load_ms", reg)}
 }
 
 type metered struct {
 	Store
+	onErr  func(error)
 	writes metrics.Timer
 	errors metrics.Counter
 	load   metrics.Gauge
@@ -28,6 +30,9 @@ func (m *metered) timed(f func() error) error {
 	m.writes.UpdateSince(start)
 	if err != nil {
 		m.errors.Inc(1)
+		if m.onErr != nil {
+			m.onErr(err)
+		}
 	}
 	return err
 }
