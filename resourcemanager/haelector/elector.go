@@ -1,0 +1,253 @@
+// Package haelector elects the active ResourceManager among RMs in high availability, in
+// ZooKeeper, as Hadoop's ActiveStandbyElector does: whoever creates the ephemeral lock
+// znode (<zk-base-path>/<cluster-id>/ActiveStandbyElectorLock) is active; the others watch
+// it and try again when it goes. The lock lives as long as its holder's ZooKeeper session,
+// so an RM that dies, hangs past the session timeout or loses ZooKeeper loses it.
+//
+// An active RM that loses its connection to ZooKeeper steps down at once — it can no
+// longer know it still holds the lock — and takes the lock up again only if its session
+// survived (the lock is still its own). There is never a moment when two RMs both
+// believe they are active by this elector; the state store's fence covers the RM that has
+// not heard yet (a paused process).
+package haelector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/sirupsen/logrus"
+)
+
+// LockName is the lock znode's name, as Hadoop's.
+const LockName = "ActiveStandbyElectorLock"
+
+// Callbacks are what the elector's owner does on a change of role. BecomeActive may fail
+// (the RM could not start its active services): the elector then gives the lock up and
+// tries again after a pause, so another RM can take it.
+type Callbacks struct {
+	BecomeActive  func() error
+	BecomeStandby func()
+}
+
+// Options configure an Elector.
+type Options struct {
+	Servers        string // the quorum, "host:port,host:port"
+	BasePath       string // yarn.resourcemanager.ha.automatic-failover.zk-base-path
+	ClusterID      string // yarn.resourcemanager.cluster-id
+	ID             string // this RM's id (yarn.resourcemanager.ha.id)
+	SessionTimeout time.Duration
+	// RetryPause is the wait after a failed activation or a lost connection attempt.
+	RetryPause time.Duration
+	Logger     *logrus.Entry
+}
+
+// Elector runs one RM's side of the election.
+type Elector struct {
+	opts     Options
+	lockPath string
+	cb       Callbacks
+	log      *logrus.Entry
+
+	mu     sync.Mutex
+	active bool
+	leader string // the lock's holder as last seen ("" unknown)
+}
+
+// New returns an elector; Run takes part in the election.
+func New(opts Options, cb Callbacks) (*Elector, error) {
+	if opts.Servers == "" || opts.ClusterID == "" || opts.ID == "" {
+		return nil, errors.New("haelector: the ZooKeeper quorum, the cluster id and the RM id are all needed")
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 10 * time.Second
+	}
+	if opts.RetryPause <= 0 {
+		opts.RetryPause = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	return &Elector{opts: opts, cb: cb, lockPath: path.Join(opts.BasePath, opts.ClusterID, LockName),
+		log: opts.Logger.WithFields(logrus.Fields{"component": "elector", "rm_id": opts.ID})}, nil
+}
+
+// Active reports whether this RM holds the lock.
+func (e *Elector) Active() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.active
+}
+
+// Leader is the id of the RM that holds the lock, as this RM last saw it ("" unknown).
+func (e *Elector) Leader() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leader
+}
+
+func (e *Elector) setActive(active bool) {
+	e.mu.Lock()
+	was := e.active
+	e.active = active
+	if active {
+		e.leader = e.opts.ID
+	}
+	e.mu.Unlock()
+	switch {
+	case active && !was:
+		// BecomeActive runs in the caller (elect) so its error can give the lock up.
+	case !active && was:
+		e.log.Warn("stepping down to standby")
+		e.cb.BecomeStandby()
+	}
+}
+
+// Run takes part in the election until ctx ends; a standby RM on return.
+func (e *Elector) Run(ctx context.Context) {
+	defer e.setActive(false)
+	for ctx.Err() == nil {
+		e.session(ctx)
+		select {
+		case <-ctx.Done():
+		case <-time.After(e.opts.RetryPause):
+		}
+	}
+}
+
+// session runs one ZooKeeper session: it returns when the session expires or ctx ends.
+func (e *Elector) session(ctx context.Context) {
+	servers := strings.Split(e.opts.Servers, ",")
+	for i := range servers {
+		servers[i] = strings.TrimSpace(servers[i])
+	}
+	conn, events, err := zk.Connect(servers, e.opts.SessionTimeout, zk.WithLogger(zkLogger{e.log}))
+	if err != nil {
+		e.log.WithError(err).Warn("cannot connect to ZooKeeper")
+		return
+	}
+	defer conn.Close()
+	var watch <-chan zk.Event
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	connected := false
+	for {
+		select {
+		case <-ctx.Done():
+			if e.Active() {
+				// Give the lock up at once: the next RM need not wait for the session to expire.
+				conn.Delete(e.lockPath, -1)
+			}
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			switch ev.State {
+			case zk.StateHasSession:
+				connected = true
+				watch = e.elect(conn)
+			case zk.StateDisconnected:
+				if connected {
+					e.log.Warn("lost the connection to ZooKeeper")
+				}
+				connected = false
+				e.setActive(false)
+			case zk.StateExpired:
+				e.log.Warn("ZooKeeper session expired")
+				e.setActive(false)
+				return
+			}
+		case <-watch:
+			watch = nil
+			if connected {
+				watch = e.elect(conn)
+			}
+		case <-retry.C:
+			if connected && !e.Active() {
+				watch = e.elect(conn)
+			}
+		}
+		if connected && watch == nil && !e.Active() {
+			retry.Reset(e.opts.RetryPause)
+		}
+	}
+}
+
+// elect tries to take the lock; it returns a watch on the lock when another holds it.
+func (e *Elector) elect(conn *zk.Conn) <-chan zk.Event {
+	if err := e.ensureParents(conn); err != nil {
+		e.log.WithError(err).Warn("cannot create the election's parent znodes")
+		return nil
+	}
+	_, err := conn.Create(e.lockPath, []byte(e.opts.ID), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	switch {
+	case err == nil:
+		return e.activate(conn)
+	case errors.Is(err, zk.ErrNodeExists):
+	default:
+		e.log.WithError(err).Warn("cannot create the election lock")
+		return nil
+	}
+	data, stat, w, err := conn.GetW(e.lockPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		return e.elect(conn) // released in between
+	}
+	if err != nil {
+		e.log.WithError(err).Warn("cannot read the election lock")
+		return nil
+	}
+	if stat.EphemeralOwner == conn.SessionID() {
+		// Ours still: the session survived a lost connection.
+		return e.activate(conn)
+	}
+	e.mu.Lock()
+	e.leader = string(data)
+	e.mu.Unlock()
+	e.setActive(false)
+	return w
+}
+
+// activate runs BecomeActive holding the lock; if it fails the lock is given up.
+func (e *Elector) activate(conn *zk.Conn) <-chan zk.Event {
+	if !e.Active() {
+		e.log.Info("won the election: becoming active")
+		if err := e.cb.BecomeActive(); err != nil {
+			e.log.WithError(err).Error("could not become active; giving the lock up")
+			conn.Delete(e.lockPath, -1)
+			return nil
+		}
+		e.setActive(true)
+	}
+	// Watch the lock while holding it: if it is deleted (an operator, a session expiry
+	// this side has not heard of yet) this RM steps down.
+	_, _, w, err := conn.ExistsW(e.lockPath)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+func (e *Elector) ensureParents(conn *zk.Conn) error {
+	dir := path.Dir(e.lockPath)
+	var parts []string
+	for p := dir; p != "/" && p != "."; p = path.Dir(p) {
+		parts = append([]string{p}, parts...)
+	}
+	for _, p := range parts {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+type zkLogger struct{ log *logrus.Entry }
+
+func (l zkLogger) Printf(format string, args ...any) { l.log.Debugf("zookeeper: "+format, args...) }
