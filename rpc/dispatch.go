@@ -57,7 +57,10 @@ func (c *serverConn) invoke(caller *Caller, rh *commonpb.RequestHeaderProto, bod
 			m, err = nil, &RemoteError{Class: ClassRpcServerException, Message: fmt.Sprintf("internal error in %s: %v", caller.Method, r), Code: commonpb.RpcResponseHeaderProto_ERROR_RPC_SERVER}
 		}
 	}()
-	p, ok := c.srv.protocols[rh.GetDeclaringClassProtocolName()]
+	if re := c.srv.standbyError(); re != nil {
+		return nil, re
+	}
+	p, ok := c.srv.protocol(rh.GetDeclaringClassProtocolName())
 	if !ok {
 		return nil, &RemoteError{Class: ClassRpcNoSuchProtocol, Code: commonpb.RpcResponseHeaderProto_ERROR_NO_SUCH_PROTOCOL,
 			Message: fmt.Sprintf("Unknown protocol: %s", rh.GetDeclaringClassProtocolName())}

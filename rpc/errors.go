@@ -18,6 +18,9 @@ const (
 	ClassInvalidToken         = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
 	ClassSaslException        = "javax.security.sasl.SaslException"
 	ClassUnsupportedOperation = "java.lang.UnsupportedOperationException"
+	// ClassStandby is what a standby server answers: Java's failover proxies move on to
+	// the next server when they see it.
+	ClassStandby = "org.apache.hadoop.ipc.StandbyException"
 )
 
 // ErrorCode is the errorDetail of a response header.

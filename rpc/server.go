@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metrics "github.com/rcrowley/go-metrics"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
+
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 )
 
 // SecretManager verifies token identifiers for TOKEN (DIGEST-MD5) authentication.
@@ -112,7 +115,11 @@ type ServerOptions struct {
 // Server is a Hadoop IPC server. Create it with NewServer, register protocols, then Serve.
 type Server struct {
 	opts      ServerOptions
+	protoMu   sync.RWMutex // guards protocols (Replace swaps them while serving)
 	protocols map[string]*Protocol
+	// standby, when set, is the message every call (and every token authentication) is
+	// refused with, as org.apache.hadoop.ipc.StandbyException.
+	standby atomic.Pointer[string]
 	handlers  chan struct{} // semaphore bounding running handlers
 	log       *logrus.Entry
 
@@ -163,9 +170,38 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
-// Register adds a protocol. It must be called before Serve.
+// Register adds a protocol.
 func (s *Server) Register(p *Protocol) {
+	s.protoMu.Lock()
+	defer s.protoMu.Unlock()
 	s.protocols[p.Name] = p
+}
+
+// Replace swaps a protocol's implementation while serving (a ResourceManager that becomes
+// active serves its new state's services on the same listeners); calls already running
+// finish on the old one.
+func (s *Server) Replace(p *Protocol) { s.Register(p) }
+
+func (s *Server) protocol(name string) (*Protocol, bool) {
+	s.protoMu.RLock()
+	defer s.protoMu.RUnlock()
+	p, ok := s.protocols[name]
+	return p, ok
+}
+
+// SetStandby makes the server refuse every call, and every token authentication, with
+// org.apache.hadoop.ipc.StandbyException and msg, until SetActive.
+func (s *Server) SetStandby(msg string) { s.standby.Store(&msg) }
+
+// SetActive ends SetStandby.
+func (s *Server) SetActive() { s.standby.Store(nil) }
+
+// standbyError is the error a standby server answers with (nil when active).
+func (s *Server) standbyError() *RemoteError {
+	if msg := s.standby.Load(); msg != nil {
+		return &RemoteError{Class: ClassStandby, Message: *msg, Code: commonpb.RpcResponseHeaderProto_ERROR_APPLICATION}
+	}
+	return nil
 }
 
 // Metrics returns the registry the server records into.

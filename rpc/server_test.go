@@ -493,3 +493,37 @@ func FuzzServerConn(f *testing.F) {
 }
 
 func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// A standby server refuses every call — SIMPLE calls per call, token logins at their SASL
+// negotiation — with org.apache.hadoop.ipc.StandbyException, and serves again once active,
+// on the same connections, with the protocol it was given meanwhile (Replace).
+func TestStandbyRefusesThenServesReplacedProtocol(t *testing.T) {
+	sm := testSecrets{key: []byte("server-key")}
+	s := startServer(t, ServerOptions{SecretManager: sm})
+	plain := newTestClient(t, s, ClientOptions{})
+	if _, err := echo(t, plain, "before"); err != nil {
+		t.Fatal(err)
+	}
+	s.SetStandby("ResourceManager rm1 is in standby state")
+	var re *RemoteError
+	if _, err := echo(t, plain, "q"); !errors.As(err, &re) || re.Class != ClassStandby || re.Fatal {
+		t.Fatalf("SIMPLE call on a standby: %v", err)
+	}
+	tok := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001")})
+	if _, err := echo(t, tok, "q"); !errors.As(err, &re) || re.Class != ClassStandby || !re.Fatal {
+		t.Fatalf("token login on a standby: %v", err)
+	}
+	p := echoProtocol()
+	p.Methods["echo"] = Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
+		return &echoResp{QueueInfo: &yarnpb.QueueInfoProto{QueueName: proto.String("new:" + r.GetQueueName())}}, nil
+	})
+	s.Replace(p)
+	s.SetActive()
+	if got, err := echo(t, plain, "q"); err != nil || got != "new:q" {
+		t.Fatalf("after becoming active: %q %v", got, err)
+	}
+	tok2 := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001")})
+	if got, err := echo(t, tok2, "q"); err != nil || got != "new:q" {
+		t.Fatalf("token login after becoming active: %q %v", got, err)
+	}
+}

@@ -26,6 +26,12 @@ func (c *serverConn) processSASL(payload []byte) error {
 			c.caller.Auth = AuthSimple
 			return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum()})
 		}
+		if re := c.srv.standbyError(); re != nil {
+			// A standby cannot verify tokens: the client hears StandbyException (as a
+			// fatal answer to its negotiation) and its failover proxy moves on.
+			re.Code, re.Fatal = commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, true
+			return re
+		}
 		c.digest = sasl.NewServer()
 		return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_NEGOTIATE.Enum(), Auths: c.advertised(true)})
 	case commonpb.RpcSaslProto_INITIATE:
