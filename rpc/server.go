@@ -119,9 +119,9 @@ type Server struct {
 	protocols map[string]*Protocol
 	// standby, when set, is the message every call (and every token authentication) is
 	// refused with, as org.apache.hadoop.ipc.StandbyException.
-	standby atomic.Pointer[string]
-	handlers  chan struct{} // semaphore bounding running handlers
-	log       *logrus.Entry
+	standby  atomic.Pointer[string]
+	handlers chan struct{} // semaphore bounding running handlers
+	log      *logrus.Entry
 
 	mu       sync.Mutex
 	ln       net.Listener
