@@ -22,6 +22,7 @@ var hadoopProtoClasses = []string{
 	"org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos",
 	"org.apache.hadoop.ipc.protobuf.ProtobufRpcEngineProtos",
 	"org.apache.hadoop.security.proto.SecurityProtos",
+	"org.apache.hadoop.ha.proto.HAServiceProtocolProtos",
 	"org.apache.hadoop.yarn.proto.YarnProtos",
 	"org.apache.hadoop.yarn.proto.YarnServiceProtos",
 	"org.apache.hadoop.yarn.proto.ApplicationClientProtocol",
