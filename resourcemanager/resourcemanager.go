@@ -17,21 +17,40 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmweb"
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
 
+	"github.com/bobbin-yarn/bobbin/conf"
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/haelector"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmservice"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmweb"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
-	"github.com/sirupsen/logrus"
 )
 
 // Options configure a ResourceManager.
 type Options = rmcore.Options
 
 // ResourceManager owns the RM's services. Start binds them; Shutdown stops them.
+//
+// Without HA it builds its core at New and is active for its whole life. With HA
+// (yarn.resourcemanager.ha.enabled) it starts as a standby — its servers answer every
+// client, AM and NodeManager call with StandbyException, its admin port serves
+// HAServiceProtocol — and builds a core each time it becomes active (the elector in
+// ZooKeeper decides, or `yarn rmadmin -transitionToActive` in manual mode): the core
+// opens the shared state store, which fences the previous active, and recovers from it.
 type ResourceManager struct {
+	// Core is the active core; with HA the last one (nil before the first activation).
 	*rmcore.Core
+	opts     Options // with the RM's own configuration (HA: its id's addresses)
+	settings rmcore.Settings
+	log      *logrus.Entry
+	ha       *haSettings // nil without HA
+	elector  *haelector.Elector
+	amrm     amrmSwitch
+
 	client        *rpc.Server
 	tracker       *rpc.Server
 	scheduler     *rpc.Server
@@ -42,68 +61,113 @@ type ResourceManager struct {
 	adminAddr     net.Addr
 	webAddr       net.Addr
 	web           *http.Server
-	stopWatch     context.CancelFunc
+	stopElector   context.CancelFunc
+	electorDone   chan struct{}
+	done          chan struct{} // closed when the daemon must stop (a fenced RM without HA)
 
-	mu      sync.Mutex
-	serving sync.WaitGroup
-	started bool
+	transMu  sync.Mutex // one transition at a time
+	mu       sync.Mutex
+	state    commonpb.HAServiceStateProto
+	webCore  http.Handler
+	stopCore context.CancelFunc
+	serving  sync.WaitGroup
+	started  bool
 }
 
 // New builds a ResourceManager from configuration; nothing listens until Start.
 func New(opts Options) (*ResourceManager, error) {
-	core, err := rmcore.New(opts)
+	if opts.Conf == nil {
+		opts.Conf = conf.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.NewRegistry()
+	}
+	ha, own, err := readHA(opts.Conf)
 	if err != nil {
 		return nil, err
 	}
-	opts, settings := core.Opts, core.Settings
-	rm := &ResourceManager{Core: core}
-	cs, err := rmservice.NewClientService(core)
+	opts.Conf = own
+	rm := &ResourceManager{opts: opts, ha: ha, log: opts.Logger.WithField("component", "resourcemanager"), done: make(chan struct{})}
+	if ha == nil {
+		core, err := rmcore.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		rm.Core, rm.opts, rm.settings = core, core.Opts, core.Settings
+	} else {
+		rm.log = rm.log.WithField("rm_id", ha.id)
+		if err := opts.Conf.Validate(); err != nil {
+			return nil, err
+		}
+		if rm.settings, err = rmcore.ReadSettings(opts.Conf); err != nil {
+			return nil, err
+		}
+	}
+	settings := rm.settings
+	server := func(name string, handlers int, sm rpc.SecretManager) *rpc.Server {
+		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
+			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger})
+	}
+	rm.client = server("ClientRMService", settings.ClientHandlers, nil)
+	rm.tracker = server("ResourceTrackerService", settings.TrackerHandlers, nil)
+	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
+	// AM service itself refuses calls without an AMRMToken.
+	rm.scheduler = server("ApplicationMasterService", settings.SchedulerHandlers, &rm.amrm)
+	rm.admin = server("AdminService", settings.AdminHandlers, nil)
+	if ha == nil {
+		rm.state = commonpb.HAServiceStateProto_ACTIVE
+		if err := rm.serveCore(rm.Core); err != nil {
+			return nil, err
+		}
+		return rm, nil
+	}
+	rm.state = commonpb.HAServiceStateProto_STANDBY
+	for _, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler} {
+		s.SetStandby(rm.standbyMessage())
+	}
+	has, err := rm.haService()
 	if err != nil {
 		return nil, err
+	}
+	rm.admin.Register(has)
+	adm, err := standbyAdmin(rm.standbyMessage())
+	if err != nil {
+		return nil, err
+	}
+	rm.admin.Register(adm)
+	return rm, nil
+}
+
+// serveCore puts a core's services on the servers (replacing any earlier core's).
+func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
+	cs, err := rmservice.NewClientService(core)
+	if err != nil {
+		return err
 	}
 	rt, err := rmservice.NewResourceTracker(core)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rm.tracker = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException,
-		Name:          "ResourceTrackerService",
-		MaxDataLength: settings.MaxDataLength,
-		Handlers:      settings.TrackerHandlers,
-		Metrics:       opts.Metrics,
-		Logger:        opts.Logger,
-	})
-	rm.tracker.Register(rt)
 	ams, err := rmservice.NewAMService(core)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
-	// AM service itself refuses calls without an AMRMToken.
-	rm.scheduler = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException,
-		Name:          "ApplicationMasterService",
-		MaxDataLength: settings.MaxDataLength,
-		Handlers:      settings.SchedulerHandlers,
-		SecretManager: rm.AMRM,
-		Metrics:       opts.Metrics,
-		Logger:        opts.Logger,
-	})
-	rm.scheduler.Register(ams)
 	adm, err := rmservice.NewAdminService(core)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rm.admin = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "AdminService", MaxDataLength: settings.MaxDataLength,
-		Handlers: settings.AdminHandlers, Metrics: opts.Metrics, Logger: opts.Logger})
-	rm.admin.Register(adm)
-	rm.client = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException,
-		Name:          "ClientRMService",
-		MaxDataLength: settings.MaxDataLength,
-		Handlers:      settings.ClientHandlers,
-		Metrics:       opts.Metrics,
-		Logger:        opts.Logger,
-	})
-	rm.client.Register(cs)
-	return rm, nil
+	rm.amrm.cur.Store(core.AMRM)
+	rm.client.Replace(cs)
+	rm.tracker.Replace(rt)
+	rm.scheduler.Replace(ams)
+	rm.admin.Replace(adm)
+	rm.mu.Lock()
+	rm.webCore = rmweb.Handler(core)
+	rm.mu.Unlock()
+	return nil
 }
 
 // Start binds every service's listener and serves in the background. A bind failure
@@ -114,44 +178,44 @@ func (rm *ResourceManager) Start() error {
 	if rm.started {
 		return errors.New("resourcemanager: already started")
 	}
-	ln, err := net.Listen("tcp", rm.Settings.ClientAddr)
+	ln, err := net.Listen("tcp", rm.settings.ClientAddr)
 	if err != nil {
-		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.address %s: %w", rm.Settings.ClientAddr, err)
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.address %s: %w", rm.settings.ClientAddr, err)
 	}
-	tln, err := net.Listen("tcp", rm.Settings.TrackerAddr)
+	tln, err := net.Listen("tcp", rm.settings.TrackerAddr)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.resource-tracker.address %s: %w", rm.Settings.TrackerAddr, err)
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.resource-tracker.address %s: %w", rm.settings.TrackerAddr, err)
 	}
-	sln, err := net.Listen("tcp", rm.Settings.SchedulerAddr)
+	sln, err := net.Listen("tcp", rm.settings.SchedulerAddr)
 	if err != nil {
 		ln.Close()
 		tln.Close()
-		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.scheduler.address %s: %w", rm.Settings.SchedulerAddr, err)
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.scheduler.address %s: %w", rm.settings.SchedulerAddr, err)
 	}
-	aln, err := net.Listen("tcp", rm.Settings.AdminAddr)
+	aln, err := net.Listen("tcp", rm.settings.AdminAddr)
 	if err != nil {
 		ln.Close()
 		tln.Close()
 		sln.Close()
-		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.admin.address %s: %w", rm.Settings.AdminAddr, err)
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.admin.address %s: %w", rm.settings.AdminAddr, err)
 	}
-	wln, err := net.Listen("tcp", rm.Settings.WebAddr)
+	wln, err := net.Listen("tcp", rm.settings.WebAddr)
 	if err != nil {
 		ln.Close()
 		tln.Close()
 		sln.Close()
 		aln.Close()
-		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.webapp.address %s: %w", rm.Settings.WebAddr, err)
+		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.webapp.address %s: %w", rm.settings.WebAddr, err)
 	}
 	rm.started = true
 	rm.webAddr = wln.Addr()
-	rm.web = &http.Server{Handler: rmweb.Handler(rm.Core), ReadHeaderTimeout: 10 * time.Second}
+	rm.web = &http.Server{Handler: rm, ReadHeaderTimeout: 10 * time.Second}
 	rm.serving.Add(1)
 	go func() {
 		defer rm.serving.Done()
 		if err := rm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			rm.Log.WithError(err).Error("web server stopped")
+			rm.log.WithError(err).Error("web server stopped")
 		}
 	}()
 	rm.clientAddr, rm.trackerAddr, rm.schedulerAddr, rm.adminAddr = ln.Addr(), tln.Addr(), sln.Addr(), aln.Addr()
@@ -159,12 +223,30 @@ func (rm *ResourceManager) Start() error {
 	rm.serve(rm.tracker, tln)
 	rm.serve(rm.scheduler, sln)
 	rm.serve(rm.admin, aln)
-	ctx, cancel := context.WithCancel(context.Background())
-	rm.stopWatch = cancel
-	rm.Run(ctx)
-	rm.Log.WithFields(logrus.Fields{"cluster_timestamp": rm.ClusterTimestamp(), "client_address": ln.Addr().String(),
-		"resource_tracker_address": tln.Addr().String(), "scheduler_address": sln.Addr().String(), "webapp_address": wln.Addr().String(),
-		"queues": len(rm.Queues().Queues())}).Info("ResourceManager started")
+	fields := logrus.Fields{"client_address": ln.Addr().String(), "resource_tracker_address": tln.Addr().String(),
+		"scheduler_address": sln.Addr().String(), "admin_address": aln.Addr().String(), "webapp_address": wln.Addr().String()}
+	if rm.ha == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		rm.stopCore = cancel
+		rm.Run(ctx)
+		go func() { // a fenced RM stops
+			select {
+			case <-rm.Core.Done():
+				close(rm.done)
+			case <-ctx.Done():
+			}
+		}()
+		fields["cluster_timestamp"], fields["queues"] = rm.ClusterTimestamp(), len(rm.Queues().Queues())
+		rm.log.WithFields(fields).Info("ResourceManager started")
+		return nil
+	}
+	fields["ha_state"], fields["automatic_failover"] = "STANDBY", rm.ha.automatic
+	rm.log.WithFields(fields).Info("ResourceManager started in standby")
+	if rm.ha.automatic {
+		if err := rm.startElector(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -173,7 +255,7 @@ func (rm *ResourceManager) serve(s *rpc.Server, ln net.Listener) {
 	go func() {
 		defer rm.serving.Done()
 		if err := s.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {
-			rm.Log.WithError(err).Error("IPC server stopped")
+			rm.log.WithError(err).Error("IPC server stopped")
 		}
 	}()
 }
@@ -213,23 +295,36 @@ func (rm *ResourceManager) AdminAddr() net.Addr {
 	return rm.adminAddr
 }
 
+// Done is closed when the daemon must stop: without HA, when another RM took over its
+// state store (fenced). With HA a fenced RM becomes a standby instead.
+func (rm *ResourceManager) Done() <-chan struct{} { return rm.done }
+
 // Shutdown stops every service, letting calls in progress finish until ctx ends.
 func (rm *ResourceManager) Shutdown(ctx context.Context) error {
-	rm.mu.Lock()
-	if rm.stopWatch != nil {
-		rm.stopWatch()
+	if rm.stopElector != nil {
+		rm.stopElector()
+		<-rm.electorDone
 	}
-	rm.mu.Unlock()
 	var webErr error
 	if rm.web != nil {
 		webErr = rm.web.Shutdown(ctx)
 	}
 	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx), webErr)
 	rm.serving.Wait()
-	rm.Core.Wait()
-	if cerr := rm.Core.Close(); cerr != nil {
-		err = errors.Join(err, cerr)
+	rm.mu.Lock()
+	stop, core := rm.stopCore, rm.Core
+	active := rm.state == commonpb.HAServiceStateProto_ACTIVE
+	rm.stopCore = nil
+	rm.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
-	rm.Log.Info("ResourceManager stopped")
+	if core != nil && active {
+		core.Wait()
+		if cerr := core.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	rm.log.Info("ResourceManager stopped")
 	return err
 }

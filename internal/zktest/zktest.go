@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // Script is Debian's ZooKeeper launcher.
@@ -64,9 +66,10 @@ func (s *Server) start() error {
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("zookeeper: %w", err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", s.Addr, time.Second); err == nil {
-			c.Close()
+	// Ready is when a session can be had and used: the port listens before the server
+	// takes sessions.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if ready(s.Addr) {
 			return nil
 		}
 	}
@@ -92,6 +95,36 @@ func (s *Server) Restart() {
 		s.t.Fatal(err)
 	}
 }
+
+// ready reports whether a ZooKeeper session can be established and used at addr.
+func ready(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	conn, events, err := zk.Connect([]string{addr}, 5*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				_, _, err := conn.Exists("/")
+				return err == nil
+			}
+		case <-timeout:
+			return false
+		}
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
 
 func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -195,6 +195,14 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if s.Pprof, err = c.Bool("bobbin.resourcemanager.webapp.pprof.enabled"); err != nil {
 		errs = append(errs, err)
 	}
+	// HA is the resourcemanager package's layer; a core given ha.enabled directly refuses
+	// it rather than run as if it were the only RM.
+	if on, err := c.Bool("yarn.resourcemanager.ha.enabled"); err != nil {
+		errs = append(errs, err)
+	} else if on {
+		errs = append(errs, &conf.ValueError{Source: c.Source("yarn.resourcemanager.ha.enabled"), Key: "yarn.resourcemanager.ha.enabled", Value: "true",
+			Reason: "the RM core does not run HA by itself: start it through the resourcemanager package (bobbin resourcemanager)"})
+	}
 	if s.WorkPreserving, err = c.Bool("yarn.resourcemanager.work-preserving-recovery.enabled"); err != nil {
 		errs = append(errs, err)
 	}
@@ -205,7 +213,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, &conf.ValueError{Source: c.Source("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms"), Key: "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", Value: raw, Reason: "must not be negative"})
 	}
 	// Features that change what the RM promises clients are refused rather than ignored.
-	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable", "yarn.resourcemanager.ha.enabled"} {
+	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable"} {
 		on, err := c.Bool(key)
 		if err != nil {
 			errs = append(errs, err)

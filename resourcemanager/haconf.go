@@ -1,0 +1,180 @@
+package resourcemanager
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+)
+
+// HA keys, as Hadoop's.
+const (
+	keyHAEnabled  = "yarn.resourcemanager.ha.enabled"
+	keyHAIDs      = "yarn.resourcemanager.ha.rm-ids"
+	keyHAID       = "yarn.resourcemanager.ha.id"
+	keyHAAuto     = "yarn.resourcemanager.ha.automatic-failover.enabled"
+	keyHABasePath = "yarn.resourcemanager.ha.automatic-failover.zk-base-path"
+	keyClusterID  = "yarn.resourcemanager.cluster-id"
+)
+
+// rmAddressKeys are the RM's addresses with their default ports: in HA each has a
+// per-id form (yarn.resourcemanager.address.rm1), else yarn.resourcemanager.hostname.rm1
+// with the default port.
+var rmAddressKeys = []struct {
+	key  string
+	port int
+}{
+	{"yarn.resourcemanager.address", 8032},
+	{"yarn.resourcemanager.scheduler.address", 8030},
+	{"yarn.resourcemanager.resource-tracker.address", 8031},
+	{"yarn.resourcemanager.admin.address", 8033},
+	{"yarn.resourcemanager.webapp.address", 8088},
+	{"yarn.resourcemanager.webapp.https.address", 8090},
+}
+
+// haSettings are an RM's high-availability settings.
+type haSettings struct {
+	ids       []string
+	id        string // this RM's
+	automatic bool
+	zkAddr    string
+	basePath  string
+	clusterID string
+	zkTimeout time.Duration
+	// webOf is each RM's web address (for the standby's redirect).
+	webOf map[string]string
+}
+
+// readHA reads the HA keys. With HA on it returns this RM's configuration: the per-id
+// addresses of its id copied into the plain keys (as Hadoop's HAUtil does), so the rest of
+// the RM reads its own addresses. Every missing or contradictory key is an error naming it.
+func readHA(c *conf.Configuration) (*haSettings, *conf.Configuration, error) {
+	on, err := c.Bool(keyHAEnabled)
+	if err != nil || !on {
+		return nil, c, err
+	}
+	h := &haSettings{webOf: map[string]string{}}
+	if h.ids, err = c.Strings(keyHAIDs); err != nil {
+		return nil, nil, err
+	}
+	if len(h.ids) < 2 {
+		raw, _ := c.Raw(keyHAIDs)
+		return nil, nil, &conf.ValueError{Source: c.Source(keyHAIDs), Key: keyHAIDs, Value: raw, Reason: "HA needs at least two ResourceManager ids"}
+	}
+	addrOf := func(id, key string, port int) (string, error) {
+		if v, err := c.Trimmed(key + "." + id); err != nil || v != "" {
+			return v, err
+		}
+		host, err := c.Trimmed("yarn.resourcemanager.hostname." + id)
+		if err != nil {
+			return "", err
+		}
+		if host == "" {
+			return "", &conf.ValueError{Key: key + "." + id, Reason: fmt.Sprintf("HA needs %s.%s or yarn.resourcemanager.hostname.%s", key, id, id)}
+		}
+		return net.JoinHostPort(host, strconv.Itoa(port)), nil
+	}
+	for _, id := range h.ids {
+		if h.webOf[id], err = addrOf(id, "yarn.resourcemanager.webapp.address", 8088); err != nil {
+			return nil, nil, err
+		}
+	}
+	if h.id, err = c.Trimmed(keyHAID); err != nil {
+		return nil, nil, err
+	}
+	if h.id == "" {
+		if h.id, err = localID(h.ids, func(id string) (string, error) { return addrOf(id, "yarn.resourcemanager.address", 8032) }); err != nil {
+			return nil, nil, err
+		}
+	} else if !slices.Contains(h.ids, h.id) {
+		return nil, nil, &conf.ValueError{Source: c.Source(keyHAID), Key: keyHAID, Value: h.id, Reason: "not one of " + keyHAIDs}
+	}
+	if h.automatic, err = c.Bool(keyHAAuto); err != nil {
+		return nil, nil, err
+	}
+	if h.basePath, err = c.Trimmed(keyHABasePath); err != nil {
+		return nil, nil, err
+	}
+	if h.clusterID, err = c.Trimmed(keyClusterID); err != nil {
+		return nil, nil, err
+	}
+	if h.automatic && h.clusterID == "" {
+		return nil, nil, &conf.ValueError{Key: keyClusterID, Reason: "automatic failover needs the cluster id the RMs elect under"}
+	}
+	if h.zkAddr, err = c.Trimmed("hadoop.zk.address"); err == nil && h.zkAddr == "" {
+		h.zkAddr, err = c.Trimmed("yarn.resourcemanager.zk-address")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.automatic && h.zkAddr == "" {
+		return nil, nil, &conf.ValueError{Key: "hadoop.zk.address", Reason: "automatic failover elects the active RM in ZooKeeper: set hadoop.zk.address (or yarn.resourcemanager.zk-address)"}
+	}
+	if h.zkTimeout, err = c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond); err != nil {
+		return nil, nil, err
+	}
+	// The RMs share their state: only ZooKeeper's store is shared by both.
+	if rec, err := c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {
+		return nil, nil, err
+	} else if class, _ := c.Trimmed("yarn.resourcemanager.store.class"); !rec || !strings.HasSuffix(class, "ZKRMStateStore") {
+		return nil, nil, &conf.ValueError{Key: "yarn.resourcemanager.store.class", Value: class,
+			Reason: "RMs in HA share their state: set yarn.resourcemanager.recovery.enabled=true and yarn.resourcemanager.store.class=org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore"}
+	}
+	own := c.Clone()
+	for _, k := range rmAddressKeys {
+		addr, err := addrOf(h.id, k.key, k.port)
+		if err != nil {
+			return nil, nil, err
+		}
+		own.Set(k.key, addr)
+	}
+	// The core under this package is not HA-aware (it refuses the key); HA is this layer's.
+	own.Set(keyHAEnabled, "false")
+	return h, own, nil
+}
+
+// localID finds the id whose RM address is on this machine, as Hadoop's HAUtil does when
+// yarn.resourcemanager.ha.id is unset; exactly one must be.
+func localID(ids []string, addrOf func(string) (string, error)) (string, error) {
+	var found []string
+	for _, id := range ids {
+		addr, err := addrOf(id)
+		if err != nil {
+			return "", err
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return "", err
+		}
+		if isLocalHost(host) {
+			found = append(found, id)
+		}
+	}
+	if len(found) != 1 {
+		return "", &conf.ValueError{Key: keyHAID, Reason: fmt.Sprintf("cannot tell which of %v this ResourceManager is (%d have a local address): set %s", ids, len(found), keyHAID)}
+	}
+	return found[0], nil
+}
+
+func isLocalHost(host string) bool {
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return false
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ip := range ips {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
+}
