@@ -24,7 +24,9 @@ const haProtocol = "org.apache.hadoop.ha.HAServiceProtocol"
 
 // amrmSwitch is the scheduler port's secret manager: the active core's AMRMTokens, none
 // on a standby (whose server refuses token logins with StandbyException first).
-type amrmSwitch struct{ cur atomic.Pointer[security.AMRMTokens] }
+type amrmSwitch struct {
+	cur atomic.Pointer[security.AMRMTokens]
+}
 
 func (s *amrmSwitch) TokenKind() string { return token.KindAMRM }
 
