@@ -169,6 +169,14 @@ cd %[2]s/work
 kill $NMS; sleep 1; kill -9 $NMS 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
 `, rm, c.dir, start, c.home, body, len(nms))
+	return c.exec(t, timeout, script)
+}
+
+// exec runs a bash script in the cluster's own network namespace with the Hadoop
+// environment (HADOOP_HOME, conf dir, log and pid dirs), killing everything it started
+// when it ends or times out.
+func (c *nsCluster) exec(t *testing.T, timeout time.Duration, script string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-n", "bash", "-c", script)

@@ -1,0 +1,143 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/zktest"
+)
+
+// TestHAFailoverDuringPi is issue 16's HA run on Hadoop 2.7.3: a private ZooKeeper, two
+// `bobbin resourcemanager`s (rm1, rm2) and an Apache NodeManager, the NodeManager and
+// the clients configured for HA (rm-ids, per-id addresses). pi runs; while its maps run the
+// active RM is killed with SIGKILL. The standby must be active and serving soon after
+// (the time is logged: ZooKeeper's session timeout, 4 s here, bounds it), pi must SUCCEED
+// on its one attempt, and `yarn rmadmin -getServiceState` must show the roles. Then the
+// new active is paused (SIGSTOP) until the other — started again — has taken over, and
+// resumed (SIGCONT): it must step down without writing the store.
+func TestHAFailoverDuringPi(t *testing.T) {
+	if _, err := os.Stat(zktest.Script); err != nil {
+		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
+	}
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+	c := newNSCluster(t)
+	props := nmConf(c.dir)
+	ha := map[string]string{
+		"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2", "yarn.resourcemanager.cluster-id": "bobbin-ha",
+		"hadoop.zk.address": "127.0.0.1:2181", "yarn.resourcemanager.zk-address": "127.0.0.1:2181", "yarn.resourcemanager.zk-timeout-ms": "4000",
+		"yarn.resourcemanager.recovery.enabled": "true", "yarn.resourcemanager.store.class": "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+	}
+	for k, v := range ha {
+		props[k] = v
+	}
+	delete(props, "yarn.resourcemanager.hostname")
+	// Every RM address is on this one host: Hadoop's HAUtil, which NodeManagers and clients
+	// run too, refuses a configuration where several ids match the local address unless
+	// ha.id names one (their failover proxies go through every id regardless).
+	props["yarn.resourcemanager.ha.id"] = "rm1"
+	for i, id := range []string{"rm1", "rm2"} {
+		off := i * 10000
+		for key, port := range map[string]int{"address": 8032, "scheduler.address": 8030, "resource-tracker.address": 8031, "admin.address": 8033, "webapp.address": 8088} {
+			props[fmt.Sprintf("yarn.resourcemanager.%s.%s", key, id)] = fmt.Sprintf("127.0.0.1:%d", port+off)
+		}
+		props["yarn.resourcemanager.hostname."+id] = "127.0.0.1"
+	}
+	writeConf(t, c.confDir, props)
+	writeMapredSite(t, c)
+	// Each RM reads its own copy with its id (both addresses are on this machine).
+	for _, id := range []string{"rm1", "rm2"} {
+		dir := c.path(id + "-conf")
+		os.MkdirAll(dir, 0o755)
+		own := map[string]string{}
+		for k, v := range props {
+			own[k] = v
+		}
+		own["yarn.resourcemanager.ha.id"] = id
+		writeConf(t, dir, own)
+		copyFile(t, filepath.Join(c.confDir, "capacity-scheduler.xml"), filepath.Join(dir, "capacity-scheduler.xml"))
+	}
+	os.MkdirAll(c.path("zk/data"), 0o755)
+	os.WriteFile(c.path("zk/zoo.cfg"), []byte("tickTime=500\ndataDir="+c.path("zk/data")+"\nclientPort=2181\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nminSessionTimeout=1000\n"), 0o644)
+	bobbin := bobbinBinary(t)
+	out, err := c.exec(t, 10*time.Minute, fmt.Sprintf(`set -u
+ip link set lo up
+Y=$HADOOP_HOME/bin/yarn
+ZOO_LOG_DIR=%[1]s/zk %[2]s start-foreground %[1]s/zk/zoo.cfg > %[1]s/zk/zk.out 2>&1 &
+for i in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/2181) 2>/dev/null && break; sleep 0.2; done
+start_rm() { %[3]s resourcemanager --conf %[1]s/$1-conf >> %[1]s/$1.log 2>&1 & eval "PID_$1=$!"; }
+start_rm rm1
+for i in $(seq 1 100); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.2; done
+start_rm rm2
+$Y nodemanager > %[1]s/nm.log 2>&1 &
+for i in $(seq 1 90); do [ "$($Y node -list 2>/dev/null | grep -c RUNNING)" -ge 1 ] && break; sleep 1; done
+echo "rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
+cd %[1]s/work
+T0=$(date +%%s.%%N)
+timeout 200 $HADOOP_HOME/bin/hadoop jar %[4]s pi 2 10 > %[1]s/pi.out 2>&1 &
+PI=$!
+for i in $(seq 1 240); do
+  [ "$(ls -d %[1]s/nm-logs/application_*/container_*_01_00000[23] 2>/dev/null | wc -l)" -ge 2 ] && break
+  sleep 0.25
+done
+echo "maps running after $(echo "$(date +%%s.%%N) - $T0" | bc) s"
+kill -9 $PID_rm1
+T1=$(date +%%s.%%N)
+for i in $(seq 1 300); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.05; done
+echo "standby active $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill"
+wait $PI
+echo "pi exit $?"
+echo "pi took $(echo "$(date +%%s.%%N) - $T0" | bc) s"
+start_rm rm1
+for i in $(seq 1 100); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"STANDBY"' && break; sleep 0.2; done
+echo "after: rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
+echo "=== attempts"
+$Y applicationattempt -list "$($Y application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | head -1)" 2>&1 | grep appattempt_
+echo "=== end attempts"
+# Fencing: pause the active (rm2) past the session timeout; rm1 takes over; rm2 resumes.
+kill -STOP $PID_rm2
+T2=$(date +%%s.%%N)
+for i in $(seq 1 400); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.05; done
+echo "rm1 active $(echo "$(date +%%s.%%N) - $T2" | bc) s after rm2 was paused"
+kill -CONT $PID_rm2
+for i in $(seq 1 200); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | grep -q '"haState":"STANDBY"' && break; sleep 0.05; done
+echo "paused: rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
+$Y application -list -appStates ALL 2>/dev/null | grep -c application_ | sed 's/^/applications listed: /'
+kill %%1 2>/dev/null
+`, c.dir, zktest.Script, bobbin, c.examplesJar()))
+	t.Logf("%s", out)
+	fail := func(why string) {
+		c.keep(t)
+		t.Fatalf("%s\n%s\n--- pi:\n%s\n--- rm1:\n%s\n--- rm2:\n%s", why, out, c.logTail("pi.out", 40), c.logTail("rm1.log", 40), c.logTail("rm2.log", 40))
+	}
+	if err != nil {
+		fail(fmt.Sprintf("cluster script: %v", err))
+	}
+	for _, want := range []string{"rm1 active rm2 standby", "pi exit 0", "after: rm1 standby rm2 active", "paused: rm1 active rm2 standby", "applications listed: 1"} {
+		if !strings.Contains(out, want) {
+			fail("missing: " + want)
+		}
+	}
+	if !strings.Contains(c.logTail("pi.out", 40), "Estimated value of Pi is") {
+		fail("pi printed no estimate")
+	}
+	attempts := out[strings.Index(out, "=== attempts"):strings.Index(out, "=== end attempts")]
+	if n := len(regexp.MustCompile(`appattempt_`).FindAllString(attempts, -1)); n != 1 {
+		fail(fmt.Sprintf("pi ran %d attempts across the failover, want 1", n))
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return // optional file
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
