@@ -139,4 +139,59 @@ func TestHAFailover(t *testing.T) {
 	if err != nil || rep.GetName() != "before-failover" {
 		t.Fatalf("the application after the failover: %v %v", rep, err)
 	}
+	// Without ZooKeeper no RM is active (no split brain); with it back, one is again.
+	zks.Stop()
+	testutil.Eventually(t, 20*time.Second, "rm2 stayed active without ZooKeeper", func() bool { return rm2.State() == commonpb.HAServiceStateProto_STANDBY })
+	zks.Restart()
+	testutil.Eventually(t, 30*time.Second, "rm2 not active again after ZooKeeper came back", func() bool { return rm2.State() == commonpb.HAServiceStateProto_ACTIVE })
+	if rep, err := cl2.GetApplicationReport(ctx, na.GetApplicationId()); err != nil || rep.GetName() != "before-failover" {
+		t.Fatalf("the application after ZooKeeper came back: %v %v", rep, err)
+	}
+}
+
+// Manual failover (automatic-failover.enabled=false): both RMs start as standbys and
+// the administrator's transitionToActive/Standby decide; under automatic failover a
+// plain (not forced) request is refused.
+func TestHAManualTransitions(t *testing.T) {
+	zks := zktest.Start(t)
+	ports := haPorts(t)
+	c1 := haConf(t, zks.Addr, ports, "rm1")
+	c1.Set("yarn.resourcemanager.ha.automatic-failover.enabled", "false")
+	rm1 := startHA(t, c1)
+	ctx := context.Background()
+	admin := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address.rm1"], Protocol: haProtocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	defer admin.Close()
+	if rm1.State() != commonpb.HAServiceStateProto_STANDBY {
+		t.Fatal("a manual-failover RM started active")
+	}
+	byUser := &commonpb.HAStateChangeRequestInfoProto{ReqSource: commonpb.HARequestSource_REQUEST_BY_USER.Enum()}
+	if err := admin.Call(ctx, "transitionToActive", &commonpb.TransitionToActiveRequestProto{ReqInfo: byUser}, &commonpb.TransitionToActiveResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if rm1.State() != commonpb.HAServiceStateProto_ACTIVE {
+		t.Fatal("transitionToActive did not make rm1 active")
+	}
+	if err := admin.Call(ctx, "transitionToStandby", &commonpb.TransitionToStandbyRequestProto{ReqInfo: byUser}, &commonpb.TransitionToStandbyResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if rm1.State() != commonpb.HAServiceStateProto_STANDBY {
+		t.Fatal("transitionToStandby did not make rm1 standby")
+	}
+	// Under automatic failover only a forced request is taken.
+	rm2 := startHA(t, haConf(t, zks.Addr, ports, "rm2"))
+	testutil.Eventually(t, 20*time.Second, "rm2 never became active", func() bool { return rm2.State() == commonpb.HAServiceStateProto_ACTIVE })
+	admin2 := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address.rm2"], Protocol: haProtocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	defer admin2.Close()
+	var re *rpc.RemoteError
+	err := admin2.Call(ctx, "transitionToStandby", &commonpb.TransitionToStandbyRequestProto{ReqInfo: byUser}, &commonpb.TransitionToStandbyResponseProto{})
+	if !errors.As(err, &re) || re.Class != rpc.ClassAccessControl {
+		t.Fatalf("a manual transition under automatic failover: %v", err)
+	}
+	forced := &commonpb.HAStateChangeRequestInfoProto{ReqSource: commonpb.HARequestSource_REQUEST_BY_USER_FORCED.Enum()}
+	if err := admin2.Call(ctx, "transitionToStandby", &commonpb.TransitionToStandbyRequestProto{ReqInfo: forced}, &commonpb.TransitionToStandbyResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if rm2.State() != commonpb.HAServiceStateProto_STANDBY {
+		t.Fatal("a forced transitionToStandby did not take")
+	}
 }
