@@ -24,7 +24,19 @@ func TestHAFailoverDuringPi(t *testing.T) {
 	if _, err := os.Stat(zktest.Script); err != nil {
 		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
 	}
-	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+	for _, bobbinNM := range []bool{false, true} {
+		name := "apache-nm"
+		if bobbinNM {
+			name = "bobbin-nm"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+			haFailoverDuringPi(t, bobbinNM)
+		})
+	}
+}
+
+func haFailoverDuringPi(t *testing.T, bobbinNM bool) {
 	c := newNSCluster(t)
 	props := nmConf(c.dir)
 	ha := map[string]string{
@@ -64,6 +76,12 @@ func TestHAFailoverDuringPi(t *testing.T) {
 	os.MkdirAll(c.path("zk/data"), 0o755)
 	os.WriteFile(c.path("zk/zoo.cfg"), []byte("tickTime=500\ndataDir="+c.path("zk/data")+"\nclientPort=2181\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nminSessionTimeout=1000\n"), 0o644)
 	bobbin := bobbinBinary(t)
+	nm := "$Y nodemanager"
+	if bobbinNM {
+		// The yarn launcher exports these for a Java NM; containers' classpaths need them.
+		nm = fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
+			c.home, bobbin, c.confDir)
+	}
 	out, err := c.exec(t, 10*time.Minute, fmt.Sprintf(`set -u
 ip link set lo up
 Y=$HADOOP_HOME/bin/yarn
@@ -73,7 +91,7 @@ start_rm() { %[3]s resourcemanager --conf %[1]s/$1-conf >> %[1]s/$1.log 2>&1 & e
 start_rm rm1
 for i in $(seq 1 100); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.2; done
 start_rm rm2
-$Y nodemanager > %[1]s/nm.log 2>&1 &
+%[5]s > %[1]s/nm.log 2>&1 &
 for i in $(seq 1 90); do [ "$($Y node -list 2>/dev/null | grep -c RUNNING)" -ge 1 ] && break; sleep 1; done
 echo "rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
 cd %[1]s/work
@@ -108,7 +126,7 @@ for i in $(seq 1 200); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | gr
 echo "paused: rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
 $Y application -list -appStates ALL 2>/dev/null | grep -c application_ | sed 's/^/applications listed: /'
 kill %%1 2>/dev/null
-`, c.dir, zktest.Script, bobbin, c.examplesJar()))
+`, c.dir, zktest.Script, bobbin, c.examplesJar(), nm))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)

@@ -46,6 +46,9 @@ type Settings struct {
 	Addr      string // bind address of ContainerManagementProtocol
 	WebAddr   string
 	RMTracker string
+	// RMTrackers are every RM's resource tracker with HA (yarn.resourcemanager.ha.rm-ids):
+	// the node fails over between them; without HA, RMTracker alone.
+	RMTrackers []string
 	LocalDirs []string
 	LogDirs   []string
 	MemoryMB  int64
@@ -119,6 +122,16 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	th, tp, err := c.HostPort("yarn.resourcemanager.resource-tracker.address", 8031)
 	add(err)
 	s.RMTracker = net.JoinHostPort(th, strconv.Itoa(tp))
+	s.RMTrackers = []string{s.RMTracker}
+	if ha, err := c.Bool("yarn.resourcemanager.ha.enabled"); err != nil {
+		add(err)
+	} else if ha {
+		trackers, err := haTrackers(c)
+		add(err)
+		if len(trackers) > 0 {
+			s.RMTrackers, s.RMTracker = trackers, trackers[0]
+		}
+	}
 	dirs := func(key string) []string {
 		v, err := c.Strings(key)
 		add(err)
@@ -458,4 +471,37 @@ func (nm *NodeManager) every(interval time.Duration, f func()) {
 			}
 		}
 	})
+}
+
+// haTrackers are the resource-tracker addresses of the RMs in HA: for each id of
+// yarn.resourcemanager.ha.rm-ids, yarn.resourcemanager.resource-tracker.address.<id>, else
+// yarn.resourcemanager.hostname.<id> with port 8031.
+func haTrackers(c *conf.Configuration) ([]string, error) {
+	ids, err := c.Strings("yarn.resourcemanager.ha.rm-ids")
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, &conf.ValueError{Key: "yarn.resourcemanager.ha.rm-ids", Reason: "HA is enabled but no ResourceManager ids are listed"}
+	}
+	var out []string
+	for _, id := range ids {
+		addr, err := c.Trimmed("yarn.resourcemanager.resource-tracker.address." + id)
+		if err != nil {
+			return nil, err
+		}
+		if addr == "" {
+			host, err := c.Trimmed("yarn.resourcemanager.hostname." + id)
+			if err != nil {
+				return nil, err
+			}
+			if host == "" {
+				return nil, &conf.ValueError{Key: "yarn.resourcemanager.resource-tracker.address." + id,
+					Reason: "HA needs each RM's resource tracker address or yarn.resourcemanager.hostname." + id}
+			}
+			addr = net.JoinHostPort(host, "8031")
+		}
+		out = append(out, addr)
+	}
+	return out, nil
 }

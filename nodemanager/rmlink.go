@@ -2,6 +2,7 @@ package nodemanager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,14 +24,46 @@ const nmVersion = "2.7.3"
 type rmLink struct {
 	nm         *NodeManager
 	rt         *rpc.Client
+	tracker    int // index in settings.RMTrackers of the RM rt talks to
 	responseID int32
 	interval   time.Duration
 	util       *utilization
 }
 
 func newRMLink(nm *NodeManager) *rmLink {
-	return &rmLink{nm: nm, interval: time.Second, util: newUtilization(), rt: rpc.NewClient(rpc.ClientOptions{Addr: nm.settings.RMTracker, Protocol: protocol.ResourceTracker,
-		User: "yarn", ConnectRetries: 30, RetryInterval: time.Second, Logger: nm.opts.Logger})}
+	l := &rmLink{nm: nm, interval: time.Second, util: newUtilization()}
+	l.rt = l.dial()
+	return l
+}
+
+// dial connects to the current RM. With one RM the connection retries as long as a Java
+// NM's does; with several (HA) a refused connection moves on to the next RM at once.
+func (l *rmLink) dial() *rpc.Client {
+	retries := 30
+	if len(l.nm.settings.RMTrackers) > 1 {
+		retries = -1
+	}
+	return rpc.NewClient(rpc.ClientOptions{Addr: l.nm.settings.RMTrackers[l.tracker], Protocol: protocol.ResourceTracker,
+		User: "yarn", ConnectRetries: retries, RetryInterval: time.Second, Logger: l.nm.opts.Logger})
+}
+
+// failover moves to the next RM after a failed call when the RMs are in HA and the call
+// failed for a reason another RM may not have: no connection, or a standby's
+// StandbyException. It reports whether it moved.
+func (l *rmLink) failover(err error) bool {
+	trackers := l.nm.settings.RMTrackers
+	if len(trackers) < 2 {
+		return false
+	}
+	var re *rpc.RemoteError
+	if errors.As(err, &re) && re.Class != rpc.ClassStandby {
+		return false
+	}
+	l.rt.Close()
+	l.tracker = (l.tracker + 1) % len(trackers)
+	l.rt = l.dial()
+	l.nm.log.WithError(err).WithField("rm", trackers[l.tracker]).Info("failing over to the next ResourceManager")
+	return true
 }
 
 func (l *rmLink) nodeID() *yarnpb.NodeIdProto {
@@ -49,8 +82,21 @@ func (l *rmLink) register(ctx context.Context) error {
 	// rebuilds them (and kills the ones it does not want).
 	req.ContainerStatuses = nm.registrationStatuses()
 	err := l.rt.Call(ctx, "registerNodeManager", req, &resp)
+	// With RMs in HA the active one may be any of them, or none yet (an election under
+	// way): they are tried in turn, a second between rounds, for as long as one RM's
+	// connection retries last (30 s).
+	n := len(nm.settings.RMTrackers)
+	for tries := 1; err != nil && tries < 30*n && ctx.Err() == nil && l.failover(err); tries++ {
+		if tries%n == 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+		err = l.rt.Call(ctx, "registerNodeManager", req, &resp)
+	}
 	if err != nil {
-		return fmt.Errorf("nodemanager: registerNodeManager with %s: %w", nm.settings.RMTracker, err)
+		return fmt.Errorf("nodemanager: registerNodeManager with %s: %w", nm.settings.RMTrackers[l.tracker], err)
 	}
 	if resp.GetNodeAction() == yarnpb.NodeActionProto_SHUTDOWN {
 		return fmt.Errorf("nodemanager: the ResourceManager refused the node: %s", resp.GetDiagnosticsMessage())
@@ -98,7 +144,9 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		nm.log.WithError(err).Warn("heartbeat failed; retrying")
+		if !l.failover(err) {
+			nm.log.WithError(err).Warn("heartbeat failed; retrying")
+		}
 		return true
 	}
 	switch resp.GetNodeAction() {

@@ -163,6 +163,9 @@ func (rm *ResourceManager) haService() (*rpc.Protocol, error) {
 				return nil, err
 			}
 			rm.transitionToStandby("asked by an administrator")
+			if rm.elector != nil {
+				rm.elector.Rejoin() // another RM may take the lock meanwhile
+			}
 			return &commonpb.TransitionToStandbyResponseProto{}, nil
 		}),
 	}, func(method string) error { return rpc.Errorf(rpc.ClassUnsupportedOperation, "%s", method) })

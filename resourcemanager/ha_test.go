@@ -194,4 +194,6 @@ func TestHAManualTransitions(t *testing.T) {
 	if rm2.State() != commonpb.HAServiceStateProto_STANDBY {
 		t.Fatal("a forced transitionToStandby did not take")
 	}
+	// rm2 gave the election lock up with it; alone in the election, it wins it again.
+	testutil.Eventually(t, 20*time.Second, "no RM active after the forced standby", func() bool { return rm2.State() == commonpb.HAServiceStateProto_ACTIVE })
 }

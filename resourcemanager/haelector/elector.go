@@ -57,6 +57,8 @@ type Elector struct {
 	mu     sync.Mutex
 	active bool
 	leader string // the lock's holder as last seen ("" unknown)
+	// rejoin asks the session loop to give the lock up and stand again later (Rejoin).
+	rejoin chan struct{}
 }
 
 // New returns an elector; Run takes part in the election.
@@ -73,8 +75,19 @@ func New(opts Options, cb Callbacks) (*Elector, error) {
 	if opts.Logger == nil {
 		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
 	}
-	return &Elector{opts: opts, cb: cb, lockPath: path.Join(opts.BasePath, opts.ClusterID, LockName),
+	return &Elector{opts: opts, cb: cb, lockPath: path.Join(opts.BasePath, opts.ClusterID, LockName), rejoin: make(chan struct{}, 1),
 		log: opts.Logger.WithFields(logrus.Fields{"component": "elector", "rm_id": opts.ID})}, nil
+}
+
+// Rejoin gives the lock up, if this RM holds it, and stands for election again after a
+// pause, so another RM can win meanwhile: an administrator moved this RM to standby by
+// hand (a forced transitionToStandby under automatic failover), and without giving the
+// lock up no RM would be active.
+func (e *Elector) Rejoin() {
+	select {
+	case e.rejoin <- struct{}{}:
+	default:
+	}
 }
 
 // Active reports whether this RM holds the lock.
@@ -173,6 +186,15 @@ func (e *Elector) session(ctx context.Context) {
 			if connected && !e.Active() {
 				watch = e.elect(conn)
 			}
+		case <-e.rejoin:
+			if e.Active() {
+				conn.Delete(e.lockPath, -1)
+				e.setActive(false)
+				e.log.Info("gave the election lock up; standing again after a pause")
+			}
+			watch = nil
+			retry.Reset(3 * e.opts.RetryPause)
+			continue
 		}
 		if connected && watch == nil && !e.Active() {
 			retry.Reset(e.opts.RetryPause)
