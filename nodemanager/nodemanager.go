@@ -49,10 +49,10 @@ type Settings struct {
 	// RMTrackers are every RM's resource tracker with HA (yarn.resourcemanager.ha.rm-ids):
 	// the node fails over between them; without HA, RMTracker alone.
 	RMTrackers []string
-	LocalDirs []string
-	LogDirs   []string
-	MemoryMB  int64
-	VCores    int32
+	LocalDirs  []string
+	LogDirs    []string
+	MemoryMB   int64
+	VCores     int32
 	// Types are the cluster's resource types (resource-types.xml) and Offer what this node
 	// offers of each, memory and vcores included (yarn.nodemanager.resource-type.<name>).
 	Types          resourcetypes.Types
