@@ -12,8 +12,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/internal/zktest"
 )
 
-// TestHAFailoverDuringPi is issue 16's HA run on Hadoop 2.7.3: a private ZooKeeper, two
-// `bobbin resourcemanager`s (rm1, rm2) and an Apache NodeManager, the NodeManager and
+// TestHAFailoverDuringPi is issue 16's HA run on Hadoop 2.7.3 and 3.1.1: a private
+// ZooKeeper, two `bobbin resourcemanager`s (rm1, rm2) and an Apache (or Bobbin) NodeManager, the NodeManager and
 // the clients configured for HA (rm-ids, per-id addresses). pi runs; while its maps run the
 // active RM is killed with SIGKILL. The standby must be active and serving soon after
 // (the time is logged: ZooKeeper's session timeout, 4 s here, bounds it), pi must SUCCEED
@@ -24,20 +24,22 @@ func TestHAFailoverDuringPi(t *testing.T) {
 	if _, err := os.Stat(zktest.Script); err != nil {
 		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
 	}
-	for _, bobbinNM := range []bool{false, true} {
-		name := "apache-nm"
-		if bobbinNM {
-			name = "bobbin-nm"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, version string
+		bobbinNM      bool
+	}{
+		{"2.7.3-apache-nm", hadoop2, false},
+		{"2.7.3-bobbin-nm", hadoop2, true},
+		{"3.1.1-apache-nm", hadoop3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
-			haFailoverDuringPi(t, bobbinNM)
+			haFailoverDuringPi(t, newNSClusterVersion(t, tc.version), tc.bobbinNM)
 		})
 	}
 }
 
-func haFailoverDuringPi(t *testing.T, bobbinNM bool) {
-	c := newNSCluster(t)
+func haFailoverDuringPi(t *testing.T, c *nsCluster, bobbinNM bool) {
 	props := nmConf(c.dir)
 	ha := map[string]string{
 		"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2", "yarn.resourcemanager.cluster-id": "bobbin-ha",
