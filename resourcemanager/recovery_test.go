@@ -21,6 +21,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	metrics "github.com/rcrowley/go-metrics"
 	"google.golang.org/protobuf/proto"
 )
@@ -363,5 +364,49 @@ func TestFencedRMStops(t *testing.T) {
 	list, err := cl2.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{})
 	if err != nil || len(list) != 0 {
 		t.Fatalf("the new RM sees %d applications, %v", len(list), err)
+	}
+}
+
+// Node labels an administrator added, and the labels put on nodes, come back after a
+// restart (the Java RM keeps them in its node-label store).
+func TestNodeLabelsSurviveRestart(t *testing.T) {
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(), "yarn.node-labels.enabled", "true")
+	ctx := context.Background()
+	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: rm1.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu", "ssd"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	node := &yarnpb.NodeIdProto{Host: proto.String("h1"), Port: proto.Int32(0)}
+	if err := adm.Call(ctx, "replaceLabelsOnNodes", &yarnpb.ReplaceLabelsOnNodeRequestProto{NodeToLabels: []*yarnpb.NodeIdToLabelsProto{
+		{NodeId: node, NodeLabels: []string{"gpu"}}}}, &yarnpb.ReplaceLabelsOnNodeResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	adm.Close()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rm1.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	_, cl := startRMWithClock(t, c, time.Now)
+	var labels yarnpb.GetClusterNodeLabelsResponseProto
+	if err := cl.Call(ctx, "getClusterNodeLabels", &yarnpb.GetClusterNodeLabelsRequestProto{}, &labels); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(labels.GetDeprecatedNodeLabels(), ",") != "gpu,ssd" {
+		t.Fatalf("cluster labels after the restart %v", labels.GetDeprecatedNodeLabels())
+	}
+	var n2l yarnpb.GetNodesToLabelsResponseProto
+	if err := cl.Call(ctx, "getNodeToLabels", &yarnpb.GetNodesToLabelsRequestProto{}, &n2l); err != nil {
+		t.Fatal(err)
+	}
+	if len(n2l.GetNodeToLabels()) != 1 || n2l.GetNodeToLabels()[0].GetNodeLabels()[0] != "gpu" {
+		t.Fatalf("node labels after the restart %v", &n2l)
 	}
 }

@@ -94,6 +94,9 @@ func (rm *Core) recover(st *statestore.State) error {
 		apps = append(apps, a)
 	}
 	rm.Apps.Restore(apps)
+	if st.Labels != nil {
+		rm.Labels.Restore(st.Labels.Cluster, st.Labels.OnNode)
+	}
 	rm.Apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
 	rm.Apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
 	now := rm.Opts.Now()
@@ -259,4 +262,14 @@ func (rm *Core) schedulingOpen(now time.Time) (open, justOpened bool) {
 		}
 	}
 	return open, justOpened
+}
+
+// SaveLabels stores the node labels after an administrator changed them (nothing without a
+// store): the change is answered only once it is kept.
+func (rm *Core) SaveLabels() error {
+	if rm.Store == nil {
+		return nil
+	}
+	cluster, onNode := rm.Labels.Export()
+	return rm.Store.PutLabels(&statestore.LabelsRecord{Cluster: cluster, OnNode: onNode})
 }

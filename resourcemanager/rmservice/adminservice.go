@@ -113,6 +113,9 @@ func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.A
 	if err := s.rm.Labels.Add(labels); err != nil {
 		return nil, rmcore.LabelError(err)
 	}
+	if err := s.rm.SaveLabels(); err != nil {
+		return nil, rpc.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
+	}
 	s.rm.Log.WithField("labels", labels).Info("cluster node labels added")
 	return &yarnpb.AddToClusterNodeLabelsResponseProto{}, nil
 }
@@ -136,6 +139,9 @@ func (s *adminService) removeFromClusterNodeLabels(ctx context.Context, req *yar
 		return nil, rmcore.LabelError(err)
 	}
 	s.rm.Relabel(changed)
+	if err := s.rm.SaveLabels(); err != nil {
+		return nil, rpc.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
+	}
 	s.rm.Log.WithField("labels", req.GetNodeLabels()).Info("cluster node labels removed")
 	return &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}, nil
 }
@@ -158,6 +164,9 @@ func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.Rep
 		return nil, rmcore.LabelError(err)
 	}
 	s.rm.Relabel(changed)
+	if err := s.rm.SaveLabels(); err != nil {
+		return nil, rpc.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
+	}
 	s.rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
 	return &yarnpb.ReplaceLabelsOnNodeResponseProto{}, nil
 }

@@ -142,6 +142,27 @@ func (s *Labels) Replace(m map[string][]string) error {
 	return nil
 }
 
+// Export is the labels as the state store keeps them: every cluster label and the labels
+// on nodes.
+func (s *Labels) Export() (cluster []string, onNode map[string][]string) {
+	return s.ClusterLabels(), s.Snapshot()
+}
+
+// Restore adds stored labels back (after a restart); labels from the queue configuration
+// stay.
+func (s *Labels) Restore(cluster []string, onNode map[string][]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range cluster {
+		if l != "" {
+			s.cluster[l] = true
+		}
+	}
+	for k, v := range onNode {
+		s.onNode[k] = append([]string(nil), v...)
+	}
+}
+
 // Snapshot copies the node-to-labels map.
 func (s *Labels) Snapshot() map[string][]string {
 	s.mu.Lock()

@@ -64,6 +64,10 @@ func (m *metered) PutNode(rec *NodeRecord) error {
 	return m.timed(func() error { return m.Store.PutNode(rec) })
 }
 
+func (m *metered) PutLabels(rec *LabelsRecord) error {
+	return m.timed(func() error { return m.Store.PutLabels(rec) })
+}
+
 func (m *metered) RemoveNode(id string) error {
 	return m.timed(func() error { return m.Store.RemoveNode(id) })
 }

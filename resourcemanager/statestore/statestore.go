@@ -38,6 +38,8 @@ type Store interface {
 	// waits for before it schedules.
 	PutNode(rec *NodeRecord) error
 	RemoveNode(id string) error
+	// PutLabels stores the cluster's node labels and which nodes carry them.
+	PutLabels(rec *LabelsRecord) error
 	// Location says what and where the store is, for logs and the web endpoints.
 	Location() string
 	Close() error
@@ -49,6 +51,15 @@ type State struct {
 	Apps  []*AppRecord // by application id
 	Keys  map[string]*KeysRecord
 	Nodes []*NodeRecord // by node id
+	// Labels are the node labels administrators added (nil: none stored yet).
+	Labels *LabelsRecord
+}
+
+// LabelsRecord is the cluster's node labels (rmadmin -addToClusterNodeLabels) and the
+// labels on nodes (-replaceLabelsOnNode), by "host:port" (port 0: the whole host).
+type LabelsRecord struct {
+	Cluster []string            `json:"cluster"`
+	OnNode  map[string][]string `json:"on_node,omitempty"`
 }
 
 // KeysRecord is a master-key ring: the signing key, the one being rolled in, the one
@@ -123,6 +134,7 @@ var (
 	bucketKeys  = []byte("keys")
 	bucketNodes = []byte("nodes")
 	keyEpoch    = []byte("epoch")
+	keyLabels   = []byte("labels")
 )
 
 // FileName is the store's file inside its directory.
@@ -176,6 +188,12 @@ func (s *Embedded) Load() (*State, error) {
 		if v := tx.Bucket(bucketMeta).Get(keyEpoch); v != nil {
 			if err := json.Unmarshal(v, &st.Epoch); err != nil {
 				return fmt.Errorf("epoch: %w", err)
+			}
+		}
+		if v := tx.Bucket(bucketMeta).Get(keyLabels); v != nil {
+			st.Labels = &LabelsRecord{}
+			if err := json.Unmarshal(v, st.Labels); err != nil {
+				return fmt.Errorf("node labels: %w", err)
 			}
 		}
 		err := tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
@@ -305,6 +323,11 @@ func (s *Embedded) PutKeys(name string, keys *KeysRecord) error {
 // PutNode stores a running NodeManager.
 func (s *Embedded) PutNode(rec *NodeRecord) error {
 	return s.put(bucketNodes, rec.ID, rec, "node "+rec.ID)
+}
+
+// PutLabels stores the node labels.
+func (s *Embedded) PutLabels(rec *LabelsRecord) error {
+	return s.put(bucketMeta, string(keyLabels), rec, "node labels")
 }
 
 // RemoveNode forgets a NodeManager that stopped running.

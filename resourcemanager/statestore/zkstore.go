@@ -183,6 +183,14 @@ func (s *ZK) Load() (*State, error) {
 	} else if !errors.Is(err, zk.ErrNoNode) {
 		return nil, fmt.Errorf("state store %s: epoch: %w", s.Location(), err)
 	}
+	if data, _, err := s.conn.Get(path.Join(s.root, "labels")); err == nil {
+		st.Labels = &LabelsRecord{}
+		if err := json.Unmarshal(data, st.Labels); err != nil {
+			return nil, fmt.Errorf("state store %s: node labels: %w", s.Location(), err)
+		}
+	} else if !errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("state store %s: node labels: %w", s.Location(), err)
+	}
 	read := func(dir string, each func(name string, data []byte) error) error {
 		names, _, err := s.conn.Children(path.Join(s.root, dir))
 		if err != nil {
@@ -361,6 +369,17 @@ func (s *ZK) PutNode(rec *NodeRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.put(path.Join(s.root, "nodes", rec.ID), data)
+}
+
+// PutLabels stores the node labels.
+func (s *ZK) PutLabels(rec *LabelsRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.put(path.Join(s.root, "labels"), data)
 }
 
 // RemoveNode forgets a NodeManager.
