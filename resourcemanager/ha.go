@@ -42,6 +42,16 @@ func (rm *ResourceManager) standbyMessage() string {
 	return fmt.Sprintf("ResourceManager %s is in standby state", rm.ha.id)
 }
 
+// stillActive is the servers' check before each call under automatic failover: an active
+// RM whose election lock ZooKeeper has not confirmed lately (a process paused past its
+// session timeout, just resumed) answers StandbyException until it knows.
+func (rm *ResourceManager) stillActive() string {
+	if rm.elector == nil || rm.State() != commonpb.HAServiceStateProto_ACTIVE || rm.elector.Fresh() {
+		return ""
+	}
+	return fmt.Sprintf("ResourceManager %s cannot confirm it is still active (no word from ZooKeeper)", rm.ha.id)
+}
+
 // State is the RM's HA state (ACTIVE without HA).
 func (rm *ResourceManager) State() commonpb.HAServiceStateProto {
 	rm.mu.Lock()

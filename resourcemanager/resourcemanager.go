@@ -107,15 +107,21 @@ func New(opts Options) (*ResourceManager, error) {
 		}
 	}
 	settings := rm.settings
+	var activeCheck func() string
+	if ha != nil && ha.automatic {
+		activeCheck = rm.stillActive
+	}
 	server := func(name string, handlers int, sm rpc.SecretManager) *rpc.Server {
 		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
-			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger})
+			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck})
 	}
 	rm.client = server("ClientRMService", settings.ClientHandlers, nil)
 	rm.tracker = server("ResourceTrackerService", settings.TrackerHandlers, nil)
 	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
 	// AM service itself refuses calls without an AMRMToken.
 	rm.scheduler = server("ApplicationMasterService", settings.SchedulerHandlers, &rm.amrm)
+	// The admin port answers HAServiceProtocol whatever the state.
+	activeCheck = nil
 	rm.admin = server("AdminService", settings.AdminHandlers, nil)
 	if ha == nil {
 		rm.state = commonpb.HAServiceStateProto_ACTIVE

@@ -107,6 +107,10 @@ type ServerOptions struct {
 	// Metrics receives per-method timers and connection counters. Default: a new registry.
 	Metrics metrics.Registry
 	Logger  *logrus.Entry
+	// ActiveCheck, when set, is asked before every call (and token login): a non-empty
+	// answer refuses it with StandbyException and that message. An HA ResourceManager
+	// uses it to stop serving the moment it cannot be sure it is still the active one.
+	ActiveCheck func() string
 	// ErrorClass is the Java class a handler's error that is not a *RemoteError reaches
 	// clients as (YARN servers: YarnException). Default java.io.IOException.
 	ErrorClass string
@@ -200,6 +204,11 @@ func (s *Server) SetActive() { s.standby.Store(nil) }
 func (s *Server) standbyError() *RemoteError {
 	if msg := s.standby.Load(); msg != nil {
 		return &RemoteError{Class: ClassStandby, Message: *msg, Code: commonpb.RpcResponseHeaderProto_ERROR_APPLICATION}
+	}
+	if g := s.opts.ActiveCheck; g != nil {
+		if msg := g(); msg != "" {
+			return &RemoteError{Class: ClassStandby, Message: msg, Code: commonpb.RpcResponseHeaderProto_ERROR_APPLICATION}
+		}
 	}
 	return nil
 }

@@ -44,7 +44,9 @@ type Options struct {
 	SessionTimeout time.Duration
 	// RetryPause is the wait after a failed activation or a lost connection attempt.
 	RetryPause time.Duration
-	Logger     *logrus.Entry
+	// Now is the clock (time.Now by default).
+	Now    func() time.Time
+	Logger *logrus.Entry
 }
 
 // Elector runs one RM's side of the election.
@@ -59,6 +61,24 @@ type Elector struct {
 	leader string // the lock's holder as last seen ("" unknown)
 	// rejoin asks the session loop to give the lock up and stand again later (Rejoin).
 	rejoin chan struct{}
+	// confirmed is when ZooKeeper last confirmed this RM holds the lock.
+	confirmed time.Time
+}
+
+// Fresh reports whether this RM holds the lock and ZooKeeper confirmed it within two
+// thirds of the session timeout. An active RM answers nothing unless it is fresh: a
+// process that was paused (SIGSTOP) past its session timeout wakes up believing it is
+// active until its ZooKeeper client hears otherwise, and must not serve meanwhile.
+func (e *Elector) Fresh() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.confirmed.IsZero() && e.opts.Now().Sub(e.confirmed) < e.opts.SessionTimeout*2/3
+}
+
+func (e *Elector) confirm(at time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.confirmed = at
 }
 
 // New returns an elector; Run takes part in the election.
@@ -74,6 +94,9 @@ func New(opts Options, cb Callbacks) (*Elector, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Elector{opts: opts, cb: cb, lockPath: path.Join(opts.BasePath, opts.ClusterID, LockName), rejoin: make(chan struct{}, 1),
 		log: opts.Logger.WithFields(logrus.Fields{"component": "elector", "rm_id": opts.ID})}, nil
@@ -108,6 +131,9 @@ func (e *Elector) setActive(active bool) {
 	e.mu.Lock()
 	was := e.active
 	e.active = active
+	if !active {
+		e.confirmed = time.Time{}
+	}
 	if active {
 		e.leader = e.opts.ID
 	}
@@ -149,9 +175,20 @@ func (e *Elector) session(ctx context.Context) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
+	// While active, ZooKeeper is asked every third of the session timeout whether the
+	// lock is still this session's (Fresh).
+	reconfirm := time.NewTicker(e.opts.SessionTimeout / 3)
+	defer reconfirm.Stop()
 	connected := false
 	for {
 		select {
+		case <-reconfirm.C:
+			if e.Active() {
+				asked := e.opts.Now()
+				if ok, stat, err := conn.Exists(e.lockPath); err == nil && ok && stat.EphemeralOwner == conn.SessionID() {
+					e.confirm(asked)
+				}
+			}
 		case <-ctx.Done():
 			if e.Active() {
 				// Give the lock up at once: the next RM need not wait for the session to expire.
@@ -238,9 +275,11 @@ func (e *Elector) elect(conn *zk.Conn) <-chan zk.Event {
 
 // activate runs BecomeActive holding the lock; if it fails the lock is given up.
 func (e *Elector) activate(conn *zk.Conn) <-chan zk.Event {
+	e.confirm(e.opts.Now()) // the lock is this session's now
 	if !e.Active() {
 		e.log.Info("won the election: becoming active")
 		if err := e.cb.BecomeActive(); err != nil {
+			e.confirm(time.Time{})
 			e.log.WithError(err).Error("could not become active; giving the lock up")
 			conn.Delete(e.lockPath, -1)
 			return nil

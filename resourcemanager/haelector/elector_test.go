@@ -81,3 +81,33 @@ func TestElectionFailoverAndZooKeeperLoss(t *testing.T) {
 	zks.Restart()
 	testutil.Eventually(t, 20*time.Second, "no RM active after ZooKeeper came back", rm2.isActive)
 }
+
+// An active elector is fresh only while ZooKeeper keeps confirming its lock: a process
+// whose clock jumped past two thirds of the session timeout without a confirmation (it
+// was paused) is not, until the next confirmation.
+func TestFreshOnlyWhileConfirmed(t *testing.T) {
+	zks := zktest.Start(t)
+	clock := testutil.NewClock(time.Now())
+	side := &rmSide{}
+	e, err := New(Options{Servers: zks.Addr, BasePath: "/yarn-leader-election", ClusterID: "c1", ID: "rm1", SessionTimeout: 3 * time.Second,
+		RetryPause: 200 * time.Millisecond, Logger: testutil.QuietLogger(), Now: clock.Now}, side.callbacks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	testutil.Eventually(t, 15*time.Second, "never active", side.isActive)
+	if !e.Fresh() {
+		t.Fatal("just elected, not fresh")
+	}
+	clock.Advance(3 * time.Second) // as if paused past the session timeout
+	if e.Fresh() {
+		t.Fatal("fresh although ZooKeeper has not confirmed the lock for a whole session timeout")
+	}
+	testutil.Eventually(t, 5*time.Second, "ZooKeeper's next confirmation did not make it fresh again", e.Fresh)
+}
