@@ -180,6 +180,15 @@ func (e *Elector) session(ctx context.Context) {
 	reconfirm := time.NewTicker(e.opts.SessionTimeout / 3)
 	defer reconfirm.Stop()
 	connected := false
+	// tryElect stands for the lock; when that neither wins nor leaves a watch (an error),
+	// it tries again after the pause. The retry timer is reset only here: a periodic
+	// event (the reconfirm tick) must not keep pushing it back.
+	tryElect := func() {
+		watch = e.elect(conn)
+		if watch == nil && !e.Active() {
+			retry.Reset(e.opts.RetryPause)
+		}
+	}
 	for {
 		select {
 		case <-reconfirm.C:
@@ -202,7 +211,7 @@ func (e *Elector) session(ctx context.Context) {
 			switch ev.State {
 			case zk.StateHasSession:
 				connected = true
-				watch = e.elect(conn)
+				tryElect()
 			case zk.StateDisconnected:
 				if connected {
 					e.log.Warn("lost the connection to ZooKeeper")
@@ -217,11 +226,11 @@ func (e *Elector) session(ctx context.Context) {
 		case <-watch:
 			watch = nil
 			if connected {
-				watch = e.elect(conn)
+				tryElect()
 			}
 		case <-retry.C:
 			if connected && !e.Active() {
-				watch = e.elect(conn)
+				tryElect()
 			}
 		case <-e.rejoin:
 			if e.Active() {
@@ -231,10 +240,6 @@ func (e *Elector) session(ctx context.Context) {
 			}
 			watch = nil
 			retry.Reset(3 * e.opts.RetryPause)
-			continue
-		}
-		if connected && watch == nil && !e.Active() {
-			retry.Reset(e.opts.RetryPause)
 		}
 	}
 }
