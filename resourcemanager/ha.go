@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/haelector"
@@ -67,7 +68,18 @@ func (rm *ResourceManager) transitionToActive() error {
 	if rm.State() == commonpb.HAServiceStateProto_ACTIVE {
 		return nil
 	}
-	core, err := rmcore.New(rm.opts)
+	opts := rm.opts
+	if opts.ConfDir != "" {
+		// The queues as they are now (the file may have changed since start, or since a
+		// refreshQueues on an earlier activation), as the Java RM reloads them when it
+		// becomes active.
+		tree, err := capacity.Load(opts.Conf, opts.ConfDir)
+		if err != nil {
+			return fmt.Errorf("becoming active: %w", err)
+		}
+		opts.Queues = tree
+	}
+	core, err := rmcore.New(opts)
 	if err != nil {
 		return fmt.Errorf("becoming active: %w", err)
 	}
