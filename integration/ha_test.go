@@ -30,8 +30,13 @@ func TestHAFailoverDuringPi(t *testing.T) {
 	}{
 		{"2.7.3-apache-nm", hadoop2, false},
 		{"2.7.3-bobbin-nm", hadoop2, true},
+		// 3.1.1's NodeManager and clients (run for docs/benchmarks.md; CI keeps to 2.7.3
+		// here, 3.1.1 recovery is TestRMKilledDuringPiRecovers's): BOBBIN_HA_311=1.
 		{"3.1.1-apache-nm", hadoop3, false},
 	} {
+		if tc.version == hadoop3 && os.Getenv("BOBBIN_HA_311") == "" {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 			haFailoverDuringPi(t, newNSClusterVersion(t, tc.version), tc.bobbinNM)
