@@ -14,6 +14,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
+	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/internal/zktest"
@@ -33,13 +34,7 @@ func TestRestartRecoversApplications(t *testing.T) {
 	dir := t.TempDir()
 	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir)
 	ctx := context.Background()
-	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rm1.Start(); err != nil {
-		t.Fatal(err)
-	}
+	rm1 := startRestartableRM(t, c)
 	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	sc1 := &simCluster{t: t, rm: rm1, cl: cl1}
 	waiting := sc1.submit(1, 0) // no NodeManager: it waits for its AM container
@@ -48,11 +43,7 @@ func TestRestartRecoversApplications(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl1.Close()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rm1.Shutdown(sctx); err != nil {
-		t.Fatal(err)
-	}
+	stopRM(t, rm1)
 
 	rm2, cl2 := startRMWithClock(t, c, time.Now)
 	sc := &simCluster{t: t, rm: rm2, cl: cl2, am: func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
@@ -115,14 +106,7 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	c := testConf(append([]string{statestore.KeyRecovery, "true", statestore.KeyStoreClass, class,
 		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
 		"yarn.resourcemanager.scheduler.address", freeAddr(t)}, storeConf...)...)
-	ctx := context.Background()
-	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rm1.Start(); err != nil {
-		t.Fatal(err)
-	}
+	rm1 := startRestartableRM(t, c)
 	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	sc := &simCluster{t: t, rm: rm1, cl: cl1}
 	running := make(chan []records.ContainerID, 1)
@@ -203,11 +187,7 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 		t.Fatal("the AM did not get its first containers")
 	}
 	cl1.Close()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rm1.Shutdown(sctx); err != nil {
-		t.Fatal(err)
-	}
+	stopRM(t, rm1)
 
 	rm2, cl2 := startRMWithClock(t, c, time.Now)
 	sc.rm, sc.cl = rm2, cl2
@@ -266,13 +246,7 @@ func TestFullDiskRefusesSubmissionsAndLosesNothing(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+dir)
 	ctx := context.Background()
-	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rm1.Start(); err != nil {
-		t.Fatal(err)
-	}
+	rm1 := startRestartableRM(t, c)
 	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	// A big launch context fills the disk in a few hundred submissions.
 	env := make([]*yarnpb.StringStringMapProto, 0, 64)
@@ -318,11 +292,7 @@ func TestFullDiskRefusesSubmissionsAndLosesNothing(t *testing.T) {
 	}
 	accepted = append(accepted, id)
 	cl1.Close()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rm1.Shutdown(sctx); err != nil {
-		t.Fatal(err)
-	}
+	stopRM(t, rm1)
 	_, cl2 := startRMWithClock(t, c, time.Now)
 	for _, id := range accepted {
 		if _, err := cl2.GetApplicationReport(ctx, id); err != nil {
@@ -372,13 +342,7 @@ func TestFencedRMStops(t *testing.T) {
 func TestNodeLabelsSurviveRestart(t *testing.T) {
 	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(), "yarn.node-labels.enabled", "true")
 	ctx := context.Background()
-	rm1, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rm1.Start(); err != nil {
-		t.Fatal(err)
-	}
+	rm1 := startRestartableRM(t, c)
 	adm := rpc.NewClient(rpc.ClientOptions{Addr: rm1.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu", "ssd"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}); err != nil {
 		t.Fatal(err)
@@ -389,11 +353,7 @@ func TestNodeLabelsSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	adm.Close()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rm1.Shutdown(sctx); err != nil {
-		t.Fatal(err)
-	}
+	stopRM(t, rm1)
 	_, cl := startRMWithClock(t, c, time.Now)
 	var labels yarnpb.GetClusterNodeLabelsResponseProto
 	if err := cl.Call(ctx, "getClusterNodeLabels", &yarnpb.GetClusterNodeLabelsRequestProto{}, &labels); err != nil {
@@ -408,5 +368,29 @@ func TestNodeLabelsSurviveRestart(t *testing.T) {
 	}
 	if len(n2l.GetNodeToLabels()) != 1 || n2l.GetNodeToLabels()[0].GetNodeLabels()[0] != "gpu" {
 		t.Fatalf("node labels after the restart %v", &n2l)
+	}
+}
+
+// startRestartableRM starts an RM the test stops itself (stopRM) before starting the next
+// one on the same store: no cleanup of its own.
+func startRestartableRM(t *testing.T, c *conf.Configuration) *ResourceManager {
+	t.Helper()
+	rm, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return rm
+}
+
+// stopRM shuts an RM down, letting calls finish for up to 5 s.
+func stopRM(t *testing.T, rm *ResourceManager) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rm.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -115,14 +115,6 @@ func (c *Container) held(now int64) scheduler.Resource {
 	return v
 }
 
-// Known reports whether the table holds container id (live or awaiting its AM's ack).
-func (t *Containers) Known(id records.ContainerID) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.byID[id]
-	return ok
-}
-
 // SetEpoch sets the RM's epoch (the state store's restart count): container ids made from
 // now on carry it (container_e<epoch>_...), so they never repeat an earlier run's.
 func (t *Containers) SetEpoch(epoch int64) {
