@@ -10,6 +10,7 @@ require (
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9
 	github.com/sirupsen/logrus v1.10.2
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/sys v0.45.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -23,7 +24,6 @@ require (
 	github.com/jcmturner/rpc/v2 v2.0.3 // indirect
 	golang.org/x/crypto v0.11.0 // indirect
 	golang.org/x/net v0.12.0 // indirect
-	golang.org/x/sys v0.45.0 // indirect
 )
 
 tool google.golang.org/protobuf/cmd/protoc-gen-go

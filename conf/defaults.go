@@ -48,6 +48,8 @@ var Defaults = []Default{
 	{Key: "yarn.node-labels.enabled", Value: "false", Doc: "When false, node-label administration (rmadmin -addToClusterNodeLabels etc.) is refused."},
 
 	{Key: "bobbin.resourcemanager.gc-percent", Value: "100", Doc: "Bobbin addition: the RM's Go GC target (GOGC): the heap may grow to live × (1 + this/100) between collections. Lower trades CPU and latency for memory (see docs/benchmarks.md); a GOGC environment variable overrides it."},
+	{Key: "bobbin.resourcemanager.connection-keeper.enabled", Value: "true", Doc: "Bobbin addition: with recovery on and HA off, a small process (`bobbin connection-keeper`) holds the RM's listeners and its clients' connections while the RM is down, so a restarted RM answers AMs, NodeManagers and clients on the connections they had: they see a slower answer instead of a broken connection and Hadoop's 30 s retry sleep (yarn.resourcemanager.connect.retry-interval.ms). Needs fixed (non-zero) ports. See docs/recovery.md."},
+	{Key: "bobbin.resourcemanager.connection-keeper.linger-ms", Value: "60000", Doc: "Bobbin addition: how long the connection keeper waits for a killed RM to come back before it closes what it holds (its clients then retry as without it)."},
 	{Key: "bobbin.resourcemanager.webapp.pprof.enabled", Value: "false", Doc: "Bobbin addition: serve Go's profiler (/debug/pprof/) on the RM's web address, for profiling under load."},
 
 	// yarn-site.xml: application masters and containers

@@ -27,6 +27,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmservice"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmweb"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -63,7 +64,8 @@ type ResourceManager struct {
 	web           *http.Server
 	stopElector   context.CancelFunc
 	electorDone   chan struct{}
-	done          chan struct{} // closed when the daemon must stop (a fenced RM without HA)
+	done          chan struct{}        // closed when the daemon must stop (a fenced RM without HA)
+	keeper        *connkeep.Attachment // nil: sockets end with the process
 
 	transMu  sync.Mutex // one transition at a time
 	mu       sync.Mutex
@@ -184,29 +186,29 @@ func (rm *ResourceManager) Start() error {
 	if rm.started {
 		return errors.New("resourcemanager: already started")
 	}
-	ln, err := net.Listen("tcp", rm.settings.ClientAddr)
+	ln, err := rm.listen("client", rm.settings.ClientAddr)
 	if err != nil {
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.address %s: %w", rm.settings.ClientAddr, err)
 	}
-	tln, err := net.Listen("tcp", rm.settings.TrackerAddr)
+	tln, err := rm.listen("tracker", rm.settings.TrackerAddr)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.resource-tracker.address %s: %w", rm.settings.TrackerAddr, err)
 	}
-	sln, err := net.Listen("tcp", rm.settings.SchedulerAddr)
+	sln, err := rm.listen("scheduler", rm.settings.SchedulerAddr)
 	if err != nil {
 		ln.Close()
 		tln.Close()
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.scheduler.address %s: %w", rm.settings.SchedulerAddr, err)
 	}
-	aln, err := net.Listen("tcp", rm.settings.AdminAddr)
+	aln, err := rm.listen("admin", rm.settings.AdminAddr)
 	if err != nil {
 		ln.Close()
 		tln.Close()
 		sln.Close()
 		return fmt.Errorf("resourcemanager: bind yarn.resourcemanager.admin.address %s: %w", rm.settings.AdminAddr, err)
 	}
-	wln, err := net.Listen("tcp", rm.settings.WebAddr)
+	wln, err := rm.listen("web", rm.settings.WebAddr)
 	if err != nil {
 		ln.Close()
 		tln.Close()
@@ -244,6 +246,7 @@ func (rm *ResourceManager) Start() error {
 		}()
 		fields["cluster_timestamp"], fields["queues"] = rm.ClusterTimestamp(), len(rm.Queues().Queues())
 		rm.log.WithFields(fields).Info("ResourceManager started")
+		rm.takeBackConnections()
 		return nil
 	}
 	fields["ha_state"], fields["automatic_failover"] = "STANDBY", rm.ha.automatic
@@ -254,6 +257,82 @@ func (rm *ResourceManager) Start() error {
 		}
 	}
 	return nil
+}
+
+// KeepConnections makes the RM hand its listeners and connections to a connection keeper
+// (see package connkeep) and take back what an earlier process of it left there. Call it
+// before Start; ConnectionKeeper says whether the configuration asks for it.
+func (rm *ResourceManager) KeepConnections(a *connkeep.Attachment) {
+	rm.keeper = a
+	for _, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler, rm.admin} {
+		s.SetKeeper(a)
+	}
+}
+
+// ConnectionKeeper returns the name of this RM's connection keeper (an abstract unix
+// socket, named after the client address) and whether it keeps connections: with
+// recovery on (a restarted RM knows the applications its clients ask about), without HA
+// (clients must fail over to the other RM at once), on a fixed port, and unless
+// bobbin.resourcemanager.connection-keeper.enabled is false.
+func (rm *ResourceManager) ConnectionKeeper() (name string, keep bool, linger time.Duration, err error) {
+	c := rm.opts.Conf
+	name = "bobbin-rm-connection-keeper/" + rm.settings.ClientAddr
+	on, err := c.Bool("bobbin.resourcemanager.connection-keeper.enabled")
+	if err != nil {
+		return "", false, 0, err
+	}
+	if linger, err = c.Duration("bobbin.resourcemanager.connection-keeper.linger-ms", time.Millisecond); err != nil {
+		return "", false, 0, err
+	}
+	recovery, err := c.Bool("yarn.resourcemanager.recovery.enabled")
+	if err != nil {
+		return "", false, 0, err
+	}
+	_, port, perr := net.SplitHostPort(rm.settings.ClientAddr)
+	return name, on && recovery && rm.ha == nil && perr == nil && port != "0" && linger > 0, linger, nil
+}
+
+func (rm *ResourceManager) listen(name, addr string) (net.Listener, error) {
+	if rm.keeper != nil {
+		return rm.keeper.Listen(name, addr)
+	}
+	return net.Listen("tcp", addr)
+}
+
+// takeBackConnections serves the connections an earlier process of this RM left with
+// the keeper, now that the recovered core serves.
+func (rm *ResourceManager) takeBackConnections() {
+	if rm.keeper == nil {
+		return
+	}
+	kept, dropped := rm.keeper.TakeBack()
+	byName := map[string]*rpc.Server{}
+	for _, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler, rm.admin} {
+		byName[s.Name()] = s
+	}
+	adopted := 0
+	for _, k := range kept {
+		s := byName[k.Server]
+		var err error
+		if s == nil {
+			err = fmt.Errorf("no server %q", k.Server)
+		} else {
+			err = s.Adopt(k.Conn, k.State, k.Record)
+		}
+		if err != nil {
+			rm.log.WithError(err).WithFields(logrus.Fields{"remote": k.Conn.RemoteAddr().String(), "user": k.State.User}).
+				Warn("connection kept across the restart dropped")
+			k.Record.Closed()
+			k.Conn.Close()
+			dropped++
+			continue
+		}
+		adopted++
+	}
+	if adopted+dropped > 0 {
+		rm.log.WithFields(logrus.Fields{"connections": adopted, "dropped": dropped}).
+			Info("connections kept across the restart taken over (dropped: ones the old process was answering)")
+	}
 }
 
 func (rm *ResourceManager) serve(s *rpc.Server, ln net.Listener) {

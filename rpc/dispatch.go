@@ -21,8 +21,14 @@ func (c *serverConn) dispatch(h *commonpb.RpcRequestHeaderProto, rh *commonpb.Re
 	caller.RetryCount = h.GetRetryCount()
 	c.srv.handlers <- struct{}{}
 	c.calls.Add(1)
+	if c.kept != nil {
+		c.kept.CallStarted()
+	}
 	go func() {
 		defer func() {
+			if c.kept != nil {
+				c.kept.CallAnswered() // the answer is written (or the peer is gone)
+			}
 			<-c.srv.handlers
 			c.calls.Done()
 		}()

@@ -130,6 +130,7 @@ type Server struct {
 	mu       sync.Mutex
 	ln       net.Listener
 	conns    map[*serverConn]struct{}
+	keeper   ConnKeeper // nil: connections end with the process
 	closing  bool
 	connWG   sync.WaitGroup
 	baseCtx  context.Context
@@ -255,6 +256,11 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Unlock()
 			nc.Close()
 			return ErrServerClosed
+		}
+		if s.keeper != nil {
+			if c.kept = s.keeper.Keep(s.opts.Name, nc); c.kept != nil {
+				c.br.Reset(c.kept.Reader())
+			}
 		}
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)

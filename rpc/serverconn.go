@@ -39,6 +39,11 @@ type serverConn struct {
 	contextRead bool
 	caller      Caller // template for every call on this connection
 
+	// kept, when set, records the connection for a ConnKeeper; adopted: it was set up by
+	// an earlier process and starts at its next frame.
+	kept    KeptConn
+	adopted bool
+
 	stopOnce sync.Once
 	stopped  chan struct{}
 	// answeredFatal: the connection ends on a fatal error the client was sent.
@@ -98,15 +103,20 @@ func (c *serverConn) isStopped() bool {
 func (c *serverConn) serve() {
 	defer func() {
 		c.calls.Wait()
+		if c.kept != nil {
+			c.kept.Closed()
+		}
 		if c.answeredFatal {
 			c.lingerClose()
 			return
 		}
 		c.nc.Close()
 	}()
-	if err := c.readPreamble(); err != nil {
-		c.fail(err)
-		return
+	if !c.adopted {
+		if err := c.readPreamble(); err != nil {
+			c.fail(err)
+			return
+		}
 	}
 	for {
 		packet, err := ReadFrame(c.br, c.srv.opts.MaxDataLength)
@@ -123,6 +133,9 @@ func (c *serverConn) serve() {
 		if err := c.processPacket(packet); err != nil {
 			c.fail(err)
 			return
+		}
+		if c.kept != nil && c.br.Buffered() == 0 {
+			c.kept.Idle()
 		}
 	}
 }
@@ -252,6 +265,10 @@ func (c *serverConn) processConnectionContext(payload []byte) error {
 		c.caller.RealUser = ui.GetRealUser()
 	}
 	c.contextRead = true
+	if c.kept != nil {
+		c.kept.Established(ConnState{SASL: c.preamble.Auth == AuthSASL, Auth: c.caller.Auth, User: c.caller.User,
+			RealUser: c.caller.RealUser, TokenKind: c.caller.TokenKind, TokenID: c.caller.TokenID, Protocol: c.caller.Protocol})
+	}
 	c.log = c.log.WithFields(logrus.Fields{"user": c.caller.User, "auth": string(c.caller.Auth)})
 	c.log.Debug("IPC connection established")
 	return nil

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/nodemanager"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
+	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -61,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runResourceManager(args[1:], stderr)
 	case "nodemanager":
 		return runNodeManager(args[1:], stderr)
+	case "connection-keeper": // started by the resourcemanager; not for people
+		return runConnectionKeeper(args[1:], stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "demo-am":
@@ -178,7 +182,74 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	return serveUntilSignal("ResourceManager", rm, log)
+	name, keep, linger, err := rm.ConnectionKeeper()
+	if err != nil {
+		log.Errorf("ResourceManager not started: %v", err)
+		return 1
+	}
+	if !keep {
+		// A keeper an earlier process left holds the ports: let it go.
+		if err := connkeep.Release(name); err != nil {
+			log.Errorf("ResourceManager not started: %v", err)
+			return 1
+		}
+		return serveUntilSignal("ResourceManager", rm, log)
+	}
+	var spawned *exec.Cmd // the keeper this process started, if it did
+	keeper, err := connkeep.Attach(connkeep.Options{Name: name, Logger: logrus.NewEntry(log), Spawn: func(name string) (err error) {
+		spawned, err = spawnConnectionKeeper(name, linger)
+		return err
+	}})
+	if err != nil {
+		// Serving without one only costs clients their retry sleep after a crash.
+		log.WithError(err).Warn("no connection keeper: connections will end with this process")
+		return serveUntilSignal("ResourceManager", rm, log)
+	}
+	rm.KeepConnections(keeper)
+	code = serveUntilSignal("ResourceManager", rm, log)
+	if err := keeper.Close(); err != nil {
+		log.WithError(err).Warn("connection keeper: bye")
+	}
+	if spawned != nil {
+		spawned.Wait() // it exits on bye
+	}
+	return code
+}
+
+// spawnConnectionKeeper starts `bobbin connection-keeper` in a session of its own, with
+// no descriptor of ours but /dev/null, so that it outlives this process (a kill of it,
+// or of its process group) and holds nothing its starter waits on.
+func spawnConnectionKeeper(name string, linger time.Duration) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "connection-keeper", "-name", name, "-linger", linger.String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// runConnectionKeeper is the keeper process: quiet (its output is /dev/null; the RM logs
+// what it takes back), until the RM says bye or stays away longer than -linger.
+func runConnectionKeeper(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bobbin connection-keeper", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("name", "", "abstract unix socket name")
+	linger := fs.Duration("linger", time.Minute, "how long to wait for the server to come back")
+	if err := fs.Parse(args); err != nil || *name == "" {
+		fmt.Fprintln(stderr, "bobbin connection-keeper: -name is required")
+		return 2
+	}
+	log := logrus.New()
+	log.SetOutput(stderr)
+	if err := connkeep.RunKeeper(*name, *linger, logrus.NewEntry(log)); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // daemonService is a started-on-demand server: Bobbin's RM and NM.

@@ -1,0 +1,378 @@
+package connkeep
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// Options configure Attach.
+type Options struct {
+	// Name is the keeper's abstract socket name: one per server instance on the host
+	// (the RM uses its client address).
+	Name string
+	// Spawn starts a keeper process for Name when none is running; it must return once
+	// the process is started (Attach waits for its socket).
+	Spawn  func(name string) error
+	Logger *logrus.Entry
+}
+
+// Attachment is a server process's link to its keeper. It implements rpc.ConnKeeper.
+type Attachment struct {
+	uc    *net.UnixConn
+	table table
+	log   *logrus.Entry
+
+	mu        sync.Mutex
+	free      []int
+	listeners map[string]heldListener // handed back by the keeper, not yet taken
+	conns     map[int]*os.File        // handed back, not yet adopted
+	broken    atomic.Bool             // the keeper is gone: keep nothing more
+	closed    bool
+}
+
+type heldListener struct {
+	addr string
+	f    *os.File
+}
+
+// Attach connects to the keeper named in o (starting one with o.Spawn when there is
+// none) and takes back what it holds.
+func Attach(o Options) (*Attachment, error) {
+	if o.Logger == nil {
+		o.Logger = logrus.NewEntry(logrus.StandardLogger())
+	}
+	uc, err := net.DialUnix("unixpacket", nil, sockAddr(o.Name))
+	if err != nil {
+		if o.Spawn == nil {
+			return nil, fmt.Errorf("connkeep: no keeper @%s: %w", o.Name, err)
+		}
+		if err := o.Spawn(o.Name); err != nil {
+			return nil, fmt.Errorf("connkeep: start a keeper: %w", err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if uc, err = net.DialUnix("unixpacket", nil, sockAddr(o.Name)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("connkeep: the keeper @%s did not come up: %w", o.Name, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	a := &Attachment{uc: uc, log: o.Logger.WithField("keeper", o.Name), listeners: map[string]heldListener{}, conns: map[int]*os.File{}}
+	if err := a.hello(); err != nil {
+		uc.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Attachment) hello() error {
+	if err := sameUser(a.uc); err != nil {
+		return err
+	}
+	// A keeper serves one server at a time; a second server would wait for the first
+	// to go away, so a keeper busy with another process is not waited for.
+	a.uc.SetDeadline(time.Now().Add(5 * time.Second))
+	defer a.uc.SetDeadline(time.Time{})
+	if err := send(a.uc, -1, "hello"); err != nil {
+		return fmt.Errorf("connkeep: hello: %w", err)
+	}
+	used := map[int]bool{}
+	for {
+		f, fd, err := recv(a.uc)
+		if err != nil {
+			return fmt.Errorf("connkeep: hello: %w (is another server attached to this keeper?)", err)
+		}
+		switch {
+		case f[0] == "T" && fd >= 0:
+			mem, err := unix.Mmap(fd, 0, tableSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			unix.Close(fd)
+			if err != nil {
+				return fmt.Errorf("connkeep: map the slot table: %w", err)
+			}
+			a.table = mem
+		case f[0] == "L" && len(f) == 3 && fd >= 0:
+			a.listeners[f[1]] = heldListener{addr: f[2], f: os.NewFile(uintptr(fd), "listener "+f[1])}
+		case f[0] == "C" && len(f) == 2 && fd >= 0:
+			slot, err := strconv.Atoi(f[1])
+			if err != nil || slot < 0 || slot >= slotCount {
+				unix.Close(fd)
+				continue
+			}
+			a.conns[slot] = os.NewFile(uintptr(fd), "connection")
+			used[slot] = true
+		case f[0] == "E":
+			if a.table == nil {
+				return errors.New("connkeep: the keeper sent no slot table")
+			}
+			for s := slotCount - 1; s >= 0; s-- {
+				if !used[s] {
+					a.free = append(a.free, s)
+				}
+			}
+			return nil
+		default:
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			return fmt.Errorf("connkeep: unexpected message %q", f)
+		}
+	}
+}
+
+// Listen returns the listener the keeper held under name when it was bound to the same
+// configured address, else binds addr and hands the new listener to the keeper.
+func (a *Attachment) Listen(name, addr string) (net.Listener, error) {
+	a.mu.Lock()
+	h, ok := a.listeners[name]
+	delete(a.listeners, name)
+	a.mu.Unlock()
+	if ok {
+		defer h.f.Close()
+		if h.addr == addr {
+			ln, err := net.FileListener(h.f)
+			if err == nil {
+				a.log.WithFields(logrus.Fields{"listener": name, "addr": ln.Addr().String()}).Info("listener taken back from the keeper")
+				return ln, nil
+			}
+			a.log.WithError(err).WithField("listener", name).Warn("kept listener unusable; binding again")
+		}
+		// The address changed (or the socket is unusable): the keeper lets go of it, as
+		// it may hold the port the new address needs.
+		if !a.broken.Load() {
+			if err := send(a.uc, -1, "U", name); err != nil {
+				a.lost(err)
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	for i := 0; ok && err != nil && errors.Is(err, syscall.EADDRINUSE) && i < 50; i++ {
+		time.Sleep(20 * time.Millisecond) // until the keeper has closed its copy
+		ln, err = net.Listen("tcp", addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !a.broken.Load() {
+		if err := sendConn(a.uc, ln.(*net.TCPListener), "L", name, addr); err != nil {
+			a.lost(err)
+		}
+	}
+	return ln, nil
+}
+
+// Kept is a connection handed back by the keeper that can be taken over.
+type Kept struct {
+	Server string // the name of the server that accepted it (rpc.ServerOptions.Name)
+	Conn   net.Conn
+	State  rpc.ConnState
+	Record rpc.KeptConn
+}
+
+// TakeBack returns the connections that can be served again, and closes the others
+// (their clients see the connection end and retry, as they would have without a keeper).
+// Call it once, after the servers are ready to serve.
+func (a *Attachment) TakeBack() (kept []Kept, dropped int) {
+	a.mu.Lock()
+	conns := a.conns
+	a.conns = map[int]*os.File{}
+	a.mu.Unlock()
+	for slot, f := range conns {
+		server, st, ok := a.table.resumable(slot)
+		var nc net.Conn
+		if ok {
+			var err error
+			if nc, err = net.FileConn(f); err != nil {
+				ok = false
+			}
+		}
+		f.Close()
+		if !ok {
+			if nc != nil {
+				nc.Close()
+			}
+			// The keeper's copy is the last one: when it lets go the connection ends.
+			a.release(slot)
+			dropped++
+			continue
+		}
+		kept = append(kept, Kept{Server: server, Conn: nc, State: st, Record: &record{a: a, server: server, slot: slot, nc: nc}})
+	}
+	return kept, dropped
+}
+
+// Keep implements rpc.ConnKeeper.
+func (a *Attachment) Keep(server string, nc net.Conn) rpc.KeptConn {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || a.broken.Load() || a.table == nil {
+		return nil
+	}
+	a.mu.Lock()
+	if a.closed || len(a.free) == 0 {
+		a.mu.Unlock()
+		return nil
+	}
+	slot := a.free[len(a.free)-1]
+	a.free = a.free[:len(a.free)-1]
+	a.mu.Unlock()
+	a.table.reset(slot)
+	if err := sendConn(a.uc, tc, "C", strconv.Itoa(slot)); err != nil {
+		a.lost(err)
+		a.mu.Lock()
+		a.free = append(a.free, slot)
+		a.mu.Unlock()
+		return nil
+	}
+	return &record{a: a, server: server, slot: slot, nc: nc}
+}
+
+// release frees a slot: the keeper lets go of its copy and the slot can be used again.
+func (a *Attachment) release(slot int) {
+	a.table.reset(slot)
+	if !a.broken.Load() {
+		if err := send(a.uc, -1, "D", strconv.Itoa(slot)); err != nil {
+			a.lost(err)
+		}
+	}
+	a.mu.Lock()
+	a.free = append(a.free, slot)
+	a.mu.Unlock()
+}
+
+func (a *Attachment) lost(err error) {
+	if a.broken.CompareAndSwap(false, true) {
+		a.log.WithError(err).Error("connection keeper lost: connections will not survive a crash of this process")
+	}
+}
+
+// Close tells the keeper this server stops for good: it closes everything and exits.
+// Call it after the servers have shut down.
+func (a *Attachment) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	rest := a.listeners
+	a.listeners = nil
+	a.mu.Unlock()
+	for _, h := range rest {
+		h.f.Close()
+	}
+	var err error
+	if !a.broken.Swap(true) { // nothing is sent after bye
+		err = send(a.uc, -1, "bye")
+	}
+	// The slot table stays mapped: a connection still being served may write to it; the
+	// mapping ends with the process.
+	a.uc.Close()
+	return err
+}
+
+// Release makes a keeper left by an earlier process under name let go of everything (a
+// server that no longer keeps connections must be able to bind its ports). No keeper
+// is not an error.
+func Release(name string) error {
+	uc, err := net.DialUnix("unixpacket", nil, sockAddr(name))
+	if err != nil {
+		return nil
+	}
+	defer uc.Close()
+	if err := sameUser(uc); err != nil {
+		return err
+	}
+	if err := send(uc, -1, "bye"); err != nil {
+		return err
+	}
+	// Wait for the keeper to let go of the ports: its socket disappears when it exits.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialUnix("unixpacket", nil, sockAddr(name))
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("connkeep: the keeper @%s did not exit", name)
+}
+
+// record is one kept connection's slot.
+type record struct {
+	a      *Attachment
+	server string
+	slot   int
+	nc     net.Conn
+}
+
+func (r *record) Reader() io.Reader { return &peekReader{r: r} }
+
+func (r *record) Established(st rpc.ConnState) {
+	if !r.a.table.establish(r.slot, r.server, st) {
+		r.a.log.WithField("user", st.User).Debug("connection state too large to keep")
+	}
+}
+
+func (r *record) Idle() { atomic.StoreUint32(r.a.table.word(r.slot, offReading), 0) }
+
+func (r *record) CallStarted() { atomic.AddUint32(r.a.table.word(r.slot, offCalls), 1) }
+
+func (r *record) CallAnswered() { atomic.AddUint32(r.a.table.word(r.slot, offCalls), ^uint32(0)) }
+
+func (r *record) Closed() { r.a.release(r.slot) }
+
+// peekReader marks the slot as reading before it consumes anything: it waits until the
+// socket has input (or EOF) by peeking, which takes nothing, then marks, then reads. A
+// process killed at any point leaves either nothing consumed or the mark set.
+type peekReader struct {
+	r  *record
+	rc syscall.RawConn
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	if p.rc == nil {
+		sc, ok := p.r.nc.(syscall.Conn)
+		if !ok {
+			return 0, errors.New("connkeep: connection has no descriptor")
+		}
+		rc, err := sc.SyscallConn()
+		if err != nil {
+			return 0, err
+		}
+		p.rc = rc
+	}
+	var one [1]byte
+	var perr error
+	err := p.rc.Read(func(fd uintptr) bool {
+		_, _, e := syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK)
+		if e == syscall.EAGAIN || e == syscall.EINTR {
+			return false
+		}
+		perr = e
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	if perr != nil {
+		return 0, perr
+	}
+	atomic.StoreUint32(p.r.a.table.word(p.r.slot, offReading), 1)
+	return p.r.nc.Read(b)
+}

@@ -1,0 +1,311 @@
+package connkeep
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+)
+
+// The tests run real processes: the test binary re-executes itself as a keeper and as a
+// server, and kills servers with SIGKILL.
+const modeEnv = "BOBBIN_CONNKEEP_TEST"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(modeEnv) {
+	case "keeper":
+		linger, _ := time.ParseDuration(os.Getenv("LINGER"))
+		if err := RunKeeper(os.Getenv("NAME"), linger, testutil.QuietLogger()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "server":
+		os.Exit(serverMain())
+	}
+	os.Exit(m.Run())
+}
+
+const echoProtocol = "org.bobbin.test.EchoPB"
+
+type secrets struct{}
+
+func (secrets) TokenKind() string { return "TEST_TOKEN" }
+func (secrets) RetrievePassword(id []byte) ([]byte, string, error) {
+	return token.Password([]byte("k"), id), string(id), nil
+}
+
+// serverMain serves echo ("<user>/<auth>/<pid>/<text>") and sleep on a kept listener.
+func serverMain() int {
+	name := os.Getenv("NAME")
+	att, err := Attach(Options{Name: name, Logger: testutil.QuietLogger(), Spawn: func(string) error {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), modeEnv+"=keeper")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return cmd.Start()
+	}})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	s := rpc.NewServer(rpc.ServerOptions{Name: "Echo", SecretManager: secrets{}, Logger: testutil.QuietLogger()})
+	s.Register(&rpc.Protocol{Name: echoProtocol, Version: 1, Methods: map[string]rpc.Method{
+		"echo": rpc.Unary(func(ctx context.Context, r *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
+			c, _ := rpc.CallerFrom(ctx)
+			return &yarnpb.GetQueueInfoResponseProto{QueueInfo: &yarnpb.QueueInfoProto{QueueName: proto.String(
+				fmt.Sprintf("%s/%s/%d/%s", c.User, c.Auth, os.Getpid(), r.GetQueueName()))}}, nil
+		}),
+		"sleep": rpc.Unary(func(ctx context.Context, r *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
+			time.Sleep(time.Minute)
+			return &yarnpb.GetQueueInfoResponseProto{}, nil
+		}),
+	}})
+	s.SetKeeper(att)
+	ln, err := att.Listen("ipc", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	go s.Serve(ln)
+	kept, dropped := att.TakeBack()
+	for _, k := range kept {
+		if err := s.Adopt(k.Conn, k.State, k.Record); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	fmt.Printf("ready %s %d %d\n", ln.Addr(), len(kept), dropped)
+	<-sigs
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Shutdown(ctx)
+	att.Close()
+	return 0
+}
+
+type server struct {
+	cmd              *exec.Cmd
+	addr             string
+	adopted, dropped int
+}
+
+func startServer(t *testing.T, name string, linger time.Duration) *server {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), modeEnv+"=server", "NAME="+name, "LINGER="+linger.String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	s := &server{cmd: cmd}
+	if _, err := fmt.Sscanf(line, "ready %s %d %d", &s.addr, &s.adopted, &s.dropped); err != nil {
+		t.Fatalf("server said %q", line)
+	}
+	return s
+}
+
+func (s *server) kill(t *testing.T) {
+	t.Helper()
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Wait()
+}
+
+func keeperName(t *testing.T) string {
+	name := fmt.Sprintf("bobbin-test/%d/%s", os.Getpid(), t.Name())
+	t.Cleanup(func() {
+		if err := Release(name); err != nil {
+			t.Error(err)
+		}
+	})
+	return name
+}
+
+// client is an RPC client that counts the connections it makes.
+func client(addr string, tok *token.Token, dials *atomic.Int32) *rpc.Client {
+	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: echoProtocol, User: "alice", Token: tok, ConnectRetries: -1,
+		Logger: testutil.QuietLogger(),
+		Dial: func(ctx context.Context, network, a string) (net.Conn, error) {
+			dials.Add(1)
+			var d net.Dialer
+			return d.DialContext(ctx, network, a)
+		}})
+}
+
+func echo(c *rpc.Client, text string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp := &yarnpb.GetQueueInfoResponseProto{}
+	err := c.Call(ctx, "echo", &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String(text)}, resp)
+	return resp.GetQueueInfo().GetQueueName(), err
+}
+
+// A SIGKILLed server's clients keep their connections: a call sent while no server runs
+// is answered by the next one, on the same connection, SIMPLE and TOKEN alike.
+func TestConnectionsSurviveKill(t *testing.T) {
+	name := keeperName(t)
+	s1 := startServer(t, name, time.Minute)
+	var simpleDials, tokenDials atomic.Int32
+	simple := client(s1.addr, nil, &simpleDials)
+	defer simple.Close()
+	withToken := client(s1.addr, &token.Token{Identifier: []byte("bob"), Password: token.Password([]byte("k"), []byte("bob")), Kind: "TEST_TOKEN"}, &tokenDials)
+	defer withToken.Close()
+	for _, c := range []*rpc.Client{simple, withToken} {
+		if _, err := echo(c, "before", 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s1.kill(t)
+
+	// Calls made while no server runs wait in the socket.
+	type answer struct {
+		text string
+		err  error
+	}
+	answers := make(chan answer, 2)
+	for _, c := range []*rpc.Client{simple, withToken} {
+		go func() {
+			text, err := echo(c, "during", 20*time.Second)
+			answers <- answer{text, err}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	restarted := time.Now()
+	s2 := startServer(t, name, time.Minute)
+	if s2.addr != s1.addr || s2.adopted != 2 || s2.dropped != 0 {
+		t.Fatalf("second server: addr %s (first %s), took over %d, dropped %d; want the same address and 2, 0", s2.addr, s1.addr, s2.adopted, s2.dropped)
+	}
+	want := map[string]bool{fmt.Sprintf("alice/SIMPLE/%d/during", s2.cmd.Process.Pid): true, fmt.Sprintf("bob/TOKEN/%d/during", s2.cmd.Process.Pid): true}
+	for range 2 {
+		a := <-answers
+		if a.err != nil || !want[a.text] {
+			t.Fatalf("call made while the server was dead: %q, %v; want one of %v", a.text, a.err, want)
+		}
+		delete(want, a.text)
+	}
+	t.Logf("answered %v after the new server started", time.Since(restarted))
+	if simpleDials.Load() != 1 || tokenDials.Load() != 1 {
+		t.Fatalf("clients dialled %d and %d times; the connections should have survived", simpleDials.Load(), tokenDials.Load())
+	}
+	// A new client connects to the same listener.
+	var dials atomic.Int32
+	fresh := client(s1.addr, nil, &dials)
+	defer fresh.Close()
+	if _, err := echo(fresh, "new", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A connection the dead server was answering cannot be taken over: it is closed, so its
+// client sees the loss at once (no hang) and reconnects.
+func TestBusyConnectionIsClosed(t *testing.T) {
+	name := keeperName(t)
+	s1 := startServer(t, name, time.Minute)
+	var dials atomic.Int32
+	c := client(s1.addr, nil, &dials)
+	defer c.Close()
+	if _, err := echo(c, "x", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		errc <- c.Call(ctx, "sleep", &yarnpb.GetQueueInfoRequestProto{}, &yarnpb.GetQueueInfoResponseProto{})
+	}()
+	time.Sleep(300 * time.Millisecond) // the call is running
+	s1.kill(t)
+	s2 := startServer(t, name, time.Minute)
+	if s2.adopted != 0 || s2.dropped != 1 {
+		t.Fatalf("took over %d, dropped %d; want 0, 1", s2.adopted, s2.dropped)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, rpc.ErrConnLost) {
+			t.Fatalf("the interrupted call ended with %v; want the connection lost", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted call hangs")
+	}
+	text, err := echo(c, "again", 5*time.Second)
+	if err != nil || !strings.HasSuffix(text, "/again") || dials.Load() != 2 {
+		t.Fatalf("after reconnecting: %q, %v, %d dials", text, err, dials.Load())
+	}
+}
+
+// Without a server coming back the keeper lets go after its linger time, and a server
+// that stops cleanly frees its port at once.
+func TestLingerAndCleanStop(t *testing.T) {
+	name := keeperName(t)
+	s1 := startServer(t, name, 500*time.Millisecond)
+	var dials atomic.Int32
+	c := client(s1.addr, nil, &dials)
+	defer c.Close()
+	if _, err := echo(c, "x", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s1.kill(t)
+	start := time.Now()
+	if _, err := echo(c, "y", 10*time.Second); !errors.Is(err, rpc.ErrConnLost) {
+		t.Fatalf("with no server back: %v; want the connection lost after the linger time", err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("connection ended after %v; linger is 500ms", d)
+	}
+	// The keeper exited: a new server binds afresh, and on SIGTERM lets the port go.
+	s2 := startServer(t, name, time.Minute)
+	s2.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s2.cmd.Wait(); err != nil {
+		t.Fatalf("clean stop: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", s2.addr)
+		if err == nil {
+			ln.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("port still held after a clean stop: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	st := rpc.ConnState{SASL: true, Auth: rpc.AuthToken, User: "u", RealUser: "r", TokenKind: "YARN_AM_RM_TOKEN", TokenID: []byte{0, 1, 2}, Protocol: "p"}
+	server, got, err := decodeState(encodeState("Sched", st))
+	if err != nil || server != "Sched" || got.User != "u" || string(got.TokenID) != "\x00\x01\x02" || !got.SASL || got.Auth != rpc.AuthToken || got.Protocol != "p" || got.RealUser != "r" || got.TokenKind != st.TokenKind {
+		t.Fatalf("round trip: %q %+v %v", server, got, err)
+	}
+	for i := range len(encodeState("Sched", st)) {
+		if _, _, err := decodeState(encodeState("Sched", st)[:i]); err == nil {
+			t.Fatalf("a state cut at %d bytes decoded", i)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+// Package connkeep keeps an IPC server's sockets open while the server's process is
+// dead, so that a restarted server takes over its listeners and its clients' connections.
+//
+// Why: a Hadoop client whose RPC connection breaks (EOFException, connection reset)
+// sleeps yarn.resourcemanager.connect.retry-interval.ms — 30 s by default — before it
+// tries again, so an RM that is back in one second still costs every AM and NodeManager
+// 30 s. A socket survives its process when another process holds a descriptor of it.
+//
+// The keeper is a small process of its own (`bobbin connection-keeper`, started by the
+// server and surviving it: its own session, its own descriptors). The server hands it
+// each listener and each accepted connection (SCM_RIGHTS on an abstract unix socket,
+// peers checked to be the same user) and records in a shared slot table what it is doing
+// with each connection. While no server is attached, the kernel queues new connections in
+// the listen backlog and buffers the calls clients send. When a server attaches again it
+// gets everything back: the listeners, and every connection that was idle between two
+// frames with every call answered, which it serves from the next frame on; a connection
+// the dead server was in the middle of is closed, and its client retries as before.
+//
+// A server that stops cleanly says bye and the keeper closes everything and exits; one
+// that is not back within the linger time is taken as gone, and the keeper does the same.
+// That is the design of systemd's file descriptor store and of hot restarts in proxies,
+// plus the per-connection record that makes taking over an RPC stream safe.
+package connkeep
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// keeper is the state of the keeper process.
+type keeper struct {
+	log       *logrus.Entry
+	table     int // memfd of the slot table
+	listeners map[string]held
+	conns     map[int]int // slot -> fd
+}
+
+type held struct {
+	addr string
+	fd   int
+}
+
+// RunKeeper is the keeper process: it serves one attached server at a time on the
+// abstract socket name until a server says bye or none is attached for linger.
+func RunKeeper(name string, linger time.Duration, log *logrus.Entry) error {
+	ln, err := net.ListenUnix("unixpacket", sockAddr(name))
+	if err != nil {
+		return fmt.Errorf("connkeep: listen on @%s: %w", name, err)
+	}
+	defer ln.Close()
+	fd, err := unix.MemfdCreate("bobbin-connkeep-slots", unix.MFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("connkeep: memfd: %w", err)
+	}
+	if err := unix.Ftruncate(fd, tableSize); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("connkeep: size the slot table: %w", err)
+	}
+	k := &keeper{log: log.WithField("keeper", name), table: fd, listeners: map[string]held{}, conns: map[int]int{}}
+	defer k.closeAll()
+	k.log.Info("connection keeper started")
+	for {
+		ln.SetDeadline(time.Now().Add(linger))
+		uc, err := ln.AcceptUnix()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				k.log.WithFields(logrus.Fields{"listeners": len(k.listeners), "connections": len(k.conns)}).
+					Warnf("no server attached for %v: closing what was kept", linger)
+				return nil
+			}
+			return fmt.Errorf("connkeep: accept: %w", err)
+		}
+		if err := sameUser(uc); err != nil {
+			k.log.WithError(err).Warn("attach refused")
+			uc.Close()
+			continue
+		}
+		bye, err := k.session(uc)
+		uc.Close()
+		if bye {
+			k.log.Info("server said bye: closing what was kept")
+			return nil
+		}
+		k.log.WithError(err).Warn("server detached without bye; keeping its sockets")
+	}
+}
+
+// session serves one attached server until it says bye (true) or goes away.
+func (k *keeper) session(uc *net.UnixConn) (bye bool, err error) {
+	for {
+		f, fd, err := recv(uc)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case f[0] == "hello" && fd < 0:
+			if err := k.hello(uc); err != nil {
+				return false, err
+			}
+		case f[0] == "L" && len(f) == 3 && fd >= 0:
+			if old, ok := k.listeners[f[1]]; ok {
+				unix.Close(old.fd)
+			}
+			k.listeners[f[1]] = held{addr: f[2], fd: fd}
+		case f[0] == "U" && len(f) == 2 && fd < 0:
+			if old, ok := k.listeners[f[1]]; ok {
+				unix.Close(old.fd)
+				delete(k.listeners, f[1])
+			}
+		case f[0] == "C" && len(f) == 2 && fd >= 0:
+			slot, err := strconv.Atoi(f[1])
+			if err != nil || slot < 0 || slot >= slotCount {
+				unix.Close(fd)
+				continue
+			}
+			if old, ok := k.conns[slot]; ok {
+				unix.Close(old)
+			}
+			k.conns[slot] = fd
+		case f[0] == "D" && len(f) == 2 && fd < 0:
+			if slot, err := strconv.Atoi(f[1]); err == nil {
+				if old, ok := k.conns[slot]; ok {
+					unix.Close(old)
+					delete(k.conns, slot)
+				}
+			}
+		case f[0] == "bye":
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			return true, nil
+		default:
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			k.log.Warnf("unknown message %q", f)
+		}
+	}
+}
+
+// hello hands everything held to a (re)attaching server.
+func (k *keeper) hello(uc *net.UnixConn) error {
+	if err := send(uc, k.table, "T", strconv.Itoa(tableSize)); err != nil {
+		return err
+	}
+	for name, h := range k.listeners {
+		if err := send(uc, h.fd, "L", name, h.addr); err != nil {
+			return err
+		}
+	}
+	for slot, fd := range k.conns {
+		if err := send(uc, fd, "C", strconv.Itoa(slot)); err != nil {
+			return err
+		}
+	}
+	return send(uc, -1, "E")
+}
+
+func (k *keeper) closeAll() {
+	for _, h := range k.listeners {
+		unix.Close(h.fd)
+	}
+	for _, fd := range k.conns {
+		// Shut down, not just close: the server may still hold a copy of a connection
+		// it is serving when it said bye, and its client must see the end either way.
+		unix.Shutdown(fd, syscall.SHUT_RDWR)
+		unix.Close(fd)
+	}
+	unix.Close(k.table)
+}
