@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -393,4 +395,99 @@ func stopRM(t *testing.T, rm *ResourceManager) {
 	if err := rm.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Decommissions survive a restart: a decommissioned node is listed as DECOMMISSIONED
+// again (and counted), and a node decommissioning gracefully — its AM container still
+// running — registers again into DECOMMISSIONING (the exclude list names it, yet it is
+// not refused) and ends DECOMMISSIONED when that container ends. node-a, -b and -c are
+// 127.0.0.1, .2 and .3.
+func TestDecommissionSurvivesRestart(t *testing.T) {
+	exclude := filepath.Join(t.TempDir(), "exclude")
+	if err := os.WriteFile(exclude, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(), "yarn.resourcemanager.nodes.exclude-path", exclude,
+		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
+		"yarn.resourcemanager.scheduler.address", freeAddr(t))
+	rm1 := startRestartableRM(t, c)
+	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	sc := &simCluster{t: t, rm: rm1, cl: cl1}
+	finish := make(chan struct{})
+	registered := make(chan struct{}, 1)
+	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
+		if _, err := am.Register(ctx, "decom-am", 0, ""); err != nil {
+			t.Errorf("register: %v", err)
+			return 1
+		}
+		registered <- struct{}{}
+		select {
+		case <-finish:
+		case <-ctx.Done():
+			return 1
+		}
+		// After the restart the first allocate re-registers.
+		if _, err := am.Allocate(ctx, 1); err != nil {
+			t.Errorf("allocate after the restart: %v", err)
+		}
+		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "done", ""); err != nil && ctx.Err() == nil {
+			t.Errorf("finish: %v", err)
+		}
+		return 0
+	}
+	finished := false
+	t.Cleanup(func() {
+		if !finished {
+			close(finish)
+		}
+	})
+	sc.addNode(nmsim.Options{Host: "127.0.0.1", MemoryMB: 2048, VCores: 2, KeepOnResync: true})
+	app := sc.submit(1, 0)
+	select {
+	case <-registered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the AM did not start on node-a")
+	}
+	sc.addNode(nmsim.Options{Host: "127.0.0.2", MemoryMB: 2048, VCores: 2, KeepOnResync: true})
+	sc.addNode(nmsim.Options{Host: "127.0.0.3", MemoryMB: 2048, VCores: 2, KeepOnResync: true})
+	if err := os.WriteFile(exclude, []byte("127.0.0.1\n127.0.0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rm1.RefreshNodes(true, 0); err != nil {
+		t.Fatal(err)
+	}
+	states := func(cl *rmclient.Client) map[string]yarnpb.NodeStateProto {
+		out := map[string]yarnpb.NodeStateProto{}
+		nodes, _ := cl.GetClusterNodes(context.Background())
+		for _, n := range nodes {
+			out[n.GetNodeId().GetHost()] = n.GetNodeState()
+		}
+		return out
+	}
+	want := map[string]yarnpb.NodeStateProto{"127.0.0.1": yarnpb.NodeStateProto_NS_DECOMMISSIONING,
+		"127.0.0.2": yarnpb.NodeStateProto_NS_DECOMMISSIONED, "127.0.0.3": yarnpb.NodeStateProto_NS_RUNNING}
+	testutil.Eventually(t, 10*time.Second, "node-a decommissioning and node-b decommissioned before the restart", func() bool {
+		return maps.Equal(states(cl1), want)
+	})
+	cl1.Close()
+	stopRM(t, rm1)
+
+	rm2, cl2 := startRMWithClock(t, c, time.Now)
+	sc.rm, sc.cl = rm2, cl2
+	testutil.Eventually(t, 10*time.Second, "the same node states after the restart", func() bool {
+		return maps.Equal(states(cl2), want)
+	})
+	m, err := cl2.GetClusterMetrics(context.Background())
+	if err != nil || m.GetNumDecommissionedNms() != 1 || m.GetNumDecommissioningNms() != 1 || m.GetNumNodeManagers() != 1 {
+		t.Fatalf("cluster metrics after the restart: %v %v", m, err)
+	}
+	close(finish)
+	finished = true
+	if rep := sc.waitFinal(app, 30*time.Second); rep.GetFinalApplicationStatus() != yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Fatalf("report %v", rep)
+	}
+	want["127.0.0.1"] = yarnpb.NodeStateProto_NS_DECOMMISSIONED
+	testutil.Eventually(t, 10*time.Second, "node-a's graceful decommission did not finish after its container ended", func() bool {
+		return maps.Equal(states(cl2), want)
+	})
 }

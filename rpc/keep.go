@@ -34,7 +34,9 @@ type KeptConn interface {
 	// CallStarted and CallAnswered bracket each call, up to its answer being written.
 	CallStarted()
 	CallAnswered()
-	// Closed ends the keeping; the server closes its socket after.
+	// Broken records that the stream is no longer whole (a write failed part way).
+	Broken()
+	// Closed ends the keeping, once the server has shut the socket down and closed it.
 	Closed()
 }
 
@@ -56,6 +58,9 @@ type ConnState struct {
 func (s *Server) Adopt(nc net.Conn, st ConnState, kc KeptConn) error {
 	switch st.Auth {
 	case AuthSimple:
+		if s.opts.SecretManager != nil && s.opts.TokenRequired {
+			return fmt.Errorf("rpc %s: adopt: SIMPLE authentication is not enabled", s.opts.Name)
+		}
 	case AuthToken:
 		sm := s.opts.SecretManager
 		if sm == nil {

@@ -252,15 +252,21 @@ func (s *Server) Serve(ln net.Listener) error {
 		backoff = 0
 		c := newServerConn(s, nc)
 		s.mu.Lock()
-		if s.closing {
-			s.mu.Unlock()
-			nc.Close()
-			return ErrServerClosed
-		}
-		if s.keeper != nil {
-			if c.kept = s.keeper.Keep(s.opts.Name, nc); c.kept != nil {
+		keeper := s.keeper
+		s.mu.Unlock()
+		if keeper != nil {
+			if c.kept = keeper.Keep(s.opts.Name, nc); c.kept != nil {
 				c.br.Reset(c.kept.Reader())
 			}
+		}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			c.closeSocket()
+			if c.kept != nil {
+				c.kept.Closed()
+			}
+			return ErrServerClosed
 		}
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
@@ -319,7 +325,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.cancel()
 		for _, c := range conns {
-			c.nc.Close()
+			c.closeSocket()
 		}
 		<-done
 		return ctx.Err()

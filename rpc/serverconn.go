@@ -55,7 +55,7 @@ type serverConn struct {
 // The write side is shut, and what the client still sends is read and dropped, for a
 // bounded time and amount, before the socket is closed.
 func (c *serverConn) lingerClose() {
-	defer c.nc.Close()
+	defer c.closeSocket()
 	tc, ok := c.nc.(*net.TCPConn)
 	if !ok {
 		return
@@ -78,6 +78,17 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		caller:  Caller{RemoteAddr: nc.RemoteAddr()},
 		stopped: make(chan struct{}),
 	}
+}
+
+// closeSocket closes the connection. A kept one is shut down first: a keeper holds
+// another descriptor of the socket, and only shutdown ends it for the client whatever
+// other process holds it.
+func (c *serverConn) closeSocket() {
+	if tc, ok := c.nc.(*net.TCPConn); ok && c.kept != nil {
+		tc.CloseRead()
+		tc.CloseWrite()
+	}
+	c.nc.Close()
 }
 
 // stopReading makes the reader return at its next read; calls already read still answer.
@@ -103,14 +114,14 @@ func (c *serverConn) isStopped() bool {
 func (c *serverConn) serve() {
 	defer func() {
 		c.calls.Wait()
-		if c.kept != nil {
-			c.kept.Closed()
-		}
 		if c.answeredFatal {
 			c.lingerClose()
-			return
+		} else {
+			c.closeSocket()
 		}
-		c.nc.Close()
+		if c.kept != nil {
+			c.kept.Closed() // after the last read: the slot may be reused at once
+		}
 	}()
 	if !c.adopted {
 		if err := c.readPreamble(); err != nil {

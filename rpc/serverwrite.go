@@ -59,6 +59,9 @@ func (c *serverConn) writeRaw(p []byte) error {
 	defer c.writeMu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(time.Minute))
 	_, err := c.nc.Write(p)
+	if err != nil && c.kept != nil {
+		c.kept.Broken() // part of the packet may be out: the stream cannot be taken over
+	}
 	return err
 }
 

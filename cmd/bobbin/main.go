@@ -201,8 +201,13 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		return err
 	}})
 	if err != nil {
-		// Serving without one only costs clients their retry sleep after a crash.
+		// Serving without one only costs clients their retry sleep after a crash; but a
+		// keeper that is there and would not take us holds the ports.
 		log.WithError(err).Warn("no connection keeper: connections will end with this process")
+		if err := connkeep.Release(name); err != nil {
+			log.Errorf("ResourceManager not started: %v", err)
+			return 1
+		}
 		return serveUntilSignal("ResourceManager", rm, log)
 	}
 	rm.KeepConnections(keeper)
@@ -211,9 +216,21 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.WithError(err).Warn("connection keeper: bye")
 	}
 	if spawned != nil {
-		spawned.Wait() // it exits on bye
+		reap(spawned.Process.Pid, 5*time.Second) // it exits on bye
 	}
 	return code
+}
+
+// reap waits up to timeout for a child to exit, and collects it.
+func reap(pid int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var ws syscall.WaitStatus
+		if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == pid || err != nil || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // spawnConnectionKeeper starts `bobbin connection-keeper` in a session of its own, with

@@ -49,10 +49,13 @@ type Core struct {
 	Labels      *rmstate.Labels
 	nodeAdminMu sync.Mutex
 	hosts       *rmstate.HostLists // replaced by refreshNodes
-	rollers     []*keyRoller
-	stepMu      sync.Mutex     // one Step at a time (the monitor's, or a test's)
-	passMu      sync.Mutex     // one SchedulePass at a time
-	tasks       sync.WaitGroup // the loops Run starts and AM launches
+	// decommissioning are the graceful decommissions a restart recovered, until their node
+	// registers again (zero time: no deadline).
+	decommissioning map[string]time.Time
+	rollers         []*keyRoller
+	stepMu          sync.Mutex     // one Step at a time (the monitor's, or a test's)
+	passMu          sync.Mutex     // one SchedulePass at a time
+	tasks           sync.WaitGroup // the loops Run starts and AM launches
 	// Store keeps applications across restarts (nil: recovery is off).
 	Store statestore.Store
 	// recovery holds scheduling back after a work-preserving restart (nil: never).

@@ -55,9 +55,11 @@ func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
 	for _, key := range decommissionNow {
 		rm.Log.WithField("node", key).Warn("node decommissioned by refreshNodes")
 		rm.NodeLost(key, "Container released on a *decommissioned* node")
+		rm.RememberNode(key) // listed as decommissioned after a restart
 	}
 	for _, key := range changed {
 		rm.SyncSchedulable(key)
+		rm.RememberNode(key) // decommissioning (a restart carries on with it), or back in service
 	}
 	rm.Log.WithFields(map[string]any{"include": len(lists.Include), "exclude": len(lists.Exclude), "decommissioned": len(decommissionNow),
 		"changed": len(changed)}).Info("nodes refreshed")
@@ -79,6 +81,7 @@ func (rm *Core) checkDecommissioning(now time.Time) {
 		if rm.Nodes.FinishDecommission(key) {
 			rm.Log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
 			rm.NodeLost(key, "Container released on a *decommissioned* node")
+			rm.RememberNode(key)
 		}
 	}
 }

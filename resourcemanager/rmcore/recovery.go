@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -100,12 +102,9 @@ func (rm *Core) recover(st *statestore.State) error {
 	rm.Apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
 	rm.Apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
 	now := rm.Opts.Now()
+	awaited := rm.recoverNodes(st.Nodes)
 	if rm.Settings.WorkPreserving {
-		nodes := make([]string, len(st.Nodes))
-		for i, n := range st.Nodes {
-			nodes[i] = n.ID
-		}
-		rm.recovery = newRecoveryGate(nodes, now, now.Add(rm.Settings.SchedulingWait))
+		rm.recovery = newRecoveryGate(awaited, now, now.Add(rm.Settings.SchedulingWait))
 	}
 	var resumed, restarted int
 	// What recovery changes (attempts resumed, failed and started anew) is stored in one
@@ -127,7 +126,7 @@ func (rm *Core) recover(st *statestore.State) error {
 		return fmt.Errorf("storing the recovered applications: %w", err)
 	}
 	rm.Log.WithFields(map[string]any{"store": rm.Store.Location(), "epoch": epoch, "applications": len(apps), "resumed": resumed,
-		"restarted": restarted, "work_preserving": rm.Settings.WorkPreserving, "nodes_awaited": len(st.Nodes)}).Info("state recovered")
+		"restarted": restarted, "work_preserving": rm.Settings.WorkPreserving, "nodes_awaited": len(awaited)}).Info("state recovered")
 	return nil
 }
 
@@ -223,14 +222,76 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 	}
 }
 
-// RememberNode records a registered NodeManager in the state store, so that a restart
-// waits for it; ForgetNode removes one that left. Write errors are logged: a missing node
-// record only shortens that wait.
+// recoverNodes brings back the stored NodeManagers and returns those a work-preserving
+// restart waits for: the running ones and those decommissioning gracefully (which go on
+// decommissioning when they register again). Decommissioned ones are listed again.
+func (rm *Core) recoverNodes(recs []*statestore.NodeRecord) (awaited []string) {
+	rm.nodeAdminMu.Lock()
+	defer rm.nodeAdminMu.Unlock()
+	rm.decommissioning = map[string]time.Time{}
+	for _, r := range recs {
+		switch r.State {
+		case statestore.NodeDecommissioned:
+			id := NodeIDOf(r.ID)
+			rm.Nodes.Put(r.ID, &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: r.ID, ID: id, HTTP: r.HTTP}, Rack: r.Rack,
+				Capability: &yarnpb.ResourceProto{Memory: proto.Int64(r.MemoryMB), VirtualCores: proto.Int32(r.VCores)},
+				State:      yarnpb.NodeStateProto_NS_DECOMMISSIONED})
+		case statestore.NodeDecommissioning:
+			var by time.Time
+			if r.DecommissionBy > 0 {
+				by = time.UnixMilli(r.DecommissionBy)
+			}
+			rm.decommissioning[r.ID] = by
+			awaited = append(awaited, r.ID)
+		default:
+			awaited = append(awaited, r.ID)
+		}
+	}
+	return awaited
+}
+
+// RecoveredDecommission reports whether a node registering again was decommissioning
+// gracefully when the RM restarted, and until when; Registered forgets it once the node
+// is back.
+func (rm *Core) RecoveredDecommission(key string) (by time.Time, ok bool) {
+	rm.nodeAdminMu.Lock()
+	defer rm.nodeAdminMu.Unlock()
+	by, ok = rm.decommissioning[key]
+	return by, ok
+}
+
+// RememberNode stores a NodeManager as it is now: running (a restart waits for it),
+// decommissioning or decommissioned (see statestore.NodeRecord); a node in any other
+// state (lost, shut down) is forgotten. Write errors are logged: a missing node record
+// only shortens a restart's wait, or loses a decommission's listing.
 func (rm *Core) RememberNode(key string) {
 	if rm.Store == nil {
 		return
 	}
-	if err := rm.Store.PutNode(&statestore.NodeRecord{ID: key}); err != nil {
+	rm.nodeAdminMu.Lock()
+	delete(rm.decommissioning, key)
+	rm.nodeAdminMu.Unlock()
+	n, ok := rm.Nodes.Snapshot(key)
+	if !ok {
+		rm.forgetNode(key)
+		return
+	}
+	rec := &statestore.NodeRecord{ID: key}
+	switch n.State {
+	case yarnpb.NodeStateProto_NS_RUNNING, yarnpb.NodeStateProto_NS_UNHEALTHY, yarnpb.NodeStateProto_NS_NEW:
+	case yarnpb.NodeStateProto_NS_DECOMMISSIONING:
+		rec.State = statestore.NodeDecommissioning
+		if !n.DecommissionBy.IsZero() {
+			rec.DecommissionBy = n.DecommissionBy.UnixMilli()
+		}
+	case yarnpb.NodeStateProto_NS_DECOMMISSIONED:
+		rec.State, rec.HTTP, rec.Rack = statestore.NodeDecommissioned, n.HTTP, n.Rack
+		rec.MemoryMB, rec.VCores = n.Capability.GetMemory(), n.Capability.GetVirtualCores()
+	default:
+		rm.forgetNode(key)
+		return
+	}
+	if err := rm.Store.PutNode(rec); err != nil {
 		rm.Log.WithError(err).WithField("node", key).Error("state store write failed")
 	}
 }

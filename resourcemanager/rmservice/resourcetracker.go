@@ -57,7 +57,12 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	key := rmstate.NodeKey(id)
 	log := rm.Log.WithField("node", key)
 	capability := req.GetResource()
-	if !rm.HostsAllow(id.GetHost(), key) {
+	// A node that was decommissioning gracefully when the RM restarted comes back to finish
+	// it, though the exclude list names it.
+	decommissionBy, decommissioning := rm.RecoveredDecommission(key)
+	allowed := rm.HostsAllow(id.GetHost(), key)
+	decommissioning = decommissioning && !allowed
+	if !allowed && !decommissioning {
 		msg := fmt.Sprintf("Disallowed NodeManager from  %s, Sending SHUTDOWN signal to the NodeManager.", id.GetHost())
 		log.Warn(msg)
 		resp.NodeAction = yarnpb.NodeActionProto_SHUTDOWN.Enum()
@@ -74,13 +79,18 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	now := rm.Opts.Now()
 	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, ID: id, HTTP: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
 		Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
+	if decommissioning {
+		n.State, n.DecommissionBy = yarnpb.NodeStateProto_NS_DECOMMISSIONING, decommissionBy
+		log.WithField("decommission_by", decommissionBy).Info("node registered again while decommissioning: it goes on")
+	}
 	again := rm.Nodes.Put(key, n)
 	if again {
 		rm.NodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
 	// The containers the NodeManager kept: after a work-preserving restart those of
 	// attempts that carry on are rebuilt, any other running one is killed.
-	recovered, orphans, err := rm.RegisterNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id)},
+	recovered, orphans, err := rm.RegisterNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id),
+		Unschedulable: decommissioning},
 		n.NodeAddr, req.GetContainerStatuses())
 	if err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")

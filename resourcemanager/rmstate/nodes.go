@@ -28,8 +28,8 @@ type Node struct {
 	LastHeartbeat time.Time
 	running       int32 // containers not complete in the last heartbeat
 	lastResponse  *yarnpb.NodeHeartbeatResponseProto
-	// decommissionBy ends a graceful decommission (zero: no deadline).
-	decommissionBy time.Time
+	// DecommissionBy ends a graceful decommission (zero: no deadline).
+	DecommissionBy time.Time
 	// AutoLabels are the labels a Bobbin NodeManager reports of itself (high_mem,
 	// high_load, static): attributes, not partitions. static marks a stable node, where
 	// AM containers go.
@@ -309,9 +309,9 @@ func (r *Nodes) ApplyHostLists(lists *HostLists, graceful bool, timeout time.Dur
 			if graceful {
 				if n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 					r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONING)
-					n.decommissionBy = time.Time{}
+					n.DecommissionBy = time.Time{}
 					if timeout > 0 {
-						n.decommissionBy = now.Add(timeout)
+						n.DecommissionBy = now.Add(timeout)
 					}
 					changed = append(changed, key)
 				}
@@ -336,7 +336,7 @@ func (r *Nodes) Decommissioning(now time.Time) (keys []string, pastDeadline map[
 	for key, n := range r.nodes {
 		if n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 			keys = append(keys, key)
-			pastDeadline[key] = !n.decommissionBy.IsZero() && now.After(n.decommissionBy)
+			pastDeadline[key] = !n.DecommissionBy.IsZero() && now.After(n.DecommissionBy)
 		}
 	}
 	return keys, pastDeadline

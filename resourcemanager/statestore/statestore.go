@@ -80,7 +80,24 @@ type KeyRecord struct {
 // NodeRecord is a NodeManager that was running.
 type NodeRecord struct {
 	ID string `json:"id"` // host:port
+	// State is empty for a running NodeManager, which a restart waits for. An
+	// administrator's decommission is kept too: DECOMMISSIONING (graceful; it ends at
+	// DecommissionBy, Unix ms, when set) is waited for and goes on decommissioning when it
+	// registers again; DECOMMISSIONED is listed again (yarn node -list -states
+	// DECOMMISSIONED, the cluster metrics) with what it last was.
+	State          string `json:"state,omitempty"`
+	DecommissionBy int64  `json:"decommissionByMs,omitempty"`
+	HTTP           string `json:"http,omitempty"`
+	Rack           string `json:"rack,omitempty"`
+	MemoryMB       int64  `json:"memoryMb,omitempty"`
+	VCores         int32  `json:"vcores,omitempty"`
 }
+
+// Node states a NodeRecord holds besides running.
+const (
+	NodeDecommissioning = "DECOMMISSIONING"
+	NodeDecommissioned  = "DECOMMISSIONED"
+)
 
 // AppRecord is one application as stored.
 type AppRecord struct {

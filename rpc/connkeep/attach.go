@@ -81,15 +81,31 @@ func Attach(o Options) (*Attachment, error) {
 	return a, nil
 }
 
-func (a *Attachment) hello() error {
+func (a *Attachment) hello() (err error) {
 	if err := sameUser(a.uc); err != nil {
 		return err
 	}
-	// A keeper serves one server at a time; a second server would wait for the first
-	// to go away, so a keeper busy with another process is not waited for.
+	defer func() {
+		if err != nil { // give back what came
+			for _, h := range a.listeners {
+				h.f.Close()
+			}
+			for _, f := range a.conns {
+				f.Close()
+			}
+			if a.table != nil {
+				unix.Munmap(a.table)
+			}
+		}
+	}()
+	// A keeper serves one server at a time and greets a peer when it turns to it: one
+	// busy with another process is not waited for.
 	a.uc.SetDeadline(time.Now().Add(5 * time.Second))
 	defer a.uc.SetDeadline(time.Time{})
-	if err := send(a.uc, -1, "hello"); err != nil {
+	if err := awaitGreeting(a.uc); err != nil {
+		return err
+	}
+	if err := a.send(-1, "hello"); err != nil {
 		return fmt.Errorf("connkeep: hello: %w", err)
 	}
 	used := map[int]bool{}
@@ -117,6 +133,9 @@ func (a *Attachment) hello() error {
 			a.conns[slot] = os.NewFile(uintptr(fd), "connection")
 			used[slot] = true
 		case f[0] == "E":
+			if fd >= 0 {
+				unix.Close(fd)
+			}
 			if a.table == nil {
 				return errors.New("connkeep: the keeper sent no slot table")
 			}
@@ -155,7 +174,7 @@ func (a *Attachment) Listen(name, addr string) (net.Listener, error) {
 		// The address changed (or the socket is unusable): the keeper lets go of it, as
 		// it may hold the port the new address needs.
 		if !a.broken.Load() {
-			if err := send(a.uc, -1, "U", name); err != nil {
+			if err := a.send(-1, "U", name); err != nil {
 				a.lost(err)
 			}
 		}
@@ -169,7 +188,7 @@ func (a *Attachment) Listen(name, addr string) (net.Listener, error) {
 		return nil, err
 	}
 	if !a.broken.Load() {
-		if err := sendConn(a.uc, ln.(*net.TCPListener), "L", name, addr); err != nil {
+		if err := a.sendConn(ln.(*net.TCPListener), "L", name, addr); err != nil {
 			a.lost(err)
 		}
 	}
@@ -231,7 +250,7 @@ func (a *Attachment) Keep(server string, nc net.Conn) rpc.KeptConn {
 	a.free = a.free[:len(a.free)-1]
 	a.mu.Unlock()
 	a.table.reset(slot)
-	if err := sendConn(a.uc, tc, "C", strconv.Itoa(slot)); err != nil {
+	if err := a.sendConn(tc, "C", strconv.Itoa(slot)); err != nil {
 		a.lost(err)
 		a.mu.Lock()
 		a.free = append(a.free, slot)
@@ -245,13 +264,25 @@ func (a *Attachment) Keep(server string, nc net.Conn) rpc.KeptConn {
 func (a *Attachment) release(slot int) {
 	a.table.reset(slot)
 	if !a.broken.Load() {
-		if err := send(a.uc, -1, "D", strconv.Itoa(slot)); err != nil {
+		if err := a.send(-1, "D", strconv.Itoa(slot)); err != nil {
 			a.lost(err)
 		}
 	}
 	a.mu.Lock()
 	a.free = append(a.free, slot)
 	a.mu.Unlock()
+}
+
+// send and sendConn talk to the keeper, giving up after a second: a keeper that stopped
+// reading must not stall accepts or closes.
+func (a *Attachment) send(fd int, fields ...string) error {
+	a.uc.SetWriteDeadline(time.Now().Add(time.Second))
+	return send(a.uc, fd, fields...)
+}
+
+func (a *Attachment) sendConn(sc syscall.Conn, fields ...string) error {
+	a.uc.SetWriteDeadline(time.Now().Add(time.Second))
+	return sendConn(a.uc, sc, fields...)
 }
 
 func (a *Attachment) lost(err error) {
@@ -275,19 +306,33 @@ func (a *Attachment) Close() error {
 	for _, h := range rest {
 		h.f.Close()
 	}
-	var err error
-	if !a.broken.Swap(true) { // nothing is sent after bye
-		err = send(a.uc, -1, "bye")
-	}
+	// Bye even when the keeper seemed lost: if it is alive it must let the ports go.
+	a.broken.Store(true) // nothing is sent after bye
+	err := a.send(-1, "bye")
 	// The slot table stays mapped: a connection still being served may write to it; the
 	// mapping ends with the process.
 	a.uc.Close()
 	return err
 }
 
+// awaitGreeting waits for the keeper to turn to this peer.
+func awaitGreeting(uc *net.UnixConn) error {
+	f, fd, err := recv(uc)
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+	if err != nil {
+		return fmt.Errorf("connkeep: no greeting from the keeper (is another server attached to it?): %w", err)
+	}
+	if f[0] != "K" {
+		return fmt.Errorf("connkeep: unexpected greeting %q", f)
+	}
+	return nil
+}
+
 // Release makes a keeper left by an earlier process under name let go of everything (a
 // server that no longer keeps connections must be able to bind its ports). No keeper
-// is not an error.
+// is not an error; a keeper serving another live process is.
 func Release(name string) error {
 	uc, err := net.DialUnix("unixpacket", nil, sockAddr(name))
 	if err != nil {
@@ -296,6 +341,10 @@ func Release(name string) error {
 	defer uc.Close()
 	if err := sameUser(uc); err != nil {
 		return err
+	}
+	uc.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := awaitGreeting(uc); err != nil {
+		return fmt.Errorf("connkeep: release @%s: %w", name, err)
 	}
 	if err := send(uc, -1, "bye"); err != nil {
 		return err
@@ -334,6 +383,10 @@ func (r *record) Idle() { atomic.StoreUint32(r.a.table.word(r.slot, offReading),
 func (r *record) CallStarted() { atomic.AddUint32(r.a.table.word(r.slot, offCalls), 1) }
 
 func (r *record) CallAnswered() { atomic.AddUint32(r.a.table.word(r.slot, offCalls), ^uint32(0)) }
+
+// Broken unmarks the slot as established, for good: established is only ever set by the
+// handshake.
+func (r *record) Broken() { atomic.StoreUint32(r.a.table.word(r.slot, offEstab), 0) }
 
 func (r *record) Closed() { r.a.release(r.slot) }
 

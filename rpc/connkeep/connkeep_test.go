@@ -180,6 +180,11 @@ func TestConnectionsSurviveKill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A server that would release the keeper while another is attached is refused, and
+	// what it sent is never acted on (the keeper still keeps after s1's death).
+	if err := Release(name); err == nil {
+		t.Fatal("Release of a keeper serving a live server succeeded")
+	}
 	s1.kill(t)
 
 	// Calls made while no server runs wait in the socket.

@@ -64,18 +64,23 @@ func RunKeeper(name string, linger time.Duration, log *logrus.Entry) error {
 		return fmt.Errorf("connkeep: size the slot table: %w", err)
 	}
 	k := &keeper{log: log.WithField("keeper", name), table: fd, listeners: map[string]held{}, conns: map[int]int{}}
-	defer k.closeAll()
 	k.log.Info("connection keeper started")
+	// The linger time runs from the start and from each detach of a server; peers that
+	// come and go without attaching do not extend it.
+	ln.SetDeadline(time.Now().Add(linger))
 	for {
-		ln.SetDeadline(time.Now().Add(linger))
 		uc, err := ln.AcceptUnix()
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				k.log.WithFields(logrus.Fields{"listeners": len(k.listeners), "connections": len(k.conns)}).
 					Warnf("no server attached for %v: closing what was kept", linger)
+				// Close, not shut down: should the server still be alive, having lost only
+				// its link to the keeper, its own copies go on working.
+				k.closeAll(false)
 				return nil
 			}
+			k.closeAll(false)
 			return fmt.Errorf("connkeep: accept: %w", err)
 		}
 		if err := sameUser(uc); err != nil {
@@ -83,27 +88,37 @@ func RunKeeper(name string, linger time.Duration, log *logrus.Entry) error {
 			uc.Close()
 			continue
 		}
-		bye, err := k.session(uc)
+		attached, bye, err := k.session(uc)
 		uc.Close()
 		if bye {
 			k.log.Info("server said bye: closing what was kept")
+			k.closeAll(true)
 			return nil
 		}
-		k.log.WithError(err).Warn("server detached without bye; keeping its sockets")
+		if attached {
+			k.log.WithError(err).Warn("server detached without bye; keeping its sockets")
+			ln.SetDeadline(time.Now().Add(linger))
+		}
 	}
 }
 
-// session serves one attached server until it says bye (true) or goes away.
-func (k *keeper) session(uc *net.UnixConn) (bye bool, err error) {
+// session serves one peer: it greets it (a peer acts only on a greeting, so what a peer
+// queued while the keeper served another is never acted on after that peer left), then
+// serves its messages until it says bye or goes away.
+func (k *keeper) session(uc *net.UnixConn) (attached, bye bool, err error) {
+	if err := send(uc, -1, "K"); err != nil {
+		return false, false, err
+	}
 	for {
 		f, fd, err := recv(uc)
 		if err != nil {
-			return false, err
+			return attached, false, err
 		}
 		switch {
 		case f[0] == "hello" && fd < 0:
+			attached = true
 			if err := k.hello(uc); err != nil {
-				return false, err
+				return attached, false, err
 			}
 		case f[0] == "L" && len(f) == 3 && fd >= 0:
 			if old, ok := k.listeners[f[1]]; ok {
@@ -136,7 +151,7 @@ func (k *keeper) session(uc *net.UnixConn) (bye bool, err error) {
 			if fd >= 0 {
 				unix.Close(fd)
 			}
-			return true, nil
+			return attached, true, nil
 		default:
 			if fd >= 0 {
 				unix.Close(fd)
@@ -164,14 +179,16 @@ func (k *keeper) hello(uc *net.UnixConn) error {
 	return send(uc, -1, "E")
 }
 
-func (k *keeper) closeAll() {
+// closeAll lets go of everything. shut: also shut the connections down (after bye: the
+// server's clients must see the end even if it still holds a copy).
+func (k *keeper) closeAll(shut bool) {
 	for _, h := range k.listeners {
 		unix.Close(h.fd)
 	}
 	for _, fd := range k.conns {
-		// Shut down, not just close: the server may still hold a copy of a connection
-		// it is serving when it said bye, and its client must see the end either way.
-		unix.Shutdown(fd, syscall.SHUT_RDWR)
+		if shut {
+			unix.Shutdown(fd, syscall.SHUT_RDWR)
+		}
 		unix.Close(fd)
 	}
 	unix.Close(k.table)
