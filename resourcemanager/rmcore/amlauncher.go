@@ -92,6 +92,8 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 		}
 		return err
 	}
+	// Started by the NodeManager's answer: no expiry while its heartbeat is on its way.
+	rm.Containers.Launched(cid)
 	rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		at.Launched, at.LastPing = true, rm.Opts.Now()
 		if at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {

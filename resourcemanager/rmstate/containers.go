@@ -227,6 +227,15 @@ func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 	}
 }
 
+// Launched stops a container's allocation-expiry clock without waiting for its
+// NodeManager to report it: the RM started it itself (an AM container), as the Java RM's
+// AMLaunchedTransition unregisters the AM container from its ContainerAllocationExpirer.
+func (t *Containers) Launched(id records.ContainerID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.unstarted, id)
+}
+
 // Signal queues a signal for a live container's NodeManager (3.x containers_to_signal);
 // it returns the container's node, or false when the container is not live.
 func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) (string, bool) {
