@@ -173,7 +173,7 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 	rm.scheduler.Replace(ams)
 	rm.admin.Replace(adm)
 	rm.mu.Lock()
-	rm.webCore = rmweb.Handler(core)
+	rm.webCore = rmweb.Handler(core, rmweb.Options{HA: rm.ha != nil})
 	rm.mu.Unlock()
 	return nil
 }

@@ -48,6 +48,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 		}
 		amToken, user, submit, maxAttempts = at.Token, a.User, a.SubmitTime, a.MaxAttempts
 		at.AMContainer = &cid
+		at.AMNode, at.AMNodeHTTP = rmstate.NodeKey(c.GetNodeId()), c.GetNodeHttpAddress()
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
 	})
 	if !ok {

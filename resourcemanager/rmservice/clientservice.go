@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/user"
 	"sort"
 	"strings"
 	"time"
@@ -240,15 +239,15 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 			from = host
 		}
 	}
-	killed, found := s.rm.Apps.Kill(id, s.rm.Opts.Now().UnixMilli(), fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from))
-	if !found {
+	if !s.rm.Apps.Exists(id) {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
-	if killed {
-		s.rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_KILLED)
+	if !s.rm.MayModifyApp(caller.User, id) {
+		return nil, rpc.Errorf(rpc.ClassAccessControl, "User %s cannot perform operation MODIFY_APP on %s", caller.User, id)
 	}
-	s.rm.EndApp(id)
-	s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("application killed")
+	if !s.rm.KillApp(id, caller.User, fmt.Sprintf("Application %s was killed by user %s at %s", id, caller.User, from)) {
+		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to kill an absent application %s", id)
+	}
 	return &yarnpb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
 }
 
@@ -388,25 +387,8 @@ func hasAccess(q *capacity.Queue, acl func(*capacity.Queue) capacity.ACL, u stri
 	return false
 }
 
-// userGroups resolves a user's groups from the local system, as Hadoop's default
-// ShellBasedUnixGroupsMapping does.
-func userGroups(name string) []string {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return nil
-	}
-	ids, err := u.GroupIds()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, id := range ids {
-		if g, err := user.LookupGroupId(id); err == nil {
-			out = append(out, g.Name)
-		}
-	}
-	return out
-}
+// userGroups resolves a user's groups (rmcore.UserGroups).
+func userGroups(name string) []string { return rmcore.UserGroups(name) }
 
 // Delegation tokens need Kerberos; the Java RM refuses them the same way without it.
 func (s *clientService) getDelegationToken(context.Context, *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {

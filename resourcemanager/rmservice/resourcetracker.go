@@ -89,8 +89,9 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	}
 	// The containers the NodeManager kept: after a work-preserving restart those of
 	// attempts that carry on are rebuilt, any other running one is killed.
+	// Unschedulable until its first heartbeat (rmstate.beatVerdict.First).
 	recovered, orphans, err := rm.RegisterNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id),
-		Unschedulable: decommissioning},
+		Unschedulable: true},
 		n.NodeAddr, req.GetContainerStatuses())
 	if err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
@@ -127,6 +128,8 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	if healthChanged {
 		log.WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
 		rm.SyncSchedulable(key)
+	} else if v.First {
+		rm.SyncSchedulable(key) // the node takes containers from now on
 	}
 	rm.NodeStatuses(key, statuses)
 	resp := &yarnpb.NodeHeartbeatResponseProto{

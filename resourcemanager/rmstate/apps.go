@@ -71,7 +71,9 @@ type Attempt struct {
 	LastResponseID int32
 	Progress       float32              // what the AM last reported in allocate
 	AMContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
-	Launched       bool
+	// AMNode and AMNodeHTTP are the AM container's node: its id and web address.
+	AMNode, AMNodeHTTP string
+	Launched           bool
 	// LastPing is the AM's last sign of life (launch, register, allocate); the liveness
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
 	// Zero while the AM container is not launched yet.

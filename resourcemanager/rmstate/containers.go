@@ -143,22 +143,29 @@ func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerSt
 	return t.completeLocked(id, status)
 }
 
-func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
-	c, ok := t.byID[id]
-	if !ok || c.done {
-		return c, status, false
-	}
-	c.done = true
-	s := t.spent[id.Attempt.App]
+// accountLocked adds what a container that just ended held, for how long, to its
+// application's resource-seconds (and preempted resource-seconds); t.mu is held.
+func (t *Containers) accountLocked(c *Container) {
+	app := c.ID.Attempt.App
+	s := t.spent[app]
 	if s == nil {
 		s = &spentResources{}
-		t.spent[id.Attempt.App] = s
+		t.spent[app] = s
 	}
 	h := c.held(t.now().UnixMilli())
 	s.used = s.used.Add(h)
 	if c.preempted {
 		s.preempted = s.preempted.Add(h)
 	}
+}
+
+func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
+	c, ok := t.byID[id]
+	if !ok || c.done {
+		return c, status, false
+	}
+	c.done = true
+	t.accountLocked(c)
 	delete(t.unstarted, id)
 	t.startedLocked(c)
 	if c.preempted {
@@ -455,6 +462,7 @@ func (t *Containers) CleanupContainers(match func(records.ContainerID) bool) {
 	for cid, c := range t.byID {
 		if match(cid) && !c.done {
 			c.done = true
+			t.accountLocked(c) // a killed application's containers count to the kill
 			delete(t.unstarted, cid)
 			t.startedLocked(c)
 			t.cleanup[c.Node()] = append(t.cleanup[c.Node()], cid.Proto())

@@ -202,8 +202,13 @@ func (r *Nodes) Put(key string, n *Node) bool {
 // beatVerdict is what one heartbeat did to its node: an answer to send as is (unknown,
 // decommissioned, retried or stale heartbeats), or the changes the RM must act on.
 type beatVerdict struct {
-	Action                             *yarnpb.NodeHeartbeatResponseProto
-	Known                              bool // the node was registered
+	Action *yarnpb.NodeHeartbeatResponseProto
+	Known  bool // the node was registered
+	// First: the node's first heartbeat since it registered. Only then does the node
+	// take containers: it has applied its registration answer (the NM-token and
+	// container-token master keys) by the time it heartbeats, as in the Java RM, which
+	// places containers only on node heartbeats.
+	First                              bool
 	HealthChanged, Resized, Relabelled bool
 	State                              yarnpb.NodeStateProto
 	Capability                         *yarnpb.ResourceProto
@@ -241,6 +246,7 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time
 		return v
 	}
 	n.LastHeartbeat = now
+	v.First = n.lastResponse == nil
 	if u := st.GetNodeUtilization(); u != nil {
 		n.nodeUtil = u
 	}

@@ -1,7 +1,6 @@
 package rmweb
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/pprof"
 	"runtime"
@@ -9,44 +8,34 @@ import (
 
 	metrics "github.com/rcrowley/go-metrics"
 
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 )
 
+// Options are what the web layer knows beyond the core.
+type Options struct {
+	HA bool // the RM runs with HA (this core is the active one)
+}
+
 // Handler serves the RM's HTTP endpoints on yarn.resourcemanager.webapp.address: the
-// REST resources scripts poll most (/ws/v1/cluster/info and /ws/v1/cluster/metrics, in
-// the Java RM's JSON shape) and every go-metrics value at /metrics.
-func Handler(rm *rmcore.Core) http.Handler {
+// REST API under /ws/v1/cluster in the Java RM's shapes (JSON, or XML on request), and
+// every go-metrics value at /metrics.
+func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	mux := http.NewServeMux()
-	writeJSON := func(w http.ResponseWriter, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(v)
+	s := &rest{rm: rm, opts: opts}
+	for _, p := range []string{"/ws/v1/cluster", "/ws/v1/cluster/{$}", "/ws/v1/cluster/info"} {
+		mux.HandleFunc("GET "+p, s.clusterInfo)
 	}
-	mux.HandleFunc("GET /ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
-		info := map[string]any{
-			"id": rm.ClusterTimestamp(), "startedOn": rm.ClusterTimestamp(), "state": "STARTED", "haState": "ACTIVE",
-			"resourceManagerVersion": rmcore.Version, "hadoopVersion": rmcore.Version,
-			"rmStateStoreName": statestore.ClassName(rm.Opts.Conf),
-		}
-		if rm.Store != nil {
-			info["rmStateStoreLocation"] = rm.Store.Location() // Bobbin's addition: where the state is
-		}
-		writeJSON(w, map[string]any{"clusterInfo": info})
-	})
-	mux.HandleFunc("GET /ws/v1/cluster/metrics", func(w http.ResponseWriter, r *http.Request) {
-		c := rm.Nodes.Counts()
-		total, used := rm.Engine.Totals()
-		m := rm.Metrics
-		writeJSON(w, map[string]any{"clusterMetrics": map[string]any{
-			"appsSubmitted": m.AppsSubmitted.Count(), "appsCompleted": m.AppsCompleted.Count(), "appsFailed": m.AppsFailed.Count(),
-			"appsKilled": m.AppsKilled.Count(), "containersAllocated": m.RunningContainers.Value(),
-			"totalMB": total[0], "allocatedMB": used[0], "availableMB": total[0] - used[0],
-			"totalVirtualCores": total[1], "allocatedVirtualCores": used[1], "availableVirtualCores": total[1] - used[1],
-			"activeNodes": c[yarnpb.NodeStateProto_NS_RUNNING], "lostNodes": c[yarnpb.NodeStateProto_NS_LOST],
-			"unhealthyNodes": c[yarnpb.NodeStateProto_NS_UNHEALTHY], "decommissionedNodes": c[yarnpb.NodeStateProto_NS_DECOMMISSIONED],
-			"rebootedNodes": c[yarnpb.NodeStateProto_NS_REBOOTED], "totalNodes": len(rm.Nodes.Reports(nil, rm.Labels)),
-		}})
+	mux.HandleFunc("GET /ws/v1/cluster/metrics", s.clusterMetrics)
+	mux.HandleFunc("GET /ws/v1/cluster/apps", s.apps)
+	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}", s.app)
+	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/appattempts", s.appAttempts)
+	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/state", s.appStateGet)
+	mux.HandleFunc("PUT /ws/v1/cluster/apps/{id}/state", s.appStatePut)
+	mux.HandleFunc("GET /ws/v1/cluster/nodes", s.nodes)
+	mux.HandleFunc("GET /ws/v1/cluster/nodes/{id}", s.node)
+	// Anything else under /ws is Jersey's 404, as RemoteException JSON.
+	mux.HandleFunc("/ws/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, &webError{classNotFound, "java.lang.Exception: no resource at " + r.URL.Path})
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -1,0 +1,220 @@
+package resourcemanager
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+)
+
+// restCall makes one REST call on the RM's web address and returns the status and the
+// decoded JSON body (nil when the body is not JSON).
+func restCall(t *testing.T, rm *ResourceManager, method, path, accept, body string) (int, map[string]any, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+rm.WebAddr().String()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil {
+		v = nil
+	}
+	return resp.StatusCode, v, string(raw)
+}
+
+// The RM REST API in the Java RM's shapes: the cluster's, applications' (with filters),
+// attempts' and nodes' resources, the state change that kills an application, XML on
+// request, and RemoteException errors with the Java statuses.
+func TestRESTAPI(t *testing.T) {
+	sc := newSimCluster(t, testConf(), 1, nil)
+	release := make(chan struct{})
+	running := make(chan struct{}, 1)
+	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
+		if _, err := am.Register(ctx, "am-host", 4242, "http://am-host:8080/ui"); err != nil {
+			t.Errorf("register: %v", err)
+			return 1
+		}
+		am.Request(20, "*", 1024, 1, 1)
+		for got := 0; got < 1; {
+			resp, err := am.Allocate(ctx, 0.5)
+			if err != nil {
+				t.Errorf("allocate: %v", err)
+				return 1
+			}
+			for _, c := range resp.GetAllocatedContainers() {
+				if err := startCommand(ctx, am, l.ID.Attempt, c, "run-until-stopped"); err != nil {
+					t.Errorf("start: %v", err)
+					return 1
+				}
+				got++
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		running <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		// Killed over REST: the AM's container is stopped; nothing more to do.
+		return 0
+	}
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	app := sc.submit(1, 0)
+	appID := records.AppIDFromProto(app).String()
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the AM did not get its container")
+	}
+
+	// Cluster info and metrics.
+	code, v, raw := restCall(t, sc.rm, "GET", "/ws/v1/cluster/info", "", "")
+	info, _ := v["clusterInfo"].(map[string]any)
+	if code != 200 || info["haState"] != "ACTIVE" || info["state"] != "STARTED" || info["hadoopVersion"] == nil {
+		t.Fatalf("info %d %s", code, raw)
+	}
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/metrics", "", "")
+	m := v["clusterMetrics"].(map[string]any)
+	if m["appsRunning"] != 1.0 || m["allocatedMB"] != 2048.0 || m["availableMB"] != 8192.0-2048 || m["containersAllocated"] != 2.0 ||
+		m["activeNodes"] != 1.0 || m["totalNodes"] != 1.0 || m["appsSubmitted"] != 1.0 {
+		t.Fatalf("metrics %s", raw)
+	}
+
+	// The application, alone and in lists.
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+appID, "", "")
+	a := v["app"].(map[string]any)
+	if a["id"] != appID || a["state"] != "RUNNING" || a["finalStatus"] != "UNDEFINED" || a["user"] != "alice" || a["queue"] != "default" ||
+		a["allocatedMB"] != 2048.0 || a["runningContainers"] != 2.0 || a["trackingUI"] != "ApplicationMaster" ||
+		a["amRPCAddress"] != "am-host:4242" || !strings.Contains(fmt.Sprint(a["amContainerLogs"]), "/node/containerlogs/container_") ||
+		a["progress"] != 50.0 || a["elapsedTime"].(float64) < 0 {
+		t.Fatalf("app %s", raw)
+	}
+	for _, k := range []string{"memorySeconds", "vcoreSeconds", "resourceSecondsMap", "clusterUsagePercentage", "queueUsagePercentage",
+		"preemptedResourceMB", "logAggregationStatus", "unmanagedApplication", "timeouts", "masterNodeId", "amHostHttpAddress"} {
+		if _, ok := a[k]; !ok {
+			t.Errorf("app lacks %q: %s", k, raw)
+		}
+	}
+	if a["clusterUsagePercentage"] != 25.0 {
+		t.Errorf("clusterUsagePercentage %v, want 25 (2048 of 8192 MB)", a["clusterUsagePercentage"])
+	}
+	for _, q := range []string{"", "?states=running", "?state=RUNNING&user=alice&queue=default&limit=1", "?applicationTypes=yarn"} {
+		_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps"+q, "", "")
+		list, _ := v["apps"].(map[string]any)["app"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("apps%s: %s", q, raw)
+		}
+	}
+	for _, q := range []string{"?states=finished", "?user=bob", "?finalStatus=SUCCEEDED"} {
+		_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps"+q, "", "")
+		if apps, ok := v["apps"].(map[string]any); !ok || len(apps) != 0 {
+			t.Fatalf("apps%s: %s (want an empty apps object)", q, raw)
+		}
+	}
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+appID+"/appattempts", "", "")
+	atts := v["appAttempts"].(map[string]any)["appAttempt"].([]any)
+	att := atts[0].(map[string]any)
+	if len(atts) != 1 || att["id"] != 1.0 || !strings.HasPrefix(fmt.Sprint(att["containerId"]), "container_") || att["nodeId"] == "" ||
+		att["appAttemptId"] != records.AppIDFromProto(app).Attempt(1).String() {
+		t.Fatalf("attempts %s", raw)
+	}
+
+	// Nodes.
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/nodes", "", "")
+	nodes := v["nodes"].(map[string]any)["node"].([]any)
+	n := nodes[0].(map[string]any)
+	if len(nodes) != 1 || n["state"] != "RUNNING" || n["usedMemoryMB"] != 2048.0 || n["availMemoryMB"] != 6144.0 || n["numContainers"] != 2.0 {
+		t.Fatalf("nodes %s", raw)
+	}
+	if code, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/nodes/"+fmt.Sprint(n["id"]), "", ""); code != 200 || v["node"].(map[string]any)["id"] != n["id"] {
+		t.Fatalf("node %d %s", code, raw)
+	}
+	if _, v, _ = restCall(t, sc.rm, "GET", "/ws/v1/cluster/nodes?states=LOST", "", ""); len(v["nodes"].(map[string]any)) != 0 {
+		t.Fatalf("lost nodes %v", v)
+	}
+
+	// XML, as JAXB writes the same objects.
+	code, _, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps", "application/xml", "")
+	var x struct {
+		XMLName xml.Name `xml:"apps"`
+		App     []struct {
+			ID    string `xml:"id"`
+			State string `xml:"state"`
+		} `xml:"app"`
+	}
+	if code != 200 || xml.Unmarshal([]byte(raw), &x) != nil || len(x.App) != 1 || x.App[0].ID != appID || x.App[0].State != "RUNNING" {
+		t.Fatalf("XML apps %d %s", code, raw)
+	}
+
+	// Errors: Apache's RemoteException and statuses.
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		exception, msg     string
+	}{
+		{"GET", "/ws/v1/cluster/apps/application_1_0099", "", 404, "NotFoundException", "java.lang.Exception: app with id: application_1_0099 not found"},
+		{"GET", "/ws/v1/cluster/apps/foo", "", 400, "BadRequestException", "Invalid ApplicationId prefix: foo"},
+		{"GET", "/ws/v1/cluster/apps?states=SLEEPING", "", 400, "BadRequestException", "Invalid application-state SLEEPING"},
+		{"GET", "/ws/v1/cluster/apps?limit=x", "", 400, "BadRequestException", "limit value must be a number!"},
+		{"GET", "/ws/v1/cluster/apps?queue=nosuch", "", 400, "BadRequestException", "Unknown queue: nosuch"},
+		{"GET", "/ws/v1/cluster/nodes?states=ASLEEP", "", 400, "IllegalArgumentException", "No enum constant"},
+		{"GET", "/ws/v1/cluster/nodes/nosuch:1", "", 404, "NotFoundException", "nodeId, nosuch:1, is not found"},
+		{"PUT", "/ws/v1/cluster/apps/" + appID + "/state", "{not json", 400, "WebApplicationException", "UnmarshalException"},
+		{"PUT", "/ws/v1/cluster/apps/" + appID + "/state", `{"state":"RUNNING_FAST"}`, 400, "BadRequestException", "Only 'KILLED' is allowed"},
+		{"GET", "/ws/v1/cluster/nosuch", "", 404, "NotFoundException", ""},
+	} {
+		code, v, raw := restCall(t, sc.rm, tc.method, tc.path, "", tc.body)
+		re, _ := v["RemoteException"].(map[string]any)
+		if code != tc.code || re == nil || re["exception"] != tc.exception || !strings.Contains(fmt.Sprint(re["message"]), tc.msg) ||
+			!strings.HasSuffix(fmt.Sprint(re["javaClassName"]), "."+tc.exception) {
+			t.Errorf("%s %s: %d %s; want %d %s %q", tc.method, tc.path, code, raw, tc.code, tc.exception, tc.msg)
+		}
+	}
+
+	// Kill over REST: {"state":"KILLED"}, as user.name.
+	code, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+appID+"/state", "", "")
+	if code != 200 || v["state"] != "RUNNING" {
+		t.Fatalf("state %d %s", code, raw)
+	}
+	code, v, raw = restCall(t, sc.rm, "PUT", "/ws/v1/cluster/apps/"+appID+"/state?user.name=alice", "", `{"state":"KILLED"}`)
+	if code != 200 || v["state"] != "KILLED" {
+		t.Fatalf("kill %d %s", code, raw)
+	}
+	rep := sc.waitFinal(app, 10*time.Second)
+	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_KILLED || !strings.Contains(rep.GetDiagnostics(), "killed by user alice") {
+		t.Fatalf("after the REST kill: %v", rep)
+	}
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+appID, "", "")
+	if a := v["app"].(map[string]any); a["finalStatus"] != "KILLED" || a["allocatedMB"] != -1.0 || a["trackingUI"] == "ApplicationMaster" ||
+		a["memorySeconds"].(float64) <= 0 {
+		t.Fatalf("killed app %s", raw)
+	}
+}

@@ -1,0 +1,383 @@
+package rmweb
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// appStates are the application states /apps accepts, in the Java error's order.
+var appStates = []string{"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"}
+
+// params splits a set-valued query parameter: repeated and/or comma-separated, trimmed,
+// empty values dropped.
+func params(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// timeParam reads a non-negative millisecond time parameter (0 when absent).
+func timeParam(r *http.Request, name string) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("%s must be a number!", name)
+	}
+	if n < 0 {
+		return 0, badRequest("%s must be greater than 0", name)
+	}
+	return n, nil
+}
+
+// appFilter reads /apps's query parameters as the Java RM does.
+func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, error) {
+	f := &rmstate.AppFilter{States: map[yarnpb.YarnApplicationStateProto]bool{}, Types: map[string]bool{}, Users: map[string]bool{},
+		Queues: map[string]bool{}, Tags: map[string]bool{}}
+	for _, st := range append(params(r, "state"), params(r, "states")...) {
+		v, ok := yarnpb.YarnApplicationStateProto_value[strings.ToUpper(st)]
+		if !ok {
+			return nil, nil, badRequest("Invalid application-state %s specified. It should be one of [%s]", st, strings.Join(appStates, ", "))
+		}
+		f.States[yarnpb.YarnApplicationStateProto(v)] = true
+	}
+	if u := r.URL.Query().Get("user"); u != "" {
+		f.Users[u] = true
+	}
+	if q := r.URL.Query().Get("queue"); q != "" {
+		if _, ok := s.rm.Queues().Queue(q); !ok {
+			return nil, nil, badRequest("Unknown queue: %s", q)
+		}
+		f.Queues[q] = true
+	}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, nil, badRequest("limit value must be a number!")
+		}
+		if n <= 0 {
+			return nil, nil, badRequest("limit value must be greater then 0")
+		}
+		f.Limit = n
+	}
+	var err error
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"startedTimeBegin", &f.StartBegin}, {"startedTimeEnd", &f.StartEnd}, {"finishedTimeBegin", &f.FinishBegin}, {"finishedTimeEnd", &f.FinishEnd}} {
+		if *p.dst, err = timeParam(r, p.name); err != nil {
+			return nil, nil, err
+		}
+	}
+	if f.StartEnd > 0 && f.StartBegin > f.StartEnd {
+		return nil, nil, badRequest("startedTimeEnd must be greater than startTimeBegin")
+	}
+	if f.FinishEnd > 0 && f.FinishBegin > f.FinishEnd {
+		return nil, nil, badRequest("finishTimeEnd must be greater than finishTimeBegin")
+	}
+	for _, t := range params(r, "applicationTypes") {
+		f.Types[strings.ToLower(t)] = true
+	}
+	for _, t := range params(r, "applicationTags") {
+		f.Tags[strings.ToLower(t)] = true
+	}
+	var final map[string]bool
+	if v := r.URL.Query().Get("finalStatus"); v != "" {
+		up := strings.ToUpper(v)
+		if _, ok := yarnpb.FinalApplicationStatusProto_value["APP_"+up]; !ok {
+			return nil, nil, &webError{"java.lang.IllegalArgumentException", "No enum constant org.apache.hadoop.yarn.api.records.FinalApplicationStatus." + v}
+		}
+		final = map[string]bool{up: true}
+	}
+	return f, final, nil
+}
+
+func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
+	f, final, err := s.appFilter(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// The limit applies after the final-status filter.
+	limit := f.Limit
+	if final != nil {
+		f.Limit = 0
+	}
+	reports := s.rm.Apps.List(f)
+	var list []appInfo
+	for _, rep := range reports {
+		if final != nil && !final[finalStatus(rep)] {
+			continue
+		}
+		if limit > 0 && int64(len(list)) >= limit {
+			break
+		}
+		list = append(list, s.appInfo(rep))
+	}
+	if len(list) == 0 {
+		write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
+		return
+	}
+	write(w, r, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
+}
+
+// appID parses an application id as the 3.x RM does, with its messages.
+func appID(s string) (records.ApplicationID, error) {
+	id, err := records.ParseApplicationID(s)
+	if err != nil {
+		if !strings.HasPrefix(s, "application_") {
+			return id, &webError{classBadRequest, "java.lang.IllegalArgumentException: Invalid ApplicationId prefix: " + s +
+				". The valid ApplicationId should start with prefix application"}
+		}
+		return id, &webError{classBadRequest, "java.lang.IllegalArgumentException: Invalid ApplicationId: " + s}
+	}
+	return id, nil
+}
+
+// report looks an application up by the {id} of the path.
+func (s *rest) report(r *http.Request) (*yarnpb.ApplicationReportProto, error) {
+	id, err := appID(r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	rep, ok := s.rm.Apps.ReportOf(id)
+	if !ok {
+		return nil, notFound("app with id: %s not found", r.PathValue("id"))
+	}
+	return rep, nil
+}
+
+func (s *rest) app(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.report(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.rm.FillUsage(rep)
+	write(w, r, http.StatusOK, map[string]any{"app": s.appInfo(rep)})
+}
+
+func finalStatus(rep *yarnpb.ApplicationReportProto) string {
+	return strings.TrimPrefix(rep.GetFinalApplicationStatus().String(), "APP_")
+}
+
+// appInfo is AppInfo from an application's report (FillUsage done).
+func (s *rest) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
+	rm := s.rm
+	id := records.AppIDFromProto(rep.GetApplicationId())
+	state := rep.GetYarnApplicationState()
+	finished := state == yarnpb.YarnApplicationStateProto_FINISHED || state == yarnpb.YarnApplicationStateProto_FAILED ||
+		state == yarnpb.YarnApplicationStateProto_KILLED
+	ai := appInfo{ID: id.String(), User: rep.GetUser(), Name: rep.GetName(), Queue: rep.GetQueue(), State: state.String(),
+		FinalStatus: finalStatus(rep), Progress: float64(rep.GetProgress()) * 100, Diagnostics: rep.GetDiagnostics(),
+		ClusterID: rm.ClusterTimestamp(), ApplicationType: rep.GetApplicationType(), ApplicationTags: strings.Join(rep.GetApplicationTags(), ","),
+		Priority: rep.GetPriority().GetPriority(), StartedTime: rep.GetStartTime(), FinishedTime: rep.GetFinishTime(),
+		LogAggregationStatus: strings.TrimPrefix(rep.GetLogAggregationStatus().String(), "LOG_"),
+		UnmanagedApplication: rep.GetUnmanagedApplication(), AppNodeLabelExpression: rep.GetAppNodeLabelExpression(),
+		AMNodeLabelExpression: rep.GetAmNodeLabelExpression()}
+	if rep.LogAggregationStatus == nil {
+		ai.LogAggregationStatus = "DISABLED"
+	}
+	// Times.elapsed: to the finish, or to now while running; -1 without a start.
+	switch {
+	case ai.StartedTime <= 0:
+		ai.ElapsedTime = -1
+	case ai.FinishedTime > 0:
+		ai.ElapsedTime = ai.FinishedTime - ai.StartedTime
+	default:
+		ai.ElapsedTime = rm.Opts.Now().UnixMilli() - ai.StartedTime
+	}
+	// AppInfo: no tracking URL ("N/A" too) is UNASSIGNED and left out.
+	ai.TrackingUI = "UNASSIGNED"
+	if u := rep.GetTrackingUrl(); u != "" && !strings.EqualFold(u, "N/A") {
+		ai.TrackingURL, ai.TrackingUI = u, "ApplicationMaster"
+		if finished {
+			ai.TrackingUI = "History"
+		}
+	}
+	if host := rep.GetHost(); host != "" && host != "N/A" && rep.GetRpcPort() > 0 {
+		ai.AMRPCAddress = net.JoinHostPort(host, strconv.Itoa(int(rep.GetRpcPort())))
+	}
+	if att := rep.GetCurrentApplicationAttemptId(); att != nil {
+		rm.Apps.ViewAttempt(records.AttemptIDFromProto(att), func(_ *rmstate.App, at *rmstate.Attempt) {
+			if at.AMContainer != nil && at.AMNodeHTTP != "" {
+				ai.AMHostHTTPAddress = at.AMNodeHTTP
+				ai.AMContainerLogs = fmt.Sprintf("http://%s/node/containerlogs/%s/%s", at.AMNodeHTTP, at.AMContainer, rep.GetUser())
+			}
+			ai.MasterNodeID = at.AMNode
+		})
+	}
+	ru := rep.GetAppResource_Usage()
+	used := rm.ResourceOf(ru.GetUsedResources())
+	if !finished {
+		ai.AllocatedMB, ai.AllocatedVCores, ai.RunningContainers = used[scheduler.Memory], used[scheduler.VCores], ru.GetNumUsedContainers()
+	} else {
+		// The Java RM's figures for an application that has left the scheduler.
+		ai.AllocatedMB, ai.AllocatedVCores, ai.RunningContainers = -1, -1, -1
+	}
+	ai.MemorySeconds, ai.VcoreSeconds = ru.GetMemorySeconds(), ru.GetVcoreSeconds()
+	ai.PreemptedMemorySeconds, ai.PreemptedVcoreSeconds = ru.GetPreemptedMemorySeconds(), ru.GetPreemptedVcoreSeconds()
+	spent, preempted := map[string]int64{}, map[string]int64{}
+	for _, e := range ru.GetApplicationResourceUsageMap() {
+		spent[e.GetKey()] = e.GetValue()
+	}
+	for _, e := range ru.GetApplicationPreemptedResourceUsageMap() {
+		preempted[e.GetKey()] = e.GetValue()
+	}
+	names := rm.Types.Names()
+	ai.ResourceSecondsMap = secondsMap(names, func(n string) int64 { return spent[n] })
+	ai.PreemptedResourceSecondsMap = secondsMap(names, func(n string) int64 { return preempted[n] })
+	if !finished {
+		st := rm.Engine.Stats()
+		if total := st.Total[scheduler.Memory]; total > 0 {
+			ai.ClusterUsagePercentage = float64(used[scheduler.Memory]) * 100 / float64(total)
+			if q, ok := rm.Queues().Queue(rep.GetQueue()); ok && q.AbsoluteCapacity > 0 {
+				ai.QueueUsagePercentage = float64(used[scheduler.Memory]) * 100 / (q.AbsoluteCapacity / 100 * float64(total))
+			}
+		}
+	}
+	zero := resource(rm, scheduler.Resource{})
+	ai.ResourceInfo = &appResources{ResourceUsagesByPartition: []partitionUsage{{PartitionName: rep.GetAppNodeLabelExpression(),
+		Used: resource(rm, used), Reserved: zero, Pending: zero, AMUsed: zero, AMLimit: zero, UserAMLimit: zero}}}
+	ai.Timeouts = &appTimeouts{}
+	timeouts := map[yarnpb.ApplicationTimeoutTypeProto]*yarnpb.ApplicationTimeoutProto{}
+	for _, t := range rep.GetAppTimeouts() {
+		timeouts[t.GetApplicationTimeoutType()] = t.GetApplicationTimeout()
+	}
+	lifetime := appTimeout{Type: "LIFETIME", ExpiryTime: "UNLIMITED", RemainingTimeInSeconds: -1}
+	if t := timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; t != nil && t.GetExpireTime() != "" && t.GetExpireTime() != "UNLIMITED" {
+		lifetime.ExpiryTime, lifetime.RemainingTimeInSeconds = t.GetExpireTime(), t.GetRemainingTime()
+	}
+	ai.Timeouts.Timeout = append(ai.Timeouts.Timeout, lifetime)
+	return ai
+}
+
+func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.report(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	id := records.AppIDFromProto(rep.GetApplicationId())
+	var list []appAttemptInfo
+	for _, att := range s.rm.Apps.AttemptIDs(id) {
+		s.rm.Apps.ViewAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
+			info := appAttemptInfo{ID: int32(att.Attempt), StartTime: at.StartTime, FinishedTime: at.FinishTime,
+				NodeHTTPAddress: at.AMNodeHTTP, NodeID: at.AMNode, AppAttemptID: att.String()}
+			if at.AMContainer != nil {
+				info.ContainerID = at.AMContainer.String()
+				if at.AMNodeHTTP != "" {
+					info.LogsLink = fmt.Sprintf("http://%s/node/containerlogs/%s/%s", at.AMNodeHTTP, at.AMContainer, rep.GetUser())
+				}
+			}
+			list = append(list, info)
+		})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	if len(list) == 0 {
+		write(w, r, http.StatusOK, map[string]any{"appAttempts": struct{}{}})
+		return
+	}
+	write(w, r, http.StatusOK, map[string]any{"appAttempts": map[string]any{"appAttempt": list}})
+}
+
+// appStateOf is AppState: the Java RM names its internal state; Bobbin's states are
+// YARN's.
+type appState struct {
+	State       string `json:"state" xml:"state"`
+	Diagnostics string `json:"diagnostics,omitempty" xml:"diagnostics,omitempty"`
+}
+
+func (s *rest) appStateGet(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.report(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeBare(w, r, http.StatusOK, "appstate", appState{State: rep.GetYarnApplicationState().String()})
+}
+
+// appStatePut kills an application: {"state":"KILLED"} (optionally with diagnostics). The
+// caller is user.name (simple authentication; dr.who without it), held to the same ACLs as
+// the RPC kill.
+func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
+	var want appState
+	if err := readJSON(r, &want); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rep, err := s.report(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if want.State == "" {
+		writeError(w, r, badRequest("the request names no target state"))
+		return
+	}
+	cur := rep.GetYarnApplicationState().String()
+	if strings.EqualFold(want.State, cur) {
+		writeBare(w, r, http.StatusOK, "appstate", appState{State: cur})
+		return
+	}
+	if !strings.EqualFold(want.State, "KILLED") {
+		writeError(w, r, badRequest("Only 'KILLED' is allowed as a target state."))
+		return
+	}
+	user := callerOf(r)
+	id := records.AppIDFromProto(rep.GetApplicationId())
+	if !s.rm.MayModifyApp(user, id) {
+		http.Error(w, fmt.Sprintf("Unauthorized attempt to kill appid %s by remote user %s", id, user), http.StatusForbidden)
+		return
+	}
+	from := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(from); err == nil {
+		from = h
+	}
+	diag := want.Diagnostics
+	if diag == "" {
+		diag = fmt.Sprintf("Application %s was killed by user %s at %s", id, user, from)
+	}
+	if !s.rm.KillApp(id, user, diag) {
+		writeError(w, r, notFound("app with id: %s not found", id))
+		return
+	}
+	rep, _ = s.rm.Apps.ReportOf(id)
+	writeBare(w, r, http.StatusOK, "appstate", appState{State: rep.GetYarnApplicationState().String()})
+}
+
+// callerOf is the web caller in simple authentication: user.name, else the static web
+// user (hadoop.http.staticuser.user, dr.who by default) as Hadoop's filters make it.
+func callerOf(r *http.Request) string {
+	if u := r.URL.Query().Get("user.name"); u != "" {
+		return u
+	}
+	return "dr.who"
+}
+
+// writeBare writes an object Jersey renders without a root key (AppState, AppQueue, ...);
+// root names its XML element.
+func writeBare(w http.ResponseWriter, r *http.Request, status int, root string, v any) {
+	if wantsXML(r) {
+		write(w, r, status, map[string]any{root: v})
+		return
+	}
+	write(w, r, status, v)
+}

@@ -1,0 +1,175 @@
+package rmweb
+
+import (
+	"net/http"
+	"strings"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+)
+
+// rest serves /ws/v1/cluster for one core.
+type rest struct {
+	rm   *rmcore.Core
+	opts Options
+}
+
+func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
+	rm := s.rm
+	info := clusterInfo{ID: rm.ClusterTimestamp(), StartedOn: rm.ClusterTimestamp(), State: "STARTED", HAState: "ACTIVE",
+		RMStateStoreName:       statestore.ClassName(rm.Opts.Conf),
+		ResourceManagerVersion: rmcore.Version, ResourceManagerBuildVersion: "Bobbin " + rmcore.Version, ResourceManagerVersionBuiltOn: "",
+		HadoopVersion: rmcore.Version, HadoopBuildVersion: "Bobbin " + rmcore.Version, HadoopVersionBuiltOn: "",
+		HAZooKeeperConnectionState: "ResourceManager HA is not enabled."}
+	if s.opts.HA {
+		info.HAZooKeeperConnectionState = "CONNECTED" // an active HA core holds its ZooKeeper lock
+	}
+	if rm.Store != nil {
+		info.RMStateStoreLocation = rm.Store.Location()
+	}
+	write(w, r, http.StatusOK, map[string]any{"clusterInfo": info})
+}
+
+func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
+	rm := s.rm
+	c := rm.Nodes.Counts()
+	st := rm.Engine.Stats()
+	m := rm.Metrics
+	var pending, running int64
+	for _, a := range rm.Apps.List(&rmstate.AppFilter{}) {
+		switch a.GetYarnApplicationState() {
+		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING,
+			yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_ACCEPTED:
+			pending++
+		case yarnpb.YarnApplicationStateProto_RUNNING:
+			running++
+		}
+	}
+	var total int32
+	for _, n := range c {
+		total += n
+	}
+	free := st.Total.Sub(st.Allocated)
+	write(w, r, http.StatusOK, map[string]any{"clusterMetrics": clusterMetricsInfo{
+		AppsSubmitted: m.AppsSubmitted.Count(), AppsCompleted: m.AppsCompleted.Count(), AppsPending: pending, AppsRunning: running,
+		AppsFailed: m.AppsFailed.Count(), AppsKilled: m.AppsKilled.Count(),
+		AvailableMB: free[scheduler.Memory], AllocatedMB: st.Allocated[scheduler.Memory],
+		AvailableVirtualCores: free[scheduler.VCores], AllocatedVirtualCores: st.Allocated[scheduler.VCores],
+		ContainersAllocated: int64(st.Running), ContainersPending: int64(st.Pending),
+		TotalMB: st.Total[scheduler.Memory], TotalVirtualCores: st.Total[scheduler.VCores],
+		// Java's totalNodes counts the active ones (unhealthy and decommissioning
+		// included); the inactive ones have their own counts.
+		TotalNodes: c[yarnpb.NodeStateProto_NS_RUNNING] + c[yarnpb.NodeStateProto_NS_UNHEALTHY] + c[yarnpb.NodeStateProto_NS_DECOMMISSIONING],
+		LostNodes:  c[yarnpb.NodeStateProto_NS_LOST], UnhealthyNodes: c[yarnpb.NodeStateProto_NS_UNHEALTHY],
+		DecommissioningNodes: c[yarnpb.NodeStateProto_NS_DECOMMISSIONING], DecommissionedNodes: c[yarnpb.NodeStateProto_NS_DECOMMISSIONED],
+		RebootedNodes: c[yarnpb.NodeStateProto_NS_REBOOTED], ActiveNodes: c[yarnpb.NodeStateProto_NS_RUNNING],
+		ShutdownNodes:                        c[yarnpb.NodeStateProto_NS_SHUTDOWN],
+		TotalUsedResourcesAcrossPartition:    resource(rm, st.Allocated),
+		TotalClusterResourcesAcrossPartition: resource(rm, st.Total),
+	}})
+}
+
+// nodeStates parses the states parameter of /nodes (comma-separated or repeated, any
+// case); none lists every node, as the 2.7+ RM does.
+func nodeStates(r *http.Request) ([]yarnpb.NodeStateProto, error) {
+	var out []yarnpb.NodeStateProto
+	for _, v := range r.URL.Query()["states"] {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if s == "" {
+				continue
+			}
+			st, ok := yarnpb.NodeStateProto_value["NS_"+s]
+			if !ok {
+				return nil, &webError{"java.lang.IllegalArgumentException", "No enum constant org.apache.hadoop.yarn.api.records.NodeState." + s}
+			}
+			out = append(out, yarnpb.NodeStateProto(st))
+		}
+	}
+	return out, nil
+}
+
+func (s *rest) nodes(w http.ResponseWriter, r *http.Request) {
+	states, err := nodeStates(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list := s.nodeInfos(states, "")
+	if len(list) == 0 {
+		write(w, r, http.StatusOK, map[string]any{"nodes": struct{}{}})
+		return
+	}
+	write(w, r, http.StatusOK, map[string]any{"nodes": map[string]any{"node": list}})
+}
+
+func (s *rest) node(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	list := s.nodeInfos(nil, id)
+	if len(list) == 0 {
+		writeError(w, r, notFound("nodeId, %s, is not found", id))
+		return
+	}
+	write(w, r, http.StatusOK, map[string]any{"node": list[0]})
+}
+
+// nodeInfos reports the nodes in states (all with none), or only the node key only.
+func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo {
+	rm := s.rm
+	usage := rm.Containers.NodeUsage()
+	var out []nodeInfo
+	for _, rep := range rm.Nodes.Reports(states, rm.Labels) {
+		key := rmstate.NodeKey(rep.GetNodeId())
+		if only != "" && key != only {
+			continue
+		}
+		n, _ := rm.Nodes.Snapshot(key)
+		u := usage[key]
+		capacity := rm.ResourceOf(rep.GetCapability())
+		free := capacity.Sub(u.Used)
+		state := strings.TrimPrefix(rep.GetNodeState().String(), "NS_")
+		info := nodeInfo{Rack: rep.GetRackName(), State: state, ID: key, NodeHostName: rep.GetNodeId().GetHost(),
+			NodeHTTPAddress: rep.GetHttpAddress(), LastHealthUpdate: rep.GetLastHealthReportTime(), Version: n.Version,
+			HealthReport: rep.GetHealthReport(), NumContainers: u.Containers,
+			UsedMemoryMB: u.Used[scheduler.Memory], AvailMemoryMB: free[scheduler.Memory],
+			UsedVirtualCores: u.Used[scheduler.VCores], AvailableVirtualCores: free[scheduler.VCores],
+			UsedResource: resource(rm, u.Used), AvailableResource: resource(rm, free)}
+		// Java leaves the web address of nodes that are gone empty.
+		switch rep.GetNodeState() {
+		case yarnpb.NodeStateProto_NS_LOST, yarnpb.NodeStateProto_NS_DECOMMISSIONED, yarnpb.NodeStateProto_NS_REBOOTED:
+			info.NodeHTTPAddress = ""
+		}
+		info.NodeLabels = labelsOnly(rep.GetNodeLabels(), n.AutoLabels)
+		if nu, cu := rep.GetNodeUtilization(), rep.GetContainersUtilization(); nu != nil || cu != nil {
+			info.ResourceUtilization = &nodeUtilization{NodePhysicalMemoryMB: int64(nu.GetPmem()), NodeVirtualMemoryMB: int64(nu.GetVmem()),
+				NodeCPUUsage: float64(nu.GetCpu()), AggregatedContainersPhysicalMemoryMB: int64(cu.GetPmem()),
+				AggregatedContainersVirtualMemoryMB: int64(cu.GetVmem()), ContainersCPUUsage: float64(cu.GetCpu())}
+		}
+		if len(n.AutoLabels) > 0 || n.Static {
+			info.Bobbin = &bobbinNodeDetails{AutoLabels: n.AutoLabels, Static: n.Static}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// labelsOnly drops the measured labels a report appends after the partition labels.
+func labelsOnly(all, auto []string) []string {
+	if len(auto) == 0 {
+		return all
+	}
+	skip := map[string]bool{}
+	for _, a := range auto {
+		skip[a] = true
+	}
+	var out []string
+	for _, l := range all {
+		if !skip[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
