@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+	"google.golang.org/protobuf/proto"
 )
 
 // restCall makes one REST call on the RM's web address and returns the status and the
@@ -159,6 +161,39 @@ func TestRESTAPI(t *testing.T) {
 	}
 	if _, v, _ = restCall(t, sc.rm, "GET", "/ws/v1/cluster/nodes?states=LOST", "", ""); len(v["nodes"].(map[string]any)) != 0 {
 		t.Fatalf("lost nodes %v", v)
+	}
+
+	// The scheduler's queue tree, with the quota groups.
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/scheduler", "", "")
+	si := v["scheduler"].(map[string]any)["schedulerInfo"].(map[string]any)
+	if si["type"] != "capacityScheduler" || si["queueName"] != "root" || si["usedCapacity"] != 25.0 {
+		t.Fatalf("scheduler %s", raw)
+	}
+	var def, etl map[string]any
+	for _, q := range si["queues"].(map[string]any)["queue"].([]any) {
+		switch q := q.(map[string]any); q["queueName"] {
+		case "default":
+			def = q
+		case "etl":
+			etl = q
+		}
+	}
+	if def == nil || def["type"] != "capacitySchedulerLeafQueueInfo" || def["numApplications"] != 1.0 || def["numActiveApplications"] != 1.0 ||
+		def["allocatedContainers"] != 2.0 || def["resourcesUsed"].(map[string]any)["memory"] != 2048.0 || def["absoluteCapacity"] != 60.0 ||
+		def["usedCapacity"] != 41.6667 || def["users"].(map[string]any)["user"].([]any)[0].(map[string]any)["username"] != "alice" {
+		t.Fatalf("default queue %v", def)
+	}
+	qg := def["quotaGroup"].(map[string]any)["partitions"].([]any)[0].(map[string]any)
+	if qg["quotaShare"] != 60.0 || qg["used"].(map[string]any)["memory"] != 2048.0 || qg["priorityValue"].(float64) <= 0 {
+		t.Fatalf("default queue's group %v", def["quotaGroup"])
+	}
+	// The RPC's QueueInfo (yarn queue -status) agrees: current capacity 2048 of 60 % of 8192 MB.
+	qi, err := sc.cl.GetQueueInfo(context.Background(), &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String("default")})
+	if err != nil || math.Abs(float64(qi.GetCurrentCapacity())-0.416667) > 1e-4 {
+		t.Fatalf("queue info %v %v", qi, err)
+	}
+	if etl == nil || etl["type"] != nil || len(etl["queues"].(map[string]any)["queue"].([]any)) != 2 || etl["numApplications"] != 0.0 {
+		t.Fatalf("etl queue %v", etl)
 	}
 
 	// XML, as JAXB writes the same objects.

@@ -332,7 +332,7 @@ func (qs queueStats) usedMB(q *capacity.Queue) int64 {
 // memory (the Capacity Scheduler's used capacity).
 func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.QueueInfoProto {
 	current := 0.0
-	if guaranteed := q.AbsoluteCapacity / 100 * float64(qs.clusterMB); guaranteed > 0 {
+	if guaranteed := q.AbsoluteCapacity * float64(qs.clusterMB); guaranteed > 0 { // AbsoluteCapacity is a fraction
 		current = float64(qs.usedMB(q)) / guaranteed
 	}
 	state := yarnpb.QueueStateProto_Q_RUNNING

@@ -249,7 +249,7 @@ func (s *rest) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 		if total := st.Total[scheduler.Memory]; total > 0 {
 			ai.ClusterUsagePercentage = float64(used[scheduler.Memory]) * 100 / float64(total)
 			if q, ok := rm.Queues().Queue(rep.GetQueue()); ok && q.AbsoluteCapacity > 0 {
-				ai.QueueUsagePercentage = float64(used[scheduler.Memory]) * 100 / (q.AbsoluteCapacity / 100 * float64(total))
+				ai.QueueUsagePercentage = float64(used[scheduler.Memory]) * 100 / (q.AbsoluteCapacity * float64(total))
 			}
 		}
 	}

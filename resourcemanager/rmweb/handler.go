@@ -31,6 +31,7 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/appattempts", s.appAttempts)
 	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/state", s.appStateGet)
 	mux.HandleFunc("PUT /ws/v1/cluster/apps/{id}/state", s.appStatePut)
+	mux.HandleFunc("GET /ws/v1/cluster/scheduler", s.scheduler)
 	mux.HandleFunc("GET /ws/v1/cluster/nodes", s.nodes)
 	mux.HandleFunc("GET /ws/v1/cluster/nodes/{id}", s.node)
 	// Anything else under /ws is Jersey's 404, as RemoteException JSON.

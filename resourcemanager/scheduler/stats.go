@@ -1,5 +1,7 @@
 package scheduler
 
+import "time"
+
 // Stats is a point-in-time summary of the engine for reports and metrics.
 type Stats struct {
 	Total     Resource            // capacity of every node
@@ -11,14 +13,17 @@ type Stats struct {
 	Fragmented Resource
 	Pending    int // outstanding containers
 	Running    int
+	// Partitions is each partition's capacity ("" is the default partition).
+	Partitions map[string]Resource
 }
 
 // Stats summarises the engine's state.
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := Stats{QueueUsed: map[string]Resource{}, AppUsed: map[AppID]Resource{}}
+	s := Stats{QueueUsed: map[string]Resource{}, AppUsed: map[AppID]Resource{}, Partitions: map[string]Resource{}}
 	for _, p := range e.partitions {
+		s.Partitions[p.name] = p.total
 		s.Total = s.Total.Add(p.total)
 		s.Allocated = s.Allocated.Add(p.allocated)
 		for _, n := range p.nodes {
@@ -70,3 +75,56 @@ func (e *Engine) Totals() (total, allocated Resource) {
 
 // Types returns the engine's resource types.
 func (e *Engine) Types() Types { return e.cfg.Types }
+
+// GroupStats is one quota group (a leaf queue) as the engine sees it.
+type GroupStats struct {
+	// Quota is the group's share of each partition it may use (0..1).
+	Quota map[string]float64
+	// Used is what it holds in each partition; AMUsed what its AM containers hold.
+	Used   map[string]Resource
+	AMUsed Resource
+	// UserUsed is what each user's applications hold.
+	UserUsed map[string]Resource
+	// Value is the group's priority value in each partition: its share of the partition
+	// (dominant share, or as configured) over its quota. Groups with the smallest value
+	// are served first; above 1 the group uses more than its quota.
+	Value map[string]float64
+	// Apps is the number of applications in the group; Pending their outstanding
+	// containers.
+	Apps    int
+	Pending int
+	// PreemptedAt is when the group last lost containers to preemption (zero: never).
+	PreemptedAt time.Time
+	// Policy and PreemptionPolicy are how it orders its applications and its victims.
+	Policy, PreemptionPolicy string
+}
+
+// GroupStats reports every group by leaf queue name.
+func (e *Engine) GroupStats() map[string]GroupStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]GroupStats{}
+	types := e.cfg.Types.Len()
+	for _, g := range e.leaves {
+		gs := GroupStats{Quota: map[string]float64{}, Used: map[string]Resource{}, UserUsed: map[string]Resource{}, Value: map[string]float64{},
+			AMUsed: g.amUsed, Apps: len(g.apps), PreemptedAt: g.preemptedAt, Policy: g.policy, PreemptionPolicy: g.preemptionPolicy}
+		for p, q := range g.quota {
+			gs.Quota[p] = float64(q) / ppm
+			gs.Used[p] = g.used[p]
+			if part := e.partitions[p]; part != nil && q > 0 {
+				s := DominantShare(g.used[p], part.total, types, e.cfg.CPUOnly)
+				if s.Den > 0 {
+					gs.Value[p] = float64(s.Num) / float64(s.Den) / (float64(q) / ppm)
+				}
+			}
+		}
+		for u, r := range g.userUsed {
+			gs.UserUsed[u] = r
+		}
+		for _, a := range g.apps {
+			gs.Pending += a.pending
+		}
+		out[g.name] = gs
+	}
+	return out
+}

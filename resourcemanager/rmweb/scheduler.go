@@ -1,0 +1,322 @@
+package rmweb
+
+import (
+	"math"
+	"net/http"
+	"sort"
+
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// /ws/v1/cluster/scheduler: the Capacity Scheduler's queue tree as the Java RM reports it
+// (CapacitySchedulerInfo, CapacitySchedulerQueueInfo, CapacitySchedulerLeafQueueInfo),
+// each leaf with Bobbin's addition: its quota group (quota, usage, priority value,
+// preemption state).
+
+type schedulerInfo struct {
+	Type         string         `json:"type"`
+	Capacity     float64        `json:"capacity"`
+	UsedCapacity float64        `json:"usedCapacity"`
+	MaxCapacity  float64        `json:"maxCapacity"`
+	QueueName    string         `json:"queueName"`
+	Queues       *queueList     `json:"queues"`
+	Capacities   *capacitiesDAO `json:"capacities"`
+}
+
+type queueList struct {
+	Queue []*queueInfo `json:"queue,omitempty"`
+}
+
+type capacitiesDAO struct {
+	QueueCapacitiesByPartition []partitionCapacities `json:"queueCapacitiesByPartition"`
+}
+
+type partitionCapacities struct {
+	PartitionName         string        `json:"partitionName"`
+	Capacity              float64       `json:"capacity"`
+	UsedCapacity          float64       `json:"usedCapacity"`
+	MaxCapacity           float64       `json:"maxCapacity"`
+	AbsoluteCapacity      float64       `json:"absoluteCapacity"`
+	AbsoluteUsedCapacity  float64       `json:"absoluteUsedCapacity"`
+	AbsoluteMaxCapacity   float64       `json:"absoluteMaxCapacity"`
+	MaxAMLimitPercentage  float64       `json:"maxAMLimitPercentage"`
+	ConfiguredMinResource *resourceInfo `json:"configuredMinResource"`
+	ConfiguredMaxResource *resourceInfo `json:"configuredMaxResource"`
+	EffectiveMinResource  *resourceInfo `json:"effectiveMinResource"`
+	EffectiveMaxResource  *resourceInfo `json:"effectiveMaxResource"`
+}
+
+// queueInfo is a parent queue's CapacitySchedulerQueueInfo; a leaf adds the type and
+// the fields after MaxEffectiveCapacity (pointers, left out for parents).
+type queueInfo struct {
+	Type                  string         `json:"type,omitempty"`
+	Capacity              float64        `json:"capacity"`
+	UsedCapacity          float64        `json:"usedCapacity"`
+	MaxCapacity           float64        `json:"maxCapacity"`
+	AbsoluteCapacity      float64        `json:"absoluteCapacity"`
+	AbsoluteMaxCapacity   float64        `json:"absoluteMaxCapacity"`
+	AbsoluteUsedCapacity  float64        `json:"absoluteUsedCapacity"`
+	NumApplications       int            `json:"numApplications"`
+	QueueName             string         `json:"queueName"`
+	State                 string         `json:"state"`
+	Queues                *queueList     `json:"queues,omitempty"`
+	ResourcesUsed         *resourceInfo  `json:"resourcesUsed"`
+	HideReservationQueues bool           `json:"hideReservationQueues"`
+	NodeLabels            []string       `json:"nodeLabels,omitempty"`
+	AllocatedContainers   int            `json:"allocatedContainers"`
+	ReservedContainers    int            `json:"reservedContainers"`
+	PendingContainers     int            `json:"pendingContainers"`
+	Capacities            *capacitiesDAO `json:"capacities"`
+	Resources             *appResources  `json:"resources"`
+	MinEffectiveCapacity  *resourceInfo  `json:"minEffectiveCapacity"`
+	MaxEffectiveCapacity  *resourceInfo  `json:"maxEffectiveCapacity"`
+
+	NumActiveApplications        *int          `json:"numActiveApplications,omitempty"`
+	NumPendingApplications       *int          `json:"numPendingApplications,omitempty"`
+	NumContainers                *int          `json:"numContainers,omitempty"`
+	MaxApplications              *int          `json:"maxApplications,omitempty"`
+	MaxApplicationsPerUser       *int          `json:"maxApplicationsPerUser,omitempty"`
+	UserLimit                    *float64      `json:"userLimit,omitempty"`
+	Users                        *userList     `json:"users,omitempty"`
+	UserLimitFactor              *float64      `json:"userLimitFactor,omitempty"`
+	AMResourceLimit              *resourceInfo `json:"AMResourceLimit,omitempty"`
+	UsedAMResource               *resourceInfo `json:"usedAMResource,omitempty"`
+	UserAMResourceLimit          *resourceInfo `json:"userAMResourceLimit,omitempty"`
+	PreemptionDisabled           *bool         `json:"preemptionDisabled,omitempty"`
+	IntraQueuePreemptionDisabled *bool         `json:"intraQueuePreemptionDisabled,omitempty"`
+	DefaultNodeLabelExpression   *string       `json:"defaultNodeLabelExpression,omitempty"`
+	DefaultPriority              *int          `json:"defaultPriority,omitempty"`
+	IsAutoCreatedLeafQueue       *bool         `json:"isAutoCreatedLeafQueue,omitempty"`
+	// QuotaGroup is Bobbin's addition: the leaf as the two-level group scheduler sees it.
+	QuotaGroup *quotaGroup `json:"quotaGroup,omitempty"`
+}
+
+type userList struct {
+	User []userInfo `json:"user,omitempty"`
+}
+
+type userInfo struct {
+	Username               string        `json:"username"`
+	ResourcesUsed          *resourceInfo `json:"resourcesUsed"`
+	NumPendingApplications int           `json:"numPendingApplications"`
+	NumActiveApplications  int           `json:"numActiveApplications"`
+	AMResourceUsed         *resourceInfo `json:"AMResourceUsed"`
+	UserResourceLimit      *resourceInfo `json:"userResourceLimit"`
+	UserWeight             float64       `json:"userWeight"`
+	IsActive               bool          `json:"isActive"`
+}
+
+// quotaGroup is a leaf queue as a quota group: its quota share and usage per partition,
+// its priority value (share over quota; the smallest is served first, above 1 it is over
+// its quota), and its preemption state.
+type quotaGroup struct {
+	Partitions       []groupPartition `json:"partitions"`
+	Policy           string           `json:"policy"`
+	PreemptionPolicy string           `json:"preemptionPolicy"`
+	Preemption       bool             `json:"preemptionEnabled"`
+	LastPreemptedAt  int64            `json:"lastPreemptedAt"` // ms; 0: never
+}
+
+type groupPartition struct {
+	PartitionName string        `json:"partitionName"`
+	QuotaShare    float64       `json:"quotaShare"` // percent of the partition
+	Used          *resourceInfo `json:"used"`
+	PriorityValue float64       `json:"priorityValue"`
+}
+
+// pct rounds a percentage as Java floats print it, and keeps JSON valid.
+func pct(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*1e4) / 1e4
+}
+
+func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
+	rm := s.rm
+	st := rm.Engine.Stats()
+	groups := rm.Engine.GroupStats()
+	apps := map[string][2]int{} // queue -> active, pending
+	byUser := map[string]map[string][2]int{}
+	live := map[records.ApplicationID]bool{}
+	queueOf := map[records.ApplicationID]string{}
+	for _, a := range rm.Apps.List(&rmstate.AppFilter{}) {
+		i := -1
+		switch a.GetYarnApplicationState() {
+		case yarnpb.YarnApplicationStateProto_RUNNING:
+			i = 0
+		case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_NEW,
+			yarnpb.YarnApplicationStateProto_NEW_SAVING:
+			i = 1
+		}
+		if i < 0 {
+			continue
+		}
+		id := records.AppIDFromProto(a.GetApplicationId())
+		live[id], queueOf[id] = true, a.GetQueue()
+		c := apps[a.GetQueue()]
+		c[i]++
+		apps[a.GetQueue()] = c
+		if byUser[a.GetQueue()] == nil {
+			byUser[a.GetQueue()] = map[string][2]int{}
+		}
+		u := byUser[a.GetQueue()][a.GetUser()]
+		u[i]++
+		byUser[a.GetQueue()][a.GetUser()] = u
+	}
+	b := &treeBuilder{s: s, total: st.Partitions[""], groups: groups, apps: apps, byUser: byUser,
+		preemption: rm.Engine.Config().Preemption.Enabled, containers: map[string]int{}}
+	for id, u := range rm.Containers.LiveUsage(live) {
+		b.containers[queueOf[id]] += int(u.Containers)
+	}
+	root := rm.Queues().Root
+	used := b.used(root)
+	info := schedulerInfo{Type: "capacityScheduler", Capacity: 100, MaxCapacity: 100, QueueName: root.Name,
+		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: b.capacities(root, used)}
+	for _, c := range root.Children {
+		info.Queues.Queue = append(info.Queues.Queue, b.queue(c))
+	}
+	write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": info}})
+}
+
+type treeBuilder struct {
+	s          *rest
+	total      scheduler.Resource
+	groups     map[string]scheduler.GroupStats
+	apps       map[string][2]int
+	byUser     map[string]map[string][2]int
+	preemption bool
+	containers map[string]int
+}
+
+// share is a resource's memory share of a total (the Capacity Scheduler's default
+// calculator measures by memory).
+func share(v, total scheduler.Resource) float64 {
+	if total[scheduler.Memory] <= 0 {
+		return 0
+	}
+	return float64(v[scheduler.Memory]) / float64(total[scheduler.Memory])
+}
+
+// used sums what the leaves under q hold in the default partition.
+func (b *treeBuilder) used(q *capacity.Queue) scheduler.Resource {
+	if q.IsLeaf() {
+		return b.groups[q.Name].Used[""]
+	}
+	var sum scheduler.Resource
+	for _, c := range q.Children {
+		sum = sum.Add(b.used(c))
+	}
+	return sum
+}
+
+func (b *treeBuilder) scaled(frac float64) scheduler.Resource {
+	var v scheduler.Resource
+	for i := range v {
+		v[i] = int64(float64(b.total[i]) * frac)
+	}
+	return v
+}
+
+func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *capacitiesDAO {
+	rm := b.s.rm
+	// capacity.Queue keeps capacities in percent of the parent and absolute ones as
+	// fractions of the cluster; the Java RM reports every one in percent.
+	absUsed := share(used, b.total) * 100
+	capOf, maxOf, absCap, absMax := q.Capacity, q.MaximumCapacity, q.AbsoluteCapacity*100, q.AbsoluteMaximumCapacity*100
+	usedCap := 0.0
+	if absCap > 0 {
+		usedCap = absUsed / absCap * 100
+	}
+	if q.Parent == nil {
+		capOf, maxOf, absCap, absMax = 100, 100, 100, 100
+	}
+	zero := resource(rm, scheduler.Resource{})
+	return &capacitiesDAO{QueueCapacitiesByPartition: []partitionCapacities{{PartitionName: "",
+		Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf), AbsoluteCapacity: pct(absCap),
+		AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax), MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100),
+		ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
+		EffectiveMinResource: resource(rm, b.scaled(absCap/100)), EffectiveMaxResource: resource(rm, b.scaled(absMax/100))}}}
+}
+
+func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
+	rm := b.s.rm
+	used := b.used(q)
+	caps := b.capacities(q, used)
+	pc := caps.QueueCapacitiesByPartition[0]
+	state := "RUNNING"
+	if q.State == capacity.Stopped {
+		state = "STOPPED"
+	}
+	qi := &queueInfo{Capacity: pc.Capacity, UsedCapacity: pc.UsedCapacity, MaxCapacity: pc.MaxCapacity, AbsoluteCapacity: pc.AbsoluteCapacity,
+		AbsoluteMaxCapacity: pc.AbsoluteMaxCapacity, AbsoluteUsedCapacity: pc.AbsoluteUsedCapacity, QueueName: q.Name, State: state,
+		ResourcesUsed: resource(rm, used), NodeLabels: q.AccessibleNodeLabels, Capacities: caps,
+		MinEffectiveCapacity: pc.EffectiveMinResource, MaxEffectiveCapacity: pc.EffectiveMaxResource}
+	zero := resource(rm, scheduler.Resource{})
+	if !q.IsLeaf() {
+		qi.Queues = &queueList{}
+		for _, c := range q.Children {
+			ci := b.queue(c)
+			qi.Queues.Queue = append(qi.Queues.Queue, ci)
+			qi.NumApplications += ci.NumApplications
+			qi.AllocatedContainers += ci.AllocatedContainers
+			qi.PendingContainers += ci.PendingContainers
+		}
+		qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: zero,
+			AMUsed: zero, AMLimit: zero, UserAMLimit: zero}}}
+		return qi
+	}
+	g := b.groups[q.Name]
+	counts := b.apps[q.Name]
+	active, pendingApps := counts[0], counts[1]
+	qi.Type = "capacitySchedulerLeafQueueInfo"
+	qi.NumApplications = active + pendingApps
+	containers := b.containers[q.Name]
+	qi.AllocatedContainers, qi.PendingContainers = containers, g.Pending
+	amLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent)
+	userLimitPct := q.MinimumUserLimitPercent
+	userAMLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent * userLimitPct / 100 * max(q.UserLimitFactor, 1))
+	qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: zero,
+		AMUsed: resource(rm, g.AMUsed), AMLimit: resource(rm, amLimit), UserAMLimit: resource(rm, userAMLimit)}}}
+	maxApps := q.MaximumApplications
+	perUser := int(float64(maxApps) * userLimitPct / 100 * q.UserLimitFactor)
+	users := &userList{}
+	names := make([]string, 0, len(b.byUser[q.Name]))
+	for u := range b.byUser[q.Name] {
+		names = append(names, u)
+	}
+	sort.Strings(names)
+	userLimit := b.scaled(q.AbsoluteCapacity * userLimitPct / 100 * max(q.UserLimitFactor, 1))
+	for _, u := range names {
+		c := b.byUser[q.Name][u]
+		users.User = append(users.User, userInfo{Username: u, ResourcesUsed: resource(rm, g.UserUsed[u]), NumActiveApplications: c[0],
+			NumPendingApplications: c[1], AMResourceUsed: zero, UserResourceLimit: resource(rm, userLimit), UserWeight: 1, IsActive: c[0] > 0})
+	}
+	t := true
+	dp, notAuto := 0, false
+	preemptionDisabled := !b.preemption
+	qi.NumActiveApplications, qi.NumPendingApplications, qi.NumContainers = &active, &pendingApps, &containers
+	qi.MaxApplications, qi.MaxApplicationsPerUser, qi.UserLimit, qi.Users = &maxApps, &perUser, &userLimitPct, users
+	qi.UserLimitFactor, qi.AMResourceLimit, qi.UsedAMResource = &q.UserLimitFactor, resource(rm, amLimit), resource(rm, g.AMUsed)
+	qi.UserAMResourceLimit, qi.PreemptionDisabled, qi.IntraQueuePreemptionDisabled = resource(rm, userAMLimit), &preemptionDisabled, &t
+	qi.DefaultNodeLabelExpression, qi.DefaultPriority, qi.IsAutoCreatedLeafQueue = &q.DefaultNodeLabelExpression, &dp, &notAuto
+	qg := &quotaGroup{Policy: g.Policy, PreemptionPolicy: g.PreemptionPolicy, Preemption: b.preemption}
+	if !g.PreemptedAt.IsZero() {
+		qg.LastPreemptedAt = g.PreemptedAt.UnixMilli()
+	}
+	parts := make([]string, 0, len(g.Quota))
+	for p := range g.Quota {
+		parts = append(parts, p)
+	}
+	sort.Strings(parts)
+	for _, p := range parts {
+		qg.Partitions = append(qg.Partitions, groupPartition{PartitionName: p, QuotaShare: pct(g.Quota[p] * 100), Used: resource(rm, g.Used[p]),
+			PriorityValue: pct(g.Value[p])})
+	}
+	qi.QuotaGroup = qg
+	return qi
+}
