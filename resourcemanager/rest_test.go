@@ -253,3 +253,97 @@ func TestRESTAPI(t *testing.T) {
 		t.Fatalf("killed app %s", raw)
 	}
 }
+
+// A client without Java submits over REST (new-application, then POST /apps) and the
+// application runs to FINISHED with the launch context it sent; its queue and priority
+// change over REST; /appstatistics counts it.
+func TestRESTSubmission(t *testing.T) {
+	sc := newSimCluster(t, testConf("yarn.cluster.max-application-priority", "10"), 1, nil)
+	got := make(chan *nmsim.Launch, 1)
+	proceed := make(chan struct{})
+	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
+		got <- l
+		if _, err := am.Register(ctx, "h", 0, ""); err != nil {
+			t.Errorf("register: %v", err)
+			return 1
+		}
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+			return 1
+		}
+		am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "rest app done", "")
+		return 0
+	}
+	code, v, raw := restCall(t, sc.rm, "POST", "/ws/v1/cluster/apps/new-application?user.name=carol", "", "")
+	id, _ := v["application-id"].(string)
+	if code != 200 || !strings.HasPrefix(id, "application_") || v["maximum-resource-capability"].(map[string]any)["memory"] != 8192.0 {
+		t.Fatalf("new application %d %s", code, raw)
+	}
+	body := fmt.Sprintf(`{"application-id":%q,"application-name":"rest-shell","queue":"default","priority":3,
+		"am-container-spec":{"commands":{"command":"echo hello > out; sleep 1"},
+			"environment":{"entry":[{"key":"GREETING","value":"hello"},{"key":"MODE","value":"rest"}]},
+			"local-resources":{"entry":{"key":"script.sh","value":{"resource":"hdfs://nn:8020/tmp/script.sh","type":"FILE","visibility":"APPLICATION","size":12,"timestamp":1700000000000}}}},
+		"resource":{"memory":1024,"vCores":1},"application-type":"SHELL","max-app-attempts":1,"application-tags":{"tag":["nightly"]}}`, id)
+	code, _, raw = restCall(t, sc.rm, "POST", "/ws/v1/cluster/apps?user.name=carol", "", body)
+	if code != http.StatusAccepted {
+		t.Fatalf("submit %d %s", code, raw)
+	}
+	var l *nmsim.Launch
+	select {
+	case l = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the REST-submitted application's AM did not start")
+	}
+	env := map[string]string{}
+	for _, e := range l.Context.GetEnvironment() {
+		env[e.GetKey()] = e.GetValue()
+	}
+	lr := l.Context.GetLocalResources()
+	if strings.Join(l.Context.GetCommand(), " ") != "echo hello > out; sleep 1" || env["GREETING"] != "hello" || env["MODE"] != "rest" ||
+		len(lr) != 1 || lr[0].GetKey() != "script.sh" || lr[0].GetValue().GetResource().GetHost() != "nn" || lr[0].GetValue().GetResource().GetPort() != 8020 {
+		t.Fatalf("launch context %v", l.Context)
+	}
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+id, "", "")
+	a := v["app"].(map[string]any)
+	if a["user"] != "carol" || a["name"] != "rest-shell" || a["applicationType"] != "SHELL" || a["priority"] != 3.0 || a["applicationTags"] != "nightly" {
+		t.Fatalf("submitted app %s", raw)
+	}
+	// Queue and priority.
+	if code, v, raw = restCall(t, sc.rm, "PUT", "/ws/v1/cluster/apps/"+id+"/queue?user.name=carol", "", `{"queue":"daily"}`); code != 200 || v["queue"] != "daily" {
+		t.Fatalf("move %d %s", code, raw)
+	}
+	if code, v, raw = restCall(t, sc.rm, "PUT", "/ws/v1/cluster/apps/"+id+"/queue", "", `{"queue":"etl"}`); code != 500 && code != 400 || !strings.Contains(raw, "not a leaf queue") {
+		t.Fatalf("move to a parent queue %d %s", code, raw)
+	}
+	if code, v, raw = restCall(t, sc.rm, "PUT", "/ws/v1/cluster/apps/"+id+"/priority", "", `{"priority":7}`); code != 200 || v["priority"] != 7.0 {
+		t.Fatalf("priority %d %s", code, raw)
+	}
+	if _, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+id+"/priority", "", ""); v["priority"] != 7.0 {
+		t.Fatalf("priority %s", raw)
+	}
+	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/appstatistics?states=running,finished&applicationTypes=shell", "", "")
+	items := v["appStatInfo"].(map[string]any)["statItem"].([]any)
+	if len(items) != 2 || items[0].(map[string]any)["state"] != "RUNNING" || items[0].(map[string]any)["count"] != 1.0 ||
+		items[1].(map[string]any)["count"] != 0.0 || items[0].(map[string]any)["type"] != "shell" {
+		t.Fatalf("appstatistics %s", raw)
+	}
+	if code, _, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/appstatistics?applicationTypes=a,b", "", ""); code != 400 || !strings.Contains(raw, "at most one applicationType") {
+		t.Fatalf("appstatistics with two types %d %s", code, raw)
+	}
+	close(proceed)
+	rep := sc.waitFinal(&yarnpb.ApplicationIdProto{Id: proto.Int32(1), ClusterTimestamp: proto.Int64(sc.rm.ClusterTimestamp())}, 20*time.Second)
+	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FINISHED || rep.GetDiagnostics() != "rest app done" {
+		t.Fatalf("REST-submitted application ended %v", rep)
+	}
+	// Bad submissions.
+	for _, tc := range []struct{ body, want string }{
+		{`{"application-id":"application_1_x"}`, "Invalid ApplicationId"},
+		{`{"application-id":` + fmt.Sprintf("%q", id) + `,"credentials":{"tokens":{}}}`, "credentials"},
+		{`[1,2`, "UnmarshalException"},
+	} {
+		if code, _, raw := restCall(t, sc.rm, "POST", "/ws/v1/cluster/apps", "", tc.body); code != 400 || !strings.Contains(raw, tc.want) {
+			t.Errorf("submission %s: %d %s", tc.body, code, raw)
+		}
+	}
+}

@@ -3,9 +3,12 @@ package rmcore
 import (
 	"os/user"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
 // KillApp kills an application for user (the RPC kill and the REST state change): found
@@ -70,4 +73,49 @@ func UserGroups(name string) []string {
 		}
 	}
 	return out
+}
+
+// MoveApp moves an application to another leaf queue (moveApplicationAcrossQueues and
+// the REST queue change), with the Java RM's refusals.
+func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
+	q, ok := rm.Queues().Queue(queue)
+	if !ok || !q.IsLeaf() {
+		return rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", queue)
+	}
+	if q.State == capacity.Stopped {
+		return rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
+	}
+	found, finished := rm.Apps.Move(id, q.Name)
+	if !found {
+		return rpc.Errorf(exceptions.ApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
+	}
+	if finished {
+		return rpc.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
+	}
+	rm.Log.WithFields(map[string]any{"application": id.String(), "queue": q.Name, "user": user}).Info("application moved")
+	return nil
+}
+
+// SetAppPriority changes a running application's priority (clamped to the cluster's
+// maximum) and returns the priority it has; false when the RM does not know it.
+func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user string) (int32, bool) {
+	want := rm.ClampPriority(priority)
+	var got int32
+	var changed, ok bool
+	rm.Apps.With(id, func(a *rmstate.App, found bool) {
+		ok = found
+		if found {
+			if !a.Finished() {
+				a.Priority, changed = want, true
+			}
+			got = a.Priority
+		}
+	})
+	if changed {
+		if err := rm.Engine.SetAppPriority(EngineID(id), got); err != nil {
+			rm.Log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
+		}
+		rm.Log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": user}).Info("application priority updated")
+	}
+	return got, ok
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"sort"
 	"strings"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -76,118 +75,13 @@ func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewA
 	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.MaximumCapability()}, nil
 }
 
-// submitApplication records an application (protocol.md §4.1, §7.2). As in the Java
-// RM, a bad queue or a refused ACL does not fail the call: the application is FAILED with
-// the reason in its diagnostics, which the client's report poll prints. A request beyond
-// the maximum allocation fails the call with InvalidResourceRequestException.
+// submitApplication records an application (rmcore.Submit).
 func (s *clientService) submitApplication(ctx context.Context, req *yarnpb.SubmitApplicationRequestProto) (*yarnpb.SubmitApplicationResponseProto, error) {
-	sc := req.GetApplicationSubmissionContext()
-	if sc.GetApplicationId() == nil {
-		return nil, rpc.Errorf(exceptions.ApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
-	}
-	id := records.AppIDFromProto(sc.GetApplicationId())
 	caller, _ := rpc.CallerFrom(ctx)
-	amRes := sc.GetResource()
-	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].GetCapability() != nil {
-		amRes = rr[0].GetCapability()
+	if err := s.rm.Submit(req.GetApplicationSubmissionContext(), caller.User); err != nil {
+		return nil, err
 	}
-	set := s.rm.Settings
-	if !sc.GetUnmanagedAm() {
-		if m := amRes.GetMemory(); m < 0 || m > int64(set.MaxAllocationMB) {
-			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
-		}
-		if v := amRes.GetVirtualCores(); v < 0 || v > int32(set.MaxAllocationCore) {
-			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
-		}
-	}
-	now := s.rm.Opts.Now().UnixMilli()
-	maxAttempts := set.MaxAttempts
-	if n := int(sc.GetMaxAppAttempts()); n >= 1 && n <= set.MaxAttempts {
-		maxAttempts = n
-	}
-	var timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
-	for _, t := range sc.GetApplicationTimeouts() {
-		if t.GetTimeout() <= 0 {
-			return nil, rpc.Errorf(exceptions.YarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), timeoutTypeName(t.GetApplicationTimeoutType()))
-		}
-		if timeouts == nil {
-			timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
-		}
-		timeouts[t.GetApplicationTimeoutType()] = now + t.GetTimeout()*1000
-	}
-	runtime, err := rmstate.DeclaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
-	if err != nil {
-		return nil, rpc.Errorf(exceptions.YarnException, "%v", err)
-	}
-	a := &rmstate.App{ID: id, User: caller.User, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
-		Tags: sc.GetApplicationTags(), Priority: s.rm.ClampPriority(sc.GetPriority().GetPriority()), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
-		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
-		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
-		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
-	if reason := s.admission(a); reason != "" {
-		a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
-	} else {
-		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
-		// the token from the report; a managed AM gets it in its container's credentials.
-		if err := s.rm.NewAttemptLocked(a, time.UnixMilli(now)); err != nil {
-			return nil, err
-		}
-		a.AMSpec = sc.GetAmContainerSpec()
-	}
-	log := s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
-	added, err := s.rm.Apps.Submit(a)
-	if err != nil {
-		log.WithError(err).Error("application not recorded in the state store; refused")
-		return nil, rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record application %s: %v", id, err)
-	}
-	if !added {
-		log.Info("application submitted again; keeping the first submission")
-		return &yarnpb.SubmitApplicationResponseProto{}, nil
-	}
-	s.rm.Metrics.AppSubmitted()
-	if a.State == yarnpb.YarnApplicationStateProto_FAILED {
-		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
-		s.rm.Metrics.AppEnded(a.State)
-		s.rm.EndApp(id)
-		return &yarnpb.SubmitApplicationResponseProto{}, nil
-	}
-	if err := s.rm.AdmitToEngine(rmcore.EngineSpec(a), amRes, a.Unmanaged); err != nil {
-		log.WithError(err).Warn("application not scheduled")
-	}
-	log.Info("application accepted")
 	return &yarnpb.SubmitApplicationResponseProto{}, nil
-}
-
-// amLabelExpression is the AM container's node-label expression as the Java RM records
-// it: the AM request's, else the application's; nil when neither is set.
-func amLabelExpression(sc *yarnpb.ApplicationSubmissionContextProto) *string {
-	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].NodeLabelExpression != nil {
-		return rr[0].NodeLabelExpression
-	}
-	return sc.NodeLabelExpression
-}
-
-// admission checks the queue the way the Capacity Scheduler does and returns why the
-// application is rejected ("" when it is accepted).
-func (s *clientService) admission(a *rmstate.App) string {
-	q, ok := s.rm.Queues().Queue(a.Queue)
-	switch {
-	case !ok:
-		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.ID, a.User, a.Queue)
-	case !q.IsLeaf():
-		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.ID, a.User, a.Queue)
-	case q.State == capacity.Stopped:
-		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.ID)
-	}
-	if s.rm.Settings.ACLEnabled {
-		groups := userGroups(a.User)
-		if !hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
-			!hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
-			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.ID, q.Name)
-		}
-	}
-	a.Queue = q.Name
-	return ""
 }
 
 // appNotFound is the exception (and Java's message) for an unknown application.
@@ -377,14 +271,9 @@ func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueue
 	return resp, nil
 }
 
-// hasAccess applies the Capacity Scheduler rule: a queue's ACL or any ancestor's admits.
+// hasAccess applies the Capacity Scheduler rule (rmcore.HasAccess).
 func hasAccess(q *capacity.Queue, acl func(*capacity.Queue) capacity.ACL, u string, groups []string) bool {
-	for ; q != nil; q = q.Parent {
-		if acl(q).Allows(u, groups) {
-			return true
-		}
-	}
-	return false
+	return rmcore.HasAccess(q, acl, u, groups)
 }
 
 // userGroups resolves a user's groups (rmcore.UserGroups).
@@ -403,20 +292,17 @@ func (s *clientService) cancelDelegationToken(context.Context, *commonpb.CancelD
 	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be cancelled only with kerberos authentication")
 }
 
-func (s *clientService) moveApplicationAcrossQueues(_ context.Context, req *yarnpb.MoveApplicationAcrossQueuesRequestProto) (*yarnpb.MoveApplicationAcrossQueuesResponseProto, error) {
+func (s *clientService) moveApplicationAcrossQueues(ctx context.Context, req *yarnpb.MoveApplicationAcrossQueuesRequestProto) (*yarnpb.MoveApplicationAcrossQueuesResponseProto, error) {
 	id, err := s.lookupApp(req.GetApplicationId())
 	if err != nil {
 		return nil, err
 	}
-	q, ok := s.rm.Queues().Queue(req.GetTargetQueue())
-	if !ok || !q.IsLeaf() {
-		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", req.GetTargetQueue())
+	caller, _ := rpc.CallerFrom(ctx)
+	if !s.rm.MayModifyApp(caller.User, id) {
+		return nil, rpc.Errorf(rpc.ClassAccessControl, "User %s cannot perform operation MODIFY_APP on %s", caller.User, id)
 	}
-	if q.State == capacity.Stopped {
-		return nil, rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
-	}
-	if _, finished := s.rm.Apps.Move(id, q.Name); finished {
-		return nil, rpc.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
+	if err := s.rm.MoveApp(id, req.GetTargetQueue(), caller.User); err != nil {
+		return nil, err
 	}
 	return &yarnpb.MoveApplicationAcrossQueuesResponseProto{}, nil
 }

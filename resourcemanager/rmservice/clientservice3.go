@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
@@ -20,14 +19,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
-
-// timeoutTypeName is the Java ApplicationTimeoutType's name.
-func timeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
-	if t == yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME {
-		return "LIFETIME"
-	}
-	return t.String()
-}
 
 // profilesDisabled is 3.1.1's ResourceProfilesManagerImpl answer while
 // yarn.resourcemanager.resource-profiles.enabled is false (Bobbin refuses to start with it
@@ -57,28 +48,13 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 	if err != nil {
 		return nil, err
 	}
-	want := s.rm.ClampPriority(req.GetApplicationPriority().GetPriority())
-	var got int32
-	var changed bool
-	ok := false
-	s.rm.Apps.With(id, func(a *rmstate.App, found bool) {
-		ok = found
-		if found {
-			if !a.Finished() {
-				a.Priority, changed = want, true
-			}
-			got = a.Priority
-		}
-	})
+	caller, _ := rpc.CallerFrom(ctx)
+	if s.rm.Apps.Exists(id) && !s.rm.MayModifyApp(caller.User, id) {
+		return nil, rpc.Errorf(rpc.ClassAccessControl, "User %s cannot perform operation MODIFY_APP on %s", caller.User, id)
+	}
+	got, ok := s.rm.SetAppPriority(id, req.GetApplicationPriority().GetPriority(), caller.User)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update priority of an absent application %s", id)
-	}
-	if changed {
-		if err := s.rm.Engine.SetAppPriority(rmcore.EngineID(id), got); err != nil {
-			s.rm.Log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
-		}
-		caller, _ := rpc.CallerFrom(ctx)
-		s.rm.Log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": caller.User}).Info("application priority updated")
 	}
 	return &yarnpb.UpdateApplicationPriorityResponseProto{ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(got)}}, nil
 }

@@ -32,6 +32,13 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/state", s.appStateGet)
 	mux.HandleFunc("PUT /ws/v1/cluster/apps/{id}/state", s.appStatePut)
 	mux.HandleFunc("GET /ws/v1/cluster/scheduler", s.scheduler)
+	mux.HandleFunc("POST /ws/v1/cluster/apps/new-application", s.newApplication)
+	mux.HandleFunc("POST /ws/v1/cluster/apps", s.submit)
+	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/queue", s.appQueueGet)
+	mux.HandleFunc("PUT /ws/v1/cluster/apps/{id}/queue", s.appQueuePut)
+	mux.HandleFunc("GET /ws/v1/cluster/apps/{id}/priority", s.appPriorityGet)
+	mux.HandleFunc("PUT /ws/v1/cluster/apps/{id}/priority", s.appPriorityPut)
+	mux.HandleFunc("GET /ws/v1/cluster/appstatistics", s.appStatistics)
 	mux.HandleFunc("GET /ws/v1/cluster/nodes", s.nodes)
 	mux.HandleFunc("GET /ws/v1/cluster/nodes/{id}", s.node)
 	// Anything else under /ws is Jersey's 404, as RemoteException JSON.

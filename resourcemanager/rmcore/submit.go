@@ -1,0 +1,143 @@
+package rmcore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+)
+
+// TimeoutTypeName is an application timeout type as Java names it.
+func TimeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
+	if t == yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME {
+		return "LIFETIME"
+	}
+	return t.String()
+}
+
+// Submit records an application for user (the RPC submission and the REST one) (protocol.md §4.1, §7.2). As in the Java
+// RM, a bad queue or a refused ACL does not fail the call: the application is FAILED with
+// the reason in its diagnostics, which the client's report poll prints. A request beyond
+// the maximum allocation fails the call with InvalidResourceRequestException.
+func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string) error {
+	if sc.GetApplicationId() == nil {
+		return rpc.Errorf(exceptions.ApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
+	}
+	id := records.AppIDFromProto(sc.GetApplicationId())
+	amRes := sc.GetResource()
+	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].GetCapability() != nil {
+		amRes = rr[0].GetCapability()
+	}
+	set := rm.Settings
+	if !sc.GetUnmanagedAm() {
+		if m := amRes.GetMemory(); m < 0 || m > int64(set.MaxAllocationMB) {
+			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
+		}
+		if v := amRes.GetVirtualCores(); v < 0 || v > int32(set.MaxAllocationCore) {
+			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
+		}
+	}
+	now := rm.Opts.Now().UnixMilli()
+	maxAttempts := set.MaxAttempts
+	if n := int(sc.GetMaxAppAttempts()); n >= 1 && n <= set.MaxAttempts {
+		maxAttempts = n
+	}
+	var timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
+	for _, t := range sc.GetApplicationTimeouts() {
+		if t.GetTimeout() <= 0 {
+			return rpc.Errorf(exceptions.YarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), TimeoutTypeName(t.GetApplicationTimeoutType()))
+		}
+		if timeouts == nil {
+			timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+		}
+		timeouts[t.GetApplicationTimeoutType()] = now + t.GetTimeout()*1000
+	}
+	runtime, err := rmstate.DeclaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
+	if err != nil {
+		return rpc.Errorf(exceptions.YarnException, "%v", err)
+	}
+	a := &rmstate.App{ID: id, User: user, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
+		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(sc.GetPriority().GetPriority()), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
+		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
+		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
+		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
+	if reason := rm.admission(a); reason != "" {
+		a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
+	} else {
+		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
+		// the token from the report; a managed AM gets it in its container's credentials.
+		if err := rm.NewAttemptLocked(a, time.UnixMilli(now)); err != nil {
+			return err
+		}
+		a.AMSpec = sc.GetAmContainerSpec()
+	}
+	log := rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
+	added, err := rm.Apps.Submit(a)
+	if err != nil {
+		log.WithError(err).Error("application not recorded in the state store; refused")
+		return rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record application %s: %v", id, err)
+	}
+	if !added {
+		log.Info("application submitted again; keeping the first submission")
+		return nil
+	}
+	rm.Metrics.AppSubmitted()
+	if a.State == yarnpb.YarnApplicationStateProto_FAILED {
+		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
+		rm.Metrics.AppEnded(a.State)
+		rm.EndApp(id)
+		return nil
+	}
+	if err := rm.AdmitToEngine(EngineSpec(a), amRes, a.Unmanaged); err != nil {
+		log.WithError(err).Warn("application not scheduled")
+	}
+	log.Info("application accepted")
+	return nil
+}
+
+// amLabelExpression is the AM container's node-label expression as the Java RM records
+// it: the AM request's, else the application's; nil when neither is set.
+func amLabelExpression(sc *yarnpb.ApplicationSubmissionContextProto) *string {
+	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].NodeLabelExpression != nil {
+		return rr[0].NodeLabelExpression
+	}
+	return sc.NodeLabelExpression
+}
+
+// admission checks the queue the way the Capacity Scheduler does and returns why the
+// application is rejected ("" when it is accepted).
+func (rm *Core) admission(a *rmstate.App) string {
+	q, ok := rm.Queues().Queue(a.Queue)
+	switch {
+	case !ok:
+		return fmt.Sprintf("Application %s submitted by user %s to unknown queue: %s", a.ID, a.User, a.Queue)
+	case !q.IsLeaf():
+		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.ID, a.User, a.Queue)
+	case q.State == capacity.Stopped:
+		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.ID)
+	}
+	if rm.Settings.ACLEnabled {
+		groups := UserGroups(a.User)
+		if !HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
+			!HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
+			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.ID, q.Name)
+		}
+	}
+	a.Queue = q.Name
+	return ""
+}
+
+// HasAccess applies the Capacity Scheduler rule: a queue's ACL or any ancestor's admits.
+func HasAccess(q *capacity.Queue, acl func(*capacity.Queue) capacity.ACL, u string, groups []string) bool {
+	for ; q != nil; q = q.Parent {
+		if acl(q).Allows(u, groups) {
+			return true
+		}
+	}
+	return false
+}
