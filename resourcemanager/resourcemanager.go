@@ -218,7 +218,10 @@ func (rm *ResourceManager) Start() error {
 	}
 	rm.started = true
 	rm.webAddr = wln.Addr()
-	rm.web = &http.Server{Handler: rm, ReadHeaderTimeout: 10 * time.Second}
+	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
+	// a bounded time, never the RPC ports.
+	rm.web = &http.Server{Handler: rm, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	rm.serving.Add(1)
 	go func() {
 		defer rm.serving.Done()

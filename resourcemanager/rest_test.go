@@ -234,6 +234,11 @@ func TestRESTAPI(t *testing.T) {
 		}
 	}
 
+	// A huge query is refused before any handler runs.
+	if code, _, _ := restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps?user="+strings.Repeat("x", 100<<10), "", ""); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a 100 KiB query: %d, want 431", code)
+	}
+
 	// Kill over REST: {"state":"KILLED"}, as user.name.
 	code, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+appID+"/state", "", "")
 	if code != 200 || v["state"] != "RUNNING" {

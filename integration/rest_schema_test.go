@@ -1,0 +1,179 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// restEndpoints are the RM REST resources compared with the Apache RM's, by the file the
+// cluster script saves each to. $FIN is a finished application (pi), $RUN a running one
+// (distributed shell), $NODE the NodeManager.
+var restEndpoints = []struct{ file, path string }{
+	{"info", "/ws/v1/cluster/info"},
+	{"metrics", "/ws/v1/cluster/metrics"},
+	{"scheduler", "/ws/v1/cluster/scheduler"},
+	{"apps", "/ws/v1/cluster/apps"},
+	{"app-finished", "/ws/v1/cluster/apps/$FIN"},
+	{"app-running", "/ws/v1/cluster/apps/$RUN"},
+	{"attempts", "/ws/v1/cluster/apps/$RUN/appattempts"},
+	{"state", "/ws/v1/cluster/apps/$RUN/state"},
+	{"nodes", "/ws/v1/cluster/nodes"},
+	{"node", "/ws/v1/cluster/nodes/$NODE"},
+	{"appstatistics", "/ws/v1/cluster/appstatistics"},
+	{"app-unknown", "/ws/v1/cluster/apps/application_1_0099"},
+}
+
+// restMissingOK are keys the Apache RM has that Bobbin leaves out, and why.
+var restMissingOK = map[string]string{
+	"scheduler.schedulerInfo.health": "3.1.1's record of the scheduler's last allocation, reservation, release and preemption: " +
+		"Bobbin's engine plans in passes and keeps no such per-operation record",
+	"app.resourceRequests": "the Java scheduler's outstanding requests of an application; Bobbin's engine keeps asks per group " +
+		"and does not report them per application yet",
+	"app.resourceRequests.capability": "(as app.resourceRequests)", "app.resourceRequests.nodeLabelExpression": "(as app.resourceRequests)",
+	"app.resourceRequests.numContainers": "(as app.resourceRequests)", "app.resourceRequests.priority": "(as app.resourceRequests)",
+	"app.resourceRequests.relaxLocality": "(as app.resourceRequests)", "app.resourceRequests.resourceName": "(as app.resourceRequests)",
+}
+
+// TestRESTSchemaMatchesApache runs the same scenario — pi finished, a distributed shell
+// running, one NodeManager — on the Apache RM and on Bobbin's, of Hadoop 2.7.3 and 3.1.1,
+// saves every REST resource above from each, and compares their JSON key sets
+// recursively: every key the Apache RM sends, Bobbin sends too (restMissingOK lists the
+// exceptions), and the statuses agree. Bobbin's additions are logged. The running
+// application is then killed with PUT {"state":"KILLED"}.
+func TestRESTSchemaMatchesApache(t *testing.T) {
+	for _, v := range []string{hadoop2, hadoop3} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel() // each cluster has its own network namespace
+			apache := restSnapshot(t, v, true)
+			bobbin := restSnapshot(t, v, false)
+			var missing, added []string
+			for _, e := range restEndpoints {
+				a, b := apache[e.file], bobbin[e.file]
+				if a.status != b.status {
+					t.Errorf("%s: Apache answers %d, Bobbin %d\nApache: %s\nBobbin: %s", e.path, a.status, b.status, a.body, b.body)
+				}
+				ak, bk := jsonKeys(t, e.file, a.body), jsonKeys(t, e.file, b.body)
+				for k := range ak {
+					if !bk[k] {
+						missing = append(missing, e.file+": "+k)
+					}
+				}
+				for k := range bk {
+					if !ak[k] {
+						added = append(added, e.file+": "+k)
+					}
+				}
+			}
+			sort.Strings(missing)
+			sort.Strings(added)
+			t.Logf("Bobbin's additions to the Apache RM's keys (%d):\n%s", len(added), strings.Join(added, "\n"))
+			var bad []string
+			for _, m := range missing {
+				key := m[strings.Index(m, ": ")+2:]
+				if why, ok := restMissingOK[key]; ok {
+					t.Logf("left out on purpose: %s (%s)", m, why)
+					continue
+				}
+				bad = append(bad, m)
+			}
+			if len(bad) > 0 {
+				t.Errorf("keys the Apache %s RM sends and Bobbin does not (%d):\n%s", v, len(bad), strings.Join(bad, "\n"))
+			}
+			if !strings.Contains(bobbin["kill"].body, "KILLED") || !strings.Contains(apache["kill"].body, "KILL") {
+				t.Errorf("PUT state KILLED: Apache %d %s, Bobbin %d %s", apache["kill"].status, apache["kill"].body, bobbin["kill"].status, bobbin["kill"].body)
+			}
+		})
+	}
+}
+
+type restResponse struct {
+	status int
+	body   string
+}
+
+// restSnapshot runs the scenario on one RM and returns each resource's status and body.
+func restSnapshot(t *testing.T, version string, apacheRM bool) map[string]restResponse {
+	t.Helper()
+	c := newNSClusterVersion(t, version)
+	c.apacheRM = apacheRM
+	writeMapredSite(t, c)
+	var fetch strings.Builder
+	for _, e := range restEndpoints {
+		fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code}' \"$W%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path)
+	}
+	out, err := c.run(t, 6*time.Minute, fmt.Sprintf(`W=http://127.0.0.1:8088
+timeout 150 $HADOOP_HOME/bin/hadoop jar %[1]s pi 1 1 > %[3]s/pi.log 2>&1
+echo "pi exit $?"
+timeout 200 %[2]s -shell_command 'sleep 120' -num_containers 1 -master_memory 256 -container_memory 128 > %[3]s/dshell.log 2>&1 &
+DS=$!
+RUN=
+for i in $(seq 1 120); do
+  RUN=$(curl -s "$W/ws/v1/cluster/apps?states=RUNNING" | grep -o 'application_[0-9]*_[0-9]*' | head -1)
+  [ -n "$RUN" ] && [ "$(curl -s "$W/ws/v1/cluster/apps/$RUN" | grep -o '"runningContainers":[0-9]*')" = '"runningContainers":2' ] && break
+  sleep 0.5
+done
+FIN=$(curl -s "$W/ws/v1/cluster/apps?states=FINISHED" | grep -o 'application_[0-9]*_[0-9]*' | head -1)
+NODE=$(curl -s "$W/ws/v1/cluster/nodes" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
+echo "running $RUN finished $FIN node $NODE"
+%[4]s
+curl -s -o %[3]s/rest-kill.json -w '%%{http_code}' -X PUT -H 'Content-Type: application/json' -d '{"state":"KILLED"}' "$W/ws/v1/cluster/apps/$RUN/state?user.name=root" > %[3]s/rest-kill.status
+wait $DS
+echo "dshell exit $?"
+`, c.examplesJar(), c.dshellCommand(), c.dir, fetch.String()))
+	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(out, "running application_") {
+		c.keep(t)
+		t.Fatalf("scenario on the %s RM (%s): %v\n%s\nRM log:\n%s", map[bool]string{true: "Apache", false: "Bobbin"}[apacheRM], version, err, out, c.logTail("rm.log", 40))
+	}
+	res := map[string]restResponse{}
+	for _, name := range append([]string{"kill"}, func() []string {
+		var n []string
+		for _, e := range restEndpoints {
+			n = append(n, e.file)
+		}
+		return n
+	}()...) {
+		body, _ := os.ReadFile(filepath.Join(c.dir, "rest-"+name+".json"))
+		st, _ := os.ReadFile(filepath.Join(c.dir, "rest-"+name+".status"))
+		var code int
+		fmt.Sscan(string(st), &code)
+		res[name] = restResponse{status: code, body: string(body)}
+	}
+	return res
+}
+
+// jsonKeys lists every key path in a JSON document ("app.timeouts.timeout.type"); list
+// elements share their list's path.
+func jsonKeys(t *testing.T, name, body string) map[string]bool {
+	var v any
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Errorf("%s is not JSON: %v\n%s", name, err, body)
+		return nil
+	}
+	out := map[string]bool{}
+	var walk func(v any, prefix string)
+	walk = func(v any, prefix string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				out[p] = true
+				walk(x, p)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x, prefix)
+			}
+		}
+	}
+	walk(v, "")
+	return out
+}
