@@ -129,7 +129,7 @@ func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
 		if limit > 0 && int64(len(list)) >= limit {
 			break
 		}
-		list = append(list, s.appInfo(rep))
+		list = append(list, s.appInfo(rep, r.Host))
 	}
 	if len(list) == 0 {
 		write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
@@ -171,7 +171,7 @@ func (s *rest) app(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.rm.FillUsage(rep)
-	write(w, r, http.StatusOK, map[string]any{"app": s.appInfo(rep)})
+	write(w, r, http.StatusOK, map[string]any{"app": s.appInfo(rep, r.Host)})
 }
 
 func finalStatus(rep *yarnpb.ApplicationReportProto) string {
@@ -179,7 +179,13 @@ func finalStatus(rep *yarnpb.ApplicationReportProto) string {
 }
 
 // appInfo is AppInfo from an application's report (FillUsage done).
-func (s *rest) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
+func (s *rest) appInfo(rep *yarnpb.ApplicationReportProto, webHost string) appInfo {
+	s2 := *s
+	s2.webHost = webHost
+	return s2.buildAppInfo(rep)
+}
+
+func (s *rest) buildAppInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	rm := s.rm
 	id := records.AppIDFromProto(rep.GetApplicationId())
 	state := rep.GetYarnApplicationState()
@@ -204,9 +210,13 @@ func (s *rest) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	default:
 		ai.ElapsedTime = rm.Opts.Now().UnixMilli() - ai.StartedTime
 	}
-	// AppInfo: no tracking URL ("N/A" too) is UNASSIGNED and left out.
+	// AppInfo: no tracking URL ("N/A" too) is UNASSIGNED and left out. A running
+	// application's is the RM's web proxy for it, as the Java RM reports it, whatever the
+	// AM registered (the proxy follows that).
 	ai.TrackingUI = "UNASSIGNED"
-	if u := rep.GetTrackingUrl(); u != "" && !strings.EqualFold(u, "N/A") {
+	if state == yarnpb.YarnApplicationStateProto_RUNNING && s.webHost != "" {
+		ai.TrackingURL, ai.TrackingUI = fmt.Sprintf("http://%s/proxy/%s/", s.webHost, id), "ApplicationMaster"
+	} else if u := rep.GetTrackingUrl(); u != "" && !strings.EqualFold(u, "N/A") {
 		ai.TrackingURL, ai.TrackingUI = u, "ApplicationMaster"
 		if finished {
 			ai.TrackingUI = "History"

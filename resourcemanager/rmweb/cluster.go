@@ -13,8 +13,9 @@ import (
 
 // rest serves /ws/v1/cluster for one core.
 type rest struct {
-	rm   *rmcore.Core
-	opts Options
+	rm      *rmcore.Core
+	opts    Options
+	webHost string // host:port the request came to (links in answers)
 }
 
 func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {

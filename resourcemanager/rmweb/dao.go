@@ -234,6 +234,7 @@ type nodeInfo struct {
 	UsedVirtualCoresOpport int32              `json:"usedVirtualCoresOpport"`
 	NumQueuedContainers    int32              `json:"numQueuedContainers"`
 	NodeLabels             []string           `json:"nodeLabels,omitempty"`
+	AllocationTags         struct{}           `json:"allocationTags"` // 3.x placement tags: Bobbin has none
 	ResourceUtilization    *nodeUtilization   `json:"resourceUtilization,omitempty"`
 	UsedResource           *resourceInfo      `json:"usedResource"`
 	AvailableResource      *resourceInfo      `json:"availableResource"`

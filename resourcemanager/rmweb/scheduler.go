@@ -106,6 +106,7 @@ type userInfo struct {
 	NumActiveApplications  int           `json:"numActiveApplications"`
 	AMResourceUsed         *resourceInfo `json:"AMResourceUsed"`
 	UserResourceLimit      *resourceInfo `json:"userResourceLimit"`
+	Resources              *appResources `json:"resources"`
 	UserWeight             float64       `json:"userWeight"`
 	IsActive               bool          `json:"isActive"`
 }
@@ -294,7 +295,9 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	for _, u := range names {
 		c := b.byUser[q.Name][u]
 		users.User = append(users.User, userInfo{Username: u, ResourcesUsed: resource(rm, g.UserUsed[u]), NumActiveApplications: c[0],
-			NumPendingApplications: c[1], AMResourceUsed: zero, UserResourceLimit: resource(rm, userLimit), UserWeight: 1, IsActive: c[0] > 0})
+			NumPendingApplications: c[1], AMResourceUsed: zero, UserResourceLimit: resource(rm, userLimit), UserWeight: 1, IsActive: c[0] > 0,
+			Resources: &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, g.UserUsed[u]), Reserved: zero, Pending: zero,
+				AMUsed: zero, AMLimit: resource(rm, userAMLimit), UserAMLimit: resource(rm, userAMLimit)}}}})
 	}
 	t := true
 	dp, notAuto := 0, false
