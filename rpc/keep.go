@@ -85,23 +85,9 @@ func (s *Server) Adopt(nc net.Conn, st ConnState, kc KeptConn) error {
 	c.caller.Auth, c.caller.User, c.caller.RealUser = st.Auth, st.User, st.RealUser
 	c.caller.TokenKind, c.caller.TokenID, c.caller.Protocol = st.TokenKind, st.TokenID, st.Protocol
 	c.log = c.log.WithField("user", st.User)
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
+	if !s.start(c) {
 		return ErrServerClosed
 	}
-	s.conns[c] = struct{}{}
-	s.connWG.Add(1)
-	s.mu.Unlock()
-	s.connsGau.Update(int64(s.connCount()))
-	go func() {
-		defer s.connWG.Done()
-		c.serve()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-		s.connsGau.Update(int64(s.connCount()))
-	}()
 	return nil
 }
 

@@ -259,28 +259,37 @@ func (s *Server) Serve(ln net.Listener) error {
 				c.br.Reset(c.kept.Reader())
 			}
 		}
-		s.mu.Lock()
-		if s.closing {
-			s.mu.Unlock()
+		if !s.start(c) {
 			c.closeSocket()
 			if c.kept != nil {
 				c.kept.Closed()
 			}
 			return ErrServerClosed
 		}
-		s.conns[c] = struct{}{}
-		s.connWG.Add(1)
+	}
+}
+
+// start serves a connection on its own goroutine, owned by the server (Shutdown waits for
+// it); false when the server is closing.
+func (s *Server) start(c *serverConn) bool {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	s.connsGau.Update(int64(s.connCount()))
+	go func() {
+		defer s.connWG.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
 		s.mu.Unlock()
 		s.connsGau.Update(int64(s.connCount()))
-		go func() {
-			defer s.connWG.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			s.connsGau.Update(int64(s.connCount()))
-		}()
-	}
+	}()
+	return true
 }
 
 func (s *Server) connCount() int {

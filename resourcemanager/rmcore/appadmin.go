@@ -33,12 +33,11 @@ func (rm *Core) MayModifyApp(who string, id records.ApplicationID) bool {
 	if !rm.Settings.ACLEnabled {
 		return true
 	}
-	var owner, queue string
-	rm.Apps.Each(func(a *rmstate.App) {
-		if a.ID == id {
-			owner, queue = a.User, a.Queue
-		}
-	})
+	rep, ok := rm.Apps.ReportOf(id)
+	if !ok {
+		return false
+	}
+	owner, queue := rep.GetUser(), rep.GetQueue()
 	if who == owner {
 		return true
 	}
@@ -47,12 +46,7 @@ func (rm *Core) MayModifyApp(who string, id records.ApplicationID) bool {
 		return true
 	}
 	q, ok := rm.Queues().Queue(queue)
-	for ; ok && q != nil; q = q.Parent {
-		if q.AdministerACL.Allows(who, groups) {
-			return true
-		}
-	}
-	return false
+	return ok && HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, who, groups)
 }
 
 // UserGroups resolves a user's groups from the local system, as Hadoop's default

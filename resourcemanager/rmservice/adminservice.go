@@ -42,7 +42,7 @@ func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 			return &yarnpb.RefreshServiceAclsResponseProto{}, s.authorize(ctx, "refreshServiceAcls")
 		}),
 		"getGroupsForUser": rpc.Unary(func(_ context.Context, req *yarnpb.GetGroupsForUserRequestProto) (*yarnpb.GetGroupsForUserResponseProto, error) {
-			return &yarnpb.GetGroupsForUserResponseProto{Groups: userGroups(req.GetUser())}, nil
+			return &yarnpb.GetGroupsForUserResponseProto{Groups: rmcore.UserGroups(req.GetUser())}, nil
 		}),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
@@ -55,7 +55,7 @@ func (s *adminService) authorize(ctx context.Context, op string) error {
 		return nil
 	}
 	c, _ := rpc.CallerFrom(ctx)
-	if c != nil && s.rm.Settings.AdminACL.Allows(c.User, userGroups(c.User)) {
+	if c != nil && s.rm.Settings.AdminACL.Allows(c.User, rmcore.UserGroups(c.User)) {
 		return nil
 	}
 	user := ""

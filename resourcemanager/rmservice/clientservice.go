@@ -255,29 +255,21 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 
 func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueueUserAclsInfoRequestProto) (*yarnpb.GetQueueUserAclsInfoResponseProto, error) {
 	caller, _ := rpc.CallerFrom(ctx)
-	groups := userGroups(caller.User)
+	groups := rmcore.UserGroups(caller.User)
 	resp := &yarnpb.GetQueueUserAclsInfoResponseProto{}
 	for _, q := range s.rm.Queues().Queues() {
 		info := &yarnpb.QueueUserACLInfoProto{QueueName: proto.String(q.Name)}
-		if hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, caller.User, groups) ||
-			hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
+		if rmcore.HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, caller.User, groups) ||
+			rmcore.HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
 			info.UserAcls = append(info.UserAcls, yarnpb.QueueACLProto_QACL_SUBMIT_APPLICATIONS)
 		}
-		if hasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
+		if rmcore.HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, caller.User, groups) {
 			info.UserAcls = append(info.UserAcls, yarnpb.QueueACLProto_QACL_ADMINISTER_QUEUE)
 		}
 		resp.QueueUserAcls = append(resp.QueueUserAcls, info)
 	}
 	return resp, nil
 }
-
-// hasAccess applies the Capacity Scheduler rule (rmcore.HasAccess).
-func hasAccess(q *capacity.Queue, acl func(*capacity.Queue) capacity.ACL, u string, groups []string) bool {
-	return rmcore.HasAccess(q, acl, u, groups)
-}
-
-// userGroups resolves a user's groups (rmcore.UserGroups).
-func userGroups(name string) []string { return rmcore.UserGroups(name) }
 
 // Delegation tokens need Kerberos; the Java RM refuses them the same way without it.
 func (s *clientService) getDelegationToken(context.Context, *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {

@@ -120,16 +120,21 @@ func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
 	if final != nil {
 		f.Limit = 0
 	}
-	reports := s.rm.Apps.List(f)
-	var list []appInfo
-	for _, rep := range reports {
+	var reports []*yarnpb.ApplicationReportProto
+	for _, rep := range s.rm.Apps.List(f) {
 		if final != nil && !final[finalStatus(rep)] {
 			continue
 		}
-		if limit > 0 && int64(len(list)) >= limit {
+		if limit > 0 && int64(len(reports)) >= limit {
 			break
 		}
-		list = append(list, s.appInfo(rep, r.Host))
+		reports = append(reports, rep)
+	}
+	s.rm.FillUsage(reports...)
+	c := s.context(r)
+	list := make([]appInfo, 0, len(reports))
+	for _, rep := range reports {
+		list = append(list, c.appInfo(rep))
 	}
 	if len(list) == 0 {
 		write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
@@ -171,21 +176,27 @@ func (s *rest) app(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.rm.FillUsage(rep)
-	write(w, r, http.StatusOK, map[string]any{"app": s.appInfo(rep, r.Host)})
+	write(w, r, http.StatusOK, map[string]any{"app": s.context(r).appInfo(rep)})
 }
 
 func finalStatus(rep *yarnpb.ApplicationReportProto) string {
 	return strings.TrimPrefix(rep.GetFinalApplicationStatus().String(), "APP_")
 }
 
-// appInfo is AppInfo from an application's report (FillUsage done).
-func (s *rest) appInfo(rep *yarnpb.ApplicationReportProto, webHost string) appInfo {
-	s2 := *s
-	s2.webHost = webHost
-	return s2.buildAppInfo(rep)
+// appContext is what every AppInfo of one request shares, read once: the host:port the
+// request came to (the proxy links) and the cluster's size.
+type appContext struct {
+	*rest
+	webHost string
+	total   scheduler.Resource
 }
 
-func (s *rest) buildAppInfo(rep *yarnpb.ApplicationReportProto) appInfo {
+func (s *rest) context(r *http.Request) appContext {
+	return appContext{rest: s, webHost: r.Host, total: s.rm.Engine.Stats().Total}
+}
+
+// appInfo is AppInfo from an application's report (FillUsage done).
+func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	rm := s.rm
 	id := records.AppIDFromProto(rep.GetApplicationId())
 	state := rep.GetYarnApplicationState()
@@ -255,8 +266,7 @@ func (s *rest) buildAppInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	ai.ResourceSecondsMap = secondsMap(names, func(n string) int64 { return spent[n] })
 	ai.PreemptedResourceSecondsMap = secondsMap(names, func(n string) int64 { return preempted[n] })
 	if !finished {
-		st := rm.Engine.Stats()
-		if total := st.Total[scheduler.Memory]; total > 0 {
+		if total := s.total[scheduler.Memory]; total > 0 {
 			ai.ClusterUsagePercentage = float64(used[scheduler.Memory]) * 100 / float64(total)
 			if q, ok := rm.Queues().Queue(rep.GetQueue()); ok && q.AbsoluteCapacity > 0 {
 				ai.QueueUsagePercentage = float64(used[scheduler.Memory]) * 100 / (q.AbsoluteCapacity * float64(total))
@@ -329,13 +339,8 @@ func (s *rest) appStateGet(w http.ResponseWriter, r *http.Request) {
 // the RPC kill.
 func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 	var want appState
-	if err := readJSON(r, &want); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	rep, err := s.report(r)
-	if err != nil {
-		writeError(w, r, err)
+	rep, ok := s.changeRequest(w, r, &want)
+	if !ok {
 		return
 	}
 	if want.State == "" {
@@ -351,10 +356,9 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, badRequest("Only 'KILLED' is allowed as a target state."))
 		return
 	}
-	user := callerOf(r)
 	id := records.AppIDFromProto(rep.GetApplicationId())
-	if !s.rm.MayModifyApp(user, id) {
-		http.Error(w, fmt.Sprintf("Unauthorized attempt to kill appid %s by remote user %s", id, user), http.StatusForbidden)
+	user, ok := s.mayModify(w, r, id, "kill")
+	if !ok {
 		return
 	}
 	from := r.RemoteAddr
@@ -371,6 +375,33 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 	}
 	rep, _ = s.rm.Apps.ReportOf(id)
 	writeBare(w, r, http.StatusOK, "appstate", appState{State: rep.GetYarnApplicationState().String()})
+}
+
+// changeRequest decodes a PUT's body into body and looks up the application of the path;
+// false when it answered an error.
+func (s *rest) changeRequest(w http.ResponseWriter, r *http.Request, body any) (*yarnpb.ApplicationReportProto, bool) {
+	if err := readJSON(r, body); err != nil {
+		writeError(w, r, err)
+		return nil, false
+	}
+	rep, err := s.report(r)
+	if err != nil {
+		writeError(w, r, err)
+		return nil, false
+	}
+	return rep, true
+}
+
+// mayModify returns the caller when it may change the application (rmcore.MayModifyApp),
+// else answers 403 in the Java RM's plain-text words ("Unauthorized attempt to <verb>
+// appid ...").
+func (s *rest) mayModify(w http.ResponseWriter, r *http.Request, id records.ApplicationID, verb string) (string, bool) {
+	user := callerOf(r)
+	if !s.rm.MayModifyApp(user, id) {
+		http.Error(w, fmt.Sprintf("Unauthorized attempt to %s appid %s by remote user %s", verb, id, user), http.StatusForbidden)
+		return "", false
+	}
+	return user, true
 }
 
 // callerOf is the web caller in simple authentication: user.name, else the static web

@@ -2,7 +2,6 @@ package rmweb
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,7 +13,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
 // The REST API's writes besides the state change: a new application id, a submission
@@ -248,11 +246,7 @@ func (s *rest) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.rm.Submit(sc, callerOf(r)); err != nil {
-		var re *rpc.RemoteError
-		if errors.As(err, &re) {
-			err = &webError{re.Class, re.Message}
-		}
-		writeError(w, r, err)
+		writeError(w, r, fromRPC(err))
 		return
 	}
 	id := records.AppIDFromProto(sc.GetApplicationId())
@@ -276,27 +270,17 @@ func (s *rest) appQueueGet(w http.ResponseWriter, r *http.Request) {
 // appQueuePut moves an application to another leaf queue, as moveApplicationAcrossQueues.
 func (s *rest) appQueuePut(w http.ResponseWriter, r *http.Request) {
 	var want appQueue
-	if err := readJSON(r, &want); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	rep, err := s.report(r)
-	if err != nil {
-		writeError(w, r, err)
+	rep, ok := s.changeRequest(w, r, &want)
+	if !ok {
 		return
 	}
 	id := records.AppIDFromProto(rep.GetApplicationId())
-	user := callerOf(r)
-	if !s.rm.MayModifyApp(user, id) {
-		http.Error(w, fmt.Sprintf("Unauthorized attempt to move appid %s by remote user %s", id, user), http.StatusForbidden)
+	user, ok := s.mayModify(w, r, id, "move")
+	if !ok {
 		return
 	}
 	if err := s.rm.MoveApp(id, want.Queue, user); err != nil {
-		var re *rpc.RemoteError
-		if errors.As(err, &re) {
-			err = &webError{re.Class, re.Message}
-		}
-		writeError(w, r, err)
+		writeError(w, r, fromRPC(err))
 		return
 	}
 	rep, _ = s.rm.Apps.ReportOf(id)
@@ -318,19 +302,13 @@ func (s *rest) appPriorityGet(w http.ResponseWriter, r *http.Request) {
 
 func (s *rest) appPriorityPut(w http.ResponseWriter, r *http.Request) {
 	var want appPriority
-	if err := readJSON(r, &want); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	rep, err := s.report(r)
-	if err != nil {
-		writeError(w, r, err)
+	rep, ok := s.changeRequest(w, r, &want)
+	if !ok {
 		return
 	}
 	id := records.AppIDFromProto(rep.GetApplicationId())
-	user := callerOf(r)
-	if !s.rm.MayModifyApp(user, id) {
-		http.Error(w, fmt.Sprintf("Unauthorized attempt to change the priority of appid %s by remote user %s", id, user), http.StatusForbidden)
+	user, ok := s.mayModify(w, r, id, "change the priority of")
+	if !ok {
 		return
 	}
 	got, _ := s.rm.SetAppPriority(id, want.Priority, user)

@@ -13,9 +13,8 @@ import (
 
 // rest serves /ws/v1/cluster for one core.
 type rest struct {
-	rm      *rmcore.Core
-	opts    Options
-	webHost string // host:port the request came to (links in answers)
+	rm   *rmcore.Core
+	opts Options
 }
 
 func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
@@ -40,15 +39,15 @@ func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
 	st := rm.Engine.Stats()
 	m := rm.Metrics
 	var pending, running int64
-	for _, a := range rm.Apps.List(&rmstate.AppFilter{}) {
-		switch a.GetYarnApplicationState() {
+	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built
+		switch a.State {
 		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING,
 			yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_ACCEPTED:
 			pending++
 		case yarnpb.YarnApplicationStateProto_RUNNING:
 			running++
 		}
-	}
+	})
 	var total int32
 	for _, n := range c {
 		total += n

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
 // The Java RM renders its REST resources with Jersey and JAXB: JSON by default, XML when
@@ -181,6 +183,16 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	simple := we.class[strings.LastIndexByte(we.class, '.')+1:]
 	write(w, r, status, map[string]any{"RemoteException": remoteException{Exception: simple, Message: we.msg, JavaClassName: we.class}})
+}
+
+// fromRPC answers an RPC-layer error (rmcore's, shared with the RPC services) with the
+// same Java class over REST.
+func fromRPC(err error) error {
+	var re *rpc.RemoteError
+	if errors.As(err, &re) {
+		return &webError{re.Class, re.Message}
+	}
+	return err
 }
 
 // readJSON decodes a request body of at most 1 MiB into v; malformed input is a 400.

@@ -145,9 +145,9 @@ func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
 	byUser := map[string]map[string][2]int{}
 	live := map[records.ApplicationID]bool{}
 	queueOf := map[records.ApplicationID]string{}
-	for _, a := range rm.Apps.List(&rmstate.AppFilter{}) {
+	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built
 		i := -1
-		switch a.GetYarnApplicationState() {
+		switch a.State {
 		case yarnpb.YarnApplicationStateProto_RUNNING:
 			i = 0
 		case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_NEW,
@@ -155,20 +155,19 @@ func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
 			i = 1
 		}
 		if i < 0 {
-			continue
+			return
 		}
-		id := records.AppIDFromProto(a.GetApplicationId())
-		live[id], queueOf[id] = true, a.GetQueue()
-		c := apps[a.GetQueue()]
+		live[a.ID], queueOf[a.ID] = true, a.Queue
+		c := apps[a.Queue]
 		c[i]++
-		apps[a.GetQueue()] = c
-		if byUser[a.GetQueue()] == nil {
-			byUser[a.GetQueue()] = map[string][2]int{}
+		apps[a.Queue] = c
+		if byUser[a.Queue] == nil {
+			byUser[a.Queue] = map[string][2]int{}
 		}
-		u := byUser[a.GetQueue()][a.GetUser()]
+		u := byUser[a.Queue][a.User]
 		u[i]++
-		byUser[a.GetQueue()][a.GetUser()] = u
-	}
+		byUser[a.Queue][a.User] = u
+	})
 	b := &treeBuilder{s: s, total: st.Partitions[""], groups: groups, apps: apps, byUser: byUser,
 		preemption: rm.Engine.Config().Preemption.Enabled, containers: map[string]int{}}
 	for id, u := range rm.Containers.LiveUsage(live) {
