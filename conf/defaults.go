@@ -28,6 +28,11 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.resource-tracker.address", Value: "${yarn.resourcemanager.hostname}:8031", Doc: "ResourceTracker: NodeManager registration and heartbeats."},
 	{Key: "yarn.resourcemanager.admin.address", Value: "${yarn.resourcemanager.hostname}:8033", Doc: "ResourceManagerAdministrationProtocol: yarn rmadmin."},
 	{Key: "yarn.resourcemanager.webapp.address", Value: "${yarn.resourcemanager.hostname}:8088", Doc: "RM web UI and REST address."},
+	{Key: "yarn.web-proxy.address", Value: "", Doc: "The web proxy behind tracking URLs (/proxy/<application id>/). Empty: the RM serves it on its web address. Set: tracking URLs name this host:port, the RM does not serve /proxy, and `bobbin webproxy` runs it."},
+	{Key: "yarn.resourcemanager.proxy.timeout.enabled", Value: "true", Doc: "Whether the web proxy bounds its connections to AM web servers by yarn.resourcemanager.proxy.connection.timeout."},
+	{Key: "yarn.resourcemanager.proxy.connection.timeout", Value: "60000", Doc: "Milliseconds the web proxy waits to connect to an AM's web server, and for each read from it."},
+	{Key: "yarn.http.policy", Value: "HTTP_ONLY", Doc: "Bobbin's web ports serve HTTP only: HTTPS_ONLY and HTTP_AND_HTTPS are refused at start."},
+	{Key: "yarn.resourcemanager.application-https.policy", Value: "NONE", Doc: "Hadoop 3.x AM HTTPS through the proxy: only NONE is served; LENIENT and STRICT are refused at start."},
 
 	// yarn-site.xml: ResourceManager service sizes
 	{Key: "yarn.resourcemanager.client.thread-count", Value: "50", Doc: "Calls the client service runs at once."},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -27,6 +28,23 @@ var restEndpoints = []struct{ file, path string }{
 	{"node", "/ws/v1/cluster/nodes/$NODE"},
 	{"appstatistics", "/ws/v1/cluster/appstatistics"},
 	{"app-unknown", "/ws/v1/cluster/apps/application_1_0099"},
+	// The NodeManager's (Bobbin's NM under Bobbin's RM, Apache's under Apache's); $CONT is
+	// the distributed shell's running container.
+	{"nm-info", "/ws/v1/node/info"},
+	{"nm-apps", "/ws/v1/node/apps"},
+	{"nm-app", "/ws/v1/node/apps/$RUN"},
+	{"nm-containers", "/ws/v1/node/containers"},
+	{"nm-container", "/ws/v1/node/containers/$CONT"},
+	{"nm-container-unknown", "/ws/v1/node/containers/container_1_0099_01_000001"},
+}
+
+// proxyEndpoints are the web proxy's answers compared with the Apache RM's (status and
+// Location): a finished MapReduce job (to its history page), a running distributed shell
+// (its AM registers no page: to the RM's application page) and an unknown application.
+var proxyEndpoints = []struct{ file, path string }{
+	{"proxy-finished", "/proxy/$FIN/"},
+	{"proxy-running", "/proxy/$RUN/"},
+	{"proxy-unknown", "/proxy/application_1_0099/"},
 }
 
 // restMissingOK are keys the Apache RM has that Bobbin leaves out, and why.
@@ -98,6 +116,34 @@ func TestRESTSchemaMatchesApache(t *testing.T) {
 			if len(bad) > 0 {
 				t.Errorf("keys the Apache %s RM sends and Bobbin does not (%d):\n%s", v, len(bad), strings.Join(bad, "\n"))
 			}
+			if a, b := apache["nm-log"], bobbin["nm-log"]; a.status != 200 || b.status != 200 {
+				t.Errorf("a container's stdout over the NM's REST API: Apache %d, Bobbin %d %q", a.status, b.status, b.body)
+			}
+			// The web proxy: the MR AM's pages through it while pi runs, and its answers
+			// for finished, running and unknown applications, as the Apache RM's proxy.
+			for _, name := range []string{"proxy-am-info", "proxy-am-page"} {
+				if a, b := apache[name], bobbin[name]; b.status != 200 || b.status != a.status {
+					t.Errorf("%s through the web proxy: Apache %d, Bobbin %d\n%.300s", name, a.status, b.status, b.body)
+				}
+			}
+			if a, b := jsonKeys(t, "proxy-am-info", apache["proxy-am-info"].body), jsonKeys(t, "proxy-am-info", bobbin["proxy-am-info"].body); !b["info.appId"] || len(a) != len(b) {
+				t.Errorf("the MR AM's /ws/v1/mapreduce/info through the proxy: Apache %v, Bobbin %v", a, b)
+			}
+			if !strings.Contains(bobbin["proxy-am-page"].body, "MapReduce") {
+				t.Errorf("the MR AM's job page through the proxy:\n%.500s", bobbin["proxy-am-page"].body)
+			}
+			if b := bobbin["proxy-finished"].body; !strings.Contains(b, "FINISHED, final status SUCCEEDED") {
+				t.Errorf("the proxy's page of the finished pi does not name its final state:\n%s", b)
+			}
+			ids := regexp.MustCompile(`(application|job)_\d+_`)
+			for _, e := range proxyEndpoints {
+				a, b := apache[e.file], bobbin[e.file]
+				al, bl := ids.ReplaceAllString(a.location, "${1}_T_"), ids.ReplaceAllString(b.location, "${1}_T_")
+				if a.status != b.status || al != bl {
+					t.Errorf("%s: Apache %d %q, Bobbin %d %q", e.path, a.status, a.location, b.status, b.location)
+				}
+				t.Logf("%s: %d %s", e.path, b.status, b.location)
+			}
 			// The Java RM answers 202 while the kill is saved (FINAL_SAVING), Bobbin 200 KILLED:
 			// its kill is stored before it answers.
 			if bobbin["kill"].status != 200 || !strings.Contains(bobbin["kill"].body, `"KILLED"`) || (apache["kill"].status != 200 && apache["kill"].status != 202) {
@@ -108,8 +154,9 @@ func TestRESTSchemaMatchesApache(t *testing.T) {
 }
 
 type restResponse struct {
-	status int
-	body   string
+	status   int
+	body     string
+	location string // the redirect's target, for the proxy's answers
 }
 
 // restSnapshot runs the scenario on one RM and returns each resource's status and body.
@@ -117,13 +164,36 @@ func restSnapshot(t *testing.T, version string, apacheRM bool) map[string]restRe
 	t.Helper()
 	c := newNSClusterVersion(t, version)
 	c.apacheRM = apacheRM
+	c.bobbinNM = !apacheRM // all Apache, or all Bobbin
 	writeMapredSite(t, c)
 	var fetch strings.Builder
 	for _, e := range restEndpoints {
-		fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code}' \"$W%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path)
+		base := "$W"
+		if strings.HasPrefix(e.path, "/ws/v1/node") {
+			base = "$N"
+		}
+		fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code}' \"%[4]s%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path, base)
+	}
+	// A container's log file over the NM's REST API (text).
+	fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-nm-log.json -w '%%{http_code}' \"$N/ws/v1/node/containerlogs/$CONT/stdout\" > %[1]s/rest-nm-log.status\n", c.dir)
+	for _, e := range proxyEndpoints {
+		fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code} %%{redirect_url}' \"$W%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path)
 	}
 	out, err := c.run(t, 6*time.Minute, fmt.Sprintf(`W=http://127.0.0.1:8088
-timeout 150 $HADOOP_HOME/bin/hadoop jar %[1]s pi 1 1 > %[3]s/pi.log 2>&1
+timeout 150 $HADOOP_HOME/bin/hadoop jar %[1]s pi 1 1 > %[3]s/pi.log 2>&1 &
+PI=$!
+# While pi runs, the MR AM's own REST resource and job page through the RM's web proxy.
+for i in $(seq 1 600); do
+  A=$(curl -s "$W/ws/v1/cluster/apps?states=RUNNING" | grep -o 'application_[0-9]*_[0-9]*' | head -1)
+  if [ -n "$A" ] && [ "$(curl -s -o %[3]s/rest-proxy-am-info.json -w '%%{http_code}' "$W/proxy/$A/ws/v1/mapreduce/info")" = 200 ]; then
+    echo 200 > %[3]s/rest-proxy-am-info.status
+    curl -s -o %[3]s/rest-proxy-am-page.json -w '%%{http_code}' "$W/proxy/$A/mapreduce" > %[3]s/rest-proxy-am-page.status
+    break
+  fi
+  kill -0 $PI 2>/dev/null || break
+  sleep 0.2
+done
+wait $PI
 echo "pi exit $?"
 timeout 200 %[2]s -shell_command 'sleep 120' -num_containers 1 -master_memory 256 -container_memory 128 > %[3]s/dshell.log 2>&1 &
 DS=$!
@@ -135,7 +205,9 @@ for i in $(seq 1 120); do
 done
 FIN=$(curl -s "$W/ws/v1/cluster/apps?states=FINISHED" | grep -o 'application_[0-9]*_[0-9]*' | head -1)
 NODE=$(curl -s "$W/ws/v1/cluster/nodes" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
-echo "running $RUN finished $FIN node $NODE"
+N=http://127.0.0.1:8042
+CONT=$(curl -s "$N/ws/v1/node/containers" | grep -o "container_[e0-9_]*${RUN#application_}_01_000002" | head -1)
+echo "running $RUN finished $FIN node $NODE container $CONT"
 %[4]s
 curl -s -o %[3]s/rest-kill.json -w '%%{http_code}' -X PUT -H 'Content-Type: application/json' -d '{"state":"KILLED"}' "$W/ws/v1/cluster/apps/$RUN/state?user.name=root" > %[3]s/rest-kill.status
 wait $DS
@@ -146,18 +218,17 @@ echo "dshell exit $?"
 		t.Fatalf("scenario on the %s RM (%s): %v\n%s\nRM log:\n%s", map[bool]string{true: "Apache", false: "Bobbin"}[apacheRM], version, err, out, c.logTail("rm.log", 40))
 	}
 	res := map[string]restResponse{}
-	for _, name := range append([]string{"kill"}, func() []string {
-		var n []string
-		for _, e := range restEndpoints {
-			n = append(n, e.file)
-		}
-		return n
-	}()...) {
+	names := []string{"kill", "proxy-am-info", "proxy-am-page", "nm-log"}
+	for _, e := range append(append([]struct{ file, path string }{}, restEndpoints...), proxyEndpoints...) {
+		names = append(names, e.file)
+	}
+	for _, name := range names {
 		body, _ := os.ReadFile(filepath.Join(c.dir, "rest-"+name+".json"))
 		st, _ := os.ReadFile(filepath.Join(c.dir, "rest-"+name+".status"))
 		var code int
-		fmt.Sscan(string(st), &code)
-		res[name] = restResponse{status: code, body: string(body)}
+		var location string
+		fmt.Sscan(string(st), &code, &location)
+		res[name] = restResponse{status: code, body: string(body), location: location}
 	}
 	return res
 }

@@ -95,6 +95,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 			errs = append(errs, err)
 		}
 	}
+	add(c.CheckHTTPOnly())
 	host, err := c.Trimmed("yarn.nodemanager.hostname")
 	add(err)
 	if host == "" || host == "0.0.0.0" {
@@ -119,18 +120,10 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	}
 	s.Addr = addrOf("yarn.nodemanager.address", 0)
 	s.WebAddr = addrOf("yarn.nodemanager.webapp.address", 8042)
-	th, tp, err := c.HostPort("yarn.resourcemanager.resource-tracker.address", 8031)
+	s.RMTrackers, err = c.RMAddresses("yarn.resourcemanager.resource-tracker.address", 8031)
 	add(err)
-	s.RMTracker = net.JoinHostPort(th, strconv.Itoa(tp))
-	s.RMTrackers = []string{s.RMTracker}
-	if ha, err := c.Bool("yarn.resourcemanager.ha.enabled"); err != nil {
-		add(err)
-	} else if ha {
-		trackers, err := haTrackers(c)
-		add(err)
-		if len(trackers) > 0 {
-			s.RMTrackers, s.RMTracker = trackers, trackers[0]
-		}
+	if len(s.RMTrackers) > 0 {
+		s.RMTracker = s.RMTrackers[0]
 	}
 	dirs := func(key string) []string {
 		v, err := c.Strings(key)
@@ -267,6 +260,7 @@ type NodeManager struct {
 	shuffle      *shuffleServer
 	disks        diskHealth
 	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
+	startedAt    time.Time  // when Start began serving
 }
 
 // New checks the configuration; nothing runs until Start.
@@ -361,6 +355,7 @@ func (nm *NodeManager) Start() error {
 	nm.port = int32(ln.Addr().(*net.TCPAddr).Port)
 	nm.httpPort = int32(wln.Addr().(*net.TCPAddr).Port)
 	nm.nodeID = fmt.Sprintf("%s:%d", s.Host, nm.port)
+	nm.startedAt = nm.opts.Now()
 	nm.mu.Unlock()
 	nm.log = nm.log.WithField("node", nm.nodeID)
 
@@ -422,6 +417,13 @@ func (nm *NodeManager) NodeID() string {
 
 // Shutdown stops heartbeating, kills every container (leaving no process behind) and
 // stops the servers.
+// HTTPAddress is the web address, host:port as the node's id names the host (after Start).
+func (nm *NodeManager) HTTPAddress() string {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.httpAddress()
+}
+
 func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	if nm.cancel != nil {
 		nm.cancel()
@@ -471,37 +473,4 @@ func (nm *NodeManager) every(interval time.Duration, f func()) {
 			}
 		}
 	})
-}
-
-// haTrackers are the resource-tracker addresses of the RMs in HA: for each id of
-// yarn.resourcemanager.ha.rm-ids, yarn.resourcemanager.resource-tracker.address.<id>, else
-// yarn.resourcemanager.hostname.<id> with port 8031.
-func haTrackers(c *conf.Configuration) ([]string, error) {
-	ids, err := c.Strings("yarn.resourcemanager.ha.rm-ids")
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, &conf.ValueError{Key: "yarn.resourcemanager.ha.rm-ids", Reason: "HA is enabled but no ResourceManager ids are listed"}
-	}
-	var out []string
-	for _, id := range ids {
-		addr, err := c.Trimmed("yarn.resourcemanager.resource-tracker.address." + id)
-		if err != nil {
-			return nil, err
-		}
-		if addr == "" {
-			host, err := c.Trimmed("yarn.resourcemanager.hostname." + id)
-			if err != nil {
-				return nil, err
-			}
-			if host == "" {
-				return nil, &conf.ValueError{Key: "yarn.resourcemanager.resource-tracker.address." + id,
-					Reason: "HA needs each RM's resource tracker address or yarn.resourcemanager.hostname." + id}
-			}
-			addr = net.JoinHostPort(host, "8031")
-		}
-		out = append(out, addr)
-	}
-	return out, nil
 }

@@ -266,6 +266,49 @@ func TestLaunchContract(t *testing.T) {
 		fields[4] != "tmp" || fields[5] != work+"/container_tokens" {
 		t.Fatalf("container saw %q", out)
 	}
+
+	// The NM REST API's account of it.
+	web := "http://" + c.nm.HTTPAddress()
+	get := func(path string) (int, map[string]any, string) {
+		t.Helper()
+		resp, err := http.Get(web + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var v map[string]any
+		json.Unmarshal(b, &v)
+		return resp.StatusCode, v, string(b)
+	}
+	code, v, raw := get("/ws/v1/node/containers/" + id.String())
+	ci, _ := v["container"].(map[string]any)
+	if code != 200 || ci["state"] != "DONE" || ci["exitCode"] != 4.0 || ci["user"] != "alice" || ci["totalMemoryNeededMB"] != 128.0 ||
+		ci["nodeId"] != c.nm.NodeID() || ci["containerLogsLink"] != web+"/node/containerlogs/"+id.String()+"/alice" ||
+		fmt.Sprint(ci["containerLogFiles"]) != "[stdout]" {
+		t.Errorf("container over REST: %d %s", code, raw)
+	}
+	if code, v, raw := get("/ws/v1/node/apps/" + id.Attempt.App.String()); code != 200 ||
+		!strings.Contains(fmt.Sprint(v["app"].(map[string]any)["containerids"]), id.String()) {
+		t.Errorf("app over REST: %d %s", code, raw)
+	}
+	if code, v, raw := get("/ws/v1/node/info"); code != 200 || v["nodeInfo"].(map[string]any)["totalPmemAllocatedContainersMB"] != 2048.0 ||
+		v["nodeInfo"].(map[string]any)["nodeHealthy"] != true || v["nodeInfo"].(map[string]any)["id"] != c.nm.NodeID() {
+		t.Errorf("node info: %d %s", code, raw)
+	}
+	if code, _, body := get("/ws/v1/node/containerlogs/" + id.String() + "/stdout"); code != 200 || body != string(out) {
+		t.Errorf("stdout over REST: %d %q", code, body)
+	}
+	for path, want := range map[string]int{
+		"/ws/v1/node/containers/container_1_0001_01_000009": 404, "/ws/v1/node/containers/bogus": 400,
+		"/ws/v1/node/apps/application_1_0042": 404, "/ws/v1/node/apps?state=BOGUS": 400,
+		"/ws/v1/node/containerlogs/" + id.String() + "/nothere": 404, "/ws/v1/node/containerlogs/" + id.String() + "/%2e%2e": 400,
+	} {
+		// Errors of the JSON resources are RemoteExceptions; a log file's are text.
+		if code, v, raw := get(path); code != want || !strings.Contains(path, "containerlogs") && v["RemoteException"] == nil {
+			t.Errorf("%s: %d %s, want %d", path, code, raw, want)
+		}
+	}
 }
 
 // A container whose processes outgrow its allocation is killed with KILLED_EXCEEDED_PMEM.

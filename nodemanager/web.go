@@ -17,10 +17,7 @@ import (
 // /ws/v1/node/borrowed and every go-metrics value at /metrics.
 func (nm *NodeManager) webHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /ws/v1/node/info", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"nodeInfo":{"nodeHostName":"` + nm.settings.Host + `","nodeManagerVersion":"` + nmVersion + `"}}`))
-	})
+	nm.restRoutes(mux)
 	mux.HandleFunc("GET /ws/v1/node/borrowed", nm.serveBorrowed)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

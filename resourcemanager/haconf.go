@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,19 +64,7 @@ func readHA(c *conf.Configuration) (*haSettings, *conf.Configuration, error) {
 		raw, _ := c.Raw(keyHAIDs)
 		return nil, nil, &conf.ValueError{Source: c.Source(keyHAIDs), Key: keyHAIDs, Value: raw, Reason: "HA needs at least two ResourceManager ids"}
 	}
-	addrOf := func(id, key string, port int) (string, error) {
-		if v, err := c.Trimmed(key + "." + id); err != nil || v != "" {
-			return v, err
-		}
-		host, err := c.Trimmed("yarn.resourcemanager.hostname." + id)
-		if err != nil {
-			return "", err
-		}
-		if host == "" {
-			return "", &conf.ValueError{Key: key + "." + id, Reason: fmt.Sprintf("HA needs %s.%s or yarn.resourcemanager.hostname.%s", key, id, id)}
-		}
-		return net.JoinHostPort(host, strconv.Itoa(port)), nil
-	}
+	addrOf := c.RMAddressOf
 	for _, id := range h.ids {
 		if h.webOf[id], err = addrOf(id, "yarn.resourcemanager.webapp.address", 8088); err != nil {
 			return nil, nil, err

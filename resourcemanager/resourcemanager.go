@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -22,10 +23,13 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/haelector"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmservice"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmweb"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -61,6 +65,7 @@ type ResourceManager struct {
 	schedulerAddr net.Addr
 	adminAddr     net.Addr
 	webAddr       net.Addr
+	webBase       string // "http://host:port" of the web address as AMs and browsers name it (set in Start)
 	web           *http.Server
 	stopElector   context.CancelFunc
 	electorDone   chan struct{}
@@ -172,10 +177,52 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 	rm.tracker.Replace(rt)
 	rm.scheduler.Replace(ams)
 	rm.admin.Replace(adm)
+	var proxy http.Handler
+	if rm.settings.ProxyAddr == "" {
+		// No separate proxy: this RM serves /proxy, from its own web host's address.
+		proxy = webproxy.New(webproxy.Options{
+			Reports: webproxy.ReportsFunc(func(_ context.Context, id records.ApplicationID) (*yarnpb.ApplicationReportProto, error) {
+				rep, ok := core.Apps.ReportOf(id)
+				if !ok {
+					return nil, nil
+				}
+				return rep, nil
+			}),
+			RMWeb:   func() string { return rm.webBase },
+			Host:    rm.settings.WebHost,
+			Timeout: rm.settings.ProxyTimeout,
+			Log:     rm.opts.Logger,
+		})
+	}
+	if rm.webBase != "" { // HA: a core built after Start
+		core.Apps.SetProxyBase(rm.trackingBase())
+	}
 	rm.mu.Lock()
-	rm.webCore = rmweb.Handler(core, rmweb.Options{HA: rm.ha != nil})
+	rm.webCore = rmweb.Handler(core, rmweb.Options{HA: rm.ha != nil, Proxy: proxy})
 	rm.mu.Unlock()
 	return nil
+}
+
+// trackingBase is the "http://host:port" applications' tracking URLs name: the separate
+// web proxy's address (yarn.web-proxy.address), or this RM's web address.
+func (rm *ResourceManager) trackingBase() string {
+	if rm.settings.ProxyAddr != "" {
+		return "http://" + rm.settings.ProxyAddr
+	}
+	return rm.webBase
+}
+
+// advertisedWeb is the web address as others name it: the configured host of
+// yarn.resourcemanager.webapp.address (a wildcard: this machine's name, as the Java RM
+// resolves it) with the port bound.
+func advertisedWeb(host string, bound net.Addr) string {
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	_, port, _ := net.SplitHostPort(bound.String())
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Start binds every service's listener and serves in the background. A bind failure
@@ -218,6 +265,10 @@ func (rm *ResourceManager) Start() error {
 	}
 	rm.started = true
 	rm.webAddr = wln.Addr()
+	rm.webBase = advertisedWeb(rm.settings.WebHost, wln.Addr())
+	if rm.Core != nil {
+		rm.Core.Apps.SetProxyBase(rm.trackingBase())
+	}
 	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
 	// a bounded time, never the RPC ports.
 	rm.web = &http.Server{Handler: rm, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,

@@ -2,6 +2,7 @@
 //
 //	bobbin resourcemanager [--conf DIR]   the YARN ResourceManager
 //	bobbin nodemanager [--conf DIR]       the YARN NodeManager
+//	bobbin webproxy [--conf DIR]          the web proxy apart from the RM (yarn.web-proxy.address)
 //	bobbin client [--rm ADDR] QUERY       a small YARN client
 //	bobbin sim TRACE | --synthetic SPEC   the scheduler simulator and benchmark
 //	bobbin bench rm|startup ...           load-test any YARN RM over the real protocols
@@ -29,6 +30,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/nodemanager"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
 	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 )
 
@@ -40,6 +42,7 @@ const usage = `usage: bobbin <command> [flags]
 commands:
   resourcemanager   run the YARN ResourceManager
   nodemanager       run the YARN NodeManager
+  webproxy          run the web proxy apart from the RM, on yarn.web-proxy.address
   demo              run the demo application (a command in N containers) and follow it
   client            query a ResourceManager (cluster, new-application, queue, app, apps)
   sim               simulate the scheduler over a trace, or benchmark it (--synthetic)
@@ -63,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runResourceManager(args[1:], stderr)
 	case "nodemanager":
 		return runNodeManager(args[1:], stderr)
+	case "webproxy":
+		return runWebProxy(args[1:], stderr)
 	case "connection-keeper": // started by the resourcemanager; not for people
 		return runConnectionKeeper(args[1:], stderr)
 	case "demo":
@@ -337,6 +342,31 @@ func runNodeManager(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return serveUntilSignal("NodeManager", nm, log)
+}
+
+func runWebProxy(args []string, stderr io.Writer) int {
+	f, log, sink, code := daemonPrologue("webproxy", args, stderr)
+	if f == nil {
+		return code
+	}
+	defer sink.Close()
+	c, dir, err := conf.LoadDir(f.confDir)
+	if err != nil {
+		log.Errorf("web proxy not started: %v", err)
+		return 1
+	}
+	for _, w := range c.Warnings {
+		log.Warn(w)
+	}
+	if dir != "" {
+		log.WithField("conf_dir", dir).Info("configuration loaded")
+	}
+	p, err := webproxy.NewServer(c, currentUser(), logrus.NewEntry(log))
+	if err != nil {
+		log.Errorf("web proxy not started: %v", err)
+		return 1
+	}
+	return serveUntilSignal("web proxy", p, log)
 }
 
 // setGCPercent applies a daemon's GC target from its configuration key, unless GOGC is

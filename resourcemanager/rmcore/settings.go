@@ -10,6 +10,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
 	metrics "github.com/rcrowley/go-metrics"
 	"github.com/sirupsen/logrus"
 )
@@ -37,6 +38,16 @@ type Settings struct {
 	AdminAddr         string
 	AdminHandlers     int
 	WebAddr           string
+	// WebHost is the host of yarn.resourcemanager.webapp.address as configured (before
+	// bind-host): the host tracking URLs name when the RM serves the web proxy.
+	WebHost string
+	// ProxyAddr is yarn.web-proxy.address: when set, the web proxy runs apart (bobbin
+	// webproxy) and tracking URLs point there; empty, the RM serves /proxy itself.
+	ProxyAddr string
+	// ProxyTimeout bounds connecting to an AM's web server and each read from it
+	// (yarn.resourcemanager.proxy.connection.timeout; 0 when
+	// yarn.resourcemanager.proxy.timeout.enabled is false).
+	ProxyTimeout      time.Duration
 	NMHeartbeat       time.Duration
 	NMExpiry          time.Duration
 	MaxDataLength     int
@@ -116,6 +127,17 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	}
 	intKey("yarn.resourcemanager.admin.client.thread-count", &s.AdminHandlers, 1)
 	if s.WebAddr, err = bindAddress(c, "yarn.resourcemanager.webapp.address", 8088); err != nil {
+		errs = append(errs, err)
+	}
+	if s.WebHost, _, err = c.HostPort("yarn.resourcemanager.webapp.address", 8088); err != nil {
+		errs = append(errs, err)
+	}
+	if pw, err := webproxy.ReadSettings(c); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.ProxyAddr, s.ProxyTimeout = pw.Addr, pw.Timeout
+	}
+	if err := c.CheckHTTPOnly(); err != nil {
 		errs = append(errs, err)
 	}
 	for key, dst := range map[string]*time.Duration{

@@ -111,7 +111,7 @@ func (a *App) Finished() bool {
 
 // report is the ApplicationReport clients see (protocol.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
-func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
+func (a *App) report(now time.Time, proxyBase string) *yarnpb.ApplicationReportProto {
 	r := &yarnpb.ApplicationReportProto{
 		ApplicationId:          a.ID.Proto(),
 		User:                   proto.String(a.User),
@@ -142,11 +142,14 @@ func (a *App) report(now time.Time) *yarnpb.ApplicationReportProto {
 	}
 	if at := a.Attempt; at != nil {
 		r.CurrentApplicationAttemptId = at.ID.Proto()
+		// As in the Java RM, an attempt's tracking URL is the web proxy's page for the
+		// application from the start (the proxy sends the caller to the RM's application
+		// page until the AM registers one); the original is what the AM registered, N/A
+		// before. An unmanaged AM is not proxied.
+		r.TrackingUrl, r.OriginalTrackingUrl = proto.String(at.trackingURL(a, proxyBase)), proto.String(cmpOrString(at.TrackingURL, "N/A"))
 		if at.Registered && a.State != yarnpb.YarnApplicationStateProto_KILLED {
-			// From registration on, clients reach the AM at what it registered (an AM
-			// that registered no tracking URL shows N/A, as in the Java RM).
+			// From registration on, clients reach the AM at what it registered.
 			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RPCPort)
-			r.TrackingUrl, r.OriginalTrackingUrl = proto.String(cmpOrString(at.TrackingURL, "N/A")), proto.String(at.TrackingURL)
 		}
 		if a.Unmanaged && !a.Finished() && at.Token != nil {
 			// An unmanaged AM is run by the client, which takes its AMRMToken from here.
@@ -259,7 +262,7 @@ func (r *Apps) ReportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProt
 	if !ok {
 		return nil, false
 	}
-	return a.report(r.now()), true
+	return a.report(r.now(), r.proxyBase), true
 }
 
 // Kill moves an unfinished application to KILLED. It reports whether it did and whether
@@ -296,6 +299,7 @@ func (r *Apps) Move(id records.ApplicationID, queue string) (found, finished boo
 type Apps struct {
 	clusterTimestamp int64
 	now              func() time.Time // the RM's clock, for the seconds a lifetime has left
+	proxyBase        string           // guarded by mu: the web proxy's http://host:port
 
 	mu     sync.Mutex
 	lastID int32
@@ -345,7 +349,7 @@ func (r *Apps) AttemptReport(att records.AttemptID) (*yarnpb.ApplicationAttemptR
 	}
 	for _, at := range a.Attempts {
 		if at.ID == att {
-			return at.report(), true
+			return at.report(a, r.proxyBase), true
 		}
 	}
 	return nil, false
@@ -361,12 +365,12 @@ func (r *Apps) AttemptReports(id records.ApplicationID) []*yarnpb.ApplicationAtt
 	}
 	out := make([]*yarnpb.ApplicationAttemptReportProto, 0, len(a.Attempts))
 	for _, at := range a.Attempts {
-		out = append(out, at.report())
+		out = append(out, at.report(a, r.proxyBase))
 	}
 	return out
 }
 
-func (at *Attempt) report() *yarnpb.ApplicationAttemptReportProto {
+func (at *Attempt) report(a *App, proxyBase string) *yarnpb.ApplicationAttemptReportProto {
 	host, port := "N/A", int32(-1)
 	if at.Registered {
 		host, port = at.Host, at.RPCPort
@@ -375,8 +379,8 @@ func (at *Attempt) report() *yarnpb.ApplicationAttemptReportProto {
 		ApplicationAttemptId:        at.ID.Proto(),
 		Host:                        proto.String(host),
 		RpcPort:                     proto.Int32(port),
-		TrackingUrl:                 proto.String(at.TrackingURL),
-		OriginalTrackingUrl:         proto.String(at.TrackingURL),
+		TrackingUrl:                 proto.String(at.trackingURL(a, proxyBase)),
+		OriginalTrackingUrl:         proto.String(cmpOrString(at.TrackingURL, "N/A")),
 		Diagnostics:                 proto.String(at.Diagnostics),
 		YarnApplicationAttemptState: at.State.Enum(),
 		StartTime:                   proto.Int64(at.StartTime),
@@ -386,6 +390,23 @@ func (at *Attempt) report() *yarnpb.ApplicationAttemptReportProto {
 		r.AmContainerId = at.AMContainer.Proto()
 	}
 	return r
+}
+
+// trackingURL is what reports give as an attempt's tracking URL: the web proxy's page
+// for the application (proxyBase is "http://host:port" of the proxy; "" before the RM
+// knows its web port), or an unmanaged AM's own URL.
+func (at *Attempt) trackingURL(a *App, proxyBase string) string {
+	if a.Unmanaged || proxyBase == "" {
+		return cmpOrString(at.TrackingURL, "N/A")
+	}
+	return proxyBase + "/proxy/" + a.ID.String() + "/"
+}
+
+// SetProxyBase sets the web proxy's "http://host:port" that tracking URLs point to.
+func (r *Apps) SetProxyBase(base string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.proxyBase = base
 }
 
 // AttemptIDs lists an application's attempts.

@@ -2,6 +2,7 @@ package rmweb
 
 import (
 	"fmt"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net"
 	"net/http"
 	"sort"
@@ -39,10 +40,10 @@ func timeParam(r *http.Request, name string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return 0, badRequest("%s must be a number!", name)
+		return 0, webapp.BadRequest("%s must be a number!", name)
 	}
 	if n < 0 {
-		return 0, badRequest("%s must be greater than 0", name)
+		return 0, webapp.BadRequest("%s must be greater than 0", name)
 	}
 	return n, nil
 }
@@ -54,7 +55,7 @@ func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, 
 	for _, st := range append(params(r, "state"), params(r, "states")...) {
 		v, ok := yarnpb.YarnApplicationStateProto_value[strings.ToUpper(st)]
 		if !ok {
-			return nil, nil, badRequest("Invalid application-state %s specified. It should be one of [%s]", st, strings.Join(appStates, ", "))
+			return nil, nil, webapp.BadRequest("Invalid application-state %s specified. It should be one of [%s]", st, strings.Join(appStates, ", "))
 		}
 		f.States[yarnpb.YarnApplicationStateProto(v)] = true
 	}
@@ -63,17 +64,17 @@ func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, 
 	}
 	if q := r.URL.Query().Get("queue"); q != "" {
 		if _, ok := s.rm.Queues().Queue(q); !ok {
-			return nil, nil, badRequest("Unknown queue: %s", q)
+			return nil, nil, webapp.BadRequest("Unknown queue: %s", q)
 		}
 		f.Queues[q] = true
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, nil, badRequest("limit value must be a number!")
+			return nil, nil, webapp.BadRequest("limit value must be a number!")
 		}
 		if n <= 0 {
-			return nil, nil, badRequest("limit value must be greater then 0")
+			return nil, nil, webapp.BadRequest("limit value must be greater then 0")
 		}
 		f.Limit = n
 	}
@@ -87,10 +88,10 @@ func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, 
 		}
 	}
 	if f.StartEnd > 0 && f.StartBegin > f.StartEnd {
-		return nil, nil, badRequest("startedTimeEnd must be greater than startTimeBegin")
+		return nil, nil, webapp.BadRequest("startedTimeEnd must be greater than startTimeBegin")
 	}
 	if f.FinishEnd > 0 && f.FinishBegin > f.FinishEnd {
-		return nil, nil, badRequest("finishTimeEnd must be greater than finishTimeBegin")
+		return nil, nil, webapp.BadRequest("finishTimeEnd must be greater than finishTimeBegin")
 	}
 	for _, t := range params(r, "applicationTypes") {
 		f.Types[strings.ToLower(t)] = true
@@ -102,7 +103,7 @@ func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, 
 	if v := r.URL.Query().Get("finalStatus"); v != "" {
 		up := strings.ToUpper(v)
 		if _, ok := yarnpb.FinalApplicationStatusProto_value["APP_"+up]; !ok {
-			return nil, nil, &webError{"java.lang.IllegalArgumentException", "No enum constant org.apache.hadoop.yarn.api.records.FinalApplicationStatus." + v}
+			return nil, nil, &webapp.Error{Class: "java.lang.IllegalArgumentException", Msg: "No enum constant org.apache.hadoop.yarn.api.records.FinalApplicationStatus." + v}
 		}
 		final = map[string]bool{up: true}
 	}
@@ -112,7 +113,7 @@ func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, 
 func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
 	f, final, err := s.appFilter(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	// The limit applies after the final-status filter.
@@ -137,10 +138,10 @@ func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
 		list = append(list, c.appInfo(rep))
 	}
 	if len(list) == 0 {
-		write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
+		webapp.Write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
 		return
 	}
-	write(w, r, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
 }
 
 // appID parses an application id as the 3.x RM does, with its messages.
@@ -148,10 +149,10 @@ func appID(s string) (records.ApplicationID, error) {
 	id, err := records.ParseApplicationID(s)
 	if err != nil {
 		if !strings.HasPrefix(s, "application_") {
-			return id, &webError{classBadRequest, "java.lang.IllegalArgumentException: Invalid ApplicationId prefix: " + s +
+			return id, &webapp.Error{Class: webapp.ClassBadRequest, Msg: "java.lang.IllegalArgumentException: Invalid ApplicationId prefix: " + s +
 				". The valid ApplicationId should start with prefix application"}
 		}
-		return id, &webError{classBadRequest, "java.lang.IllegalArgumentException: Invalid ApplicationId: " + s}
+		return id, &webapp.Error{Class: webapp.ClassBadRequest, Msg: "java.lang.IllegalArgumentException: Invalid ApplicationId: " + s}
 	}
 	return id, nil
 }
@@ -164,7 +165,7 @@ func (s *rest) report(r *http.Request) (*yarnpb.ApplicationReportProto, error) {
 	}
 	rep, ok := s.rm.Apps.ReportOf(id)
 	if !ok {
-		return nil, notFound("app with id: %s not found", r.PathValue("id"))
+		return nil, webapp.NotFound("app with id: %s not found", r.PathValue("id"))
 	}
 	return rep, nil
 }
@@ -172,27 +173,25 @@ func (s *rest) report(r *http.Request) (*yarnpb.ApplicationReportProto, error) {
 func (s *rest) app(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.report(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	s.rm.FillUsage(rep)
-	write(w, r, http.StatusOK, map[string]any{"app": s.context(r).appInfo(rep)})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"app": s.context(r).appInfo(rep)})
 }
 
 func finalStatus(rep *yarnpb.ApplicationReportProto) string {
 	return strings.TrimPrefix(rep.GetFinalApplicationStatus().String(), "APP_")
 }
 
-// appContext is what every AppInfo of one request shares, read once: the host:port the
-// request came to (the proxy links) and the cluster's size.
+// appContext is what every AppInfo of one request shares, read once: the cluster's size.
 type appContext struct {
 	*rest
-	webHost string
-	total   scheduler.Resource
+	total scheduler.Resource
 }
 
-func (s *rest) context(r *http.Request) appContext {
-	return appContext{rest: s, webHost: r.Host, total: s.rm.Engine.Stats().Total}
+func (s *rest) context(*http.Request) appContext {
+	return appContext{rest: s, total: s.rm.Engine.Stats().Total}
 }
 
 // appInfo is AppInfo from an application's report (FillUsage done).
@@ -221,15 +220,16 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	default:
 		ai.ElapsedTime = rm.Opts.Now().UnixMilli() - ai.StartedTime
 	}
-	// AppInfo: no tracking URL ("N/A" too) is UNASSIGNED and left out. A running
-	// application's is the RM's web proxy for it, as the Java RM reports it, whatever the
-	// AM registered (the proxy follows that).
+	// AppInfo: no tracking URL ("N/A" too) is UNASSIGNED and left out; otherwise it is
+	// the report's (the web proxy's page of the application, as in the Java RM), the AM's
+	// while running and its history after.
 	ai.TrackingUI = "UNASSIGNED"
-	if state == yarnpb.YarnApplicationStateProto_RUNNING && s.webHost != "" {
-		ai.TrackingURL, ai.TrackingUI = fmt.Sprintf("http://%s/proxy/%s/", s.webHost, id), "ApplicationMaster"
-	} else if u := rep.GetTrackingUrl(); u != "" && !strings.EqualFold(u, "N/A") {
+	if u := rep.GetTrackingUrl(); u != "" && !strings.EqualFold(u, "N/A") {
+		if !strings.Contains(u, "://") {
+			u = "http://" + u
+		}
 		ai.TrackingURL, ai.TrackingUI = u, "ApplicationMaster"
-		if finished {
+		if rep.GetFinishTime() > 0 {
 			ai.TrackingUI = "History"
 		}
 	}
@@ -292,7 +292,7 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.report(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	id := records.AppIDFromProto(rep.GetApplicationId())
@@ -312,10 +312,10 @@ func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	if len(list) == 0 {
-		write(w, r, http.StatusOK, map[string]any{"appAttempts": struct{}{}})
+		webapp.Write(w, r, http.StatusOK, map[string]any{"appAttempts": struct{}{}})
 		return
 	}
-	write(w, r, http.StatusOK, map[string]any{"appAttempts": map[string]any{"appAttempt": list}})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"appAttempts": map[string]any{"appAttempt": list}})
 }
 
 // appStateOf is AppState: the Java RM names its internal state; Bobbin's states are
@@ -328,7 +328,7 @@ type appState struct {
 func (s *rest) appStateGet(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.report(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	writeBare(w, r, http.StatusOK, "appstate", appState{State: rep.GetYarnApplicationState().String()})
@@ -344,7 +344,7 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if want.State == "" {
-		writeError(w, r, badRequest("the request names no target state"))
+		webapp.WriteError(w, r, webapp.BadRequest("the request names no target state"))
 		return
 	}
 	cur := rep.GetYarnApplicationState().String()
@@ -353,7 +353,7 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !strings.EqualFold(want.State, "KILLED") {
-		writeError(w, r, badRequest("Only 'KILLED' is allowed as a target state."))
+		webapp.WriteError(w, r, webapp.BadRequest("Only 'KILLED' is allowed as a target state."))
 		return
 	}
 	id := records.AppIDFromProto(rep.GetApplicationId())
@@ -370,7 +370,7 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 		diag = fmt.Sprintf("Application %s was killed by user %s at %s", id, user, from)
 	}
 	if !s.rm.KillApp(id, user, diag) {
-		writeError(w, r, notFound("app with id: %s not found", id))
+		webapp.WriteError(w, r, webapp.NotFound("app with id: %s not found", id))
 		return
 	}
 	rep, _ = s.rm.Apps.ReportOf(id)
@@ -380,13 +380,13 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 // changeRequest decodes a PUT's body into body and looks up the application of the path;
 // false when it answered an error.
 func (s *rest) changeRequest(w http.ResponseWriter, r *http.Request, body any) (*yarnpb.ApplicationReportProto, bool) {
-	if err := readJSON(r, body); err != nil {
-		writeError(w, r, err)
+	if err := webapp.ReadJSON(r, body); err != nil {
+		webapp.WriteError(w, r, err)
 		return nil, false
 	}
 	rep, err := s.report(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return nil, false
 	}
 	return rep, true
@@ -416,9 +416,9 @@ func callerOf(r *http.Request) string {
 // writeBare writes an object Jersey renders without a root key (AppState, AppQueue, ...);
 // root names its XML element.
 func writeBare(w http.ResponseWriter, r *http.Request, status int, root string, v any) {
-	if wantsXML(r) {
-		write(w, r, status, map[string]any{root: v})
+	if webapp.WantsXML(r) {
+		webapp.Write(w, r, status, map[string]any{root: v})
 		return
 	}
-	write(w, r, status, v)
+	webapp.Write(w, r, status, v)
 }

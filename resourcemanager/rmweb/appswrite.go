@@ -3,6 +3,7 @@ package rmweb
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -160,29 +161,29 @@ func (s *rest) submissionContext(in *submissionInfo) (*yarnpb.ApplicationSubmiss
 		return nil, err
 	}
 	if len(in.UnknownCredentialsPresent) > 0 || len(in.AMContainerSpec.Credentials) > 0 {
-		return nil, badRequest("credentials in a REST submission are not supported by Bobbin (a cluster without Kerberos needs none)")
+		return nil, webapp.BadRequest("credentials in a REST submission are not supported by Bobbin (a cluster without Kerberos needs none)")
 	}
 	if in.ReservationID != "" {
-		return nil, badRequest("reservation-id: Bobbin has no reservation system")
+		return nil, webapp.BadRequest("reservation-id: Bobbin has no reservation system")
 	}
 	clc := &yarnpb.ContainerLaunchContextProto{}
 	res, err := entries[localResourceInfo](in.AMContainerSpec.LocalResources)
 	if err != nil {
-		return nil, &webError{classWebAppExcept, "javax.xml.bind.UnmarshalException: local-resources: " + err.Error()}
+		return nil, &webapp.Error{Class: webapp.ClassWebAppException, Msg: "javax.xml.bind.UnmarshalException: local-resources: " + err.Error()}
 	}
 	for _, e := range res {
 		u, err := resourceURL(e.Value.Resource)
 		if err != nil {
-			return nil, badRequest("local resource %s: %v", e.Key, err)
+			return nil, webapp.BadRequest("local resource %s: %v", e.Key, err)
 		}
 		lr := &yarnpb.LocalResourceProto{Resource: u, Size: proto.Int64(e.Value.Size), Timestamp: proto.Int64(e.Value.Timestamp)}
 		typ, ok := yarnpb.LocalResourceTypeProto_value[strings.ToUpper(e.Value.Type)]
 		if !ok {
-			return nil, badRequest("local resource %s: unknown type %q", e.Key, e.Value.Type)
+			return nil, webapp.BadRequest("local resource %s: unknown type %q", e.Key, e.Value.Type)
 		}
 		vis, ok := yarnpb.LocalResourceVisibilityProto_value[strings.ToUpper(e.Value.Visibility)]
 		if !ok {
-			return nil, badRequest("local resource %s: unknown visibility %q", e.Key, e.Value.Visibility)
+			return nil, webapp.BadRequest("local resource %s: unknown visibility %q", e.Key, e.Value.Visibility)
 		}
 		lr.Type, lr.Visibility = yarnpb.LocalResourceTypeProto(typ).Enum(), yarnpb.LocalResourceVisibilityProto(vis).Enum()
 		if e.Value.Pattern != "" {
@@ -192,17 +193,17 @@ func (s *rest) submissionContext(in *submissionInfo) (*yarnpb.ApplicationSubmiss
 	}
 	env, err := entries[string](in.AMContainerSpec.Environment)
 	if err != nil {
-		return nil, &webError{classWebAppExcept, "javax.xml.bind.UnmarshalException: environment: " + err.Error()}
+		return nil, &webapp.Error{Class: webapp.ClassWebAppException, Msg: "javax.xml.bind.UnmarshalException: environment: " + err.Error()}
 	}
 	for _, e := range env {
 		clc.Environment = append(clc.Environment, &yarnpb.StringStringMapProto{Key: proto.String(e.Key), Value: proto.String(e.Value)})
 	}
 	if clc.Command, err = stringList(in.AMContainerSpec.Commands, "command"); err != nil {
-		return nil, &webError{classWebAppExcept, "javax.xml.bind.UnmarshalException: commands: " + err.Error()}
+		return nil, &webapp.Error{Class: webapp.ClassWebAppException, Msg: "javax.xml.bind.UnmarshalException: commands: " + err.Error()}
 	}
 	tags, err := stringList(in.ApplicationTags, "tag")
 	if err != nil {
-		return nil, &webError{classWebAppExcept, "javax.xml.bind.UnmarshalException: application-tags: " + err.Error()}
+		return nil, &webapp.Error{Class: webapp.ClassWebAppException, Msg: "javax.xml.bind.UnmarshalException: application-tags: " + err.Error()}
 	}
 	sc := &yarnpb.ApplicationSubmissionContextProto{ApplicationId: id.Proto(), ApplicationName: proto.String(in.ApplicationName),
 		Queue: proto.String(in.Queue), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(in.Priority)}, AmContainerSpec: clc,
@@ -236,17 +237,17 @@ func (s *rest) submissionContext(in *submissionInfo) (*yarnpb.ApplicationSubmiss
 // submit is POST /apps: 202 Accepted with the application's URL, as the Java RM answers.
 func (s *rest) submit(w http.ResponseWriter, r *http.Request) {
 	var in submissionInfo
-	if err := readJSON(r, &in); err != nil {
-		writeError(w, r, err)
+	if err := webapp.ReadJSON(r, &in); err != nil {
+		webapp.WriteError(w, r, err)
 		return
 	}
 	sc, err := s.submissionContext(&in)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	if err := s.rm.Submit(sc, callerOf(r)); err != nil {
-		writeError(w, r, fromRPC(err))
+		webapp.WriteError(w, r, webapp.FromRPC(err))
 		return
 	}
 	id := records.AppIDFromProto(sc.GetApplicationId())
@@ -261,7 +262,7 @@ type appQueue struct {
 func (s *rest) appQueueGet(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.report(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	writeBare(w, r, http.StatusOK, "appqueue", appQueue{Queue: rep.GetQueue()})
@@ -280,7 +281,7 @@ func (s *rest) appQueuePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.rm.MoveApp(id, want.Queue, user); err != nil {
-		writeError(w, r, fromRPC(err))
+		webapp.WriteError(w, r, webapp.FromRPC(err))
 		return
 	}
 	rep, _ = s.rm.Apps.ReportOf(id)
@@ -294,7 +295,7 @@ type appPriority struct {
 func (s *rest) appPriorityGet(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.report(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	writeBare(w, r, http.StatusOK, "applicationpriority", appPriority{Priority: rep.GetPriority().GetPriority()})
@@ -320,7 +321,7 @@ func (s *rest) appPriorityPut(w http.ResponseWriter, r *http.Request) {
 func (s *rest) appStatistics(w http.ResponseWriter, r *http.Request) {
 	types := params(r, "applicationTypes")
 	if len(types) > 1 {
-		writeError(w, r, badRequest("# of applicationTypes = %d, we temporarily support at most one applicationType", len(types)))
+		webapp.WriteError(w, r, webapp.BadRequest("# of applicationTypes = %d, we temporarily support at most one applicationType", len(types)))
 		return
 	}
 	typ := "*"
@@ -335,7 +336,7 @@ func (s *rest) appStatistics(w http.ResponseWriter, r *http.Request) {
 	for _, st := range states {
 		up := strings.ToUpper(st)
 		if _, ok := yarnpb.YarnApplicationStateProto_value[up]; !ok {
-			writeError(w, r, badRequest("Invalid application-state %s specified. It should be one of [%s]", st, strings.Join(appStates, ", ")))
+			webapp.WriteError(w, r, webapp.BadRequest("Invalid application-state %s specified. It should be one of [%s]", st, strings.Join(appStates, ", ")))
 			return
 		}
 		counts[up] = 0
@@ -359,5 +360,5 @@ func (s *rest) appStatistics(w http.ResponseWriter, r *http.Request) {
 			list = append(list, item{State: st, Type: typ, Count: n})
 		}
 	}
-	write(w, r, http.StatusOK, map[string]any{"appStatInfo": map[string]any{"statItem": list}})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"appStatInfo": map[string]any{"statItem": list}})
 }

@@ -1,6 +1,7 @@
 package rmweb
 
 import (
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net/http"
 	"strings"
 
@@ -30,7 +31,7 @@ func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
 	if rm.Store != nil {
 		info.RMStateStoreLocation = rm.Store.Location()
 	}
-	write(w, r, http.StatusOK, map[string]any{"clusterInfo": info})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterInfo": info})
 }
 
 func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +54,7 @@ func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
 		total += n
 	}
 	free := st.Total.Sub(st.Allocated)
-	write(w, r, http.StatusOK, map[string]any{"clusterMetrics": clusterMetricsInfo{
+	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterMetrics": clusterMetricsInfo{
 		AppsSubmitted: m.AppsSubmitted.Count(), AppsCompleted: m.AppsCompleted.Count(), AppsPending: pending, AppsRunning: running,
 		AppsFailed: m.AppsFailed.Count(), AppsKilled: m.AppsKilled.Count(),
 		AvailableMB: free[scheduler.Memory], AllocatedMB: st.Allocated[scheduler.Memory],
@@ -84,7 +85,7 @@ func nodeStates(r *http.Request) ([]yarnpb.NodeStateProto, error) {
 			}
 			st, ok := yarnpb.NodeStateProto_value["NS_"+s]
 			if !ok {
-				return nil, &webError{"java.lang.IllegalArgumentException", "No enum constant org.apache.hadoop.yarn.api.records.NodeState." + s}
+				return nil, &webapp.Error{Class: "java.lang.IllegalArgumentException", Msg: "No enum constant org.apache.hadoop.yarn.api.records.NodeState." + s}
 			}
 			out = append(out, yarnpb.NodeStateProto(st))
 		}
@@ -95,25 +96,25 @@ func nodeStates(r *http.Request) ([]yarnpb.NodeStateProto, error) {
 func (s *rest) nodes(w http.ResponseWriter, r *http.Request) {
 	states, err := nodeStates(r)
 	if err != nil {
-		writeError(w, r, err)
+		webapp.WriteError(w, r, err)
 		return
 	}
 	list := s.nodeInfos(states, "")
 	if len(list) == 0 {
-		write(w, r, http.StatusOK, map[string]any{"nodes": struct{}{}})
+		webapp.Write(w, r, http.StatusOK, map[string]any{"nodes": struct{}{}})
 		return
 	}
-	write(w, r, http.StatusOK, map[string]any{"nodes": map[string]any{"node": list}})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"nodes": map[string]any{"node": list}})
 }
 
 func (s *rest) node(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	list := s.nodeInfos(nil, id)
 	if len(list) == 0 {
-		writeError(w, r, notFound("nodeId, %s, is not found", id))
+		webapp.WriteError(w, r, webapp.NotFound("nodeId, %s, is not found", id))
 		return
 	}
-	write(w, r, http.StatusOK, map[string]any{"node": list[0]})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"node": list[0]})
 }
 
 // nodeInfos reports the nodes in states (all with none), or only the node key only.

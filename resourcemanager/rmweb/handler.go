@@ -1,6 +1,7 @@
 package rmweb
 
 import (
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net/http"
 	"net/http/pprof"
 	"runtime"
@@ -14,6 +15,8 @@ import (
 // Options are what the web layer knows beyond the core.
 type Options struct {
 	HA bool // the RM runs with HA (this core is the active one)
+	// Proxy serves /proxy/ (the web proxy), nil when it runs apart (yarn.web-proxy.address).
+	Proxy http.Handler
 }
 
 // Handler serves the RM's HTTP endpoints on yarn.resourcemanager.webapp.address: the
@@ -43,8 +46,11 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	mux.HandleFunc("GET /ws/v1/cluster/nodes/{id}", s.node)
 	// Anything else under /ws is Jersey's 404, as RemoteException JSON.
 	mux.HandleFunc("/ws/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &webError{classNotFound, "java.lang.Exception: no resource at " + r.URL.Path})
+		webapp.WriteError(w, r, &webapp.Error{Class: webapp.ClassNotFound, Msg: "java.lang.Exception: no resource at " + r.URL.Path})
 	})
+	if opts.Proxy != nil {
+		mux.Handle("/proxy/", opts.Proxy)
+	}
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		metrics.WriteJSONOnce(rm.Opts.Metrics, w)

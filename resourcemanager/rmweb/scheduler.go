@@ -1,6 +1,7 @@
 package rmweb
 
 import (
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"math"
 	"net/http"
 	"sort"
@@ -180,7 +181,7 @@ func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
 	for _, c := range root.Children {
 		info.Queues.Queue = append(info.Queues.Queue, b.queue(c))
 	}
-	write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": info}})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": info}})
 }
 
 type treeBuilder struct {

@@ -1,4 +1,7 @@
-package rmweb
+// Package webapp is what the daemons' web servers share: Hadoop's REST rendering (JSON by
+// default, XML on request, from the same objects) and its RemoteException errors, as the
+// Java daemons' Jersey resources answer.
+package webapp
 
 import (
 	"bytes"
@@ -19,8 +22,8 @@ import (
 // the XML from that JSON: an object is an element per key, a list repeats its key's
 // element, which is how JAXB writes the same objects.
 
-// wantsXML reports whether the client prefers XML to JSON.
-func wantsXML(r *http.Request) bool {
+// WantsXML reports whether the client prefers XML to JSON.
+func WantsXML(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
 		mt := strings.TrimSpace(strings.SplitN(part, ";", 2)[0])
 		switch mt {
@@ -33,15 +36,15 @@ func wantsXML(r *http.Request) bool {
 	return false
 }
 
-// write sends v (marshalled to JSON; its single top-level key is the XML root) with the
+// Write sends v (marshalled to JSON; its single top-level key is the XML root) with the
 // given status.
-func write(w http.ResponseWriter, r *http.Request, status int, v any) {
+func Write(w http.ResponseWriter, r *http.Request, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	if wantsXML(r) {
+	if WantsXML(r) {
 		var buf bytes.Buffer
 		buf.WriteString(xml.Header)
 		if err := jsonToXML(&buf, body); err != nil {
@@ -67,7 +70,7 @@ func jsonToXML(w *bytes.Buffer, doc []byte) error {
 		return err
 	}
 	if t != json.Delim('{') {
-		return errors.New("rmweb: XML needs a JSON object")
+		return errors.New("webapp: XML needs a JSON object")
 	}
 	for dec.More() {
 		k, err := dec.Token()
@@ -135,83 +138,83 @@ type remoteException struct {
 
 // Java exception classes of the REST errors.
 const (
-	classNotFound     = "org.apache.hadoop.yarn.webapp.NotFoundException"
-	classBadRequest   = "org.apache.hadoop.yarn.webapp.BadRequestException"
-	classForbidden    = "org.apache.hadoop.yarn.webapp.ForbiddenException"
-	classAuthz        = "org.apache.hadoop.security.authorize.AuthorizationException"
-	classYarn         = "org.apache.hadoop.yarn.exceptions.YarnException"
-	classWebAppExcept = "javax.ws.rs.WebApplicationException"
+	ClassNotFound        = "org.apache.hadoop.yarn.webapp.NotFoundException"
+	ClassBadRequest      = "org.apache.hadoop.yarn.webapp.BadRequestException"
+	ClassForbidden       = "org.apache.hadoop.yarn.webapp.ForbiddenException"
+	ClassAuthz           = "org.apache.hadoop.security.authorize.AuthorizationException"
+	ClassYarn            = "org.apache.hadoop.yarn.exceptions.YarnException"
+	ClassWebAppException = "javax.ws.rs.WebApplicationException"
 )
 
 // statusOf is GenericExceptionHandler's mapping of exception classes to HTTP statuses.
 var statusOf = map[string]int{
-	classNotFound: http.StatusNotFound, classBadRequest: http.StatusBadRequest, classForbidden: http.StatusForbidden,
-	classAuthz: http.StatusUnauthorized, classWebAppExcept: http.StatusBadRequest,
+	ClassNotFound: http.StatusNotFound, ClassBadRequest: http.StatusBadRequest, ClassForbidden: http.StatusForbidden,
+	ClassAuthz: http.StatusUnauthorized, ClassWebAppException: http.StatusBadRequest,
 	"java.lang.IllegalArgumentException": http.StatusBadRequest, "java.lang.NumberFormatException": http.StatusBadRequest,
 }
 
-// webError is an error answered as a RemoteException.
-type webError struct {
-	class, msg string
+// Error is an error answered as a RemoteException.
+type Error struct {
+	Class, Msg string
 }
 
-func (e *webError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.Msg }
 
-// notFound, badRequest and forbidden build the YARN webapp exceptions; their messages
+// NotFound, BadRequest and Forbidden build the YARN webapp exceptions; their messages
 // carry the "java.lang.Exception: " the Java classes add when built from a string.
-func notFound(format string, args ...any) *webError {
-	return &webError{classNotFound, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
+func NotFound(format string, args ...any) *Error {
+	return &Error{ClassNotFound, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
 }
 
-func badRequest(format string, args ...any) *webError {
-	return &webError{classBadRequest, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
+func BadRequest(format string, args ...any) *Error {
+	return &Error{ClassBadRequest, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
 }
 
-func forbidden(format string, args ...any) *webError {
-	return &webError{classForbidden, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
+func Forbidden(format string, args ...any) *Error {
+	return &Error{ClassForbidden, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
 }
 
-// writeError answers err as the Java RM's RemoteException JSON (or XML).
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var we *webError
+// WriteError answers err as the Java RM's RemoteException JSON (or XML).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var we *Error
 	if !errors.As(err, &we) {
-		we = &webError{classYarn, err.Error()}
+		we = &Error{ClassYarn, err.Error()}
 	}
-	status, ok := statusOf[we.class]
+	status, ok := statusOf[we.Class]
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	simple := we.class[strings.LastIndexByte(we.class, '.')+1:]
-	write(w, r, status, map[string]any{"RemoteException": remoteException{Exception: simple, Message: we.msg, JavaClassName: we.class}})
+	simple := we.Class[strings.LastIndexByte(we.Class, '.')+1:]
+	Write(w, r, status, map[string]any{"RemoteException": remoteException{Exception: simple, Message: we.Msg, JavaClassName: we.Class}})
 }
 
-// fromRPC answers an RPC-layer error (rmcore's, shared with the RPC services) with the
+// FromRPC answers an RPC-layer error (rmcore's, shared with the RPC services) with the
 // same Java class over REST.
-func fromRPC(err error) error {
+func FromRPC(err error) error {
 	var re *rpc.RemoteError
 	if errors.As(err, &re) {
-		return &webError{re.Class, re.Message}
+		return &Error{re.Class, re.Message}
 	}
 	return err
 }
 
-// readJSON decodes a request body of at most 1 MiB into v; malformed input is a 400.
-func readJSON(r *http.Request, v any) error {
+// ReadJSON decodes a request body of at most 1 MiB into v; malformed input is a 400.
+func ReadJSON(r *http.Request, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
 	if err != nil {
-		return &webError{classWebAppExcept, "reading the request body: " + err.Error()}
+		return &Error{ClassWebAppException, "reading the request body: " + err.Error()}
 	}
 	if len(body) > 1<<20 {
-		return &webError{classWebAppExcept, "request body larger than 1 MiB"}
+		return &Error{ClassWebAppException, "request body larger than 1 MiB"}
 	}
 	if strings.Contains(r.Header.Get("Content-Type"), "xml") {
 		if err := xml.Unmarshal(body, v); err != nil {
-			return &webError{classWebAppExcept, "javax.xml.bind.UnmarshalException: " + err.Error()}
+			return &Error{ClassWebAppException, "javax.xml.bind.UnmarshalException: " + err.Error()}
 		}
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return &webError{classWebAppExcept, "javax.xml.bind.UnmarshalException: " + err.Error()}
+		return &Error{ClassWebAppException, "javax.xml.bind.UnmarshalException: " + err.Error()}
 	}
 	return nil
 }

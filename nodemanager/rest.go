@@ -1,0 +1,273 @@
+package nodemanager
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
+)
+
+// The NodeManager REST API under /ws/v1/node in the Java NM's shapes (NMWebServices):
+// the node, its applications and containers, and container log files.
+
+// nodeInfo is NMWebServices' NodeInfo.
+type nodeInfo struct {
+	HealthReport                   string `json:"healthReport"`
+	TotalVmemAllocatedContainersMB int64  `json:"totalVmemAllocatedContainersMB"`
+	TotalPmemAllocatedContainersMB int64  `json:"totalPmemAllocatedContainersMB"`
+	TotalVCoresAllocatedContainers int64  `json:"totalVCoresAllocatedContainers"`
+	VmemCheckEnabled               bool   `json:"vmemCheckEnabled"`
+	PmemCheckEnabled               bool   `json:"pmemCheckEnabled"`
+	LastNodeUpdateTime             int64  `json:"lastNodeUpdateTime"`
+	NodeHealthy                    bool   `json:"nodeHealthy"`
+	NodeManagerVersion             string `json:"nodeManagerVersion"`
+	NodeManagerBuildVersion        string `json:"nodeManagerBuildVersion"`
+	NodeManagerVersionBuiltOn      string `json:"nodeManagerVersionBuiltOn"`
+	HadoopVersion                  string `json:"hadoopVersion"`
+	HadoopBuildVersion             string `json:"hadoopBuildVersion"`
+	HadoopVersionBuiltOn           string `json:"hadoopVersionBuiltOn"`
+	ID                             string `json:"id"`
+	NodeHostName                   string `json:"nodeHostName"`
+	NMStartupTime                  int64  `json:"nmStartupTime"`
+}
+
+// nmAppInfo is NMWebServices' AppInfo.
+type nmAppInfo struct {
+	ID           string   `json:"id"`
+	State        string   `json:"state"`
+	User         string   `json:"user"`
+	ContainerIDs []string `json:"containerids,omitempty"`
+}
+
+// nmContainerInfo is NMWebServices' ContainerInfo.
+type nmContainerInfo struct {
+	ID                  string   `json:"id"`
+	State               string   `json:"state"`
+	ExitCode            int32    `json:"exitCode"`
+	Diagnostics         string   `json:"diagnostics"`
+	User                string   `json:"user"`
+	TotalMemoryNeededMB int64    `json:"totalMemoryNeededMB"`
+	TotalVCoresNeeded   int32    `json:"totalVCoresNeeded"`
+	ContainerLogsLink   string   `json:"containerLogsLink"`
+	NodeID              string   `json:"nodeId"`
+	ContainerLogFiles   []string `json:"containerLogFiles"`
+	ExecutionType       string   `json:"executionType"`
+}
+
+func (nm *NodeManager) restRoutes(mux *http.ServeMux) {
+	for _, p := range []string{"/ws/v1/node", "/ws/v1/node/{$}", "/ws/v1/node/info"} {
+		mux.HandleFunc("GET "+p, nm.restInfo)
+	}
+	mux.HandleFunc("GET /ws/v1/node/apps", nm.restApps)
+	mux.HandleFunc("GET /ws/v1/node/apps/{id}", nm.restApp)
+	mux.HandleFunc("GET /ws/v1/node/containers", nm.restContainers)
+	mux.HandleFunc("GET /ws/v1/node/containers/{id}", nm.restContainer)
+	mux.HandleFunc("GET /ws/v1/node/containerlogs/{id}/{file}", nm.restContainerLog)
+}
+
+func (nm *NodeManager) restInfo(w http.ResponseWriter, r *http.Request) {
+	s := nm.settings
+	health := nm.healthStatus()
+	nm.mu.Lock()
+	id, started := nm.nodeID, nm.startedAt
+	nm.mu.Unlock()
+	vmem := s.MemoryMB
+	if s.VmemRatio > 0 {
+		vmem = int64(float64(s.MemoryMB) * s.VmemRatio)
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"nodeInfo": nodeInfo{
+		HealthReport: health.GetHealthReport(), TotalVmemAllocatedContainersMB: vmem, TotalPmemAllocatedContainersMB: s.MemoryMB,
+		TotalVCoresAllocatedContainers: int64(s.VCores), VmemCheckEnabled: s.VmemCheck, PmemCheckEnabled: s.PmemCheck,
+		LastNodeUpdateTime: health.GetLastHealthReportTime(), NodeHealthy: health.GetIsNodeHealthy(),
+		NodeManagerVersion: nmVersion, NodeManagerBuildVersion: nmVersion + " (Bobbin)", NodeManagerVersionBuiltOn: buildDate,
+		HadoopVersion: nmVersion, HadoopBuildVersion: nmVersion + " (Bobbin)", HadoopVersionBuiltOn: buildDate,
+		ID: id, NodeHostName: s.Host, NMStartupTime: started.UnixMilli(),
+	}})
+}
+
+// buildDate stands for the Java NM's build date, which clients show but never parse.
+const buildDate = "Bobbin"
+
+// appInfos lists the node's applications, with the containers each has here.
+func (nm *NodeManager) appInfos() []nmAppInfo {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	byApp := map[records.ApplicationID][]string{}
+	for id := range nm.containers {
+		byApp[id.Attempt.App] = append(byApp[id.Attempt.App], id.String())
+	}
+	out := make([]nmAppInfo, 0, len(nm.apps))
+	for id, a := range nm.apps {
+		ids := byApp[id]
+		sort.Strings(ids)
+		out = append(out, nmAppInfo{ID: id.String(), State: "RUNNING", User: a.user, ContainerIDs: ids})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (nm *NodeManager) restApps(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if st := q.Get("state"); st != "" && !validAppState[st] {
+		webapp.WriteError(w, r, &webapp.Error{Class: "java.lang.IllegalArgumentException",
+			Msg: "No enum constant org.apache.hadoop.yarn.server.nodemanager.containermanager.application.ApplicationState." + st})
+		return
+	}
+	var list []nmAppInfo
+	for _, a := range nm.appInfos() {
+		if (q.Get("state") == "" || q.Get("state") == a.State) && (q.Get("user") == "" || q.Get("user") == a.User) {
+			list = append(list, a)
+		}
+	}
+	if len(list) == 0 {
+		webapp.Write(w, r, http.StatusOK, map[string]any{"apps": nil})
+		return
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
+}
+
+// validAppState are the Java NM's ApplicationState names.
+var validAppState = map[string]bool{"NEW": true, "INITING": true, "RUNNING": true, "FINISHING_CONTAINERS_WAIT": true,
+	"APPLICATION_RESOURCES_CLEANINGUP": true, "FINISHED": true}
+
+func (nm *NodeManager) restApp(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := records.ParseApplicationID(raw)
+	if err != nil {
+		webapp.WriteError(w, r, webapp.BadRequest("Invalid ApplicationId: %s", raw))
+		return
+	}
+	for _, a := range nm.appInfos() {
+		if a.ID == id.String() {
+			webapp.Write(w, r, http.StatusOK, map[string]any{"app": a})
+			return
+		}
+	}
+	webapp.WriteError(w, r, webapp.NotFound("app with id %s not found", raw))
+}
+
+// containerInfo describes c; call with nm.mu held.
+func (nm *NodeManager) containerInfo(c *nmContainer) nmContainerInfo {
+	r := c.ident.GetResource()
+	info := nmContainerInfo{ID: c.id.String(), State: nmContainerState(c), ExitCode: -1000, Diagnostics: c.diag, User: c.user,
+		TotalMemoryNeededMB: r.GetMemory(), TotalVCoresNeeded: r.GetVirtualCores(), NodeID: nm.nodeID,
+		ContainerLogsLink: "http://" + nm.httpAddress() + "/node/containerlogs/" + c.id.String() + "/" + c.user,
+		ContainerLogFiles: []string{}, ExecutionType: c.ident.GetExecutionType().String()}
+	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+		info.ExitCode = c.exit
+	}
+	for _, dir := range nm.containerLogDirs(c.id) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				info.ContainerLogFiles = append(info.ContainerLogFiles, e.Name())
+			}
+		}
+	}
+	return info
+}
+
+// nmContainerState names a container's state as the Java NM's ContainerState does.
+func nmContainerState(c *nmContainer) string {
+	switch {
+	case c.state == yarnpb.ContainerStateProto_C_NEW && c.cancel != nil:
+		return "LOCALIZING"
+	case c.state == yarnpb.ContainerStateProto_C_NEW:
+		return "NEW"
+	case c.state == yarnpb.ContainerStateProto_C_RUNNING && c.killExit != 0:
+		return "KILLING"
+	case c.state == yarnpb.ContainerStateProto_C_RUNNING:
+		return "RUNNING"
+	}
+	return "DONE"
+}
+
+// httpAddress is the web address as the node's id names its host; call with nm.mu held.
+func (nm *NodeManager) httpAddress() string {
+	return net.JoinHostPort(nm.settings.Host, strconv.Itoa(int(nm.httpPort)))
+}
+
+// containerLogDirs are the dirs a container's logs are in (one per log dir that has it).
+func (nm *NodeManager) containerLogDirs(id records.ContainerID) []string {
+	var out []string
+	for _, l := range nm.settings.LogDirs {
+		dir := filepath.Join(l, id.Attempt.App.String(), id.String())
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+func (nm *NodeManager) restContainers(w http.ResponseWriter, r *http.Request) {
+	nm.mu.Lock()
+	list := make([]nmContainerInfo, 0, len(nm.containers))
+	for _, c := range nm.containers {
+		list = append(list, nm.containerInfo(c))
+	}
+	nm.mu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	if len(list) == 0 {
+		webapp.Write(w, r, http.StatusOK, map[string]any{"containers": nil})
+		return
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"containers": map[string]any{"container": list}})
+}
+
+func (nm *NodeManager) restContainer(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := records.ParseContainerID(raw)
+	if err != nil {
+		webapp.WriteError(w, r, webapp.BadRequest("invalid container id, %s", raw))
+		return
+	}
+	nm.mu.Lock()
+	c, ok := nm.containers[id]
+	var info nmContainerInfo
+	if ok {
+		info = nm.containerInfo(c)
+	}
+	nm.mu.Unlock()
+	if !ok {
+		webapp.WriteError(w, r, webapp.NotFound("container with id, %s, not found", raw))
+		return
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"container": info})
+}
+
+// restContainerLog serves one log file of a container, as text (the Java NM's
+// /ws/v1/node/containerlogs/{containerid}/{filename}).
+func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) {
+	id, err := records.ParseContainerID(r.PathValue("id"))
+	if err != nil {
+		http.Error(w, "Invalid ContainerId: "+r.PathValue("id"), http.StatusBadRequest)
+		return
+	}
+	name := r.PathValue("file")
+	if name != filepath.Base(name) || name == "." || name == ".." {
+		http.Error(w, "Invalid file name: "+name, http.StatusBadRequest)
+		return
+	}
+	for _, dir := range nm.containerLogDirs(id) {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		var mod time.Time
+		if st, err := f.Stat(); err == nil {
+			mod = st.ModTime()
+		}
+		http.ServeContent(w, r, "", mod, f)
+		return
+	}
+	http.Error(w, "Cannot find this log on the local disk.", http.StatusNotFound)
+}
