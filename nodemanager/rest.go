@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -26,6 +29,7 @@ type nodeInfo struct {
 	VmemCheckEnabled               bool   `json:"vmemCheckEnabled"`
 	PmemCheckEnabled               bool   `json:"pmemCheckEnabled"`
 	LastNodeUpdateTime             int64  `json:"lastNodeUpdateTime"`
+	ResourceTypes                  string `json:"resourceTypes"`
 	NodeHealthy                    bool   `json:"nodeHealthy"`
 	NodeManagerVersion             string `json:"nodeManagerVersion"`
 	NodeManagerBuildVersion        string `json:"nodeManagerBuildVersion"`
@@ -85,11 +89,25 @@ func (nm *NodeManager) restInfo(w http.ResponseWriter, r *http.Request) {
 	webapp.Write(w, r, http.StatusOK, map[string]any{"nodeInfo": nodeInfo{
 		HealthReport: health.GetHealthReport(), TotalVmemAllocatedContainersMB: vmem, TotalPmemAllocatedContainersMB: s.MemoryMB,
 		TotalVCoresAllocatedContainers: int64(s.VCores), VmemCheckEnabled: s.VmemCheck, PmemCheckEnabled: s.PmemCheck,
-		LastNodeUpdateTime: health.GetLastHealthReportTime(), NodeHealthy: health.GetIsNodeHealthy(),
+		LastNodeUpdateTime: health.GetLastHealthReportTime(), ResourceTypes: typesSummary(s.Types), NodeHealthy: health.GetIsNodeHealthy(),
 		NodeManagerVersion: nmVersion, NodeManagerBuildVersion: nmVersion + " (Bobbin)", NodeManagerVersionBuiltOn: buildDate,
 		HadoopVersion: nmVersion, HadoopBuildVersion: nmVersion + " (Bobbin)", HadoopVersionBuiltOn: buildDate,
 		ID: id, NodeHostName: s.Host, NMStartupTime: started.UnixMilli(),
 	}})
+}
+
+// typesSummary lists the resource types as the Java NM's node page does: "memory-mb
+// (unit=Mi), vcores".
+func typesSummary(t resourcetypes.Types) string {
+	var parts []string
+	for _, ty := range t.All() {
+		if ty.Units != "" {
+			parts = append(parts, ty.Name+" (unit="+ty.Units+")")
+		} else {
+			parts = append(parts, ty.Name)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // buildDate stands for the Java NM's build date, which clients show but never parse.
