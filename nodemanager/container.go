@@ -256,6 +256,7 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	}
 	c.proc, c.state, c.started = proc, yarnpb.ContainerStateProto_C_RUNNING, nm.opts.Now()
 	nm.mu.Unlock()
+	nm.counts.launched.Inc(1)
 	log.WithField("pid", proc.Pid()).Info("container launched")
 	code := proc.Wait()
 	proc.Stop(0) // nothing the container started outlives it
@@ -292,6 +293,7 @@ func (nm *NodeManager) complete(c *nmContainer, exit int32, diag string) {
 		return
 	}
 	c.state, c.exit, c.diag = yarnpb.ContainerStateProto_C_COMPLETE, exit, diag
+	nm.counts.ended(c.killExit != 0, exit)
 	close(c.done)
 }
 

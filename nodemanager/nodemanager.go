@@ -261,6 +261,7 @@ type NodeManager struct {
 	disks        diskHealth
 	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
 	startedAt    time.Time  // when Start began serving
+	counts       nmCounters
 }
 
 // New checks the configuration; nothing runs until Start.
@@ -300,7 +301,8 @@ func New(opts Options) (*NodeManager, error) {
 	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		local:      localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
 		keys:       security.NewNodeKeys(),
-		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{})}
+		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
+		counts: newNMCounters(opts.Metrics)}
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
 	}

@@ -9,6 +9,7 @@ import (
 	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
 // webHandler serves the NodeManager's HTTP address: container logs at
@@ -18,6 +19,10 @@ import (
 func (nm *NodeManager) webHandler() http.Handler {
 	mux := http.NewServeMux()
 	nm.restRoutes(mux)
+	host, _ := os.Hostname()
+	d := &webapp.Daemon{Service: "NodeManager", Host: host, Conf: nm.opts.Conf, Log: nm.opts.Logger.Logger, Metrics: nm.opts.Metrics,
+		Started: nm.opts.Now(), Beans: nm.beans}
+	d.Install(mux)
 	mux.HandleFunc("GET /ws/v1/node/borrowed", nm.serveBorrowed)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -203,6 +203,12 @@ func standbyAdmin(msg string) (*rpc.Protocol, error) {
 // ServeHTTP serves the web port: the active core's endpoints; on a standby,
 // /ws/v1/cluster/info (haState STANDBY) and a redirect to the active RM for the rest.
 func (rm *ResourceManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rm.webMux.ServeHTTP(w, r)
+}
+
+// serveActive serves the active core's pages; a standby answers its own state, or sends
+// the caller to the active RM.
+func (rm *ResourceManager) serveActive(w http.ResponseWriter, r *http.Request) {
 	rm.mu.Lock()
 	h := rm.webCore
 	rm.mu.Unlock()

@@ -33,6 +33,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
 // Options configure a ResourceManager.
@@ -76,6 +77,7 @@ type ResourceManager struct {
 	mu       sync.Mutex
 	state    commonpb.HAServiceStateProto
 	webCore  http.Handler
+	webMux   *http.ServeMux // the daemon's own pages (/jmx, /conf, ...), then serveActive
 	stopCore context.CancelFunc
 	serving  sync.WaitGroup
 	started  bool
@@ -122,6 +124,12 @@ func New(opts Options) (*ResourceManager, error) {
 		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
 			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck})
 	}
+	rm.webMux = http.NewServeMux()
+	host, _ := os.Hostname()
+	daemon := &webapp.Daemon{Service: "ResourceManager", Host: host, Conf: opts.Conf, Log: opts.Logger.Logger, Metrics: opts.Metrics,
+		Started: time.Now(), Beans: rm.beans}
+	daemon.Install(rm.webMux)
+	rm.webMux.HandleFunc("/", rm.serveActive)
 	rm.client = server("ClientRMService", settings.ClientHandlers, nil)
 	rm.tracker = server("ResourceTrackerService", settings.TrackerHandlers, nil)
 	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
@@ -201,6 +209,25 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 	rm.webCore = rmweb.Handler(core, rmweb.Options{HA: rm.ha != nil, Proxy: proxy})
 	rm.mu.Unlock()
 	return nil
+}
+
+// beans are the active core's MBeans (none on a standby) for /jmx and /prom.
+func (rm *ResourceManager) beans() []webapp.Bean {
+	rm.mu.Lock()
+	core, active := rm.Core, rm.state == commonpb.HAServiceStateProto_ACTIVE
+	addrs := []net.Addr{rm.clientAddr, rm.trackerAddr, rm.schedulerAddr, rm.adminAddr}
+	rm.mu.Unlock()
+	var servers []rmweb.RPCServer
+	for i, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler, rm.admin} {
+		if tcp, ok := addrs[i].(*net.TCPAddr); ok {
+			servers = append(servers, rmweb.RPCServer{Port: tcp.Port, Activity: s.Activity})
+		}
+	}
+	if core == nil || !active {
+		return nil
+	}
+	host, _ := os.Hostname()
+	return rmweb.Beans(core, host, servers)
 }
 
 // trackingBase is the "http://host:port" applications' tracking URLs name: the separate

@@ -57,7 +57,9 @@ func TestWebProxyFollowsTheApplication(t *testing.T) {
 		if !wait() {
 			return 1
 		}
-		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "http://history.example:19888/jobhistory/job/job_1"); err != nil {
+		// Once unregistered the RM ends the application and its container may be stopped
+		// (ctx ends) before Finish hears the answer.
+		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "http://history.example:19888/jobhistory/job/job_1"); err != nil && ctx.Err() == nil {
 			t.Errorf("unregister: %v", err)
 			return 1
 		}

@@ -19,7 +19,13 @@ func (c *serverConn) dispatch(h *commonpb.RpcRequestHeaderProto, rh *commonpb.Re
 	caller.CallID = h.GetCallId()
 	caller.ClientID = h.GetClientId()
 	caller.RetryCount = h.GetRetryCount()
+	act := &c.srv.act
+	act.waiting.Add(1)
+	waitStart := time.Now()
 	c.srv.handlers <- struct{}{}
+	act.waiting.Add(-1)
+	act.queueOps.Add(1)
+	act.queueNanos.Add(int64(time.Since(waitStart)))
 	c.calls.Add(1)
 	if c.kept != nil {
 		c.kept.CallStarted()
@@ -40,6 +46,8 @@ func (c *serverConn) runCall(caller *Caller, rh *commonpb.RequestHeaderProto, bo
 	start := time.Now()
 	protoName := rh.GetDeclaringClassProtocolName()
 	resp, err := c.invoke(caller, rh, body)
+	c.srv.act.procOps.Add(1)
+	c.srv.act.procNanos.Add(int64(time.Since(start)))
 	if err == nil {
 		c.srv.timer(protoName, caller.Method).UpdateSince(start)
 		c.writeSuccess(caller, resp)

@@ -138,6 +138,7 @@ type Server struct {
 	timers   sync.Map // "protocol#method" -> metrics.Timer
 	connsGau metrics.Gauge
 	errs     metrics.Counter
+	act      activity
 }
 
 // NewServer returns a server with no protocols.

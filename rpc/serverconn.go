@@ -141,6 +141,7 @@ func (c *serverConn) serve() {
 			}
 			return
 		}
+		c.srv.act.receivedBytes.Add(int64(len(packet)) + 4)
 		if err := c.processPacket(packet); err != nil {
 			c.fail(err)
 			return
@@ -156,6 +157,12 @@ func (c *serverConn) fail(err error) {
 	var re *RemoteError
 	if errors.As(err, &re) {
 		c.srv.errs.Inc(1)
+		switch re.Class {
+		case ClassSaslException, ClassInvalidToken:
+			c.srv.act.authnFailed.Add(1)
+		case ClassAccessControl:
+			c.srv.act.authzFailed.Add(1)
+		}
 		c.log.WithFields(logrus.Fields{"class": re.Class, "user": c.caller.User}).Warnf("IPC connection refused: %s", re.Message)
 		callID := CallIDAuthFailed
 		c.writeError(callID, nil, -1, re)
@@ -276,6 +283,7 @@ func (c *serverConn) processConnectionContext(payload []byte) error {
 		c.caller.RealUser = ui.GetRealUser()
 	}
 	c.contextRead = true
+	c.srv.act.authzOK.Add(1)
 	if c.kept != nil {
 		c.kept.Established(ConnState{SASL: c.preamble.Auth == AuthSASL, Auth: c.caller.Auth, User: c.caller.User,
 			RealUser: c.caller.RealUser, TokenKind: c.caller.TokenKind, TokenID: c.caller.TokenID, Protocol: c.caller.Protocol})

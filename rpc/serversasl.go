@@ -97,6 +97,7 @@ func (c *serverConn) verifyToken(response []byte) error {
 	c.caller.User = tokenUser
 	c.caller.TokenKind = sm.TokenKind()
 	c.caller.TokenID = tokenID
+	c.srv.act.authnOK.Add(1)
 	return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum(), Token: final})
 }
 

@@ -58,7 +58,8 @@ func (c *serverConn) writeRaw(p []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(time.Minute))
-	_, err := c.nc.Write(p)
+	n, err := c.nc.Write(p)
+	c.srv.act.sentBytes.Add(int64(n))
 	if err != nil && c.kept != nil {
 		c.kept.Broken() // part of the packet may be out: the stream cannot be taken over
 	}

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -54,6 +55,19 @@ type Handler struct {
 
 	mu   sync.RWMutex
 	jobs map[string]job // job id -> its user, app and secret
+
+	bytes, ok, failed, conns atomic.Int64
+}
+
+// Stats are the Java ShuffleHandler's ShuffleMetrics: bytes of map output sent, map
+// outputs sent and failed, and requests being served now.
+type Stats struct {
+	OutputBytes, OutputsOK, OutputsFailed, Connections int64
+}
+
+// Stats reports the handler's figures since it was built.
+func (h *Handler) Stats() Stats {
+	return Stats{OutputBytes: h.bytes.Load(), OutputsOK: h.ok.Load(), OutputsFailed: h.failed.Load(), Connections: h.conns.Load()}
 }
 
 type job struct {
@@ -116,6 +130,8 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 
 // ServeHTTP answers /mapOutput requests.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.conns.Add(1)
+	defer h.conns.Add(-1)
 	log := h.Logger
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
@@ -177,6 +193,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, id := range mapIDs {
 		file, rec, err := h.locate(j, id, reduce)
 		if err != nil {
+			h.failed.Add(1)
 			log.WithError(err).WithFields(logrus.Fields{"job": jobs[0], "map": id, "reduce": reduce}).Warn("shuffle: map output not served")
 			httpError(w, http.StatusInternalServerError, err.Error())
 			return
@@ -202,15 +219,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bw.Write(shuffleHeader(p.id, p.partLen, p.rawLen, reduce))
 		f, err := os.Open(p.file)
 		if err != nil {
+			h.failed.Add(1)
 			return // the status is sent: the fetcher sees a short body and retries
 		}
-		_, err = io.Copy(bw, io.NewSectionReader(f, p.offset, p.partLen))
+		n, err := io.Copy(bw, io.NewSectionReader(f, p.offset, p.partLen))
 		f.Close()
+		h.bytes.Add(n)
 		if err != nil {
+			h.failed.Add(1)
 			return
 		}
 	}
 	if bw.Flush() == nil {
+		h.ok.Add(int64(len(parts)))
 		log.WithFields(logrus.Fields{"job": jobs[0], "reduce": reduce, "maps": len(parts), "bytes": total}).Info("map output served")
 	}
 }

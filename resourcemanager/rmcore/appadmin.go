@@ -19,7 +19,7 @@ func (rm *Core) KillApp(id records.ApplicationID, user, diagnostics string) (fou
 		return false
 	}
 	if killed {
-		rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_KILLED)
+		rm.AppEnded(id, yarnpb.YarnApplicationStateProto_KILLED)
 	}
 	rm.EndApp(id)
 	rm.Log.WithFields(map[string]any{"application": id.String(), "user": user}).Info("application killed")
@@ -112,4 +112,11 @@ func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user st
 		rm.Log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": user}).Info("application priority updated")
 	}
 	return got, ok
+}
+
+// AppEnded counts application id's end in state, in its queue's figures too.
+func (rm *Core) AppEnded(id records.ApplicationID, state yarnpb.YarnApplicationStateProto) {
+	queue := ""
+	rm.Apps.View(id, func(a *rmstate.App) { queue = a.Queue })
+	rm.Metrics.AppEnded(queue, state)
 }

@@ -129,7 +129,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	}
 	if failed {
 		rm.Metrics.attemptFailed(false)
-		rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_FAILED)
+		rm.AppEnded(att.App, yarnpb.YarnApplicationStateProto_FAILED)
 		log.Warn(appDiagnostics)
 		rm.EndApp(att.App)
 	}

@@ -1,6 +1,8 @@
 package rmcore
 
 import (
+	"sync"
+
 	metrics "github.com/rcrowley/go-metrics"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -29,6 +31,15 @@ type Metrics struct {
 	availableVCores    metrics.Gauge
 	pendingContainers  metrics.Gauge
 	RunningContainers  metrics.Gauge
+
+	mu     sync.Mutex
+	queues map[string]*QueueCounts // by leaf queue
+}
+
+// QueueCounts are a leaf queue's application totals since the RM started (QueueMetrics'
+// AppsSubmitted, AppsCompleted, AppsKilled, AppsFailed).
+type QueueCounts struct {
+	Submitted, Completed, Killed, Failed int64
 }
 
 func NewMetrics(reg metrics.Registry) *Metrics {
@@ -44,17 +55,53 @@ func NewMetrics(reg metrics.Registry) *Metrics {
 	}
 }
 
-func (m *Metrics) AppSubmitted() { m.AppsSubmitted.Inc(1) }
+func (m *Metrics) queue(name string) *QueueCounts {
+	if m.queues == nil {
+		m.queues = map[string]*QueueCounts{}
+	}
+	q := m.queues[name]
+	if q == nil {
+		q = &QueueCounts{}
+		m.queues[name] = q
+	}
+	return q
+}
 
-func (m *Metrics) AppEnded(state yarnpb.YarnApplicationStateProto) {
+// AppSubmitted counts an application accepted into queue.
+func (m *Metrics) AppSubmitted(queue string) {
+	m.AppsSubmitted.Inc(1)
+	m.mu.Lock()
+	m.queue(queue).Submitted++
+	m.mu.Unlock()
+}
+
+// AppEnded counts an application of queue that reached state.
+func (m *Metrics) AppEnded(queue string, state yarnpb.YarnApplicationStateProto) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(queue)
 	switch state {
 	case yarnpb.YarnApplicationStateProto_FINISHED:
 		m.AppsCompleted.Inc(1)
+		q.Completed++
 	case yarnpb.YarnApplicationStateProto_FAILED:
 		m.AppsFailed.Inc(1)
+		q.Failed++
 	case yarnpb.YarnApplicationStateProto_KILLED:
 		m.AppsKilled.Inc(1)
+		q.Killed++
 	}
+}
+
+// Queues copies every leaf queue's application totals.
+func (m *Metrics) Queues() map[string]QueueCounts {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]QueueCounts, len(m.queues))
+	for k, v := range m.queues {
+		out[k] = *v
+	}
+	return out
 }
 
 func (m *Metrics) attemptFailed(retried bool) {

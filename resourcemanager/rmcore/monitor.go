@@ -66,7 +66,7 @@ func (rm *Core) expireLifetimes(now time.Time) {
 	for _, id := range due {
 		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
 		if killed, _ := rm.Apps.Kill(id, now.UnixMilli(), why); killed {
-			rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_KILLED)
+			rm.AppEnded(id, yarnpb.YarnApplicationStateProto_KILLED)
 			rm.EndApp(id)
 			rm.Log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
 		}

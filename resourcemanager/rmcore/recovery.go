@@ -210,7 +210,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 	log := rm.Log.WithField("application", rec.ID.String())
 	switch {
 	case failed:
-		rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_FAILED)
+		rm.AppEnded(rec.ID, yarnpb.YarnApplicationStateProto_FAILED)
 		rm.EndApp(rec.ID)
 		log.Warn("recovered application failed")
 	case admit:

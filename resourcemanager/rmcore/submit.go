@@ -86,10 +86,10 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		log.Info("application submitted again; keeping the first submission")
 		return nil
 	}
-	rm.Metrics.AppSubmitted()
+	rm.Metrics.AppSubmitted(a.Queue)
 	if a.State == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
-		rm.Metrics.AppEnded(a.State)
+		rm.Metrics.AppEnded(a.Queue, a.State)
 		rm.EndApp(id)
 		return nil
 	}

@@ -248,7 +248,7 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		return nil, rerr
 	}
 	if first {
-		s.rm.Metrics.AppEnded(yarnpb.YarnApplicationStateProto_FINISHED)
+		s.rm.AppEnded(att.App, yarnpb.YarnApplicationStateProto_FINISHED)
 		if unmanaged {
 			s.rm.EndApp(att.App)
 		} else {

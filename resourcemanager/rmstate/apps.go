@@ -527,6 +527,15 @@ func (r *Apps) With(id records.ApplicationID, fn func(a *App, ok bool)) {
 	r.writeOrReport(rec)
 }
 
+// View runs fn under the registry's lock with the application, if known; fn only reads.
+func (r *Apps) View(id records.ApplicationID, fn func(a *App)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.apps[id]; ok {
+		fn(a)
+	}
+}
+
 // Each runs fn under the registry's lock for every application; fn only reads (changes
 // go through With or WithAttempt, which write them to the state store). The monitor scans
 // every application each tick: a scan that journalled would build a record per

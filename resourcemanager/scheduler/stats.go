@@ -93,6 +93,8 @@ type GroupStats struct {
 	// containers.
 	Apps    int
 	Pending int
+	// PendingResource is what the outstanding containers ask for in all.
+	PendingResource Resource
 	// PreemptedAt is when the group last lost containers to preemption (zero: never).
 	PreemptedAt time.Time
 	// Policy and PreemptionPolicy are how it orders its applications and its victims.
@@ -123,6 +125,11 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 		}
 		for _, a := range g.apps {
 			gs.Pending += a.pending
+			for _, ask := range a.anyAsks {
+				for i := range ask.Capability {
+					gs.PendingResource[i] += ask.Capability[i] * int64(ask.Count)
+				}
+			}
 		}
 		out[g.name] = gs
 	}

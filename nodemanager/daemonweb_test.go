@@ -1,0 +1,105 @@
+package nodemanager
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+)
+
+// jmxBeans fetches /jmx from a daemon's web address, by bean name.
+func jmxBeans(t *testing.T, base string) map[string]map[string]any {
+	t.Helper()
+	resp, err := http.Get(base + "/jmx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var all struct{ Beans []map[string]any }
+	if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, b := range all.Beans {
+		out[b["name"].(string)] = b
+	}
+	return out
+}
+
+// The RM's and the NM's /jmx beans carry the figures of what ran (a container that exited
+// 0, an application running in the default queue), and both daemons' /prom pass promtool.
+func TestJMXOfBothDaemons(t *testing.T) {
+	c := newCluster(t)
+	ctrs := c.containers(t, 1)
+	nm := c.client()
+	defer nm.Close()
+	if _, err := nm.Start(context.Background(), &yarnpb.ContainerLaunchContextProto{Command: []string{"exit 0"}}, ctrs[0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := nm.Status(context.Background(), ctrs[0].GetId())
+		if err == nil && s.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not complete: %v %v", s, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rmWeb := "http://" + c.rm.WebAddr().String()
+	rm := jmxBeans(t, rmWeb)
+	cm := rm["Hadoop:service=ResourceManager,name=ClusterMetrics"]
+	q := rm["Hadoop:service=ResourceManager,name=QueueMetrics,q0=root,q1=default"]
+	root := rm["Hadoop:service=ResourceManager,name=QueueMetrics,q0=root"]
+	clientPort := c.rm.ClientAddr().(*net.TCPAddr).Port
+	if b := rm["Hadoop:service=ResourceManager,name=RpcActivityForPort"+strconv.Itoa(clientPort)]; b == nil || b["RpcProcessingTimeNumOps"].(float64) < 1 {
+		t.Errorf("the client port's RPC activity: %v", b)
+	}
+	if cm["NumActiveNMs"] != 1.0 || q["AppsSubmitted"] != 1.0 || q["AppsRunning"] != 1.0 || root["AppsRunning"] != 1.0 ||
+		q["AvailableMB"].(float64) <= 0 || q["tag.Queue"] != "root.default" {
+		t.Errorf("RM beans: cluster %v\nqueue %v\nroot %v", cm, q, root)
+	}
+	var rpcSeen bool
+	for name, b := range rm {
+		if strings.Contains(name, "RpcActivityForPort") && b["RpcProcessingTimeNumOps"].(float64) > 0 && b["ReceivedBytes"].(float64) > 0 {
+			rpcSeen = true
+		}
+	}
+	if !rpcSeen {
+		t.Errorf("no RpcActivityForPort bean with calls: %v", rm)
+	}
+	nmb := jmxBeans(t, "http://"+c.nm.HTTPAddress())["Hadoop:service=NodeManager,name=NodeManagerMetrics"]
+	if nmb["ContainersLaunched"] != 1.0 || nmb["ContainersCompleted"] != 1.0 || nmb["ContainersFailed"] != 0.0 || nmb["AvailableVCores"] != 8.0 {
+		t.Errorf("NM beans: %v", nmb)
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed (Debian package prometheus): /prom not linted")
+	}
+	for _, base := range []string{rmWeb, "http://" + c.nm.HTTPAddress()} {
+		resp, err := http.Get(base + "/prom")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		f, _ := os.CreateTemp(t.TempDir(), "prom")
+		f.Write(body)
+		f.Seek(0, 0)
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = f
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics of %s/prom: %v\n%s", base, err, out)
+		}
+	}
+}

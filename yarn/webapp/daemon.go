@@ -1,0 +1,224 @@
+package webapp
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"math"
+	"net/http"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+)
+
+// Daemon serves what every Hadoop daemon's web server has beside its own pages: /jmx,
+// /conf, /logLevel, /stacks, and Bobbin's /prom (Prometheus text).
+type Daemon struct {
+	Service string // "ResourceManager", "NodeManager": the service= of the bean names
+	Host    string
+	Conf    *conf.Configuration
+	Log     *logrus.Logger
+	Metrics metrics.Registry
+	Started time.Time
+	// Beans are the daemon's own beans (ClusterMetrics, QueueMetrics, ...), computed
+	// per request.
+	Beans func() []Bean
+
+	logs logCounts
+}
+
+// Install registers the pages on mux and counts the daemon's log lines for JvmMetrics.
+func (d *Daemon) Install(mux *http.ServeMux) {
+	// The process-wide standard logger may serve several daemons (tests): its lines are
+	// not counted rather than counted for all of them.
+	if d.Log != nil && d.Log != logrus.StandardLogger() {
+		d.Log.AddHook(&d.logs)
+	}
+	mux.HandleFunc("GET /jmx", func(w http.ResponseWriter, r *http.Request) { serveJMX(w, r, d.AllBeans()) })
+	mux.HandleFunc("GET /conf", d.serveConf)
+	mux.HandleFunc("GET /logLevel", d.serveLogLevel)
+	mux.HandleFunc("GET /stacks", serveStacks)
+	mux.HandleFunc("GET /prom", d.serveProm)
+}
+
+// AllBeans are the daemon's beans and the runtime's, sorted by name.
+func (d *Daemon) AllBeans() []Bean {
+	var out []Bean
+	if d.Beans != nil {
+		out = append(out, d.Beans()...)
+	}
+	out = append(out, RuntimeBeans(d.Service, d.Host, d.Started, d.logs.counts)...)
+	SortBeans(out)
+	return out
+}
+
+// logCounts counts log lines by level (JvmMetrics' LogFatal, LogError, LogWarn, LogInfo).
+type logCounts struct{ fatal, errs, warn, info atomic.Int64 }
+
+func (l *logCounts) Levels() []logrus.Level { return logrus.AllLevels }
+
+func (l *logCounts) Fire(e *logrus.Entry) error {
+	switch e.Level {
+	case logrus.PanicLevel, logrus.FatalLevel:
+		l.fatal.Add(1)
+	case logrus.ErrorLevel:
+		l.errs.Add(1)
+	case logrus.WarnLevel:
+		l.warn.Add(1)
+	case logrus.InfoLevel:
+		l.info.Add(1)
+	}
+	return nil
+}
+
+func (l *logCounts) counts() (int64, int64, int64, int64) {
+	return l.fatal.Load(), l.errs.Load(), l.warn.Load(), l.info.Load()
+}
+
+// sensitive are keys whose values /conf does not show (Hadoop's
+// hadoop.security.sensitive-config-keys default, in spirit).
+var sensitive = regexp.MustCompile(`(?i)secret|password|\.key$|token\.key|oauth.*credential|fs\.adl\.oauth2\.refresh\.token`)
+
+type confProperty struct {
+	Key      string `json:"key" xml:"name"`
+	Value    string `json:"value" xml:"value"`
+	IsFinal  bool   `json:"isFinal" xml:"final"`
+	Resource string `json:"resource" xml:"source"`
+}
+
+// serveConf answers /conf as Hadoop's ConfServlet: the effective configuration as XML
+// (<configuration><property>...), or JSON with ?format=json; ?name=<key> shows one key.
+func (d *Daemon) serveConf(w http.ResponseWriter, r *http.Request) {
+	var props []confProperty
+	keys := d.Conf.Keys()
+	if name := r.URL.Query().Get("name"); name != "" {
+		if _, ok := d.Conf.Raw(name); !ok {
+			http.Error(w, "Property "+name+" not found", http.StatusNotFound)
+			return
+		}
+		keys = []string{name}
+	}
+	for _, k := range keys {
+		v, _, err := d.Conf.Lookup(k)
+		if err != nil {
+			v, _ = d.Conf.Raw(k)
+		}
+		if sensitive.MatchString(k) {
+			v = "******"
+		}
+		props = append(props, confProperty{Key: k, Value: v, Resource: d.Conf.Source(k)})
+	}
+	switch f := r.URL.Query().Get("format"); f {
+	case "json":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		json.NewEncoder(w).Encode(map[string]any{"properties": props})
+	case "", "xml":
+		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+		out := struct {
+			XMLName xml.Name       `xml:"configuration"`
+			Props   []confProperty `xml:"property"`
+		}{Props: props}
+		w.Write([]byte(xml.Header))
+		enc := xml.NewEncoder(w)
+		enc.Encode(out)
+	default:
+		http.Error(w, "Bad format: "+f, http.StatusBadRequest)
+	}
+}
+
+// serveLogLevel answers /logLevel as Hadoop's LogLevel servlet: ?log=<name> shows the
+// level, &level=<LEVEL> sets it. The daemon has one logger; every name is it.
+func (d *Daemon) serveLogLevel(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	q := r.URL.Query()
+	name, level := q.Get("log"), q.Get("level")
+	var lv logrus.Level
+	if level != "" {
+		var err error
+		if lv, err = parseLevel(level); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "<!DOCTYPE html>\n<html><body>Bad Level : <b>%s</b></body></html>\n", html.EscapeString(level))
+			return
+		}
+	}
+	fmt.Fprint(w, "<!DOCTYPE html>\n<html><head><title>Log Level</title></head><body><h1>Log Level</h1>\n")
+	defer fmt.Fprint(w, `<hr><form>Log: <input type="text" size="50" name="log"> Level: <input type="text" name="level"> <input type="submit" value="Get / Set Log Level"></form></body></html>`+"\n")
+	if name == "" || d.Log == nil {
+		return
+	}
+	fmt.Fprintf(w, "Submitted Log Name: <b>%s</b><br>\nLog Class: <b>logrus</b><br>\n", html.EscapeString(name))
+	if level != "" {
+		d.Log.SetLevel(lv)
+		d.Log.WithFields(logrus.Fields{"log": name, "level": level}).Warn("log level set over the web")
+		fmt.Fprintf(w, "Submitted Level: <b>%s</b><br>\nSetting Level to %s ...<br>\n", html.EscapeString(level), html.EscapeString(level))
+	}
+	fmt.Fprintf(w, "Effective Level: <b>%s</b><br>\n", javaLevel(d.Log.GetLevel()))
+}
+
+// parseLevel takes log4j's level names and logrus's.
+func parseLevel(s string) (logrus.Level, error) {
+	switch s {
+	case "ALL", "TRACE", "trace":
+		return logrus.TraceLevel, nil
+	case "DEBUG":
+		return logrus.DebugLevel, nil
+	case "INFO":
+		return logrus.InfoLevel, nil
+	case "WARN":
+		return logrus.WarnLevel, nil
+	case "ERROR":
+		return logrus.ErrorLevel, nil
+	case "FATAL", "OFF":
+		return logrus.FatalLevel, nil
+	}
+	return logrus.ParseLevel(s)
+}
+
+func javaLevel(l logrus.Level) string {
+	switch l {
+	case logrus.TraceLevel:
+		return "TRACE"
+	case logrus.DebugLevel:
+		return "DEBUG"
+	case logrus.InfoLevel:
+		return "INFO"
+	case logrus.WarnLevel:
+		return "WARN"
+	case logrus.ErrorLevel:
+		return "ERROR"
+	}
+	return "FATAL"
+}
+
+// serveStacks answers /stacks: every goroutine's stack (the Java daemons' thread dump).
+func serveStacks(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	fmt.Fprintf(w, "Process Thread Dump: %d goroutines\n", runtime.NumGoroutine())
+	w.Write(buf)
+}
+
+// memoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT), or -1 when there is none.
+func memoryLimit() int64 {
+	l := debug.SetMemoryLimit(-1)
+	if l == math.MaxInt64 {
+		return -1
+	}
+	return l
+}
