@@ -299,7 +299,23 @@ func TestLaunchContract(t *testing.T) {
 	if code, _, body := get("/ws/v1/node/containerlogs/" + id.String() + "/stdout"); code != 200 || body != string(out) {
 		t.Errorf("stdout over REST: %d %q", code, body)
 	}
+	// The web pages: the node, the container log list and one log.
+	for path, wants := range map[string][]string{
+		"/node":                 {id.String(), "DONE", "/node/containerlogs/" + id.String() + "/alice"},
+		"/node/allContainers":   {id.String(), "Exception from container-launch"},
+		"/node/allApplications": {id.Attempt.App.String()},
+		"/node/containerlogs/" + id.String() + "/alice":        {`href="/node/containerlogs/` + id.String() + `/alice/stdout"`},
+		"/node/containerlogs/" + id.String() + "/alice/stdout": {`<pre class="log">` + strings.TrimSpace(string(out))},
+	} {
+		code, _, body := get(path)
+		for _, w := range wants {
+			if code != 200 || !strings.Contains(body, w) {
+				t.Errorf("%s: %d, lacks %q:\n%.2000s", path, code, w, body)
+			}
+		}
+	}
 	for path, want := range map[string]int{
+		"/node/containerlogs/container_1_0001_01_000009/alice": 404, "/node/containerlogs/bogus/alice": 400,
 		"/ws/v1/node/containers/container_1_0001_01_000009": 404, "/ws/v1/node/containers/bogus": 400,
 		"/ws/v1/node/apps/application_1_0042": 404, "/ws/v1/node/apps?state=BOGUS": 400,
 		"/ws/v1/node/containerlogs/" + id.String() + "/nothere": 404, "/ws/v1/node/containerlogs/" + id.String() + "/%2e%2e": 400,

@@ -77,6 +77,11 @@ func (nm *NodeManager) restRoutes(mux *http.ServeMux) {
 }
 
 func (nm *NodeManager) restInfo(w http.ResponseWriter, r *http.Request) {
+	webapp.Write(w, r, http.StatusOK, map[string]any{"nodeInfo": nm.nodeInfo()})
+}
+
+// nodeInfo is the node's NodeInfo now.
+func (nm *NodeManager) nodeInfo() nodeInfo {
 	s := nm.settings
 	health := nm.healthStatus()
 	nm.mu.Lock()
@@ -86,14 +91,14 @@ func (nm *NodeManager) restInfo(w http.ResponseWriter, r *http.Request) {
 	if s.VmemRatio > 0 {
 		vmem = int64(float64(s.MemoryMB) * s.VmemRatio)
 	}
-	webapp.Write(w, r, http.StatusOK, map[string]any{"nodeInfo": nodeInfo{
+	return nodeInfo{
 		HealthReport: health.GetHealthReport(), TotalVmemAllocatedContainersMB: vmem, TotalPmemAllocatedContainersMB: s.MemoryMB,
 		TotalVCoresAllocatedContainers: int64(s.VCores), VmemCheckEnabled: s.VmemCheck, PmemCheckEnabled: s.PmemCheck,
 		LastNodeUpdateTime: health.GetLastHealthReportTime(), ResourceTypes: typesSummary(s.Types), NodeHealthy: health.GetIsNodeHealthy(),
 		NodeManagerVersion: nmVersion, NodeManagerBuildVersion: nmVersion + " (Bobbin)", NodeManagerVersionBuiltOn: buildDate,
 		HadoopVersion: nmVersion, HadoopBuildVersion: nmVersion + " (Bobbin)", HadoopVersionBuiltOn: buildDate,
 		ID: id, NodeHostName: s.Host, NMStartupTime: started.UnixMilli(),
-	}})
+	}
 }
 
 // typesSummary lists the resource types as the Java NM's node page does: "memory-mb

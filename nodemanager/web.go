@@ -3,19 +3,17 @@ package nodemanager
 import (
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 
 	metrics "github.com/rcrowley/go-metrics"
 
-	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
-// webHandler serves the NodeManager's HTTP address: container logs at
-// /node/containerlogs/<container>/<user>[/<file>] (the links MR and the yarn CLI print)
-// a liveness answer at /ws/v1/node/info, the borrowed-mode measurements over time at
-// /ws/v1/node/borrowed and every go-metrics value at /metrics.
+// webHandler serves the NodeManager's HTTP address: the REST API under /ws/v1/node, the
+// web pages under /node (container logs at /node/containerlogs/<container>/<user>, the
+// links MR and the RM print), the borrowed-mode measurements over time at
+// /ws/v1/node/borrowed, /jmx, /conf, /logLevel, /stacks, /prom, and every go-metrics value
+// at /metrics.
 func (nm *NodeManager) webHandler() http.Handler {
 	mux := http.NewServeMux()
 	nm.restRoutes(mux)
@@ -28,29 +26,6 @@ func (nm *NodeManager) webHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		metrics.WriteJSONOnce(nm.opts.Metrics, w)
 	})
-	mux.HandleFunc("GET /node/containerlogs/", func(w http.ResponseWriter, r *http.Request) {
-		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/node/containerlogs/"), "/")
-		cid, err := records.ParseContainerID(parts[0])
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		for _, l := range nm.settings.LogDirs {
-			dir := filepath.Join(l, cid.Attempt.App.String(), cid.String())
-			if len(parts) >= 3 && parts[2] != "" {
-				name := filepath.Base(parts[2])
-				http.ServeFile(w, r, filepath.Join(dir, name))
-				return
-			}
-			if entries, err := os.ReadDir(dir); err == nil {
-				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-				for _, e := range entries {
-					w.Write([]byte(e.Name() + "\n"))
-				}
-				return
-			}
-		}
-		http.NotFound(w, r)
-	})
+	nm.uiRoutes(mux)
 	return mux
 }

@@ -111,10 +111,23 @@ func (s *rest) appFilter(r *http.Request) (*rmstate.AppFilter, map[string]bool, 
 }
 
 func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
-	f, final, err := s.appFilter(r)
+	list, err := s.appInfos(r)
 	if err != nil {
 		webapp.WriteError(w, r, err)
 		return
+	}
+	if len(list) == 0 {
+		webapp.Write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
+		return
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
+}
+
+// appInfos are the applications the request's filters select.
+func (s *rest) appInfos(r *http.Request) ([]appInfo, error) {
+	f, final, err := s.appFilter(r)
+	if err != nil {
+		return nil, err
 	}
 	// The limit applies after the final-status filter.
 	limit := f.Limit
@@ -137,11 +150,7 @@ func (s *rest) apps(w http.ResponseWriter, r *http.Request) {
 	for _, rep := range reports {
 		list = append(list, c.appInfo(rep))
 	}
-	if len(list) == 0 {
-		webapp.Write(w, r, http.StatusOK, map[string]any{"apps": struct{}{}})
-		return
-	}
-	webapp.Write(w, r, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
+	return list, nil
 }
 
 // appID parses an application id as the 3.x RM does, with its messages.
@@ -295,6 +304,16 @@ func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, err)
 		return
 	}
+	list := s.attemptInfos(rep)
+	if len(list) == 0 {
+		webapp.Write(w, r, http.StatusOK, map[string]any{"appAttempts": struct{}{}})
+		return
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"appAttempts": map[string]any{"appAttempt": list}})
+}
+
+// attemptInfos are an application's attempts, oldest first.
+func (s *rest) attemptInfos(rep *yarnpb.ApplicationReportProto) []appAttemptInfo {
 	id := records.AppIDFromProto(rep.GetApplicationId())
 	var list []appAttemptInfo
 	for _, att := range s.rm.Apps.AttemptIDs(id) {
@@ -311,11 +330,7 @@ func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	if len(list) == 0 {
-		webapp.Write(w, r, http.StatusOK, map[string]any{"appAttempts": struct{}{}})
-		return
-	}
-	webapp.Write(w, r, http.StatusOK, map[string]any{"appAttempts": map[string]any{"appAttempt": list}})
+	return list
 }
 
 // appStateOf is AppState: the Java RM names its internal state; Bobbin's states are

@@ -35,6 +35,11 @@ func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
+	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterMetrics": s.metricsInfo()})
+}
+
+// metricsInfo is ClusterMetricsInfo, every figure computed now.
+func (s *rest) metricsInfo() clusterMetricsInfo {
 	rm := s.rm
 	c := rm.Nodes.Counts()
 	st := rm.Engine.Stats()
@@ -54,7 +59,7 @@ func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
 		total += n
 	}
 	free := st.Total.Sub(st.Allocated)
-	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterMetrics": clusterMetricsInfo{
+	return clusterMetricsInfo{
 		AppsSubmitted: m.AppsSubmitted.Count(), AppsCompleted: m.AppsCompleted.Count(), AppsPending: pending, AppsRunning: running,
 		AppsFailed: m.AppsFailed.Count(), AppsKilled: m.AppsKilled.Count(),
 		AvailableMB: free[scheduler.Memory], AllocatedMB: st.Allocated[scheduler.Memory],
@@ -70,7 +75,7 @@ func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
 		ShutdownNodes:                        c[yarnpb.NodeStateProto_NS_SHUTDOWN],
 		TotalUsedResourcesAcrossPartition:    resource(rm, st.Allocated),
 		TotalClusterResourcesAcrossPartition: resource(rm, st.Total),
-	}})
+	}
 }
 
 // nodeStates parses the states parameter of /nodes (comma-separated or repeated, any

@@ -48,6 +48,12 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	mux.HandleFunc("/ws/", func(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, &webapp.Error{Class: webapp.ClassNotFound, Msg: "java.lang.Exception: no resource at " + r.URL.Path})
 	})
+	if u, err := newUI(s); err == nil {
+		u.routes(mux)
+	} else {
+		// The templates are compiled into the binary: this is a build defect.
+		panic("rmweb: " + err.Error())
+	}
 	if opts.Proxy != nil {
 		mux.Handle("/proxy/", opts.Proxy)
 	}

@@ -139,6 +139,11 @@ func pct(v float64) float64 {
 }
 
 func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
+	webapp.Write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": s.schedulerInfo()}})
+}
+
+// schedulerInfo is the capacity scheduler's tree as /scheduler reports it.
+func (s *rest) schedulerInfo() schedulerInfo {
 	rm := s.rm
 	st := rm.Engine.Stats()
 	groups := rm.Engine.GroupStats()
@@ -181,7 +186,7 @@ func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
 	for _, c := range root.Children {
 		info.Queues.Queue = append(info.Queues.Queue, b.queue(c))
 	}
-	webapp.Write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": info}})
+	return info
 }
 
 type treeBuilder struct {

@@ -1,0 +1,176 @@
+package nodemanager
+
+import (
+	"embed"
+	"html/template"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/webui"
+)
+
+// The NodeManager's web pages: /node (the node, borrowed-mode state and containers),
+// /node/allApplications, /node/allContainers and the container log pages the RM's UI, MR's
+// job pages and `yarn` print links to: /node/containerlogs/<container>/<user>[/<file>].
+
+//go:embed ui/*.html
+var uiFiles embed.FS
+
+type nmUI struct {
+	nm    *NodeManager
+	pages map[string]*template.Template
+	host  string
+}
+
+func (nm *NodeManager) uiRoutes(mux *http.ServeMux) {
+	pages, err := webui.Templates(uiFiles, "ui/node.html", "ui/apps.html", "ui/containers.html", "ui/logs.html")
+	if err != nil {
+		panic("nodemanager: " + err.Error()) // the templates are compiled in: a build defect
+	}
+	host, _ := os.Hostname()
+	u := &nmUI{nm: nm, pages: pages, host: host}
+	mux.Handle("GET /static/", webui.Static())
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/node", http.StatusFound) })
+	for _, p := range []string{"/node", "/node/{$}", "/node/node"} {
+		mux.HandleFunc("GET "+p, u.node)
+	}
+	mux.HandleFunc("GET /node/allApplications", u.apps)
+	mux.HandleFunc("GET /node/allContainers", u.containers)
+	mux.HandleFunc("GET /node/containerlogs/{id}/{user}", u.logs)
+	mux.HandleFunc("GET /node/containerlogs/{id}/{user}/{file}", u.logs)
+}
+
+func (u *nmUI) render(w http.ResponseWriter, status int, page, title, active string, data any) {
+	nav := []webui.Link{{Href: "/node", Text: "Node"}, {Href: "/node/allApplications", Text: "Applications"},
+		{Href: "/node/allContainers", Text: "Containers"}, {Href: "/jmx", Text: "JMX"}, {Href: "/conf", Text: "Configuration"}}
+	for i := range nav {
+		nav[i].Active = nav[i].Href == active
+	}
+	u.nm.mu.Lock()
+	started := u.nm.startedAt
+	u.nm.mu.Unlock()
+	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: started, Nav: nav, Data: data})
+}
+
+// containerInfos lists the node's containers, newest first.
+func (u *nmUI) containerInfos() []nmContainerInfo {
+	nm := u.nm
+	nm.mu.Lock()
+	list := make([]nmContainerInfo, 0, len(nm.containers))
+	for _, c := range nm.containers {
+		list = append(list, nm.containerInfo(c))
+	}
+	nm.mu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].ID > list[j].ID })
+	return list
+}
+
+// borrowedView is the borrowed-mode state on the node page.
+type borrowedView struct {
+	Schedulable    bool
+	Reason         string
+	MemoryMB       int64
+	VCores         int32
+	AvgExternalCPU float64 // percent
+	Labels         []string
+}
+
+func (u *nmUI) node(w http.ResponseWriter, r *http.Request) {
+	data := map[string]any{"Info": u.nm.nodeInfo(), "Containers": u.containerInfos()}
+	if h := u.nm.host; h != nil {
+		if d, ok := h.decision(); ok {
+			data["Borrowed"] = &borrowedView{Schedulable: d.Schedulable, Reason: d.Reason, MemoryMB: d.MemoryMB, VCores: d.VCores,
+				AvgExternalCPU: d.AvgExternalCPU * 100, Labels: d.Labels}
+		}
+	}
+	u.render(w, http.StatusOK, "node", "NodeManager "+u.nm.NodeID(), "/node", data)
+}
+
+func (u *nmUI) apps(w http.ResponseWriter, r *http.Request) {
+	u.render(w, http.StatusOK, "apps", "Applications on this node", "/node/allApplications", u.nm.appInfos())
+}
+
+func (u *nmUI) containers(w http.ResponseWriter, r *http.Request) {
+	u.render(w, http.StatusOK, "containers", "Containers on this node", "/node/allContainers", u.containerInfos())
+}
+
+// logFile is one file of a container's log dir.
+type logFile struct {
+	Name  string
+	Size  int64
+	ModMs int64
+}
+
+// logs lists a container's log files, and shows one (the last 4 KiB unless start says
+// otherwise, as the Java NM's page does: start=-N from the end, start=0 the whole file).
+func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
+	raw, user, file := r.PathValue("id"), r.PathValue("user"), r.PathValue("file")
+	id, err := records.ParseContainerID(raw)
+	if err != nil {
+		u.render(w, http.StatusBadRequest, "logs", "Container logs", "", map[string]any{"Missing": "Invalid container id " + raw + ": " + err.Error()})
+		return
+	}
+	data := map[string]any{"Container": id.String(), "User": user}
+	title := "Logs of " + id.String()
+	dirs := u.nm.containerLogDirs(id)
+	var files []logFile
+	for _, d := range dirs {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+				files = append(files, logFile{Name: e.Name(), Size: info.Size(), ModMs: info.ModTime().UnixMilli()})
+			}
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	data["Files"] = files
+	if len(dirs) == 0 {
+		data["Missing"] = "No logs of " + id.String() + " on this node (the container never ran here, or its logs were deleted after yarn.nodemanager.log.retain-seconds)."
+		u.render(w, http.StatusNotFound, "logs", title, "", data)
+		return
+	}
+	if file == "" {
+		u.render(w, http.StatusOK, "logs", title, "", data)
+		return
+	}
+	if file != filepath.Base(file) || strings.HasPrefix(file, ".") {
+		data["Missing"] = "Invalid log file name " + file
+		u.render(w, http.StatusBadRequest, "logs", title, "", data)
+		return
+	}
+	start := int64(-4096)
+	if v := r.URL.Query().Get("start"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			start = n
+		}
+	}
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(d, file))
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		size := st.Size()
+		from := start
+		if from < 0 {
+			from = max(0, size+from)
+		}
+		from = min(from, size)
+		// A page shows at most 4 MiB; the REST resource gives whole files.
+		n := min(size-from, 4<<20)
+		buf := make([]byte, n)
+		m, _ := io.ReadFull(io.NewSectionReader(f, from, n), buf)
+		data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = file, string(buf[:m]), from > 0, m, size
+		u.render(w, http.StatusOK, "logs", title, "", data)
+		return
+	}
+	data["Missing"] = "No log file " + file + " of " + id.String() + " on this node."
+	u.render(w, http.StatusNotFound, "logs", title, "", data)
+}

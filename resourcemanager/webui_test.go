@@ -1,0 +1,96 @@
+package resourcemanager
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/tools/nmsim"
+)
+
+// The RM's web UI pages render from the live state: the cluster page lists the running
+// application (and filters by state), its page shows its attempt and running containers
+// with their log links, the scheduler page the queue tree, the nodes page the node.
+func TestWebUIPages(t *testing.T) {
+	sc := newSimCluster(t, testConf(), 1, nil)
+	running, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
+		if _, err := am.Register(ctx, "am-host", 4242, "http://am-host:8080/ui"); err != nil {
+			t.Errorf("register: %v", err)
+			return 1
+		}
+		am.Request(20, "*", 2048, 1, 1)
+		for got := 0; got < 1; {
+			resp, err := am.Allocate(ctx, 0.25)
+			if err != nil {
+				if ctx.Err() == nil {
+					t.Errorf("allocate: %v", err)
+				}
+				return 1
+			}
+			for _, c := range resp.GetAllocatedContainers() {
+				if err := startCommand(ctx, am, l.ID.Attempt, c, "run-until-stopped"); err != nil {
+					t.Errorf("start: %v", err)
+					return 1
+				}
+				got++
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		running <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return 0
+	}
+	app := records.AppIDFromProto(sc.submit(1, 0)).String()
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the AM did not get its container")
+	}
+	web := "http://" + sc.rm.WebAddr().String()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(web + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for path, wants := range map[string][]string{
+		"/cluster":                {`<a href="/cluster/app/` + app + `">`, "RUNNING", "Apps running", "/proxy/" + app + "/"},
+		"/cluster/apps/RUNNING":   {app},
+		"/cluster/app/" + app:     {"appattempt_", "_000002", "/node/containerlogs/", "3072 MB", "Running containers"},
+		"/cluster/scheduler":      {`id="queue-default"`, "Quota group", "capacity"},
+		"/cluster/nodes":          {"RUNNING", "/default-rack", "3072 MB"},
+		"/static/bobbin.js":       {"sortable"},
+		"/cluster/failure/" + app: {"sent the proxy's request back"},
+	} {
+		code, body := get(path)
+		if code != 200 {
+			t.Errorf("%s: %d\n%.500s", path, code, body)
+			continue
+		}
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s lacks %q:\n%.3000s", path, w, body)
+			}
+		}
+	}
+	if _, body := get("/cluster/apps/FINISHED"); strings.Contains(body, `href="/cluster/app/`+app) {
+		t.Errorf("the FINISHED filter lists the running application")
+	}
+	if code, _ := get("/cluster/app/application_1_0042"); code != http.StatusNotFound {
+		t.Errorf("unknown application page: %d", code)
+	}
+}
