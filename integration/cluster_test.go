@@ -230,6 +230,7 @@ func (c *nsCluster) keep(t *testing.T) {
 // configuration directory, on loopback with free ports. It needs no Hadoop.
 type bobbinCluster struct {
 	confDir, rmAddr, schedAddr, adminAddr, logDir string
+	rmWeb, nmWeb                                  string // host:port of the web servers
 	rm, nm                                        *daemon
 }
 
@@ -238,7 +239,7 @@ func startBobbinCluster(t *testing.T, extra ...string) *bobbinCluster {
 	dir := t.TempDir()
 	c := &bobbinCluster{confDir: filepath.Join(dir, "conf"), logDir: filepath.Join(dir, "nm-logs"),
 		rmAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), schedAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		adminAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		adminAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), rmWeb: fmt.Sprintf("127.0.0.1:%d", freePort(t)), nmWeb: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	tracker := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	os.MkdirAll(c.confDir, 0o755)
 	props := map[string]string{
@@ -246,12 +247,12 @@ func startBobbinCluster(t *testing.T, extra ...string) *bobbinCluster {
 		"yarn.resourcemanager.address":                            c.rmAddr,
 		"yarn.resourcemanager.scheduler.address":                  c.schedAddr,
 		"yarn.resourcemanager.resource-tracker.address":           tracker,
-		"yarn.resourcemanager.webapp.address":                     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":                     c.rmWeb,
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "200",
 		"yarn.scheduler.minimum-allocation-mb":                    "128",
 		"yarn.nodemanager.hostname":                               "127.0.0.1",
 		"yarn.nodemanager.address":                                "127.0.0.1:0",
-		"yarn.nodemanager.webapp.address":                         fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.nodemanager.webapp.address":                         c.nmWeb,
 		"yarn.nodemanager.local-dirs":                             filepath.Join(dir, "nm-local"),
 		"yarn.nodemanager.log-dirs":                               c.logDir,
 		"yarn.nodemanager.resource.memory-mb":                     "2048",
