@@ -47,6 +47,16 @@ var proxyEndpoints = []struct{ file, path string }{
 	{"proxy-unknown", "/proxy/application_1_0099/"},
 }
 
+// labelEndpoints are the node-label resources, compared on 3.1.1 (2.7.3's shapes are
+// older; Bobbin answers in 3.x's) after the scenario adds the label gpu over REST and
+// puts it on the node.
+var labelEndpoints = []struct{ file, path string }{
+	{"labels-cluster", "/ws/v1/cluster/get-node-labels"},
+	{"labels-node-to-labels", "/ws/v1/cluster/get-node-to-labels"},
+	{"labels-mappings", "/ws/v1/cluster/label-mappings"},
+	{"labels-of-node", "/ws/v1/cluster/nodes/$NODE/get-labels"},
+}
+
 // restMissingOK are keys the Apache RM has that Bobbin leaves out, and why.
 var restMissingOK = map[string]string{
 	"scheduler.schedulerInfo.health": "3.1.1's record of the scheduler's last allocation, reservation, release and preemption: " +
@@ -124,6 +134,25 @@ func TestRESTSchemaMatchesApache(t *testing.T) {
 			if a, b := apache["nm-log"], bobbin["nm-log"]; a.status != 200 || b.status != 200 {
 				t.Errorf("a container's stdout over the NM's REST API: Apache %d, Bobbin %d %q", a.status, b.status, b.body)
 			}
+			if v == hadoop3 {
+				for _, name := range []string{"label-add", "label-replace"} {
+					if a, b := apache[name], bobbin[name]; a.status != b.status || b.status != 200 {
+						t.Errorf("%s over REST: Apache %d, Bobbin %d", name, a.status, b.status)
+					}
+				}
+				for _, e := range labelEndpoints {
+					a, b := apache[e.file], bobbin[e.file]
+					ak, bk := jsonKeys(t, e.file, a.body), jsonKeys(t, e.file, b.body)
+					if a.status != b.status || len(ak) != len(bk) {
+						t.Errorf("%s: Apache %d %s\nBobbin %d %s", e.path, a.status, a.body, b.status, b.body)
+					}
+					for k := range ak {
+						if !bk[k] {
+							t.Errorf("%s: Bobbin lacks %s", e.path, k)
+						}
+					}
+				}
+			}
 			// The web proxy: the MR AM's pages through it while pi runs, and its answers
 			// for finished, running and unknown applications, as the Apache RM's proxy.
 			for _, name := range []string{"proxy-am-info", "proxy-am-page"} {
@@ -175,6 +204,10 @@ func restSnapshot(t *testing.T, version string, apacheRM bool) map[string]restRe
 	c := newNSClusterVersion(t, version)
 	c.apacheRM = apacheRM
 	c.bobbinNM = !apacheRM // all Apache, or all Bobbin
+	c.nmProps = func(_ int, p map[string]string) {
+		p["yarn.node-labels.enabled"] = "true"
+		p["yarn.node-labels.fs-store.root-dir"] = "file://" + c.path("node-labels")
+	}
 	writeMapredSite(t, c)
 	var fetch strings.Builder
 	for _, e := range restEndpoints {
@@ -183,6 +216,13 @@ func restSnapshot(t *testing.T, version string, apacheRM bool) map[string]restRe
 			base = "$N"
 		}
 		fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code}' \"%[4]s%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path, base)
+	}
+	if version == hadoop3 {
+		fmt.Fprintf(&fetch, "curl -s -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: application/json' -d '{\"nodeLabelInfo\":[{\"name\":\"gpu\",\"exclusivity\":true}]}' \"$W/ws/v1/cluster/add-node-labels?user.name=root\" > %[1]s/rest-label-add.status\n", c.dir)
+		fmt.Fprintf(&fetch, "curl -s -o /dev/null -w '%%{http_code}' -X POST \"$W/ws/v1/cluster/nodes/$NODE/replace-labels?labels=gpu&user.name=root\" > %[1]s/rest-label-replace.status\n", c.dir)
+		for _, e := range labelEndpoints {
+			fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code}' \"$W%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path)
+		}
 	}
 	// A container's log file over the NM's REST API (text).
 	fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-nm-log.json -w '%%{http_code}' \"$N/ws/v1/node/containerlogs/$CONT/stdout\" > %[1]s/rest-nm-log.status\n", c.dir)
@@ -238,7 +278,10 @@ echo "dshell exit $?"
 		}
 	}
 	res := map[string]restResponse{}
-	names := []string{"kill", "proxy-am-info", "proxy-am-page", "nm-log"}
+	names := []string{"kill", "proxy-am-info", "proxy-am-page", "nm-log", "label-add", "label-replace"}
+	for _, e := range labelEndpoints {
+		names = append(names, e.file)
+	}
 	for _, e := range append(append([]struct{ file, path string }{}, restEndpoints...), proxyEndpoints...) {
 		names = append(names, e.file)
 	}

@@ -127,3 +127,85 @@ func (rm *Core) Relabel(changed []string) {
 		rm.SyncSchedulable(k)
 	}
 }
+
+// IsAdmin applies yarn.admin.acl when yarn.acl.enable is set (everyone is an
+// administrator without ACLs, as in the Java RM).
+func (rm *Core) IsAdmin(user string) bool {
+	return !rm.Settings.ACLEnabled || rm.Settings.AdminACL.Allows(user, UserGroups(user))
+}
+
+// labelsEnabled refuses node-label administration unless yarn.node-labels.enabled.
+func (rm *Core) labelsEnabled() error {
+	if !rm.Settings.NodeLabels {
+		return rpc.Errorf(rpc.ClassIOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
+	}
+	return nil
+}
+
+// AddClusterLabels adds labels to the cluster and stores them (rmadmin
+// -addToClusterNodeLabels, REST add-node-labels).
+func (rm *Core) AddClusterLabels(labels []string) error {
+	if err := rm.labelsEnabled(); err != nil {
+		return err
+	}
+	if err := rm.Labels.Add(labels); err != nil {
+		return LabelError(err)
+	}
+	if err := rm.SaveLabels(); err != nil {
+		return rpc.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
+	}
+	rm.Log.WithField("labels", labels).Info("cluster node labels added")
+	return nil
+}
+
+// RemoveClusterLabels removes labels no queue uses from the cluster and its nodes.
+func (rm *Core) RemoveClusterLabels(labels []string) error {
+	if err := rm.labelsEnabled(); err != nil {
+		return err
+	}
+	tree := rm.Queues()
+	changed, err := rm.Labels.Remove(labels, func(label string) string {
+		for _, q := range tree.Queues() {
+			for _, l := range q.AccessibleNodeLabels {
+				if l == label {
+					return q.Path
+				}
+			}
+		}
+		return ""
+	})
+	if err != nil {
+		return LabelError(err)
+	}
+	rm.Relabel(changed)
+	if err := rm.SaveLabels(); err != nil {
+		return rpc.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
+	}
+	rm.Log.WithField("labels", labels).Info("cluster node labels removed")
+	return nil
+}
+
+// ReplaceNodeLabels sets the labels of nodes ("host:port", or "host:0" for every
+// NodeManager of a host); with failOnUnknown every node must be registered.
+func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) error {
+	if err := rm.labelsEnabled(); err != nil {
+		return err
+	}
+	changed := make([]string, 0, len(m))
+	for key := range m {
+		if failOnUnknown && !rm.Nodes.Known(NodeIDOf(key)) {
+			return rpc.Errorf(exceptions.YarnException, "Following nodes are not running in the cluster: [%s]", key)
+		}
+		changed = append(changed, key)
+	}
+	sort.Strings(changed)
+	if err := rm.Labels.Replace(m); err != nil {
+		return LabelError(err)
+	}
+	rm.Relabel(changed)
+	if err := rm.SaveLabels(); err != nil {
+		return rpc.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
+	}
+	rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
+	return nil
+}

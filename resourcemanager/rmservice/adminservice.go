@@ -55,7 +55,7 @@ func (s *adminService) authorize(ctx context.Context, op string) error {
 		return nil
 	}
 	c, _ := rpc.CallerFrom(ctx)
-	if c != nil && s.rm.Settings.AdminACL.Allows(c.User, rmcore.UserGroups(c.User)) {
+	if c != nil && s.rm.IsAdmin(c.User) {
 		return nil
 	}
 	user := ""
@@ -90,19 +90,8 @@ func (s *adminService) refreshNodes(ctx context.Context, req *yarnpb.RefreshNode
 	return &yarnpb.RefreshNodesResponseProto{}, nil
 }
 
-// labelsEnabled refuses node-label administration unless yarn.node-labels.enabled.
-func (s *adminService) labelsEnabled(ctx context.Context, op string) error {
-	if err := s.authorize(ctx, op); err != nil {
-		return err
-	}
-	if !s.rm.Settings.NodeLabels {
-		return rpc.Errorf(rpc.ClassIOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
-	}
-	return nil
-}
-
 func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.AddToClusterNodeLabelsRequestProto) (*yarnpb.AddToClusterNodeLabelsResponseProto, error) {
-	if err := s.labelsEnabled(ctx, "addToClusterNodeLabels"); err != nil {
+	if err := s.authorize(ctx, "addToClusterNodeLabels"); err != nil {
 		return nil, err
 	}
 	// 2.x clients send names (field 1), 3.x clients NodeLabelProtos (field 2).
@@ -110,65 +99,25 @@ func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.A
 	for _, l := range req.GetNodeLabels() {
 		labels = append(labels, l.GetName())
 	}
-	if err := s.rm.Labels.Add(labels); err != nil {
-		return nil, rmcore.LabelError(err)
-	}
-	if err := s.rm.SaveLabels(); err != nil {
-		return nil, rpc.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
-	}
-	s.rm.Log.WithField("labels", labels).Info("cluster node labels added")
-	return &yarnpb.AddToClusterNodeLabelsResponseProto{}, nil
+	return &yarnpb.AddToClusterNodeLabelsResponseProto{}, s.rm.AddClusterLabels(labels)
 }
 
 func (s *adminService) removeFromClusterNodeLabels(ctx context.Context, req *yarnpb.RemoveFromClusterNodeLabelsRequestProto) (*yarnpb.RemoveFromClusterNodeLabelsResponseProto, error) {
-	if err := s.labelsEnabled(ctx, "removeFromClusterNodeLabels"); err != nil {
+	if err := s.authorize(ctx, "removeFromClusterNodeLabels"); err != nil {
 		return nil, err
 	}
-	tree := s.rm.Queues()
-	changed, err := s.rm.Labels.Remove(req.GetNodeLabels(), func(label string) string {
-		for _, q := range tree.Queues() {
-			for _, l := range q.AccessibleNodeLabels {
-				if l == label {
-					return q.Path
-				}
-			}
-		}
-		return ""
-	})
-	if err != nil {
-		return nil, rmcore.LabelError(err)
-	}
-	s.rm.Relabel(changed)
-	if err := s.rm.SaveLabels(); err != nil {
-		return nil, rpc.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
-	}
-	s.rm.Log.WithField("labels", req.GetNodeLabels()).Info("cluster node labels removed")
-	return &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}, nil
+	return &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}, s.rm.RemoveClusterLabels(req.GetNodeLabels())
 }
 
 func (s *adminService) replaceLabelsOnNodes(ctx context.Context, req *yarnpb.ReplaceLabelsOnNodeRequestProto) (*yarnpb.ReplaceLabelsOnNodeResponseProto, error) {
-	if err := s.labelsEnabled(ctx, "replaceLabelsOnNode"); err != nil {
+	if err := s.authorize(ctx, "replaceLabelsOnNode"); err != nil {
 		return nil, err
 	}
 	m := map[string][]string{}
-	var changed []string
 	for _, e := range req.GetNodeToLabels() {
-		key := rmstate.NodeKey(e.GetNodeId())
-		if req.GetFailOnUnknownNodes() && !s.rm.Nodes.Known(e.GetNodeId()) {
-			return nil, rpc.Errorf(exceptions.YarnException, "Following nodes are not running in the cluster: [%s]", key)
-		}
-		m[key] = e.GetNodeLabels()
-		changed = append(changed, key)
+		m[rmstate.NodeKey(e.GetNodeId())] = e.GetNodeLabels()
 	}
-	if err := s.rm.Labels.Replace(m); err != nil {
-		return nil, rmcore.LabelError(err)
-	}
-	s.rm.Relabel(changed)
-	if err := s.rm.SaveLabels(); err != nil {
-		return nil, rpc.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
-	}
-	s.rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
-	return &yarnpb.ReplaceLabelsOnNodeResponseProto{}, nil
+	return &yarnpb.ReplaceLabelsOnNodeResponseProto{}, s.rm.ReplaceNodeLabels(m, req.GetFailOnUnknownNodes())
 }
 
 // updateNodeResource changes registered nodes' schedulable capacity (rmadmin

@@ -44,6 +44,7 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	mux.HandleFunc("GET /ws/v1/cluster/appstatistics", s.appStatistics)
 	mux.HandleFunc("GET /ws/v1/cluster/nodes", s.nodes)
 	mux.HandleFunc("GET /ws/v1/cluster/nodes/{id}", s.node)
+	s.labelRoutes(mux)
 	// Anything else under /ws is Jersey's 404, as RemoteException JSON.
 	mux.HandleFunc("/ws/", func(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, &webapp.Error{Class: webapp.ClassNotFound, Msg: "java.lang.Exception: no resource at " + r.URL.Path})
