@@ -134,4 +134,3 @@ func (u *ui) nodes(w http.ResponseWriter, r *http.Request) {
 func (u *ui) failure(w http.ResponseWriter, r *http.Request) {
 	u.render(w, http.StatusOK, "failure", "The web proxy went round in a loop", "", r.PathValue("id"))
 }
-
