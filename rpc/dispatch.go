@@ -32,13 +32,10 @@ func (c *serverConn) dispatch(h *commonpb.RpcRequestHeaderProto, rh *commonpb.Re
 	}
 	go func() {
 		defer func() {
-			if c.kept != nil {
-				c.kept.CallAnswered() // the answer is written (or the peer is gone)
-			}
 			<-c.srv.handlers
 			c.calls.Done()
 		}()
-		c.runCall(&caller, rh, body)
+		c.runCall(&caller, rh, body) // its answer's write counts the call answered
 	}()
 }
 
@@ -60,7 +57,7 @@ func (c *serverConn) runCall(caller *Caller, rh *commonpb.RequestHeaderProto, bo
 	}
 	c.srv.errs.Inc(1)
 	c.log.WithFields(logrus.Fields{"method": caller.Method, "call": caller.CallID, "class": re.Class}).Debugf("IPC call failed: %s", re.Message)
-	c.writeError(caller.CallID, caller.ClientID, caller.RetryCount, re)
+	c.writeCallError(caller.CallID, caller.ClientID, caller.RetryCount, re)
 }
 
 func (c *serverConn) invoke(caller *Caller, rh *commonpb.RequestHeaderProto, body []byte) (m proto.Message, err error) {
