@@ -203,7 +203,7 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 		})
 	}
 	if rm.webBase != "" { // HA: a core built after Start
-		core.Apps.SetProxyBase(rm.trackingBase())
+		core.Apps.SetWebBases(rm.trackingBase(), rm.webBase)
 	}
 	rm.mu.Lock()
 	rm.webCore = rmweb.Handler(core, rmweb.Options{HA: rm.ha != nil, Proxy: proxy})
@@ -294,7 +294,7 @@ func (rm *ResourceManager) Start() error {
 	rm.webAddr = wln.Addr()
 	rm.webBase = advertisedWeb(rm.settings.WebHost, wln.Addr())
 	if rm.Core != nil {
-		rm.Core.Apps.SetProxyBase(rm.trackingBase())
+		rm.Core.Apps.SetWebBases(rm.trackingBase(), rm.webBase)
 	}
 	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
 	// a bounded time, never the RPC ports.

@@ -111,7 +111,7 @@ func (a *App) Finished() bool {
 
 // report is the ApplicationReport clients see (protocol.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
-func (a *App) report(now time.Time, proxyBase string) *yarnpb.ApplicationReportProto {
+func (a *App) report(now time.Time, web webBases) *yarnpb.ApplicationReportProto {
 	r := &yarnpb.ApplicationReportProto{
 		ApplicationId:          a.ID.Proto(),
 		User:                   proto.String(a.User),
@@ -146,7 +146,7 @@ func (a *App) report(now time.Time, proxyBase string) *yarnpb.ApplicationReportP
 		// application from the start (the proxy sends the caller to the RM's application
 		// page until the AM registers one); the original is what the AM registered, N/A
 		// before. An unmanaged AM is not proxied.
-		r.TrackingUrl, r.OriginalTrackingUrl = proto.String(at.trackingURL(a, proxyBase)), proto.String(cmpOrString(at.TrackingURL, "N/A"))
+		r.TrackingUrl, r.OriginalTrackingUrl = proto.String(at.trackingURL(a, web)), proto.String(at.originalURL(a, web))
 		if at.Registered && a.State != yarnpb.YarnApplicationStateProto_KILLED {
 			// From registration on, clients reach the AM at what it registered.
 			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RPCPort)
@@ -262,7 +262,7 @@ func (r *Apps) ReportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProt
 	if !ok {
 		return nil, false
 	}
-	return a.report(r.now(), r.proxyBase), true
+	return a.report(r.now(), r.web), true
 }
 
 // Kill moves an unfinished application to KILLED. It reports whether it did and whether
@@ -299,7 +299,7 @@ func (r *Apps) Move(id records.ApplicationID, queue string) (found, finished boo
 type Apps struct {
 	clusterTimestamp int64
 	now              func() time.Time // the RM's clock, for the seconds a lifetime has left
-	proxyBase        string           // guarded by mu: the web proxy's http://host:port
+	web              webBases         // guarded by mu
 
 	mu     sync.Mutex
 	lastID int32
@@ -349,7 +349,7 @@ func (r *Apps) AttemptReport(att records.AttemptID) (*yarnpb.ApplicationAttemptR
 	}
 	for _, at := range a.Attempts {
 		if at.ID == att {
-			return at.report(a, r.proxyBase), true
+			return at.report(a, r.web), true
 		}
 	}
 	return nil, false
@@ -365,12 +365,12 @@ func (r *Apps) AttemptReports(id records.ApplicationID) []*yarnpb.ApplicationAtt
 	}
 	out := make([]*yarnpb.ApplicationAttemptReportProto, 0, len(a.Attempts))
 	for _, at := range a.Attempts {
-		out = append(out, at.report(a, r.proxyBase))
+		out = append(out, at.report(a, r.web))
 	}
 	return out
 }
 
-func (at *Attempt) report(a *App, proxyBase string) *yarnpb.ApplicationAttemptReportProto {
+func (at *Attempt) report(a *App, web webBases) *yarnpb.ApplicationAttemptReportProto {
 	host, port := "N/A", int32(-1)
 	if at.Registered {
 		host, port = at.Host, at.RPCPort
@@ -379,8 +379,8 @@ func (at *Attempt) report(a *App, proxyBase string) *yarnpb.ApplicationAttemptRe
 		ApplicationAttemptId:        at.ID.Proto(),
 		Host:                        proto.String(host),
 		RpcPort:                     proto.Int32(port),
-		TrackingUrl:                 proto.String(at.trackingURL(a, proxyBase)),
-		OriginalTrackingUrl:         proto.String(cmpOrString(at.TrackingURL, "N/A")),
+		TrackingUrl:                 proto.String(at.trackingURL(a, web)),
+		OriginalTrackingUrl:         proto.String(at.originalURL(a, web)),
 		Diagnostics:                 proto.String(at.Diagnostics),
 		YarnApplicationAttemptState: at.State.Enum(),
 		StartTime:                   proto.Int64(at.StartTime),
@@ -393,21 +393,45 @@ func (at *Attempt) report(a *App, proxyBase string) *yarnpb.ApplicationAttemptRe
 }
 
 // trackingURL is what reports give as an attempt's tracking URL: the web proxy's page
-// for the application (proxyBase is "http://host:port" of the proxy; "" before the RM
-// knows its web port), or an unmanaged AM's own URL.
-func (at *Attempt) trackingURL(a *App, proxyBase string) string {
-	if a.Unmanaged || proxyBase == "" {
+// for the application, or an unmanaged AM's own URL; an attempt that ended without
+// unregistering (killed, failed) has the RM's application page, as in the Java RM.
+func (at *Attempt) trackingURL(a *App, web webBases) string {
+	if u, ok := at.rmPage(a, web); ok {
+		return u
+	}
+	if a.Unmanaged || web.proxy == "" {
 		return cmpOrString(at.TrackingURL, "N/A")
 	}
-	return proxyBase + "/proxy/" + a.ID.String() + "/"
+	return web.proxy + "/proxy/" + a.ID.String() + "/"
 }
 
-// SetProxyBase sets the web proxy's "http://host:port" that tracking URLs point to.
-func (r *Apps) SetProxyBase(base string) {
+// originalURL is the URL the proxy follows: what the AM registered (N/A for none), or
+// the RM's application page for an attempt that ended without unregistering.
+func (at *Attempt) originalURL(a *App, web webBases) string {
+	if u, ok := at.rmPage(a, web); ok {
+		return u
+	}
+	return cmpOrString(at.TrackingURL, "N/A")
+}
+
+func (at *Attempt) rmPage(a *App, web webBases) (string, bool) {
+	if !at.Ended() || at.Unregistered || web.rm == "" {
+		return "", false
+	}
+	return web.rm + "/cluster/app/" + a.ID.String(), true
+}
+
+// SetWebBases sets the "http://host:port" of the web proxy tracking URLs point to and of
+// the RM's web pages (an application's page is the tracking URL of an attempt that ended
+// without unregistering).
+func (r *Apps) SetWebBases(proxy, rm string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.proxyBase = base
+	r.web = webBases{proxy: proxy, rm: rm}
 }
+
+// webBases are where tracking URLs point: the web proxy and the RM's own pages.
+type webBases struct{ proxy, rm string }
 
 // AttemptIDs lists an application's attempts.
 func (r *Apps) AttemptIDs(id records.ApplicationID) []records.AttemptID {
