@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -350,5 +351,34 @@ func TestRESTSubmission(t *testing.T) {
 		if code, _, raw := restCall(t, sc.rm, "POST", "/ws/v1/cluster/apps", "", tc.body); code != 400 || !strings.Contains(raw, tc.want) {
 			t.Errorf("submission %s: %d %s", tc.body, code, raw)
 		}
+	}
+}
+
+// Slow web clients (headers sent a byte at a time, never finished) hold nothing the RPC
+// ports or other web callers need: both answer while 200 of them hang on.
+func TestSlowWebClientsDoNotHoldTheRM(t *testing.T) {
+	sc := newSimCluster(t, testConf(), 1, nil)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		c, err := net.Dial("tcp", sc.rm.WebAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET /ws/v1/cluster/apps HTTP/1.1\r\nHost: rm\r\nX-Slow: "))
+		conns = append(conns, c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := sc.cl.GetClusterMetrics(ctx)
+	if err != nil || m.GetNumNodeManagers() != 1 {
+		t.Fatalf("RPC beside slow web clients: %v %v", m, err)
+	}
+	if code, v, raw := restCall(t, sc.rm, "GET", "/ws/v1/cluster/info", "", ""); code != 200 || v["clusterInfo"] == nil {
+		t.Fatalf("REST beside slow web clients: %d %s", code, raw)
 	}
 }
