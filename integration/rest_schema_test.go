@@ -153,6 +153,7 @@ func TestRESTSchemaMatchesApache(t *testing.T) {
 					}
 				}
 			}
+			compareJMX(t, apache, bobbin)
 			// The web proxy: the MR AM's pages through it while pi runs, and its answers
 			// for finished, running and unknown applications, as the Apache RM's proxy.
 			for _, name := range []string{"proxy-am-info", "proxy-am-page"} {
@@ -192,6 +193,71 @@ func TestRESTSchemaMatchesApache(t *testing.T) {
 	}
 }
 
+// jmxBeans are the MBeans monitoring reads, by daemon; each must be in Bobbin's /jmx with
+// at least the attributes listed (Apache's names), and Apache's attributes Bobbin lacks
+// are logged.
+var jmxBeans = []struct {
+	file, name string
+	attrs      []string
+}{
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=ClusterMetrics", []string{"NumActiveNMs", "NumLostNMs", "NumUnhealthyNMs", "NumDecommissionedNMs", "NumRebootedNMs"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root", []string{"AppsSubmitted", "AppsRunning", "AppsPending", "AppsCompleted", "AppsKilled", "AppsFailed", "AllocatedMB", "AllocatedVCores", "AllocatedContainers", "AvailableMB", "AvailableVCores", "PendingMB", "PendingVCores", "PendingContainers", "ActiveUsers", "ActiveApplications", "running_0", "running_60", "running_300", "running_1440"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root,q1=default", []string{"AppsRunning", "AllocatedMB", "PendingMB", "AvailableMB"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=RpcActivityForPort8032", []string{"ReceivedBytes", "SentBytes", "RpcQueueTimeNumOps", "RpcQueueTimeAvgTime", "RpcProcessingTimeNumOps", "RpcProcessingTimeAvgTime", "NumOpenConnections", "CallQueueLength", "RpcAuthenticationFailures", "RpcAuthorizationSuccesses"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=JvmMetrics", []string{"MemHeapUsedM", "MemHeapCommittedM", "GcCount", "GcTimeMillis", "ThreadsRunnable", "LogError", "LogWarn"}},
+	{"jmx-rm", "java.lang:type=Runtime", []string{"StartTime", "Uptime"}},
+	{"jmx-nm", "Hadoop:service=NodeManager,name=NodeManagerMetrics", []string{"ContainersLaunched", "ContainersCompleted", "ContainersFailed", "ContainersKilled", "ContainersIniting", "ContainersRunning", "AllocatedGB", "AllocatedContainers", "AvailableGB", "AllocatedVCores", "AvailableVCores", "BadLocalDirs", "BadLogDirs"}},
+	{"jmx-nm", "Hadoop:service=NodeManager,name=ShuffleMetrics", []string{"ShuffleOutputBytes", "ShuffleOutputsFailed", "ShuffleOutputsOK", "ShuffleConnections"}},
+	{"jmx-nm", "Hadoop:service=NodeManager,name=JvmMetrics", []string{"MemHeapUsedM", "GcCount"}},
+}
+
+// compareJMX checks jmxBeans in both clusters' /jmx.
+func compareJMX(t *testing.T, apache, bobbin map[string]restResponse) {
+	t.Helper()
+	beans := func(body string) map[string]map[string]any {
+		var all struct{ Beans []map[string]any }
+		json.Unmarshal([]byte(body), &all)
+		out := map[string]map[string]any{}
+		for _, b := range all.Beans {
+			if n, ok := b["name"].(string); ok {
+				out[n] = b
+			}
+		}
+		return out
+	}
+	for _, f := range []string{"jmx-rm", "jmx-nm"} {
+		a, b := beans(apache[f].body), beans(bobbin[f].body)
+		for _, want := range jmxBeans {
+			if want.file != f {
+				continue
+			}
+			ab, bb := a[want.name], b[want.name]
+			if ab == nil || bb == nil {
+				t.Errorf("bean %s: in Apache's /jmx %v, in Bobbin's %v", want.name, ab != nil, bb != nil)
+				continue
+			}
+			for _, k := range want.attrs {
+				if _, ok := ab[k]; !ok {
+					t.Errorf("bean %s: Apache's has no %s (the test's list is wrong)", want.name, k)
+				}
+				if _, ok := bb[k]; !ok {
+					t.Errorf("bean %s: Bobbin's lacks %s", want.name, k)
+				}
+			}
+			var lacking []string
+			for k := range ab {
+				if _, ok := bb[k]; !ok {
+					lacking = append(lacking, k)
+				}
+			}
+			sort.Strings(lacking)
+			if len(lacking) > 0 {
+				t.Logf("bean %s: Apache's attributes Bobbin does not report: %v", want.name, lacking)
+			}
+		}
+	}
+}
+
 type restResponse struct {
 	status   int
 	body     string
@@ -224,6 +290,9 @@ func restSnapshot(t *testing.T, version string, apacheRM bool) map[string]restRe
 			fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-%[2]s.json -w '%%{http_code}' \"$W%[3]s\" > %[1]s/rest-%[2]s.status\n", c.dir, e.file, e.path)
 		}
 	}
+	// Both daemons' MBeans.
+	fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-jmx-rm.json -w '%%{http_code}' \"$W/jmx\" > %[1]s/rest-jmx-rm.status\n", c.dir)
+	fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-jmx-nm.json -w '%%{http_code}' \"$N/jmx\" > %[1]s/rest-jmx-nm.status\n", c.dir)
 	// A container's log file over the NM's REST API (text).
 	fmt.Fprintf(&fetch, "curl -s -o %[1]s/rest-nm-log.json -w '%%{http_code}' \"$N/ws/v1/node/containerlogs/$CONT/stdout\" > %[1]s/rest-nm-log.status\n", c.dir)
 	for _, e := range proxyEndpoints {
@@ -278,7 +347,7 @@ echo "dshell exit $?"
 		}
 	}
 	res := map[string]restResponse{}
-	names := []string{"kill", "proxy-am-info", "proxy-am-page", "nm-log", "label-add", "label-replace"}
+	names := []string{"kill", "proxy-am-info", "proxy-am-page", "nm-log", "label-add", "label-replace", "jmx-rm", "jmx-nm"}
 	for _, e := range labelEndpoints {
 		names = append(names, e.file)
 	}

@@ -230,13 +230,7 @@ func (nm *NodeManager) containerLogDirs(id records.ContainerID) []string {
 }
 
 func (nm *NodeManager) restContainers(w http.ResponseWriter, r *http.Request) {
-	nm.mu.Lock()
-	list := make([]nmContainerInfo, 0, len(nm.containers))
-	for _, c := range nm.containers {
-		list = append(list, nm.containerInfo(c))
-	}
-	nm.mu.Unlock()
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	list := nm.containerInfos()
 	if len(list) == 0 {
 		webapp.Write(w, r, http.StatusOK, map[string]any{"containers": nil})
 		return
@@ -293,4 +287,23 @@ func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	http.Error(w, "Cannot find this log on the local disk.", http.StatusNotFound)
+}
+
+// containerInfos lists the node's containers by id.
+func (nm *NodeManager) containerInfos() []nmContainerInfo {
+	nm.mu.Lock()
+	list := make([]nmContainerInfo, 0, len(nm.containers))
+	for _, c := range nm.containers {
+		list = append(list, nm.containerInfo(c))
+	}
+	nm.mu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	return list
+}
+
+// startTime is when the NodeManager started serving.
+func (nm *NodeManager) startTime() time.Time {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.startedAt
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,23 +53,7 @@ func (u *nmUI) render(w http.ResponseWriter, status int, page, title, active str
 	for i := range nav {
 		nav[i].Active = nav[i].Href == active
 	}
-	u.nm.mu.Lock()
-	started := u.nm.startedAt
-	u.nm.mu.Unlock()
-	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: started, Nav: nav, Data: data})
-}
-
-// containerInfos lists the node's containers, newest first.
-func (u *nmUI) containerInfos() []nmContainerInfo {
-	nm := u.nm
-	nm.mu.Lock()
-	list := make([]nmContainerInfo, 0, len(nm.containers))
-	for _, c := range nm.containers {
-		list = append(list, nm.containerInfo(c))
-	}
-	nm.mu.Unlock()
-	sort.Slice(list, func(i, j int) bool { return list[i].ID > list[j].ID })
-	return list
+	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: u.nm.startTime(), Nav: nav, Data: data})
 }
 
 // borrowedView is the borrowed-mode state on the node page.
@@ -82,7 +67,7 @@ type borrowedView struct {
 }
 
 func (u *nmUI) node(w http.ResponseWriter, r *http.Request) {
-	data := map[string]any{"Info": u.nm.nodeInfo(), "Containers": u.containerInfos()}
+	data := map[string]any{"Info": u.nm.nodeInfo(), "Containers": newestFirst(u.nm.containerInfos())}
 	if h := u.nm.host; h != nil {
 		if d, ok := h.decision(); ok {
 			data["Borrowed"] = &borrowedView{Schedulable: d.Schedulable, Reason: d.Reason, MemoryMB: d.MemoryMB, VCores: d.VCores,
@@ -97,7 +82,7 @@ func (u *nmUI) apps(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *nmUI) containers(w http.ResponseWriter, r *http.Request) {
-	u.render(w, http.StatusOK, "containers", "Containers on this node", "/node/allContainers", u.containerInfos())
+	u.render(w, http.StatusOK, "containers", "Containers on this node", "/node/allContainers", newestFirst(u.nm.containerInfos()))
 }
 
 // logFile is one file of a container's log dir.
@@ -173,4 +158,10 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	data["Missing"] = "No log file " + file + " of " + id.String() + " on this node."
 	u.render(w, http.StatusNotFound, "logs", title, "", data)
+}
+
+// newestFirst reverses a list sorted by id: the pages show the newest containers first.
+func newestFirst(list []nmContainerInfo) []nmContainerInfo {
+	slices.Reverse(list)
+	return list
 }
