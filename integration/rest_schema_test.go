@@ -206,7 +206,7 @@ var jmxBeans = []struct {
 	{"jmx-rm", "Hadoop:service=ResourceManager,name=RpcActivityForPort8032", []string{"ReceivedBytes", "SentBytes", "RpcQueueTimeNumOps", "RpcQueueTimeAvgTime", "RpcProcessingTimeNumOps", "RpcProcessingTimeAvgTime", "NumOpenConnections", "CallQueueLength", "RpcAuthenticationFailures", "RpcAuthorizationSuccesses"}},
 	{"jmx-rm", "Hadoop:service=ResourceManager,name=JvmMetrics", []string{"MemHeapUsedM", "MemHeapCommittedM", "GcCount", "GcTimeMillis", "ThreadsRunnable", "LogError", "LogWarn"}},
 	{"jmx-rm", "java.lang:type=Runtime", []string{"StartTime", "Uptime"}},
-	{"jmx-nm", "Hadoop:service=NodeManager,name=NodeManagerMetrics", []string{"ContainersLaunched", "ContainersCompleted", "ContainersFailed", "ContainersKilled", "ContainersIniting", "ContainersRunning", "AllocatedGB", "AllocatedContainers", "AvailableGB", "AllocatedVCores", "AvailableVCores", "BadLocalDirs", "BadLogDirs"}},
+	{"jmx-nm", "Hadoop:service=NodeManager,name=NodeManagerMetrics", []string{"ContainersLaunched", "ContainersCompleted", "ContainersFailed", "ContainersKilled", "ContainersIniting", "ContainersRunning", "AllocatedGB", "AllocatedContainers", "AvailableGB", "AllocatedVCores", "AvailableVCores"}},
 	{"jmx-nm", "Hadoop:service=NodeManager,name=ShuffleMetrics", []string{"ShuffleOutputBytes", "ShuffleOutputsFailed", "ShuffleOutputsOK", "ShuffleConnections"}},
 	{"jmx-nm", "Hadoop:service=NodeManager,name=JvmMetrics", []string{"MemHeapUsedM", "GcCount"}},
 }
