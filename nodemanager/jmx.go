@@ -2,7 +2,6 @@ package nodemanager
 
 import (
 	"os"
-	"strconv"
 	"syscall"
 
 	metrics "github.com/rcrowley/go-metrics"
@@ -85,17 +84,7 @@ func (nm *NodeManager) beans() []webapp.Bean {
 		}})
 	}
 	if nm.cm != nil && port > 0 {
-		a := nm.cm.Activity()
-		p := strconv.Itoa(int(port))
-		out = append(out, webapp.Bean{Name: svc + "name=RpcActivityForPort" + p, ModelerType: "RpcActivityForPort" + p, Attrs: []webapp.Attr{
-			{Key: "tag.port", Value: p}, {Key: "tag.Context", Value: "rpc"}, {Key: "tag.Hostname", Value: host},
-			{Key: "ReceivedBytes", Value: a.ReceivedBytes}, {Key: "SentBytes", Value: a.SentBytes},
-			{Key: "RpcQueueTimeNumOps", Value: a.QueueTimeNumOps}, {Key: "RpcQueueTimeAvgTime", Value: a.QueueTimeAvgMillis},
-			{Key: "RpcProcessingTimeNumOps", Value: a.ProcessingTimeNumOps}, {Key: "RpcProcessingTimeAvgTime", Value: a.ProcessingTimeAvgMillis},
-			{Key: "RpcAuthenticationFailures", Value: a.AuthenticationFailures}, {Key: "RpcAuthenticationSuccesses", Value: a.AuthenticationSuccesses},
-			{Key: "RpcAuthorizationFailures", Value: a.AuthorizationFailures}, {Key: "RpcAuthorizationSuccesses", Value: a.AuthorizationSuccesses},
-			{Key: "NumOpenConnections", Value: a.OpenConnections}, {Key: "CallQueueLength", Value: a.CallQueueLength},
-		}})
+		out = append(out, webapp.RPCActivityBean("NodeManager", host, int(port), nm.cm.Activity()))
 	}
 	return out
 }

@@ -48,11 +48,8 @@ func (nm *NodeManager) uiRoutes(mux *http.ServeMux) {
 }
 
 func (u *nmUI) render(w http.ResponseWriter, status int, page, title, active string, data any) {
-	nav := []webui.Link{{Href: "/node", Text: "Node"}, {Href: "/node/allApplications", Text: "Applications"},
-		{Href: "/node/allContainers", Text: "Containers"}, {Href: "/jmx", Text: "JMX"}, {Href: "/conf", Text: "Configuration"}}
-	for i := range nav {
-		nav[i].Active = nav[i].Href == active
-	}
+	nav := webui.Nav(active, webui.Link{Href: "/node", Text: "Node"}, webui.Link{Href: "/node/allApplications", Text: "Applications"},
+		webui.Link{Href: "/node/allContainers", Text: "Containers"}, webui.Link{Href: "/jmx", Text: "JMX"}, webui.Link{Href: "/conf", Text: "Configuration"})
 	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: u.nm.startTime(), Nav: nav, Data: data})
 }
 

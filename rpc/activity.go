@@ -45,7 +45,6 @@ func (s *Server) Activity() Activity {
 		ProcessingTimeNumOps: a.procOps.Load(), ProcessingTimeAvgMillis: avg(a.procNanos.Load(), a.procOps.Load()),
 		AuthenticationSuccesses: a.authnOK.Load(), AuthenticationFailures: a.authnFailed.Load(),
 		AuthorizationSuccesses: a.authzOK.Load(), AuthorizationFailures: a.authzFailed.Load(),
-		OpenConnections: s.connCount(), CallQueueLength: a.waiting.Load(), Handlers: s.opts.Handlers,
-		Errors: s.errs.Count(),
+		OpenConnections: s.connCount(), CallQueueLength: a.waiting.Load(),
 	}
 }

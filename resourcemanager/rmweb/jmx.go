@@ -40,17 +40,7 @@ func Beans(rm *rmcore.Core, host string, servers []RPCServer) []webapp.Bean {
 	}})
 	out = append(out, queueBeans(rm, host)...)
 	for _, s := range servers {
-		a := s.Activity()
-		port := strconv.Itoa(s.Port)
-		out = append(out, webapp.Bean{Name: svc + "name=RpcActivityForPort" + port, ModelerType: "RpcActivityForPort" + port, Attrs: []webapp.Attr{
-			{Key: "tag.port", Value: port}, {Key: "tag.Context", Value: "rpc"}, {Key: "tag.Hostname", Value: host},
-			{Key: "ReceivedBytes", Value: a.ReceivedBytes}, {Key: "SentBytes", Value: a.SentBytes},
-			{Key: "RpcQueueTimeNumOps", Value: a.QueueTimeNumOps}, {Key: "RpcQueueTimeAvgTime", Value: a.QueueTimeAvgMillis},
-			{Key: "RpcProcessingTimeNumOps", Value: a.ProcessingTimeNumOps}, {Key: "RpcProcessingTimeAvgTime", Value: a.ProcessingTimeAvgMillis},
-			{Key: "RpcAuthenticationFailures", Value: a.AuthenticationFailures}, {Key: "RpcAuthenticationSuccesses", Value: a.AuthenticationSuccesses},
-			{Key: "RpcAuthorizationFailures", Value: a.AuthorizationFailures}, {Key: "RpcAuthorizationSuccesses", Value: a.AuthorizationSuccesses},
-			{Key: "NumOpenConnections", Value: a.OpenConnections}, {Key: "CallQueueLength", Value: a.CallQueueLength},
-		}})
+		out = append(out, webapp.RPCActivityBean("ResourceManager", host, s.Port, s.Activity()))
 	}
 	return out
 }

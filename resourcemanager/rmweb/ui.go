@@ -51,11 +51,9 @@ func (u *ui) routes(mux *http.ServeMux) {
 }
 
 func (u *ui) render(w http.ResponseWriter, status int, page, title, active string, data any) {
-	nav := []webui.Link{{Href: "/cluster", Text: "Applications"}, {Href: "/cluster/scheduler", Text: "Scheduler"},
-		{Href: "/cluster/nodes", Text: "Nodes"}, {Href: "/jmx", Text: "JMX"}, {Href: "/conf", Text: "Configuration"}, {Href: "/logLevel", Text: "Log level"}}
-	for i := range nav {
-		nav[i].Active = nav[i].Href == active
-	}
+	nav := webui.Nav(active, webui.Link{Href: "/cluster", Text: "Applications"}, webui.Link{Href: "/cluster/scheduler", Text: "Scheduler"},
+		webui.Link{Href: "/cluster/nodes", Text: "Nodes"}, webui.Link{Href: "/jmx", Text: "JMX"}, webui.Link{Href: "/conf", Text: "Configuration"},
+		webui.Link{Href: "/logLevel", Text: "Log level"})
 	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "ResourceManager", Host: u.host,
 		Started: time.UnixMilli(u.rm.ClusterTimestamp()), Nav: nav, Data: data})
 }

@@ -7,8 +7,11 @@ import (
 	"path"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
 // Bean is one MBean as Hadoop's /jmx (JMXJsonServlet) writes it: its object name, its
@@ -206,4 +209,18 @@ func maxM(b int64) float64 {
 // SortBeans orders beans by name, as the MBean server lists them.
 func SortBeans(b []Bean) {
 	sort.Slice(b, func(i, j int) bool { return b[i].Name < b[j].Name })
+}
+
+// RPCActivityBean is Hadoop's RpcActivityForPort<port> bean of a daemon's IPC server.
+func RPCActivityBean(service, host string, port int, a rpc.Activity) Bean {
+	p := strconv.Itoa(port)
+	return Bean{Name: "Hadoop:service=" + service + ",name=RpcActivityForPort" + p, ModelerType: "RpcActivityForPort" + p, Attrs: []Attr{
+		{"tag.port", p}, {"tag.Context", "rpc"}, {"tag.Hostname", host},
+		{"ReceivedBytes", a.ReceivedBytes}, {"SentBytes", a.SentBytes},
+		{"RpcQueueTimeNumOps", a.QueueTimeNumOps}, {"RpcQueueTimeAvgTime", a.QueueTimeAvgMillis},
+		{"RpcProcessingTimeNumOps", a.ProcessingTimeNumOps}, {"RpcProcessingTimeAvgTime", a.ProcessingTimeAvgMillis},
+		{"RpcAuthenticationFailures", a.AuthenticationFailures}, {"RpcAuthenticationSuccesses", a.AuthenticationSuccesses},
+		{"RpcAuthorizationFailures", a.AuthorizationFailures}, {"RpcAuthorizationSuccesses", a.AuthorizationSuccesses},
+		{"NumOpenConnections", a.OpenConnections}, {"CallQueueLength", a.CallQueueLength},
+	}}
 }

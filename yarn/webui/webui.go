@@ -29,6 +29,14 @@ type Link struct {
 	Active     bool
 }
 
+// Nav is the navigation bar with the entry whose Href is active marked.
+func Nav(active string, links ...Link) []Link {
+	for i := range links {
+		links[i].Active = links[i].Href == active
+	}
+	return links
+}
+
 // Page is what the layout shows around a page's content.
 type Page struct {
 	Title, Daemon, Host string
