@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -81,12 +80,7 @@ func TestRestartRecoversApplications(t *testing.T) {
 // on the same ports after a restart.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testutil.FreeAddr(t)
 }
 
 // A work-preserving restart: the NodeManager keeps its containers and reports them as it

@@ -266,6 +266,7 @@ func TestRESTAPI(t *testing.T) {
 func TestRESTSubmission(t *testing.T) {
 	sc := newSimCluster(t, testConf("yarn.cluster.max-application-priority", "10"), 1, nil)
 	got := make(chan *nmsim.Launch, 1)
+	registered := make(chan struct{})
 	proceed := make(chan struct{})
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		got <- l
@@ -273,6 +274,7 @@ func TestRESTSubmission(t *testing.T) {
 			t.Errorf("register: %v", err)
 			return 1
 		}
+		close(registered) // RUNNING from here on
 		select {
 		case <-proceed:
 		case <-ctx.Done():
@@ -327,6 +329,11 @@ func TestRESTSubmission(t *testing.T) {
 	}
 	if _, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+id+"/priority", "", ""); v["priority"] != 7.0 {
 		t.Fatalf("priority %s", raw)
+	}
+	select {
+	case <-registered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the REST-submitted application's AM did not register")
 	}
 	_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/appstatistics?states=running,finished&applicationTypes=shell", "", "")
 	items := v["appStatInfo"].(map[string]any)["statItem"].([]any)

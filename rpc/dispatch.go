@@ -29,6 +29,11 @@ func (c *serverConn) dispatch(h *commonpb.RpcRequestHeaderProto, rh *commonpb.Re
 	c.calls.Add(1)
 	if c.kept != nil {
 		c.kept.CallStarted()
+		// Idle now, not after this returns: the answer may be written (and the process
+		// killed) before the reader gets there, and the record must then read idle.
+		if c.br.Buffered() == 0 {
+			c.kept.Idle()
+		}
 	}
 	go func() {
 		defer func() {

@@ -31,9 +31,16 @@ type KeptConn interface {
 	Established(ConnState)
 	// Idle records that every byte read so far belongs to frames already handled.
 	Idle()
-	// CallStarted and CallAnswered bracket each call, up to its answer being written.
+	// CallStarted counts a call read; Written with answer set (or CallAnswered, for a
+	// call whose answer cannot be written) counts it answered.
 	CallStarted()
 	CallAnswered()
+	// Writing and Written bracket every write to the socket, under the connection's
+	// write lock, with the bytes it carries; answer: they are a call's answer. A process
+	// killed between the two leaves a record the next one can check against what the
+	// socket actually sent, so an answer the client got is never taken for a lost one.
+	Writing(n int, answer bool)
+	Written(n int, answer bool)
 	// Broken records that the stream is no longer whole (a write failed part way).
 	Broken()
 	// Closed ends the keeping, once the server has shut the socket down and closed it.

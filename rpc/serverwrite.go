@@ -65,38 +65,42 @@ func errorPacket(callID int32, clientID []byte, retry int32, re *RemoteError) ([
 	return pkt, err == nil
 }
 
-// writeRaw writes a whole packet under the connection's write lock. Write errors mean the
-// peer is gone; the reader notices and closes.
-// writeAnswer writes a call's answer and, in the same breath, tells the connection keeper
-// the call is answered: a kill right after the client got its answer must not find the
-// call still counted (the restarted RM would then close a connection it could serve).
+// writeAnswer writes a call's answer; the keeper's record counts the call answered in the
+// same step that counts the bytes written (see KeptConn.Writing).
 func (c *serverConn) writeAnswer(p []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	err := c.writeLocked(p)
-	c.answered()
-	return err
+	return c.writeLocked(p, true)
 }
 
-// answered counts a call's answer as written (or impossible) for the keeper.
+// answered counts a call answered for the keeper when no answer can be written.
 func (c *serverConn) answered() {
 	if c.kept != nil {
 		c.kept.CallAnswered()
 	}
 }
 
+// writeRaw writes a whole packet that answers no call under the connection's write lock.
+// Write errors mean the peer is gone; the reader notices and closes.
 func (c *serverConn) writeRaw(p []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	return c.writeLocked(p)
+	return c.writeLocked(p, false)
 }
 
-func (c *serverConn) writeLocked(p []byte) error {
+func (c *serverConn) writeLocked(p []byte, answer bool) error {
+	if c.kept != nil {
+		c.kept.Writing(len(p), answer)
+	}
 	c.nc.SetWriteDeadline(time.Now().Add(time.Minute))
 	n, err := c.nc.Write(p)
 	c.srv.act.sentBytes.Add(int64(n))
-	if err != nil && c.kept != nil {
-		c.kept.Broken() // part of the packet may be out: the stream cannot be taken over
+	if c.kept != nil {
+		if err != nil {
+			c.kept.Broken() // part of the packet may be out: the stream cannot be taken over
+		} else {
+			c.kept.Written(n, answer)
+		}
 	}
 	return err
 }

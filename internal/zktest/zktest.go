@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // Script is Debian's ZooKeeper launcher.
@@ -127,10 +129,6 @@ type quiet struct{}
 func (quiet) Printf(string, ...any) {}
 
 func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Helper()
+	return testutil.FreeAddr(t)
 }

@@ -96,7 +96,12 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	// Started by the NodeManager's answer: no expiry while its heartbeat is on its way.
 	rm.Containers.Launched(cid)
 	rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
-		at.Launched, at.LastPing = true, rm.Opts.Now()
+		at.Launched = true
+		if !at.Registered {
+			// The liveness clock starts at launch; an AM that registered already (it can
+			// before this answer is handled) has started it itself, later.
+			at.LastPing = rm.Opts.Now()
+		}
 		if at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
 			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
 		}

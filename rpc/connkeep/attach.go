@@ -212,13 +212,12 @@ func (a *Attachment) TakeBack() (kept []Kept, dropped int) {
 	a.conns = map[int]*os.File{}
 	a.mu.Unlock()
 	for slot, f := range conns {
-		server, st, ok := a.table.resumable(slot)
-		var nc net.Conn
+		var server string
+		var st rpc.ConnState
+		nc, err := net.FileConn(f)
+		ok := err == nil
 		if ok {
-			var err error
-			if nc, err = net.FileConn(f); err != nil {
-				ok = false
-			}
+			server, st, ok = a.table.resumable(slot, func() (uint32, error) { return sentBySocket(nc) })
 		}
 		f.Close()
 		if !ok {
@@ -249,7 +248,14 @@ func (a *Attachment) Keep(server string, nc net.Conn) rpc.KeptConn {
 	slot := a.free[len(a.free)-1]
 	a.free = a.free[:len(a.free)-1]
 	a.mu.Unlock()
-	a.table.reset(slot)
+	base, err := sentBySocket(tc)
+	if err != nil {
+		a.mu.Lock()
+		a.free = append(a.free, slot)
+		a.mu.Unlock()
+		return nil
+	}
+	a.table.reset(slot, base)
 	if err := a.sendConn(tc, "C", strconv.Itoa(slot)); err != nil {
 		a.lost(err)
 		a.mu.Lock()
@@ -262,7 +268,7 @@ func (a *Attachment) Keep(server string, nc net.Conn) rpc.KeptConn {
 
 // release frees a slot: the keeper lets go of its copy and the slot can be used again.
 func (a *Attachment) release(slot int) {
-	a.table.reset(slot)
+	a.table.reset(slot, 0)
 	if !a.broken.Load() {
 		if err := a.send(-1, "D", strconv.Itoa(slot)); err != nil {
 			a.lost(err)
@@ -384,6 +390,10 @@ func (r *record) CallStarted() { atomic.AddUint32(r.a.table.word(r.slot, offCall
 
 func (r *record) CallAnswered() { atomic.AddUint32(r.a.table.word(r.slot, offCalls), ^uint32(0)) }
 
+func (r *record) Writing(n int, answer bool) { r.a.table.writing(r.slot, n, answer) }
+
+func (r *record) Written(n int, answer bool) { r.a.table.written(r.slot, n, answer) }
+
 // Broken unmarks the slot as established, for good: established is only ever set by the
 // handshake.
 func (r *record) Broken() { atomic.StoreUint32(r.a.table.word(r.slot, offEstab), 0) }
@@ -428,4 +438,59 @@ func (p *peekReader) Read(b []byte) (int, error) {
 	}
 	atomic.StoreUint32(p.r.a.table.word(p.r.slot, offReading), 1)
 	return p.r.nc.Read(b)
+}
+
+// sentBySocket is how many bytes the kernel has been given to send on a TCP socket, mod
+// 2^32: those the peer acknowledged plus those still queued. It counts from the
+// connection's start (a slot keeps the figure at accept as its base), whichever process
+// wrote them, so it settles whether a dead process's last write went out.
+func sentBySocket(nc net.Conn) (uint32, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return 0, errors.New("connkeep: connection has no descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var sum uint32
+	var serr error
+	if err := rc.Control(func(fd uintptr) { sum, serr = sendCounts(int(fd)) }); err != nil {
+		return 0, err
+	}
+	if serr != nil {
+		return 0, fmt.Errorf("connkeep: socket send counts: %w", serr)
+	}
+	return sum, nil
+}
+
+// sendCounts reads acked and queued bytes as one consistent pair: an ACK arriving between
+// the two reads moves bytes from one to the other, so the acked count is read on both
+// sides and the pair kept only when it did not move.
+func sendCounts(fd int) (uint32, error) {
+	acked := func() (uint64, error) {
+		info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		if err != nil {
+			return 0, err
+		}
+		return info.Bytes_acked, nil
+	}
+	for range 100 {
+		before, err := acked()
+		if err != nil {
+			return 0, err
+		}
+		queued, err := unix.IoctlGetInt(fd, unix.SIOCOUTQ)
+		if err != nil {
+			return 0, err
+		}
+		after, err := acked()
+		if err != nil {
+			return 0, err
+		}
+		if before == after {
+			return uint32(after) + uint32(queued), nil
+		}
+	}
+	return 0, errors.New("acknowledgements kept arriving")
 }

@@ -76,7 +76,11 @@ func serverMain() int {
 			return &yarnpb.GetQueueInfoResponseProto{}, nil
 		}),
 	}})
-	s.SetKeeper(att)
+	var keeper rpc.ConnKeeper = att
+	if at := os.Getenv("DIE"); at != "" {
+		keeper = dyingKeeper{att, at}
+	}
+	s.SetKeeper(keeper)
 	ln, err := att.Listen("ipc", "127.0.0.1:0")
 	if err != nil {
 		fmt.Println("error", err)
@@ -101,16 +105,52 @@ func serverMain() int {
 	return 0
 }
 
+// dyingKeeper SIGKILLs its process at a chosen point of the first answer's write: "written"
+// (the client has the answer; the record does not count it yet) or "writing" (nothing is
+// out). It is how the tests hit the window a real kill hits by chance.
+type dyingKeeper struct {
+	*Attachment
+	at string
+}
+
+func (k dyingKeeper) Keep(server string, nc net.Conn) rpc.KeptConn {
+	if kc := k.Attachment.Keep(server, nc); kc != nil {
+		return dyingRecord{kc, k.at}
+	}
+	return nil
+}
+
+type dyingRecord struct {
+	rpc.KeptConn
+	at string
+}
+
+func (r dyingRecord) Writing(n int, answer bool) {
+	r.KeptConn.Writing(n, answer)
+	if answer && r.at == "writing" {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+}
+
+func (r dyingRecord) Written(n int, answer bool) {
+	if answer && r.at == "written" {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	r.KeptConn.Written(n, answer)
+}
+
 type server struct {
 	cmd              *exec.Cmd
 	addr             string
 	adopted, dropped int
 }
 
-func startServer(t *testing.T, name string, linger time.Duration) *server {
+func startServer(t *testing.T, name string, linger time.Duration, env ...string) *server {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), modeEnv+"=server", "NAME="+name, "LINGER="+linger.String())
+	cmd.Env = append(append(os.Environ(), modeEnv+"=server", "NAME="+name, "LINGER="+linger.String()), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -260,6 +300,53 @@ func TestBusyConnectionIsClosed(t *testing.T) {
 	text, err := echo(c, "again", 5*time.Second)
 	if err != nil || !strings.HasSuffix(text, "/again") || dials.Load() != 2 {
 		t.Fatalf("after reconnecting: %q, %v, %d dials", text, err, dials.Load())
+	}
+}
+
+// A server killed after writing an answer and before counting it: the client has its
+// answer, and the next server sees from the socket's own send count that the answer went
+// out, so it takes the connection over. Killed before the answer went out, the call is
+// lost: the connection is closed, and the client reconnects.
+func TestKillAroundAnAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		at      string
+		resumed bool
+	}{{"written", true}, {"writing", false}} {
+		t.Run(tc.at, func(t *testing.T) {
+			name := keeperName(t)
+			s1 := startServer(t, name, time.Minute, "DIE="+tc.at)
+			var dials atomic.Int32
+			c := client(s1.addr, nil, &dials)
+			defer c.Close()
+			first := make(chan error, 1)
+			go func() {
+				_, err := echo(c, "first", 20*time.Second)
+				first <- err
+			}()
+			s1.cmd.Wait() // it kills itself at the answer
+			if tc.resumed {
+				if err := <-first; err != nil {
+					t.Fatalf("the answer written before the kill: %v", err)
+				}
+			}
+			s2 := startServer(t, name, time.Minute)
+			if !tc.resumed {
+				if s2.adopted != 0 || s2.dropped != 1 {
+					t.Fatalf("took over %d, dropped %d; want 0, 1", s2.adopted, s2.dropped)
+				}
+				if err := <-first; !errors.Is(err, rpc.ErrConnLost) {
+					t.Fatalf("the call whose answer never went out: %v; want the connection lost", err)
+				}
+				return
+			}
+			if s2.adopted != 1 || s2.dropped != 0 {
+				t.Fatalf("took over %d, dropped %d; want 1, 0", s2.adopted, s2.dropped)
+			}
+			text, err := echo(c, "second", 5*time.Second)
+			if err != nil || text != fmt.Sprintf("alice/SIMPLE/%d/second", s2.cmd.Process.Pid) || dials.Load() != 1 {
+				t.Fatalf("after the takeover: %q, %v, %d dials; want the new server's answer on the same connection", text, err, dials.Load())
+			}
+		})
 	}
 }
 

@@ -19,19 +19,31 @@ import (
 //	0   established uint32  1 once the handshake is done and the state below is written
 //	4   reading     uint32  1 from before a byte is taken from the socket until every
 //	                        byte read belongs to a handled frame
-//	8   calls       uint32  calls read and not yet answered
+//	8   calls       uint32  calls read and not yet answered; the top bit is set while an
+//	                        answer is being written (cleared with the count, in one step)
 //	12  stateLen    uint32
 //	16  state       encoded rpc.ConnState
+//	... base        uint32  what the socket had sent when it was kept (see sentBySocket)
+//	... sent        uint32  bytes the servers wrote to the socket since (mod 2^32)
+//	... answerEnd   uint32  sent once the answer being written is out
+//
+// A process can be killed after an answer is written and before it is counted (the
+// client already has it); the next process then finds the answering bit and asks the
+// kernel how much the socket was given: answerEnd means the answer went out whole.
 const (
-	slotSize   = 1024
-	slotCount  = 65536 // 64 MiB of address space; only the slots used take memory
-	tableSize  = slotSize * slotCount
-	offEstab   = 0
-	offReading = 4
-	offCalls   = 8
-	offLen     = 12
-	offState   = 16
-	maxState   = slotSize - offState
+	slotSize     = 1024
+	slotCount    = 65536 // 64 MiB of address space; only the slots used take memory
+	tableSize    = slotSize * slotCount
+	offEstab     = 0
+	offReading   = 4
+	offCalls     = 8
+	offLen       = 12
+	offState     = 16
+	offBase      = slotSize - 12
+	offSent      = slotSize - 8
+	offAnswerEnd = slotSize - 4
+	maxState     = offBase - offState
+	answeringBit = 1 << 31
 )
 
 type table []byte
@@ -40,17 +52,59 @@ func (t table) word(slot, off int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&t[slot*slotSize+off]))
 }
 
-// reset clears a slot before a new connection uses it.
-func (t table) reset(slot int) {
+// reset clears a slot before a new connection uses it; base is what its socket had sent.
+func (t table) reset(slot int, base uint32) {
 	atomic.StoreUint32(t.word(slot, offEstab), 0)
 	atomic.StoreUint32(t.word(slot, offReading), 0)
 	atomic.StoreUint32(t.word(slot, offCalls), 0)
+	atomic.StoreUint32(t.word(slot, offBase), base)
+	atomic.StoreUint32(t.word(slot, offSent), 0)
+	atomic.StoreUint32(t.word(slot, offAnswerEnd), 0)
+}
+
+// writing records that n bytes are about to be written; answer: they answer a call.
+func (t table) writing(slot, n int, answer bool) {
+	if !answer {
+		return
+	}
+	atomic.StoreUint32(t.word(slot, offAnswerEnd), atomic.LoadUint32(t.word(slot, offSent))+uint32(n))
+	atomic.OrUint32(t.word(slot, offCalls), answeringBit)
+}
+
+// written counts n bytes written; an answer's call is counted answered in the same step
+// that clears the answering bit.
+func (t table) written(slot, n int, answer bool) {
+	sent := t.word(slot, offSent)
+	atomic.StoreUint32(sent, atomic.LoadUint32(sent)+uint32(n))
+	if answer {
+		atomic.AddUint32(t.word(slot, offCalls), ^uint32(answeringBit)) // -(answeringBit+1)
+	}
 }
 
 // resumable reports whether the connection in slot can be taken over, and its state.
-func (t table) resumable(slot int) (server string, st rpc.ConnState, ok bool) {
-	if atomic.LoadUint32(t.word(slot, offEstab)) != 1 || atomic.LoadUint32(t.word(slot, offReading)) != 0 ||
-		atomic.LoadUint32(t.word(slot, offCalls)) != 0 {
+// socketSent is what the socket has been given since it was accepted, as the kernel
+// counts it (plus the slot's base).
+func (t table) resumable(slot int, socketSent func() (uint32, error)) (server string, st rpc.ConnState, ok bool) {
+	if atomic.LoadUint32(t.word(slot, offEstab)) != 1 || atomic.LoadUint32(t.word(slot, offReading)) != 0 {
+		return "", rpc.ConnState{}, false
+	}
+	got, err := socketSent()
+	if err != nil {
+		return "", rpc.ConnState{}, false
+	}
+	got -= atomic.LoadUint32(t.word(slot, offBase))
+	calls := atomic.LoadUint32(t.word(slot, offCalls))
+	if calls&answeringBit != 0 {
+		end := atomic.LoadUint32(t.word(slot, offAnswerEnd))
+		if got != end || calls&^answeringBit == 0 {
+			return "", rpc.ConnState{}, false // the answer is not (all) out: the call is lost
+		}
+		// The answer went out whole; the dead process did not get to count it.
+		calls = calls&^answeringBit - 1
+		atomic.StoreUint32(t.word(slot, offSent), end)
+		atomic.StoreUint32(t.word(slot, offCalls), calls)
+	}
+	if calls != 0 || got != atomic.LoadUint32(t.word(slot, offSent)) {
 		return "", rpc.ConnState{}, false
 	}
 	n := int(atomic.LoadUint32(t.word(slot, offLen)))
@@ -58,7 +112,7 @@ func (t table) resumable(slot int) (server string, st rpc.ConnState, ok bool) {
 		return "", rpc.ConnState{}, false
 	}
 	base := slot*slotSize + offState
-	server, st, err := decodeState(t[base : base+n])
+	server, st, err = decodeState(t[base : base+n])
 	if err != nil {
 		return "", rpc.ConnState{}, false
 	}
@@ -78,7 +132,9 @@ func (t table) establish(slot int, server string, st rpc.ConnState) bool {
 	return true
 }
 
-const stateVersion = 1
+// stateVersion 2: the slot counts bytes written (a version-1 table, from a keeper an
+// older binary started, is not read: its connections are closed, not misread).
+const stateVersion = 2
 
 func encodeState(server string, st rpc.ConnState) []byte {
 	b := []byte{stateVersion, 0}
