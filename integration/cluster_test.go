@@ -24,8 +24,9 @@ type nsCluster struct {
 	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager; apacheRM runs
 	// the Apache ResourceManager instead of Bobbin's.
 	bobbinNM, apacheRM bool
-	// secondNM adds a second Bobbin NodeManager (its own conf dir, ports and dirs);
-	// nmMemoryMB, when set, is each NM's memory, so that work must spread over both.
+	// secondNM adds a second NodeManager of the same kind as the first (its own conf
+	// dir, ports and dirs); nmMemoryMB, when set, is each NM's memory, so that work must
+	// spread over both.
 	secondNM   bool
 	nmMemoryMB int
 	// nmProps, when set, edits NodeManager i's yarn-site (0: the first, 1: the second).
@@ -128,17 +129,23 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 	if c.capacityProps != nil {
 		writeCapacityScheduler(t, c.confDir, c.capacityProps)
 	}
-	nms := []string{c.home + "/bin/yarn nodemanager > " + c.path("nm.log") + " 2>&1 &"}
-	switch {
-	case c.bobbinNM:
-		nms[0] = bobbinNM(c.confDir) + " > " + c.path("nm.log") + " 2>&1 &"
-	case c.nmHome != "":
-		nms[0] = fmt.Sprintf("env HADOOP_HOME=%[1]s HADOOP_PREFIX=%[1]s HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[1]s/bin/yarn nodemanager > %[2]s 2>&1 &",
-			c.nmHome, c.path("nm.log"))
+	// An Apache NodeManager of its own conf dir and pid dir (Hadoop 3's launcher refuses
+	// to start a second nodemanager whose pid file is taken).
+	nodeManager := func(confDir, pidDir string) string {
+		home := c.home
+		switch {
+		case c.bobbinNM:
+			return bobbinNM(confDir)
+		case c.nmHome != "":
+			home = c.nmHome
+		}
+		return fmt.Sprintf("env HADOOP_HOME=%[1]s HADOOP_PREFIX=%[1]s HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s HADOOP_CONF_DIR=%[2]s YARN_CONF_DIR=%[2]s HADOOP_PID_DIR=%[3]s YARN_PID_DIR=%[3]s %[1]s/bin/yarn nodemanager",
+			home, confDir, pidDir)
 	}
+	nms := []string{nodeManager(c.confDir, c.path("pids")) + " > " + c.path("nm.log") + " 2>&1 &"}
 	if c.secondNM {
 		dir2 := c.path("nm2")
-		for _, d := range []string{"conf", "nm-local", "nm-logs"} {
+		for _, d := range []string{"conf", "nm-local", "nm-logs", "pids"} {
 			os.MkdirAll(filepath.Join(dir2, d), 0o755)
 		}
 		props := nmConf(dir2)
@@ -147,7 +154,18 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		props["yarn.nodemanager.webapp.address"] = "127.0.0.1:8052"
 		props["mapreduce.shuffle.port"] = "13563"
 		c.writeNMConf(t, 1, filepath.Join(dir2, "conf"), props)
-		nms = append(nms, bobbinNM(filepath.Join(dir2, "conf"))+" > "+c.path("nm2.log")+" 2>&1 &")
+		// The job's settings (the MapReduce home its containers need) as on the first,
+		// and the shuffle port where the Java NM reads it: its shuffle service's JobConf
+		// loads mapred-default.xml after yarn-site.xml, so only mapred-site.xml wins.
+		mapred := "<?xml version=\"1.0\"?>\n<configuration>\n</configuration>\n"
+		if b, err := os.ReadFile(filepath.Join(c.confDir, "mapred-site.xml")); err == nil {
+			mapred = string(b)
+		}
+		mapred = strings.Replace(mapred, "</configuration>", prop("mapreduce.shuffle.port", props["mapreduce.shuffle.port"])+"</configuration>", 1)
+		if err := os.WriteFile(filepath.Join(dir2, "conf", "mapred-site.xml"), []byte(mapred), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		nms = append(nms, nodeManager(filepath.Join(dir2, "conf"), filepath.Join(dir2, "pids"))+" > "+c.path("nm2.log")+" 2>&1 &")
 	}
 	start := ""
 	for _, l := range nms {
