@@ -96,7 +96,7 @@ func (c *Configuration) Keys() []string {
 // node-resources.xml from it over the defaults.
 // Missing site files are skipped, as Hadoop skips missing default resources; a missing
 // directory that was asked for is an error. It returns the directory used ("" for none).
-func LoadDir(dir string) (*Configuration, string, error) {
+func LoadDir(dir string, extra ...string) (*Configuration, string, error) {
 	dir = ResolveDir(dir)
 	c := New()
 	if dir == "" {
@@ -109,13 +109,19 @@ func LoadDir(dir string) (*Configuration, string, error) {
 	}
 	// Hadoop 3.1's ResourceUtils adds resource-types.xml (the RM's and clients' resource
 	// types) and node-resources.xml (a NodeManager's amounts of them) over yarn-site.xml.
-	for _, name := range []string{"core-site.xml", "yarn-site.xml", "resource-types.xml", "node-resources.xml"} {
+	for _, name := range append([]string{"core-site.xml", "yarn-site.xml", "resource-types.xml", "node-resources.xml"}, extra...) {
 		if err := c.AddFileIfExists(filepath.Join(dir, name)); err != nil {
 			return nil, dir, err
 		}
 	}
 	return c, dir, nil
 }
+
+// NodeManagerFiles are the site files a NodeManager reads over LoadDir's, in this order:
+// the Java NM's configuration takes mapred-site.xml once its shuffle service builds a
+// JobConf (so mapreduce.shuffle.* set there win over yarn-site.xml) and hdfs-site.xml
+// once its HDFS client loads (localization and log aggregation on hdfs://).
+func NodeManagerFiles() []string { return []string{"mapred-site.xml", "hdfs-site.xml"} }
 
 // ResolveDir applies the --conf / YARN_CONF_DIR / HADOOP_CONF_DIR precedence.
 func ResolveDir(explicit string) string {

@@ -265,3 +265,29 @@ func TestDocsListEveryDefault(t *testing.T) {
 		}
 	}
 }
+
+// A NodeManager reads mapred-site.xml and hdfs-site.xml over yarn-site.xml, as the Java
+// NM's configuration ends up doing: the shuffle port set in mapred-site.xml wins.
+func TestNodeManagerFilesOverYarnSite(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "yarn-site.xml", xmlProps("mapreduce.shuffle.port", "14000", "dfs.replication", "3"))
+	writeFile(t, dir, "mapred-site.xml", xmlProps("mapreduce.shuffle.port", "14001"))
+	writeFile(t, dir, "hdfs-site.xml", xmlProps("dfs.replication", "1"))
+	rm, _, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm, _, err := LoadDir(dir, NodeManagerFiles()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := rm.Get("mapreduce.shuffle.port"); v != "14000" {
+		t.Fatalf("without the NodeManager's files: %q", v)
+	}
+	if v, _ := nm.Get("mapreduce.shuffle.port"); v != "14001" || !strings.HasSuffix(nm.Source("mapreduce.shuffle.port"), "mapred-site.xml") {
+		t.Fatalf("shuffle port %q from %s; want 14001 from mapred-site.xml", v, nm.Source("mapreduce.shuffle.port"))
+	}
+	if v, _ := nm.Get("dfs.replication"); v != "1" {
+		t.Fatalf("dfs.replication %q; want hdfs-site.xml's 1", v)
+	}
+}

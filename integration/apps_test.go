@@ -209,8 +209,9 @@ echo "pi exit $? wall $(echo "$(date +%%s.%%N) - $start" | bc)"`, examples, c.pa
 }
 
 // TestTwoBobbinNMsAcceptance is issue 5's acceptance run: Bobbin RM + two Bobbin NMs (same
-// host, different ports and dirs, 768 MB each so work spreads): pi 2 10 with containers on
-// both NMs and the reduce fetching map output through Bobbin's shuffle; distributed shell
+// host, different ports and dirs, 768 MB each so work spreads): pi 4 10 — the AM and four
+// maps fill both NMs exactly, so maps run on both — with the reduce fetching map output
+// from both NMs' shuffles (the second's port set only in its mapred-site.xml); distributed shell
 // with two containers; `yarn application -kill` of a running `sleep 300` leaves it KILLED
 // with no container process left.
 func TestTwoBobbinNMsAcceptance(t *testing.T) {
@@ -221,7 +222,7 @@ func TestTwoBobbinNMsAcceptance(t *testing.T) {
 	examples := c.examplesJar()
 	dshell := c.dshellJar()
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
-timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
+timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 4 10 > %[3]s 2>&1
 echo "pi exit $?"
 timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
 echo "dshell exit $?"
@@ -245,7 +246,7 @@ wc -c %[6]s/nm.log %[6]s/nm2.log`, examples, dshell, c.path("pi.log"), c.path("c
 		t.Fatalf("%s\nerr %v\noutput:\n%s\nRM log:\n%s\nNM1 log:\n%s\nNM2 log:\n%s\npi (tail):\n%s", what, err, out, c.logTail("rm.log", 40), c.logTail("nm.log", 40),
 			c.logTail("nm2.log", 40), tail(string(piLog), 30))
 	}
-	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
+	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is ") {
 		fail("pi did not succeed")
 	}
 	// The pi application (the first) ran containers on both NodeManagers.
@@ -260,10 +261,13 @@ wc -c %[6]s/nm.log %[6]s/nm2.log`, examples, dshell, c.path("pi.log"), c.path("c
 	if piApp == "" || len(n1) == 0 || len(n2) == 0 {
 		fail(fmt.Sprintf("pi (%s) containers: %d on NM1, %d on NM2", piApp, len(n1), len(n2)))
 	}
-	nmLogs := c.logTail("nm.log", 100000) + c.logTail("nm2.log", 100000)
-	if !strings.Contains(nmLogs, "map output served") {
-		fail("no map output was served by Bobbin's shuffle")
+	// The second NM's shuffle port is set only in its mapred-site.xml: two shuffles on
+	// one host, each serving map output.
+	served1, served2 := strings.Count(c.logTail("nm.log", 100000), "map output served"), strings.Count(c.logTail("nm2.log", 100000), "map output served")
+	if served1 == 0 || served2 == 0 {
+		fail(fmt.Sprintf("map outputs served: %d by NM1, %d by NM2; want the reduce fetching from both", served1, served2))
 	}
+	t.Logf("map outputs served: %d by NM1, %d by NM2 (shuffle port from mapred-site.xml)", served1, served2)
 	if !strings.Contains(out, "dshell exit 0") {
 		fail("distributed shell did not succeed")
 	}

@@ -152,7 +152,8 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		props["yarn.nodemanager.address"] = "127.0.0.1:8051"
 		props["yarn.nodemanager.localizer.address"] = "127.0.0.1:8050"
 		props["yarn.nodemanager.webapp.address"] = "127.0.0.1:8052"
-		props["mapreduce.shuffle.port"] = "13563"
+		// The second shuffle port only in mapred-site.xml (below), where MapReduce admins
+		// set it: both kinds of NodeManager must take it from there.
 		c.writeNMConf(t, 1, filepath.Join(dir2, "conf"), props)
 		// The job's settings (the MapReduce home its containers need) as on the first,
 		// and the shuffle port where the Java NM reads it: its shuffle service's JobConf
@@ -161,7 +162,7 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		if b, err := os.ReadFile(filepath.Join(c.confDir, "mapred-site.xml")); err == nil {
 			mapred = string(b)
 		}
-		mapred = strings.Replace(mapred, "</configuration>", prop("mapreduce.shuffle.port", props["mapreduce.shuffle.port"])+"</configuration>", 1)
+		mapred = strings.Replace(mapred, "</configuration>", prop("mapreduce.shuffle.port", "13563")+"</configuration>", 1)
 		if err := os.WriteFile(filepath.Join(dir2, "conf", "mapred-site.xml"), []byte(mapred), 0o644); err != nil {
 			t.Fatal(err)
 		}

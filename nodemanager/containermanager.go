@@ -218,8 +218,10 @@ type shuffleServer struct {
 }
 
 func startShuffle(nm *NodeManager) (*shuffleServer, error) {
-	h := &shuffle.Handler{LocalDirs: nm.settings.LocalDirs, Logger: nm.log.WithField("service", shuffleService)}
-	srv, err := shuffle.Listen(net.JoinHostPort(nm.settings.BindHost, strconv.Itoa(nm.settings.ShufflePort)), h)
+	ss := nm.settings.Shuffle
+	h := &shuffle.Handler{LocalDirs: nm.settings.LocalDirs, Logger: nm.log.WithField("service", shuffleService),
+		KeepAlive: ss.KeepAlive, KeepAliveTimeout: ss.KeepAliveTimeout, BufferSize: ss.BufferSize, MaxThreads: ss.MaxThreads}
+	srv, err := shuffle.Listen(net.JoinHostPort(nm.settings.BindHost, strconv.Itoa(nm.settings.ShufflePort)), h, ss.MaxConnections)
 	if err != nil {
 		return nil, err
 	}

@@ -462,3 +462,21 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The mapreduce.shuffle.* keys reach the shuffle; an HTTPS shuffle is refused by name.
+func TestShuffleSettings(t *testing.T) {
+	c := conf.New()
+	c.Set("mapreduce.shuffle.max.connections", "7")
+	c.Set("mapreduce.shuffle.connection-keep-alive.enable", "true")
+	c.Set("mapreduce.shuffle.connection-keep-alive.timeout", "9")
+	s, err := readShuffleSettings(c)
+	if err != nil || s.MaxConnections != 7 || !s.KeepAlive || s.KeepAliveTimeout != 9*time.Second || s.BufferSize != 131072 {
+		t.Fatalf("settings %+v, %v", s, err)
+	}
+	c.Set("mapreduce.shuffle.ssl.enabled", "true")
+	c.Set("mapreduce.shuffle.max.threads", "-1")
+	_, err = readShuffleSettings(c)
+	if err == nil || !strings.Contains(err.Error(), "mapreduce.shuffle.ssl.enabled") || !strings.Contains(err.Error(), "mapreduce.shuffle.max.threads") {
+		t.Fatalf("want both bad keys named: %v", err)
+	}
+}

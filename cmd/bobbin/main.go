@@ -325,7 +325,7 @@ func runNodeManager(args []string, stderr io.Writer) int {
 		return code
 	}
 	defer sink.Close()
-	c, dir, err := conf.LoadDir(f.confDir)
+	c, dir, err := conf.LoadDir(f.confDir, conf.NodeManagerFiles()...)
 	if err != nil {
 		log.Errorf("NodeManager not started: %v", err)
 		return 1

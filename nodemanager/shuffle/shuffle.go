@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,9 +53,24 @@ type Handler struct {
 	// Port is the listening port, part of the hashed message.
 	Port   int
 	Logger *logrus.Entry
+	// KeepAlive keeps every connection open after its answer
+	// (mapreduce.shuffle.connection-keep-alive.enable), for KeepAliveTimeout
+	// (…keep-alive.timeout, 5 s when 0); without it only requests with keepAlive=true
+	// keep theirs, as in the Java ShuffleHandler.
+	KeepAlive        bool
+	KeepAliveTimeout time.Duration
+	// BufferSize is the copy buffer of map output (mapreduce.shuffle.transfer.buffer.size;
+	// 128 KiB when 0).
+	BufferSize int
+	// MaxThreads bounds the requests served at once (mapreduce.shuffle.max.threads; the
+	// Java handler's worker threads, 2 × CPUs when 0); the others wait their turn.
+	MaxThreads int
 
 	mu   sync.RWMutex
 	jobs map[string]job // job id -> its user, app and secret
+
+	slotsOnce sync.Once
+	slots     chan struct{} // MaxThreads tokens
 
 	bytes, ok, failed, conns atomic.Int64
 }
@@ -140,6 +156,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
+	h.slotsOnce.Do(func() {
+		n := h.MaxThreads
+		if n <= 0 {
+			n = 2 * runtime.NumCPU()
+		}
+		h.slots = make(chan struct{}, n)
+	})
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	case <-r.Context().Done():
+		return
+	}
 	if r.Header.Get("name") != headerName || r.Header.Get("version") != headerVersion {
 		httpError(w, http.StatusBadRequest, "Incompatible shuffle request version")
 		return
@@ -206,15 +235,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("ReplyHash", hash(j.secret, urlHash))
 	hd.Set("name", headerName)
 	hd.Set("version", headerVersion)
-	if q.Get("keepAlive") == "true" {
+	if h.KeepAlive || q.Get("keepAlive") == "true" {
 		hd.Set("Content-Length", strconv.FormatInt(total, 10))
 		hd.Set("Connection", "keep-alive")
-		hd.Set("Keep-Alive", "timeout=5")
+		hd.Set("Keep-Alive", fmt.Sprintf("timeout=%d", int(h.keepAliveTimeout()/time.Second)))
 	} else {
 		hd.Set("Connection", "close")
 	}
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
+	size := h.BufferSize
+	if size <= 0 {
+		size = 128 << 10
+	}
+	bw := bufio.NewWriterSize(w, size)
 	for _, p := range parts {
 		bw.Write(shuffleHeader(p.id, p.partLen, p.rawLen, reduce))
 		f, err := os.Open(p.file)
@@ -290,6 +323,13 @@ func readIndex(b []byte, reduce int) (indexRecord, error) {
 		partLength: int64(binary.BigEndian.Uint64(e[16:]))}, nil
 }
 
+func (h *Handler) keepAliveTimeout() time.Duration {
+	if h.KeepAliveTimeout > 0 {
+		return h.KeepAliveTimeout
+	}
+	return 5 * time.Second
+}
+
 // Server is the shuffle's HTTP server.
 type Server struct {
 	Handler *Handler
@@ -298,15 +338,20 @@ type Server struct {
 }
 
 // Listen binds addr (port 0 picks one) and serves in the background until Shutdown.
-func Listen(addr string, h *Handler) (*Server, error) {
+// maxConns > 0 (mapreduce.shuffle.max.connections) closes connections accepted beyond
+// that many open ones, as the Java handler does; the fetcher retries them later.
+func Listen(addr string, h *Handler, maxConns int) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("shuffle: bind mapreduce.shuffle.port %s: %w", addr, err)
 	}
 	h.Port = ln.Addr().(*net.TCPAddr).Port
+	if maxConns > 0 {
+		ln = &limitListener{Listener: ln, max: int64(maxConns), log: h.Logger}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mapOutput", h)
-	s := &Server{Handler: h, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second}, done: make(chan struct{})}
+	s := &Server{Handler: h, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: h.keepAliveTimeout()}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		s.srv.Serve(ln)
@@ -322,4 +367,41 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	return err
+}
+
+// limitListener closes connections accepted while max are open.
+type limitListener struct {
+	net.Listener
+	max  int64
+	open atomic.Int64
+	log  *logrus.Entry
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if n := l.open.Add(1); n > l.max {
+			l.open.Add(-1)
+			c.Close()
+			if l.log != nil {
+				l.log.WithFields(logrus.Fields{"open": n - 1, "max": l.max}).Info("shuffle connection refused: mapreduce.shuffle.max.connections reached")
+			}
+			continue
+		}
+		return &countedConn{Conn: c, l: l}, nil
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	l    *limitListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }

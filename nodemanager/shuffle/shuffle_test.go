@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/rpc/writable"
@@ -42,7 +47,7 @@ func TestShuffleServesPartitionsByteExact(t *testing.T) {
 	writeMapOutput(t, filepath.Join(base, m0), [][]byte{[]byte("r0-of-m0"), []byte("reduce-one-of-map-zero")})
 	writeMapOutput(t, filepath.Join(base, m1), [][]byte{[]byte("r0-of-m1"), []byte("r1-m1")})
 	h := &Handler{LocalDirs: []string{t.TempDir(), local}}
-	srv, err := Listen("127.0.0.1:0", h)
+	srv, err := Listen("127.0.0.1:0", h, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +153,58 @@ func FuzzReadIndex(f *testing.F) {
 		}
 		readIndex(b, reduce%64)
 	})
+}
+
+// mapreduce.shuffle.max.connections closes connections beyond the limit at once (the
+// fetcher retries them), and frees a place when one closes; with keep-alive on every
+// answer keeps its connection, with the configured timeout.
+func TestShuffleConnectionLimitAndKeepAlive(t *testing.T) {
+	h := &Handler{LocalDirs: []string{t.TempDir()}, KeepAlive: true, KeepAliveTimeout: 7 * time.Second}
+	srv, err := Listen("127.0.0.1:0", h, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	addr := fmt.Sprintf("127.0.0.1:%d", srv.Port())
+	first, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first stays open and idle; the listener accepts in order, so it is counted
+	// before the second.
+	second, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.SetReadDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(second, "GET /mapOutput HTTP/1.1\r\nHost: x\r\n\r\n")
+	if n, err := second.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection over the limit: read %d, %v; want it closed", n, err)
+	}
+	second.Close()
+	first.Close()
+	// A place is free again.
+	app, user, secret := "application_1700000000000_0002", "bob", []byte("s")
+	m0 := "attempt_1700000000000_0002_m_000000_0"
+	writeMapOutput(t, filepath.Join(h.LocalDirs[0], "usercache", user, "appcache", app, "output", m0), [][]byte{[]byte("part")})
+	h.AddJob(JobID(app), app, user, secret)
+	uri := fmt.Sprintf("/mapOutput?job=%s&reduce=0&map=%s", JobID(app), m0)
+	var resp *http.Response
+	testutil.Eventually(t, 5*time.Second, "no connection accepted after one closed", func() bool {
+		req, _ := http.NewRequest("GET", "http://"+addr+uri, nil)
+		req.Header.Set("name", "mapreduce")
+		req.Header.Set("version", "1.0.0")
+		req.Header.Set("UrlHash", hash(secret, fmt.Sprintf("%d%s", srv.Port(), uri)))
+		r, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err != nil {
+			return false
+		}
+		io.ReadAll(r.Body)
+		r.Body.Close()
+		resp = r
+		return true
+	})
+	if resp.StatusCode != 200 || resp.Header.Get("Connection") != "keep-alive" || resp.Header.Get("Keep-Alive") != "timeout=7" {
+		t.Fatalf("answer %d %v; want 200 with keep-alive, timeout=7", resp.StatusCode, resp.Header)
+	}
 }
