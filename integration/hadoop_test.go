@@ -41,6 +41,26 @@ func requireHadoop(t *testing.T) string {
 // HADOOP3_HOME (3.1.1). .ci/run unpacks both and sets them.
 func requireHadoopVersion(t *testing.T, v string) string {
 	t.Helper()
+	home := hadoopHomeIfPresent(v)
+	alt := "HADOOP2_HOME"
+	if v == hadoop3 {
+		alt = "HADOOP3_HOME"
+	}
+	if home == "" {
+		t.Skipf("no Hadoop %s: neither HADOOP_HOME nor %s holds it; skipping the real-Hadoop test (see README.md; .ci/run unpacks both versions)", v, alt)
+	}
+	if _, err := os.Stat(filepath.Join(home, "bin", "yarn")); err != nil {
+		t.Fatalf("Hadoop %s at %s has no bin/yarn: %v", v, home, err)
+	}
+	if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
+		t.Fatalf("Hadoop %s is at %s but no java is on PATH and JAVA_HOME is unset", v, home)
+	}
+	return home
+}
+
+// hadoopHomeIfPresent is the home of the Hadoop distribution of version v, or "" (for a
+// test whose real-Hadoop part is optional).
+func hadoopHomeIfPresent(v string) string {
 	var cands []string
 	if h := os.Getenv("HADOOP_HOME"); h != "" {
 		cands = append(cands, h)
@@ -59,15 +79,7 @@ func requireHadoopVersion(t *testing.T, v string) string {
 			break
 		}
 	}
-	if home == "" {
-		t.Skipf("no Hadoop %s: neither HADOOP_HOME nor %s holds it; skipping the real-Hadoop test (see README.md; .ci/run unpacks both versions)", v, alt)
-	}
-	if _, err := os.Stat(filepath.Join(home, "bin", "yarn")); err != nil {
-		t.Fatalf("Hadoop %s at %s has no bin/yarn: %v", v, home, err)
-	}
-	if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
-		t.Fatalf("Hadoop %s is at %s but no java is on PATH and JAVA_HOME is unset", v, home)
-	}
+
 	return home
 }
 

@@ -47,6 +47,10 @@ type nmContainer struct {
 type nmApp struct {
 	id   records.ApplicationID
 	user string
+	// From its first container here, as the Java NM's ApplicationImpl takes them: the
+	// application's ACLs and its log aggregation context (include/exclude patterns).
+	acls       []*yarnpb.ApplicationACLMapProto
+	logContext *yarnpb.LogAggregationContextProto
 }
 
 // container looks a container up.
@@ -366,6 +370,14 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 		nm.shuffle.h.RemoveJob(shuffle.JobID(id.String()))
 	}
 	nm.local.CleanupApp(a.user, id.String())
+	// Logs are aggregated at once; local files, aggregated or not, stay for
+	// yarn.nodemanager.delete.debug-delay-sec.
+	aggregated := false
+	if nm.settings.LogAggregation.Enabled {
+		r := nm.aggregateLogs(a)
+		nm.noteLogAggregation(a, r)
+		aggregated = r.status == yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED
+	}
 	if d := nm.settings.DebugDelay; d > 0 {
 		select {
 		case <-nm.ctx.Done():
@@ -377,7 +389,15 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 		os.RemoveAll(filepath.Join(l, "usercache", a.user, "appcache", id.String()))
 	}
 	nm.log.WithField("application", id.String()).Info("application finished on this node; cleaned up")
-	// Without log aggregation, container logs stay yarn.nodemanager.log.retain-seconds.
+	if aggregated {
+		for _, l := range nm.settings.LogDirs {
+			os.RemoveAll(filepath.Join(l, id.String()))
+		}
+		nm.log.WithField("application", id.String()).Info("local container logs deleted after aggregation")
+		return
+	}
+	// Without log aggregation (or when it failed), container logs stay
+	// yarn.nodemanager.log.retain-seconds.
 	select {
 	case <-nm.ctx.Done():
 		return

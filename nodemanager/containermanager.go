@@ -251,7 +251,7 @@ func (nm *NodeManager) addContainer(c *nmContainer, app records.ApplicationID) b
 	}
 	nm.containers[c.id] = c
 	if _, ok := nm.apps[app]; !ok {
-		nm.apps[app] = &nmApp{id: app, user: c.user}
+		nm.apps[app] = &nmApp{id: app, user: c.user, acls: c.clc.GetApplication_ACLs(), logContext: c.ident.GetLogAggregationContext()}
 	}
 	return true
 }

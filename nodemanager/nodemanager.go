@@ -22,6 +22,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/container"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -61,6 +62,7 @@ type Settings struct {
 	AuxServices    []string
 	ShufflePort    int
 	Shuffle        ShuffleSettings
+	LogAggregation LogAggregationSettings
 	EnvWhitelist   []string
 	AdminEnv       []string
 	KillDelay      time.Duration
@@ -168,6 +170,8 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	s.ShufflePort, err = c.Int("mapreduce.shuffle.port")
 	add(err)
 	s.Shuffle, err = readShuffleSettings(c)
+	add(err)
+	s.LogAggregation, err = readLogAggregationSettings(c)
 	add(err)
 	s.EnvWhitelist, err = c.Strings("yarn.nodemanager.env-whitelist")
 	add(err)
@@ -308,6 +312,8 @@ type NodeManager struct {
 	containers   map[records.ContainerID]*nmContainer
 	apps         map[records.ApplicationID]*nmApp
 	shuffle      *shuffleServer
+	// logAggReports are applications' log aggregation outcomes for the next heartbeat.
+	logAggReports []*yarnpb.LogAggregationReportProto
 	disks        diskHealth
 	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
 	startedAt    time.Time  // when Start began serving
@@ -334,6 +340,9 @@ func New(opts Options) (*NodeManager, error) {
 	s, err := ReadSettings(opts.Conf)
 	if err != nil {
 		return nil, err
+	}
+	if la := s.LogAggregation; la.Enabled && la.RollInterval > 0 && opts.Logger != nil {
+		opts.Logger.WithField("interval", la.RollInterval).Warn("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds: rolling aggregation is not done; logs are aggregated when the application finishes")
 	}
 	if opts.Executor == nil {
 		switch s.Borrow.Executor {
