@@ -314,10 +314,10 @@ type NodeManager struct {
 	shuffle      *shuffleServer
 	// logAggReports are applications' log aggregation outcomes for the next heartbeat.
 	logAggReports []*yarnpb.LogAggregationReportProto
-	disks        diskHealth
-	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
-	startedAt    time.Time  // when Start began serving
-	counts       nmCounters
+	disks         diskHealth
+	host          *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
+	startedAt     time.Time  // when Start began serving
+	counts        nmCounters
 }
 
 // New checks the configuration; nothing runs until Start.
