@@ -26,14 +26,15 @@ type Spec struct {
 	Dirs []string
 	// MemoryMB is the container's memory allocation (an isolating executor enforces it).
 	MemoryMB int64
-	// Output receives what the script itself writes (the command redirects its own
-	// output into the log dir); the NM keeps its tail for diagnostics.
-	Output OutputSink
-}
-
-// OutputSink collects a process's stdout and stderr.
-type OutputSink interface {
-	Write(p []byte) (int, error)
+	// OutputFile receives what the script itself writes, stdout and stderr (the command
+	// redirects its own output into the log dir); the NM reads its tail (Tail) for
+	// diagnostics. A file, not a pipe to the NodeManager: a container must outlive a
+	// NodeManager that dies (work-preserving restart) without a SIGPIPE. Empty: discarded.
+	OutputFile string
+	// Owner names the NodeManager that runs the container; it is put in the processes'
+	// environment (OwnerEnv) so that a restarted NodeManager finds every container it
+	// left running (Leaders), including those it has no record of.
+	Owner string
 }
 
 // Process is a started container process tree.
@@ -73,4 +74,11 @@ type Signaler interface {
 // Executor starts container processes.
 type Executor interface {
 	Launch(ctx context.Context, spec Spec) (Process, error)
+	// Reattach takes back a container an earlier NodeManager process launched with the
+	// same spec (a work-preserving NodeManager restart): pid is its launch process as
+	// recorded then (0: unknown, the container's session leader is searched for). The
+	// Process returned tracks it without restarting it; if it is no longer running, its
+	// Wait returns at once with the exit code the container left (exitcode.Lost when it
+	// left none).
+	Reattach(spec Spec, pid int) (Process, error)
 }

@@ -18,11 +18,26 @@ import (
 // how Stop finds processes that left the container's process group.
 const MarkerEnv = "BOBBIN_CONTAINER_ID"
 
+// OwnerEnv is set in every container process's environment to Spec.Owner, the
+// NodeManager that runs it.
+const OwnerEnv = "BOBBIN_NODEMANAGER"
+
 // ProcessExecutor runs launch scripts as local processes (DefaultContainerExecutor).
 type ProcessExecutor struct {
 	// Bash is the shell (default /bin/bash).
 	Bash string
 }
+
+// exitWrapper runs the launch script as a child and records its exit code in a file
+// (written aside and renamed, so it is whole when seen), as Java's
+// default_container_executor.sh does: a NodeManager that restarted learns from it how a
+// container it did not start ended. The wrapper outlives SIGTERM (the trap defers it
+// until the script is done; children get the default action back) and so records a
+// container stopped with SIGTERM too; SIGKILL ends it with the rest of the group.
+const exitWrapper = `trap : TERM INT HUP QUIT; "$BASH" "$1"; rc=$?; echo "$rc" >"$2.tmp" && mv -f "$2.tmp" "$2"; exit "$rc"`
+
+// exitFile is where the wrapper records a process container's exit code.
+func exitFile(workDir string) string { return filepath.Join(workDir, ".bobbin-exitcode") }
 
 // Launch starts the script in a new session (so it leads its own process group).
 func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
@@ -30,42 +45,82 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 	if bash == "" {
 		bash = "/bin/bash"
 	}
-	cmd := exec.Command(bash, spec.Script)
+	ef := exitFile(spec.WorkDir)
+	os.Remove(ef)
+	cmd := exec.Command(bash, "-c", exitWrapper, "bobbin-container", spec.Script, ef)
 	cmd.Dir = spec.WorkDir
-	cmd.Env = append(append([]string(nil), spec.Env...), MarkerEnv+"="+spec.ID)
+	cmd.Env = append(append([]string(nil), spec.Env...), markers(spec)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if spec.Output != nil {
-		cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
-		// A process that outlives the shell (a daemon the container left running) must
-		// not keep Wait from returning by holding the output pipe.
-		cmd.WaitDelay = time.Second
+	out, err := openOutput(spec)
+	if err != nil {
+		return nil, err
+	}
+	if out != nil {
+		defer out.Close()
+		cmd.Stdout, cmd.Stderr = out, out
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("container %s: start %s: %w", spec.ID, spec.Script, err)
 	}
-	p := &process{id: spec.ID, cmd: cmd, done: make(chan struct{})}
-	go p.reap()
+	p := &process{id: spec.ID, pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		p.exit = exitCode(cmd.ProcessState, err)
+		close(p.done)
+	}()
 	return p, nil
 }
 
+// Reattach takes back a process container an earlier NodeManager process started.
+func (e ProcessExecutor) Reattach(spec Spec, pid int) (Process, error) {
+	p := &process{id: spec.ID, pid: findLeader(spec.ID, pid), done: make(chan struct{})}
+	ef := exitFile(spec.WorkDir)
+	if p.pid == 0 {
+		p.exit = readExitFile(ef)
+		close(p.done)
+		return p, nil
+	}
+	go func() {
+		waitExit(p.pid)
+		p.exit = readExitFile(ef)
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// markers are the environment entries that identify a container's processes.
+func markers(spec Spec) []string {
+	m := []string{MarkerEnv + "=" + spec.ID}
+	if spec.Owner != "" {
+		m = append(m, OwnerEnv+"="+spec.Owner)
+	}
+	return m
+}
+
+// openOutput opens the container's output file for appending (nil: none asked for).
+func openOutput(spec Spec) (*os.File, error) {
+	if spec.OutputFile == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(spec.OutputFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: output file: %w", spec.ID, err)
+	}
+	return f, nil
+}
+
+// process is a process container: one the executor started (its child) or one it took
+// back after a NodeManager restart (not its child: waited for through a pidfd).
 type process struct {
 	id   string
-	cmd  *exec.Cmd
+	pid  int
 	done chan struct{}
 	exit int
 
 	stopOnce sync.Once
 }
 
-func (p *process) Pid() int { return p.cmd.Process.Pid }
-
-// reap waits for the launch shell; it is the one goroutine a process owns, and it ends
-// when the shell does.
-func (p *process) reap() {
-	err := p.cmd.Wait()
-	p.exit = exitCode(p.cmd.ProcessState, err)
-	close(p.done)
-}
+func (p *process) Pid() int { return p.pid }
 
 func exitCode(st *os.ProcessState, err error) int {
 	if st == nil {
@@ -103,10 +158,12 @@ func (p *process) Signal(sig syscall.Signal) error {
 func (p *process) Stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		pgid := p.Pid()
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(grace):
+		if pgid > 0 {
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(grace):
+			}
 		}
 		killAll(p.id, pgid, p.done)
 	})
@@ -116,7 +173,9 @@ func (p *process) Stop(grace time.Duration) {
 // that escaped it (Stragglers); it returns once done is closed and nothing is left, or
 // after about five seconds.
 func killAll(id string, pgid int, done <-chan struct{}) {
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	if pgid > 0 {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 	for i := 0; i < 500; i++ {
 		left := Stragglers(id, pgid)
 		for _, pid := range left {
@@ -160,7 +219,7 @@ func eachProcess(id string, pgid int, f func(pid int, stat []string)) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		if pg == pgid || sid == pgid {
+		if pgid > 0 && (pg == pgid || sid == pgid) {
 			f(pid, fields)
 			continue
 		}

@@ -1,35 +1,33 @@
 package container
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// outputFile is a container's output file (Spec.OutputFile), read whole.
+type outputFile string
+
+func (o outputFile) String() string {
+	b, _ := os.ReadFile(string(o))
+	return string(b)
 }
 
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func launch(t *testing.T, id, script string) (Process, *buffer) {
+func launch(t *testing.T, id, script string) (Process, outputFile) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "launch_container.sh")
 	if err := os.WriteFile(path, []byte("#!/bin/bash\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out := &buffer{}
-	p, err := ProcessExecutor{}.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: dir, Env: os.Environ(), Output: out})
+	out := outputFile(filepath.Join(dir, "launch.out"))
+	p, err := ProcessExecutor{}.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: dir, Env: os.Environ(), OutputFile: string(out)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +39,8 @@ func TestExitCodes(t *testing.T) {
 	if code := p.Wait(); code != 3 {
 		t.Fatalf("exit %d", code)
 	}
-	if out.b.String() != "hi\n" {
-		t.Fatalf("output %q", out.b.String())
+	if out.String() != "hi\n" {
+		t.Fatalf("output %q", out.String())
 	}
 	p, _ = launch(t, "container_1_0001_01_000002", "kill -KILL $$\n")
 	if code := p.Wait(); code != 137 {
@@ -100,8 +98,78 @@ func TestTreeUsage(t *testing.T) {
 	}
 }
 
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+// A container launched by one executor is taken back by another (a NodeManager that
+// restarted): found by its marker whatever pid was recorded, its exit code read from the
+// file the wrapper left; one gone before the restart reports that exit code at once, and
+// one whose wrapper was killed reports Lost.
+func TestReattach(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "launch_container.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/bash\necho started\nread line <fifo\nexit 7\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, owner := "container_1_0001_01_000031", "nm-"+t.Name()
+	spec := Spec{ID: id, Script: script, WorkDir: dir, Env: os.Environ(), OutputFile: filepath.Join(dir, "launch.out"), Owner: owner}
+	first, err := ProcessExecutor{}.Launch(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop(0)
+	if got := Leaders(owner); got[id] != first.Pid() || len(got) != 1 {
+		t.Fatalf("leaders %v, want %s → %d", got, id, first.Pid())
+	}
+	again, err := ProcessExecutor{}.Reattach(spec, 0) // pid not recorded: found by marker
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Pid() != first.Pid() {
+		t.Fatalf("reattached pid %d, launched %d", again.Pid(), first.Pid())
+	}
+	select {
+	case <-waitChan(again):
+		t.Fatal("reattached container reported done while it runs")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := again.Wait(); code != 7 {
+		t.Fatalf("reattached exit %d, want 7", code)
+	}
+	if got := Tail(again, spec.OutputFile, 4096); got != "started" {
+		t.Fatalf("tail %q", got)
+	}
+	// Gone before the restart: the recorded exit code, at once.
+	late, _ := ProcessExecutor{}.Reattach(spec, first.Pid())
+	if code := late.Wait(); code != 7 || late.Pid() != 0 {
+		t.Fatalf("exited container: pid %d exit %d, want 0 and 7", late.Pid(), code)
+	}
+	if left := Leaders(owner); len(left) != 0 {
+		t.Fatalf("leaders left: %v", left)
+	}
+	// A wrapper killed with SIGKILL leaves no exit code: Lost.
+	os.WriteFile(script, []byte("#!/bin/bash\nsleep 300\n"), 0o755)
+	killed, err := ProcessExecutor{}.Launch(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Kill(id, killed.Pid())
+	killed.Wait()
+	lost, _ := ProcessExecutor{}.Reattach(spec, killed.Pid())
+	if code := lost.Wait(); code != exitcode.Lost {
+		t.Fatalf("killed wrapper: exit %d, want %d", code, exitcode.Lost)
+	}
+}
+
+func waitChan(p Process) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		p.Wait()
+		close(c)
+	}()
+	return c
 }

@@ -241,10 +241,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	}
 	umid := spec.ID
 	os.RemoveAll(filepath.Join(umlDir, umid)) // a leftover of an earlier run of this id
-	mem := spec.MemoryMB + e.MemOverheadMB
-	if mem < 32 {
-		mem = 32
-	}
+	mem := e.guestMem(spec)
 	args := []string{
 		"mem=" + strconv.FormatInt(mem, 10) + "M",
 		"umid=" + umid, "uml_dir=" + umlDir,
@@ -262,12 +259,16 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	cmd.Dir = spec.WorkDir
 	// The kernel and slirp get an environment of their own (the container's is in the
 	// env file): slirp needs a HOME, and must not read the NodeManager user's ~/.slirprc.
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.StateDir, "TMPDIR=" + e.TmpDir, MarkerEnv + "=" + spec.ID}
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.StateDir, "TMPDIR=" + e.TmpDir}, markers(spec)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if spec.Output != nil {
-		w := &consoleFilter{out: spec.Output}
-		cmd.Stdout, cmd.Stderr = w, w
-		cmd.WaitDelay = time.Second
+	out, err := openOutput(spec)
+	if err != nil {
+		e.freeAddress(slot)
+		return fail(err)
+	}
+	if out != nil {
+		defer out.Close()
+		cmd.Stdout, cmd.Stderr = out, out
 	}
 	if err := cmd.Start(); err != nil {
 		e.freeAddress(slot)
@@ -276,9 +277,8 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	if slot != "" {
 		os.WriteFile(slot, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 	}
-	p := &umlProcess{e: e, spec: spec, cmd: cmd, meta: meta, slot: slot, mem: mem,
-		mconsole: filepath.Join(umlDir, umid, "mconsole"), umidDir: filepath.Join(umlDir, umid), done: make(chan struct{})}
-	go p.reap()
+	p := e.process(spec, cmd.Process.Pid, slot)
+	go func() { p.finish(cmd.Wait()) }()
 	released = true
 	go p.releaseWhenUp(unlock)
 	return p, nil
@@ -369,10 +369,49 @@ func (e *UMLExecutor) freeAddress(slot string) {
 	}
 }
 
+// process describes the guest of spec whose kernel process is pid.
+func (e *UMLExecutor) process(spec Spec, pid int, slot string) *umlProcess {
+	umlDir := filepath.Join(e.StateDir, "umid")
+	return &umlProcess{e: e, spec: spec, pid: pid, meta: filepath.Join(spec.WorkDir, ".bobbin-uml"), slot: slot, mem: e.guestMem(spec),
+		mconsole: filepath.Join(umlDir, spec.ID, "mconsole"), umidDir: filepath.Join(umlDir, spec.ID), done: make(chan struct{})}
+}
+
+// guestMem is the guest's mem= in MB: the container's memory and the kernel's overhead.
+func (e *UMLExecutor) guestMem(spec Spec) int64 {
+	return max(spec.MemoryMB+e.MemOverheadMB, 32)
+}
+
+// Reattach takes back a guest an earlier NodeManager process booted: its kernel
+// process, its address slot (the slot file names the kernel's pid) and its management
+// console are where that process left them.
+func (e *UMLExecutor) Reattach(spec Spec, pid int) (Process, error) {
+	pid = findLeader(spec.ID, pid)
+	slot := ""
+	if pid > 0 {
+		ents, _ := os.ReadDir(filepath.Join(e.StateDir, "ip"))
+		for _, ent := range ents {
+			f := filepath.Join(e.StateDir, "ip", ent.Name())
+			if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
+				slot = f
+			}
+		}
+	}
+	p := e.process(spec, pid, slot)
+	if pid == 0 {
+		p.finish(errors.New("the guest was not running when the NodeManager restarted"))
+		return p, nil
+	}
+	go func() {
+		waitExit(pid)
+		p.finish(nil)
+	}()
+	return p, nil
+}
+
 type umlProcess struct {
 	e        *UMLExecutor
 	spec     Spec
-	cmd      *exec.Cmd
+	pid      int // the kernel's process, the guest's session leader
 	meta     string
 	slot     string
 	mem      int64
@@ -386,7 +425,7 @@ type umlProcess struct {
 	stopOnce sync.Once
 }
 
-func (p *umlProcess) Pid() int { return p.cmd.Process.Pid }
+func (p *umlProcess) Pid() int { return p.pid }
 
 // MemoryEnforced says the guest's mem= caps the container's memory, so the NodeManager's
 // process-tree memory check does not apply.
@@ -410,9 +449,9 @@ func (p *umlProcess) releaseWhenUp(unlock func()) {
 	}
 }
 
-// reap waits for the guest and reads the exit code its init wrote.
-func (p *umlProcess) reap() {
-	err := p.cmd.Wait()
+// finish reads the exit code the guest's init wrote once the guest has ended (err: how
+// its kernel process ended, when known).
+func (p *umlProcess) finish(err error) {
 	b, rerr := os.ReadFile(filepath.Join(p.meta, "exit"))
 	f := strings.Fields(string(b))
 	switch {
@@ -491,12 +530,17 @@ func (p *umlProcess) Usage() Usage {
 	return u
 }
 
-// consoleFilter passes the guest's console on to the container's output, without the
-// boot lines every guest prints (they would only bury a failing container's messages).
-type consoleFilter struct {
-	mu   sync.Mutex
-	out  OutputSink
-	part []byte
+// filterOutput drops the boot lines every guest prints from its console output (they
+// would only bury a failing container's messages).
+func (p *umlProcess) filterOutput(b []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r\n")
+		if !isNoise(line) {
+			out = append(append(out, line...), '\n')
+		}
+	}
+	return out
 }
 
 var bootNoise = [][]byte{
@@ -516,29 +560,6 @@ var bootNoise = [][]byte{
 	[]byte("IP address of your DNS"), []byte("Your address is 10.0.2"), []byte("(or anything else you want)"),
 	[]byte("Error: can't find your HOME"), []byte("sysrq: Power Off"), []byte("reboot: Power down"),
 	[]byte("\x00"),
-}
-
-func (f *consoleFilter) Write(b []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.part = append(f.part, b...)
-	for {
-		i := bytes.IndexByte(f.part, '\n')
-		if i < 0 {
-			break
-		}
-		line := bytes.TrimRight(f.part[:i+1], "\r\n")
-		line = append(line, '\n')
-		if !isNoise(line) {
-			f.out.Write(line)
-		}
-		f.part = f.part[i+1:]
-	}
-	if len(f.part) > 4096 {
-		f.out.Write(f.part)
-		f.part = f.part[:0]
-	}
-	return len(b), nil
 }
 
 func isNoise(line []byte) bool {

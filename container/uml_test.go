@@ -38,7 +38,7 @@ func umlExecutor(t *testing.T) *UMLExecutor {
 	return e
 }
 
-func umlLaunch(t *testing.T, e *UMLExecutor, id, script string, memMB int64, dirs ...string) (Process, *buffer, string) {
+func umlLaunch(t *testing.T, e *UMLExecutor, id, script string, memMB int64, dirs ...string) (Process, outputFile, string) {
 	t.Helper()
 	work := filepath.Join(t.TempDir(), id)
 	if e.RootDir != "" {
@@ -51,9 +51,9 @@ func umlLaunch(t *testing.T, e *UMLExecutor, id, script string, memMB int64, dir
 	if err := os.WriteFile(path, []byte("#!/bin/bash\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out := &buffer{}
+	out := outputFile(filepath.Join(work, "launch.out"))
 	p, err := e.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin", "GREETING=it's me"},
-		Output: out, MemoryMB: memMB, Dirs: dirs})
+		OutputFile: string(out), MemoryMB: memMB, Dirs: dirs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestUMLParallelStartsGetDistinctAddresses(t *testing.T) {
 		t.Skip("slirp-fullbolt not installed")
 	}
 	var wg sync.WaitGroup
-	outs := make([]*buffer, 3)
+	outs := make([]outputFile, 3)
 	for i := range outs {
 		wg.Add(1)
 		go func() {
@@ -340,4 +340,45 @@ func BenchmarkContainerStart(b *testing.B) {
 		nonet.Slirp = ""
 		b.Run("no-network", func(b *testing.B) { run(b, &nonet, true) })
 	})
+}
+
+// A guest booted by one executor is taken back by another over the same state dir (a
+// NodeManager that restarted): it runs on, its exit code comes from the guest's exit
+// file, its address slot is freed and a stop through the reattached process halts it.
+func TestUMLReattach(t *testing.T) {
+	e := umlExecutor(t)
+	id := "container_1_0001_01_000041"
+	p, out, work := umlLaunch(t, e, id, "echo started; sleep 4; exit 5\n", 48)
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	again := *e
+	r, err := again.Reattach(Spec{ID: id, WorkDir: work, MemoryMB: 48}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pid() != p.Pid() {
+		t.Fatalf("reattached kernel pid %d, launched %d", r.Pid(), p.Pid())
+	}
+	if code := r.Wait(); code != 5 {
+		t.Fatalf("reattached guest exit %d, want 5; console:\n%s", code, out.String())
+	}
+	p.Wait()
+	if ents, _ := os.ReadDir(filepath.Join(e.StateDir, "ip")); len(ents) != 0 {
+		t.Errorf("address slot not freed: %v", ents)
+	}
+	// A guest stopped through its reattached process leaves nothing behind.
+	id = "container_1_0001_01_000042"
+	p, out, work = umlLaunch(t, e, id, "echo started; sleep 1000\n", 48)
+	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	r, _ = again.Reattach(Spec{ID: id, WorkDir: work, MemoryMB: 48}, p.Pid())
+	r.Stop(500 * time.Millisecond)
+	r.Wait()
+	p.Wait()
+	if left := Stragglers(id, p.Pid()); len(left) != 0 {
+		t.Fatalf("processes left after a reattached Stop: %v", left)
+	}
 }

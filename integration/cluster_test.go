@@ -118,11 +118,7 @@ func (c *nsCluster) path(name string) string { return filepath.Join(c.dir, name)
 // "rm exit N".
 func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (string, error) {
 	t.Helper()
-	// The yarn launcher exports these for a Java NM; containers' classpaths need them.
-	bobbinNM := func(confDir string) string {
-		return fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
-			c.home, bobbinBinary(t), confDir)
-	}
+	bobbinNM := func(confDir string) string { return c.bobbinNMCommand(t, confDir) }
 	if c.nmMemoryMB > 0 || c.nmProps != nil {
 		c.writeNMConf(t, 0, c.confDir, nmConf(c.dir))
 	}
@@ -189,6 +185,13 @@ kill $NMS; sleep 1; kill -9 $NMS 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
 `, rm, c.dir, start, c.home, body, len(nms))
 	return c.exec(t, timeout, script)
+}
+
+// bobbinNMCommand is the command line that starts `bobbin nodemanager` with a conf dir.
+// The yarn launcher exports these for a Java NM; containers' classpaths need them.
+func (c *nsCluster) bobbinNMCommand(t *testing.T, confDir string) string {
+	return fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
+		c.home, bobbinBinary(t), confDir)
 }
 
 // exec runs a bash script in the cluster's own network namespace with the Hadoop

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/container"
@@ -27,6 +27,9 @@ type nmContainer struct {
 	ident *yarnpb.ContainerTokenIdentifierProto
 	user  string
 	clc   *yarnpb.ContainerLaunchContextProto
+	// request is its StartContainerRequestProto as received (kept by the recovery store).
+	request []byte
+	dirs    dirs // chosen when it was accepted
 
 	state    yarnpb.ContainerStateProto
 	exit     int32
@@ -41,6 +44,11 @@ type nmContainer struct {
 	// container is reported once and kept (getContainerStatuses still answers for it)
 	// until the RM says to forget it, which it does once the AM has had the status.
 	reported bool
+	// saves counts the changes to its record; saved (under nm.storeMu) is the newest
+	// change written, forgotten that the record was removed: a slower writer never
+	// puts an older or a removed record back.
+	saves, saved uint64
+	forgotten    bool
 }
 
 // nmApp is an application with containers on this node.
@@ -51,6 +59,9 @@ type nmApp struct {
 	// application's ACLs and its log aggregation context (include/exclude patterns).
 	acls       []*yarnpb.ApplicationACLMapProto
 	logContext *yarnpb.LogAggregationContextProto
+	// shuffleSecret is the job token the shuffle was given (nil: none).
+	shuffleSecret []byte
+	finished      bool // the RM said it ended here; its clean-up is under way
 }
 
 // container looks a container up.
@@ -112,10 +123,40 @@ func (nm *NodeManager) registrationStatuses() []*yarnpb.NMContainerStatusProto {
 // reported marks completed statuses the RM has received.
 func (nm *NodeManager) reported(completed []*nmContainer) {
 	nm.mu.Lock()
-	defer nm.mu.Unlock()
 	for _, c := range completed {
 		c.reported = true
 	}
+	nm.mu.Unlock()
+	for _, c := range completed {
+		nm.saveContainer(c)
+	}
+}
+
+// runningApps are the applications with containers here that have not ended.
+func (nm *NodeManager) runningApps() []*yarnpb.ApplicationIdProto {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	out := make([]*yarnpb.ApplicationIdProto, 0, len(nm.apps))
+	for id, a := range nm.apps {
+		if !a.finished {
+			out = append(out, id.Proto())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetId() < out[j].GetId() })
+	return out
+}
+
+// finishedApps are the applications whose end a restart interrupted.
+func (nm *NodeManager) finishedApps() []records.ApplicationID {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	var out []records.ApplicationID
+	for id, a := range nm.apps {
+		if a.finished {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (c *nmContainer) statusLocked() *yarnpb.ContainerStatusProto {
@@ -127,25 +168,31 @@ func (c *nmContainer) statusLocked() *yarnpb.ContainerStatusProto {
 // that completed while it was on the wire, before the RM had their status.
 func (nm *NodeManager) forgetCompleted(ids []*yarnpb.ContainerIdProto) {
 	nm.mu.Lock()
-	defer nm.mu.Unlock()
+	var gone []*nmContainer
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
 		if c, ok := nm.containers[id]; ok && c.state == yarnpb.ContainerStateProto_C_COMPLETE {
 			delete(nm.containers, id)
+			gone = append(gone, c)
 		}
 	}
+	nm.mu.Unlock()
+	nm.forgetContainers(gone)
 }
 
 // forgetAllCompleted drops every completed container (the RM asked for a resync: it
 // has forgotten them).
 func (nm *NodeManager) forgetAllCompleted() {
 	nm.mu.Lock()
-	defer nm.mu.Unlock()
+	var gone []*nmContainer
 	for id, c := range nm.containers {
 		if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
 			delete(nm.containers, id)
+			gone = append(gone, c)
 		}
 	}
+	nm.mu.Unlock()
+	nm.forgetContainers(gone)
 }
 
 // dirs are a container's directories.
@@ -186,7 +233,7 @@ func (nm *NodeManager) dirsFor(c *nmContainer) dirs {
 // is the one goroutine the container owns.
 func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	log := nm.log.WithFields(map[string]any{"container": c.id.String(), "application": c.id.Attempt.App.String()})
-	d := nm.dirsFor(c)
+	d := c.dirs
 	fail := func(exit int32, diag string) {
 		log.WithField("diagnostics", diag).Warn("container failed before it ran")
 		nm.complete(c, exit, diag)
@@ -197,14 +244,10 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 			return
 		}
 	}
-	var res []localizer.Resource
-	for _, e := range c.clc.GetLocalResources() {
-		res = append(res, localizer.FromProto(e.GetKey(), e.GetValue()))
-	}
-	z, err := nm.local.Localize(ctx, c.user, c.id.Attempt.App.String(), res)
+	z, err := nm.local.Localize(ctx, c.user, c.id.Attempt.App.String(), localResources(c))
 	if err != nil {
 		if ctx.Err() != nil {
-			return // killed while localizing; kill completed it
+			return // killed while localizing (kill completed it), or the NodeManager stops
 		}
 		fail(exitcode.Invalid, "Resource localization failed: "+err.Error())
 		return
@@ -227,7 +270,6 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		fail(exitcode.Invalid, err.Error())
 		return
 	}
-	out := &tailBuffer{max: 4096}
 	nm.mu.Lock()
 	if c.killExit != 0 {
 		nm.mu.Unlock()
@@ -236,8 +278,9 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	nm.mu.Unlock()
 	// Launch may take a while (a UML guest waits for the node's start lock), so nm.mu
 	// is not held; a kill meanwhile cancels ctx and completes the container itself.
-	spec := container.Spec{ID: c.id.String(), Script: scriptPath, WorkDir: d.work, Env: os.Environ(), Output: out,
-		Dirs: append(append([]string(nil), d.appDirs...), d.logDirs...), MemoryMB: c.ident.GetResource().GetMemory()}
+	spec := nm.spec(c)
+	spec.Script, spec.Env = scriptPath, os.Environ()
+	os.Remove(spec.OutputFile)
 	proc, err := nm.exec.Launch(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -260,9 +303,43 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	}
 	c.proc, c.state, c.started = proc, yarnpb.ContainerStateProto_C_RUNNING, nm.opts.Now()
 	nm.mu.Unlock()
+	nm.saveContainer(c) // launched, with its pid: a restarted NodeManager takes it back
 	nm.counts.launched.Inc(1)
 	log.WithField("pid", proc.Pid()).Info("container launched")
-	code := proc.Wait()
+	nm.watch(c, proc, spec.OutputFile, log)
+}
+
+// spec is what the executor is told of a container besides its script and environment.
+func (nm *NodeManager) spec(c *nmContainer) container.Spec {
+	d := c.dirs
+	return container.Spec{ID: c.id.String(), WorkDir: d.work, OutputFile: filepath.Join(d.work, ".bobbin-launch.out"),
+		Dirs: append(append([]string(nil), d.appDirs...), d.logDirs...), MemoryMB: c.ident.GetResource().GetMemory(), Owner: nm.owner}
+}
+
+// localResources are a container's local resources as the localizer takes them.
+func localResources(c *nmContainer) []localizer.Resource {
+	var res []localizer.Resource
+	for _, e := range c.clc.GetLocalResources() {
+		res = append(res, localizer.FromProto(e.GetKey(), e.GetValue()))
+	}
+	return res
+}
+
+// watch waits for a running container's process and reports how it ended. When the
+// NodeManager stops and leaves its containers running (a supervised recovery), watch
+// returns without a verdict: the next NodeManager process takes the container back.
+func (nm *NodeManager) watch(c *nmContainer, proc container.Process, outputFile string, log *logrus.Entry) {
+	exited := make(chan int, 1)
+	go func() { exited <- proc.Wait() }() // ends with the process
+	var code int
+	select {
+	case code = <-exited:
+	case <-nm.ctx.Done():
+		if nm.keepsContainers() {
+			return
+		}
+		code = <-exited
+	}
 	proc.Stop(0) // nothing the container started outlives it
 	nm.mu.Lock()
 	killExit, killDiag := c.killExit, c.killDiag
@@ -271,17 +348,18 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	if v, ok := proc.(container.Verdicter); ok && killExit == 0 {
 		verdict, verdictDiag, judged = v.Verdict()
 	}
+	out := container.Tail(proc, outputFile, 4096)
 	switch {
 	case killExit != 0:
 		nm.complete(c, killExit, fmt.Sprintf("%s\nContainer killed on request. Exit code is %d\nContainer exited with a non-zero exit code %d\n", killDiag, code, code))
 	case judged:
 		log.WithField("exit_status", verdict).Warn(verdictDiag)
-		nm.complete(c, verdict, fmt.Sprintf("%s\n%s\nContainer exited with a non-zero exit code %d\n", verdictDiag, out.String(), code))
+		nm.complete(c, verdict, fmt.Sprintf("%s\n%s\nContainer exited with a non-zero exit code %d\n", verdictDiag, out, code))
 	case code == 0:
 		nm.complete(c, 0, "")
 	default:
 		nm.complete(c, int32(code), fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
-			c.id, code, code, out.String(), code))
+			c.id, code, code, out, code))
 	}
 	nm.mu.Lock()
 	status := c.exit
@@ -292,12 +370,14 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 // complete records a container's end once.
 func (nm *NodeManager) complete(c *nmContainer, exit int32, diag string) {
 	nm.mu.Lock()
-	defer nm.mu.Unlock()
 	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+		nm.mu.Unlock()
 		return
 	}
 	c.state, c.exit, c.diag = yarnpb.ContainerStateProto_C_COMPLETE, exit, diag
 	nm.counts.ended(c.killExit != 0, exit)
+	nm.mu.Unlock()
+	nm.saveContainer(c) // stored before anyone waiting for the end hears of it
 	close(c.done)
 }
 
@@ -309,11 +389,15 @@ func (nm *NodeManager) kill(c *nmContainer, exit int32, diag string) {
 		nm.mu.Unlock()
 		return
 	}
-	if c.killExit == 0 {
+	asked := c.killExit == 0
+	if asked {
 		c.killExit, c.killDiag = exit, diag
 	}
 	proc, cancel := c.proc, c.cancel
 	nm.mu.Unlock()
+	if asked {
+		nm.saveContainer(c) // a restart must not launch it again
+	}
 	cancel()
 	if proc == nil {
 		// Not started yet: it never will be.
@@ -366,6 +450,10 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 	if !ok {
 		return
 	}
+	if !a.finished {
+		a.finished = true
+		nm.saveApp(a) // a restart resumes the clean-up
+	}
 	if nm.shuffle != nil {
 		nm.shuffle.h.RemoveJob(shuffle.JobID(id.String()))
 	}
@@ -388,6 +476,7 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 	for _, l := range nm.settings.LocalDirs {
 		os.RemoveAll(filepath.Join(l, "usercache", a.user, "appcache", id.String()))
 	}
+	nm.forgetApp(id)
 	nm.log.WithField("application", id.String()).Info("application finished on this node; cleaned up")
 	if aggregated {
 		for _, l := range nm.settings.LogDirs {
@@ -407,27 +496,4 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 		os.RemoveAll(filepath.Join(l, id.String()))
 	}
 	nm.log.WithField("application", id.String()).Info("application logs deleted after yarn.nodemanager.log.retain-seconds")
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.b))
 }

@@ -135,20 +135,34 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	user := ident.GetAppSubmitter()
 	app := cid.Attempt.App
 	// The shuffle learns the job's secret from a MapReduce task's service data.
+	var secret []byte
 	for _, sd := range clc.GetServiceData() {
-		secret, err := shuffle.SecretFromServiceData(sd.GetValue())
+		s, err := shuffle.SecretFromServiceData(sd.GetValue())
 		if err != nil {
 			return cidp, failure(cidp, exceptions.YarnException, "%v", err)
 		}
+		secret = s
 		nm.shuffle.h.AddJob(shuffle.JobID(app.String()), app.String(), user, secret)
 	}
+	request, err := proto.Marshal(r)
+	if err != nil {
+		return cidp, failure(cidp, exceptions.YarnException, "Container %s: %v", cid, err)
+	}
 	ctx, cancel := context.WithCancel(nm.ctx)
-	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid,
+	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, request: request, state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid,
 		cancel: cancel, done: make(chan struct{})}
-	if !nm.addContainer(c, app) {
+	c.dirs = nm.dirsFor(c)
+	a, added := nm.addContainer(c, app, secret)
+	if !added {
 		cancel()
 		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
+	// Recorded before the AM hears it was accepted, as the Java NM stores a container
+	// before it answers: a restart must know of every container it accepted.
+	if a != nil {
+		nm.saveApp(a)
+	}
+	nm.saveContainer(c)
 	nm.log.WithFields(map[string]any{"container": cid.String(), "application": app.String(), "user": user}).Info("start container request")
 	nm.spawn(func() {
 		defer cancel()
@@ -241,19 +255,27 @@ func (nm *NodeManager) startCheck(id records.ContainerID) (rmIdentifier int64, n
 	return nm.rmIdentifier, nm.nodeID, dup
 }
 
-// addContainer takes a new container (and its application, the first time); false if the
-// container is already here.
-func (nm *NodeManager) addContainer(c *nmContainer, app records.ApplicationID) bool {
+// addContainer takes a new container (and its application, the first time); added is
+// false if the container is already here. app is returned when its record changed: it is
+// new, or the shuffle got its secret.
+func (nm *NodeManager) addContainer(c *nmContainer, id records.ApplicationID, shuffleSecret []byte) (app *nmApp, added bool) {
 	nm.mu.Lock()
 	defer nm.mu.Unlock()
 	if _, dup := nm.containers[c.id]; dup {
-		return false
+		return nil, false
 	}
 	nm.containers[c.id] = c
-	if _, ok := nm.apps[app]; !ok {
-		nm.apps[app] = &nmApp{id: app, user: c.user, acls: c.clc.GetApplication_ACLs(), logContext: c.ident.GetLogAggregationContext()}
+	a, ok := nm.apps[id]
+	if !ok {
+		a = &nmApp{id: id, user: c.user, acls: c.clc.GetApplication_ACLs(), logContext: c.ident.GetLogAggregationContext()}
+		nm.apps[id] = a
+		app = a
 	}
-	return true
+	if shuffleSecret != nil && string(a.shuffleSecret) != string(shuffleSecret) {
+		a.shuffleSecret = shuffleSecret
+		app = a
+	}
+	return app, true
 }
 
 // containerStatus is a container's status, if it is here.

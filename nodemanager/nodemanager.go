@@ -24,6 +24,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
+	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -83,6 +84,12 @@ type Settings struct {
 	MonitorEvery   time.Duration
 	// Borrow holds the borrowed-mode, automatic-label and UML executor settings.
 	Borrow hostSettings
+	// Recovery is yarn.nodemanager.recovery.enabled: a work-preserving NodeManager
+	// restart, with its store in RecoveryDir; Supervised (yarn.nodemanager.recovery.supervised)
+	// leaves containers running when the NodeManager stops.
+	Recovery    bool
+	RecoveryDir string
+	Supervised  bool
 	// KeepOnResync: when the RM asks to resync (it restarted), containers keep running
 	// and are reported as the node registers again
 	// (yarn.resourcemanager.work-preserving-recovery.enabled, read by NMs too).
@@ -187,6 +194,25 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.KeepOnResync, err = c.Bool("yarn.resourcemanager.work-preserving-recovery.enabled")
 	add(err)
+	s.Recovery, err = c.Bool("yarn.nodemanager.recovery.enabled")
+	add(err)
+	s.Supervised, err = c.Bool("yarn.nodemanager.recovery.supervised")
+	add(err)
+	if s.Recovery {
+		dir, err := c.Trimmed("yarn.nodemanager.recovery.dir")
+		add(err)
+		s.RecoveryDir = strings.TrimPrefix(dir, "file://")
+		if err == nil && s.RecoveryDir == "" {
+			add(&conf.ValueError{Source: c.Source("yarn.nodemanager.recovery.dir"), Key: "yarn.nodemanager.recovery.dir", Value: dir, Reason: "needs a directory with yarn.nodemanager.recovery.enabled"})
+		}
+		// A restarted NodeManager must come back as the same node: the RM and the AMs
+		// know its containers by that node id (the Java NM refuses this too).
+		if _, port, err := net.SplitHostPort(s.Addr); err == nil && port == "0" {
+			raw, _ := c.Raw("yarn.nodemanager.address")
+			add(&conf.ValueError{Source: c.Source("yarn.nodemanager.address"), Key: "yarn.nodemanager.address", Value: raw,
+				Reason: "Cannot support recovery with an ephemeral server port (yarn.nodemanager.recovery.enabled is true): set a fixed port"})
+		}
+	}
 	s.MaxDataLength, err = c.Int("ipc.maximum.data.length")
 	add(err)
 	s.DefaultFS, err = c.Trimmed("fs.defaultFS")
@@ -294,9 +320,15 @@ type NodeManager struct {
 	exec     container.Executor
 	local    *localizer.Localizer
 
-	cm     *rpc.Server
-	web    *http.Server
-	keys   *security.NodeKeys
+	cm   *rpc.Server
+	web  *http.Server
+	keys *security.NodeKeys
+	// store is the recovery store (nil without yarn.nodemanager.recovery.enabled).
+	store *nmstore.Store
+	// storeMu orders writes to the store (see saveContainer).
+	storeMu sync.Mutex
+	// owner marks this NodeManager's container processes (container.Spec.Owner).
+	owner  string
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -358,10 +390,10 @@ func New(opts Options) (*NodeManager, error) {
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
 	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
-		local:      localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss}),
-		keys:       security.NewNodeKeys(),
+		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
 		counts: newNMCounters(opts.Metrics)}
+	nm.local = localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss, Journal: cacheJournal{nm}})
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
 	}
@@ -419,6 +451,18 @@ func (nm *NodeManager) Start() error {
 	nm.startedAt = nm.opts.Now()
 	nm.mu.Unlock()
 	nm.log = nm.log.WithField("node", nm.nodeID)
+	// What the previous process left is settled before anything is served: recovered
+	// containers are in place when the RM and the AMs ask, orphans are gone.
+	var recovered *nmstore.State
+	if s.Recovery {
+		if recovered, err = nm.openStore(); err != nil {
+			ln.Close()
+			wln.Close()
+			nm.Shutdown(context.Background())
+			return err
+		}
+	}
+	nm.recoverState(recovered)
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
 		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})
@@ -460,6 +504,10 @@ func (nm *NodeManager) Start() error {
 			close(nm.done)
 		}
 	})
+	// Applications whose clean-up a restart interrupted resume it.
+	for _, id := range nm.finishedApps() {
+		nm.spawn(func() { nm.finishApp(id) })
+	}
 	nm.log.WithFields(logrus.Fields{"address": ln.Addr().String(), "http": wln.Addr().String(), "rm": s.RMTracker,
 		"memory_mb": s.MemoryMB, "vcores": s.VCores, "resources": s.Types.Format(s.Offer)}).Info("NodeManager started")
 	return nil
@@ -489,14 +537,18 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	if nm.cancel != nil {
 		nm.cancel()
 	}
-	nm.mu.Lock()
-	var all []*nmContainer
-	for _, c := range nm.containers {
-		all = append(all, c)
-	}
-	nm.mu.Unlock()
-	for _, c := range all {
-		nm.kill(c, exitcode.KilledByResourceManager, "Container killed on NodeManager shutdown")
+	if nm.keepsContainers() {
+		nm.log.Info("stopping with yarn.nodemanager.recovery.supervised: containers keep running for the next NodeManager process")
+	} else {
+		nm.mu.Lock()
+		var all []*nmContainer
+		for _, c := range nm.containers {
+			all = append(all, c)
+		}
+		nm.mu.Unlock()
+		for _, c := range all {
+			nm.kill(c, exitcode.KilledByResourceManager, "Container killed on NodeManager shutdown")
+		}
 	}
 	var errs []error
 	if nm.cm != nil {
@@ -509,6 +561,11 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 		errs = append(errs, nm.shuffle.shutdown(ctx))
 	}
 	nm.wg.Wait()
+	if nm.store != nil {
+		nm.storeMu.Lock()
+		errs = append(errs, nm.store.Close())
+		nm.storeMu.Unlock()
+	}
 	nm.log.Info("NodeManager stopped")
 	return errors.Join(errs...)
 }

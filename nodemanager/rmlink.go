@@ -81,6 +81,9 @@ func (l *rmLink) register(ctx context.Context) error {
 	// Containers kept across an RM restart are reported so that a work-preserving RM
 	// rebuilds them (and kills the ones it does not want).
 	req.ContainerStatuses = nm.registrationStatuses()
+	// The applications with containers here: a Java RM keeps a re-registering node's
+	// containers only when it lists some (otherwise it takes the node for a new one).
+	req.RunningApplications = nm.runningApps()
 	err := l.rt.Call(ctx, "registerNodeManager", req, &resp)
 	// With RMs in HA the active one may be any of them, or none yet (an election under
 	// way): they are tried in turn, a second between rounds, for as long as one RM's
@@ -103,7 +106,7 @@ func (l *rmLink) register(ctx context.Context) error {
 	}
 	// The keys first: the RM may launch a container here as soon as it registered the
 	// node, and a start is refused until the node is registered.
-	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.updateKeys(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	nm.setRegistered(true, resp.GetRmIdentifier())
 	l.responseID = 0
 	nm.log.WithFields(map[string]any{"rm_identifier": resp.GetRmIdentifier(), "rm_version": resp.GetRmVersion()}).Info("registered with the ResourceManager")
@@ -185,7 +188,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	if iv := resp.GetNextHeartBeatInterval(); iv > 0 {
 		l.interval = time.Duration(iv) * time.Millisecond
 	}
-	nm.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	nm.updateKeys(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
 	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
 	for _, id := range resp.GetContainersToCleanup() {
 		if c := nm.container(records.ContainerIDFromProto(id)); c != nil {

@@ -76,6 +76,30 @@ type Options struct {
 	LocalDirs []string
 	// FileSystems by URL scheme; "file" is always available.
 	FileSystems map[string]FileSystem
+	// Journal, when set, hears of every resource the caches gain and lose (a recovery
+	// store, so that the caches survive a NodeManager restart).
+	Journal Journal
+}
+
+// Journal records the caches' contents.
+type Journal interface {
+	Localized(r CachedResource)
+	Removed(dirs []string)
+}
+
+// CachedResource is one resource in a cache, as a recovery store keeps it.
+type CachedResource struct {
+	Visibility yarnpb.LocalResourceVisibilityProto `json:"visibility"`
+	User       string                              `json:"user,omitempty"`
+	App        string                              `json:"app,omitempty"`
+	URL        string                              `json:"url"`
+	Timestamp  int64                               `json:"timestamp"`
+	Type       yarnpb.LocalResourceTypeProto       `json:"type"`
+	Pattern    string                              `json:"pattern,omitempty"`
+	Dir        string                              `json:"dir"` // its cache directory, <...>/filecache/<n>
+	Path       string                              `json:"path"`
+	Size       int64                               `json:"size"`
+	LastUsed   time.Time                           `json:"last_used"`
 }
 
 // Localizer owns the NodeManager's file caches.
@@ -115,6 +139,28 @@ func New(opts Options) *Localizer {
 		opts.FileSystems["file"] = LocalFS{}
 	}
 	return &Localizer{opts: opts, entries: map[cacheKey]*entry{}}
+}
+
+// Restore takes back the resources a recovery store kept (a NodeManager restart): those
+// whose files are still there are cached again, as they were; it returns the cache
+// directories of the others, which are gone.
+func (l *Localizer) Restore(recs []CachedResource) (gone []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range recs {
+		if _, err := os.Lstat(r.Path); err != nil || r.Dir == "" {
+			gone = append(gone, r.Dir)
+			continue
+		}
+		k := cacheKey{vis: r.Visibility, user: r.User, app: r.App, url: r.URL, timestamp: r.Timestamp, typ: r.Type, pattern: r.Pattern}
+		ready := make(chan struct{})
+		close(ready)
+		l.entries[k] = &entry{ready: ready, dir: r.Dir, path: r.Path, size: r.Size, lastUsed: r.LastUsed}
+		if n, err := strconv.ParseInt(filepath.Base(r.Dir), 10, 64); err == nil && n > l.next.Load() {
+			l.next.Store(n)
+		}
+	}
+	return gone
 }
 
 // Localized is a container's localized resources: link name → path in a cache.
@@ -224,7 +270,7 @@ func (l *Localizer) cacheDir(k cacheKey, n int64) (string, error) {
 // download fetches one resource; its goroutine ends when the entry is ready.
 func (l *Localizer) download(k cacheKey, e *entry, r Resource, user, app string) {
 	defer close(e.ready)
-	dir, err := l.cacheDir(k, l.next.Add(1))
+	dir, err := l.freeCacheDir(k)
 	if err == nil {
 		e.path, err = fetch(context.Background(), l.opts.FileSystems, r, user, dir)
 	}
@@ -235,7 +281,27 @@ func (l *Localizer) download(k cacheKey, e *entry, r Resource, user, app string)
 	if err != nil {
 		os.RemoveAll(dir)
 		e.err = fmt.Errorf("resource %s (%s): %w", r.Link, r.URL, err)
+		return
 	}
+	if j := l.opts.Journal; j != nil {
+		j.Localized(CachedResource{Visibility: k.vis, User: k.user, App: k.app, URL: k.url, Timestamp: k.timestamp, Type: k.typ, Pattern: k.pattern,
+			Dir: dir, Path: e.path, Size: size, LastUsed: time.Now()})
+	}
+}
+
+// freeCacheDir picks the next cache number whose directory does not exist yet: one an
+// earlier NodeManager process left (not recovered) is not written over.
+func (l *Localizer) freeCacheDir(k cacheKey) (string, error) {
+	for range 10000 {
+		dir, err := l.cacheDir(k, l.next.Add(1))
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir, nil
+		}
+	}
+	return "", errors.New("localizer: no free cache directory number")
 }
 
 // CacheSize is the bytes the PUBLIC and PRIVATE caches hold.
@@ -287,6 +353,9 @@ func (l *Localizer) Trim(target int64) int64 {
 	for _, d := range gone {
 		os.RemoveAll(d)
 	}
+	if j := l.opts.Journal; j != nil && len(gone) > 0 {
+		j.Removed(gone)
+	}
 	return freed
 }
 
@@ -306,12 +375,19 @@ func dirSize(dir string) int64 {
 // CleanupApp removes an application's APPLICATION resources and forgets them.
 func (l *Localizer) CleanupApp(user, app string) error {
 	l.mu.Lock()
-	for k := range l.entries {
+	var gone []string
+	for k, e := range l.entries {
 		if k.app == app && k.user == user {
 			delete(l.entries, k)
+			if e.dir != "" {
+				gone = append(gone, e.dir)
+			}
 		}
 	}
 	l.mu.Unlock()
+	if j := l.opts.Journal; j != nil && len(gone) > 0 {
+		j.Removed(gone)
+	}
 	var errs []error
 	for _, root := range l.opts.LocalDirs {
 		if err := os.RemoveAll(filepath.Join(root, "usercache", user, "appcache", app, "filecache")); err != nil {
@@ -340,7 +416,7 @@ func fetch(ctx context.Context, fss map[string]FileSystem, r Resource, user, dir
 	if err != nil {
 		return "", err
 	}
-	if got := mod.UnixMilli(); got != r.Timestamp {
+	if got := mod.UnixMilli(); got != r.Timestamp && !secondsOf(got, r.Timestamp) {
 		return "", fmt.Errorf("Resource %s changed on src filesystem (expected %d, was %d", r.URL, r.Timestamp, got)
 	}
 	if r.Visibility == yarnpb.LocalResourceVisibilityProto_PUBLIC {
@@ -393,6 +469,15 @@ func fetch(ctx context.Context, fss map[string]FileSystem, r Resource, user, dir
 		}
 	}
 	return dst, nil
+}
+
+// secondsOf reports whether a resource's timestamp is the source's modification time cut
+// to whole seconds: what a client sees through a file system that keeps whole seconds
+// only, such as a User-Mode Linux guest's hostfs (an AM in a guest stats the job files its
+// client wrote on the host). Only such a timestamp, a multiple of 1000 in the same second,
+// is taken for the source's.
+func secondsOf(mtimeMs, timestamp int64) bool {
+	return timestamp%1000 == 0 && mtimeMs/1000 == timestamp/1000
 }
 
 // archiveKind classifies a file name by extension as Java's FSDownload.unpack does.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"google.golang.org/protobuf/proto"
@@ -135,6 +136,21 @@ func TestChangedMissingAndHostileSources(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a"), 0o644)
 	l := New(Options{LocalDirs: []string{local}})
 	r := resource(t, "a.txt", filepath.Join(src, "a.txt"), yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_APPLICATION)
+	// A timestamp taken through a file system of whole seconds (a UML guest's hostfs) is
+	// the source's; another second, or a millisecond off, is not.
+	mtime := time.UnixMilli(r.Timestamp/1000*1000 + 123)
+	os.Chtimes(filepath.Join(src, "a.txt"), mtime, mtime)
+	r.Timestamp = mtime.UnixMilli() / 1000 * 1000
+	if _, err := l.Localize(context.Background(), "u", "app", []Resource{r}); err != nil {
+		t.Fatalf("whole-second timestamp refused: %v", err)
+	}
+	for _, ts := range []int64{r.Timestamp + 1000, r.Timestamp + 124} {
+		r.Timestamp = ts
+		_, err := l.Localize(context.Background(), "u", "app", []Resource{r})
+		if err == nil || !strings.Contains(err.Error(), "changed on src filesystem (expected") {
+			t.Fatalf("timestamp %d: err = %v", ts, err)
+		}
+	}
 	r.Timestamp++
 	_, err := l.Localize(context.Background(), "u", "app", []Resource{r})
 	if err == nil || !strings.Contains(err.Error(), "changed on src filesystem (expected") {

@@ -1,6 +1,8 @@
 package rmcore
 
 import (
+	"errors"
+
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -121,4 +123,39 @@ func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, st
 	}
 	recovered, orphans = rm.RegisteredContainers(node, statuses)
 	return recovered, orphans, nil
+}
+
+// ReconnectNode takes back a NodeManager that registered again under its node id while
+// the RM still holds the node: it restarted and kept its containers (a work-preserving
+// NodeManager restart). As the Java RM does when the NodeManager lists running
+// applications, the node stays in the engine with its containers; the registration's
+// completed statuses are applied as a heartbeat's would be; running containers the RM
+// does not hold (any more) are killed. ok is false when the engine no longer holds the
+// node (it was lost meanwhile): the caller registers it afresh.
+func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMContainerStatusProto) (ok bool, orphans []records.ContainerID, err error) {
+	rm.passMu.Lock()
+	err = rm.Engine.UpdateNode(spec)
+	rm.passMu.Unlock()
+	if errors.Is(err, scheduler.ErrUnknownNode) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	var sts []*yarnpb.ContainerStatusProto
+	var orphanIDs []*yarnpb.ContainerIdProto
+	for _, st := range statuses {
+		id := records.ContainerIDFromProto(st.GetContainerId())
+		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
+		if known, done := rm.Containers.State(id); !complete && (!known || done) {
+			orphanIDs = append(orphanIDs, st.GetContainerId())
+			orphans = append(orphans, id)
+			continue
+		}
+		sts = append(sts, &yarnpb.ContainerStatusProto{ContainerId: st.GetContainerId(), State: st.GetContainerState().Enum(),
+			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
+	}
+	rm.Containers.KillOrphans(spec.ID, orphanIDs)
+	rm.NodeStatuses(spec.ID, sts)
+	return true, orphans, nil
 }

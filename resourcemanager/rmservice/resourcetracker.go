@@ -84,22 +84,31 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 		log.WithField("decommission_by", decommissionBy).Info("node registered again while decommissioning: it goes on")
 	}
 	again := rm.Nodes.Put(key, n)
-	if again {
+	// Unschedulable until its first heartbeat (rmstate.beatVerdict.First).
+	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id), Unschedulable: true}
+	// A NodeManager that restarted and lists running applications kept its containers
+	// (work-preserving NodeManager restart): as in the Java RM, the node and its
+	// containers stay. One that lists none lost them with its restart.
+	reconnected := false
+	var recovered, orphans []records.ContainerID
+	var err error
+	if again && len(req.GetRunningApplications()) > 0 {
+		reconnected, orphans, err = rm.ReconnectNode(spec, req.GetContainerStatuses())
+	} else if again {
 		rm.NodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
-	// The containers the NodeManager kept: after a work-preserving restart those of
-	// attempts that carry on are rebuilt, any other running one is killed.
-	// Unschedulable until its first heartbeat (rmstate.beatVerdict.First).
-	recovered, orphans, err := rm.RegisterNode(scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id),
-		Unschedulable: true},
-		n.NodeAddr, req.GetContainerStatuses())
+	if !reconnected && err == nil {
+		// The containers the NodeManager kept: after a work-preserving RM restart those
+		// of attempts that carry on are rebuilt, any other running one is killed.
+		recovered, orphans, err = rm.RegisterNode(spec, n.NodeAddr, req.GetContainerStatuses())
+	}
 	if err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
 	rm.RememberNode(key)
 	rm.KickScheduler()
 	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(req.GetContainerStatuses()),
-		"version": req.GetNmVersion(), "reregistered": again}).Info("NodeManager registered")
+		"version": req.GetNmVersion(), "reregistered": again, "reconnected_with_containers": reconnected}).Info("NodeManager registered")
 	return resp, nil
 }
 

@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNMKilledDuringPiKeepsContainers is issue 18's work-preserving NodeManager restart:
+// `bobbin nodemanager` with yarn.nodemanager.recovery.enabled is killed with SIGKILL while
+// a map of pi runs and started again a second later, under Bobbin's RM and under the
+// Apache 2.7.3 RM, with process containers and with containers in User-Mode Linux guests.
+// The restarted NodeManager takes the running containers back without restarting them
+// (its log says so, and launches none of them again), re-registers listing them, and pi
+// SUCCEEDS with no failed or killed task attempt (one AM, two maps, one reduce). After
+// the job no process of this NodeManager's containers is left.
+func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		apacheRM, uml bool
+	}{
+		{"bobbin-rm", false, false},
+		{"apache-rm", true, false},
+		{"bobbin-rm-uml", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.uml {
+				requireUML(t)
+			}
+			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+			c := newNSCluster(t)
+			c.bobbinNM, c.apacheRM = true, tc.apacheRM
+			c.nmProps = func(_ int, p map[string]string) {
+				p["yarn.nodemanager.recovery.enabled"] = "true"
+				p["yarn.nodemanager.recovery.dir"] = c.path("nm-recovery")
+				if tc.uml {
+					umlNM(c, p)
+				}
+			}
+			killNMDuringPi(t, c)
+		})
+	}
+}
+
+func killNMDuringPi(t *testing.T, c *nsCluster) {
+	writeMapredSite(t, c)
+	owner := c.path("nm-local")
+	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+# Maps of 3·10⁷ samples each run for seconds: one is still running when the NodeManager
+# comes back.
+timeout 400 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 30000000 > %[2]s/pi.out 2>&1 &
+PI=$!
+# Until a map runs: container 2's task JVM has written its syslog.
+for i in $(seq 1 1200); do
+  [ -s "$(ls -d %[2]s/nm-logs/application_*_0001/container_*_01_000002 2>/dev/null | head -1)/syslog" ] && break
+  sleep 0.25
+done
+echo "=== before kill"
+ls %[2]s/nm-logs/application_*_0001
+kill -9 $NMS
+sleep 1
+%[3]s > %[2]s/nm2.log 2>&1 &
+NMS=$!
+wait $PI
+echo "pi exit $?"
+# Until the NodeManager has ended the application (its AM exits a few seconds after pi).
+for i in $(seq 1 240); do grep -q "application finished on this node" %[2]s/nm2.log && break; sleep 0.25; done
+echo "=== strays"
+grep -lz '^%[4]s=%[5]s$' /proc/[0-9]*/environ 2>/dev/null | while read f; do d=${f%%/environ}; grep -q ') Z ' $d/stat 2>/dev/null || echo "$d $(tr '\0' ' ' < $d/cmdline | head -c 120)"; done
+echo "=== end strays"
+echo "=== containers"
+ls %[2]s/nm-logs/application_*_0001
+echo "=== end containers"
+echo "=== attempts"
+$Y applicationattempt -list "$($Y application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | sort | tail -1)" 2>&1 | grep appattempt_
+echo "=== end attempts"
+`, c.examplesJar(), c.dir, c.bobbinNMCommand(t, c.confDir), "BOBBIN_NODEMANAGER", owner))
+	t.Logf("%s", out)
+	fail := func(why string) {
+		c.keep(t)
+		t.Fatalf("%s\n%s\n--- pi:\n%s\n--- rm:\n%s\n--- nm:\n%s\n--- nm2:\n%s", why, out, c.logTail("pi.out", 60), c.logTail("rm.log", 30),
+			c.logTail("nm.log", 30), c.logTail("nm2.log", 60))
+	}
+	if err != nil {
+		fail(fmt.Sprintf("cluster script: %v", err))
+	}
+	pi := c.logTail("pi.out", 200)
+	if !strings.Contains(out, "pi exit 0") || !strings.Contains(pi, "Estimated value of Pi is") {
+		fail("pi did not succeed across the NodeManager's restart")
+	}
+	// The AM's account of its task attempts: three succeeded, none failed or was killed.
+	amLogs, _ := filepath.Glob(c.path("nm-logs/application_*_0001/container_*_01_000001/syslog"))
+	if len(amLogs) != 1 {
+		fail(fmt.Sprintf("AM syslog: %v", amLogs))
+	}
+	am, _ := os.ReadFile(amLogs[0])
+	ended := regexp.MustCompile(`(attempt_\S+) TaskAttempt Transitioned from \S+ to (SUCCEEDED|FAILED|KILLED)`).FindAllStringSubmatch(string(am), -1)
+	succeeded := 0
+	for _, m := range ended {
+		if m[2] != "SUCCEEDED" {
+			fail(fmt.Sprintf("task attempt %s ended %s", m[1], m[2]))
+		}
+		succeeded++
+	}
+	if succeeded != 3 {
+		fail(fmt.Sprintf("%d task attempts SUCCEEDED, want 3 (two maps, one reduce)", succeeded))
+	}
+	containers := out[strings.Index(out, "=== containers"):strings.Index(out, "=== end containers")]
+	if n := strings.Count(containers, "container_"); n != 4 {
+		fail(fmt.Sprintf("pi ran %d containers, want 4 (AM, two maps, reduce)", n))
+	}
+	attempts := out[strings.Index(out, "=== attempts"):strings.Index(out, "=== end attempts")]
+	if n := strings.Count(attempts, "appattempt_"); n != 1 {
+		fail(fmt.Sprintf("pi ran %d attempts, want 1", n))
+	}
+	// The running containers were taken back, not started again.
+	nm2, _ := os.ReadFile(c.path("nm2.log"))
+	var recovered [][]string
+	for _, l := range strings.Split(string(nm2), "\n") {
+		if strings.Contains(l, "container recovered: taken back") {
+			if m := regexp.MustCompile(`container=(container_\S+).* pid=(\d+)`).FindStringSubmatch(l); m != nil {
+				recovered = append(recovered, m)
+			}
+		}
+	}
+	var ids []string
+	amBack, maps := false, 0
+	for _, m := range recovered {
+		ids = append(ids, m[1]+" (pid "+m[2]+")")
+		if regexp.MustCompile(`container launched.* container=` + regexp.QuoteMeta(m[1]) + `\s`).Match(nm2) {
+			fail(m[1] + " was taken back and launched again")
+		}
+		if m[2] == "0" {
+			continue // it had ended while no NodeManager ran
+		}
+		if strings.HasSuffix(m[1], "_01_000001") {
+			amBack = true
+		} else {
+			maps++
+		}
+	}
+	if !amBack || maps == 0 {
+		fail(fmt.Sprintf("the restarted NodeManager took back %v, want the running AM and a running map at least", ids))
+	}
+	t.Logf("containers taken back by the restarted NodeManager: %v", ids)
+	strays := out[strings.Index(out, "=== strays"):strings.Index(out, "=== end strays")]
+	if n := strings.Count(strays, "/proc/"); n != 0 {
+		fail(fmt.Sprintf("%d container processes left after the job:\n%s", n, strays))
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.path("nm-recovery"), "bobbin-nmstate.db")); len(b) == 0 {
+		fail("no recovery store was written")
+	}
+}
