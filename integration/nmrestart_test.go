@@ -13,11 +13,15 @@ import (
 // TestNMKilledDuringPiKeepsContainers is issue 18's work-preserving NodeManager restart:
 // `bobbin nodemanager` with yarn.nodemanager.recovery.enabled is killed with SIGKILL while
 // a map of pi runs and started again a second later, under Bobbin's RM and under the
-// Apache 2.7.3 RM, with process containers and with containers in User-Mode Linux guests.
-// The restarted NodeManager takes the running containers back without restarting them
-// (its log says so, and launches none of them again), re-registers listing them, and pi
-// SUCCEEDS with no failed or killed task attempt (one AM, two maps, one reduce). After
-// the job no process of this NodeManager's containers is left.
+// Apache 2.7.3 RM. The restarted NodeManager takes the running containers back without
+// restarting them (its log says so, and launches none of them again), re-registers
+// listing them, and pi SUCCEEDS with no failed or killed task attempt (one AM, two maps,
+// one reduce). After the job no process of this NodeManager's containers is left.
+//
+// With containers in User-Mode Linux guests the job is a distributed shell whose
+// container sleeps in its guest while the NodeManager is killed: MapReduce cannot run in
+// guests here, since each guest's slirp network reaches the host but not another guest,
+// so tasks could not reach an AM in a guest, restart or not.
 func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -40,6 +44,10 @@ func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 				if tc.uml {
 					umlNM(c, p)
 				}
+			}
+			if tc.uml {
+				killNMDuringDShell(t, c)
+				return
 			}
 			killNMDuringPi(t, c)
 		})
@@ -118,32 +126,8 @@ echo "=== end attempts"
 		fail(fmt.Sprintf("pi ran %d attempts, want 1", n))
 	}
 	// The running containers were taken back, not started again.
-	nm2, _ := os.ReadFile(c.path("nm2.log"))
-	var recovered [][]string
-	for _, l := range strings.Split(string(nm2), "\n") {
-		if strings.Contains(l, "container recovered: taken back") {
-			if m := regexp.MustCompile(`container=(container_\S+).* pid=(\d+)`).FindStringSubmatch(l); m != nil {
-				recovered = append(recovered, m)
-			}
-		}
-	}
-	var ids []string
-	amBack, maps := false, 0
-	for _, m := range recovered {
-		ids = append(ids, m[1]+" (pid "+m[2]+")")
-		if regexp.MustCompile(`container launched.* container=` + regexp.QuoteMeta(m[1]) + `\s`).Match(nm2) {
-			fail(m[1] + " was taken back and launched again")
-		}
-		if m[2] == "0" {
-			continue // it had ended while no NodeManager ran
-		}
-		if strings.HasSuffix(m[1], "_01_000001") {
-			amBack = true
-		} else {
-			maps++
-		}
-	}
-	if !amBack || maps == 0 {
+	running, ids := takenBack(t, c, fail)
+	if !running["_01_000001"] || len(running) < 2 {
 		fail(fmt.Sprintf("the restarted NodeManager took back %v, want the running AM and a running map at least", ids))
 	}
 	t.Logf("containers taken back by the restarted NodeManager: %v", ids)
@@ -153,5 +137,95 @@ echo "=== end attempts"
 	}
 	if b, _ := os.ReadFile(filepath.Join(c.path("nm-recovery"), "bobbin-nmstate.db")); len(b) == 0 {
 		fail("no recovery store was written")
+	}
+}
+
+// takenBack reads the restarted NodeManager's log (nm2.log): the containers it took back
+// (ids with their pids, for the test's log) and, by the suffix of their ids
+// ("_01_000001"), those still running when it did. A container taken back and launched
+// again fails the test.
+func takenBack(t *testing.T, c *nsCluster, fail func(string)) (running map[string]bool, ids []string) {
+	nm2, _ := os.ReadFile(c.path("nm2.log"))
+	running = map[string]bool{}
+	for _, l := range strings.Split(string(nm2), "\n") {
+		if !strings.Contains(l, "container recovered: taken back") {
+			continue
+		}
+		m := regexp.MustCompile(`container=(container_\S+_(01_\d+)).* pid=(\d+)`).FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		ids = append(ids, m[1]+" (pid "+m[3]+")")
+		if regexp.MustCompile(`container launched.* container=` + regexp.QuoteMeta(m[1]) + `\s`).Match(nm2) {
+			fail(m[1] + " was taken back and launched again")
+		}
+		if m[3] != "0" { // 0: it had ended while no NodeManager ran
+			running["_"+m[2]] = true
+		}
+	}
+	return running, ids
+}
+
+// killNMDuringDShell kills the NodeManager while a distributed shell's container sleeps
+// in its UML guest and restarts it: the guest runs on, its output shows it ran once to the
+// end, the job succeeds, and no guest process is left.
+func killNMDuringDShell(t *testing.T, c *nsCluster) {
+	owner := c.path("nm-local")
+	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+timeout 500 %[1]s -shell_command 'sleep 40; echo survived' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s/ds.out 2>&1 &
+DS=$!
+# Until the shell container's guest is up.
+for i in $(seq 1 2400); do
+  ls %[2]s/nm-local/usercache/*/appcache/application_*_0001/container_*_01_000002/.bobbin-uml/up >/dev/null 2>&1 && break
+  sleep 0.25
+done
+sleep 2
+echo "=== before kill"
+ls %[2]s/nm-logs/application_*_0001
+kill -9 $NMS
+sleep 1
+%[3]s > %[2]s/nm2.log 2>&1 &
+NMS=$!
+wait $DS
+echo "dshell exit $?"
+for i in $(seq 1 240); do grep -q "application finished on this node" %[2]s/nm2.log && break; sleep 0.25; done
+echo "=== strays"
+grep -lz '^%[4]s=%[5]s$' /proc/[0-9]*/environ 2>/dev/null | while read f; do d=${f%%/environ}; grep -q ') Z ' $d/stat 2>/dev/null || echo "$d $(tr '\0' ' ' < $d/cmdline | head -c 120)"; done
+echo "=== end strays"
+echo "=== containers"
+ls %[2]s/nm-logs/application_*_0001
+echo "=== end containers"
+`, c.dshellCommand(), c.dir, c.bobbinNMCommand(t, c.confDir), "BOBBIN_NODEMANAGER", owner))
+	t.Logf("%s", out)
+	fail := func(why string) {
+		c.keep(t)
+		t.Fatalf("%s\n%s\n--- dshell:\n%s\n--- rm:\n%s\n--- nm:\n%s\n--- nm2:\n%s", why, out, c.logTail("ds.out", 40), c.logTail("rm.log", 30),
+			c.logTail("nm.log", 30), c.logTail("nm2.log", 60))
+	}
+	if err != nil {
+		fail(fmt.Sprintf("cluster script: %v", err))
+	}
+	if !strings.Contains(out, "dshell exit 0") {
+		fail("the distributed shell did not succeed across the NodeManager's restart")
+	}
+	containers := out[strings.Index(out, "=== containers"):strings.Index(out, "=== end containers")]
+	if n := strings.Count(containers, "container_"); n != 2 {
+		fail(fmt.Sprintf("the shell ran %d containers, want 2 (AM, shell): one was run again", n))
+	}
+	stdout, _ := filepath.Glob(c.path("nm-logs/application_*_0001/container_*_01_000002/stdout"))
+	if len(stdout) != 1 {
+		fail(fmt.Sprintf("shell container stdout: %v", stdout))
+	}
+	if b, _ := os.ReadFile(stdout[0]); string(b) != "survived\n" {
+		fail(fmt.Sprintf("the shell container's stdout is %q: it did not run once to its end", b))
+	}
+	running, ids := takenBack(t, c, fail)
+	if !running["_01_000001"] || !running["_01_000002"] {
+		fail(fmt.Sprintf("the restarted NodeManager took back %v, want the running AM and shell container", ids))
+	}
+	t.Logf("guests taken back by the restarted NodeManager: %v", ids)
+	strays := out[strings.Index(out, "=== strays"):strings.Index(out, "=== end strays")]
+	if n := strings.Count(strays, "/proc/"); n != 0 {
+		fail(fmt.Sprintf("%d container processes left after the job:\n%s", n, strays))
 	}
 }
