@@ -105,7 +105,7 @@ func TestTreeUsage(t *testing.T) {
 func TestReattach(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "launch_container.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/bash\necho started\nread line <fifo\nexit 7\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/bash\nsetsid sleep 30 >/dev/null &\necho started\nread line <fifo\nexit 7\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
@@ -119,10 +119,16 @@ func TestReattach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Stop(0)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(Stragglers(id, first.Pid())) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if got := Leaders(owner); got[id] != first.Pid() || len(got) != 1 {
 		t.Fatalf("leaders %v, want %s → %d", got, id, first.Pid())
 	}
-	again, err := ProcessExecutor{}.Reattach(spec, 0) // pid not recorded: found by marker
+	// The pid not recorded: found by its marker, the launch process and not the process
+	// that started a session of its own.
+	again, err := ProcessExecutor{}.Reattach(spec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +149,8 @@ func TestReattach(t *testing.T) {
 	if got := Tail(again, spec.OutputFile, 4096); got != "started" {
 		t.Fatalf("tail %q", got)
 	}
+	again.Stop(0) // the session the container started of its own goes too
+
 	// Gone before the restart: the recorded exit code, at once.
 	late, _ := ProcessExecutor{}.Reattach(spec, first.Pid())
 	if code := late.Wait(); code != 7 || late.Pid() != 0 {

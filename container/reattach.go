@@ -29,11 +29,10 @@ func findLeader(id string, pid int) int {
 	if pid > 0 && isLeader(id, pid) {
 		return pid
 	}
-	found := 0
-	eachLeader(func(p int, env []byte) bool {
-		if hasEnv(env, MarkerEnv, id) {
-			found = p
-			return false
+	found, first := 0, int64(0)
+	eachLeader(func(p int, started int64, env []byte) bool {
+		if hasEnv(env, MarkerEnv, id) && (found == 0 || started < first) {
+			found, first = p, started
 		}
 		return true
 	})
@@ -50,9 +49,10 @@ func isLeader(id string, pid int) bool {
 	return err == nil && hasEnv(env, MarkerEnv, id)
 }
 
-// eachLeader calls f with every live session leader's pid and environment until f
-// returns false.
-func eachLeader(f func(pid int, env []byte) bool) {
+// eachLeader calls f with every live session leader's pid, start time (clock ticks
+// since boot) and environment until f returns false. A container's own processes may
+// lead sessions too (setsid): its launch process is the earliest started of them.
+func eachLeader(f func(pid int, started int64, env []byte) bool) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -67,7 +67,8 @@ func eachLeader(f func(pid int, env []byte) bool) {
 		if err != nil {
 			continue
 		}
-		if !f(pid, env) {
+		started, _ := strconv.ParseInt(st[19], 10, 64)
+		if !f(pid, started, env) {
 			return
 		}
 	}
@@ -102,10 +103,13 @@ func Leaders(owner string) map[string]int {
 	if owner == "" {
 		return out
 	}
-	eachLeader(func(pid int, env []byte) bool {
+	first := map[string]int64{}
+	eachLeader(func(pid int, started int64, env []byte) bool {
 		if hasEnv(env, OwnerEnv, owner) {
 			if id := envValue(env, MarkerEnv); id != "" {
-				out[id] = pid
+				if _, seen := out[id]; !seen || started < first[id] {
+					out[id], first[id] = pid, started
+				}
 			}
 		}
 		return true

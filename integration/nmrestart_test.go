@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -227,5 +228,65 @@ echo "=== end containers"
 	strays := out[strings.Index(out, "=== strays"):strings.Index(out, "=== end strays")]
 	if n := strings.Count(strays, "/proc/"); n != 0 {
 		fail(fmt.Sprintf("%d container processes left after the job:\n%s", n, strays))
+	}
+}
+
+// TestNMRestartWithCorruptStore: a NodeManager with recovery on is killed with SIGKILL
+// while its containers run, and its recovery store is overwritten with garbage before it
+// starts again. It must start without recovery, say why in its log, move the bad store
+// aside, and kill the containers it left running, which it can no longer account for;
+// then it runs new containers as before. Needs no Hadoop.
+func TestNMRestartWithCorruptStore(t *testing.T) {
+	store := t.TempDir()
+	c := startBobbinCluster(t, "yarn.nodemanager.address", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.nodemanager.recovery.enabled", "true", "yarn.nodemanager.recovery.dir", store)
+	go c.demo(t, "--containers", "2", "--command", "setsid sleep 300 & sleep 301")
+	var app string
+	deadline := time.Now().Add(30 * time.Second)
+	for app == "" || len(containerProcesses(app, "_000002", "_000003")) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+		out, _ := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "apps").Output()
+		if m := regexp.MustCompile(`application_\d+_\d+`).FindString(string(out)); m != "" {
+			app = m
+		}
+	}
+	c.nm.cmd.Process.Kill()
+	<-c.nm.done
+	before := containerProcesses(app, "")
+	if len(before) < 4 {
+		t.Fatalf("the containers did not outlive the killed NodeManager: %v", before)
+	}
+	db := filepath.Join(store, "bobbin-nmstate.db")
+	if err := os.WriteFile(db, []byte(strings.Repeat("not a recovery store ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.nm = startDaemon(t, "nodemanager", "--conf", c.confDir)
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.nm.Log(), "registered with the ResourceManager") {
+		if time.Now().After(deadline) {
+			t.Fatalf("NodeManager did not register after the corrupt store:\n%s", c.nm.Log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log := c.nm.Log()
+	if !regexp.MustCompile(`recovery store unusable: starting without recovery.*cannot be opened`).MatchString(log) {
+		t.Fatalf("the NodeManager did not say why it started without recovery:\n%s", log)
+	}
+	if moved, _ := filepath.Glob(db + ".corrupt-*"); len(moved) != 1 {
+		t.Fatalf("the corrupt store was not moved aside: %v", moved)
+	}
+	if left := containerProcesses(app, ""); len(left) != 0 {
+		t.Fatalf("container processes the NodeManager could not account for were left running: %v\n%s", left, log)
+	}
+	if n := strings.Count(log, "killing a container process the NodeManager cannot account for"); n < 2 {
+		t.Fatalf("%d orphan kills logged, want the AM's and both task containers'\n%s", n, log)
+	}
+	t.Logf("%d processes of %s killed as unaccounted for", len(before), app)
+	exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "kill", app).Run()
+	if out, err := c.demo(t, "--containers", "1", "--command", "echo after"); err != nil {
+		t.Fatalf("a job after the restart: %v\n%s\nNM:\n%s", err, out, c.nm.Log())
 	}
 }

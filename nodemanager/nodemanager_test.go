@@ -480,3 +480,20 @@ func TestShuffleSettings(t *testing.T) {
 		t.Fatalf("want both bad keys named: %v", err)
 	}
 }
+
+// Recovery needs a fixed NodeManager port: a restarted NodeManager must come back as the
+// same node. The refusal names the key, as the Java NM's does.
+func TestRecoveryNeedsAFixedPort(t *testing.T) {
+	c := conf.New()
+	c.Set("yarn.nodemanager.recovery.enabled", "true")
+	c.Set("yarn.nodemanager.address", "127.0.0.1:0")
+	_, err := ReadSettings(c)
+	if err == nil || !strings.Contains(err.Error(), "yarn.nodemanager.address") || !strings.Contains(err.Error(), "ephemeral") {
+		t.Fatalf("recovery with port 0: %v", err)
+	}
+	c.Set("yarn.nodemanager.address", "127.0.0.1:45454")
+	s, err := ReadSettings(c)
+	if err != nil || !s.Recovery || !strings.HasSuffix(s.RecoveryDir, "yarn-nm-recovery") {
+		t.Fatalf("recovery with a fixed port: %+v %v", s.Recovery, err)
+	}
+}
