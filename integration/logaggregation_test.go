@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -76,6 +78,11 @@ func TestLogAggregationForYarnLogs(t *testing.T) {
 		_, err := os.Stat(filepath.Join(c.logDir, app))
 		return os.IsNotExist(err)
 	})
+	// The RM reports the aggregation's outcome (the 3.x report field, REST's
+	// logAggregationStatus).
+	testutil.Eventually(t, 10*time.Second, "the RM does not report log aggregation SUCCEEDED", func() bool {
+		return appLogAggregation(t, c, app) == "SUCCEEDED"
+	})
 	worker := f.Containers[1].ID
 	for _, v := range []string{hadoop2, hadoop3} {
 		home := hadoopHomeIfPresent(v)
@@ -106,6 +113,71 @@ func TestLogAggregationForYarnLogs(t *testing.T) {
 			t.Fatalf("%s yarn logs -containerId %s:\n%s", v, worker, one)
 		}
 		t.Logf("%s yarn logs: %d lines for the application, %d for one container", v, strings.Count(all, "\n"), strings.Count(one, "\n"))
+		if v == hadoop3 {
+			// 3.x selects log types, and its CLI shows the RM's aggregation status.
+			files := run("-applicationId", app, "-containerId", worker, "-log_files", "stdout")
+			if !strings.Contains(files, "hello from "+worker) || strings.Contains(files, "LogType:stderr") {
+				t.Fatalf("%s yarn logs -log_files stdout:\n%s", v, files)
+			}
+			cmd := exec.Command(filepath.Join(home, "bin", "yarn"), "application", "-status", app)
+			cmd.Env = hadoopEnv(home, c.confDir)
+			o, _ := cmd.CombinedOutput()
+			if !regexp.MustCompile(`Log Aggregation Status\s*:\s*SUCCEEDED`).Match(o) {
+				t.Fatalf("%s yarn application -status does not show the aggregation SUCCEEDED:\n%s", v, o)
+			}
+		}
+	}
+}
+
+// appLogAggregation is the RM's logAggregationStatus of an application (REST).
+func appLogAggregation(t *testing.T, c *bobbinCluster, app string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + c.rmWeb + "/ws/v1/cluster/apps/" + app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		App struct {
+			LogAggregationStatus string `json:"logAggregationStatus"`
+		} `json:"app"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.App.LogAggregationStatus
+}
+
+// TestLogAggregationFailureKeepsLocalLogs: when the remote log dir cannot be written (a
+// path through a regular file, which even root cannot create), the NodeManager reports
+// the aggregation FAILED with the reason, the RM reports the application's status FAILED
+// and logs the reason, and the container logs stay on the node.
+func TestLogAggregationFailureKeepsLocalLogs(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startBobbinCluster(t, "yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", filepath.Join(blocker, "app-logs"),
+		"yarn.nodemanager.delete.debug-delay-sec", "0")
+	out, err := c.demo(t, "--containers", "1", "--command", `echo "hello from $CONTAINER_ID"`)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	app := regexp.MustCompile(`application_\d+_\d+`).FindString(out)
+	testutil.Eventually(t, 20*time.Second, "the RM does not report log aggregation FAILED", func() bool {
+		return appLogAggregation(t, c, app) == "FAILED"
+	})
+	if !regexp.MustCompile(`log aggregation failed on the node.*application=` + app + `.*not a directory`).MatchString(c.rm.Log()) {
+		t.Fatalf("the RM's log does not name the failure's reason:\n%s", tail(c.rm.Log(), 20))
+	}
+	time.Sleep(time.Second) // past the clean-up that deletes local logs after a success
+	dirs, _ := filepath.Glob(filepath.Join(c.logDir, app, "container_*"))
+	logs, _ := filepath.Glob(filepath.Join(c.logDir, app, "container_*", "stdout"))
+	if len(dirs) != 2 || len(logs) != 1 {
+		t.Fatalf("local container logs after the failed aggregation: %v %v", dirs, logs)
+	}
+	if b, _ := os.ReadFile(logs[0]); !strings.Contains(string(b), "hello from container_") {
+		t.Fatalf("the kept stdout holds %q", b)
 	}
 }
 

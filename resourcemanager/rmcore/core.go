@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/logretention"
 	"os"
 	"sync"
 	"time"
@@ -56,6 +57,9 @@ type Core struct {
 	stepMu          sync.Mutex     // one Step at a time (the monitor's, or a test's)
 	passMu          sync.Mutex     // one SchedulePass at a time
 	tasks           sync.WaitGroup // the loops Run starts and AM launches
+	// logRetention deletes aggregated logs past yarn.log-aggregation.retain-seconds
+	// (nil: they are kept).
+	logRetention *logretention.Deleter
 	// Store keeps applications across restarts (nil: recovery is off).
 	Store statestore.Store
 	// recovery holds scheduling back after a work-preserving restart (nil: never).
@@ -139,6 +143,13 @@ func New(opts Options) (*Core, error) {
 	rm.Metrics = NewMetrics(opts.Metrics)
 	rm.Labels = rmstate.NewLabels(opts.Queues.Labels())
 	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
+	rm.Apps.SetLogAggregation(rm.Settings.LogAggregation)
+	if ls, on, err := logretention.ReadSettings(opts.Conf); err != nil {
+		return nil, err
+	} else if on {
+		rm.logRetention = &logretention.Deleter{Conf: opts.Conf, Settings: ls, Running: rm.Apps.Running, Now: rm.Opts.Now,
+			Log: rm.Log.WithField("service", "log-retention")}
+	}
 	rm.Nodes = rmstate.NewNodes()
 	host, _ := os.Hostname()
 	if rm.Store, err = statestore.Open(opts.Conf, fmt.Sprintf("%s/%d@%d", host, os.Getpid(), rm.clusterTimestamp), rm.Log); err != nil {
@@ -199,6 +210,13 @@ func (rm *Core) Run(ctx context.Context) {
 		defer rm.tasks.Done()
 		rm.scheduleLoop(ctx)
 	}()
+	if d := rm.logRetention; d != nil {
+		rm.tasks.Add(1)
+		go func() {
+			defer rm.tasks.Done()
+			d.Run(ctx)
+		}()
+	}
 }
 
 // Wait returns once the loops Run started and every AM launch have ended.

@@ -103,6 +103,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		return false
 	}
 	rc.EngineID = eid
+	rm.Apps.RanOn(id.Attempt.App, node.Key)
 	if _, ok := rm.Containers.Recover(rc, nil); !ok {
 		rm.Engine.Release(eid) // another registration rebuilt it first
 		return true

@@ -156,6 +156,7 @@ func (rm *Core) containerFor(a scheduler.Allocation) (records.ContainerID, error
 		}
 	}
 	rm.Containers.Add(rc, a.Node)
+	rm.Apps.RanOn(att.App, a.Node) // its logs will be aggregated there
 	rm.Metrics.containerAllocated()
 	if a.AM {
 		rm.launchAM(att, amContainer, amContainer.GetContainerToken())

@@ -3,6 +3,7 @@ package rmcore
 import (
 	"errors"
 	"fmt"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"net"
 	"strconv"
 	"strings"
@@ -61,8 +62,11 @@ type Settings struct {
 	MaxCompletedStored int
 	ACLEnabled         bool
 	AdminACL           capacity.ACL
-	AMExpiry           time.Duration // yarn.am.liveness-monitor.expiry-interval-ms
-	AllocationExpiry   time.Duration // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
+	// LogAggregation is yarn.log-aggregation-enable and
+	// yarn.log-aggregation-status.time-out.ms, for application reports.
+	LogAggregation   rmstate.LogAggregationSettings
+	AMExpiry         time.Duration // yarn.am.liveness-monitor.expiry-interval-ms
+	AllocationExpiry time.Duration // yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
 	// Key rolling intervals; each key is activated 1.5 x its liveness interval after it is
 	// handed out, so every holder has it before it signs anything.
 	AMRMKeyRoll      time.Duration
@@ -183,6 +187,12 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, fmt.Errorf("conf: yarn.scheduler.minimum-allocation-vcores (%d) exceeds yarn.scheduler.maximum-allocation-vcores (%d)", s.MinAllocationCore, s.MaxAllocationCore))
 	}
 	if s.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.LogAggregation.Enabled, err = c.Bool("yarn.log-aggregation-enable"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.LogAggregation.Timeout, err = c.Duration("yarn.log-aggregation-status.time-out.ms", time.Millisecond); err != nil {
 		errs = append(errs, err)
 	}
 	admin, err := c.Get("yarn.admin.acl")

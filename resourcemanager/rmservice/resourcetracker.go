@@ -141,6 +141,9 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 		rm.SyncSchedulable(key) // the node takes containers from now on
 	}
 	rm.NodeStatuses(key, statuses)
+	for _, f := range rm.Apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
+		log.WithFields(logrus.Fields{"application": records.AppIDFromProto(f.GetApplicationId()).String(), "diagnostics": f.GetDiagnostics()}).Warn("log aggregation failed on the node")
+	}
 	resp := &yarnpb.NodeHeartbeatResponseProto{
 		ResponseId:            proto.Int32(st.GetResponseId() + 1),
 		NodeAction:            yarnpb.NodeActionProto_NORMAL.Enum(),

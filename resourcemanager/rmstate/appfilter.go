@@ -70,7 +70,7 @@ func (r *Apps) List(f *AppFilter) []*yarnpb.ApplicationReportProto {
 	}
 	out := make([]*yarnpb.ApplicationReportProto, len(hits))
 	for i, a := range hits {
-		out[i] = a.report(r.now(), r.web)
+		out[i] = a.report(r.now(), r.web, r.logAgg)
 	}
 	return out
 }

@@ -48,6 +48,11 @@ type App struct {
 	FinishTime             int64
 	Diagnostics            string
 
+	// logAgg is each node's log aggregation of the application (nil: none yet);
+	// logAggFinal its settled status once every node's is final (0: not yet).
+	logAgg      map[string]*nodeLogAggregation
+	logAggFinal yarnpb.LogAggregationStatusProto
+
 	saved persisted // what the state store has of it
 }
 
@@ -111,7 +116,7 @@ func (a *App) Finished() bool {
 
 // report is the ApplicationReport clients see (protocol.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
-func (a *App) report(now time.Time, web webBases) *yarnpb.ApplicationReportProto {
+func (a *App) report(now time.Time, web webBases, la LogAggregationSettings) *yarnpb.ApplicationReportProto {
 	r := &yarnpb.ApplicationReportProto{
 		ApplicationId:          a.ID.Proto(),
 		User:                   proto.String(a.User),
@@ -132,9 +137,7 @@ func (a *App) report(now time.Time, web webBases) *yarnpb.ApplicationReportProto
 		SubmitTime:             proto.Int64(a.SubmitTime),
 		AppResource_Usage:      &yarnpb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(0), NumReservedContainers: proto.Int32(0)},
 		AppTimeouts:            a.timeoutReports(now),
-		// Bobbin's NodeManagers keep logs on their nodes (no aggregation): the Java RM
-		// reports DISABLED then.
-		LogAggregationStatus:   yarnpb.LogAggregationStatusProto_LOG_DISABLED.Enum(),
+		LogAggregationStatus:   a.logAggregationStatus(now, la).Enum(),
 		UnmanagedApplication:   proto.Bool(a.Unmanaged),
 		AppNodeLabelExpression: proto.String(labelReport(a.LabelExpr)),
 		// The Java RM gives the AM request the default partition when nothing was asked.
@@ -262,7 +265,7 @@ func (r *Apps) ReportOf(id records.ApplicationID) (*yarnpb.ApplicationReportProt
 	if !ok {
 		return nil, false
 	}
-	return a.report(r.now(), r.web), true
+	return a.report(r.now(), r.web, r.logAgg), true
 }
 
 // Kill moves an unfinished application to KILLED. It reports whether it did and whether
@@ -300,6 +303,7 @@ type Apps struct {
 	clusterTimestamp int64
 	now              func() time.Time // the RM's clock, for the seconds a lifetime has left
 	web              webBases         // guarded by mu
+	logAgg           LogAggregationSettings
 
 	mu     sync.Mutex
 	lastID int32

@@ -53,6 +53,9 @@ func (a *App) record() *statestore.AppRecord {
 		Tags: a.Tags, Priority: a.Priority, MaxAttempts: a.MaxAttempts, Unmanaged: a.Unmanaged, Failures: a.Failures,
 		FailuresValidity: a.FailuresValidity, State: int32(a.State), Final: int32(a.Final), SubmitTime: a.SubmitTime, StartTime: a.StartTime,
 		FinishTime: a.FinishTime, Diagnostics: a.Diagnostics, LabelExpr: a.LabelExpr, AMLabelExpr: a.AMLabelExpr, Runtime: a.Runtime}
+	if a.logAggFinal != 0 {
+		rec.Extra = map[string]int64{extraLogAggregation: int64(a.logAggFinal)}
+	}
 	if len(a.Timeouts) > 0 {
 		rec.Timeouts = make(map[int32]int64, len(a.Timeouts))
 		for k, v := range a.Timeouts {
@@ -139,7 +142,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 		MaxAttempts: rec.MaxAttempts, Unmanaged: rec.Unmanaged, Failures: rec.Failures, FailuresValidity: rec.FailuresValidity,
 		State: yarnpb.YarnApplicationStateProto(rec.State), Final: yarnpb.FinalApplicationStatusProto(rec.Final), SubmitTime: rec.SubmitTime,
 		StartTime: rec.StartTime, FinishTime: rec.FinishTime, Diagnostics: rec.Diagnostics, LabelExpr: rec.LabelExpr, AMLabelExpr: rec.AMLabelExpr,
-		Runtime: rec.Runtime}
+		Runtime: rec.Runtime, logAggFinal: yarnpb.LogAggregationStatusProto(rec.Extra[extraLogAggregation])}
 	if len(rec.AMSpec) > 0 {
 		a.AMSpec = &yarnpb.ContainerLaunchContextProto{}
 		if err := proto.Unmarshal(rec.AMSpec, a.AMSpec); err != nil {
