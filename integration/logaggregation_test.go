@@ -190,3 +190,130 @@ func nmNodeID(t *testing.T, c *bobbinCluster) string {
 	}
 	return m[1]
 }
+
+// TestLogAggregationOfPi is issue 18's aggregation acceptance with a real job: pi 2 10 on
+// Bobbin's RM and NodeManager with aggregation to file:// and to a real HDFS (the 2.7.3
+// NameNode and DataNode). The unchanged 2.7.3 and 3.1.1 `yarn logs -applicationId` print
+// the AM's syslog and every task's stdout and syslog, `-containerId` one container's, and
+// the node's local copies are gone.
+func TestLogAggregationOfPi(t *testing.T) {
+	for _, fsName := range []string{"file", "hdfs"} {
+		t.Run(fsName, func(t *testing.T) {
+			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+			c := newNSCluster(t)
+			c.bobbinNM = true
+			hdfsUp, hdfsDown := "", ""
+			remote := "file://" + c.path("app-logs")
+			if fsName == "hdfs" {
+				if _, err := os.Stat(filepath.Join(c.home, "share", "hadoop", "hdfs", "hadoop-hdfs-2.7.3.jar")); err != nil {
+					t.Skipf("needs the HDFS jar to run a NameNode and DataNode: %v", err)
+				}
+				remote = "/tmp/logs" // on fs.defaultFS, the HDFS
+				core := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "hdfs://127.0.0.1:9000") +
+					prop("hadoop.tmp.dir", c.path("hadoop-tmp")) + "</configuration>\n"
+				hdfs := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("dfs.replication", "1") +
+					prop("dfs.namenode.name.dir", c.path("nn")) + prop("dfs.datanode.data.dir", c.path("dn")) +
+					prop("dfs.namenode.rpc-address", "127.0.0.1:9000") + "</configuration>\n"
+				os.WriteFile(filepath.Join(c.confDir, "core-site.xml"), []byte(core), 0o644)
+				os.WriteFile(filepath.Join(c.confDir, "hdfs-site.xml"), []byte(hdfs), 0o644)
+				hdfsUp = fmt.Sprintf(`H=$HADOOP_HOME/bin/hdfs
+$H namenode -format -force -nonInteractive > %[1]s/format.log 2>&1
+$H namenode > %[1]s/nn.log 2>&1 &
+NN=$!
+$H datanode > %[1]s/dn.log 2>&1 &
+DN=$!
+for i in $(seq 1 60); do $H dfsadmin -report 2>/dev/null | grep -q "Live datanodes (1)" && break; sleep 1; done`, c.dir)
+				hdfsDown = "$H dfs -ls -R /tmp/logs > " + c.path("remote.ls") + " 2>&1\nkill $NN $DN"
+			}
+			c.nmProps = func(_ int, p map[string]string) {
+				p["yarn.log-aggregation-enable"] = "true"
+				p["yarn.nodemanager.remote-app-log-dir"] = remote
+			}
+			writeMapredSite(t, c)
+			logs3 := "echo 3.1.1 absent"
+			if h3 := hadoopHomeIfPresent(hadoop3); h3 != "" {
+				logs3 = fmt.Sprintf(`env HADOOP_HOME=%[1]s HADOOP_PREFIX=%[1]s HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[1]s/bin/yarn logs -applicationId $APP > %[2]s/logs3.all 2>&1; echo "yarn3 logs exit $?"`, h3, c.dir)
+			}
+			out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`%[3]s
+timeout 200 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[2]s/pi.out 2>&1
+echo "pi exit $?"
+APP=$(ls %[2]s/nm-local/usercache/*/appcache 2>/dev/null; $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | tail -1)
+APP=$(echo "$APP" | grep -o 'application_[0-9_]*' | tail -1)
+echo "app $APP"
+for i in $(seq 1 120); do grep -q "application finished on this node" %[2]s/nm.log && break; sleep 0.25; done
+sleep 1
+echo "local logs left: $(ls %[2]s/nm-logs/$APP 2>/dev/null | wc -l)"
+$HADOOP_HOME/bin/yarn logs -applicationId $APP > %[2]s/logs2.all 2>&1; echo "yarn2 logs exit $?"
+MAP=$(grep -o 'container_[0-9_]*_01_000002' %[2]s/logs2.all | head -1)
+$HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress 127.0.0.1:8041 > %[2]s/logs2.one 2>&1; echo "yarn2 logs one exit $?"
+%[4]s
+%[5]s`, c.examplesJar(), c.dir, hdfsUp, logs3, hdfsDown))
+			t.Logf("%s", out)
+			fail := func(why string) {
+				c.keep(t)
+				t.Fatalf("%s\n%s\n--- nm:\n%s\n--- logs2:\n%s", why, out, c.logTail("nm.log", 40), c.logTail("logs2.all", 40))
+			}
+			if err != nil || !strings.Contains(out, "pi exit 0") {
+				fail(fmt.Sprintf("pi: %v", err))
+			}
+			if !strings.Contains(out, "local logs left: 0") {
+				fail("local container logs left after aggregation")
+			}
+			app := regexp.MustCompile(`app (application_\d+_\d+)`).FindStringSubmatch(out)
+			if app == nil {
+				fail("no application id")
+			}
+			containers := func(log string) map[string]map[string]bool {
+				got := map[string]map[string]bool{}
+				cur := ""
+				for _, l := range strings.Split(log, "\n") {
+					if m := regexp.MustCompile(`^Container: (container_\S+) on`).FindStringSubmatch(l); m != nil {
+						cur = m[1]
+						if got[cur] == nil {
+							got[cur] = map[string]bool{}
+						}
+					}
+					if m := regexp.MustCompile(`^LogType:\s*(\S+)`).FindStringSubmatch(l); m != nil && cur != "" {
+						got[cur][m[1]] = true
+					}
+				}
+				return got
+			}
+			for _, name := range []string{"logs2.all", "logs3.all"} {
+				if name == "logs3.all" && strings.Contains(out, "3.1.1 absent") {
+					continue
+				}
+				b, _ := os.ReadFile(c.path(name))
+				got := containers(string(b))
+				if len(got) != 4 {
+					fail(fmt.Sprintf("%s: %d containers, want 4 (AM, two maps, reduce): %v", name, len(got), got))
+				}
+				for id, types := range got {
+					want := []string{"stdout", "syslog"}
+					if strings.HasSuffix(id, "_01_000001") {
+						want = []string{"syslog"}
+					}
+					for _, w := range want {
+						if !types[w] {
+							fail(fmt.Sprintf("%s: %s has no %s (%v)", name, id, w, types))
+						}
+					}
+				}
+				if !strings.Contains(string(b), "MRAppMaster") {
+					fail(name + ": the AM's syslog is not printed")
+				}
+				t.Logf("%s: %d containers, %d lines", name, len(got), strings.Count(string(b), "\n"))
+			}
+			one, _ := os.ReadFile(c.path("logs2.one"))
+			if got := containers(string(one)); len(got) != 1 {
+				fail(fmt.Sprintf("yarn logs -containerId printed %d containers: %v", len(got), got))
+			}
+			if fsName == "hdfs" {
+				ls, _ := os.ReadFile(c.path("remote.ls"))
+				if !strings.Contains(string(ls), app[1]+"/127.0.0.1_8041") {
+					fail(fmt.Sprintf("no aggregated file on HDFS:\n%s", ls))
+				}
+			}
+		})
+	}
+}
