@@ -194,7 +194,8 @@ func nmNodeID(t *testing.T, c *bobbinCluster) string {
 // TestLogAggregationOfPi is issue 18's aggregation acceptance with a real job: pi 2 10 on
 // Bobbin's RM and NodeManager with aggregation to file:// and to a real HDFS (the 2.7.3
 // NameNode and DataNode). The unchanged 2.7.3 and 3.1.1 `yarn logs -applicationId` print
-// the AM's syslog and every task's stdout and syslog, `-containerId` one container's, and
+// the AM's syslog and every task's stdout and syslog (3.1.1 leaves out the tasks' empty
+// stdout, as it does for a Java NodeManager's files), `-containerId` one container's, and
 // the node's local copies are gone.
 func TestLogAggregationOfPi(t *testing.T) {
 	for _, fsName := range []string{"file", "hdfs"} {
@@ -289,8 +290,10 @@ $HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress 12
 					fail(fmt.Sprintf("%s: %d containers, want 4 (AM, two maps, reduce): %v", name, len(got), got))
 				}
 				for id, types := range got {
+					// 3.1.1's yarn logs leaves out empty files, and pi's tasks print
+					// nothing to stdout; 2.7.3's prints them.
 					want := []string{"stdout", "syslog"}
-					if strings.HasSuffix(id, "_01_000001") {
+					if strings.HasSuffix(id, "_01_000001") || name == "logs3.all" {
 						want = []string{"syslog"}
 					}
 					for _, w := range want {
@@ -304,9 +307,12 @@ $HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress 12
 				}
 				t.Logf("%s: %d containers, %d lines", name, len(got), strings.Count(string(b), "\n"))
 			}
+			// 2.7.3 prints one container's files without a Container: header: its syslog is
+			// a map's, with none of the AM's or the reduce's lines.
 			one, _ := os.ReadFile(c.path("logs2.one"))
-			if got := containers(string(one)); len(got) != 1 {
-				fail(fmt.Sprintf("yarn logs -containerId printed %d containers: %v", len(got), got))
+			if !strings.Contains(string(one), "LogType:syslog") || !regexp.MustCompile(`_m_00000\d_0`).Match(one) ||
+				strings.Contains(string(one), "MRAppMaster") || regexp.MustCompile(`_r_000000_0`).Match(one) {
+				fail(fmt.Sprintf("yarn logs -containerId did not print the one map's logs:\n%s", one))
 			}
 			if fsName == "hdfs" {
 				ls, _ := os.ReadFile(c.path("remote.ls"))
