@@ -193,7 +193,8 @@ func nmNodeID(t *testing.T, c *bobbinCluster) string {
 
 // TestLogAggregationOfPi is issue 18's aggregation acceptance with a real job: pi 2 10 on
 // Bobbin's RM and NodeManager with aggregation to file:// and to a real HDFS (the 2.7.3
-// NameNode and DataNode). The unchanged 2.7.3 and 3.1.1 `yarn logs -applicationId` print
+// NameNode and DataNode; with fs.defaultFS there, a distributed shell first runs a script
+// it uploaded to HDFS, which the NodeManager localizes from hdfs://). The unchanged 2.7.3 and 3.1.1 `yarn logs -applicationId` print
 // the AM's syslog and every task's stdout and syslog (3.1.1 leaves out the tasks' empty
 // stdout, as it does for a Java NodeManager's files), `-containerId` one container's, and
 // the node's local copies are gone.
@@ -206,10 +207,19 @@ func TestLogAggregationOfPi(t *testing.T) {
 			hdfsUp, hdfsDown := "", ""
 			remote := "file://" + c.path("app-logs")
 			if fsName == "hdfs" {
+				remote = "/tmp/logs" // on fs.defaultFS, the HDFS
+			}
+			// The whole conf dir now, before core-site.xml names the HDFS (c.run leaves it).
+			props := nmConf(c.dir)
+			props["yarn.log-aggregation-enable"] = "true"
+			props["yarn.nodemanager.remote-app-log-dir"] = remote
+			writeConf(t, c.confDir, props)
+			if fsName == "hdfs" {
 				if _, err := os.Stat(filepath.Join(c.home, "share", "hadoop", "hdfs", "hadoop-hdfs-2.7.3.jar")); err != nil {
 					t.Skipf("needs the HDFS jar to run a NameNode and DataNode: %v", err)
 				}
-				remote = "/tmp/logs" // on fs.defaultFS, the HDFS
+				script := c.path("hello.sh")
+				os.WriteFile(script, []byte("#!/bin/bash\necho hello from hdfs $CONTAINER_ID\n"), 0o755)
 				core := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "hdfs://127.0.0.1:9000") +
 					prop("hadoop.tmp.dir", c.path("hadoop-tmp")) + "</configuration>\n"
 				hdfs := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("dfs.replication", "1") +
@@ -223,12 +233,12 @@ $H namenode > %[1]s/nn.log 2>&1 &
 NN=$!
 $H datanode > %[1]s/dn.log 2>&1 &
 DN=$!
-for i in $(seq 1 60); do $H dfsadmin -report 2>/dev/null | grep -q "Live datanodes (1)" && break; sleep 1; done`, c.dir)
+for i in $(seq 1 60); do $H dfsadmin -report 2>/dev/null | grep -q "Live datanodes (1)" && break; sleep 1; done
+# Localization from HDFS: distributed shell uploads its AM jar and a script there.
+timeout 150 $HADOOP_HOME/bin/yarn jar %[2]s -jar %[2]s -shell_script %[3]s -num_containers 2 -master_memory 256 -container_memory 128 > %[1]s/client.log 2>&1
+echo "dshell exit $?"
+$H dfs -ls -R /user 2>&1 | grep -c AppMaster.jar | sed 's/^/jars on hdfs: /'`, c.dir, c.dshellJar(), script)
 				hdfsDown = "$H dfs -ls -R /tmp/logs > " + c.path("remote.ls") + " 2>&1\nkill $NN $DN"
-			}
-			c.nmProps = func(_ int, p map[string]string) {
-				p["yarn.log-aggregation-enable"] = "true"
-				p["yarn.nodemanager.remote-app-log-dir"] = remote
 			}
 			writeMapredSite(t, c)
 			logs3 := "echo 3.1.1 absent"
@@ -238,16 +248,17 @@ for i in $(seq 1 60); do $H dfsadmin -report 2>/dev/null | grep -q "Live datanod
 			out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`%[3]s
 timeout 200 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[2]s/pi.out 2>&1
 echo "pi exit $?"
-APP=$(ls %[2]s/nm-local/usercache/*/appcache 2>/dev/null; $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | tail -1)
-APP=$(echo "$APP" | grep -o 'application_[0-9_]*' | tail -1)
+APP=$($HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | tail -1)
 echo "app $APP"
-for i in $(seq 1 120); do grep -q "application finished on this node" %[2]s/nm.log && break; sleep 0.25; done
+for i in $(seq 1 120); do grep -q "application finished on this node; cleaned up\" application=$APP" %[2]s/nm.log && break; sleep 0.25; done
 sleep 1
 echo "local logs left: $(ls %[2]s/nm-logs/$APP 2>/dev/null | wc -l)"
 $HADOOP_HOME/bin/yarn logs -applicationId $APP > %[2]s/logs2.all 2>&1; echo "yarn2 logs exit $?"
 MAP=$(grep -o 'container_[0-9_]*_01_000002' %[2]s/logs2.all | head -1)
 $HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress 127.0.0.1:8041 > %[2]s/logs2.one 2>&1; echo "yarn2 logs one exit $?"
 %[4]s
+DS=$($HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/DistributedShell/ {print $1}' | tail -1)
+[ -n "$DS" ] && $HADOOP_HOME/bin/yarn logs -applicationId $DS > %[2]s/logs2.dshell 2>&1
 %[5]s`, c.examplesJar(), c.dir, hdfsUp, logs3, hdfsDown))
 			t.Logf("%s", out)
 			fail := func(why string) {
@@ -315,6 +326,15 @@ $HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress 12
 				fail(fmt.Sprintf("yarn logs -containerId did not print the one map's logs:\n%s", one))
 			}
 			if fsName == "hdfs" {
+				// The shell's AM jar and script were localized from HDFS; both containers
+				// ran the script, as their aggregated stdout shows.
+				if !strings.Contains(out, "dshell exit 0") || strings.Contains(out, "jars on hdfs: 0") {
+					fail("distributed shell with its resources on HDFS failed:\n" + c.logTail("client.log", 30))
+				}
+				ds, _ := os.ReadFile(c.path("logs2.dshell"))
+				if n := len(regexp.MustCompile(`hello from hdfs container_`).FindAll(ds, -1)); n != 2 {
+					fail(fmt.Sprintf("%d containers ran the script localized from HDFS:\n%s", n, ds))
+				}
 				ls, _ := os.ReadFile(c.path("remote.ls"))
 				if !strings.Contains(string(ls), app[1]+"/127.0.0.1_8041") {
 					fail(fmt.Sprintf("no aggregated file on HDFS:\n%s", ls))
