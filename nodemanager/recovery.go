@@ -204,7 +204,7 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 			return nmstore.Completed
 		}
 		// Its resources are referenced again, so the caches keep them while it runs.
-		z, _ := nm.local.Localize(ctx, c.user, app.String(), localResources(c))
+		z := nm.local.Acquire(c.user, app.String(), localResources(c))
 		started := time.UnixMilli(rec.Started)
 		if rec.Started == 0 {
 			started = nm.opts.Now()
@@ -218,9 +218,7 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 		log.WithField("pid", proc.Pid()).Info("container recovered: taken back without restarting it")
 		nm.spawn(func() {
 			defer cancel()
-			if z != nil {
-				defer z.Release()
-			}
+			defer z.Release()
 			nm.watch(c, proc, nm.spec(c).OutputFile, log)
 		})
 		return nmstore.Launched

@@ -163,6 +163,37 @@ func (l *Localizer) Restore(recs []CachedResource) (gone []string) {
 	return gone
 }
 
+// Acquire references the cached resources of a container that is already running (one a
+// restarted NodeManager took back), so that trimming keeps them while it runs. Nothing is
+// downloaded: a resource not cached is left out.
+func (l *Localizer) Acquire(user, app string, res []Resource) *Localized {
+	z := &Localized{Paths: map[string]string{}, l: l}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range res {
+		k := l.keyOf(r, user, app)
+		if e, ok := l.entries[k]; ok && isClosed(e.ready) && e.err == nil {
+			e.refs++
+			z.keys = append(z.keys, k)
+			z.Paths[r.Link] = e.path
+		}
+	}
+	return z
+}
+
+// keyOf is a resource's cache key for a container of app run by user.
+func (l *Localizer) keyOf(r Resource, user, app string) cacheKey {
+	k := cacheKey{vis: r.Visibility, url: r.URL, timestamp: r.Timestamp, typ: r.Type, pattern: r.Pattern}
+	switch r.Visibility {
+	case yarnpb.LocalResourceVisibilityProto_PUBLIC:
+	case yarnpb.LocalResourceVisibilityProto_PRIVATE:
+		k.user = user
+	default:
+		k.user, k.app = user, app
+	}
+	return k
+}
+
 // Localized is a container's localized resources: link name → path in a cache.
 type Localized struct {
 	Paths map[string]string
@@ -199,14 +230,7 @@ func (l *Localizer) Localize(ctx context.Context, user, app string, res []Resour
 	jobs := make([]job, 0, len(res))
 	l.mu.Lock()
 	for _, r := range res {
-		k := cacheKey{vis: r.Visibility, url: r.URL, timestamp: r.Timestamp, typ: r.Type, pattern: r.Pattern}
-		switch r.Visibility {
-		case yarnpb.LocalResourceVisibilityProto_PUBLIC:
-		case yarnpb.LocalResourceVisibilityProto_PRIVATE:
-			k.user = user
-		default:
-			k.user, k.app = user, app
-		}
+		k := l.keyOf(r, user, app)
 		e, ok := l.entries[k]
 		if !ok || (isClosed(e.ready) && e.err != nil) {
 			// New, or an earlier attempt failed: download (again).

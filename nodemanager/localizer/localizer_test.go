@@ -242,3 +242,54 @@ func TestTrimCache(t *testing.T) {
 		t.Fatal("a resource in use was trimmed")
 	}
 }
+
+type journal struct {
+	got     []CachedResource
+	removed []string
+}
+
+func (j *journal) Localized(r CachedResource) { j.got = append(j.got, r) }
+func (j *journal) Removed(dirs []string)      { j.removed = append(j.removed, dirs...) }
+
+// A restarted NodeManager's localizer takes back what the journal recorded: the cached
+// file is used again without a download (its source may be gone), Acquire references it
+// for a running container, new downloads do not reuse its directory, and an entry whose
+// files are gone is reported so.
+func TestRestoreFromJournal(t *testing.T) {
+	src, local := publicDir(t), t.TempDir()
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a"), 0o644)
+	j := &journal{}
+	l := New(Options{LocalDirs: []string{local}, Journal: j})
+	r := resource(t, "a.txt", filepath.Join(src, "a.txt"), yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_PUBLIC)
+	z, err := l.Localize(context.Background(), "u", "app", []Resource{r})
+	if err != nil || len(j.got) != 1 {
+		t.Fatalf("localize: %v, journal %+v", err, j.got)
+	}
+	z.Release()
+	os.Remove(filepath.Join(src, "a.txt")) // only the cache has it now
+	again := New(Options{LocalDirs: []string{local}})
+	missing := j.got[0]
+	missing.Dir, missing.Path = filepath.Join(local, "filecache", "99"), filepath.Join(local, "filecache", "99", "gone")
+	if gone := again.Restore([]CachedResource{j.got[0], missing}); len(gone) != 1 || gone[0] != missing.Dir {
+		t.Fatalf("gone %v", gone)
+	}
+	held := again.Acquire("u", "app", []Resource{r})
+	if held.Paths["a.txt"] != j.got[0].Path {
+		t.Fatalf("acquired %v, recorded %s", held.Paths, j.got[0].Path)
+	}
+	if freed := again.Trim(0); freed != 0 {
+		t.Fatalf("trim freed %d bytes a running container holds", freed)
+	}
+	held.Release()
+	z, err = again.Localize(context.Background(), "u", "app", []Resource{r})
+	if err != nil || z.Paths["a.txt"] != j.got[0].Path {
+		t.Fatalf("restored entry not reused: %v %v", z, err)
+	}
+	z.Release()
+	os.WriteFile(filepath.Join(src, "b.txt"), []byte("b"), 0o644)
+	b := resource(t, "b.txt", filepath.Join(src, "b.txt"), yarnpb.LocalResourceTypeProto_FILE, yarnpb.LocalResourceVisibilityProto_PUBLIC)
+	zb, err := again.Localize(context.Background(), "u", "app", []Resource{b})
+	if err != nil || filepath.Dir(zb.Paths["b.txt"]) == j.got[0].Dir {
+		t.Fatalf("new download %v (%v) reused the restored directory %s", zb, err, j.got[0].Dir)
+	}
+}
