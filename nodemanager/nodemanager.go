@@ -463,6 +463,9 @@ func (nm *NodeManager) Start() error {
 		}
 	}
 	nm.recoverState(recovered)
+	if recovered == nil {
+		nm.cleanStaleLocalDirs()
+	}
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
 		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})

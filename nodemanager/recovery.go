@@ -3,6 +3,7 @@ package nodemanager
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -368,6 +369,40 @@ func (j cacheJournal) Removed(dirs []string) {
 	j.nm.storeMu.Lock()
 	defer j.nm.storeMu.Unlock()
 	j.nm.storeErr(j.nm.store.RemoveResources(dirs), "forget localized resources")
+}
+
+// cleanStaleLocalDirs deletes what an earlier NodeManager process left in the local dirs
+// when nothing of it is recovered, as the Java NM does at a start without recovery: the
+// caches and application dirs (usercache, filecache, nmPrivate) are moved aside at once,
+// so nothing new lands in them, and deleted in the background.
+func (nm *NodeManager) cleanStaleLocalDirs() {
+	stamp := nm.opts.Now().UnixMilli()
+	var moved []string
+	for _, l := range nm.settings.LocalDirs {
+		for _, name := range []string{"usercache", "filecache", "nmPrivate"} {
+			dir := filepath.Join(l, name)
+			if _, err := os.Lstat(dir); err != nil {
+				continue
+			}
+			to := fmt.Sprintf("%s_DEL_%d", dir, stamp)
+			if err := os.Rename(dir, to); err != nil {
+				nm.log.WithError(err).WithField("dir", dir).Warn("stale local dir not moved aside")
+				continue
+			}
+			moved = append(moved, to)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	nm.log.WithField("dirs", moved).Info("local dirs of an earlier NodeManager process moved aside for deletion")
+	nm.spawn(func() {
+		for _, d := range moved {
+			if err := os.RemoveAll(d); err != nil {
+				nm.log.WithError(err).WithField("dir", d).Warn("stale local dir not deleted")
+			}
+		}
+	})
 }
 
 // ownerMark is what marks this NodeManager's container processes: its first local dir,
