@@ -343,3 +343,55 @@ DS=$($HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/
 		})
 	}
 }
+
+// TestRollingLogAggregation: with yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds
+// (2 s, allowed by debug-enabled) a running container's log is uploaded while it runs, as
+// <node>_<time>, and the rest when the application ends in a further file; together they
+// hold all of it once, and `yarn logs` (2.7.3, when present) prints it whole.
+func TestRollingLogAggregation(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "app-logs")
+	c := startBobbinCluster(t, "yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", remote,
+		"yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds", "2", "yarn.nodemanager.log-aggregation.debug-enabled", "true")
+	out, err := c.demo(t, "--containers", "1", "--command", `{ echo first; sleep 5; echo second; }`)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	app := regexp.MustCompile(`application_\d+_\d+`).FindString(out)
+	u, _ := user.Current()
+	dir := filepath.Join(remote, u.Username, "logs", app)
+	testutil.Eventually(t, 20*time.Second, "the RM does not report log aggregation SUCCEEDED", func() bool {
+		return appLogAggregation(t, c, app) == "SUCCEEDED"
+	})
+	files, _ := filepath.Glob(filepath.Join(dir, aggregatedlog.NodeFileName(nmNodeID(t, c))+"_*"))
+	if len(files) < 2 {
+		t.Fatalf("rolled files %v, want at least one upload while the container ran and one at the end\nNM:\n%s", files, tail(c.nm.Log(), 30))
+	}
+	var firsts, seconds int
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		parsed, err := aggregatedlog.Parse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, ct := range parsed.Containers {
+			for _, l := range ct.Logs {
+				if l.Type == "stdout" {
+					firsts += strings.Count(string(l.Data), "first")
+					seconds += strings.Count(string(l.Data), "second")
+				}
+			}
+		}
+	}
+	if firsts < 1 || seconds != 1 {
+		t.Fatalf("rolled files hold %d firsts and %d seconds", firsts, seconds)
+	}
+	t.Logf("%d rolled files", len(files))
+	if home := hadoopHomeIfPresent(hadoop2); home != "" {
+		cmd := exec.Command(filepath.Join(home, "bin", "yarn"), "logs", "-applicationId", app)
+		cmd.Env = hadoopEnv(home, c.confDir)
+		o, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(o), "first") || !strings.Contains(string(o), "second") {
+			t.Fatalf("2.7.3 yarn logs of rolled files: %v\n%s", err, o)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/container"
 )
 
 // TestNMKilledDuringPiKeepsContainers is issue 18's work-preserving NodeManager restart:
@@ -57,7 +59,6 @@ func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 
 func killNMDuringPi(t *testing.T, c *nsCluster) {
 	writeMapredSite(t, c)
-	owner := c.path("nm-local")
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 # Maps of 3·10⁷ samples each run for seconds: one is still running when the NodeManager
 # comes back.
@@ -76,18 +77,11 @@ sleep 1
 NMS=$!
 wait $PI
 echo "pi exit $?"
-# Until the NodeManager has ended the application (its AM exits a few seconds after pi).
-for i in $(seq 1 240); do grep -q "application finished on this node" %[2]s/nm2.log && break; sleep 0.25; done
-echo "=== strays"
-grep -lz '^%[4]s=%[5]s$' /proc/[0-9]*/environ 2>/dev/null | while read f; do d=${f%%/environ}; grep -q ') Z ' $d/stat 2>/dev/null || echo "$d $(tr '\0' ' ' < $d/cmdline | head -c 120)"; done
-echo "=== end strays"
-echo "=== containers"
-ls %[2]s/nm-logs/application_*_0001
-echo "=== end containers"
+%[4]s
 echo "=== attempts"
 $Y applicationattempt -list "$($Y application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | sort | tail -1)" 2>&1 | grep appattempt_
 echo "=== end attempts"
-`, c.examplesJar(), c.dir, c.bobbinNMCommand(t, c.confDir), "BOBBIN_NODEMANAGER", owner))
+`, c.examplesJar(), c.dir, c.bobbinNMCommand(t, c.confDir), afterJob(c)))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)
@@ -118,12 +112,10 @@ echo "=== end attempts"
 	if succeeded != 3 {
 		fail(fmt.Sprintf("%d task attempts SUCCEEDED, want 3 (two maps, one reduce)", succeeded))
 	}
-	containers := out[strings.Index(out, "=== containers"):strings.Index(out, "=== end containers")]
-	if n := strings.Count(containers, "container_"); n != 4 {
+	if n := strings.Count(section(out, "containers"), "container_"); n != 4 {
 		fail(fmt.Sprintf("pi ran %d containers, want 4 (AM, two maps, reduce)", n))
 	}
-	attempts := out[strings.Index(out, "=== attempts"):strings.Index(out, "=== end attempts")]
-	if n := strings.Count(attempts, "appattempt_"); n != 1 {
+	if n := strings.Count(section(out, "attempts"), "appattempt_"); n != 1 {
 		fail(fmt.Sprintf("pi ran %d attempts, want 1", n))
 	}
 	// The running containers were taken back, not started again.
@@ -132,13 +124,35 @@ echo "=== end attempts"
 		fail(fmt.Sprintf("the restarted NodeManager took back %v, want the running AM and a running map at least", ids))
 	}
 	t.Logf("containers taken back by the restarted NodeManager: %v", ids)
-	strays := out[strings.Index(out, "=== strays"):strings.Index(out, "=== end strays")]
-	if n := strings.Count(strays, "/proc/"); n != 0 {
-		fail(fmt.Sprintf("%d container processes left after the job:\n%s", n, strays))
+	if strays := section(out, "strays"); strings.Contains(strays, "/proc/") {
+		fail("container processes left after the job:\n" + strays)
 	}
 	if b, _ := os.ReadFile(filepath.Join(c.path("nm-recovery"), "bobbin-nmstate.db")); len(b) == 0 {
 		fail("no recovery store was written")
 	}
+}
+
+// afterJob is the script that follows a job in these tests: it waits until the restarted
+// NodeManager has ended the application (its AM exits a few seconds after the client),
+// then lists the live processes carrying this NodeManager's owner mark (=== strays) and
+// the application's container log dirs (=== containers).
+func afterJob(c *nsCluster) string {
+	return fmt.Sprintf(`for i in $(seq 1 240); do grep -q "application finished on this node" %[1]s/nm2.log && break; sleep 0.25; done
+echo "=== strays"
+grep -lz '^%[2]s=%[3]s$' /proc/[0-9]*/environ 2>/dev/null | while read f; do d=${f%%/environ}; grep -q ') Z ' $d/stat 2>/dev/null || echo "$d $(tr '\0' ' ' < $d/cmdline | head -c 120)"; done
+echo "=== end strays"
+echo "=== containers"
+ls %[1]s/nm-logs/application_*_0001
+echo "=== end containers"`, c.dir, container.OwnerEnv, c.path("nm-local"))
+}
+
+// section is what a script printed between "=== name" and "=== end name".
+func section(out, name string) string {
+	i, j := strings.Index(out, "=== "+name+"\n"), strings.Index(out, "=== end "+name)
+	if i < 0 || j < i {
+		return ""
+	}
+	return out[i:j]
 }
 
 // takenBack reads the restarted NodeManager's log (nm2.log): the containers it took back
@@ -171,7 +185,6 @@ func takenBack(t *testing.T, c *nsCluster, fail func(string)) (running map[strin
 // in its UML guest and restarts it: the guest runs on, its output shows it ran once to the
 // end, the job succeeds, and no guest process is left.
 func killNMDuringDShell(t *testing.T, c *nsCluster) {
-	owner := c.path("nm-local")
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 timeout 500 %[1]s -shell_command 'sleep 40; echo survived' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s/ds.out 2>&1 &
 DS=$!
@@ -189,14 +202,8 @@ sleep 1
 NMS=$!
 wait $DS
 echo "dshell exit $?"
-for i in $(seq 1 240); do grep -q "application finished on this node" %[2]s/nm2.log && break; sleep 0.25; done
-echo "=== strays"
-grep -lz '^%[4]s=%[5]s$' /proc/[0-9]*/environ 2>/dev/null | while read f; do d=${f%%/environ}; grep -q ') Z ' $d/stat 2>/dev/null || echo "$d $(tr '\0' ' ' < $d/cmdline | head -c 120)"; done
-echo "=== end strays"
-echo "=== containers"
-ls %[2]s/nm-logs/application_*_0001
-echo "=== end containers"
-`, c.dshellCommand(), c.dir, c.bobbinNMCommand(t, c.confDir), "BOBBIN_NODEMANAGER", owner))
+%[4]s
+`, c.dshellCommand(), c.dir, c.bobbinNMCommand(t, c.confDir), afterJob(c)))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)
@@ -209,8 +216,7 @@ echo "=== end containers"
 	if !strings.Contains(out, "dshell exit 0") {
 		fail("the distributed shell did not succeed across the NodeManager's restart")
 	}
-	containers := out[strings.Index(out, "=== containers"):strings.Index(out, "=== end containers")]
-	if n := strings.Count(containers, "container_"); n != 2 {
+	if n := strings.Count(section(out, "containers"), "container_"); n != 2 {
 		fail(fmt.Sprintf("the shell ran %d containers, want 2 (AM, shell): one was run again", n))
 	}
 	stdout, _ := filepath.Glob(c.path("nm-logs/application_*_0001/container_*_01_000002/stdout"))
@@ -225,9 +231,8 @@ echo "=== end containers"
 		fail(fmt.Sprintf("the restarted NodeManager took back %v, want the running AM and shell container", ids))
 	}
 	t.Logf("guests taken back by the restarted NodeManager: %v", ids)
-	strays := out[strings.Index(out, "=== strays"):strings.Index(out, "=== end strays")]
-	if n := strings.Count(strays, "/proc/"); n != 0 {
-		fail(fmt.Sprintf("%d container processes left after the job:\n%s", n, strays))
+	if strays := section(out, "strays"); strings.Contains(strays, "/proc/") {
+		fail("container processes left after the job:\n" + strays)
 	}
 }
 

@@ -62,6 +62,10 @@ type nmApp struct {
 	// shuffleSecret is the job token the shuffle was given (nil: none).
 	shuffleSecret []byte
 	finished      bool // the RM said it ended here; its clean-up is under way
+	// uploaded are the log file versions a rolling aggregation uploaded (see
+	// containerLogs), rolled how many rolled files it wrote.
+	uploaded map[string]bool
+	rolled   int
 }
 
 // container looks a container up.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -27,10 +28,17 @@ type LogAggregationSettings struct {
 	// FS and Root are yarn.nodemanager.remote-app-log-dir resolved against fs.defaultFS.
 	FS, Root string
 	Suffix   string // yarn.nodemanager.remote-app-log-dir-suffix
-	// RollInterval > 0 asks for rolling aggregation, which Bobbin does not do: logs are
-	// aggregated when the application finishes (a warning says so at start).
+	// RollInterval > 0 is rolling aggregation: running applications' logs are uploaded
+	// every interval (at least an hour unless yarn.nodemanager.log-aggregation.debug-enabled,
+	// as in the Java NM), each upload a file <node>_<time> of the files not uploaded yet.
 	RollInterval time.Duration
+	// NumLogFiles bounds the rolled files kept per application and node
+	// (yarn.nodemanager.log-aggregation.num-log-files-per-app): the oldest go.
+	NumLogFiles int
 }
+
+// minRollInterval is the Java NM's floor for the rolling interval outside debug mode.
+const minRollInterval = time.Hour
 
 func readLogAggregationSettings(c *conf.Configuration) (LogAggregationSettings, error) {
 	var s LogAggregationSettings
@@ -58,6 +66,16 @@ func readLogAggregationSettings(c *conf.Configuration) (LogAggregationSettings, 
 	}
 	s.RollInterval, err = c.Duration("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds", time.Second)
 	add(err)
+	debug, err := c.Bool("yarn.nodemanager.log-aggregation.debug-enabled")
+	add(err)
+	if s.RollInterval > 0 && s.RollInterval < minRollInterval && !debug {
+		s.RollInterval = minRollInterval
+	}
+	s.NumLogFiles, err = c.Int("yarn.nodemanager.log-aggregation.num-log-files-per-app")
+	add(err)
+	if s.NumLogFiles < 1 {
+		s.NumLogFiles = 1
+	}
 	return s, errors.Join(errs...)
 }
 
@@ -71,16 +89,54 @@ type logAggregationResult struct {
 // <root>/<user>/<suffix>/<app>/<node> as the Java NM's AppLogAggregator does: first as
 // <node>.tmp, renamed when whole, acting as the application's user. It reports what
 // happened; the local logs are deleted only after a success.
-func (nm *NodeManager) aggregateLogs(a *nmApp) logAggregationResult {
+func (nm *NodeManager) aggregateLogs(a *nmApp) logAggregationResult { return nm.uploadLogs(a, true) }
+
+// rollLogs uploads the logs of every running application with containers here
+// (rolling aggregation), and reports each upload's outcome to the RM.
+func (nm *NodeManager) rollLogs() {
+	nm.mu.Lock()
+	var apps []*nmApp
+	for _, a := range nm.apps {
+		if !a.finished {
+			apps = append(apps, a)
+		}
+	}
+	nm.mu.Unlock()
+	for _, a := range apps {
+		if r := nm.uploadLogs(a, false); r.status != 0 {
+			if r.status == yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED {
+				r.status = yarnpb.LogAggregationStatusProto_LOG_RUNNING // the application goes on
+			} else {
+				r.status = yarnpb.LogAggregationStatusProto_LOG_RUNNING_WITH_FAILURE
+			}
+			nm.noteLogAggregation(a, r)
+		}
+	}
+}
+
+// uploadLogs writes one aggregated file of the application's logs on this node: all of
+// them when it ended (final), else those the rolled patterns select. With rolling, files
+// uploaded before (same size and time) are left out and the file is <node>_<time>. A
+// rolling upload with nothing new reports status 0 and writes nothing.
+func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 	s := nm.settings.LogAggregation
+	rolling := s.RollInterval > 0
 	log := nm.log.WithField("application", a.id.String())
 	fail := func(err error) logAggregationResult {
 		log.WithError(err).Warn("log aggregation failed; local logs kept")
 		return logAggregationResult{yarnpb.LogAggregationStatusProto_LOG_FAILED, err.Error()}
 	}
-	containers, err := nm.containerLogs(a)
+	containers, err := nm.containerLogs(a, final)
 	if err != nil {
 		return fail(err)
+	}
+	if rolling {
+		nm.mu.Lock()
+		containers = notUploaded(containers, a.uploaded)
+		nm.mu.Unlock()
+		if len(containers) == 0 && (!final || a.rolled > 0) {
+			return logAggregationResult{status: nothingUploaded(final)}
+		}
 	}
 	fs, err := remotefs.Open(nm.opts.Conf, s.FS, a.user)
 	if err != nil {
@@ -106,8 +162,12 @@ func (nm *NodeManager) aggregateLogs(a *nmApp) logAggregationResult {
 		}
 		fs.Chmod(d, 0o770)
 	}
-	final := path.Join(dir, aggregatedlog.NodeFileName(nm.NodeID()))
-	tmp := final + aggregatedlog.TmpSuffix
+	name := aggregatedlog.NodeFileName(nm.NodeID())
+	if rolling {
+		name += fmt.Sprintf("_%d", nm.opts.Now().UnixMilli())
+	}
+	target := path.Join(dir, name)
+	tmp := target + aggregatedlog.TmpSuffix
 	w, err := fs.Create(tmp)
 	if err != nil {
 		return fail(fmt.Errorf("create %s: %w", fs.URI(tmp), err))
@@ -122,31 +182,110 @@ func (nm *NodeManager) aggregateLogs(a *nmApp) logAggregationResult {
 	}
 	if err == nil {
 		fs.Chmod(tmp, 0o640)
-		err = fs.Rename(tmp, final)
+		err = fs.Rename(tmp, target)
 	}
 	if err != nil {
 		fs.RemoveAll(tmp)
-		return fail(fmt.Errorf("write %s: %w", fs.URI(final), err))
+		return fail(fmt.Errorf("write %s: %w", fs.URI(target), err))
 	}
-	log.WithFields(map[string]any{"containers": len(containers), "file": fs.URI(final)}).Info("container logs aggregated")
+	if rolling {
+		nm.mu.Lock()
+		if a.uploaded == nil {
+			a.uploaded = map[string]bool{}
+		}
+		for _, c := range containers {
+			for _, k := range c.keys {
+				a.uploaded[k] = true
+			}
+		}
+		a.rolled++
+		nm.mu.Unlock()
+		nm.pruneRolled(fs, dir, log)
+	}
+	log.WithFields(map[string]any{"containers": len(containers), "file": fs.URI(target), "final": final}).Info("container logs aggregated")
 	return logAggregationResult{status: yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED}
 }
 
-// containerLog is one container's log dir and the files in it that are aggregated.
+// nothingUploaded is a rolling upload's outcome when there was nothing new: nothing to
+// report while the application runs, a success at its end (earlier uploads hold it all).
+func nothingUploaded(final bool) yarnpb.LogAggregationStatusProto {
+	if final {
+		return yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED
+	}
+	return 0
+}
+
+// notUploaded keeps the files whose version is not in uploaded, and the containers left
+// with files.
+func notUploaded(containers []containerLog, uploaded map[string]bool) []containerLog {
+	var out []containerLog
+	for _, c := range containers {
+		left := containerLog{id: c.id}
+		for i, k := range c.keys {
+			if !uploaded[k] {
+				left.files, left.keys = append(left.files, c.files[i]), append(left.keys, k)
+			}
+		}
+		if len(left.files) > 0 {
+			out = append(out, left)
+		}
+	}
+	return out
+}
+
+// pruneRolled deletes this node's oldest rolled files of the application beyond
+// yarn.nodemanager.log-aggregation.num-log-files-per-app.
+func (nm *NodeManager) pruneRolled(fs remotefs.FS, dir string, log *logrus.Entry) {
+	infos, err := fs.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := aggregatedlog.NodeFileName(nm.NodeID()) + "_"
+	var mine []string
+	for _, fi := range infos {
+		if strings.HasPrefix(fi.Name(), prefix) && !strings.HasSuffix(fi.Name(), aggregatedlog.TmpSuffix) {
+			mine = append(mine, fi.Name())
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return rolledTime(mine[i]) < rolledTime(mine[j]) })
+	for len(mine) > nm.settings.LogAggregation.NumLogFiles {
+		if err := fs.RemoveAll(path.Join(dir, mine[0])); err != nil {
+			log.WithError(err).Warn("old rolled log file not deleted")
+		}
+		mine = mine[1:]
+	}
+}
+
+// rolledTime is the upload time a rolled file's name ends with.
+func rolledTime(name string) int64 {
+	var t int64
+	if i := strings.LastIndexByte(name, '_'); i >= 0 {
+		fmt.Sscan(name[i+1:], &t)
+	}
+	return t
+}
+
+// containerLog is one container's log dir and the files in it that are aggregated, with
+// each file's version (container, name, size, modification time) in keys.
 type containerLog struct {
 	id    string
 	files []aggregatedlog.LogFile
+	keys  []string
 }
 
 // containerLogs lists the application's container log dirs on this node (every log
-// dir), in container id order, with their files filtered by the application's
-// include and exclude patterns.
-func (nm *NodeManager) containerLogs(a *nmApp) ([]containerLog, error) {
-	include, exclude, err := logPatterns(a.logContext)
+// dir), in container id order, with their files filtered by the application's include
+// and exclude patterns (final) or its rolled ones (a rolling upload while it runs).
+func (nm *NodeManager) containerLogs(a *nmApp, final bool) ([]containerLog, error) {
+	include, exclude, err := logPatterns(a.logContext, final)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*containerLog{}
+	type file struct {
+		f   aggregatedlog.LogFile
+		key string
+	}
+	byID := map[string][]file{}
 	for _, l := range nm.settings.LogDirs {
 		entries, err := os.ReadDir(filepath.Join(l, a.id.String()))
 		if err != nil {
@@ -156,12 +295,11 @@ func (nm *NodeManager) containerLogs(a *nmApp) ([]containerLog, error) {
 			if !e.IsDir() || !strings.HasPrefix(e.Name(), "container_") {
 				continue
 			}
-			c := byID[e.Name()]
-			if c == nil {
-				c = &containerLog{id: e.Name()}
-				byID[e.Name()] = c
+			id := e.Name()
+			if _, ok := byID[id]; !ok {
+				byID[id] = nil
 			}
-			dir := filepath.Join(l, a.id.String(), e.Name())
+			dir := filepath.Join(l, a.id.String(), id)
 			files, _ := os.ReadDir(dir)
 			for _, f := range files {
 				info, err := f.Info()
@@ -172,24 +310,30 @@ func (nm *NodeManager) containerLogs(a *nmApp) ([]containerLog, error) {
 					continue
 				}
 				p := filepath.Join(dir, f.Name())
-				c.files = append(c.files, aggregatedlog.LogFile{Name: f.Name(), Length: info.Size(),
-					Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+				byID[id] = append(byID[id], file{aggregatedlog.LogFile{Name: f.Name(), Length: info.Size(), Open: func() (io.ReadCloser, error) { return os.Open(p) }},
+					fmt.Sprintf("%s/%s/%d/%d", id, f.Name(), info.Size(), info.ModTime().UnixNano())})
 			}
 		}
 	}
 	out := make([]containerLog, 0, len(byID))
-	for _, c := range byID {
-		sort.Slice(c.files, func(i, j int) bool { return c.files[i].Name < c.files[j].Name })
-		out = append(out, *c)
+	for id, files := range byID {
+		sort.Slice(files, func(i, j int) bool { return files[i].f.Name < files[j].f.Name })
+		c := containerLog{id: id}
+		for _, f := range files {
+			c.files, c.keys = append(c.files, f.f), append(c.keys, f.key)
+		}
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out, nil
 }
 
 // logPatterns compiles the LogAggregationContext's patterns (Java regexes; full matches,
-// as Pattern.matcher(name).matches()). An include of ".*" (the default) and an empty
-// exclude filter nothing.
-func logPatterns(lc *yarnpb.LogAggregationContextProto) (include, exclude *regexp.Regexp, err error) {
+// as Pattern.matcher(name).matches()): the include and exclude patterns for the upload
+// at the application's end (final), the rolled ones for a rolling upload, as the Java NM's
+// LogValue filters: an application that set a context rolls only what its rolled patterns
+// select (by default nothing). An include of ".*" and an empty exclude filter nothing.
+func logPatterns(lc *yarnpb.LogAggregationContextProto, final bool) (include, exclude *regexp.Regexp, err error) {
 	compile := func(p string) (*regexp.Regexp, error) {
 		re, err := regexp.Compile("^(?:" + p + ")$")
 		if err != nil {
@@ -197,12 +341,21 @@ func logPatterns(lc *yarnpb.LogAggregationContextProto) (include, exclude *regex
 		}
 		return re, nil
 	}
-	if p := lc.GetIncludePattern(); p != "" && p != ".*" {
+	if lc == nil {
+		// No context: every file, at the end and when rolling (the proto's defaults would
+		// exclude every file from rolling: rolled_logs_exclude_pattern is ".*").
+		return nil, nil, nil
+	}
+	inc, exc := lc.GetIncludePattern(), lc.GetExcludePattern()
+	if !final {
+		inc, exc = lc.GetRolledLogsIncludePattern(), lc.GetRolledLogsExcludePattern()
+	}
+	if p := inc; p != "" && p != ".*" {
 		if include, err = compile(p); err != nil {
 			return nil, nil, err
 		}
 	}
-	if p := lc.GetExcludePattern(); p != "" {
+	if p := exc; p != "" {
 		if exclude, err = compile(p); err != nil {
 			return nil, nil, err
 		}

@@ -373,9 +373,6 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if la := s.LogAggregation; la.Enabled && la.RollInterval > 0 && opts.Logger != nil {
-		opts.Logger.WithField("interval", la.RollInterval).Warn("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds: rolling aggregation is not done; logs are aggregated when the application finishes")
-	}
 	if opts.Executor == nil {
 		switch s.Borrow.Executor {
 		case "uml":
@@ -492,6 +489,9 @@ func (nm *NodeManager) Start() error {
 		nm.every(s.MonitorEvery, nm.checkMemory)
 	}
 	nm.every(s.CacheCleanup, nm.trimCaches)
+	if la := s.LogAggregation; la.Enabled && la.RollInterval > 0 {
+		nm.every(la.RollInterval, nm.rollLogs)
+	}
 	nm.every(s.DiskCheckEvery, nm.recheckDisks)
 	if nm.host != nil {
 		nm.observeHost() // the first heartbeat already carries a measurement
