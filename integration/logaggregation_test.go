@@ -234,8 +234,11 @@ NN=$!
 $H datanode > %[1]s/dn.log 2>&1 &
 DN=$!
 for i in $(seq 1 60); do $H dfsadmin -report 2>/dev/null | grep -q "Live datanodes (1)" && break; sleep 1; done
-# Localization from HDFS: distributed shell uploads its AM jar and a script there.
-timeout 150 $HADOOP_HOME/bin/yarn jar %[2]s -jar %[2]s -shell_script %[3]s -num_containers 2 -master_memory 256 -container_memory 128 > %[1]s/client.log 2>&1
+# Localization from HDFS: distributed shell uploads its AM jar and a script there. One
+# container: 2.7.3's shell AM adds its requests one by one while its heartbeat thread
+# already runs, so an ask for 1 and then for 2 can reach the RM, which (Java's or Bobbin's)
+# then allocates 3, and the AM waits forever for a count it never reaches.
+timeout 150 $HADOOP_HOME/bin/yarn jar %[2]s -jar %[2]s -shell_script %[3]s -num_containers 1 -master_memory 256 -container_memory 128 > %[1]s/client.log 2>&1
 echo "dshell exit $?"
 $H dfs -ls -R /user 2>&1 | grep -c AppMaster.jar | sed 's/^/jars on hdfs: /'`, c.dir, c.dshellJar(), script)
 				hdfsDown = "$H dfs -ls -R /tmp/logs > " + c.path("remote.ls") + " 2>&1\nkill $NN $DN"
@@ -326,13 +329,13 @@ DS=$($HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/
 				fail(fmt.Sprintf("yarn logs -containerId did not print the one map's logs:\n%s", one))
 			}
 			if fsName == "hdfs" {
-				// The shell's AM jar and script were localized from HDFS; both containers
-				// ran the script, as their aggregated stdout shows.
+				// The shell's AM jar and script were localized from HDFS; its container ran
+				// the script, as its aggregated stdout shows.
 				if !strings.Contains(out, "dshell exit 0") || strings.Contains(out, "jars on hdfs: 0") {
 					fail("distributed shell with its resources on HDFS failed:\n" + c.logTail("client.log", 30))
 				}
 				ds, _ := os.ReadFile(c.path("logs2.dshell"))
-				if n := len(regexp.MustCompile(`hello from hdfs container_`).FindAll(ds, -1)); n != 2 {
+				if n := len(regexp.MustCompile(`hello from hdfs container_`).FindAll(ds, -1)); n != 1 {
 					fail(fmt.Sprintf("%d containers ran the script localized from HDFS:\n%s", n, ds))
 				}
 				ls, _ := os.ReadFile(c.path("remote.ls"))
