@@ -186,7 +186,7 @@ func takenBack(t *testing.T, c *nsCluster, fail func(string)) (running map[strin
 // end, the job succeeds, and no guest process is left.
 func killNMDuringDShell(t *testing.T, c *nsCluster) {
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
-timeout 500 %[1]s -shell_command 'sleep 40; echo survived' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s/ds.out 2>&1 &
+timeout 500 %[1]s -shell_command 'sleep 20; echo survived' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s/ds.out 2>&1 &
 DS=$!
 # Until the shell container's guest is up.
 for i in $(seq 1 2400); do

@@ -81,27 +81,6 @@ type Options struct {
 	Journal Journal
 }
 
-// Journal records the caches' contents.
-type Journal interface {
-	Localized(r CachedResource)
-	Removed(dirs []string)
-}
-
-// CachedResource is one resource in a cache, as a recovery store keeps it.
-type CachedResource struct {
-	Visibility yarnpb.LocalResourceVisibilityProto `json:"visibility"`
-	User       string                              `json:"user,omitempty"`
-	App        string                              `json:"app,omitempty"`
-	URL        string                              `json:"url"`
-	Timestamp  int64                               `json:"timestamp"`
-	Type       yarnpb.LocalResourceTypeProto       `json:"type"`
-	Pattern    string                              `json:"pattern,omitempty"`
-	Dir        string                              `json:"dir"` // its cache directory, <...>/filecache/<n>
-	Path       string                              `json:"path"`
-	Size       int64                               `json:"size"`
-	LastUsed   time.Time                           `json:"last_used"`
-}
-
 // Localizer owns the NodeManager's file caches.
 type Localizer struct {
 	opts Options
@@ -139,59 +118,6 @@ func New(opts Options) *Localizer {
 		opts.FileSystems["file"] = LocalFS{}
 	}
 	return &Localizer{opts: opts, entries: map[cacheKey]*entry{}}
-}
-
-// Restore takes back the resources a recovery store kept (a NodeManager restart): those
-// whose files are still there are cached again, as they were; it returns the cache
-// directories of the others, which are gone.
-func (l *Localizer) Restore(recs []CachedResource) (gone []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, r := range recs {
-		if _, err := os.Lstat(r.Path); err != nil || r.Dir == "" {
-			gone = append(gone, r.Dir)
-			continue
-		}
-		k := cacheKey{vis: r.Visibility, user: r.User, app: r.App, url: r.URL, timestamp: r.Timestamp, typ: r.Type, pattern: r.Pattern}
-		ready := make(chan struct{})
-		close(ready)
-		l.entries[k] = &entry{ready: ready, dir: r.Dir, path: r.Path, size: r.Size, lastUsed: r.LastUsed}
-		if n, err := strconv.ParseInt(filepath.Base(r.Dir), 10, 64); err == nil && n > l.next.Load() {
-			l.next.Store(n)
-		}
-	}
-	return gone
-}
-
-// Acquire references the cached resources of a container that is already running (one a
-// restarted NodeManager took back), so that trimming keeps them while it runs. Nothing is
-// downloaded: a resource not cached is left out.
-func (l *Localizer) Acquire(user, app string, res []Resource) *Localized {
-	z := &Localized{Paths: map[string]string{}, l: l}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, r := range res {
-		k := l.keyOf(r, user, app)
-		if e, ok := l.entries[k]; ok && isClosed(e.ready) && e.err == nil {
-			e.refs++
-			z.keys = append(z.keys, k)
-			z.Paths[r.Link] = e.path
-		}
-	}
-	return z
-}
-
-// keyOf is a resource's cache key for a container of app run by user.
-func (l *Localizer) keyOf(r Resource, user, app string) cacheKey {
-	k := cacheKey{vis: r.Visibility, url: r.URL, timestamp: r.Timestamp, typ: r.Type, pattern: r.Pattern}
-	switch r.Visibility {
-	case yarnpb.LocalResourceVisibilityProto_PUBLIC:
-	case yarnpb.LocalResourceVisibilityProto_PRIVATE:
-		k.user = user
-	default:
-		k.user, k.app = user, app
-	}
-	return k
 }
 
 // Localized is a container's localized resources: link name → path in a cache.
@@ -311,21 +237,6 @@ func (l *Localizer) download(k cacheKey, e *entry, r Resource, user, app string)
 		j.Localized(CachedResource{Visibility: k.vis, User: k.user, App: k.app, URL: k.url, Timestamp: k.timestamp, Type: k.typ, Pattern: k.pattern,
 			Dir: dir, Path: e.path, Size: size, LastUsed: time.Now()})
 	}
-}
-
-// freeCacheDir picks the next cache number whose directory does not exist yet: one an
-// earlier NodeManager process left (not recovered) is not written over.
-func (l *Localizer) freeCacheDir(k cacheKey) (string, error) {
-	for range 10000 {
-		dir, err := l.cacheDir(k, l.next.Add(1))
-		if err != nil {
-			return "", err
-		}
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			return dir, nil
-		}
-	}
-	return "", errors.New("localizer: no free cache directory number")
 }
 
 // CacheSize is the bytes the PUBLIC and PRIVATE caches hold.
