@@ -60,9 +60,9 @@ func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 func killNMDuringPi(t *testing.T, c *nsCluster) {
 	writeMapredSite(t, c)
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
-# Maps of 3·10⁷ samples each run for seconds: one is still running when the NodeManager
+# Maps of 10⁸ samples each run for several seconds: one is still running when the NodeManager
 # comes back.
-timeout 400 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 30000000 > %[2]s/pi.out 2>&1 &
+timeout 400 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 100000000 > %[2]s/pi.out 2>&1 &
 PI=$!
 # Until a map runs: container 2's task JVM has written its syslog.
 for i in $(seq 1 1200); do
