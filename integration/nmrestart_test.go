@@ -76,19 +76,14 @@ for i in $(seq 1 1200); do
   [ -s "$(ls -d %[2]s/nm-logs/application_*_0001/container_*_01_000002 2>/dev/null | head -1)/syslog" ] && break
   sleep 0.25
 done
-echo "=== before kill"
-ls %[2]s/nm-logs/application_*_0001
-kill -9 $NMS
-sleep 1
-%[3]s > %[2]s/nm2.log 2>&1 &
-NMS=$!
+%[3]s
 wait $PI
 echo "pi exit $?"
 %[4]s
 echo "=== attempts"
 $Y applicationattempt -list "$($Y application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | sort | tail -1)" 2>&1 | grep appattempt_
 echo "=== end attempts"
-`, c.examplesJar(), c.dir, c.bobbinNMCommand(t, c.confDir), afterJob(c)))
+`, c.examplesJar(), c.dir, killAndRestartNM(t, c), afterJob(c)))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)
@@ -137,6 +132,18 @@ echo "=== end attempts"
 	if b, _ := os.ReadFile(filepath.Join(c.path("nm-recovery"), "bobbin-nmstate.db")); len(b) == 0 {
 		fail("no recovery store was written")
 	}
+}
+
+// killAndRestartNM is the script that kills the NodeManager ($NMS) with SIGKILL, lists
+// the application's containers so far (=== before kill) and starts it again a second
+// later, logging to nm2.log.
+func killAndRestartNM(t *testing.T, c *nsCluster) string {
+	return fmt.Sprintf(`echo "=== before kill"
+ls %[1]s/nm-logs/application_*_0001
+kill -9 $NMS
+sleep 1
+%[2]s > %[1]s/nm2.log 2>&1 &
+NMS=$!`, c.dir, c.bobbinNMCommand(t, c.confDir))
 }
 
 // afterJob is the script that follows a job in these tests: it waits until the restarted
@@ -201,16 +208,11 @@ for i in $(seq 1 2400); do
   sleep 0.25
 done
 sleep 2
-echo "=== before kill"
-ls %[2]s/nm-logs/application_*_0001
-kill -9 $NMS
-sleep 1
-%[3]s > %[2]s/nm2.log 2>&1 &
-NMS=$!
+%[3]s
 wait $DS
 echo "dshell exit $?"
 %[4]s
-`, c.dshellCommand(), c.dir, c.bobbinNMCommand(t, c.confDir), afterJob(c)))
+`, c.dshellCommand(), c.dir, killAndRestartNM(t, c), afterJob(c)))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)

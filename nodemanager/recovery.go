@@ -198,7 +198,8 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 	case rec.State == nmstore.Launched || running:
 		// It was started: taken back where it is, running or not (Reattach then reports
 		// the exit code it left).
-		proc, err := nm.exec.Reattach(nm.spec(c), pid)
+		spec := nm.spec(c)
+		proc, err := nm.exec.Reattach(spec, pid)
 		if err != nil {
 			cancel()
 			nm.complete(c, exitcode.Lost, fmt.Sprintf("Unable to recover container %s: %v\nContainer exited with a non-zero exit code %d\n", id, err, exitcode.Lost))
@@ -220,7 +221,7 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 		nm.spawn(func() {
 			defer cancel()
 			defer z.Release()
-			nm.watch(c, proc, nm.spec(c).OutputFile, log)
+			nm.watch(c, proc, spec.OutputFile, log)
 		})
 		return nmstore.Launched
 	case c.killExit != 0:
