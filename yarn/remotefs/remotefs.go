@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/colinmarc/hdfs/v2"
 
@@ -160,7 +161,31 @@ func (h *hdfsFS) Create(p string) (io.WriteCloser, error) {
 	if err := h.c.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	return h.c.Create(p)
+	w, err := h.c.Create(p)
+	if err != nil {
+		return nil, err
+	}
+	return completingWriter{w, time.Sleep}, nil
+}
+
+// completingWriter retries Close while the NameNode answers "complete" with false: all
+// data is acknowledged by the datanodes but the last block is not yet reported to the
+// NameNode (colinmarc/hdfs's ErrReplicating). The Java DFSClient retries the same call
+// with a doubling back-off (dfs.client.block.write.locateFollowingBlock.retries, 5,
+// from 400 ms); a file whose Close gave up would stay under construction and could not
+// be renamed into place.
+type completingWriter struct {
+	*hdfs.FileWriter
+	sleep func(time.Duration)
+}
+
+func (w completingWriter) Close() error {
+	err := w.FileWriter.Close()
+	for delay, try := 400*time.Millisecond, 0; hdfs.IsErrReplicating(err) && try < 6; delay, try = delay*2, try+1 {
+		w.sleep(delay)
+		err = w.FileWriter.Close()
+	}
+	return err
 }
 func (h *hdfsFS) Open(p string) (io.ReadCloser, error)    { return h.c.Open(p) }
 func (h *hdfsFS) Rename(from, to string) error            { return h.c.Rename(from, to) }
