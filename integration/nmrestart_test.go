@@ -38,13 +38,6 @@ func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 			if tc.uml {
 				requireUML(t)
 			}
-			if tc.apacheRM && os.Getenv("BOBBIN_NM_RESTART_APACHE_RM") == "" {
-				// Open problem (issue 18): in 2 of about 15 runs under the Apache RM a
-				// reduce attempt launched just after the restart was reported complete to
-				// the AM a second later and run again (pi still succeeded). Until it is
-				// understood this run is opt-in, so CI is not flaky.
-				t.Skip("under the Apache RM a reduce launched just after the restart is sometimes re-run (open, issue 18): set BOBBIN_NM_RESTART_APACHE_RM=1")
-			}
 			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 			c := newNSCluster(t)
 			c.bobbinNM, c.apacheRM = true, tc.apacheRM

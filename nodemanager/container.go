@@ -84,8 +84,6 @@ func (nm *NodeManager) spawn(f func()) {
 	}()
 }
 
-// containerStatuses reports every container: C_NEW while localizing, C_RUNNING, and
-// C_COMPLETE until the RM says it may be forgotten.
 // containerStatuses are what the next heartbeat reports: every live container and each
 // completed one the RM has not had yet; completed lists the latter, for reported once the
 // heartbeat got through.
@@ -113,7 +111,8 @@ func (nm *NodeManager) registrationStatuses() []*yarnpb.NMContainerStatusProto {
 	defer nm.mu.Unlock()
 	out := make([]*yarnpb.NMContainerStatusProto, 0, len(nm.containers))
 	for _, c := range nm.containers {
-		st := &yarnpb.NMContainerStatusProto{ContainerId: c.id.Proto(), ContainerState: c.state.Enum(), Diagnostics: proto.String(c.diag),
+		state, _ := c.wireStateLocked()
+		st := &yarnpb.NMContainerStatusProto{ContainerId: c.id.Proto(), ContainerState: state.Enum(), Diagnostics: proto.String(c.diag),
 			ContainerExitStatus: proto.Int32(c.exit)}
 		if c.ident != nil {
 			st.Resource, st.Priority, st.CreationTime = c.ident.GetResource(), c.ident.GetPriority(), c.ident.CreationTime
@@ -164,7 +163,27 @@ func (nm *NodeManager) finishedApps() []records.ApplicationID {
 }
 
 func (c *nmContainer) statusLocked() *yarnpb.ContainerStatusProto {
-	return &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)}
+	state, sub := c.wireStateLocked()
+	return &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag),
+		ContainerSubState: sub.Enum()}
+}
+
+// wireStateLocked is the state the RM and AMs are told. As the Java NM (2.7 and 3.x:
+// ContainerImpl.getCurrentState) does, a container is RUNNING from the moment it is
+// accepted until it is done, localizing included: the 2.7 RM takes any state other than
+// RUNNING in a heartbeat for a finished container, and would report a container still
+// localizing as completed to its AM. 3.x tells the stages apart in the sub-state.
+func (c *nmContainer) wireStateLocked() (yarnpb.ContainerStateProto, yarnpb.ContainerSubStateProto) {
+	switch {
+	case c.state == yarnpb.ContainerStateProto_C_COMPLETE:
+		return yarnpb.ContainerStateProto_C_COMPLETE, yarnpb.ContainerSubStateProto_CSS_DONE
+	case c.state == yarnpb.ContainerStateProto_C_RUNNING && c.killExit != 0:
+		return yarnpb.ContainerStateProto_C_RUNNING, yarnpb.ContainerSubStateProto_CSS_COMPLETING
+	case c.state == yarnpb.ContainerStateProto_C_RUNNING:
+		return yarnpb.ContainerStateProto_C_RUNNING, yarnpb.ContainerSubStateProto_CSS_RUNNING
+	default:
+		return yarnpb.ContainerStateProto_C_RUNNING, yarnpb.ContainerSubStateProto_CSS_SCHEDULED
+	}
 }
 
 // forgetCompleted drops the completed containers the RM acknowledged. An empty list

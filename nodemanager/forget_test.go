@@ -39,3 +39,39 @@ func TestForgetCompletedOnlyWhatTheRMAcknowledged(t *testing.T) {
 		t.Fatalf("after a resync: %v", nm.containers)
 	}
 }
+
+// A container still localizing is RUNNING on the wire, as the Java NM reports it: the
+// 2.7 RM takes any other state in a heartbeat for a finished container and told the AM
+// its just-started maps had completed. 3.x readers get the stage in the sub-state.
+func TestLocalizingContainerIsReportedRunning(t *testing.T) {
+	app := records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Attempt(1)
+	ids := []records.ContainerID{{Attempt: app, ID: 1}, {Attempt: app, ID: 2}, {Attempt: app, ID: 3}, {Attempt: app, ID: 4}}
+	nm := &NodeManager{containers: map[records.ContainerID]*nmContainer{
+		ids[0]: {id: ids[0], state: yarnpb.ContainerStateProto_C_NEW},
+		ids[1]: {id: ids[1], state: yarnpb.ContainerStateProto_C_RUNNING},
+		ids[2]: {id: ids[2], state: yarnpb.ContainerStateProto_C_RUNNING, killExit: -105},
+		ids[3]: {id: ids[3], state: yarnpb.ContainerStateProto_C_COMPLETE},
+	}}
+	want := []struct {
+		state yarnpb.ContainerStateProto
+		sub   yarnpb.ContainerSubStateProto
+	}{
+		{yarnpb.ContainerStateProto_C_RUNNING, yarnpb.ContainerSubStateProto_CSS_SCHEDULED},
+		{yarnpb.ContainerStateProto_C_RUNNING, yarnpb.ContainerSubStateProto_CSS_RUNNING},
+		{yarnpb.ContainerStateProto_C_RUNNING, yarnpb.ContainerSubStateProto_CSS_COMPLETING},
+		{yarnpb.ContainerStateProto_C_COMPLETE, yarnpb.ContainerSubStateProto_CSS_DONE},
+	}
+	statuses, _ := nm.containerStatuses()
+	reg := nm.registrationStatuses()
+	if len(statuses) != 4 || len(reg) != 4 {
+		t.Fatalf("statuses %v, registration %v", statuses, reg)
+	}
+	for i, w := range want {
+		if st := statuses[i]; st.GetState() != w.state || st.GetContainerSubState() != w.sub {
+			t.Errorf("%s: heartbeat says %v/%v, want %v/%v", ids[i], st.GetState(), st.GetContainerSubState(), w.state, w.sub)
+		}
+		if st := reg[i]; st.GetContainerState() != w.state {
+			t.Errorf("%s: registration says %v, want %v", ids[i], st.GetContainerState(), w.state)
+		}
+	}
+}

@@ -186,23 +186,29 @@ type doneStatus struct {
 	c    *Container
 	exit int32
 	diag string
+	done bool // the 3.x NM's sub-state CSS_DONE was set
 	full *yarnpb.ContainerStatusProto
 }
 
 func compactStatus(c *Container, st *yarnpb.ContainerStatusProto) doneStatus {
-	if st.Capability != nil || st.ExecutionType != nil || len(st.ContainerAttributes) > 0 || st.ContainerSubState != nil ||
+	if st.Capability != nil || st.ExecutionType != nil || len(st.ContainerAttributes) > 0 ||
+		(st.ContainerSubState != nil && st.GetContainerSubState() != yarnpb.ContainerSubStateProto_CSS_DONE) ||
 		len(st.ProtoReflect().GetUnknown()) > 0 || st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
 		return doneStatus{c: c, full: st}
 	}
-	return doneStatus{c: c, exit: st.GetExitStatus(), diag: st.GetDiagnostics()}
+	return doneStatus{c: c, exit: st.GetExitStatus(), diag: st.GetDiagnostics(), done: st.ContainerSubState != nil}
 }
 
 func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 	if d.full != nil {
 		return d.full
 	}
-	return &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+	st := &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
+	if d.done {
+		st.ContainerSubState = yarnpb.ContainerSubStateProto_CSS_DONE.Enum()
+	}
+	return st
 }
 
 // forgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
