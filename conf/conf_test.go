@@ -291,3 +291,31 @@ func TestNodeManagerFilesOverYarnSite(t *testing.T) {
 		t.Fatalf("dfs.replication %q; want hdfs-site.xml's 1", v)
 	}
 }
+
+// Security modes Bobbin does not serve are refused, each naming its key; the served ones
+// pass.
+func TestCheckSecurityModes(t *testing.T) {
+	c := New()
+	if err := c.CheckSecurityModes(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	c.Set("hadoop.rpc.protection", "authentication")
+	c.Set("hadoop.http.authentication.type", "simple")
+	if err := c.CheckSecurityModes(); err != nil {
+		t.Fatalf("served modes: %v", err)
+	}
+	c.Set("hadoop.security.authentication", "kerberos")
+	c.Set("hadoop.rpc.protection", "authentication,privacy")
+	c.Set("hadoop.http.authentication.type", "kerberos")
+	err := c.CheckSecurityModes()
+	for _, want := range []string{`hadoop.security.authentication = "kerberos"`, `hadoop.rpc.protection = "authentication,privacy"`, `hadoop.http.authentication.type = "kerberos"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal does not name %s: %v", want, err)
+		}
+	}
+	c = New()
+	c.Set("hadoop.rpc.protection", "secret")
+	if err := c.CheckSecurityModes(); err == nil || !strings.Contains(err.Error(), "secret is not one of authentication, integrity, privacy") {
+		t.Fatalf("unknown protection: %v", err)
+	}
+}

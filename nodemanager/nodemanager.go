@@ -27,6 +27,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/authz"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
@@ -39,6 +40,7 @@ type Options struct {
 	Metrics  metrics.Registry
 	Executor container.Executor // default: container.ProcessExecutor
 	Now      func() time.Time
+	ConfDir  string // where hadoop-policy.xml is read ("" = none)
 }
 
 // Settings are the NodeManager's configuration values, read and checked at start.
@@ -106,6 +108,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		}
 	}
 	add(c.CheckHTTPOnly())
+	add(c.CheckSecurityModes())
 	host, err := c.Trimmed("yarn.nodemanager.hostname")
 	add(err)
 	if host == "" || host == "0.0.0.0" {
@@ -258,53 +261,6 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	return s, errors.Join(errs...)
 }
 
-// ShuffleSettings are the mapreduce_shuffle service's mapreduce.shuffle.* keys, which
-// the Java NodeManager's shuffle reads from mapred-site.xml (its JobConf) as well as
-// yarn-site.xml.
-type ShuffleSettings struct {
-	MaxConnections, MaxThreads, BufferSize int
-	KeepAlive                              bool
-	KeepAliveTimeout                       time.Duration
-}
-
-func readShuffleSettings(c *conf.Configuration) (ShuffleSettings, error) {
-	var s ShuffleSettings
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	var err error
-	s.MaxConnections, err = c.Int("mapreduce.shuffle.max.connections")
-	add(err)
-	s.MaxThreads, err = c.Int("mapreduce.shuffle.max.threads")
-	add(err)
-	s.BufferSize, err = c.Int("mapreduce.shuffle.transfer.buffer.size")
-	add(err)
-	s.KeepAlive, err = c.Bool("mapreduce.shuffle.connection-keep-alive.enable")
-	add(err)
-	s.KeepAliveTimeout, err = c.Duration("mapreduce.shuffle.connection-keep-alive.timeout", time.Second)
-	add(err)
-	ssl, err := c.Bool("mapreduce.shuffle.ssl.enabled")
-	add(err)
-	if ssl {
-		raw, _ := c.Raw("mapreduce.shuffle.ssl.enabled")
-		add(&conf.ValueError{Source: c.Source("mapreduce.shuffle.ssl.enabled"), Key: "mapreduce.shuffle.ssl.enabled", Value: raw,
-			Reason: "an encrypted shuffle (HTTPS with the ssl-server.xml keystore) is not supported by Bobbin's NodeManager"})
-	}
-	for _, k := range []struct {
-		key string
-		v   int
-	}{{"mapreduce.shuffle.max.connections", s.MaxConnections}, {"mapreduce.shuffle.max.threads", s.MaxThreads}, {"mapreduce.shuffle.transfer.buffer.size", s.BufferSize}} {
-		if k.v < 0 {
-			raw, _ := c.Raw(k.key)
-			add(&conf.ValueError{Source: c.Source(k.key), Key: k.key, Value: raw, Reason: "must not be negative"})
-		}
-	}
-	return s, errors.Join(errs...)
-}
-
 // maxNodeResourceTypes bounds the resource types a NodeManager reads: it only passes the
 // amounts on, the RM bounds what it schedules.
 const maxNodeResourceTypes = 16
@@ -315,6 +271,7 @@ const shuffleService = "mapreduce_shuffle"
 // NodeManager is one running NodeManager.
 type NodeManager struct {
 	opts     Options
+	policy   *authz.Policy // service ACLs and proxy users on the IPC port
 	settings Settings
 	log      *logrus.Entry
 	exec     container.Executor
@@ -373,6 +330,10 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	policy, err := newPolicy(opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Executor == nil {
 		switch s.Borrow.Executor {
 		case "uml":
@@ -386,7 +347,7 @@ func New(opts Options) (*NodeManager, error) {
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
 		counts: newNMCounters(opts.Metrics)}
@@ -465,7 +426,7 @@ func (nm *NodeManager) Start() error {
 	}
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
-		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger})
+		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger, Authorize: nm.policy.Authorize})
 	p, err := newContainerManager(nm)
 	if err != nil {
 		ln.Close()

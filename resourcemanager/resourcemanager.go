@@ -116,13 +116,20 @@ func New(opts Options) (*ResourceManager, error) {
 		}
 	}
 	settings := rm.settings
+	if rm.opts.Security == nil {
+		if rm.opts.Security, err = rmcore.NewSecurity(rm.opts.Conf, rm.opts.ConfDir, rm.opts.Now); err != nil {
+			return nil, err
+		}
+	}
+	policy := rm.opts.Security.Policy
 	var activeCheck func() string
 	if ha != nil && ha.automatic {
 		activeCheck = rm.stillActive
 	}
 	server := func(name string, handlers int, sm rpc.SecretManager) *rpc.Server {
 		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
-			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck})
+			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck,
+			Authorize: policy.Authorize})
 	}
 	rm.webMux = http.NewServeMux()
 	host, _ := os.Hostname()

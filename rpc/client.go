@@ -26,6 +26,9 @@ type ClientOptions struct {
 	Protocol string // e.g. "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
 	Version  uint64 // protocol version; 1 for every YARN protocol (the default)
 	User     string // effective user for SIMPLE
+	// RealUser, with SIMPLE, is the user acting for User (a proxy user: the server admits it
+	// only when hadoop.proxyuser.<RealUser>.* allow it).
+	RealUser string
 	// Token, when set, is offered for TOKEN (DIGEST-MD5) authentication, and the client
 	// opens with SASL as a Java client whose UGI holds tokens does.
 	Token *token.Token
@@ -188,6 +191,9 @@ func (c *Client) handshake(conn *clientConn) error {
 	ui := &commonpb.UserInformationProto{}
 	if simple {
 		ui.EffectiveUser = proto.String(c.opts.User)
+		if c.opts.RealUser != "" {
+			ui.RealUser = proto.String(c.opts.RealUser)
+		}
 	}
 	cc := &commonpb.IpcConnectionContextProto{UserInfo: ui, Protocol: proto.String(c.opts.Protocol)}
 	pkt, err := AppendFrame(out, c.header(CallIDConnectionContext, -1), cc)

@@ -111,6 +111,11 @@ type ServerOptions struct {
 	// answer refuses it with StandbyException and that message. An HA ResourceManager
 	// uses it to stop serving the moment it cannot be sure it is still the active one.
 	ActiveCheck func() string
+	// Authorize, when set, admits or refuses each connection once its caller (user, real
+	// user, protocol, address) is known, as Java's Server.authorizeConnection: proxy users
+	// and service-level ACLs. A refusal is answered FATAL (a *RemoteError keeps its class,
+	// anything else reaches the client as AccessControlException) and the connection closes.
+	Authorize func(*Caller) error
 	// ErrorClass is the Java class a handler's error that is not a *RemoteError reaches
 	// clients as (YARN servers: YarnException). Default java.io.IOException.
 	ErrorClass string

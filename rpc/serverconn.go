@@ -33,11 +33,12 @@ type serverConn struct {
 	calls   sync.WaitGroup // handlers running for this connection
 
 	// Handshake state, owned by the reader goroutine.
-	preamble    Preamble
-	saslDone    bool
-	digest      *sasl.Server
-	contextRead bool
-	caller      Caller // template for every call on this connection
+	preamble     Preamble
+	saslDone     bool
+	digest       *sasl.Server
+	contextRead  bool
+	authzCounted bool   // a refusal by ServerOptions.Authorize, already counted
+	caller       Caller // template for every call on this connection
 
 	// kept, when set, records the connection for a ConnKeeper; adopted: it was set up by
 	// an earlier process and starts at its next frame.
@@ -161,7 +162,9 @@ func (c *serverConn) fail(err error) {
 		case ClassSaslException, ClassInvalidToken:
 			c.srv.act.authnFailed.Add(1)
 		case ClassAccessControl:
-			c.srv.act.authzFailed.Add(1)
+			if !c.authzCounted {
+				c.srv.act.authzFailed.Add(1)
+			}
 		}
 		c.log.WithFields(logrus.Fields{"class": re.Class, "user": c.caller.User}).Warnf("IPC connection refused: %s", re.Message)
 		callID := CallIDAuthFailed
@@ -281,6 +284,18 @@ func (c *serverConn) processConnectionContext(payload []byte) error {
 		}
 		c.caller.User = ui.GetEffectiveUser()
 		c.caller.RealUser = ui.GetRealUser()
+	}
+	if authz := c.srv.opts.Authorize; authz != nil {
+		if err := authz(&c.caller); err != nil {
+			var re *RemoteError
+			if !errors.As(err, &re) {
+				re = &RemoteError{Class: ClassAccessControl, Message: err.Error()}
+			}
+			re.Code, re.Fatal = commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, true
+			c.srv.act.authzFailed.Add(1)
+			c.authzCounted = true
+			return re
+		}
 	}
 	c.contextRead = true
 	c.srv.act.authzOK.Add(1)

@@ -336,7 +336,7 @@ func runNodeManager(args []string, stderr io.Writer) int {
 	if dir != "" {
 		log.WithField("conf_dir", dir).Info("configuration loaded")
 	}
-	nm, err := nodemanager.New(nodemanager.Options{Conf: c, Logger: logrus.NewEntry(log)})
+	nm, err := nodemanager.New(nodemanager.Options{Conf: c, ConfDir: dir, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		log.Errorf("NodeManager not started: %v", err)
 		return 1

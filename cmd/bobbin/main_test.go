@@ -58,3 +58,28 @@ func TestResourceManagerRefusesBrokenConf(t *testing.T) {
 		}
 	}
 }
+
+// Security modes Bobbin does not serve stop every daemon at start, naming the file, key
+// and value: a kerberized cluster never gets an RM or NM that accepts SIMPLE callers.
+func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
+	dir := t.TempDir()
+	core := filepath.Join(dir, "core-site.xml")
+	os.WriteFile(core, []byte(`<configuration>
+<property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+<property><name>hadoop.rpc.protection</name><value>privacy</value></property>
+<property><name>hadoop.http.authentication.type</name><value>kerberos</value></property>
+</configuration>`), 0o644)
+	for _, daemon := range []string{"resourcemanager", "nodemanager", "webproxy"} {
+		var out, errb bytes.Buffer
+		code := run([]string{daemon, "--conf", dir}, &out, &errb)
+		for _, want := range []string{
+			core + `: hadoop.security.authentication = \"kerberos\"`,
+			core + `: hadoop.rpc.protection = \"privacy\"`,
+			core + `: hadoop.http.authentication.type = \"kerberos\"`,
+		} {
+			if code != 1 || !strings.Contains(errb.String(), want) {
+				t.Errorf("%s: exit %d; log lacks %s:\n%s", daemon, code, want, errb.String())
+			}
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package rmcore
 
 import (
-	"os/user"
-
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -41,32 +39,12 @@ func (rm *Core) MayModifyApp(who string, id records.ApplicationID) bool {
 	if who == owner {
 		return true
 	}
-	groups := UserGroups(who)
-	if rm.Settings.AdminACL.Allows(who, groups) {
+	groups := rm.UserGroups(who)
+	if rm.Opts.Security.Admins().Allows(who, groups) {
 		return true
 	}
 	q, ok := rm.Queues().Queue(queue)
 	return ok && HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, who, groups)
-}
-
-// UserGroups resolves a user's groups from the local system, as Hadoop's default
-// ShellBasedUnixGroupsMapping does.
-func UserGroups(name string) []string {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return nil
-	}
-	ids, err := u.GroupIds()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, id := range ids {
-		if g, err := user.LookupGroupId(id); err == nil {
-			out = append(out, g.Name)
-		}
-	}
-	return out
 }
 
 // MoveApp moves an application to another leaf queue (moveApplicationAcrossQueues and

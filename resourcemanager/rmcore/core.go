@@ -106,6 +106,11 @@ func New(opts Options) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Security == nil {
+		if opts.Security, err = NewSecurity(opts.Conf, opts.ConfDir, opts.Now); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Queues == nil {
 		if opts.Queues, err = capacity.Load(opts.Conf, ""); err != nil {
 			return nil, err

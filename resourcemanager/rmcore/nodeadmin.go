@@ -131,7 +131,7 @@ func (rm *Core) Relabel(changed []string) {
 // IsAdmin applies yarn.admin.acl when yarn.acl.enable is set (everyone is an
 // administrator without ACLs, as in the Java RM).
 func (rm *Core) IsAdmin(user string) bool {
-	return !rm.Settings.ACLEnabled || rm.Settings.AdminACL.Allows(user, UserGroups(user))
+	return !rm.Settings.ACLEnabled || rm.Opts.Security.Admins().Allows(user, rm.UserGroups(user))
 }
 
 // labelsEnabled refuses node-label administration unless yarn.node-labels.enabled.

@@ -26,6 +26,9 @@ type Options struct {
 	Metrics metrics.Registry
 	// Now is the clock; the cluster timestamp in every id is its value at New.
 	Now func() time.Time
+	// Security is the authorization state shared by every core of one daemon (read from
+	// Conf and ConfDir at New when nil).
+	Security *Security
 }
 
 // Settings are the configuration values the RM uses, read and checked once at start.
@@ -61,7 +64,6 @@ type Settings struct {
 	// MaxCompletedStored: yarn.resourcemanager.state-store.max-completed-applications.
 	MaxCompletedStored int
 	ACLEnabled         bool
-	AdminACL           capacity.ACL
 	// LogAggregation is yarn.log-aggregation-enable and
 	// yarn.log-aggregation-status.time-out.ms, for application reports.
 	LogAggregation   rmstate.LogAggregationSettings
@@ -144,6 +146,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if err := c.CheckHTTPOnly(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.CheckSecurityModes(); err != nil {
+		errs = append(errs, err)
+	}
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
 		keyNMExpiry: &s.NMExpiry,
@@ -195,11 +200,6 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if s.LogAggregation.Timeout, err = c.Duration("yarn.log-aggregation-status.time-out.ms", time.Millisecond); err != nil {
 		errs = append(errs, err)
 	}
-	admin, err := c.Get("yarn.admin.acl")
-	if err != nil {
-		errs = append(errs, err)
-	}
-	s.AdminACL = capacity.ParseACL(admin)
 	// As the Java secret managers insist: a key must be rolled no sooner than it can be
 	// activated twice over, or tokens could be signed with a key a holder lacks.
 	for _, r := range []struct {

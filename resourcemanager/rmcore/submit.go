@@ -122,7 +122,7 @@ func (rm *Core) admission(a *rmstate.App) string {
 		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.ID)
 	}
 	if rm.Settings.ACLEnabled {
-		groups := UserGroups(a.User)
+		groups := rm.UserGroups(a.User)
 		if !HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
 			!HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
 			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.ID, q.Name)

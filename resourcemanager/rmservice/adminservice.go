@@ -30,19 +30,19 @@ func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 		"replaceLabelsOnNodes":        rpc.Unary(s.replaceLabelsOnNodes),
 		"updateNodeResource":          rpc.Unary(s.updateNodeResource),
 		"refreshSuperUserGroupsConfiguration": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshSuperUserGroupsConfigurationRequestProto) (*yarnpb.RefreshSuperUserGroupsConfigurationResponseProto, error) {
-			return &yarnpb.RefreshSuperUserGroupsConfigurationResponseProto{}, s.authorize(ctx, "refreshSuperUserGroupsConfiguration")
+			return &yarnpb.RefreshSuperUserGroupsConfigurationResponseProto{}, s.refresh(ctx, "refreshSuperUserGroupsConfiguration", s.rm.RefreshProxyUsers)
 		}),
 		"refreshUserToGroupsMappings": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshUserToGroupsMappingsRequestProto) (*yarnpb.RefreshUserToGroupsMappingsResponseProto, error) {
-			return &yarnpb.RefreshUserToGroupsMappingsResponseProto{}, s.authorize(ctx, "refreshUserToGroupsMappings")
+			return &yarnpb.RefreshUserToGroupsMappingsResponseProto{}, s.refresh(ctx, "refreshUserToGroupsMappings", func() error { s.rm.RefreshGroups(); return nil })
 		}),
 		"refreshAdminAcls": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshAdminAclsRequestProto) (*yarnpb.RefreshAdminAclsResponseProto, error) {
-			return &yarnpb.RefreshAdminAclsResponseProto{}, s.authorize(ctx, "refreshAdminAcls")
+			return &yarnpb.RefreshAdminAclsResponseProto{}, s.refresh(ctx, "refreshAdminAcls", s.rm.RefreshAdminACLs)
 		}),
 		"refreshServiceAcls": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshServiceAclsRequestProto) (*yarnpb.RefreshServiceAclsResponseProto, error) {
-			return &yarnpb.RefreshServiceAclsResponseProto{}, s.authorize(ctx, "refreshServiceAcls")
+			return &yarnpb.RefreshServiceAclsResponseProto{}, s.refresh(ctx, "refreshServiceAcls", s.rm.RefreshServiceACLs)
 		}),
 		"getGroupsForUser": rpc.Unary(func(_ context.Context, req *yarnpb.GetGroupsForUserRequestProto) (*yarnpb.GetGroupsForUserResponseProto, error) {
-			return &yarnpb.GetGroupsForUserResponseProto{Groups: rmcore.UserGroups(req.GetUser())}, nil
+			return &yarnpb.GetGroupsForUserResponseProto{Groups: s.rm.UserGroups(req.GetUser())}, nil
 		}),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
@@ -63,6 +63,18 @@ func (s *adminService) authorize(ctx context.Context, op string) error {
 		user = c.User
 	}
 	return rpc.Errorf(rpc.ClassAccessControl, "User %s doesn't have permission to call '%s'", user, op)
+}
+
+// refresh runs an admin's refresh of what op names; a failure reaches the caller as a
+// YarnException with the reason, and nothing changes.
+func (s *adminService) refresh(ctx context.Context, op string, do func() error) error {
+	if err := s.authorize(ctx, op); err != nil {
+		return err
+	}
+	if err := do(); err != nil {
+		return rpc.Errorf(exceptions.YarnException, "%s failed: %v", op, err)
+	}
+	return nil
 }
 
 func (s *adminService) refreshQueues(ctx context.Context, _ *yarnpb.RefreshQueuesRequestProto) (*yarnpb.RefreshQueuesResponseProto, error) {

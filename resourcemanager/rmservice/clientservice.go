@@ -255,7 +255,7 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 
 func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueueUserAclsInfoRequestProto) (*yarnpb.GetQueueUserAclsInfoResponseProto, error) {
 	caller, _ := rpc.CallerFrom(ctx)
-	groups := rmcore.UserGroups(caller.User)
+	groups := s.rm.UserGroups(caller.User)
 	resp := &yarnpb.GetQueueUserAclsInfoResponseProto{}
 	for _, q := range s.rm.Queues().Queues() {
 		info := &yarnpb.QueueUserACLInfoProto{QueueName: proto.String(q.Name)}

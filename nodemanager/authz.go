@@ -1,0 +1,23 @@
+package nodemanager
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/yarn/authz"
+)
+
+// newPolicy reads who may connect to the NodeManager's IPC port: service ACLs
+// (hadoop.security.authorization, hadoop-policy.xml in the configuration directory) and
+// proxy users, with user-to-groups answers cached for hadoop.security.groups.cache.secs.
+func newPolicy(opts Options) (*authz.Policy, error) {
+	ttl, err := opts.Conf.Duration("hadoop.security.groups.cache.secs", time.Second)
+	if err != nil {
+		return nil, err
+	}
+	p, err := authz.NewPolicy(opts.Conf, opts.ConfDir, authz.NMServices, authz.NewGroups(ttl, opts.Now))
+	if err != nil {
+		return nil, fmt.Errorf("nodemanager: service authorization: %w", err)
+	}
+	return p, nil
+}

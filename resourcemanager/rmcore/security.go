@@ -1,0 +1,109 @@
+package rmcore
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/yarn/authz"
+)
+
+// Security is the RM's authorization state that outlives a core (an HA RM builds a core
+// each time it becomes active) and that the `yarn rmadmin -refresh*` calls change: the
+// user-to-groups cache, the IPC policy (service ACLs, proxy users) and yarn.admin.acl.
+type Security struct {
+	Groups *authz.Groups
+	Policy *authz.Policy
+	admin  atomic.Pointer[capacity.ACL]
+}
+
+// NewSecurity reads the RM's authorization settings from c and confDir's hadoop-policy.xml.
+func NewSecurity(c *conf.Configuration, confDir string, now func() time.Time) (*Security, error) {
+	ttl, err := c.Duration("hadoop.security.groups.cache.secs", time.Second)
+	if err != nil {
+		return nil, err
+	}
+	s := &Security{Groups: authz.NewGroups(ttl, now)}
+	if s.Policy, err = authz.NewPolicy(c, confDir, authz.RMServices, s.Groups); err != nil {
+		return nil, fmt.Errorf("service authorization: %w", err)
+	}
+	if err := s.setAdmins(c); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Security) setAdmins(c *conf.Configuration) error {
+	v, err := c.Get("yarn.admin.acl")
+	if err != nil {
+		return err
+	}
+	acl := capacity.ParseACL(v)
+	s.admin.Store(&acl)
+	return nil
+}
+
+// Admins is yarn.admin.acl as last read.
+func (s *Security) Admins() capacity.ACL { return *s.admin.Load() }
+
+// reloadSite reads the configuration directory again (core-site.xml and yarn-site.xml), as
+// the Java AdminService does for each refresh; without a directory there is nothing to
+// re-read and the start-up configuration stands.
+func (rm *Core) reloadSite() (*conf.Configuration, error) {
+	if rm.Opts.ConfDir == "" {
+		return rm.Opts.Conf, nil
+	}
+	c, _, err := conf.LoadDir(rm.Opts.ConfDir)
+	return c, err
+}
+
+// RefreshAdminACLs re-reads yarn.admin.acl (`rmadmin -refreshAdminAcls`).
+func (rm *Core) RefreshAdminACLs() error {
+	c, err := rm.reloadSite()
+	if err != nil {
+		return err
+	}
+	if err := rm.Opts.Security.setAdmins(c); err != nil {
+		return err
+	}
+	rm.Log.WithField("admin_acl", rm.Opts.Security.Admins().String()).Info("admin ACL refreshed")
+	return nil
+}
+
+// RefreshServiceACLs re-reads hadoop-policy.xml (`rmadmin -refreshServiceAcl`); Java
+// refuses it while service authorization is off.
+func (rm *Core) RefreshServiceACLs() error {
+	c, err := rm.reloadSite()
+	if err != nil {
+		return err
+	}
+	if err := rm.Opts.Security.Policy.ReloadServiceACLs(c); err != nil {
+		return err
+	}
+	rm.Log.Info("service ACLs refreshed")
+	return nil
+}
+
+// RefreshProxyUsers re-reads hadoop.proxyuser.* (`rmadmin -refreshSuperUserGroupsConfiguration`).
+func (rm *Core) RefreshProxyUsers() error {
+	c, err := rm.reloadSite()
+	if err != nil {
+		return err
+	}
+	if err := rm.Opts.Security.Policy.ReloadProxyUsers(c); err != nil {
+		return err
+	}
+	rm.Log.Info("proxy users refreshed")
+	return nil
+}
+
+// RefreshGroups drops the user-to-groups cache (`rmadmin -refreshUserToGroupsMappings`).
+func (rm *Core) RefreshGroups() {
+	rm.Opts.Security.Groups.Refresh()
+	rm.Log.Info("user-to-groups mappings refreshed")
+}
+
+// UserGroups is user's groups through the RM's cached mapping.
+func (rm *Core) UserGroups(name string) []string { return rm.Opts.Security.Groups.Of(name) }
