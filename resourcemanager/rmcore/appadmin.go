@@ -24,23 +24,37 @@ func (rm *Core) KillApp(id records.ApplicationID, user, diagnostics string) (fou
 	return true
 }
 
-// MayModifyApp applies yarn.acl.enable to changing an application (kill, move, priority):
-// its owner, an administrator (yarn.admin.acl), or a user the application's queue (or an
-// ancestor) lets administer may. Without ACLs anyone may, as in the Java RM.
+// MayModifyApp applies yarn.acl.enable to changing an application (kill, move, priority,
+// timeouts, signals, failing an attempt).
 func (rm *Core) MayModifyApp(who string, id records.ApplicationID) bool {
+	return rm.MayAccessApp(who, id, yarnpb.ApplicationAccessTypeProto_APPACCESS_MODIFY_APP)
+}
+
+// MayViewApp applies yarn.acl.enable to seeing an application's details (its report's
+// host, URLs, diagnostics and usage; its attempts and containers).
+func (rm *Core) MayViewApp(who string, id records.ApplicationID) bool {
+	return rm.MayAccessApp(who, id, yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP)
+}
+
+// MayAccessApp is the Java RM's check: without ACLs everyone may; with them the
+// application's owner, an administrator (yarn.admin.acl), a user its submission's ACL for
+// that access type admits, or an administrator of its queue (or an ancestor) may.
+func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb.ApplicationAccessTypeProto) bool {
 	if !rm.Settings.ACLEnabled {
 		return true
 	}
-	rep, ok := rm.Apps.ReportOf(id)
+	owner, queue, acls, ok := rm.Apps.AccessOf(id)
 	if !ok {
 		return false
 	}
-	owner, queue := rep.GetUser(), rep.GetQueue()
 	if who == owner {
 		return true
 	}
 	groups := rm.UserGroups(who)
 	if rm.Opts.Security.Admins().Allows(who, groups) {
+		return true
+	}
+	if acl, ok := acls[access]; ok && capacity.ParseACL(acl).Allows(who, groups) {
 		return true
 	}
 	q, ok := rm.Queues().Queue(queue)

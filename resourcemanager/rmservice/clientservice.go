@@ -108,7 +108,7 @@ func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (records.Applica
 	return id, nil
 }
 
-func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetApplicationReportRequestProto) (*yarnpb.GetApplicationReportResponseProto, error) {
+func (s *clientService) getApplicationReport(ctx context.Context, req *yarnpb.GetApplicationReportRequestProto) (*yarnpb.GetApplicationReportResponseProto, error) {
 	id, err := requireAppID(req.GetApplicationId())
 	if err != nil {
 		return nil, err
@@ -118,6 +118,7 @@ func (s *clientService) getApplicationReport(_ context.Context, req *yarnpb.GetA
 		return nil, appNotFound(id)
 	}
 	s.rm.FillUsage(r)
+	s.restrictReports(ctx, r)
 	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: r}, nil
 }
 
@@ -173,6 +174,7 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 	}
 	apps := s.rm.Apps.List(f)
 	s.rm.FillUsage(apps...)
+	s.restrictReports(ctx, apps...)
 	return &yarnpb.GetApplicationsResponseProto{Applications: apps}, nil
 }
 
@@ -299,9 +301,12 @@ func (s *clientService) moveApplicationAcrossQueues(ctx context.Context, req *ya
 	return &yarnpb.MoveApplicationAcrossQueuesResponseProto{}, nil
 }
 
-func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarnpb.GetApplicationAttemptReportRequestProto) (*yarnpb.GetApplicationAttemptReportResponseProto, error) {
+func (s *clientService) getApplicationAttemptReport(ctx context.Context, req *yarnpb.GetApplicationAttemptReportRequestProto) (*yarnpb.GetApplicationAttemptReportResponseProto, error) {
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
 	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
+		return nil, err
+	}
+	if err := s.mayView(ctx, att.App, "attempt "+att.String()); err != nil {
 		return nil, err
 	}
 	r, ok := s.rm.Apps.AttemptReport(att)
@@ -311,17 +316,23 @@ func (s *clientService) getApplicationAttemptReport(_ context.Context, req *yarn
 	return &yarnpb.GetApplicationAttemptReportResponseProto{ApplicationAttemptReport: r}, nil
 }
 
-func (s *clientService) getApplicationAttempts(_ context.Context, req *yarnpb.GetApplicationAttemptsRequestProto) (*yarnpb.GetApplicationAttemptsResponseProto, error) {
+func (s *clientService) getApplicationAttempts(ctx context.Context, req *yarnpb.GetApplicationAttemptsRequestProto) (*yarnpb.GetApplicationAttemptsResponseProto, error) {
 	id, err := s.lookupApp(req.GetApplicationId())
 	if err != nil {
+		return nil, err
+	}
+	if err := s.mayView(ctx, id, "application "+id.String()); err != nil {
 		return nil, err
 	}
 	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.Apps.AttemptReports(id)}, nil
 }
 
-func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
+func (s *clientService) getContainerReport(ctx context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
 	cid := records.ContainerIDFromProto(req.GetContainerId())
 	if _, err := s.lookupApp(req.GetContainerId().GetAppAttemptId().GetApplicationId()); err != nil {
+		return nil, err
+	}
+	if err := s.mayView(ctx, cid.Attempt.App, "application "+cid.Attempt.App.String()); err != nil {
 		return nil, err
 	}
 	r, ok := s.rm.Containers.LiveReport(cid)
@@ -331,11 +342,14 @@ func (s *clientService) getContainerReport(_ context.Context, req *yarnpb.GetCon
 	return &yarnpb.GetContainerReportResponseProto{ContainerReport: r}, nil
 }
 
-func (s *clientService) getContainers(_ context.Context, req *yarnpb.GetContainersRequestProto) (*yarnpb.GetContainersResponseProto, error) {
+func (s *clientService) getContainers(ctx context.Context, req *yarnpb.GetContainersRequestProto) (*yarnpb.GetContainersResponseProto, error) {
 	if _, err := s.lookupApp(req.GetApplicationAttemptId().GetApplicationId()); err != nil {
 		return nil, err
 	}
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
+	if err := s.mayView(ctx, att.App, "application "+att.App.String()); err != nil {
+		return nil, err
+	}
 	if _, ok := s.rm.Apps.AttemptReport(att); !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}

@@ -80,6 +80,9 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 		}
 		expiries[t.GetApplicationTimeoutType()] = at.UnixMilli()
 	}
+	if err := s.mayModify(ctx, id); err != nil {
+		return nil, err
+	}
 	var rerr error
 	s.rm.Apps.With(id, func(a *rmstate.App, ok bool) {
 		switch {
@@ -114,6 +117,9 @@ func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.Signa
 	if !s.rm.Apps.Exists(id.Attempt.App) {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
 	}
+	if err := s.mayModify(ctx, id.Attempt.App); err != nil {
+		return nil, err
+	}
 	node, ok := s.rm.Containers.Signal(id, req.GetCommand())
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
@@ -131,6 +137,9 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Invalid application attempt id: null")
 	}
 	att := records.AttemptIDFromProto(req.GetApplicationAttemptId())
+	if err := s.mayModify(ctx, att.App); err != nil {
+		return nil, err
+	}
 	var rerr error
 	var current, finished bool
 	s.rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {

@@ -148,7 +148,7 @@ func (s *rest) appInfos(r *http.Request) ([]appInfo, error) {
 	c := s.context(r)
 	list := make([]appInfo, 0, len(reports))
 	for _, rep := range reports {
-		list = append(list, c.appInfo(rep))
+		list = append(list, s.viewable(r, c.appInfo(rep)))
 	}
 	return list, nil
 }
@@ -186,7 +186,7 @@ func (s *rest) app(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.rm.FillUsage(rep)
-	webapp.Write(w, r, http.StatusOK, map[string]any{"app": s.context(r).appInfo(rep)})
+	webapp.Write(w, r, http.StatusOK, map[string]any{"app": s.viewable(r, s.context(r).appInfo(rep))})
 }
 
 func finalStatus(rep *yarnpb.ApplicationReportProto) string {
@@ -302,6 +302,10 @@ func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.report(r)
 	if err != nil {
 		webapp.WriteError(w, r, err)
+		return
+	}
+	if id := records.AppIDFromProto(rep.GetApplicationId()); !s.rm.MayViewApp(callerOf(r), id) {
+		webapp.WriteError(w, r, &webapp.Error{Class: webapp.ClassAuthz, Msg: fmt.Sprintf("User %s does not have privilage to see this application %s", callerOf(r), id)})
 		return
 	}
 	list := s.attemptInfos(rep)
@@ -436,4 +440,18 @@ func writeBare(w http.ResponseWriter, r *http.Request, status int, root string, 
 		return
 	}
 	webapp.Write(w, r, status, v)
+}
+
+// viewable is ai as the caller may see it: with yarn.acl.enable, someone the application's
+// VIEW_APP rules do not admit gets, as from the Java RM's AppInfo without access, only its
+// identity, state, progress, tracking URL, diagnostics and times.
+func (s *rest) viewable(r *http.Request, ai appInfo) appInfo {
+	id, err := records.ParseApplicationID(ai.ID)
+	if !s.rm.Settings.ACLEnabled || err != nil || s.rm.MayViewApp(callerOf(r), id) {
+		return ai
+	}
+	return appInfo{ID: ai.ID, User: ai.User, Name: ai.Name, Queue: ai.Queue, State: ai.State, FinalStatus: ai.FinalStatus,
+		Progress: ai.Progress, TrackingUI: ai.TrackingUI, TrackingURL: ai.TrackingURL, Diagnostics: ai.Diagnostics, ClusterID: ai.ClusterID,
+		ApplicationType: ai.ApplicationType, ApplicationTags: ai.ApplicationTags, StartedTime: ai.StartedTime, FinishedTime: ai.FinishedTime,
+		ElapsedTime: ai.ElapsedTime, LogAggregationStatus: ai.LogAggregationStatus, Timeouts: ai.Timeouts}
 }
