@@ -272,6 +272,7 @@ const shuffleService = "mapreduce_shuffle"
 type NodeManager struct {
 	opts     Options
 	policy   *authz.Policy // service ACLs and proxy users on the IPC port
+	logACLs  logACLs       // who may read container logs on the web pages
 	settings Settings
 	log      *logrus.Entry
 	exec     container.Executor
@@ -334,6 +335,10 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	logs, err := newLogACLs(opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Executor == nil {
 		switch s.Borrow.Executor {
 		case "uml":
@@ -347,7 +352,7 @@ func New(opts Options) (*NodeManager, error) {
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, policy: policy, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
 		counts: newNMCounters(opts.Metrics)}

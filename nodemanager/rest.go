@@ -267,6 +267,10 @@ func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) 
 		http.Error(w, "Invalid ContainerId: "+r.PathValue("id"), http.StatusBadRequest)
 		return
 	}
+	if why := nm.mayViewLogs(r, id.Attempt.App); why != "" {
+		http.Error(w, why, http.StatusForbidden)
+		return
+	}
 	name := r.PathValue("file")
 	if name != filepath.Base(name) || name == "." || name == ".." {
 		http.Error(w, "Invalid file name: "+name, http.StatusBadRequest)

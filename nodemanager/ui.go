@@ -98,6 +98,10 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusBadRequest, "logs", "Container logs", "", map[string]any{"Missing": "Invalid container id " + raw + ": " + err.Error()})
 		return
 	}
+	if why := u.nm.mayViewLogs(r, id.Attempt.App); why != "" {
+		u.render(w, http.StatusForbidden, "logs", "Container logs", "", map[string]any{"Missing": why})
+		return
+	}
 	data := map[string]any{"Container": id.String(), "User": user}
 	title := "Logs of " + id.String()
 	dirs := u.nm.containerLogDirs(id)
