@@ -146,6 +146,7 @@ var Defaults = []Default{
 	{Key: "yarn.nodemanager.recovery.dir", Value: "${hadoop.tmp.dir}/yarn-nm-recovery", Doc: "Where the NodeManager's recovery store (one bbolt file) lives."},
 	{Key: "yarn.nodemanager.recovery.supervised", Value: "false", Doc: "With recovery: the NodeManager runs under a supervisor that restarts it, so a stop leaves its containers running for the next process to take back. Unsupervised, a stop kills them (a crash or kill -9 still leaves them to be taken back)."},
 	{Key: "yarn.nodemanager.delete.debug-delay-sec", Value: "0", Doc: "How long a finished application's work dirs are kept before deletion."},
+	{Key: "yarn.nodemanager.container-executor.class", Value: "org.apache.hadoop.yarn.server.nodemanager.DefaultContainerExecutor", Doc: "Only DefaultContainerExecutor (containers run as the NodeManager's user) is served; LinuxContainerExecutor is refused at start until containers run as the submitting user."},
 	{Key: "bobbin.nodemanager.container-executor", Value: "process", Bobbin: true, Doc: "Bobbin addition: how containers run: process (a process tree, as DefaultContainerExecutor) or uml (each container in its own User-Mode Linux guest, no root needed)."},
 	{Key: "bobbin.nodemanager.uml.kernel", Value: "linux.uml", Bobbin: true, Doc: "Bobbin addition: the UML kernel binary (Debian package user-mode-linux)."},
 	{Key: "bobbin.nodemanager.uml.mconsole", Value: "uml_mconsole", Bobbin: true, Doc: "Bobbin addition: uml_mconsole (package uml-utilities), used to halt a guest when its container is stopped."},

@@ -109,6 +109,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	}
 	add(c.CheckHTTPOnly())
 	add(c.CheckSecurityModes())
+	add(checkExecutorClass(c))
 	host, err := c.Trimmed("yarn.nodemanager.hostname")
 	add(err)
 	if host == "" || host == "0.0.0.0" {

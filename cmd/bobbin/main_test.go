@@ -69,6 +69,15 @@ func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 <property><name>hadoop.rpc.protection</name><value>privacy</value></property>
 <property><name>hadoop.http.authentication.type</name><value>kerberos</value></property>
 </configuration>`), 0o644)
+	yarn := filepath.Join(dir, "yarn-site.xml")
+	os.WriteFile(yarn, []byte(`<configuration>
+<property><name>yarn.nodemanager.container-executor.class</name><value>org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor</value></property>
+</configuration>`), 0o644)
+	var out, errb bytes.Buffer
+	if code := run([]string{"nodemanager", "--conf", dir}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), yarn+`: yarn.nodemanager.container-executor.class = \"org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor\"`) {
+		t.Errorf("nodemanager with LinuxContainerExecutor: exit %d:\n%s", code, errb.String())
+	}
 	for _, daemon := range []string{"resourcemanager", "nodemanager", "webproxy"} {
 		var out, errb bytes.Buffer
 		code := run([]string{daemon, "--conf", dir}, &out, &errb)
