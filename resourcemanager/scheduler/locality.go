@@ -67,7 +67,10 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 		}
 		return nil, true
 	}
-	delay := e.cfg.NodeLocalityDelay
+	// As the Capacity Scheduler (getActualNodeLocalityDelay): never more opportunities
+	// than the partition has nodes, or a small cluster would wait 40 heartbeats for each
+	// container whose hosts are not among its nodes.
+	delay := min(e.cfg.NodeLocalityDelay, len(p.nodes))
 	if len(hosts) > 0 && a.missed[ask.Priority] < delay {
 		a.missed[ask.Priority]++
 		return nil, true

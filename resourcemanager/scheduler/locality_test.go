@@ -78,3 +78,24 @@ func TestStrictLocalityNeverGoesElsewhere(t *testing.T) {
 		t.Fatalf("strict ask not placed on h3 once free: %+v", got)
 	}
 }
+
+// The delay never exceeds the partition's node count (the Capacity Scheduler's
+// getActualNodeLocalityDelay): with the default 40 on three nodes an ask for a busy host
+// waits three opportunities, not forty.
+func TestLocalityDelayCappedByNodeCount(t *testing.T) {
+	e := localityEngine(t, 40)
+	must(t, e.AddApp(AppSpec{ID: "busy", Queue: "a"}))
+	must(t, e.UpdateAsks("busy", []Ask{{Priority: 1, ResourceName: "h3", Capability: res(1024, 1), Count: 1, RelaxLocality: true},
+		{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 1, RelaxLocality: false}}))
+	e.Schedule(0)
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", localAsk("h3", "/r2", true)))
+	for i := 0; i < 3; i++ {
+		if got := e.Schedule(0).Allocations; len(got) != 0 {
+			t.Fatalf("pass %d placed %+v before the capped delay", i, got)
+		}
+	}
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h2:8041" {
+		t.Fatalf("after three passes: %+v, want rack-local h2", got)
+	}
+}
