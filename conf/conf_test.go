@@ -296,18 +296,21 @@ func TestNodeManagerFilesOverYarnSite(t *testing.T) {
 // pass.
 func TestCheckSecurityModes(t *testing.T) {
 	c := New()
-	if err := c.CheckSecurityModes(); err != nil {
+	if err := c.CheckSecurityModes(false); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 	c.Set("hadoop.rpc.protection", "authentication")
 	c.Set("hadoop.http.authentication.type", "simple")
-	if err := c.CheckSecurityModes(); err != nil {
+	if err := c.CheckSecurityModes(false); err != nil {
 		t.Fatalf("served modes: %v", err)
 	}
 	c.Set("hadoop.security.authentication", "kerberos")
 	c.Set("hadoop.rpc.protection", "authentication,privacy")
 	c.Set("hadoop.http.authentication.type", "kerberos")
-	err := c.CheckSecurityModes()
+	if err := c.CheckSecurityModes(true); err == nil || strings.Contains(err.Error(), "hadoop.security.authentication") {
+		t.Errorf("a daemon serving Kerberos: %v", err)
+	}
+	err := c.CheckSecurityModes(false)
 	for _, want := range []string{`hadoop.security.authentication = "kerberos"`, `hadoop.rpc.protection = "authentication,privacy"`, `hadoop.http.authentication.type = "kerberos"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal does not name %s: %v", want, err)
@@ -315,7 +318,7 @@ func TestCheckSecurityModes(t *testing.T) {
 	}
 	c = New()
 	c.Set("hadoop.rpc.protection", "secret")
-	if err := c.CheckSecurityModes(); err == nil || !strings.Contains(err.Error(), "secret is not one of authentication, integrity, privacy") {
+	if err := c.CheckSecurityModes(false); err == nil || !strings.Contains(err.Error(), "secret is not one of authentication, integrity, privacy") {
 		t.Fatalf("unknown protection: %v", err)
 	}
 }

@@ -14,7 +14,8 @@ var Defaults = []Default{
 	// core-site.xml
 	{Key: "fs.defaultFS", Value: "file:///", Doc: "Default filesystem; staging and localization paths without a scheme resolve against it."},
 	{Key: "hadoop.tmp.dir", Value: "/tmp/hadoop-${user.name}", Doc: "Base for other temporary directories."},
-	{Key: "hadoop.security.authentication", Value: "simple", Doc: "simple is the only mode Bobbin serves yet (kerberos is refused at start, naming the key); tokens (DIGEST-MD5) are always accepted where YARN uses them."},
+	{Key: "hadoop.security.authentication", Value: "simple", Doc: "simple, or kerberos: the ResourceManager then authenticates IPC callers with Kerberos (SASL GSSAPI, with yarn.resourcemanager.principal and keytab) or tokens and refuses SIMPLE; the NodeManager and web proxy still refuse kerberos at start."},
+	{Key: "hadoop.security.auth_to_local", Value: "", Doc: "Rules mapping Kerberos principals to user names (RULE:[n:fmt](match)s/from/to/g, /L, DEFAULT); empty means DEFAULT: name[/host]@DEFAULT_REALM becomes name."},
 	{Key: "hadoop.rpc.protection", Value: "authentication", Doc: "SASL quality of protection on IPC connections: only authentication is served yet; integrity and privacy are refused at start."},
 	{Key: "hadoop.http.authentication.type", Value: "simple", Doc: "Web authentication: simple (the caller names itself with ?user.name=); kerberos (SPNEGO) is refused at start."},
 	{Key: "hadoop.security.authorization", Value: "false", Doc: "Service-level authorization: when true each IPC connection must pass its protocol's ACL (security.<protocol>.protocol.acl, .acl.blocked, .hosts, .hosts.blocked) from hadoop-policy.xml in the configuration directory; refused connections get AuthorizationException. `rmadmin -refreshServiceAcl` re-reads the file."},
@@ -39,6 +40,10 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.proxy.connection.timeout", Value: "60000", Doc: "Milliseconds the web proxy waits to connect to an AM's web server, and for each read from it."},
 	{Key: "yarn.http.policy", Value: "HTTP_ONLY", Doc: "Bobbin's web ports serve HTTP only: HTTPS_ONLY and HTTP_AND_HTTPS are refused at start."},
 	{Key: "yarn.resourcemanager.application-https.policy", Value: "NONE", Doc: "Hadoop 3.x AM HTTPS through the proxy: only NONE is served; LENIENT and STRICT are refused at start."},
+
+	// yarn-site.xml: Kerberos identities
+	{Key: "yarn.resourcemanager.principal", Value: "", Doc: "The ResourceManager's Kerberos principal (rm/_HOST@REALM; _HOST is the host of yarn.resourcemanager.address, or this host's name when that is 0.0.0.0). Required with kerberos."},
+	{Key: "yarn.resourcemanager.keytab", Value: "/etc/krb5.keytab", Doc: "The keytab holding the ResourceManager principal's keys."},
 
 	// yarn-site.xml: ResourceManager service sizes
 	{Key: "yarn.resourcemanager.client.thread-count", Value: "50", Doc: "Calls the client service runs at once."},

@@ -5,17 +5,24 @@ import (
 	"strings"
 )
 
-// CheckSecurityModes refuses the security modes Bobbin's daemons do not serve yet, so a
-// cluster configured for them never runs open: Kerberos authentication, IPC integrity or
-// privacy, and SPNEGO on the web ports. Each refusal names its key and value.
-func (c *Configuration) CheckSecurityModes() error {
+// CheckSecurityModes refuses the security modes a daemon does not serve yet, so a cluster
+// configured for them never runs open: Kerberos authentication (unless the daemon serves
+// it: kerberos), IPC integrity or privacy, and SPNEGO on the web ports. Each refusal names
+// its key and value.
+func (c *Configuration) CheckSecurityModes(kerberos bool) error {
 	var errs []error
+	auth := "simple"
+	if kerberos {
+		if v, err := c.Trimmed("hadoop.security.authentication"); err == nil && strings.EqualFold(v, "kerberos") {
+			auth = "kerberos"
+		}
+	}
 	for _, k := range []struct {
 		key, served string
 		reason      string
 	}{
-		{"hadoop.security.authentication", "simple",
-			"Bobbin authenticates IPC callers with SIMPLE and tokens only; it does not serve Kerberos yet, and will not run open on a cluster configured for it"},
+		{"hadoop.security.authentication", auth,
+			"this Bobbin daemon authenticates IPC callers with SIMPLE and tokens only; it does not serve Kerberos yet, and will not run open on a cluster configured for it"},
 		{"hadoop.http.authentication.type", "simple",
 			"Bobbin's web ports authenticate with simple (user.name) only; SPNEGO is not served yet"},
 	} {

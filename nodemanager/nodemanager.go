@@ -108,7 +108,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		}
 	}
 	add(c.CheckHTTPOnly())
-	add(c.CheckSecurityModes())
+	add(c.CheckSecurityModes(false))
 	add(checkExecutorClass(c))
 	host, err := c.Trimmed("yarn.nodemanager.hostname")
 	add(err)

@@ -33,6 +33,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
@@ -122,6 +123,10 @@ func New(opts Options) (*ResourceManager, error) {
 		}
 	}
 	policy := rm.opts.Security.Policy
+	krb, err := rmKerberos(rm.opts.Conf, settings.ClientAddr)
+	if err != nil {
+		return nil, err
+	}
 	var activeCheck func() string
 	if ha != nil && ha.automatic {
 		activeCheck = rm.stillActive
@@ -129,7 +134,7 @@ func New(opts Options) (*ResourceManager, error) {
 	server := func(name string, handlers int, sm rpc.SecretManager) *rpc.Server {
 		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
 			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck,
-			Authorize: policy.Authorize})
+			Authorize: policy.Authorize, Kerberos: krb})
 	}
 	rm.webMux = http.NewServeMux()
 	host, _ := os.Hostname()
@@ -500,4 +505,16 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	}
 	rm.log.Info("ResourceManager stopped")
 	return err
+}
+
+// rmKerberos is the RM's Kerberos identity on its IPC ports with
+// hadoop.security.authentication=kerberos (nil without): yarn.resourcemanager.principal,
+// _HOST being the client address's host, and yarn.resourcemanager.keytab.
+func rmKerberos(c *conf.Configuration, clientAddr string) (*rpc.Kerberos, error) {
+	on, err := kerberos.Enabled(c)
+	if err != nil || !on {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(clientAddr)
+	return kerberos.ServerFromConf(c, "yarn.resourcemanager.principal", "yarn.resourcemanager.keytab", host)
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	"github.com/bobbin-yarn/bobbin/rpc/sasl"
 )
 
 // SecretManager verifies token identifiers for TOKEN (DIGEST-MD5) authentication.
@@ -31,14 +32,32 @@ type AuthMethod string
 
 // Authentication methods, named as Hadoop's SaslRpcServer.AuthMethod.
 const (
-	AuthSimple AuthMethod = "SIMPLE"
-	AuthToken  AuthMethod = "TOKEN"
+	AuthSimple   AuthMethod = "SIMPLE"
+	AuthToken    AuthMethod = "TOKEN"
+	AuthKerberos AuthMethod = "KERBEROS"
 )
+
+// Kerberos makes a server offer KERBEROS (SASL GSSAPI) and refuse SIMPLE, as a Java server
+// with hadoop.security.authentication=kerberos does.
+type Kerberos struct {
+	// Acceptor starts the GSSAPI exchange of one connection.
+	Acceptor func() *sasl.GSSAPIServer
+	// Protocol and ServerID are what the NEGOTIATE reply advertises: the first two
+	// components of the server's principal ("rm", "host1.example.com"); a Java client
+	// checks them against its configured principal for the server.
+	Protocol, ServerID string
+	// ShortName maps the authenticated principal to the local user name
+	// (hadoop.security.auth_to_local).
+	ShortName func(principal string) (string, error)
+}
 
 // Caller describes who made a call; handlers read it with CallerFrom.
 type Caller struct {
-	User       string // effective user: the token's user for TOKEN, the context's user for SIMPLE
-	RealUser   string
+	User     string // effective user: the token's user for TOKEN, the context's user for SIMPLE
+	RealUser string
+	// Principal is the Kerberos principal (name@REALM) a KERBEROS caller authenticated as;
+	// User is its short name.
+	Principal  string
 	Auth       AuthMethod
 	TokenKind  string
 	TokenID    []byte // the token identifier bytes, for TOKEN connections
@@ -111,6 +130,8 @@ type ServerOptions struct {
 	// answer refuses it with StandbyException and that message. An HA ResourceManager
 	// uses it to stop serving the moment it cannot be sure it is still the active one.
 	ActiveCheck func() string
+	// Kerberos, when set, offers KERBEROS authentication and refuses SIMPLE.
+	Kerberos *Kerberos
 	// Authorize, when set, admits or refuses each connection once its caller (user, real
 	// user, protocol, address) is known, as Java's Server.authorizeConnection: proxy users
 	// and service-level ACLs. A refusal is answered FATAL (a *RemoteError keeps its class,

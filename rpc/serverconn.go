@@ -36,6 +36,7 @@ type serverConn struct {
 	preamble     Preamble
 	saslDone     bool
 	digest       *sasl.Server
+	gss          *sasl.GSSAPIServer // the KERBEROS exchange under way
 	contextRead  bool
 	authzCounted bool   // a refusal by ServerOptions.Authorize, already counted
 	caller       Caller // template for every call on this connection
@@ -198,9 +199,9 @@ func (c *serverConn) readPreamble() error {
 	}
 	switch p.Auth {
 	case AuthNone:
-		if c.srv.opts.SecretManager != nil && c.srv.opts.TokenRequired {
+		if c.srv.opts.Kerberos != nil || c.srv.opts.SecretManager != nil && c.srv.opts.TokenRequired {
 			return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl,
-				"SIMPLE authentication is not enabled.  Available:[TOKEN]")
+				"SIMPLE authentication is not enabled.  Available:%v", c.methodNames())
 		}
 		c.saslDone = true
 		c.caller.Auth = AuthSimple
@@ -272,6 +273,12 @@ func (c *serverConn) processConnectionContext(payload []byte) error {
 	c.caller.Protocol = cc.GetProtocol()
 	ui := cc.GetUserInfo()
 	switch c.caller.Auth {
+	case AuthKerberos:
+		// The Java client names its full principal; another name is an impersonation by
+		// the authenticated user (Authorize decides on it as a proxy user).
+		if eu := ui.GetEffectiveUser(); eu != "" && eu != c.caller.Principal && eu != c.caller.User {
+			c.caller.RealUser, c.caller.User = c.caller.User, eu
+		}
 	case AuthToken:
 		// The identity is the token's; a different effective user is an impersonation attempt.
 		if eu := ui.GetEffectiveUser(); eu != "" && eu != c.caller.User {

@@ -20,7 +20,7 @@ func (c *serverConn) processSASL(payload []byte) error {
 	switch msg.GetState() {
 	case commonpb.RpcSaslProto_NEGOTIATE:
 		c.log.WithField("token_auth", sm != nil).Debug("SASL negotiation")
-		if sm == nil {
+		if sm == nil && c.srv.opts.Kerberos == nil {
 			// SIMPLE-only: SUCCESS tells the client to fall back to SIMPLE.
 			c.saslDone = true
 			c.caller.Auth = AuthSimple
@@ -32,7 +32,9 @@ func (c *serverConn) processSASL(payload []byte) error {
 			re.Code, re.Fatal = commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, true
 			return re
 		}
-		c.digest = sasl.NewServer()
+		if sm != nil {
+			c.digest = sasl.NewServer()
+		}
 		return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_NEGOTIATE.Enum(), Auths: c.advertised(true)})
 	case commonpb.RpcSaslProto_INITIATE:
 		if len(msg.GetAuths()) == 0 {
@@ -40,8 +42,20 @@ func (c *serverConn) processSASL(payload []byte) error {
 		}
 		chosen := msg.GetAuths()[0]
 		if !c.offers(chosen) {
+			if chosen.GetMethod() == string(AuthSimple) {
+				// Java's words (Server.Connection.processSaslMessage), two spaces included.
+				return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl,
+					"SIMPLE authentication is not enabled.  Available:%v", c.methodNames())
+			}
 			return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl,
 				"Client mechanism is not supported: %s/%s. Available:%v", chosen.GetMethod(), chosen.GetMechanism(), c.methodNames())
+		}
+		if chosen.GetMethod() == string(AuthKerberos) {
+			if len(msg.GetToken()) == 0 {
+				return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassSaslException, "Client did not send a token")
+			}
+			c.gss = c.srv.opts.Kerberos.Acceptor()
+			return c.stepGSS(msg.GetToken())
 		}
 		if chosen.GetMethod() == string(AuthSimple) {
 			c.saslDone = true // SIMPLE: no reply; the connection context follows
@@ -56,6 +70,12 @@ func (c *serverConn) processSASL(payload []byte) error {
 		}
 		return c.verifyToken(msg.GetToken())
 	case commonpb.RpcSaslProto_RESPONSE:
+		if c.gss != nil {
+			if msg.Token == nil {
+				return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassSaslException, "Client did not send a token")
+			}
+			return c.stepGSS(msg.GetToken())
+		}
 		if c.digest == nil {
 			return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassSaslException, "SASL RESPONSE before INITIATE")
 		}
@@ -101,6 +121,30 @@ func (c *serverConn) verifyToken(response []byte) error {
 	return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum(), Token: final})
 }
 
+// stepGSS runs one step of the KERBEROS exchange: a CHALLENGE with the acceptor's token,
+// or, once the security layer is agreed, SUCCESS without a token (Java's client refuses
+// one) and the caller's identity.
+func (c *serverConn) stepGSS(token []byte) error {
+	answer, done, err := c.gss.Step(token)
+	if err != nil {
+		c.log.WithError(err).Warn("Kerberos authentication failed")
+		return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassSaslException, "GSS initiate failed")
+	}
+	if !done {
+		return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_CHALLENGE.Enum(), Token: answer})
+	}
+	principal := c.gss.Client()
+	user, err := c.srv.opts.Kerberos.ShortName(principal)
+	if err != nil {
+		c.log.WithError(err).WithField("principal", principal).Warn("Kerberos principal not mapped to a user")
+		return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "Illegal principal name %s: %v", principal, err)
+	}
+	c.saslDone = true
+	c.caller.Auth, c.caller.Principal, c.caller.User = AuthKerberos, principal, user
+	c.srv.act.authnOK.Add(1)
+	return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum()})
+}
+
 // advertised lists the server's auth methods in preference order, with the pre-computed
 // DIGEST-MD5 challenge when withChallenge is set.
 func (c *serverConn) advertised(withChallenge bool) []*commonpb.RpcSaslProto_SaslAuth {
@@ -117,7 +161,10 @@ func (c *serverConn) advertised(withChallenge bool) []*commonpb.RpcSaslProto_Sas
 		}
 		auths = append(auths, a)
 	}
-	if c.srv.opts.SecretManager == nil || !c.srv.opts.TokenRequired {
+	if k := c.srv.opts.Kerberos; k != nil {
+		auths = append(auths, &commonpb.RpcSaslProto_SaslAuth{Method: proto.String(string(AuthKerberos)), Mechanism: proto.String(sasl.GSSAPI),
+			Protocol: proto.String(k.Protocol), ServerId: proto.String(k.ServerID)})
+	} else if c.srv.opts.SecretManager == nil || !c.srv.opts.TokenRequired {
 		auths = append(auths, &commonpb.RpcSaslProto_SaslAuth{Method: proto.String(string(AuthSimple)), Mechanism: proto.String("")})
 	}
 	return auths

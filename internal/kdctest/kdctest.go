@@ -87,7 +87,7 @@ func Start(t *testing.T, realm string) *KDC {
 		}
 	}
 	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Krb5Conf(), "KRB5_KDC_PROFILE="+filepath.Join(k.Dir, "kdc.conf"),
-		"KRB5CCNAME=FILE:"+filepath.Join(k.Dir, "ccache"))
+		"KRB5CCNAME="+filepath.Join(k.Dir, "ccache"))
 	k.run(t, "kdb5_util", "create", "-s", "-r", realm, "-P", "master-"+realm)
 	bin, _ := find("krb5kdc")
 	cmd := exec.Command(bin, "-n", "-r", realm)

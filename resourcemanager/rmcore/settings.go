@@ -146,7 +146,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if err := c.CheckHTTPOnly(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.CheckSecurityModes(); err != nil {
+	if err := c.CheckSecurityModes(true); err != nil {
 		errs = append(errs, err)
 	}
 	for key, dst := range map[string]*time.Duration{

@@ -273,8 +273,12 @@ func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueue
 	return resp, nil
 }
 
-// Delegation tokens need Kerberos; the Java RM refuses them the same way without it.
-func (s *clientService) getDelegationToken(context.Context, *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {
+// Delegation tokens need Kerberos; the Java RM refuses them the same way without it. A
+// Kerberos caller is told plainly that Bobbin does not issue them yet.
+func (s *clientService) getDelegationToken(ctx context.Context, _ *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {
+	if c, _ := rpc.CallerFrom(ctx); c != nil && c.Auth == rpc.AuthKerberos {
+		return nil, rpc.Errorf(rpc.ClassIOException, "RM delegation tokens are not issued by this Bobbin ResourceManager yet")
+	}
 	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be issued only with kerberos authentication")
 }
 

@@ -105,7 +105,7 @@ func NewServer(c *conf.Configuration, user string, log *logrus.Entry) (*Server, 
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(c.CheckHTTPOnly(), c.CheckSecurityModes()); err != nil {
+	if err := errors.Join(c.CheckHTTPOnly(), c.CheckSecurityModes(false)); err != nil {
 		return nil, err
 	}
 	s, err := ReadSettings(c)

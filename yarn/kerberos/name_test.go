@@ -81,3 +81,15 @@ func TestAuthToLocalEdges(t *testing.T) {
 		t.Fatal("an out-of-range parameter was accepted")
 	}
 }
+
+func TestServerPrincipal(t *testing.T) {
+	for _, tc := range []struct{ configured, host, want string }{
+		{"rm/_HOST@EXAMPLE.COM", "RM1.Example.com", "rm/rm1.example.com@EXAMPLE.COM"},
+		{"rm/fixed.example.com@EXAMPLE.COM", "other", "rm/fixed.example.com@EXAMPLE.COM"},
+		{"rm/_HOST@EXAMPLE.COM", "127.0.0.1", "rm/localhost@EXAMPLE.COM"},
+	} {
+		if got, err := ServerPrincipal(tc.configured, tc.host); err != nil || got != tc.want {
+			t.Errorf("%s on %s: %q %v, want %q", tc.configured, tc.host, got, err, tc.want)
+		}
+	}
+}
