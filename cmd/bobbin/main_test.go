@@ -59,8 +59,9 @@ func TestResourceManagerRefusesBrokenConf(t *testing.T) {
 	}
 }
 
-// Security modes Bobbin does not serve stop every daemon at start, naming the file, key
-// and value: a kerberized cluster never gets an RM or NM that accepts SIMPLE callers.
+// Security modes a daemon does not serve stop it at start, naming the file, key and value:
+// a kerberized cluster never gets a NodeManager that accepts SIMPLE callers, nor any daemon
+// that skips the protection or web authentication it asked for.
 func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 	dir := t.TempDir()
 	core := filepath.Join(dir, "core-site.xml")
@@ -81,11 +82,11 @@ func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 	for _, daemon := range []string{"resourcemanager", "nodemanager", "webproxy"} {
 		var out, errb bytes.Buffer
 		code := run([]string{daemon, "--conf", dir}, &out, &errb)
-		for _, want := range []string{
-			core + `: hadoop.security.authentication = \"kerberos\"`,
-			core + `: hadoop.rpc.protection = \"privacy\"`,
-			core + `: hadoop.http.authentication.type = \"kerberos\"`,
-		} {
+		wants := []string{core + `: hadoop.rpc.protection = \"privacy\"`, core + `: hadoop.http.authentication.type = \"kerberos\"`}
+		if daemon != "resourcemanager" { // the RM serves Kerberos
+			wants = append(wants, core+`: hadoop.security.authentication = \"kerberos\"`)
+		}
+		for _, want := range wants {
 			if code != 1 || !strings.Contains(errb.String(), want) {
 				t.Errorf("%s: exit %d; log lacks %s:\n%s", daemon, code, want, errb.String())
 			}
