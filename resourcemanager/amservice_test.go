@@ -102,3 +102,40 @@ func TestAMServiceRefusesCallsWithoutAMRMToken(t *testing.T) {
 		t.Fatalf("%+v", re)
 	}
 }
+
+// An AM that unregisters after its application was killed (it heard the kill late) changes
+// nothing: the attempt stays KILLED with the RM's application page as tracking URL, as in
+// the Java RM.
+func TestFinishAfterKillKeepsTheAttemptKilled(t *testing.T) {
+	rm, cl := startRM(t, testConf())
+	ctx := context.Background()
+	na, _ := cl.GetNewApplication(ctx)
+	id := na.GetApplicationId()
+	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: id, Queue: proto.String("default"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := cl.GetApplicationReport(ctx, id)
+	am := amClient(t, rm, token.FromProto(rep.GetAmRmToken()))
+	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{Host: proto.String("am-host"), TrackingUrl: proto.String("http://am-host:8080")},
+		&yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: id}, &yarnpb.KillApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	var fin yarnpb.FinishApplicationMasterResponseProto
+	if err := am.Call(ctx, "finishApplicationMaster", &yarnpb.FinishApplicationMasterRequestProto{FinalApplicationStatus: yarnpb.FinalApplicationStatusProto_APP_KILLED.Enum(),
+		TrackingUrl: proto.String("http://am-host:8080/late")}, &fin); err != nil || !fin.GetIsUnregistered() {
+		t.Fatalf("late finish: %v %v", &fin, err)
+	}
+	var att yarnpb.GetApplicationAttemptReportResponseProto
+	if err := cl.Call(ctx, "getApplicationAttemptReport", &yarnpb.GetApplicationAttemptReportRequestProto{ApplicationAttemptId: rep.GetCurrentApplicationAttemptId()}, &att); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = cl.GetApplicationReport(ctx, id)
+	if st := att.GetApplicationAttemptReport().GetYarnApplicationAttemptState(); st != yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED ||
+		rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_KILLED || !strings.Contains(rep.GetTrackingUrl(), "/cluster/app/") {
+		t.Fatalf("after a late finish: attempt %v, app %v, tracking %s", st, rep.GetYarnApplicationState(), rep.GetTrackingUrl())
+	}
+}

@@ -220,6 +220,12 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 			return
 		}
 		unmanaged = a.Unmanaged
+		if at.Ended() && !at.Unregistered {
+			// The attempt was killed or failed before its AM unregistered (it heard the
+			// kill late): the Java RM ignores the call, and the attempt keeps its final
+			// state and the RM's application page as tracking URL.
+			return
+		}
 		if req.GetTrackingUrl() != "" {
 			at.TrackingURL = req.GetTrackingUrl()
 		}
