@@ -34,6 +34,9 @@ type ClientOptions struct {
 	Token *token.Token
 	// UseSASL opens with SASL even without a token (the server then picks SIMPLE).
 	UseSASL bool
+	// Kerberos, when set, is offered for KERBEROS (SASL GSSAPI) authentication; a server
+	// that offers TOKEN first and a Token set still gets the token, as from Java.
+	Kerberos *ClientKerberos
 	// ConnectRetries is ipc.client.connect.max.retries (0 means 10; negative means none),
 	// retried every RetryInterval (1 s).
 	ConnectRetries int
@@ -174,26 +177,31 @@ func (c *Client) dial(ctx context.Context) (*clientConn, error) {
 }
 
 func (c *Client) handshake(conn *clientConn) error {
-	useSASL := c.opts.Token != nil || c.opts.UseSASL
+	useSASL := c.opts.Token != nil || c.opts.UseSASL || c.opts.Kerberos != nil
 	auth := byte(AuthNone)
 	if useSASL {
 		auth = AuthSASL
 	}
 	out := Preamble{Version: CurrentVersion, Auth: auth}.Bytes()
-	simple := true
+	method := AuthSimple
 	if useSASL {
 		var err error
-		if simple, err = c.saslHandshake(conn, out); err != nil {
+		if method, err = c.saslHandshake(conn, out); err != nil {
 			return err
 		}
 		out = nil
 	}
+	// As Java's ProtoUtil.makeIpcConnectionContext: SIMPLE names the user (and a proxy's
+	// real user), KERBEROS the full principal, TOKEN nobody (the token does).
 	ui := &commonpb.UserInformationProto{}
-	if simple {
+	switch method {
+	case AuthSimple:
 		ui.EffectiveUser = proto.String(c.opts.User)
 		if c.opts.RealUser != "" {
 			ui.RealUser = proto.String(c.opts.RealUser)
 		}
+	case AuthKerberos:
+		ui.EffectiveUser = proto.String(c.opts.Kerberos.Principal())
 	}
 	cc := &commonpb.IpcConnectionContextProto{UserInfo: ui, Protocol: proto.String(c.opts.Protocol)}
 	pkt, err := AppendFrame(out, c.header(CallIDConnectionContext, -1), cc)
