@@ -14,7 +14,7 @@ var Defaults = []Default{
 	// core-site.xml
 	{Key: "fs.defaultFS", Value: "file:///", Doc: "Default filesystem; staging and localization paths without a scheme resolve against it."},
 	{Key: "hadoop.tmp.dir", Value: "/tmp/hadoop-${user.name}", Doc: "Base for other temporary directories."},
-	{Key: "hadoop.security.authentication", Value: "simple", Doc: "simple, or kerberos: the ResourceManager then authenticates IPC callers with Kerberos (SASL GSSAPI, with yarn.resourcemanager.principal and keytab) or tokens and refuses SIMPLE; the NodeManager and web proxy still refuse kerberos at start."},
+	{Key: "hadoop.security.authentication", Value: "simple", Doc: "simple, or kerberos: the ResourceManager then authenticates IPC callers with Kerberos (SASL GSSAPI, with yarn.resourcemanager.principal and keytab) or tokens and refuses SIMPLE; the NodeManager logs in with yarn.nodemanager.principal and keytab and offers KERBEROS beside NM tokens; the web proxy still refuses kerberos at start."},
 	{Key: "hadoop.security.auth_to_local", Value: "", Doc: "Rules mapping Kerberos principals to user names (RULE:[n:fmt](match)s/from/to/g, /L, DEFAULT); empty means DEFAULT: name[/host]@DEFAULT_REALM becomes name."},
 	{Key: "hadoop.rpc.protection", Value: "authentication", Doc: "SASL quality of protection on IPC connections: only authentication is served yet; integrity and privacy are refused at start."},
 	{Key: "hadoop.http.authentication.type", Value: "simple", Doc: "Web authentication: simple (the caller names itself with ?user.name=); kerberos (SPNEGO) is refused at start."},
@@ -44,6 +44,8 @@ var Defaults = []Default{
 	// yarn-site.xml: Kerberos identities
 	{Key: "yarn.resourcemanager.principal", Value: "", Doc: "The ResourceManager's Kerberos principal (rm/_HOST@REALM; _HOST is the host of yarn.resourcemanager.address, or this host's name when that is 0.0.0.0). Required with kerberos."},
 	{Key: "yarn.resourcemanager.keytab", Value: "/etc/krb5.keytab", Doc: "The keytab holding the ResourceManager principal's keys."},
+	{Key: "yarn.nodemanager.principal", Value: "", Doc: "The NodeManager's Kerberos principal (nm/_HOST@REALM; _HOST is the node's host name). With kerberos it logs in with it to the ResourceManager and offers KERBEROS on its ContainerManager port. Required with kerberos."},
+	{Key: "yarn.nodemanager.keytab", Value: "/etc/krb5.keytab", Doc: "The keytab holding the NodeManager principal's keys."},
 
 	// yarn-site.xml: ResourceManager service sizes
 	{Key: "yarn.resourcemanager.client.thread-count", Value: "50", Doc: "Calls the client service runs at once."},

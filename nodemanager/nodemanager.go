@@ -108,7 +108,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		}
 	}
 	add(c.CheckHTTPOnly())
-	add(c.CheckSecurityModes(false))
+	add(c.CheckSecurityModes(true))
 	add(checkExecutorClass(c))
 	host, err := c.Trimmed("yarn.nodemanager.hostname")
 	add(err)
@@ -273,6 +273,7 @@ const shuffleService = "mapreduce_shuffle"
 type NodeManager struct {
 	opts     Options
 	policy   *authz.Policy // service ACLs and proxy users on the IPC port
+	krb      *nmKerberos   // nil without Kerberos
 	logACLs  logACLs       // who may read container logs on the web pages
 	settings Settings
 	log      *logrus.Entry
@@ -340,11 +341,16 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	krb, err := newNMKerberos(opts.Conf, s)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Executor == nil {
 		switch s.Borrow.Executor {
 		case "uml":
 			u := s.Borrow.UML
 			if err := u.CheckUML(); err != nil {
+				krb.close()
 				return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.container-executor=uml: %w", err)
 			}
 			opts.Executor = &u
@@ -353,7 +359,7 @@ func New(opts Options) (*NodeManager, error) {
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, policy: policy, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
 		counts: newNMCounters(opts.Metrics)}
@@ -432,7 +438,8 @@ func (nm *NodeManager) Start() error {
 	}
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
-		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger, Authorize: nm.policy.Authorize})
+		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger, Authorize: nm.policy.Authorize,
+		Kerberos: nm.krb.serverOpt()})
 	p, err := newContainerManager(nm)
 	if err != nil {
 		ln.Close()
@@ -531,6 +538,7 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 		errs = append(errs, nm.shuffle.shutdown(ctx))
 	}
 	nm.wg.Wait()
+	nm.krb.close()
 	if nm.store != nil {
 		nm.storeMu.Lock()
 		errs = append(errs, nm.store.Close())

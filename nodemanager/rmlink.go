@@ -43,8 +43,9 @@ func (l *rmLink) dial() *rpc.Client {
 	if len(l.nm.settings.RMTrackers) > 1 {
 		retries = -1
 	}
-	return rpc.NewClient(rpc.ClientOptions{Addr: l.nm.settings.RMTrackers[l.tracker], Protocol: protocol.ResourceTracker,
-		User: "yarn", ConnectRetries: retries, RetryInterval: time.Second, Logger: l.nm.opts.Logger})
+	addr := l.nm.settings.RMTrackers[l.tracker]
+	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ResourceTracker,
+		User: "yarn", Kerberos: l.nm.krb.towardsRM(addr), ConnectRetries: retries, RetryInterval: time.Second, Logger: l.nm.opts.Logger})
 }
 
 // failover moves to the next RM after a failed call when the RMs are in HA and the call

@@ -60,7 +60,7 @@ func TestResourceManagerRefusesBrokenConf(t *testing.T) {
 }
 
 // Security modes a daemon does not serve stop it at start, naming the file, key and value:
-// a kerberized cluster never gets a NodeManager that accepts SIMPLE callers, nor any daemon
+// a kerberized cluster never gets a web proxy that accepts SIMPLE callers, nor any daemon
 // that skips the protection or web authentication it asked for.
 func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 	dir := t.TempDir()
@@ -83,7 +83,7 @@ func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := run([]string{daemon, "--conf", dir}, &out, &errb)
 		wants := []string{core + `: hadoop.rpc.protection = \"privacy\"`, core + `: hadoop.http.authentication.type = \"kerberos\"`}
-		if daemon != "resourcemanager" { // the RM serves Kerberos
+		if daemon == "webproxy" { // the RM and NM serve Kerberos
 			wants = append(wants, core+`: hadoop.security.authentication = \"kerberos\"`)
 		}
 		for _, want := range wants {

@@ -52,41 +52,13 @@ func ServerPrincipal(configured, host string) (string, error) {
 // keytab at keytabKey, and hadoop.security.auth_to_local for naming callers. Every missing
 // or unusable value is an error naming its key.
 func ServerFromConf(c *conf.Configuration, principalKey, keytabKey, host string) (*rpc.Kerberos, error) {
-	configured, err := c.Trimmed(principalKey)
+	n, kt, err := identity(c, principalKey, keytabKey, host)
 	if err != nil {
 		return nil, err
-	}
-	if configured == "" {
-		return nil, fmt.Errorf("conf: %s must be set with hadoop.security.authentication=kerberos", principalKey)
-	}
-	principal, err := ServerPrincipal(configured, host)
-	if err != nil {
-		return nil, fmt.Errorf("conf: %s = %q: %w", principalKey, configured, err)
-	}
-	n, _ := ParseName(principal)
-	if n.Host == "" {
-		return nil, fmt.Errorf("conf: %s = %q: Kerberos principal name does NOT have the expected hostname part", principalKey, configured)
-	}
-	path, err := c.Trimmed(keytabKey)
-	if err != nil {
-		return nil, err
-	}
-	if path == "" {
-		return nil, fmt.Errorf("conf: %s must be set with hadoop.security.authentication=kerberos", keytabKey)
-	}
-	kt, err := keytab.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("conf: %s = %q: %w", keytabKey, path, err)
 	}
 	defaultRealm := krb5DefaultRealm()
-	if n.Realm == "" {
-		n.Realm = defaultRealm
-	}
 	if defaultRealm == "" {
 		defaultRealm = n.Realm
-	}
-	if !hasKey(kt, n) {
-		return nil, fmt.Errorf("conf: %s = %q has no key for %s (from %s)", keytabKey, path, n, principalKey)
 	}
 	rulesText, err := c.Get("hadoop.security.auth_to_local")
 	if err != nil {
@@ -105,6 +77,45 @@ func ServerFromConf(c *conf.Configuration, principalKey, keytabKey, host string)
 	}, nil
 }
 
+// identity reads a daemon's principal (principalKey, _HOST resolved against host, the
+// default realm when it names none) and loads the keytab at keytabKey, which must hold a
+// key for it.
+func identity(c *conf.Configuration, principalKey, keytabKey, host string) (Name, *keytab.Keytab, error) {
+	configured, err := c.Trimmed(principalKey)
+	if err != nil {
+		return Name{}, nil, err
+	}
+	if configured == "" {
+		return Name{}, nil, fmt.Errorf("conf: %s must be set with hadoop.security.authentication=kerberos", principalKey)
+	}
+	principal, err := ServerPrincipal(configured, host)
+	if err != nil {
+		return Name{}, nil, fmt.Errorf("conf: %s = %q: %w", principalKey, configured, err)
+	}
+	n, _ := ParseName(principal)
+	if n.Host == "" {
+		return Name{}, nil, fmt.Errorf("conf: %s = %q: Kerberos principal name does NOT have the expected hostname part", principalKey, configured)
+	}
+	path, err := c.Trimmed(keytabKey)
+	if err != nil {
+		return Name{}, nil, err
+	}
+	if path == "" {
+		return Name{}, nil, fmt.Errorf("conf: %s must be set with hadoop.security.authentication=kerberos", keytabKey)
+	}
+	kt, err := keytab.Load(path)
+	if err != nil {
+		return Name{}, nil, fmt.Errorf("conf: %s = %q: %w", keytabKey, path, err)
+	}
+	if n.Realm == "" {
+		n.Realm = krb5DefaultRealm()
+	}
+	if !hasKey(kt, n) {
+		return Name{}, nil, fmt.Errorf("conf: %s = %q has no key for %s (from %s)", keytabKey, path, n, principalKey)
+	}
+	return n, kt, nil
+}
+
 func hasKey(kt *keytab.Keytab, n Name) bool {
 	for _, e := range kt.Entries {
 		if e.Principal.Realm == n.Realm && strings.Join(e.Principal.Components, "/") == n.Service+"/"+n.Host {
@@ -117,13 +128,22 @@ func hasKey(kt *keytab.Keytab, n Name) bool {
 // krb5DefaultRealm is default_realm of the Kerberos configuration (KRB5_CONFIG, else
 // /etc/krb5.conf), "" when there is none.
 func krb5DefaultRealm() string {
+	cfg, err := krb5Config()
+	if err != nil {
+		return ""
+	}
+	return cfg.LibDefaults.DefaultRealm
+}
+
+// krb5Config loads the Kerberos configuration: KRB5_CONFIG, else /etc/krb5.conf.
+func krb5Config() (*config.Config, error) {
 	path := os.Getenv("KRB5_CONFIG")
 	if path == "" {
 		path = "/etc/krb5.conf"
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		return ""
+		return nil, fmt.Errorf("kerberos configuration %s: %w", path, err)
 	}
-	return cfg.LibDefaults.DefaultRealm
+	return cfg, nil
 }

@@ -1,0 +1,198 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/kdctest"
+)
+
+// TestKerberosNodeManagers: NodeManagers in secure mode register over KERBEROS, with
+// keytabs from a real MIT KDC — Bobbin's NM and the Apache 2.7.3 NM with Bobbin's
+// kerberized RM, and Bobbin's NM with the Apache 2.7.3 RM in secure mode. Each RM's node
+// list, read by the real yarn CLI after kinit, shows its nodes RUNNING.
+func TestKerberosNodeManagers(t *testing.T) {
+	home := requireHadoop(t)
+	k := kdctest.Start(t, "BOBBIN.TEST")
+	k.AddPrincipal(t, "alice", "alice-secret")
+	rmKeytab := k.Keytab(t, "rm.keytab", "rm/localhost")
+	nmKeytab := k.Keytab(t, "nm.keytab", "nm/localhost")
+	t.Setenv("KRB5_CONFIG", k.Krb5Conf())
+	jvm := "--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
+	javaEnv := []string{"HADOOP_OPTS=" + jvm, "YARN_OPTS=" + jvm, "KRB5CCNAME=" + filepath.Join(k.Dir, "ccache"), "KRB5_CONFIG=" + k.Krb5Conf()}
+	kinit(t, k, "alice", "alice-secret")
+
+	rmSite := func() map[string]string {
+		return map[string]string{
+			"yarn.resourcemanager.hostname":                           "127.0.0.1",
+			"yarn.resourcemanager.address":                            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.resourcemanager.resource-tracker.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.resourcemanager.scheduler.address":                  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.resourcemanager.webapp.address":                     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.resourcemanager.admin.address":                      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.resourcemanager.principal":                          "rm/_HOST@BOBBIN.TEST",
+			"yarn.resourcemanager.keytab":                             rmKeytab,
+			"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "500",
+		}
+	}
+	// An NM's conf dir: the RM's keys and its own ports, principal and keytab.
+	nmConfDir := func(rm map[string]string, principal string) string {
+		dir := t.TempDir()
+		site := map[string]string{}
+		for k, v := range rm {
+			site[k] = v
+		}
+		for k, v := range map[string]string{
+			"yarn.nodemanager.hostname":           "127.0.0.1",
+			"yarn.nodemanager.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.nodemanager.localizer.address":  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.nodemanager.webapp.address":     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"yarn.nodemanager.local-dirs":         filepath.Join(dir, "local"),
+			"yarn.nodemanager.log-dirs":           filepath.Join(dir, "logs"),
+			"yarn.nodemanager.resource.memory-mb": "2048",
+			"yarn.nodemanager.principal":          principal,
+			"yarn.nodemanager.keytab":             nmKeytab,
+			"yarn.nodemanager.recovery.dir":       filepath.Join(dir, "recovery"),
+		} {
+			site[k] = v
+		}
+		writeConf(t, dir, site)
+		kerberizedCore(t, dir)
+		return dir
+	}
+	nodes := func(confDir string, want int) string {
+		var out string
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			_, out = yarnCLI(t, home, confDir, javaEnv, "node", "-list")
+			if strings.Count(out, "RUNNING") >= want {
+				return out
+			}
+		}
+		t.Fatalf("%d RUNNING nodes wanted:\n%s", want, out)
+		return ""
+	}
+
+	t.Run("bobbin-rm", func(t *testing.T) {
+		site := rmSite()
+		confDir := t.TempDir()
+		writeConf(t, confDir, site)
+		kerberizedCore(t, confDir)
+		rm := startDaemon(t, "resourcemanager", "--conf", confDir)
+		rm.waitListening(t, site["yarn.resourcemanager.address"])
+		// _HOST in the NM's principal is its host name: 127.0.0.1, named as Java names it.
+		nm := startDaemon(t, "nodemanager", "--conf", nmConfDir(site, "nm/_HOST@BOBBIN.TEST"))
+		apache := startJavaDaemon(t, home, nmConfDir(site, "nm/localhost@BOBBIN.TEST"), javaEnv, "nodemanager")
+		out := nodes(confDir, 2)
+		if !strings.Contains(out, "Total Nodes:2") {
+			t.Fatalf("node list:\n%s\nBobbin NM:\n%s\nApache NM:\n%s", out, nm.Log(), apache.logTail(40))
+		}
+		if n := strings.Count(rm.Log(), "NodeManager registered"); n != 2 {
+			t.Fatalf("%d registrations in the RM's log:\n%s", n, rm.Log())
+		}
+		if !strings.Contains(apache.logTail(1000), "Login successful for user nm/localhost@BOBBIN.TEST using keytab file") {
+			t.Fatalf("the Apache NM did not log in with its keytab:\n%s", apache.logTail(60))
+		}
+	})
+
+	t.Run("apache-rm", func(t *testing.T) {
+		site := rmSite()
+		confDir := t.TempDir()
+		writeConf(t, confDir, site)
+		kerberizedCore(t, confDir)
+		rm := startJavaDaemon(t, home, confDir, javaEnv, "resourcemanager")
+		rm.waitListening(t, site["yarn.resourcemanager.resource-tracker.address"])
+		nm := startDaemon(t, "nodemanager", "--conf", nmConfDir(site, "nm/_HOST@BOBBIN.TEST"))
+		out := nodes(confDir, 1)
+		if !strings.Contains(out, "Total Nodes:1") || !strings.Contains(nm.Log(), "registered with the ResourceManager") {
+			t.Fatalf("node list:\n%s\nBobbin NM:\n%s\nApache RM:\n%s", out, nm.Log(), rm.logTail(40))
+		}
+		// The Java RM's SecurityLogger names the method the NM authenticated with.
+		if !strings.Contains(rm.logTail(5000), "Auth successful for nm/localhost@BOBBIN.TEST (auth:KERBEROS)") {
+			t.Fatalf("the Apache RM did not log the NM's Kerberos login:\n%s", rm.logTail(60))
+		}
+	})
+}
+
+// kerberizedCore writes core-site.xml with hadoop.security.authentication=kerberos.
+func kerberizedCore(t *testing.T, dir string) {
+	t.Helper()
+	body := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "file:///") + prop("hadoop.tmp.dir", filepath.Join(dir, "tmp")) +
+		prop("hadoop.security.authentication", "kerberos") + "</configuration>\n"
+	if err := os.WriteFile(filepath.Join(dir, "core-site.xml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The Java daemons' keytab logins and the IPC server's authentications, for the checks.
+	l4j, err := os.OpenFile(filepath.Join(dir, "log4j.properties"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l4j.Close()
+	l4j.WriteString("log4j.logger.org.apache.hadoop.security.UserGroupInformation=INFO\nlog4j.logger.SecurityLogger=INFO\n")
+}
+
+// javaDaemon is an Apache daemon (`yarn <name>`) run in this network namespace, its log
+// in a file; the test's cleanup kills its process group.
+type javaDaemon struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan error
+}
+
+func startJavaDaemon(t *testing.T, home, confDir string, env []string, name string) *javaDaemon {
+	t.Helper()
+	dir := t.TempDir()
+	d := &javaDaemon{log: filepath.Join(dir, name+".out"), done: make(chan error, 1)}
+	logFile, err := os.Create(d.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = exec.Command(filepath.Join(home, "bin", "yarn"), name)
+	d.cmd.Env = append(hadoopEnv(home, confDir), env...)
+	d.cmd.Env = append(d.cmd.Env, "YARN_LOG_DIR="+dir, "HADOOP_LOG_DIR="+dir, "HADOOP_PID_DIR="+dir, "YARN_PID_DIR="+dir,
+		"YARN_ROOT_LOGGER=INFO,console")
+	d.cmd.Stdout, d.cmd.Stderr = logFile, logFile
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait(); logFile.Close() }()
+	t.Cleanup(func() {
+		syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		<-d.done
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", name, d.logTail(80))
+		}
+	})
+	return d
+}
+
+func (d *javaDaemon) logTail(n int) string {
+	b, _ := os.ReadFile(d.log)
+	return tail(string(b), n)
+}
+
+func (d *javaDaemon) waitListening(t *testing.T, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case err := <-d.done:
+			t.Fatalf("Java daemon exited before listening on %s: %v\n%s", addr, err, d.logTail(60))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Fatalf("Java daemon not listening on %s after 60 s\n%s", addr, d.logTail(60))
+}
