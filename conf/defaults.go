@@ -46,6 +46,9 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.keytab", Value: "/etc/krb5.keytab", Doc: "The keytab holding the ResourceManager principal's keys."},
 	{Key: "yarn.nodemanager.principal", Value: "", Doc: "The NodeManager's Kerberos principal (nm/_HOST@REALM; _HOST is the node's host name). With kerberos it logs in with it to the ResourceManager and offers KERBEROS on its ContainerManager port. Required with kerberos."},
 	{Key: "yarn.nodemanager.keytab", Value: "/etc/krb5.keytab", Doc: "The keytab holding the NodeManager principal's keys."},
+	{Key: "yarn.resourcemanager.delegation.key.update-interval", Value: "86400000", Doc: "Milliseconds between rolls of the master key that signs RM delegation tokens; a key verifies until every token signed with it is past its max lifetime."},
+	{Key: "yarn.resourcemanager.delegation.token.renew-interval", Value: "86400000", Doc: "Milliseconds an RM delegation token lives after it is issued or renewed (never past its max lifetime); unrenewed it expires and is removed."},
+	{Key: "yarn.resourcemanager.delegation.token.max-lifetime", Value: "604800000", Doc: "Milliseconds after issue beyond which an RM delegation token cannot be renewed."},
 
 	// yarn-site.xml: ResourceManager service sizes
 	{Key: "yarn.resourcemanager.client.thread-count", Value: "50", Doc: "Calls the client service runs at once."},

@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bobbin-yarn/bobbin/internal/kdctest"
 )
@@ -88,18 +90,66 @@ func TestKerberosYarnCLI(t *testing.T) {
 		// Without a ticket: 2.7.3 fails the GSS exchange, 3.1.1 does not start one (its
 		// retries are cut short: they would go on for minutes).
 		code, out = yarnCLI(t, home, impatientDir, env(emptyCache), "application", "-list")
-		if code == 0 || !strings.Contains(out, "GSS initiate failed") && !strings.Contains(out, "Client cannot authenticate via:[KERBEROS]") {
+		if code == 0 || !strings.Contains(out, "GSS initiate failed") && !strings.Contains(out, "Client cannot authenticate via:[TOKEN, KERBEROS]") {
 			t.Errorf("%s: application -list without a ticket: exit %d\n%s", version, code, out)
+		}
+		// RM delegation tokens with Hadoop's client classes (YarnClient, Token.renew/cancel).
+		out = runRMTokenClient(t, home, confDir, withTicket, "alice")
+		for _, want := range []string{"token owner=alice@BOBBIN.TEST renewer=alice kind=RM_DELEGATION_TOKEN", "applications listed with the token: ",
+			"renewed: true", "cancelled\n", "cancelled token refused: ", "can't be found in cache"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: delegation tokens: no %q in\n%s", version, want, out)
+			}
 		}
 		if version == "2.7.3" {
 			code, out = yarnCLI(t, home, simpleDir, env(emptyCache), "application", "-list")
-			// The Java RM lists TOKEN too: its client port takes RM delegation tokens,
-			// which Bobbin does not issue yet.
-			if code == 0 || !strings.Contains(out, "org.apache.hadoop.security.AccessControlException: SIMPLE authentication is not enabled.  Available:[KERBEROS]") {
+			// TOKEN first, as from the Java RM: the client port takes RM delegation tokens.
+			if code == 0 || !strings.Contains(out, "org.apache.hadoop.security.AccessControlException: SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]") {
 				t.Errorf("%s: a SIMPLE client: exit %d\n%s", version, code, out)
 			}
 		}
 	}
+}
+
+// runRMTokenClient compiles testdata/RMTokenClient.java against a Hadoop's classpath and
+// runs it with renewer as its argument.
+func runRMTokenClient(t *testing.T, home, confDir string, env []string, renewer string) string {
+	t.Helper()
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Skip("javac not found: skipping the delegation-token client")
+	}
+	cpCmd := exec.Command(filepath.Join(home, "bin", "yarn"), "classpath")
+	cpCmd.Env = append(hadoopEnv(home, confDir), env...)
+	cp, err := cpCmd.Output()
+	if err != nil {
+		t.Fatalf("yarn classpath: %v", err)
+	}
+	classes := t.TempDir()
+	classpath := strings.TrimSpace(string(cp))
+	if b, err := exec.Command(javac, "-cp", classpath, "-d", classes, "testdata/RMTokenClient.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append(strings.Fields(jvmKerberosOpts(env)), "-cp", confDir+":"+classpath+":"+classes, "RMTokenClient", renewer)
+	cmd := exec.CommandContext(ctx, "java", args...)
+	cmd.Env = append(hadoopEnv(home, confDir), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("RMTokenClient: %v", err)
+	}
+	return string(out)
+}
+
+// jvmKerberosOpts is the HADOOP_OPTS of env (the JVM options a Java client needs here).
+func jvmKerberosOpts(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HADOOP_OPTS="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func kinit(t *testing.T, k *kdctest.KDC, principal, password string) {

@@ -14,6 +14,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/haelector"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
@@ -32,6 +33,21 @@ type amrmSwitch struct {
 func (s *amrmSwitch) TokenKind() string { return token.KindAMRM }
 
 func (s *amrmSwitch) RetrievePassword(id []byte) ([]byte, string, error) {
+	m := s.cur.Load()
+	if m == nil {
+		return nil, "", rpc.Errorf(rpc.ClassStandby, "this ResourceManager is not active")
+	}
+	return m.RetrievePassword(id)
+}
+
+// delegationSwitch verifies RM delegation tokens with the active core's secret manager.
+type delegationSwitch struct {
+	cur atomic.Pointer[delegation.Manager]
+}
+
+func (s *delegationSwitch) TokenKind() string { return delegation.Kind }
+
+func (s *delegationSwitch) RetrievePassword(id []byte) ([]byte, string, error) {
 	m := s.cur.Load()
 	if m == nil {
 		return nil, "", rpc.Errorf(rpc.ClassStandby, "this ResourceManager is not active")

@@ -57,6 +57,7 @@ type ResourceManager struct {
 	ha       *haSettings // nil without HA
 	elector  *haelector.Elector
 	amrm     amrmSwitch
+	deleg    delegationSwitch
 
 	client        *rpc.Server
 	tracker       *rpc.Server
@@ -127,6 +128,9 @@ func New(opts Options) (*ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if krb != nil {
+		rm.opts.Security.ShortName = krb.ShortName
+	}
 	var activeCheck func() string
 	if ha != nil && ha.automatic {
 		activeCheck = rm.stillActive
@@ -142,7 +146,8 @@ func New(opts Options) (*ResourceManager, error) {
 		Started: time.Now(), Beans: rm.beans}
 	daemon.Install(rm.webMux)
 	rm.webMux.HandleFunc("/", rm.serveActive)
-	rm.client = server("ClientRMService", settings.ClientHandlers, nil)
+	// The client port takes RM delegation tokens (DIGEST-MD5) beside Kerberos or SIMPLE.
+	rm.client = server("ClientRMService", settings.ClientHandlers, &rm.deleg)
 	rm.tracker = server("ResourceTrackerService", settings.TrackerHandlers, nil)
 	// The scheduler port offers TOKEN and SIMPLE like a Java RM on an insecure cluster; the
 	// AM service itself refuses calls without an AMRMToken.
@@ -193,6 +198,7 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 		return err
 	}
 	rm.amrm.cur.Store(core.AMRM)
+	rm.deleg.cur.Store(core.Delegation)
 	rm.client.Replace(cs)
 	rm.tracker.Replace(rt)
 	rm.scheduler.Replace(ams)

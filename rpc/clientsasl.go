@@ -3,6 +3,7 @@ package rpc
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -67,7 +68,7 @@ func (c *Client) saslHandshake(conn *clientConn, preamble []byte) (AuthMethod, e
 			return AuthSimple, err
 		}
 	}
-	return "", &RemoteError{Class: ClassAccessControl, Message: fmt.Sprintf("Client cannot authenticate via:%v", names)}
+	return "", &RemoteError{Class: ClassAccessControl, Message: "Client cannot authenticate via:[" + strings.Join(names, ", ") + "]"}
 }
 
 // kerberosAuth runs SASL GSSAPI: the AP-REQ in INITIATE, the AP-REP and the wrapped

@@ -3,6 +3,7 @@ package rpc
 import (
 	"encoding/base64"
 	"errors"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -182,12 +183,13 @@ func (c *serverConn) offers(a *commonpb.RpcSaslProto_SaslAuth) bool {
 	return false
 }
 
-func (c *serverConn) methodNames() []string {
+// methodNames lists the methods offered as Java prints a List: "[TOKEN, KERBEROS]".
+func (c *serverConn) methodNames() string {
 	var names []string
 	for _, a := range c.advertised(false) {
 		names = append(names, a.GetMethod())
 	}
-	return names
+	return "[" + strings.Join(names, ", ") + "]"
 }
 
 func (c *serverConn) writeSASL(m *commonpb.RpcSaslProto) error {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -54,6 +55,10 @@ type Core struct {
 	// registers again (zero time: no deadline).
 	decommissioning map[string]time.Time
 	rollers         []*keyRoller
+	// Delegation issues and verifies RM delegation tokens; delegTick is when its expired
+	// tokens were last swept.
+	Delegation *delegation.Manager
+	delegTick  time.Time
 	stepMu          sync.Mutex     // one Step at a time (the monitor's, or a test's)
 	passMu          sync.Mutex     // one SchedulePass at a time
 	tasks           sync.WaitGroup // the loops Run starts and AM launches
@@ -201,7 +206,46 @@ func New(opts Options) (*Core, error) {
 			return nil, err
 		}
 	}
+	if err := rm.startDelegation(st); err != nil {
+		if rm.Store != nil {
+			rm.Store.Close()
+		}
+		return nil, err
+	}
 	return rm, nil
+}
+
+// startDelegation creates the delegation-token secret manager, with the tokens and keys
+// the store kept when there is one.
+func (rm *Core) startDelegation(st *statestore.State) error {
+	// Read at each use: the daemon sets the auth_to_local rules after building the core.
+	short := func(n string) (string, error) {
+		if f := rm.Opts.Security.ShortName; f != nil {
+			return f(n)
+		}
+		return n, nil
+	}
+	var p delegation.Persister
+	var restored delegation.State
+	if rm.Store != nil {
+		var err error
+		if restored, err = delegation.StateFrom(st.Delegation); err != nil {
+			return fmt.Errorf("state store %s: %w", rm.Store.Location(), err)
+		}
+		p = delegation.NewStorePersister(rm.Store, restored.Seq)
+	}
+	m, err := delegation.New(rm.Settings.Delegation, rm.Opts.Now, short, p)
+	if err != nil {
+		return err
+	}
+	if err := m.Restore(restored); err != nil {
+		return fmt.Errorf("state store: delegation tokens: %w", err)
+	}
+	if n := len(restored.Tokens); n > 0 {
+		rm.Log.WithField("tokens", n).Info("RM delegation tokens recovered")
+	}
+	rm.Delegation = m
+	return nil
 }
 
 // Run starts the scheduling loop and the monitor; they stop when ctx ends.

@@ -52,6 +52,12 @@ func (rm *Core) Step(now time.Time) {
 	rm.expireLifetimes(now)
 	rm.checkDecommissioning(now)
 	rm.rollKeys(now)
+	if now.Sub(rm.delegTick) >= 10*time.Second {
+		rm.delegTick = now
+		if err := rm.Delegation.Tick(); err != nil {
+			rm.Log.WithError(err).Warn("delegation tokens: expiring and rolling keys")
+		}
+	}
 }
 
 // expireLifetimes kills the applications whose lifetime has passed, as 3.1.1's

@@ -17,6 +17,9 @@ type Security struct {
 	Groups *authz.Groups
 	Policy *authz.Policy
 	admin  atomic.Pointer[capacity.ACL]
+	// ShortName maps a Kerberos principal to a user name (hadoop.security.auth_to_local);
+	// nil without Kerberos, where names are users already. Set once at start.
+	ShortName func(principal string) (string, error)
 }
 
 // NewSecurity reads the RM's authorization settings from c and confDir's hadoop-policy.xml.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
 	metrics "github.com/rcrowley/go-metrics"
 	"github.com/sirupsen/logrus"
@@ -74,6 +75,11 @@ type Settings struct {
 	AMRMKeyRoll      time.Duration
 	ContainerKeyRoll time.Duration
 	NMKeyRoll        time.Duration
+	// Kerberos is hadoop.security.authentication=kerberos.
+	Kerberos bool
+	// Delegation is yarn.resourcemanager.delegation.{key.update-interval,
+	// token.renew-interval, token.max-lifetime}.
+	Delegation delegation.Settings
 	IncludePath      string
 	ExcludePath      string
 	NodeLabels       bool
@@ -149,6 +155,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	if err := c.CheckSecurityModes(true); err != nil {
 		errs = append(errs, err)
 	}
+	if v, err := c.Trimmed("hadoop.security.authentication"); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.Kerberos = strings.EqualFold(v, "kerberos")
+	}
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,
 		keyNMExpiry: &s.NMExpiry,
@@ -158,6 +169,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		KeyContainerRoll: &s.ContainerKeyRoll,
 		KeyNMRoll:        &s.NMKeyRoll,
 		"yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs": &s.DecommissionPoll,
+		"yarn.resourcemanager.delegation.key.update-interval":                   &s.Delegation.KeyUpdate,
+		"yarn.resourcemanager.delegation.token.renew-interval":                  &s.Delegation.RenewInterval,
+		"yarn.resourcemanager.delegation.token.max-lifetime":                    &s.Delegation.MaxLifetime,
 	} {
 		unit := time.Millisecond
 		if strings.HasSuffix(key, "-secs") {

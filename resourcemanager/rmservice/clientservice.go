@@ -2,6 +2,7 @@ package rmservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -273,21 +274,73 @@ func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueue
 	return resp, nil
 }
 
-// Delegation tokens need Kerberos; the Java RM refuses them the same way without it. A
-// Kerberos caller is told plainly that Bobbin does not issue them yet.
-func (s *clientService) getDelegationToken(ctx context.Context, _ *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {
-	if c, _ := rpc.CallerFrom(ctx); c != nil && c.Auth == rpc.AuthKerberos {
-		return nil, rpc.Errorf(rpc.ClassIOException, "RM delegation tokens are not issued by this Bobbin ResourceManager yet")
+// Delegation tokens, as Java's ClientRMService: on a kerberized RM only a caller who
+// authenticated with Kerberos (not with a delegation token) may get, renew or cancel
+// them; without Kerberos anyone may. The owner is the caller's full name, the renewer is
+// kept by its short name. Refusals reach the client as a YarnException wrapping Java's
+// exception, as RPCUtil.getRemoteException wraps it.
+func (s *clientService) delegationAllowed(ctx context.Context, verb string) (*rpc.Caller, error) {
+	c, _ := rpc.CallerFrom(ctx)
+	if c == nil {
+		return nil, rpc.Errorf(exceptions.YarnException, "java.io.IOException: no caller")
 	}
-	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be issued only with kerberos authentication")
+	if s.rm.Settings.Kerberos && c.Auth != rpc.AuthKerberos {
+		return nil, rpc.Errorf(exceptions.YarnException, "java.io.IOException: Delegation Token can be %s only with kerberos authentication", verb)
+	}
+	return c, nil
 }
 
-func (s *clientService) renewDelegationToken(context.Context, *commonpb.RenewDelegationTokenRequestProto) (*commonpb.RenewDelegationTokenResponseProto, error) {
-	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be renewed only with kerberos authentication")
+// fullName is the caller's user name as Java's UGI.getUserName gives it: the principal
+// for a Kerberos caller.
+func fullName(c *rpc.Caller) string {
+	if c.Principal != "" {
+		return c.Principal
+	}
+	return c.User
 }
 
-func (s *clientService) cancelDelegationToken(context.Context, *commonpb.CancelDelegationTokenRequestProto) (*commonpb.CancelDelegationTokenResponseProto, error) {
-	return nil, rpc.Errorf(rpc.ClassIOException, "Delegation Token can be cancelled only with kerberos authentication")
+func wrapDelegationErr(err error) error {
+	var re *rpc.RemoteError
+	if errors.As(err, &re) {
+		return rpc.Errorf(exceptions.YarnException, "%s: %s", re.Class, re.Message)
+	}
+	return rpc.Errorf(exceptions.YarnException, "java.io.IOException: %v", err)
+}
+
+func (s *clientService) getDelegationToken(ctx context.Context, req *commonpb.GetDelegationTokenRequestProto) (*commonpb.GetDelegationTokenResponseProto, error) {
+	c, err := s.delegationAllowed(ctx, "issued")
+	if err != nil {
+		return nil, err
+	}
+	tok, err := s.rm.Delegation.Issue(fullName(c), req.GetRenewer(), c.RealUser)
+	if err != nil {
+		return nil, wrapDelegationErr(err)
+	}
+	s.rm.Log.WithFields(map[string]any{"user": fullName(c), "renewer": req.GetRenewer()}).Info("RM delegation token issued")
+	return &commonpb.GetDelegationTokenResponseProto{Token: tok}, nil
+}
+
+func (s *clientService) renewDelegationToken(ctx context.Context, req *commonpb.RenewDelegationTokenRequestProto) (*commonpb.RenewDelegationTokenResponseProto, error) {
+	c, err := s.delegationAllowed(ctx, "renewed")
+	if err != nil {
+		return nil, err
+	}
+	exp, err := s.rm.Delegation.Renew(req.GetToken(), c.User)
+	if err != nil {
+		return nil, wrapDelegationErr(err)
+	}
+	return &commonpb.RenewDelegationTokenResponseProto{NewExpiryTime: proto.Uint64(uint64(exp.UnixMilli()))}, nil
+}
+
+func (s *clientService) cancelDelegationToken(ctx context.Context, req *commonpb.CancelDelegationTokenRequestProto) (*commonpb.CancelDelegationTokenResponseProto, error) {
+	c, err := s.delegationAllowed(ctx, "cancelled")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rm.Delegation.Cancel(req.GetToken(), fullName(c)); err != nil {
+		return nil, wrapDelegationErr(err)
+	}
+	return &commonpb.CancelDelegationTokenResponseProto{}, nil
 }
 
 func (s *clientService) moveApplicationAcrossQueues(ctx context.Context, req *yarnpb.MoveApplicationAcrossQueuesRequestProto) (*yarnpb.MoveApplicationAcrossQueuesResponseProto, error) {

@@ -68,6 +68,14 @@ func (m *metered) PutLabels(rec *LabelsRecord) error {
 	return m.timed(func() error { return m.Store.PutLabels(rec) })
 }
 
+func (m *metered) PutDelegation(name string, rec *DelegationRecord) error {
+	return m.timed(func() error { return m.Store.PutDelegation(name, rec) })
+}
+
+func (m *metered) RemoveDelegation(name string) error {
+	return m.timed(func() error { return m.Store.RemoveDelegation(name) })
+}
+
 func (m *metered) RemoveNode(id string) error {
 	return m.timed(func() error { return m.Store.RemoveNode(id) })
 }

@@ -40,6 +40,10 @@ type Store interface {
 	RemoveNode(id string) error
 	// PutLabels stores the cluster's node labels and which nodes carry them.
 	PutLabels(rec *LabelsRecord) error
+	// PutDelegation and RemoveDelegation keep the RM delegation-token secret manager's
+	// master keys, tokens and sequence number, one record each by name.
+	PutDelegation(name string, rec *DelegationRecord) error
+	RemoveDelegation(name string) error
 	// Location says what and where the store is, for logs and the web endpoints.
 	Location() string
 	Close() error
@@ -53,6 +57,20 @@ type State struct {
 	Nodes []*NodeRecord // by node id
 	// Labels are the node labels administrators added (nil: none stored yet).
 	Labels *LabelsRecord
+	// Delegation is the RM delegation-token state, by record name.
+	Delegation map[string]*DelegationRecord
+}
+
+// DelegationRecord is one piece of the RM delegation-token state: a master key (ID,
+// Bytes, ExpiryMs), a token (its YARNDelegationTokenIdentifierProto bytes and RenewDateMs)
+// or the last sequence number issued (Seq).
+type DelegationRecord struct {
+	KeyID       int32  `json:"keyId,omitempty"`
+	Bytes       []byte `json:"bytes,omitempty"`
+	ExpiryMs    int64  `json:"expiryMs,omitempty"`
+	Identifier  []byte `json:"identifier,omitempty"`
+	RenewDateMs int64  `json:"renewDateMs,omitempty"`
+	Seq         int32  `json:"seq,omitempty"`
 }
 
 // LabelsRecord is the cluster's node labels (rmadmin -addToClusterNodeLabels) and the
@@ -150,6 +168,7 @@ var (
 	bucketMeta  = []byte("meta")
 	bucketKeys  = []byte("keys")
 	bucketNodes = []byte("nodes")
+	bucketDeleg = []byte("delegation")
 	keyEpoch    = []byte("epoch")
 	keyLabels   = []byte("labels")
 )
@@ -177,7 +196,7 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		return nil, fmt.Errorf("state store %s cannot be opened (corrupt or not a Bobbin store; move it away to start empty): %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketApps, bucketMeta, bucketKeys, bucketNodes} {
+		for _, b := range [][]byte{bucketApps, bucketMeta, bucketKeys, bucketNodes, bucketDeleg} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -200,7 +219,7 @@ func (s *Embedded) Close() error { return s.db.Close() }
 // Load reads every application and the epoch. A record that does not decode is an error
 // naming it: a store is used whole or not at all.
 func (s *Embedded) Load() (*State, error) {
-	st := &State{Keys: map[string]*KeysRecord{}}
+	st := &State{Keys: map[string]*KeysRecord{}, Delegation: map[string]*DelegationRecord{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keyEpoch); v != nil {
 			if err := json.Unmarshal(v, &st.Epoch); err != nil {
@@ -219,6 +238,17 @@ func (s *Embedded) Load() (*State, error) {
 				return fmt.Errorf("master keys %s: %w", k, err)
 			}
 			st.Keys[string(k)] = &rec
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketDeleg).ForEach(func(k, v []byte) error {
+			var rec DelegationRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("delegation %s: %w", k, err)
+			}
+			st.Delegation[string(k)] = &rec
 			return nil
 		})
 		if err != nil {
@@ -347,6 +377,20 @@ func (s *Embedded) PutLabels(rec *LabelsRecord) error {
 	return s.put(bucketMeta, string(keyLabels), rec, "node labels")
 }
 
+// PutDelegation stores one delegation-token record.
+func (s *Embedded) PutDelegation(name string, rec *DelegationRecord) error {
+	return s.put(bucketDeleg, name, rec, "delegation "+name)
+}
+
+// RemoveDelegation forgets one delegation-token record.
+func (s *Embedded) RemoveDelegation(name string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketDeleg).Delete([]byte(name)) })
+	if err != nil {
+		return fmt.Errorf("state store %s: delegation %s: %w", s.path, name, err)
+	}
+	return nil
+}
+
 // RemoveNode forgets a NodeManager that stopped running.
 func (s *Embedded) RemoveNode(id string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketNodes).Delete([]byte(id)) })
@@ -393,6 +437,11 @@ func (s *Embedded) Import(st *State) error {
 		}
 		for _, n := range st.Nodes {
 			if err := put(bucketNodes, n.ID, n); err != nil {
+				return err
+			}
+		}
+		for name, rec := range st.Delegation {
+			if err := put(bucketDeleg, name, rec); err != nil {
 				return err
 			}
 		}

@@ -79,7 +79,7 @@ func OpenZK(addr, parent string, timeout time.Duration, owner string, log *logru
 	}()
 	s := &ZK{conn: conn, addr: addr, root: path.Join(parent, zkRoot), acl: zk.WorldACL(zk.PermAll), log: log}
 	s.fence = path.Join(s.root, "fence")
-	for _, p := range []string{parent, s.root, path.Join(s.root, "apps"), path.Join(s.root, "keys"), path.Join(s.root, "nodes"), s.fence} {
+	for _, p := range []string{parent, s.root, path.Join(s.root, "apps"), path.Join(s.root, "keys"), path.Join(s.root, "nodes"), path.Join(s.root, "delegation"), s.fence} {
 		if err := s.ensure(p); err != nil {
 			conn.Close()
 			return nil, err
@@ -175,7 +175,7 @@ func (s *ZK) getAll(paths []string) (datas [][]byte, stats []*zk.Stat, errs []er
 
 // Load reads everything: the children of apps, keys and nodes in parallel.
 func (s *ZK) Load() (*State, error) {
-	st := &State{Keys: map[string]*KeysRecord{}}
+	st := &State{Keys: map[string]*KeysRecord{}, Delegation: map[string]*DelegationRecord{}}
 	if data, _, err := s.conn.Get(path.Join(s.root, "epoch")); err == nil {
 		if err := json.Unmarshal(data, &st.Epoch); err != nil {
 			return nil, fmt.Errorf("state store %s: epoch: %w", s.Location(), err)
@@ -229,6 +229,16 @@ func (s *ZK) Load() (*State, error) {
 				return err
 			}
 			st.Keys[name] = &rec
+			return nil
+		})
+	}
+	if err == nil {
+		err = read("delegation", func(name string, data []byte) error {
+			var rec DelegationRecord
+			if err := json.Unmarshal(data, &rec); err != nil {
+				return err
+			}
+			st.Delegation[name] = &rec
 			return nil
 		})
 	}
@@ -380,6 +390,28 @@ func (s *ZK) PutLabels(rec *LabelsRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.put(path.Join(s.root, "labels"), data)
+}
+
+// PutDelegation stores one delegation-token record.
+func (s *ZK) PutDelegation(name string, rec *DelegationRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.put(path.Join(s.root, "delegation", name), data)
+}
+
+// RemoveDelegation forgets one delegation-token record.
+func (s *ZK) RemoveDelegation(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := path.Join(s.root, "delegation", name)
+	if ok, _, err := s.conn.Exists(p); err != nil || !ok {
+		return err
+	}
+	return s.multi(&zk.DeleteRequest{Path: p, Version: -1})
 }
 
 // RemoveNode forgets a NodeManager.
