@@ -17,7 +17,9 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func short(p string) (string, error) { return strings.SplitN(strings.SplitN(p, "@", 2)[0], "/", 2)[0], nil }
+func short(p string) (string, error) {
+	return strings.SplitN(strings.SplitN(p, "@", 2)[0], "/", 2)[0], nil
+}
 
 func remoteClass(err error) string {
 	var re *rpc.RemoteError

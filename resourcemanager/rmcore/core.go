@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -59,9 +59,9 @@ type Core struct {
 	// tokens were last swept.
 	Delegation *delegation.Manager
 	delegTick  time.Time
-	stepMu          sync.Mutex     // one Step at a time (the monitor's, or a test's)
-	passMu          sync.Mutex     // one SchedulePass at a time
-	tasks           sync.WaitGroup // the loops Run starts and AM launches
+	stepMu     sync.Mutex     // one Step at a time (the monitor's, or a test's)
+	passMu     sync.Mutex     // one SchedulePass at a time
+	tasks      sync.WaitGroup // the loops Run starts and AM launches
 	// logRetention deletes aggregated logs past yarn.log-aggregation.retain-seconds
 	// (nil: they are kept).
 	logRetention *logretention.Deleter

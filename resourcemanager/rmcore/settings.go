@@ -79,7 +79,7 @@ type Settings struct {
 	Kerberos bool
 	// Delegation is yarn.resourcemanager.delegation.{key.update-interval,
 	// token.renew-interval, token.max-lifetime}.
-	Delegation delegation.Settings
+	Delegation       delegation.Settings
 	IncludePath      string
 	ExcludePath      string
 	NodeLabels       bool
