@@ -99,8 +99,11 @@ $Y node -list -all 2>&1`, examples, dshell, c.path("pi.log"), c.path("client.log
 			hellos++
 		}
 	}
-	if hellos != 2 {
-		fail(fmt.Sprintf("%d containers printed hello, want 2 (%v)", hellos, outs))
+	// 2.7.3's shell AM adds its two requests one by one while its heartbeat thread already
+	// runs, so its asks can reach the RM as 1 and then 2; any RM (the Java one too, seen
+	// here) then allocates 3, and the AM runs the third as well.
+	if hellos != 2 && hellos != 3 {
+		fail(fmt.Sprintf("%d containers printed hello, want 2 (3 when the AM's asks raced) (%v)", hellos, outs))
 	}
 	final := out[strings.Index(out, "=== final list"):]
 	if !strings.Contains(final, "KILLED") {
@@ -145,8 +148,11 @@ $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell,
 			hellos++
 		}
 	}
-	if hellos != 2 {
-		fail(fmt.Sprintf("%d containers printed hello, want 2 (%v)", hellos, outs))
+	// 2.7.3's shell AM adds its two requests one by one while its heartbeat thread already
+	// runs, so its asks can reach the RM as 1 and then 2; any RM (the Java one too, seen
+	// here) then allocates 3, and the AM runs the third as well.
+	if hellos != 2 && hellos != 3 {
+		fail(fmt.Sprintf("%d containers printed hello, want 2 (3 when the AM's asks raced) (%v)", hellos, outs))
 	}
 	if err != nil || !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
 		fail("pi did not succeed")
@@ -218,6 +224,13 @@ func TestTwoBobbinNMsAcceptance(t *testing.T) {
 	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSCluster(t)
 	c.bobbinNM, c.secondNM, c.nmMemoryMB = true, true, 768
+	// The default queue may use the whole cluster: under writeConf's 90 % maximum the
+	// fourth map waits for a finished one, and all four can end up on one NM.
+	c.capacityProps = map[string]string{
+		"yarn.scheduler.capacity.root.queues":                   "default",
+		"yarn.scheduler.capacity.root.default.capacity":         "100",
+		"yarn.scheduler.capacity.root.default.maximum-capacity": "100",
+	}
 	writeMapredSite(t, c)
 	examples := c.examplesJar()
 	dshell := c.dshellJar()

@@ -50,6 +50,11 @@ func haFailoverDuringPi(t *testing.T, c *nsCluster, bobbinNM bool) {
 		"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2", "yarn.resourcemanager.cluster-id": "bobbin-ha",
 		"hadoop.zk.address": "127.0.0.1:2181", "yarn.resourcemanager.zk-address": "127.0.0.1:2181", "yarn.resourcemanager.zk-timeout-ms": "4000",
 		"yarn.resourcemanager.recovery.enabled": "true", "yarn.resourcemanager.store.class": "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+		// The Java clients' failover back-off (AM, NM, job client) defaults to sleeps of
+		// up to 30 s between RMs while neither is active yet: a CI run saw the Apache NM
+		// come back 80 s after the kill and pi end near its 200 s limit. Shorter sleeps
+		// keep the test about Bobbin's failover, not Java's back-off.
+		"yarn.client.failover-sleep-base-ms": "500", "yarn.client.failover-sleep-max-ms": "3000",
 	}
 	for k, v := range ha {
 		props[k] = v

@@ -196,3 +196,97 @@ func (d *javaDaemon) waitListening(t *testing.T, addr string) {
 	}
 	t.Fatalf("Java daemon not listening on %s after 60 s\n%s", addr, d.logTail(60))
 }
+
+// TestKerberosPi runs `pi 2 10` on a kerberized Bobbin RM and Bobbin NM with the real
+// 2.7.3 job client after kinit: the NM logs in with its keytab, the job client talks
+// Kerberos to the RM and, with the client-to-AM token from its application report, to
+// the MapReduce AM; the AM and tasks use their tokens. The job succeeds.
+func TestKerberosPi(t *testing.T) {
+	home := requireHadoop(t)
+	k := kdctest.Start(t, "BOBBIN.TEST")
+	k.AddPrincipal(t, "alice", "alice-secret")
+	rmKeytab := k.Keytab(t, "rm.keytab", "rm/localhost")
+	nmKeytab := k.Keytab(t, "nm.keytab", "nm/localhost")
+	t.Setenv("KRB5_CONFIG", k.Krb5Conf())
+	for _, v := range []string{"HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", "HADOOP_YARN_HOME", "HADOOP_MAPRED_HOME"} {
+		t.Setenv(v, home) // the NM's containers' classpath
+	}
+	jvm := "--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
+	javaEnv := []string{"HADOOP_OPTS=" + jvm, "YARN_OPTS=" + jvm, "KRB5CCNAME=" + filepath.Join(k.Dir, "ccache"), "KRB5_CONFIG=" + k.Krb5Conf()}
+	kinit(t, k, "alice", "alice-secret")
+
+	dir := t.TempDir()
+	confDir := filepath.Join(dir, "conf")
+	os.MkdirAll(confDir, 0o755)
+	site := map[string]string{
+		"yarn.resourcemanager.hostname":                           "127.0.0.1",
+		"yarn.resourcemanager.address":                            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.resource-tracker.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.scheduler.address":                  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":                     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.admin.address":                      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.principal":                          "rm/_HOST@BOBBIN.TEST",
+		"yarn.resourcemanager.keytab":                             rmKeytab,
+		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "500",
+		"yarn.nodemanager.hostname":                               "127.0.0.1",
+		"yarn.nodemanager.address":                                fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.nodemanager.localizer.address":                      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.nodemanager.webapp.address":                         fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.nodemanager.local-dirs":                             filepath.Join(dir, "nm-local"),
+		"yarn.nodemanager.log-dirs":                               filepath.Join(dir, "nm-logs"),
+		"yarn.nodemanager.resource.memory-mb":                     "4096",
+		"yarn.nodemanager.principal":                              "nm/_HOST@BOBBIN.TEST",
+		"yarn.nodemanager.keytab":                                 nmKeytab,
+		"yarn.nodemanager.aux-services":                           "mapreduce_shuffle",
+		"yarn.nodemanager.aux-services.mapreduce_shuffle.class":   "org.apache.hadoop.mapred.ShuffleHandler",
+		"yarn.scheduler.minimum-allocation-mb":                    "128",
+		"yarn.nodemanager.vmem-check-enabled":                     "false",
+	}
+	writeConf(t, confDir, site)
+	kerberizedCore(t, confDir)
+	os.MkdirAll(filepath.Join(dir, "staging"), 0o755)
+	mapred := "<?xml version=\"1.0\"?>\n<configuration>\n" +
+		prop("mapreduce.framework.name", "yarn") +
+		prop("mapreduce.shuffle.port", fmt.Sprint(freePort(t))) +
+		prop("yarn.app.mapreduce.am.staging-dir", filepath.Join(dir, "staging")) +
+		prop("yarn.app.mapreduce.am.env", "HADOOP_MAPRED_HOME="+home) +
+		prop("mapreduce.map.env", "HADOOP_MAPRED_HOME="+home) +
+		prop("mapreduce.reduce.env", "HADOOP_MAPRED_HOME="+home) +
+		// Java 17 and Hadoop's reflective read of the Kerberos default realm.
+		prop("yarn.app.mapreduce.am.command-opts", "-Xmx256m "+jvm) +
+		prop("yarn.app.mapreduce.am.resource.mb", "512") +
+		prop("mapreduce.map.memory.mb", "256") +
+		prop("mapreduce.reduce.memory.mb", "256") +
+		prop("mapreduce.map.java.opts", "-Xmx200m "+jvm) +
+		prop("mapreduce.reduce.java.opts", "-Xmx200m "+jvm) +
+		prop("mapreduce.job.ubertask.enable", "false") +
+		"</configuration>\n"
+	if err := os.WriteFile(filepath.Join(confDir, "mapred-site.xml"), []byte(mapred), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rm := startDaemon(t, "resourcemanager", "--conf", confDir)
+	rm.waitListening(t, site["yarn.resourcemanager.address"])
+	nm := startDaemon(t, "nodemanager", "--conf", confDir)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rm.Log(), "NodeManager registered"); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the NM did not register:\n%s\n%s", rm.Log(), nm.Log())
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "hadoop"), "jar", hadoopJar(home, hadoop2, "mapreduce", "hadoop-mapreduce-examples"), "pi", "2", "10")
+	cmd.Dir = work
+	cmd.Env = append(hadoopEnv(home, confDir), javaEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Estimated value of Pi is") {
+		logs, _ := exec.Command("bash", "-c", "tail -n 30 "+filepath.Join(dir, "nm-logs")+"/application_*/container_*/{syslog,stderr} 2>/dev/null").CombinedOutput()
+		t.Fatalf("pi in secure mode: %v\n%s\ncontainer logs:\n%s\nRM:\n%s\nNM:\n%s", err, tail(string(out), 40), logs, tail(rm.Log(), 30), tail(nm.Log(), 30))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "Job Finished in") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+}

@@ -64,11 +64,18 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}
 	var rerr error
 	var queue string
+	var clientKey []byte
 	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if at.Registered {
 			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
 		}
+		// On a kerberized cluster the AM authenticates its clients with client-to-AM
+		// tokens the RM signs with a key of the attempt's (Java: only in secure mode).
+		if s.rm.Settings.Kerberos && at.ClientKey == nil {
+			at.ClientKey = newClientKey()
+		}
+		clientKey = at.ClientKey
 		at.Registered, at.LastPing = true, s.rm.Opts.Now()
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 		at.Host, at.RPCPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
@@ -86,9 +93,10 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}
 	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": req.GetHost()}).Info("application master registered")
 	return &yarnpb.RegisterApplicationMasterResponseProto{
-		MaximumCapability:      s.rm.MaximumCapability(),
-		Queue:                  proto.String(queue),
-		SchedulerResourceTypes: []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
+		MaximumCapability:        s.rm.MaximumCapability(),
+		Queue:                    proto.String(queue),
+		ClientToAmTokenMasterKey: clientKey,
+		SchedulerResourceTypes:   []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
 		// 3.x AMRM clients take the cluster's resource types from here.
 		ResourceTypes: s.rm.Types.InfoProtos(),
 	}, nil

@@ -120,6 +120,7 @@ func (s *clientService) getApplicationReport(ctx context.Context, req *yarnpb.Ge
 	}
 	s.rm.FillUsage(r)
 	s.restrictReports(ctx, r)
+	s.addClientTokens(ctx, r)
 	return &yarnpb.GetApplicationReportResponseProto{ApplicationReport: r}, nil
 }
 
@@ -176,6 +177,7 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 	apps := s.rm.Apps.List(f)
 	s.rm.FillUsage(apps...)
 	s.restrictReports(ctx, apps...)
+	s.addClientTokens(ctx, apps...)
 	return &yarnpb.GetApplicationsResponseProto{Applications: apps}, nil
 }
 

@@ -79,6 +79,8 @@ type Attempt struct {
 	// AMNode and AMNodeHTTP are the AM container's node: its id and web address.
 	AMNode, AMNodeHTTP string
 	Launched           bool
+	// ClientKey signs client-to-AM tokens on a kerberized RM (handed to the AM at register).
+	ClientKey []byte
 	// LastPing is the AM's last sign of life (launch, register, allocate); the liveness
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
 	// Zero while the AM container is not launched yet.

@@ -65,7 +65,7 @@ func (a *App) record() *statestore.AppRecord {
 	rec.Attempts = make([]statestore.AttemptRecord, len(a.Attempts))
 	for i, at := range a.Attempts {
 		ar := statestore.AttemptRecord{Attempt: at.ID.Attempt, State: int32(at.State), Registered: at.Registered, Unregistered: at.Unregistered,
-			Host: at.Host, RPCPort: at.RPCPort, TrackingURL: at.TrackingURL, Diagnostics: at.Diagnostics, StartTime: at.StartTime, FinishTime: at.FinishTime}
+			Host: at.Host, RPCPort: at.RPCPort, TrackingURL: at.TrackingURL, Diagnostics: at.Diagnostics, StartTime: at.StartTime, FinishTime: at.FinishTime, ClientKey: at.ClientKey}
 		if at.AMContainer != nil {
 			ar.AMContainer = at.AMContainer.String()
 		}
@@ -164,7 +164,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 	for _, ar := range rec.Attempts {
 		at := &Attempt{ID: id.Attempt(ar.Attempt), State: yarnpb.YarnApplicationAttemptStateProto(ar.State), Registered: ar.Registered,
 			Unregistered: ar.Unregistered, Host: ar.Host, RPCPort: ar.RPCPort, TrackingURL: ar.TrackingURL, Diagnostics: ar.Diagnostics,
-			StartTime: ar.StartTime, FinishTime: ar.FinishTime}
+			StartTime: ar.StartTime, FinishTime: ar.FinishTime, ClientKey: ar.ClientKey}
 		if ar.AMContainer != "" {
 			cid, err := records.ParseContainerID(ar.AMContainer)
 			if err != nil {

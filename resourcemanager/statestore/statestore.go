@@ -161,6 +161,7 @@ type AttemptRecord struct {
 	StartTime    int64  `json:"start_time"`
 	FinishTime   int64  `json:"finish_time,omitempty"`
 	AMContainer  string `json:"am_container,omitempty"`
+	ClientKey    []byte `json:"client_key,omitempty"`
 }
 
 var (
