@@ -35,6 +35,17 @@ type Spec struct {
 	// environment (OwnerEnv) so that a restarted NodeManager finds every container it
 	// left running (Leaders), including those it has no record of.
 	Owner string
+	// User, when set, is the local user the container's processes run as (the
+	// LinuxContainerExecutor's submitting user); nil runs them as the NodeManager's user.
+	User *User
+}
+
+// User is a local account a container runs as.
+type User struct {
+	Name     string
+	UID, GID uint32
+	Groups   []uint32 // supplementary groups
+	Home     string
 }
 
 // Process is a started container process tree.

@@ -51,6 +51,11 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 	cmd.Dir = spec.WorkDir
 	cmd.Env = append(append([]string(nil), spec.Env...), markers(spec)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if u := spec.User; u != nil {
+		// Credentials are set before the child changes to WorkDir, which is the user's.
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+		cmd.Env = append(cmd.Env, "USER="+u.Name, "LOGNAME="+u.Name, "HOME="+u.Home)
+	}
 	out, err := openOutput(spec)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -85,17 +84,4 @@ func (nm *NodeManager) mayViewLogs(r *http.Request, app records.ApplicationID) s
 		}
 	}
 	return refused
-}
-
-// checkExecutorClass refuses yarn.nodemanager.container-executor.class values Bobbin does
-// not serve: the LinuxContainerExecutor's promise — containers run as the submitting user
-// (or the nonsecure-mode local user), never as the NodeManager's — is not kept yet, and a
-// NodeManager must not run containers as itself where the administrator asked for that.
-func checkExecutorClass(c *conf.Configuration) error {
-	v, err := c.Trimmed("yarn.nodemanager.container-executor.class")
-	if err != nil || v == "" || v == "org.apache.hadoop.yarn.server.nodemanager.DefaultContainerExecutor" {
-		return err
-	}
-	return &conf.ValueError{Source: c.Source("yarn.nodemanager.container-executor.class"), Key: "yarn.nodemanager.container-executor.class", Value: v,
-		Reason: "Bobbin runs containers as DefaultContainerExecutor does (as the NodeManager's user); running them as the submitting user is not served yet"}
 }

@@ -261,6 +261,12 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		log.WithField("diagnostics", diag).Warn("container failed before it ran")
 		nm.complete(c, exit, diag)
 	}
+	runUser, err := nm.runAs.userFor(c.user)
+	if err != nil {
+		// What Java's container-executor answers, as its NM reports it.
+		fail(exitcode.Invalid, fmt.Sprintf("Application %s initialization failed (exitCode=2) with output: %v", c.id.Attempt.App, err))
+		return
+	}
 	for _, dir := range append(append([]string{d.work, filepath.Join(d.work, "tmp")}, d.appDirs...), d.logDirs...) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fail(exitcode.Invalid, fmt.Sprintf("Failed to create %s: %v", dir, err))
@@ -293,6 +299,12 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 		fail(exitcode.Invalid, err.Error())
 		return
 	}
+	if runUser != nil {
+		if err := nm.handOver(c, runUser, d, z.Paths); err != nil {
+			fail(exitcode.Invalid, "Exception from container-launch: "+err.Error())
+			return
+		}
+	}
 	nm.mu.Lock()
 	if c.killExit != 0 {
 		nm.mu.Unlock()
@@ -302,7 +314,7 @@ func (nm *NodeManager) run(ctx context.Context, c *nmContainer) {
 	// Launch may take a while (a UML guest waits for the node's start lock), so nm.mu
 	// is not held; a kill meanwhile cancels ctx and completes the container itself.
 	spec := nm.spec(c)
-	spec.Script, spec.Env = scriptPath, os.Environ()
+	spec.Script, spec.Env, spec.User = scriptPath, os.Environ(), runUser
 	os.Remove(spec.OutputFile)
 	proc, err := nm.exec.Launch(ctx, spec)
 	if err != nil {

@@ -274,6 +274,7 @@ type NodeManager struct {
 	opts     Options
 	policy   *authz.Policy // service ACLs and proxy users on the IPC port
 	krb      *nmKerberos   // nil without Kerberos
+	runAs    runAs         // which user runs containers (LinuxContainerExecutor)
 	logACLs  logACLs       // who may read container logs on the web pages
 	settings Settings
 	log      *logrus.Entry
@@ -341,6 +342,13 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	ra, err := readRunAs(opts.Conf, opts.ConfDir)
+	if err != nil {
+		return nil, err
+	}
+	if ra.enabled && s.Borrow.Executor == "uml" {
+		return nil, fmt.Errorf("nodemanager: %s = LinuxContainerExecutor: UML containers (bobbin.nodemanager.container-executor=uml) run no host processes as users; choose one", keyExecutorClass)
+	}
 	krb, err := newNMKerberos(opts.Conf, s)
 	if err != nil {
 		return nil, err
@@ -359,7 +367,7 @@ func New(opts Options) (*NodeManager, error) {
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
 		counts: newNMCounters(opts.Metrics)}

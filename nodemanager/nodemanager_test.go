@@ -72,7 +72,13 @@ type cluster struct {
 // newCluster starts an RM and a NodeManager; extra are more NodeManager keys and values.
 func newCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
-	dir := t.TempDir()
+	return newClusterIn(t, t.TempDir(), "", extra...)
+}
+
+// newClusterIn is newCluster with the NM's directories under dir and its configuration
+// directory confDir (for files beside the keys, such as container-executor.cfg).
+func newClusterIn(t *testing.T, dir, confDir string, extra ...string) *cluster {
+	t.Helper()
 	c := conf.New()
 	for k, v := range map[string]string{
 		"yarn.resourcemanager.address": "127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0",
@@ -104,7 +110,7 @@ func newCluster(t *testing.T, extra ...string) *cluster {
 	for i := 0; i+1 < len(extra); i += 2 {
 		nc.Set(extra[i], extra[i+1])
 	}
-	nm, err := New(Options{Conf: nc, Logger: log.WithField("daemon", "nm")})
+	nm, err := New(Options{Conf: nc, ConfDir: confDir, Logger: log.WithField("daemon", "nm")})
 	if err != nil {
 		t.Fatal(err)
 	}

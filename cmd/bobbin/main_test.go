@@ -72,12 +72,12 @@ func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 </configuration>`), 0o644)
 	yarn := filepath.Join(dir, "yarn-site.xml")
 	os.WriteFile(yarn, []byte(`<configuration>
-<property><name>yarn.nodemanager.container-executor.class</name><value>org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor</value></property>
+<property><name>yarn.nodemanager.container-executor.class</name><value>org.apache.hadoop.yarn.server.nodemanager.DockerContainerExecutor</value></property>
 </configuration>`), 0o644)
 	var out, errb bytes.Buffer
 	if code := run([]string{"nodemanager", "--conf", dir}, &out, &errb); code != 1 ||
-		!strings.Contains(errb.String(), yarn+`: yarn.nodemanager.container-executor.class = \"org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor\"`) {
-		t.Errorf("nodemanager with LinuxContainerExecutor: exit %d:\n%s", code, errb.String())
+		!strings.Contains(errb.String(), yarn+`: yarn.nodemanager.container-executor.class = \"org.apache.hadoop.yarn.server.nodemanager.DockerContainerExecutor\"`) {
+		t.Errorf("nodemanager with DockerContainerExecutor: exit %d:\n%s", code, errb.String())
 	}
 	for _, daemon := range []string{"resourcemanager", "nodemanager", "webproxy"} {
 		var out, errb bytes.Buffer
