@@ -121,6 +121,8 @@ for i in $(seq 1 300); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | gr
 echo "standby active $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill"
 wait $PI
 echo "pi exit $?"
+for u in apps scheduler nodes metrics; do curl -s http://127.0.0.1:18088/ws/v1/cluster/$u > %[1]s/rest-$u.json; done
+for u in apps; do curl -s http://127.0.0.1:8088/ws/v1/cluster/$u > %[1]s/rest1-$u.json; done
 echo "pi took $(echo "$(date +%%s.%%N) - $T0" | bc) s"
 start_rm rm1
 for i in $(seq 1 100); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"STANDBY"' && break; sleep 0.2; done
