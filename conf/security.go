@@ -35,17 +35,18 @@ func (c *Configuration) CheckSecurityModes(kerberos bool) error {
 			errs = append(errs, &ValueError{Source: c.Source(k.key), Key: k.key, Value: v, Reason: k.reason})
 		}
 	}
-	// A list, as Java's SaslPropertiesResolver reads it; authentication alone is served.
+	// A list, as Java's SaslPropertiesResolver reads it; authentication and integrity
+	// are served.
 	qops, err := c.Strings("hadoop.rpc.protection")
 	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, q := range qops {
 		switch strings.ToLower(q) {
-		case "authentication":
-		case "integrity", "privacy":
+		case "authentication", "integrity":
+		case "privacy":
 			errs = append(errs, &ValueError{Source: c.Source("hadoop.rpc.protection"), Key: "hadoop.rpc.protection", Value: strings.Join(qops, ","),
-				Reason: "Bobbin's IPC serves the authentication quality of protection only; " + q + " (SASL wrapping) is not served yet"})
+				Reason: "Bobbin's IPC serves the authentication and integrity qualities of protection; privacy (SASL encryption) is not served yet"})
 		default:
 			errs = append(errs, &ValueError{Source: c.Source("hadoop.rpc.protection"), Key: "hadoop.rpc.protection", Value: strings.Join(qops, ","),
 				Reason: q + " is not one of authentication, integrity, privacy"})

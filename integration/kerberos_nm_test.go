@@ -121,11 +121,16 @@ func TestKerberosNodeManagers(t *testing.T) {
 	})
 }
 
-// kerberizedCore writes core-site.xml with hadoop.security.authentication=kerberos.
-func kerberizedCore(t *testing.T, dir string) {
+// kerberizedCore writes core-site.xml with hadoop.security.authentication=kerberos and
+// hadoop.rpc.protection (authentication when not given).
+func kerberizedCore(t *testing.T, dir string, protection ...string) {
 	t.Helper()
+	qop := "authentication"
+	if len(protection) > 0 {
+		qop = protection[0]
+	}
 	body := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("fs.defaultFS", "file:///") + prop("hadoop.tmp.dir", filepath.Join(dir, "tmp")) +
-		prop("hadoop.security.authentication", "kerberos") + "</configuration>\n"
+		prop("hadoop.security.authentication", "kerberos") + prop("hadoop.rpc.protection", qop) + "</configuration>\n"
 	if err := os.WriteFile(filepath.Join(dir, "core-site.xml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +205,16 @@ func (d *javaDaemon) waitListening(t *testing.T, addr string) {
 // TestKerberosPi runs `pi 2 10` on a kerberized Bobbin RM and Bobbin NM with the real
 // 2.7.3 job client after kinit: the NM logs in with its keytab, the job client talks
 // Kerberos to the RM and, with the client-to-AM token from its application report, to
-// the MapReduce AM; the AM and tasks use their tokens. The job succeeds.
+// the MapReduce AM; the AM and tasks use their tokens. The job succeeds, with
+// hadoop.rpc.protection authentication and with integrity (every RPC after SASL in GSSAPI
+// or DIGEST-MD5 integrity tokens, between Java and Bobbin both ways).
 func TestKerberosPi(t *testing.T) {
+	for _, qop := range []string{"authentication", "integrity"} {
+		t.Run(qop, func(t *testing.T) { kerberosPi(t, qop) })
+	}
+}
+
+func kerberosPi(t *testing.T, qop string) {
 	home := requireHadoop(t)
 	k := kdctest.Start(t, "BOBBIN.TEST")
 	k.AddPrincipal(t, "alice", "alice-secret")
@@ -243,7 +256,7 @@ func TestKerberosPi(t *testing.T) {
 		"yarn.nodemanager.vmem-check-enabled":                     "false",
 	}
 	writeConf(t, confDir, site)
-	kerberizedCore(t, confDir)
+	kerberizedCore(t, confDir, qop)
 	os.MkdirAll(filepath.Join(dir, "staging"), 0o755)
 	mapred := "<?xml version=\"1.0\"?>\n<configuration>\n" +
 		prop("mapreduce.framework.name", "yarn") +

@@ -30,6 +30,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
@@ -96,6 +97,8 @@ type Settings struct {
 	// and are reported as the node registers again
 	// (yarn.resourcemanager.work-preserving-recovery.enabled, read by NMs too).
 	KeepOnResync bool
+	// QOP is hadoop.rpc.protection as a sasl.QOP* mask, offered to token callers.
+	QOP byte
 }
 
 // ReadSettings reads and validates the NodeManager's keys, reporting every problem.
@@ -110,6 +113,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(c.CheckHTTPOnly())
 	add(c.CheckSecurityModes(true))
 	add(checkExecutorClass(c))
+	qop, err := kerberos.Protection(c)
+	add(err)
+	s.QOP = qop
 	host, err := c.Trimmed("yarn.nodemanager.hostname")
 	add(err)
 	if host == "" || host == "0.0.0.0" {
@@ -447,7 +453,7 @@ func (nm *NodeManager) Start() error {
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
 		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger, Authorize: nm.policy.Authorize,
-		Kerberos: nm.krb.serverOpt()})
+		Kerberos: nm.krb.serverOpt(), QOP: s.QOP})
 	p, err := newContainerManager(nm)
 	if err != nil {
 		ln.Close()

@@ -138,7 +138,7 @@ func New(opts Options) (*ResourceManager, error) {
 	server := func(name string, handlers int, sm rpc.SecretManager) *rpc.Server {
 		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
 			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck,
-			Authorize: policy.Authorize, Kerberos: krb})
+			Authorize: policy.Authorize, Kerberos: krb, QOP: settings.QOP})
 	}
 	rm.webMux = http.NewServeMux()
 	host, _ := os.Hostname()

@@ -34,6 +34,9 @@ type ClientOptions struct {
 	Token *token.Token
 	// UseSASL opens with SASL even without a token (the server then picks SIMPLE).
 	UseSASL bool
+	// QOP is the protections this client accepts on TOKEN connections
+	// (hadoop.rpc.protection as a sasl.QOP* mask; 0 means authentication).
+	QOP byte
 	// Kerberos, when set, is offered for KERBEROS (SASL GSSAPI) authentication; a server
 	// that offers TOKEN first and a Token set still gets the token, as from Java.
 	Kerberos *ClientKerberos
@@ -204,12 +207,15 @@ func (c *Client) handshake(conn *clientConn) error {
 		ui.EffectiveUser = proto.String(c.opts.Kerberos.Principal())
 	}
 	cc := &commonpb.IpcConnectionContextProto{UserInfo: ui, Protocol: proto.String(c.opts.Protocol)}
-	pkt, err := AppendFrame(out, c.header(CallIDConnectionContext, -1), cc)
+	pkt, err := AppendFrame(nil, c.header(CallIDConnectionContext, -1), cc)
 	if err != nil {
 		return err
 	}
-	_, err = conn.nc.Write(pkt)
-	return err
+	if len(out) > 0 { // no SASL: the preamble goes with it, as one write
+		_, err = conn.nc.Write(append(out, pkt...))
+		return err
+	}
+	return conn.write(pkt)
 }
 
 func (c *Client) header(callID, retry int32) *commonpb.RpcRequestHeaderProto {
@@ -235,6 +241,11 @@ type clientConn struct {
 	br      *bufio.Reader
 	maxData int
 	writeMu sync.Mutex
+
+	// layer is the SASL security layer agreed in the handshake (nil: none); fixed before
+	// the read loop starts. unwrapped holds token bytes not yet a whole frame.
+	layer     Layer
+	unwrapped []byte
 
 	mu      sync.Mutex
 	pending map[int32]chan callResult
@@ -266,9 +277,7 @@ func (cc *clientConn) call(ctx context.Context, c *Client, method string, req, r
 	}
 	cc.pending[id] = ch
 	cc.mu.Unlock()
-	cc.writeMu.Lock()
-	_, err = cc.nc.Write(pkt)
-	cc.writeMu.Unlock()
+	err = cc.write(pkt)
 	if err != nil {
 		cc.close(fmt.Errorf("%w: %v", ErrConnLost, err))
 	}
@@ -294,7 +303,7 @@ func (cc *clientConn) call(ctx context.Context, c *Client, method string, req, r
 
 func (cc *clientConn) readLoop() {
 	for {
-		pkt, err := ReadFrame(cc.br, cc.maxData)
+		pkt, err := cc.readFrame()
 		if err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF

@@ -57,7 +57,11 @@ func (c *Client) saslHandshake(conn *clientConn, preamble []byte) (AuthMethod, e
 		case a.GetMethod() == string(AuthToken) && a.GetMechanism() == sasl.Mechanism && c.opts.Token != nil:
 			return AuthToken, c.tokenAuth(conn, a)
 		case a.GetMethod() == string(AuthKerberos) && a.GetMechanism() == sasl.GSSAPI && c.opts.Kerberos != nil:
-			return AuthKerberos, c.kerberosAuth(conn, a)
+			layer, err := c.kerberosAuth(conn, a)
+			if err == nil && layer != nil {
+				conn.layer = layer
+			}
+			return AuthKerberos, err
 		case a.GetMethod() == string(AuthSimple) && c.opts.Kerberos == nil:
 			chosen := &commonpb.RpcSaslProto_SaslAuth{Method: a.Method, Mechanism: a.Mechanism}
 			pkt, err := AppendFrame(nil, c.saslHeader(), &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_INITIATE.Enum(), Auths: []*commonpb.RpcSaslProto_SaslAuth{chosen}})
@@ -73,59 +77,59 @@ func (c *Client) saslHandshake(conn *clientConn, preamble []byte) (AuthMethod, e
 
 // kerberosAuth runs SASL GSSAPI: the AP-REQ in INITIATE, the AP-REP and the wrapped
 // security-layer offer in CHALLENGEs, SUCCESS with no token at the end.
-func (c *Client) kerberosAuth(conn *clientConn, offered *commonpb.RpcSaslProto_SaslAuth) error {
+func (c *Client) kerberosAuth(conn *clientConn, offered *commonpb.RpcSaslProto_SaslAuth) (Layer, error) {
 	k := c.opts.Kerberos
 	spn := offered.GetProtocol() + "/" + offered.GetServerId()
 	if spn != k.ServerPrincipal {
-		return &RemoteError{Class: "java.lang.IllegalArgumentException",
+		return nil, &RemoteError{Class: "java.lang.IllegalArgumentException",
 			Message: fmt.Sprintf("Server has invalid Kerberos principal: %s@%s, expecting: %s@%s", spn, k.Tickets.Realm(), k.ServerPrincipal, k.Tickets.Realm())}
 	}
 	gc := sasl.NewGSSAPIClient(k.QOP)
 	tok, err := gc.Start(k.Tickets, spn)
 	if err != nil {
-		return fmt.Errorf("GSS initiate failed: %w", err)
+		return nil, fmt.Errorf("GSS initiate failed: %w", err)
 	}
 	chosen := &commonpb.RpcSaslProto_SaslAuth{Method: offered.Method, Mechanism: offered.Mechanism, Protocol: offered.Protocol, ServerId: offered.ServerId}
 	msg := &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_INITIATE.Enum(), Auths: []*commonpb.RpcSaslProto_SaslAuth{chosen}, Token: tok}
 	for {
 		pkt, err := AppendFrame(nil, c.saslHeader(), msg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := conn.nc.Write(pkt); err != nil {
-			return err
+			return nil, err
 		}
 		reply, err := conn.readSASL()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch reply.GetState() {
 		case commonpb.RpcSaslProto_SUCCESS:
 			if !gc.Done() {
-				return errors.New("GSS initiate failed: the server ended the exchange before it was complete")
+				return nil, errors.New("GSS initiate failed: the server ended the exchange before it was complete")
 			}
 			if gc.QOP() != sasl.QOPAuth {
-				return fmt.Errorf("GSS exchange chose protection %#x; only authentication is served", gc.QOP())
+				return gc, nil // integrity: everything from now on travels in wrap tokens
 			}
-			return nil
+			return nil, nil
 		case commonpb.RpcSaslProto_CHALLENGE:
 			if reply.Token == nil {
-				return errors.New("Server challenge contains no token")
+				return nil, errors.New("Server challenge contains no token")
 			}
 			resp, err := gc.Step(reply.GetToken())
 			if err != nil {
-				return fmt.Errorf("GSS initiate failed: %w", err)
+				return nil, fmt.Errorf("GSS initiate failed: %w", err)
 			}
 			msg = &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_RESPONSE.Enum(), Token: resp}
 		default:
-			return fmt.Errorf("unexpected SASL state %v during GSSAPI", reply.GetState())
+			return nil, fmt.Errorf("unexpected SASL state %v during GSSAPI", reply.GetState())
 		}
 	}
 }
 
 func (c *Client) tokenAuth(conn *clientConn, offered *commonpb.RpcSaslProto_SaslAuth) error {
 	dc := &sasl.Client{User: c.opts.Token.SASLUsername(), Password: c.opts.Token.SASLPassword(),
-		DigestURI: offered.GetProtocol() + "/" + offered.GetServerId()}
+		DigestURI: offered.GetProtocol() + "/" + offered.GetServerId(), QOP: c.opts.QOP}
 	chosen := proto.Clone(offered).(*commonpb.RpcSaslProto_SaslAuth)
 	chosen.Challenge = nil
 	msg := &commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_INITIATE.Enum(), Auths: []*commonpb.RpcSaslProto_SaslAuth{chosen}, Token: []byte{}}
@@ -150,7 +154,13 @@ func (c *Client) tokenAuth(conn *clientConn, offered *commonpb.RpcSaslProto_Sasl
 		}
 		switch reply.GetState() {
 		case commonpb.RpcSaslProto_SUCCESS:
-			return dc.VerifyFinal(reply.GetToken())
+			if err := dc.VerifyFinal(reply.GetToken()); err != nil {
+				return err
+			}
+			if l := dc.Layer(); l != nil {
+				conn.layer = l
+			}
+			return nil
 		case commonpb.RpcSaslProto_CHALLENGE:
 			resp, err := dc.Respond(reply.GetToken())
 			if err != nil {

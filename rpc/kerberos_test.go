@@ -70,3 +70,55 @@ func TestKerberosClientAndServer(t *testing.T) {
 		t.Fatalf("echo after refusals = %q, %v", got, err)
 	}
 }
+
+// With QOP integrity (hadoop.rpc.protection=integrity) every frame after the exchange
+// travels in GSS wrap tokens both ways: calls (concurrent ones too) answer as before, and
+// a client that allows only authentication finds no common protection.
+func TestKerberosIntegrityWrapsTheStream(t *testing.T) {
+	k := kdctest.Start(t, "BOBBIN.TEST")
+	rmKT, err := keytab.Load(k.Keytab(t, "rm.keytab", "rm/localhost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nmKT, err := keytab.Load(k.Keytab(t, "nm.keytab", "nm/localhost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(k.Krb5Conf())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := client.NewWithKeytab("nm/localhost", k.Realm, nmKT, cfg, client.DisablePAFXFAST(true))
+	if err := cl.Login(); err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Destroy()
+	s := startServer(t, ServerOptions{Kerberos: &Kerberos{
+		Acceptor: func() *sasl.GSSAPIServer { return sasl.NewGSSAPIServer(rmKT, "rm/localhost", sasl.QOPIntegrity, 0) },
+		Protocol: "rm", ServerID: "localhost",
+		ShortName: func(p string) (string, error) {
+			return strings.SplitN(strings.SplitN(p, "@", 2)[0], "/", 2)[0], nil
+		},
+	}})
+	c := newTestClient(t, s, ClientOptions{Kerberos: &ClientKerberos{Tickets: sasl.Tickets(cl), ServerPrincipal: "rm/localhost", QOP: sasl.QOPAuth | sasl.QOPIntegrity}})
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		go func(i int) {
+			q := strings.Repeat("x", i*700) // some answers span several TCP segments
+			got, err := echo(t, c, q)
+			if err == nil && got != "nm/KERBEROS/"+q {
+				err = errors.New("wrong answer")
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < 20; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("call over an integrity layer: %v", err)
+		}
+	}
+	authOnly := newTestClient(t, s, ClientOptions{Kerberos: &ClientKerberos{Tickets: sasl.Tickets(cl), ServerPrincipal: "rm/localhost", QOP: sasl.QOPAuth}})
+	if _, err := echo(t, authOnly, "q"); err == nil || !strings.Contains(err.Error(), "No common protection layer") {
+		t.Fatalf("authentication-only client against an integrity-only server: %v", err)
+	}
+}

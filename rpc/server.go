@@ -109,6 +109,10 @@ type Protocol struct {
 
 // ServerOptions configure a Server. Zero values take Hadoop's defaults.
 type ServerOptions struct {
+	// QOP is the protections offered to TOKEN (DIGEST-MD5) clients
+	// (hadoop.rpc.protection as a sasl.QOP* mask; 0 means authentication). Kerberos
+	// offers come from its acceptor.
+	QOP byte
 	// Name labels logs and metrics, e.g. "ClientRMService".
 	Name string
 	// MaxDataLength is ipc.maximum.data.length (64 MiB).

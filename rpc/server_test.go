@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bobbin-yarn/bobbin/rpc/sasl"
 	"io"
 	"math/rand"
 	"net"
@@ -525,5 +526,34 @@ func TestStandbyRefusesThenServesReplacedProtocol(t *testing.T) {
 	tok2 := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001")})
 	if got, err := echo(t, tok2, "q"); err != nil || got != "new:q" {
 		t.Fatalf("token login after becoming active: %q %v", got, err)
+	}
+}
+
+// With QOP integrity on TOKEN connections (DIGEST-MD5 auth-int), every frame after the
+// exchange carries an HMAC-MD5 and a sequence number, both ways; a client that allows
+// only authentication finds no common protection.
+func TestTokenIntegrityWrapsTheStream(t *testing.T) {
+	sm := testSecrets{key: []byte("server-key")}
+	s := startServer(t, ServerOptions{SecretManager: sm, QOP: sasl.QOPIntegrity})
+	c := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001"), QOP: sasl.QOPAuth | sasl.QOPIntegrity})
+	errs := make(chan error, 10)
+	for i := 0; i < 10; i++ {
+		go func(i int) {
+			q := strings.Repeat("y", i*900)
+			got, err := echo(t, c, q)
+			if err == nil && got != "appattempt_1_0001_000001/TOKEN/"+q {
+				err = errors.New("wrong answer")
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < 10; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("call over DIGEST-MD5 integrity: %v", err)
+		}
+	}
+	authOnly := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001")})
+	if _, err := echo(t, authOnly, "q"); err == nil || !strings.Contains(err.Error(), "No common protection layer") {
+		t.Fatalf("authentication-only client: %v", err)
 	}
 }

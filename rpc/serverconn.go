@@ -50,6 +50,11 @@ type serverConn struct {
 	stopped  chan struct{}
 	// answeredFatal: the connection ends on a fatal error the client was sent.
 	answeredFatal bool
+
+	// layer is the SASL security layer (nil: none, QOP authentication); set under
+	// writeMu. unwrapped holds what tokens gave that does not make a whole frame yet.
+	layer     Layer
+	unwrapped []byte
 }
 
 // lingerClose ends a connection after a fatal answer so the client reads it: closing a
@@ -144,7 +149,11 @@ func (c *serverConn) serve() {
 			return
 		}
 		c.srv.act.receivedBytes.Add(int64(len(packet)) + 4)
-		if err := c.processPacket(packet); err != nil {
+		process := c.processPacket
+		if c.layer != nil {
+			process = c.unwrapPacket
+		}
+		if err := process(packet); err != nil {
 			c.fail(err)
 			return
 		}

@@ -34,7 +34,7 @@ func (c *serverConn) processSASL(payload []byte) error {
 			return re
 		}
 		if sm != nil {
-			c.digest = sasl.NewServer()
+			c.digest = c.newDigest()
 		}
 		return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_NEGOTIATE.Enum(), Auths: c.advertised(true)})
 	case commonpb.RpcSaslProto_INITIATE:
@@ -64,7 +64,7 @@ func (c *serverConn) processSASL(payload []byte) error {
 			return nil
 		}
 		if c.digest == nil {
-			c.digest = sasl.NewServer()
+			c.digest = c.newDigest()
 		}
 		if len(msg.GetToken()) == 0 {
 			return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_CHALLENGE.Enum(), Token: c.digest.Challenge()})
@@ -119,7 +119,19 @@ func (c *serverConn) verifyToken(response []byte) error {
 	c.caller.TokenKind = sm.TokenKind()
 	c.caller.TokenID = tokenID
 	c.srv.act.authnOK.Add(1)
-	return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum(), Token: final})
+	if err := c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum(), Token: final}); err != nil {
+		return err
+	}
+	if l := c.digest.Layer(); l != nil {
+		c.setLayer(l)
+	}
+	return nil
+}
+
+func (c *serverConn) newDigest() *sasl.Server {
+	d := sasl.NewServer()
+	d.QOP = c.srv.opts.QOP
+	return d
 }
 
 // stepGSS runs one step of the KERBEROS exchange: a CHALLENGE with the acceptor's token,
@@ -143,7 +155,13 @@ func (c *serverConn) stepGSS(token []byte) error {
 	c.saslDone = true
 	c.caller.Auth, c.caller.Principal, c.caller.User = AuthKerberos, principal, user
 	c.srv.act.authnOK.Add(1)
-	return c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum()})
+	if err := c.writeSASL(&commonpb.RpcSaslProto{State: commonpb.RpcSaslProto_SUCCESS.Enum()}); err != nil {
+		return err
+	}
+	if c.gss.QOP() != sasl.QOPAuth {
+		c.setLayer(c.gss) // integrity: everything after SUCCESS travels in wrap tokens
+	}
+	return nil
 }
 
 // advertised lists the server's auth methods in preference order, with the pre-computed

@@ -89,6 +89,14 @@ func (c *serverConn) writeRaw(p []byte) error {
 }
 
 func (c *serverConn) writeLocked(p []byte, answer bool) error {
+	if c.layer != nil {
+		w, err := c.wrapFrame(p)
+		if err != nil {
+			c.log.WithError(err).Warn("IPC response not wrapped")
+			return err
+		}
+		p = w
+	}
 	if c.kept != nil {
 		c.kept.Writing(len(p), answer)
 	}

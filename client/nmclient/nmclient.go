@@ -21,7 +21,14 @@ type Client struct{ c *rpc.Client }
 // New returns a client for the NM at addr ("host:port") with the NMToken for it; user is
 // the attempt id, as Java AMs connect.
 func New(addr, user string, nmToken *token.Token, logger *logrus.Entry) *Client {
-	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ContainerManagement, User: user, Token: nmToken, ConnectRetries: 3, Logger: logger})}
+	return NewProtected(addr, user, nmToken, 0, logger)
+}
+
+// NewProtected is New with the protections (sasl.QOP* mask, hadoop.rpc.protection) the
+// client accepts on the token connection.
+func NewProtected(addr, user string, nmToken *token.Token, qop byte, logger *logrus.Entry) *Client {
+	return &Client{c: rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: protocol.ContainerManagement, User: user, Token: nmToken, QOP: qop,
+		ConnectRetries: 3, Logger: logger})}
 }
 
 // Close closes the connection.

@@ -79,7 +79,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	if err != nil {
 		return err
 	}
-	nm := nmclient.New(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.Opts.Logger)
+	nm := nmclient.NewProtected(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.Settings.QOP, rm.Opts.Logger)
 	defer nm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
+	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
 	metrics "github.com/rcrowley/go-metrics"
 	"github.com/sirupsen/logrus"
@@ -77,6 +78,8 @@ type Settings struct {
 	NMKeyRoll        time.Duration
 	// Kerberos is hadoop.security.authentication=kerberos.
 	Kerberos bool
+	// QOP is hadoop.rpc.protection as a sasl.QOP* mask (token connections both ways).
+	QOP byte
 	// Delegation is yarn.resourcemanager.delegation.{key.update-interval,
 	// token.renew-interval, token.max-lifetime}.
 	Delegation       delegation.Settings
@@ -159,6 +162,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, err)
 	} else {
 		s.Kerberos = strings.EqualFold(v, "kerberos")
+	}
+	if q, err := kerberos.Protection(c); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.QOP = q
 	}
 	for key, dst := range map[string]*time.Duration{
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": &s.NMHeartbeat,

@@ -118,17 +118,54 @@ func md5hex(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// ha1 is hex(MD5(MD5_raw(user:realm:password) ":" nonce ":" cnonce)), md5-sess without authzid.
-func ha1(user, realm, password, nonce, cnonce string) string {
+// ha1Raw is MD5(MD5_raw(user:realm:password) ":" nonce ":" cnonce), md5-sess without
+// authzid: H(A1), whose hex enters the response and whose bytes key the security layer.
+func ha1Raw(user, realm, password, nonce, cnonce string) [16]byte {
 	inner := md5.Sum([]byte(user + ":" + realm + ":" + password))
-	return md5hex(string(inner[:]) + ":" + nonce + ":" + cnonce)
+	return md5.Sum([]byte(string(inner[:]) + ":" + nonce + ":" + cnonce))
 }
 
 // ResponseValue computes the "response" directive (a2Prefix "AUTHENTICATE") or the
 // rspauth value (a2Prefix ""), qop auth.
 func ResponseValue(user, realm, password, nonce, nc, cnonce, digestURI, a2Prefix string) string {
-	a2 := md5hex(a2Prefix + ":" + digestURI)
-	return md5hex(ha1(user, realm, password, nonce, cnonce) + ":" + nonce + ":" + nc + ":" + cnonce + ":auth:" + a2)
+	return responseQOP(user, realm, password, nonce, nc, cnonce, digestURI, a2Prefix, "auth")
+}
+
+// responseQOP is ResponseValue for any qop: with auth-int and auth-conf, A2 ends with
+// ":00000000000000000000000000000000" (RFC 2831 §2.1.2.1).
+func responseQOP(user, realm, password, nonce, nc, cnonce, digestURI, a2Prefix, qop string) string {
+	a2 := a2Prefix + ":" + digestURI
+	if qop != "auth" {
+		a2 += ":00000000000000000000000000000000"
+	}
+	h := ha1Raw(user, realm, password, nonce, cnonce)
+	return md5hex(hex.EncodeToString(h[:]) + ":" + nonce + ":" + nc + ":" + cnonce + ":" + qop + ":" + md5hex(a2))
+}
+
+// qopNames are the DIGEST-MD5 names of the QOP masks, strongest first.
+var qopNames = []struct {
+	mask byte
+	name string
+}{{QOPPrivacy, "auth-conf"}, {QOPIntegrity, "auth-int"}, {QOPAuth, "auth"}}
+
+// qopList is mask's names, strongest first, comma-separated.
+func qopList(mask byte) string {
+	var names []string
+	for _, q := range qopNames {
+		if mask&q.mask != 0 {
+			names = append(names, q.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func qopMask(name string) byte {
+	for _, q := range qopNames {
+		if q.name == name {
+			return q.mask
+		}
+	}
+	return 0
 }
 
 func newNonce() string {
@@ -143,8 +180,15 @@ func newNonce() string {
 type Server struct {
 	Realm     string
 	DigestURI string
-	nonce     string
+	// QOP is the protections offered (hadoop.rpc.protection; 0 means authentication).
+	// Integrity is served; privacy (auth-conf) is not yet.
+	QOP   byte
+	nonce string
+	layer *Integrity
 }
+
+// Layer is the security layer the client chose (nil for auth), once Verify succeeded.
+func (s *Server) Layer() *Integrity { return s.layer }
 
 // NewServer starts an exchange with a fresh random nonce.
 func NewServer() *Server {
@@ -158,7 +202,15 @@ func NewServerWithNonce(nonce string) *Server {
 
 // Challenge is the first server message, in the JDK's order.
 func (s *Server) Challenge() []byte {
-	return []byte(`realm=` + quote(s.Realm) + `,nonce=` + quote(s.nonce) + `,qop="auth",charset=utf-8,algorithm=md5-sess`)
+	qop := s.QOP &^ QOPPrivacy
+	if qop == 0 {
+		qop = QOPAuth
+	}
+	maxbuf := ""
+	if qop != QOPAuth {
+		maxbuf = `,maxbuf=65536`
+	}
+	return []byte(`realm=` + quote(s.Realm) + `,nonce=` + quote(s.nonce) + `,qop=` + quote(qopList(qop)) + maxbuf + `,charset=utf-8,algorithm=md5-sess`)
 }
 
 // PasswordFunc returns the DIGEST-MD5 password for a user name (for Hadoop tokens: the
@@ -177,8 +229,16 @@ func (s *Server) Verify(response []byte, password PasswordFunc) (user string, fi
 			return "", nil, fmt.Errorf("DIGEST-MD5: response lacks %s", k)
 		}
 	}
-	if qop, ok := d["qop"]; ok && qop != "auth" {
-		return "", nil, fmt.Errorf("DIGEST-MD5: unsupported qop %q", qop)
+	offered := s.QOP &^ QOPPrivacy
+	if offered == 0 {
+		offered = QOPAuth
+	}
+	qop := "auth"
+	if q, ok := d["qop"]; ok {
+		qop = q
+	}
+	if m := qopMask(qop); m == 0 || offered&m == 0 {
+		return "", nil, fmt.Errorf("DIGEST-MD5: client selected unsupported protection: %q", qop)
 	}
 	if cs, ok := d["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		return "", nil, fmt.Errorf("DIGEST-MD5: unsupported charset %q", cs)
@@ -203,11 +263,14 @@ func (s *Server) Verify(response []byte, password PasswordFunc) (user string, fi
 	if err != nil {
 		return "", nil, err
 	}
-	want := ResponseValue(user, s.Realm, pw, s.nonce, d["nc"], d["cnonce"], s.DigestURI, "AUTHENTICATE")
+	want := responseQOP(user, s.Realm, pw, s.nonce, d["nc"], d["cnonce"], s.DigestURI, "AUTHENTICATE", qop)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(d["response"]))) != 1 {
 		return "", nil, ErrAuthFailed
 	}
-	rsp := ResponseValue(user, s.Realm, pw, s.nonce, d["nc"], d["cnonce"], s.DigestURI, "")
+	rsp := responseQOP(user, s.Realm, pw, s.nonce, d["nc"], d["cnonce"], s.DigestURI, "", qop)
+	if qop == "auth-int" {
+		s.layer = newIntegrity(ha1Raw(user, s.Realm, pw, s.nonce, d["cnonce"]), false)
+	}
 	return user, []byte("rspauth=" + rsp), nil
 }
 
@@ -215,8 +278,21 @@ func (s *Server) Verify(response []byte, password PasswordFunc) (user string, fi
 type Client struct {
 	User, Password, DigestURI string
 	// CNonce may be preset (tests); otherwise it is random.
-	CNonce  string
+	CNonce string
+	// QOP is the protections this side accepts (0 means authentication); the strongest the
+	// server also offers is chosen. Privacy is not served yet.
+	QOP     byte
 	rspauth string
+	chosen  string
+	key     [16]byte
+}
+
+// Layer is the security layer chosen (nil for auth), once VerifyFinal succeeded.
+func (c *Client) Layer() *Integrity {
+	if c.chosen == "auth-int" {
+		return newIntegrity(c.key, true)
+	}
+	return nil
 }
 
 // Respond answers a server challenge.
@@ -231,8 +307,23 @@ func (c *Client) Respond(challenge []byte) ([]byte, error) {
 	if d["nonce"] == "" {
 		return nil, errors.New("DIGEST-MD5: challenge has no nonce")
 	}
-	if qop, ok := d["qop"]; ok && !containsToken(qop, "auth") {
-		return nil, fmt.Errorf("DIGEST-MD5: server offers qop %q, not auth", qop)
+	offered := "auth"
+	if q, ok := d["qop"]; ok {
+		offered = q
+	}
+	allow := c.QOP &^ QOPPrivacy
+	if allow == 0 {
+		allow = QOPAuth
+	}
+	qop := ""
+	for _, q := range qopNames {
+		if allow&q.mask != 0 && containsToken(offered, q.name) {
+			qop = q.name
+			break
+		}
+	}
+	if qop == "" {
+		return nil, fmt.Errorf("DIGEST-MD5: No common protection layer between client and server (server offers %q)", offered)
 	}
 	realm := d["realm"]
 	if c.CNonce == "" {
@@ -243,10 +334,11 @@ func (c *Client) Respond(challenge []byte) ([]byte, error) {
 		uri = DefaultDigestURI
 	}
 	const nc = "00000001"
-	resp := ResponseValue(c.User, realm, c.Password, d["nonce"], nc, c.CNonce, uri, "AUTHENTICATE")
-	c.rspauth = ResponseValue(c.User, realm, c.Password, d["nonce"], nc, c.CNonce, uri, "")
+	resp := responseQOP(c.User, realm, c.Password, d["nonce"], nc, c.CNonce, uri, "AUTHENTICATE", qop)
+	c.rspauth = responseQOP(c.User, realm, c.Password, d["nonce"], nc, c.CNonce, uri, "", qop)
+	c.chosen, c.key = qop, ha1Raw(c.User, realm, c.Password, d["nonce"], c.CNonce)
 	return []byte(`charset=utf-8,username=` + quote(c.User) + `,realm=` + quote(realm) + `,nonce=` + quote(d["nonce"]) +
-		`,nc=` + nc + `,cnonce=` + quote(c.CNonce) + `,digest-uri=` + quote(uri) + `,maxbuf=65536,response=` + resp + `,qop=auth`), nil
+		`,nc=` + nc + `,cnonce=` + quote(c.CNonce) + `,digest-uri=` + quote(uri) + `,maxbuf=65536,response=` + resp + `,qop=` + qop), nil
 }
 
 // VerifyFinal checks the server's "rspauth=..." message, proving the server knew the password.

@@ -70,5 +70,9 @@ func (l *Login) ClientFor(c *conf.Configuration, serverPrincipalKey, addr string
 	if n.Host != "" {
 		spn += "/" + n.Host
 	}
-	return &rpc.ClientKerberos{Tickets: sasl.Tickets(l.cl), ServerPrincipal: spn, QOP: sasl.QOPAuth}, nil
+	qop, err := Protection(c)
+	if err != nil {
+		return nil, err
+	}
+	return &rpc.ClientKerberos{Tickets: sasl.Tickets(l.cl), ServerPrincipal: spn, QOP: qop}, nil
 }

@@ -68,9 +68,13 @@ func ServerFromConf(c *conf.Configuration, principalKey, keytabKey, host string)
 	if err != nil {
 		return nil, fmt.Errorf("conf: hadoop.security.auth_to_local: %w", err)
 	}
+	qop, err := Protection(c)
+	if err != nil {
+		return nil, err
+	}
 	service := n.Service + "/" + n.Host
 	return &rpc.Kerberos{
-		Acceptor:  func() *sasl.GSSAPIServer { return sasl.NewGSSAPIServer(kt, service, sasl.QOPAuth, 5*time.Minute) },
+		Acceptor:  func() *sasl.GSSAPIServer { return sasl.NewGSSAPIServer(kt, service, qop, 5*time.Minute) },
 		Protocol:  n.Service,
 		ServerID:  n.Host,
 		ShortName: rules.ShortName,
