@@ -35,18 +35,14 @@ func (c *Configuration) CheckSecurityModes(kerberos bool) error {
 			errs = append(errs, &ValueError{Source: c.Source(k.key), Key: k.key, Value: v, Reason: k.reason})
 		}
 	}
-	// A list, as Java's SaslPropertiesResolver reads it; authentication and integrity
-	// are served.
+	// A list, as Java's SaslPropertiesResolver reads it; all three are served.
 	qops, err := c.Strings("hadoop.rpc.protection")
 	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, q := range qops {
 		switch strings.ToLower(q) {
-		case "authentication", "integrity":
-		case "privacy":
-			errs = append(errs, &ValueError{Source: c.Source("hadoop.rpc.protection"), Key: "hadoop.rpc.protection", Value: strings.Join(qops, ","),
-				Reason: "Bobbin's IPC serves the authentication and integrity qualities of protection; privacy (SASL encryption) is not served yet"})
+		case "authentication", "integrity", "privacy":
 		default:
 			errs = append(errs, &ValueError{Source: c.Source("hadoop.rpc.protection"), Key: "hadoop.rpc.protection", Value: strings.Join(qops, ","),
 				Reason: q + " is not one of authentication, integrity, privacy"})

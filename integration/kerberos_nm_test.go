@@ -205,11 +205,11 @@ func (d *javaDaemon) waitListening(t *testing.T, addr string) {
 // TestKerberosPi runs `pi 2 10` on a kerberized Bobbin RM and Bobbin NM with the real
 // 2.7.3 job client after kinit: the NM logs in with its keytab, the job client talks
 // Kerberos to the RM and, with the client-to-AM token from its application report, to
-// the MapReduce AM; the AM and tasks use their tokens. The job succeeds, with
-// hadoop.rpc.protection authentication and with integrity (every RPC after SASL in GSSAPI
-// or DIGEST-MD5 integrity tokens, between Java and Bobbin both ways).
+// the MapReduce AM; the AM and tasks use their tokens. The job succeeds with each
+// hadoop.rpc.protection: authentication, integrity and privacy (every RPC after SASL in
+// GSSAPI or DIGEST-MD5 tokens — AES-sealed, 3DES — between Java and Bobbin both ways).
 func TestKerberosPi(t *testing.T) {
-	for _, qop := range []string{"authentication", "integrity"} {
+	for _, qop := range []string{"authentication", "integrity", "privacy"} {
 		t.Run(qop, func(t *testing.T) { kerberosPi(t, qop) })
 	}
 }

@@ -157,7 +157,11 @@ func (c *Client) tokenAuth(conn *clientConn, offered *commonpb.RpcSaslProto_Sasl
 			if err := dc.VerifyFinal(reply.GetToken()); err != nil {
 				return err
 			}
-			if l := dc.Layer(); l != nil {
+			l, err := dc.Layer()
+			if err != nil {
+				return err
+			}
+			if l != nil {
 				conn.layer = l
 			}
 			return nil

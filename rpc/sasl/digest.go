@@ -181,14 +181,20 @@ type Server struct {
 	Realm     string
 	DigestURI string
 	// QOP is the protections offered (hadoop.rpc.protection; 0 means authentication).
-	// Integrity is served; privacy (auth-conf) is not yet.
 	QOP   byte
 	nonce string
-	layer *Integrity
+	layer *DigestLayer
 }
 
 // Layer is the security layer the client chose (nil for auth), once Verify succeeded.
-func (s *Server) Layer() *Integrity { return s.layer }
+func (s *Server) Layer() *DigestLayer { return s.layer }
+
+func (s *Server) offered() byte {
+	if s.QOP == 0 {
+		return QOPAuth
+	}
+	return s.QOP
+}
 
 // NewServer starts an exchange with a fresh random nonce.
 func NewServer() *Server {
@@ -202,15 +208,14 @@ func NewServerWithNonce(nonce string) *Server {
 
 // Challenge is the first server message, in the JDK's order.
 func (s *Server) Challenge() []byte {
-	qop := s.QOP &^ QOPPrivacy
-	if qop == 0 {
-		qop = QOPAuth
+	// The JDK's order; maxbuf is left out (65536, the default), the ciphers are listed
+	// only when privacy is offered.
+	qop := s.offered()
+	ciphers := ""
+	if qop&QOPPrivacy != 0 {
+		ciphers = `,cipher=` + quote(strings.Join(digestCiphers, ","))
 	}
-	maxbuf := ""
-	if qop != QOPAuth {
-		maxbuf = `,maxbuf=65536`
-	}
-	return []byte(`realm=` + quote(s.Realm) + `,nonce=` + quote(s.nonce) + `,qop=` + quote(qopList(qop)) + maxbuf + `,charset=utf-8,algorithm=md5-sess`)
+	return []byte(`realm=` + quote(s.Realm) + `,nonce=` + quote(s.nonce) + `,qop=` + quote(qopList(qop)) + `,charset=utf-8` + ciphers + `,algorithm=md5-sess`)
 }
 
 // PasswordFunc returns the DIGEST-MD5 password for a user name (for Hadoop tokens: the
@@ -229,16 +234,22 @@ func (s *Server) Verify(response []byte, password PasswordFunc) (user string, fi
 			return "", nil, fmt.Errorf("DIGEST-MD5: response lacks %s", k)
 		}
 	}
-	offered := s.QOP &^ QOPPrivacy
-	if offered == 0 {
-		offered = QOPAuth
-	}
+	offered := s.offered()
 	qop := "auth"
 	if q, ok := d["qop"]; ok {
 		qop = q
 	}
 	if m := qopMask(qop); m == 0 || offered&m == 0 {
-		return "", nil, fmt.Errorf("DIGEST-MD5: client selected unsupported protection: %q", qop)
+		return "", nil, fmt.Errorf("DIGEST-MD5: server does not support  qop: %s", qop)
+	}
+	cipherName := ""
+	if qop == "auth-conf" {
+		if cipherName = d["cipher"]; cipherName == "" {
+			return "", nil, errors.New("DIGEST-MD5: digest response format violation. No cipher specified.")
+		}
+		if !containsToken(strings.Join(digestCiphers, ","), cipherName) {
+			return "", nil, fmt.Errorf("DIGEST-MD5: server does not support cipher: %s", cipherName)
+		}
 	}
 	if cs, ok := d["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		return "", nil, fmt.Errorf("DIGEST-MD5: unsupported charset %q", cs)
@@ -268,8 +279,10 @@ func (s *Server) Verify(response []byte, password PasswordFunc) (user string, fi
 		return "", nil, ErrAuthFailed
 	}
 	rsp := responseQOP(user, s.Realm, pw, s.nonce, d["nc"], d["cnonce"], s.DigestURI, "", qop)
-	if qop == "auth-int" {
-		s.layer = newIntegrity(ha1Raw(user, s.Realm, pw, s.nonce, d["cnonce"]), false)
+	if qop != "auth" {
+		if s.layer, err = newDigestLayer(ha1Raw(user, s.Realm, pw, s.nonce, d["cnonce"]), false, cipherName); err != nil {
+			return "", nil, err
+		}
 	}
 	return user, []byte("rspauth=" + rsp), nil
 }
@@ -280,19 +293,20 @@ type Client struct {
 	// CNonce may be preset (tests); otherwise it is random.
 	CNonce string
 	// QOP is the protections this side accepts (0 means authentication); the strongest the
-	// server also offers is chosen. Privacy is not served yet.
+	// server also offers is chosen.
 	QOP     byte
 	rspauth string
 	chosen  string
+	cipher  string
 	key     [16]byte
 }
 
 // Layer is the security layer chosen (nil for auth), once VerifyFinal succeeded.
-func (c *Client) Layer() *Integrity {
-	if c.chosen == "auth-int" {
-		return newIntegrity(c.key, true)
+func (c *Client) Layer() (*DigestLayer, error) {
+	if c.chosen == "" || c.chosen == "auth" {
+		return nil, nil
 	}
-	return nil
+	return newDigestLayer(c.key, true, c.cipher)
 }
 
 // Respond answers a server challenge.
@@ -311,7 +325,7 @@ func (c *Client) Respond(challenge []byte) ([]byte, error) {
 	if q, ok := d["qop"]; ok {
 		offered = q
 	}
-	allow := c.QOP &^ QOPPrivacy
+	allow := c.QOP
 	if allow == 0 {
 		allow = QOPAuth
 	}
@@ -324,6 +338,23 @@ func (c *Client) Respond(challenge []byte) ([]byte, error) {
 	}
 	if qop == "" {
 		return nil, fmt.Errorf("DIGEST-MD5: No common protection layer between client and server (server offers %q)", offered)
+	}
+	cipherDirective := ""
+	if qop == "auth-conf" {
+		list, ok := d["cipher"]
+		if !ok {
+			return nil, errors.New("DIGEST-MD5: server did not specify cipher to use for 'auth-conf'")
+		}
+		for _, name := range digestCiphers {
+			if containsToken(list, name) {
+				c.cipher = name
+				break
+			}
+		}
+		if c.cipher == "" {
+			return nil, fmt.Errorf("DIGEST-MD5: Client supports none of these cipher suites: %s", list)
+		}
+		cipherDirective = `,cipher=` + quote(c.cipher)
 	}
 	realm := d["realm"]
 	if c.CNonce == "" {
@@ -338,7 +369,7 @@ func (c *Client) Respond(challenge []byte) ([]byte, error) {
 	c.rspauth = responseQOP(c.User, realm, c.Password, d["nonce"], nc, c.CNonce, uri, "", qop)
 	c.chosen, c.key = qop, ha1Raw(c.User, realm, c.Password, d["nonce"], c.CNonce)
 	return []byte(`charset=utf-8,username=` + quote(c.User) + `,realm=` + quote(realm) + `,nonce=` + quote(d["nonce"]) +
-		`,nc=` + nc + `,cnonce=` + quote(c.CNonce) + `,digest-uri=` + quote(uri) + `,maxbuf=65536,response=` + resp + `,qop=` + qop), nil
+		`,nc=` + nc + `,cnonce=` + quote(c.CNonce) + `,digest-uri=` + quote(uri) + `,maxbuf=65536,response=` + resp + `,qop=` + qop + cipherDirective), nil
 }
 
 // VerifyFinal checks the server's "rspauth=..." message, proving the server knew the password.

@@ -194,7 +194,7 @@ func apRep(auth types.Authenticator, session types.EncryptionKey, seq int64) ([]
 func (s *GSSAPIServer) offerLayers() ([]byte, bool, error) {
 	msg := binary.BigEndian.AppendUint32(nil, maxBuffer) // 00 01 00 00: the mask goes in the top byte
 	msg[0] = s.offer
-	w, err := s.Wrap(msg)
+	w, err := s.wrapInteg(msg)
 	return w, false, err
 }
 
@@ -217,8 +217,20 @@ func (s *GSSAPIServer) takeChoice(token []byte) ([]byte, bool, error) {
 	return nil, true, nil
 }
 
-// Wrap makes an acceptor wrap token of p with integrity protection (RFC 4121 §4.2.6.2).
+// Wrap makes an acceptor wrap token of p: sealed once privacy was chosen, else with
+// integrity protection (RFC 4121 §4.2.6.2).
 func (s *GSSAPIServer) Wrap(p []byte) ([]byte, error) {
+	if s.chosen == QOPPrivacy {
+		tok, err := seal(s.key, flagSentByAcceptor, s.sendSeq, p, usageAcceptorSeal)
+		if err == nil {
+			s.sendSeq++
+		}
+		return tok, err
+	}
+	return s.wrapInteg(p)
+}
+
+func (s *GSSAPIServer) wrapInteg(p []byte) ([]byte, error) {
 	wt := gssapi.WrapToken{Flags: 0x01, SndSeqNum: s.sendSeq, Payload: append([]byte(nil), p...)}
 	if err := wt.SetCheckSum(s.key, usageAcceptorSeal); err != nil {
 		return nil, err
@@ -228,15 +240,27 @@ func (s *GSSAPIServer) Wrap(p []byte) ([]byte, error) {
 	return wt.Marshal()
 }
 
-// Unwrap verifies an initiator wrap token with integrity protection and returns its
-// payload; tokens must come in sequence, as the JDK requires.
+// Unwrap verifies an initiator wrap token (sealed once privacy was chosen, else with
+// integrity protection) and returns its payload; tokens must come in sequence, as the JDK
+// requires.
 func (s *GSSAPIServer) Unwrap(token []byte) ([]byte, error) {
+	if s.chosen == QOPPrivacy {
+		p, seq, err := unseal(s.key, token, false, usageInitiatorSeal)
+		if err != nil {
+			return nil, err
+		}
+		if seq != s.recvSeq {
+			return nil, fmt.Errorf("wrap token out of sequence: %d, want %d", seq, s.recvSeq)
+		}
+		s.recvSeq++
+		return p, nil
+	}
 	var wt gssapi.WrapToken
 	if err := wt.Unmarshal(token, false); err != nil {
 		return nil, err
 	}
-	if wt.Flags&0x02 != 0 {
-		return nil, errors.New("sealed wrap tokens are not served (hadoop.rpc.protection=privacy)")
+	if wt.Flags&flagSealed != 0 {
+		return nil, errors.New("a sealed wrap token where integrity was agreed")
 	}
 	if wt.RRC != 0 {
 		return nil, errors.New("rotated wrap tokens are not served")

@@ -186,15 +186,31 @@ func (c *GSSAPIClient) chooseLayer(tok []byte) ([]byte, error) {
 	}
 	ans := binary.BigEndian.AppendUint32(nil, maxBuffer)
 	ans[0] = c.chosen
-	return c.Wrap(ans)
+	return c.wrapInteg(ans) // the choice itself is never sealed
 }
 
-// Wrap makes an initiator wrap token of p with integrity protection.
-func (c *GSSAPIClient) Wrap(p []byte) ([]byte, error) {
-	wt := gssapi.WrapToken{SndSeqNum: c.sendSeq, Payload: append([]byte(nil), p...)}
+func (c *GSSAPIClient) subkeyFlag() byte {
 	if c.key.KeyType != c.auth.SubKey.KeyType || string(c.key.KeyValue) != string(c.auth.SubKey.KeyValue) {
-		wt.Flags |= 0x04 // the acceptor's subkey
+		return flagAcceptorSubkey
 	}
+	return 0
+}
+
+// Wrap makes an initiator wrap token of p: sealed once privacy was chosen, else with
+// integrity protection.
+func (c *GSSAPIClient) Wrap(p []byte) ([]byte, error) {
+	if c.chosen == QOPPrivacy && c.stage == 3 {
+		tok, err := seal(c.key, c.subkeyFlag(), c.sendSeq, p, usageInitiatorSeal)
+		if err == nil {
+			c.sendSeq++
+		}
+		return tok, err
+	}
+	return c.wrapInteg(p)
+}
+
+func (c *GSSAPIClient) wrapInteg(p []byte) ([]byte, error) {
+	wt := gssapi.WrapToken{SndSeqNum: c.sendSeq, Payload: append([]byte(nil), p...), Flags: c.subkeyFlag()}
 	if err := wt.SetCheckSum(c.key, usageInitiatorSeal); err != nil {
 		return nil, err
 	}
@@ -203,14 +219,26 @@ func (c *GSSAPIClient) Wrap(p []byte) ([]byte, error) {
 	return wt.Marshal()
 }
 
-// Unwrap verifies an acceptor wrap token with integrity protection, in sequence.
+// Unwrap verifies an acceptor wrap token (sealed once privacy was chosen, else with
+// integrity protection), in sequence.
 func (c *GSSAPIClient) Unwrap(tok []byte) ([]byte, error) {
+	if c.chosen == QOPPrivacy && c.stage == 3 {
+		p, seq, err := unseal(c.key, tok, true, usageAcceptorSeal)
+		if err != nil {
+			return nil, err
+		}
+		if seq != c.recvSeq {
+			return nil, fmt.Errorf("server's wrap token out of sequence: %d, want %d", seq, c.recvSeq)
+		}
+		c.recvSeq++
+		return p, nil
+	}
 	var wt gssapi.WrapToken
 	if err := wt.Unmarshal(tok, true); err != nil {
 		return nil, fmt.Errorf("server's wrap token: %w", err)
 	}
-	if wt.Flags&0x02 != 0 {
-		return nil, errors.New("sealed wrap tokens are not served (hadoop.rpc.protection=privacy)")
+	if wt.Flags&flagSealed != 0 {
+		return nil, errors.New("a sealed wrap token where integrity was agreed")
 	}
 	if wt.RRC != 0 {
 		return nil, errors.New("rotated wrap tokens are not served")

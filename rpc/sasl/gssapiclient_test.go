@@ -1,6 +1,7 @@
 package sasl
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -42,6 +43,8 @@ func TestGSSAPIClientWithMITKDC(t *testing.T) {
 		{QOPAuth, QOPAuth, QOPAuth},
 		{QOPAuth | QOPIntegrity, QOPAuth | QOPIntegrity, QOPIntegrity},
 		{QOPAuth | QOPIntegrity, QOPAuth, QOPAuth},
+		{QOPAuth | QOPIntegrity | QOPPrivacy, QOPAuth | QOPIntegrity | QOPPrivacy, QOPPrivacy},
+		{QOPPrivacy, QOPPrivacy, QOPPrivacy},
 	} {
 		s := NewGSSAPIServer(rmKT, "rm/localhost", tc.offer, 0)
 		c := NewGSSAPIClient(tc.allow)
@@ -79,6 +82,16 @@ func TestGSSAPIClientWithMITKDC(t *testing.T) {
 		}
 		if _, err := c.Unwrap(w); err == nil {
 			t.Fatal("a replayed wrap token was accepted")
+		}
+		if tc.want == QOPPrivacy {
+			w, _ := c.Wrap([]byte("secret payload"))
+			if bytes.Contains(w, []byte("secret payload")) || w[2]&flagSealed == 0 {
+				t.Fatalf("privacy token not sealed: % x", w)
+			}
+			w[len(w)-1] ^= 1
+			if _, err := s.Unwrap(w); err == nil {
+				t.Fatal("a tampered sealed token was accepted")
+			}
 		}
 	}
 
@@ -134,6 +147,21 @@ func FuzzGSSAPIClient(f *testing.F) {
 		}
 		if _, err := c.Step(second); err == nil || c.Done() {
 			t.Fatal("a failed exchange went on")
+		}
+	})
+}
+
+// FuzzUnseal: arbitrary sealed wrap tokens are refused, never panic (their decryption
+// reads lengths from the token).
+func FuzzUnseal(f *testing.F) {
+	key := types.EncryptionKey{KeyType: 18, KeyValue: make([]byte, 32)}
+	good, _ := seal(key, 0, 7, []byte("payload"), usageInitiatorSeal)
+	f.Add(good)
+	f.Add([]byte{0x05, 0x04, 0x02, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, tok []byte) {
+		p, _, err := unseal(key, tok, false, usageInitiatorSeal)
+		if err == nil && string(p) != "payload" {
+			t.Fatalf("forged token accepted: %q", p)
 		}
 	})
 }
