@@ -12,8 +12,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
-	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
+	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	metrics "github.com/rcrowley/go-metrics"
 	"github.com/sirupsen/logrus"
 )
