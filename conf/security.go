@@ -11,10 +11,13 @@ import (
 // its key and value.
 func (c *Configuration) CheckSecurityModes(kerberos bool) error {
 	var errs []error
-	auth := "simple"
+	auth, web := "simple", "simple"
 	if kerberos {
 		if v, err := c.Trimmed("hadoop.security.authentication"); err == nil && strings.EqualFold(v, "kerberos") {
 			auth = "kerberos"
+		}
+		if v, err := c.Trimmed("hadoop.http.authentication.type"); err == nil && strings.EqualFold(v, "kerberos") {
+			web = "kerberos" // SPNEGO (yarn/spnego)
 		}
 	}
 	for _, k := range []struct {
@@ -23,7 +26,7 @@ func (c *Configuration) CheckSecurityModes(kerberos bool) error {
 	}{
 		{"hadoop.security.authentication", auth,
 			"this Bobbin daemon authenticates IPC callers with SIMPLE and tokens only; it does not serve Kerberos yet, and will not run open on a cluster configured for it"},
-		{"hadoop.http.authentication.type", "simple",
+		{"hadoop.http.authentication.type", web,
 			"Bobbin's web ports authenticate with simple (user.name) only; SPNEGO is not served yet"},
 	} {
 		v, err := c.Trimmed(k.key)

@@ -161,3 +161,69 @@ func kinit(t *testing.T, k *kdctest.KDC, principal, password string) {
 		t.Fatalf("kinit %s: %v\n%s", principal, err, out)
 	}
 }
+
+// TestSPNEGOWeb: with hadoop.http.authentication.type=kerberos the RM's web port wants
+// SPNEGO (a real MIT KDC, curl --negotiate after kinit): without a ticket 401 and
+// "WWW-Authenticate: Negotiate"; with one the call is served as the principal's short
+// name whatever user.name says, and the hadoop.auth cookie then serves without
+// negotiating; a forged cookie is not taken.
+func TestSPNEGOWeb(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not found")
+	}
+	k := kdctest.Start(t, "BOBBIN.TEST")
+	k.AddPrincipal(t, "alice", "alice-secret")
+	rmKeytab := k.Keytab(t, "rm.keytab", "rm/localhost", "HTTP/localhost")
+	t.Setenv("KRB5_CONFIG", k.Krb5Conf())
+	confDir := t.TempDir()
+	web := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	site := map[string]string{
+		"yarn.resourcemanager.hostname":                  "127.0.0.1",
+		"yarn.resourcemanager.address":                   fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.resource-tracker.address":  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.scheduler.address":         fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":            web,
+		"yarn.resourcemanager.admin.address":             fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.principal":                 "rm/_HOST@BOBBIN.TEST",
+		"yarn.resourcemanager.keytab":                    rmKeytab,
+		"yarn.resourcemanager.webapp.spnego-principal":   "HTTP/_HOST@BOBBIN.TEST",
+		"yarn.resourcemanager.webapp.spnego-keytab-file": rmKeytab,
+	}
+	writeConf(t, confDir, site)
+	body := "<?xml version=\"1.0\"?>\n<configuration>\n" + prop("hadoop.security.authentication", "kerberos") +
+		prop("hadoop.http.authentication.type", "kerberos") + "</configuration>\n"
+	os.WriteFile(filepath.Join(confDir, "core-site.xml"), []byte(body), 0o644)
+	rm := startDaemon(t, "resourcemanager", "--conf", confDir)
+	rm.waitListening(t, web)
+	_, port, _ := strings.Cut(web, ":")
+	base := "http://localhost:" + port // the SPN curl asks for is HTTP/localhost
+	jar := filepath.Join(t.TempDir(), "cookies")
+	curl := func(env []string, args ...string) string {
+		cmd := exec.Command("curl", append([]string{"-s", "-i", "--max-time", "20"}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	noTicket := []string{"KRB5CCNAME=" + filepath.Join(t.TempDir(), "none")}
+	if out := curl(noTicket, base+"/ws/v1/cluster/info"); !strings.Contains(out, "401") || !strings.Contains(strings.ToLower(out), "www-authenticate: negotiate") {
+		t.Fatalf("without credentials:\n%s", out)
+	}
+	kinit(t, k, "alice", "alice-secret")
+	ticket := k.Env()
+	out := curl(ticket, "--negotiate", "-u", ":", "-c", jar, "-X", "POST", base+"/ws/v1/cluster/apps/new-application?user.name=mallory")
+	if !strings.Contains(out, "200 OK") || !strings.Contains(out, "application-id") || !strings.Contains(out, "hadoop.auth=") {
+		t.Fatalf("with a ticket:\n%s", out)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(rm.Log(), "allocated new application id (REST)") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // the daemon's output reaches its buffer through a pipe
+	}
+	if !strings.Contains(rm.Log(), `msg="allocated new application id (REST)"`) || !strings.Contains(rm.Log(), "user=alice") || strings.Contains(rm.Log(), "user=mallory") {
+		t.Fatalf("the REST caller is not the principal's short name:\n%s", rm.Log())
+	}
+	if out := curl(noTicket, "-b", jar, base+"/ws/v1/cluster/info"); !strings.Contains(out, "200 OK") {
+		t.Fatalf("with the hadoop.auth cookie:\n%s", out)
+	}
+	if out := curl(noTicket, "-b", "hadoop.auth=dT1tYWxsb3J5.AAAA", base+"/ws/v1/cluster/info"); !strings.Contains(out, "401") {
+		t.Fatalf("with a forged cookie:\n%s", out)
+	}
+}

@@ -381,6 +381,10 @@ func New(opts Options) (*NodeManager, error) {
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
 	}
+	if _, err := nm.servedWeb(http.NotFoundHandler()); err != nil {
+		krb.close()
+		return nil, err
+	}
 	return nm, nil
 }
 
@@ -467,7 +471,8 @@ func (nm *NodeManager) Start() error {
 			nm.log.WithError(err).Error("container manager stopped")
 		}
 	})
-	nm.web = &http.Server{Handler: nm.webHandler(), ReadHeaderTimeout: 10 * time.Second}
+	web, _ := nm.servedWeb(nm.webHandler()) // checked in New
+	nm.web = &http.Server{Handler: web, ReadHeaderTimeout: 10 * time.Second}
 	nm.spawn(func() {
 		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			nm.log.WithError(err).Error("web server stopped")

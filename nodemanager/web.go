@@ -1,6 +1,7 @@
 package nodemanager
 
 import (
+	"github.com/bobbin-yarn/bobbin/yarn/spnego"
 	"net/http"
 	"os"
 
@@ -28,4 +29,12 @@ func (nm *NodeManager) webHandler() http.Handler {
 	})
 	nm.uiRoutes(mux)
 	return mux
+}
+
+// servedWeb is what the web port serves: the pages and REST API, behind SPNEGO with
+// hadoop.http.authentication.type=kerberos (yarn.nodemanager.webapp.spnego-principal and
+// spnego-keytab-file, else hadoop.http.authentication.kerberos.*).
+func (nm *NodeManager) servedWeb(h http.Handler) (http.Handler, error) {
+	return spnego.Wrap(h, nm.opts.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
+		nm.settings.WebAddr, nm.log)
 }

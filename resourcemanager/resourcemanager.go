@@ -34,6 +34,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
+	"github.com/bobbin-yarn/bobbin/yarn/spnego"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
@@ -75,14 +76,16 @@ type ResourceManager struct {
 	done          chan struct{}        // closed when the daemon must stop (a fenced RM without HA)
 	keeper        *connkeep.Attachment // nil: sockets end with the process
 
-	transMu  sync.Mutex // one transition at a time
-	mu       sync.Mutex
-	state    commonpb.HAServiceStateProto
-	webCore  http.Handler
-	webMux   *http.ServeMux // the daemon's own pages (/jmx, /conf, ...), then serveActive
-	stopCore context.CancelFunc
-	serving  sync.WaitGroup
-	started  bool
+	transMu sync.Mutex // one transition at a time
+	mu      sync.Mutex
+	state   commonpb.HAServiceStateProto
+	webCore http.Handler
+	webMux  *http.ServeMux // the daemon's own pages (/jmx, /conf, ...), then serveActive
+	// webHandler is what the web port serves: the RM itself, behind SPNEGO when asked.
+	webHandler http.Handler
+	stopCore   context.CancelFunc
+	serving    sync.WaitGroup
+	started    bool
 }
 
 // New builds a ResourceManager from configuration; nothing listens until Start.
@@ -146,6 +149,11 @@ func New(opts Options) (*ResourceManager, error) {
 		Started: time.Now(), Beans: rm.beans}
 	daemon.Install(rm.webMux)
 	rm.webMux.HandleFunc("/", rm.serveActive)
+	// With hadoop.http.authentication.type=kerberos every page and REST call needs SPNEGO.
+	if rm.webHandler, err = spnego.Wrap(rm, rm.opts.Conf, "yarn.resourcemanager.webapp.spnego-principal",
+		"yarn.resourcemanager.webapp.spnego-keytab-file", settings.WebAddr, rm.log); err != nil {
+		return nil, err
+	}
 	// The client port takes RM delegation tokens (DIGEST-MD5) beside Kerberos or SIMPLE.
 	rm.client = server("ClientRMService", settings.ClientHandlers, &rm.deleg)
 	rm.tracker = server("ResourceTrackerService", settings.TrackerHandlers, nil)
@@ -316,7 +324,7 @@ func (rm *ResourceManager) Start() error {
 	}
 	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
 	// a bounded time, never the RPC ports.
-	rm.web = &http.Server{Handler: rm, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,
+	rm.web = &http.Server{Handler: rm.webHandler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	rm.serving.Add(1)
 	go func() {

@@ -82,9 +82,13 @@ func TestDaemonsRefuseUnservedSecurityModes(t *testing.T) {
 	for _, daemon := range []string{"resourcemanager", "nodemanager", "webproxy"} {
 		var out, errb bytes.Buffer
 		code := run([]string{daemon, "--conf", dir}, &out, &errb)
-		wants := []string{core + `: hadoop.http.authentication.type = \"kerberos\"`}
-		if daemon == "webproxy" { // the RM and NM serve Kerberos
-			wants = append(wants, core+`: hadoop.security.authentication = \"kerberos\"`)
+		// The RM and NM serve Kerberos and SPNEGO: they stop for the principal they lack.
+		wants := []string{"yarn.resourcemanager.principal must be set with hadoop.security.authentication=kerberos"}
+		switch daemon {
+		case "nodemanager":
+			wants = []string{"DockerContainerExecutor"}
+		case "webproxy":
+			wants = []string{core + `: hadoop.http.authentication.type = \"kerberos\"`, core + `: hadoop.security.authentication = \"kerberos\"`}
 		}
 		for _, want := range wants {
 			if code != 1 || !strings.Contains(errb.String(), want) {

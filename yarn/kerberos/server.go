@@ -151,3 +151,12 @@ func krb5Config() (*config.Config, error) {
 	}
 	return cfg, nil
 }
+
+// DefaultRealm is the Kerberos configuration's default realm, or fallback when there is
+// none (auth_to_local's DEFAULT rule needs one).
+func DefaultRealm(fallback string) string {
+	if r := krb5DefaultRealm(); r != "" {
+		return r
+	}
+	return fallback
+}
