@@ -2,11 +2,14 @@ package resourcemanager
 
 import (
 	"context"
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -193,5 +196,60 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 		if n.GetNodeId().GetPort() == 45454 && (n.GetCapability().GetMemory() != 0 || len(n.GetNodeLabels()) != 2) {
 			t.Errorf("borrowed node at zero capacity: %v", n)
 		}
+	}
+}
+
+// A heartbeat that races the node's registration — the registry has the node, the engine
+// not yet (the 2.7.3 NodeManager's old heartbeat thread still runs while it registers
+// again after a resync) — is not the node's first: the next heartbeat makes the node
+// schedulable. Before, the node stayed unschedulable for ever (a stuck reduce after an
+// HA failover, TestHAFailoverDuringPi/2.7.3-apache-nm).
+func TestHeartbeatRacingRegistrationDoesNotCountAsFirst(t *testing.T) {
+	rm, cl := startRM(t, testConf())
+	nm := newFakeNM(t, rm, 45460)
+	key := "127.0.0.1:45460"
+	addr := &rmstate.NodeAddr{Key: key, ID: nm.id, HTTP: "127.0.0.1:8042"}
+	capability := &yarnpb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}
+	// The registration's first step: the registry's record.
+	rm.Core.Nodes.Put(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING,
+		Version: "2.7.3", LastHeartbeat: time.Now(), HealthTime: time.Now().UnixMilli()})
+	if hb := nm.heartbeat(7); hb.GetNodeAction() != yarnpb.NodeActionProto_NORMAL {
+		t.Fatalf("racing heartbeat: %v", hb)
+	}
+	// The registration's second step: the engine, unschedulable until the first heartbeat.
+	if _, _, err := rm.Core.RegisterNode(scheduler.NodeSpec{ID: key, Rack: "/default-rack", Capacity: rm.Core.ResourceOf(capability), Unschedulable: true}, addr, nil); err != nil {
+		t.Fatal(err)
+	}
+	nm.heartbeat(8)
+	// An AM's ask is placed on the node.
+	ctx := context.Background()
+	na, err := cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := cl.GetApplicationReport(ctx, na.GetApplicationId())
+	am := amclient.New(amclient.Options{Addr: rm.SchedulerAddr().String(), Token: token.FromProto(rep.GetAmRmToken()), ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	defer am.Close()
+	if _, err := am.Register(ctx, "h", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	am.Request(10, "*", 1024, 1, 1)
+	for i := 0; ; i++ {
+		resp, err := am.Allocate(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetAllocatedContainers()) == 1 {
+			break
+		}
+		if i == 50 {
+			t.Fatal("no container on the node: the heartbeat after its registration did not make it schedulable")
+		}
+		nm.heartbeat(int32(9 + i))
+		time.Sleep(20 * time.Millisecond)
 	}
 }

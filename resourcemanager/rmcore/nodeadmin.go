@@ -88,18 +88,25 @@ func (rm *Core) checkDecommissioning(now time.Time) {
 
 // SyncSchedulable tells the engine a node's current capacity, label and static flag, and
 // whether it takes new containers (only RUNNING nodes with some capacity do).
-func (rm *Core) SyncSchedulable(key string) {
+//
+// It reports false when the engine does not know the node yet: a heartbeat that races
+// the node's registration (the 2.7.3 NodeManager's old heartbeat thread still runs while
+// it registers again after a resync) comes between the registry's record and the
+// engine's; its caller then must not count that heartbeat as the node's first.
+func (rm *Core) SyncSchedulable(key string) bool {
 	n, ok := rm.Nodes.Snapshot(key)
 	if !ok {
-		return
+		return false
 	}
 	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static,
 		Partition:     rm.Labels.PartitionOf(n.ID),
 		Unschedulable: n.State != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
 	if err := rm.Engine.UpdateNode(spec); err != nil {
 		rm.Log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
+		return false
 	}
 	rm.KickScheduler()
+	return true
 }
 
 // NodeIDOf parses "host:port" back into a NodeIdProto.

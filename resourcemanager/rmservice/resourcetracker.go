@@ -127,6 +127,9 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 		return v.Action, nil
 	}
 	resized, relabelled, healthChanged, state, capability, autoLabels, statuses := v.Resized, v.Relabelled, v.HealthChanged, v.State, v.Capability, v.AutoLabels, st.GetContainersStatuses()
+	// The node takes containers from its first heartbeat on; one that came before the
+	// engine had the node (a heartbeat racing the registration) does not count as first.
+	firstSynced := true
 	if resized || relabelled {
 		log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
 		if !healthChanged {
@@ -136,9 +139,11 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 
 	if healthChanged {
 		log.WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
-		rm.SyncSchedulable(key)
+		if synced := rm.SyncSchedulable(key); v.First {
+			firstSynced = synced
+		}
 	} else if v.First {
-		rm.SyncSchedulable(key) // the node takes containers from now on
+		firstSynced = rm.SyncSchedulable(key) // the node takes containers from now on
 	}
 	rm.NodeStatuses(key, statuses)
 	for _, f := range rm.Apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
@@ -157,7 +162,9 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	if len(resp.ContainersToCleanup) > 0 {
 		log.WithField("containers", len(resp.ContainersToCleanup)).Debug("containers to clean up sent")
 	}
-	rm.Nodes.SetLastResponse(key, resp)
+	if firstSynced {
+		rm.Nodes.SetLastResponse(key, resp)
+	}
 	return resp, nil
 }
 
