@@ -208,6 +208,18 @@ func share(v, total scheduler.Resource) float64 {
 	return float64(v[scheduler.Memory]) / float64(total[scheduler.Memory])
 }
 
+// pending sums what the outstanding asks of the leaves under q ask for.
+func (b *treeBuilder) pending(q *capacity.Queue) scheduler.Resource {
+	if q.IsLeaf() {
+		return b.groups[q.Name].PendingResource
+	}
+	var sum scheduler.Resource
+	for _, c := range q.Children {
+		sum = sum.Add(b.pending(c))
+	}
+	return sum
+}
+
 // used sums what the leaves under q hold in the default partition.
 func (b *treeBuilder) used(q *capacity.Queue) scheduler.Resource {
 	if q.IsLeaf() {
@@ -272,7 +284,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 			qi.AllocatedContainers += ci.AllocatedContainers
 			qi.PendingContainers += ci.PendingContainers
 		}
-		qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: zero,
+		qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: resource(rm, b.pending(q)),
 			AMUsed: zero, AMLimit: zero, UserAMLimit: zero}}}
 		return qi
 	}
@@ -286,7 +298,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	amLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent)
 	userLimitPct := q.MinimumUserLimitPercent
 	userAMLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent * userLimitPct / 100 * max(q.UserLimitFactor, 1))
-	qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: zero,
+	qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: resource(rm, b.pending(q)),
 		AMUsed: resource(rm, g.AMUsed), AMLimit: resource(rm, amLimit), UserAMLimit: resource(rm, userAMLimit)}}}
 	maxApps := q.MaximumApplications
 	perUser := int(float64(maxApps) * userLimitPct / 100 * q.UserLimitFactor)
