@@ -104,6 +104,7 @@ start_rm rm1
 for i in $(seq 1 100); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.2; done
 start_rm rm2
 %[5]s > %[1]s/nm.log 2>&1 &
+NMPID=$!
 for i in $(seq 1 90); do [ "$($Y node -list 2>/dev/null | grep -c RUNNING)" -ge 1 ] && break; sleep 1; done
 echo "rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
 cd %[1]s/work
@@ -126,6 +127,8 @@ if [ $PIRC -ne 0 ]; then
   # What the active RM thought of the stuck job (a CI run once saw no reduce allocated
   # after the failover): its applications, nodes and scheduler as REST shows them.
   for u in apps nodes scheduler; do echo "=== rm2 $u: $(curl -s http://127.0.0.1:18088/ws/v1/cluster/$u | head -c 4000)"; done
+  # A Java NM's heartbeat thread, if it still lives (see the upstream race below).
+  [ -x "$JAVA_HOME/bin/jstack" ] && echo "=== nm heartbeat threads: $("$JAVA_HOME/bin/jstack" $NMPID 2>/dev/null | grep -c '"Node Status Updater"')"
 fi
 echo "pi took $(echo "$(date +%%s.%%N) - $T0" | bc) s"
 start_rm rm1
@@ -152,6 +155,16 @@ kill %%1 2>/dev/null
 	}
 	if err != nil {
 		fail(fmt.Sprintf("cluster script: %v", err))
+	}
+	if !bobbinNM && strings.Contains(out, "=== nm heartbeat threads: 0") {
+		// Upstream: the 2.7.3 (and 3.1.1) NodeManager, resyncing with the new active RM,
+		// starts its new heartbeat thread before it clears its stop flag
+		// (NodeStatusUpdaterImpl.rebootNodeStatusUpdaterAndRegisterWithRM, checked in the
+		// jars): on a loaded host the thread exits at once and the node, registered again,
+		// never heartbeats, so no RM — the Java one neither — can place the job's next
+		// container. docs/recovery.md.
+		c.keep(t)
+		t.Skipf("the Apache NodeManager's heartbeat thread died in its resync (upstream race, docs/recovery.md); output:\n%s", out)
 	}
 	for _, want := range []string{"rm1 active rm2 standby", "pi exit 0", "after: rm1 standby rm2 active", "paused: rm1 active rm2 standby", "applications listed: 1"} {
 		if !strings.Contains(out, want) {
