@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,7 +217,47 @@ func (c *nsCluster) exec(t *testing.T, timeout time.Duration, script string) (st
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	killStrays(c.dir)
 	return string(out), err
+}
+
+// killStrays kills what is left of a cluster's containers once its script has ended: an
+// Apache NodeManager starts each container in a session of its own (setsid), out of the
+// script's process group, and one killed with -9 leaves them running (a JVM AM that then
+// retries a dead RM for minutes, taking CPU from the tests after it). They are found by
+// the cluster's directory on their command line.
+func killStrays(dir string) {
+	entries, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil || !strings.Contains(string(b), dir+"/") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(e))); err == nil && pid != os.Getpid() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// nmHeartbeatThreads is a script fragment that prints, for each Apache NodeManager in
+// $NMS, how many heartbeat threads it still has ("=== nm heartbeat threads: N"): see
+// skipOnApacheNMResyncRace.
+const nmHeartbeatThreads = `for p in $NMS; do [ -x "$JAVA_HOME/bin/jstack" ] && echo "=== nm heartbeat threads: $("$JAVA_HOME/bin/jstack" $p 2>/dev/null | grep -c '"Node Status Updater"')"; done`
+
+// skipOnApacheNMResyncRace skips a test whose job stuck because an Apache NodeManager
+// lost its heartbeat thread while resyncing (out holds nmHeartbeatThreads' lines).
+// Upstream: the 2.7.3 and 3.1.1 NodeManagers, resyncing with a restarted or new active
+// RM, start the new heartbeat thread before they clear its stop flag
+// (NodeStatusUpdaterImpl.rebootNodeStatusUpdaterAndRegisterWithRM, checked in both jars):
+// on a loaded host the thread exits at once and the node, registered again, never
+// heartbeats, so no RM — the Java one neither — can place the job's next container.
+// docs/recovery.md.
+func skipOnApacheNMResyncRace(t *testing.T, c *nsCluster, out string) {
+	t.Helper()
+	if !c.bobbinNM && strings.Contains(out, "=== nm heartbeat threads: 0") {
+		c.keep(t)
+		t.Skipf("the Apache NodeManager's heartbeat thread died in its resync (upstream race, docs/recovery.md); output:\n%s", out)
+	}
 }
 
 // logTail returns the last n lines of a file in the cluster's directory.
