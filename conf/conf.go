@@ -123,6 +123,12 @@ func LoadDir(dir string, extra ...string) (*Configuration, string, error) {
 // once its HDFS client loads (localization and log aggregation on hdfs://).
 func NodeManagerFiles() []string { return []string{"mapred-site.xml", "hdfs-site.xml"} }
 
+// ResourceManagerFiles are the site files a ResourceManager reads over LoadDir's:
+// hdfs-site.xml, which the Java RM's HDFS client loads (the NameNodes of a nameservice,
+// dfs.namenode.kerberos.principal for renewing applications' HDFS delegation tokens, the
+// HDFS that aggregated logs are deleted from).
+func ResourceManagerFiles() []string { return []string{"hdfs-site.xml"} }
+
 // ResolveDir applies the --conf / YARN_CONF_DIR / HADOOP_CONF_DIR precedence.
 func ResolveDir(explicit string) string {
 	if explicit != "" {

@@ -56,6 +56,8 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.delegation.key.update-interval", Value: "86400000", Doc: "Milliseconds between rolls of the master key that signs RM delegation tokens; a key verifies until every token signed with it is past its max lifetime."},
 	{Key: "yarn.resourcemanager.delegation.token.renew-interval", Value: "86400000", Doc: "Milliseconds an RM delegation token lives after it is issued or renewed (never past its max lifetime); unrenewed it expires and is removed."},
 	{Key: "yarn.resourcemanager.delegation.token.max-lifetime", Value: "604800000", Doc: "Milliseconds after issue beyond which an RM delegation token cannot be renewed."},
+	{Key: "yarn.resourcemanager.delayed.delegation-token.removal-interval-ms", Value: "30000", Doc: "With kerberos the RM renews the delegation tokens an application submits (HDFS_DELEGATION_TOKEN at the NameNode its service names, as yarn.resourcemanager.principal; its own RM_DELEGATION_TOKENs) at submission, where one that cannot be renewed fails the application, and when nine tenths of each one's remaining life have passed. This long after the application ends they are cancelled, unless it (or another application sharing them) submitted cancel_tokens_when_complete=false (mapreduce.job.complete.cancel.delegation.tokens=false)."},
+	{Key: "yarn.resourcemanager.proxy-user-privileges.enabled", Value: "false", Doc: "true (the RM fetching HDFS delegation tokens for applications as their user) is refused at start."},
 
 	// yarn-site.xml: ResourceManager service sizes
 	{Key: "yarn.resourcemanager.client.thread-count", Value: "50", Doc: "Calls the client service runs at once."},

@@ -127,7 +127,7 @@ func newLogger(level string, w io.Writer) (*logrus.Logger, error) {
 
 // loadConf reads the site files and capacity-scheduler.xml, logging where they came from.
 func loadConf(f *daemonFlags, log *logrus.Logger) (*conf.Configuration, *capacity.Tree, string, error) {
-	c, dir, err := conf.LoadDir(f.confDir)
+	c, dir, err := conf.LoadDir(f.confDir, conf.ResourceManagerFiles()...)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -51,6 +51,9 @@ func (rm *Core) EndApp(id records.ApplicationID) {
 	for _, att := range rm.Apps.AttemptIDs(id) {
 		rm.AMRM.Revoke(att)
 	}
+	if rm.Tokens != nil {
+		rm.Tokens.ApplicationFinished(id.String())
+	}
 	for _, gone := range rm.Apps.Retire(id, rm.Settings.MaxCompletedApps) {
 		rm.Containers.ForgetApp(gone)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/tokenrenewer"
+	"github.com/bobbin-yarn/bobbin/yarn/hdfsdt"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -59,6 +61,11 @@ type Core struct {
 	// tokens were last swept.
 	Delegation *delegation.Manager
 	delegTick  time.Time
+	// Tokens renews the delegation tokens applications submit (nil without Kerberos);
+	// hdfsTokens is its NameNode client and login the RM's Kerberos login for it.
+	Tokens     *tokenrenewer.Renewer
+	hdfsTokens *hdfsdt.Client
+	login      *rmLogin
 	stepMu     sync.Mutex     // one Step at a time (the monitor's, or a test's)
 	passMu     sync.Mutex     // one SchedulePass at a time
 	tasks      sync.WaitGroup // the loops Run starts and AM launches
@@ -212,6 +219,7 @@ func New(opts Options) (*Core, error) {
 		}
 		return nil, err
 	}
+	rm.startTokenRenewer()
 	return rm, nil
 }
 
@@ -266,6 +274,14 @@ func (rm *Core) Run(ctx context.Context) {
 			d.Run(ctx)
 		}()
 	}
+	if r := rm.Tokens; r != nil {
+		rm.tasks.Add(1)
+		go func() {
+			defer rm.tasks.Done()
+			rm.trackRecoveredTokens(ctx)
+			r.Run(ctx)
+		}()
+	}
 }
 
 // Wait returns once the loops Run started and every AM launch have ended.
@@ -306,8 +322,12 @@ func (rm *Core) ClusterTimestamp() int64 { return rm.clusterTimestamp }
 // Version is what the RM reports to NodeManagers and on its web endpoints.
 const Version = "2.7.3-bobbin"
 
-// Close releases the state store (after Wait).
+// Close releases the state store and the NameNode connections (after Wait).
 func (rm *Core) Close() error {
+	if rm.hdfsTokens != nil {
+		rm.hdfsTokens.Close()
+		rm.login.close()
+	}
 	if rm.Store == nil {
 		return nil
 	}

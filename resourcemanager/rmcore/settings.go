@@ -78,6 +78,10 @@ type Settings struct {
 	NMKeyRoll        time.Duration
 	// Kerberos is hadoop.security.authentication=kerberos.
 	Kerberos bool
+	// TokenRemovalDelay is how long a finished application's delegation tokens stay
+	// renewed before they are cancelled
+	// (yarn.resourcemanager.delayed.delegation-token.removal-interval-ms).
+	TokenRemovalDelay time.Duration
 	// QOP is hadoop.rpc.protection as a sasl.QOP* mask (token connections both ways).
 	QOP byte
 	// Delegation is yarn.resourcemanager.delegation.{key.update-interval,
@@ -180,6 +184,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		"yarn.resourcemanager.delegation.key.update-interval":                   &s.Delegation.KeyUpdate,
 		"yarn.resourcemanager.delegation.token.renew-interval":                  &s.Delegation.RenewInterval,
 		"yarn.resourcemanager.delegation.token.max-lifetime":                    &s.Delegation.MaxLifetime,
+		"yarn.resourcemanager.delayed.delegation-token.removal-interval-ms":     &s.TokenRemovalDelay,
 	} {
 		unit := time.Millisecond
 		if strings.HasSuffix(key, "-secs") {
@@ -267,7 +272,10 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		errs = append(errs, &conf.ValueError{Source: c.Source("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms"), Key: "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", Value: raw, Reason: "must not be negative"})
 	}
 	// Features that change what the RM promises clients are refused rather than ignored.
-	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable"} {
+	// (proxy-user-privileges: the Java RM then fetches HDFS tokens for applications that
+	// bring none, acting as their user.)
+	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable",
+		"yarn.resourcemanager.proxy-user-privileges.enabled"} {
 		on, err := c.Bool(key)
 		if err != nil {
 			errs = append(errs, err)

@@ -1,6 +1,8 @@
 package rmcore
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/tokenrenewer"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
@@ -66,7 +69,20 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
 		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
 		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
-	if reason := rm.admission(a); reason != "" {
+	a.KeepTokens = !sc.GetCancelTokensWhenComplete()
+	reason := rm.admission(a)
+	if reason == "" {
+		// On a secure cluster the submitted delegation tokens are renewed now: one that
+		// cannot be renewed rejects the application, as in the Java RM.
+		if err := rm.trackTokens(context.Background(), id, user, sc); err != nil {
+			var renew *tokenrenewer.RenewError
+			if !errors.As(err, &renew) {
+				return rpc.Errorf(exceptions.YarnException, "%v", err) // unreadable credentials fail the call
+			}
+			reason = err.Error()
+		}
+	}
+	if reason != "" {
 		a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
 	} else {
 		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
@@ -79,6 +95,9 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	log := rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
 	added, err := rm.Apps.Submit(a)
 	if err != nil {
+		if rm.Tokens != nil {
+			rm.Tokens.Forget(id.String())
+		}
 		log.WithError(err).Error("application not recorded in the state store; refused")
 		return rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record application %s: %v", id, err)
 	}

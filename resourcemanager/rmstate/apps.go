@@ -30,8 +30,11 @@ type App struct {
 	MaxAttempts int
 	Unmanaged   bool
 	AMSpec      *yarnpb.ContainerLaunchContextProto // the AM's launch context, for managed AMs
-	Attempt     *Attempt                            // the current attempt, nil before one exists
-	Attempts    []*Attempt                          // every attempt, oldest first
+	// KeepTokens is the submission's cancel_tokens_when_complete=false: the delegation
+	// tokens it carries are not cancelled when it ends.
+	KeepTokens bool
+	Attempt    *Attempt   // the current attempt, nil before one exists
+	Attempts   []*Attempt // every attempt, oldest first
 	// Failures are the times (ms) of the attempt failures that count toward maxAttempts;
 	// with a validity interval only those inside it count (protocol.md §7.3).
 	Failures         []int64

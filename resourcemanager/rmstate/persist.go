@@ -46,6 +46,9 @@ func (r *Apps) SetStoreLimit(n int) {
 	r.storeKeep = n
 }
 
+// extraKeepTokens is the AppRecord.Extra key of App.KeepTokens (1 when set).
+const extraKeepTokens = "keep_tokens"
+
 // record is what is stored of a, without the launch context and AM resource (which never
 // change after submission and are added when writing).
 func (a *App) record() *statestore.AppRecord {
@@ -55,6 +58,12 @@ func (a *App) record() *statestore.AppRecord {
 		FinishTime: a.FinishTime, Diagnostics: a.Diagnostics, LabelExpr: a.LabelExpr, AMLabelExpr: a.AMLabelExpr, Runtime: a.Runtime}
 	if a.logAggFinal != 0 {
 		rec.Extra = map[string]int64{extraLogAggregation: int64(a.logAggFinal)}
+	}
+	if a.KeepTokens {
+		if rec.Extra == nil {
+			rec.Extra = map[string]int64{}
+		}
+		rec.Extra[extraKeepTokens] = 1
 	}
 	if len(a.Timeouts) > 0 {
 		rec.Timeouts = make(map[int32]int64, len(a.Timeouts))
@@ -142,7 +151,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 		MaxAttempts: rec.MaxAttempts, Unmanaged: rec.Unmanaged, Failures: rec.Failures, FailuresValidity: rec.FailuresValidity,
 		State: yarnpb.YarnApplicationStateProto(rec.State), Final: yarnpb.FinalApplicationStatusProto(rec.Final), SubmitTime: rec.SubmitTime,
 		StartTime: rec.StartTime, FinishTime: rec.FinishTime, Diagnostics: rec.Diagnostics, LabelExpr: rec.LabelExpr, AMLabelExpr: rec.AMLabelExpr,
-		Runtime: rec.Runtime, logAggFinal: yarnpb.LogAggregationStatusProto(rec.Extra[extraLogAggregation])}
+		Runtime: rec.Runtime, logAggFinal: yarnpb.LogAggregationStatusProto(rec.Extra[extraLogAggregation]), KeepTokens: rec.Extra[extraKeepTokens] != 0}
 	if len(rec.AMSpec) > 0 {
 		a.AMSpec = &yarnpb.ContainerLaunchContextProto{}
 		if err := proto.Unmarshal(rec.AMSpec, a.AMSpec); err != nil {
