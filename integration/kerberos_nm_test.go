@@ -143,7 +143,7 @@ func kerberizedCore(t *testing.T, dir string, protection ...string) {
 	l4j.WriteString("log4j.logger.org.apache.hadoop.security.UserGroupInformation=INFO\nlog4j.logger.SecurityLogger=INFO\n")
 }
 
-// javaDaemon is an Apache daemon (`yarn <name>`) run in this network namespace, its log
+// javaDaemon is an Apache daemon (`yarn <name>`, `hdfs <name>`) run in this network namespace, its log
 // in a file; the test's cleanup kills its process group.
 type javaDaemon struct {
 	cmd  *exec.Cmd
@@ -153,13 +153,19 @@ type javaDaemon struct {
 
 func startJavaDaemon(t *testing.T, home, confDir string, env []string, name string) *javaDaemon {
 	t.Helper()
+	return startHadoopDaemon(t, home, confDir, env, "yarn", name)
+}
+
+// startHadoopDaemon runs `<bin> <name>` (bin: yarn, hdfs) from the distribution at home.
+func startHadoopDaemon(t *testing.T, home, confDir string, env []string, bin, name string) *javaDaemon {
+	t.Helper()
 	dir := t.TempDir()
 	d := &javaDaemon{log: filepath.Join(dir, name+".out"), done: make(chan error, 1)}
 	logFile, err := os.Create(d.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.cmd = exec.Command(filepath.Join(home, "bin", "yarn"), name)
+	d.cmd = exec.Command(filepath.Join(home, "bin", bin), name)
 	d.cmd.Env = append(hadoopEnv(home, confDir), env...)
 	d.cmd.Env = append(d.cmd.Env, "YARN_LOG_DIR="+dir, "HADOOP_LOG_DIR="+dir, "HADOOP_PID_DIR="+dir, "YARN_PID_DIR="+dir,
 		"YARN_ROOT_LOGGER=INFO,console")
@@ -215,6 +221,34 @@ func TestKerberosPi(t *testing.T) {
 }
 
 func kerberosPi(t *testing.T, qop string) {
+	s := newSecureYarn(t, qop, nil)
+	s.start(t)
+	out, err := s.pi(t, 4*time.Minute)
+	if err != nil || !strings.Contains(out, "Estimated value of Pi is") {
+		s.fatalPi(t, err, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "Job Finished in") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+}
+
+// secureYarn is a kerberized Bobbin RM and NM (keytabs from a real MIT KDC, alice kinit'ed)
+// with the 2.7.3 MapReduce client configured to run jobs on them.
+type secureYarn struct {
+	home, dir, confDir string
+	k                  *kdctest.KDC
+	jvm                string   // the JVM options every Java process here needs
+	javaEnv            []string // the Java clients' environment: ticket cache, krb5.conf
+	site               map[string]string
+	rm, nm             *daemon
+}
+
+// newSecureYarn makes the KDC and the configuration (yarn-site.xml with extraSite over the
+// defaults, core-site.xml with qop, mapred-site.xml); start starts the daemons.
+func newSecureYarn(t *testing.T, qop string, extraSite map[string]string) *secureYarn {
+	t.Helper()
 	home := requireHadoop(t)
 	k := kdctest.Start(t, "BOBBIN.TEST")
 	k.AddPrincipal(t, "alice", "alice-secret")
@@ -255,6 +289,9 @@ func kerberosPi(t *testing.T, qop string) {
 		"yarn.scheduler.minimum-allocation-mb":                    "128",
 		"yarn.nodemanager.vmem-check-enabled":                     "false",
 	}
+	for key, v := range extraSite {
+		site[key] = v
+	}
 	writeConf(t, confDir, site)
 	kerberizedCore(t, confDir, qop)
 	os.MkdirAll(filepath.Join(dir, "staging"), 0o755)
@@ -277,29 +314,39 @@ func kerberosPi(t *testing.T, qop string) {
 	if err := os.WriteFile(filepath.Join(confDir, "mapred-site.xml"), []byte(mapred), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rm := startDaemon(t, "resourcemanager", "--conf", confDir)
-	rm.waitListening(t, site["yarn.resourcemanager.address"])
-	nm := startDaemon(t, "nodemanager", "--conf", confDir)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rm.Log(), "NodeManager registered"); time.Sleep(200 * time.Millisecond) {
+	return &secureYarn{home: home, dir: dir, confDir: confDir, k: k, jvm: jvm, javaEnv: javaEnv, site: site}
+}
+
+// start starts the RM and the NM and waits for the NM's registration.
+func (s *secureYarn) start(t *testing.T) {
+	t.Helper()
+	s.rm = startDaemon(t, "resourcemanager", "--conf", s.confDir)
+	s.rm.waitListening(t, s.site["yarn.resourcemanager.address"])
+	s.nm = startDaemon(t, "nodemanager", "--conf", s.confDir)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.rm.Log(), "NodeManager registered"); time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the NM did not register:\n%s\n%s", rm.Log(), nm.Log())
+			t.Fatalf("the NM did not register:\n%s\n%s", s.rm.Log(), s.nm.Log())
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+}
+
+// pi runs the 2.7.3 `hadoop jar ... pi` as alice, with generic options before "2 10".
+func (s *secureYarn) pi(t *testing.T, timeout time.Duration, options ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	work := filepath.Join(dir, "work")
+	work := filepath.Join(s.dir, "work")
 	os.MkdirAll(work, 0o755)
-	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "hadoop"), "jar", hadoopJar(home, hadoop2, "mapreduce", "hadoop-mapreduce-examples"), "pi", "2", "10")
+	args := append([]string{"jar", hadoopJar(s.home, hadoop2, "mapreduce", "hadoop-mapreduce-examples"), "pi"}, options...)
+	cmd := exec.CommandContext(ctx, filepath.Join(s.home, "bin", "hadoop"), append(args, "2", "10")...)
 	cmd.Dir = work
-	cmd.Env = append(hadoopEnv(home, confDir), javaEnv...)
+	cmd.Env = append(hadoopEnv(s.home, s.confDir), s.javaEnv...)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Estimated value of Pi is") {
-		logs, _ := exec.Command("bash", "-c", "tail -n 30 "+filepath.Join(dir, "nm-logs")+"/application_*/container_*/{syslog,stderr} 2>/dev/null").CombinedOutput()
-		t.Fatalf("pi in secure mode: %v\n%s\ncontainer logs:\n%s\nRM:\n%s\nNM:\n%s", err, tail(string(out), 40), logs, tail(rm.Log(), 30), tail(nm.Log(), 30))
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "Job Finished in") {
-			t.Log(strings.TrimSpace(l))
-		}
-	}
+	return string(out), err
+}
+
+func (s *secureYarn) fatalPi(t *testing.T, err error, out string) {
+	t.Helper()
+	logs, _ := exec.Command("bash", "-c", "tail -n 30 "+filepath.Join(s.dir, "nm-logs")+"/application_*/container_*/{syslog,stderr} 2>/dev/null").CombinedOutput()
+	t.Fatalf("pi in secure mode: %v\n%s\ncontainer logs:\n%s\nRM:\n%s\nNM:\n%s", err, tail(out, 40), logs, tail(s.rm.Log(), 30), tail(s.nm.Log(), 30))
 }
