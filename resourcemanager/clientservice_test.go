@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -294,20 +295,32 @@ func TestSubmitRejections(t *testing.T) {
 }
 
 func TestSubmitACL(t *testing.T) {
-	_, cl := startRM(t, testConf("yarn.acl.enable", "true"))
+	rm, cl := startRM(t, testConf("yarn.acl.enable", "true"))
 	ctx := context.Background()
-	for queue, want := range map[string]yarnpb.YarnApplicationStateProto{"default": yarnpb.YarnApplicationStateProto_ACCEPTED, "daily": yarnpb.YarnApplicationStateProto_FAILED} {
-		r, _ := cl.GetNewApplication(ctx)
-		if err := submit(t, cl, r.GetApplicationId(), queue, 1024); err != nil {
-			t.Fatal(err)
-		}
-		rep, _ := cl.GetApplicationReport(ctx, r.GetApplicationId())
-		if rep.GetYarnApplicationState() != want {
-			t.Errorf("%s: %v (%s)", queue, rep.GetYarnApplicationState(), rep.GetDiagnostics())
-		}
-		if want == yarnpb.YarnApplicationStateProto_FAILED && !strings.Contains(rep.GetDiagnostics(), "User alice does not have permission to submit") {
-			t.Errorf("diagnostics %q", rep.GetDiagnostics())
-		}
+	r, _ := cl.GetNewApplication(ctx)
+	if err := submit(t, cl, r.GetApplicationId(), "default", 1024); err != nil {
+		t.Fatal(err)
+	}
+	if rep, _ := cl.GetApplicationReport(ctx, r.GetApplicationId()); rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_ACCEPTED {
+		t.Fatalf("default: %v (%s)", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	// The 3.x RM refuses the call itself, with AccessControlException; nothing is recorded.
+	r, _ = cl.GetNewApplication(ctx)
+	err := submit(t, cl, r.GetApplicationId(), "daily", 1024)
+	var re *rpc.RemoteError
+	if !errors.As(err, &re) || re.Class != rpc.ClassAccessControl || !strings.Contains(re.Message, "User alice does not have permission to submit application_") || !strings.HasSuffix(re.Message, " to queue daily") {
+		t.Fatalf("submission to daily: %v", err)
+	}
+	if _, err := cl.GetApplicationReport(ctx, r.GetApplicationId()); err == nil {
+		t.Fatal("a refused submission left an application behind")
+	}
+	// Over REST, RMWebServices answers it as BadRequestException naming the wrapped class.
+	r, _ = cl.GetNewApplication(ctx)
+	body := fmt.Sprintf(`{"application-id":%q,"application-name":"x","queue":"daily","am-container-spec":{"commands":{"command":"true"}},"resource":{"memory":1024,"vCores":1}}`,
+		records.AppIDFromProto(r.GetApplicationId()))
+	code, _, raw := restCall(t, rm, "POST", "/ws/v1/cluster/apps?user.name=alice", "", body)
+	if code != 400 || !strings.Contains(raw, "BadRequestException") || !strings.Contains(raw, "org.apache.hadoop.security.AccessControlException: User alice does not have permission to submit") {
+		t.Fatalf("REST submission to daily: %d %s", code, raw)
 	}
 }
 

@@ -24,9 +24,10 @@ func TimeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
 }
 
 // Submit records an application for user (the RPC submission and the REST one) (protocol.md §4.1, §7.2). As in the Java
-// RM, a bad queue or a refused ACL does not fail the call: the application is FAILED with
-// the reason in its diagnostics, which the client's report poll prints. A request beyond
-// the maximum allocation fails the call with InvalidResourceRequestException.
+// RM, a bad queue does not fail the call: the application is FAILED with the reason in its
+// diagnostics, which the client's report poll prints. A request beyond the maximum
+// allocation fails the call with InvalidResourceRequestException, a queue ACL that does not
+// admit the user with AccessControlException.
 func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string) error {
 	if sc.GetApplicationId() == nil {
 		return rpc.Errorf(exceptions.ApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
@@ -44,6 +45,9 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		if v := amRes.GetVirtualCores(); v < 0 || v > int32(set.MaxAllocationCore) {
 			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
 		}
+	}
+	if err := rm.submitACL(sc, id, user); err != nil {
+		return err
 	}
 	now := rm.Opts.Now().UnixMilli()
 	maxAttempts := set.MaxAttempts
@@ -140,15 +144,28 @@ func (rm *Core) admission(a *rmstate.App) string {
 	case q.State == capacity.Stopped:
 		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.ID)
 	}
-	if rm.Settings.ACLEnabled {
-		groups := rm.UserGroups(a.User)
-		if !HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, a.User, groups) &&
-			!HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, a.User, groups) {
-			return fmt.Sprintf("User %s does not have permission to submit %s to queue %s", a.User, a.ID, q.Name)
-		}
-	}
 	a.Queue = q.Name
 	return ""
+}
+
+// submitACL refuses a submission the queue's ACLs do not admit, as the Java 3.x RM does:
+// the call fails with AccessControlException (the 2.7 RM failed the application instead;
+// a client prints the same sentence either way, but only the exception stops a job client
+// before it waits for a report).
+func (rm *Core) submitACL(sc *yarnpb.ApplicationSubmissionContextProto, id records.ApplicationID, user string) error {
+	if !rm.Settings.ACLEnabled {
+		return nil
+	}
+	q, ok := rm.Queues().Queue(sc.GetQueue())
+	if !ok || !q.IsLeaf() {
+		return nil // admission fails the application with the Java RM's queue diagnostics
+	}
+	groups := rm.UserGroups(user)
+	if !HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, user, groups) &&
+		!HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, user, groups) {
+		return rpc.Errorf(rpc.ClassAccessControl, "User %s does not have permission to submit %s to queue %s", user, id, sc.GetQueue())
+	}
+	return nil
 }
 
 // HasAccess applies the Capacity Scheduler rule: a queue's ACL or any ancestor's admits.

@@ -2,8 +2,8 @@ package rmweb
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,6 +14,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
 // The REST API's writes besides the state change: a new application id, a submission
@@ -247,7 +249,17 @@ func (s *rest) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.rm.Submit(sc, callerOf(r)); err != nil {
-		webapp.WriteError(w, r, webapp.FromRPC(err))
+		// RMWebServices answers the client service's YarnException as BadRequestException;
+		// an AccessControlException arrives wrapped, its class in the message.
+		var re *rpc.RemoteError
+		if errors.As(err, &re) {
+			msg := re.Message
+			if re.Class == rpc.ClassAccessControl {
+				msg = re.Class + ": " + msg
+			}
+			err = webapp.BadRequest("%s", msg)
+		}
+		webapp.WriteError(w, r, err)
 		return
 	}
 	id := records.AppIDFromProto(sc.GetApplicationId())
