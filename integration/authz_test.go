@@ -14,7 +14,8 @@ import (
 // outside the client protocol's ACL (hadoop-policy.xml) is refused with Java's
 // AuthorizationException text; `rmadmin -refreshServiceAcl` and `-refreshAdminAcls` re-read
 // the files they name, so the same users are admitted afterwards; the group-mapping and
-// super-user refreshes run.
+// super-user refreshes run. A user whom the queue ACLs do not admit gets the
+// AccessControlException text when the real job client submits.
 func TestServiceACLsAndAdminRefreshWithYarnCLI(t *testing.T) {
 	home := requireHadoop(t)
 	confDir := t.TempDir()
@@ -38,6 +39,16 @@ func TestServiceACLsAndAdminRefreshWithYarnCLI(t *testing.T) {
 		}
 	}
 	policy("root")
+	// Queue ACLs: only root may submit to default (root's ACLs, which every queue
+	// inherits, admit nobody).
+	writeCapacityScheduler(t, confDir, map[string]string{
+		"yarn.scheduler.capacity.root.queues":                          "default",
+		"yarn.scheduler.capacity.root.default.capacity":                "100",
+		"yarn.scheduler.capacity.root.acl_submit_applications":         " ",
+		"yarn.scheduler.capacity.root.acl_administer_queue":            " ",
+		"yarn.scheduler.capacity.root.default.acl_submit_applications": "root",
+		"yarn.scheduler.capacity.root.default.acl_administer_queue":    " ",
+	})
 	rm := startDaemon(t, "resourcemanager", "--conf", confDir)
 	rm.waitListening(t, rmAddr)
 
@@ -70,6 +81,11 @@ func TestServiceACLsAndAdminRefreshWithYarnCLI(t *testing.T) {
 	check("rmadmin -refreshServiceAcl", true, code, out)
 	code, out = yarnCLI(t, home, confDir, as("alice"), "application", "-list")
 	check("alice application -list after -refreshServiceAcl", true, code, out, "Total number of applications")
+	// alice may now call the RM but not submit to default: the real job client stops
+	// at submission with the AccessControlException text.
+	code, out = yarnCLI(t, home, confDir, as("alice"), "jar", hadoopJar(home, "2.7.3", "mapreduce", "hadoop-mapreduce-examples"), "pi",
+		"-Dmapreduce.framework.name=yarn", "-Dyarn.app.mapreduce.am.staging-dir="+filepath.Join(confDir, "staging"), "1", "1")
+	check("alice pi in default", false, code, out, "org.apache.hadoop.security.AccessControlException: User alice does not have permission to submit application_", "to queue default")
 
 	site["yarn.admin.acl"] = "alice"
 	writeConf(t, confDir, site)
