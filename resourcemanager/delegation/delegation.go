@@ -311,6 +311,14 @@ func (m *Manager) Cancel(tok *commonpb.TokenProto, canceller string) error {
 // TokenKind implements rpc.SecretManager.
 func (m *Manager) TokenKind() string { return Kind }
 
+// holds is true when id is a token this manager issued and has not cancelled or expired.
+func (m *Manager) holds(id *yarnpb.YARNDelegationTokenIdentifierProto) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.tokens[id.GetSequenceNumber()]
+	return ok && proto.Equal(e.id, id)
+}
+
 // RetrievePassword implements rpc.SecretManager: the password of a live token; the
 // connection's user is the owner's short name (Java's UGI from the identifier).
 func (m *Manager) RetrievePassword(identifier []byte) ([]byte, string, error) {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
@@ -23,10 +21,7 @@ func (l Local) Manages(t *token.Token) bool {
 	if err != nil {
 		return false
 	}
-	l.M.mu.Lock()
-	defer l.M.mu.Unlock()
-	e, ok := l.M.tokens[id.GetSequenceNumber()]
-	return ok && proto.Equal(e.id, id)
+	return l.M.holds(id)
 }
 
 // Renew renews the token as its renewer.
