@@ -3,6 +3,8 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,6 +108,10 @@ type Engine struct {
 	nextCID    ContainerID
 	nextNode   int
 	nextApp    int64
+	ranked     []rankedGroup // Schedule's ranking buffer, reused
+	// partitionOrder is every partition by name: the order Schedule visits them in.
+	partitionOrder []*partition
+	active         []bool // Schedule's per-partition flags, reused
 }
 
 // Errors callers branch on.
@@ -182,6 +188,8 @@ func (e *Engine) partition(name string) *partition {
 			p.place = newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
 		}
 		e.partitions[name] = p
+		e.partitionOrder = append(e.partitionOrder, p)
+		slices.SortFunc(e.partitionOrder, func(a, b *partition) int { return strings.Compare(a.name, b.name) })
 	}
 	return p
 }

@@ -1,6 +1,9 @@
 package scheduler
 
-import "sort"
+import (
+	"math"
+	"strings"
+)
 
 // groupValue is a group's priority value used/quota, kept as the exact fraction
 // used.Num / (used.Den * quota). Smaller values are served first; a group using
@@ -55,21 +58,65 @@ func mul192(x, y, z uint64) [3]uint64 {
 	return [3]uint64{l1, mid, h2 + carry}
 }
 
-// rankedGroup is a group with its value in the partition being scheduled.
+// rankedGroup is a group with its value in the partition being scheduled, and that value
+// as a float (approx) for fast comparisons.
 type rankedGroup struct {
-	g *group
-	v groupValue
+	g      *group
+	v      groupValue
+	approx float64
 }
 
-// sortGroups orders groups by value, ties by name so the order is deterministic.
-func sortGroups(gs []rankedGroup) {
-	sort.Slice(gs, func(i, j int) bool {
-		if gs[i].v.less(gs[j].v) {
-			return true
+func newRankedGroup(g *group, v groupValue) rankedGroup {
+	return rankedGroup{g: g, v: v, approx: v.approx()}
+}
+
+// approx is used/quota as a float: -1 for a group using nothing (first), +Inf for a zero
+// quota (last among users), within a few ulps of the exact value otherwise.
+func (a groupValue) approx() float64 {
+	switch {
+	case a.usedNum == 0:
+		return -1
+	case a.quota == 0:
+		return math.Inf(1)
+	}
+	return float64(a.usedNum) / float64(a.usedDen) / float64(a.quota)
+}
+
+// compareRanked orders a before b as groupValue.less does, then by name. The floats
+// decide when they differ by more than their rounding could (a relative 1e-12; each is
+// within 1e-15 of its exact value); only near-ties pay for the exact 192-bit comparison.
+// Sorting 20 groups on every round spent a third of the engine's time in cmp192.
+func compareRanked(a, b rankedGroup) int {
+	if a.approx != b.approx {
+		hi := max(math.Abs(a.approx), math.Abs(b.approx))
+		if math.IsInf(hi, 1) || math.Abs(a.approx-b.approx) > hi*1e-12 {
+			if a.approx < b.approx {
+				return -1
+			}
+			return 1
 		}
-		if gs[j].v.less(gs[i].v) {
-			return false
+	}
+	// Equal operands (groups of one quota using the same: common, since the rounds even
+	// them out) are a tie without the multiplication.
+	if a.v != b.v {
+		if a.v.less(b.v) {
+			return -1
 		}
-		return gs[i].g.name < gs[j].g.name
-	})
+		if b.v.less(a.v) {
+			return 1
+		}
+	}
+	return strings.Compare(a.g.name, b.g.name)
+}
+
+// selectMin moves the least of gs[i:] (by value, ties by name so the order is
+// deterministic) to gs[i]: after selectMin for 0..i, gs[:i+1] are the i+1 least in order.
+func selectMin(gs []rankedGroup, i int) {
+	m := i
+	for j := i + 1; j < len(gs); j++ {
+		if compareRanked(gs[j], gs[m]) < 0 {
+			m = j
+		}
+	}
+	gs[i], gs[m] = gs[m], gs[i]
 }

@@ -148,7 +148,9 @@ func (e *Engine) dueKills(now time.Time) []Preemption {
 			out = append(out, Preemption{Container: c.id, App: c.app.spec.ID, Node: c.node.spec.ID, Resource: c.resource, Kill: true, Deadline: c.preemptAt})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Container < out[j].Container })
+	if len(out) > 1 {
+		sort.Slice(out, func(i, j int) bool { return out[i].Container < out[j].Container })
+	}
 	return out
 }
 

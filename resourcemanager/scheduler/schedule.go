@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"sort"
 	"time"
 )
 
@@ -15,27 +14,29 @@ func (e *Engine) Schedule(max int) Plan {
 	e.applySchedules(now)
 	res := Plan{Preemptions: e.dueKills(now)}
 	var unplaced unplacedLog
-	names := make([]string, 0, len(e.partitions))
-	for name := range e.partitions {
-		names = append(names, name)
+	// The ranking buffer and partition flags are the engine's (e.mu is held): fresh ones
+	// per call were most of what a one-allocation pass allocated.
+	if cap(e.ranked) < len(e.leaves) {
+		e.ranked = make([]rankedGroup, 0, len(e.leaves))
 	}
-	sort.Strings(names)
-	ranked := make([]rankedGroup, 0, len(e.leaves))
-	active := map[string]bool{}
-	for _, n := range names {
-		active[n] = true
+	ranked := e.ranked[:0]
+	parts := e.partitionOrder
+	active := e.active[:0]
+	for range parts {
+		active = append(active, true)
 	}
+	e.active = active
 	for max <= 0 || len(res.Allocations) < max {
 		placed := false
-		for _, pn := range names {
-			if !active[pn] {
+		for i, p := range parts {
+			if !active[i] {
 				continue
 			}
-			a, pre, ok := e.round(e.partitions[pn], ranked[:0], now, &unplaced)
+			a, pre, ok := e.round(p, ranked[:0], now, &unplaced)
 			res.Preemptions = append(res.Preemptions, pre...)
 			if !ok {
 				if len(pre) > 0 {
-					active[pn] = false // step 7: preemption is freeing room; sleep
+					active[i] = false // step 7: preemption is freeing room; sleep
 				}
 				continue
 			}
@@ -58,13 +59,15 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 	types := e.cfg.Types.Len()
 	for _, g := range e.leaves {
 		if g.canUse(p.name) && !e.sitsOut(g, p, now) {
-			ranked = append(ranked, rankedGroup{g, g.value(p.name, p.total, types, e.cfg.CPUOnly)})
+			ranked = append(ranked, newRankedGroup(g, g.value(p.name, p.total, types, e.cfg.CPUOnly)))
 		}
 	}
-	sortGroups(ranked)
 	attempted := false
-	for i, rg := range ranked {
-		g := rg.g
+	for i := range ranked {
+		// The groups in value order, selected lazily: a round usually places for the
+		// first group or the second, so a full sort of every group each round was wasted.
+		selectMin(ranked, i)
+		g := ranked[i].g
 		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
 			return Allocation{}, nil, false // step 8: only groups under quota may go after an attempt
 		}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,12 +52,16 @@ func ParseSynthetic(s string) (SyntheticSpec, error) {
 
 // SyntheticReport is the synthetic run's output.
 type SyntheticReport struct {
-	Strategy             string  `json:"strategy"`
-	Nodes                int     `json:"nodes"`
-	Apps                 int     `json:"apps"`
-	Asks                 int     `json:"asks"`
-	Queues               int     `json:"queues"`
-	Allocations          int     `json:"allocations"`
+	Strategy    string `json:"strategy"`
+	Nodes       int    `json:"nodes"`
+	Apps        int    `json:"apps"`
+	Asks        int    `json:"asks"`
+	Queues      int    `json:"queues"`
+	Allocations int    `json:"allocations"`
+	// PlacementDigest is an FNV-64a hash of every allocation (container, application,
+	// node, in order): two builds placed identically when their digests match, so a
+	// faster engine can show it changed no decision.
+	PlacementDigest      string  `json:"placement_digest"`
 	EngineSeconds        float64 `json:"engine_seconds"`
 	AllocationsPerSecond float64 `json:"allocations_per_second"`
 	LatencyMicros        struct {
@@ -148,6 +153,7 @@ func RunSynthetic(spec SyntheticSpec) (*SyntheticReport, error) {
 	rep := &SyntheticReport{Strategy: e.Config().Strategy, Nodes: spec.Nodes, Apps: spec.Apps, Asks: spec.Asks, Queues: spec.Queues}
 	var lat []time.Duration
 	var total time.Duration
+	digest := fnv.New64a()
 	for {
 		start := time.Now()
 		res := e.Schedule(1)
@@ -157,8 +163,12 @@ func RunSynthetic(spec SyntheticSpec) (*SyntheticReport, error) {
 		}
 		total += d
 		lat = append(lat, d)
+		for _, a := range res.Allocations {
+			fmt.Fprintf(digest, "%d %s %s\n", a.Container, a.App, a.Node)
+		}
 	}
 	rep.Allocations = len(lat)
+	rep.PlacementDigest = fmt.Sprintf("%016x", digest.Sum64())
 	rep.EngineSeconds = total.Seconds()
 	if total > 0 {
 		rep.AllocationsPerSecond = float64(len(lat)) / total.Seconds()
