@@ -111,9 +111,16 @@ func (e *Engine) UpdateAsks(appID AppID, asks []Ask) error {
 			e.shape(old.partition, old.Capability, -old.Count)
 			old.Count = 0
 		}
+		_, had := a.asks[k]
 		if ask.Count == 0 {
+			if had && k.name != "*" {
+				a.localAsks--
+			}
 			delete(a.asks, k)
 			continue
+		}
+		if !had && k.name != "*" {
+			a.localAsks++
 		}
 		cp := ask
 		cp.partition = e.askPartition(a, &cp)
@@ -151,6 +158,7 @@ func (e *Engine) CancelAsks(appID AppID) error {
 		}
 	}
 	clear(a.asks)
+	a.localAsks = 0
 	a.anyAsks = a.anyAsks[:0]
 	return nil
 }

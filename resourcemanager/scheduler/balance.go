@@ -2,17 +2,22 @@ package scheduler
 
 import (
 	"math"
-	"slices"
 )
 
 // priorityGraphWeights turns per-dimension scores into weights (scheduling.md §3): entry
 // (i,j) of the k×k matrix is 1 if s_i > s_j, 0 if s_i < s_j, 0.5 if equal (diagonal 0.5);
 // a dimension's weight is its row sum over the matrix total k²/2.
 func priorityGraphWeights(s []float64) []float64 {
+	w := make([]float64, len(s))
+	priorityGraphWeightsInto(w, s)
+	return w
+}
+
+// priorityGraphWeightsInto is priorityGraphWeights writing into w (len(s) entries).
+func priorityGraphWeightsInto(w, s []float64) {
 	k := len(s)
-	w := make([]float64, k)
 	if k == 0 {
-		return w
+		return
 	}
 	total := float64(k*k) / 2
 	for i := range s {
@@ -27,19 +32,25 @@ func priorityGraphWeights(s []float64) []float64 {
 		}
 		w[i] = row / total
 	}
-	return w
 }
 
 // balanceWeights is (w0 + w1 + w2)/3: w0 configured, w1 from the number of pending
 // requests each dimension blocks, w2 from the cluster's usage ratio per dimension.
 func balanceWeights(w0 []float64, blocked []float64, usage []float64) []float64 {
-	w1 := priorityGraphWeights(blocked)
-	w2 := priorityGraphWeights(usage)
 	out := make([]float64, len(w0))
+	balanceWeightsInto(out, w0, blocked, usage)
+	return out
+}
+
+// balanceWeightsInto is balanceWeights writing into out: the engine recomputes the
+// weights after every placement, so it keeps one slice per partition.
+func balanceWeightsInto(out, w0, blocked, usage []float64) {
+	var w1, w2 [MaxResourceTypes]float64
+	priorityGraphWeightsInto(w1[:len(blocked)], blocked)
+	priorityGraphWeightsInto(w2[:len(usage)], usage)
 	for i := range out {
 		out[i] = (w0[i] + w1[i] + w2[i]) / 3
 	}
-	return out
 }
 
 // imbalance is y = sqrt(Σ w_i (d_i − m)²) with d_i = (used_i + add_i)/capacity_i and m the
@@ -100,20 +111,22 @@ type balance struct {
 	weights func() []float64
 	usage   func() float64 // cluster utilization U
 	cursor  int            // node order of the last round-robin choice
+	buf     []*node        // candidates' buffer, reused
 }
 
 func newBalance(r *rings, cfg BalanceConfig, weights func() []float64, usage func() float64) *balance {
 	return &balance{rings: r, cfg: cfg, weights: weights, usage: usage, cursor: -1}
 }
 
-// candidates returns up to Visits fitting nodes, tightest dominant-type fit first.
+// candidates returns up to Candidates fitting nodes, tightest dominant-type fit first.
+// The slice is b's buffer, valid until the next call.
 func (b *balance) candidates(req Resource, ok func(*node) bool) []*node {
 	t := dominantType(req, b.totals(), b.types)
 	limit := b.cfg.Candidates
 	if limit <= 0 {
 		limit = 32
 	}
-	out := make([]*node, 0, limit)
+	out := b.buf[:0]
 	visits := 0
 	b.index[t].AscendGreaterOrEqual(freeKey{req[t], nil}, func(fk freeKey) bool {
 		if len(out) >= limit || visits >= b.visits {
@@ -125,6 +138,7 @@ func (b *balance) candidates(req Resource, ok func(*node) bool) []*node {
 		}
 		return true
 	})
+	b.buf = out
 	return out
 }
 
@@ -135,21 +149,27 @@ func (b *balance) choose(req Resource, ok func(*node) bool) *node {
 	}
 	w := b.weights()
 	if b.usage() < b.cfg.Threshold {
-		// Round-robin from the last choice: the first node whose balance improves.
-		sortedByOrder(cands)
-		start := 0
-		for i, n := range cands {
-			if n.order > b.cursor {
-				start = i
-				break
+		// Round-robin from the last choice: the first node, in node order after the
+		// cursor and wrapping round, whose balance improves. (The least improving order
+		// above the cursor, else the least overall: no sort needed.)
+		var after, first *node
+		for _, n := range cands {
+			if imbalance(n.allocated, req, n.spec.Capacity, w) >= imbalance(n.allocated, Resource{}, n.spec.Capacity, w) {
+				continue
+			}
+			if n.order > b.cursor && (after == nil || n.order < after.order) {
+				after = n
+			}
+			if first == nil || n.order < first.order {
+				first = n
 			}
 		}
-		for i := range cands {
-			n := cands[(start+i)%len(cands)]
-			if imbalance(n.allocated, req, n.spec.Capacity, w) < imbalance(n.allocated, Resource{}, n.spec.Capacity, w) {
-				b.cursor = n.order
-				return n
-			}
+		if after == nil {
+			after = first
+		}
+		if after != nil {
+			b.cursor = after.order
+			return after
 		}
 	}
 	var best *node
@@ -174,10 +194,6 @@ func (b *balance) worsens(n *node, req Resource) bool {
 func (b *balance) improves(n *node, req Resource) bool {
 	w := b.weights()
 	return imbalance(n.allocated, req, n.spec.Capacity, w) < imbalance(n.allocated, Resource{}, n.spec.Capacity, w)
-}
-
-func sortedByOrder(ns []*node) {
-	slices.SortFunc(ns, func(a, b *node) int { return a.order - b.order })
 }
 
 // maxFree is the largest free amount of each type on any indexed node.

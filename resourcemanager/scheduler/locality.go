@@ -21,6 +21,9 @@ func hostOf(id string) string {
 // localAsks returns the hosts and racks a's asks name with containers outstanding at the
 // priority and capability of ask.
 func localAsks(a *app, ask *Ask) (hosts, racks []string) {
+	if a.localAsks == 0 {
+		return nil, nil
+	}
 	for k, x := range a.asks {
 		if k.priority != ask.Priority || k.cap != ask.Capability || k.name == "*" || x.Count <= 0 {
 			continue
@@ -90,12 +93,18 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 // consumeLocal decrements the node-local and rack-local asks a placement on n satisfies,
 // as YARN does, and resets the ask's missed opportunities.
 func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) {
-	delete(a.missed, ask.Priority)
-	for _, name := range []string{hostOf(n.spec.ID), n.spec.Rack} {
+	if len(a.missed) > 0 {
+		delete(a.missed, ask.Priority)
+	}
+	if a.localAsks == 0 {
+		return
+	}
+	for _, name := range [2]string{hostOf(n.spec.ID), n.spec.Rack} {
 		k := askKey{ask.Priority, name, ask.Capability}
 		if x, ok := a.asks[k]; ok {
 			if x.Count--; x.Count <= 0 {
 				delete(a.asks, k)
+				a.localAsks--
 			}
 		}
 	}

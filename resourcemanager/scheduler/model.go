@@ -100,11 +100,14 @@ type Allocation struct {
 
 // app is the engine's state of one application.
 type app struct {
-	spec    AppSpec
-	group   *group
-	label   string // effective default label
-	asks    map[askKey]*Ask
-	pending int // sum of ANY counts
+	spec  AppSpec
+	group *group
+	label string // effective default label
+	asks  map[askKey]*Ask
+	// localAsks counts the keys of asks that name a host or rack: with none (most
+	// applications but MapReduce's) the locality steps are skipped.
+	localAsks int
+	pending   int // sum of ANY counts
 	// anyAsks are the ANY asks in sortAsks order; pendingIn counts them per partition.
 	anyAsks   []*Ask
 	pendingIn map[string]int

@@ -140,16 +140,16 @@ func (e *Engine) partitionWeights(p *partition) []float64 {
 	}
 	types := e.cfg.Types.Len()
 	w0 := e.cfg.Balance.InitialWeights
+	var equal [MaxResourceTypes]float64
 	if len(w0) != types {
-		w0 = make([]float64, types)
+		w0 = equal[:types]
 		for i := range w0 {
 			w0[i] = 1 / float64(types)
 		}
 	}
 	// The largest free amount of each type on any schedulable node, from the index.
 	maxFree := p.balance.maxFree()
-	blocked := make([]float64, types)
-	usage := make([]float64, types)
+	var blocked, usage [MaxResourceTypes]float64
 	for shape, count := range p.pendingShapes {
 		for i := 0; i < types; i++ {
 			if shape[i] > maxFree[i] {
@@ -162,7 +162,10 @@ func (e *Engine) partitionWeights(p *partition) []float64 {
 			usage[i] = float64(p.allocated[i]) / float64(p.total[i])
 		}
 	}
-	p.weights = balanceWeights(w0, blocked, usage)
+	if len(p.weights) != types {
+		p.weights = make([]float64, types)
+	}
+	balanceWeightsInto(p.weights, w0, blocked[:types], usage[:types])
 	p.weightsDirty = false
 	return p.weights
 }
