@@ -15,6 +15,8 @@ var compareRows = []struct {
 	path, label string
 	lowerBetter bool
 }{
+	{"offered_rate", "offered: containers asked for / s", false},
+	{"asks_per_app", "outstanding asks per AM (at most)", false},
 	{"containers_allocated_per_second", "containers allocated / s", false},
 	{"heartbeats_per_second", "NM heartbeats handled / s", false},
 	{"nodes_heartbeating", "NMs heartbeating", false},

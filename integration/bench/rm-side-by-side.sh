@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# rm-side-by-side.sh: the Apache ResourceManager and the Bobbin ResourceManager under the
+# rm-side-by-side.sh: Apache ResourceManagers and the Bobbin ResourceManager under the
 # same load, one after the other, on this machine, with the same configuration.
 #
 #   eval "$(../shared/hadoop/real-hadoop.sh env /root/hadoop)"   # HADOOP_HOME, JAVA_HOME, YARN_OPTS
+#   export HADOOP3_HOME=/root/hadoop/hadoop-3.1.1                  # for apache3-async
 #   make build
 #   integration/bench/rm-side-by-side.sh OUT_DIR [bobbin bench rm flags...]
 #
-# For each RM it times start-to-serving (bobbin bench startup), starts it again with GC
-# logging, runs `bobbin bench rm --rm-pid` against it, stops it and summarizes its GC
-# log. OUT_DIR gets apache.json, bobbin.json, the GC logs, the RMs' logs and
-# summary.md (the table docs/benchmarks.md shows). RMS=bobbin or RMS=apache runs one.
+# For each RM it times start-to-serving (bobbin bench startup; SKIP_STARTUP=1 skips it),
+# starts it again with GC logging, runs `bobbin bench rm --rm-pid` against it, stops it
+# and summarizes its GC log. OUT_DIR gets <rm>.json, the GC logs, the RMs' logs and
+# summary.md (the table docs/benchmarks.md shows). RMS names the RMs, in order (default
+# "apache bobbin"):
+#   apache         Apache 2.7.3, CapacityScheduler as shipped (one off-switch container per
+#                  node heartbeat)
+#   apache-fair    Apache 2.7.3, FairScheduler with assignmultiple=true, max.assign=-1
+#   apache3-async  Apache 3.1.1 ($HADOOP3_HOME), CapacityScheduler with
+#                  schedule-asynchronously.enable=true and
+#                  per-node-heartbeat.maximum-offswitch-assignments=100
+#   bobbin         `bobbin resourcemanager` with its defaults
 # RECOVERY=1 runs each RM with its state store on (yarn.resourcemanager.recovery.enabled,
 # FileSystemRMStateStore in OUT_DIR/rmstore-<rm>, emptied first).
 # PIN=1 runs the RM on CPU 0 and the load generator on CPU 1 (taskset), so neither can
@@ -26,8 +35,12 @@ if [ -n "${PIN:-}" ]; then
 	rm_cpu=(taskset -c 0) gen_cpu=(taskset -c 1)
 fi
 [ -x "$bobbin" ] || { echo "no $bobbin: run make build" >&2; exit 1; }
-if [[ " $rms " == *" apache "* ]] && [ -z "${HADOOP_HOME:-}" ]; then
+if [[ " $rms " == *" apache"* ]] && [ -z "${HADOOP_HOME:-}" ]; then
 	echo "HADOOP_HOME is unset: eval \"\$(../shared/hadoop/real-hadoop.sh env /root/hadoop)\" first (or RMS=bobbin)" >&2
+	exit 1
+fi
+if [[ " $rms " == *" apache3-async "* ]] && [ ! -x "${HADOOP3_HOME:-}/bin/yarn" ]; then
+	echo "HADOOP3_HOME does not hold Hadoop 3.1.1 (needed by apache3-async)" >&2
 	exit 1
 fi
 mkdir -p "$out"
@@ -68,15 +81,45 @@ if [ -n "${HADOOP_HOME:-}" ]; then
 	cp "$HADOOP_HOME/etc/hadoop/log4j.properties" "$conf/"
 fi
 
+# Each Apache variant gets its own copy of the configuration with its scheduler's keys.
+variant_conf() { # name, then yarn-site properties as name=value
+	local dir=$out/conf-$1
+	shift
+	rm -rf "$dir"
+	cp -r "$conf" "$dir"
+	local extra=""
+	for kv in "$@"; do extra+=$(prop "${kv%%=*}" "${kv#*=}"); done
+	sed -i "s|</configuration>|$extra</configuration>|" "$dir/yarn-site.xml"
+}
+variant_conf apache-fair \
+	yarn.resourcemanager.scheduler.class=org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler \
+	yarn.scheduler.fair.assignmultiple=true yarn.scheduler.fair.max.assign=-1
+variant_conf apache3-async \
+	yarn.scheduler.capacity.schedule-asynchronously.enable=true \
+	yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments=100
+# 3.1.1's async scheduler keys are read from capacity-scheduler.xml.
+sed -i "s|</configuration>|$(prop yarn.scheduler.capacity.schedule-asynchronously.enable true)$(prop yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments 100)</configuration>|" \
+	"$out/conf-apache3-async/capacity-scheduler.xml"
+
 apache_cmd() {
 	YARN_LOG_DIR=$out/apache-logs YARN_PID_DIR=$out YARN_RESOURCEMANAGER_OPTS="${1:-}" \
 		exec "$HADOOP_HOME/bin/yarn" --config "$conf" resourcemanager
 }
+apache_fair_cmd() {
+	YARN_LOG_DIR=$out/apache-fair-logs YARN_PID_DIR=$out YARN_RESOURCEMANAGER_OPTS="${1:-}" \
+		exec "$HADOOP_HOME/bin/yarn" --config "$out/conf-apache-fair" resourcemanager
+}
+apache3_async_cmd() {
+	local h=$HADOOP3_HOME
+	HADOOP_HOME=$h HADOOP_PREFIX=$h HADOOP_COMMON_HOME=$h HADOOP_HDFS_HOME=$h HADOOP_YARN_HOME=$h HADOOP_MAPRED_HOME=$h \
+		HADOOP_LOG_DIR=$out/apache3-async-logs HADOOP_PID_DIR=$out YARN_RESOURCEMANAGER_OPTS="${1:-}" \
+		exec "$h/bin/yarn" --config "$out/conf-apache3-async" resourcemanager
+}
 bobbin_cmd() {
 	exec "$bobbin" resourcemanager --conf "$conf"
 }
-export -f apache_cmd bobbin_cmd
-export HADOOP_HOME out conf bobbin
+export -f apache_cmd apache_fair_cmd apache3_async_cmd bobbin_cmd
+export HADOOP_HOME HADOOP3_HOME out conf bobbin
 
 wait_serving() { # pid
 	for _ in $(seq 600); do
@@ -95,13 +138,16 @@ stop_rm() { # pid
 }
 
 for rm in $rms; do
-	echo "== $rm: start-to-serving" >&2
-	"$bobbin" bench startup --conf "$conf" -- "${rm_cpu[@]}" bash -c "${rm}_cmd" >"$out/$rm-startup.json"
-	cat "$out/$rm-startup.json" >&2
-	sleep 2
+	declare -F "${rm//-/_}_cmd" >/dev/null || { echo "unknown RM $rm (apache, apache-fair, apache3-async, bobbin)" >&2; exit 1; }
+	if [ -z "${SKIP_STARTUP:-}" ]; then
+		echo "== $rm: start-to-serving" >&2
+		"$bobbin" bench startup --conf "$conf" -- "${rm_cpu[@]}" bash -c "${rm//-/_}_cmd" >"$out/$rm-startup.json"
+		cat "$out/$rm-startup.json" >&2
+		sleep 2
+	fi
 	echo "== $rm: load" >&2
 	case $rm in
-	apache) "${rm_cpu[@]}" bash -c "apache_cmd -Xlog:gc:file=$out/apache-gc.log" >"$out/apache-rm.out" 2>&1 & ;;
+	apache*) "${rm_cpu[@]}" bash -c "${rm//-/_}_cmd -Xlog:gc:file=$out/$rm-gc.log" >"$out/$rm-rm.out" 2>&1 & ;;
 	bobbin) GODEBUG=gctrace=1 "${rm_cpu[@]}" bash -c bobbin_cmd >"$out/bobbin-rm.log" 2>&1 & ;;
 	esac
 	pid=$!
@@ -114,9 +160,9 @@ done
 
 # GC summaries: collections, total and longest stop-the-world pause, from the JVM's
 # unified GC log and from the Go runtime's gctrace (the two stop-the-world phases).
-gc_apache() {
+gc_apache() { # rm name
 	awk '/Pause/ { n++; ms=$NF; sub("ms","",ms); ms+=0; t+=ms; if (ms>m) m=ms }
-		END { printf "{\"collections\": %d, \"pause_total_ms\": %.1f, \"pause_max_ms\": %.1f}\n", n, t, m }' "$out/apache-gc.log"
+		END { printf "{\"collections\": %d, \"pause_total_ms\": %.1f, \"pause_max_ms\": %.1f}\n", n, t, m }' "$out/$1-gc.log"
 }
 gc_bobbin() {
 	awk '/^gc [0-9]+ @/ { n++; split($5, c, "+"); p=c[1]+c[3]; t+=p; if (p>m) m=p }
@@ -124,7 +170,14 @@ gc_bobbin() {
 }
 args=()
 for rm in $rms; do
-	"gc_$rm" >"$out/$rm-gc.json"
-	args+=("$rm=$out/$rm.json,$out/$rm-startup.json,$out/$rm-gc.json")
+	case $rm in
+	apache*) gc_apache "$rm" >"$out/$rm-gc.json" ;;
+	bobbin) gc_bobbin >"$out/$rm-gc.json" ;;
+	esac
+	if [ -z "${SKIP_STARTUP:-}" ]; then
+		args+=("$rm=$out/$rm.json,$out/$rm-startup.json,$out/$rm-gc.json")
+	else
+		args+=("$rm=$out/$rm.json,$out/$rm-gc.json")
+	fi
 done
 "$bobbin" bench compare "${args[@]}" | tee "$out/summary.md"

@@ -43,6 +43,10 @@ type Options struct {
 	AMInterval    time.Duration // AM allocate interval (default 1 s, as MapReduce's AM)
 	ContainerTime time.Duration // how long each granted container "runs" (default 2 s)
 	AsksPerApp    int           // containers each AM keeps outstanding (default 50)
+	// Rate, when positive, is the offered load: containers asked for per second over all
+	// AMs (each AM adds Rate/Apps a second to its outstanding asks, up to AsksPerApp), so
+	// RMs can be compared at one rate; zero keeps AsksPerApp outstanding at all times.
+	Rate float64
 
 	NodeMemoryMB      int64 // default 65536
 	NodeVCores        int32 // default 64
@@ -130,6 +134,7 @@ type Result struct {
 	AMIntervalMs     int64   `json:"am_interval_ms"`
 	ContainerMs      int64   `json:"container_ms"`
 	AsksPerApp       int     `json:"asks_per_app"`
+	OfferedRate      float64 `json:"offered_rate,omitempty"`
 	SetupSeconds     float64 `json:"setup_s"`
 	TeardownSeconds  float64 `json:"teardown_s"`
 	AppsFinished     int64   `json:"apps_finished"`
@@ -207,6 +212,7 @@ type am struct {
 	id     *yarnpb.ApplicationIdProto
 	client *amclient.Client
 	asked  []time.Time // when each outstanding ask was made, oldest first
+	credit float64     // asks owed under Options.Rate, not yet made
 }
 
 // Run runs the benchmark: setup (NMs, then applications), the measured window, teardown.
@@ -230,7 +236,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Nodes: o.Nodes, Apps: o.Apps, HeartbeatMs: o.Heartbeat.Milliseconds(), AMIntervalMs: o.AMInterval.Milliseconds(),
-		ContainerMs: o.ContainerTime.Milliseconds(), AsksPerApp: o.AsksPerApp, SetupSeconds: time.Since(setupStart).Seconds(),
+		ContainerMs: o.ContainerTime.Milliseconds(), AsksPerApp: o.AsksPerApp, OfferedRate: o.Rate, SetupSeconds: time.Since(setupStart).Seconds(),
 		NMRegister: r.nmReg.Summarize(), AppStart: r.appStart.Summarize()}
 
 	var rmStats *procSampler
@@ -470,7 +476,8 @@ func (r *run) startApp(ctx context.Context, c *rmclient.Client, i int) (*am, err
 	return a, nil
 }
 
-// amLoop is one AM's heartbeat until ctx ends: keep AsksPerApp containers outstanding,
+// amLoop is one AM's heartbeat until ctx ends: keep AsksPerApp containers outstanding
+// (or add Rate's share each interval, up to AsksPerApp),
 // start what is granted on its simulated NM, and note completions.
 func (r *run) amLoop(ctx context.Context, a *am) {
 	// Stagger the AMs over one interval, as independently started AMs would be.
@@ -485,6 +492,12 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		t.Reset(r.o.AMInterval)
 		now := time.Now()
 		want := r.o.AsksPerApp
+		if r.o.Rate > 0 {
+			a.credit += r.o.Rate / float64(r.o.Apps) * r.o.AMInterval.Seconds()
+			n := int(a.credit)
+			a.credit -= float64(n)
+			want = min(len(a.asked)+n, r.o.AsksPerApp)
+		}
 		for range want - len(a.asked) {
 			a.asked = append(a.asked, now)
 		}

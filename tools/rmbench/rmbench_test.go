@@ -20,11 +20,20 @@ import (
 // real NMs) and with the NMs' heartbeats multiplexed over three connections.
 func TestRunAgainstBobbinRM(t *testing.T) {
 	for _, conns := range []int{0, 3} {
-		t.Run(fmt.Sprintf("nm-connections=%d", conns), func(t *testing.T) { runAgainstBobbinRM(t, conns) })
+		t.Run(fmt.Sprintf("nm-connections=%d", conns), func(t *testing.T) { runAgainstBobbinRM(t, conns, 0) })
 	}
+	// An offered rate: 30 containers a second over the three AMs, however many the RM
+	// could place.
+	t.Run("rate=30", func(t *testing.T) {
+		res := runAgainstBobbinRM(t, 0, 30)
+		// 3 s of window at 30/s, plus what was asked during the last interval before it.
+		if res.OfferedRate != 30 || res.Allocated > 3*30+30*2/5+3 {
+			t.Errorf("offered %v: %d allocated", res.OfferedRate, res.Allocated)
+		}
+	})
 }
 
-func runAgainstBobbinRM(t *testing.T, conns int) {
+func runAgainstBobbinRM(t *testing.T, conns int, rate float64) *rmbench.Result {
 	c := conf.New()
 	for _, k := range []string{"address", "resource-tracker.address", "scheduler.address", "admin.address", "webapp.address"} {
 		c.Set("yarn.resourcemanager."+k, "127.0.0.1:0")
@@ -48,7 +57,7 @@ func runAgainstBobbinRM(t *testing.T, conns int) {
 	res, err := rmbench.Run(ctx, rmbench.Options{TrackerAddr: rm.TrackerAddr().String(), ClientAddr: rm.ClientAddr().String(),
 		SchedulerAddr: rm.SchedulerAddr().String(), Nodes: 8, Apps: 3, Duration: 3 * time.Second,
 		Heartbeat: 200 * time.Millisecond, AMInterval: 200 * time.Millisecond, ContainerTime: 300 * time.Millisecond,
-		AsksPerApp: 5, FirstPort: 30000, RMPid: os.Getpid(), TrackerConnections: conns, Logger: testutil.QuietLogger()})
+		AsksPerApp: 5, Rate: rate, FirstPort: 30000, RMPid: os.Getpid(), TrackerConnections: conns, Logger: testutil.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +82,7 @@ func runAgainstBobbinRM(t *testing.T, conns int) {
 	if res.RMPeakRSSMB <= 0 {
 		t.Errorf("no RSS sampled for pid %d", os.Getpid())
 	}
+	return res
 }
 
 func TestRunRejectsImpossibleOptions(t *testing.T) {
