@@ -187,7 +187,11 @@ func (e *Engine) addPending(a *app, p string, delta int) {
 
 // shape adjusts the pending-shape count of a partition (balance weights' w1 input).
 func (e *Engine) shape(pname string, c Resource, delta int) {
-	p := e.partition(pname)
+	e.shapeIn(e.partition(pname), c, delta)
+}
+
+// shapeIn is shape for a partition the caller holds.
+func (e *Engine) shapeIn(p *partition, c Resource, delta int) {
 	if n := p.pendingShapes[c] + delta; n > 0 {
 		p.pendingShapes[c] = n
 	} else {

@@ -161,6 +161,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		e.groups[q.Name] = g
 		e.groups[q.Path] = g
 	}
+	rankNames(e.leaves)
 	for _, q := range queues.Queues() {
 		if !q.IsLeaf() {
 			e.groups[q.Path] = nil // a parent: known, not submittable

@@ -12,8 +12,9 @@ const ppm = 1_000_000
 
 // group is a quota group: one leaf queue (scheduling.md §1).
 type group struct {
-	name  string
-	queue *capacity.Queue
+	name     string
+	nameRank int // position in name order among the leaves (ranking ties)
+	queue    *capacity.Queue
 	// quota per partition in ppm of that partition; a partition the queue cannot use is absent.
 	quota map[string]uint64
 	used  map[string]Resource

@@ -55,6 +55,7 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 		}
 	}
 	e.leaves, e.groups = leaves, groups
+	rankNames(e.leaves)
 	e.cfg.Groups = settings
 	return nil
 }

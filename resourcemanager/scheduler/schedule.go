@@ -264,7 +264,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	ask.Count--
 	a.pendingIn[p.name]--
 	a.pending--
-	e.shape(p.name, ask.Capability, -1)
+	e.shapeIn(p, ask.Capability, -1)
 	if ask.Count == 0 {
 		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})
 	}
