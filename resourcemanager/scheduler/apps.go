@@ -204,7 +204,7 @@ func (e *Engine) shapeIn(p *partition, c Resource, delta int) {
 func (e *Engine) Release(id ContainerID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, ok := e.containers[id]
+	c, ok := e.containers.get(id)
 	if !ok {
 		return fmt.Errorf("container %d: unknown", id)
 	}
@@ -221,7 +221,7 @@ func (e *Engine) ReleaseAll(ids []ContainerID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, id := range ids {
-		if c, ok := e.containers[id]; ok {
+		if c, ok := e.containers.get(id); ok {
 			e.release(c)
 		}
 	}
@@ -245,7 +245,7 @@ func (e *Engine) release(c *container) {
 	if c.am {
 		a.group.amUsed = a.group.amUsed.Sub(c.resource)
 	}
-	delete(e.containers, c.id)
+	e.containers.del(c.id)
 	delete(e.preempting, c.id)
 	delete(a.containers, c.id)
 	delete(a.undelivered, c.id)

@@ -103,7 +103,7 @@ type Engine struct {
 	groups     map[string]*group  // by leaf name and path
 	leaves     []*group
 	apps       map[AppID]*app
-	containers map[ContainerID]*container
+	containers containerTable
 	preempting map[ContainerID]*container // notified, not yet completed
 	nextCID    ContainerID
 	nextNode   int
@@ -150,7 +150,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, partitions: map[string]*partition{}, nodes: map[string]*node{},
 		hosts: map[string][]*node{}, racks: map[string][]*node{},
-		groups: map[string]*group{}, apps: map[AppID]*app{}, containers: map[ContainerID]*container{},
+		groups: map[string]*group{}, apps: map[AppID]*app{},
 		preempting: map[ContainerID]*container{}}
 	for _, q := range queues.Leaves() {
 		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path])

@@ -71,7 +71,7 @@ func (e *Engine) RemoveNode(id string) ([]ContainerID, error) {
 	}
 	sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
 	for _, cid := range lost {
-		e.release(e.containers[cid])
+		e.release(n.containers[cid])
 	}
 	e.detach(n)
 	delete(e.nodes, id)

@@ -156,7 +156,7 @@ func (e *Engine) Confirm(ids []ContainerID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, id := range ids {
-		if c, ok := e.containers[id]; ok {
+		if c, ok := e.containers.get(id); ok {
 			c.assumed = false
 		}
 	}
@@ -168,7 +168,7 @@ func (e *Engine) Confirm(ids []ContainerID) {
 func (e *Engine) Forget(id ContainerID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, ok := e.containers[id]
+	c, ok := e.containers.get(id)
 	if !ok {
 		return fmt.Errorf("container %d: unknown", id)
 	}

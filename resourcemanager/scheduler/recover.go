@@ -46,7 +46,7 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	}
 	p.allocated = p.allocated.Add(c.resource)
 	p.weightsDirty = true
-	e.containers[c.id] = c
+	e.containers.put(c)
 	a.containers[c.id] = c
 	a.used = a.used.Add(c.resource)
 	a.running++

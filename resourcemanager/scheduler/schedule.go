@@ -245,7 +245,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	n.containers[c.id] = c
 	p.place.update(n, old)
 	p.allocated = p.allocated.Add(c.resource)
-	e.containers[c.id] = c
+	e.containers.put(c)
 	a.containers[c.id] = c
 	if !c.am {
 		a.undelivered[c.id] = c
