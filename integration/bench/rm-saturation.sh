@@ -9,8 +9,8 @@
 # (a) Saturation: for each RM in RMS (default: apache apache-fair apache3-async bobbin; see
 #     rm-side-by-side.sh), the offered load is stepped up — every AM keeps STEPS
 #     containers outstanding (default 50 100 200 400 800 1600 3200, 200 AMs, 2,000 NMs)
-#     — each step a fresh RM and a DURATION window (default 30s), until allocations/s
-#     rise by less than 5 % over the best step so far. The RM's peak is its best step;
+#     — each step a fresh RM and a DURATION window (default 30s), until two steps in a
+#     row rise by less than 5 % over the best so far. The RM's peak is its best step;
 #     OUT_DIR/peak.md tabulates every RM at its peak (latencies, RSS, CPU, GC, and the
 #     generator's own CPU, which shows when the generator rather than the RM is the limit).
 # (b) Equal load: every RM again at the best Apache peak rate (`bench rm --rate`, with
@@ -37,16 +37,20 @@ better() { # a b -> exit 0 when a > b*1.05
 
 declare -A peak_dir peak_rate
 for rm in $rms; do
-	best=0 bestdir=""
+	best=0 bestdir="" flat=0
 	for k in $steps; do
 		dir=$out/saturation/$rm/asks-$k
 		RMS=$rm SKIP_STARTUP=1 "$here/rm-side-by-side.sh" "$dir" --asks-per-app "$k" --duration "$duration" "$@" >/dev/null
 		r=$(rate_of "$dir/$rm.json")
 		echo "$rm, $k outstanding per AM: $r allocations/s" | tee -a "$out/steps.txt" >&2
 		if better "$r" "$best"; then
-			best=$r bestdir=$dir
+			best=$r bestdir=$dir flat=0
 		else
-			break
+			# Two steps in a row without a 5 % rise: the peak is behind us. (One is not
+			# enough: the Java schedulers can stall at one step and rise at the next.)
+			if awk -v a="$r" -v b="$best" 'BEGIN { exit !(a > b) }'; then best=$r bestdir=$dir; fi
+			flat=$((flat + 1))
+			[ "$flat" -lt 2 ] || break
 		fi
 	done
 	peak_dir[$rm]=$bestdir peak_rate[$rm]=$best
