@@ -65,7 +65,7 @@ done
 # The best Apache configuration's peak rate is the equal load.
 equal=0
 for rm in $rms; do
-	if [[ $rm == apache* ]] && better "${peak_rate[$rm]}" "$equal"; then equal=${peak_rate[$rm]}; fi
+	if [[ $rm == apache* ]] && awk -v a="${peak_rate[$rm]}" -v b="$equal" 'BEGIN { exit !(a > b) }'; then equal=${peak_rate[$rm]}; fi
 done
 if [ "$equal" = 0 ]; then
 	echo "no Apache RM in RMS: no equal-load run" >&2
