@@ -2,6 +2,7 @@ package rmcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -94,11 +95,27 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		lines map[group]*strings.Builder
 	)
 	confirmed := make([]scheduler.ContainerID, 0, len(res.Allocations))
+	// Allocations that cannot become containers (the attempt ended or the node left while
+	// the pass ran) are forgotten, one log line per application and reason.
+	type forgotten struct {
+		app    scheduler.AppID
+		reason string
+	}
+	var lost map[forgotten]int
+	var lostOrder []forgotten
 	for _, a := range res.Allocations {
 		cid, err := rm.containerFor(a)
 		if err != nil {
-			rm.Log.WithError(err).WithField("application", a.App).Warn("allocation forgotten")
-			if err := rm.Engine.Forget(a.Container); err != nil {
+			k := forgotten{a.App, err.Error()}
+			if lost == nil {
+				lost = map[forgotten]int{}
+			}
+			if lost[k] == 0 {
+				lostOrder = append(lostOrder, k)
+			}
+			lost[k]++
+			// An application removed meanwhile took its planned containers with it.
+			if err := rm.Engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
 				rm.Log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
 			}
 			continue
@@ -121,6 +138,9 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		b.WriteString(a.Node)
 	}
 	rm.Engine.Confirm(confirmed)
+	for _, k := range lostOrder {
+		rm.Log.WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
+	}
 	for _, g := range order {
 		rm.Log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
 			"containers": lines[g].String()}).Info("containers allocated")

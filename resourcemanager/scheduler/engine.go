@@ -121,7 +121,10 @@ var (
 	ErrQueueStopped = errors.New("queue is stopped")
 	ErrUnknownApp   = errors.New("unknown application")
 	ErrUnknownNode  = errors.New("unknown node")
-	ErrDuplicate    = errors.New("already exists")
+	// ErrUnknownContainer: the container is not the engine's (any more): released, or
+	// gone with its application or node.
+	ErrUnknownContainer = errors.New("unknown container")
+	ErrDuplicate        = errors.New("already exists")
 )
 
 // New builds an engine over a validated queue tree.

@@ -170,7 +170,7 @@ func (e *Engine) Forget(id ContainerID) error {
 	defer e.mu.Unlock()
 	c, ok := e.containers.get(id)
 	if !ok {
-		return fmt.Errorf("container %d: unknown", id)
+		return fmt.Errorf("container %d: %w", id, ErrUnknownContainer)
 	}
 	if !c.assumed {
 		return fmt.Errorf("container %d: confirmed already; release it instead", id)
