@@ -122,10 +122,6 @@ func AppendFrame(b []byte, msgs ...proto.Message) ([]byte, error) {
 
 // AppendDelimited appends a varint32 length and the message (Java writeDelimitedTo).
 func AppendDelimited(b []byte, m proto.Message) ([]byte, error) {
-	if e, ok := m.(*encoded); ok {
-		b = protowire.AppendVarint(b, uint64(len(e.b)))
-		return append(b, e.b...), nil
-	}
 	size := proto.Size(m)
 	b = protowire.AppendVarint(b, uint64(size))
 	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)

@@ -100,32 +100,6 @@ func Unary[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, error))
 	}
 }
 
-// UnaryEncoded adapts a handler that answers with its response message already
-// marshalled: the server writes those bytes as the response, without decoding or encoding
-// a message again. (The RM keeps each AM's last allocate answer encoded for a retried
-// heartbeat; encoding it once serves the wire too.)
-func UnaryEncoded[Req proto.Message](fn func(context.Context, Req) ([]byte, error)) Method {
-	var zero Req
-	typ := zero.ProtoReflect().Type()
-	return Method{
-		newRequest: func() proto.Message { return typ.New().Interface() },
-		handle: func(ctx context.Context, req proto.Message) (proto.Message, error) {
-			b, err := fn(ctx, req.(Req))
-			if err != nil {
-				return nil, err
-			}
-			return &encoded{b: b}, nil
-		},
-	}
-}
-
-// encoded is a response in wire form; AppendDelimited writes its bytes. It is a
-// proto.Message only to travel where one is expected: nothing may reflect on it.
-type encoded struct {
-	proto.Message
-	b []byte
-}
-
 // Protocol is a set of methods served under one Hadoop protocol name and version.
 type Protocol struct {
 	Name    string

@@ -64,34 +64,7 @@ func echoProtocol() *Protocol {
 		"panic": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
 			panic("handler bug")
 		}),
-		// encoded answers like echo, with the response marshalled by the handler.
-		"encoded": UnaryEncoded(func(ctx context.Context, r *echoReq) ([]byte, error) {
-			if r.GetQueueName() == "fail" {
-				return nil, Errorf("org.apache.hadoop.yarn.exceptions.YarnException", "refused")
-			}
-			return proto.Marshal(&echoResp{QueueInfo: &yarnpb.QueueInfoProto{QueueName: proto.String("encoded/" + r.GetQueueName())}})
-		}),
 	}}
-}
-
-// A handler that answers in wire form reaches the client as a typed answer would, and its
-// errors as errors.
-func TestUnaryEncoded(t *testing.T) {
-	s := startServer(t, ServerOptions{})
-	c := newTestClient(t, s, ClientOptions{})
-	var resp echoResp
-	if err := c.Call(context.Background(), "encoded", &echoReq{QueueName: proto.String("q1")}, &resp); err != nil || resp.GetQueueInfo().GetQueueName() != "encoded/q1" {
-		t.Fatalf("encoded answer %v, %v", &resp, err)
-	}
-	err := c.Call(context.Background(), "encoded", &echoReq{QueueName: proto.String("fail")}, &resp)
-	var re *RemoteError
-	if !errors.As(err, &re) || re.Message != "refused" {
-		t.Fatalf("encoded error: %v", err)
-	}
-	// The connection still serves typed calls after both.
-	if got, err := echo(t, c, "after"); err != nil || got != "alice/SIMPLE/after" {
-		t.Fatalf("echo after: %q %v", got, err)
-	}
 }
 
 func startServer(t *testing.T, opts ServerOptions) *Server {

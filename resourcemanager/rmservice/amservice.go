@@ -29,7 +29,7 @@ func NewAMService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
 	return rpc.ServiceProtocol(protocol.ApplicationMaster, sd, map[string]rpc.Method{
 		"registerApplicationMaster": rpc.Unary(s.register),
-		"allocate":                  rpc.UnaryEncoded(s.allocate),
+		"allocate":                  rpc.Unary(s.allocate),
 		"finishApplicationMaster":   rpc.Unary(s.finish),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported", method)
@@ -105,13 +105,12 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 // allocate follows the response-id rules: a retried heartbeat gets the cached response;
 // one further behind is refused. Container placement joins this call when the scheduling
 // engine is wired in; until then the response carries no containers.
-// The answer goes out as it is kept for a retry: encoded once.
-func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) ([]byte, error) {
+func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
 	att, keyID, err := s.callerKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var resp []byte
+	var resp *yarnpb.AllocateResponseProto
 	if !s.rm.Apps.Serialize(att, func() { resp, err = s.allocateSerialized(att, keyID, req) }) {
 		return nil, attemptNotFound(att)
 	}
@@ -126,7 +125,7 @@ func attemptNotFound(att records.AttemptID) error {
 // attempt's standing and the response id, validates the request, gives the engine the
 // asks, blacklist and releases, and takes what the attempt has to collect; the registry
 // is locked only to read and to record the attempt's fields.
-func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) ([]byte, error) {
+func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
 	var (
 		lastID   int32
 		user     string
@@ -157,7 +156,11 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	case rerr != nil:
 		return nil, rerr
 	case replay != nil:
-		return replay, nil
+		resp := &yarnpb.AllocateResponseProto{}
+		if err := proto.Unmarshal(replay, resp); err != nil {
+			return nil, fmt.Errorf("the last allocate response of %s: %w", att, err)
+		}
+		return resp, nil
 	}
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
@@ -208,7 +211,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 		at.LastResponse, at.LastResponseID = b, lastID+1
 	})
-	return b, nil
+	return resp, nil
 }
 
 func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMasterRequestProto) (*yarnpb.FinishApplicationMasterResponseProto, error) {
