@@ -206,7 +206,7 @@ func (e *Engine) Release(id ContainerID) error {
 	defer e.mu.Unlock()
 	c, ok := e.containers.get(id)
 	if !ok {
-		return fmt.Errorf("container %d: unknown", id)
+		return fmt.Errorf("container %d: %w", id, ErrUnknownContainer)
 	}
 	e.release(c)
 	return nil

@@ -34,16 +34,10 @@ func priorityGraphWeightsInto(w, s []float64) {
 	}
 }
 
-// balanceWeights is (w0 + w1 + w2)/3: w0 configured, w1 from the number of pending
-// requests each dimension blocks, w2 from the cluster's usage ratio per dimension.
-func balanceWeights(w0 []float64, blocked []float64, usage []float64) []float64 {
-	out := make([]float64, len(w0))
-	balanceWeightsInto(out, w0, blocked, usage)
-	return out
-}
-
-// balanceWeightsInto is balanceWeights writing into out: the engine recomputes the
-// weights after every placement, so it keeps one slice per partition.
+// balanceWeightsInto writes (w0 + w1 + w2)/3 into out: w0 configured, w1 from the number
+// of pending requests each dimension blocks, w2 from the cluster's usage ratio per
+// dimension. The engine recomputes the weights after every placement, so it keeps one
+// slice per partition rather than allocating.
 func balanceWeightsInto(out, w0, blocked, usage []float64) {
 	var w1, w2 [MaxResourceTypes]float64
 	priorityGraphWeightsInto(w1[:len(blocked)], blocked)
