@@ -103,23 +103,65 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	var lost map[forgotten]int
 	var lostOrder []forgotten
-	for _, a := range res.Allocations {
-		cid, err := rm.containerFor(a)
+	forget := func(a scheduler.Allocation, err error) {
+		k := forgotten{a.App, err.Error()}
+		if lost == nil {
+			lost = map[forgotten]int{}
+		}
+		if lost[k] == 0 {
+			lostOrder = append(lostOrder, k)
+		}
+		lost[k]++
+		// An application removed meanwhile took its planned containers with it.
+		if err := rm.Engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
+			rm.Log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
+		}
+	}
+	// A plan holds thousands of allocations of a few hundred applications: each
+	// application's attempt and each node's address are looked up once, and the task
+	// containers go into the container table under one hold of its lock, not a few per
+	// container (the lock heartbeats and allocate calls take too).
+	targets := planTargets{rm: rm, apps: map[scheduler.AppID]planApp{}, nodes: map[string]*rmstate.NodeAddr{}}
+	now := rm.Opts.Now()
+	// made are the allocations that became containers, in plan order; tasks those of
+	// them the table is yet to take (an AM's container is in it and launching already).
+	type madeContainer struct {
+		a  *scheduler.Allocation
+		rc *rmstate.Container
+	}
+	made := make([]madeContainer, 0, len(res.Allocations))
+	tasks := make([]*rmstate.Container, 0, len(res.Allocations))
+	for i := range res.Allocations {
+		a := &res.Allocations[i]
+		att, user, at, err := targets.of(*a)
 		if err != nil {
-			k := forgotten{a.App, err.Error()}
-			if lost == nil {
-				lost = map[forgotten]int{}
-			}
-			if lost[k] == 0 {
-				lostOrder = append(lostOrder, k)
-			}
-			lost[k]++
-			// An application removed meanwhile took its planned containers with it.
-			if err := rm.Engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
-				rm.Log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
-			}
+			forget(*a, err)
 			continue
 		}
+		rc := &rmstate.Container{EngineID: a.Container, At: at, AM: a.AM, Resource: a.Resource, Priority: a.Priority,
+			Created: now.UnixMilli(), User: user}
+		if a.AM {
+			// An AM container is launched by the RM at once, with a token made now.
+			if err := rm.amContainerFor(att, rc); err != nil {
+				forget(*a, err)
+				continue
+			}
+			made = append(made, madeContainer{a, rc})
+			continue
+		}
+		rc.ID.Attempt = att
+		made = append(made, madeContainer{a, rc})
+		tasks = append(tasks, rc)
+	}
+	rm.Containers.AddAll(tasks)
+	ranOn := map[records.ApplicationID]map[string]bool{}
+	for _, m := range made {
+		a, rc := m.a, m.rc
+		app := rc.ID.Attempt.App
+		if ranOn[app] == nil {
+			ranOn[app] = map[string]bool{}
+		}
+		ranOn[app][a.Node] = true
 		confirmed = append(confirmed, a.Container)
 		if lines == nil {
 			lines = map[group]*strings.Builder{}
@@ -133,10 +175,12 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		} else {
 			b.WriteByte(' ')
 		}
-		b.WriteString(cid.String())
+		b.WriteString(rc.ID.String())
 		b.WriteByte('@')
 		b.WriteString(a.Node)
 	}
+	rm.Apps.RanOnAll(ranOn) // their logs will be aggregated there
+	rm.Metrics.ContainersAlloc.Inc(int64(len(made)))
 	rm.Engine.Confirm(confirmed)
 	for _, k := range lostOrder {
 		rm.Log.WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
@@ -150,38 +194,63 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 }
 
-// containerFor makes an engine allocation a YARN container with its token, queued for
-// the attempt's next allocate (or launched, for an AM).
-func (rm *Core) containerFor(a scheduler.Allocation) (records.ContainerID, error) {
-	appID, err := yarnAppID(a.App)
-	if err != nil {
-		return records.ContainerID{}, err
-	}
-	att, user, live := rm.Apps.LiveAttempt(appID)
-	if !live {
-		return records.ContainerID{}, fmt.Errorf("no live attempt")
-	}
-	at, ok := rm.Nodes.AddrOf(a.Node)
+// planTargets resolves a plan's allocations to the attempts and nodes they go to, each
+// application and node once per plan.
+type planTargets struct {
+	rm    *Core
+	apps  map[scheduler.AppID]planApp
+	nodes map[string]*rmstate.NodeAddr
+}
+
+// planApp is an application's live attempt and user, or why it has none.
+type planApp struct {
+	att  records.AttemptID
+	user string
+	err  error
+}
+
+// of is the attempt, user and node of allocation a, or why it cannot become a container
+// (the attempt ended or the node left while the pass ran).
+func (p *planTargets) of(a scheduler.Allocation) (records.AttemptID, string, *rmstate.NodeAddr, error) {
+	app, ok := p.apps[a.App]
 	if !ok {
-		return records.ContainerID{}, fmt.Errorf("node %s is gone", a.Node)
-	}
-	cid := rm.Containers.NextID(att)
-	now := rm.Opts.Now()
-	rc := &rmstate.Container{EngineID: a.Container, ID: cid, At: at, AM: a.AM, Resource: a.Resource, Priority: a.Priority,
-		Created: now.UnixMilli(), User: user}
-	var amContainer *yarnpb.ContainerProto
-	if a.AM {
-		if amContainer, err = rm.containerProto(rc); err != nil {
-			return records.ContainerID{}, err
+		appID, err := yarnAppID(a.App)
+		if err == nil {
+			att, user, live := p.rm.Apps.LiveAttempt(appID)
+			app = planApp{att: att, user: user}
+			if !live {
+				app.err = fmt.Errorf("no live attempt")
+			}
+		} else {
+			app.err = err
 		}
+		p.apps[a.App] = app
 	}
-	rm.Containers.Add(rc, a.Node)
-	rm.Apps.RanOn(att.App, a.Node) // its logs will be aggregated there
-	rm.Metrics.containerAllocated()
-	if a.AM {
-		rm.launchAM(att, amContainer, amContainer.GetContainerToken())
+	if app.err != nil {
+		return records.AttemptID{}, "", nil, app.err
 	}
-	return cid, nil
+	at, ok := p.nodes[a.Node]
+	if !ok {
+		at, _ = p.rm.Nodes.AddrOf(a.Node)
+		p.nodes[a.Node] = at
+	}
+	if at == nil {
+		return records.AttemptID{}, "", nil, fmt.Errorf("node %s is gone", a.Node)
+	}
+	return app.att, app.user, at, nil
+}
+
+// amContainerFor makes an AM's allocation its container, with a token issued now, adds
+// it to the table and has the AM launcher start it.
+func (rm *Core) amContainerFor(att records.AttemptID, rc *rmstate.Container) error {
+	rc.ID = rm.Containers.NextID(att)
+	amContainer, err := rm.containerProto(rc)
+	if err != nil {
+		return err
+	}
+	rm.Containers.Add(rc, rc.Node())
+	rm.launchAM(att, amContainer, amContainer.GetContainerToken())
+	return nil
 }
 
 // containerProto is the container as its AM gets it, with a container token issued now.

@@ -404,6 +404,10 @@ func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
 func (t *Containers) Add(rc *Container, node string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.addLocked(rc, node)
+}
+
+func (t *Containers) addLocked(rc *Container, node string) {
 	t.byEngine[rc.EngineID], t.byID[rc.ID] = rc, rc
 	if t.starting[node] == nil {
 		t.starting[node] = map[records.ContainerID]*Container{}
@@ -419,12 +423,24 @@ func (t *Containers) Add(rc *Container, node string) {
 	}
 }
 
+// AddAll tracks task containers of one plan (Add's work for each), under one hold of the
+// lock; each container's ID.Attempt is set and its id within the attempt is made here.
+func (t *Containers) AddAll(rcs []*Container) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rc := range rcs {
+		att := rc.ID.Attempt
+		t.seq[att]++
+		rc.ID.ID = t.epoch<<40 | t.seq[att]
+		t.addLocked(rc, rc.Node())
+	}
+}
+
 // Drain takes what an attempt's allocate answer carries: its newly allocated containers
 // (handed out now: they may expire unused from here), its completed statuses (which the
 // next allocate acknowledges), and the nodes it needs NMTokens for.
 func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []*yarnpb.ContainerStatusProto, need []*yarnpb.NodeIdProto) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	allocated, done := t.allocated[att], t.completed[att]
 	delete(t.allocated, att)
 	delete(t.completed, att)
@@ -434,10 +450,8 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 		t.forgetLocked(c)
 	}
 	if len(done) > 0 {
-		completed = make([]*yarnpb.ContainerStatusProto, len(done))
 		acked = acked[:0]
-		for i, d := range done {
-			completed[i] = d.proto()
+		for _, d := range done {
 			acked = append(acked, d.c)
 		}
 		t.sentToAM[att] = acked
@@ -456,6 +470,15 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 		}
 		if sent.add(t.nodes.of(rc.Node())) {
 			need = append(need, rc.At.ID)
+		}
+	}
+	t.mu.Unlock()
+	// The statuses are built outside the lock: done is this call's alone now, and what
+	// they read of their containers (ids) never changes.
+	if len(done) > 0 {
+		completed = make([]*yarnpb.ContainerStatusProto, len(done))
+		for i, d := range done {
+			completed[i] = d.proto()
 		}
 	}
 	return allocated, completed, need

@@ -49,6 +49,10 @@ func (r *Apps) SetLogAggregation(s LogAggregationSettings) {
 func (r *Apps) RanOn(id records.ApplicationID, node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.ranOnLocked(id, node)
+}
+
+func (r *Apps) ranOnLocked(id records.ApplicationID, node string) {
 	a, ok := r.apps[id]
 	if !ok || !r.logAgg.Enabled || a.logAggFinal != 0 {
 		return
@@ -58,6 +62,20 @@ func (r *Apps) RanOn(id records.ApplicationID, node string) {
 	}
 	if _, ok := a.logAgg[node]; !ok {
 		a.logAgg[node] = &nodeLogAggregation{Status: yarnpb.LogAggregationStatusProto_LOG_NOT_START}
+	}
+}
+
+// RanOnAll is RanOn for each application's nodes, under one hold of the lock.
+func (r *Apps) RanOnAll(nodes map[records.ApplicationID]map[string]bool) {
+	if len(nodes) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, ns := range nodes {
+		for n := range ns {
+			r.ranOnLocked(id, n)
+		}
 	}
 }
 
