@@ -15,9 +15,11 @@ build:
 # (which include the fuzz seed corpora), then the integration tests (which skip with a
 # message when the real Hadoop distributions are absent). The integration tests run
 # after the others, not beside them: the borrowed-server tests measure the host's load.
+# Four namespace clusters at once: each mostly waits (heartbeats, JVM start-up, polls),
+# one uses about half a core, and two at a time left the package near its time limit.
 test: fmt-check vet proto-check
 	$(GO) test -race -count=1 -timeout 10m $$($(GO) list ./... | grep -v '/integration$$')
-	$(GO) test -race -count=1 -timeout 25m ./integration/
+	$(GO) test -race -count=1 -parallel 4 -timeout 25m ./integration/
 
 vet:
 	$(GO) vet ./...

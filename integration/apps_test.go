@@ -15,7 +15,7 @@ func writeMapredSite(t *testing.T, c *nsCluster) {
 	t.Helper()
 	home := c.frameworkHome()
 	os.MkdirAll(c.path("staging"), 0o755)
-	opens := "--add-opens java.base/java.lang=ALL-UNNAMED"
+	opens := javaOpts
 	mapred := "<?xml version=\"1.0\"?>\n<configuration>\n" +
 		prop("mapreduce.framework.name", "yarn") +
 		prop("yarn.app.mapreduce.am.staging-dir", c.path("staging")) +
@@ -61,8 +61,8 @@ $Y application -list -appStates ALL 2>&1 | grep application_
 echo "=== end list"
 # A long job, killed from the CLI while it runs.
 $Y jar %[2]s -jar %[2]s -shell_command 'sleep 300' -num_containers 1 -master_memory 256 -container_memory 128 > %[5]s 2>&1 &
-for i in $(seq 1 60); do
-  APP=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
+for i in $(seq 1 150); do
+  APP=$(running_app)
   [ -n "$APP" ] && grep -q "container_.*_000002" %[6]s && break
   sleep 1
 done
@@ -240,8 +240,8 @@ echo "pi exit $?"
 timeout 150 $Y jar %[2]s -jar %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
 echo "dshell exit $?"
 $Y jar %[2]s -jar %[2]s -shell_command 'sleep 300' -num_containers 1 -master_memory 256 -container_memory 128 > %[5]s 2>&1 &
-for i in $(seq 1 60); do
-  APP=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
+for i in $(seq 1 150); do
+  APP=$(running_app)
   [ -n "$APP" ] && [ "$(grep -l "BOBBIN_CONTAINER_ID=container_${APP#application_}_01_000002" /proc/[0-9]*/environ 2>/dev/null | wc -l)" -ge 1 ] && break
   sleep 1
 done

@@ -58,8 +58,10 @@ func (c *nsCluster) frameworkHome() string {
 
 // Parallelism: a test whose cluster runs in its own network namespace (ports, addresses)
 // and temporary directory shares nothing with another such test, so those tests call
-// t.Parallel() and go test runs two at once (-parallel = GOMAXPROCS), which keeps CI
-// within its time. The borrowed-server tests stay serial: their NodeManagers measure the
+// t.Parallel() and the Makefile runs four at once (go test -parallel 4; each cluster
+// mostly waits, using about half a core), which keeps CI within its time. A test whose
+// subtests are such clusters is parallel itself, so that its subtests join the pool:
+// a serial parent runs them as a batch that waits for its slowest while slots idle. The borrowed-server tests stay serial: their NodeManagers measure the
 // host's load, which other tests' JVMs would add to.
 
 // newNSCluster skips unless Hadoop 2.7.3, root and unshare are available, and writes the
@@ -179,14 +181,25 @@ ip link set lo up
 RM=$!
 NMS=
 %[3]s
-for i in $(seq 1 90); do [ "$(%[4]s/bin/yarn node -list 2>/dev/null | grep -c RUNNING)" -ge %[6]d ] && break; sleep 1; done
+# Until the NodeManagers are RUNNING, read over the RM's REST API: a yarn CLI JVM per
+# poll cost a cluster more CPU than some of its tests.
+for i in $(seq 1 360); do [ "$(curl -s http://127.0.0.1:8088/ws/v1/cluster/nodes 2>/dev/null | grep -o '"state" *: *"RUNNING"' | wc -l)" -ge %[5]d ] && break; sleep 0.25; done
 cd %[2]s/work
-%[5]s
+%[6]s
+%[4]s
 kill $NMS; sleep 1; kill -9 $NMS 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
-`, rm, c.dir, start, c.home, body, len(nms))
+`, rm, c.dir, start, body, len(nms), restPolls)
 	return c.exec(t, timeout, script)
 }
+
+// restPolls are shell functions for scripts that wait on the RM (at 127.0.0.1:8088, as in
+// every namespace cluster) over its REST API: polling with a yarn CLI JVM a second cost
+// more CPU than the tests' jobs.
+//   - running_app [EXCEPT]: the id of a RUNNING application (other than EXCEPT), or "";
+//   - app_containers APP: how many containers APP holds now.
+const restPolls = `running_app() { curl -s 'http://127.0.0.1:8088/ws/v1/cluster/apps?states=RUNNING' 2>/dev/null | grep -o 'application_[0-9]*_[0-9]*' | grep -vx "${1:-none}" | head -1; }
+app_containers() { N=$(curl -s "http://127.0.0.1:8088/ws/v1/cluster/apps/$1" 2>/dev/null | grep -o '"runningContainers" *: *[0-9]*' | grep -o '[0-9]*$'); echo "${N:-0}"; }`
 
 // bobbinNMCommand is the command line that starts `bobbin nodemanager` with a conf dir.
 // The yarn launcher exports these for a Java NM; containers' classpaths need them.

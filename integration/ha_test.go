@@ -21,6 +21,7 @@ import (
 // new active is paused (SIGSTOP) until the other — started again — has taken over, and
 // resumed (SIGCONT): it must step down without writing the store.
 func TestHAFailoverDuringPi(t *testing.T) {
+	t.Parallel() // its subtests join the other clusters' tests, not a batch of their own
 	if _, err := os.Stat(zktest.Script); err != nil {
 		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
 	}

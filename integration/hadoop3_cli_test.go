@@ -15,13 +15,13 @@ import (
 const cliScript = `Y=$HADOOP_HOME/bin/yarn
 run() { name=$1; shift; echo "=== $name"; "$@" 2>&1 | grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2} |^WARNING: |^$'; echo "exit ${PIPESTATUS[0]}"; }
 $Y jar %[1]s -jar %[1]s -shell_command 'sleep 90' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s 2>&1 &
-for i in $(seq 1 90); do
-  APP=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
+for i in $(seq 1 240); do
+  APP=$(running_app)
   if [ -n "$APP" ]; then
     ATT=appattempt_${APP#application_}_000001
-    [ "$($Y container -list $ATT 2>/dev/null | grep -c '^container_')" -ge 2 ] && break
+    [ "$(app_containers $APP)" -ge 2 ] && break
   fi
-  sleep 1
+  sleep 0.5
 done
 sleep 2
 run status $Y application -status $APP

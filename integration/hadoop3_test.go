@@ -62,17 +62,17 @@ func TestHadoop3GPUsOnBobbin(t *testing.T) {
 running() { $Y container -list appattempt_${1#application_}_000001 2>/dev/null | grep -c '^container_'; }
 `+gpuDS(300, 4, c.path("ds1.log"))+`
 FIRST=$!
-for i in $(seq 1 90); do
-  A1=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | head -1)
-  [ -n "$A1" ] && [ "$(running $A1)" -ge 5 ] && break
-  sleep 1
+for i in $(seq 1 240); do
+  A1=$(running_app)
+  [ -n "$A1" ] && [ "$(app_containers $A1)" -ge 5 ] && break
+  sleep 0.5
 done
 `+gpuDS(5, 1, c.path("ds2.log"))+`
 SECOND=$!
-for i in $(seq 1 60); do
-  A2=$($Y application -list 2>/dev/null | awk '/^application_.*RUNNING/ {print $1}' | grep -v "$A1" | head -1)
-  [ -n "$A2" ] && [ "$(running $A2)" -ge 1 ] && break
-  sleep 1
+for i in $(seq 1 180); do
+  A2=$(running_app "$A1")
+  [ -n "$A2" ] && [ "$(app_containers $A2)" -ge 1 ] && break
+  sleep 0.5
 done
 sleep 8
 echo "first $A1 containers $(running $A1)"
@@ -116,6 +116,7 @@ func TestMixedHadoopVersionsOnBobbinRM(t *testing.T) {
 	for _, p := range []struct{ client, nm string }{{hadoop2, hadoop3}, {hadoop3, hadoop2}} {
 		// No commas in the name: Hadoop splits the paths under the test's temp dir on them.
 		t.Run(p.client+"-clients-"+p.nm+"-NM", func(t *testing.T) {
+			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 			c := newNSClusterVersion(t, p.client)
 			c.withApacheNM(t, p.nm)
 			runDShellAndPi(t, c)

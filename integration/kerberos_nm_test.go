@@ -26,7 +26,7 @@ func TestKerberosNodeManagers(t *testing.T) {
 	rmKeytab := k.Keytab(t, "rm.keytab", "rm/localhost")
 	nmKeytab := k.Keytab(t, "nm.keytab", "nm/localhost")
 	t.Setenv("KRB5_CONFIG", k.Krb5Conf())
-	jvm := "--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
+	jvm := javaOpts + " --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
 	javaEnv := []string{"HADOOP_OPTS=" + jvm, "YARN_OPTS=" + jvm, "KRB5CCNAME=" + filepath.Join(k.Dir, "ccache"), "KRB5_CONFIG=" + k.Krb5Conf()}
 	kinit(t, k, "alice", "alice-secret")
 
@@ -258,7 +258,7 @@ func newSecureYarn(t *testing.T, qop string, extraSite map[string]string) *secur
 	for _, v := range []string{"HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", "HADOOP_YARN_HOME", "HADOOP_MAPRED_HOME"} {
 		t.Setenv(v, home) // the NM's containers' classpath
 	}
-	jvm := "--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
+	jvm := javaOpts + " --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
 	javaEnv := []string{"HADOOP_OPTS=" + jvm, "YARN_OPTS=" + jvm, "KRB5CCNAME=" + filepath.Join(k.Dir, "ccache"), "KRB5_CONFIG=" + k.Krb5Conf()}
 	kinit(t, k, "alice", "alice-secret")
 

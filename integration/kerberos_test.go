@@ -71,7 +71,7 @@ func TestKerberosYarnCLI(t *testing.T) {
 
 	// Hadoop's KerberosUtil reads the default realm from sun.security.krb5.Config by
 	// reflection, which Java 17 allows only when the package is opened.
-	jvm := "--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
+	jvm := javaOpts + " --add-opens java.security.jgss/sun.security.krb5=ALL-UNNAMED -Djava.security.krb5.conf=" + k.Krb5Conf()
 	emptyCache := filepath.Join(t.TempDir(), "no-ticket")
 	for version, home := range homes {
 		env := func(cache string) []string {

@@ -199,6 +199,7 @@ func nmNodeID(t *testing.T, c *bobbinCluster) string {
 // stdout, as it does for a Java NodeManager's files), `-containerId` one container's, and
 // the node's local copies are gone.
 func TestLogAggregationOfPi(t *testing.T) {
+	t.Parallel() // its subtests join the other clusters' tests, not a batch of their own
 	for _, fsName := range []string{"file", "hdfs"} {
 		t.Run(fsName, func(t *testing.T) {
 			t.Parallel() // its own network namespace: see parallelism in cluster_test.go

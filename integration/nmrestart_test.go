@@ -26,6 +26,7 @@ import (
 // guests here, since each guest's slirp network reaches the host but not another guest,
 // so tasks could not reach an AM in a guest, restart or not.
 func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
+	t.Parallel() // its subtests join the other clusters' tests, not a batch of their own
 	for _, tc := range []struct {
 		name          string
 		apacheRM, uml bool

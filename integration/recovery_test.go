@@ -26,6 +26,7 @@ import (
 // killed, and every earlier application must still be listed with its final state. The
 // times of an undisturbed pi and of the disturbed one are logged (docs/benchmarks.md).
 func TestRMKilledDuringPiRecovers(t *testing.T) {
+	t.Parallel() // its subtests join the other clusters' tests, not a batch of their own
 	for _, tc := range []struct {
 		name, version      string
 		bobbinNM, apacheRM bool

@@ -91,6 +91,7 @@ func missingOK(key string) (string, bool) {
 // exceptions), and the statuses agree. Bobbin's additions are logged. The running
 // application is then killed with PUT {"state":"KILLED"}.
 func TestRESTSchemaMatchesApache(t *testing.T) {
+	t.Parallel() // its subtests join the other clusters' tests, not a batch of their own
 	for _, v := range []string{hadoop2, hadoop3} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel() // each cluster has its own network namespace

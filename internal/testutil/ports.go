@@ -5,8 +5,29 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"sync"
 	"testing"
 )
+
+// handedOut holds every port FreeAddr has returned in this test process. A port is only
+// probed free and closed again, so without it two calls for one server's addresses (an
+// RM's five) could return the same port and the server's second bind fails. Process-wide
+// on purpose: the ports of all tests of a package share the one kernel.
+var handedOut = struct {
+	sync.Mutex
+	ports map[string]bool
+}{ports: map[string]bool{}}
+
+// claim records addr as handed out; false when it already was.
+func claim(addr string) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports[addr] {
+		return false
+	}
+	handedOut.ports[addr] = true
+	return true
+}
 
 // FreeAddr is a loopback address ("127.0.0.1:port") nothing listens on now, for a
 // server whose address must be known before it starts (configuration files, a restart on
@@ -20,6 +41,9 @@ func FreeAddr(t testing.TB) string {
 	if low-floor >= 1000 {
 		for range 200 {
 			addr := fmt.Sprintf("127.0.0.1:%d", floor+rand.IntN(low-floor))
+			if !claim(addr) {
+				continue
+			}
 			if l, err := net.Listen("tcp", addr); err == nil {
 				l.Close()
 				return addr
