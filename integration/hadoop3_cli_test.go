@@ -11,10 +11,11 @@ import (
 
 // cliScript runs, against whatever RM the cluster has, the yarn commands an operator uses
 // on a running application, each section headed "=== name". A distributed shell sleeping
-// in one container is the running application.
+// in one container is the running application: for 15 minutes, since the script's 20-odd
+// CLI JVMs take minutes on a busy machine and it must still run when it is killed.
 const cliScript = `Y=$HADOOP_HOME/bin/yarn
 run() { name=$1; shift; echo "=== $name"; "$@" 2>&1 | grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2} |^WARNING: |^$'; echo "exit ${PIPESTATUS[0]}"; }
-$Y jar %[1]s -jar %[1]s -shell_command 'sleep 90' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s 2>&1 &
+$Y jar %[1]s -jar %[1]s -shell_command 'sleep 900' -num_containers 1 -master_memory 256 -container_memory 128 > %[2]s 2>&1 &
 for i in $(seq 1 240); do
   APP=$(running_app)
   if [ -n "$APP" ]; then
