@@ -23,9 +23,9 @@ func TestDistributedShellOnApacheNM(t *testing.T) {
 	os.WriteFile(filepath.Join(c.path("work"), "shellCommands"), []byte("\x00\x02ls"), 0o644)
 	out, err := c.run(t, 4*time.Minute, fmt.Sprintf(`CP="%[1]s:$($HADOOP_HOME/bin/yarn classpath)"
 timeout 150 $HADOOP_HOME/bin/yarn jar %[2]s org.apache.hadoop.yarn.applications.unmanagedamlauncher.UnmanagedAMLauncher -classpath "$CP" \
-  -cmd "java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-opens java.base/java.lang=ALL-UNNAMED org.apache.hadoop.yarn.applications.distributedshell.ApplicationMaster --num_containers 2 --container_memory 128" > %[3]s 2>&1
+  -cmd "java %[4]s org.apache.hadoop.yarn.applications.distributedshell.ApplicationMaster --num_containers 2 --container_memory 128" > %[3]s 2>&1
 echo "launcher exit $?"
-$HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1`, dshell, launcher, c.path("launcher.log")))
+$HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1`, dshell, launcher, c.path("launcher.log"), javaOpts))
 	report := func() string {
 		return fmt.Sprintf("output:\n%s\nRM log:\n%s\nlauncher (tail):\n%s", out, c.logTail("rm.log", 60), c.logTail("launcher.log", 30))
 	}

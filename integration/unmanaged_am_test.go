@@ -57,7 +57,7 @@ func TestJavaAMRegistersWithAMRMToken(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "yarn"), "jar", launcher,
 		"org.apache.hadoop.yarn.applications.unmanagedamlauncher.UnmanagedAMLauncher", "-classpath", amCP,
-		"-cmd", "java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --add-opens java.base/java.lang=ALL-UNNAMED org.apache.hadoop.yarn.applications.distributedshell.ApplicationMaster --num_containers 1")
+		"-cmd", "java "+javaOpts+" org.apache.hadoop.yarn.applications.distributedshell.ApplicationMaster --num_containers 1")
 	cmd.Dir, cmd.Env = work, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the launcher starts the AM as a child
 	logFile, err := os.Create(filepath.Join(dir, "launcher.log"))

@@ -395,6 +395,12 @@ func (t *Containers) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMe
 func (t *Containers) NextID(att records.AttemptID) records.ContainerID {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.nextIDLocked(att)
+}
+
+// nextIDLocked is NextID with t.mu held: the RM's epoch in the top bits, then the
+// attempt's sequence.
+func (t *Containers) nextIDLocked(att records.AttemptID) records.ContainerID {
 	t.seq[att]++
 	return records.ContainerID{Attempt: att, ID: t.epoch<<40 | t.seq[att]}
 }
@@ -429,9 +435,7 @@ func (t *Containers) AddAll(rcs []*Container) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, rc := range rcs {
-		att := rc.ID.Attempt
-		t.seq[att]++
-		rc.ID.ID = t.epoch<<40 | t.seq[att]
+		rc.ID = t.nextIDLocked(rc.ID.Attempt)
 		t.addLocked(rc, rc.Node())
 	}
 }
