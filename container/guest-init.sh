@@ -5,7 +5,7 @@
 # (BOBBIN_CONF=<file>); kernel K=V parameters reach init as environment, but the command
 # line is limited to about 4 KB, so everything else is in that file. This script mounts
 # the kernel filesystems and the container's directories, sets up slirp networking,
-# runs the launch script, and writes "<exit code> <oom kills>" atomically to the exit
+# runs the launch script, and writes "<exit code> <oom kills> <map kills>" atomically to the exit
 # file before powering the guest off. It must stay POSIX sh: in confined mode the root
 # may hold little more than a shell and coreutils.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -78,7 +78,14 @@ oom=0
 while read -r k v; do
 	[ "$k" = oom_kill ] && oom=$v
 done </proc/vmstat
-echo "$rc $oom" >"$BOBBIN_EXIT_FILE.tmp" && mv "$BOBBIN_EXIT_FILE.tmp" "$BOBBIN_EXIT_FILE"
+# Processes UML itself killed because the host refused to map guest memory (the host's
+# vm.max_map_count): not the OOM killer, the guest had memory left. A confined root may
+# have no dmesg; then none are counted.
+maps=0
+if command -v dmesg >/dev/null 2>&1; then
+	maps=$(dmesg 2>/dev/null | grep -c -e 'UML ran out of memory on the host side' -e 'fix_range_common: failed, killing current process')
+fi
+echo "$rc $oom ${maps:-0}" >"$BOBBIN_EXIT_FILE.tmp" && mv "$BOBBIN_EXIT_FILE.tmp" "$BOBBIN_EXIT_FILE"
 sync
 echo o >/proc/sysrq-trigger
 sleep 10

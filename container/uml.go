@@ -376,6 +376,37 @@ func (e *UMLExecutor) process(spec Spec, pid int, slot string) *umlProcess {
 		mconsole: filepath.Join(umlDir, spec.ID, "mconsole"), umidDir: filepath.Join(umlDir, spec.ID), done: make(chan struct{})}
 }
 
+// guestPages is how many host mappings a guest of memMB may need: UML maps each guest
+// page into the host process that runs a guest process separately, and the kernel's own
+// advice is vm.max_map_count >= guest memory / 4096.
+func guestPages(memMB int64) int64 { return memMB * (1 << 20) / 4096 }
+
+// hostMaxMapCount reads the host's vm.max_map_count.
+func hostMaxMapCount() (int64, error) {
+	b, err := os.ReadFile("/proc/sys/vm/max_map_count")
+	if err != nil {
+		return 0, fmt.Errorf("uml executor: %w", err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("uml executor: /proc/sys/vm/max_map_count: %w", err)
+	}
+	return n, nil
+}
+
+// MapCountShortfall says whether the host's vm.max_map_count is too low for the guest
+// of a container of containerMB: once the host refuses a mapping, UML kills the guest
+// process that faulted (SIGKILL, exit 137) though the guest had memory left, which looks
+// like a crash of the job. need is the value to set.
+func (e *UMLExecutor) MapCountShortfall(containerMB int64) (have, need int64, short bool, err error) {
+	have, err = hostMaxMapCount()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	need = guestPages(e.guestMem(Spec{MemoryMB: containerMB}))
+	return have, need, have < need, nil
+}
+
 // guestMem is the guest's mem= in MB: the container's memory and the kernel's overhead.
 func (e *UMLExecutor) guestMem(spec Spec) int64 {
 	return max(spec.MemoryMB+e.MemOverheadMB, 32)
@@ -455,13 +486,24 @@ func (p *umlProcess) finish(err error) {
 	b, rerr := os.ReadFile(filepath.Join(p.meta, "exit"))
 	f := strings.Fields(string(b))
 	switch {
-	case rerr == nil && len(f) == 2:
+	case rerr == nil && (len(f) == 2 || len(f) == 3): // guests of older NodeManagers write two
 		p.exit, _ = strconv.Atoi(f[0])
 		oom, _ := strconv.Atoi(f[1])
-		if oom > 0 && p.exit != 0 {
+		maps := 0
+		if len(f) == 3 {
+			maps, _ = strconv.Atoi(f[2])
+		}
+		switch {
+		case oom > 0 && p.exit != 0:
 			p.verdict = exitcode.KilledExceededPmem
 			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s] ran out of memory in its User-Mode Linux guest (%d MB container memory, guest mem=%dM): the guest's OOM killer ended a process %d time(s). Killing container.",
 				p.Pid(), p.spec.ID, p.spec.MemoryMB, p.mem, oom)
+		case maps > 0 && p.exit != 0:
+			// Not the container's fault: its exit code stands, with the cause beside it.
+			have, _ := hostMaxMapCount()
+			p.verdict = int32(p.exit)
+			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s]: the host refused to map User-Mode Linux guest memory (%d time(s)) and the guest killed the process that needed it (SIGKILL), though the guest had memory left: the host's vm.max_map_count (%d) is below the guest's %d pages (guest mem=%dM). Raise it: sysctl -w vm.max_map_count=%d",
+				p.Pid(), p.spec.ID, maps, have, guestPages(p.mem), p.mem, guestPages(p.mem))
 		}
 	default:
 		p.exit = exitcode.Lost

@@ -382,3 +382,32 @@ func TestUMLReattach(t *testing.T) {
 		t.Fatalf("processes left after a reattached Stop: %v", left)
 	}
 }
+
+// TestUMLMapCountKillIsExplained: with the host's vm.max_map_count below a guest's pages,
+// UML kills a guest process that maps more pages than the host allows (exit 137, not the
+// OOM killer); the container's diagnostic names the sysctl and the value it needs.
+func TestUMLMapCountKillIsExplained(t *testing.T) {
+	e := umlExecutor(t)
+	have, err := hostMaxMapCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A guest a quarter larger than what the host's limit can map, so the hog reaches
+	// the limit before the guest's memory is gone.
+	memMB := have*4096>>20 + have*4096>>22
+	if memMB > 2048 {
+		t.Skipf("vm.max_map_count is %d: a guest that outgrows it needs %d MB; nothing to explain on this host", have, memMB)
+	}
+	memMB -= e.MemOverheadMB
+	if _, need, short, _ := e.MapCountShortfall(memMB); !short {
+		t.Fatalf("MapCountShortfall(%d MB) not short of %d (need %d)", memMB, have, need)
+	}
+	p, out, _ := umlLaunch(t, e, "container_1_0001_01_000002", "tail /dev/zero\n", memMB)
+	p.Wait()
+	p.Stop(time.Second)
+	exit, diag, ok := p.(Verdicter).Verdict()
+	if !ok || exit != 137 || !strings.Contains(diag, "sysctl -w vm.max_map_count=") {
+		t.Fatalf("verdict %d %q %v; console:\n%s", exit, diag, ok, out.String())
+	}
+	t.Log(diag)
+}

@@ -48,8 +48,15 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1`, dshell, launcher, 
 	}
 }
 
-// nmConf is the yarn-site of a one-node cluster inside a private network namespace.
+// nmConf is the yarn-site of a one-node cluster inside a private network namespace. It
+// writes dir/container-jvm.args, the options of every container JVM (see below).
 func nmConf(dir string) map[string]string {
+	// Every container JVM starts cheap too, also those whose command line the test cannot
+	// reach (the distributed shell's AM): the NodeManager forces admin-env into each
+	// container's environment, and the java launcher reads JDK_JAVA_OPTIONS. An argument
+	// file, because the Apache 2.7.3 NodeManager cuts an admin-env value at its first '='.
+	args := filepath.Join(dir, "container-jvm.args")
+	os.WriteFile(args, []byte(javaOpts+"\n"), 0o644) // a cluster's dir: a failure shows as JVMs that cannot start
 	return map[string]string{
 		"yarn.resourcemanager.hostname":                           "127.0.0.1",
 		"yarn.nodemanager.hostname":                               "127.0.0.1",
@@ -66,5 +73,6 @@ func nmConf(dir string) map[string]string {
 		"yarn.nodemanager.aux-services.mapreduce_shuffle.class":   "org.apache.hadoop.mapred.ShuffleHandler",
 		"yarn.scheduler.minimum-allocation-mb":                    "128",
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "500",
+		"yarn.nodemanager.admin-env":                              "JDK_JAVA_OPTIONS=@" + args,
 	}
 }

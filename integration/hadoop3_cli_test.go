@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,22 +94,46 @@ func cliSections(out string) map[string]string {
 func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	runs := map[string]map[string]string{}
-	for _, apacheRM := range []bool{true, false} {
-		c := newNSClusterVersion(t, hadoop3)
-		c.apacheRM = apacheRM
-		// Bobbin preempts between queues unless told not to; the Java RM's default is
-		// not to (yarn.resourcemanager.scheduler.monitor.enable=false).
-		c.nmProps = func(_ int, props map[string]string) { props["bobbin.scheduler.preemption.enabled"] = "false" }
-		name := map[bool]string{true: "apache", false: "bobbin"}[apacheRM]
-		// Each yarn command starts a JVM: with another test's cluster beside this one
-		// (t.Parallel) the script's 20-odd commands take minutes.
-		out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))
-		if err != nil || !strings.Contains(out, "=== list") {
-			t.Fatalf("%s RM: %v\n%s\nRM log:\n%s", name, err, out, c.logTail("rm.log", 40))
+	var mu sync.Mutex
+	// The two clusters run side by side, each in a slot of its own (the subtests).
+	t.Run("clusters", func(t *testing.T) {
+		for _, apacheRM := range []bool{true, false} {
+			t.Run(map[bool]string{true: "apache", false: "bobbin"}[apacheRM], func(t *testing.T) {
+				t.Parallel()
+				sections := cliRun(t, apacheRM)
+				mu.Lock()
+				runs[map[bool]string{true: "apache", false: "bobbin"}[apacheRM]] = sections
+				mu.Unlock()
+			})
 		}
-		runs[name] = cliSections(out)
-		t.Logf("%s RM:\n%s", name, out)
+	})
+	if len(runs) != 2 {
+		t.FailNow()
 	}
+	compareCLIRuns(t, runs)
+}
+
+// cliRun runs cliScript on a cluster of the Apache 3.1.1 RM (apacheRM) or Bobbin's, with
+// an Apache 3.1.1 NodeManager, and returns its output's sections.
+func cliRun(t *testing.T, apacheRM bool) map[string]string {
+	c := newNSClusterVersion(t, hadoop3)
+	c.apacheRM = apacheRM
+	// Bobbin preempts between queues unless told not to; the Java RM's default is
+	// not to (yarn.resourcemanager.scheduler.monitor.enable=false).
+	c.nmProps = func(_ int, props map[string]string) { props["bobbin.scheduler.preemption.enabled"] = "false" }
+	name := map[bool]string{true: "apache", false: "bobbin"}[apacheRM]
+	// Each yarn command starts a JVM: with another test's cluster beside this one
+	// (t.Parallel) the script's 20-odd commands take minutes.
+	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))
+	if err != nil || !strings.Contains(out, "=== list") {
+		t.Fatalf("%s RM: %v\n%s\nRM log:\n%s", name, err, out, c.logTail("rm.log", 40))
+	}
+	t.Logf("%s RM:\n%s", name, out)
+	return cliSections(out)
+}
+
+// compareCLIRuns compares the sections of the Apache run with Bobbin's.
+func compareCLIRuns(t *testing.T, runs map[string]map[string]string) {
 	var names []string
 	for n := range runs["apache"] {
 		if n != "end" {
