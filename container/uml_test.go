@@ -392,9 +392,10 @@ func TestUMLMapCountKillIsExplained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A guest a quarter larger than what the host's limit can map, so the hog reaches
-	// the limit before the guest's memory is gone.
-	memMB := have*4096>>20 + have*4096>>22
+	// A guest half again as large as what the host's limit can map, so the hog reaches
+	// the limit well before the guest's memory is gone (adjacent pages whose mappings
+	// merge take fewer than one each).
+	memMB := have * 4096 >> 20 * 3 / 2
 	if memMB > 2048 {
 		t.Skipf("vm.max_map_count is %d: a guest that outgrows it needs %d MB; nothing to explain on this host", have, memMB)
 	}
