@@ -97,12 +97,12 @@ func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 	var mu sync.Mutex
 	// The two clusters run side by side, each in a slot of its own (the subtests).
 	t.Run("clusters", func(t *testing.T) {
-		for _, apacheRM := range []bool{true, false} {
-			t.Run(map[bool]string{true: "apache", false: "bobbin"}[apacheRM], func(t *testing.T) {
+		for _, name := range []string{"apache", "bobbin"} {
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				sections := cliRun(t, apacheRM)
+				sections := cliRun(t, name)
 				mu.Lock()
-				runs[map[bool]string{true: "apache", false: "bobbin"}[apacheRM]] = sections
+				runs[name] = sections
 				mu.Unlock()
 			})
 		}
@@ -113,15 +113,14 @@ func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 	compareCLIRuns(t, runs)
 }
 
-// cliRun runs cliScript on a cluster of the Apache 3.1.1 RM (apacheRM) or Bobbin's, with
-// an Apache 3.1.1 NodeManager, and returns its output's sections.
-func cliRun(t *testing.T, apacheRM bool) map[string]string {
+// cliRun runs cliScript on a cluster of the Apache 3.1.1 RM (name "apache") or Bobbin's
+// ("bobbin"), with an Apache 3.1.1 NodeManager, and returns its output's sections.
+func cliRun(t *testing.T, name string) map[string]string {
 	c := newNSClusterVersion(t, hadoop3)
-	c.apacheRM = apacheRM
+	c.apacheRM = name == "apache"
 	// Bobbin preempts between queues unless told not to; the Java RM's default is
 	// not to (yarn.resourcemanager.scheduler.monitor.enable=false).
 	c.nmProps = func(_ int, props map[string]string) { props["bobbin.scheduler.preemption.enabled"] = "false" }
-	name := map[bool]string{true: "apache", false: "bobbin"}[apacheRM]
 	// Each yarn command starts a JVM: with another test's cluster beside this one
 	// (t.Parallel) the script's 20-odd commands take minutes.
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))
