@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -92,18 +93,30 @@ func missingOK(key string) (string, bool) {
 // application is then killed with PUT {"state":"KILLED"}.
 func TestRESTSchemaMatchesApache(t *testing.T) {
 	t.Parallel() // its subtests join the other clusters' tests, not a batch of their own
+	// The four clusters run side by side, each in a slot of its own (one test of two
+	// clusters in a row was the suite's longest), and are queued for slots as soon as
+	// this test runs: a level of subtests between would queue them again, behind every
+	// other test's, and leave them the suite's tail. The comparisons follow.
+	snaps := map[string]map[string]restResponse{}
+	var mu sync.Mutex
+	t.Run("clusters", func(t *testing.T) {
+		for _, v := range []string{hadoop2, hadoop3} {
+			for _, rm := range []string{"apache", "bobbin"} {
+				t.Run(v+"-"+rm, func(t *testing.T) {
+					t.Parallel() // each cluster has its own network namespace
+					snap := restSnapshot(t, v, rm == "apache")
+					mu.Lock()
+					snaps[v+"-"+rm] = snap
+					mu.Unlock()
+				})
+			}
+		}
+	})
 	for _, v := range []string{hadoop2, hadoop3} {
 		t.Run(v, func(t *testing.T) {
-			t.Parallel() // each cluster has its own network namespace
-			// The two clusters run side by side, each in a slot of its own: one test of
-			// two clusters in a row was the suite's longest.
-			var apache, bobbin map[string]restResponse
-			t.Run("clusters", func(t *testing.T) {
-				t.Run("apache", func(t *testing.T) { t.Parallel(); apache = restSnapshot(t, v, true) })
-				t.Run("bobbin", func(t *testing.T) { t.Parallel(); bobbin = restSnapshot(t, v, false) })
-			})
+			apache, bobbin := snaps[v+"-apache"], snaps[v+"-bobbin"]
 			if apache == nil || bobbin == nil {
-				t.FailNow()
+				t.Fatal("a cluster's scenario failed (above)")
 			}
 			var missing, added []string
 			for _, e := range restEndpoints {
