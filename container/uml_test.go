@@ -395,7 +395,7 @@ func TestUMLMapCountKillIsExplained(t *testing.T) {
 	// A guest half again as large as what the host's limit can map, so the hog reaches
 	// the limit well before the guest's memory is gone (adjacent pages whose mappings
 	// merge take fewer than one each).
-	memMB := have * 4096 >> 20 * 3 / 2
+	memMB := MapCountMB(have) * 3 / 2
 	if memMB > 2048 {
 		t.Skipf("vm.max_map_count is %d: a guest that outgrows it needs %d MB; nothing to explain on this host", have, memMB)
 	}

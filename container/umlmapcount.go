@@ -7,10 +7,16 @@ import (
 	"strings"
 )
 
-// guestPages is how many host mappings a guest of memMB may need: UML maps each guest
-// page into the host process that runs a guest process separately, and the kernel's own
-// advice is vm.max_map_count >= guest memory / 4096.
-func guestPages(memMB int64) int64 { return memMB * (1 << 20) / 4096 }
+// guestPageSize is the UML guest's page size: UML maps each guest page into the host
+// process that runs a guest process separately, and the kernel's own advice is
+// vm.max_map_count >= guest memory / 4096.
+const guestPageSize = 4096
+
+// guestPages is how many host mappings a guest of memMB may need.
+func guestPages(memMB int64) int64 { return memMB << 20 / guestPageSize }
+
+// MapCountMB is the guest memory, in MB, that a vm.max_map_count of maps covers.
+func MapCountMB(maps int64) int64 { return maps * guestPageSize >> 20 }
 
 // hostMaxMapCount reads the host's vm.max_map_count.
 func hostMaxMapCount() (int64, error) {

@@ -372,7 +372,7 @@ func New(opts Options) (*NodeManager, error) {
 			if have, need, short, err := u.MapCountShortfall(s.MemoryMB); err == nil && short {
 				opts.Logger.WithField("component", "nodemanager").Warnf("the host's vm.max_map_count (%d) is below the %d pages of a guest for a container of the node's %d MB: "+
 					"a guest process using more than about %d MB is killed (exit 137) though the guest has memory left; raise it: sysctl -w vm.max_map_count=%d",
-					have, need, s.MemoryMB, have*4096>>20, need)
+					have, need, s.MemoryMB, container.MapCountMB(have), need)
 			}
 			opts.Executor = &u
 		default:
