@@ -66,10 +66,30 @@ else
 	ip link set lo up 2>/dev/null
 fi
 
+# The container's processes run in a memory cgroup of their own, limited to the guest's
+# memory less a reserve for this init: when they outgrow it the kernel's OOM killer ends
+# the whole container (memory.oom.group, as YARN kills a container over its memory) at
+# once, instead of the guest first reclaiming its shared pages (init's, the shells') for
+# as long as any are left. Without cgroup2 the guest-wide OOM killer is the limit.
+cg=
+if mkdir -p /sys/fs/cgroup 2>/dev/null && mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null &&
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null && mkdir /sys/fs/cgroup/container 2>/dev/null; then
+	total=0
+	while read -r k v _; do
+		[ "$k" = MemTotal: ] && total=$v
+	done </proc/meminfo
+	reserve=16384
+	if [ "$total" -gt $((reserve * 2)) ] && echo $(((total - reserve) * 1024)) >/sys/fs/cgroup/container/memory.max; then
+		echo 1 >/sys/fs/cgroup/container/memory.oom.group 2>/dev/null
+		cg=/sys/fs/cgroup/container
+	fi
+fi
+
 : >"$BOBBIN_UP_FILE"
 
 cd "$BOBBIN_WORKDIR" || die "cannot enter $BOBBIN_WORKDIR"
 (
+	[ -n "$cg" ] && echo 0 >"$cg/cgroup.procs"
 	. "$BOBBIN_ENV_FILE"
 	exec /bin/bash "$BOBBIN_SCRIPT"
 )

@@ -465,7 +465,7 @@ func (p *umlProcess) finish(err error) {
 		switch {
 		case oom > 0 && p.exit != 0:
 			p.verdict = exitcode.KilledExceededPmem
-			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s] ran out of memory in its User-Mode Linux guest (%d MB container memory, guest mem=%dM): the guest's OOM killer ended a process %d time(s). Killing container.",
+			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s] ran out of memory in its User-Mode Linux guest (%d MB container memory, guest mem=%dM): the guest's OOM killer ended %d process(es). Killing container.",
 				p.Pid(), p.spec.ID, p.spec.MemoryMB, p.mem, oom)
 		case maps > 0 && p.exit != 0:
 			// Not the container's fault: its exit code stands, with the cause beside it.
