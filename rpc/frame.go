@@ -120,8 +120,20 @@ func AppendFrame(b []byte, msgs ...proto.Message) ([]byte, error) {
 	return b, nil
 }
 
+// Encoded is a response its handler has marshalled already (and kept, to answer a
+// retried call with the same bytes): the server sends Bytes rather than marshal the
+// message a second time.
+type Encoded struct {
+	proto.Message
+	Bytes []byte
+}
+
 // AppendDelimited appends a varint32 length and the message (Java writeDelimitedTo).
 func AppendDelimited(b []byte, m proto.Message) ([]byte, error) {
+	if e, ok := m.(*Encoded); ok {
+		b = protowire.AppendVarint(b, uint64(len(e.Bytes)))
+		return append(b, e.Bytes...), nil
+	}
 	size := proto.Size(m)
 	b = protowire.AppendVarint(b, uint64(size))
 	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)

@@ -100,6 +100,23 @@ func Unary[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, error))
 	}
 }
 
+// UnaryEncoded adapts a handler that returns its response marshalled as well (bytes it
+// keeps): the answer is written from those bytes, not marshalled again.
+func UnaryEncoded[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, []byte, error)) Method {
+	var zero Req
+	typ := zero.ProtoReflect().Type()
+	return Method{
+		newRequest: func() proto.Message { return typ.New().Interface() },
+		handle: func(ctx context.Context, req proto.Message) (proto.Message, error) {
+			resp, b, err := fn(ctx, req.(Req))
+			if err != nil || b == nil {
+				return resp, err
+			}
+			return &Encoded{Message: resp, Bytes: b}, nil
+		},
+	}
+}
+
 // Protocol is a set of methods served under one Hadoop protocol name and version.
 type Protocol struct {
 	Name    string

@@ -64,6 +64,12 @@ func echoProtocol() *Protocol {
 		"panic": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
 			panic("handler bug")
 		}),
+		// encoded answers the bytes it returns, here those of another message than the
+		// one it returns, so the caller can tell which went out.
+		"encoded": UnaryEncoded(func(ctx context.Context, r *echoReq) (*echoResp, []byte, error) {
+			b, err := proto.Marshal(&echoResp{QueueInfo: &yarnpb.QueueInfoProto{QueueName: proto.String("from bytes " + r.GetQueueName())}})
+			return &echoResp{QueueInfo: &yarnpb.QueueInfoProto{QueueName: proto.String("from the message")}}, b, err
+		}),
 	}}
 }
 
@@ -555,5 +561,21 @@ func TestTokenIntegrityWrapsTheStream(t *testing.T) {
 	authOnly := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001")})
 	if _, err := echo(t, authOnly, "q"); err == nil || !strings.Contains(err.Error(), "No common protection layer") {
 		t.Fatalf("authentication-only client: %v", err)
+	}
+}
+
+// An encoded handler's answer is its bytes, sent as they are, not its message marshalled
+// again.
+func TestEncodedResponseIsSentAsItsBytes(t *testing.T) {
+	s := startServer(t, ServerOptions{})
+	c := newTestClient(t, s, ClientOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp := &echoResp{}
+	if err := c.Call(ctx, "encoded", &echoReq{QueueName: proto.String("q")}, resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.GetQueueInfo().GetQueueName(); got != "from bytes q" {
+		t.Fatalf("answer %q, want the handler's bytes", got)
 	}
 }

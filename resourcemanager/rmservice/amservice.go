@@ -29,7 +29,7 @@ func NewAMService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
 	return rpc.ServiceProtocol(protocol.ApplicationMaster, sd, map[string]rpc.Method{
 		"registerApplicationMaster": rpc.Unary(s.register),
-		"allocate":                  rpc.Unary(s.allocate),
+		"allocate":                  rpc.UnaryEncoded(s.allocate),
 		"finishApplicationMaster":   rpc.Unary(s.finish),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported", method)
@@ -105,16 +105,19 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 // allocate follows the response-id rules: a retried heartbeat gets the cached response;
 // one further behind is refused. Container placement joins this call when the scheduling
 // engine is wired in; until then the response carries no containers.
-func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
+func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, []byte, error) {
 	att, keyID, err := s.callerKey(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var resp *yarnpb.AllocateResponseProto
-	if !s.rm.Apps.Serialize(att, func() { resp, err = s.allocateSerialized(att, keyID, req) }) {
-		return nil, attemptNotFound(att)
+	var (
+		resp *yarnpb.AllocateResponseProto
+		b    []byte
+	)
+	if !s.rm.Apps.Serialize(att, func() { resp, b, err = s.allocateSerialized(att, keyID, req) }) {
+		return nil, nil, attemptNotFound(att)
 	}
-	return resp, err
+	return resp, b, err
 }
 
 func attemptNotFound(att records.AttemptID) error {
@@ -125,7 +128,8 @@ func attemptNotFound(att records.AttemptID) error {
 // attempt's standing and the response id, validates the request, gives the engine the
 // asks, blacklist and releases, and takes what the attempt has to collect; the registry
 // is locked only to read and to record the attempt's fields.
-func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, error) {
+// The answer is returned marshalled as well: the bytes kept for a retry are the ones sent.
+func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, []byte, error) {
 	var (
 		lastID   int32
 		user     string
@@ -152,31 +156,31 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	})
 	switch {
 	case !found:
-		return nil, attemptNotFound(att)
+		return nil, nil, attemptNotFound(att)
 	case rerr != nil:
-		return nil, rerr
+		return nil, nil, rerr
 	case replay != nil:
 		resp := &yarnpb.AllocateResponseProto{}
 		if err := proto.Unmarshal(replay, resp); err != nil {
-			return nil, fmt.Errorf("the last allocate response of %s: %w", att, err)
+			return nil, nil, fmt.Errorf("the last allocate response of %s: %w", att, err)
 		}
-		return resp, nil
+		return resp, replay, nil
 	}
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
+			return nil, nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
 		}
 		if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := rmcore.CheckRelease(att, req.GetRelease()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	appID := rmcore.EngineID(att.App)
 	if err := s.rm.Engine.UpdateAsks(appID, s.rm.AsksFrom(req.GetAsk())); err != nil {
-		return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
+		return nil, nil, rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 	}
 	if bl := req.GetBlacklistRequest(); bl != nil {
 		s.rm.Engine.UpdateBlacklist(appID, s.rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))
@@ -206,12 +210,12 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	}
 	b, err := proto.Marshal(resp)
 	if err != nil {
-		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
+		return nil, nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
 	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 		at.LastResponse, at.LastResponseID = b, lastID+1
 	})
-	return resp, nil
+	return resp, b, nil
 }
 
 func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMasterRequestProto) (*yarnpb.FinishApplicationMasterResponseProto, error) {
