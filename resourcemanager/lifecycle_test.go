@@ -443,7 +443,9 @@ func TestUnusedContainerExpires(t *testing.T) {
 // (AllocateResponse.am_rm_token), NMs get the new container and NM-token keys in
 // heartbeats, and containers keep starting with tokens of either key.
 func TestMasterKeysRoll(t *testing.T) {
-	c := testConf("yarn.am.liveness-monitor.expiry-interval-ms", "200", "yarn.nm.liveness-monitor.expiry-interval-ms", "200",
+	// Rolls every second must exceed three liveness intervals: 300 ms, which a loaded
+	// machine's -race round of allocate and container starts stays within (200 ms did not).
+	c := testConf("yarn.am.liveness-monitor.expiry-interval-ms", "300", "yarn.nm.liveness-monitor.expiry-interval-ms", "300",
 		rmcore.KeyAMRMRoll, "1", rmcore.KeyContainerRoll, "1", rmcore.KeyNMRoll, "1")
 	sc := newSimCluster(t, c, 1, nil)
 	containerKey0, nmKey0 := sc.rm.ContainerKeys.Current().ID, sc.rm.NMKeys.Current().ID

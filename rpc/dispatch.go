@@ -90,8 +90,8 @@ func (c *serverConn) invoke(caller *Caller, rh *commonpb.RequestHeaderProto, bod
 		return nil, &RemoteError{Class: ClassRpcNoSuchMethod, Code: commonpb.RpcResponseHeaderProto_ERROR_NO_SUCH_METHOD,
 			Message: fmt.Sprintf("Unknown method %s called on %s protocol.", caller.Method, p.Name)}
 	}
-	req := meth.newRequest()
-	if _, err := ReadDelimited(body, req); err != nil {
+	req, err := decodeDelimited(body, meth.decode)
+	if err != nil {
 		return nil, &RemoteError{Class: ClassRpcServerException, Code: commonpb.RpcResponseHeaderProto_ERROR_RPC_SERVER,
 			Message: fmt.Sprintf("Error decoding request of %s: %v", caller.Method, err)}
 	}

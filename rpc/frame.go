@@ -155,6 +155,22 @@ func ReadDelimited(b []byte, m proto.Message) ([]byte, error) {
 	return b[k+int(n):], nil
 }
 
+// decodeDelimited is ReadDelimited with the method's own decoder.
+func decodeDelimited(b []byte, decode func([]byte) (any, error)) (any, error) {
+	n, k := protowire.ConsumeVarint(b)
+	if k < 0 {
+		return nil, fmt.Errorf("%w: bad length varint", ErrBadFrame)
+	}
+	if n > uint64(len(b)-k) {
+		return nil, fmt.Errorf("%w: delimited length %d exceeds the %d bytes left", ErrBadFrame, n, len(b)-k)
+	}
+	m, err := decode(b[k : k+int(n)])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadFrame, err)
+	}
+	return m, nil
+}
+
 // Request is a decoded request packet: the RPC header and what follows it.
 type Request struct {
 	Header  *commonpb.RpcRequestHeaderProto

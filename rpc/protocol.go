@@ -32,8 +32,8 @@ func ServiceProtocol(name string, sd protoreflect.ServiceDescriptor, impl map[st
 			return nil, fmt.Errorf("rpc: request type of %s: %w", mname, err)
 		}
 		p.Methods[mname] = Method{
-			newRequest: func() proto.Message { return mt.New().Interface() },
-			handle: func(context.Context, proto.Message) (proto.Message, error) {
+			decode: unmarshalAs(mt.Zero().Interface()),
+			handle: func(context.Context, any) (proto.Message, error) {
 				return nil, unimplemented(mname)
 			},
 		}

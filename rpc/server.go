@@ -82,19 +82,32 @@ func WithCaller(ctx context.Context, c *Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
-// Method is one RPC method: how to make its request message and how to handle it.
+// Method is one RPC method: how to decode its request and how to handle it.
 type Method struct {
-	newRequest func() proto.Message
-	handle     func(ctx context.Context, req proto.Message) (proto.Message, error)
+	// decode parses the request message's bytes (without their length prefix).
+	decode func(b []byte) (any, error)
+	handle func(ctx context.Context, req any) (proto.Message, error)
+}
+
+// unmarshalAs decodes requests of m's type, checking required fields as Java's
+// parseDelimitedFrom does.
+func unmarshalAs(m proto.Message) func([]byte) (any, error) {
+	typ := m.ProtoReflect().Type()
+	return func(b []byte) (any, error) {
+		req := typ.New().Interface()
+		if err := proto.Unmarshal(b, req); err != nil {
+			return nil, err
+		}
+		return req, nil
+	}
 }
 
 // Unary adapts a typed handler to a Method.
 func Unary[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, error)) Method {
 	var zero Req
-	typ := zero.ProtoReflect().Type()
 	return Method{
-		newRequest: func() proto.Message { return typ.New().Interface() },
-		handle: func(ctx context.Context, req proto.Message) (proto.Message, error) {
+		decode: unmarshalAs(zero),
+		handle: func(ctx context.Context, req any) (proto.Message, error) {
 			return fn(ctx, req.(Req))
 		},
 	}
@@ -104,15 +117,27 @@ func Unary[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, error))
 // keeps): the answer is written from those bytes, not marshalled again.
 func UnaryEncoded[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, []byte, error)) Method {
 	var zero Req
-	typ := zero.ProtoReflect().Type()
 	return Method{
-		newRequest: func() proto.Message { return typ.New().Interface() },
-		handle: func(ctx context.Context, req proto.Message) (proto.Message, error) {
+		decode: unmarshalAs(zero),
+		handle: func(ctx context.Context, req any) (proto.Message, error) {
 			resp, b, err := fn(ctx, req.(Req))
 			if err != nil || b == nil {
 				return resp, err
 			}
 			return &Encoded{Message: resp, Bytes: b}, nil
+		},
+	}
+}
+
+// UnaryDecoded adapts a handler whose request is parsed by its own decoder (from the
+// message's bytes): for a request that most calls need only part of, decoded in full
+// at a cost the handler does not want to pay. An error from decode is answered as a
+// request that did not parse.
+func UnaryDecoded[Req any, Resp proto.Message](decode func([]byte) (Req, error), fn func(context.Context, Req) (Resp, error)) Method {
+	return Method{
+		decode: func(b []byte) (any, error) { return decode(b) },
+		handle: func(ctx context.Context, req any) (proto.Message, error) {
+			return fn(ctx, req.(Req))
 		},
 	}
 }

@@ -46,7 +46,7 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *Core) EndApp(id records.ApplicationID) {
 	rm.Engine.RemoveApp(EngineID(id))
-	rm.Containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt.App == id })
+	rm.Containers.CleanupContainers(id, func(records.ContainerID) bool { return true })
 	rm.Containers.AppEnded(id)
 	for _, att := range rm.Apps.AttemptIDs(id) {
 		rm.AMRM.Revoke(att)

@@ -113,7 +113,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	}
 
 	rm.AMRM.Revoke(att)
-	rm.Containers.CleanupContainers(func(cid records.ContainerID) bool { return cid.Attempt == att })
+	rm.Containers.CleanupContainers(att.App, func(cid records.ContainerID) bool { return cid.Attempt == att })
 	rm.Containers.ForgetAttempt(att)
 	log := rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
 	if retry {

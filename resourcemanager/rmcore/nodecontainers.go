@@ -157,6 +157,6 @@ func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMCont
 			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
 	}
 	rm.Containers.KillOrphans(spec.ID, orphanIDs)
-	rm.NodeStatuses(spec.ID, sts)
+	rm.NodeStatuses(spec.ID, sts, nil)
 	return true, orphans, nil
 }

@@ -7,14 +7,16 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // NodeStatuses takes a NodeManager's container statuses: running ones stop their
 // allocation-expiry clock; completed ones free their room and go to their attempts, and
-// the NM is told to forget them on the next heartbeat.
-func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) {
-	finished, release := rm.Containers.TakeStatuses(node, statuses)
+// the NM is told to forget them on the next heartbeat. Running are containers reported
+// RUNNING by id alone (see nmheartbeat).
+func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) {
+	finished, release := rm.Containers.TakeStatuses(node, statuses, running)
 	if len(finished) == 0 {
 		return
 	}

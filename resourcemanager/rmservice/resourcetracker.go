@@ -10,6 +10,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmheartbeat"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -23,6 +24,8 @@ import (
 // NodeManagers register, then heartbeat. See protocol.md §4.4.
 type resourceTracker struct {
 	rm *rmcore.Core
+	// heartbeats decodes nodeHeartbeat requests, running containers' statuses by id.
+	heartbeats nmheartbeat.Decoder
 }
 
 func NewResourceTracker(rm *rmcore.Core) (*rpc.Protocol, error) {
@@ -30,7 +33,7 @@ func NewResourceTracker(rm *rmcore.Core) (*rpc.Protocol, error) {
 	sd := yarnpb.File_yarn_ResourceTracker_proto.Services().ByName("ResourceTrackerService")
 	return rpc.ServiceProtocol(protocol.ResourceTracker, sd, map[string]rpc.Method{
 		"registerNodeManager":   rpc.Unary(t.registerNodeManager),
-		"nodeHeartbeat":         rpc.Unary(t.nodeHeartbeat),
+		"nodeHeartbeat":         rpc.UnaryDecoded(t.heartbeats.Decode, t.nodeHeartbeat),
 		"unRegisterNodeManager": rpc.Unary(t.unRegisterNodeManager),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
@@ -112,14 +115,15 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	return resp, nil
 }
 
-func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeartbeatRequestProto) (*yarnpb.NodeHeartbeatResponseProto, error) {
+func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Request) (*yarnpb.NodeHeartbeatResponseProto, error) {
+	req := hb.NodeHeartbeatRequestProto
 	rm := t.rm
 	st := req.GetNodeStatus()
 	key := rmstate.NodeKey(st.GetNodeId())
 	log := rm.Log.WithField("node", key)
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	v := rm.Nodes.Beat(key, req, rm.Opts.Now(), log)
+	v := rm.Nodes.Beat(key, req, len(hb.Running), rm.Opts.Now(), log)
 	if v.Action != nil {
 		if v.Action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.Known {
 			rm.NodeLost(key, "Container released on a *lost* node")
@@ -145,7 +149,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, req *yarnpb.NodeHeart
 	} else if v.First {
 		firstSynced = rm.SyncSchedulable(key) // the node takes containers from now on
 	}
-	rm.NodeStatuses(key, statuses)
+	rm.NodeStatuses(key, statuses, hb.Running)
 	for _, f := range rm.Apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
 		log.WithFields(logrus.Fields{"application": records.AppIDFromProto(f.GetApplicationId()).String(), "diagnostics": f.GetDiagnostics()}).Warn("log aggregation failed on the node")
 	}

@@ -24,6 +24,10 @@ type Container struct {
 	ID       records.ContainerID
 	At       *NodeAddr // where it runs
 	Priority int32
+	// appIdx is the container's place in its application's list (Containers.byApp)
+	// while tracked is set: it is in byID.
+	appIdx   int32
+	tracked  bool
 	AM       bool // the AM's own container
 	// preempted: killed by the scheduler, the AM hears PREEMPTED.
 	preempted bool
@@ -71,6 +75,10 @@ type Containers struct {
 	mu       sync.Mutex
 	byEngine map[scheduler.ContainerID]*Container
 	byID     map[records.ContainerID]*Container
+	// byApp holds what byID holds, by application: an application's end, its reports
+	// and its usage cost its own containers, not a scan of every container of the
+	// cluster (hundreds of applications ending among 100,000 containers).
+	byApp map[records.ApplicationID][]*Container
 	seq      map[records.AttemptID]int64
 	epoch    int64 // the RM's epoch, in the top bits of every container id it makes
 	// orphans are, per node, running containers of an earlier RM's that it is killing.
@@ -125,6 +133,7 @@ func (t *Containers) SetEpoch(epoch int64) {
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
 	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, byEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
+		byApp: map[records.ApplicationID][]*Container{},
 		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
@@ -216,8 +225,40 @@ func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 func (t *Containers) forgetLocked(c *Container) {
 	c.awaitingAck = false
 	t.removed[c.Node()] = append(t.removed[c.Node()], c.ID)
+	t.untrackLocked(c)
+}
+
+// trackLocked puts c in the table: byID, its application's list and, when it holds
+// room in the engine, byEngine; t.mu is held.
+func (t *Containers) trackLocked(c *Container, live bool) {
+	t.byID[c.ID] = c
+	if live {
+		t.byEngine[c.EngineID] = c
+	}
+	app := c.ID.Attempt.App
+	c.appIdx, c.tracked = int32(len(t.byApp[app])), true
+	t.byApp[app] = append(t.byApp[app], c)
+}
+
+// untrackLocked takes c out of the table (once: a container can be forgotten both when
+// its NodeManager reports it complete and when its AM acknowledges it); t.mu is held.
+func (t *Containers) untrackLocked(c *Container) {
+	if !c.tracked {
+		return
+	}
+	c.tracked = false
 	delete(t.byID, c.ID)
 	delete(t.byEngine, c.EngineID)
+	app := c.ID.Attempt.App
+	list := t.byApp[app]
+	last := list[len(list)-1]
+	list[c.appIdx], last.appIdx = last, c.appIdx
+	list[len(list)-1] = nil
+	if list = list[:len(list)-1]; len(list) == 0 {
+		delete(t.byApp, app)
+	} else {
+		t.byApp[app] = list
+	}
 }
 
 // startedLocked takes c off its node's starting list; t.mu is held.
@@ -285,8 +326,8 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []*yarnpb.ContainerReportProto
-	for id, c := range t.byID {
-		if id.Attempt == att && !c.done {
+	for _, c := range t.byApp[att.App] {
+		if c.ID.Attempt == att && !c.done {
 			out = append(out, c.report(t.types))
 		}
 	}
@@ -320,13 +361,15 @@ func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.
 	defer t.mu.Unlock()
 	out := make(map[records.ApplicationID]usage, len(apps))
 	now := t.now().UnixMilli()
-	for id, c := range t.byID {
-		if app := id.Attempt.App; apps[app] && !c.done {
-			u := out[app]
-			u.Containers++
-			u.Used = u.Used.Add(c.Resource)
-			u.Spent = u.Spent.Add(c.held(now))
-			out[app] = u
+	for app := range apps {
+		for _, c := range t.byApp[app] {
+			if !c.done {
+				u := out[app]
+				u.Containers++
+				u.Used = u.Used.Add(c.Resource)
+				u.Spent = u.Spent.Add(c.held(now))
+				out[app] = u
+			}
 		}
 	}
 	for app := range apps {
@@ -414,7 +457,7 @@ func (t *Containers) Add(rc *Container, node string) {
 }
 
 func (t *Containers) addLocked(rc *Container, node string) {
-	t.byEngine[rc.EngineID], t.byID[rc.ID] = rc, rc
+	t.trackLocked(rc, true)
 	if t.starting[node] == nil {
 		t.starting[node] = map[records.ContainerID]*Container{}
 	}
@@ -488,17 +531,18 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 	return allocated, completed, need
 }
 
-// CleanupContainers kills the still-running containers that match on their NodeManagers.
-func (t *Containers) CleanupContainers(match func(records.ContainerID) bool) {
+// CleanupContainers kills the still-running containers of app that match on their
+// NodeManagers.
+func (t *Containers) CleanupContainers(app records.ApplicationID, match func(records.ContainerID) bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for cid, c := range t.byID {
-		if match(cid) && !c.done {
+	for _, c := range t.byApp[app] {
+		if match(c.ID) && !c.done {
 			c.done = true
 			t.accountLocked(c) // a killed application's containers count to the kill
-			delete(t.unstarted, cid)
+			delete(t.unstarted, c.ID)
 			t.startedLocked(c)
-			t.cleanup[c.Node()] = append(t.cleanup[c.Node()], cid.Proto())
+			t.cleanup[c.Node()] = append(t.cleanup[c.Node()], c.ID.Proto())
 		}
 	}
 }
@@ -514,19 +558,19 @@ func (t *Containers) ForgetAttempt(att records.AttemptID) {
 func (t *Containers) ForgetApp(id records.ApplicationID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for cid, c := range t.byID {
-		if cid.Attempt.App == id {
-			delete(t.byID, cid)
-			delete(t.byEngine, c.EngineID)
-			delete(t.unstarted, cid)
-			t.startedLocked(c)
-		}
-	}
 	for att := range t.seq {
 		if att.App == id {
 			t.dropAttemptLocked(att)
 		}
 	}
+	for _, c := range t.byApp[id] {
+		c.tracked = false
+		delete(t.byID, c.ID)
+		delete(t.byEngine, c.EngineID)
+		delete(t.unstarted, c.ID)
+		t.startedLocked(c)
+	}
+	delete(t.byApp, id)
 	delete(t.spent, id)
 }
 

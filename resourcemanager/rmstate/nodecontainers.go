@@ -27,67 +27,76 @@ type completion struct {
 
 // TakeStatuses applies a NodeManager's container statuses: running ones stop their
 // allocation-expiry clock; completed ones are returned (with their engine ids, to free)
-// and queued for their attempts, and the NM is told to forget them.
-func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto) (finished []completion, release []scheduler.ContainerID) {
+// and queued for their attempts, and the NM is told to forget them. Running are the
+// containers the heartbeat reported plainly RUNNING, by id (nmheartbeat keeps them out of
+// statuses); they are taken after statuses, which only matters to a heartbeat reporting
+// a container twice, and then the completion stands either way.
+func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []completion, release []scheduler.ContainerID) {
 	// The whole heartbeat is taken under one hold of the table's lock and one of the
 	// engine's: thousands of heartbeats a second must not queue on them per container.
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	starting := t.starting[node]
-	orphans := t.orphans[node]
 	for _, st := range statuses {
-		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE && len(starting) == 0 && len(orphans) == 0 {
-			continue
-		}
 		id := records.ContainerIDFromProto(st.GetContainerId())
-		if orphans[id] {
-			if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-				delete(orphans, id)
-			} else {
-				// Still running: the kill is sent again until the NodeManager reports it
-				// gone (a 2.7.3 NodeManager can miss the first, sent as it re-registers).
-				t.cleanup[node] = append(t.cleanup[node], st.GetContainerId())
-			}
-		}
-		if st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			c, final, fresh := t.completeLocked(id, st)
-			if fresh {
-				finished = append(finished, completion{c, final})
-				release = append(release, c.EngineID)
-			}
-			// A completed container the AM still has to hear of is acknowledged after it
-			// has (drainFor); any other, known or not, at once, so NMs do not keep
-			// reporting containers of applications the RM has forgotten.
-			switch {
-			case c == nil:
-				t.removed[node] = append(t.removed[node], id)
-			case c.awaitingAck:
-				// Only the attempt's acknowledgement list holds it now.
-				delete(t.byID, id)
-				delete(t.byEngine, c.EngineID)
-			default:
-				t.forgetLocked(c)
-			}
-			starting = t.starting[node]
+		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
+			t.runningLocked(node, id, st.GetState(), st.GetContainerId)
 			continue
 		}
-		// Every heartbeat repeats every running container; only those not yet seen
-		// running matter.
-		c, ok := starting[id]
-		if !ok {
-			continue
+		if orphans := t.orphans[node]; orphans[id] {
+			delete(orphans, id)
 		}
-		delete(t.unstarted, c.ID)
-		if st.GetState() == yarnpb.ContainerStateProto_C_RUNNING {
-			c.running = true
-			t.startedLocked(c)
-			starting = t.starting[node]
+		c, final, fresh := t.completeLocked(id, st)
+		if fresh {
+			finished = append(finished, completion{c, final})
+			release = append(release, c.EngineID)
+		}
+		// A completed container the AM still has to hear of is acknowledged after it
+		// has (drainFor); any other, known or not, at once, so NMs do not keep
+		// reporting containers of applications the RM has forgotten.
+		switch {
+		case c == nil:
+			t.removed[node] = append(t.removed[node], id)
+		case c.awaitingAck:
+			// Only the attempt's acknowledgement list holds it now.
+			t.untrackLocked(c)
+		default:
+			t.forgetLocked(c)
 		}
 	}
-	if len(orphans) == 0 {
+	if len(t.starting[node]) > 0 || len(t.orphans[node]) > 0 { // most heartbeats: neither
+		for _, id := range running {
+			t.runningLocked(node, id, yarnpb.ContainerStateProto_C_RUNNING, id.Proto)
+		}
+	}
+	if len(t.orphans[node]) == 0 {
 		delete(t.orphans, node)
 	}
 	return finished, release
+}
+
+// runningLocked applies a status of a container not complete (NEW or RUNNING); idProto
+// makes its id's message, needed only to kill it again; t.mu is held.
+func (t *Containers) runningLocked(node string, id records.ContainerID, state yarnpb.ContainerStateProto, idProto func() *yarnpb.ContainerIdProto) {
+	// Every heartbeat repeats every running container; only those not yet seen running,
+	// and orphans, matter, and most heartbeats have neither.
+	starting, orphans := t.starting[node], t.orphans[node]
+	if len(starting) == 0 && len(orphans) == 0 {
+		return
+	}
+	if orphans[id] {
+		// Still running: the kill is sent again until the NodeManager reports it gone
+		// (a 2.7.3 NodeManager can miss the first, sent as it re-registers).
+		t.cleanup[node] = append(t.cleanup[node], idProto())
+	}
+	c, ok := starting[id]
+	if !ok {
+		return
+	}
+	delete(t.unstarted, c.ID)
+	if state == yarnpb.ContainerStateProto_C_RUNNING {
+		c.running = true
+		t.startedLocked(c)
+	}
 }
 
 // KillOrphans asks node to kill running containers the RM does not know (a NodeManager
@@ -171,10 +180,7 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 	}
 	rc.handedOut = max(rc.Created, 1)
 	rc.running = done == nil
-	t.byID[rc.ID] = rc
-	if done == nil {
-		t.byEngine[rc.EngineID] = rc
-	}
+	t.trackLocked(rc, done == nil)
 	appID := rc.ID.Attempt.App
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = &nodeSet{}

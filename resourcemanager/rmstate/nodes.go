@@ -217,7 +217,9 @@ type beatVerdict struct {
 
 // Beat applies a heartbeat to its node's record: liveness, utilization, health, the
 // measured capacity and labels of a borrowed node, and the response-id protocol.
-func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time.Time, log *logrus.Entry) (v beatVerdict) {
+// running counts the running containers the request's statuses leave out (decoded by
+// id only, see nmheartbeat).
+func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, running int, now time.Time, log *logrus.Entry) (v beatVerdict) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := req.GetNodeStatus()
@@ -255,7 +257,7 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, now time
 	}
 	// Only the count is kept: holding every node's last statuses would keep a whole
 	// cluster's running containers' protos alive.
-	n.running = 0
+	n.running = int32(running)
 	for _, c := range st.GetContainersStatuses() {
 		if c.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
 			n.running++

@@ -1,0 +1,103 @@
+package rmstate
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// checkIndex checks that byApp holds exactly what byID holds, each container at its
+// appIdx.
+func checkIndex(t *testing.T, c *Containers, step int) {
+	t.Helper()
+	n := 0
+	for app, list := range c.byApp {
+		if len(list) == 0 {
+			t.Fatalf("step %d: empty list kept for %v", step, app)
+		}
+		for i, ctr := range list {
+			if ctr.ID.Attempt.App != app || int(ctr.appIdx) != i || !ctr.tracked || c.byID[ctr.ID] != ctr {
+				t.Fatalf("step %d: %v at %d of %v (appIdx %d, tracked %v, in byID %v)", step, ctr.ID, i, app, ctr.appIdx, ctr.tracked, c.byID[ctr.ID] == ctr)
+			}
+		}
+		n += len(list)
+	}
+	if n != len(c.byID) {
+		t.Fatalf("step %d: %d containers by application, %d by id", step, n, len(c.byID))
+	}
+}
+
+// The per-application index follows the table through every way a container enters and
+// leaves it: placed, reported complete (acknowledged by the AM before or after),
+// cleaned up with its attempt or application, forgotten with its application.
+func TestContainersByApplicationFollowTheTable(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	c := NewContainers(resourcetypes.Default(), func() time.Time { return now })
+	rng := rand.New(rand.NewPCG(1, 2))
+	// An attempt that ended gets no more containers: the application's next attempt
+	// does (ids are per attempt).
+	attempt := map[int]int32{}
+	att := func(app int) records.AttemptID {
+		return records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1, ID: int32(app)}, Attempt: attempt[app] + 1}
+	}
+	node := func(i int) *NodeAddr {
+		return &NodeAddr{Key: "n" + string(rune('0'+i)) + ":1", ID: &yarnpb.NodeIdProto{Host: proto.String("n"), Port: proto.Int32(int32(i))}}
+	}
+	var live []*Container
+	engine := scheduler.ContainerID(0)
+	for step := range 3000 {
+		switch op := rng.IntN(10); {
+		case op < 4: // placed
+			engine++
+			rc := &Container{EngineID: engine, ID: records.ContainerID{Attempt: att(rng.IntN(5) + 1)}, At: node(rng.IntN(3))}
+			c.AddAll([]*Container{rc})
+			live = append(live, rc)
+		case op < 7 && len(live) > 0: // reported complete by its node
+			i := rng.IntN(len(live))
+			rc := live[i]
+			live = append(live[:i], live[i+1:]...)
+			c.TakeStatuses(rc.Node(), []*yarnpb.ContainerStatusProto{{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}, nil)
+		case op < 9: // an allocate: hands out, acknowledges what went out last time
+			c.Drain(att(rng.IntN(5)+1), now)
+		case rng.IntN(4) == 0: // the application ends, or is forgotten
+			a := rng.IntN(5) + 1
+			app := att(a).App
+			c.CleanupContainers(app, func(records.ContainerID) bool { return true })
+			if rng.IntN(2) == 0 {
+				c.ForgetApp(app)
+			}
+			attempt[a]++
+			kept := live[:0]
+			for _, rc := range live {
+				if rc.ID.Attempt.App != app {
+					kept = append(kept, rc)
+				}
+			}
+			live = kept
+		default:
+			a := rng.IntN(5) + 1
+			c.ForgetAttempt(att(a))
+			attempt[a]++
+		}
+		checkIndex(t, c, step)
+	}
+	usage := c.LiveUsage(map[records.ApplicationID]bool{att(1).App: true, att(2).App: true})
+	for app, u := range usage {
+		want := int32(0)
+		for _, rc := range c.byID {
+			if rc.ID.Attempt.App == app && !rc.done {
+				want++
+			}
+		}
+		if u.Containers != want {
+			t.Fatalf("%v: usage counts %d live containers, the table %d", app, u.Containers, want)
+		}
+	}
+}
