@@ -100,7 +100,6 @@ func (d *Decoder) Decode(b []byte) (Request, error) {
 	return Request{NodeHeartbeatRequestProto: req, Running: running}, nil
 }
 
-
 // dropRunning appends a NodeStatusProto's bytes to dst without its plain running
 // statuses, and their ids to ids.
 func dropRunning(dst, b []byte, ids []records.ContainerID) ([]byte, []records.ContainerID) {

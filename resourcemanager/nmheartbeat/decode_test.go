@@ -18,7 +18,7 @@ func cid(app int32, n int64) records.ContainerID {
 // capability, and the other fields of the request.
 func heartbeat(running int) *yarnpb.NodeHeartbeatRequestProto {
 	st := &yarnpb.NodeStatusProto{NodeId: &yarnpb.NodeIdProto{Host: proto.String("host1"), Port: proto.Int32(8041)}, ResponseId: proto.Int32(5),
-		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(1)},
+		NodeHealthStatus:      &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(1)},
 		KeepAliveApplications: []*yarnpb.ApplicationIdProto{cid(3, 1).Attempt.App.Proto()}}
 	for i := range running {
 		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: cid(int32(i%7+1), int64(i+2)).Proto(),

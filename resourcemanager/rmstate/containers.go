@@ -26,9 +26,9 @@ type Container struct {
 	Priority int32
 	// appIdx is the container's place in its application's list (Containers.byApp)
 	// while tracked is set: it is in byID.
-	appIdx   int32
-	tracked  bool
-	AM       bool // the AM's own container
+	appIdx  int32
+	tracked bool
+	AM      bool // the AM's own container
 	// preempted: killed by the scheduler, the AM hears PREEMPTED.
 	preempted bool
 	done      bool
@@ -79,8 +79,8 @@ type Containers struct {
 	// and its usage cost its own containers, not a scan of every container of the
 	// cluster (hundreds of applications ending among 100,000 containers).
 	byApp map[records.ApplicationID][]*Container
-	seq      map[records.AttemptID]int64
-	epoch    int64 // the RM's epoch, in the top bits of every container id it makes
+	seq   map[records.AttemptID]int64
+	epoch int64 // the RM's epoch, in the top bits of every container id it makes
 	// orphans are, per node, running containers of an earlier RM's that it is killing.
 	orphans   map[string]map[records.ContainerID]bool
 	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
@@ -134,7 +134,7 @@ func (t *Containers) SetEpoch(epoch int64) {
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
 	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, byEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
 		byApp: map[records.ApplicationID][]*Container{},
-		seq: map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
+		seq:   map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
 		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*Container{},
