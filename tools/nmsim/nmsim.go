@@ -99,19 +99,6 @@ type simContainer struct {
 	// reported: the RM has had its completed status; like the Java NM, the simulated NM
 	// reports a completed container once and keeps it until the RM says to forget it.
 	reported bool
-	// status is the heartbeat's status of the container as it was when built (see
-	// heartbeatStatus).
-	status *yarnpb.ContainerStatusProto
-}
-
-// heartbeatStatus is c's status for a heartbeat, made anew only when its state, exit
-// status or diagnostics change: like the Java NM, a node repeats every running container
-// in every heartbeat, and the generator must not pay for building each one again.
-func (c *simContainer) heartbeatStatus() *yarnpb.ContainerStatusProto {
-	if s := c.status; s == nil || s.GetState() != c.state || s.GetExitStatus() != c.exit || s.GetDiagnostics() != c.diag {
-		c.status = &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)}
-	}
-	return c.status
 }
 
 // NodeManager is one simulated NM. Start it with Start; Stop ends it (silently, as a
@@ -302,7 +289,8 @@ func (n *NodeManager) heartbeat() bool {
 			}
 			completed = append(completed, c)
 		}
-		st.ContainersStatuses = append(st.ContainersStatuses, c.heartbeatStatus())
+		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(),
+			ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
 	}
 	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
 	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = n.keys.LastKnown()
