@@ -121,8 +121,9 @@ func AppendFrame(b []byte, msgs ...proto.Message) ([]byte, error) {
 }
 
 // Encoded is a response its handler has marshalled already (and kept, to answer a
-// retried call with the same bytes): the server sends Bytes rather than marshal the
-// message a second time.
+// retried call with the same bytes, or written without building the message): the
+// server sends Bytes. It is a proto.Message only to travel where responses do; it has no
+// message to reflect on.
 type Encoded struct {
 	proto.Message
 	Bytes []byte

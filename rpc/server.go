@@ -113,18 +113,18 @@ func Unary[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, error))
 	}
 }
 
-// UnaryEncoded adapts a handler that returns its response marshalled as well (bytes it
-// keeps): the answer is written from those bytes, not marshalled again.
-func UnaryEncoded[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, []byte, error)) Method {
+// UnaryEncoded adapts a handler that answers with its response marshalled (bytes it
+// keeps, or writes without building the message): they are written as they are.
+func UnaryEncoded[Req proto.Message](fn func(context.Context, Req) ([]byte, error)) Method {
 	var zero Req
 	return Method{
 		decode: unmarshalAs(zero),
 		handle: func(ctx context.Context, req any) (proto.Message, error) {
-			resp, b, err := fn(ctx, req.(Req))
-			if err != nil || b == nil {
-				return resp, err
+			b, err := fn(ctx, req.(Req))
+			if err != nil {
+				return nil, err
 			}
-			return &Encoded{Message: resp, Bytes: b}, nil
+			return &Encoded{Bytes: b}, nil
 		},
 	}
 }

@@ -244,7 +244,7 @@ func (p *planTargets) of(a scheduler.Allocation) (records.AttemptID, string, *rm
 // it to the table and has the AM launcher start it.
 func (rm *Core) amContainerFor(att records.AttemptID, rc *rmstate.Container) error {
 	rc.ID = rm.Containers.NextID(att)
-	amContainer, err := rm.containerProto(rc)
+	amContainer, err := rm.containerProto(rc, rm.Opts.Now())
 	if err != nil {
 		return err
 	}
@@ -253,14 +253,16 @@ func (rm *Core) amContainerFor(att records.AttemptID, rc *rmstate.Container) err
 	return nil
 }
 
+// containerTokenLife is how long a container token is valid from its issue.
+const containerTokenLife = 10 * time.Minute
+
 // containerProto is the container as its AM gets it, with a container token issued now.
 // It is built when the container is handed out, not when it is allocated, so the RM does
 // not hold thousands of signed protos while AMs have yet to call.
-func (rm *Core) containerProto(c *rmstate.Container) (*yarnpb.ContainerProto, error) {
-	now := rm.Opts.Now()
+func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.ContainerProto, error) {
 	tok, err := rm.containerTokens.Issue(&yarnpb.ContainerTokenIdentifierProto{
 		ContainerId: c.ID.Proto(), NmHostAddr: proto.String(c.At.Key), AppSubmitter: proto.String(c.User),
-		Resource: rm.ResourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(10 * time.Minute).UnixMilli()),
+		Resource: rm.ResourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(containerTokenLife).UnixMilli()),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
 	})
 	if err != nil {
@@ -295,19 +297,16 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	return out
 }
 
-// DrainFor hands an attempt what it is owed: new containers, NMTokens for their nodes it
-// has not had yet, and completed container statuses.
-func (rm *Core) DrainFor(att records.AttemptID, user string) ([]*yarnpb.ContainerProto, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
-	allocated, completed, need := rm.Containers.Drain(att, rm.Opts.Now())
-	containers := make([]*yarnpb.ContainerProto, 0, len(allocated))
+// DrainFor hands an attempt what it is owed: new containers (as AllocateResponseProto
+// allocated_containers entries, with tokens issued now, see appendAllocated), NMTokens for
+// their nodes it has not had yet, and completed container statuses.
+func (rm *Core) DrainFor(att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
+	now := rm.Opts.Now()
+	allocated, completed, need := rm.Containers.Drain(att, now)
+	var containers []byte
 	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
-		c, err := rm.containerProto(rc)
-		if err != nil {
-			rm.Log.WithError(err).WithField("container", rc.ID.String()).Error("container not handed out")
-			continue
-		}
-		containers = append(containers, c)
+		containers = rm.appendAllocated(containers, rc, now)
 		delivered = append(delivered, rc.EngineID)
 	}
 	if len(delivered) > 0 {

@@ -102,22 +102,18 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}, nil
 }
 
-// allocate follows the response-id rules: a retried heartbeat gets the cached response;
-// one further behind is refused. Container placement joins this call when the scheduling
-// engine is wired in; until then the response carries no containers.
-func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, []byte, error) {
+// allocate follows the response-id rules: a retried call gets the last answer again; one
+// further behind is refused. The answer is returned marshalled (see allocateSerialized).
+func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestProto) ([]byte, error) {
 	att, keyID, err := s.callerKey(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var (
-		resp *yarnpb.AllocateResponseProto
-		b    []byte
-	)
-	if !s.rm.Apps.Serialize(att, func() { resp, b, err = s.allocateSerialized(att, keyID, req) }) {
-		return nil, nil, attemptNotFound(att)
+	var b []byte
+	if !s.rm.Apps.Serialize(att, func() { b, err = s.allocateSerialized(att, keyID, req) }) {
+		return nil, attemptNotFound(att)
 	}
-	return resp, b, err
+	return b, err
 }
 
 func attemptNotFound(att records.AttemptID) error {
@@ -128,8 +124,9 @@ func attemptNotFound(att records.AttemptID) error {
 // attempt's standing and the response id, validates the request, gives the engine the
 // asks, blacklist and releases, and takes what the attempt has to collect; the registry
 // is locked only to read and to record the attempt's fields.
-// The answer is returned marshalled as well: the bytes kept for a retry are the ones sent.
-func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) (*yarnpb.AllocateResponseProto, []byte, error) {
+// The answer is returned marshalled, its allocated containers written as bytes from the
+// start (rmcore.DrainFor); the bytes kept for a retry are the ones sent.
+func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) ([]byte, error) {
 	var (
 		lastID   int32
 		user     string
@@ -156,31 +153,27 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	})
 	switch {
 	case !found:
-		return nil, nil, attemptNotFound(att)
+		return nil, attemptNotFound(att)
 	case rerr != nil:
-		return nil, nil, rerr
+		return nil, rerr
 	case replay != nil:
-		resp := &yarnpb.AllocateResponseProto{}
-		if err := proto.Unmarshal(replay, resp); err != nil {
-			return nil, nil, fmt.Errorf("the last allocate response of %s: %w", att, err)
-		}
-		return resp, replay, nil
+		return replay, nil
 	}
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-			return nil, nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
+			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
 		}
 		if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := rmcore.CheckRelease(att, req.GetRelease()); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	appID := rmcore.EngineID(att.App)
 	if err := s.rm.Engine.UpdateAsks(appID, s.rm.AsksFrom(req.GetAsk())); err != nil {
-		return nil, nil, rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
+		return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 	}
 	if bl := req.GetBlacklistRequest(); bl != nil {
 		s.rm.Engine.UpdateBlacklist(appID, s.rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), s.rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))
@@ -191,9 +184,10 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	}
 	allocated, tokens, completed := s.rm.DrainFor(att, user)
 	total, used := s.rm.Engine.Totals()
-	resp := &yarnpb.AllocateResponseProto{
-		ResponseId:                 proto.Int32(lastID + 1),
-		AllocatedContainers:        allocated,
+	// Fields up to response_id, the allocated containers (field 3), then the rest: the
+	// order proto.Marshal writes a whole answer in.
+	head := &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(lastID + 1)}
+	rest := &yarnpb.AllocateResponseProto{
 		NmTokens:                   tokens,
 		CompletedContainerStatuses: completed,
 		NumClusterNodes:            proto.Int32(s.rm.Nodes.Running()),
@@ -206,16 +200,20 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	}
 	if tok, ok := s.rm.AMRM.IssueNext(att, keyID); ok {
 		// A key roll is under way: the AM switches to a token of the next key.
-		resp.AmRmToken = tok.Proto()
+		rest.AmRmToken = tok.Proto()
 	}
-	b, err := proto.Marshal(resp)
+	b, err := proto.Marshal(head)
+	if err == nil {
+		b = append(b, allocated...)
+		b, err = proto.MarshalOptions{}.MarshalAppend(b, rest)
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("allocate response of %s: %w", att, err)
+		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
 	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 		at.LastResponse, at.LastResponseID = b, lastID+1
 	})
-	return resp, b, nil
+	return b, nil
 }
 
 func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMasterRequestProto) (*yarnpb.FinishApplicationMasterResponseProto, error) {
