@@ -61,7 +61,7 @@ func BenchmarkAllocatedContainer(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctr := &rmstate.Container{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 17}, Attempt: 1}, ID: 2345},
-		At: &rmstate.NodeAddr{Key: "host-1:45454", ID: &yarnpb.NodeIdProto{Host: proto.String("host-1"), Port: proto.Int32(45454)}, HTTP: "host-1:8042"},
+		At:       &rmstate.NodeAddr{Key: "host-1:45454", ID: &yarnpb.NodeIdProto{Host: proto.String("host-1"), Port: proto.Int32(45454)}, HTTP: "host-1:8042"},
 		Priority: 20, Resource: scheduler.Resource{1024, 1}, User: "alice"}
 	now := time.Now()
 	b.Run("proto", func(b *testing.B) {
