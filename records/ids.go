@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/wire"
 )
 
 // ApplicationID is application_<clusterTimestamp>_<id, at least 4 digits>.
@@ -86,6 +87,18 @@ func (c ContainerID) String() string {
 // Proto converts to ContainerIdProto (Java sets only app_attempt_id and id).
 func (c ContainerID) Proto() *yarnpb.ContainerIdProto {
 	return &yarnpb.ContainerIdProto{AppAttemptId: c.Attempt.Proto(), Id: proto.Int64(c.ID)}
+}
+
+// AppendProto appends the bytes of c.Proto()'s message.
+func (c ContainerID) AppendProto(b []byte) []byte {
+	b, _ = wire.AppendMessage(b, 2, func(b []byte) []byte { // app_attempt_id
+		b, _ = wire.AppendMessage(b, 1, func(b []byte) []byte { // application_id
+			b = wire.AppendInt32(b, 1, c.Attempt.App.ID)
+			return wire.AppendInt64(b, 2, c.Attempt.App.ClusterTimestamp)
+		})
+		return wire.AppendInt32(b, 2, c.Attempt.Attempt)
+	})
+	return wire.AppendInt64(b, 3, c.ID)
 }
 
 // ContainerIDFromProto converts from ContainerIdProto.

@@ -299,8 +299,9 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 
 // DrainFor hands an attempt what it is owed: new containers (as AllocateResponseProto
 // allocated_containers entries, with tokens issued now, see appendAllocated), NMTokens for
-// their nodes it has not had yet, and completed container statuses.
-func (rm *Core) DrainFor(att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto, []*yarnpb.ContainerStatusProto) {
+// their nodes it has not had yet, and completed container statuses (as
+// completed_container_statuses entries).
+func (rm *Core) DrainFor(att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto, []byte) {
 	now := rm.Opts.Now()
 	allocated, completed, need := rm.Containers.Drain(att, now)
 	var containers []byte

@@ -184,14 +184,13 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	}
 	allocated, tokens, completed := s.rm.DrainFor(att, user)
 	total, used := s.rm.Engine.Totals()
-	// Fields up to response_id, the allocated containers (field 3), then the rest: the
-	// order proto.Marshal writes a whole answer in.
+	// Fields up to response_id, the allocated containers (field 3) and completed statuses
+	// (4), then the rest: the order proto.Marshal writes a whole answer in.
 	head := &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(lastID + 1)}
 	rest := &yarnpb.AllocateResponseProto{
-		NmTokens:                   tokens,
-		CompletedContainerStatuses: completed,
-		NumClusterNodes:            proto.Int32(s.rm.Nodes.Running()),
-		Preempt:                    s.rm.TakePreemptions(att),
+		NmTokens:        tokens,
+		NumClusterNodes: proto.Int32(s.rm.Nodes.Running()),
+		Preempt:         s.rm.TakePreemptions(att),
 		// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 		// reducers from it, so it must not read 0 while room exists).
 		Limit: s.rm.ResourceProto(total.Sub(used)),
@@ -204,7 +203,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	}
 	b, err := proto.Marshal(head)
 	if err == nil {
-		b = append(b, allocated...)
+		b = append(append(b, allocated...), completed...)
 		b, err = proto.MarshalOptions{}.MarshalAppend(b, rest)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/wire"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -208,16 +209,31 @@ func compactStatus(c *Container, st *yarnpb.ContainerStatusProto) doneStatus {
 	return doneStatus{c: c, exit: st.GetExitStatus(), diag: st.GetDiagnostics(), done: st.ContainerSubState != nil}
 }
 
-func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
+// completedStatuses is AllocateResponseProto.completed_container_statuses.
+const completedStatuses = 4
+
+// appendEntry appends the status as an AllocateResponseProto completed_container_statuses
+// entry, without building its message: the bytes proto.Marshal writes for it
+// (TestCompletedStatusWireIsTheMarshalledProto).
+func (d doneStatus) appendEntry(b []byte) []byte {
 	if d.full != nil {
-		return d.full
+		b, _ = wire.AppendMessage(b, completedStatuses, func(b []byte) []byte {
+			b, _ = proto.MarshalOptions{}.MarshalAppend(b, d.full)
+			return b
+		})
+		return b
 	}
-	st := &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
-	if d.done {
-		st.ContainerSubState = yarnpb.ContainerSubStateProto_CSS_DONE.Enum()
-	}
-	return st
+	b, _ = wire.AppendMessage(b, completedStatuses, func(b []byte) []byte {
+		b, _ = wire.AppendMessage(b, 1, d.c.ID.AppendProto) // container_id
+		b = wire.AppendInt32(b, 2, int32(yarnpb.ContainerStateProto_C_COMPLETE))
+		b = wire.AppendString(b, 3, d.diag)
+		b = wire.AppendInt32(b, 4, d.exit)
+		if d.done {
+			b = wire.AppendInt32(b, 8, int32(yarnpb.ContainerSubStateProto_CSS_DONE))
+		}
+		return b
+	})
+	return b
 }
 
 // forgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
@@ -485,8 +501,9 @@ func (t *Containers) AddAll(rcs []*Container) {
 
 // Drain takes what an attempt's allocate answer carries: its newly allocated containers
 // (handed out now: they may expire unused from here), its completed statuses (which the
-// next allocate acknowledges), and the nodes it needs NMTokens for.
-func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []*yarnpb.ContainerStatusProto, need []*yarnpb.NodeIdProto) {
+// next allocate acknowledges) as the answer's completed_container_statuses bytes, and the
+// nodes it needs NMTokens for.
+func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto) {
 	t.mu.Lock()
 	allocated, done := t.allocated[att], t.completed[att]
 	delete(t.allocated, att)
@@ -522,11 +539,8 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 	t.mu.Unlock()
 	// The statuses are built outside the lock: done is this call's alone now, and what
 	// they read of their containers (ids) never changes.
-	if len(done) > 0 {
-		completed = make([]*yarnpb.ContainerStatusProto, len(done))
-		for i, d := range done {
-			completed[i] = d.proto()
-		}
+	for _, d := range done {
+		completed = d.appendEntry(completed)
 	}
 	return allocated, completed, need
 }

@@ -101,3 +101,35 @@ func TestContainersByApplicationFollowTheTable(t *testing.T) {
 		}
 	}
 }
+
+// A completed status written as bytes for an allocate answer is the marshalled status:
+// plain, with the 3.x sub-state, with a long diagnostic, and one kept whole.
+func TestCompletedStatusWireIsTheMarshalledProto(t *testing.T) {
+	c := &Container{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 42}, Attempt: 2}, ID: 3<<40 | 77}}
+	long := string(make([]byte, 300))
+	for _, st := range []*yarnpb.ContainerStatusProto{
+		{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0), Diagnostics: proto.String("")},
+		{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(-104), Diagnostics: proto.String("killed " + long),
+			ContainerSubState: yarnpb.ContainerSubStateProto_CSS_DONE.Enum()},
+		{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(1), Capability: &yarnpb.ResourceProto{Memory: proto.Int64(1024)}},
+	} {
+		d := compactStatus(c, st)
+		want, _ := proto.Marshal(&yarnpb.AllocateResponseProto{CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{d.proto()}})
+		if got := d.appendEntry(nil); string(got) != string(want) {
+			t.Fatalf("%v:\n got %x\nwant %x", st, got, want)
+		}
+	}
+}
+
+// proto is the status as a message: what appendEntry writes.
+func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
+	if d.full != nil {
+		return d.full
+	}
+	st := &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
+	if d.done {
+		st.ContainerSubState = yarnpb.ContainerSubStateProto_CSS_DONE.Enum()
+	}
+	return st
+}
