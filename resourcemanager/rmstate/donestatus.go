@@ -54,4 +54,3 @@ func (d doneStatus) appendEntry(b []byte) []byte {
 	})
 	return b
 }
-
