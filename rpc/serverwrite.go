@@ -17,7 +17,11 @@ func (c *serverConn) writeSuccess(caller *Caller, resp proto.Message) {
 		ClientId:            caller.ClientID,
 		RetryCount:          proto.Int32(caller.RetryCount),
 	}
-	pkt, err := AppendFrame(nil, h, resp)
+	var buf []byte
+	if e, ok := resp.(*Encoded); ok {
+		buf = make([]byte, 0, len(e.Bytes)+64) // the header is some 30 bytes
+	}
+	pkt, err := AppendFrame(buf, h, resp)
 	if err != nil {
 		c.writeCallError(caller.CallID, caller.ClientID, caller.RetryCount, &RemoteError{Class: ClassRpcServerException,
 			Code: commonpb.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, Message: fmt.Sprintf("Error serializing response: %v", err)})

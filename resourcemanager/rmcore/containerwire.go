@@ -30,6 +30,9 @@ const (
 	ctiContainerID, ctiNMHost, ctiSubmitter, ctiResource, ctiExpiry, ctiKeyID, ctiRMID, ctiPriority, ctiCreation = 1, 2, 3, 4, 5, 6, 7, 8, 9
 )
 
+// containerEntryBytes is room enough for most allocated_containers entries.
+const containerEntryBytes = 320
+
 // appendAllocated appends c as one allocated_containers entry of an AllocateResponseProto,
 // with a container token issued at now.
 func (rm *Core) appendAllocated(b []byte, c *rmstate.Container, now time.Time) []byte {

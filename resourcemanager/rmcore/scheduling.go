@@ -304,7 +304,9 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 func (rm *Core) DrainFor(att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto, []byte) {
 	now := rm.Opts.Now()
 	allocated, completed, need := rm.Containers.Drain(att, now)
-	var containers []byte
+	// A container entry is some 200 to 300 bytes (host names, user): room up front, not
+	// the doublings of a growing slice.
+	containers := make([]byte, 0, len(allocated)*containerEntryBytes)
 	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
 		containers = rm.appendAllocated(containers, rc, now)

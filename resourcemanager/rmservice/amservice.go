@@ -201,10 +201,10 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		// A key roll is under way: the AM switches to a token of the next key.
 		rest.AmRmToken = tok.Proto()
 	}
-	b, err := proto.Marshal(head)
+	b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, 16+len(allocated)+len(completed)+proto.Size(rest)), head)
 	if err == nil {
 		b = append(append(b, allocated...), completed...)
-		b, err = proto.MarshalOptions{}.MarshalAppend(b, rest)
+		b, err = proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, rest) // sized above
 	}
 	if err != nil {
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)

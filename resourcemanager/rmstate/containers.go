@@ -490,6 +490,9 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 	t.mu.Unlock()
 	// The statuses are built outside the lock: done is this call's alone now, and what
 	// they read of their containers (ids) never changes.
+	if len(done) > 0 {
+		completed = make([]byte, 0, len(done)*completedEntryBytes)
+	}
 	for _, d := range done {
 		completed = d.appendEntry(completed)
 	}

@@ -31,6 +31,9 @@ func compactStatus(c *Container, st *yarnpb.ContainerStatusProto) doneStatus {
 // completedStatuses is AllocateResponseProto.completed_container_statuses.
 const completedStatuses = 4
 
+// completedEntryBytes is room enough for a plain completed status's entry.
+const completedEntryBytes = 48
+
 // appendEntry appends the status as an AllocateResponseProto completed_container_statuses
 // entry, without building its message: the bytes proto.Marshal writes for it
 // (TestCompletedStatusWireIsTheMarshalledProto).
