@@ -122,8 +122,8 @@ func AppendFrame(b []byte, msgs ...proto.Message) ([]byte, error) {
 
 // Encoded is a response its handler has marshalled already (and kept, to answer a
 // retried call with the same bytes, or written without building the message): the
-// server sends Bytes. It is a proto.Message only to travel where responses do; it has no
-// message to reflect on.
+// server sends Bytes. Message is an empty message of the response's type, there only so
+// that code reflecting on a response finds one of the right type.
 type Encoded struct {
 	proto.Message
 	Bytes []byte

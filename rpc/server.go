@@ -113,10 +113,12 @@ func Unary[Req, Resp proto.Message](fn func(context.Context, Req) (Resp, error))
 	}
 }
 
-// UnaryEncoded adapts a handler that answers with its response marshalled (bytes it
-// keeps, or writes without building the message): they are written as they are.
-func UnaryEncoded[Req proto.Message](fn func(context.Context, Req) ([]byte, error)) Method {
+// UnaryEncoded adapts a handler that answers with its response (of type Resp) marshalled:
+// bytes it keeps, or writes without building the message. They are written as they are.
+func UnaryEncoded[Req, Resp proto.Message](fn func(context.Context, Req) ([]byte, error)) Method {
 	var zero Req
+	var zeroResp Resp
+	empty := zeroResp.ProtoReflect().Type().Zero().Interface() // read-only, shared
 	return Method{
 		decode: unmarshalAs(zero),
 		handle: func(ctx context.Context, req any) (proto.Message, error) {
@@ -124,7 +126,7 @@ func UnaryEncoded[Req proto.Message](fn func(context.Context, Req) ([]byte, erro
 			if err != nil {
 				return nil, err
 			}
-			return &Encoded{Bytes: b}, nil
+			return &Encoded{Message: empty, Bytes: b}, nil
 		},
 	}
 }

@@ -65,7 +65,7 @@ func echoProtocol() *Protocol {
 			panic("handler bug")
 		}),
 		// encoded answers with the bytes it returns.
-		"encoded": UnaryEncoded(func(ctx context.Context, r *echoReq) ([]byte, error) {
+		"encoded": UnaryEncoded[*echoReq, *echoResp](func(ctx context.Context, r *echoReq) ([]byte, error) {
 			return proto.Marshal(&echoResp{QueueInfo: &yarnpb.QueueInfoProto{QueueName: proto.String("from bytes " + r.GetQueueName())}})
 		}),
 	}}

@@ -29,7 +29,7 @@ func NewAMService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	sd := yarnpb.File_yarn_applicationmaster_protocol_proto.Services().ByName("ApplicationMasterProtocolService")
 	return rpc.ServiceProtocol(protocol.ApplicationMaster, sd, map[string]rpc.Method{
 		"registerApplicationMaster": rpc.Unary(s.register),
-		"allocate":                  rpc.UnaryEncoded(s.allocate),
+		"allocate":                  rpc.UnaryEncoded[*yarnpb.AllocateRequestProto, *yarnpb.AllocateResponseProto](s.allocate),
 		"finishApplicationMaster":   rpc.Unary(s.finish),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported", method)

@@ -526,10 +526,17 @@ func (t *Containers) ForgetAttempt(att records.AttemptID) {
 func (t *Containers) ForgetApp(id records.ApplicationID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for att := range t.seq {
-		if att.App == id {
-			t.dropAttemptLocked(att)
-		}
+	// Every attempt with something queued, not only those that made container ids (seq):
+	// one that only recovered containers after an RM restart made none.
+	atts := map[records.AttemptID]bool{}
+	attemptsOf(atts, id, t.seq)
+	attemptsOf(atts, id, t.sentToAM)
+	attemptsOf(atts, id, t.completed)
+	attemptsOf(atts, id, t.nmTokens)
+	attemptsOf(atts, id, t.allocated)
+	attemptsOf(atts, id, t.preempt)
+	for att := range atts {
+		t.dropAttemptLocked(att)
 	}
 	for _, c := range t.byApp[id] {
 		c.tracked = false
@@ -540,6 +547,15 @@ func (t *Containers) ForgetApp(id records.ApplicationID) {
 	}
 	delete(t.byApp, id)
 	delete(t.spent, id)
+}
+
+// attemptsOf adds to set the attempts of app that m has.
+func attemptsOf[V any](set map[records.AttemptID]bool, app records.ApplicationID, m map[records.AttemptID]V) {
+	for att := range m {
+		if att.App == app {
+			set[att] = true
+		}
+	}
 }
 
 // AppEnded tells every NodeManager the application ran on that it ended (their next

@@ -133,3 +133,27 @@ func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
 	}
 	return st
 }
+
+// An application forgotten after an RM restart, whose attempt only recovered containers
+// (so made no container id), leaves nothing queued, and its NodeManager is told to forget
+// the completed container its AM never pulled.
+func TestForgetAppDropsRecoveredAttempts(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	c := NewContainers(resourcetypes.Default(), func() time.Time { return now })
+	att := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1, ID: 7}, Attempt: 1}
+	at := &NodeAddr{Key: "n1:1", ID: &yarnpb.NodeIdProto{Host: proto.String("n1"), Port: proto.Int32(1)}}
+	rc := &Container{ID: records.ContainerID{Attempt: att, ID: 2}, At: at, Created: now.UnixMilli()}
+	if _, ok := c.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
+		t.Fatal("not recovered")
+	}
+	if len(c.completed[att]) != 1 || len(c.seq) != 0 {
+		t.Fatalf("recovered: %d completed queued, seq %v", len(c.completed[att]), c.seq)
+	}
+	c.ForgetApp(att.App)
+	if len(c.completed) != 0 || len(c.nmTokens) != 0 || len(c.byID) != 0 || len(c.byApp) != 0 {
+		t.Fatalf("left: completed %v, nmTokens %v, byID %d, byApp %d", c.completed, c.nmTokens, len(c.byID), len(c.byApp))
+	}
+	if got := c.removed[at.Key]; len(got) != 1 || got[0] != rc.ID {
+		t.Fatalf("NodeManager told to forget %v, want %v", got, rc.ID)
+	}
+}
