@@ -122,19 +122,22 @@ func (t *Containers) KillOrphans(node string, ids []*yarnpb.ContainerIdProto) {
 // applications ended.
 func (t *Containers) Directives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	signals = t.signals[node]
 	delete(t.signals, node)
 	cleanup, apps = t.cleanup[node], t.appCleanup[node]
-	if ids := t.removed[node]; len(ids) > 0 {
+	ids := t.removed[node]
+	delete(t.cleanup, node)
+	delete(t.removed, node)
+	delete(t.appCleanup, node)
+	t.mu.Unlock()
+	// Every heartbeat takes this lock: the messages are made after it is let go (ids is
+	// this call's alone now).
+	if len(ids) > 0 {
 		removed = make([]*yarnpb.ContainerIdProto, len(ids))
 		for i, id := range ids {
 			removed[i] = id.Proto()
 		}
 	}
-	delete(t.cleanup, node)
-	delete(t.removed, node)
-	delete(t.appCleanup, node)
 	return cleanup, removed, apps, signals
 }
 
