@@ -143,33 +143,39 @@ func AppendDelimited(b []byte, m proto.Message) ([]byte, error) {
 // ReadDelimited parses a varint-delimited message from the front of b and returns the
 // rest. Required fields are checked, as Java's parseDelimitedFrom does.
 func ReadDelimited(b []byte, m proto.Message) ([]byte, error) {
-	n, k := protowire.ConsumeVarint(b)
-	if k < 0 {
-		return nil, fmt.Errorf("%w: bad length varint", ErrBadFrame)
+	msg, rest, err := delimited(b)
+	if err != nil {
+		return nil, err
 	}
-	if n > uint64(len(b)-k) {
-		return nil, fmt.Errorf("%w: delimited length %d exceeds the %d bytes left", ErrBadFrame, n, len(b)-k)
-	}
-	if err := proto.Unmarshal(b[k:k+int(n)], m); err != nil {
+	if err := proto.Unmarshal(msg, m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadFrame, err)
 	}
-	return b[k+int(n):], nil
+	return rest, nil
 }
 
 // decodeDelimited is ReadDelimited with the method's own decoder.
 func decodeDelimited(b []byte, decode func([]byte) (any, error)) (any, error) {
-	n, k := protowire.ConsumeVarint(b)
-	if k < 0 {
-		return nil, fmt.Errorf("%w: bad length varint", ErrBadFrame)
+	msg, _, err := delimited(b)
+	if err != nil {
+		return nil, err
 	}
-	if n > uint64(len(b)-k) {
-		return nil, fmt.Errorf("%w: delimited length %d exceeds the %d bytes left", ErrBadFrame, n, len(b)-k)
-	}
-	m, err := decode(b[k : k+int(n)])
+	m, err := decode(msg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadFrame, err)
 	}
 	return m, nil
+}
+
+// delimited splits a varint-delimited message's bytes from the rest of b.
+func delimited(b []byte) (msg, rest []byte, err error) {
+	n, k := protowire.ConsumeVarint(b)
+	if k < 0 {
+		return nil, nil, fmt.Errorf("%w: bad length varint", ErrBadFrame)
+	}
+	if n > uint64(len(b)-k) {
+		return nil, nil, fmt.Errorf("%w: delimited length %d exceeds the %d bytes left", ErrBadFrame, n, len(b)-k)
+	}
+	return b[k : k+int(n)], b[k+int(n):], nil
 }
 
 // Request is a decoded request packet: the RPC header and what follows it.

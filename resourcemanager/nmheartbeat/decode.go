@@ -132,127 +132,102 @@ func runningID(b []byte) (records.ContainerID, bool) {
 		id                records.ContainerID
 		haveID, isRunning bool
 	)
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return id, false
-		}
-		b = b[n:]
+	ok := fields(b, func(f field) bool {
 		switch {
-		case num == stContainerID && typ == protowire.BytesType:
-			v, k := protowire.ConsumeBytes(b)
-			if k < 0 || !containerID(v, &id) {
-				return id, false
-			}
-			haveID, b = true, b[k:]
-		case num == stDiagnostics && typ == protowire.BytesType: // a proto2 string: any bytes
-			k := protowire.ConsumeFieldValue(num, typ, b)
-			if k < 0 {
-				return id, false
-			}
-			b = b[k:]
-		case (num == stState || num == stExitStatus || num == stExecutionType || num == stSubState) && typ == protowire.VarintType:
-			v, k := protowire.ConsumeVarint(b)
-			if k < 0 {
-				return id, false
-			}
-			if num == stState {
-				// The last value wins; one protobuf does not know would be kept aside
-				// instead, so only RUNNING is taken.
-				isRunning = v == uint64(yarnpb.ContainerStateProto_C_RUNNING)
-				if !isRunning {
-					return id, false
-				}
-			}
-			b = b[k:]
-		default:
-			return id, false
+		case f.num == stContainerID && f.isBytes:
+			haveID = true
+			return containerID(f.bytes, &id)
+		case f.num == stDiagnostics && f.isBytes: // a proto2 string: any bytes
+			return true
+		case f.num == stState && !f.isBytes:
+			// The last value wins; one protobuf does not know would be kept aside
+			// instead, so only RUNNING is taken.
+			isRunning = f.varint == uint64(yarnpb.ContainerStateProto_C_RUNNING)
+			return isRunning
+		case (f.num == stExitStatus || f.num == stExecutionType || f.num == stSubState) && !f.isBytes:
+			return true
 		}
-	}
-	return id, haveID && isRunning
+		return false
+	})
+	return id, ok && haveID && isRunning
 }
 
 // containerID merges a ContainerIdProto's fields into id, as protobuf merges a message
 // field that comes more than once; false: not plainly well formed.
 func containerID(b []byte, id *records.ContainerID) bool {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
+	return fields(b, func(f field) bool {
 		switch {
-		case num == cidAppID && typ == protowire.BytesType: // deprecated; read, not used
-			v, k := protowire.ConsumeBytes(b)
+		case f.num == cidAppID && f.isBytes: // deprecated; read, not used
 			var app records.ApplicationID
-			if k < 0 || !applicationID(v, &app) {
-				return false
-			}
-			b = b[k:]
-		case num == cidAttemptID && typ == protowire.BytesType:
-			v, k := protowire.ConsumeBytes(b)
-			if k < 0 || !attemptID(v, &id.Attempt) {
-				return false
-			}
-			b = b[k:]
-		case num == cidID && typ == protowire.VarintType:
-			v, k := protowire.ConsumeVarint(b)
-			if k < 0 {
-				return false
-			}
-			id.ID, b = int64(v), b[k:]
-		default:
-			return false
+			return applicationID(f.bytes, &app)
+		case f.num == cidAttemptID && f.isBytes:
+			return attemptID(f.bytes, &id.Attempt)
+		case f.num == cidID && !f.isBytes:
+			id.ID = int64(f.varint)
+			return true
 		}
-	}
-	return true
+		return false
+	})
 }
 
 func attemptID(b []byte, att *records.AttemptID) bool {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
+	return fields(b, func(f field) bool {
 		switch {
-		case num == attAppID && typ == protowire.BytesType:
-			v, k := protowire.ConsumeBytes(b)
-			if k < 0 || !applicationID(v, &att.App) {
-				return false
-			}
-			b = b[k:]
-		case num == attAttempt && typ == protowire.VarintType:
-			v, k := protowire.ConsumeVarint(b)
-			if k < 0 {
-				return false
-			}
-			att.Attempt, b = int32(v), b[k:]
-		default:
-			return false
+		case f.num == attAppID && f.isBytes:
+			return applicationID(f.bytes, &att.App)
+		case f.num == attAttempt && !f.isBytes:
+			att.Attempt = int32(f.varint)
+			return true
 		}
-	}
-	return true
+		return false
+	})
 }
 
 func applicationID(b []byte, app *records.ApplicationID) bool {
+	return fields(b, func(f field) bool {
+		switch {
+		case f.num == appID && !f.isBytes:
+			app.ID = int32(f.varint)
+			return true
+		case f.num == appClusterTimestamp && !f.isBytes:
+			app.ClusterTimestamp = int64(f.varint)
+			return true
+		}
+		return false
+	})
+}
+
+// field is one field of a message: a varint or a length-delimited value.
+type field struct {
+	num     protowire.Number
+	isBytes bool
+	varint  uint64
+	bytes   []byte
+}
+
+// fields calls each for every field of message b, in order, and reports whether the
+// whole message was read: false once each returns false, at a field of another wire type
+// (fixed-width, group), or at malformed bytes.
+func fields(b []byte, each func(field) bool) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return false
 		}
 		b = b[n:]
-		if typ != protowire.VarintType || (num != appID && num != appClusterTimestamp) {
+		f := field{num: num}
+		var k int
+		switch typ {
+		case protowire.VarintType:
+			f.varint, k = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			f.isBytes = true
+			f.bytes, k = protowire.ConsumeBytes(b)
+		default:
 			return false
 		}
-		v, k := protowire.ConsumeVarint(b)
-		if k < 0 {
+		if k < 0 || !each(f) {
 			return false
-		}
-		if num == appID {
-			app.ID = int32(v)
-		} else {
-			app.ClusterTimestamp = int64(v)
 		}
 		b = b[k:]
 	}
