@@ -120,10 +120,11 @@ func AppendFrame(b []byte, msgs ...proto.Message) ([]byte, error) {
 	return b, nil
 }
 
-// Encoded is a response its handler has marshalled already (and kept, to answer a
-// retried call with the same bytes, or written without building the message): the
-// server sends Bytes. Message is an empty message of the response's type, there only so
-// that code reflecting on a response finds one of the right type.
+// Encoded is a message as its bytes. As a server's response or a client's request, it
+// was marshalled already (kept, to answer a retried call with the same bytes, or written
+// without building the message) and Bytes are sent as they are; as a client's response,
+// Bytes receive the answer undecoded (ReadDelimited). Message is an empty message of the
+// type, there only so that code reflecting on it finds one of the right type.
 type Encoded struct {
 	proto.Message
 	Bytes []byte
@@ -141,11 +142,16 @@ func AppendDelimited(b []byte, m proto.Message) ([]byte, error) {
 }
 
 // ReadDelimited parses a varint-delimited message from the front of b and returns the
-// rest. Required fields are checked, as Java's parseDelimitedFrom does.
+// rest. Required fields are checked, as Java's parseDelimitedFrom does. An *Encoded m
+// gets the message's bytes undecoded (aliasing b), for a caller with its own decoder.
 func ReadDelimited(b []byte, m proto.Message) ([]byte, error) {
 	msg, rest, err := delimited(b)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok := m.(*Encoded); ok {
+		e.Bytes = msg
+		return rest, nil
 	}
 	if err := proto.Unmarshal(msg, m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadFrame, err)

@@ -136,23 +136,45 @@ func (c *Client) Blacklist(add, remove []string) {
 // AM is not registered (it restarted, or lost the attempt's registration) the client
 // registers again and re-sends its whole table.
 func (c *Client) Allocate(ctx context.Context, progress float32) (*yarnpb.AllocateResponseProto, error) {
+	return c.allocate(ctx, progress, nil)
+}
+
+// AllocateGranted is Allocate for a load generator: the granted containers and the
+// completed statuses come back as Granted and Completed, read from the answer's bytes
+// without building their messages (tokens and all); the response holds only those not
+// plainly encoded.
+func (c *Client) AllocateGranted(ctx context.Context, progress float32) (*yarnpb.AllocateResponseProto, *Lean, error) {
+	lean := &Lean{}
+	resp, err := c.allocate(ctx, progress, lean)
+	return resp, lean, err
+}
+
+// Lean is what AllocateGranted read from an answer without protobuf.
+type Lean struct {
+	Granted   []Granted
+	Completed []Completed
+}
+
+func (c *Client) allocate(ctx context.Context, progress float32, lean *Lean) (*yarnpb.AllocateResponseProto, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.register == nil {
 		return nil, errors.New("amclient: Allocate before Register")
 	}
-	resp, err := c.allocateLocked(ctx, progress, false)
+	resp, err := c.allocateLocked(ctx, progress, false, lean)
 	if errors.Is(err, exceptions.ErrAMNotRegistered) {
 		c.opts.Logger.Warn("the RM does not know this AM as registered: registering again and re-sending every request")
 		if _, rerr := c.registerLocked(ctx); rerr != nil {
 			return nil, rerr
 		}
-		resp, err = c.allocateLocked(ctx, progress, true)
+		resp, err = c.allocateLocked(ctx, progress, true, lean)
 	}
 	return resp, err
 }
 
-func (c *Client) allocateLocked(ctx context.Context, progress float32, everything bool) (*yarnpb.AllocateResponseProto, error) {
+// allocateLocked makes the call; a non-nil lean receives the granted containers and
+// completed statuses read without protobuf (AllocateGranted).
+func (c *Client) allocateLocked(ctx context.Context, progress float32, everything bool, lean *Lean) (*yarnpb.AllocateResponseProto, error) {
 	req := &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(c.responseID), Progress: proto.Float32(progress), Release: c.releases}
 	keys := make([]askKey, 0, len(c.changed))
 	for k := range c.asks {
@@ -173,7 +195,16 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 		req.BlacklistRequest = &yarnpb.ResourceBlacklistRequestProto{BlacklistAdditions: c.blackAdd, BlacklistRemovals: c.blackDel}
 	}
 	var resp yarnpb.AllocateResponseProto
-	if err := c.conn.Call(ctx, "allocate", req, &resp); err != nil {
+	if lean != nil {
+		raw := &rpc.Encoded{Message: &yarnpb.AllocateResponseProto{}}
+		if err := c.conn.Call(ctx, "allocate", req, raw); err != nil {
+			return nil, fmt.Errorf("allocate: %w", err)
+		}
+		var err error
+		if lean.Granted, lean.Completed, err = decodeGranted(raw.Bytes, &resp); err != nil {
+			return nil, fmt.Errorf("allocate: %w", err)
+		}
+	} else if err := c.conn.Call(ctx, "allocate", req, &resp); err != nil {
 		return nil, fmt.Errorf("allocate: %w", err)
 	}
 	c.responseID = resp.GetResponseId()
@@ -189,7 +220,12 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 		c.nmTokens[fmt.Sprintf("%s:%d", n.GetHost(), n.GetPort())] = token.FromProto(t.GetToken())
 	}
 	for _, ctr := range resp.GetAllocatedContainers() {
-		c.countDown(ctr)
+		c.countDown(ctr.GetPriority().GetPriority(), ctr.GetResource().GetMemory(), ctr.GetResource().GetVirtualCores())
+	}
+	if lean != nil {
+		for _, g := range lean.Granted {
+			c.countDown(g.Priority, g.MemoryMB, g.VCores)
+		}
 	}
 	if t := resp.GetAmRmToken(); t != nil {
 		// The RM rolled its key: later connections authenticate with the new token.
@@ -204,12 +240,11 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 
 // countDown lowers the local "*" count a received container satisfies (the RM does the
 // same with its copy), so a re-sent table does not ask for it again.
-func (c *Client) countDown(ctr *yarnpb.ContainerProto) {
-	p := ctr.GetPriority().GetPriority()
+func (c *Client) countDown(p int32, memoryMB int64, vcores int32) {
 	var best *yarnpb.ResourceRequestProto
 	for k, a := range c.asks {
 		if k.priority == p && k.name == "*" && a.GetNumContainers() > 0 &&
-			k.memory <= ctr.GetResource().GetMemory() && k.vcores <= ctr.GetResource().GetVirtualCores() {
+			k.memory <= memoryMB && k.vcores <= vcores {
 			if best == nil || k.memory > best.GetCapability().GetMemory() {
 				best = a
 			}

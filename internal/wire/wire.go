@@ -1,5 +1,6 @@
-// Package wire appends protobuf fields to a byte slice, for the few answers the RM writes
-// as bytes without building their messages (allocate's containers and statuses): the
+// Package wire appends protobuf fields to a byte slice and walks a message's fields, for
+// the few messages written or read as bytes without building them (the RM's allocate
+// answers and heartbeat statuses, the load generator's heartbeats and grants): the
 // bytes are what proto.Marshal writes for the same values, field by field.
 package wire
 
@@ -52,4 +53,41 @@ func AppendInt32(b []byte, num protowire.Number, v int32) []byte {
 func AppendInt64(b []byte, num protowire.Number, v int64) []byte {
 	b = protowire.AppendTag(b, num, protowire.VarintType)
 	return protowire.AppendVarint(b, uint64(v))
+}
+
+// Field is one field of a message: a varint or a length-delimited value.
+type Field struct {
+	Num     protowire.Number
+	IsBytes bool
+	Varint  uint64
+	Bytes   []byte
+}
+
+// Fields calls each for every field of message b, in order, and reports whether the
+// whole message was read: false once each returns false, at a field of another wire type
+// (fixed-width, group), or at malformed bytes.
+func Fields(b []byte, each func(Field) bool) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		f := Field{Num: num}
+		var k int
+		switch typ {
+		case protowire.VarintType:
+			f.Varint, k = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			f.IsBytes = true
+			f.Bytes, k = protowire.ConsumeBytes(b)
+		default:
+			return false
+		}
+		if k < 0 || !each(f) {
+			return false
+		}
+		b = b[k:]
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/wire"
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
@@ -36,13 +37,6 @@ const (
 	stExitStatus            = 4
 	stExecutionType         = 6
 	stSubState              = 8
-	cidAppID                = 1 // ContainerIdProto
-	cidAttemptID            = 2
-	cidID                   = 3
-	attAppID                = 1 // ApplicationAttemptIdProto
-	attAttempt              = 2
-	appID                   = 1 // ApplicationIdProto
-	appClusterTimestamp     = 2
 )
 
 // Decoder decodes nodeHeartbeat requests, concurrently. The zero value is ready.
@@ -132,104 +126,22 @@ func runningID(b []byte) (records.ContainerID, bool) {
 		id                records.ContainerID
 		haveID, isRunning bool
 	)
-	ok := fields(b, func(f field) bool {
+	ok := wire.Fields(b, func(f wire.Field) bool {
 		switch {
-		case f.num == stContainerID && f.isBytes:
+		case f.Num == stContainerID && f.IsBytes:
 			haveID = true
-			return containerID(f.bytes, &id)
-		case f.num == stDiagnostics && f.isBytes: // a proto2 string: any bytes
+			return id.MergeWire(f.Bytes)
+		case f.Num == stDiagnostics && f.IsBytes: // a proto2 string: any bytes
 			return true
-		case f.num == stState && !f.isBytes:
+		case f.Num == stState && !f.IsBytes:
 			// The last value wins; one protobuf does not know would be kept aside
 			// instead, so only RUNNING is taken.
-			isRunning = f.varint == uint64(yarnpb.ContainerStateProto_C_RUNNING)
+			isRunning = f.Varint == uint64(yarnpb.ContainerStateProto_C_RUNNING)
 			return isRunning
-		case (f.num == stExitStatus || f.num == stExecutionType || f.num == stSubState) && !f.isBytes:
+		case (f.Num == stExitStatus || f.Num == stExecutionType || f.Num == stSubState) && !f.IsBytes:
 			return true
 		}
 		return false
 	})
 	return id, ok && haveID && isRunning
-}
-
-// containerID merges a ContainerIdProto's fields into id, as protobuf merges a message
-// field that comes more than once; false: not plainly well formed.
-func containerID(b []byte, id *records.ContainerID) bool {
-	return fields(b, func(f field) bool {
-		switch {
-		case f.num == cidAppID && f.isBytes: // deprecated; read, not used
-			var app records.ApplicationID
-			return applicationID(f.bytes, &app)
-		case f.num == cidAttemptID && f.isBytes:
-			return attemptID(f.bytes, &id.Attempt)
-		case f.num == cidID && !f.isBytes:
-			id.ID = int64(f.varint)
-			return true
-		}
-		return false
-	})
-}
-
-func attemptID(b []byte, att *records.AttemptID) bool {
-	return fields(b, func(f field) bool {
-		switch {
-		case f.num == attAppID && f.isBytes:
-			return applicationID(f.bytes, &att.App)
-		case f.num == attAttempt && !f.isBytes:
-			att.Attempt = int32(f.varint)
-			return true
-		}
-		return false
-	})
-}
-
-func applicationID(b []byte, app *records.ApplicationID) bool {
-	return fields(b, func(f field) bool {
-		switch {
-		case f.num == appID && !f.isBytes:
-			app.ID = int32(f.varint)
-			return true
-		case f.num == appClusterTimestamp && !f.isBytes:
-			app.ClusterTimestamp = int64(f.varint)
-			return true
-		}
-		return false
-	})
-}
-
-// field is one field of a message: a varint or a length-delimited value.
-type field struct {
-	num     protowire.Number
-	isBytes bool
-	varint  uint64
-	bytes   []byte
-}
-
-// fields calls each for every field of message b, in order, and reports whether the
-// whole message was read: false once each returns false, at a field of another wire type
-// (fixed-width, group), or at malformed bytes.
-func fields(b []byte, each func(field) bool) bool {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
-		f := field{num: num}
-		var k int
-		switch typ {
-		case protowire.VarintType:
-			f.varint, k = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			f.isBytes = true
-			f.bytes, k = protowire.ConsumeBytes(b)
-		default:
-			return false
-		}
-		if k < 0 || !each(f) {
-			return false
-		}
-		b = b[k:]
-	}
-	return true
 }

@@ -121,6 +121,7 @@ type NodeManager struct {
 	finishedApps []records.ApplicationID
 	shutdown     string
 	heartbeats   int64
+	hbBuf        []byte // the last heartbeat's request bytes, reused
 }
 
 // Start registers the NM (serving ContainerManagementProtocol first if asked) and starts
@@ -277,30 +278,27 @@ func (n *NodeManager) HeartbeatNow() bool { return n.heartbeat() }
 // heartbeat sends one heartbeat and applies the answer; false means stop.
 func (n *NodeManager) heartbeat() bool {
 	n.mu.Lock()
-	n.endDueLocked(time.Now())
-	st := &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(n.responseID),
-		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(time.Now().UnixMilli())}}
-	st.ContainersStatuses = make([]*yarnpb.ContainerStatusProto, 0, len(n.containers))
-	var completed []*simContainer
-	for _, c := range n.containers {
-		if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
-			if c.reported {
-				continue
-			}
-			completed = append(completed, c)
-		}
-		st.ContainersStatuses = append(st.ContainersStatuses, &yarnpb.ContainerStatusProto{ContainerId: c.id.Proto(), State: c.state.Enum(),
-			ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)})
-	}
-	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st}
-	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = n.keys.LastKnown()
+	now := time.Now()
+	n.endDueLocked(now)
+	// The buffer is taken while the call uses it (a test's HeartbeatNow may run beside
+	// the loop's) and given back after: the call copies it into its frame.
+	body, completed, err := n.appendHeartbeatLocked(n.hbBuf[:0], now)
+	n.hbBuf = nil
 	n.mu.Unlock()
+	if err != nil {
+		n.opts.Logger.WithError(err).Error("heartbeat not encoded")
+		return false
+	}
+	req := &rpc.Encoded{Message: &yarnpb.NodeHeartbeatRequestProto{}, Bytes: body}
 
 	start := time.Now()
 	var resp yarnpb.NodeHeartbeatResponseProto
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
-	err := n.rt.Call(ctx, "nodeHeartbeat", req, &resp)
+	err = n.rt.Call(ctx, "nodeHeartbeat", req, &resp)
 	cancel()
+	n.mu.Lock()
+	n.hbBuf = body
+	n.mu.Unlock()
 	if n.opts.OnHeartbeat != nil {
 		n.opts.OnHeartbeat(time.Since(start), err)
 	}

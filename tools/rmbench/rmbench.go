@@ -196,7 +196,7 @@ type run struct {
 	recording atomic.Bool
 	errs      errorLog
 
-	nodes     map[string]*nmsim.NodeManager // "host:port" -> NM; fixed after setup
+	nodes     map[nodeKey]*nmsim.NodeManager // fixed after setup
 	nodeOrder []*nmsim.NodeManager
 	trackers  []*rpc.Client // shared ResourceTracker connections (Options.TrackerConnections)
 
@@ -220,7 +220,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	r := &run{o: o, nodes: make(map[string]*nmsim.NodeManager, o.Nodes)}
+	r := &run{o: o, nodes: make(map[nodeKey]*nmsim.NodeManager, o.Nodes)}
 	setupStart := time.Now()
 	defer r.stopNodes()
 	if err := r.startNodes(ctx); err != nil {
@@ -349,7 +349,7 @@ func (r *run) startNodes(ctx context.Context) error {
 	})
 	for _, nm := range nms {
 		if nm != nil {
-			r.nodes[nm.Key()] = nm
+			r.nodes[nodeKey{nm.NodeID().GetHost(), nm.NodeID().GetPort()}] = nm
 			r.nodeOrder = append(r.nodeOrder, nm)
 		}
 	}
@@ -504,7 +504,7 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		a.client.Request(1, "*", r.o.ContainerMemoryMB, r.o.ContainerVCores, int32(want))
 		callCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		start := time.Now()
-		resp, err := a.client.Allocate(callCtx, 0.5)
+		resp, lean, err := a.client.AllocateGranted(callCtx, 0.5)
 		cancel()
 		got := time.Now()
 		if !r.recording.Load() {
@@ -516,32 +516,45 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		}
 		r.allocateCalls.Add(1)
 		r.alloc.Record(got.Sub(start))
-		r.granted(a, resp.GetAllocatedContainers(), got)
+		r.granted(a, lean.Granted, got)
 		for _, st := range resp.GetCompletedContainerStatuses() {
-			r.running.Add(-1)
-			if st.GetExitStatus() != 0 {
-				r.errs.add(fmt.Sprintf("container exit %d", st.GetExitStatus()), errors.New(st.GetDiagnostics()))
-				continue
-			}
-			r.completed.Add(1)
+			r.completedOne(st.GetExitStatus(), st.GetDiagnostics())
+		}
+		for _, st := range lean.Completed {
+			r.completedOne(st.ExitStatus, st.Diagnostics)
 		}
 	}
 }
 
-func (r *run) granted(a *am, ctrs []*yarnpb.ContainerProto, at time.Time) {
+// completedOne counts a container its AM heard completed.
+func (r *run) completedOne(exit int32, diagnostics string) {
+	r.running.Add(-1)
+	if exit != 0 {
+		r.errs.add(fmt.Sprintf("container exit %d", exit), errors.New(diagnostics))
+		return
+	}
+	r.completed.Add(1)
+}
+
+// nodeKey is a simulated NM's NodeId.
+type nodeKey struct {
+	host string
+	port int32
+}
+
+func (r *run) granted(a *am, ctrs []amclient.Granted, at time.Time) {
 	for _, c := range ctrs {
 		r.allocated.Add(1)
 		if len(a.asked) > 0 {
 			r.grant.Record(at.Sub(a.asked[0]))
 			a.asked = a.asked[1:]
 		}
-		n := c.GetNodeId()
-		nm := r.nodes[fmt.Sprintf("%s:%d", n.GetHost(), n.GetPort())]
+		nm := r.nodes[nodeKey{c.Host, c.Port}]
 		if nm == nil {
-			r.errs.add("grant", fmt.Errorf("container %s on unknown node %s:%d", records.ContainerIDFromProto(c.GetId()), n.GetHost(), n.GetPort()))
+			r.errs.add("grant", fmt.Errorf("container %s on unknown node %s:%d", c.ID, c.Host, c.Port))
 			continue
 		}
-		nm.Run(records.ContainerIDFromProto(c.GetId()), r.o.ContainerTime)
+		nm.Run(c.ID, r.o.ContainerTime)
 		now := r.running.Add(1)
 		for m := r.maxRunning.Load(); now > m && !r.maxRunning.CompareAndSwap(m, now); m = r.maxRunning.Load() {
 		}

@@ -1,0 +1,207 @@
+package amclient
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/wire"
+	"github.com/bobbin-yarn/bobbin/records"
+)
+
+// Granted is a container an allocate answer granted, as a load generator uses it.
+type Granted struct {
+	ID       records.ContainerID
+	Host     string // its NodeManager's NodeId
+	Port     int32
+	Priority int32
+	MemoryMB int64
+	VCores   int32
+}
+
+// Completed is a completed container's status, as a load generator uses it.
+type Completed struct {
+	ID          records.ContainerID
+	ExitStatus  int32
+	Diagnostics string
+}
+
+// Field numbers read from an allocate answer (yarn_service_protos.proto, yarn_protos.proto).
+const (
+	respAllocated          = 3 // AllocateResponseProto.allocated_containers
+	respCompleted          = 4 // AllocateResponseProto.completed_container_statuses
+	ctrID                  = 1 // ContainerProto
+	ctrNodeID              = 2
+	ctrHTTPAddress         = 3
+	ctrResource            = 4
+	ctrPriority            = 5
+	ctrToken               = 6
+	ctrExecutionType       = 7
+	ctrAllocationRequestID = 8
+	ctrVersion             = 9
+	ctrAllocationTags      = 10
+	ctrExposedPorts        = 11
+	tokenIdentifier        = 1 // TokenProto
+	tokenPassword          = 2
+	tokenKind              = 3
+	tokenService           = 4
+	stID                   = 1 // ContainerStatusProto
+	stState                = 2
+	stDiagnostics          = 3
+	stExit                 = 4
+	stExecutionType        = 6
+	stSubState             = 8
+	nodeHost               = 1 // NodeIdProto
+	nodePort               = 2
+	resMemory              = 1 // ResourceProto
+	resVCores              = 2
+	prioValue              = 1 // PriorityProto
+)
+
+// decodeGranted decodes an AllocateResponseProto's bytes into resp, except its allocated
+// containers and completed statuses, which it returns as Granted and Completed. A load
+// generator's AMs receive tens of thousands of each a second; as messages every one was
+// a dozen allocations (a container's token most), which cost the generator more CPU than
+// the RM spent handing them out. One whose fields are not plainly encoded is left to
+// protobuf (in resp).
+func decodeGranted(b []byte, resp *yarnpb.AllocateResponseProto) ([]Granted, []Completed, error) {
+	var (
+		granted   []Granted
+		completed []Completed
+		rest      []byte
+		copied    int
+	)
+	for off := 0; off < len(b); {
+		num, typ, n := protowire.ConsumeTag(b[off:])
+		if n < 0 {
+			break // protobuf reports it below
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[off+n:])
+		if m < 0 {
+			break
+		}
+		lean := false
+		if typ == protowire.BytesType && (num == respAllocated || num == respCompleted) {
+			v, _ := protowire.ConsumeBytes(b[off+n:])
+			if num == respAllocated {
+				var g Granted
+				if g, lean = grantedContainer(v); lean {
+					granted = append(granted, g)
+				}
+			} else {
+				var c Completed
+				if c, lean = completedStatus(v); lean {
+					completed = append(completed, c)
+				}
+			}
+		}
+		if lean {
+			if rest == nil {
+				rest = make([]byte, 0, len(b)/8)
+			}
+			rest = append(rest, b[copied:off]...)
+			copied = off + n + m
+		}
+		off += n + m
+	}
+	if rest == nil {
+		rest = b
+	} else {
+		rest = append(rest, b[copied:]...)
+	}
+	if err := proto.Unmarshal(rest, resp); err != nil {
+		return nil, nil, fmt.Errorf("decode allocate response: %w", err)
+	}
+	return granted, completed, nil
+}
+
+// completedStatus reads a ContainerStatusProto's id, exit status and diagnostics; false
+// when any field is not plainly encoded, or is one protobuf would check or keep aside.
+func completedStatus(b []byte) (Completed, bool) {
+	c := Completed{ExitStatus: -1000, Diagnostics: "N/A"} // the fields' defaults
+	ok := wire.Fields(b, func(f wire.Field) bool {
+		switch {
+		case f.Num == stID && f.IsBytes:
+			return c.ID.MergeWire(f.Bytes)
+		case f.Num == stDiagnostics && f.IsBytes:
+			c.Diagnostics = string(f.Bytes)
+		case f.Num == stExit && !f.IsBytes:
+			c.ExitStatus = int32(f.Varint)
+		case (f.Num == stState || f.Num == stExecutionType || f.Num == stSubState) && !f.IsBytes:
+		default:
+			return false
+		}
+		return true
+	})
+	return c, ok
+}
+
+// grantedContainer reads a ContainerProto's id, node, resource and priority; false when
+// any field is not plainly encoded, or is one protobuf would check or keep aside.
+func grantedContainer(b []byte) (Granted, bool) {
+	var g Granted
+	ok := wire.Fields(b, func(f wire.Field) bool {
+		switch f.Num {
+		case ctrID:
+			return f.IsBytes && g.ID.MergeWire(f.Bytes)
+		case ctrNodeID:
+			return f.IsBytes && wire.Fields(f.Bytes, func(f wire.Field) bool {
+				switch {
+				case f.Num == nodeHost && f.IsBytes:
+					g.Host = string(f.Bytes)
+				case f.Num == nodePort && !f.IsBytes:
+					g.Port = int32(f.Varint)
+				default:
+					return false
+				}
+				return true
+			})
+		case ctrResource:
+			// Memory and vcores only: another resource type's record has a required
+			// field protobuf checks, so such a container is left to protobuf.
+			return f.IsBytes && wire.Fields(f.Bytes, func(f wire.Field) bool {
+				switch {
+				case f.Num == resMemory && !f.IsBytes:
+					g.MemoryMB = int64(f.Varint)
+				case f.Num == resVCores && !f.IsBytes:
+					g.VCores = int32(f.Varint)
+				default:
+					return false
+				}
+				return true
+			})
+		case ctrPriority:
+			return f.IsBytes && wire.Fields(f.Bytes, func(f wire.Field) bool {
+				if f.Num != prioValue || f.IsBytes {
+					return false
+				}
+				g.Priority = int32(f.Varint)
+				return true
+			})
+		case ctrToken:
+			return f.IsBytes && completeToken(f.Bytes)
+		case ctrHTTPAddress, ctrAllocationTags, ctrExposedPorts:
+			return f.IsBytes
+		case ctrExecutionType, ctrAllocationRequestID, ctrVersion:
+			return !f.IsBytes
+		}
+		return false // a field protobuf would keep as unknown: left to it
+	})
+	return g, ok
+}
+
+// completeToken reports whether a TokenProto's bytes hold its four required fields, and
+// nothing else, as protobuf requires of a message it decodes.
+func completeToken(b []byte) bool {
+	var seen [tokenService + 1]bool
+	ok := wire.Fields(b, func(f wire.Field) bool {
+		if f.Num < tokenIdentifier || f.Num > tokenService || !f.IsBytes {
+			return false
+		}
+		seen[f.Num] = true
+		return true
+	})
+	return ok && seen[tokenIdentifier] && seen[tokenPassword] && seen[tokenKind] && seen[tokenService]
+}

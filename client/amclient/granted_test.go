@@ -1,0 +1,126 @@
+package amclient
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+)
+
+func grantedFromProto(c *yarnpb.ContainerProto) Granted {
+	return Granted{ID: records.ContainerIDFromProto(c.GetId()), Host: c.GetNodeId().GetHost(), Port: c.GetNodeId().GetPort(),
+		Priority: c.GetPriority().GetPriority(), MemoryMB: c.GetResource().GetMemory(), VCores: c.GetResource().GetVirtualCores()}
+}
+
+func completedFromProto(st *yarnpb.ContainerStatusProto) Completed {
+	return Completed{ID: records.ContainerIDFromProto(st.GetContainerId()), ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()}
+}
+
+func sampleResponse() *yarnpb.AllocateResponseProto {
+	ctr := func(id int64, host string, port int32) *yarnpb.ContainerProto {
+		cid := records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1700000000000, ID: 7}, Attempt: 1}, ID: id}
+		return &yarnpb.ContainerProto{Id: cid.Proto(), NodeId: &yarnpb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(port)},
+			NodeHttpAddress: proto.String(host + ":8042"), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+			Priority: &yarnpb.PriorityProto{Priority: proto.Int32(3)}, ExecutionType: yarnpb.ExecutionTypeProto_GUARANTEED.Enum(),
+			ContainerToken: &commonpb.TokenProto{Identifier: []byte("ident"), Password: []byte("pw"), Kind: proto.String("ContainerToken"), Service: proto.String(host + ":45454")}}
+	}
+	withType := ctr(3, "h3", 3)
+	withType.Resource.ResourceValueMap = []*yarnpb.ResourceInformationProto{{Key: proto.String("yarn.io/gpu"), Value: proto.Int64(1)}}
+	return &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(4), NumClusterNodes: proto.Int32(2),
+		AllocatedContainers:        []*yarnpb.ContainerProto{ctr(1, "h1", 1), ctr(1<<40|2, "h2", 2), withType},
+		CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{{ContainerId: ctr(9, "h1", 1).Id, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}}
+}
+
+// The granted containers read from the bytes are the ones protobuf decodes, and the rest
+// of the answer is what protobuf gives; a container with another resource type is left to
+// protobuf.
+func TestDecodeGrantedReadsWhatProtobufReads(t *testing.T) {
+	want := sampleResponse()
+	b, err := proto.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got yarnpb.AllocateResponseProto
+	granted, completed, err := decodeGranted(b, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGranted := []Granted{grantedFromProto(want.AllocatedContainers[0]), grantedFromProto(want.AllocatedContainers[1])}
+	if !slices.Equal(granted, wantGranted) {
+		t.Errorf("granted %+v, want %+v", granted, wantGranted)
+	}
+	if len(got.AllocatedContainers) != 1 || !proto.Equal(got.AllocatedContainers[0], want.AllocatedContainers[2]) {
+		t.Errorf("left to protobuf: %v, want the container with a GPU", got.AllocatedContainers)
+	}
+	wantCompleted := []Completed{{ID: records.ContainerIDFromProto(want.CompletedContainerStatuses[0].GetContainerId()), ExitStatus: 0, Diagnostics: "N/A"}}
+	if !slices.Equal(completed, wantCompleted) || len(got.CompletedContainerStatuses) != 0 {
+		t.Errorf("completed %+v (and %v left to protobuf), want %+v", completed, got.CompletedContainerStatuses, wantCompleted)
+	}
+	got.AllocatedContainers, want.AllocatedContainers = nil, nil
+	want.CompletedContainerStatuses = nil
+	if !proto.Equal(&got, want) {
+		t.Errorf("rest %v, want %v", &got, want)
+	}
+}
+
+// FuzzDecodeGranted: for any bytes, decodeGranted fails where proto.Unmarshal fails, and
+// otherwise gives the same answer, its allocated containers split between Granted and the
+// response.
+func FuzzDecodeGranted(f *testing.F) {
+	b, _ := proto.Marshal(sampleResponse())
+	f.Add(b)
+	f.Add([]byte{0x1a, 0x02, 0x0a, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var lean, full yarnpb.AllocateResponseProto
+		granted, completed, err := decodeGranted(b, &lean)
+		ferr := proto.Unmarshal(b, &full)
+		if (err == nil) != (ferr == nil) {
+			t.Fatalf("decodeGranted error %v, proto.Unmarshal error %v", err, ferr)
+		}
+		if err != nil {
+			return
+		}
+		// The same containers, as a multiset (those left to protobuf keep their order
+		// among themselves, not among the granted).
+		var all, split []string
+		for _, c := range full.AllocatedContainers {
+			all = append(all, fmt.Sprintf("%+v", grantedFromProto(c)))
+		}
+		for _, g := range granted {
+			split = append(split, fmt.Sprintf("%+v", g))
+		}
+		for _, c := range lean.AllocatedContainers {
+			split = append(split, fmt.Sprintf("%+v", grantedFromProto(c)))
+		}
+		slices.Sort(all)
+		slices.Sort(split)
+		if !slices.Equal(all, split) {
+			t.Fatalf("containers %v, protobuf has %v", split, all)
+		}
+		var allDone, splitDone []string
+		for _, st := range full.CompletedContainerStatuses {
+			allDone = append(allDone, fmt.Sprintf("%+v", completedFromProto(st)))
+		}
+		for _, c := range completed {
+			splitDone = append(splitDone, fmt.Sprintf("%+v", c))
+		}
+		for _, st := range lean.CompletedContainerStatuses {
+			splitDone = append(splitDone, fmt.Sprintf("%+v", completedFromProto(st)))
+		}
+		slices.Sort(allDone)
+		slices.Sort(splitDone)
+		if !slices.Equal(allDone, splitDone) {
+			t.Fatalf("completed %v, protobuf has %v", splitDone, allDone)
+		}
+		lean.AllocatedContainers, full.AllocatedContainers = nil, nil
+		lean.CompletedContainerStatuses, full.CompletedContainerStatuses = nil, nil
+		if !proto.Equal(&lean, &full) {
+			t.Fatalf("rest %v, protobuf %v", &lean, &full)
+		}
+	})
+}

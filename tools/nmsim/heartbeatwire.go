@@ -1,0 +1,63 @@
+package nmsim
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/wire"
+)
+
+// Field numbers of the messages a heartbeat's request is written with.
+const (
+	requestNodeStatus   = 1 // NodeHeartbeatRequestProto.node_status
+	nodeStatusContainer = 3 // NodeStatusProto.containersStatuses
+	statusID            = 1 // ContainerStatusProto.container_id
+	statusState         = 2
+	statusDiagnostics   = 3
+	statusExit          = 4
+)
+
+// appendHeartbeatLocked appends the bytes of the heartbeat's NodeHeartbeatRequestProto —
+// the node's status with a status for each container, as a Java NM reports them — and
+// returns the completed containers it reports for the first time; n.mu is held.
+//
+// A load generator's NMs repeat tens of thousands of running containers' statuses every
+// second: building a message per status cost the generator a third of its CPU, which
+// it shares with the RM it measures, so the statuses are written as bytes (what
+// proto.Marshal writes for them) and only the small rest is marshalled.
+func (n *NodeManager) appendHeartbeatLocked(b []byte, now time.Time) ([]byte, []*simContainer, error) {
+	st := &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(n.responseID),
+		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(now.UnixMilli())}}
+	head, err := proto.Marshal(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	var completed []*simContainer
+	b, _ = wire.AppendMessage(b, requestNodeStatus, func(b []byte) []byte {
+		b = append(b, head...)
+		for _, c := range n.containers {
+			if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
+				if c.reported {
+					continue
+				}
+				completed = append(completed, c)
+			}
+			b, _ = wire.AppendMessage(b, nodeStatusContainer, c.appendStatus)
+		}
+		return b
+	})
+	req := &yarnpb.NodeHeartbeatRequestProto{}
+	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = n.keys.LastKnown()
+	b, err = proto.MarshalOptions{}.MarshalAppend(b, req)
+	return b, completed, err
+}
+
+// appendStatus appends the fields of c's ContainerStatusProto.
+func (c *simContainer) appendStatus(b []byte) []byte {
+	b, _ = wire.AppendMessage(b, statusID, c.id.AppendProto)
+	b = wire.AppendInt32(b, statusState, int32(c.state))
+	b = wire.AppendString(b, statusDiagnostics, c.diag)
+	return wire.AppendInt32(b, statusExit, c.exit)
+}
