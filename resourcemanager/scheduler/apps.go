@@ -29,7 +29,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 		label = g.queue.DefaultNodeLabelExpression
 	}
 	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
-		containers: map[ContainerID]*container{}, undelivered: map[ContainerID]*container{}, blacklist: map[string]bool{}, missed: map[int32]int{}}
+		containers: containerSet{kind: ofApp}, undelivered: containerSet{kind: undelivered}, blacklist: map[string]bool{}, missed: map[int32]int{}}
 	e.nextApp++
 	e.apps[spec.ID] = a
 	g.apps = append(g.apps, a)
@@ -57,8 +57,8 @@ func (e *Engine) RemoveApp(id AppID) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range a.containers {
-		e.release(c)
+	for a.containers.len() > 0 { // release takes each out of the set
+		e.release(a.containers.items[a.containers.len()-1])
 	}
 	delete(e.apps, id)
 	g := a.group
@@ -231,7 +231,7 @@ func (e *Engine) release(c *container) {
 	n, a := c.node, c.app
 	old := n.free()
 	n.allocated = n.allocated.Sub(c.resource)
-	delete(n.containers, c.id)
+	n.containers.remove(c)
 	if n.schedulable() {
 		e.partitions[n.spec.Partition].place.update(n, old)
 	}
@@ -247,8 +247,8 @@ func (e *Engine) release(c *container) {
 	}
 	e.containers.del(c.id)
 	delete(e.preempting, c.id)
-	delete(a.containers, c.id)
-	delete(a.undelivered, c.id)
+	a.containers.remove(c)
+	a.undelivered.remove(c)
 }
 
 // unseen counts the app's undelivered containers that ask covers: same priority and
@@ -259,7 +259,7 @@ func (e *Engine) release(c *container) {
 // finishes). Bobbin subtracts them.
 func (a *app) unseen(ask Ask) int {
 	n := 0
-	for _, c := range a.undelivered {
+	for _, c := range a.undelivered.items {
 		if c.priority != ask.Priority || c.resource != ask.Capability {
 			continue
 		}
@@ -280,7 +280,9 @@ func (e *Engine) Delivered(appID AppID, ids []ContainerID) {
 		return
 	}
 	for _, id := range ids {
-		delete(a.undelivered, id)
+		if c, ok := e.containers.get(id); ok && c.app == a {
+			a.undelivered.remove(c)
+		}
 	}
 }
 

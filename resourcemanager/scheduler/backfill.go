@@ -34,7 +34,7 @@ func endOf(c *container) time.Time {
 // its duration).
 func freeAt(n *node, t time.Time, rs []reservation) Resource {
 	f := n.free()
-	for _, c := range n.containers {
+	for _, c := range n.containers.items {
 		if end := endOf(c); !end.IsZero() && !end.After(t) {
 			f = f.Add(c.resource)
 		}
@@ -54,7 +54,7 @@ func (e *Engine) reserve(p *partition, req Resource, dur time.Duration, now time
 	var times []time.Time
 	times = append(times, now)
 	for _, n := range p.nodes {
-		for _, c := range n.containers {
+		for _, c := range n.containers.items {
 			if end := endOf(c); !end.IsZero() && end.After(now) {
 				times = append(times, end)
 			}

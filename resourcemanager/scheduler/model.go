@@ -21,7 +21,7 @@ type NodeSpec struct {
 type node struct {
 	spec       NodeSpec
 	allocated  Resource
-	containers map[ContainerID]*container
+	containers containerSet
 	order      int // insertion order, the first-fit scan order
 }
 
@@ -85,6 +85,8 @@ type container struct {
 	preemptedFor *group
 	// assumed: planned by Schedule and not yet confirmed by the caller (see Plan).
 	assumed bool
+	// slots are its places in its node's and application's sets (containerSet).
+	slots [setKinds]int32
 }
 
 // Allocation is one placement decided by the engine.
@@ -121,10 +123,10 @@ type app struct {
 	// blacklist holds node ids the app asked not to be placed on.
 	blacklist map[string]bool
 	// containers are the app's running containers.
-	containers map[ContainerID]*container
+	containers containerSet
 	// undelivered are its non-AM containers the AM has not been handed yet (see
 	// Delivered): an ask the AM sends before seeing them counts them as outstanding.
-	undelivered map[ContainerID]*container
+	undelivered containerSet
 }
 
 // sortAsks orders an app's ANY asks: best (lowest) YARN priority first, then smaller

@@ -18,7 +18,7 @@ func (e *Engine) AddNode(spec NodeSpec) error {
 	if spec.Rack == "" {
 		spec.Rack = "/default-rack"
 	}
-	n := &node{spec: spec, containers: map[ContainerID]*container{}, order: e.nextNode}
+	n := &node{spec: spec, containers: containerSet{kind: onNode}, order: e.nextNode}
 	e.nextNode++
 	e.nodes[spec.ID] = n
 	e.attach(n)
@@ -48,7 +48,7 @@ func (e *Engine) UpdateNode(spec NodeSpec) error {
 		old.allocated = old.allocated.Sub(n.allocated)
 		cur.allocated = cur.allocated.Add(n.allocated)
 		old.weightsDirty, cur.weightsDirty = true, true
-		for _, c := range n.containers {
+		for _, c := range n.containers.items {
 			g := c.app.group
 			g.used[from] = g.used[from].Sub(c.resource)
 			g.used[spec.Partition] = g.used[spec.Partition].Add(c.resource)
@@ -66,12 +66,14 @@ func (e *Engine) RemoveNode(id string) ([]ContainerID, error) {
 		return nil, fmt.Errorf("node %s: %w", id, ErrUnknownNode)
 	}
 	var lost []ContainerID
-	for cid := range n.containers {
-		lost = append(lost, cid)
+	for _, c := range n.containers.items {
+		lost = append(lost, c.id)
 	}
 	sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
 	for _, cid := range lost {
-		e.release(n.containers[cid])
+		if c, ok := e.containers.get(cid); ok {
+			e.release(c)
+		}
 	}
 	e.detach(n)
 	delete(e.nodes, id)

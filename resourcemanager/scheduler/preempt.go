@@ -158,7 +158,7 @@ func (e *Engine) dueKills(now time.Time) []Preemption {
 func (e *Engine) containersOf(g *group, p *partition) []*container {
 	var out []*container
 	for _, a := range g.apps {
-		for _, c := range a.containers {
+		for _, c := range a.containers.items {
 			if c.node.spec.Partition == p.name {
 				out = append(out, c)
 			}

@@ -40,14 +40,14 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	c := &container{id: e.nextCID, app: a, node: n, resource: rc.Resource, priority: rc.Priority, am: rc.AM, start: rc.Start}
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
-	n.containers[c.id] = c
+	n.containers.add(c)
 	if n.schedulable() {
 		p.place.update(n, old)
 	}
 	p.allocated = p.allocated.Add(c.resource)
 	p.weightsDirty = true
 	e.containers.put(c)
-	a.containers[c.id] = c
+	a.containers.add(c)
 	a.used = a.used.Add(c.resource)
 	a.running++
 	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)

@@ -242,13 +242,13 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now(), assumed: true}
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
-	n.containers[c.id] = c
+	n.containers.add(c)
 	p.place.update(n, old)
 	p.allocated = p.allocated.Add(c.resource)
 	e.containers.put(c)
-	a.containers[c.id] = c
+	a.containers.add(c)
 	if !c.am {
-		a.undelivered[c.id] = c
+		a.undelivered.add(c)
 	}
 	a.used = a.used.Add(c.resource)
 	a.running++
