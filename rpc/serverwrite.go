@@ -17,18 +17,31 @@ func (c *serverConn) writeSuccess(caller *Caller, resp proto.Message) {
 		ClientId:            caller.ClientID,
 		RetryCount:          proto.Int32(caller.RetryCount),
 	}
-	var buf []byte
-	if e, ok := resp.(*Encoded); ok {
-		buf = make([]byte, 0, len(e.Bytes)+64) // the header is some 30 bytes
+	buf, _ := c.srv.frames.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
 	}
-	pkt, err := AppendFrame(buf, h, resp)
+	if e, ok := resp.(*Encoded); ok && cap(*buf) < len(e.Bytes)+64 {
+		*buf = make([]byte, 0, len(e.Bytes)+64) // the header is some 30 bytes
+	}
+	pkt, err := AppendFrame((*buf)[:0], h, resp)
 	if err != nil {
+		c.srv.frames.Put(buf)
 		c.writeCallError(caller.CallID, caller.ClientID, caller.RetryCount, &RemoteError{Class: ClassRpcServerException,
 			Code: commonpb.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, Message: fmt.Sprintf("Error serializing response: %v", err)})
 		return
 	}
 	c.writeAnswer(pkt)
+	// Written (or failed) synchronously, and neither the connection nor its keeper keep
+	// the packet: the buffer is free. Large ones are dropped, not held by the pool.
+	if cap(pkt) <= maxPooledFrame {
+		*buf = pkt
+		c.srv.frames.Put(buf)
+	}
 }
+
+// maxPooledFrame is the largest response buffer kept for reuse.
+const maxPooledFrame = 256 << 10
 
 // writeCallError answers a call with an error.
 func (c *serverConn) writeCallError(callID int32, clientID []byte, retry int32, re *RemoteError) {

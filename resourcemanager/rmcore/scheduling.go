@@ -1,6 +1,7 @@
 package rmcore
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -297,21 +298,22 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	return out
 }
 
-// DrainFor hands an attempt what it is owed: new containers (as AllocateResponseProto
-// allocated_containers entries, with tokens issued now, see appendAllocated), NMTokens for
-// their nodes it has not had yet, and completed container statuses (as
-// completed_container_statuses entries).
-func (rm *Core) DrainFor(att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto, []byte) {
+// DrainFor hands an attempt what it is owed, appending to b (an AllocateResponseProto's
+// bytes) its new containers (allocated_containers entries, with tokens issued now, see
+// appendAllocated), then its completed container statuses (completed_container_statuses
+// entries); it returns NMTokens for the containers' nodes it has not had yet.
+func (rm *Core) DrainFor(b []byte, att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto) {
 	now := rm.Opts.Now()
 	allocated, completed, need := rm.Containers.Drain(att, now)
 	// A container entry is some 200 to 300 bytes (host names, user): room up front, not
 	// the doublings of a growing slice.
-	containers := make([]byte, 0, len(allocated)*containerEntryBytes)
+	b = slices.Grow(b, len(allocated)*containerEntryBytes+len(completed))
 	delivered := make([]scheduler.ContainerID, 0, len(allocated))
 	for _, rc := range allocated {
-		containers = rm.appendAllocated(containers, rc, now)
+		b = rm.appendAllocated(b, rc, now)
 		delivered = append(delivered, rc.EngineID)
 	}
+	b = append(b, completed...)
 	if len(delivered) > 0 {
 		// The AM's next asks have seen these (see scheduler.Engine.Delivered).
 		rm.Engine.Delivered(EngineID(att.App), delivered)
@@ -325,7 +327,7 @@ func (rm *Core) DrainFor(att records.AttemptID, user string) ([]byte, []*yarnpb.
 		}
 		tokens = append(tokens, &yarnpb.NMTokenProto{NodeId: n, Token: tok.Proto()})
 	}
-	return containers, tokens, completed
+	return b, tokens
 }
 
 // TakePreemptions returns, once, the containers an attempt is asked to give back.

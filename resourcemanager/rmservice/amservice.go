@@ -125,10 +125,11 @@ func attemptNotFound(att records.AttemptID) error {
 // asks, blacklist and releases, and takes what the attempt has to collect; the registry
 // is locked only to read and to record the attempt's fields.
 // The answer is returned marshalled, its allocated containers written as bytes from the
-// start (rmcore.DrainFor); the bytes kept for a retry are the ones sent.
+// start (rmcore.DrainFor).
 func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) ([]byte, error) {
 	var (
 		lastID   int32
+		lastSize int // the size of the attempt's last answer
 		user     string
 		priority int32
 		replay   []byte
@@ -140,7 +141,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 			return
 		}
 		at.LastPing = s.rm.Opts.Now()
-		lastID, user, priority = at.LastResponseID, a.User, a.Priority
+		lastID, user, priority, lastSize = at.LastResponseID, a.User, a.Priority, len(at.LastResponse)
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
 			at.Progress = p
 		}
@@ -182,11 +183,17 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	if len(req.GetAsk()) > 0 {
 		s.rm.KickScheduler()
 	}
-	allocated, tokens, completed := s.rm.DrainFor(att, user)
-	total, used := s.rm.Engine.Totals()
 	// Fields up to response_id, the allocated containers (field 3) and completed statuses
-	// (4), then the rest: the order proto.Marshal writes a whole answer in.
+	// (4), then the rest: the order proto.Marshal writes a whole answer in. The answer
+	// is written in one buffer sized like the attempt's last (answers come every second
+	// and change slowly); the bytes kept for a retry are the ones sent.
 	head := &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(lastID + 1)}
+	b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, lastSize+512), head)
+	if err != nil {
+		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
+	}
+	b, tokens := s.rm.DrainFor(b, att, user)
+	total, used := s.rm.Engine.Totals()
 	rest := &yarnpb.AllocateResponseProto{
 		NmTokens:        tokens,
 		NumClusterNodes: proto.Int32(s.rm.Nodes.Running()),
@@ -201,12 +208,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		// A key roll is under way: the AM switches to a token of the next key.
 		rest.AmRmToken = tok.Proto()
 	}
-	b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, 16+len(allocated)+len(completed)+proto.Size(rest)), head)
-	if err == nil {
-		b = append(append(b, allocated...), completed...)
-		b, err = proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, rest) // sized above
-	}
-	if err != nil {
+	if b, err = (proto.MarshalOptions{}).MarshalAppend(b, rest); err != nil {
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
 	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
