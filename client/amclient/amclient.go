@@ -141,8 +141,7 @@ func (c *Client) Allocate(ctx context.Context, progress float32) (*yarnpb.Alloca
 
 // AllocateGranted is Allocate for a load generator: the granted containers and the
 // completed statuses come back as Granted and Completed, read from the answer's bytes
-// without building their messages (tokens and all); the response holds only those not
-// plainly encoded.
+// without building their messages (tokens and all), and not in the response.
 func (c *Client) AllocateGranted(ctx context.Context, progress float32) (*yarnpb.AllocateResponseProto, *Lean, error) {
 	lean := &Lean{}
 	resp, err := c.allocate(ctx, progress, lean)

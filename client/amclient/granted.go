@@ -64,8 +64,8 @@ const (
 // containers and completed statuses, which it returns as Granted and Completed. A load
 // generator's AMs receive tens of thousands of each a second; as messages every one was
 // a dozen allocations (a container's token most), which cost the generator more CPU than
-// the RM spent handing them out. One whose fields are not plainly encoded is left to
-// protobuf (in resp).
+// the RM spent handing them out. One whose fields are not plainly encoded is decoded by
+// protobuf, then converted.
 func decodeGranted(b []byte, resp *yarnpb.AllocateResponseProto) ([]Granted, []Completed, error) {
 	var (
 		granted   []Granted
@@ -114,7 +114,25 @@ func decodeGranted(b []byte, resp *yarnpb.AllocateResponseProto) ([]Granted, []C
 	if err := proto.Unmarshal(rest, resp); err != nil {
 		return nil, nil, fmt.Errorf("decode allocate response: %w", err)
 	}
+	// Those protobuf decoded (a 3.x RM's, with fields read here only as protobuf does)
+	// join the rest, so a caller finds every container in one place.
+	for _, c := range resp.AllocatedContainers {
+		granted = append(granted, grantedFromProto(c))
+	}
+	for _, st := range resp.CompletedContainerStatuses {
+		completed = append(completed, completedFromProto(st))
+	}
+	resp.AllocatedContainers, resp.CompletedContainerStatuses = nil, nil
 	return granted, completed, nil
+}
+
+func grantedFromProto(c *yarnpb.ContainerProto) Granted {
+	return Granted{ID: records.ContainerIDFromProto(c.GetId()), Host: c.GetNodeId().GetHost(), Port: c.GetNodeId().GetPort(),
+		Priority: c.GetPriority().GetPriority(), MemoryMB: c.GetResource().GetMemory(), VCores: c.GetResource().GetVirtualCores()}
+}
+
+func completedFromProto(st *yarnpb.ContainerStatusProto) Completed {
+	return Completed{ID: records.ContainerIDFromProto(st.GetContainerId()), ExitStatus: st.GetExitStatus(), Diagnostics: st.GetDiagnostics()}
 }
 
 // completedStatus reads a ContainerStatusProto's id, exit status and diagnostics; false

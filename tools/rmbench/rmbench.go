@@ -504,7 +504,7 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		a.client.Request(1, "*", r.o.ContainerMemoryMB, r.o.ContainerVCores, int32(want))
 		callCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		start := time.Now()
-		resp, lean, err := a.client.AllocateGranted(callCtx, 0.5)
+		_, lean, err := a.client.AllocateGranted(callCtx, 0.5)
 		cancel()
 		got := time.Now()
 		if !r.recording.Load() {
@@ -517,9 +517,6 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		r.allocateCalls.Add(1)
 		r.alloc.Record(got.Sub(start))
 		r.granted(a, lean.Granted, got)
-		for _, st := range resp.GetCompletedContainerStatuses() {
-			r.completedOne(st.GetExitStatus(), st.GetDiagnostics())
-		}
 		for _, st := range lean.Completed {
 			r.completedOne(st.ExitStatus, st.Diagnostics)
 		}
