@@ -1,6 +1,7 @@
 package rmcore
 
 import (
+	"runtime"
 	"slices"
 	"context"
 	"errors"
@@ -76,6 +77,10 @@ func (rm *Core) SchedulePass() {
 		if len(res.Allocations) < scheduler.SliceSize {
 			return
 		}
+		// Let the handlers waiting for a core run before the next slice: at saturation
+		// the pass otherwise keeps its core for its whole time slice (paired runs at 38k
+		// containers/s: allocate p50 7-9 ms against 10-17 ms).
+		runtime.Gosched()
 	}
 }
 
