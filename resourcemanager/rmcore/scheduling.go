@@ -1,11 +1,11 @@
 package rmcore
 
 import (
-	"runtime"
-	"slices"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
