@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -220,21 +221,47 @@ func (e *Engine) ReleaseAll(ids []ContainerID) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// A heartbeat's completions are all on its node: the placement index moves each
+	// node once, from its free resources before the first release, not once per
+	// container (a tenth of the RM's CPU at 50,000 a second). The index orders nodes by
+	// their values alone, so one move ends where several would.
+	type moved struct {
+		n   *node
+		old Resource
+	}
+	var nodes []moved
 	for _, id := range ids {
-		if c, ok := e.containers.get(id); ok {
-			e.release(c)
+		c, ok := e.containers.get(id)
+		if !ok {
+			continue
+		}
+		if !slices.ContainsFunc(nodes, func(m moved) bool { return m.n == c.node }) {
+			nodes = append(nodes, moved{c.node, c.node.free()})
+		}
+		e.unbook(c)
+	}
+	for _, m := range nodes {
+		if m.n.schedulable() {
+			e.partitions[m.n.spec.Partition].place.update(m.n, m.old)
 		}
 	}
 }
 
 func (e *Engine) release(c *container) {
-	n, a := c.node, c.app
+	n := c.node
 	old := n.free()
-	n.allocated = n.allocated.Sub(c.resource)
-	n.containers.remove(c)
+	e.unbook(c)
 	if n.schedulable() {
 		e.partitions[n.spec.Partition].place.update(n, old)
 	}
+}
+
+// unbook takes c off its node, application, group and partition, leaving the node's
+// place in the placement index to the caller.
+func (e *Engine) unbook(c *container) {
+	n, a := c.node, c.app
+	n.allocated = n.allocated.Sub(c.resource)
+	n.containers.remove(c)
 	a.used = a.used.Sub(c.resource)
 	a.running--
 	p := e.partitions[n.spec.Partition]
