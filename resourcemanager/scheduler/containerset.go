@@ -3,7 +3,7 @@ package scheduler
 // The sets of containers each node and application holds. At tens of thousands of
 // allocations a second every container enters and leaves three of them; as maps keyed
 // by container id each add and remove was a hash probe of a large, churning table (a
-// cache miss, an eighth of the RM's CPU), so they are slices where each container
+// cache miss each), so they are slices where each container
 // records its place: adding appends, removing moves the last one into the hole.
 
 // setKind names the sets a container is in; its slot in each is container.slots[kind].

@@ -24,7 +24,7 @@ const (
 // returns the completed containers it reports for the first time; n.mu is held.
 //
 // A load generator's NMs repeat tens of thousands of running containers' statuses every
-// second: building a message per status cost the generator a third of its CPU, which
+// second: building a message per status cost the generator a tenth of its CPU, which
 // it shares with the RM it measures, so the statuses are written as bytes (what
 // proto.Marshal writes for them) and only the small rest is marshalled.
 func (n *NodeManager) appendHeartbeatLocked(b []byte, now time.Time) ([]byte, []*simContainer, error) {
