@@ -77,32 +77,10 @@ func FuzzDecodeGranted(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// The same containers, as a multiset (those protobuf decoded come after the
-		// others).
-		var all, split []string
-		for _, c := range full.AllocatedContainers {
-			all = append(all, fmt.Sprintf("%+v", grantedFromProto(c)))
-		}
-		for _, g := range granted {
-			split = append(split, fmt.Sprintf("%+v", g))
-		}
-		slices.Sort(all)
-		slices.Sort(split)
-		if !slices.Equal(all, split) {
-			t.Fatalf("containers %v, protobuf has %v", split, all)
-		}
-		var allDone, splitDone []string
-		for _, st := range full.CompletedContainerStatuses {
-			allDone = append(allDone, fmt.Sprintf("%+v", completedFromProto(st)))
-		}
-		for _, c := range completed {
-			splitDone = append(splitDone, fmt.Sprintf("%+v", c))
-		}
-		slices.Sort(allDone)
-		slices.Sort(splitDone)
-		if !slices.Equal(allDone, splitDone) {
-			t.Fatalf("completed %v, protobuf has %v", splitDone, allDone)
-		}
+		// The same containers and statuses, as multisets (those protobuf decoded come
+		// after the others).
+		sameMultiset(t, "containers", granted, full.AllocatedContainers, grantedFromProto)
+		sameMultiset(t, "completed", completed, full.CompletedContainerStatuses, completedFromProto)
 		if len(lean.AllocatedContainers)+len(lean.CompletedContainerStatuses) > 0 {
 			t.Fatalf("containers or statuses left in the response: %v", &lean)
 		}
@@ -111,4 +89,21 @@ func FuzzDecodeGranted(f *testing.F) {
 			t.Fatalf("rest %v, protobuf %v", &lean, &full)
 		}
 	})
+}
+
+// sameMultiset fails t unless got holds the values of want (converted), in any order.
+func sameMultiset[V any, M any](t *testing.T, what string, got []V, want []M, convert func(M) V) {
+	t.Helper()
+	var g, w []string
+	for _, v := range got {
+		g = append(g, fmt.Sprintf("%+v", v))
+	}
+	for _, m := range want {
+		w = append(w, fmt.Sprintf("%+v", convert(m)))
+	}
+	slices.Sort(g)
+	slices.Sort(w)
+	if !slices.Equal(g, w) {
+		t.Fatalf("%s %v, protobuf has %v", what, g, w)
+	}
 }
