@@ -70,6 +70,7 @@ var Defaults = []Default{
 
 	// yarn-site.xml: NodeManager tracking
 	{Key: "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", Value: "1000", Doc: "Heartbeat interval the RM asks NodeManagers to keep (nextHeartBeatInterval)."},
+	{Key: "bobbin.resourcemanager.nodemanagers.heartbeat-spread-percent", Value: "10", Doc: "Bobbin addition: each heartbeat's answer moves the node's next heartbeat by up to this percent of the interval towards the node's own place in it (a hash of its id), so that heartbeats stay spread over the interval instead of gathering into bursts (after an RM restart, say). 0: every answer names the interval unchanged, as the Java RM does. At most 50."},
 	{Key: "yarn.nm.liveness-monitor.expiry-interval-ms", Value: "600000", Doc: "A NodeManager silent this long is LOST and its containers are completed."},
 	{Key: "yarn.resourcemanager.nodemanager.minimum.version", Value: "NONE", Doc: "Read for compatibility; Bobbin accepts NodeManagers of any version."},
 	{Key: "yarn.resourcemanager.nodes.include-path", Value: "", Doc: "File of host names allowed to register (one per line or space-separated, # comments); empty: all. Re-read by refreshNodes."},

@@ -2,12 +2,16 @@ package resourcemanager
 
 import (
 	"context"
+	"fmt"
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmphase"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"google.golang.org/protobuf/proto"
@@ -64,8 +68,11 @@ func TestNodeRegistrationAndHeartbeats(t *testing.T) {
 		t.Fatalf("register response %v", reg)
 	}
 	hb := nm.heartbeat(0)
-	if hb.GetResponseId() != 1 || hb.GetNodeAction() != yarnpb.NodeActionProto_NORMAL || hb.GetNextHeartBeatInterval() != 1000 {
-		t.Fatalf("heartbeat %v", hb)
+	// The interval named steers the node towards its place in the heartbeat interval, by
+	// at most the default 10 %.
+	want := nmphase.New(time.Second, 10).Next(fmt.Sprintf("%s:%d", nm.id.GetHost(), nm.id.GetPort()), clock)
+	if iv := hb.GetNextHeartBeatInterval(); hb.GetResponseId() != 1 || hb.GetNodeAction() != yarnpb.NodeActionProto_NORMAL || iv != want || iv < 900 || iv > 1100 {
+		t.Fatalf("heartbeat %v; want interval %d ms", hb, want)
 	}
 	// A retried heartbeat gets the same answer; a stale one is told to resync.
 	if again := nm.heartbeat(0); again.GetResponseId() != 1 {
@@ -251,5 +258,21 @@ func TestHeartbeatRacingRegistrationDoesNotCountAsFirst(t *testing.T) {
 		}
 		nm.heartbeat(int32(9 + i))
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestHeartbeatSpreadSetting(t *testing.T) {
+	clock := time.UnixMilli(1732269000123)
+	rm, _ := startRMWithClock(t, testConf(rmcore.KeyHeartbeatSpread, "0", "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "700"), func() time.Time { return clock })
+	nm := newFakeNM(t, rm, 45454)
+	nm.register(8192, 8)
+	if iv := nm.heartbeat(0).GetNextHeartBeatInterval(); iv != 700 {
+		t.Errorf("spread 0: interval %d ms; want the configured 700 unchanged", iv)
+	}
+	for _, bad := range []string{"51", "-1", "ten"} {
+		_, err := New(Options{Conf: testConf(rmcore.KeyHeartbeatSpread, bad), Logger: testutil.QuietLogger()})
+		if err == nil || !strings.Contains(err.Error(), rmcore.KeyHeartbeatSpread) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("spread %q: error %v; want one naming the key and the value", bad, err)
+		}
 	}
 }

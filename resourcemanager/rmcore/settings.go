@@ -53,8 +53,12 @@ type Settings struct {
 	// ProxyTimeout bounds connecting to an AM's web server and each read from it
 	// (yarn.resourcemanager.proxy.connection.timeout; 0 when
 	// yarn.resourcemanager.proxy.timeout.enabled is false).
-	ProxyTimeout      time.Duration
-	NMHeartbeat       time.Duration
+	ProxyTimeout time.Duration
+	NMHeartbeat  time.Duration
+	// NMHeartbeatSpread is bobbin.resourcemanager.nodemanagers.heartbeat-spread-percent:
+	// how far (in percent of NMHeartbeat) one answer may move a node's next heartbeat
+	// towards its place in the interval (package nmphase).
+	NMHeartbeatSpread int
 	NMExpiry          time.Duration
 	MaxDataLength     int
 	MaxAllocationMB   int
@@ -101,6 +105,9 @@ type Settings struct {
 	// (yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms).
 	SchedulingWait time.Duration
 }
+
+// KeyHeartbeatSpread bounds the move of a node's heartbeat per answer (Bobbin addition).
+const KeyHeartbeatSpread = "bobbin.resourcemanager.nodemanagers.heartbeat-spread-percent"
 
 // Key-rolling keys and the liveness interval each must exceed three times over.
 const (
@@ -202,6 +209,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		*dst = d
 	}
 	intKey("ipc.maximum.data.length", &s.MaxDataLength, 1024)
+	intKey(KeyHeartbeatSpread, &s.NMHeartbeatSpread, 0)
+	if s.NMHeartbeatSpread > 50 {
+		raw, _ := c.Raw(KeyHeartbeatSpread)
+		errs = append(errs, &conf.ValueError{Source: c.Source(KeyHeartbeatSpread), Key: KeyHeartbeatSpread, Value: raw, Reason: "must be at most 50 (percent of the heartbeat interval)"})
+	}
 	intKey("yarn.scheduler.minimum-allocation-mb", &s.MinAllocationMB, 0)
 	intKey("yarn.scheduler.maximum-allocation-mb", &s.MaxAllocationMB, 1)
 	intKey("yarn.scheduler.minimum-allocation-vcores", &s.MinAllocationCore, 0)

@@ -11,6 +11,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/nmheartbeat"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmphase"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -120,10 +121,13 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Reques
 	rm := t.rm
 	st := req.GetNodeStatus()
 	key := rmstate.NodeKey(st.GetNodeId())
-	log := rm.Log.WithField("node", key)
+	// The entry is made only when there is something to log: at 10,000 nodes making one
+	// per heartbeat was a sixth of the RM's garbage.
+	log := func() *logrus.Entry { return rm.Log.WithField("node", key) }
+	now := rm.Opts.Now()
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	v := rm.Nodes.Beat(key, req, len(hb.Running), rm.Opts.Now(), log)
+	v := rm.Nodes.Beat(key, req, len(hb.Running), now, rm.Log)
 	if v.Action != nil {
 		if v.Action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.Known {
 			rm.NodeLost(key, "Container released on a *lost* node")
@@ -135,14 +139,14 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Reques
 	// engine had the node (a heartbeat racing the registration) does not count as first.
 	firstSynced := true
 	if resized || relabelled {
-		log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
+		log().WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "labels": autoLabels}).Info("node's measured capacity or labels changed")
 		if !healthChanged {
 			rm.SyncSchedulable(key)
 		}
 	}
 
 	if healthChanged {
-		log.WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
+		log().WithFields(logrus.Fields{"state": state.String(), "health_report": st.GetNodeHealthStatus().GetHealthReport()}).Warn("node health changed")
 		if synced := rm.SyncSchedulable(key); v.First {
 			firstSynced = synced
 		}
@@ -151,12 +155,14 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Reques
 	}
 	rm.NodeStatuses(key, statuses, hb.Running)
 	for _, f := range rm.Apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
-		log.WithFields(logrus.Fields{"application": records.AppIDFromProto(f.GetApplicationId()).String(), "diagnostics": f.GetDiagnostics()}).Warn("log aggregation failed on the node")
+		log().WithFields(logrus.Fields{"application": records.AppIDFromProto(f.GetApplicationId()).String(), "diagnostics": f.GetDiagnostics()}).Warn("log aggregation failed on the node")
 	}
 	resp := &yarnpb.NodeHeartbeatResponseProto{
-		ResponseId:            proto.Int32(st.GetResponseId() + 1),
-		NodeAction:            yarnpb.NodeActionProto_NORMAL.Enum(),
-		NextHeartBeatInterval: proto.Int64(rm.Settings.NMHeartbeat.Milliseconds()),
+		ResponseId: proto.Int32(st.GetResponseId() + 1),
+		NodeAction: yarnpb.NodeActionProto_NORMAL.Enum(),
+		// Steers the node's next heartbeat towards its own place in the interval, so that
+		// nodes do not gather into bursts (package nmphase).
+		NextHeartBeatInterval: proto.Int64(nmphase.New(rm.Settings.NMHeartbeat, rm.Settings.NMHeartbeatSpread).Next(key, now)),
 	}
 	// Master keys the NodeManager does not have yet: during a roll the next key goes out
 	// before anything is signed with it, so NMs verify tokens of both keys.
@@ -164,7 +170,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Reques
 	resp.NmTokenMasterKey = keyUpdate(rm.NMKeys, req.GetLastKnownNmTokenMasterKey())
 	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.Containers.Directives(key)
 	if len(resp.ContainersToCleanup) > 0 {
-		log.WithField("containers", len(resp.ContainersToCleanup)).Debug("containers to clean up sent")
+		log().WithField("containers", len(resp.ContainersToCleanup)).Debug("containers to clean up sent")
 	}
 	if firstSynced {
 		rm.Nodes.SetLastResponse(key, resp)

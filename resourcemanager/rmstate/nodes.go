@@ -218,7 +218,8 @@ type beatVerdict struct {
 // Beat applies a heartbeat to its node's record: liveness, utilization, health, the
 // measured capacity and labels of a borrowed node, and the response-id protocol.
 // running counts the running containers the request's statuses leave out (decoded by
-// id only, see nmheartbeat).
+// id only, see nmheartbeat). log is the RM's: Beat adds the node to what it logs, which is
+// rare, so the common heartbeat makes no log entry.
 func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, running int, now time.Time, log *logrus.Entry) (v beatVerdict) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -232,14 +233,14 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, running 
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_SHUTDOWN.Enum(), DiagnosticsMessage: proto.String(msg)}
 	case !ok || (n.State != yarnpb.NodeStateProto_NS_RUNNING && n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.State != yarnpb.NodeStateProto_NS_UNHEALTHY):
 		// Unknown or LOST: the NodeManager must register again.
-		log.Info("heartbeat from an unregistered node: asking it to resync")
+		log.WithField("node", key).Info("heartbeat from an unregistered node: asking it to resync")
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
 			DiagnosticsMessage: proto.String("Node not found resyncing " + key)}
 	case n.lastResponse != nil && st.GetResponseId()+1 == n.lastResponse.GetResponseId():
 		action = n.lastResponse // a retried heartbeat: answer it again
 	case n.lastResponse != nil && st.GetResponseId()+1 < n.lastResponse.GetResponseId():
 		msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", n.lastResponse.GetResponseId(), st.GetResponseId())
-		log.Warn(msg)
+		log.WithField("node", key).Warn(msg)
 		r.setStateLocked(n, yarnpb.NodeStateProto_NS_REBOOTED)
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
 	}

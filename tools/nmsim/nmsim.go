@@ -63,6 +63,10 @@ type Options struct {
 	MemoryMB  int64
 	VCores    int32
 	Heartbeat time.Duration // default: what the RM says in nextHeartBeatInterval, else 1 s
+	// FollowRM: with Heartbeat set, each heartbeat after the first answer waits what the
+	// last answer's nextHeartBeatInterval names, as a Java NM's does; Heartbeat is then
+	// only the interval until that answer.
+	FollowRM bool
 	// FirstHeartbeat is the wait before the first heartbeat (default: one interval). A
 	// load generator staggers its nodes with it so their heartbeats do not arrive in bursts.
 	FirstHeartbeat time.Duration
@@ -337,7 +341,7 @@ func (n *NodeManager) heartbeat() bool {
 	for _, c := range completed {
 		c.reported = true
 	}
-	if iv := resp.GetNextHeartBeatInterval(); n.opts.Heartbeat == 0 && iv > 0 {
+	if iv := resp.GetNextHeartBeatInterval(); (n.opts.Heartbeat == 0 || n.opts.FollowRM) && iv > 0 {
 		n.interval = time.Duration(iv) * time.Millisecond
 	}
 	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())

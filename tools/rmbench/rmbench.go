@@ -39,7 +39,7 @@ type Options struct {
 	Nodes         int           // simulated NodeManagers
 	Apps          int           // applications, each with an unmanaged AM run here
 	Duration      time.Duration // the measured window
-	Heartbeat     time.Duration // NM heartbeat interval (default 1 s)
+	Heartbeat     time.Duration // NM heartbeat interval until the RM names one (default 1 s); then, as Java NMs, the RM's nextHeartBeatInterval
 	AMInterval    time.Duration // AM allocate interval (default 1 s, as MapReduce's AM)
 	ContainerTime time.Duration // how long each granted container "runs" (default 2 s)
 	AsksPerApp    int           // containers each AM keeps outstanding (default 50)
@@ -337,7 +337,7 @@ func (r *run) startNodes(ctx context.Context) error {
 			shared = r.trackers[i%len(r.trackers)]
 		}
 		nm, err := nmsim.Start(nmsim.Options{TrackerAddr: r.o.TrackerAddr, Host: r.o.Host, Port: int32(r.o.FirstPort + i),
-			HTTPPort: 8042, MemoryMB: r.o.NodeMemoryMB, VCores: r.o.NodeVCores, Heartbeat: r.o.Heartbeat,
+			HTTPPort: 8042, MemoryMB: r.o.NodeMemoryMB, VCores: r.o.NodeVCores, Heartbeat: r.o.Heartbeat, FollowRM: true,
 			FirstHeartbeat: time.Duration(rand.Int64N(int64(r.o.Heartbeat))) + time.Millisecond, Logger: r.o.Logger,
 			OnHeartbeat: r.onHeartbeat, Tracker: shared})
 		if err != nil {

@@ -38,6 +38,7 @@ func runAgainstBobbinRM(t *testing.T, conns int, rate float64) *rmbench.Result {
 	for _, k := range []string{"address", "resource-tracker.address", "scheduler.address", "admin.address", "webapp.address"} {
 		c.Set("yarn.resourcemanager."+k, "127.0.0.1:0")
 	}
+	c.Set("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "200") // the simulated NMs follow it
 	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: testutil.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
