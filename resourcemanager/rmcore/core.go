@@ -20,6 +20,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	"github.com/bobbin-yarn/bobbin/internal/combine"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 	metrics "github.com/rcrowley/go-metrics"
@@ -45,6 +46,8 @@ type Core struct {
 	Containers      *rmstate.Containers
 	containerTokens security.ContainerTokens
 	kick            chan struct{}
+	// reports batches concurrent heartbeats' container statuses (NodeStatuses).
+	reports *combine.Batcher[*nodeReport]
 
 	queueMu   sync.RWMutex
 	queueTree *capacity.Tree // replaced by refreshQueues
@@ -154,6 +157,7 @@ func New(opts Options) (*Core, error) {
 		clusterTimestamp: opts.Now().UnixMilli(),
 		done:             make(chan struct{}),
 	}
+	rm.reports = combine.New(rm.takeReports)
 	if rm.hosts, err = rmstate.LoadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
 		return nil, err
 	}

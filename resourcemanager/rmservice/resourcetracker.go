@@ -168,7 +168,8 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Reques
 	// before anything is signed with it, so NMs verify tokens of both keys.
 	resp.ContainerTokenMasterKey = keyUpdate(rm.ContainerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.NMKeys, req.GetLastKnownNmTokenMasterKey())
-	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = rm.Containers.Directives(key)
+	d := rm.Containers.Directives(key)
+	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = d.Cleanup, d.Removed, d.Apps, d.Signals
 	if len(resp.ContainersToCleanup) > 0 {
 		log().WithField("containers", len(resp.ContainersToCleanup)).Debug("containers to clean up sent")
 	}

@@ -90,9 +90,8 @@ type Containers struct {
 	// getContainerStatuses for it) only once its AM has had the status and called again.
 	completed map[records.AttemptID][]doneStatus
 	sentToAM  map[records.AttemptID][]*Container
-	nmTokens  map[records.AttemptID]*nodeSet        // nodes each attempt has an NMToken for
-	cleanup   map[string][]*yarnpb.ContainerIdProto // node -> containers to kill
-	removed   map[string][]records.ContainerID      // node -> completed containers to forget
+	nmTokens  map[records.AttemptID]*nodeSet // nodes each attempt has an NMToken for
+	orders    nodeOrders                     // what each node's next heartbeat answer says
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
 	// Unstarted are containers handed out and not yet reported by their NodeManager.
 	unstarted map[records.ContainerID]*Container
@@ -101,10 +100,8 @@ type Containers struct {
 	// and then in this small map rather than in byID.
 	starting map[string]map[records.ContainerID]*Container
 	// ranOn is where each application had containers: those NMs are told when it ends.
-	ranOn      map[records.ApplicationID]*nodeSet
-	nodes      nodeIndex
-	appCleanup map[string][]*yarnpb.ApplicationIdProto          // node -> finished applications
-	signals    map[string][]*yarnpb.SignalContainerRequestProto // node -> signals from signalToContainer
+	ranOn map[records.ApplicationID]*nodeSet
+	nodes nodeIndex
 	// spent is what each application's completed containers held, times how long (in
 	// resource-milliseconds): the report's aggregate resource allocation.
 	spent map[records.ApplicationID]*spentResources
@@ -136,11 +133,11 @@ func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers 
 		byApp: map[records.ApplicationID][]*Container{},
 		seq:   map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
-		cleanup: map[string][]*yarnpb.ContainerIdProto{}, removed: map[string][]records.ContainerID{},
+		orders:  newNodeOrders(),
 		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*Container{},
 		starting: map[string]map[records.ContainerID]*Container{},
-		ranOn:    map[records.ApplicationID]*nodeSet{}, appCleanup: map[string][]*yarnpb.ApplicationIdProto{},
-		signals: map[string][]*yarnpb.SignalContainerRequestProto{}, orphans: map[string]map[records.ContainerID]bool{}}
+		ranOn:    map[records.ApplicationID]*nodeSet{},
+		orphans:  map[string]map[records.ContainerID]bool{}}
 }
 
 // Complete records a finished container once and queues its status for its attempt.
@@ -191,7 +188,7 @@ func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.Conta
 // held.
 func (t *Containers) forgetLocked(c *Container) {
 	c.awaitingAck = false
-	t.removed[c.Node()] = append(t.removed[c.Node()], c.ID)
+	t.orders.forget(c.Node(), c.ID)
 	t.untrackLocked(c)
 }
 
@@ -266,7 +263,7 @@ func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCo
 	if !ok || c.done {
 		return "", false
 	}
-	t.signals[c.Node()] = append(t.signals[c.Node()], &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
+	t.orders.signal(c.Node(), &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
 	return c.Node(), true
 }
 
@@ -381,7 +378,7 @@ func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Ent
 		return
 	}
 	c.preempted = true
-	t.cleanup[c.Node()] = append(t.cleanup[c.Node()], c.ID.Proto())
+	t.orders.kill(c.Node(), c.ID.Proto())
 	log.Info("preempted container killed")
 }
 
@@ -510,7 +507,7 @@ func (t *Containers) CleanupContainers(app records.ApplicationID, match func(rec
 			t.accountLocked(c) // a killed application's containers count to the kill
 			delete(t.unstarted, c.ID)
 			t.startedLocked(c)
-			t.cleanup[c.Node()] = append(t.cleanup[c.Node()], c.ID.Proto())
+			t.orders.kill(c.Node(), c.ID.Proto())
 		}
 	}
 }
@@ -566,7 +563,7 @@ func (t *Containers) AppEnded(id records.ApplicationID) {
 	if ran := t.ranOn[id]; ran != nil {
 		ran.each(func(i int) {
 			node := t.nodes.keys[i]
-			t.appCleanup[node] = append(t.appCleanup[node], id.Proto())
+			t.orders.appEnded(node, id.Proto())
 		})
 	}
 	delete(t.ranOn, id)

@@ -153,7 +153,7 @@ func TestForgetAppDropsRecoveredAttempts(t *testing.T) {
 	if len(c.completed) != 0 || len(c.nmTokens) != 0 || len(c.byID) != 0 || len(c.byApp) != 0 {
 		t.Fatalf("left: completed %v, nmTokens %v, byID %d, byApp %d", c.completed, c.nmTokens, len(c.byID), len(c.byApp))
 	}
-	if got := c.removed[at.Key]; len(got) != 1 || got[0] != rc.ID {
+	if got := c.orders.removed[at.Key]; len(got) != 1 || got[0] != rc.ID {
 		t.Fatalf("NodeManager told to forget %v, want %v", got, rc.ID)
 	}
 }

@@ -14,13 +14,11 @@ import (
 
 // KillOnNode queues a container for its NodeManager's next heartbeat answer to kill.
 func (t *Containers) KillOnNode(node string, id *yarnpb.ContainerIdProto) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cleanup[node] = append(t.cleanup[node], id)
+	t.orders.kill(node, id)
 }
 
-// completion is a container that completed and the status its AM hears.
-type completion struct {
+// Completion is a container that completed and the status its AM hears.
+type Completion struct {
 	C     *Container
 	Final *yarnpb.ContainerStatusProto
 }
@@ -31,11 +29,35 @@ type completion struct {
 // containers the heartbeat reported plainly RUNNING, by id (nmheartbeat keeps them out of
 // statuses); they are taken after statuses, which only matters to a heartbeat reporting
 // a container twice, and then the completion stands either way.
-func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []completion, release []scheduler.ContainerID) {
+func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []Completion, release []scheduler.ContainerID) {
 	// The whole heartbeat is taken under one hold of the table's lock and one of the
 	// engine's: thousands of heartbeats a second must not queue on them per container.
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.takeStatusesLocked(node, statuses, running)
+}
+
+// NodeReport is one heartbeat's container statuses, as TakeStatuses takes them.
+type NodeReport struct {
+	Node     string
+	Statuses []*yarnpb.ContainerStatusProto
+	Running  []records.ContainerID
+}
+
+// TakeReports is TakeStatuses for several heartbeats under one hold of the lock:
+// finished[i] and release[i] are reports[i]'s.
+func (t *Containers) TakeReports(reports []NodeReport) (finished [][]Completion, release [][]scheduler.ContainerID) {
+	finished, release = make([][]Completion, len(reports)), make([][]scheduler.ContainerID, len(reports))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, r := range reports {
+		finished[i], release[i] = t.takeStatusesLocked(r.Node, r.Statuses, r.Running)
+	}
+	return finished, release
+}
+
+// takeStatusesLocked is TakeStatuses with t.mu held.
+func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []Completion, release []scheduler.ContainerID) {
 	for _, st := range statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
@@ -47,7 +69,7 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 		}
 		c, final, fresh := t.completeLocked(id, st)
 		if fresh {
-			finished = append(finished, completion{c, final})
+			finished = append(finished, Completion{c, final})
 			release = append(release, c.EngineID)
 		}
 		// A completed container the AM still has to hear of is acknowledged after it
@@ -55,7 +77,7 @@ func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatu
 		// reporting containers of applications the RM has forgotten.
 		switch {
 		case c == nil:
-			t.removed[node] = append(t.removed[node], id)
+			t.orders.forget(node, id)
 		case c.awaitingAck:
 			// Only the attempt's acknowledgement list holds it now.
 			t.untrackLocked(c)
@@ -86,7 +108,7 @@ func (t *Containers) runningLocked(node string, id records.ContainerID, state ya
 	if orphans[id] {
 		// Still running: the kill is sent again until the NodeManager reports it gone
 		// (a 2.7.3 NodeManager can miss the first, sent as it re-registers).
-		t.cleanup[node] = append(t.cleanup[node], idProto())
+		t.orders.kill(node, idProto())
 	}
 	c, ok := starting[id]
 	if !ok {
@@ -114,31 +136,8 @@ func (t *Containers) KillOrphans(node string, ids []*yarnpb.ContainerIdProto) {
 	}
 	for _, id := range ids {
 		set[records.ContainerIDFromProto(id)] = true
-		t.cleanup[node] = append(t.cleanup[node], id)
+		t.orders.kill(node, id)
 	}
-}
-
-// Directives returns, once, what node must kill, signal and may forget, and which
-// applications ended.
-func (t *Containers) Directives(node string) (cleanup, removed []*yarnpb.ContainerIdProto, apps []*yarnpb.ApplicationIdProto, signals []*yarnpb.SignalContainerRequestProto) {
-	t.mu.Lock()
-	signals = t.signals[node]
-	delete(t.signals, node)
-	cleanup, apps = t.cleanup[node], t.appCleanup[node]
-	ids := t.removed[node]
-	delete(t.cleanup, node)
-	delete(t.removed, node)
-	delete(t.appCleanup, node)
-	t.mu.Unlock()
-	// Every heartbeat takes this lock: the messages are made after it is let go (ids is
-	// this call's alone now).
-	if len(ids) > 0 {
-		removed = make([]*yarnpb.ContainerIdProto, len(ids))
-		for i, id := range ids {
-			removed[i] = id.Proto()
-		}
-	}
-	return cleanup, removed, apps, signals
 }
 
 // IdsOf maps engine container ids to the YARN ids of the containers still tracked, in

@@ -213,8 +213,8 @@ func (e *Engine) Release(id ContainerID) error {
 	return nil
 }
 
-// ReleaseAll frees several containers under one lock (a heartbeat's completions); ids
-// the engine does not know are skipped.
+// ReleaseAll frees several containers under one lock (the completions of a batch of
+// heartbeats); ids the engine does not know are skipped.
 func (e *Engine) ReleaseAll(ids []ContainerID) {
 	if len(ids) == 0 {
 		return
@@ -235,7 +235,8 @@ func (e *Engine) ReleaseAll(ids []ContainerID) {
 		if !ok {
 			continue
 		}
-		if !slices.ContainsFunc(nodes, func(m moved) bool { return m.n == c.node }) {
+		// A batch of heartbeats comes node by node: the last node moved is the likely one.
+		if k := len(nodes); (k == 0 || nodes[k-1].n != c.node) && !slices.ContainsFunc(nodes, func(m moved) bool { return m.n == c.node }) {
 			nodes = append(nodes, moved{c.node, c.node.free()})
 		}
 		e.unbook(c)
