@@ -20,7 +20,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
-	"github.com/bobbin-yarn/bobbin/internal/combine"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 	metrics "github.com/rcrowley/go-metrics"
@@ -46,8 +45,8 @@ type Core struct {
 	Containers      *rmstate.Containers
 	containerTokens security.ContainerTokens
 	kick            chan struct{}
-	// reports batches concurrent heartbeats' container statuses (NodeStatuses).
-	reports *combine.Batcher[*nodeReport]
+	// reports are heartbeats' container statuses waiting to be applied (QueueStatuses).
+	reports reportQueue
 
 	queueMu   sync.RWMutex
 	queueTree *capacity.Tree // replaced by refreshQueues
@@ -157,7 +156,7 @@ func New(opts Options) (*Core, error) {
 		clusterTimestamp: opts.Now().UnixMilli(),
 		done:             make(chan struct{}),
 	}
-	rm.reports = combine.New(rm.takeReports)
+	rm.reports.idle.L = &rm.reports.mu
 	if rm.hosts, err = rmstate.LoadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
 		return nil, err
 	}

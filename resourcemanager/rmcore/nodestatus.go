@@ -1,32 +1,146 @@
 package rmcore
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // NodeStatuses takes a NodeManager's container statuses: running ones stop their
 // allocation-expiry clock; completed ones free their room and go to their attempts, and
-// the NM is told to forget them on the next heartbeat. Running are containers reported
-// RUNNING by id alone (see nmheartbeat).
+// the NM is told to forget them on a later heartbeat. Running are containers reported
+// RUNNING by id alone (see nmheartbeat). It returns once they are applied.
 func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) {
-	r := &nodeReport{NodeReport: rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}}
-	rm.reports.Do(r)
-	if len(r.finished) == 0 {
+	done := make(chan struct{})
+	rm.reports.add(queuedReport{rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}, done}, rm)
+	<-done
+}
+
+// QueueStatuses is NodeStatuses for a heartbeat: the statuses are applied after it
+// returns, in the order heartbeats queue them, as the Java RM applies a node's status
+// update on its dispatcher after answering. The heartbeat does not wait for them:
+// taken inside each heartbeat, at 2,000 heartbeats a second with dozens of completions
+// each, the container table's lock was wanted by several heartbeats at once, and
+// allocate calls, which take it too, queued behind them all.
+func (rm *Core) QueueStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) {
+	if len(statuses) == 0 && len(running) == 0 {
 		return
 	}
-	rm.Engine.ReleaseAll(r.release)
+	rm.reports.add(queuedReport{NodeReport: rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}}, rm)
+}
+
+// WaitStatuses returns once every status queued before it has been applied.
+func (rm *Core) WaitStatuses() {
+	q := &rm.reports
+	q.mu.Lock()
+	for q.busy {
+		q.idle.Wait()
+	}
+	q.mu.Unlock()
+}
+
+// reportSlice bounds the statuses applied under one hold of the container table's lock:
+// a few hundred microseconds of work.
+const reportSlice = 256
+
+// reportQueue holds heartbeats' statuses until one goroutine, started when the first
+// arrives and ended when none is left, applies them in batches.
+type reportQueue struct {
+	mu             sync.Mutex
+	idle           sync.Cond // signalled when busy turns false
+	pending, spare []queuedReport
+	busy           bool
+}
+
+// queuedReport is a heartbeat's statuses; done, when set, is closed once they are applied.
+type queuedReport struct {
+	rmstate.NodeReport
+	done chan struct{}
+}
+
+func (q *reportQueue) add(r queuedReport, rm *Core) {
+	q.mu.Lock()
+	q.pending = append(q.pending, r)
+	start := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if start {
+		rm.tasks.Add(1)
+		go func() {
+			defer rm.tasks.Done()
+			rm.applyReports()
+		}()
+	}
+}
+
+// applyReports applies queued statuses until none is left: each batch's under one hold
+// of the container table's lock and one of the engine's.
+func (rm *Core) applyReports() {
+	q := &rm.reports
+	for {
+		q.mu.Lock()
+		batch := q.pending
+		q.pending = q.spare[:0]
+		if len(batch) == 0 {
+			q.spare = batch
+			q.busy = false
+			q.idle.Broadcast()
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		// In slices of about reportSlice statuses, so that an allocate call waits for
+		// the table's lock at most that long.
+		completed := false
+		for rest := batch; len(rest) > 0; {
+			n, statuses := 0, 0
+			for n < len(rest) && (n == 0 || statuses+len(rest[n].Statuses) <= reportSlice) {
+				statuses += len(rest[n].Statuses) + 1
+				n++
+			}
+			reports := make([]rmstate.NodeReport, n)
+			for i, r := range rest[:n] {
+				reports[i] = r.NodeReport
+			}
+			finished, release := rm.Containers.TakeReports(reports)
+			rm.Engine.ReleaseAll(slices.Concat(release...))
+			for i, fs := range finished {
+				if len(fs) > 0 {
+					completed = true
+					rm.completed(rest[i].Node, fs)
+				}
+			}
+			rest = rest[n:]
+		}
+		if completed {
+			rm.KickScheduler()
+		}
+		for _, r := range batch {
+			if r.done != nil {
+				close(r.done)
+			}
+		}
+		clear(batch)
+		q.mu.Lock()
+		q.spare = batch[:0]
+		q.mu.Unlock()
+	}
+}
+
+// completed counts and logs a heartbeat's completed containers and ends the attempts of
+// AM containers among them.
+func (rm *Core) completed(node string, finished []rmstate.Completion) {
 	// One line per heartbeat: "container:exit_status" for each container it completed.
 	var b strings.Builder
-	for i, f := range r.finished {
+	for i, f := range finished {
 		rm.Metrics.containerCompleted(f.Final.GetExitStatus())
 		if i > 0 {
 			b.WriteByte(' ')
@@ -39,29 +153,6 @@ func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProt
 		}
 	}
 	rm.Log.WithFields(map[string]any{"node": node, "containers": b.String()}).Info("containers completed")
-	rm.KickScheduler()
-}
-
-// nodeReport is one heartbeat's statuses in a batch (package combine). Taken one
-// heartbeat at a time, at 2,000 heartbeats a second with dozens of completions each, the
-// container table's lock was always wanted by several heartbeats at once, and allocate
-// calls, which take it too, waited behind them all.
-type nodeReport struct {
-	rmstate.NodeReport
-	finished []rmstate.Completion
-	release  []scheduler.ContainerID
-}
-
-// takeReports takes a batch of heartbeats' statuses under one hold of the table's lock.
-func (rm *Core) takeReports(batch []*nodeReport) {
-	reports := make([]rmstate.NodeReport, len(batch))
-	for i, r := range batch {
-		reports[i] = r.NodeReport
-	}
-	finished, release := rm.Containers.TakeReports(reports)
-	for i, r := range batch {
-		r.finished, r.release = finished[i], release[i]
-	}
 }
 
 // NodeLost completes the containers of a lost (or decommissioned, or restarted) node as

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -93,8 +94,15 @@ type Containers struct {
 	nmTokens  map[records.AttemptID]*nodeSet // nodes each attempt has an NMToken for
 	orders    nodeOrders                     // what each node's next heartbeat answer says
 	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
+	// preempting is len(preempt), read without the lock.
+	preempting atomic.Int64
 	// Unstarted are containers handed out and not yet reported by their NodeManager.
 	unstarted map[records.ContainerID]*Container
+	// handOuts are the unstarted containers in hand-out order, with some that started
+	// since (dropped when met, or when they outnumber the unstarted): the expiry check
+	// reads them from the front instead of scanning every unstarted container under the
+	// lock every second (tens of thousands at 50,000 containers a second).
+	handOuts []*Container
 	// Starting are, per node, the live containers its NodeManager has not yet reported
 	// running: a heartbeat's running statuses need looking up only while there are any,
 	// and then in this small map rather than in byID.
@@ -240,8 +248,24 @@ func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c, ok := t.byID[id]; ok && !c.done && c.handedOut == 0 {
-		c.handedOut = now.UnixMilli()
-		t.unstarted[id] = c
+		t.handOutLocked(c, now)
+	}
+}
+
+// handOutLocked starts c's allocation-expiry clock; t.mu is held.
+func (t *Containers) handOutLocked(c *Container, now time.Time) {
+	c.handedOut = now.UnixMilli()
+	t.unstarted[c.ID] = c
+	t.handOuts = append(t.handOuts, c)
+	if len(t.handOuts) > 2*len(t.unstarted)+1024 {
+		live := t.handOuts[:0]
+		for _, h := range t.handOuts {
+			if t.unstarted[h.ID] == h {
+				live = append(live, h)
+			}
+		}
+		clear(t.handOuts[len(live):])
+		t.handOuts = live
 	}
 }
 
@@ -281,6 +305,7 @@ func (t *Containers) dropAttemptLocked(att records.AttemptID) {
 	delete(t.completed, att)
 	delete(t.nmTokens, att)
 	delete(t.preempt, att)
+	t.preempting.Store(int64(len(t.preempt)))
 	delete(t.seq, att)
 }
 
@@ -374,6 +399,7 @@ func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Ent
 	log := logger.WithFields(map[string]any{"container": c.ID.String(), "node": c.Node()})
 	if !p.Kill {
 		t.preempt[c.ID.Attempt] = append(t.preempt[c.ID.Attempt], c.ID.Proto())
+		t.preempting.Store(int64(len(t.preempt)))
 		log.Info("container to be preempted: AM notified")
 		return
 	}
@@ -384,10 +410,16 @@ func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Ent
 
 // TakePreemptions is the preemption message for an attempt's allocate answer (nil: none).
 func (t *Containers) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
+	// Every allocate asks, and there is rarely anything: the table's lock is not taken
+	// then (one writer adding a preemption meanwhile is seen on the next call).
+	if t.preempting.Load() == 0 {
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids := t.preempt[att]
 	delete(t.preempt, att)
+	t.preempting.Store(int64(len(t.preempt)))
 	if len(ids) == 0 {
 		return nil
 	}
@@ -477,8 +509,7 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 	}
 	for _, rc := range allocated {
 		if !rc.done && rc.handedOut == 0 {
-			rc.handedOut = now.UnixMilli()
-			t.unstarted[rc.ID] = rc
+			t.handOutLocked(rc, now)
 		}
 		if sent.add(t.nodes.of(rc.Node())) {
 			need = append(need, rc.At.ID)

@@ -157,3 +157,45 @@ func TestForgetAppDropsRecoveredAttempts(t *testing.T) {
 		t.Fatalf("NodeManager told to forget %v, want %v", got, rc.ID)
 	}
 }
+
+// The expiry check finds exactly the containers handed out before the cutoff and not
+// reported since, and the hand-out queue it reads stays within a bound of them.
+func TestUnstartedSinceFollowsHandOuts(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	c := NewContainers(resourcetypes.Default(), func() time.Time { return now })
+	att := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1, ID: 1}, Attempt: 1}
+	at := &NodeAddr{Key: "n1:1", ID: &yarnpb.NodeIdProto{Host: proto.String("n1"), Port: proto.Int32(1)}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all []*Container
+	for i := range 20000 {
+		rc := &Container{EngineID: scheduler.ContainerID(i + 1), ID: records.ContainerID{Attempt: att, ID: int64(i + 1)}, At: at}
+		c.AddAll([]*Container{rc})
+		c.HandOut(rc.ID, now.Add(time.Duration(i)*time.Millisecond))
+		all = append(all, rc)
+		if rng.IntN(10) < 9 { // most start; the NodeManager reports them running
+			c.Launched(all[rng.IntN(len(all))].ID)
+		}
+		if max := 2*len(c.unstarted) + 1024; len(c.handOuts) > max {
+			t.Fatalf("after %d hand-outs: %d queued for %d unstarted", i+1, len(c.handOuts), len(c.unstarted))
+		}
+	}
+	for _, cutoff := range []int{0, 5000, 5000, 12345, 20000} {
+		at := now.Add(time.Duration(cutoff) * time.Millisecond)
+		want := map[records.ContainerID]bool{}
+		for id, rc := range c.unstarted {
+			if time.UnixMilli(rc.handedOut).Before(at) {
+				want[id] = true
+			}
+		}
+		due := c.UnstartedSince(at)
+		if len(due) != len(want) {
+			t.Fatalf("cutoff %d: %d due; want %d", cutoff, len(due), len(want))
+		}
+		for _, rc := range due {
+			if !want[rc.ID] {
+				t.Fatalf("cutoff %d: %v due, handed out at %d", cutoff, rc.ID, rc.handedOut)
+			}
+			c.Launched(rc.ID) // as expiry completes it
+		}
+	}
+}

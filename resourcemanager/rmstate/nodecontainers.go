@@ -161,11 +161,19 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var due []*Container
-	for _, c := range t.unstarted {
-		if time.UnixMilli(c.handedOut).Before(cutoff) {
-			due = append(due, c)
+	i := 0
+	for ; i < len(t.handOuts); i++ {
+		c := t.handOuts[i]
+		if t.unstarted[c.ID] != c {
+			continue // started, expired or gone
 		}
+		if !time.UnixMilli(c.handedOut).Before(cutoff) {
+			break // the rest were handed out later
+		}
+		due = append(due, c)
 	}
+	clear(t.handOuts[:i])
+	t.handOuts = t.handOuts[i:]
 	return due
 }
 
