@@ -36,6 +36,7 @@ func unmanagedAM(t *testing.T, rm *ResourceManager, cl interface {
 		if err := am.Call(ctx, "allocate", req, &resp); err != nil {
 			t.Fatal(err)
 		}
+		rm.WaitStatuses() // what the answer acknowledged is settled in the table
 		rid = resp.GetResponseId()
 		return &resp
 	}
@@ -60,6 +61,7 @@ func TestPreemptionReachesAMAndNM(t *testing.T) {
 		if err := nm.c.Call(ctx, "nodeHeartbeat", &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{NodeId: nm.id, ResponseId: proto.Int32(hb), ContainersStatuses: st}}, &r); err != nil {
 			t.Fatal(err)
 		}
+		rm.WaitStatuses() // the heartbeat's statuses are applied after it is answered
 		hb = r.GetResponseId()
 		return &r
 	}

@@ -25,6 +25,7 @@ import (
 
 // fakeNM speaks ResourceTracker over a real socket, as a NodeManager does.
 type fakeNM struct {
+	rm *ResourceManager
 	t  *testing.T
 	c  *rpc.Client
 	id *yarnpb.NodeIdProto
@@ -33,7 +34,7 @@ type fakeNM struct {
 func newFakeNM(t *testing.T, rm *ResourceManager, port int32) *fakeNM {
 	c := rpc.NewClient(rpc.ClientOptions{Addr: rm.TrackerAddr().String(), Protocol: protocol.ResourceTracker, User: "yarn", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	t.Cleanup(func() { c.Close() })
-	return &fakeNM{t: t, c: c, id: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(port)}}
+	return &fakeNM{rm: rm, t: t, c: c, id: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(port)}}
 }
 
 func (n *fakeNM) register(mem int64, cores int32) *yarnpb.RegisterNodeManagerResponseProto {

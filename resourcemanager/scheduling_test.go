@@ -27,6 +27,7 @@ func TestAllocateEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rm.WaitStatuses() // the statuses are applied after the heartbeat is answered
 		hbID = resp.GetResponseId()
 		return &resp
 	}

@@ -20,7 +20,7 @@ import (
 // RUNNING by id alone (see nmheartbeat). It returns once they are applied.
 func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) {
 	done := make(chan struct{})
-	rm.reports.add(queuedReport{rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}, done}, rm)
+	rm.reports.add(queuedReport{NodeReport: rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}, done: done}, rm)
 	<-done
 }
 
@@ -49,9 +49,10 @@ func (rm *Core) WaitStatuses() {
 
 // reportSlice bounds the statuses applied under one hold of the container table's lock:
 // a few hundred microseconds of work.
-const reportSlice = 256
+const reportSlice = 64
 
-// reportQueue holds heartbeats' statuses until one goroutine, started when the first
+// reportQueue holds heartbeats' statuses, and the table work allocate answers leave
+// (rmstate.Settlement), until one goroutine, started when the first
 // arrives and ended when none is left, applies them in batches.
 type reportQueue struct {
 	mu             sync.Mutex
@@ -60,10 +61,20 @@ type reportQueue struct {
 	busy           bool
 }
 
-// queuedReport is a heartbeat's statuses; done, when set, is closed once they are applied.
+// queuedReport is a heartbeat's statuses, or (settle set) what an allocate answer left
+// to do in the container table; done, when set, is closed once it is applied.
 type queuedReport struct {
 	rmstate.NodeReport
-	done chan struct{}
+	done   chan struct{}
+	settle *rmstate.Settlement
+}
+
+// size is how many containers r touches.
+func (r queuedReport) size() int {
+	if r.settle != nil {
+		return r.settle.Size()
+	}
+	return len(r.Statuses) + 1
 }
 
 func (q *reportQueue) add(r queuedReport, rm *Core) {
@@ -101,21 +112,31 @@ func (rm *Core) applyReports() {
 		// the table's lock at most that long.
 		completed := false
 		for rest := batch; len(rest) > 0; {
-			n, statuses := 0, 0
-			for n < len(rest) && (n == 0 || statuses+len(rest[n].Statuses) <= reportSlice) {
-				statuses += len(rest[n].Statuses) + 1
+			n, size := 0, 0
+			for n < len(rest) && (n == 0 || size+rest[n].size() <= reportSlice) {
+				size += rest[n].size()
 				n++
 			}
-			reports := make([]rmstate.NodeReport, n)
-			for i, r := range rest[:n] {
-				reports[i] = r.NodeReport
+			var (
+				reports     []rmstate.NodeReport
+				settlements []rmstate.Settlement
+			)
+			for _, r := range rest[:n] {
+				if r.settle != nil {
+					settlements = append(settlements, *r.settle)
+				} else {
+					reports = append(reports, r.NodeReport)
+				}
+			}
+			if len(settlements) > 0 {
+				rm.Containers.Settle(settlements)
 			}
 			finished, release := rm.Containers.TakeReports(reports)
 			rm.Engine.ReleaseAll(slices.Concat(release...))
 			for i, fs := range finished {
 				if len(fs) > 0 {
 					completed = true
-					rm.completed(rest[i].Node, fs)
+					rm.completed(reports[i].Node, fs)
 				}
 			}
 			rest = rest[n:]

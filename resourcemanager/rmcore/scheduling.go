@@ -309,7 +309,12 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 // entries); it returns NMTokens for the containers' nodes it has not had yet.
 func (rm *Core) DrainFor(b []byte, att records.AttemptID, user string) ([]byte, []*yarnpb.NMTokenProto) {
 	now := rm.Opts.Now()
-	allocated, completed, need := rm.Containers.Drain(att, now)
+	// Forgetting what the AM acknowledged and starting expiry clocks wait for the status
+	// applier (reportQueue): allocate calls then hold the table's lock only briefly.
+	allocated, completed, need, settle := rm.Containers.DrainUnsettled(att, now)
+	if settle.Size() > 0 {
+		rm.reports.add(queuedReport{settle: &settle}, rm)
+	}
 	// A container entry is some 200 to 300 bytes (host names, user): room up front, not
 	// the doublings of a growing slice.
 	b = slices.Grow(b, len(allocated)*containerEntryBytes+len(completed))

@@ -40,6 +40,9 @@ type Container struct {
 	// HandedOut is when the AM (or the AM launcher) got the container, in ms since the
 	// epoch (0: not yet); until its NM reports it, it may expire unused.
 	handedOut int64
+	// unstarted: handed out and its expiry clock running (in Containers.handOuts).
+	unstarted bool
+	reported  bool // its NodeManager has reported it, in any state
 	Resource  scheduler.Resource
 	Created   int64 // ms since the epoch
 	User      string
@@ -97,12 +100,13 @@ type Containers struct {
 	// preempting is len(preempt), read without the lock.
 	preempting atomic.Int64
 	// Unstarted are containers handed out and not yet reported by their NodeManager.
-	unstarted map[records.ContainerID]*Container
-	// handOuts are the unstarted containers in hand-out order, with some that started
+	// handOuts are the unstarted containers (nUnstarted of them, handed out and not yet
+	// reported by their NodeManager) in hand-out order, with some that started
 	// since (dropped when met, or when they outnumber the unstarted): the expiry check
 	// reads them from the front instead of scanning every unstarted container under the
 	// lock every second (tens of thousands at 50,000 containers a second).
-	handOuts []*Container
+	handOuts   []*Container
+	nUnstarted int
 	// Starting are, per node, the live containers its NodeManager has not yet reported
 	// running: a heartbeat's running statuses need looking up only while there are any,
 	// and then in this small map rather than in byID.
@@ -141,8 +145,8 @@ func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers 
 		byApp: map[records.ApplicationID][]*Container{},
 		seq:   map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
 		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
-		orders:  newNodeOrders(),
-		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{}, unstarted: map[records.ContainerID]*Container{},
+		orders:   newNodeOrders(),
+		preempt:  map[records.AttemptID][]*yarnpb.ContainerIdProto{},
 		starting: map[string]map[records.ContainerID]*Container{},
 		ranOn:    map[records.ApplicationID]*nodeSet{},
 		orphans:  map[string]map[records.ContainerID]bool{}}
@@ -180,7 +184,7 @@ func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.Conta
 	}
 	c.done = true
 	t.accountLocked(c)
-	delete(t.unstarted, id)
+	t.clockStoppedLocked(c)
 	t.startedLocked(c)
 	if c.preempted {
 		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
@@ -255,17 +259,27 @@ func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 // handOutLocked starts c's allocation-expiry clock; t.mu is held.
 func (t *Containers) handOutLocked(c *Container, now time.Time) {
 	c.handedOut = now.UnixMilli()
-	t.unstarted[c.ID] = c
+	c.unstarted = true
+	t.nUnstarted++
 	t.handOuts = append(t.handOuts, c)
-	if len(t.handOuts) > 2*len(t.unstarted)+1024 {
+	if len(t.handOuts) > 2*t.nUnstarted+1024 {
 		live := t.handOuts[:0]
 		for _, h := range t.handOuts {
-			if t.unstarted[h.ID] == h {
+			if h.unstarted {
 				live = append(live, h)
 			}
 		}
 		clear(t.handOuts[len(live):])
 		t.handOuts = live
+	}
+}
+
+// clockStoppedLocked stops c's allocation-expiry clock (its NodeManager reported it, or
+// it ended); t.mu is held.
+func (t *Containers) clockStoppedLocked(c *Container) {
+	if c.unstarted {
+		c.unstarted = false
+		t.nUnstarted--
 	}
 }
 
@@ -275,7 +289,9 @@ func (t *Containers) handOutLocked(c *Container, now time.Time) {
 func (t *Containers) Launched(id records.ContainerID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.unstarted, id)
+	if c, ok := t.byID[id]; ok {
+		t.clockStoppedLocked(c)
+	}
 }
 
 // Signal queues a signal for a live container's NodeManager (3.x containers_to_signal);
@@ -484,21 +500,38 @@ func (t *Containers) AddAll(rcs []*Container) {
 // next allocate acknowledges) as the answer's completed_container_statuses bytes, and the
 // nodes it needs NMTokens for.
 func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto) {
+	allocated, completed, need, s := t.DrainUnsettled(att, now)
+	t.Settle([]Settlement{s})
+	return allocated, completed, need
+}
+
+// Settlement is what Drain leaves for later, so that an allocate call holds the table's
+// lock for a few map operations rather than a few per container: the containers its
+// call acknowledged, which their NodeManagers may now forget, and those it handed out,
+// whose allocation-expiry clocks start at At.
+type Settlement struct {
+	acked, handed []*Container
+	At            time.Time
+}
+
+// Size is how many containers s touches.
+func (s Settlement) Size() int { return len(s.acked) + len(s.handed) }
+
+// DrainUnsettled is Drain without settling: the caller passes the Settlement to Settle.
+func (t *Containers) DrainUnsettled(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto, s Settlement) {
+	s.At = now
 	t.mu.Lock()
 	allocated, done := t.allocated[att], t.completed[att]
 	delete(t.allocated, att)
 	delete(t.completed, att)
 	// This call acknowledges the completed statuses the last response carried.
-	acked := t.sentToAM[att]
-	for _, c := range acked {
-		t.forgetLocked(c)
-	}
+	s.acked = t.sentToAM[att]
 	if len(done) > 0 {
-		acked = acked[:0]
-		for _, d := range done {
-			acked = append(acked, d.c)
+		next := make([]*Container, len(done))
+		for i, d := range done {
+			next[i] = d.c
 		}
-		t.sentToAM[att] = acked
+		t.sentToAM[att] = next
 	} else {
 		delete(t.sentToAM, att)
 	}
@@ -508,14 +541,12 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 		t.nmTokens[att] = sent
 	}
 	for _, rc := range allocated {
-		if !rc.done && rc.handedOut == 0 {
-			t.handOutLocked(rc, now)
-		}
 		if sent.add(t.nodes.of(rc.Node())) {
 			need = append(need, rc.At.ID)
 		}
 	}
 	t.mu.Unlock()
+	s.handed = allocated
 	// The statuses are built outside the lock: done is this call's alone now, and what
 	// they read of their containers (ids) never changes.
 	if len(done) > 0 {
@@ -524,7 +555,25 @@ func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*C
 	for _, d := range done {
 		completed = d.appendEntry(completed)
 	}
-	return allocated, completed, need
+	return allocated, completed, need, s
+}
+
+// Settle applies settlements under one hold of the lock: acknowledged containers are
+// forgotten, and handed-out ones that have neither ended nor been reported by their
+// NodeManager meanwhile start their expiry clocks.
+func (t *Containers) Settle(ss []Settlement) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range ss {
+		for _, c := range s.acked {
+			t.forgetLocked(c)
+		}
+		for _, rc := range s.handed {
+			if !rc.done && !rc.reported && rc.handedOut == 0 {
+				t.handOutLocked(rc, s.At)
+			}
+		}
+	}
 }
 
 // CleanupContainers kills the still-running containers of app that match on their
@@ -536,7 +585,7 @@ func (t *Containers) CleanupContainers(app records.ApplicationID, match func(rec
 		if match(c.ID) && !c.done {
 			c.done = true
 			t.accountLocked(c) // a killed application's containers count to the kill
-			delete(t.unstarted, c.ID)
+			t.clockStoppedLocked(c)
 			t.startedLocked(c)
 			t.orders.kill(c.Node(), c.ID.Proto())
 		}
@@ -570,7 +619,7 @@ func (t *Containers) ForgetApp(id records.ApplicationID) {
 		c.tracked = false
 		delete(t.byID, c.ID)
 		delete(t.byEngine, c.EngineID)
-		delete(t.unstarted, c.ID)
+		t.clockStoppedLocked(c)
 		t.startedLocked(c)
 	}
 	delete(t.byApp, id)

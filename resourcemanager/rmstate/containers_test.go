@@ -175,17 +175,24 @@ func TestUnstartedSinceFollowsHandOuts(t *testing.T) {
 		if rng.IntN(10) < 9 { // most start; the NodeManager reports them running
 			c.Launched(all[rng.IntN(len(all))].ID)
 		}
-		if max := 2*len(c.unstarted) + 1024; len(c.handOuts) > max {
-			t.Fatalf("after %d hand-outs: %d queued for %d unstarted", i+1, len(c.handOuts), len(c.unstarted))
+		if max := 2*c.nUnstarted + 1024; len(c.handOuts) > max {
+			t.Fatalf("after %d hand-outs: %d queued for %d unstarted", i+1, len(c.handOuts), c.nUnstarted)
 		}
 	}
 	for _, cutoff := range []int{0, 5000, 5000, 12345, 20000} {
 		at := now.Add(time.Duration(cutoff) * time.Millisecond)
 		want := map[records.ContainerID]bool{}
-		for id, rc := range c.unstarted {
-			if time.UnixMilli(rc.handedOut).Before(at) {
-				want[id] = true
+		unstarted := 0
+		for _, rc := range all {
+			if rc.unstarted {
+				unstarted++
+				if time.UnixMilli(rc.handedOut).Before(at) {
+					want[rc.ID] = true
+				}
 			}
+		}
+		if unstarted != c.nUnstarted {
+			t.Fatalf("%d containers unstarted, counted %d", unstarted, c.nUnstarted)
 		}
 		due := c.UnstartedSince(at)
 		if len(due) != len(want) {

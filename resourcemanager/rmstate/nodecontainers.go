@@ -114,7 +114,8 @@ func (t *Containers) runningLocked(node string, id records.ContainerID, state ya
 	if !ok {
 		return
 	}
-	delete(t.unstarted, c.ID)
+	t.clockStoppedLocked(c)
+	c.reported = true
 	if state == yarnpb.ContainerStateProto_C_RUNNING {
 		c.running = true
 		t.startedLocked(c)
@@ -164,7 +165,7 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 	i := 0
 	for ; i < len(t.handOuts); i++ {
 		c := t.handOuts[i]
-		if t.unstarted[c.ID] != c {
+		if !c.unstarted {
 			continue // started, expired or gone
 		}
 		if !time.UnixMilli(c.handedOut).Before(cutoff) {
