@@ -37,13 +37,38 @@ func (rm *Core) QueueStatuses(node string, statuses []*yarnpb.ContainerStatusPro
 	rm.reports.add(queuedReport{NodeReport: rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}}, rm)
 }
 
-// WaitStatuses returns once every status queued before it has been applied.
-func (rm *Core) WaitStatuses() {
-	q := &rm.reports
+// WaitStatuses returns once the queue of statuses is empty: everything queued before it
+// has been applied (tests use it; under steady load it may wait long).
+func (rm *Core) WaitStatuses() { rm.reports.wait() }
+
+func (q *reportQueue) wait() {
 	q.mu.Lock()
 	for q.busy {
 		q.idle.Wait()
 	}
+	q.mu.Unlock()
+}
+
+// take returns the queued items, or nil and marks the queue idle when there are none;
+// recycle gives a batch's slice back once it is applied.
+func (q *reportQueue) take() []queuedReport {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch := q.pending
+	q.pending = q.spare[:0]
+	if len(batch) == 0 {
+		q.spare = batch
+		q.busy = false
+		q.idle.Broadcast()
+		return nil
+	}
+	return batch
+}
+
+func (q *reportQueue) recycle(batch []queuedReport) {
+	clear(batch)
+	q.mu.Lock()
+	q.spare = batch[:0]
 	q.mu.Unlock()
 }
 
@@ -52,8 +77,8 @@ func (rm *Core) WaitStatuses() {
 const reportSlice = 64
 
 // reportQueue holds heartbeats' statuses, and the table work allocate answers leave
-// (rmstate.Settlement), until one goroutine, started when the first
-// arrives and ended when none is left, applies them in batches.
+// (rmstate.Settlement), until one goroutine, started when the first arrives and ended
+// when none is left, applies them in batches.
 type reportQueue struct {
 	mu             sync.Mutex
 	idle           sync.Cond // signalled when busy turns false
@@ -92,22 +117,14 @@ func (q *reportQueue) add(r queuedReport, rm *Core) {
 	}
 }
 
-// applyReports applies queued statuses until none is left: each batch's under one hold
-// of the container table's lock and one of the engine's.
+// applyReports applies queued statuses and settlements until none is left, a slice of
+// them per hold of the container table's lock and of the engine's.
 func (rm *Core) applyReports() {
-	q := &rm.reports
 	for {
-		q.mu.Lock()
-		batch := q.pending
-		q.pending = q.spare[:0]
-		if len(batch) == 0 {
-			q.spare = batch
-			q.busy = false
-			q.idle.Broadcast()
-			q.mu.Unlock()
+		batch := rm.reports.take()
+		if batch == nil {
 			return
 		}
-		q.mu.Unlock()
 		// In slices of about reportSlice statuses, so that an allocate call waits for
 		// the table's lock at most that long.
 		completed := false
@@ -131,6 +148,10 @@ func (rm *Core) applyReports() {
 			if len(settlements) > 0 {
 				rm.Containers.Settle(settlements)
 			}
+			if len(reports) == 0 {
+				rest = rest[n:]
+				continue
+			}
 			finished, release := rm.Containers.TakeReports(reports)
 			rm.Engine.ReleaseAll(slices.Concat(release...))
 			for i, fs := range finished {
@@ -149,10 +170,7 @@ func (rm *Core) applyReports() {
 				close(r.done)
 			}
 		}
-		clear(batch)
-		q.mu.Lock()
-		q.spare = batch[:0]
-		q.mu.Unlock()
+		rm.reports.recycle(batch)
 	}
 }
 

@@ -61,8 +61,10 @@ type NodeDirectives struct {
 
 // Directives returns, once, what node must kill, signal and may forget, and which
 // applications ended. It does not take the container table's lock.
-func (t *Containers) Directives(node string) (d NodeDirectives) {
-	o := &t.orders
+func (t *Containers) Directives(node string) NodeDirectives { return t.orders.take(node) }
+
+// take returns node's queues and empties them.
+func (o *nodeOrders) take(node string) (d NodeDirectives) {
 	o.mu.Lock()
 	d.Signals, d.Cleanup, d.Apps = o.signals[node], o.cleanup[node], o.apps[node]
 	ids := o.removed[node]

@@ -1,0 +1,92 @@
+// The container table's side facing allocate answers: what an answer takes, and what
+// it leaves for the status applier to settle.
+
+package rmstate
+
+import (
+	"time"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+)
+
+// Drain takes what an attempt's allocate answer carries: its newly allocated containers
+// (handed out now: they may expire unused from here), its completed statuses (which the
+// next allocate acknowledges) as the answer's completed_container_statuses bytes, and the
+// nodes it needs NMTokens for.
+func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto) {
+	allocated, completed, need, s := t.DrainUnsettled(att, now)
+	t.Settle([]Settlement{s})
+	return allocated, completed, need
+}
+
+// Settlement is what Drain leaves for later, so that an allocate call holds the table's
+// lock for a few map operations rather than a few per container: the containers its
+// call acknowledged, which their NodeManagers may now forget, and those it handed out,
+// whose allocation-expiry clocks start at At.
+type Settlement struct {
+	acked, handed []*Container
+	At            time.Time
+}
+
+// Size is how many containers s touches.
+func (s Settlement) Size() int { return len(s.acked) + len(s.handed) }
+
+// DrainUnsettled is Drain without settling: the caller passes the Settlement to Settle.
+func (t *Containers) DrainUnsettled(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto, s Settlement) {
+	s.At = now
+	t.mu.Lock()
+	allocated, done := t.allocated[att], t.completed[att]
+	delete(t.allocated, att)
+	delete(t.completed, att)
+	// This call acknowledges the completed statuses the last response carried.
+	s.acked = t.sentToAM[att]
+	if len(done) > 0 {
+		next := make([]*Container, len(done))
+		for i, d := range done {
+			next[i] = d.c
+		}
+		t.sentToAM[att] = next
+	} else {
+		delete(t.sentToAM, att)
+	}
+	sent := t.nmTokens[att]
+	if sent == nil {
+		sent = &nodeSet{}
+		t.nmTokens[att] = sent
+	}
+	for _, rc := range allocated {
+		if sent.add(t.nodes.of(rc.Node())) {
+			need = append(need, rc.At.ID)
+		}
+	}
+	t.mu.Unlock()
+	s.handed = allocated
+	// The statuses are built outside the lock: done is this call's alone now, and what
+	// they read of their containers (ids) never changes.
+	if len(done) > 0 {
+		completed = make([]byte, 0, len(done)*completedEntryBytes)
+	}
+	for _, d := range done {
+		completed = d.appendEntry(completed)
+	}
+	return allocated, completed, need, s
+}
+
+// Settle applies settlements under one hold of the lock: acknowledged containers are
+// forgotten, and handed-out ones that have neither ended nor been reported by their
+// NodeManager meanwhile start their expiry clocks.
+func (t *Containers) Settle(ss []Settlement) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range ss {
+		for _, c := range s.acked {
+			t.forgetLocked(c)
+		}
+		for _, rc := range s.handed {
+			if !rc.done && !rc.reported && rc.handedOut == 0 {
+				t.handOutLocked(rc, s.At)
+			}
+		}
+	}
+}
