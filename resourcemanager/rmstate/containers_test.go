@@ -63,9 +63,10 @@ func TestContainersByApplicationFollowTheTable(t *testing.T) {
 			i := rng.IntN(len(live))
 			rc := live[i]
 			live = append(live[:i], live[i+1:]...)
-			c.TakeStatuses(rc.Node(), []*yarnpb.ContainerStatusProto{{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}, nil)
+			c.TakeReports([]NodeReport{{Node: rc.Node(), Statuses: []*yarnpb.ContainerStatusProto{{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}}})
 		case op < 9: // an allocate: hands out, acknowledges what went out last time
-			c.Drain(att(rng.IntN(5)+1), now)
+			_, _, _, settle := c.DrainUnsettled(att(rng.IntN(5)+1), now)
+			c.Settle([]Settlement{settle})
 		case rng.IntN(4) == 0: // the application ends, or is forgotten
 			a := rng.IntN(5) + 1
 			app := att(a).App

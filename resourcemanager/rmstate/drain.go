@@ -10,17 +10,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
-// Drain takes what an attempt's allocate answer carries: its newly allocated containers
-// (handed out now: they may expire unused from here), its completed statuses (which the
-// next allocate acknowledges) as the answer's completed_container_statuses bytes, and the
-// nodes it needs NMTokens for.
-func (t *Containers) Drain(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto) {
-	allocated, completed, need, s := t.DrainUnsettled(att, now)
-	t.Settle([]Settlement{s})
-	return allocated, completed, need
-}
-
-// Settlement is what Drain leaves for later, so that an allocate call holds the table's
+// Settlement is what DrainUnsettled leaves for later, so that an allocate call holds the table's
 // lock for a few map operations rather than a few per container: the containers its
 // call acknowledged, which their NodeManagers may now forget, and those it handed out,
 // whose allocation-expiry clocks start at At.
@@ -32,7 +22,11 @@ type Settlement struct {
 // Size is how many containers s touches.
 func (s Settlement) Size() int { return len(s.acked) + len(s.handed) }
 
-// DrainUnsettled is Drain without settling: the caller passes the Settlement to Settle.
+// DrainUnsettled takes what an attempt's allocate answer carries: its newly allocated
+// containers (handed out now: they may expire unused from here, once the Settlement is
+// settled), its completed statuses (which the next allocate acknowledges) as the
+// answer's completed_container_statuses bytes, and the nodes it needs NMTokens for. The
+// caller passes the Settlement to Settle.
 func (t *Containers) DrainUnsettled(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto, s Settlement) {
 	s.At = now
 	t.mu.Lock()

@@ -23,29 +23,20 @@ type Completion struct {
 	Final *yarnpb.ContainerStatusProto
 }
 
-// TakeStatuses applies a NodeManager's container statuses: running ones stop their
-// allocation-expiry clock; completed ones are returned (with their engine ids, to free)
-// and queued for their attempts, and the NM is told to forget them. Running are the
-// containers the heartbeat reported plainly RUNNING, by id (nmheartbeat keeps them out of
-// statuses); they are taken after statuses, which only matters to a heartbeat reporting
-// a container twice, and then the completion stands either way.
-func (t *Containers) TakeStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []Completion, release []scheduler.ContainerID) {
-	// The whole heartbeat is taken under one hold of the table's lock and one of the
-	// engine's: thousands of heartbeats a second must not queue on them per container.
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.takeStatusesLocked(node, statuses, running)
-}
-
-// NodeReport is one heartbeat's container statuses, as TakeStatuses takes them.
+// NodeReport is one heartbeat's container statuses, as TakeReports takes them.
 type NodeReport struct {
 	Node     string
 	Statuses []*yarnpb.ContainerStatusProto
 	Running  []records.ContainerID
 }
 
-// TakeReports is TakeStatuses for several heartbeats under one hold of the lock:
-// finished[i] and release[i] are reports[i]'s.
+// TakeReports applies NodeManagers' container statuses, several heartbeats' under one
+// hold of the lock (finished[i] and release[i] are reports[i]'s): running ones stop their
+// allocation-expiry clock; completed ones are returned (with their engine ids, to free)
+// and queued for their attempts, and the NM is told to forget them. Running are the
+// containers the heartbeat reported plainly RUNNING, by id (nmheartbeat keeps them out of
+// statuses); they are taken after statuses, which only matters to a heartbeat reporting
+// a container twice, and then the completion stands either way.
 func (t *Containers) TakeReports(reports []NodeReport) (finished [][]Completion, release [][]scheduler.ContainerID) {
 	finished, release = make([][]Completion, len(reports)), make([][]scheduler.ContainerID, len(reports))
 	t.mu.Lock()
@@ -56,7 +47,7 @@ func (t *Containers) TakeReports(reports []NodeReport) (finished [][]Completion,
 	return finished, release
 }
 
-// takeStatusesLocked is TakeStatuses with t.mu held.
+// takeStatusesLocked applies one heartbeat's statuses; t.mu is held.
 func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []Completion, release []scheduler.ContainerID) {
 	for _, st := range statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
