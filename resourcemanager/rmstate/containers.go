@@ -18,7 +18,7 @@ import (
 )
 
 // Container is a container the engine allocated, as the RM tracks it. A busy RM holds
-// tens of thousands, so it is kept to 128 bytes: what a report shows is built from it
+// tens of thousands, so it is kept to 136 bytes: what a report shows is built from it
 // only when asked for, and the node's addresses are shared.
 type Container struct {
 	EngineID scheduler.ContainerID
@@ -27,7 +27,9 @@ type Container struct {
 	Priority int32
 	// appIdx is the container's place in its application's list (Containers.byApp)
 	// while tracked is set: it is in byID.
-	appIdx  int32
+	appIdx int32
+	// nodeIdx is its node's number in Containers.nodes (for the NMToken sets).
+	nodeIdx int32
 	tracked bool
 	AM      bool // the AM's own container
 	// preempted: killed by the scheduler, the AM hears PREEMPTED.
@@ -37,12 +39,12 @@ type Container struct {
 	// had its completed status (see drainFor).
 	awaitingAck bool
 	running     bool // its NodeManager has reported it running
-	// HandedOut is when the AM (or the AM launcher) got the container, in ms since the
-	// epoch (0: not yet); until its NM reports it, it may expire unused.
-	handedOut int64
 	// unstarted: handed out and its expiry clock running (in Containers.handOuts).
 	unstarted bool
 	reported  bool // its NodeManager has reported it, in any state
+	// HandedOut is when the AM (or the AM launcher) got the container, in ms since the
+	// epoch (0: not yet); until its NM reports it, it may expire unused.
+	handedOut int64
 	Resource  scheduler.Resource
 	Created   int64 // ms since the epoch
 	User      string
@@ -86,17 +88,11 @@ type Containers struct {
 	seq   map[records.AttemptID]int64
 	epoch int64 // the RM's epoch, in the top bits of every container id it makes
 	// orphans are, per node, running containers of an earlier RM's that it is killing.
-	orphans   map[string]map[records.ContainerID]bool
-	allocated map[records.AttemptID][]*Container // allocated, not yet handed to the AM
-	// completed are the finished containers whose status the attempt has not pulled
-	// yet; sentToAM those whose status went out in the attempt's last allocate response.
-	// As in the Java RM, a NodeManager forgets a completed container (and stops answering
-	// getContainerStatuses for it) only once its AM has had the status and called again.
-	completed map[records.AttemptID][]doneStatus
-	sentToAM  map[records.AttemptID][]*Container
-	nmTokens  map[records.AttemptID]*nodeSet // nodes each attempt has an NMToken for
-	orders    nodeOrders                     // what each node's next heartbeat answer says
-	preempt   map[records.AttemptID][]*yarnpb.ContainerIdProto
+	orphans map[string]map[records.ContainerID]bool
+	// boxes hold what each attempt's next allocate answer takes.
+	boxes   mailboxes
+	orders  nodeOrders // what each node's next heartbeat answer says
+	preempt map[records.AttemptID][]*yarnpb.ContainerIdProto
 	// preempting is len(preempt), read without the lock.
 	preempting atomic.Int64
 	// Unstarted are containers handed out and not yet reported by their NodeManager.
@@ -142,9 +138,8 @@ func (t *Containers) SetEpoch(epoch int64) {
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
 	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, byEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
-		byApp: map[records.ApplicationID][]*Container{},
-		seq:   map[records.AttemptID]int64{}, allocated: map[records.AttemptID][]*Container{},
-		completed: map[records.AttemptID][]doneStatus{}, sentToAM: map[records.AttemptID][]*Container{}, nmTokens: map[records.AttemptID]*nodeSet{},
+		byApp:    map[records.ApplicationID][]*Container{},
+		seq:      map[records.AttemptID]int64{},
 		orders:   newNodeOrders(),
 		preempt:  map[records.AttemptID][]*yarnpb.ContainerIdProto{},
 		starting: map[string]map[records.ContainerID]*Container{},
@@ -191,7 +186,7 @@ func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.Conta
 		status.ExitStatus = proto.Int32(exitcode.Preempted)
 		status.Diagnostics = proto.String("Container preempted by scheduler")
 	}
-	t.completed[id.Attempt] = append(t.completed[id.Attempt], compactStatus(c, status))
+	t.boxes.of(id.Attempt).postDone(compactStatus(c, status))
 	c.awaitingAck = true
 	return c, status, true
 }
@@ -310,16 +305,11 @@ func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCo
 // dropAttemptLocked forgets what was queued for an attempt; t.mu is held.
 func (t *Containers) dropAttemptLocked(att records.AttemptID) {
 	// No AM will pull these any more: their NodeManagers may forget them now.
-	for _, c := range t.sentToAM[att] {
-		t.forgetLocked(c)
+	if b := t.boxes.remove(att); b != nil {
+		for _, c := range b.empty() {
+			t.forgetLocked(c)
+		}
 	}
-	for _, d := range t.completed[att] {
-		t.forgetLocked(d.c)
-	}
-	delete(t.sentToAM, att)
-	delete(t.allocated, att)
-	delete(t.completed, att)
-	delete(t.nmTokens, att)
 	delete(t.preempt, att)
 	t.preempting.Store(int64(len(t.preempt)))
 	delete(t.seq, att)
@@ -478,9 +468,10 @@ func (t *Containers) addLocked(rc *Container, node string) {
 	if t.ranOn[appID] == nil {
 		t.ranOn[appID] = &nodeSet{}
 	}
-	t.ranOn[appID].add(t.nodes.of(node))
+	rc.nodeIdx = int32(t.nodes.of(node))
+	t.ranOn[appID].add(int(rc.nodeIdx))
 	if !rc.AM {
-		t.allocated[rc.ID.Attempt] = append(t.allocated[rc.ID.Attempt], rc)
+		t.boxes.of(rc.ID.Attempt).post(rc)
 	}
 }
 
@@ -526,10 +517,7 @@ func (t *Containers) ForgetApp(id records.ApplicationID) {
 	// one that only recovered containers after an RM restart made none.
 	atts := map[records.AttemptID]bool{}
 	attemptsOf(atts, id, t.seq)
-	attemptsOf(atts, id, t.sentToAM)
-	attemptsOf(atts, id, t.completed)
-	attemptsOf(atts, id, t.nmTokens)
-	attemptsOf(atts, id, t.allocated)
+	t.boxes.attemptsOf(atts, id)
 	attemptsOf(atts, id, t.preempt)
 	for att := range atts {
 		t.dropAttemptLocked(att)
@@ -573,5 +561,5 @@ func (t *Containers) AppEnded(id records.ApplicationID) {
 func (t *Containers) ForgetNMTokens() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	clear(t.nmTokens)
+	t.boxes.forgetTokens()
 }

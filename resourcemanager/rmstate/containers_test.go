@@ -147,12 +147,12 @@ func TestForgetAppDropsRecoveredAttempts(t *testing.T) {
 	if _, ok := c.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
 		t.Fatal("not recovered")
 	}
-	if len(c.completed[att]) != 1 || len(c.seq) != 0 {
-		t.Fatalf("recovered: %d completed queued, seq %v", len(c.completed[att]), c.seq)
+	if b := c.boxes.get(att); b == nil || len(b.completed) != 1 || len(c.seq) != 0 {
+		t.Fatalf("recovered: box %+v, seq %v", b, c.seq)
 	}
 	c.ForgetApp(att.App)
-	if len(c.completed) != 0 || len(c.nmTokens) != 0 || len(c.byID) != 0 || len(c.byApp) != 0 {
-		t.Fatalf("left: completed %v, nmTokens %v, byID %d, byApp %d", c.completed, c.nmTokens, len(c.byID), len(c.byApp))
+	if len(c.boxes.m) != 0 || len(c.byID) != 0 || len(c.byApp) != 0 {
+		t.Fatalf("left: boxes %v, byID %d, byApp %d", c.boxes.m, len(c.byID), len(c.byApp))
 	}
 	if got := c.orders.removed[at.Key]; len(got) != 1 || got[0] != rc.ID {
 		t.Fatalf("NodeManager told to forget %v, want %v", got, rc.ID)

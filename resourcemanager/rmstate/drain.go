@@ -29,34 +29,14 @@ func (s Settlement) Size() int { return len(s.acked) + len(s.handed) }
 // caller passes the Settlement to Settle.
 func (t *Containers) DrainUnsettled(att records.AttemptID, now time.Time) (allocated []*Container, completed []byte, need []*yarnpb.NodeIdProto, s Settlement) {
 	s.At = now
-	t.mu.Lock()
-	allocated, done := t.allocated[att], t.completed[att]
-	delete(t.allocated, att)
-	delete(t.completed, att)
-	// This call acknowledges the completed statuses the last response carried.
-	s.acked = t.sentToAM[att]
-	if len(done) > 0 {
-		next := make([]*Container, len(done))
-		for i, d := range done {
-			next[i] = d.c
-		}
-		t.sentToAM[att] = next
-	} else {
-		delete(t.sentToAM, att)
+	b := t.boxes.get(att)
+	if b == nil {
+		return nil, nil, nil, s
 	}
-	sent := t.nmTokens[att]
-	if sent == nil {
-		sent = &nodeSet{}
-		t.nmTokens[att] = sent
-	}
-	for _, rc := range allocated {
-		if sent.add(t.nodes.of(rc.Node())) {
-			need = append(need, rc.At.ID)
-		}
-	}
-	t.mu.Unlock()
+	var done []doneStatus
+	allocated, done, s.acked, need = b.take()
 	s.handed = allocated
-	// The statuses are built outside the lock: done is this call's alone now, and what
+	// The statuses are built outside the box's lock: done is this call's alone now, and what
 	// they read of their containers (ids) never changes.
 	if len(done) > 0 {
 		completed = make([]byte, 0, len(done)*completedEntryBytes)

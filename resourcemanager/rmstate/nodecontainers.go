@@ -188,13 +188,11 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 		t.ranOn[appID] = &nodeSet{}
 	}
 	i := t.nodes.of(rc.Node())
+	rc.nodeIdx = int32(i)
 	t.ranOn[appID].add(i)
 	// The AM has an NMToken for the node from the earlier run, signed with a key the RM
 	// recovered.
-	if t.nmTokens[rc.ID.Attempt] == nil {
-		t.nmTokens[rc.ID.Attempt] = &nodeSet{}
-	}
-	t.nmTokens[rc.ID.Attempt].add(i)
+	t.boxes.of(rc.ID.Attempt).tokenFor(i)
 	if done == nil {
 		return nil, true
 	}

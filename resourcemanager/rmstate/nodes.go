@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -65,6 +66,8 @@ type Nodes struct {
 	mu      sync.Mutex
 	nodes   map[string]*Node
 	byState map[yarnpb.NodeStateProto]int32
+	// running is byState[NS_RUNNING], read without the lock by every allocate answer.
+	running atomic.Int32
 }
 
 func NewNodes() *Nodes {
@@ -76,6 +79,7 @@ func (r *Nodes) setStateLocked(n *Node, st yarnpb.NodeStateProto) {
 	r.byState[n.State]--
 	n.State = st
 	r.byState[st]++
+	r.running.Store(r.byState[yarnpb.NodeStateProto_NS_RUNNING])
 }
 
 // putLocked registers n under key, replacing an earlier node; it reports whether there
@@ -87,6 +91,7 @@ func (r *Nodes) putLocked(key string, n *Node) bool {
 	}
 	r.nodes[key] = n
 	r.byState[n.State]++
+	r.running.Store(r.byState[yarnpb.NodeStateProto_NS_RUNNING])
 	return again
 }
 
@@ -128,9 +133,7 @@ func (r *Nodes) Counts() map[yarnpb.NodeStateProto]int32 {
 
 // Running is the number of RUNNING nodes (AllocateResponse.num_cluster_nodes).
 func (r *Nodes) Running() int32 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.byState[yarnpb.NodeStateProto_NS_RUNNING]
+	return r.running.Load()
 }
 
 // Expire marks RUNNING nodes silent for longer than expiry LOST and returns them.

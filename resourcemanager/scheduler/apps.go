@@ -267,6 +267,7 @@ func (e *Engine) unbook(c *container) {
 	a.running--
 	p := e.partitions[n.spec.Partition]
 	p.allocated = p.allocated.Sub(c.resource)
+	addSum(&e.sums.allocated, c.resource, -1)
 	p.weightsDirty = true
 	a.group.used[p.name] = a.group.used[p.name].Sub(c.resource)
 	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Sub(c.resource)

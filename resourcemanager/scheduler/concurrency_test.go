@@ -48,4 +48,24 @@ func TestConcurrentUse(t *testing.T) {
 	if s.Allocated.AnyNegative() || s.Allocated[VCores] != int64(s.Running) {
 		t.Fatalf("inconsistent totals: %+v", s)
 	}
+	// The lock-free sums agree with the partitions' once the writers are done.
+	if total, used := e.Totals(); total != s.Total || used != s.Allocated {
+		t.Fatalf("Totals %v / %v, Stats %v / %v", total, used, s.Total, s.Allocated)
+	}
+	// And after a pass and nodes leaving with containers on them.
+	for i := 0; i < 8; i++ {
+		must(t, e.UpdateAsks(AppID(fmt.Sprint("app", i)), ask1(5)))
+	}
+	if n := len(e.Schedule(0).Allocations); n == 0 {
+		t.Fatal("nothing placed")
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := e.RemoveNode(fmt.Sprintf("n%02d:8041", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = e.Stats()
+	if total, used := e.Totals(); total != s.Total || used != s.Allocated {
+		t.Fatalf("after removals: Totals %v / %v, Stats %v / %v", total, used, s.Total, s.Allocated)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -112,6 +113,33 @@ type Engine struct {
 	// partitionOrder is every partition by name: the order Schedule visits them in.
 	partitionOrder []*partition
 	active         []bool // Schedule's per-partition flags, reused
+	// sums are every partition's total and allocated added up, kept as they change so
+	// that Totals (every allocate answer's headroom) never waits for e.mu behind a pass.
+	sums clusterSums
+}
+
+// clusterSums are the cluster's capacity and allocation, written under Engine.mu and
+// read without it.
+type clusterSums struct {
+	total, allocated [MaxResourceTypes]atomic.Int64
+}
+
+// add adds r times sign to v.
+func addSum(v *[MaxResourceTypes]atomic.Int64, r Resource, sign int64) {
+	for i, x := range r {
+		if x != 0 {
+			v[i].Add(sign * x)
+		}
+	}
+}
+
+// read is v as a Resource.
+func readSum(v *[MaxResourceTypes]atomic.Int64) Resource {
+	var r Resource
+	for i := range v {
+		r[i] = v[i].Load()
+	}
+	return r
 }
 
 // Errors callers branch on.

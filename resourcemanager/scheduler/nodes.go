@@ -91,6 +91,7 @@ func (e *Engine) detach(n *node) {
 		}
 	}
 	p.total = p.total.Sub(n.spec.Capacity)
+	addSum(&e.sums.total, n.spec.Capacity, -1)
 	delete(p.nodes, n.spec.ID)
 }
 
@@ -109,6 +110,7 @@ func (e *Engine) attach(n *node) {
 	p := e.partition(n.spec.Partition)
 	p.nodes[n.spec.ID] = n
 	p.total = p.total.Add(n.spec.Capacity)
+	addSum(&e.sums.total, n.spec.Capacity, 1)
 	if n.schedulable() {
 		p.place.add(n)
 		if n.spec.Static {

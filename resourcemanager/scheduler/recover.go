@@ -45,6 +45,7 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 		p.place.update(n, old)
 	}
 	p.allocated = p.allocated.Add(c.resource)
+	addSum(&e.sums.allocated, c.resource, 1)
 	p.weightsDirty = true
 	e.containers.put(c)
 	a.containers.add(c)

@@ -245,6 +245,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	n.containers.add(c)
 	p.place.update(n, old)
 	p.allocated = p.allocated.Add(c.resource)
+	addSum(&e.sums.allocated, c.resource, 1)
 	e.containers.put(c)
 	a.containers.add(c)
 	if !c.am {

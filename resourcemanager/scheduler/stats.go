@@ -62,15 +62,10 @@ func (e *Engine) Stats() Stats {
 }
 
 // Totals returns the capacity of every node and what is allocated on them: the cheap part
-// of Stats, for every AM heartbeat's headroom.
+// of Stats, for every AM heartbeat's headroom. It takes no lock: during a pass it reads
+// the sums as the pass has left them so far.
 func (e *Engine) Totals() (total, allocated Resource) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, p := range e.partitions {
-		total = total.Add(p.total)
-		allocated = allocated.Add(p.allocated)
-	}
-	return total, allocated
+	return readSum(&e.sums.total), readSum(&e.sums.allocated)
 }
 
 // Types returns the engine's resource types.
