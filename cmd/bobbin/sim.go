@@ -10,7 +10,7 @@ import (
 )
 
 const simUsage = `usage:
-  bobbin sim [--strategy rings|balance|first-fit] [--capacity-scheduler XML] [--explain] TRACE.json
+  bobbin sim [--strategy rings|balance|first-fit] [--capacity-scheduler XML] [--explain] [--window FROM,TO] TRACE.json
   bobbin sim --sls [--sls-nodes NODES.json] [--capacity-scheduler XML] SLS-JOBS.json
   bobbin sim --synthetic nodes=10000,apps=1000,asks=100000,queues=20 [--strategy ...]
 
@@ -28,6 +28,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	sls := fs.Bool("sls", false, "the trace is an Apache SLS job trace (sls-jobs.json format)")
 	slsNodes := fs.String("sls-nodes", "", "an SLS node file (with --sls; default: the hosts the tasks name)")
 	explain := fs.Bool("explain", false, "report why asks went unplaced (the engine's reason and, when no node fit, the nodes each filter turned down)")
+	window := fs.String("window", "", "also report time-weighted means over FROM,TO (offsets from the start: 30m,2h or seconds)")
 	capSched := fs.String("capacity-scheduler", "", "a capacity-scheduler.xml for the queues (overrides the trace's; with --sls, the one SLS runs with)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -64,7 +65,13 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bobbin sim: %v\n", err)
 		return 1
 	}
-	trace.Explain = *explain
+	trace.Explain = trace.Explain || *explain
+	if *window != "" {
+		if trace.Window, err = sim.ParseWindow(*window); err != nil {
+			fmt.Fprintf(stderr, "bobbin sim: %v\n", err)
+			return 2
+		}
+	}
 	if *capSched != "" {
 		trace.CapacityScheduler, trace.Queues = *capSched, nil
 	}

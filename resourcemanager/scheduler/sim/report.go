@@ -9,11 +9,14 @@ import (
 
 // Placement is one container placed.
 type Placement struct {
-	Time      float64          `json:"time"` // seconds since the start
+	Time float64 `json:"time"` // seconds since the start
+	// End is when it finished or was killed (the end of the run if it never did).
+	End       float64          `json:"end"`
 	App       string           `json:"app"`
 	Container int64            `json:"container"`
 	Node      string           `json:"node"`
 	Resources map[string]int64 `json:"resources"`
+	AM        bool             `json:"am,omitempty"` // the application master's container
 }
 
 // PreemptionRecord is one preemption notice or kill.
@@ -48,10 +51,23 @@ type Report struct {
 	// Summary figures over the run (time-weighted means, fractions of capacity).
 	MeanUtilization   map[string]float64 `json:"mean_utilization"`
 	MeanFragmentation map[string]float64 `json:"mean_fragmentation"`
+	MeanQueueShare    map[string]float64 `json:"mean_queue_share"`
+	// Window is the same means over the trace's window (Trace.Window), if it has one.
+	Window *WindowReport `json:"window,omitempty"`
 	// Unplaced (with Trace.Explain) records each time an ask's reason for going unplaced
 	// changed: the engine's reason and, when no node fit, how many nodes each filter
 	// turned down.
 	Unplaced []UnplacedRecord `json:"unplaced,omitempty"`
+}
+
+// WindowReport is the time-weighted means over [From, To) seconds.
+type WindowReport struct {
+	From              float64            `json:"from"`
+	To                float64            `json:"to"`
+	Placements        int                `json:"placements"` // placed within the window
+	MeanUtilization   map[string]float64 `json:"mean_utilization"`
+	MeanFragmentation map[string]float64 `json:"mean_fragmentation"`
+	MeanQueueShare    map[string]float64 `json:"mean_queue_share"`
 }
 
 // UnplacedRecord is one ask a pass could not place, and why.
@@ -83,7 +99,7 @@ func (r *simRun) noteUnplaced(plan scheduler.Plan) {
 			r.lastWhy = map[unplacedKey]string{}
 		}
 		r.lastWhy[k] = why
-		r.report.Unplaced = append(r.report.Unplaced, UnplacedRecord{Time: r.now.Sub(Epoch).Seconds(), App: string(u.App), Partition: u.Partition,
+		r.report.Unplaced = append(r.report.Unplaced, UnplacedRecord{Time: r.now.Sub(r.start).Seconds(), App: string(u.App), Partition: u.Partition,
 			Priority: u.Priority, Resources: r.named(u.Capability), Reason: string(u.Reason), Rejected: u.Rejected})
 	}
 }
@@ -96,27 +112,61 @@ func (r *simRun) named(res scheduler.Resource) map[string]int64 {
 	return m
 }
 
-// accumulate adds the time-weighted utilization and fragmentation of [last, t).
-func (r *simRun) accumulate(t time.Time) {
-	if r.last.IsZero() || r.lastU == nil {
-		r.last = t
+// series is one reported quantity per key: its value since the last change, and its
+// integral over the run and over the window. The state changes only at event times and
+// a sample is taken after every change, so the integrals are exact.
+type series struct {
+	last        map[string]float64
+	run, window map[string]float64
+}
+
+func (s *series) add(from, to float64, w *Window) {
+	if s.run == nil {
+		s.run, s.window = map[string]float64{}, map[string]float64{}
+	}
+	for k, v := range s.last {
+		s.run[k] += v * (to - from)
+	}
+	if w == nil {
 		return
 	}
-	dt := t.Sub(r.last).Seconds()
-	for k, v := range r.lastU {
-		r.accU[k] += v * dt
+	lo, hi := max(from, time.Duration(w.From).Seconds()), min(to, time.Duration(w.To).Seconds())
+	if hi <= lo {
+		return
 	}
-	for k, v := range r.lastF {
-		r.accF[k] += v * dt
+	for k, v := range s.last {
+		s.window[k] += v * (hi - lo)
+	}
+}
+
+// means divides integrals by the span they cover.
+func means(acc map[string]float64, span float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range acc {
+		if span > 0 {
+			out[k] = v / span
+		}
+	}
+	return out
+}
+
+// accumulate integrates utilization, fragmentation and shares over [last, t).
+func (r *simRun) accumulate(t time.Time) {
+	if !r.sampled {
+		return
+	}
+	from, to := r.last.Sub(r.start).Seconds(), t.Sub(r.start).Seconds()
+	for _, s := range []*series{&r.util, &r.frag, &r.share} {
+		s.add(from, to, r.trace.Window)
 	}
 	r.last = t
 }
 
-// record samples shares, utilization and fragmentation after a scheduling pass (only
-// when they changed).
+// record samples shares, utilization and fragmentation after a scheduling pass, when
+// any of them changed.
 func (r *simRun) record() {
 	s := r.eng.Stats()
-	ts := r.now.Sub(Epoch).Seconds()
+	ts := r.now.Sub(r.start).Seconds()
 	u, f, share := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for i, n := range r.types.Names {
 		if s.Total[i] > 0 {
@@ -127,15 +177,15 @@ func (r *simRun) record() {
 	for q, used := range s.QueueUsed {
 		share[q] = scheduler.DominantShare(used, s.Total, r.types.Len(), false).Float()
 	}
-	if r.lastU == nil || !equalMaps(u, r.lastU) || !equalMaps(f, r.lastF) {
+	if !r.sampled || !equalMaps(u, r.util.last) || !equalMaps(f, r.frag.last) || !equalMaps(share, r.share.last) {
 		r.report.Utilization = append(r.report.Utilization, Sample{Time: ts, Values: u})
 		r.report.Fragmentation = append(r.report.Fragmentation, Sample{Time: ts, Values: f})
 		r.report.QueueShare = append(r.report.QueueShare, Sample{Time: ts, Values: share})
 	}
-	if r.last.IsZero() {
-		r.last = r.now
+	if !r.sampled {
+		r.sampled, r.last = true, r.now
 	}
-	r.lastU, r.lastF = u, f
+	r.util.last, r.frag.last, r.share.last = u, f, share
 }
 
 func equalMaps(a, b map[string]float64) bool {
@@ -152,17 +202,24 @@ func equalMaps(a, b map[string]float64) bool {
 
 func (r *simRun) finish() {
 	r.accumulate(r.now)
-	end := r.now.Sub(Epoch).Seconds()
+	end := r.now.Sub(r.start).Seconds()
 	r.report.Makespan = end
-	r.report.MeanUtilization, r.report.MeanFragmentation = map[string]float64{}, map[string]float64{}
-	for k, v := range r.accU {
-		if end > 0 {
-			r.report.MeanUtilization[k] = v / end
+	r.report.MeanUtilization, r.report.MeanFragmentation, r.report.MeanQueueShare = means(r.util.run, end), means(r.frag.run, end), means(r.share.run, end)
+	if w := r.trace.Window; w != nil {
+		from, to := time.Duration(w.From).Seconds(), time.Duration(w.To).Seconds()
+		span := max(min(to, end)-from, 0)
+		wr := &WindowReport{From: from, To: to, MeanUtilization: means(r.util.window, span),
+			MeanFragmentation: means(r.frag.window, span), MeanQueueShare: means(r.share.window, span)}
+		for _, p := range r.report.Placements {
+			if p.Time >= from && p.Time < to {
+				wr.Placements++
+			}
 		}
+		r.report.Window = wr
 	}
-	for k, v := range r.accF {
-		if end > 0 {
-			r.report.MeanFragmentation[k] = v / end
+	for i := range r.report.Placements {
+		if r.report.Placements[i].End < 0 {
+			r.report.Placements[i].End = end // still running when the run stopped
 		}
 	}
 	for _, a := range r.apps {

@@ -9,8 +9,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
-// Epoch is simulated time zero.
-var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// DefaultStart is simulated time zero when a trace names no start.
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // maxSimulated stops a simulation that would otherwise wait forever.
 const maxSimulated = 30 * 24 * time.Hour
@@ -47,6 +47,7 @@ type simRun struct {
 	eng    *scheduler.Engine
 	types  scheduler.Types
 	now    time.Time
+	start  time.Time // simulated time zero
 	q      eventQueue
 	seq    int
 	apps   []*simApp
@@ -54,13 +55,12 @@ type simRun struct {
 	conts  map[scheduler.ContainerID]*simContainer
 	report *Report
 	engine time.Duration
-	last   time.Time // last sample time, for time weighting
-	lastU  map[string]float64
-	lastF  map[string]float64
-	accU   map[string]float64
-	accF   map[string]float64
-	notice map[scheduler.ContainerID]time.Time
-	asked  bool // a pass's placements made new asks: schedule again at the same time
+	// The reported quantities since the last sample (taken at last), and their integrals.
+	sampled           bool
+	last              time.Time
+	util, frag, share series
+	notice            map[scheduler.ContainerID]time.Time
+	asked             bool // a pass's placements made new asks: schedule again at the same time
 	// lastWhy is each unplaced ask's last noted reason (Trace.Explain).
 	lastWhy map[unplacedKey]string
 }
@@ -71,6 +71,14 @@ type simContainer struct {
 	dead  bool
 	am    bool
 	dur   time.Duration // how long the task it runs takes
+	// placed is its record in Report.Placements, whose End is set when it ends.
+	placed int
+}
+
+// ended marks c ended now: done, or killed.
+func (r *simRun) ended(c *simContainer) {
+	c.dead = true
+	r.report.Placements[c.placed].End = r.now.Sub(r.start).Seconds()
 }
 
 // Run simulates a trace.
@@ -79,11 +87,21 @@ func Run(t *Trace) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &simRun{trace: t, now: Epoch, byID: map[string]*simApp{}, conts: map[scheduler.ContainerID]*simContainer{},
-		report: &Report{Strategy: cfg.Strategy, JobCompletion: map[string]float64{}}, notice: map[scheduler.ContainerID]time.Time{},
-		accU: map[string]float64{}, accF: map[string]float64{}}
+	start, loc, err := t.clock()
+	if err != nil {
+		return nil, err
+	}
+	if loc != nil {
+		cfg.Location = loc
+	}
+	if t.Window != nil {
+		if err := t.Window.check(); err != nil {
+			return nil, err
+		}
+	}
+	r := &simRun{trace: t, now: start, start: start, byID: map[string]*simApp{}, conts: map[scheduler.ContainerID]*simContainer{},
+		report: &Report{Strategy: cfg.Strategy, JobCompletion: map[string]float64{}}, notice: map[scheduler.ContainerID]time.Time{}}
 	cfg.Now = func() time.Time { return r.now }
-	cfg.Location = time.UTC
 	cfg.Explain = t.Explain
 	if r.eng, err = scheduler.New(cfg, tree); err != nil {
 		return nil, err
@@ -102,7 +120,7 @@ func Run(t *Trace) (*Report, error) {
 		}
 		r.apps = append(r.apps, sa)
 		r.byID[a.ID] = sa
-		r.push(&event{at: Epoch.Add(time.Duration(a.Submit)), kind: evSubmit, app: i})
+		r.push(&event{at: r.start.Add(time.Duration(a.Submit)), kind: evSubmit, app: i})
 	}
 	if err := r.loop(); err != nil {
 		return nil, err
@@ -215,7 +233,7 @@ func (r *simRun) loop() error {
 	}
 	for r.q.Len() > 0 {
 		next := r.q[0].at
-		if next.Sub(Epoch) > maxSimulated {
+		if next.Sub(r.start) > maxSimulated {
 			break
 		}
 		r.accumulate(next)
@@ -324,7 +342,7 @@ func (r *simRun) handle(ev *event) error {
 		if !ok || c.dead {
 			return nil // killed by preemption before it finished
 		}
-		c.dead = true
+		r.ended(c)
 		delete(r.notice, ev.cid) // finished within its grace period: no kill follows
 		if err := r.eng.Release(ev.cid); err != nil {
 			return err
@@ -374,7 +392,9 @@ func (r *simRun) syncAsks(a *simApp) error {
 	}
 	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 	for _, k := range keys {
-		asks = append(asks, scheduler.Ask{Priority: k.priority, ResourceName: "*", Capability: k.res, Count: a.outstanding[k], Label: k.label, RelaxLocality: true})
+		// The AM's ask is flagged as the RM flags it (static nodes, the AM-resource cap).
+		am := a.amKey != nil && *a.amKey == k
+		asks = append(asks, scheduler.Ask{Priority: k.priority, ResourceName: "*", Capability: k.res, Count: a.outstanding[k], Label: k.label, RelaxLocality: true, AM: am})
 	}
 	return r.eng.UpdateAsks(scheduler.AppID(a.spec.ID), asks)
 }
@@ -407,6 +427,9 @@ func (r *simRun) apply(res scheduler.Plan) error {
 			sc.dur, a.tasks[k] = q[0], q[1:]
 		}
 		r.conts[al.Container] = sc
+		sc.placed = len(r.report.Placements)
+		r.report.Placements = append(r.report.Placements, Placement{Time: r.now.Sub(r.start).Seconds(), End: -1, App: string(al.App),
+			Container: int64(al.Container), Node: al.Node, Resources: r.named(al.Resource), AM: al.AM})
 		if a.amKey != nil && *a.amKey == k && a.am == 0 {
 			// The AM runs until the rest is done; once it first runs, the first stage is
 			// asked for (a preempted AM placed again just resumes).
@@ -424,12 +447,10 @@ func (r *simRun) apply(res scheduler.Plan) error {
 		} else {
 			r.push(&event{at: r.now.Add(sc.dur), kind: evDone, cid: al.Container})
 		}
-		r.report.Placements = append(r.report.Placements, Placement{Time: r.now.Sub(Epoch).Seconds(), App: string(al.App),
-			Container: int64(al.Container), Node: al.Node, Resources: r.named(al.Resource)})
 		r.report.Allocations++
 	}
 	for _, p := range res.Preemptions {
-		r.report.Preemptions = append(r.report.Preemptions, PreemptionRecord{Time: r.now.Sub(Epoch).Seconds(), App: string(p.App),
+		r.report.Preemptions = append(r.report.Preemptions, PreemptionRecord{Time: r.now.Sub(r.start).Seconds(), App: string(p.App),
 			Container: int64(p.Container), Node: p.Node, Kill: p.Kill})
 		if !p.Kill {
 			r.notice[p.Container] = p.Deadline
@@ -441,7 +462,7 @@ func (r *simRun) apply(res scheduler.Plan) error {
 			continue
 		}
 		// The NodeManager kills it (exit status PREEMPTED); the task must run again.
-		c.dead = true
+		r.ended(c)
 		if err := r.eng.Release(p.Container); err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func NewSyntheticEngine(spec SyntheticSpec) (*scheduler.Engine, error) {
 	if spec.Strategy != "" {
 		cfg.Strategy = spec.Strategy
 	}
-	t0 := Epoch
+	t0 := DefaultStart
 	cfg.Now = func() time.Time { return t0 }
 	e, err := scheduler.New(cfg, tree)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,68 @@ type Trace struct {
 	Apps     []AppSpec  `json:"apps"`
 	// Explain reports why asks went unplaced (Report.Unplaced; bobbin sim --explain).
 	Explain bool `json:"explain,omitempty"`
+	// Start is the moment simulated time zero stands for (RFC 3339, default
+	// 2026-01-01T00:00:00Z); TimeZone the IANA zone time-of-day quotas are read in
+	// (default UTC, or the bobbin.scheduler.time-zone setting).
+	Start    string `json:"start,omitempty"`
+	TimeZone string `json:"time_zone,omitempty"`
+	// Window adds time-weighted means over [From, To) to the report (bobbin sim --window).
+	Window *Window `json:"window,omitempty"`
+}
+
+// Window is a span of simulated time, offsets from the start.
+type Window struct {
+	From Duration `json:"from"`
+	To   Duration `json:"to"`
+}
+
+// ParseWindow reads "FROM,TO" (durations or seconds, e.g. "30m,2h" or "1800,7200").
+func ParseWindow(s string) (*Window, error) {
+	from, to, ok := strings.Cut(s, ",")
+	if !ok {
+		return nil, fmt.Errorf("window %q: want FROM,TO", s)
+	}
+	var w Window
+	for _, f := range []struct {
+		s string
+		d *Duration
+	}{{from, &w.From}, {to, &w.To}} {
+		v := strings.TrimSpace(f.s)
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			v = strconv.Quote(v)
+		}
+		if err := f.d.UnmarshalJSON([]byte(v)); err != nil {
+			return nil, fmt.Errorf("window %q: %w", s, err)
+		}
+	}
+	return &w, w.check()
+}
+
+func (w *Window) check() error {
+	if w.From < 0 || w.To <= w.From {
+		return fmt.Errorf("window %s,%s: want 0 <= from < to", time.Duration(w.From), time.Duration(w.To))
+	}
+	return nil
+}
+
+// clock is the trace's start and the zone of its time-of-day quotas (nil: as configured).
+func (t *Trace) clock() (time.Time, *time.Location, error) {
+	start := DefaultStart
+	if t.Start != "" {
+		v, err := time.Parse(time.RFC3339, t.Start)
+		if err != nil {
+			return start, nil, fmt.Errorf("trace start %q: want RFC 3339, e.g. 2026-03-02T08:00:00+08:00: %w", t.Start, err)
+		}
+		start = v
+	}
+	if t.TimeZone == "" {
+		return start, nil, nil
+	}
+	loc, err := time.LoadLocation(t.TimeZone)
+	if err != nil {
+		return start, nil, fmt.Errorf("trace time_zone %q: %w", t.TimeZone, err)
+	}
+	return start, loc, nil
 }
 
 // NodeSpec is a node (Count > 1 makes numbered copies).
@@ -153,6 +216,9 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 		return scheduler.Config{}, nil, err
 	}
 	cfg.Groups = groups
+	if _, set := c.Raw(scheduler.KeyTimeZone); !set {
+		cfg.Location = time.UTC // a trace's time of day is UTC unless it says otherwise
+	}
 	if len(t.ResourceTypes) > 0 {
 		cfg.Types = scheduler.Types{Names: t.ResourceTypes}
 	}
