@@ -34,12 +34,11 @@ func priorityGraphWeightsInto(w, s []float64) {
 	}
 }
 
-// balanceWeightsInto writes (w0 + w1 + w2)/3 into out: w0 configured, w1 from the number
-// of pending requests each dimension blocks, w2 from the cluster's usage ratio per
-// dimension. The engine recomputes the weights after every placement, so it keeps one
-// slice per partition rather than allocating.
-func balanceWeightsInto(out, w0, blocked, usage []float64) {
-	var w1, w2 [MaxResourceTypes]float64
+// balanceWeightsInto writes (w0 + w1 + w2)/3 into out, and w1 and w2 into theirs: w0
+// configured, w1 from the number of pending requests each dimension blocks, w2 from the
+// cluster's usage ratio per dimension. The engine recomputes the weights after every
+// placement, so it keeps them per partition rather than allocating.
+func balanceWeightsInto(out, w1, w2, w0, blocked, usage []float64) {
 	priorityGraphWeightsInto(w1[:len(blocked)], blocked)
 	priorityGraphWeightsInto(w2[:len(usage)], usage)
 	for i := range out {

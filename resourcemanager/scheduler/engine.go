@@ -84,6 +84,8 @@ type partition struct {
 	pendingShapes map[Resource]int
 	weights       []float64
 	weightsDirty  bool
+	// w0, w1, w2 are the parts weights was last made of (Config.Explain reports them).
+	w0, w1, w2 [MaxResourceTypes]float64
 	// static counts schedulable static nodes, so AM asks know whether to insist on one.
 	static int
 }

@@ -169,7 +169,8 @@ func (e *Engine) partitionWeights(p *partition) []float64 {
 	if len(p.weights) != types {
 		p.weights = make([]float64, types)
 	}
-	balanceWeightsInto(p.weights, w0, blocked[:types], usage[:types])
+	copy(p.w0[:], w0)
+	balanceWeightsInto(p.weights, p.w1[:types], p.w2[:types], w0, blocked[:types], usage[:types])
 	p.weightsDirty = false
 	return p.weights
 }

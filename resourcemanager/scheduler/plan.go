@@ -1,6 +1,9 @@
 package scheduler
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Plan is what one Schedule call decided, computed under the engine's lock against one
 // consistent state: the allocations in the order they were made, the preemption notices
@@ -17,7 +20,43 @@ type Plan struct {
 	// Unplaced holds one entry per (application, ask) that a round passed over, with the
 	// last reason it was passed over for in this pass.
 	Unplaced []Unplaced
+	// Balance holds, with Config.Explain and the balance strategy, every choice the
+	// strategy made in this pass, in order.
+	Balance []BalanceDecision
 }
+
+// BalanceDecision is one choice of the balance strategy (scheduling.md §3): the weights
+// it used and the parts they were made of, the partition's utilization, and the node's
+// balance y (smaller is better balanced) before and after the request.
+type BalanceDecision struct {
+	App        AppID
+	Partition  string
+	Priority   int32
+	Capability Resource
+	Node       string // "" when a gated request fits no node
+	// Outcome is OutcomePlaced, OutcomePlacedByGate or OutcomeGated.
+	Outcome string
+	// Mode is ModeBestBalance (utilization at or above the threshold) or ModeRoundRobin.
+	Mode        string
+	Utilization float64
+	// W0 is configured, W1 from the pending requests each type blocks, W2 from each
+	// type's usage; Weights = (W0 + W1 + W2) / 3. One entry per resource type.
+	W0, W1, W2, Weights []float64
+	Before, After       float64
+}
+
+// Balance decision outcomes and modes.
+const (
+	OutcomePlaced = "placed"
+	// OutcomePlacedByGate: a later request that makes its node better balanced, placed
+	// while the group's head waits.
+	OutcomePlacedByGate = "placed-by-gate"
+	// OutcomeGated: the group's head, passed over because it would make Node less
+	// balanced (or fits no node) while a later request improves one.
+	OutcomeGated    = "gated"
+	ModeBestBalance = "best-balance"
+	ModeRoundRobin  = "round-robin"
+)
 
 // Reason says why a round placed nothing for an application's ask.
 type Reason string
@@ -119,8 +158,31 @@ func (e *Engine) explain(p *partition, a *app, ask *Ask) map[string]int {
 // unplacedLog gathers a pass's Unplaced entries, one per (application, partition,
 // priority, capability), keeping the last reason.
 type unplacedLog struct {
-	at  map[unplacedKey]int
-	out []Unplaced
+	at      map[unplacedKey]int
+	out     []Unplaced
+	balance []BalanceDecision
+}
+
+// decide notes a balance decision (with Config.Explain and the balance strategy), before
+// the request is placed.
+func (l *unplacedLog) decide(e *Engine, p *partition, a *app, ask *Ask, n *node, outcome string) {
+	if !e.cfg.Explain || p.balance == nil {
+		return
+	}
+	types := e.cfg.Types.Len()
+	w := e.partitionWeights(p)
+	d := BalanceDecision{App: a.spec.ID, Partition: p.name, Priority: ask.Priority, Capability: ask.Capability, Outcome: outcome,
+		Utilization: e.utilization(p), Mode: ModeBestBalance,
+		W0: slices.Clone(p.w0[:types]), W1: slices.Clone(p.w1[:types]), W2: slices.Clone(p.w2[:types]), Weights: slices.Clone(w)}
+	if d.Utilization < e.cfg.Balance.Threshold {
+		d.Mode = ModeRoundRobin
+	}
+	if n != nil {
+		d.Node = n.spec.ID
+		d.Before = imbalance(n.allocated, Resource{}, n.spec.Capacity, w)
+		d.After = imbalance(n.allocated, ask.Capability, n.spec.Capacity, w)
+	}
+	l.balance = append(l.balance, d)
 }
 
 type unplacedKey struct {

@@ -50,7 +50,7 @@ func (e *Engine) Schedule(max int) Plan {
 			break
 		}
 	}
-	res.Unplaced = unplaced.out
+	res.Unplaced, res.Balance = unplaced.out, unplaced.balance
 	return res
 }
 
@@ -88,6 +88,8 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 			// first; the head waits, a bounded number of times.
 			if la, lask, ln := e.improvingLater(g, p, a, ask); lask != nil {
 				a.skips++
+				unplaced.decide(e, p, a, ask, n, OutcomeGated)
+				unplaced.decide(e, p, la, lask, ln, OutcomePlacedByGate)
 				return e.placeOn(p, la, lask, ln), nil, true
 			}
 		}
@@ -108,6 +110,7 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 			unplaced.note(e, p, a, ask, ReasonNoNode)
 			continue
 		}
+		unplaced.decide(e, p, a, ask, n, OutcomePlaced)
 		return e.placeOn(p, a, ask, n), nil, true
 	}
 	return Allocation{}, nil, false

@@ -188,3 +188,65 @@ func TestSmallJobWaitInBusyQueue(t *testing.T) {
 		t.Fatalf("small job's wait: fifo %.0f s, fair %.0f s; want fair within 10 s and FIFO behind the backlog", fifo, fair)
 	}
 }
+
+// Seed 001's figure-7 example, checked from the report. After job5 (20 cpu, 500 GB, 4 gpu
+// of 100, 1000, 10) the node's usage is cpu 20 %, memory 50 %, gpu 40 %, so w2 is 0.5/4.5,
+// 2.5/4.5 and 1.5/4.5. (The seed's text computes the weights from "gpu 10 %", which
+// gives 1.5/4.5, 2.5/4.5 and 0.5/4.5: balance_test.go checks that arithmetic; job5's 4
+// GPUs are 40 %.) job2 would make the node less balanced and waits; job1, then job4, each
+// make it better balanced and are placed ahead of it.
+func TestBalanceDecisionsExplainFigure7(t *testing.T) {
+	tr, err := LoadTrace(filepath.Join("testdata", "traces", "figure7.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Settings = map[string]string{"bobbin.scheduler.node-selection": "balance"}
+	tr.Explain = true
+	rep, err := Run(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	first := map[string]BalanceRecord{}
+	for _, d := range rep.Balance {
+		if d.Time == 0 {
+			seq = append(seq, d.App+":"+d.Outcome)
+			if _, ok := first[d.App]; !ok {
+				first[d.App] = d
+			}
+		}
+	}
+	if got := fmt.Sprint(seq); got != "[job5:placed job2:gated job1:placed-by-gate job2:gated job4:placed-by-gate]" {
+		t.Fatalf("decisions at t=0: %s", got)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	w2 := first["job2"].W2
+	if !near(w2["vcores"], 0.5/4.5) || !near(w2["memory-mb"], 2.5/4.5) || !near(w2["yarn.io/gpu"], 1.5/4.5) {
+		t.Fatalf("w2 after job5: %v, want vcores 0.5/4.5, memory 2.5/4.5, gpu 1.5/4.5", w2)
+	}
+	if u := first["job2"].Utilization; !near(u, (0.2+0.5+0.4)/3) {
+		t.Fatalf("utilization after job5 %v", u)
+	}
+	if d := first["job2"]; !(d.After > d.Before) || d.Node != "node" {
+		t.Fatalf("job2 on %q: balance %v -> %v, want worse", d.Node, d.Before, d.After)
+	}
+	if d := first["job1"]; !(d.After < d.Before) {
+		t.Fatalf("job1: balance %v -> %v, want better", d.Before, d.After)
+	}
+	// job4 fills the node exactly: every type at 100 %, perfectly balanced.
+	if d := first["job4"]; !(d.After < d.Before) || d.After != 0 {
+		t.Fatalf("job4: balance %v -> %v, want 0", d.Before, d.After)
+	}
+	for _, d := range rep.Balance {
+		sum := 0.0
+		for k, w := range d.Weights {
+			sum += w
+			if !near(w, (d.W0[k]+d.W1[k]+d.W2[k])/3) {
+				t.Fatalf("%s: weight of %s %v is not (w0+w1+w2)/3 of %v %v %v", d.App, k, w, d.W0[k], d.W1[k], d.W2[k])
+			}
+		}
+		if !near(sum, 1) {
+			t.Fatalf("%s: weights %v sum to %v", d.App, d.Weights, sum)
+		}
+	}
+}

@@ -58,6 +58,46 @@ type Report struct {
 	// changed: the engine's reason and, when no node fit, how many nodes each filter
 	// turned down.
 	Unplaced []UnplacedRecord `json:"unplaced,omitempty"`
+	// Balance (with Trace.Explain and the balance strategy) is every choice the strategy
+	// made: its weights and their parts, and the node's balance before and after.
+	Balance []BalanceRecord `json:"balance,omitempty"`
+}
+
+// BalanceRecord is one balance decision (scheduler.BalanceDecision) with named types.
+type BalanceRecord struct {
+	Time        float64            `json:"time"`
+	App         string             `json:"app"`
+	Partition   string             `json:"partition,omitempty"`
+	Priority    int32              `json:"priority"`
+	Resources   map[string]int64   `json:"resources"`
+	Node        string             `json:"node,omitempty"`
+	Outcome     string             `json:"outcome"`
+	Mode        string             `json:"mode"`
+	Utilization float64            `json:"utilization"`
+	W0          map[string]float64 `json:"w0"`
+	W1          map[string]float64 `json:"w1"`
+	W2          map[string]float64 `json:"w2"`
+	Weights     map[string]float64 `json:"weights"`
+	Before      float64            `json:"balance_before"`
+	After       float64            `json:"balance_after"`
+}
+
+// noteBalance records a plan's balance decisions.
+func (r *simRun) noteBalance(plan scheduler.Plan) {
+	perType := func(v []float64) map[string]float64 {
+		m := map[string]float64{}
+		for i, n := range r.types.Names {
+			if i < len(v) {
+				m[n] = v[i]
+			}
+		}
+		return m
+	}
+	for _, d := range plan.Balance {
+		r.report.Balance = append(r.report.Balance, BalanceRecord{Time: r.now.Sub(r.start).Seconds(), App: string(d.App), Partition: d.Partition,
+			Priority: d.Priority, Resources: r.named(d.Capability), Node: d.Node, Outcome: d.Outcome, Mode: d.Mode, Utilization: d.Utilization,
+			W0: perType(d.W0), W1: perType(d.W1), W2: perType(d.W2), Weights: perType(d.Weights), Before: d.Before, After: d.After})
+	}
 }
 
 // WindowReport is the time-weighted means over [From, To) seconds.

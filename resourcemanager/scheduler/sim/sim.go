@@ -293,6 +293,7 @@ func (r *simRun) pass() (scheduler.Plan, error) {
 		}
 		if r.trace.Explain {
 			r.noteUnplaced(res)
+			r.noteBalance(res)
 		}
 		all.Allocations = append(all.Allocations, res.Allocations...)
 		all.Preemptions = append(all.Preemptions, res.Preemptions...)
