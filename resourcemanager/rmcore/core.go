@@ -132,18 +132,17 @@ func New(opts Options) (*Core, error) {
 	}
 	// The scheduler's own keys (policies, thresholds, time windows) are checked at start-up
 	// too, so a bad value stops the RM instead of surfacing on first use.
-	engineCfg, groups, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues)
-	if err != nil {
-		return nil, err
-	}
-	engineCfg.Groups, engineCfg.Now = groups, opts.Now
 	// Hadoop 3.1 resource types (resource-types.xml): GPUs and other countable types are
 	// the engine's extra dimensions.
 	types, err := resourcetypes.Load(opts.Conf, scheduler.MaxResourceTypes)
 	if err != nil {
 		return nil, err
 	}
-	engineCfg.Types = scheduler.Types{Names: types.Names()}
+	engineCfg, groups, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues, scheduler.Types{Names: types.Names()})
+	if err != nil {
+		return nil, err
+	}
+	engineCfg.Groups, engineCfg.Now = groups, opts.Now
 	engine, err := scheduler.New(engineCfg, opts.Queues)
 	if err != nil {
 		return nil, err
@@ -304,7 +303,7 @@ func (rm *Core) RefreshQueues() error {
 	if err != nil {
 		return err
 	}
-	_, groups, err := scheduler.FromConf(tree.Conf, tree)
+	_, groups, err := scheduler.FromConf(tree.Conf, tree, rm.Engine.Types())
 	if err != nil {
 		return err
 	}

@@ -383,3 +383,37 @@ func TestAsksCountUndeliveredContainers(t *testing.T) {
 		t.Fatalf("after its undelivered container was released an ask of 1 got %d", got)
 	}
 }
+
+// Rings with a base and unequal widths (seed 002): ring numbers, and a choice that the
+// wide second ring keeps within the search limit where equal rings would not.
+func TestRingsBaseAndUnequalWidths(t *testing.T) {
+	based := RingConfig{Base: 2048, Width: 1024}
+	uneven := RingConfig{Width: 1024, Bounds: []int64{4096, 16384}}
+	for _, c := range []struct {
+		rc   RingConfig
+		x    int64
+		want int64
+	}{{based, 1000, 0}, {based, 2048, 1}, {based, 3071, 1}, {based, 3072, 2},
+		{uneven, 0, 1}, {uneven, 4095, 1}, {uneven, 4096, 2}, {uneven, 16383, 2}, {uneven, 16384, 3}, {uneven, 17408, 4}} {
+		if got := c.rc.ring(c.x); got != c.want {
+			t.Errorf("%+v: ring(%d) = %d, want %d", c.rc, c.x, got, c.want)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.SearchLimit = 0
+	cfg.Rings[Memory] = uneven
+	e, err := New(cfg, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	must(t, err)
+	for _, n := range []struct {
+		id  string
+		mem int64
+	}{{"big", 15 << 10}, {"huge", 20 << 10}} {
+		must(t, e.AddNode(NodeSpec{ID: n.id, Capacity: res(n.mem, 64)}))
+	}
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", []Ask{{Priority: 1, ResourceName: "*", Capability: res(9<<10, 1), Count: 1}}))
+	// 9 GB and "big" (15 GB) share ring 2 [4 GB, 16 GB): best fit in ring K.
+	if allocs := e.Schedule(1).Allocations; len(allocs) != 1 || allocs[0].Node != "big" {
+		t.Fatalf("9 GB placed %+v, want big (same ring)", allocs)
+	}
+}

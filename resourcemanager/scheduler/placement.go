@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"sort"
+
 	"github.com/google/btree"
 )
 
@@ -61,9 +63,13 @@ func lessFreeKey(a, b freeKey) bool {
 }
 
 // RingConfig sets the rings of one resource type: ring k holds free amounts in
-// [Base + (k-1)·Width, Base + k·Width).
+// [Base + (k-1)·Width, Base + k·Width), amounts below Base are ring 0. With Bounds (the
+// rings' upper bounds, ascending: unequal widths, seed 002) ring k holds
+// [Bounds[k-2], Bounds[k-1]) (from Base for k = 1), and above the last bound the rings
+// go on Width wide.
 type RingConfig struct {
 	Base, Width int64
+	Bounds      []int64
 }
 
 // rings is the resource-ring best fit of scheduling.md §4. One ordered index per
@@ -132,11 +138,21 @@ func dominantType(req, total Resource, types int) int {
 
 // ring returns the ring number holding amount x of type t.
 func (r *rings) ring(t int, x int64) int64 {
-	c := r.cfg[t]
+	return r.cfg[t].ring(x)
+}
+
+func (c *RingConfig) ring(x int64) int64 {
 	if x < c.Base {
 		return 0
 	}
-	return (x-c.Base)/c.Width + 1
+	if len(c.Bounds) == 0 {
+		return (x-c.Base)/c.Width + 1
+	}
+	if last := c.Bounds[len(c.Bounds)-1]; x >= last {
+		return int64(len(c.Bounds)) + (x-last)/c.Width + 1
+	}
+	// The first bound above x closes x's ring.
+	return int64(sort.Search(len(c.Bounds), func(i int) bool { return c.Bounds[i] > x })) + 1
 }
 
 func (r *rings) choose(req Resource, ok func(*node) bool) *node {

@@ -52,19 +52,21 @@ func (w CapacityWindow) contains(m int) bool {
 
 // Scheduler keys, all Bobbin additions (documented in docs/configuration.md).
 const (
-	KeyNodeSelection      = "bobbin.scheduler.node-selection"
-	KeyUsage              = "bobbin.scheduler.usage"
-	KeyPreemptionEnabled  = "bobbin.scheduler.preemption.enabled"
-	KeyStarvedThreshold   = "bobbin.scheduler.preemption.starved-threshold"
-	KeyOverThreshold      = "bobbin.scheduler.preemption.over-threshold"
-	KeyPreemptionGrace    = "bobbin.scheduler.preemption.grace"
-	KeyCoolDown           = "bobbin.scheduler.preemption.cool-down"
-	KeyHold               = "bobbin.scheduler.preemption.hold"
-	KeyBalanceThreshold   = "bobbin.scheduler.balance.utilization-threshold"
-	KeyBalanceWeights     = "bobbin.scheduler.balance.initial-weights"
-	KeyBalanceGateWindow  = "bobbin.scheduler.balance.gate-window"
-	KeyBalanceMaxSkips    = "bobbin.scheduler.balance.max-skips"
-	KeyBalanceCandidates  = "bobbin.scheduler.balance.candidates"
+	KeyNodeSelection     = "bobbin.scheduler.node-selection"
+	KeyUsage             = "bobbin.scheduler.usage"
+	KeyPreemptionEnabled = "bobbin.scheduler.preemption.enabled"
+	KeyStarvedThreshold  = "bobbin.scheduler.preemption.starved-threshold"
+	KeyOverThreshold     = "bobbin.scheduler.preemption.over-threshold"
+	KeyPreemptionGrace   = "bobbin.scheduler.preemption.grace"
+	KeyCoolDown          = "bobbin.scheduler.preemption.cool-down"
+	KeyHold              = "bobbin.scheduler.preemption.hold"
+	KeyBalanceThreshold  = "bobbin.scheduler.balance.utilization-threshold"
+	KeyBalanceWeights    = "bobbin.scheduler.balance.initial-weights"
+	KeyBalanceGateWindow = "bobbin.scheduler.balance.gate-window"
+	KeyBalanceMaxSkips   = "bobbin.scheduler.balance.max-skips"
+	KeyBalanceCandidates = "bobbin.scheduler.balance.candidates"
+	// Every resource type's rings have RingKey(type, "base"|"width"|"bounds") keys;
+	// these two are the common ones.
 	KeyRingMemoryWidth    = "bobbin.scheduler.rings.memory-mb.width"
 	KeyRingVCoresWidth    = "bobbin.scheduler.rings.vcores.width"
 	KeyRingSearchLimit    = "bobbin.scheduler.rings.search-limit"
@@ -83,15 +85,41 @@ const (
 	DominantResourceCalculator = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
 )
 
+// RingKey is the key of one setting (base, width, bounds) of a resource type's rings,
+// e.g. bobbin.scheduler.rings.yarn.io/gpu.width.
+func RingKey(resourceType, setting string) string {
+	return "bobbin.scheduler.rings." + resourceType + "." + setting
+}
+
+// parseRingBounds reads unequal ring widths: the rings' upper bounds, ascending, each
+// above base.
+func parseRingBounds(v string, base int64) ([]int64, error) {
+	var out []int64
+	last := base
+	for _, part := range strings.Split(v, ",") {
+		b, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil || b <= last {
+			return nil, fmt.Errorf("must be ascending whole amounts above the base (%d), comma-separated", base)
+		}
+		out = append(out, b)
+		last = b
+	}
+	return out, nil
+}
+
 // queueKey is a queue's Bobbin key.
 func queueKey(q *capacity.Queue, name string) string {
 	return capacity.Prefix + q.Path + ".bobbin." + name
 }
 
-// FromConf reads the engine's settings and every leaf queue's Bobbin keys, reporting
-// every bad value with its file, key and value.
-func FromConf(c *conf.Configuration, tree *capacity.Tree) (Config, map[string]GroupSettings, error) {
+// FromConf reads the engine's settings and every leaf queue's Bobbin keys for a cluster
+// of the given resource types (DefaultTypes when empty), reporting every bad value with
+// its file, key and value.
+func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, map[string]GroupSettings, error) {
 	cfg := DefaultConfig()
+	if types.Len() > 0 {
+		cfg.Types = types
+	}
 	var errs []error
 	bad := func(key, reason string, args ...any) {
 		raw, _ := c.Raw(key)
@@ -207,8 +235,21 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree) (Config, map[string]Gr
 			bc.InitialWeights = w
 		}
 	}
-	cfg.Rings[Memory].Width = int64(num(KeyRingMemoryWidth, float64(cfg.Rings[Memory].Width), 1, 1<<40))
-	cfg.Rings[VCores].Width = int64(num(KeyRingVCoresWidth, float64(cfg.Rings[VCores].Width), 1, 1<<20))
+	for i, name := range cfg.Types.Names {
+		if i >= MaxResourceTypes {
+			break
+		}
+		rc := &cfg.Rings[i]
+		rc.Base = int64(num(RingKey(name, "base"), float64(rc.Base), 0, 1<<50))
+		rc.Width = int64(num(RingKey(name, "width"), float64(rc.Width), 1, 1<<50))
+		if v := str(RingKey(name, "bounds"), ""); v != "" {
+			bounds, err := parseRingBounds(v, rc.Base)
+			if err != nil {
+				bad(RingKey(name, "bounds"), "%v", err)
+			}
+			rc.Bounds = bounds
+		}
+	}
 	cfg.SearchLimit = int(num(KeyRingSearchLimit, float64(cfg.SearchLimit), 0, 1<<20))
 	cfg.Visits = int(num(KeySearchVisits, float64(cfg.Visits), 1, 1<<24))
 	cfg.BlacklistThreshold = num(KeyBlacklistThreshold, cfg.BlacklistThreshold, 0, 1)

@@ -33,13 +33,13 @@ func TestSettingsFromConf(t *testing.T) {
 		capacity.Prefix+"root.b.bobbin.preemption-policy", "most-recent-first",
 		capacity.Prefix+"root.b.bobbin.capacity-schedule", "07:30-09:00=20, 22:00-02:00=70",
 	)
-	cfg, groups, err := FromConf(c, tr)
+	cfg, groups, err := FromConf(c, tr, Types{})
 	must(t, err)
 	if !cfg.LimitsByMemory {
 		t.Fatal("without resource-calculator the caps are not measured by memory (Apache's DefaultResourceCalculator)")
 	}
 	c.Set(KeyResourceCalculator, DominantResourceCalculator)
-	if dom, _, err := FromConf(c, tr); err != nil || dom.LimitsByMemory {
+	if dom, _, err := FromConf(c, tr, Types{}); err != nil || dom.LimitsByMemory {
 		t.Fatalf("DominantResourceCalculator: limits by memory %v, %v", dom.LimitsByMemory, err)
 	}
 	if cfg.Strategy != StrategyBalance || cfg.Preemption.BelowMilli != 800 || cfg.Preemption.CoolDown != 30*time.Second || cfg.Balance.InitialWeights[0] != 0.7 {
@@ -64,7 +64,7 @@ func TestSettingsErrorsNameKeyAndValue(t *testing.T) {
 		capacity.Prefix+"root.b.bobbin.capacity-schedule", "25:00-26:00=10",
 		KeyResourceCalculator, "org.example.FancyCalculator",
 	)
-	_, _, err := FromConf(c, tr)
+	_, _, err := FromConf(c, tr, Types{})
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -91,7 +91,7 @@ func TestSettingsErrorsNameKeyAndValue(t *testing.T) {
 // A time-of-day quota moves shares at its boundaries, and preemption rebalances after.
 func TestTimeOfDayQuota(t *testing.T) {
 	c, tr := confTree(t, capacity.Prefix+"root.a.bobbin.capacity-schedule", "07:30-09:00=90")
-	cfg, groups, err := FromConf(c, tr)
+	cfg, groups, err := FromConf(c, tr, Types{})
 	must(t, err)
 	clk := &clock{time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
 	cfg.Groups, cfg.Now, cfg.Location = groups, clk.now, time.UTC
@@ -154,5 +154,36 @@ func TestEveryKeyIsDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), k) {
 			t.Errorf("docs/configuration.md does not document %s", k)
 		}
+	}
+}
+
+// Every resource type's rings are configurable, GPUs included, and the balance weights
+// are checked against the cluster's types.
+func TestRingSettingsPerType(t *testing.T) {
+	gpu := Types{Names: []string{"memory-mb", "vcores", "yarn.io/gpu"}}
+	c, tr := confTree(t,
+		RingKey("memory-mb", "base"), "512",
+		RingKey("memory-mb", "bounds"), "4096, 16384, 65536",
+		RingKey("yarn.io/gpu", "width"), "2",
+		KeyBalanceWeights, "0.25,0.25,0.5",
+	)
+	cfg, _, err := FromConf(c, tr, gpu)
+	must(t, err)
+	if m := cfg.Rings[Memory]; m.Base != 512 || m.Width != 1024 || len(m.Bounds) != 3 || m.Bounds[2] != 65536 {
+		t.Fatalf("memory rings %+v", m)
+	}
+	if g := cfg.Rings[2]; g.Width != 2 || g.Base != 0 {
+		t.Fatalf("gpu rings %+v", g)
+	}
+	if v := cfg.Rings[VCores]; v.Width != 1 {
+		t.Fatalf("vcores rings %+v", v)
+	}
+	if w := cfg.Balance.InitialWeights; len(w) != 3 || w[2] != 0.5 {
+		t.Fatalf("weights %v", w)
+	}
+	c, tr = confTree(t, RingKey("yarn.io/gpu", "bounds"), "4,2")
+	_, _, err = FromConf(c, tr, gpu)
+	if err == nil || !strings.Contains(err.Error(), "bobbin.scheduler.rings.yarn.io/gpu.bounds") || !strings.Contains(err.Error(), "4,2") {
+		t.Fatalf("descending bounds: %v", err)
 	}
 }

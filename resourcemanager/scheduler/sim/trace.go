@@ -211,16 +211,17 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 	if err != nil {
 		return scheduler.Config{}, nil, err
 	}
-	cfg, groups, err := scheduler.FromConf(c, tree)
+	var types scheduler.Types
+	if len(t.ResourceTypes) > 0 {
+		types = scheduler.Types{Names: t.ResourceTypes}
+	}
+	cfg, groups, err := scheduler.FromConf(c, tree, types)
 	if err != nil {
 		return scheduler.Config{}, nil, err
 	}
 	cfg.Groups = groups
 	if _, set := c.Raw(scheduler.KeyTimeZone); !set {
 		cfg.Location = time.UTC // a trace's time of day is UTC unless it says otherwise
-	}
-	if len(t.ResourceTypes) > 0 {
-		cfg.Types = scheduler.Types{Names: t.ResourceTypes}
 	}
 	return cfg, tree, nil
 }
