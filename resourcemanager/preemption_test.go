@@ -16,11 +16,11 @@ import (
 // the application id and an allocate function that keeps the response ids.
 func unmanagedAM(t *testing.T, rm *ResourceManager, cl interface {
 	Call(context.Context, string, proto.Message, proto.Message) error
-}, newApp func() *yarnpb.ApplicationIdProto, queue string) (*yarnpb.ApplicationIdProto, func(*yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto) {
+}, newApp func() *yarnpb.ApplicationIdProto, queue string, tags ...string) (*yarnpb.ApplicationIdProto, func(*yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto) {
 	ctx := context.Background()
 	id := newApp()
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
-		ApplicationId: id, Queue: proto.String(queue), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		ApplicationId: id, Queue: proto.String(queue), UnmanagedAm: proto.Bool(true), ApplicationTags: tags}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
 	var rep yarnpb.GetApplicationReportResponseProto

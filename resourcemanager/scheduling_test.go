@@ -91,3 +91,44 @@ func TestAllocateEndToEnd(t *testing.T) {
 		t.Fatalf("containers to be removed from the NM: %v", forget)
 	}
 }
+
+// An application tagged bobbin.gang gets an ask's containers all together: four on a
+// node with room for three wait until a fourth frees, then come in one answer. A bad tag
+// value is refused at submission.
+func TestGangTagPlacesAsksWhole(t *testing.T) {
+	rm, cl := startRMWithClock(t, testConf(), time.Now)
+	ctx := context.Background()
+	nm := newFakeNM(t, rm, 45454)
+	nm.register(8192, 8)
+	var hb yarnpb.NodeHeartbeatResponseProto
+	if err := nm.c.Call(ctx, "nodeHeartbeat", &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{NodeId: nm.id, ResponseId: proto.Int32(0)}}, &hb); err != nil {
+		t.Fatal(err)
+	}
+	newApp := func() *yarnpb.ApplicationIdProto { r, _ := cl.GetNewApplication(ctx); return r.GetApplicationId() }
+	// An ordinary application takes five of the eight slots (the answer to the ask may
+	// carry some already: a pass can run while it is made).
+	_, other := unmanagedAM(t, rm, cl, newApp, "default")
+	held := other(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(5)}}).GetAllocatedContainers()
+	rm.SchedulePass()
+	held = append(held, other(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
+	if len(held) != 5 {
+		t.Fatalf("the ordinary application got %d containers, want 5", len(held))
+	}
+	// The gang application, submitted with the tag.
+	id := newApp()
+	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: id, Queue: proto.String("default"), UnmanagedAm: proto.Bool(true), ApplicationTags: []string{"bobbin.gang=maybe"}}}, &yarnpb.SubmitApplicationResponseProto{}); err == nil {
+		t.Fatal("bobbin.gang=maybe was accepted")
+	}
+	_, gang := unmanagedAM(t, rm, cl, newApp, "default", "bobbin.gang")
+	got := gang(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(4)}}).GetAllocatedContainers()
+	rm.SchedulePass()
+	if got = append(got, gang(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...); len(got) != 0 {
+		t.Fatalf("the gang got %d of its 4 containers with room for 3", len(got))
+	}
+	other(&yarnpb.AllocateRequestProto{Release: []*yarnpb.ContainerIdProto{held[0].GetId()}})
+	rm.SchedulePass()
+	if got := gang(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers(); len(got) != 4 {
+		t.Fatalf("the gang got %d containers once 4 fit, want all 4", len(got))
+	}
+}

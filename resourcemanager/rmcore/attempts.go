@@ -69,7 +69,9 @@ func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.Resourc
 }
 
 func EngineSpec(a *rmstate.App) scheduler.AppSpec {
-	return scheduler.AppSpec{ID: EngineID(a.ID), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime}
+	gang, _ := rmstate.GangRequested(a.Tags) // checked at submission
+	return scheduler.AppSpec{ID: EngineID(a.ID), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime,
+		Gang: gang}
 }
 
 // AttemptFailed ends the current attempt att as FAILED and either starts the next

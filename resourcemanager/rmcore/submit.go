@@ -68,6 +68,9 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	if err != nil {
 		return rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
+	if _, err := rmstate.GangRequested(sc.GetApplicationTags()); err != nil {
+		return rpc.Errorf(exceptions.YarnException, "%v", err)
+	}
 	a := &rmstate.App{ID: id, User: user, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
 		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(sc.GetPriority().GetPriority()), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
 		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),

@@ -125,6 +125,9 @@ func (e *Engine) UpdateAsks(appID AppID, asks []Ask) error {
 		}
 		cp := ask
 		cp.partition = e.askPartition(a, &cp)
+		if a.spec.Gang && k.name == "*" && !cp.AM {
+			cp.Gang = true
+		}
 		a.asks[k] = &cp
 		if k.name == "*" {
 			e.addPending(a, cp.partition, cp.Count)

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"sort"
 	"time"
 )
 
@@ -51,28 +50,8 @@ func freeAt(n *node, t time.Time, rs []reservation) Resource {
 // dur, given the running containers and earlier reservations. Candidate times are now
 // and every forecast container end and reservation end.
 func (e *Engine) reserve(p *partition, req Resource, dur time.Duration, now time.Time, rs []reservation) (reservation, bool) {
-	var times []time.Time
-	times = append(times, now)
-	for _, n := range p.nodes {
-		for _, c := range n.containers.items {
-			if end := endOf(c); !end.IsZero() && end.After(now) {
-				times = append(times, end)
-			}
-		}
-	}
-	for _, r := range rs {
-		if r.dur > 0 {
-			times = append(times, r.start.Add(r.dur))
-		}
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
-	nodes := make([]*node, 0, len(p.nodes))
-	for _, n := range p.nodes {
-		if n.schedulable() {
-			nodes = append(nodes, n)
-		}
-	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].order < nodes[j].order })
+	times := forecastTimes(p, now, rs)
+	nodes := schedulableNodes(p)
 	for _, t := range times {
 		for _, n := range nodes {
 			if req.Fits(freeAt(n, t, rs)) && holds(n, t, req, dur, rs, times) {
@@ -81,6 +60,18 @@ func (e *Engine) reserve(p *partition, req Resource, dur time.Duration, now time
 		}
 	}
 	return reservation{}, false
+}
+
+// reserveFor reserves an ask's room: one reservation, or one per container of a gang.
+func (e *Engine) reserveFor(p *partition, a *app, ask *Ask, now time.Time, rs []reservation) []reservation {
+	if ask.Gang {
+		got, _ := e.reserveGang(p, ask.Capability, ask.Count, a.spec.Runtime, now, rs)
+		return append(rs, got...)
+	}
+	if r, ok := e.reserve(p, ask.Capability, a.spec.Runtime, now, rs); ok {
+		rs = append(rs, r)
+	}
+	return rs
 }
 
 // holds checks that req keeps fitting on n from t for dur at every later forecast point.
@@ -107,11 +98,7 @@ func holds(n *node, t time.Time, req Resource, dur time.Duration, rs []reservati
 // jobs it must respect: the head only (EASY) or every blocked job ahead of it
 // (conservative). head is the group's first waiting job, which does not fit now.
 func (e *Engine) backfillCandidate(g *group, p *partition, head *app, headAsk *Ask, now time.Time) (*app, *Ask, *node) {
-	var rs []reservation
-	r, ok := e.reserve(p, headAsk.Capability, head.spec.Runtime, now, nil)
-	if ok {
-		rs = append(rs, r)
-	}
+	rs := e.reserveFor(p, head, headAsk, now, nil)
 	seen := 0
 	for _, a := range g.waiting[p.name] {
 		if a == head || a.pendingIn[p.name] <= 0 {
@@ -124,16 +111,15 @@ func (e *Engine) backfillCandidate(g *group, p *partition, head *app, headAsk *A
 		if ask == nil {
 			continue
 		}
-		if a.spec.Runtime > 0 {
+		// A gang is not backfilled: it starts when it is first in line.
+		if a.spec.Runtime > 0 && !ask.Gang {
 			if n := e.backfillNode(p, a, ask, now, rs); n != nil {
 				return a, ask, n
 			}
 		}
 		if g.backfill == BackfillConservative {
-			// Every job passed over keeps its own reservation.
-			if r, ok := e.reserve(p, ask.Capability, a.spec.Runtime, now, rs); ok {
-				rs = append(rs, r)
-			}
+			// Every job passed over keeps its own reservation (a gang's, whole).
+			rs = e.reserveFor(p, a, ask, now, rs)
 		}
 	}
 	return nil, nil, nil
@@ -158,13 +144,16 @@ func (e *Engine) backfillNode(p *partition, a *app, ask *Ask, now time.Time, rs 
 	})
 }
 
-// without returns rs minus r.
+// without returns rs minus one occurrence of r (a gang holds several equal ones).
 func without(rs []reservation, r reservation) []reservation {
 	out := make([]reservation, 0, len(rs))
+	dropped := false
 	for _, x := range rs {
-		if x != r {
-			out = append(out, x)
+		if x == r && !dropped {
+			dropped = true
+			continue
 		}
+		out = append(out, x)
 	}
 	return out
 }

@@ -114,7 +114,8 @@ type Engine struct {
 	ranked     []rankedGroup // Schedule's ranking buffer, reused
 	// partitionOrder is every partition by name: the order Schedule visits them in.
 	partitionOrder []*partition
-	active         []bool // Schedule's per-partition flags, reused
+	active         []bool       // Schedule's per-partition flags, reused
+	placed         []Allocation // what one round placed, reused
 	// sums are every partition's total and allocated added up, kept as they change so
 	// that Totals (every allocate answer's headroom) never waits for e.mu behind a pass.
 	sums clusterSums

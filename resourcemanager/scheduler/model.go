@@ -44,6 +44,9 @@ type AppSpec struct {
 	Runtime time.Duration
 	// Label is the application's default node-label expression ("" = the queue's default).
 	Label string
+	// Gang: every ANY ask of the application but its AM's is a gang (Ask.Gang): its
+	// containers are placed together (the RM's bobbin.gang application tag).
+	Gang bool
 }
 
 // Ask is one YARN ResourceRequest: the absolute number of containers still wanted for
@@ -56,6 +59,9 @@ type Ask struct {
 	RelaxLocality bool
 	Label         string // node-label expression; "" = the app's or queue's default
 	AM            bool   // the AM container ask, placed on static nodes when there are any
+	// Gang: the Count containers are placed together, all in one round or none (gang.go).
+	// Only ANY asks can be gangs.
+	Gang bool
 
 	partition string // the effective partition, set by the engine
 }

@@ -32,15 +32,16 @@ func (e *Engine) Schedule(max int) Plan {
 			if !active[i] {
 				continue
 			}
-			a, pre, ok := e.round(p, ranked[:0], now, &unplaced)
+			got, pre := e.round(p, ranked[:0], now, &unplaced)
 			res.Preemptions = append(res.Preemptions, pre...)
-			if !ok {
+			if len(got) == 0 {
 				if len(pre) > 0 {
 					active[i] = false // step 7: preemption is freeing room; sleep
 				}
 				continue
 			}
-			res.Allocations = append(res.Allocations, a)
+			// A gang's containers come from one round together, even past max.
+			res.Allocations = append(res.Allocations, got...)
 			placed = true
 			if max > 0 && len(res.Allocations) >= max {
 				break
@@ -54,9 +55,15 @@ func (e *Engine) Schedule(max int) Plan {
 	return res
 }
 
-// round is one group round in partition p (scheduling.md §1, steps 1-8).
-func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplaced *unplacedLog) (Allocation, []Preemption, bool) {
+// round is one group round in partition p (scheduling.md §1, steps 1-8). What it placed
+// (one container, or a whole gang) is in the engine's buffer, valid until the next round.
+func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplaced *unplacedLog) ([]Allocation, []Preemption) {
 	types := e.cfg.Types.Len()
+	e.placed = e.placed[:0]
+	one := func(a Allocation) []Allocation {
+		e.placed = append(e.placed, a)
+		return e.placed
+	}
 	for _, g := range e.leaves {
 		if g.canUse(p.name) && !e.sitsOut(g, p, now) {
 			ranked = append(ranked, newRankedGroup(g, g.value(p.name, p.total, types, e.cfg.CPUOnly)))
@@ -69,13 +76,27 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 		selectMin(ranked, i)
 		g := ranked[i].g
 		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
-			return Allocation{}, nil, false // step 8: only groups under quota may go after an attempt
+			return nil, nil // step 8: only groups under quota may go after an attempt
 		}
 		a, ask := e.pick(g, p, unplaced)
 		if ask == nil {
 			continue
 		}
 		attempted = true
+		if ask.Gang {
+			if e.gangFits(p, a, ask) {
+				e.placed = e.placeGang(p, a, ask, e.placed)
+				return e.placed, nil
+			}
+			// The gang waits whole; a backfill group runs later jobs that leave it room.
+			if g.policy == PolicyBackfill {
+				if ba, bask, bn := e.backfillCandidate(g, p, a, ask, now); bask != nil {
+					return one(e.placeOn(p, ba, bask, bn)), nil
+				}
+			}
+			unplaced.note(e, p, a, ask, ReasonNoNode)
+			continue
+		}
 		n, wait := e.chooseLocal(p, a, ask)
 		if wait {
 			unplaced.note(e, p, a, ask, ReasonLocality)
@@ -90,13 +111,13 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 				a.skips++
 				unplaced.decide(e, p, a, ask, n, OutcomeGated)
 				unplaced.decide(e, p, la, lask, ln, OutcomePlacedByGate)
-				return e.placeOn(p, la, lask, ln), nil, true
+				return one(e.placeOn(p, la, lask, ln)), nil
 			}
 		}
 		if n == nil && g.policy == PolicyBackfill {
 			// The head is blocked: a later job that delays no one it must respect runs now.
 			if ba, bask, bn := e.backfillCandidate(g, p, a, ask, now); bask != nil {
-				return e.placeOn(p, ba, bask, bn), nil, true
+				return one(e.placeOn(p, ba, bask, bn)), nil
 			}
 		}
 		if n == nil {
@@ -104,16 +125,16 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 			if e.cfg.Preemption.Enabled {
 				if pre := e.preemptFor(g, p, ask, now); len(pre) > 0 {
 					unplaced.note(e, p, a, ask, ReasonPreempting)
-					return Allocation{}, pre, false
+					return nil, pre
 				}
 			}
 			unplaced.note(e, p, a, ask, ReasonNoNode)
 			continue
 		}
 		unplaced.decide(e, p, a, ask, n, OutcomePlaced)
-		return e.placeOn(p, a, ask, n), nil, true
+		return one(e.placeOn(p, a, ask, n)), nil
 	}
-	return Allocation{}, nil, false
+	return nil, nil
 }
 
 // improvingLater finds, among the next GateWindow requests of g after the head, the first

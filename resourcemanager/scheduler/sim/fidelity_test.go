@@ -250,3 +250,64 @@ func TestBalanceDecisionsExplainFigure7(t *testing.T) {
 		}
 	}
 }
+
+// Gang jobs with backfilling (seed 003's wide jobs): five nodes of ten are busy until
+// 100 s; gang6 (6 containers) and then gang10 (10, the whole cluster) wait; long (160 s)
+// and short (60 s) could run now.
+//   - gang10 at the head: EASY reserves all ten nodes at 100 s; short runs at once
+//     (it ends by then), long would delay it and waits; gang10 starts whole at 100 s.
+//   - gang6 at the head, gang10 behind it: EASY protects only gang6 (long leaves it
+//     room), so long runs at once and gang10 starts at 161 s, when long ends;
+//     conservative also keeps gang10's reservation (150 s, after gang6), refuses long,
+//     and gang10 starts whole at 150 s.
+func TestGangBackfill(t *testing.T) {
+	load := func(backfill string, drop string) map[string][]float64 {
+		tr, err := LoadTrace(filepath.Join("testdata", "traces", "gang-backfill.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Queues["root.a.bobbin.backfill"] = backfill
+		apps := tr.Apps[:0]
+		for _, a := range tr.Apps {
+			if a.ID != drop {
+				apps = append(apps, a)
+			}
+		}
+		tr.Apps = apps
+		rep, err := Run(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.NeverRan) > 0 {
+			t.Fatalf("%s: never ran %v", backfill, rep.NeverRan)
+		}
+		starts := map[string][]float64{}
+		for _, p := range rep.Placements {
+			starts[p.App] = append(starts[p.App], p.Time)
+		}
+		return starts
+	}
+	together := func(s []float64, n int, at float64) bool {
+		if len(s) != n {
+			return false
+		}
+		for _, x := range s {
+			if x != at {
+				return false
+			}
+		}
+		return true
+	}
+	head := load("easy", "gang6")
+	if !together(head["gang10"], 10, 100) || head["short"][0] != 1 || head["long"][0] < 150 {
+		t.Errorf("EASY, gang10 at the head: gang10 %v, short %v, long %v; want all 10 at 100, short at 1, long after gang10", head["gang10"], head["short"], head["long"])
+	}
+	easy := load("easy", "")
+	if !together(easy["gang6"], 6, 100) || !together(easy["gang10"], 10, 161) || easy["long"][0] != 1 || easy["short"][0] != 1 {
+		t.Errorf("EASY: gang6 %v, gang10 %v, long %v, short %v; want 6 at 100, 10 at 161, long and short at 1", easy["gang6"], easy["gang10"], easy["long"], easy["short"])
+	}
+	cons := load("conservative", "")
+	if !together(cons["gang6"], 6, 100) || !together(cons["gang10"], 10, 150) || cons["long"][0] != 200 || cons["short"][0] != 1 {
+		t.Errorf("conservative: gang6 %v, gang10 %v, long %v, short %v; want 6 at 100, 10 at 150, long at 200, short at 1", cons["gang6"], cons["gang10"], cons["long"], cons["short"])
+	}
+}

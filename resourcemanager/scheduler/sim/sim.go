@@ -38,6 +38,7 @@ type simApp struct {
 	stages    []map[shapeKey][]time.Duration
 	stageLeft int
 	amKey     *shapeKey             // the AM's shape, if the trace names an AM container
+	gangs     map[shapeKey]bool     // the shapes asked for as gangs
 	am        scheduler.ContainerID // the running AM container (0: none)
 	amStarted bool
 }
@@ -152,6 +153,18 @@ func (r *simRun) newApp(a AppSpec) (*simApp, error) {
 		}
 		if sa.shapes[k] && (ask.AM || sa.amKey != nil && *sa.amKey == k) {
 			return nil, fmt.Errorf("app %s: an ask has the AM's shape and priority", a.ID)
+		}
+		if sa.shapes[k] && (ask.Gang || sa.gangs[k]) {
+			return nil, fmt.Errorf("app %s: a gang ask shares its shape and priority with another ask", a.ID)
+		}
+		if ask.Gang {
+			if ask.AM {
+				return nil, fmt.Errorf("app %s: the AM's ask cannot be a gang", a.ID)
+			}
+			if sa.gangs == nil {
+				sa.gangs = map[shapeKey]bool{}
+			}
+			sa.gangs[k] = true
 		}
 		sa.shapes[k] = true
 		sa.left += ask.Count
@@ -395,7 +408,8 @@ func (r *simRun) syncAsks(a *simApp) error {
 	for _, k := range keys {
 		// The AM's ask is flagged as the RM flags it (static nodes, the AM-resource cap).
 		am := a.amKey != nil && *a.amKey == k
-		asks = append(asks, scheduler.Ask{Priority: k.priority, ResourceName: "*", Capability: k.res, Count: a.outstanding[k], Label: k.label, RelaxLocality: true, AM: am})
+		asks = append(asks, scheduler.Ask{Priority: k.priority, ResourceName: "*", Capability: k.res, Count: a.outstanding[k], Label: k.label, RelaxLocality: true, AM: am,
+			Gang: a.gangs[k]})
 	}
 	return r.eng.UpdateAsks(scheduler.AppID(a.spec.ID), asks)
 }

@@ -137,6 +137,9 @@ type AskSpec struct {
 	// Stage orders the asks: those of a later stage are made only once every container
 	// of the earlier stages has finished (MapReduce asks for reduces after its maps).
 	Stage int `json:"stage,omitempty"`
+	// Gang: the Count containers run only together, so they are placed together (all in
+	// one round, or none); backfilling reserves them as a whole.
+	Gang bool `json:"gang,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("90s", "5m").
