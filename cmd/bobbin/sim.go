@@ -10,7 +10,7 @@ import (
 )
 
 const simUsage = `usage:
-  bobbin sim [--strategy rings|balance|first-fit] [--capacity-scheduler XML] [--explain] [--window FROM,TO] TRACE.json
+  bobbin sim [--strategy auto|rings|balance|first-fit] [--capacity-scheduler XML] [--explain] [--window FROM,TO] TRACE.json
   bobbin sim --sls [--sls-nodes NODES.json] [--capacity-scheduler XML] SLS-JOBS.json
   bobbin sim --synthetic nodes=10000,apps=1000,asks=100000,queues=20 [--strategy ...]
 
@@ -23,7 +23,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bobbin sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, simUsage) }
-	strategy := fs.String("strategy", "", "node selection: rings, balance or first-fit (overrides the trace)")
+	strategy := fs.String("strategy", "", "node selection: auto, rings, balance or first-fit (overrides the trace)")
 	synthetic := fs.String("synthetic", "", "run the synthetic throughput scenario: nodes=,apps=,asks=,queues=")
 	sls := fs.Bool("sls", false, "the trace is an Apache SLS job trace (sls-jobs.json format)")
 	slsNodes := fs.String("sls-nodes", "", "an SLS node file (with --sls; default: the hosts the tasks name)")

@@ -89,11 +89,14 @@ type BalanceConfig struct {
 	// Candidates bounds the fitting nodes compared per placement (tightest fits first),
 	// so a choice never scans the cluster.
 	Candidates int
+	// AutoSkew: under the auto strategy, a request whose shares of the partition's
+	// memory and vcores differ by this factor or more is placed by balance.
+	AutoSkew float64
 }
 
 // DefaultBalanceConfig returns the documented defaults.
 func DefaultBalanceConfig() BalanceConfig {
-	return BalanceConfig{Threshold: 0.5, GateWindow: 8, MaxSkips: 16, Candidates: 32}
+	return BalanceConfig{Threshold: 0.5, GateWindow: 8, MaxSkips: 16, Candidates: 32, AutoSkew: 1.5}
 }
 
 // balance chooses nodes by multi-dimensional balance (scheduling.md §3). It draws a
@@ -105,6 +108,34 @@ type balance struct {
 	usage   func() float64 // cluster utilization U
 	cursor  int            // node order of the last round-robin choice
 	buf     []*node        // candidates' buffer, reused
+	auto    bool           // StrategyAuto: balance only the requests governs picks
+}
+
+// governs reports whether balance places req. Always, but under the auto strategy only
+// when the partition has capacity of a type beyond memory and vcores (GPUs: balance keeps
+// their nodes' other resources for GPU work) or req's shares of the partition's memory
+// and vcores differ by AutoSkew or more (a skewed shape strands the other resource);
+// rings best fit places the rest, at half the cost (docs/benchmarks.md).
+func (b *balance) governs(req Resource) bool {
+	if !b.auto {
+		return true
+	}
+	total := b.totals()
+	for i := 2; i < b.types; i++ {
+		if total[i] > 0 {
+			return true
+		}
+	}
+	if total[Memory] <= 0 || total[VCores] <= 0 {
+		return false
+	}
+	m := float64(req[Memory]) / float64(total[Memory])
+	v := float64(req[VCores]) / float64(total[VCores])
+	lo, hi := min(m, v), max(m, v)
+	if hi == 0 {
+		return false
+	}
+	return lo == 0 || hi >= lo*b.cfg.AutoSkew
 }
 
 func newBalance(r *rings, cfg BalanceConfig, weights func() []float64, usage func() float64) *balance {
@@ -136,6 +167,9 @@ func (b *balance) candidates(req Resource, ok func(*node) bool) []*node {
 }
 
 func (b *balance) choose(req Resource, ok func(*node) bool) *node {
+	if !b.governs(req) {
+		return b.rings.choose(req, ok)
+	}
 	cands := b.candidates(req, ok)
 	if len(cands) == 0 {
 		return nil

@@ -121,3 +121,30 @@ func join(s []string) string {
 	}
 	return out
 }
+
+// The auto strategy balances what balance pays off for and leaves the rest to rings: a
+// request in proportion to the partition goes by rings, a skewed one by balance, and
+// every request of a partition with GPUs by balance.
+func TestAutoGovernsSkewedAndGPU(t *testing.T) {
+	r := newRings(2, DefaultConfig().Rings, 8, 256, func() Resource { return res(100<<10, 100) })
+	b := newBalance(r, DefaultBalanceConfig(), nil, nil)
+	b.auto = true
+	for _, c := range []struct {
+		req  Resource
+		want bool
+	}{{res(1<<10, 1), false}, {res(1400, 1), false}, {res(2<<10, 1), true}, {res(1<<10, 2), true}, {res(1<<10, 0), true}, {Resource{}, false}} {
+		if got := b.governs(c.req); got != c.want {
+			t.Errorf("governs(%v) = %v, want %v", c.req, got, c.want)
+		}
+	}
+	gpu := newRings(3, DefaultConfig().Rings, 8, 256, func() Resource { return Resource{100 << 10, 100, 8} })
+	bg := newBalance(gpu, DefaultBalanceConfig(), nil, nil)
+	bg.auto = true
+	if !bg.governs(res(1<<10, 1)) {
+		t.Error("a partition with GPUs: a plain request is not balanced")
+	}
+	b.auto = false
+	if !b.governs(res(1<<10, 1)) {
+		t.Error("the balance strategy does not balance every request")
+	}
+}

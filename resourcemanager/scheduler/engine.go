@@ -61,7 +61,7 @@ func (e *Engine) limitMeasure(types int) (int, bool) {
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	c := Config{Types: DefaultTypes, Strategy: StrategyRings, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(),
+	c := Config{Types: DefaultTypes, Strategy: StrategyAuto, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(),
 		BlacklistThreshold: 0.8, Location: time.Local, NodeLocalityDelay: 40, LimitsByMemory: true, Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
@@ -168,8 +168,8 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 	}
 	switch cfg.Strategy {
 	case "":
-		cfg.Strategy = StrategyRings
-	case StrategyRings, StrategyBalance, StrategyFirstFit:
+		cfg.Strategy = StrategyAuto
+	case StrategyRings, StrategyBalance, StrategyFirstFit, StrategyAuto:
 	default:
 		return nil, fmt.Errorf("scheduler: unknown node selection strategy %q (rings, balance or first-fit)", cfg.Strategy)
 	}
@@ -215,9 +215,10 @@ func (e *Engine) partition(name string) *partition {
 		switch e.cfg.Strategy {
 		case StrategyFirstFit:
 			p.place = newFirstFit()
-		case StrategyBalance:
+		case StrategyBalance, StrategyAuto:
 			r := newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
 			p.balance = newBalance(r, e.cfg.Balance, func() []float64 { return e.partitionWeights(p) }, func() float64 { return e.utilization(p) })
+			p.balance.auto = e.cfg.Strategy == StrategyAuto
 			p.place = p.balance
 		default:
 			p.place = newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })

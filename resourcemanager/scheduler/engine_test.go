@@ -148,6 +148,7 @@ func TestIdleCapacityBeyondQuota(t *testing.T) {
 // limit, else the node with the most free room.
 func TestRingsChoice(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Strategy = StrategyRings
 	cfg.SearchLimit = 2
 	e, err := New(cfg, queues(t, "root.queues", "a", "root.a.capacity", "100"))
 	must(t, err)
@@ -400,6 +401,7 @@ func TestRingsBaseAndUnequalWidths(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
+	cfg.Strategy = StrategyRings
 	cfg.SearchLimit = 0
 	cfg.Rings[Memory] = uneven
 	e, err := New(cfg, queues(t, "root.queues", "a", "root.a.capacity", "100"))

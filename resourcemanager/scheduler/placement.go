@@ -22,6 +22,9 @@ const (
 	StrategyRings    = "rings"
 	StrategyBalance  = "balance"
 	StrategyFirstFit = "first-fit"
+	// StrategyAuto is balance for the requests it pays off for (GPUs in the partition,
+	// skewed shapes) and rings best fit for the rest (balance.governs).
+	StrategyAuto = "auto"
 )
 
 // firstFit takes the first node, in the order nodes joined, that fits. It is the baseline

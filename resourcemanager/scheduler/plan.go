@@ -166,7 +166,7 @@ type unplacedLog struct {
 // decide notes a balance decision (with Config.Explain and the balance strategy), before
 // the request is placed.
 func (l *unplacedLog) decide(e *Engine, p *partition, a *app, ask *Ask, n *node, outcome string) {
-	if !e.cfg.Explain || p.balance == nil {
+	if !e.cfg.Explain || p.balance == nil || !p.balance.governs(ask.Capability) {
 		return
 	}
 	types := e.cfg.Types.Len()

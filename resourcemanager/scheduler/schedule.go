@@ -102,7 +102,7 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 			unplaced.note(e, p, a, ask, ReasonLocality)
 			continue // delay scheduling: this ask lets the opportunity pass
 		}
-		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips
+		gate := p.balance != nil && e.cfg.Balance.GateWindow > 0 && a.skips < e.cfg.Balance.MaxSkips && p.balance.governs(ask.Capability)
 		if gate && (n == nil || p.balance.worsens(n, ask.Capability)) {
 			// Balance gating: when the head would worsen its node's balance (or does not
 			// fit), a later request of the group that improves a node's balance goes

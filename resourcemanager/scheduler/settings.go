@@ -65,6 +65,7 @@ const (
 	KeyBalanceGateWindow = "bobbin.scheduler.balance.gate-window"
 	KeyBalanceMaxSkips   = "bobbin.scheduler.balance.max-skips"
 	KeyBalanceCandidates = "bobbin.scheduler.balance.candidates"
+	KeyAutoSkew          = "bobbin.scheduler.auto.skew"
 	// Every resource type's rings have RingKey(type, "base"|"width"|"bounds") keys;
 	// these two are the common ones.
 	KeyRingMemoryWidth    = "bobbin.scheduler.rings.memory-mb.width"
@@ -179,11 +180,11 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, 
 		return b
 	}
 
-	switch s := str(KeyNodeSelection, StrategyRings); s {
-	case StrategyRings, StrategyBalance, StrategyFirstFit:
+	switch s := str(KeyNodeSelection, cfg.Strategy); s {
+	case StrategyRings, StrategyBalance, StrategyFirstFit, StrategyAuto:
 		cfg.Strategy = s
 	default:
-		bad(KeyNodeSelection, "must be rings, balance or first-fit")
+		bad(KeyNodeSelection, "must be auto, rings, balance or first-fit")
 	}
 	switch s := str(KeyUsage, "dominant"); s {
 	case "dominant":
@@ -212,6 +213,7 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, 
 	bc.GateWindow = int(num(KeyBalanceGateWindow, float64(bc.GateWindow), 0, 1<<20))
 	bc.MaxSkips = int(num(KeyBalanceMaxSkips, float64(bc.MaxSkips), 0, 1<<20))
 	bc.Candidates = int(num(KeyBalanceCandidates, float64(bc.Candidates), 1, 1<<20))
+	bc.AutoSkew = num(KeyAutoSkew, bc.AutoSkew, 1, 1e9)
 	if ws := str(KeyBalanceWeights, ""); ws != "" {
 		var sum float64
 		var w []float64

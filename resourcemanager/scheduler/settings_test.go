@@ -69,7 +69,7 @@ func TestSettingsErrorsNameKeyAndValue(t *testing.T) {
 		t.Fatal("accepted")
 	}
 	for _, want := range []string{
-		`bobbin.scheduler.node-selection = "random": must be rings, balance or first-fit`,
+		`bobbin.scheduler.node-selection = "random": must be auto, rings, balance or first-fit`,
 		`bobbin.scheduler.preemption.over-threshold = "-1": must be between 1 and 100`,
 		`bobbin.scheduler.preemption.hold = "soon"`,
 		`bobbin.scheduler.balance.initial-weights = "0.5,0.6": weights must sum to 1`,

@@ -311,3 +311,27 @@ func TestGangBackfill(t *testing.T) {
 		t.Errorf("conservative: gang6 %v, gang10 %v, long %v, short %v; want 6 at 100, 10 at 150, long at 200, short at 1", cons["gang6"], cons["gang10"], cons["long"], cons["short"])
 	}
 }
+
+// On both strategy-comparison traces the default (auto) finishes sooner and completes
+// jobs sooner on average than first fit and rings (the table in docs/benchmarks.md).
+func TestDefaultStrategyBeatsFirstFitAndRings(t *testing.T) {
+	for _, name := range []string{"mixed.json", "skewed.json"} {
+		score := func(strategy string) (float64, float64) {
+			rep := run(t, name, strategy)
+			if len(rep.NeverRan) > 0 {
+				t.Fatalf("%s %s: never ran %v", name, strategy, rep.NeverRan)
+			}
+			sum := 0.0
+			for _, c := range rep.JobCompletion {
+				sum += c
+			}
+			return rep.Makespan, sum / float64(len(rep.JobCompletion))
+		}
+		dm, dj := score("")
+		for _, other := range []string{"first-fit", "rings"} {
+			if m, j := score(other); dm >= m || dj >= j {
+				t.Errorf("%s: default makespan %.0f s, mean completion %.0f s; %s %.0f s, %.0f s", name, dm, dj, other, m, j)
+			}
+		}
+	}
+}
