@@ -297,8 +297,22 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 			errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: "true", Reason: "Bobbin does not support this feature; set it to false (the calls are then answered as the Java RM answers them with it off)"})
 		}
 	}
+	// The scheduler class changes what every queue means: only the Capacity Scheduler's
+	// files are read, so any other class stops the RM rather than being run as one.
+	if v, err := c.Trimmed(KeySchedulerClass); err != nil {
+		errs = append(errs, err)
+	} else if v != "" && v != CapacitySchedulerClass {
+		errs = append(errs, &conf.ValueError{Source: c.Source(KeySchedulerClass), Key: KeySchedulerClass, Value: v,
+			Reason: "Bobbin runs the Capacity Scheduler's configuration (capacity-scheduler.xml) only; set it to " + CapacitySchedulerClass + " or remove it"})
+	}
 	return s, errors.Join(errs...)
 }
+
+// The scheduler class key and the one class Bobbin runs.
+const (
+	KeySchedulerClass      = "yarn.resourcemanager.scheduler.class"
+	CapacitySchedulerClass = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+)
 
 // bindAddress resolves the address a server listens on: the configured address, with its
 // host replaced by yarn.resourcemanager.bind-host when that is set.
