@@ -287,7 +287,7 @@ func TestSubmitRejections(t *testing.T) {
 	for queue, want := range map[string]string{
 		"nosuch": "to unknown queue: nosuch",
 		"etl":    "to non-leaf queue: etl",
-		"hourly": "Queue hourly is STOPPED",
+		"hourly": "org.apache.hadoop.security.AccessControlException: Queue root.etl.hourly is STOPPED",
 	} {
 		id := newID()
 		if err := submit(t, cl, id, queue, 1024); err != nil {
@@ -354,5 +354,70 @@ func TestDeclaredRuntime(t *testing.T) {
 		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}}}, &yarnpb.SubmitApplicationResponseProto{})
 	if re := remote(t, err); re.Class != exceptions.YarnException || !strings.Contains(re.Message, `application tag "bobbin.runtime=soon"`) {
 		t.Fatalf("bad runtime tag: %s %s", re.Class, re.Message)
+	}
+}
+
+// The Capacity Scheduler's limits on unfinished applications, with its messages: the
+// queue's maximum-applications, each user's share of it (minimum-user-limit-percent ×
+// user-limit-factor), and the system's maximum-applications. A finished application
+// frees its place.
+func TestMaximumApplications(t *testing.T) {
+	rm, alice := startRM(t, testConf(
+		capacity.Prefix+"root.default.maximum-applications", "2",
+		capacity.Prefix+"root.default.minimum-user-limit-percent", "50", // 2 × 0.5 × 1: one each
+		capacity.Prefix+"maximum-applications", "3",
+		// Unset, daily's would be 3 × its 20 % of the cluster: 0, as in the Java RM.
+		capacity.Prefix+"root.etl.daily.maximum-applications", "5",
+	))
+	ctx := context.Background()
+	bob := rmclient.New(rm.ClientAddr().String(), "bob", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	carol := rmclient.New(rm.ClientAddr().String(), "carol", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	t.Cleanup(func() { bob.Close(); carol.Close() })
+	try := func(cl *rmclient.Client, queue string) (*yarnpb.ApplicationIdProto, *yarnpb.ApplicationReportProto) {
+		t.Helper()
+		r, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := submit(t, cl, r.GetApplicationId(), queue, 1024); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := cl.GetApplicationReport(ctx, r.GetApplicationId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetApplicationId(), rep
+	}
+	accepted := func(rep *yarnpb.ApplicationReportProto) bool {
+		return rep.GetYarnApplicationState() == yarnpb.YarnApplicationStateProto_ACCEPTED
+	}
+	first, rep := try(alice, "default")
+	if !accepted(rep) {
+		t.Fatalf("first: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	if _, rep := try(alice, "default"); accepted(rep) || !strings.Contains(rep.GetDiagnostics(),
+		"org.apache.hadoop.security.AccessControlException: Queue root.default already has 1 applications from user alice cannot accept submission of application: application_") {
+		t.Fatalf("alice's second: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	if _, rep := try(bob, "default"); !accepted(rep) {
+		t.Fatalf("bob's: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	if _, rep := try(carol, "default"); accepted(rep) || !strings.Contains(rep.GetDiagnostics(),
+		"org.apache.hadoop.security.AccessControlException: Queue root.default already has 2 applications, cannot accept submission of application: application_") {
+		t.Fatalf("carol's, the queue full: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	if _, rep := try(carol, "daily"); !accepted(rep) {
+		t.Fatalf("carol's in daily: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	// Three unfinished in the cluster: the system's limit.
+	if _, rep := try(carol, "daily"); accepted(rep) || !strings.Contains(rep.GetDiagnostics(), "Maximum system application limit reached,cannot accept submission of application: application_") {
+		t.Fatalf("the fourth, the system full: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	// A finished application frees its place.
+	if err := alice.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: first}, &yarnpb.KillApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, rep := try(alice, "default"); !accepted(rep) {
+		t.Fatalf("after a kill: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
 	}
 }

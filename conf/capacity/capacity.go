@@ -138,6 +138,16 @@ type Tree struct {
 	// Conf is the configuration the tree was parsed from (site files plus
 	// capacity-scheduler.xml), for the scheduler's own per-queue keys.
 	Conf *conf.Configuration
+	// MaximumSystemApplications is yarn.scheduler.capacity.maximum-applications: the
+	// unfinished applications the whole cluster accepts (default 10000).
+	MaximumSystemApplications int
+}
+
+// MaximumApplicationsPerUser is the unfinished applications one user may have in leaf q,
+// as the Capacity Scheduler computes it: maximum-applications ×
+// minimum-user-limit-percent/100 × user-limit-factor.
+func (q *Queue) MaximumApplicationsPerUser() int {
+	return int(float32(q.MaximumApplications) * float32(q.MinimumUserLimitPercent/100) * float32(q.UserLimitFactor))
 }
 
 // Queue finds a queue by short name or full path.
@@ -221,6 +231,7 @@ func Load(base *conf.Configuration, dir string) (*Tree, error) {
 // yarn.scheduler.capacity.* keys. It returns every problem found, each naming its key.
 func Parse(c *conf.Configuration) (*Tree, error) {
 	p := &parser{c: c, t: &Tree{byName: map[string]*Queue{}, Conf: c}}
+	p.t.MaximumSystemApplications = int(p.float(Prefix+"maximum-applications", 10000))
 	p.t.Root = p.queue(nil, Root, Root, 0)
 	p.validate(p.t.Root)
 	if len(p.errs) > 0 {

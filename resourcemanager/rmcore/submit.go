@@ -100,7 +100,11 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		a.AMSpec = sc.GetAmContainerSpec()
 	}
 	log := rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
-	added, err := rm.Apps.Submit(a)
+	att := a.Attempt // Submit drops it when a limit rejects the application
+	added, rejected, err := rm.Apps.Submit(a, rm.submissionLimits(a))
+	if rejected != "" && att != nil {
+		rm.AMRM.Revoke(att.ID) // the attempt made for it never runs
+	}
 	if err != nil {
 		if rm.Tokens != nil {
 			rm.Tokens.Forget(id.String())
@@ -126,6 +130,31 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	return nil
 }
 
+// submissionLimits are the Capacity Scheduler's limits on unfinished applications, as
+// the Java RM checks them when it adds an application: the system's
+// (yarn.scheduler.capacity.maximum-applications; a 3.x check), then the leaf queue's
+// maximum-applications and its per-user share of them. The queue's come back as the
+// Java RM's AccessControlException, in the diagnostics a client prints.
+func (rm *Core) submissionLimits(a *rmstate.App) func(total, inQueue, byUser int) string {
+	tree := rm.Queues()
+	q, ok := tree.Queue(a.Queue)
+	if !ok || !q.IsLeaf() {
+		return nil
+	}
+	return func(total, inQueue, byUser int) string {
+		const ace = "org.apache.hadoop.security.AccessControlException: "
+		switch {
+		case total >= tree.MaximumSystemApplications:
+			return fmt.Sprintf("Maximum system application limit reached,cannot accept submission of application: %s", a.ID)
+		case inQueue >= q.MaximumApplications:
+			return fmt.Sprintf("%sQueue %s already has %d applications, cannot accept submission of application: %s", ace, q.Path, inQueue, a.ID)
+		case byUser >= q.MaximumApplicationsPerUser():
+			return fmt.Sprintf("%sQueue %s already has %d applications from user %s cannot accept submission of application: %s", ace, q.Path, byUser, a.User, a.ID)
+		}
+		return ""
+	}
+}
+
 // amLabelExpression is the AM container's node-label expression as the Java RM records
 // it: the AM request's, else the application's; nil when neither is set.
 func amLabelExpression(sc *yarnpb.ApplicationSubmissionContextProto) *string {
@@ -145,7 +174,8 @@ func (rm *Core) admission(a *rmstate.App) string {
 	case !q.IsLeaf():
 		return fmt.Sprintf("Application %s submitted by user %s to non-leaf queue: %s", a.ID, a.User, a.Queue)
 	case q.State == capacity.Stopped:
-		return fmt.Sprintf("Queue %s is STOPPED. Cannot accept submission of application: %s", q.Name, a.ID)
+		// The Java RM's LeafQueue throws it; its diagnostics carry the exception.
+		return fmt.Sprintf("org.apache.hadoop.security.AccessControlException: Queue %s is STOPPED. Cannot accept submission of application: %s", q.Path, a.ID)
 	}
 	a.Queue = q.Name
 	return ""

@@ -240,12 +240,23 @@ func progressOf(a *App) float32 {
 }
 
 // Submit records a new application; an id already known is not replaced (a client's
-// retried submission), and submit reports false.
-func (r *Apps) Submit(a *App) (bool, error) {
+// retried submission), and submit reports false. An unfinished application is first
+// checked by limits (nil: none) against the unfinished applications already recorded,
+// under the same hold of the lock, so concurrent submissions cannot both take the last
+// place; a reason it returns fails the application (FAILED, the reason its diagnostics,
+// its attempt dropped) and is returned too.
+func (r *Apps) Submit(a *App, limits func(total, inQueue, byUser int) string) (bool, string, error) {
 	r.mu.Lock()
 	if _, ok := r.apps[a.ID]; ok {
 		r.mu.Unlock()
-		return false, nil
+		return false, "", nil
+	}
+	var rejected string
+	if limits != nil && !a.Finished() {
+		if rejected = limits(r.liveCountsLocked(a.Queue, a.User)); rejected != "" {
+			a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, r.now().UnixMilli(), rejected
+			a.Attempt, a.Attempts = nil, nil
+		}
 	}
 	r.apps[a.ID] = a
 	rec := r.changedLocked(a)
@@ -255,9 +266,33 @@ func (r *Apps) Submit(a *App) (bool, error) {
 		r.mu.Lock()
 		delete(r.apps, a.ID)
 		r.mu.Unlock()
-		return false, err
+		return false, "", err
 	}
-	return true, nil
+	return true, rejected, nil
+}
+
+// LiveCounts counts the unfinished applications: all of them, those in queue, and those
+// of user in queue (the Capacity Scheduler's submission limits).
+func (r *Apps) LiveCounts(queue, user string) (total, inQueue, byUser int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.liveCountsLocked(queue, user)
+}
+
+func (r *Apps) liveCountsLocked(queue, user string) (total, inQueue, byUser int) {
+	for _, a := range r.apps {
+		if a.Finished() {
+			continue
+		}
+		total++
+		if a.Queue == queue {
+			inQueue++
+			if a.User == user {
+				byUser++
+			}
+		}
+	}
+	return total, inQueue, byUser
 }
 
 // ReportOf returns a copy of an application's report.

@@ -53,7 +53,7 @@ func TestStoreKeepsFewerFinishedApplicationsThanMemory(t *testing.T) {
 	for range 3 {
 		id := r.NewID()
 		ids = append(ids, id.String())
-		if ok, err := r.Submit(&App{ID: id, User: "u", Queue: "default", State: yarnpb.YarnApplicationStateProto_ACCEPTED}); !ok || err != nil {
+		if ok, _, err := r.Submit(&App{ID: id, User: "u", Queue: "default", State: yarnpb.YarnApplicationStateProto_ACCEPTED}, nil); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 		r.With(id, func(a *App, _ bool) {

@@ -1,0 +1,140 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+// capacityCase is one capacity-scheduler.xml and what submitting to it gives: the state
+// of each application in turn and, for those FAILED, a part of their diagnostics.
+type capacityCase struct {
+	name   string
+	queues map[string]string // capacity-scheduler.xml, without the yarn.scheduler.capacity. prefix
+	users  []string          // who submits each application, to queue "default"
+	want   []string          // "ACCEPTED", or the diagnostics a FAILED one carries
+}
+
+// TestCapacityLimitsLikeApache submits the same applications under the same
+// capacity-scheduler.xml to the Apache 2.7.3 and 3.1.1 RMs and to Bobbin's, and expects
+// the same outcome from each: accepted, or FAILED with the Java RM's diagnostics
+// (issue 22: "maximum-applications=1 rejects the second submission on both").
+func TestCapacityLimitsLikeApache(t *testing.T) {
+	cases := []capacityCase{{
+		name:   "queue maximum-applications",
+		queues: map[string]string{"root.queues": "default", "root.default.capacity": "100", "root.default.maximum-applications": "1"},
+		users:  []string{"alice", "bob"},
+		want:   []string{"ACCEPTED", "org.apache.hadoop.security.AccessControlException: Queue root.default already has 1 applications, cannot accept submission of application: "},
+	}, {
+		name: "user share of maximum-applications",
+		queues: map[string]string{"root.queues": "default", "root.default.capacity": "100", "root.default.maximum-applications": "4",
+			"root.default.minimum-user-limit-percent": "25"},
+		users: []string{"alice", "alice", "bob"},
+		want:  []string{"ACCEPTED", "org.apache.hadoop.security.AccessControlException: Queue root.default already has 1 applications from user alice cannot accept submission of application: ", "ACCEPTED"},
+	}, {
+		// The system's limit: 3.1.1 says "Maximum system application limit reached," (Bobbin
+		// too), 2.7.3 the queue's share of it; both refuse the second.
+		name:   "system maximum-applications",
+		queues: map[string]string{"root.queues": "default", "root.default.capacity": "100", "maximum-applications": "1"},
+		users:  []string{"alice", "bob"},
+		want:   []string{"ACCEPTED", "cannot accept submission of application: application_"},
+	}}
+	type rmKind struct {
+		name  string
+		start func(t *testing.T, confDir string, site map[string]string)
+	}
+	kinds := []rmKind{{"bobbin", func(t *testing.T, confDir string, site map[string]string) {
+		rm := startDaemon(t, "resourcemanager", "--conf", confDir)
+		rm.waitListening(t, site["yarn.resourcemanager.address"])
+	}}}
+	for _, v := range hadoopVersions {
+		home := hadoopHomeIfPresent(v)
+		if home == "" {
+			t.Logf("no Hadoop %s: its RM is left out of the comparison", v)
+			continue
+		}
+		kinds = append(kinds, rmKind{"apache-" + v, func(t *testing.T, confDir string, site map[string]string) {
+			rm := startJavaDaemon(t, home, confDir, nil, "resourcemanager")
+			rm.waitListening(t, site["yarn.resourcemanager.address"])
+		}})
+	}
+	if len(kinds) == 1 {
+		t.Skip("no Hadoop distribution to compare with (HADOOP2_HOME / HADOOP3_HOME); see README.md")
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range cases {
+				site := map[string]string{
+					"yarn.resourcemanager.hostname":                 "127.0.0.1",
+					"yarn.resourcemanager.address":                  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+					"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+					"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+					"yarn.resourcemanager.webapp.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+					"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+				}
+				dir := t.TempDir()
+				writeConf(t, dir, site)
+				queues := map[string]string{}
+				for key, v := range c.queues {
+					queues["yarn.scheduler.capacity."+key] = v
+				}
+				writeCapacityScheduler(t, dir, queues)
+				k.start(t, dir, site)
+				for i, user := range c.users {
+					got := submitAndWait(t, site["yarn.resourcemanager.address"], user)
+					if want := c.want[i]; !strings.Contains(got, want) {
+						t.Errorf("%s, application %d by %s: %q, want %q", c.name, i+1, user, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// submitAndWait submits an unmanaged-AM application as user to queue default and
+// returns "ACCEPTED" once it is, or its diagnostics once it is FAILED (the Java RM
+// rejects asynchronously).
+func submitAndWait(t *testing.T, addr, user string) string {
+	t.Helper()
+	ctx := context.Background()
+	cl := rmclient.New(addr, user, rpc.ClientOptions{ConnectRetries: 50, Logger: testutil.QuietLogger()})
+	defer cl.Close()
+	r, err := cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatalf("getNewApplication as %s: %v", user, err)
+	}
+	id := r.GetApplicationId()
+	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: id, ApplicationName: proto.String("limits"), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true),
+		Resource:                                &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+		AmContainerSpec:                         &yarnpb.ContainerLaunchContextProto{},
+		MaxAppAttempts:                          proto.Int32(1),
+		ApplicationType:                         proto.String("YARN"),
+		KeepContainersAcrossApplicationAttempts: proto.Bool(false)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		t.Fatalf("submitApplication as %s: %v", user, err)
+	}
+	var rep *yarnpb.ApplicationReportProto
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
+			t.Fatalf("getApplicationReport: %v", err)
+		}
+		switch rep.GetYarnApplicationState() {
+		case yarnpb.YarnApplicationStateProto_FAILED:
+			return rep.GetDiagnostics()
+		case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
+			return "ACCEPTED"
+		}
+	}
+	t.Fatalf("application %v still %v after 30 s", id, rep.GetYarnApplicationState())
+	return ""
+}
