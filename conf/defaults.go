@@ -28,6 +28,8 @@ var Defaults = []Default{
 	{Key: "hadoop.security.authorization", Value: "false", Doc: "Service-level authorization: when true each IPC connection must pass its protocol's ACL (security.<protocol>.protocol.acl, .acl.blocked, .hosts, .hosts.blocked) from hadoop-policy.xml in the configuration directory; refused connections get AuthorizationException. `rmadmin -refreshServiceAcl` re-reads the file."},
 	{Key: "security.service.authorization.default.acl", Value: "*", Doc: "The ACL of a protocol whose security.*.protocol.acl is not set."},
 	{Key: "security.service.authorization.default.acl.blocked", Value: "", Doc: "The blocked ACL of a protocol whose security.*.protocol.acl.blocked is not set (empty: nobody)."},
+	{Key: "hadoop.security.group.mapping", Value: "org.apache.hadoop.security.JniBasedUnixGroupsMappingWithFallback", Doc: "Only mappings from the local system are implemented (ShellBasedUnixGroupsMapping, JniBasedUnixGroupsMapping, JniBasedUnixGroupsMappingWithFallback); any other class (LDAP, composite, netgroups) refuses to start, naming the key."},
+	{Key: "hadoop.user.group.static.mapping.overrides", Value: "dr.who=;", Doc: "Users whose groups are given here, never looked up: `user=group1,group2;user2=;` (queue ACLs, queue mappings, log ACLs)."},
 	{Key: "hadoop.security.groups.cache.secs", Value: "300", Doc: "Seconds a user's groups (from the local system, as ShellBasedUnixGroupsMapping) are cached; `rmadmin -refreshUserToGroupsMappings` drops the cache."},
 	{Key: "ipc.maximum.data.length", Value: "67108864", Doc: "Largest IPC request packet a server accepts, in bytes."},
 	{Key: "ipc.client.connect.max.retries", Value: "10", Doc: "Connect retries of Bobbin's IPC client (NM to RM, RM to NM)."},

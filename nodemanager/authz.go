@@ -3,7 +3,6 @@ package nodemanager
 import (
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -15,11 +14,11 @@ import (
 // (hadoop.security.authorization, hadoop-policy.xml in the configuration directory) and
 // proxy users, with user-to-groups answers cached for hadoop.security.groups.cache.secs.
 func newPolicy(opts Options) (*authz.Policy, error) {
-	ttl, err := opts.Conf.Duration("hadoop.security.groups.cache.secs", time.Second)
+	groups, err := authz.GroupsFromConf(opts.Conf, opts.Now)
 	if err != nil {
 		return nil, err
 	}
-	p, err := authz.NewPolicy(opts.Conf, opts.ConfDir, authz.NMServices, authz.NewGroups(ttl, opts.Now))
+	p, err := authz.NewPolicy(opts.Conf, opts.ConfDir, authz.NMServices, groups)
 	if err != nil {
 		return nil, fmt.Errorf("nodemanager: service authorization: %w", err)
 	}
@@ -46,11 +45,11 @@ func newLogACLs(opts Options) (logACLs, error) {
 	if err != nil {
 		return logACLs{}, err
 	}
-	ttl, err := opts.Conf.Duration("hadoop.security.groups.cache.secs", time.Second)
+	groups, err := authz.GroupsFromConf(opts.Conf, opts.Now)
 	if err != nil {
 		return logACLs{}, err
 	}
-	return logACLs{enabled: enabled, admins: capacity.ParseACL(admins), groups: authz.NewGroups(ttl, opts.Now)}, nil
+	return logACLs{enabled: enabled, admins: capacity.ParseACL(admins), groups: groups}, nil
 }
 
 // mayViewLogs returns why the request may not read app's logs ("" when it may).

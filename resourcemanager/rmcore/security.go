@@ -24,11 +24,11 @@ type Security struct {
 
 // NewSecurity reads the RM's authorization settings from c and confDir's hadoop-policy.xml.
 func NewSecurity(c *conf.Configuration, confDir string, now func() time.Time) (*Security, error) {
-	ttl, err := c.Duration("hadoop.security.groups.cache.secs", time.Second)
+	groups, err := authz.GroupsFromConf(c, now)
 	if err != nil {
 		return nil, err
 	}
-	s := &Security{Groups: authz.NewGroups(ttl, now)}
+	s := &Security{Groups: groups}
 	if s.Policy, err = authz.NewPolicy(c, confDir, authz.RMServices, s.Groups); err != nil {
 		return nil, fmt.Errorf("service authorization: %w", err)
 	}

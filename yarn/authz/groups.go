@@ -6,9 +6,13 @@
 package authz
 
 import (
+	"fmt"
 	"os/user"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
 )
 
 // Groups maps users to their groups from the local system, as Hadoop's default
@@ -19,6 +23,9 @@ type Groups struct {
 	ttl    time.Duration
 	now    func() time.Time
 	lookup func(string) []string
+	// static are hadoop.user.group.static.mapping.overrides: users whose groups are
+	// given in the configuration, never looked up.
+	static map[string][]string
 
 	mu    sync.Mutex
 	cache map[string]groupsEntry
@@ -37,10 +44,69 @@ func NewGroups(ttl time.Duration, now func() time.Time) *Groups {
 	return &Groups{ttl: ttl, now: now, lookup: SystemGroups, cache: map[string]groupsEntry{}}
 }
 
+// The group mapping classes Hadoop ships that resolve groups from the local system, as
+// Groups does; any other hadoop.security.group.mapping (LDAP, composite) is refused.
+var localGroupMappings = map[string]bool{
+	"org.apache.hadoop.security.ShellBasedUnixGroupsMapping":           true,
+	"org.apache.hadoop.security.JniBasedUnixGroupsMapping":             true,
+	"org.apache.hadoop.security.JniBasedUnixGroupsMappingWithFallback": true,
+}
+
+// GroupsFromConf is the user-to-groups mapping c configures: answers cached for
+// hadoop.security.groups.cache.secs, the hadoop.user.group.static.mapping.overrides
+// ("user=group1,group2;user2=;", Hadoop's default "dr.who=;") before any lookup, and the
+// local system's groups, the only hadoop.security.group.mapping Bobbin implements.
+func GroupsFromConf(c *conf.Configuration, now func() time.Time) (*Groups, error) {
+	ttl, err := c.Duration("hadoop.security.groups.cache.secs", time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if class, err := c.Trimmed("hadoop.security.group.mapping"); err != nil {
+		return nil, err
+	} else if class != "" && !localGroupMappings[class] {
+		return nil, &conf.ValueError{Source: c.Source("hadoop.security.group.mapping"), Key: "hadoop.security.group.mapping", Value: class,
+			Reason: "Bobbin maps users to groups from the local system only (ShellBasedUnixGroupsMapping or JniBasedUnixGroupsMappingWithFallback); " +
+				"give fixed groups with hadoop.user.group.static.mapping.overrides"}
+	}
+	g := NewGroups(ttl, now)
+	raw, set, err := c.Lookup("hadoop.user.group.static.mapping.overrides")
+	if err != nil {
+		return nil, err
+	}
+	if !set {
+		raw = "dr.who=;" // Hadoop's default
+	}
+	for _, entry := range strings.Split(raw, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		u, groups, ok := strings.Cut(entry, "=")
+		if !ok || strings.TrimSpace(u) == "" {
+			return nil, &conf.ValueError{Source: c.Source("hadoop.user.group.static.mapping.overrides"), Key: "hadoop.user.group.static.mapping.overrides",
+				Value: raw, Reason: fmt.Sprintf("entry %q is not user=group1,group2", entry)}
+		}
+		var list []string
+		for _, gr := range strings.Split(groups, ",") {
+			if gr = strings.TrimSpace(gr); gr != "" {
+				list = append(list, gr)
+			}
+		}
+		if g.static == nil {
+			g.static = map[string][]string{}
+		}
+		g.static[strings.TrimSpace(u)] = list
+	}
+	return g, nil
+}
+
 // Of returns user's groups (none for an unknown user).
 func (g *Groups) Of(name string) []string {
 	if g == nil {
 		return SystemGroups(name)
+	}
+	if groups, ok := g.static[name]; ok {
+		return groups
 	}
 	now := g.now()
 	g.mu.Lock()
