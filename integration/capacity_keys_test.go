@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +22,9 @@ import (
 type capacityCase struct {
 	name   string
 	queues map[string]string // capacity-scheduler.xml, without the yarn.scheduler.capacity. prefix
+	core   map[string]string // extra core-site.xml keys
 	users  []string          // who submits each application, to queue "default"
-	want   []string          // "ACCEPTED", or the diagnostics a FAILED one carries
+	want   []string          // "ACCEPTED" (or "ACCEPTED in <queue>"), or the diagnostics a FAILED one carries
 }
 
 // TestCapacityLimitsLikeApache submits the same applications under the same
@@ -29,6 +32,7 @@ type capacityCase struct {
 // the same outcome from each: accepted, or FAILED with the Java RM's diagnostics
 // (issue 22: "maximum-applications=1 rejects the second submission on both").
 func TestCapacityLimitsLikeApache(t *testing.T) {
+	t.Parallel()
 	cases := []capacityCase{{
 		name:   "queue maximum-applications",
 		queues: map[string]string{"root.queues": "default", "root.default.capacity": "100", "root.default.maximum-applications": "1"},
@@ -47,6 +51,16 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 		queues: map[string]string{"root.queues": "default", "root.default.capacity": "100", "maximum-applications": "1"},
 		users:  []string{"alice", "bob"},
 		want:   []string{"ACCEPTED", "cannot accept submission of application: application_"},
+	}, {
+		// The issue's mappings, with carol in group etl and bob and dave in staff (static
+		// mappings, which both read); erin has no groups, which the group mapping needs.
+		name: "queue-mappings",
+		queues: map[string]string{"root.queues": "default,analytics,etl,bob", "root.default.capacity": "25", "root.analytics.capacity": "25",
+			"root.etl.capacity": "25", "root.bob.capacity": "25", "queue-mappings": "u:alice:analytics,g:etl:etl,u:%user:%user"},
+		core:  map[string]string{"hadoop.user.group.static.mapping.overrides": "carol=etl;bob=staff;dave=staff;dr.who=;"},
+		users: []string{"alice", "carol", "bob", "dave", "erin"},
+		want: []string{"ACCEPTED in analytics", "ACCEPTED in etl", "ACCEPTED in bob", "submitted by user dave to unknown queue: dave",
+			"Failed to submit application application_"},
 	}}
 	type rmKind struct {
 		name  string
@@ -89,6 +103,15 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 					queues["yarn.scheduler.capacity."+key] = v
 				}
 				writeCapacityScheduler(t, dir, queues)
+				if c.core != nil {
+					core := map[string]string{"fs.defaultFS": "file:///", "hadoop.tmp.dir": filepath.Join(dir, "tmp")}
+					for key, v := range c.core {
+						core[key] = v
+					}
+					if err := os.WriteFile(filepath.Join(dir, "core-site.xml"), []byte(configXML(core)), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
 				k.start(t, dir, site)
 				for i, user := range c.users {
 					got := submitAndWait(t, site["yarn.resourcemanager.address"], user)
@@ -102,8 +125,8 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 }
 
 // submitAndWait submits an unmanaged-AM application as user to queue default and
-// returns "ACCEPTED" once it is, or its diagnostics once it is FAILED (the Java RM
-// rejects asynchronously).
+// returns "ACCEPTED in <queue>" once it is, its diagnostics once it is FAILED (the Java
+// RM rejects asynchronously), or the error when the call itself is refused.
 func submitAndWait(t *testing.T, addr, user string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -121,7 +144,8 @@ func submitAndWait(t *testing.T, addr, user string) string {
 		MaxAppAttempts:                          proto.Int32(1),
 		ApplicationType:                         proto.String("YARN"),
 		KeepContainersAcrossApplicationAttempts: proto.Bool(false)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
-		t.Fatalf("submitApplication as %s: %v", user, err)
+		// A refusal the 3.x RM gives the call itself (2.7 fails the application instead).
+		return "submitApplication refused: " + err.Error()
 	}
 	var rep *yarnpb.ApplicationReportProto
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -132,7 +156,7 @@ func submitAndWait(t *testing.T, addr, user string) string {
 		case yarnpb.YarnApplicationStateProto_FAILED:
 			return rep.GetDiagnostics()
 		case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
-			return "ACCEPTED"
+			return "ACCEPTED in " + rep.GetQueue()
 		}
 	}
 	t.Fatalf("application %v still %v after 30 s", id, rep.GetYarnApplicationState())

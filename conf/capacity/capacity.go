@@ -141,6 +141,10 @@ type Tree struct {
 	// MaximumSystemApplications is yarn.scheduler.capacity.maximum-applications: the
 	// unfinished applications the whole cluster accepts (default 10000).
 	MaximumSystemApplications int
+	// Mappings are queue-mappings in order; MappingsOverride lets them replace a queue
+	// the submission names (queue-mappings-override.enable), not only "default".
+	Mappings         []QueueMapping
+	MappingsOverride bool
 }
 
 // MaximumApplicationsPerUser is the unfinished applications one user may have in leaf q,
@@ -234,6 +238,7 @@ func Parse(c *conf.Configuration) (*Tree, error) {
 	p.t.MaximumSystemApplications = int(p.float(Prefix+"maximum-applications", 10000))
 	p.t.Root = p.queue(nil, Root, Root, 0)
 	p.validate(p.t.Root)
+	p.mappings()
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}

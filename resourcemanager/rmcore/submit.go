@@ -46,7 +46,17 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
 		}
 	}
-	if err := rm.submitACL(sc, id, user); err != nil {
+	// The queue mappings place the submission (and a submission naming no queue goes to
+	// "default"), as the Capacity Scheduler's placement does before it checks the queue.
+	queue, mapped, err := rm.Queues().PlaceSubmission(user, sc.GetQueue(), func() []string { return rm.UserGroups(user) })
+	if err != nil {
+		// As the 3.x RM fails the call (2.7 failed the application with the same words).
+		return rpc.Errorf(exceptions.YarnException, "Failed to submit application %s submitted by user %s reason: %v", id, user, err)
+	}
+	if mapped {
+		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "requested_queue": sc.GetQueue(), "queue": queue}).Info("application placed by queue mapping")
+	}
+	if err := rm.submitACL(queue, id, user); err != nil {
 		return err
 	}
 	now := rm.Opts.Now().UnixMilli()
@@ -71,7 +81,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	if _, err := rmstate.GangRequested(sc.GetApplicationTags()); err != nil {
 		return rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
-	a := &rmstate.App{ID: id, User: user, Queue: sc.GetQueue(), Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
+	a := &rmstate.App{ID: id, User: user, Queue: queue, Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
 		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(sc.GetPriority().GetPriority()), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
 		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
 		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
@@ -185,18 +195,18 @@ func (rm *Core) admission(a *rmstate.App) string {
 // the call fails with AccessControlException (the 2.7 RM failed the application instead;
 // a client prints the same sentence either way, but only the exception stops a job client
 // before it waits for a report).
-func (rm *Core) submitACL(sc *yarnpb.ApplicationSubmissionContextProto, id records.ApplicationID, user string) error {
+func (rm *Core) submitACL(queue string, id records.ApplicationID, user string) error {
 	if !rm.Settings.ACLEnabled {
 		return nil
 	}
-	q, ok := rm.Queues().Queue(sc.GetQueue())
+	q, ok := rm.Queues().Queue(queue)
 	if !ok || !q.IsLeaf() {
 		return nil // admission fails the application with the Java RM's queue diagnostics
 	}
 	groups := rm.UserGroups(user)
 	if !HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, user, groups) &&
 		!HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, user, groups) {
-		return rpc.Errorf(rpc.ClassAccessControl, "User %s does not have permission to submit %s to queue %s", user, id, sc.GetQueue())
+		return rpc.Errorf(rpc.ClassAccessControl, "User %s does not have permission to submit %s to queue %s", user, id, queue)
 	}
 	return nil
 }
