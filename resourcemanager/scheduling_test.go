@@ -2,14 +2,19 @@ package resourcemanager
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
 // An AM asks, the engine places containers on a NodeManager, the AM gets them with
@@ -130,5 +135,49 @@ func TestGangTagPlacesAsksWhole(t *testing.T) {
 	rm.SchedulePass()
 	if got := gang(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers(); len(got) != 4 {
 		t.Fatalf("the gang got %d containers once 4 fit, want all 4", len(got))
+	}
+}
+
+// A queue's maximum-allocation-mb bounds its applications' asks and AM, and its AM hears
+// it at registration; a queue maximum above the cluster's stops the RM.
+func TestQueueMaximumAllocation(t *testing.T) {
+	rm, cl := startRMWithClock(t, testConf(capacity.Prefix+"root.etl.daily.maximum-allocation-mb", "2048"), time.Now)
+	ctx := context.Background()
+	newApp := func() *yarnpb.ApplicationIdProto { r, _ := cl.GetNewApplication(ctx); return r.GetApplicationId() }
+	err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: newApp(), Queue: proto.String("daily"), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(3072), VirtualCores: proto.Int32(1)},
+		AmContainerSpec: &yarnpb.ContainerLaunchContextProto{}}}, &yarnpb.SubmitApplicationResponseProto{})
+	if re := remote(t, err); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=3072, maxMemory=2048") {
+		t.Fatalf("AM above the queue's maximum: %v", err)
+	}
+	// An unmanaged AM in daily: its registration names the queue's maximum, and an ask
+	// above it fails with the Java message.
+	id := newApp()
+	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: id, Queue: proto.String("daily"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	var rep yarnpb.GetApplicationReportResponseProto
+	if err := cl.Call(ctx, "getApplicationReport", &yarnpb.GetApplicationReportRequestProto{ApplicationId: id}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	am := amClient(t, rm, token.FromProto(rep.GetApplicationReport().GetAmRmToken()))
+	var reg yarnpb.RegisterApplicationMasterResponseProto
+	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &reg); err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.GetMaximumCapability().GetMemory(); got != 2048 {
+		t.Fatalf("registration's maximum capability %d MB, want the queue's 2048", got)
+	}
+	ask := gigs(1)
+	ask.Capability.Memory = proto.Int64(4096)
+	err = am.Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*yarnpb.ResourceRequestProto{ask}}, &yarnpb.AllocateResponseProto{})
+	if re := remote(t, err); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=4096, maxMemory=2048") {
+		t.Fatalf("ask above the queue's maximum: %v", err)
+	}
+	if _, err := New(Options{Conf: testConf(capacity.Prefix+"root.queues", "default", capacity.Prefix+"root.default.capacity", "100",
+		capacity.Prefix+"root.default.maximum-allocation-mb", "999999"), Logger: testutil.QuietLogger()}); err == nil ||
+		!strings.Contains(err.Error(), "Queue maximum allocation cannot be larger than the cluster setting for queue root.default") {
+		t.Fatalf("queue maximum above the cluster's: %v", err)
 	}
 }

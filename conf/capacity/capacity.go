@@ -123,7 +123,21 @@ type Queue struct {
 	AccessibleNodeLabels       []string
 	Labels                     map[string]LabelShare
 	DefaultNodeLabelExpression string
+
+	// OrderingPolicy is the leaf's ordering-policy: "" (unset), OrderingFIFO or
+	// OrderingFair (class names are read as their short names).
+	OrderingPolicy string
+	// MaximumAllocationMB and MaximumAllocationVCores are the queue's
+	// maximum-allocation-mb and -vcores (0: the cluster's; inherited from the parent).
+	MaximumAllocationMB     int64
+	MaximumAllocationVCores int64
 }
+
+// The ordering policies of a leaf (ordering-policy).
+const (
+	OrderingFIFO = "fifo"
+	OrderingFair = "fair"
+)
 
 // IsLeaf reports whether the queue has no children.
 func (q *Queue) IsLeaf() bool { return len(q.Children) == 0 }
@@ -291,6 +305,7 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 	default:
 		p.errorf(pre+"state", st, "state must be RUNNING or STOPPED")
 	}
+	p.queueExtras(q, parent, pre)
 	q.UserLimitFactor = p.float(pre+"user-limit-factor", 1)
 	_, q.UserLimitFactorSet = p.lookup(pre + "user-limit-factor")
 	if q.UserLimitFactor <= 0 {

@@ -130,6 +130,9 @@ func New(opts Options) (*Core, error) {
 			return nil, err
 		}
 	}
+	if err := checkQueueMaxAllocation(opts.Queues, settings); err != nil {
+		return nil, err
+	}
 	// The scheduler's own keys (policies, thresholds, time windows) are checked at start-up
 	// too, so a bad value stops the RM instead of surfacing on first use.
 	// Hadoop 3.1 resource types (resource-types.xml): GPUs and other countable types are
@@ -305,6 +308,9 @@ func (rm *Core) RefreshQueues() error {
 	}
 	_, groups, err := scheduler.FromConf(tree.Conf, tree, rm.Engine.Types())
 	if err != nil {
+		return err
+	}
+	if err := checkQueueMaxAllocation(tree, rm.Settings); err != nil {
 		return err
 	}
 	if err := rm.Engine.Refresh(tree, groups); err != nil {

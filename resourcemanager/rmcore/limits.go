@@ -1,8 +1,11 @@
 package rmcore
 
 import (
+	"fmt"
+
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
@@ -43,6 +46,41 @@ func (rm *Core) FillUsage(reports ...*yarnpb.ApplicationReportProto) {
 
 func (rm *Core) MaximumCapability() *yarnpb.ResourceProto {
 	return rm.ResourceProto(rm.maxAllocation())
+}
+
+// MaxAllocationIn is the largest container's memory and vcores in queue: the queue's
+// maximum-allocation-mb and -vcores (3.x keys) where set, else the cluster's.
+func (rm *Core) MaxAllocationIn(queue string) (mb, vcores int64) {
+	mb, vcores = int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
+	if q, ok := rm.Queues().Queue(queue); ok {
+		if q.MaximumAllocationMB > 0 {
+			mb = q.MaximumAllocationMB
+		}
+		if q.MaximumAllocationVCores > 0 {
+			vcores = q.MaximumAllocationVCores
+		}
+	}
+	return mb, vcores
+}
+
+// MaximumCapabilityIn is MaximumCapability for an application in queue (its AM's
+// register answer).
+func (rm *Core) MaximumCapabilityIn(queue string) *yarnpb.ResourceProto {
+	v := rm.maxAllocation()
+	v[scheduler.Memory], v[scheduler.VCores] = rm.MaxAllocationIn(queue)
+	return rm.ResourceProto(v)
+}
+
+// checkQueueMaxAllocation refuses a queue maximum allocation above the cluster's, as the
+// Java Capacity Scheduler does when it reads the queues.
+func checkQueueMaxAllocation(tree *capacity.Tree, s Settings) error {
+	for _, q := range tree.Queues() {
+		if q.MaximumAllocationMB > int64(s.MaxAllocationMB) || q.MaximumAllocationVCores > int64(s.MaxAllocationCore) {
+			return fmt.Errorf("Queue maximum allocation cannot be larger than the cluster setting for queue %s max allocation per queue: <memory:%d, vCores:%d> cluster setting: <memory:%d, vCores:%d>",
+				q.Path, q.MaximumAllocationMB, q.MaximumAllocationVCores, s.MaxAllocationMB, s.MaxAllocationCore)
+		}
+	}
+	return nil
 }
 
 // CheckExtraTypes refuses an ask for more of a resource-types.xml type than its

@@ -38,14 +38,6 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		amRes = rr[0].GetCapability()
 	}
 	set := rm.Settings
-	if !sc.GetUnmanagedAm() {
-		if m := amRes.GetMemory(); m < 0 || m > int64(set.MaxAllocationMB) {
-			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, set.MaxAllocationMB)
-		}
-		if v := amRes.GetVirtualCores(); v < 0 || v > int32(set.MaxAllocationCore) {
-			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, set.MaxAllocationCore)
-		}
-	}
 	// The queue mappings place the submission (and a submission naming no queue goes to
 	// "default"), as the Capacity Scheduler's placement does before it checks the queue.
 	queue, mapped, err := rm.Queues().PlaceSubmission(user, sc.GetQueue(), func() []string { return rm.UserGroups(user) })
@@ -55,6 +47,15 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	}
 	if mapped {
 		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "requested_queue": sc.GetQueue(), "queue": queue}).Info("application placed by queue mapping")
+	}
+	if !sc.GetUnmanagedAm() {
+		maxMB, maxVCores := rm.MaxAllocationIn(queue)
+		if m := amRes.GetMemory(); m < 0 || m > maxMB {
+			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, maxMB)
+		}
+		if v := amRes.GetVirtualCores(); v < 0 || int64(v) > maxVCores {
+			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, maxVCores)
+		}
 	}
 	if err := rm.submitACL(queue, id, user); err != nil {
 		return err

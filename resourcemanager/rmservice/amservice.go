@@ -93,7 +93,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}
 	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": req.GetHost()}).Info("application master registered")
 	return &yarnpb.RegisterApplicationMasterResponseProto{
-		MaximumCapability:        s.rm.MaximumCapability(),
+		MaximumCapability:        s.rm.MaximumCapabilityIn(queue),
 		Queue:                    proto.String(queue),
 		ClientToAmTokenMasterKey: clientKey,
 		SchedulerResourceTypes:   []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
@@ -131,6 +131,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		lastID   int32
 		lastSize int // the size of the attempt's last answer
 		user     string
+		queue    string
 		priority int32
 		replay   []byte
 		rerr     error
@@ -141,7 +142,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 			return
 		}
 		at.LastPing = s.rm.Opts.Now()
-		lastID, user, priority, lastSize = at.LastResponseID, a.User, a.Priority, len(at.LastResponse)
+		lastID, user, queue, priority, lastSize = at.LastResponseID, a.User, a.Queue, a.Priority, len(at.LastResponse)
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
 			at.Progress = p
 		}
@@ -160,10 +161,11 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	case replay != nil:
 		return replay, nil
 	}
+	maxMB, maxVCores := s.rm.MaxAllocationIn(queue)
 	for _, ask := range req.GetAsk() {
-		if ask.GetCapability().GetMemory() > int64(s.rm.Settings.MaxAllocationMB) || ask.GetCapability().GetVirtualCores() > int32(s.rm.Settings.MaxAllocationCore) ||
+		if ask.GetCapability().GetMemory() > maxMB || int64(ask.GetCapability().GetVirtualCores()) > maxVCores ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), s.rm.Settings.MaxAllocationMB)
+			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), maxMB)
 		}
 		if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
 			return nil, err

@@ -271,7 +271,17 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, 
 	groups := map[string]GroupSettings{}
 	for _, q := range tree.Leaves() {
 		gs := GroupSettings{Policy: PolicyFIFO, Backfill: BackfillEASY, PreemptionPolicy: PreemptLowestPriorityFirst}
-		switch v := str(queueKey(q, "policy"), PolicyFIFO); v {
+		// The Capacity Scheduler's ordering-policy is the default of Bobbin's own key: its
+		// fifo orders by application priority, then submission (Bobbin's "priority"), its
+		// fair by memory used (Bobbin's "fair").
+		def := PolicyFIFO
+		switch q.OrderingPolicy {
+		case capacity.OrderingFIFO:
+			def = PolicyPriority
+		case capacity.OrderingFair:
+			def = PolicyFair
+		}
+		switch v := str(queueKey(q, "policy"), def); v {
 		case PolicyFIFO, PolicyPriority, PolicyFair, PolicyDRF, PolicyBackfill:
 			gs.Policy = v
 		default:

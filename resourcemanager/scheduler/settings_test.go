@@ -187,3 +187,23 @@ func TestRingSettingsPerType(t *testing.T) {
 		t.Fatalf("descending bounds: %v", err)
 	}
 }
+
+// The Capacity Scheduler's ordering-policy sets a leaf's policy unless Bobbin's own key
+// does: fifo (by application priority, then submission) and fair.
+func TestOrderingPolicyIsThePolicyDefault(t *testing.T) {
+	c, tr := confTree(t,
+		capacity.Prefix+"root.a.ordering-policy", "fair",
+		capacity.Prefix+"root.b.ordering-policy", "fifo",
+	)
+	_, groups, err := FromConf(c, tr, Types{})
+	must(t, err)
+	if groups["root.a"].Policy != PolicyFair || groups["root.b"].Policy != PolicyPriority {
+		t.Fatalf("policies a %s, b %s", groups["root.a"].Policy, groups["root.b"].Policy)
+	}
+	c, tr = confTree(t, capacity.Prefix+"root.a.ordering-policy", "fair", capacity.Prefix+"root.a.bobbin.policy", "drf")
+	_, groups, err = FromConf(c, tr, Types{})
+	must(t, err)
+	if groups["root.a"].Policy != PolicyDRF || groups["root.b"].Policy != PolicyFIFO {
+		t.Fatalf("with bobbin.policy: a %s, b %s", groups["root.a"].Policy, groups["root.b"].Policy)
+	}
+}
