@@ -421,3 +421,36 @@ func TestMaximumApplications(t *testing.T) {
 		t.Fatalf("after a kill: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
 	}
 }
+
+// An application submitted without a priority takes its queue's
+// default-application-priority (3.x), clamped to the cluster's maximum; one that names a
+// priority keeps it.
+func TestDefaultApplicationPriority(t *testing.T) {
+	_, cl := startRM(t, testConf("yarn.cluster.max-application-priority", "10",
+		capacity.Prefix+"root.etl.daily.default-application-priority", "5"))
+	ctx := context.Background()
+	for _, c := range []struct {
+		queue    string
+		priority *int32
+		want     int32
+	}{{"daily", nil, 5}, {"daily", proto.Int32(2), 2}, {"default", nil, 0}} {
+		r, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &yarnpb.ApplicationSubmissionContextProto{ApplicationId: r.GetApplicationId(), Queue: proto.String(c.queue), UnmanagedAm: proto.Bool(true)}
+		if c.priority != nil {
+			sc.Priority = &yarnpb.PriorityProto{Priority: c.priority}
+		}
+		if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: sc}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := cl.GetApplicationReport(ctx, r.GetApplicationId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rep.GetPriority().GetPriority(); got != c.want {
+			t.Errorf("%s, priority %v: report priority %d, want %d", c.queue, c.priority, got, c.want)
+		}
+	}
+}

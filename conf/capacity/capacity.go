@@ -124,6 +124,9 @@ type Queue struct {
 	Labels                     map[string]LabelShare
 	DefaultNodeLabelExpression string
 
+	// DefaultApplicationPriority is default-application-priority (3.x): the priority of
+	// an application submitted to the leaf without one.
+	DefaultApplicationPriority int32
 	// OrderingPolicy is the leaf's ordering-policy: "" (unset), OrderingFIFO or
 	// OrderingFair (class names are read as their short names).
 	OrderingPolicy string

@@ -25,6 +25,13 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 		}
 		*dst = n
 	}
+	if v, ok := p.lookup(pre + "default-application-priority"); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			p.errorf(pre+"default-application-priority", v, "must be a whole number")
+		}
+		q.DefaultApplicationPriority = int32(n)
+	}
 	switch v := strings.TrimSpace(p.str(pre+"ordering-policy", "")); v {
 	case "":
 	case OrderingFIFO, "org.apache.hadoop.yarn.server.resourcemanager.scheduler.policy.FifoOrderingPolicy":

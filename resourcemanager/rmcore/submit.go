@@ -83,7 +83,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		return rpc.Errorf(exceptions.YarnException, "%v", err)
 	}
 	a := &rmstate.App{ID: id, User: user, Queue: queue, Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
-		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(sc.GetPriority().GetPriority()), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
+		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(rm.submittedPriority(sc, queue)), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
 		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
 		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
 		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
@@ -139,6 +139,19 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	}
 	log.Info("application accepted")
 	return nil
+}
+
+// submittedPriority is the application's priority as submitted, or, when it names none,
+// its queue's default-application-priority (3.x; 0 without it), as the Capacity Scheduler
+// decides it before clamping to the cluster's maximum.
+func (rm *Core) submittedPriority(sc *yarnpb.ApplicationSubmissionContextProto, queue string) int32 {
+	if sc.Priority != nil {
+		return sc.GetPriority().GetPriority()
+	}
+	if q, ok := rm.Queues().Queue(queue); ok {
+		return q.DefaultApplicationPriority
+	}
+	return 0
 }
 
 // submissionLimits are the Capacity Scheduler's limits on unfinished applications, as
