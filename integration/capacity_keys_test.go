@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,14 +87,7 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			for _, c := range cases {
-				site := map[string]string{
-					"yarn.resourcemanager.hostname":                 "127.0.0.1",
-					"yarn.resourcemanager.address":                  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-					"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-					"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-					"yarn.resourcemanager.webapp.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-					"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-				}
+				site := loopbackRMSite(t)
 				dir := t.TempDir()
 				writeConf(t, dir, site)
 				queues := map[string]string{}

@@ -138,6 +138,17 @@ func configXML(props map[string]string) string {
 	return b.String()
 }
 
+// loopbackRMSite is yarn-site.xml's keys for an RM on 127.0.0.1 with every server on a
+// free port.
+func loopbackRMSite(t *testing.T) map[string]string {
+	t.Helper()
+	site := map[string]string{"yarn.resourcemanager.hostname": "127.0.0.1"}
+	for _, key := range []string{"address", "resource-tracker.address", "scheduler.address", "webapp.address", "admin.address"} {
+		site["yarn.resourcemanager."+key] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	}
+	return site
+}
+
 // writeConf writes a conf dir that the Hadoop clients and Bobbin both read.
 func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
 	t.Helper()

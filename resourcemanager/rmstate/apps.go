@@ -271,14 +271,8 @@ func (r *Apps) Submit(a *App, limits func(total, inQueue, byUser int) string) (b
 	return true, rejected, nil
 }
 
-// LiveCounts counts the unfinished applications: all of them, those in queue, and those
-// of user in queue (the Capacity Scheduler's submission limits).
-func (r *Apps) LiveCounts(queue, user string) (total, inQueue, byUser int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.liveCountsLocked(queue, user)
-}
-
+// liveCountsLocked counts the unfinished applications: all of them, those in queue, and
+// those of user in queue (the Capacity Scheduler's submission limits); r.mu is held.
 func (r *Apps) liveCountsLocked(queue, user string) (total, inQueue, byUser int) {
 	for _, a := range r.apps {
 		if a.Finished() {

@@ -44,12 +44,17 @@ func NewGroups(ttl time.Duration, now func() time.Time) *Groups {
 	return &Groups{ttl: ttl, now: now, lookup: SystemGroups, cache: map[string]groupsEntry{}}
 }
 
-// The group mapping classes Hadoop ships that resolve groups from the local system, as
-// Groups does; any other hadoop.security.group.mapping (LDAP, composite) is refused.
-var localGroupMappings = map[string]bool{
-	"org.apache.hadoop.security.ShellBasedUnixGroupsMapping":           true,
-	"org.apache.hadoop.security.JniBasedUnixGroupsMapping":             true,
-	"org.apache.hadoop.security.JniBasedUnixGroupsMappingWithFallback": true,
+// localGroupMapping reports whether class is one of the group mappings Hadoop ships that
+// resolve groups from the local system, as Groups does; any other
+// hadoop.security.group.mapping (LDAP, composite, netgroups) is refused.
+func localGroupMapping(class string) bool {
+	switch class {
+	case "org.apache.hadoop.security.ShellBasedUnixGroupsMapping",
+		"org.apache.hadoop.security.JniBasedUnixGroupsMapping",
+		"org.apache.hadoop.security.JniBasedUnixGroupsMappingWithFallback":
+		return true
+	}
+	return false
 }
 
 // GroupsFromConf is the user-to-groups mapping c configures: answers cached for
@@ -63,7 +68,7 @@ func GroupsFromConf(c *conf.Configuration, now func() time.Time) (*Groups, error
 	}
 	if class, err := c.Trimmed("hadoop.security.group.mapping"); err != nil {
 		return nil, err
-	} else if class != "" && !localGroupMappings[class] {
+	} else if class != "" && !localGroupMapping(class) {
 		return nil, &conf.ValueError{Source: c.Source("hadoop.security.group.mapping"), Key: "hadoop.security.group.mapping", Value: class,
 			Reason: "Bobbin maps users to groups from the local system only (ShellBasedUnixGroupsMapping or JniBasedUnixGroupsMappingWithFallback); " +
 				"give fixed groups with hadoop.user.group.static.mapping.overrides"}
