@@ -10,7 +10,7 @@ import (
 
 // AddApp registers an application in its queue.
 func (e *Engine) AddApp(spec AppSpec) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if _, ok := e.apps[spec.ID]; ok {
 		return fmt.Errorf("application %s: %w", spec.ID, ErrDuplicate)
@@ -33,6 +33,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 		containers: containerSet{kind: ofApp}, undelivered: containerSet{kind: undelivered}, blacklist: map[string]bool{}, missed: map[int32]int{}}
 	e.nextApp++
 	e.apps[spec.ID] = a
+	e.inbox.setKnown(spec.ID, true)
 	g.apps = append(g.apps, a)
 	return nil
 }
@@ -40,7 +41,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 // SetAppPriority changes an application's priority (yarn application -updatePriority);
 // queues under the priority policy serve it by the new one from the next pass.
 func (e *Engine) SetAppPriority(id AppID, priority int32) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	a, err := e.app(id)
 	if err != nil {
@@ -52,7 +53,7 @@ func (e *Engine) SetAppPriority(id AppID, priority int32) error {
 
 // RemoveApp forgets an application and releases its containers.
 func (e *Engine) RemoveApp(id AppID) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	a, err := e.app(id)
 	if err != nil {
@@ -62,6 +63,7 @@ func (e *Engine) RemoveApp(id AppID) error {
 		e.release(a.containers.items[a.containers.len()-1])
 	}
 	delete(e.apps, id)
+	e.inbox.setKnown(id, false)
 	g := a.group
 	for i, x := range g.apps {
 		if x == a {
@@ -90,20 +92,8 @@ func (e *Engine) app(id AppID) (*app, error) {
 	return a, nil
 }
 
-// UpdateAsks replaces the application's table entries for the given asks: each carries the
-// absolute outstanding count for its (priority, resource name, capability), 0 cancels.
-func (e *Engine) UpdateAsks(appID AppID, asks []Ask) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	a, err := e.app(appID)
-	if err != nil {
-		return err
-	}
-	for _, ask := range asks {
-		if ask.Count < 0 || ask.Capability.AnyNegative() {
-			return fmt.Errorf("application %s: negative ask %+v", appID, ask)
-		}
-	}
+// updateAsks is UpdateAsks applied; the caller holds e.mu.
+func (e *Engine) updateAsks(a *app, asks []Ask) {
 	for _, ask := range asks {
 		ask.Count = max(0, ask.Count-a.unseen(ask))
 		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
@@ -142,13 +132,12 @@ func (e *Engine) UpdateAsks(appID AppID, asks []Ask) error {
 		}
 	}
 	sortAsks(a.anyAsks)
-	return nil
 }
 
 // CancelAsks drops every outstanding ask of an application and keeps its running
 // containers (an AM that unregistered, whose containers end with it).
 func (e *Engine) CancelAsks(appID AppID) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	a, err := e.app(appID)
 	if err != nil {
@@ -206,7 +195,7 @@ func (e *Engine) shapeIn(p *partition, c Resource, delta int) {
 
 // Release frees a container the application gave back or that completed.
 func (e *Engine) Release(id ContainerID) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	c, ok := e.containers.get(id)
 	if !ok {
@@ -222,7 +211,7 @@ func (e *Engine) ReleaseAll(ids []ContainerID) {
 	if len(ids) == 0 {
 		return
 	}
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	// A heartbeat's completions are all on its node: the placement index moves each
 	// node once, from its free resources before the first release, not once per
@@ -302,15 +291,8 @@ func (a *app) unseen(ask Ask) int {
 	return n
 }
 
-// Delivered records that the AM of appID was handed these containers (the RM's allocate
-// answer carried them): asks it sends from now on have seen them.
-func (e *Engine) Delivered(appID AppID, ids []ContainerID) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	a, err := e.app(appID)
-	if err != nil {
-		return
-	}
+// delivered is Delivered applied; the caller holds e.mu.
+func (e *Engine) delivered(a *app, ids []ContainerID) {
 	for _, id := range ids {
 		if c, ok := e.containers.get(id); ok && c.app == a {
 			a.undelivered.remove(c)
@@ -318,22 +300,14 @@ func (e *Engine) Delivered(appID AppID, ids []ContainerID) {
 	}
 }
 
-// UpdateBlacklist adds and removes nodes (by node id) from an application's blacklist
-// (AllocateRequest.blacklist_request).
-func (e *Engine) UpdateBlacklist(appID AppID, additions, removals []string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	a, err := e.app(appID)
-	if err != nil {
-		return err
-	}
+// updateBlacklist is UpdateBlacklist applied; the caller holds e.mu.
+func (e *Engine) updateBlacklist(a *app, additions, removals []string) {
 	for _, id := range additions {
 		a.blacklist[id] = true
 	}
 	for _, id := range removals {
 		delete(a.blacklist, id)
 	}
-	return nil
 }
 
 // resetBlacklist is the per-label blacklist reset (scheduling.md §2): when the app has

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -67,5 +68,62 @@ func TestConcurrentUse(t *testing.T) {
 	s = e.Stats()
 	if total, used := e.Totals(); total != s.Total || used != s.Allocated {
 		t.Fatalf("after removals: Totals %v / %v, Stats %v / %v", total, used, s.Total, s.Allocated)
+	}
+}
+
+// An allocate call's changes never wait for e.mu (a pass holds it): they queue, and the
+// next caller of any method sees them applied in order, as if each had been applied at
+// once. A change for an application the engine does not hold is refused at once.
+func TestAllocateChangesQueueBehindAPass(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	unitNodes(t, e, 4)
+	must(t, e.AddApp(AppSpec{ID: "app1", Queue: "a"}))
+	must(t, e.AddApp(AppSpec{ID: "app2", Queue: "a"}))
+
+	e.mu.Lock() // as a pass would: each call below would deadlock if it took e.mu
+	must(t, e.UpdateAsks("app1", ask1(3)))
+	must(t, e.UpdateAsks("app1", ask1(2))) // the later total wins
+	must(t, e.UpdateAsks("app2", ask1(1)))
+	must(t, e.UpdateBlacklist("app2", []string{"n0"}, nil))
+	if err := e.UpdateAsks("nope", ask1(1)); !errors.Is(err, ErrUnknownApp) {
+		t.Fatalf("ask of an unknown application: %v", err)
+	}
+	if err := e.UpdateAsks("app1", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: -1}}); err == nil {
+		t.Fatal("a negative ask was queued")
+	}
+	e.mu.Unlock()
+
+	if s := e.Stats(); s.Pending != 3 {
+		t.Fatalf("pending %d after the queued changes, want 2+1", s.Pending)
+	}
+	// Delivered containers stop counting against the next ask (unseen), in queue order.
+	plan := e.Schedule(0)
+	if len(plan.Allocations) != 3 {
+		t.Fatalf("placed %d, want 3", len(plan.Allocations))
+	}
+	for _, al := range plan.Allocations {
+		if al.App == "app2" && al.Node == "n0" {
+			t.Fatal("app2 placed on its blacklisted node")
+		}
+	}
+	var app1 []ContainerID
+	for _, al := range plan.Allocations {
+		if al.App == "app1" {
+			app1 = append(app1, al.Container)
+		}
+	}
+	must(t, e.UpdateAsks("app1", ask1(2))) // sent before the AM saw its 2: nothing new
+	e.Delivered("app1", app1)
+	must(t, e.UpdateAsks("app1", ask1(1))) // after: one more
+	if s := e.Stats(); s.Pending != 1 {
+		t.Fatalf("pending %d, want 1", s.Pending)
+	}
+	// Changes queued for an application removed before they apply go with it.
+	e.mu.Lock()
+	must(t, e.UpdateAsks("app2", ask1(5)))
+	e.mu.Unlock()
+	must(t, e.RemoveApp("app2"))
+	if s := e.Stats(); s.Pending != 1 {
+		t.Fatalf("pending %d after app2 left, want 1", s.Pending)
 	}
 }

@@ -92,13 +92,15 @@ type partition struct {
 
 // Engine is the scheduling engine. All methods are safe for concurrent use. Lock rule:
 // e.mu guards all engine state, and each call — a whole Schedule pass included — sees one
-// consistent state. A caller that must not hold other callers off for long (the RM, whose
+// consistent state. Allocate calls' changes (UpdateAsks, Delivered, UpdateBlacklist) do
+// not take e.mu: they queue in the inbox, which lock applies first (inbox.go). A caller that must not hold other callers off for long (the RM, whose
 // RPC handlers update asks and nodes) bounds each pass with Schedule's max (SliceSize) and
 // calls again.
 type Engine struct {
 	cfg Config
 
 	mu         sync.Mutex
+	inbox      inbox // allocate calls' changes, applied by the next lock (see inbox.go)
 	partitions map[string]*partition
 	nodes      map[string]*node
 	hosts      map[string][]*node // by host name, for node-local asks

@@ -7,7 +7,7 @@ import (
 
 // AddNode adds a node.
 func (e *Engine) AddNode(spec NodeSpec) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if _, ok := e.nodes[spec.ID]; ok {
 		return fmt.Errorf("node %s: %w", spec.ID, ErrDuplicate)
@@ -28,7 +28,7 @@ func (e *Engine) AddNode(spec NodeSpec) error {
 // UpdateNode changes a node's capacity, label, static flag or schedulability; its
 // containers keep running.
 func (e *Engine) UpdateNode(spec NodeSpec) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	n, ok := e.nodes[spec.ID]
 	if !ok {
@@ -59,7 +59,7 @@ func (e *Engine) UpdateNode(spec NodeSpec) error {
 
 // RemoveNode removes a node; its containers are returned as lost (the caller completes them).
 func (e *Engine) RemoveNode(id string) ([]ContainerID, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	n, ok := e.nodes[id]
 	if !ok {

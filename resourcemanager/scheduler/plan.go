@@ -215,7 +215,7 @@ func (e *Engine) Confirm(ids []ContainerID) {
 	if len(ids) == 0 {
 		return
 	}
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	for _, id := range ids {
 		if c, ok := e.containers.get(id); ok {
@@ -228,7 +228,7 @@ func (e *Engine) Confirm(ids []ContainerID) {
 // freed and, while the application is still registered, its ask gets the container
 // back, so a later pass places it again.
 func (e *Engine) Forget(id ContainerID) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	c, ok := e.containers.get(id)
 	if !ok {

@@ -22,7 +22,7 @@ type RecoveredContainer struct {
 // that does not fit its node's free room (the node came back smaller) is refused: the
 // engine never books a node beyond its capacity, and the RM kills that container instead.
 func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	a, err := e.app(rc.App)
 	if err != nil {

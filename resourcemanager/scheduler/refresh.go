@@ -11,7 +11,7 @@ import (
 // applications, usage and preemption history. Removing a queue (or turning it into a
 // parent) that still has applications is refused, and then nothing changes.
 func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	byPath := map[string]*group{}
 	for _, g := range e.leaves {

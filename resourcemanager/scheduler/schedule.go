@@ -8,7 +8,7 @@ import (
 // made (max <= 0: no limit). It returns the allocations in the order they were made and
 // the preemption notices and kills decided on the way.
 func (e *Engine) Schedule(max int) Plan {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	now := e.cfg.Now()
 	e.applySchedules(now)

@@ -19,7 +19,7 @@ type Stats struct {
 
 // Stats summarises the engine's state.
 func (e *Engine) Stats() Stats {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	s := Stats{QueueUsed: map[string]Resource{}, AppUsed: map[AppID]Resource{}, Partitions: map[string]Resource{}}
 	for _, p := range e.partitions {
@@ -98,7 +98,7 @@ type GroupStats struct {
 
 // GroupStats reports every group by leaf queue name.
 func (e *Engine) GroupStats() map[string]GroupStats {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	out := map[string]GroupStats{}
 	types := e.cfg.Types.Len()
