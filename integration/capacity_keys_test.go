@@ -61,25 +61,7 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 		want: []string{"ACCEPTED in analytics", "ACCEPTED in etl", "ACCEPTED in bob", "submitted by user dave to unknown queue: dave",
 			"Failed to submit application application_"},
 	}}
-	type rmKind struct {
-		name  string
-		start func(t *testing.T, confDir string, site map[string]string)
-	}
-	kinds := []rmKind{{"bobbin", func(t *testing.T, confDir string, site map[string]string) {
-		rm := startDaemon(t, "resourcemanager", "--conf", confDir)
-		rm.waitListening(t, site["yarn.resourcemanager.address"])
-	}}}
-	for _, v := range hadoopVersions {
-		home := hadoopHomeIfPresent(v)
-		if home == "" {
-			t.Logf("no Hadoop %s: its RM is left out of the comparison", v)
-			continue
-		}
-		kinds = append(kinds, rmKind{"apache-" + v, func(t *testing.T, confDir string, site map[string]string) {
-			rm := startJavaDaemon(t, home, confDir, nil, "resourcemanager")
-			rm.waitListening(t, site["yarn.resourcemanager.address"])
-		}})
-	}
+	kinds := rmKinds(t)
 	if len(kinds) == 1 {
 		t.Skip("no Hadoop distribution to compare with (HADOOP2_HOME / HADOOP3_HOME); see README.md")
 	}

@@ -43,11 +43,14 @@ func startRMWithClock(t *testing.T, c *conf.Configuration, now func() time.Time)
 	t.Helper()
 	queues, err := capacity.Parse(func() *conf.Configuration {
 		q := c.Clone()
-		for k, v := range map[string]string{"root.queues": "default,etl", "root.default.capacity": "60", "root.etl.capacity": "40",
+		// default's user-limit-factor 2 lets its one user borrow etl's idle 40 %.
+		for k, v := range map[string]string{"root.queues": "default,etl", "root.default.capacity": "60", "root.etl.capacity": "40", "root.default.user-limit-factor": "2",
 			"root.etl.queues": "daily,hourly", "root.etl.daily.capacity": "50", "root.etl.hourly.capacity": "50",
 			"root.etl.hourly.state": "STOPPED", "root.acl_submit_applications": " ", "root.acl_administer_queue": " ",
 			"root.default.acl_submit_applications": "*"} {
-			q.Set(capacity.Prefix+k, v)
+			if _, set := q.Raw(capacity.Prefix + k); !set { // a test's own setting wins
+				q.Set(capacity.Prefix+k, v)
+			}
 		}
 		return q
 	}())
@@ -365,6 +368,7 @@ func TestMaximumApplications(t *testing.T) {
 	rm, alice := startRM(t, testConf(
 		capacity.Prefix+"root.default.maximum-applications", "2",
 		capacity.Prefix+"root.default.minimum-user-limit-percent", "50", // 2 × 0.5 × 1: one each
+		capacity.Prefix+"root.default.user-limit-factor", "1",
 		capacity.Prefix+"maximum-applications", "3",
 		// Unset, daily's would be 3 × its 20 % of the cluster: 0, as in the Java RM.
 		capacity.Prefix+"root.etl.daily.maximum-applications", "5",

@@ -107,10 +107,7 @@ type Queue struct {
 	AbsoluteMaximumCapacity float64
 	State                   State
 
-	UserLimitFactor float64
-	// UserLimitFactorSet tells whether user-limit-factor was written: Bobbin's groups may
-	// take idle capacity beyond their quota, so the per-user cap applies only when asked for.
-	UserLimitFactorSet       bool
+	UserLimitFactor          float64
 	MinimumUserLimitPercent  float64
 	MaximumApplications      int
 	MaximumAMResourcePercent float64
@@ -310,7 +307,6 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 	}
 	p.queueExtras(q, parent, pre)
 	q.UserLimitFactor = p.float(pre+"user-limit-factor", 1)
-	_, q.UserLimitFactorSet = p.lookup(pre + "user-limit-factor")
 	if q.UserLimitFactor <= 0 {
 		raw, _ := p.c.Raw(pre + "user-limit-factor")
 		p.errorf(pre+"user-limit-factor", raw, "must be greater than 0")

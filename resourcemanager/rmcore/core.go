@@ -146,6 +146,8 @@ func New(opts Options) (*Core, error) {
 		return nil, err
 	}
 	engineCfg.Groups, engineCfg.Now = groups, opts.Now
+	engineCfg.MinimumAllocation[scheduler.Memory] = int64(settings.MinAllocationMB)
+	engineCfg.MinimumAllocation[scheduler.VCores] = int64(settings.MinAllocationCore)
 	engine, err := scheduler.New(engineCfg, opts.Queues)
 	if err != nil {
 		return nil, err

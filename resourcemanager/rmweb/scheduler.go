@@ -297,7 +297,10 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	qi.AllocatedContainers, qi.PendingContainers = containers, g.Pending
 	amLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent)
 	userLimitPct := q.MinimumUserLimitPercent
-	userAMLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent * userLimitPct / 100 * max(q.UserLimitFactor, 1))
+	// The engine's per-user AM limit: the queue's times max(minimum-user-limit-percent,
+	// 1/active users) times user-limit-factor.
+	userShare := max(userLimitPct/100, 1/float64(max(1, g.ActiveUsers)))
+	userAMLimit := b.scaled(q.AbsoluteCapacity * q.MaximumAMResourcePercent * userShare * q.UserLimitFactor)
 	qi.Resources = &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, used), Reserved: zero, Pending: resource(rm, b.pending(q)),
 		AMUsed: resource(rm, g.AMUsed), AMLimit: resource(rm, amLimit), UserAMLimit: resource(rm, userAMLimit)}}}
 	maxApps := q.MaximumApplications
@@ -308,7 +311,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 		names = append(names, u)
 	}
 	sort.Strings(names)
-	userLimit := b.scaled(q.AbsoluteCapacity * userLimitPct / 100 * max(q.UserLimitFactor, 1))
+	userLimit := g.UserLimit // the engine's, as it stands now
 	for _, u := range names {
 		c := b.byUser[q.Name][u]
 		users.User = append(users.User, userInfo{Username: u, ResourcesUsed: resource(rm, g.UserUsed[u]), NumActiveApplications: c[0],

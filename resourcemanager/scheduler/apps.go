@@ -79,7 +79,9 @@ func (e *Engine) RemoveApp(id AppID) error {
 	for p := range a.pendingIn {
 		a.pendingIn[p] = 0 // pick prunes it from the waiting lists
 	}
+	before := a.pending
 	a.pending = 0
+	g.pendingChanged(a, before)
 	return nil
 }
 
@@ -162,6 +164,7 @@ func (e *Engine) addPending(a *app, p string, delta int) {
 	before := a.pendingIn[p]
 	a.pendingIn[p] = before + delta
 	a.pending += delta
+	a.group.pendingChanged(a, a.pending-delta)
 	if before <= 0 && before+delta > 0 {
 		w := a.group.waiting[p]
 		for _, x := range w {
@@ -261,10 +264,9 @@ func (e *Engine) unbook(c *container) {
 	p.allocated = p.allocated.Sub(c.resource)
 	addSum(&e.sums.allocated, c.resource, -1)
 	p.weightsDirty = true
-	a.group.used[p.name] = a.group.used[p.name].Sub(c.resource)
-	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Sub(c.resource)
+	a.group.addUse(a.spec.User, p.name, c.resource, -1)
 	if c.am {
-		a.group.amUsed = a.group.amUsed.Sub(c.resource)
+		a.group.addAMUse(a.spec.User, c.resource, -1)
 	}
 	e.containers.del(c.id)
 	delete(e.preempting, c.id)

@@ -39,6 +39,9 @@ type Config struct {
 	Groups map[string]GroupSettings
 	// Location is the time zone of time-of-day quotas.
 	Location *time.Location
+	// MinimumAllocation is the RM's yarn.scheduler.minimum-allocation-mb/-vcores: the user
+	// limit is rounded up to a multiple of it, as the Capacity Scheduler rounds it.
+	MinimumAllocation Resource
 	// NodeLocalityDelay is how many scheduling opportunities an ask naming hosts waits for
 	// one of them (yarn.scheduler.capacity.node-locality-delay); as many again for its racks.
 	NodeLocalityDelay int

@@ -124,9 +124,10 @@ func TestQuotaShareUnderLoad(t *testing.T) {
 	}
 }
 
-// An idle cluster lets one group take room beyond its quota.
+// An idle cluster lets one group take room beyond its quota (a single user needs a
+// user-limit-factor above 1 for it, as in Java; TestUserLimit).
 func TestIdleCapacityBeyondQuota(t *testing.T) {
-	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.b.capacity", "60"))
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.a.user-limit-factor", "3", "root.b.capacity", "60"))
 	unitNodes(t, e, 10)
 	must(t, e.AddApp(AppSpec{ID: "app-a", Queue: "a"}))
 	must(t, e.UpdateAsks("app-a", []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 100}}))
@@ -292,7 +293,7 @@ func capacityParse(kv ...string) (*capacity.Tree, error) {
 
 func TestQueueCaps(t *testing.T) {
 	// maximum-capacity: a may borrow idle room only up to 60 %.
-	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.a.maximum-capacity", "60", "root.b.capacity", "60"))
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "40", "root.a.maximum-capacity", "60", "root.a.user-limit-factor", "3", "root.b.capacity", "60"))
 	unitNodes(t, e, 10)
 	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
 	must(t, e.UpdateAsks("x", ask1(100)))
@@ -300,20 +301,21 @@ func TestQueueCaps(t *testing.T) {
 		t.Fatalf("a took %d nodes, want 6 (maximum-capacity 60%%)", n)
 	}
 
-	// user-limit-factor 1, written explicitly: one user gets at most the queue's quota.
-	e = newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.a.user-limit-factor", "1", "root.b.capacity", "50"))
+	// user-limit-factor 1, the default: one user gets the queue's quota and, as in Java,
+	// the container that crosses it.
+	e = newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"))
 	unitNodes(t, e, 10)
 	must(t, e.AddApp(AppSpec{ID: "alice-1", Queue: "a", User: "alice"}))
 	must(t, e.AddApp(AppSpec{ID: "bob-1", Queue: "a", User: "bob"}))
 	must(t, e.UpdateAsks("alice-1", ask1(100)))
 	e.Schedule(0)
-	if got := e.groups["a"].userUsed["alice"][VCores]; got != 5 {
-		t.Fatalf("alice holds %d nodes, want 5 (user-limit-factor 1 × quota)", got)
+	if got := e.groups["a"].userUsed["alice"][VCores]; got != 6 {
+		t.Fatalf("alice holds %d nodes, want 6 (user-limit-factor 1 × quota, and one)", got)
 	}
 	must(t, e.UpdateAsks("bob-1", ask1(100)))
 	e.Schedule(0)
-	if got := e.groups["a"].userUsed["bob"][VCores]; got != 5 {
-		t.Fatalf("bob holds %d, want the other 5", got)
+	if got := e.groups["a"].userUsed["bob"][VCores]; got != 4 {
+		t.Fatalf("bob holds %d, want the other 4", got)
 	}
 
 	// maximum-am-resource-percent 0.1 of a 10-node queue: one AM, not two.

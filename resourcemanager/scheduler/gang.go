@@ -12,16 +12,24 @@ import (
 // conservative backfilling let later jobs run only if they leave it that moment. A gang
 // is never itself backfilled ahead of others; it starts when it is first in line.
 
+// oneOf is ask as one container: a gang at the head of its group is picked when one of
+// its containers is within the queue's limits, and then waits (reserving, under
+// backfilling) until the whole fits (gangFits).
+func oneOf(ask *Ask) *Ask {
+	if !ask.Gang {
+		return ask
+	}
+	one := *ask
+	one.Gang = false
+	return &one
+}
+
 // gangFits reports whether every container of the gang ask fits now, counting per node
 // how many of it the node holds, under the ask's filters and the group's limits for the
 // whole gang.
 func (e *Engine) gangFits(p *partition, a *app, ask *Ask) bool {
-	whole := *ask
-	for i := range whole.Capability {
-		whole.Capability[i] *= int64(ask.Count)
-	}
 	limitTypes, limitCPUOnly := e.limitMeasure(e.cfg.Types.Len())
-	if !a.group.limitsAllow(a, &whole, p, limitTypes, limitCPUOnly) {
+	if !a.group.limitsAllow(a, ask, p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
 		return false
 	}
 	ok := passes(e.filtersFor(p, a, ask, nil))

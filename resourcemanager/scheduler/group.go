@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
@@ -32,9 +34,63 @@ type group struct {
 	// absQuota is set for a queue whose capacity is an absolute resource; its quota share
 	// follows the default partition's size.
 	absQuota *Resource
-	// amUsed is what the group's AM containers hold; userUsed what each user holds.
-	amUsed   Resource
-	userUsed map[string]Resource
+	// amUsed is what the group's AM containers hold; userUsed what each user holds, and
+	// userUsedIn the same per partition (the user limit is a partition's).
+	amUsed     Resource
+	userAMUsed map[string]Resource
+	userUsed   map[string]Resource
+	userUsedIn map[userPartition]Resource
+	// activeUsers counts, per user, the group's applications with outstanding asks: the
+	// Capacity Scheduler's active users, among whom the user limit divides the queue.
+	activeUsers map[string]int
+}
+
+// userPartition keys a user's use of one partition.
+type userPartition struct{ user, partition string }
+
+// addUse books r (sign +1) or takes it back (-1) as user's in partition part.
+func (g *group) addUse(user, part string, r Resource, sign int64) {
+	if sign > 0 {
+		g.used[part] = g.used[part].Add(r)
+		g.userUsed[user] = g.userUsed[user].Add(r)
+		g.userUsedIn[userPartition{user, part}] = g.userUsedIn[userPartition{user, part}].Add(r)
+		return
+	}
+	g.used[part] = g.used[part].Sub(r)
+	g.userUsed[user] = g.userUsed[user].Sub(r)
+	k := userPartition{user, part}
+	if left := g.userUsedIn[k].Sub(r); left.IsZero() {
+		delete(g.userUsedIn, k)
+	} else {
+		g.userUsedIn[k] = left
+	}
+}
+
+// addAMUse books r (sign +1) or takes it back (-1) as an AM container of user's.
+func (g *group) addAMUse(user string, r Resource, sign int64) {
+	if sign > 0 {
+		g.amUsed = g.amUsed.Add(r)
+		g.userAMUsed[user] = g.userAMUsed[user].Add(r)
+		return
+	}
+	g.amUsed = g.amUsed.Sub(r)
+	if left := g.userAMUsed[user].Sub(r); left.IsZero() {
+		delete(g.userAMUsed, user)
+	} else {
+		g.userAMUsed[user] = left
+	}
+}
+
+// pendingChanged keeps activeUsers as a's outstanding count went from before to a.pending.
+func (g *group) pendingChanged(a *app, before int) {
+	switch u := a.spec.User; {
+	case before <= 0 && a.pending > 0:
+		g.activeUsers[u]++
+	case before > 0 && a.pending <= 0:
+		if g.activeUsers[u]--; g.activeUsers[u] <= 0 {
+			delete(g.activeUsers, u)
+		}
+	}
 }
 
 func newGroup(q *capacity.Queue, gs GroupSettings) *group {
@@ -43,7 +99,7 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 	}
 	g := &group{name: q.Name, queue: q, quota: map[string]uint64{}, used: map[string]Resource{}, waiting: map[string][]*app{},
 		policy: gs.Policy, backfill: gs.Backfill, preemptionPolicy: gs.PreemptionPolicy, schedule: gs.Schedule,
-		userUsed: map[string]Resource{}}
+		userUsed: map[string]Resource{}, userUsedIn: map[userPartition]Resource{}, userAMUsed: map[string]Resource{}, activeUsers: map[string]int{}}
 	g.quota[""] = uint64(q.AbsoluteCapacity*ppm + 0.5)
 	// Per-label quota: the product of label capacities from the root down.
 	labels := map[string]float64{}
@@ -125,25 +181,36 @@ func (g *group) scheduledQuota(m int) uint64 {
 }
 
 // limitsAllow applies the queue's caps to one more container of ask for app a in
-// partition p: maximum-capacity, user-limit-factor (when configured) and
-// maximum-am-resource-percent (at least one AM may always run).
-func (g *group) limitsAllow(a *app, ask *Ask, p *partition, types int, cpuOnly bool) bool {
+// partition p: maximum-capacity, the user limit and maximum-am-resource-percent (at least
+// one AM may always run). A gang ask is checked whole: all its Count containers.
+func (g *group) limitsAllow(a *app, ask *Ask, p *partition, minAlloc Resource, types int, cpuOnly bool) bool {
 	q := g.queue
+	whole, before := ask.Capability, Resource{} // before: the gang's containers ahead of its last
+	if ask.Gang && ask.Count > 1 {
+		for i := range whole {
+			whole[i] *= int64(ask.Count)
+			before[i] = whole[i] - ask.Capability[i]
+		}
+	}
 	if p.name == "" && q.AbsoluteMaximumCapacity < 1 {
 		maxPPM := uint64(q.AbsoluteMaximumCapacity*ppm + 0.5)
-		if !shareAtMost(g.used[""].Add(ask.Capability), p.total, types, cpuOnly, maxPPM) {
+		if !shareAtMost(g.used[""].Add(whole), p.total, types, cpuOnly, maxPPM) {
 			return false
 		}
 	}
-	if q.UserLimitFactorSet {
-		capPPM := uint64(float64(g.quota[p.name])*q.UserLimitFactor + 0.5)
-		if !shareAtMost(g.userUsed[a.spec.User].Add(ask.Capability), p.total, types, cpuOnly, capPPM) {
-			return false
-		}
+	if !g.userLimitAllows(a, ask.Capability, before, minAlloc, p, types, cpuOnly) {
+		return false
 	}
 	if ask.AM && !g.amUsed.IsZero() {
-		amPPM := uint64(float64(g.quota[p.name])*q.MaximumAMResourcePercent + 0.5)
-		if !shareAtMost(g.amUsed.Add(ask.Capability), p.total, types, cpuOnly, amPPM) {
+		amPPM := float64(g.quota[p.name]) * q.MaximumAMResourcePercent
+		if !shareAtMost(g.amUsed.Add(whole), p.total, types, cpuOnly, uint64(amPPM+0.5)) {
+			return false
+		}
+		// Each user's AM limit (LeafQueue.getUserAMResourceLimit): the queue's times the
+		// user's share, max(minimum-user-limit-percent, 1/active users), times the factor.
+		share := max(q.MinimumUserLimitPercent/100, 1/float64(max(1, len(g.activeUsers))))
+		userPPM := uint64(amPPM*share*q.UserLimitFactor + 0.5)
+		if !shareAtMost(g.userAMUsed[a.spec.User].Add(whole), p.total, types, cpuOnly, userPPM) {
 			return false
 		}
 	}
@@ -154,4 +221,83 @@ func (g *group) limitsAllow(a *app, ask *Ask, p *partition, types int, cpuOnly b
 func shareAtMost(used, total Resource, types int, cpuOnly bool, limit uint64) bool {
 	s := DominantShare(used, total, types, cpuOnly)
 	return cmp192(s.Num, ppm, 1, limit, s.Den, 1) <= 0
+}
+
+// userLimitAllows is the Capacity Scheduler's user limit (LeafQueue.computeUserLimit and
+// canAssignToUser in 2.7.3, UsersManager in 3.1.1), in shares of partition p:
+//
+//	current = the queue's capacity while the queue uses less, else its use + this container
+//	limit   = min(max(current / active users, current × minimum-user-limit-percent/100),
+//	              capacity × user-limit-factor)
+//
+// and a user may take another container (required) while what it holds is at most the
+// limit: as in Java, the container that crosses the limit is still given. user-limit-factor
+// defaults to 1, so a user alone gets the queue's capacity and not the idle room beyond it
+// (up to maximum-capacity), which a larger factor lets it borrow. before is what comes
+// ahead of this container in the same placement (a gang's other containers): the check is
+// the one its last container would meet were they placed one by one.
+func (g *group) userLimitAllows(a *app, required, before, minAlloc Resource, p *partition, types int, cpuOnly bool) bool {
+	limit := limitAmount(g.userLimit(p, g.used[p.name].Add(before), required, types, cpuOnly), p.total, minAlloc, types, cpuOnly)
+	held := g.userUsedIn[userPartition{a.spec.User, p.name}].Add(before)
+	for i := range limit {
+		if limit[i] >= 0 && held[i] > limit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// limitAmount is a limit in ppm of total as an amount of each measured type, rounded up
+// to the minimum allocation as Java rounds it; -1 for a type not measured.
+func limitAmount(limit uint64, total, minAlloc Resource, types int, cpuOnly bool) Resource {
+	var out Resource
+	for i := range out {
+		out[i] = -1
+		if i >= types || (cpuOnly && i != VCores) || total[i] <= 0 {
+			continue
+		}
+		hi, lo := bits.Mul64(limit, uint64(total[i]))
+		if hi >= ppm {
+			continue // beyond any amount
+		}
+		amount, rem := bits.Div64(hi, lo, ppm)
+		if rem > 0 {
+			amount++
+		}
+		if step := uint64(minAlloc[i]); step > 0 {
+			amount = (amount + step - 1) / step * step
+		}
+		out[i] = int64(min(amount, math.MaxInt64))
+	}
+	return out
+}
+
+// userLimit is the user limit in ppm of partition p (see userLimitAllows) while the group
+// holds used there and a container of required is being placed.
+func (g *group) userLimit(p *partition, used, required Resource, types int, cpuOnly bool) uint64 {
+	q := g.queue
+	capacity := g.quota[p.name]
+	current := capacity
+	if shareAtLeast(used, p.total, types, cpuOnly, capacity, 1000) {
+		current = ceilPPM(DominantShare(used.Add(required), p.total, types, cpuOnly))
+	}
+	users := uint64(max(1, len(g.activeUsers)))
+	limit := max((current+users-1)/users, uint64(float64(current)*q.MinimumUserLimitPercent/100))
+	return min(limit, uint64(float64(capacity)*q.UserLimitFactor+0.5))
+}
+
+// ceilPPM is s in parts per million, rounded up.
+func ceilPPM(s Share) uint64 {
+	if s.Den == 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(s.Num, ppm)
+	if hi >= s.Den {
+		return math.MaxUint64 // past any limit
+	}
+	q, r := bits.Div64(hi, lo, s.Den)
+	if r > 0 {
+		q++
+	}
+	return q
 }

@@ -14,6 +14,9 @@ func preemptEngine(t *testing.T, tree ...string) (*Engine, *clock) {
 	clk := &clock{t0}
 	cfg := DefaultConfig()
 	cfg.Now = clk.now
+	// Preemption takes back what a group borrowed, and a group's one user borrows only
+	// with a user-limit-factor above the default 1 (which keeps a user inside its quota).
+	tree = append(tree, "root.a.user-limit-factor", "2", "root.b.user-limit-factor", "2")
 	e, err := New(cfg, queues(t, tree...))
 	must(t, err)
 	unitNodes(t, e, 10)
@@ -137,7 +140,7 @@ func TestVictimPolicies(t *testing.T) {
 		clk := &clock{t0}
 		cfg := DefaultConfig()
 		cfg.Now = clk.now
-		e, err := New(cfg, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"))
+		e, err := New(cfg, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.a.user-limit-factor", "2", "root.b.capacity", "50"))
 		must(t, err)
 		e.groups["a"].preemptionPolicy = tc.policy
 		unitNodes(t, e, 4)

@@ -51,10 +51,9 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	a.containers.add(c)
 	a.used = a.used.Add(c.resource)
 	a.running++
-	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
-	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Add(c.resource)
+	a.group.addUse(a.spec.User, p.name, c.resource, 1)
 	if c.am {
-		a.group.amUsed = a.group.amUsed.Add(c.resource)
+		a.group.addAMUse(a.spec.User, c.resource, 1)
 	}
 	return c.id, nil
 }

@@ -190,7 +190,7 @@ func (e *Engine) pick(g *group, p *partition, unplaced *unplacedLog) (*app, *Ask
 		if ask == nil {
 			continue
 		}
-		if !g.limitsAllow(a, ask, p, limitTypes, limitCPUOnly) {
+		if !g.limitsAllow(a, oneOf(ask), p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
 			unplaced.note(e, p, a, ask, ReasonQueueLimit)
 			continue
 		}
@@ -280,15 +280,15 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	if a.skips > 0 && a.nextAskIn(p.name) == ask {
 		a.skips = 0
 	}
-	a.group.used[p.name] = a.group.used[p.name].Add(c.resource)
-	a.group.userUsed[a.spec.User] = a.group.userUsed[a.spec.User].Add(c.resource)
+	a.group.addUse(a.spec.User, p.name, c.resource, 1)
 	if c.am {
-		a.group.amUsed = a.group.amUsed.Add(c.resource)
+		a.group.addAMUse(a.spec.User, c.resource, 1)
 	}
 	e.consumeLocal(a, ask, n)
 	ask.Count--
 	a.pendingIn[p.name]--
 	a.pending--
+	a.group.pendingChanged(a, a.pending+1)
 	e.shapeIn(p, ask.Capability, -1)
 	if ask.Count == 0 {
 		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})

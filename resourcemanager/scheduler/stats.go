@@ -80,6 +80,10 @@ type GroupStats struct {
 	AMUsed Resource
 	// UserUsed is what each user's applications hold.
 	UserUsed map[string]Resource
+	// UserLimit is what of the default partition a user may hold now (the Capacity
+	// Scheduler's user limit); ActiveUsers how many users have outstanding asks.
+	UserLimit   Resource
+	ActiveUsers int
 	// Value is the group's priority value in each partition: its share of the partition
 	// (dominant share, or as configured) over its quota. Groups with the smallest value
 	// are served first; above 1 the group uses more than its quota.
@@ -117,6 +121,11 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 		}
 		for u, r := range g.userUsed {
 			gs.UserUsed[u] = r
+		}
+		if part := e.partitions[""]; part != nil {
+			lt, lc := e.limitMeasure(types)
+			limit := limitAmount(g.userLimit(part, g.used[""], Resource{}, lt, lc), part.total, e.cfg.MinimumAllocation, types, false)
+			gs.UserLimit, gs.ActiveUsers = limit.Max(Resource{}), len(g.activeUsers)
 		}
 		for _, a := range g.apps {
 			gs.Pending += a.pending

@@ -88,6 +88,8 @@ func NewSyntheticEngine(spec SyntheticSpec) (*scheduler.Engine, error) {
 			share += 100 - share*spec.Queues
 		}
 		c.Set(capacity.Prefix+"root."+n+".capacity", strconv.Itoa(share))
+		// Its one user may take the whole cluster, as before user-limit-factor had a default.
+		c.Set(capacity.Prefix+"root."+n+".user-limit-factor", strconv.Itoa((100+share-1)/share))
 		c.Set(capacity.Prefix+"root."+n+".accessible-node-labels", "*")
 		c.Set(capacity.Prefix+"root."+n+".accessible-node-labels.gpu.capacity", strconv.Itoa(share))
 	}

@@ -51,6 +51,8 @@ func main() {
 	}{
 		Queues: map[string]string{"root.queues": "prod,dev,adhoc", "root.prod.capacity": "50", "root.dev.capacity": "30", "root.adhoc.capacity": "20",
 			"root.prod.maximum-capacity": "100", "root.dev.maximum-capacity": "100", "root.adhoc.maximum-capacity": "100",
+			// One user per queue borrows idle capacity only above user-limit-factor 1.
+			"root.prod.user-limit-factor": "2", "root.dev.user-limit-factor": "4", "root.adhoc.user-limit-factor": "5",
 			"maximum-am-resource-percent": "0.2"},
 		Nodes: []node{
 			{ID: "general", Count: 20, Resources: res{"memory-mb": 96 << 10, "vcores": 48}},
