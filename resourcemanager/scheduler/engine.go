@@ -45,6 +45,10 @@ type Config struct {
 	// NodeLocalityDelay is how many scheduling opportunities an ask naming hosts waits for
 	// one of them (yarn.scheduler.capacity.node-locality-delay); as many again for its racks.
 	NodeLocalityDelay int
+	// RackLocalityAdditionalDelay (3.x yarn.scheduler.capacity.rack-locality-additional-delay)
+	// is how many opportunities beyond NodeLocalityDelay an ask naming racks waits before
+	// taking any node; -1 (the default) waits as many again as NodeLocalityDelay.
+	RackLocalityAdditionalDelay int
 	// Now is the clock; allocations carry its time.
 	Now func() time.Time
 	// Explain fills Unplaced.Rejected: for every ask no node took, how many nodes each
@@ -65,7 +69,7 @@ func (e *Engine) limitMeasure(types int) (int, bool) {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	c := Config{Types: DefaultTypes, Strategy: StrategyAuto, SearchLimit: 8, Visits: 256, Balance: DefaultBalanceConfig(), Preemption: DefaultPreemptionConfig(),
-		BlacklistThreshold: 0.8, Location: time.Local, NodeLocalityDelay: 40, LimitsByMemory: true, Now: time.Now}
+		BlacklistThreshold: 0.8, Location: time.Local, NodeLocalityDelay: 40, RackLocalityAdditionalDelay: -1, LimitsByMemory: true, Now: time.Now}
 	c.Rings[Memory] = RingConfig{Base: 0, Width: 1024}
 	c.Rings[VCores] = RingConfig{Base: 0, Width: 1}
 	for i := 2; i < MaxResourceTypes; i++ {

@@ -83,7 +83,13 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 			return n, false
 		}
 	}
-	if len(racks) > 0 && a.missed[ask.Priority] < 2*delay {
+	// Then racks: as many opportunities again, or (3.x) node-locality-delay plus
+	// rack-locality-additional-delay, never more than the partition's nodes.
+	rackDelay := 2 * delay
+	if extra := e.cfg.RackLocalityAdditionalDelay; extra >= 0 {
+		rackDelay = min(e.cfg.NodeLocalityDelay+extra, len(p.nodes))
+	}
+	if len(racks) > 0 && a.missed[ask.Priority] < rackDelay {
 		a.missed[ask.Priority]++
 		return nil, true
 	}

@@ -99,3 +99,28 @@ func TestLocalityDelayCappedByNodeCount(t *testing.T) {
 		t.Fatalf("after three passes: %+v, want rack-local h2", got)
 	}
 }
+
+// 3.x rack-locality-additional-delay: with host and rack busy, an ask waits
+// node-locality-delay opportunities, then that many more, before taking any node.
+func TestRackLocalityAdditionalDelay(t *testing.T) {
+	for _, tc := range []struct{ extra, waits int }{{0, 1}, {2, 3}, {-1, 2}} {
+		e := localityEngine(t, 1)
+		e.cfg.RackLocalityAdditionalDelay = tc.extra
+		must(t, e.AddApp(AppSpec{ID: "busy", Queue: "a"}))
+		must(t, e.UpdateAsks("busy", []Ask{{Priority: 1, ResourceName: "/r2", Capability: res(1024, 1), Count: 2, RelaxLocality: true},
+			{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: 2, RelaxLocality: false}}))
+		if got := e.Schedule(0).Allocations; len(got) != 2 {
+			t.Fatalf("setup %+v", got)
+		}
+		must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+		must(t, e.UpdateAsks("x", localAsk("h3", "/r2", true)))
+		for i := 0; i < tc.waits; i++ {
+			if got := e.Schedule(0).Allocations; len(got) != 0 {
+				t.Fatalf("additional %d: pass %d placed %+v, want a wait of %d", tc.extra, i, got, tc.waits)
+			}
+		}
+		if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h1:8041" {
+			t.Fatalf("additional %d: after %d waits %+v, want off-switch h1", tc.extra, tc.waits, got)
+		}
+	}
+}

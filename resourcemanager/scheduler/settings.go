@@ -76,6 +76,8 @@ const (
 	KeyTimeZone           = "bobbin.scheduler.time-zone"
 	// KeyNodeLocalityDelay is the Capacity Scheduler's own key, read as YARN reads it.
 	KeyNodeLocalityDelay = "yarn.scheduler.capacity.node-locality-delay"
+	// KeyRackLocalityAdditionalDelay is the 3.x Capacity Scheduler's off-switch delay.
+	KeyRackLocalityAdditionalDelay = "yarn.scheduler.capacity.rack-locality-additional-delay"
 	// KeyResourceCalculator is the Capacity Scheduler's measure of its queue caps.
 	KeyResourceCalculator = "yarn.scheduler.capacity.resource-calculator"
 )
@@ -259,6 +261,7 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, 
 	if cfg.NodeLocalityDelay < 0 {
 		cfg.NodeLocalityDelay = 0 // YARN's -1 turns delay scheduling off
 	}
+	cfg.RackLocalityAdditionalDelay = int(num(KeyRackLocalityAdditionalDelay, float64(cfg.RackLocalityAdditionalDelay), -1, 1<<20))
 	if tz := str(KeyTimeZone, ""); tz != "" {
 		loc, err := time.LoadLocation(tz)
 		if err != nil {
