@@ -208,8 +208,8 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 		"5 resource types with memory-mb and vcores; Bobbin supports at most 4":              {"yarn.resource-types", "yarn.io/gpu,yarn.io/fpga,disks"},
 		"yarn.resource-types.fpga.units = \"bogus\": unknown unit":                           {"yarn.resource-types", "fpga", "yarn.resource-types.fpga.units", "bogus"},
 		"resource type yarn.io/gpu is listed twice":                                          {"yarn.resource-types", "yarn.io/gpu,yarn.io/gpu"},
-		"yarn.resourcemanager.scheduler.class = \"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler\": Bobbin runs the Capacity Scheduler's configuration": {
-			"yarn.resourcemanager.scheduler.class", "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"},
+		"yarn.resourcemanager.scheduler.class = \"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler\": Bobbin runs the Capacity Scheduler's configuration": {
+			"yarn.resourcemanager.scheduler.class", "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler"},
 	}
 	// The Capacity Scheduler named explicitly is what Bobbin runs.
 	if _, err := New(Options{Conf: testConf("yarn.resourcemanager.scheduler.class", "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"), Logger: testutil.QuietLogger()}); err != nil {

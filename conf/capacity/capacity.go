@@ -111,6 +111,10 @@ type Queue struct {
 	MinimumUserLimitPercent  float64
 	MaximumApplications      int
 	MaximumAMResourcePercent float64
+	// MaxRunningApps (bobbin.max-running-apps, the Fair Scheduler's maxRunningApps) bounds
+	// the applications of the queue and its descendants that run at once; the others are
+	// accepted and wait. -1: no bound.
+	MaxRunningApps int
 
 	SubmitACL     ACL
 	AdministerACL ACL
@@ -159,6 +163,25 @@ type Tree struct {
 	// the submission names (queue-mappings-override.enable), not only "default".
 	Mappings         []QueueMapping
 	MappingsOverride bool
+	// UserMaxRunningApps bounds each named user's running applications over the cluster,
+	// and UserMaxRunningAppsDefault every other user's (-1: no bound); the Fair
+	// Scheduler's <user><maxRunningApps> and userMaxAppsDefault.
+	UserMaxRunningApps        map[string]int
+	UserMaxRunningAppsDefault int
+	// Placement, when set, places submissions instead of the queue mappings: the Fair
+	// Scheduler's queuePlacementPolicy (Fair is true for a tree read from its file).
+	Placement func(user, requested string, groups func() []string) (queue string, create bool, err error)
+	Fair      bool
+	// FairCreated are the queues the Fair Scheduler's placement policy created.
+	FairCreated []string
+}
+
+// UserMaxRunning is the running-application bound of user (-1: none).
+func (t *Tree) UserMaxRunning(user string) int {
+	if n, ok := t.UserMaxRunningApps[user]; ok {
+		return n
+	}
+	return t.UserMaxRunningAppsDefault
 }
 
 // MaximumApplicationsPerUser is the unfinished applications one user may have in leaf q,
@@ -226,6 +249,9 @@ const DefaultXML = `<configuration>
 // CapacitySchedulerConfiguration does) and builds the tree. Without the file, the
 // single-queue default applies.
 func Load(base *conf.Configuration, dir string) (*Tree, error) {
+	if UsesFairScheduler(base) {
+		return LoadFair(base, dir, nil)
+	}
 	c := base.Clone()
 	source := "built-in default"
 	path := filepath.Join(dir, "capacity-scheduler.xml")
@@ -250,6 +276,15 @@ func Load(base *conf.Configuration, dir string) (*Tree, error) {
 func Parse(c *conf.Configuration) (*Tree, error) {
 	p := &parser{c: c, t: &Tree{byName: map[string]*Queue{}, Conf: c}}
 	p.t.MaximumSystemApplications = int(p.float(Prefix+"maximum-applications", 10000))
+	p.t.UserMaxRunningAppsDefault = int(p.float(Prefix+"bobbin.user-max-running-apps-default", -1))
+	p.t.UserMaxRunningApps = map[string]int{}
+	for _, k := range p.c.Keys() {
+		if rest, ok := strings.CutPrefix(k, Prefix+"bobbin.user."); ok {
+			if user, ok := strings.CutSuffix(rest, ".max-running-apps"); ok && user != "" {
+				p.t.UserMaxRunningApps[user] = int(p.float(k, -1))
+			}
+		}
+	}
 	p.t.Root = p.queue(nil, Root, Root, 0)
 	p.validate(p.t.Root)
 	p.mappings()
@@ -315,6 +350,7 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 	q.MaximumAMResourcePercent = p.float(Prefix+"maximum-am-resource-percent", 0.1)
 	q.MaximumAMResourcePercent = p.float(pre+"maximum-am-resource-percent", q.MaximumAMResourcePercent)
 	q.MaximumApplications = int(p.float(pre+"maximum-applications", -1))
+	q.MaxRunningApps = int(p.float(pre+"bobbin.max-running-apps", -1))
 
 	defaultACL := " " // sub-queues inherit access through their parents
 	if parent == nil {

@@ -48,8 +48,10 @@ type Core struct {
 	// reports are heartbeats' container statuses waiting to be applied (QueueStatuses).
 	reports reportQueue
 
-	queueMu   sync.RWMutex
-	queueTree *capacity.Tree // replaced by refreshQueues
+	queueMu sync.RWMutex
+	// queueWrite orders the tree's replacements (refresh, reload, a created fair queue).
+	queueWrite sync.Mutex
+	queueTree  *capacity.Tree // replaced by refreshQueues
 
 	Metrics     *Metrics
 	Labels      *rmstate.Labels
@@ -126,7 +128,7 @@ func New(opts Options) (*Core, error) {
 		}
 	}
 	if opts.Queues == nil {
-		if opts.Queues, err = capacity.Load(opts.Conf, ""); err != nil {
+		if opts.Queues, err = capacity.Load(opts.Conf, opts.ConfDir); err != nil {
 			return nil, err
 		}
 	}
@@ -274,6 +276,17 @@ func (rm *Core) Run(ctx context.Context) {
 		defer rm.tasks.Done()
 		rm.scheduleLoop(ctx)
 	}()
+	if capacity.UsesFairScheduler(rm.Opts.Conf) {
+		rm.tasks.Add(1)
+		go func() {
+			defer rm.tasks.Done()
+			every := rm.Opts.FairReload
+			if every <= 0 {
+				every = FairReloadInterval
+			}
+			rm.watchFairFile(ctx, every)
+		}()
+	}
 	if d := rm.logRetention; d != nil {
 		rm.tasks.Add(1)
 		go func() {
@@ -301,13 +314,27 @@ func (rm *Core) Queues() *capacity.Tree {
 	return rm.queueTree
 }
 
-// RefreshQueues re-reads capacity-scheduler.xml and applies it without stopping running
-// work. Any error leaves the old queues in place.
+// RefreshQueues re-reads capacity-scheduler.xml (or the Fair Scheduler's allocation file,
+// keeping the queues its placement policy created) and applies it without stopping
+// running work. Any error leaves the old queues in place.
 func (rm *Core) RefreshQueues() error {
-	tree, err := capacity.Load(rm.Opts.Conf, rm.Opts.ConfDir)
+	rm.queueWrite.Lock()
+	defer rm.queueWrite.Unlock()
+	var tree *capacity.Tree
+	var err error
+	if capacity.UsesFairScheduler(rm.Opts.Conf) {
+		tree, err = capacity.LoadFair(rm.Opts.Conf, rm.Opts.ConfDir, rm.Queues().FairCreated)
+	} else {
+		tree, err = capacity.Load(rm.Opts.Conf, rm.Opts.ConfDir)
+	}
 	if err != nil {
 		return err
 	}
+	return rm.applyQueues(tree)
+}
+
+// applyQueues makes tree the RM's queues; the caller holds queueWrite.
+func (rm *Core) applyQueues(tree *capacity.Tree) error {
 	_, groups, err := scheduler.FromConf(tree.Conf, tree, rm.Engine.Types())
 	if err != nil {
 		return err
@@ -322,7 +349,7 @@ func (rm *Core) RefreshQueues() error {
 	rm.queueTree = tree
 	rm.queueMu.Unlock()
 	rm.Labels.Add(tree.Labels())
-	rm.Log.WithField("queues", len(tree.Queues())).Info("queues refreshed")
+	rm.Log.WithFields(map[string]any{"queues": len(tree.Queues()), "source": tree.Source}).Info("queues refreshed")
 	return nil
 }
 

@@ -3,6 +3,7 @@ package rmcore
 import (
 	"errors"
 	"fmt"
+	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"net"
 	"strconv"
@@ -31,6 +32,9 @@ type Options struct {
 	// Security is the authorization state shared by every core of one daemon (read from
 	// Conf and ConfDir at New when nil).
 	Security *Security
+	// FairReload is how often the Fair Scheduler's allocation file is looked at
+	// (0: FairReloadInterval, the Java RM's 10 s).
+	FairReload time.Duration
 }
 
 // Settings are the configuration values the RM uses, read and checked once at start.
@@ -297,13 +301,14 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 			errs = append(errs, &conf.ValueError{Source: c.Source(key), Key: key, Value: "true", Reason: "Bobbin does not support this feature; set it to false (the calls are then answered as the Java RM answers them with it off)"})
 		}
 	}
-	// The scheduler class changes what every queue means: only the Capacity Scheduler's
-	// files are read, so any other class stops the RM rather than being run as one.
+	// The scheduler class changes what every queue means: the Capacity Scheduler's and the
+	// Fair Scheduler's files are read, so any other class stops the RM rather than being
+	// run as one of those.
 	if v, err := c.Trimmed(KeySchedulerClass); err != nil {
 		errs = append(errs, err)
-	} else if v != "" && v != CapacitySchedulerClass {
+	} else if v != "" && v != CapacitySchedulerClass && v != fairscheduler.Class {
 		errs = append(errs, &conf.ValueError{Source: c.Source(KeySchedulerClass), Key: KeySchedulerClass, Value: v,
-			Reason: "Bobbin runs the Capacity Scheduler's configuration (capacity-scheduler.xml) only; set it to " + CapacitySchedulerClass + " or remove it"})
+			Reason: "Bobbin runs the Capacity Scheduler's configuration (capacity-scheduler.xml) or the Fair Scheduler's allocation file; set it to " + CapacitySchedulerClass + " or " + fairscheduler.Class})
 	}
 	return s, errors.Join(errs...)
 }

@@ -40,7 +40,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	set := rm.Settings
 	// The queue mappings place the submission (and a submission naming no queue goes to
 	// "default"), as the Capacity Scheduler's placement does before it checks the queue.
-	queue, mapped, err := rm.Queues().PlaceSubmission(user, sc.GetQueue(), func() []string { return rm.UserGroups(user) })
+	queue, mapped, err := rm.placeSubmission(user, sc.GetQueue())
 	if err != nil {
 		// As the 3.x RM fails the call (2.7 failed the application with the same words).
 		return rpc.Errorf(exceptions.YarnException, "Failed to submit application %s submitted by user %s reason: %v", id, user, err)

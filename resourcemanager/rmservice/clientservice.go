@@ -202,7 +202,7 @@ func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfo
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
 	}
 	st := s.rm.Engine.Stats()
-	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.Engine.Config().Preemption.Enabled}
+	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.Engine.Config().Preemption.Enabled, fullNames: s.rm.Queues().Fair}
 	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: qs.info(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
 }
 
@@ -212,6 +212,7 @@ type queueStats struct {
 	used       map[string]scheduler.Resource // by leaf queue
 	clusterMB  int64
 	preemption bool // the scheduler preempts to give starved queues their quota
+	fullNames  bool // queues are named by path ("root.a"), as the Fair Scheduler names them
 }
 
 // usedMB sums what q and the queues under it hold.
@@ -238,8 +239,12 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 	if q.State == capacity.Stopped {
 		state = yarnpb.QueueStateProto_Q_STOPPED
 	}
+	name := q.Name
+	if qs.fullNames {
+		name = q.Path
+	}
 	qi := &yarnpb.QueueInfoProto{
-		QueueName:                  proto.String(q.Name),
+		QueueName:                  proto.String(name),
 		Capacity:                   proto.Float32(float32(q.Capacity / 100)),
 		MaximumCapacity:            proto.Float32(float32(q.MaximumCapacity / 100)),
 		CurrentCapacity:            proto.Float32(float32(current)),

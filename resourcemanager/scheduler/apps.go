@@ -63,6 +63,7 @@ func (e *Engine) RemoveApp(id AppID) error {
 		e.release(a.containers.items[a.containers.len()-1])
 	}
 	delete(e.apps, id)
+	e.markGone(a)
 	e.inbox.setKnown(id, false)
 	g := a.group
 	for i, x := range g.apps {

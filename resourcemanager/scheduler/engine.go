@@ -128,6 +128,11 @@ type Engine struct {
 	// sums are every partition's total and allocated added up, kept as they change so
 	// that Totals (every allocate answer's headroom) never waits for e.mu behind a pass.
 	sums clusterSums
+	// startedIn and startedBy count running applications per queue path and per user;
+	// userMaxRunning bounds a user's (runnable.go).
+	startedIn      map[string]int
+	startedBy      map[string]int
+	userMaxRunning func(user string) int
 }
 
 // clusterSums are the cluster's capacity and allocation, written under Engine.mu and
@@ -194,7 +199,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 	e := &Engine{cfg: cfg, partitions: map[string]*partition{}, nodes: map[string]*node{},
 		hosts: map[string][]*node{}, racks: map[string][]*node{},
 		groups: map[string]*group{}, apps: map[AppID]*app{},
-		preempting: map[ContainerID]*container{}}
+		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning}
 	for _, q := range queues.Leaves() {
 		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path])
 		if err != nil {

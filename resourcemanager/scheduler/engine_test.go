@@ -421,3 +421,32 @@ func TestRingsBaseAndUnequalWidths(t *testing.T) {
 		t.Fatalf("9 GB placed %+v, want big (same ring)", allocs)
 	}
 }
+
+// Running-application bounds (the Fair Scheduler's maxRunningApps): over the bound an
+// application waits for its first container, and those behind it are served.
+func TestMaxRunningApps(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
+		"root.a.bobbin.max-running-apps", "1", "root.a.user-limit-factor", "2", "root.b.user-limit-factor", "2",
+		"bobbin.user.bob.max-running-apps", "1"))
+	unitNodes(t, e, 10)
+	for _, s := range []AppSpec{{ID: "a1", Queue: "a", User: "alice"}, {ID: "a2", Queue: "a", User: "alice"},
+		{ID: "b1", Queue: "b", User: "bob"}, {ID: "b2", Queue: "b", User: "bob"}, {ID: "b3", Queue: "b", User: "carol"}} {
+		must(t, e.AddApp(s))
+		must(t, e.UpdateAsks(s.ID, ask1(1)))
+	}
+	placed := func() map[AppID]bool {
+		out := map[AppID]bool{}
+		for _, al := range e.Schedule(0).Allocations {
+			out[al.App] = true
+		}
+		return out
+	}
+	if got := placed(); !got["a1"] || got["a2"] || !got["b1"] || got["b2"] || !got["b3"] {
+		t.Fatalf("placed %v, want a1, b1 and b3 (a's bound 1, bob's bound 1)", got)
+	}
+	must(t, e.RemoveApp("a1"))
+	must(t, e.RemoveApp("b1"))
+	if got := placed(); !got["a2"] || !got["b2"] {
+		t.Fatalf("placed %v after a1 and b1 left, want a2 and b2", got)
+	}
+}

@@ -133,6 +133,8 @@ type app struct {
 	// undelivered are its non-AM containers the AM has not been handed yet (see
 	// Delivered): an ask the AM sends before seeing them counts them as outstanding.
 	undelivered containerSet
+	// started: the application has had a container (it counts against the running bounds).
+	started bool
 }
 
 // sortAsks orders an app's ANY asks: best (lowest) YARN priority first, then smaller

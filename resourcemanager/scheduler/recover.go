@@ -51,6 +51,7 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	a.containers.add(c)
 	a.used = a.used.Add(c.resource)
 	a.running++
+	e.markStarted(a)
 	a.group.addUse(a.spec.User, p.name, c.resource, 1)
 	if c.am {
 		a.group.addAMUse(a.spec.User, c.resource, 1)

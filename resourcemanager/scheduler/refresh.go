@@ -57,5 +57,6 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	e.leaves, e.groups = leaves, groups
 	rankNames(e.leaves)
 	e.cfg.Groups = settings
+	e.userMaxRunning = tree.UserMaxRunning
 	return nil
 }

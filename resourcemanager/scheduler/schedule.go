@@ -190,7 +190,7 @@ func (e *Engine) pick(g *group, p *partition, unplaced *unplacedLog) (*app, *Ask
 		if ask == nil {
 			continue
 		}
-		if !g.limitsAllow(a, oneOf(ask), p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
+		if !e.mayStart(a) || !g.limitsAllow(a, oneOf(ask), p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
 			unplaced.note(e, p, a, ask, ReasonQueueLimit)
 			continue
 		}
@@ -277,6 +277,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	}
 	a.used = a.used.Add(c.resource)
 	a.running++
+	e.markStarted(a)
 	if a.skips > 0 && a.nextAskIn(p.name) == ask {
 		a.skips = 0
 	}

@@ -335,3 +335,55 @@ func TestDefaultStrategyBeatsFirstFitAndRings(t *testing.T) {
 		}
 	}
 }
+
+// A Fair Scheduler allocation file with three queues weighted 1:2:3 (root.default, the
+// fourth, idle): saturated, each queue holds its weight's share of the cluster, within 5 %
+// of it, and no queue runs more than its maxRunningApps (5) applications at once though
+// more wait (issue 22).
+func TestFairWeightsUnderSaturation(t *testing.T) {
+	tr, err := LoadTrace("testdata/traces/fair-1-2-3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]float64{"root.a": 1.0 / 6, "root.b": 2.0 / 6, "root.c": 3.0 / 6} {
+		got := rep.Window.MeanQueueShare[q]
+		if math.Abs(got-want) > 0.05*want {
+			t.Errorf("%s: share %.4f, weight share %.4f", q, got, want)
+		}
+		t.Logf("%s: share %.4f, weight share %.4f", q, got, want)
+	}
+	// Applications running at once per queue: from the first placement to the last end.
+	type span struct{ from, to float64 }
+	spans := map[string]*span{}
+	for _, p := range rep.Placements {
+		s := spans[p.App]
+		if s == nil {
+			s = &span{p.Time, p.End}
+			spans[p.App] = s
+		}
+		s.from, s.to = math.Min(s.from, p.Time), math.Max(s.to, p.End)
+	}
+	queueOf := map[string]string{}
+	for _, a := range tr.Apps {
+		queueOf[a.ID] = a.Queue
+	}
+	for _, q := range []string{"root.a", "root.b", "root.c"} {
+		most := 0
+		for _, s := range spans {
+			n := 0
+			for app, o := range spans {
+				if queueOf[app] == q && o.from <= s.from && s.from < o.to {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		if most != 5 {
+			t.Errorf("%s ran up to %d applications at once, want 5 (its maxRunningApps, with more waiting)", q, most)
+		}
+	}
+}

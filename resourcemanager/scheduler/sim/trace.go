@@ -16,6 +16,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
@@ -27,6 +28,10 @@ type Trace struct {
 	// Queues gives the same keys inline, without the yarn.scheduler.capacity. prefix.
 	CapacityScheduler string            `json:"capacity_scheduler,omitempty"`
 	Queues            map[string]string `json:"queues,omitempty"`
+	// FairScheduler names a Fair Scheduler allocation file (relative to the trace file)
+	// to run instead, as the RM runs it with the FairScheduler class; its queues are
+	// named by path ("root.a").
+	FairScheduler string `json:"fair_scheduler,omitempty"`
 	// Settings are extra configuration keys, e.g. bobbin.scheduler.node-selection.
 	Settings map[string]string `json:"settings,omitempty"`
 	// Interval between scheduling passes when nothing else happens (default 1s).
@@ -182,6 +187,9 @@ func LoadTrace(path string) (*Trace, error) {
 	if t.CapacityScheduler != "" && !filepath.IsAbs(t.CapacityScheduler) {
 		t.CapacityScheduler = filepath.Join(filepath.Dir(path), t.CapacityScheduler)
 	}
+	if t.FairScheduler != "" && !filepath.IsAbs(t.FairScheduler) {
+		t.FairScheduler = filepath.Join(filepath.Dir(path), t.FairScheduler)
+	}
 	return &t, nil
 }
 
@@ -191,7 +199,16 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 	for k, v := range t.Settings {
 		c.Set(k, v)
 	}
+	var tree *capacity.Tree
+	var err error
 	switch {
+	case t.FairScheduler != "":
+		c.Set(capacity.KeySchedulerClass, fairscheduler.Class)
+		c.Set(fairscheduler.KeyAllocationFile, t.FairScheduler)
+		if tree, err = capacity.LoadFair(c, "", nil); err != nil {
+			return scheduler.Config{}, nil, err
+		}
+		c = tree.Conf
 	case t.CapacityScheduler != "":
 		if err := c.AddFile(t.CapacityScheduler); err != nil {
 			return scheduler.Config{}, nil, err
@@ -210,9 +227,10 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 			return scheduler.Config{}, nil, err
 		}
 	}
-	tree, err := capacity.Parse(c)
-	if err != nil {
-		return scheduler.Config{}, nil, err
+	if tree == nil {
+		if tree, err = capacity.Parse(c); err != nil {
+			return scheduler.Config{}, nil, err
+		}
 	}
 	var types scheduler.Types
 	if len(t.ResourceTypes) > 0 {

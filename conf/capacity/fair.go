@@ -1,0 +1,107 @@
+package capacity
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
+)
+
+// KeySchedulerClass is the RM's scheduler class; the Fair Scheduler's selects its
+// allocation file instead of capacity-scheduler.xml.
+const KeySchedulerClass = "yarn.resourcemanager.scheduler.class"
+
+// UsesFairScheduler reports whether c names the Fair Scheduler's class.
+func UsesFairScheduler(c *conf.Configuration) bool {
+	v, _ := c.Get(KeySchedulerClass)
+	return strings.TrimSpace(v) == fairscheduler.Class
+}
+
+// FairFile is the allocation file c names, resolved against the configuration directory
+// (the Java RM finds a relative name on its classpath, which holds that directory).
+func FairFile(c *conf.Configuration, dir string) (string, error) {
+	path, err := c.Get(fairscheduler.KeyAllocationFile)
+	if err != nil {
+		return "", err
+	}
+	if path = strings.TrimSpace(path); path == "" {
+		path = fairscheduler.DefaultAllocationXML
+	}
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	return path, nil
+}
+
+// LoadFair builds the tree from the Fair Scheduler's allocation file (see
+// fairscheduler.Allocations.CapacityKeys for the mapping), with the queues the placement
+// policy created so far. A missing file is no error, as for the Java RM: every queue then
+// has the defaults, and the placement policy creates them.
+func LoadFair(base *conf.Configuration, dir string, created []string) (*Tree, error) {
+	path, err := FairFile(base, dir)
+	if err != nil {
+		return nil, err
+	}
+	var a *fairscheduler.Allocations
+	if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
+		if a, err = fairscheduler.Parse(path+" (absent: defaults)", []byte("<allocations/>")); err != nil {
+			return nil, err
+		}
+	} else if a, err = fairscheduler.Load(path); err != nil {
+		return nil, err
+	}
+	flag := func(key string, def bool) (bool, error) {
+		v, ok, err := base.Lookup(key)
+		if err != nil || !ok {
+			return def, err
+		}
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return false, &conf.ValueError{Source: base.Source(key), Key: key, Value: v, Reason: "not true or false"}
+	}
+	preemption, err1 := flag(fairscheduler.KeyPreemption, false)
+	userAsDefault, err2 := flag(fairscheduler.KeyUserAsDefault, true)
+	allowUndeclared, err3 := flag(fairscheduler.KeyAllowUndeclared, true)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, err
+	}
+	keys, err := a.CapacityKeys(created, preemption)
+	if err != nil {
+		return nil, err
+	}
+	c := base.Clone()
+	for k, v := range keys {
+		c.Set(k, v)
+	}
+	t, err := Parse(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s as queues: %w", path, err)
+	}
+	t.Source, t.Fair, t.FairCreated = path, true, created
+	// The Fair Scheduler names queues by path ("root.a"), in reports and on the wire; the
+	// short names stay as aliases, as it also takes "a" for root.a.
+	for _, q := range t.Queues() {
+		q.Name = q.Path
+		t.byName[q.Path] = q
+	}
+	rules := a.Placement
+	if rules == nil {
+		rules = fairscheduler.DefaultRules(userAsDefault, allowUndeclared)
+	}
+	declared := a.Declared()
+	for _, q := range created {
+		declared[q] = true
+	}
+	t.Placement = func(user, requested string, groups func() []string) (string, bool, error) {
+		return fairscheduler.Place(rules, user, requested, groups, func(q string) bool { return declared[q] })
+	}
+	return t, nil
+}

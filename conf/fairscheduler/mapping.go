@@ -1,0 +1,174 @@
+package fairscheduler
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+const prefix = "yarn.scheduler.capacity."
+
+// CapacityKeys maps the allocations onto the Capacity Scheduler's keys (and Bobbin's) that
+// run them as Bobbin's groups (docs/configuration.md, "Fair Scheduler"):
+//
+//   - each queue's capacity is its weight's share among its siblings;
+//   - maxResources (a share) is its maximum-capacity; maxAMShare its
+//     maximum-am-resource-percent; maxRunningApps its bobbin.max-running-apps;
+//   - schedulingPolicy fair, drf and fifo are bobbin.policy fair, drf and priority;
+//   - aclSubmitApps and aclAdministerApps are the queue ACLs;
+//   - users have no resource limit (user-limit-factor lets one fill the cluster), and
+//     their maxRunningApps are bobbin.user.<name>.max-running-apps;
+//   - fair-share preemption (yarn.scheduler.fair.preemption) is Bobbin's hysteresis
+//     preemption, starved below fairSharePreemptionThreshold of the fair share.
+//
+// created lists queues the placement policy created at run time (full paths), which are
+// leaves of weight 1 with the defaults, as the Fair Scheduler creates them.
+func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[string]string, error) {
+	root := a.withCreated(created)
+	keys := map[string]string{
+		prefix + "maximum-applications":                 strconv.Itoa(math.MaxInt32),
+		prefix + "bobbin.user-max-running-apps-default": limit(a.UserMaxAppsDefault),
+		"bobbin.scheduler.preemption.enabled":           strconv.FormatBool(preemption),
+		"bobbin.scheduler.preemption.starved-threshold": strconv.FormatFloat(max(a.FairShareThreshold, 0.001), 'g', -1, 64),
+		prefix + "root.acl_submit_applications":         "*",
+		prefix + "root.acl_administer_queue":            "*",
+	}
+	for user, n := range a.UserMaxApps {
+		keys[prefix+"bobbin.user."+user+".max-running-apps"] = strconv.Itoa(n)
+	}
+	var errs []string
+	var walk func(q *Queue, absCap, absMax float64)
+	walk = func(q *Queue, absCap, absMax float64) {
+		pre := prefix + q.Path + "."
+		if q.SubmitACL != nil {
+			keys[pre+"acl_submit_applications"] = *q.SubmitACL
+		} else if q.Path != "root" {
+			keys[pre+"acl_submit_applications"] = " " // inherited from the parent, as in both schedulers
+		}
+		if q.AdminACL != nil {
+			keys[pre+"acl_administer_queue"] = *q.AdminACL
+		} else if q.Path != "root" {
+			keys[pre+"acl_administer_queue"] = " "
+		}
+		n := q.MaxRunningApps
+		if n < 0 && len(q.Children) == 0 && q.Path != "root" {
+			n = a.QueueMaxAppsDefault
+		}
+		keys[pre+"bobbin.max-running-apps"] = limit(n)
+		if !math.IsNaN(q.FairSharePreemptionThreshold) && q.FairSharePreemptionThreshold != a.FairShareThreshold {
+			errs = append(errs, fmt.Sprintf("queue %s: <fairSharePreemptionThreshold> %g differs from the default %g: Bobbin's starvation threshold is one for all queues",
+				q.Path, q.FairSharePreemptionThreshold, a.FairShareThreshold))
+		}
+		if len(q.Children) == 0 {
+			if q.Path == "root" {
+				return
+			}
+			share := q.MaxAMShare
+			if math.IsNaN(share) {
+				share = a.QueueMaxAMShare
+			}
+			if share < 0 { // -1: no AM limit
+				share = 1
+			}
+			keys[pre+"maximum-am-resource-percent"] = strconv.FormatFloat(min(share, 1), 'g', -1, 64)
+			policy := q.Policy
+			if policy == "" {
+				policy = a.DefaultPolicy
+			}
+			keys[pre+"bobbin.policy"] = map[string]string{"fair": "fair", "drf": "drf", "fifo": "priority"}[policy]
+			// The Fair Scheduler has no user limit: one user may take what the queue may.
+			keys[pre+"user-limit-factor"] = strconv.FormatFloat(math.Ceil(1/max(absCap, 1e-6)), 'f', 0, 64)
+			return
+		}
+		var names []string
+		var sum float64
+		for _, c := range q.Children {
+			names = append(names, c.Path[strings.LastIndexByte(c.Path, '.')+1:])
+			sum += c.Weight
+		}
+		keys[pre+"queues"] = strings.Join(names, ",")
+		left := 100.0
+		for i, c := range q.Children {
+			pct := math.Round(c.Weight/sum*100*1e6) / 1e6
+			if i == len(q.Children)-1 {
+				pct = math.Round(left*1e6) / 1e6 // the rounding's remainder, so they sum to 100
+			}
+			left -= pct
+			cpre := prefix + c.Path + "."
+			keys[cpre+"capacity"] = strconv.FormatFloat(pct, 'f', -1, 64)
+			cAbs := absCap * pct / 100
+			cMax := absMax
+			if !math.IsNaN(c.MaxShare) {
+				if c.MaxShare < cAbs-1e-9 {
+					errs = append(errs, fmt.Sprintf("queue %s: <maxResources> %g%% is below its weight's share of the cluster, %g%%", c.Path, c.MaxShare*100, cAbs*100))
+				}
+				cMax = min(c.MaxShare, absMax)
+				keys[cpre+"maximum-capacity"] = strconv.FormatFloat(min(100, cMax/absMax*100), 'f', -1, 64)
+			}
+			walk(c, cAbs, cMax)
+		}
+	}
+	walk(root, 1, 1)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s", a.Source, strings.Join(errs, "; "))
+	}
+	return keys, nil
+}
+
+// limit writes a running-application bound (unset or unbounded: -1).
+func limit(n int) string {
+	if n < 0 || n >= math.MaxInt32 {
+		return "-1"
+	}
+	return strconv.Itoa(n)
+}
+
+// withCreated is a copy of the queue tree with the created queues (and any parent they
+// need) added as weight-1 leaves.
+func (a *Allocations) withCreated(created []string) *Queue {
+	root := copyQueue(a.Root)
+	for _, path := range created {
+		parts := strings.Split(path, ".")
+		cur := root
+		for i := 1; i < len(parts); i++ {
+			p := strings.Join(parts[:i+1], ".")
+			var next *Queue
+			for _, c := range cur.Children {
+				if c.Path == p {
+					next = c
+				}
+			}
+			if next == nil {
+				next = &Queue{Path: p, Weight: 1, MaxRunningApps: -1, MaxAMShare: math.NaN(), MaxShare: math.NaN(), FairSharePreemptionThreshold: math.NaN()}
+				cur.Children = append(cur.Children, next)
+				cur.Parent = true
+			}
+			cur = next
+		}
+	}
+	return root
+}
+
+func copyQueue(q *Queue) *Queue {
+	c := *q
+	c.Children = make([]*Queue, len(q.Children))
+	for i, k := range q.Children {
+		c.Children[i] = copyQueue(k)
+	}
+	return &c
+}
+
+// Declared lists every queue path of the file (leaves and parents).
+func (a *Allocations) Declared() map[string]bool {
+	out := map[string]bool{}
+	var walk func(q *Queue)
+	walk = func(q *Queue) {
+		out[q.Path] = true
+		for _, c := range q.Children {
+			walk(c)
+		}
+	}
+	walk(a.Root)
+	return out
+}

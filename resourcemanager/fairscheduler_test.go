@@ -1,0 +1,114 @@
+package resourcemanager
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
+	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
+
+const threeQueues = `<allocations>
+  <queue name="small"><weight>1</weight><maxRunningApps>1</maxRunningApps></queue>
+  <queue name="medium"><weight>2</weight></queue>
+  <queue name="large"><weight>3</weight></queue>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="primaryGroup" create="false"/>
+    <rule name="user" create="true"/>
+  </queuePlacementPolicy>
+</allocations>`
+
+// The Fair Scheduler's class runs fair-scheduler.xml: its placement policy places (and
+// creates) queues, yarn queue -status names them by path with their weight's share, and a
+// change to the file is applied without a restart.
+func TestFairSchedulerAllocationFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fair-scheduler.xml")
+	if err := os.WriteFile(file, []byte(threeQueues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := testConf("yarn.resourcemanager.scheduler.class", fairscheduler.Class,
+		"hadoop.user.group.static.mapping.overrides", "alice=medium;bob=staff")
+	rm, err := New(Options{Conf: c, ConfDir: dir, Logger: testutil.QuietLogger(), FairReload: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rm.Shutdown(ctx)
+	})
+	ctx := context.Background()
+	queueOf := func(user, requested string) string {
+		t.Helper()
+		cl := rmclient.New(rm.ClientAddr().String(), user, rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+		defer cl.Close()
+		r, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := submit(t, cl, r.GetApplicationId(), requested, 1024); err != nil {
+			t.Fatalf("%s submitting to %q: %v", user, requested, err)
+		}
+		rep, err := cl.GetApplicationReport(ctx, r.GetApplicationId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.GetQueue()
+	}
+	for _, tc := range []struct{ user, requested, want string }{
+		{"alice", "large", "root.large"},    // specified
+		{"alice", "default", "root.medium"}, // her primary group's queue
+		{"bob", "default", "root.bob"},      // group staff has none: his own, created
+	} {
+		if got := queueOf(tc.user, tc.requested); got != tc.want {
+			t.Errorf("%s asking for %q: placed in %q, want %q", tc.user, tc.requested, got, tc.want)
+		}
+	}
+	cl := rmclient.New(rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	defer cl.Close()
+	capacityOf := func(queue string) (string, float32) {
+		var resp yarnpb.GetQueueInfoResponseProto
+		if err := cl.Call(ctx, "getQueueInfo", &yarnpb.GetQueueInfoRequestProto{QueueName: &queue}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetQueueInfo().GetQueueName(), resp.GetQueueInfo().GetCapacity()
+	}
+	// Weights 1:2:3, root.default's 1 and the created root.bob's 1: 2/8 for medium.
+	if name, got := capacityOf("root.medium"); name != "root.medium" || math.Abs(float64(got)-0.25) > 1e-6 {
+		t.Fatalf("root.medium: %q capacity %v, want 0.25", name, got)
+	}
+	// Weights 1:1:1 from now on; root.bob stays.
+	if err := os.WriteFile(file, []byte(`<allocations><queue name="small"/><queue name="medium"/><queue name="large"/></allocations>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute) // as if written a while ago: the reload waits for a still file
+	if err := os.Chtimes(file, past, past); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, got := capacityOf("root.medium")
+		if math.Abs(float64(got)-0.2) < 1e-6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("root.medium capacity %v 10 s after the change, want 0.2", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, got := capacityOf("root.bob"); math.Abs(float64(got)-0.2) > 1e-6 {
+		t.Errorf("created root.bob after the reload: %v, want 0.2", got)
+	}
+}
