@@ -176,14 +176,6 @@ type Tree struct {
 	FairCreated []string
 }
 
-// UserMaxRunning is the running-application bound of user (-1: none).
-func (t *Tree) UserMaxRunning(user string) int {
-	if n, ok := t.UserMaxRunningApps[user]; ok {
-		return n
-	}
-	return t.UserMaxRunningAppsDefault
-}
-
 // MaximumApplicationsPerUser is the unfinished applications one user may have in leaf q,
 // as the Capacity Scheduler computes it: maximum-applications ×
 // minimum-user-limit-percent/100 × user-limit-factor.
@@ -276,15 +268,7 @@ func Load(base *conf.Configuration, dir string) (*Tree, error) {
 func Parse(c *conf.Configuration) (*Tree, error) {
 	p := &parser{c: c, t: &Tree{byName: map[string]*Queue{}, Conf: c}}
 	p.t.MaximumSystemApplications = int(p.float(Prefix+"maximum-applications", 10000))
-	p.t.UserMaxRunningAppsDefault = int(p.float(Prefix+"bobbin.user-max-running-apps-default", -1))
-	p.t.UserMaxRunningApps = map[string]int{}
-	for _, k := range p.c.Keys() {
-		if rest, ok := strings.CutPrefix(k, Prefix+"bobbin.user."); ok {
-			if user, ok := strings.CutSuffix(rest, ".max-running-apps"); ok && user != "" {
-				p.t.UserMaxRunningApps[user] = int(p.float(k, -1))
-			}
-		}
-	}
+	p.userRunningBounds()
 	p.t.Root = p.queue(nil, Root, Root, 0)
 	p.validate(p.t.Root)
 	p.mappings()

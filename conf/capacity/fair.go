@@ -105,3 +105,25 @@ func LoadFair(base *conf.Configuration, dir string, created []string) (*Tree, er
 	}
 	return t, nil
 }
+
+// userRunningBounds reads the users' running-application bounds (Bobbin keys, which the
+// Fair Scheduler's <user> elements and userMaxAppsDefault become).
+func (p *parser) userRunningBounds() {
+	p.t.UserMaxRunningAppsDefault = int(p.float(Prefix+"bobbin.user-max-running-apps-default", -1))
+	p.t.UserMaxRunningApps = map[string]int{}
+	for _, k := range p.c.Keys() {
+		if rest, ok := strings.CutPrefix(k, Prefix+"bobbin.user."); ok {
+			if user, ok := strings.CutSuffix(rest, ".max-running-apps"); ok && user != "" {
+				p.t.UserMaxRunningApps[user] = int(p.float(k, -1))
+			}
+		}
+	}
+}
+
+// UserMaxRunning is the running-application bound of user (-1: none).
+func (t *Tree) UserMaxRunning(user string) int {
+	if n, ok := t.UserMaxRunningApps[user]; ok {
+		return n
+	}
+	return t.UserMaxRunningAppsDefault
+}
