@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/beevik/etree"
 )
@@ -33,6 +34,37 @@ type Configuration struct {
 	// Warnings collects non-fatal findings (e.g. an attempt to override a final property),
 	// for the daemon to log.
 	Warnings []string
+	// reads, when set (Track), records every key looked up, in this configuration and its
+	// clones: bobbin check-config tells the keys Bobbin reads from those it does not.
+	reads *readSet
+}
+
+// readSet is the keys a tracked configuration was asked for.
+type readSet struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+// Track starts recording the keys looked up in c and in clones made from now on.
+func (c *Configuration) Track() { c.reads = &readSet{keys: map[string]bool{}} }
+
+// Read reports whether key was looked up since Track (false when c is not tracked).
+func (c *Configuration) Read(key string) bool {
+	if c.reads == nil {
+		return false
+	}
+	c.reads.mu.Lock()
+	defer c.reads.mu.Unlock()
+	return c.reads.keys[key]
+}
+
+// note records a lookup of key when c is tracked.
+func (c *Configuration) note(key string) {
+	if r := c.reads; r != nil {
+		r.mu.Lock()
+		r.keys[key] = true
+		r.mu.Unlock()
+	}
 }
 
 // New returns a configuration holding only Bobbin's built-in defaults.
@@ -51,7 +83,7 @@ func Empty() *Configuration {
 
 // Clone returns an independent copy.
 func (c *Configuration) Clone() *Configuration {
-	n := &Configuration{props: make(map[string]property, len(c.props)), env: c.env}
+	n := &Configuration{props: make(map[string]property, len(c.props)), env: c.env, reads: c.reads}
 	for k, v := range c.props {
 		n.props[k] = v
 	}
@@ -69,6 +101,7 @@ func (c *Configuration) Set(key, value string) {
 
 // Raw returns the unexpanded value.
 func (c *Configuration) Raw(key string) (string, bool) {
+	c.note(key)
 	p, ok := c.props[key]
 	return p.value, ok
 }
@@ -164,7 +197,12 @@ func (c *Configuration) AddXML(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range props {
+	for i := 0; i < len(props); i++ { // the deprecations below add to props
+		p := props[i]
+		if now, ok := Deprecated[p.key]; ok {
+			// As Hadoop's deprecation table: the old name sets the new one too.
+			props = append(props, parsedProp{key: now, value: p.value, final: p.final})
+		}
 		old, ok := c.props[p.key]
 		if ok && old.final && old.source != SourceDefault {
 			if old.value != p.value {
@@ -175,6 +213,12 @@ func (c *Configuration) AddXML(name string, data []byte) error {
 		c.props[p.key] = property{value: p.value, source: name, final: p.final}
 	}
 	return nil
+}
+
+// Deprecated maps old key names Bobbin still honours to their current names (Hadoop's
+// Configuration deprecations): a file setting the old name sets the new one.
+var Deprecated = map[string]string{
+	"fs.default.name": "fs.defaultFS",
 }
 
 type parsedProp struct {

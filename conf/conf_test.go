@@ -322,3 +322,14 @@ func TestCheckSecurityModes(t *testing.T) {
 		t.Fatalf("unknown protection: %v", err)
 	}
 }
+
+// A deprecated name sets the current one, as Hadoop's deprecation table does.
+func TestDeprecatedNames(t *testing.T) {
+	c := New()
+	if err := c.AddXML("core-site.xml", []byte(`<configuration><property><name>fs.default.name</name><value>hdfs://nn:9000</value></property></configuration>`)); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Get("fs.defaultFS"); v != "hdfs://nn:9000" || c.Source("fs.defaultFS") != "core-site.xml" {
+		t.Fatalf("fs.defaultFS = %q from %s", v, c.Source("fs.defaultFS"))
+	}
+}

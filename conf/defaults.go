@@ -68,7 +68,7 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.admin.client.thread-count", Value: "1", Doc: "Calls the admin service runs at once."},
 	{Key: "yarn.resourcemanager.am.max-attempts", Value: "2", Doc: "Upper bound and default for an application's AM attempts."},
 	{Key: "yarn.resourcemanager.max-completed-applications", Value: "10000", Doc: "Finished applications the RM keeps for reports."},
-	{Key: "yarn.resourcemanager.scheduler.class", Value: "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler", Doc: "Only the CapacityScheduler is run (Bobbin's group scheduler over capacity-scheduler.xml); any other class (FairScheduler, FifoScheduler) refuses to start, naming the key."},
+	{Key: "yarn.resourcemanager.scheduler.class", Value: "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler", Doc: "The CapacityScheduler runs capacity-scheduler.xml, the FairScheduler its allocation file (yarn.scheduler.fair.allocation.file), both as Bobbin's group scheduler; any other class (FifoScheduler) refuses to start, naming the key."},
 
 	// yarn-site.xml: NodeManager tracking
 	{Key: "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", Value: "1000", Doc: "Heartbeat interval the RM asks NodeManagers to keep (nextHeartBeatInterval)."},

@@ -31,11 +31,20 @@ func (c *Configuration) valueError(key, value, reason string, args ...any) error
 // Java system properties configurations commonly use (user.name, java.io.tmpdir, ...).
 // Unknown references stay as written, as in Hadoop. A reference loop is an error.
 func (c *Configuration) Lookup(key string) (string, bool, error) {
+	c.note(key)
+	return c.lookup(key, []string{key})
+}
+
+// quiet heads the expansion stack of lookups that are not reads of the key (Validate):
+// no key is named "", so it never matches a name, and resolve does not note them.
+const quiet = ""
+
+func (c *Configuration) lookup(key string, stack []string) (string, bool, error) {
 	p, ok := c.props[key]
 	if !ok {
 		return "", false, nil
 	}
-	v, err := c.expand(p.value, []string{key})
+	v, err := c.expand(p.value, stack)
 	if err != nil {
 		return "", true, c.valueError(key, p.value, "%v", err)
 	}
@@ -100,6 +109,9 @@ func (c *Configuration) resolve(name string, stack []string) (string, bool, erro
 		}
 		return "", false, nil
 	}
+	if stack[0] != quiet {
+		c.note(name)
+	}
 	if p, ok := c.props[name]; ok {
 		for _, s := range stack {
 			if s == name {
@@ -120,7 +132,7 @@ func (c *Configuration) resolve(name string, stack []string) (string, bool, erro
 func (c *Configuration) Validate() error {
 	var errs []string
 	for _, k := range c.Keys() {
-		if _, _, err := c.Lookup(k); err != nil {
+		if _, _, err := c.lookup(k, []string{quiet, k}); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

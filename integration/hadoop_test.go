@@ -160,6 +160,9 @@ func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
 			prop("yarn.scheduler.capacity.root.queues", "default,analytics") +
 			prop("yarn.scheduler.capacity.root.default.capacity", "70") +
 			prop("yarn.scheduler.capacity.root.default.maximum-capacity", "90") +
+			// One user's jobs may use default's whole 90 % (the default factor, 1, would
+			// hold them to its 70 %, on Apache's RMs as on Bobbin's).
+			prop("yarn.scheduler.capacity.root.default.user-limit-factor", "2") +
 			prop("yarn.scheduler.capacity.root.analytics.capacity", "30") + "</configuration>\n",
 		"log4j.properties": "log4j.rootLogger=WARN,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\n" +
 			"log4j.appender.console.target=System.err\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\n" +

@@ -47,6 +47,8 @@ commands:
   client            query a ResourceManager (cluster, new-application, queue, app, apps)
   sim               simulate the scheduler over a trace, or benchmark it (--synthetic)
   bench             load-test a ResourceManager (rm) or time its start-up (startup)
+  check-config      list every key a configuration directory sets, what Bobbin does with it,
+                    and what would stop a daemon (--conf DIR)
   version           print the version
 
 Run "bobbin <command> -h" for a command's flags.
@@ -80,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSim(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "check-config":
+		return runCheckConfig(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "Bobbin %s (speaks Hadoop YARN 2.7-3.x protocols)\n", Version)
 		return 0

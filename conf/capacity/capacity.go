@@ -128,6 +128,9 @@ type Queue struct {
 	// DefaultApplicationPriority is default-application-priority (3.x): the priority of
 	// an application submitted to the leaf without one.
 	DefaultApplicationPriority int32
+	// MaxAppLifetime and DefaultAppLifetime are maximum- and default-application-lifetime
+	// (3.x, seconds; 0 or less: none); see Lifetime.
+	MaxAppLifetime, DefaultAppLifetime int64
 	// OrderingPolicy is the leaf's ordering-policy: "" (unset), OrderingFIFO or
 	// OrderingFair (class names are read as their short names).
 	OrderingPolicy string
@@ -269,6 +272,9 @@ func Parse(c *conf.Configuration) (*Tree, error) {
 	p := &parser{c: c, t: &Tree{byName: map[string]*Queue{}, Conf: c}}
 	p.t.MaximumSystemApplications = int(p.float(Prefix+"maximum-applications", 10000))
 	p.userRunningBounds()
+	if v, ok := p.lookup(Prefix + "application.fail-fast"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+		p.errorf(Prefix+"application.fail-fast", v, "not implemented: set it to false")
+	}
 	p.t.Root = p.queue(nil, Root, Root, 0)
 	p.validate(p.t.Root)
 	p.mappings()

@@ -55,7 +55,66 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 	refuse("auto-create-child-queue.enabled", "Bobbin does not create leaf queues on submission; set it to false and declare the queues")
 	refuse("reservable", "Bobbin has no reservation system (the reservation calls are answered as the Java RM answers them with it off); set it to false")
 	refuse("ordering-policy.fair.enable-size-based-weight", "the fair ordering's size-based weights are not implemented; set it to false")
+	p.lifetimes(q, pre)
+	if v, ok := p.lookup(pre + "acl_application_max_priority"); ok && strings.TrimSpace(v) != "*" {
+		p.errorf(pre+"acl_application_max_priority", v, "application priority ACLs are not implemented (any user may ask up to yarn.cluster.max-application-priority); set it to * or remove it")
+	}
 	if v, ok := p.lookup(pre + "priority"); ok && strings.TrimSpace(v) != "" && strings.TrimSpace(v) != "0" {
 		p.errorf(pre+"priority", v, "queue priorities are not implemented (Bobbin orders sibling groups by their share over quota); remove it or set 0")
 	}
+}
+
+// lifetimes reads the 3.x maximum-application-lifetime and default-application-lifetime
+// (seconds; 0 or less: none) as LeafQueue does: the default may not exceed the maximum,
+// and with a maximum but no default the maximum is the default.
+func (p *parser) lifetimes(q *Queue, pre string) {
+	read := func(key string) int64 {
+		v, ok := p.lookup(pre + key)
+		if !ok || strings.TrimSpace(v) == "" {
+			return -1
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			p.errorf(pre+key, v, "must be a whole number of seconds")
+		}
+		return n
+	}
+	q.MaxAppLifetime, q.DefaultAppLifetime = read("maximum-application-lifetime"), read("default-application-lifetime")
+	if q.MaxAppLifetime > 0 && q.DefaultAppLifetime > q.MaxAppLifetime {
+		raw, _ := p.c.Raw(pre + "default-application-lifetime")
+		p.errorf(pre+"default-application-lifetime", raw, "Default lifetime%d can't exceed maximum lifetime %d", q.DefaultAppLifetime, q.MaxAppLifetime)
+	}
+	if q.DefaultAppLifetime <= 0 {
+		q.DefaultAppLifetime = q.MaxAppLifetime
+	}
+}
+
+// Lifetime is the lifetime (seconds) an application asking for requested (0 or less:
+// none) gets in leaf q, as CapacityScheduler.checkAndGetApplicationLifetime decides it:
+// capped by the queue's maximum, or the queue's default when it asks for none.
+func (q *Queue) Lifetime(requested int64) int64 {
+	switch {
+	case q.MaxAppLifetime <= 0:
+		return requested
+	case requested <= 0:
+		return q.DefaultAppLifetime
+	case requested > q.MaxAppLifetime:
+		return q.MaxAppLifetime
+	}
+	return requested
+}
+
+// NotApplicable are capacity-scheduler.xml keys (after the yarn.scheduler.capacity.
+// prefix) that tune the Java Capacity Scheduler's heartbeat-driven assignment, which
+// Bobbin does not have: it places asynchronously, many containers per pass, whatever the
+// keys say. bobbin check-config reports them with these reasons.
+var NotApplicable = map[string]string{
+	"per-node-heartbeat.maximum-offswitch-assignments": "Bobbin does not assign per node heartbeat: its passes place any number of off-switch containers",
+	"per-node-heartbeat.multiple-assignments-enabled":  "Bobbin does not assign per node heartbeat: its passes place many containers",
+	"per-node-heartbeat.maximum-container-assignments": "Bobbin does not assign per node heartbeat: its passes place many containers",
+	"schedule-asynchronously.enable":                   "Bobbin always schedules asynchronously (its scheduling loop), never on the heartbeat",
+	"schedule-asynchronously.maximum-threads":          "Bobbin's scheduling loop is one goroutine",
+	"schedule-asynchronously.scheduling-interval-ms":   "Bobbin's scheduling loop runs when asks or room change",
+	"lazy-preemption-enabled":                          "Bobbin preempts with its own hysteresis (bobbin.scheduler.preemption.*)",
+	"reservations-continue-look-all-nodes":             "Bobbin does not reserve nodes for single containers; it searches all of them",
 }

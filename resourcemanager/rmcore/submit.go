@@ -75,6 +75,20 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		}
 		timeouts[t.GetApplicationTimeoutType()] = now + t.GetTimeout()*1000
 	}
+	// The queue's lifetime bounds (3.x): capped by its maximum, or its default when none
+	// was asked for.
+	if q, ok := rm.Queues().Queue(queue); ok && q.IsLeaf() {
+		asked := int64(0)
+		if at, ok := timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok {
+			asked = (at - now) / 1000
+		}
+		if got := q.Lifetime(asked); got > 0 && got != asked {
+			if timeouts == nil {
+				timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+			}
+			timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME] = now + got*1000
+		}
+	}
 	runtime, err := rmstate.DeclaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
 	if err != nil {
 		return rpc.Errorf(exceptions.YarnException, "%v", err)
