@@ -50,20 +50,25 @@ func (c *Configuration) Track() { c.reads = &readSet{keys: map[string]bool{}} }
 
 // Read reports whether key was looked up since Track (false when c is not tracked).
 func (c *Configuration) Read(key string) bool {
-	if c.reads == nil {
-		return false
-	}
-	c.reads.mu.Lock()
-	defer c.reads.mu.Unlock()
-	return c.reads.keys[key]
+	return c.reads != nil && c.reads.has(key)
+}
+
+func (r *readSet) has(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.keys[key]
+}
+
+func (r *readSet) add(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys[key] = true
 }
 
 // note records a lookup of key when c is tracked.
 func (c *Configuration) note(key string) {
-	if r := c.reads; r != nil {
-		r.mu.Lock()
-		r.keys[key] = true
-		r.mu.Unlock()
+	if c.reads != nil {
+		c.reads.add(key)
 	}
 }
 

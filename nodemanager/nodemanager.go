@@ -252,17 +252,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.VmemRatio, err = c.Float("yarn.nodemanager.vmem-pmem-ratio")
 	add(err)
-	// As 3.x's yarn-default.xml writes it, an empty container-monitor interval is
-	// resource-monitor.interval-ms's (3 s by default).
-	monitorKey := "yarn.nodemanager.container-monitor.interval-ms"
-	if v, _ := c.Trimmed(monitorKey); v == "" {
-		monitorKey = "yarn.nodemanager.resource-monitor.interval-ms"
-	}
-	if v, _ := c.Trimmed(monitorKey); v == "" {
-		s.MonitorEvery, err = 3*time.Second, nil
-	} else {
-		s.MonitorEvery, err = c.Duration(monitorKey, time.Millisecond)
-	}
+	s.MonitorEvery, err = monitorInterval(c)
 	add(err)
 	if err == nil && s.MonitorEvery <= 0 {
 		add(fmt.Errorf("conf: yarn.nodemanager.container-monitor.interval-ms must be positive"))
