@@ -105,7 +105,7 @@ func Parse(source string, b []byte) (*Allocations, error) {
 		case "queueMaxAppsDefault":
 			a.QueueMaxAppsDefault = p.integer(el)
 		case "queueMaxAMShareDefault":
-			a.QueueMaxAMShare = p.fraction(el)
+			a.QueueMaxAMShare = p.amShare(el)
 		case "defaultQueueSchedulingPolicy", "defaultQueueSchedulingMode":
 			a.DefaultPolicy = p.policy(el)
 		case "defaultFairSharePreemptionThreshold":
@@ -175,7 +175,7 @@ func (p *parser) queueBody(el *etree.Element, q *Queue) {
 		case "maxRunningApps":
 			q.MaxRunningApps = p.integer(c)
 		case "maxAMShare":
-			q.MaxAMShare = p.float(c)
+			q.MaxAMShare = p.amShare(c)
 		case "schedulingPolicy", "schedulingMode":
 			q.Policy = p.policy(c)
 		case "aclSubmitApps":
@@ -218,6 +218,15 @@ func (p *parser) fraction(el *etree.Element) float64 {
 	v := p.float(el)
 	if v < 0 || v > 1 {
 		p.errs = append(p.errs, fmt.Sprintf("<%s> %q must be between 0 and 1", el.Tag, el.Text()))
+	}
+	return v
+}
+
+// amShare is a maxAMShare: a fraction, or -1 for no AM limit.
+func (p *parser) amShare(el *etree.Element) float64 {
+	v := p.float(el)
+	if v != -1 && (v < 0 || v > 1) {
+		p.errs = append(p.errs, fmt.Sprintf("<%s> %q must be between 0 and 1, or -1 (no limit)", el.Tag, el.Text()))
 	}
 	return v
 }
