@@ -12,6 +12,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc"
 )
 
@@ -110,5 +111,53 @@ func TestFairSchedulerAllocationFile(t *testing.T) {
 	}
 	if _, got := capacityOf("root.bob"); math.Abs(float64(got)-0.2) > 1e-6 {
 		t.Errorf("created root.bob after the reload: %v, want 0.2", got)
+	}
+}
+
+// A queue the placement policy created lives in memory, as in the Java RM: after a
+// restart the recovered application's queue is created again, and the application waits
+// in it for its AM container as before.
+func TestFairCreatedQueueAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	c := testConf("yarn.resourcemanager.scheduler.class", fairscheduler.Class,
+		statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir())
+	start := func() *ResourceManager {
+		rm, err := New(Options{Conf: c, ConfDir: dir, Logger: testutil.QuietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rm.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return rm
+	}
+	ctx := context.Background()
+	rm1 := start()
+	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	r, err := cl1.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := submit(t, cl1, r.GetApplicationId(), "default", 1024); err != nil {
+		t.Fatal(err)
+	}
+	cl1.Close()
+	stopRM(t, rm1)
+
+	rm2 := start()
+	defer stopRM(t, rm2)
+	cl2 := rmclient.New(rm2.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	defer cl2.Close()
+	rep, err := cl2.GetApplicationReport(ctx, r.GetApplicationId())
+	if err != nil || rep.GetQueue() != "root.alice" || rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_ACCEPTED {
+		t.Fatalf("recovered application: %v %v", rep, err)
+	}
+	queue := "root.alice"
+	var qi yarnpb.GetQueueInfoResponseProto
+	if err := cl2.Call(ctx, "getQueueInfo", &yarnpb.GetQueueInfoRequestProto{QueueName: &queue}, &qi); err != nil || qi.GetQueueInfo().GetQueueName() != "root.alice" {
+		t.Fatalf("root.alice after the restart: %v %v", qi.GetQueueInfo(), err)
+	}
+	if st := rm2.Engine.GroupStats()["root.alice"]; st.Apps != 1 || st.Pending != 1 {
+		t.Fatalf("root.alice in the scheduler: %+v", st)
 	}
 }

@@ -52,6 +52,7 @@ func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 // AdmitToEngine enters an application in the scheduling engine and, for a managed AM,
 // asks for its AM container.
 func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, unmanaged bool) error {
+	rm.ensureFairQueue(spec.Queue)
 	if err := rm.Engine.AddApp(spec); err != nil {
 		return fmt.Errorf("scheduler refused application %s: %w", spec.ID, err)
 	}

@@ -48,6 +48,22 @@ func (rm *Core) createFairQueue(path string) error {
 	return rm.applyQueues(tree)
 }
 
+// ensureFairQueue creates, under the Fair Scheduler, a queue a recovered application
+// names that its placement policy had created before the restart (created queues live
+// in memory only, as in the Java RM, which creates them again the same way).
+func (rm *Core) ensureFairQueue(queue string) {
+	t := rm.Queues()
+	if !t.Fair {
+		return
+	}
+	if _, ok := t.Queue(queue); ok {
+		return
+	}
+	if err := rm.createFairQueue(queue); err != nil {
+		rm.Log.WithError(err).WithField("queue", queue).Warn("queue of a recovered application not created")
+	}
+}
+
 // FairReloadInterval is how often the RM looks at the Fair Scheduler's allocation file, as
 // the Java RM's AllocationFileLoaderService does (RELOAD_INTERVAL_MS); a change is applied
 // once the file has been still for fairReloadWait (ALLOC_RELOAD_WAIT_MS).

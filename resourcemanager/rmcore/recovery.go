@@ -169,6 +169,7 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 		return false
 	}
 	log := rm.Log.WithField("application", rec.ID.String())
+	rm.ensureFairQueue(spec.Queue)
 	if err := rm.Engine.AddApp(spec); err != nil {
 		log.WithError(err).Error("recovered application not scheduled")
 		return true
