@@ -74,7 +74,7 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 	// than the partition has nodes, or a small cluster would wait 40 heartbeats for each
 	// container whose hosts are not among its nodes.
 	delay := min(e.cfg.NodeLocalityDelay, len(p.nodes))
-	if len(hosts) > 0 && a.missed[ask.Priority] < delay {
+	if len(hosts) > 0 && a.missed[ask.Priority] < delay && e.anyIn(p, e.hosts, hosts) {
 		a.missed[ask.Priority]++
 		return nil, true
 	}
@@ -89,7 +89,7 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 	if extra := e.cfg.RackLocalityAdditionalDelay; extra >= 0 {
 		rackDelay = min(e.cfg.NodeLocalityDelay+extra, len(p.nodes))
 	}
-	if len(racks) > 0 && a.missed[ask.Priority] < rackDelay {
+	if len(racks) > 0 && a.missed[ask.Priority] < rackDelay && e.anyIn(p, e.racks, racks) {
 		a.missed[ask.Priority]++
 		return nil, true
 	}
@@ -114,4 +114,19 @@ func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) {
 			}
 		}
 	}
+}
+
+// anyIn reports whether partition p has a node under any of names (hosts or racks). An
+// ask naming only hosts the cluster does not have (a MapReduce split on "localhost" of a
+// file:// path, a node gone for good) can never be placed there: waiting for them only
+// hands its turns to other queues, so it goes on to its racks, or anywhere, at once.
+func (e *Engine) anyIn(p *partition, index map[string][]*node, names []string) bool {
+	for _, name := range names {
+		for _, n := range index[name] {
+			if n.spec.Partition == p.name {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -124,3 +124,19 @@ func TestRackLocalityAdditionalDelay(t *testing.T) {
 		}
 	}
 }
+
+// Hosts or racks the cluster does not have are not waited for: the ask goes on to its
+// racks, or anywhere, at once (a MapReduce split on "localhost" of a file:// input).
+func TestNoWaitForHostsTheClusterLacks(t *testing.T) {
+	e := localityEngine(t, 3)
+	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
+	must(t, e.UpdateAsks("x", localAsk("localhost", "/r2", true)))
+	if got := e.Schedule(0).Allocations; len(got) != 1 || (got[0].Node != "h2:8041" && got[0].Node != "h3:8041") {
+		t.Fatalf("placed %+v, want rack-local on /r2 at once", got)
+	}
+	must(t, e.AddApp(AppSpec{ID: "y", Queue: "a"}))
+	must(t, e.UpdateAsks("y", localAsk("localhost", "/default-rack", true)))
+	if got := e.Schedule(0).Allocations; len(got) != 1 {
+		t.Fatalf("placed %+v, want off-switch at once", got)
+	}
+}
