@@ -70,13 +70,7 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 			t.Parallel()
 			for _, c := range cases {
 				site := loopbackRMSite(t)
-				dir := t.TempDir()
-				writeConf(t, dir, site)
-				queues := map[string]string{}
-				for key, v := range c.queues {
-					queues["yarn.scheduler.capacity."+key] = v
-				}
-				writeCapacityScheduler(t, dir, queues)
+				dir := queueConfDir(t, site, c.queues)
 				if c.core != nil {
 					core := map[string]string{"fs.defaultFS": "file:///", "hadoop.tmp.dir": filepath.Join(dir, "tmp")}
 					for key, v := range c.core {
@@ -96,6 +90,20 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 			}
 		})
 	}
+}
+
+// queueConfDir writes a configuration directory with site's yarn-site.xml keys and a
+// capacity-scheduler.xml of queues (keys without the yarn.scheduler.capacity. prefix).
+func queueConfDir(t *testing.T, site, queues map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeConf(t, dir, site)
+	props := map[string]string{}
+	for key, v := range queues {
+		props["yarn.scheduler.capacity."+key] = v
+	}
+	writeCapacityScheduler(t, dir, props)
+	return dir
 }
 
 // submitAndWait submits an unmanaged-AM application as user to queue default and

@@ -72,13 +72,7 @@ func TestUserLimitsLikeApache(t *testing.T) {
 			for _, c := range cases {
 				site := loopbackRMSite(t)
 				site["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"] = "200"
-				dir := t.TempDir()
-				writeConf(t, dir, site)
-				queues := map[string]string{}
-				for key, v := range c.queues {
-					queues["yarn.scheduler.capacity."+key] = v
-				}
-				writeCapacityScheduler(t, dir, queues)
+				dir := queueConfDir(t, site, c.queues)
 				k.start(t, dir, site)
 				if got := holdings(t, site, c.users); fmt.Sprint(got) != fmt.Sprint(c.want) {
 					t.Errorf("%s: users %v hold %v containers, want %v", c.name, c.users, got, c.want)

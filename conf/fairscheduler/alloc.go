@@ -47,6 +47,11 @@ type Queue struct {
 	Children                     []*Queue
 }
 
+// newQueue is a queue at path with every setting at its default (weight 1, the rest unset).
+func newQueue(path string) *Queue {
+	return &Queue{Path: path, Weight: 1, MaxRunningApps: -1, MaxAMShare: math.NaN(), MaxShare: math.NaN(), FairSharePreemptionThreshold: math.NaN()}
+}
+
 // Allocations is a parsed allocation file.
 type Allocations struct {
 	Source              string
@@ -83,7 +88,8 @@ func Parse(source string, b []byte) (*Allocations, error) {
 	p := &parser{source: source}
 	a := &Allocations{Source: source, UserMaxApps: map[string]int{}, UserMaxAppsDefault: math.MaxInt32, QueueMaxAppsDefault: math.MaxInt32,
 		QueueMaxAMShare: 0.5, DefaultPolicy: "fair", FairShareThreshold: 0.5}
-	a.Root = &Queue{Path: "root", Parent: true, Weight: 1, MaxRunningApps: -1, MaxAMShare: math.NaN(), MaxShare: math.NaN(), FairSharePreemptionThreshold: math.NaN()}
+	a.Root = newQueue("root")
+	a.Root.Parent = true
 	for _, el := range top.ChildElements() {
 		switch el.Tag {
 		case "queue", "pool":
@@ -124,7 +130,7 @@ func Parse(source string, b []byte) (*Allocations, error) {
 	}
 	// The Fair Scheduler always has root.default.
 	if !hasChild(a.Root, "root.default") {
-		a.Root.Children = append(a.Root.Children, &Queue{Path: "root.default", Weight: 1, MaxRunningApps: -1, MaxAMShare: math.NaN(), MaxShare: math.NaN(), FairSharePreemptionThreshold: math.NaN()})
+		a.Root.Children = append(a.Root.Children, newQueue("root.default"))
 	}
 	if len(p.errs) > 0 {
 		return nil, fmt.Errorf("%s: %s", source, strings.Join(p.errs, "; "))
@@ -156,7 +162,7 @@ func (p *parser) queue(el *etree.Element, parent *Queue) {
 		p.errs = append(p.errs, fmt.Sprintf("<queue name=%q> under %s: a queue name must be non-empty and contain no period", name, parent.Path))
 		return
 	}
-	q := &Queue{Path: parent.Path + "." + name, Weight: 1, MaxRunningApps: -1, MaxAMShare: math.NaN(), MaxShare: math.NaN(), FairSharePreemptionThreshold: math.NaN()}
+	q := newQueue(parent.Path + "." + name)
 	q.Parent = el.SelectAttrValue("type", "") == "parent"
 	parent.Children = append(parent.Children, q)
 	p.queueBody(el, q)

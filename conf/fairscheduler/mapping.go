@@ -140,7 +140,7 @@ func (a *Allocations) withCreated(created []string) *Queue {
 				}
 			}
 			if next == nil {
-				next = &Queue{Path: p, Weight: 1, MaxRunningApps: -1, MaxAMShare: math.NaN(), MaxShare: math.NaN(), FairSharePreemptionThreshold: math.NaN()}
+				next = newQueue(p)
 				cur.Children = append(cur.Children, next)
 				cur.Parent = true
 			}
