@@ -48,8 +48,12 @@ func TestHadoop3GPUsOnBobbin(t *testing.T) {
 	}
 	// The default queue may use the whole cluster: with writeConf's 90 % maximum it could
 	// hold only 3 of the 4 GPUs (Bobbin limits a queue in every resource type, as the Java
-	// RM's DominantResourceCalculator does).
+	// RM's DominantResourceCalculator does). GPUs need that calculator, on the Java RM as
+	// on Bobbin's: the default one normalizes asks to memory and one vcore. Its AM limit
+	// is then a dominant share too, which two AMs' vcores would pass at 10 %.
 	c.capacityProps = map[string]string{
+		"yarn.scheduler.capacity.resource-calculator":           "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
+		"yarn.scheduler.capacity.maximum-am-resource-percent":   "0.5",
 		"yarn.scheduler.capacity.root.queues":                   "default",
 		"yarn.scheduler.capacity.root.default.capacity":         "100",
 		"yarn.scheduler.capacity.root.default.maximum-capacity": "100",

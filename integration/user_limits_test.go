@@ -74,7 +74,7 @@ func TestUserLimitsLikeApache(t *testing.T) {
 				site["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"] = "200"
 				dir := queueConfDir(t, site, c.queues)
 				k.start(t, dir, site)
-				if got := holdings(t, site, c.users); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				if got := holdings(t, site, c.users, demand{}); fmt.Sprint(got) != fmt.Sprint(c.want) {
 					t.Errorf("%s: users %v hold %v containers, want %v", c.name, c.users, got, c.want)
 				}
 			}
@@ -107,31 +107,57 @@ func rmKinds(t *testing.T) []rmKind {
 	return kinds
 }
 
-// holdings submits one unmanaged-AM application per user, has each ask for ten 1 GB
-// containers, then registers one 10 GB, 10-vcore node and allocates until the grants
-// stop: what each application holds then.
-func holdings(t *testing.T, site map[string]string, users []string) []int {
+// demand is what holdings offers and asks for: one node of nodeMB and nodeVcores, and
+// count containers of askMB and askVcores from each user's application (zero values: a
+// 10 GB, 10-vcore node and ten 1 GB, 1-vcore containers each).
+type demand struct {
+	nodeMB, askMB                int64
+	nodeVcores, askVcores, count int32
+}
+
+func (d demand) withDefaults() demand {
+	if d.nodeMB == 0 {
+		d.nodeMB, d.nodeVcores = 10240, 10
+	}
+	if d.askMB == 0 {
+		d.askMB, d.askVcores = 1024, 1
+	}
+	if d.count == 0 {
+		d.count = 10
+	}
+	return d
+}
+
+// holdings submits one unmanaged-AM application per user, has each ask for d's
+// containers, then registers d's node and allocates until the grants stop: what each
+// application holds then.
+func holdings(t *testing.T, site map[string]string, users []string, d demand) []int {
 	t.Helper()
+	d = d.withDefaults()
 	ctx := context.Background()
 	ams := make([]*amclient.Client, len(users))
 	for i, user := range users {
 		ams[i] = unmanagedAMAs(t, site, user)
-		ams[i].Request(1, "*", 1024, 1, 10)
+		ams[i].Request(1, "*", d.askMB, d.askVcores, d.count)
 		if _, err := ams[i].Allocate(ctx, 0); err != nil {
 			t.Fatalf("%s's first allocate: %v", user, err)
 		}
 	}
 	nm, err := nmsim.Start(nmsim.Options{TrackerAddr: site["yarn.resourcemanager.resource-tracker.address"], Port: int32(freePort(t)),
-		MemoryMB: 10240, VCores: 10, Heartbeat: 200 * time.Millisecond, FollowRM: true, Logger: testutil.QuietLogger()})
+		MemoryMB: d.nodeMB, VCores: d.nodeVcores, Heartbeat: 200 * time.Millisecond, FollowRM: true, Logger: testutil.QuietLogger()})
 	if err != nil {
 		t.Fatalf("simulated NodeManager: %v", err)
 	}
 	t.Cleanup(nm.Stop)
 	held := make([]int, len(users))
 	// The Java RMs place one container per node heartbeat (200 ms): grants stop when the
-	// node is full, or when 3 s (15 heartbeats) pass without one.
+	// node's memory is full or every ask is met, or when 3 s (15 heartbeats) pass
+	// without one.
 	last := time.Now()
-	for total := 0; total < 10 && time.Since(last) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
+	full := func(total int) bool {
+		return int64(total)*d.askMB > d.nodeMB-d.askMB || total == int(d.count)*len(users)
+	}
+	for total := 0; !full(total) && time.Since(last) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
 		for i, am := range ams {
 			resp, err := am.Allocate(ctx, 0)
 			if err != nil {

@@ -85,6 +85,9 @@ func newClusterIn(t *testing.T, dir, confDir string, extra ...string) *cluster {
 		"yarn.resourcemanager.scheduler.address": "127.0.0.1:0", "yarn.resourcemanager.admin.address": "127.0.0.1:0",
 		"yarn.resourcemanager.webapp.address": "127.0.0.1:0", "yarn.scheduler.minimum-allocation-mb": "128",
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "50",
+		// The tests' unmanaged AMs each count a minimum allocation against the AM limit,
+		// as in Java: room for all of them.
+		"yarn.scheduler.capacity.maximum-am-resource-percent": "1",
 	} {
 		c.Set(k, v)
 	}

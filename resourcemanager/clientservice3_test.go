@@ -12,6 +12,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
@@ -119,7 +120,9 @@ func TestApplicationLifetime(t *testing.T) {
 // GPUs declared in resource-types.xml are an engine dimension: nodes offer them, asks
 // take them, and a node with no GPU left gets no GPU container.
 func TestGPUsAreScheduled(t *testing.T) {
-	rm, cl := startRMWithClock(t, testConf("yarn.resource-types", "yarn.io/gpu"), time.Now)
+	// GPUs need the DominantResourceCalculator, as on the Java RM: the default one
+	// normalizes every ask to memory and one vcore.
+	rm, cl := startRMWithClock(t, testConf("yarn.resource-types", "yarn.io/gpu", scheduler.KeyResourceCalculator, scheduler.DominantResourceCalculator), time.Now)
 	ctx := context.Background()
 	var info yarnpb.GetAllResourceTypeInfoResponseProto
 	if err := cl.Call(ctx, "getResourceTypeInfo", &yarnpb.GetAllResourceTypeInfoRequestProto{}, &info); err != nil {

@@ -101,7 +101,8 @@ func TestAllocateEndToEnd(t *testing.T) {
 // node with room for three wait until a fourth frees, then come in one answer. A bad tag
 // value is refused at submission.
 func TestGangTagPlacesAsksWhole(t *testing.T) {
-	rm, cl := startRMWithClock(t, testConf(), time.Now)
+	// Two unmanaged AMs count two minimum allocations against the AM limit, as in Java.
+	rm, cl := startRMWithClock(t, testConf(capacity.Prefix+"maximum-am-resource-percent", "1"), time.Now)
 	ctx := context.Background()
 	nm := newFakeNM(t, rm, 45454)
 	nm.register(8192, 8)
@@ -138,20 +139,26 @@ func TestGangTagPlacesAsksWhole(t *testing.T) {
 	}
 }
 
-// A queue's maximum-allocation-mb bounds its applications' asks and AM, and its AM hears
-// it at registration; a queue maximum above the cluster's stops the RM.
+// A queue's maximum-allocation-mb reaches its AM at registration, while its AM and asks
+// are held to the cluster's maximum, as the Java RMs hold them (TestAskLimitsLikeApache
+// has both); a queue maximum above the cluster's stops the RM.
 func TestQueueMaximumAllocation(t *testing.T) {
 	rm, cl := startRMWithClock(t, testConf(capacity.Prefix+"root.etl.daily.maximum-allocation-mb", "2048"), time.Now)
 	ctx := context.Background()
 	newApp := func() *yarnpb.ApplicationIdProto { r, _ := cl.GetNewApplication(ctx); return r.GetApplicationId() }
-	err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
-		ApplicationId: newApp(), Queue: proto.String("daily"), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(3072), VirtualCores: proto.Int32(1)},
-		AmContainerSpec: &yarnpb.ContainerLaunchContextProto{}}}, &yarnpb.SubmitApplicationResponseProto{})
-	if re := remote(t, err); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=3072, maxMemory=2048") {
-		t.Fatalf("AM above the queue's maximum: %v", err)
+	submit := func(mb int64) error {
+		return cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+			ApplicationId: newApp(), Queue: proto.String("daily"), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(mb), VirtualCores: proto.Int32(1)},
+			AmContainerSpec: &yarnpb.ContainerLaunchContextProto{}}}, &yarnpb.SubmitApplicationResponseProto{})
 	}
-	// An unmanaged AM in daily: its registration names the queue's maximum, and an ask
-	// above it fails with the Java message.
+	if err := submit(3072); err != nil {
+		t.Fatalf("AM above the queue's maximum, within the cluster's: %v", err)
+	}
+	if re := remote(t, submit(9000)); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=9000, maxMemory=8192") {
+		t.Fatalf("AM above the cluster's maximum: %v", re)
+	}
+	// An unmanaged AM in daily: its registration names the queue's maximum; an ask above
+	// it is taken, one above the cluster's fails with the Java message.
 	id := newApp()
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
 		ApplicationId: id, Queue: proto.String("daily"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
@@ -171,9 +178,13 @@ func TestQueueMaximumAllocation(t *testing.T) {
 	}
 	ask := gigs(1)
 	ask.Capability.Memory = proto.Int64(4096)
-	err = am.Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*yarnpb.ResourceRequestProto{ask}}, &yarnpb.AllocateResponseProto{})
-	if re := remote(t, err); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=4096, maxMemory=2048") {
-		t.Fatalf("ask above the queue's maximum: %v", err)
+	if err := am.Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*yarnpb.ResourceRequestProto{ask}}, &yarnpb.AllocateResponseProto{}); err != nil {
+		t.Fatalf("ask above the queue's maximum, within the cluster's: %v", err)
+	}
+	ask.Capability.Memory = proto.Int64(9000)
+	err := am.Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(1), Ask: []*yarnpb.ResourceRequestProto{ask}}, &yarnpb.AllocateResponseProto{})
+	if re := remote(t, err); re.Class != exceptions.InvalidResourceRequest || !strings.Contains(re.Message, "requestedMemory=9000, maxMemory=8192") {
+		t.Fatalf("ask above the cluster's maximum: %v", err)
 	}
 	if _, err := New(Options{Conf: testConf(capacity.Prefix+"root.queues", "default", capacity.Prefix+"root.default.capacity", "100",
 		capacity.Prefix+"root.default.maximum-allocation-mb", "999999"), Logger: testutil.QuietLogger()}); err == nil ||

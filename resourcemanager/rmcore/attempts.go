@@ -53,6 +53,7 @@ func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 // asks for its AM container.
 func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, unmanaged bool) error {
 	rm.ensureFairQueue(spec.Queue)
+	spec.UnmanagedAM = unmanaged
 	if err := rm.Engine.AddApp(spec); err != nil {
 		return fmt.Errorf("scheduler refused application %s: %w", spec.ID, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/logretention"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,6 +147,11 @@ func New(opts Options) (*Core, error) {
 	engineCfg, groups, err := scheduler.FromConf(opts.Queues.Conf, opts.Queues, scheduler.Types{Names: types.Names()})
 	if err != nil {
 		return nil, err
+	}
+	if engineCfg.FitByMemory && types.Len() > 2 {
+		// As on the Java RM, which says nothing: its default calculator drops them.
+		opts.Logger.WithField("resource_types", strings.Join(types.Names()[2:], ",")).Warn("resource types beyond memory and vcores are not scheduled under the DefaultResourceCalculator (asks are normalized to memory and one vcore); set " +
+			scheduler.KeyResourceCalculator + " to " + scheduler.DominantResourceCalculator + " to schedule them")
 	}
 	engineCfg.Groups, engineCfg.Now = groups, opts.Now
 	engineCfg.MinimumAllocation[scheduler.Memory] = int64(settings.MinAllocationMB)

@@ -98,7 +98,7 @@ func (rm *Core) SyncSchedulable(key string) bool {
 	if !ok {
 		return false
 	}
-	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static,
+	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static, Measured: n.Measured,
 		Partition:     rm.Labels.PartitionOf(n.ID),
 		Unschedulable: n.State != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
 	if err := rm.Engine.UpdateNode(spec); err != nil {

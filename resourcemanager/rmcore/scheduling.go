@@ -287,15 +287,21 @@ func (rm *Core) preemptContainer(p scheduler.Preemption) {
 }
 
 // AsksFrom converts an AM's resource requests for the engine, normalized as YARN does:
-// memory rounded up to a multiple of the minimum allocation, vcores at least the minimum.
+// memory rounded up to a multiple of the minimum allocation; vcores at least the minimum,
+// or, under the DefaultResourceCalculator, one vcore and none of any other type (its
+// normalize keeps memory alone: Resources.createResource(memory)).
 func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	out := make([]scheduler.Ask, 0, len(reqs))
+	memoryOnly := rm.Engine.FitsByMemory()
 	for _, r := range reqs {
 		c := rm.ResourceOf(r.GetCapability())
 		if step := int64(rm.Settings.MinAllocationMB); step > 0 {
 			c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
 		}
 		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.Settings.MinAllocationCore))
+		if memoryOnly {
+			c = scheduler.Resource{scheduler.Memory: c[scheduler.Memory], scheduler.VCores: 1}
+		}
 		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: r.GetResourceName(),
 			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(),
 			Label: r.GetNodeLabelExpression()})

@@ -49,7 +49,9 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "requested_queue": sc.GetQueue(), "queue": queue}).Info("application placed by queue mapping")
 	}
 	if !sc.GetUnmanagedAm() {
-		maxMB, maxVCores := rm.MaxAllocationIn(queue)
+		// The cluster's maximum, as the Java RM validates an AM's request (the queue's
+		// maximum-allocation only reaches the AM, at registration).
+		maxMB, maxVCores := rm.MaxAllocationIn("")
 		if m := amRes.GetMemory(); m < 0 || m > maxMB {
 			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, maxMB)
 		}

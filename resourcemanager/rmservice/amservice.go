@@ -131,7 +131,6 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		lastID   int32
 		lastSize int // the size of the attempt's last answer
 		user     string
-		queue    string
 		priority int32
 		replay   []byte
 		rerr     error
@@ -142,7 +141,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 			return
 		}
 		at.LastPing = s.rm.Opts.Now()
-		lastID, user, queue, priority, lastSize = at.LastResponseID, a.User, a.Queue, a.Priority, len(at.LastResponse)
+		lastID, user, priority, lastSize = at.LastResponseID, a.User, a.Priority, len(at.LastResponse)
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
 			at.Progress = p
 		}
@@ -161,7 +160,10 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	case replay != nil:
 		return replay, nil
 	}
-	maxMB, maxVCores := s.rm.MaxAllocationIn(queue)
+	// Asks are held to the cluster's maximum, not the queue's: the Java RM (2.7.3 and
+	// 3.1.1 alike) tells the AM its queue's maximum at registration but validates asks
+	// against yarn.scheduler.maximum-allocation-* (TestAskLimitsLikeApache).
+	maxMB, maxVCores := s.rm.MaxAllocationIn("")
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > maxMB || int64(ask.GetCapability().GetVirtualCores()) > maxVCores ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {

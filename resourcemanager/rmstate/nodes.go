@@ -36,6 +36,9 @@ type Node struct {
 	// AM containers go.
 	AutoLabels []string
 	Static     bool
+	// Measured: a Bobbin NodeManager on a borrowed server sends the capacity it measures
+	// from its owner's load; every type of it then decides what fits there.
+	Measured bool
 	// nodeUtil and containersUtil are what the NodeManager last measured of the machine
 	// and of its containers (2.8+ NMs send them in every heartbeat).
 	nodeUtil, containersUtil *yarnpb.ResourceUtilizationProto
@@ -409,6 +412,9 @@ func (r *Nodes) SetCapability(key string, c *yarnpb.ResourceProto) bool {
 // scheduling) and its automatic labels. Called with the node registry's lock held.
 func (n *Node) applyMeasurements(req *yarnpb.NodeHeartbeatRequestProto) (resized, relabelled bool) {
 	if r := req.GetBobbinSchedulableResource(); r != nil && r.GetMemory() >= 0 && r.GetVirtualCores() >= 0 {
+		if !n.Measured {
+			n.Measured, resized = true, true
+		}
 		if r.GetMemory() != n.Capability.GetMemory() || r.GetVirtualCores() != n.Capability.GetVirtualCores() {
 			// Only memory and vcores are measured: other types (GPUs) keep what the node
 			// registered.

@@ -32,7 +32,7 @@ func endOf(c *container) time.Time {
 // ends and the reservations already made on it (each holds its room from its start for
 // its duration).
 func freeAt(n *node, t time.Time, rs []reservation) Resource {
-	f := n.free()
+	f := n.room()
 	for _, c := range n.containers.items {
 		if end := endOf(c); !end.IsZero() && !end.After(t) {
 			f = f.Add(c.resource)

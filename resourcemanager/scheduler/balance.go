@@ -157,7 +157,7 @@ func (b *balance) candidates(req Resource, ok func(*node) bool) []*node {
 			return false
 		}
 		visits++
-		if req.Fits(fk.n.free()) && ok(fk.n) {
+		if req.Fits(fk.n.room()) && ok(fk.n) {
 			out = append(out, fk.n)
 		}
 		return true

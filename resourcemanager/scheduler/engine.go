@@ -23,6 +23,12 @@ type Config struct {
 	// DefaultResourceCalculator does; false measures them by the dominant share, as its
 	// DominantResourceCalculator does (yarn.scheduler.capacity.resource-calculator).
 	LimitsByMemory bool
+	// FitByMemory fits containers on nodes by memory alone, and ranks and preempts groups
+	// by their memory, as the Java Capacity Scheduler does under its
+	// DefaultResourceCalculator (whose asks the RM normalizes to one vcore each): a node's
+	// vcores may then be overcommitted. False fits every type (Bobbin's multi-resource
+	// placement; the DominantResourceCalculator's and the Fair Scheduler's behaviour).
+	FitByMemory bool
 	// Rings per resource type; SearchLimit is N, the rings searched above the request's.
 	Rings       [MaxResourceTypes]RingConfig
 	SearchLimit int
@@ -60,10 +66,19 @@ type Config struct {
 // (index 0 only) under DefaultResourceCalculator, else every one of types, or vcores alone
 // with bobbin.scheduler.usage=cpu.
 func (e *Engine) limitMeasure(types int) (int, bool) {
-	if e.cfg.LimitsByMemory {
+	if e.cfg.LimitsByMemory || e.cfg.FitByMemory {
 		return 1, false
 	}
 	return types, e.cfg.CPUOnly
+}
+
+// usageMeasure is how groups are ranked against their quotas and preempted: memory alone
+// under FitByMemory, else every type (or vcores alone with bobbin.scheduler.usage=cpu).
+func (e *Engine) usageMeasure() (int, bool) {
+	if e.cfg.FitByMemory {
+		return 1, false
+	}
+	return e.cfg.Types.Len(), e.cfg.CPUOnly
 }
 
 // DefaultConfig returns the documented defaults.
@@ -226,10 +241,14 @@ func (e *Engine) partition(name string) *partition {
 	if !ok {
 		p = &partition{name: name, nodes: map[string]*node{}, pendingShapes: map[Resource]int{}, weightsDirty: true}
 		types := e.cfg.Types.Len()
-		switch e.cfg.Strategy {
-		case StrategyFirstFit:
+		switch {
+		case e.cfg.Strategy == StrategyFirstFit:
 			p.place = newFirstFit()
-		case StrategyBalance, StrategyAuto:
+		case e.cfg.FitByMemory:
+			// Memory is the one type that fits or not: best fit on it; there is nothing
+			// to balance.
+			p.place = newRings(1, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
+		case e.cfg.Strategy == StrategyBalance || e.cfg.Strategy == StrategyAuto:
 			r := newRings(types, e.cfg.Rings, e.cfg.SearchLimit, e.cfg.Visits, func() Resource { return p.total })
 			p.balance = newBalance(r, e.cfg.Balance, func() []float64 { return e.partitionWeights(p) }, func() float64 { return e.utilization(p) })
 			p.balance.auto = e.cfg.Strategy == StrategyAuto

@@ -38,7 +38,7 @@ func (e *Engine) gangFits(p *partition, a *app, ask *Ask) bool {
 		if !n.schedulable() || !ok(n) {
 			continue
 		}
-		need -= fitCount(n.free(), ask.Capability)
+		need -= fitCount(n.room(), ask.Capability)
 		if need <= 0 {
 			return true
 		}
@@ -75,7 +75,7 @@ func (e *Engine) placeGang(p *partition, a *app, ask *Ask, out []Allocation) []A
 		if n == nil {
 			// The strategy's walks are bounded; gangFits counted every node, so one fits.
 			for _, m := range p.nodes {
-				if m.schedulable() && ok(m) && ask.Capability.Fits(m.free()) && (n == nil || m.order < n.order) {
+				if m.schedulable() && ok(m) && ask.Capability.Fits(m.room()) && (n == nil || m.order < n.order) {
 					n = m
 				}
 			}

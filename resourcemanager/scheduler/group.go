@@ -201,20 +201,25 @@ func (g *group) limitsAllow(a *app, ask *Ask, p *partition, minAlloc Resource, t
 	if !g.userLimitAllows(a, ask.Capability, before, minAlloc, p, types, cpuOnly) {
 		return false
 	}
-	if ask.AM && !g.amUsed.IsZero() {
-		amPPM := float64(g.quota[p.name]) * q.MaximumAMResourcePercent
-		if !shareAtMost(g.amUsed.Add(whole), p.total, types, cpuOnly, uint64(amPPM+0.5)) {
-			return false
-		}
-		// Each user's AM limit (LeafQueue.getUserAMResourceLimit): the queue's times the
-		// user's share, max(minimum-user-limit-percent, 1/active users), times the factor.
-		share := max(q.MinimumUserLimitPercent/100, 1/float64(max(1, len(g.activeUsers))))
-		userPPM := uint64(amPPM*share*q.UserLimitFactor + 0.5)
-		if !shareAtMost(g.userAMUsed[a.spec.User].Add(whole), p.total, types, cpuOnly, userPPM) {
-			return false
-		}
+	return !ask.AM || g.amLimitAllows(a, whole, p, types, cpuOnly)
+}
+
+// amLimitAllows applies maximum-am-resource-percent to one more AM of a's holding am in
+// partition p, the queue's and its user's (at least one AM may always run).
+func (g *group) amLimitAllows(a *app, am Resource, p *partition, types int, cpuOnly bool) bool {
+	if g.amUsed.IsZero() {
+		return true
 	}
-	return true
+	q := g.queue
+	amPPM := float64(g.quota[p.name]) * q.MaximumAMResourcePercent
+	if !shareAtMost(g.amUsed.Add(am), p.total, types, cpuOnly, uint64(amPPM+0.5)) {
+		return false
+	}
+	// Each user's AM limit (LeafQueue.getUserAMResourceLimit): the queue's times the
+	// user's share, max(minimum-user-limit-percent, 1/active users), times the factor.
+	share := max(q.MinimumUserLimitPercent/100, 1/float64(max(1, len(g.activeUsers))))
+	userPPM := uint64(amPPM*share*q.UserLimitFactor + 0.5)
+	return shareAtMost(g.userAMUsed[a.spec.User].Add(am), p.total, types, cpuOnly, userPPM)
 }
 
 // shareAtMost reports used/total (dominant) <= limit/ppm.

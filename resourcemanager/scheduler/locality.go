@@ -49,7 +49,7 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 	}
 	fitsOn := func(cands []*node) *node {
 		for _, c := range cands {
-			if c.spec.Partition == p.name && c.schedulable() && ask.Capability.Fits(c.free()) && !a.blacklist[c.spec.ID] {
+			if c.spec.Partition == p.name && c.schedulable() && ask.Capability.Fits(c.room()) && !a.blacklist[c.spec.ID] {
 				return c
 			}
 		}

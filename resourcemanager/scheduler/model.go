@@ -11,7 +11,11 @@ type NodeSpec struct {
 	Rack      string // "/default-rack" when empty
 	Partition string // node label; "" is the default partition
 	Static    bool   // a stable (not borrowed) node: AM containers prefer these
-	Capacity  Resource
+	// Measured: the node's capacity is measured from its owner's load (a borrowed
+	// server's Bobbin NodeManager); every type decides what fits there, even under
+	// Config.FitByMemory, so that the owner's CPU keeps containers off.
+	Measured bool
+	Capacity Resource
 	// Unschedulable nodes keep their containers but get no new ones (temporary leave,
 	// decommissioning, disk guard).
 	Unschedulable bool
@@ -23,9 +27,28 @@ type node struct {
 	allocated  Resource
 	containers containerSet
 	order      int // insertion order, the first-fit scan order
+	// memoryOnly: only memory decides what fits (Config.FitByMemory, unless the node's
+	// capacity is measured).
+	memoryOnly bool
 }
 
 func (n *node) free() Resource { return n.spec.Capacity.Sub(n.allocated) }
+
+// unbounded is the room of a type that does not decide what fits: far above any amount,
+// and far enough below the int64 limit that sums over a node's containers stay exact.
+const unbounded = 1 << 60
+
+// room is what fits on n: its free resources, or under Config.FitByMemory its free memory
+// with the other types unbounded.
+func (n *node) room() Resource {
+	f := n.free()
+	if n.memoryOnly {
+		for i := 1; i < len(f); i++ {
+			f[i] = unbounded
+		}
+	}
+	return f
+}
 
 func (n *node) schedulable() bool { return !n.spec.Unschedulable }
 
@@ -47,6 +70,10 @@ type AppSpec struct {
 	// Gang: every ANY ask of the application but its AM's is a gang (Ask.Gang): its
 	// containers are placed together (the RM's bobbin.gang application tag).
 	Gang bool
+	// UnmanagedAM: the client runs the AM, which holds no container. As in the Java
+	// Capacity Scheduler (FiCaSchedulerApp), it counts the minimum allocation against
+	// the queue's and user's AM limits from the application's start until it leaves.
+	UnmanagedAM bool
 }
 
 // Ask is one YARN ResourceRequest: the absolute number of containers still wanted for

@@ -18,7 +18,7 @@ func (e *Engine) AddNode(spec NodeSpec) error {
 	if spec.Rack == "" {
 		spec.Rack = "/default-rack"
 	}
-	n := &node{spec: spec, containers: containerSet{kind: onNode}, order: e.nextNode}
+	n := &node{spec: spec, containers: containerSet{kind: onNode}, order: e.nextNode, memoryOnly: e.cfg.FitByMemory && !spec.Measured}
 	e.nextNode++
 	e.nodes[spec.ID] = n
 	e.attach(n)
@@ -40,6 +40,7 @@ func (e *Engine) UpdateNode(spec NodeSpec) error {
 	from := n.spec.Partition
 	e.detach(n)
 	n.spec = spec
+	n.memoryOnly = e.cfg.FitByMemory && !spec.Measured
 	e.attach(n)
 	if from != spec.Partition {
 		// A relabelled node's running containers now count in its new partition, where

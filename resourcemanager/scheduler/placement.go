@@ -43,7 +43,7 @@ func (f *firstFit) update(*node, Resource) {}
 func (f *firstFit) choose(req Resource, ok func(*node) bool) *node {
 	var found *node
 	f.nodes.Ascend(func(n *node) bool {
-		if req.Fits(n.free()) && ok(n) {
+		if req.Fits(n.room()) && ok(n) {
 			found = n
 			return false
 		}
@@ -182,7 +182,7 @@ func (r *rings) walk(iterate func(btree.ItemIteratorG[freeKey]), past func(freeK
 			return false
 		}
 		visits++
-		if req.Fits(fk.n.free()) && ok(fk.n) {
+		if req.Fits(fk.n.room()) && ok(fk.n) {
 			found = fk.n
 			return false
 		}

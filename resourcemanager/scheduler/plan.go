@@ -141,7 +141,7 @@ func passes(fs []nodeFilter) func(*node) bool {
 func (e *Engine) explain(p *partition, a *app, ask *Ask) map[string]int {
 	fs := append([]nodeFilter{
 		{FilterUnschedulable, func(n *node) bool { return n.schedulable() }},
-		{FilterResources, func(n *node) bool { return ask.Capability.Fits(n.free()) }},
+		{FilterResources, func(n *node) bool { return ask.Capability.Fits(n.room()) }},
 	}, e.filtersFor(p, a, ask, nil)...)
 	out := map[string]int{}
 	for _, n := range p.nodes {

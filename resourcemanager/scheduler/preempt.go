@@ -54,16 +54,17 @@ func (e *Engine) sitsOut(g *group, p *partition, now time.Time) bool {
 	if since < e.cfg.Preemption.CoolDown {
 		return true
 	}
-	return since < e.cfg.Preemption.Hold && g.aboveQuota(p.name, p.total, e.cfg.Types.Len(), e.cfg.CPUOnly, 1000)
+	ut, uc := e.usageMeasure()
+	return since < e.cfg.Preemption.Hold && g.aboveQuota(p.name, p.total, ut, uc, 1000)
 }
 
 // preemptFor tries to free room for one container of ask (for starved group g) by taking
 // containers from groups above quota×B, in each victim group's policy order, never taking
 // a group below quota×B. It returns the notices it issued (nil when nothing can help).
 func (e *Engine) preemptFor(g *group, p *partition, ask *Ask, now time.Time) []Preemption {
-	types := e.cfg.Types.Len()
+	types, cpuOnly := e.usageMeasure()
 	pc := e.cfg.Preemption
-	if !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, pc.BelowMilli) {
+	if !g.belowQuota(p.name, p.total, types, cpuOnly, pc.BelowMilli) {
 		return nil
 	}
 	// Room already being freed for this group counts: preempt more only while it falls short
@@ -94,7 +95,7 @@ func (e *Engine) preemptFor(g *group, p *partition, ask *Ask, now time.Time) []P
 	var victims []*container
 	budget := map[*group]*victimGroup{}
 	for _, vg := range e.leaves {
-		if vg == g || !vg.aboveQuota(p.name, p.total, types, e.cfg.CPUOnly, pc.AboveMilli) {
+		if vg == g || !vg.aboveQuota(p.name, p.total, types, cpuOnly, pc.AboveMilli) {
 			continue
 		}
 		remains := vg.used[p.name]
@@ -118,13 +119,13 @@ func (e *Engine) preemptFor(g *group, p *partition, ask *Ask, now time.Time) []P
 		vb := budget[c.app.group]
 		after := vb.remains.Sub(c.resource)
 		q := c.app.group
-		if !shareAtLeast(after, p.total, types, e.cfg.CPUOnly, q.quota[p.name], pc.AboveMilli) {
+		if !shareAtLeast(after, p.total, types, cpuOnly, q.quota[p.name], pc.AboveMilli) {
 			continue // would take the group below quota×B
 		}
 		vb.remains = after
 		taken[c.node] = append(taken[c.node], c)
 		gain[c.node] = gain[c.node].Add(c.resource)
-		if ask.Capability.Fits(c.node.free().Add(gain[c.node])) {
+		if ask.Capability.Fits(c.node.room().Add(gain[c.node])) {
 			var out []Preemption
 			for _, v := range taken[c.node] {
 				v.preemptAt = now.Add(pc.Grace)

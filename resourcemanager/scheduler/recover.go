@@ -32,7 +32,7 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	if !ok {
 		return 0, fmt.Errorf("node %s: %w", rc.Node, ErrUnknownNode)
 	}
-	if rc.Resource.AnyNegative() || !rc.Resource.Fits(n.free()) {
+	if rc.Resource.AnyNegative() || !rc.Resource.Fits(n.room()) {
 		return 0, fmt.Errorf("container of %s (%s) does not fit node %s (free %s)", rc.App, e.cfg.Types.Format(rc.Resource), rc.Node, e.cfg.Types.Format(n.free()))
 	}
 	p := e.partitions[n.spec.Partition]

@@ -25,12 +25,22 @@ func (e *Engine) mayStart(a *app) bool {
 	return true
 }
 
-// markStarted counts a as running in its queue, the queue's parents and for its user.
+// unmanagedAMFits reports whether a's unmanaged AM may start in partition p: its share
+// (the minimum allocation) within the AM limits; the caller holds e.mu.
+func (e *Engine) unmanagedAMFits(a *app, p *partition, types int, cpuOnly bool) bool {
+	return a.started || !a.spec.UnmanagedAM || a.group.amLimitAllows(a, e.cfg.MinimumAllocation, p, types, cpuOnly)
+}
+
+// markStarted counts a as running in its queue, the queue's parents and for its user,
+// and books an unmanaged AM's share of the AM limits.
 func (e *Engine) markStarted(a *app) {
 	if a.started {
 		return
 	}
 	a.started = true
+	if a.spec.UnmanagedAM {
+		a.group.addAMUse(a.spec.User, e.cfg.MinimumAllocation, 1)
+	}
 	for q := a.group.queue; q != nil; q = q.Parent {
 		e.startedIn[q.Path]++
 	}
@@ -43,6 +53,9 @@ func (e *Engine) markGone(a *app) {
 		return
 	}
 	a.started = false
+	if a.spec.UnmanagedAM {
+		a.group.addAMUse(a.spec.User, e.cfg.MinimumAllocation, -1)
+	}
 	for q := a.group.queue; q != nil; q = q.Parent {
 		if e.startedIn[q.Path]--; e.startedIn[q.Path] <= 0 {
 			delete(e.startedIn, q.Path)

@@ -58,7 +58,7 @@ func (e *Engine) Schedule(max int) Plan {
 // round is one group round in partition p (scheduling.md §1, steps 1-8). What it placed
 // (one container, or a whole gang) is in the engine's buffer, valid until the next round.
 func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplaced *unplacedLog) ([]Allocation, []Preemption) {
-	types := e.cfg.Types.Len()
+	types, cpuOnly := e.usageMeasure()
 	e.placed = e.placed[:0]
 	one := func(a Allocation) []Allocation {
 		e.placed = append(e.placed, a)
@@ -66,7 +66,7 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 	}
 	for _, g := range e.leaves {
 		if g.canUse(p.name) && !e.sitsOut(g, p, now) {
-			ranked = append(ranked, newRankedGroup(g, g.value(p.name, p.total, types, e.cfg.CPUOnly)))
+			ranked = append(ranked, newRankedGroup(g, g.value(p.name, p.total, types, cpuOnly)))
 		}
 	}
 	attempted := false
@@ -75,7 +75,7 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 		// first group or the second, so a full sort of every group each round was wasted.
 		selectMin(ranked, i)
 		g := ranked[i].g
-		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, e.cfg.CPUOnly, 1000) {
+		if i > 0 && attempted && !g.belowQuota(p.name, p.total, types, cpuOnly, 1000) {
 			return nil, nil // step 8: only groups under quota may go after an attempt
 		}
 		a, ask := e.pick(g, p, unplaced)
@@ -190,7 +190,7 @@ func (e *Engine) pick(g *group, p *partition, unplaced *unplacedLog) (*app, *Ask
 		if ask == nil {
 			continue
 		}
-		if !e.mayStart(a) || !g.limitsAllow(a, oneOf(ask), p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
+		if !e.mayStart(a) || !e.unmanagedAMFits(a, p, limitTypes, limitCPUOnly) || !g.limitsAllow(a, oneOf(ask), p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
 			unplaced.note(e, p, a, ask, ReasonQueueLimit)
 			continue
 		}
@@ -229,7 +229,8 @@ func (e *Engine) applySchedules(now time.Time) {
 			if p, ok := e.partitions[""]; ok {
 				total = p.total
 			}
-			s := DominantShare(*g.absQuota, total, e.cfg.Types.Len(), e.cfg.CPUOnly)
+			ut, uc := e.usageMeasure()
+			s := DominantShare(*g.absQuota, total, ut, uc)
 			if s.Num > s.Den {
 				s = Share{1, 1} // more than the cluster has: the whole cluster
 			}

@@ -198,6 +198,9 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, 
 	switch s := str(KeyResourceCalculator, DefaultResourceCalculator); s {
 	case DefaultResourceCalculator:
 		cfg.LimitsByMemory = true
+		// The Capacity Scheduler's default calculator fits by memory alone; the Fair
+		// Scheduler normalizes and fits by every type whatever this key says.
+		cfg.FitByMemory = !capacity.UsesFairScheduler(c)
 	case DominantResourceCalculator:
 		cfg.LimitsByMemory = false
 	default:

@@ -36,7 +36,7 @@ func (e *Engine) Stats() Stats {
 			}
 			fits := false
 			for shape := range p.pendingShapes {
-				if shape.Fits(free) {
+				if shape.Fits(n.room()) {
 					fits = true
 					break
 				}
@@ -70,6 +70,10 @@ func (e *Engine) Totals() (total, allocated Resource) {
 
 // Types returns the engine's resource types.
 func (e *Engine) Types() Types { return e.cfg.Types }
+
+// FitsByMemory reports Config.FitByMemory: asks are then normalized to one vcore, as the
+// Java DefaultResourceCalculator normalizes them.
+func (e *Engine) FitsByMemory() bool { return e.cfg.FitByMemory }
 
 // GroupStats is one quota group (a leaf queue) as the engine sees it.
 type GroupStats struct {
@@ -113,7 +117,8 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 			gs.Quota[p] = float64(q) / ppm
 			gs.Used[p] = g.used[p]
 			if part := e.partitions[p]; part != nil && q > 0 {
-				s := DominantShare(g.used[p], part.total, types, e.cfg.CPUOnly)
+				ut, uc := e.usageMeasure()
+				s := DominantShare(g.used[p], part.total, ut, uc)
 				if s.Den > 0 {
 					gs.Value[p] = float64(s.Num) / float64(s.Den) / (float64(q) / ppm)
 				}

@@ -241,6 +241,12 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 		return scheduler.Config{}, nil, err
 	}
 	cfg.Groups = groups
+	if _, set := c.Raw(scheduler.KeyResourceCalculator); !set {
+		// A trace places by every resource type (Bobbin's multi-resource placement)
+		// unless it names the calculator; the RM without the key fits by memory, as the
+		// Java Capacity Scheduler's default calculator does.
+		cfg.FitByMemory = false
+	}
 	if _, set := c.Raw(scheduler.KeyTimeZone); !set {
 		cfg.Location = time.UTC // a trace's time of day is UTC unless it says otherwise
 	}
