@@ -111,6 +111,12 @@ func queueConfDir(t *testing.T, site, queues map[string]string) string {
 // RM rejects asynchronously), or the error when the call itself is refused.
 func submitAndWait(t *testing.T, addr, user string) string {
 	t.Helper()
+	return submitAndWaitIn(t, addr, user, "default")
+}
+
+// submitAndWaitIn is submitAndWait to queue.
+func submitAndWaitIn(t *testing.T, addr, user, queue string) string {
+	t.Helper()
 	ctx := context.Background()
 	cl := rmclient.New(addr, user, rpc.ClientOptions{ConnectRetries: 50, Logger: testutil.QuietLogger()})
 	defer cl.Close()
@@ -120,7 +126,7 @@ func submitAndWait(t *testing.T, addr, user string) string {
 	}
 	id := r.GetApplicationId()
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
-		ApplicationId: id, ApplicationName: proto.String("limits"), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true),
+		ApplicationId: id, ApplicationName: proto.String("limits"), Queue: proto.String(queue), UnmanagedAm: proto.Bool(true),
 		Resource:                                &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
 		AmContainerSpec:                         &yarnpb.ContainerLaunchContextProto{},
 		MaxAppAttempts:                          proto.Int32(1),

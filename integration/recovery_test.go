@@ -116,7 +116,7 @@ echo "=== end attempts"
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)
-		t.Fatalf("%s\n%s\n--- pi:\n%s\n--- rm:\n%s\n--- rm2:\n%s\n--- nm:\n%s", why, out, c.logTail("pi.out", 60), c.logTail("rm.log", 30), c.logTail("rm2.log", 60), c.logTail("nm.log", 40))
+		t.Fatalf("%s\n%s\n--- pi0:\n%s\n--- pi:\n%s\n--- rm:\n%s\n--- rm2:\n%s\n--- nm:\n%s", why, out, c.logTail("pi0.out", 30), c.logTail("pi.out", 60), c.logTail("rm.log", 30), c.logTail("rm2.log", 60), c.logTail("nm.log", 40))
 	}
 	if err != nil {
 		fail(fmt.Sprintf("cluster script: %v", err))

@@ -80,6 +80,23 @@ func TestSchedulingKeysLikeApache(t *testing.T) {
 		users:  []string{"alice", "bob"},
 		want:   []int{5, 5},
 		only:   "3.1.1",
+	}, {
+		// Three slots: the fair ordering alternates, alice first on the tie; with
+		// size-based weights bob's larger demand (30 GB against 2) earns him the third.
+		name:   "ordering-policy fair, three slots",
+		queues: queue("maximum-am-resource-percent", "1", "root.default.ordering-policy", "fair"),
+		users:  []string{"alice", "bob"},
+		demand: demand{nodeMB: 3072, nodeVcores: 3, counts: []int32{2, 30}},
+		want:   []int{2, 1},
+		only:   "3.1.1",
+	}, {
+		name: "ordering-policy fair, three slots, size-based weight",
+		queues: queue("maximum-am-resource-percent", "1", "root.default.ordering-policy", "fair",
+			"root.default.ordering-policy.fair.enable-size-based-weight", "true"),
+		users:  []string{"alice", "bob"},
+		demand: demand{nodeMB: 3072, nodeVcores: 3, counts: []int32{2, 30}},
+		want:   []int{1, 2},
+		only:   "3.1.1",
 	}}
 	for _, k := range comparedRMs(t) {
 		t.Run(k.name, func(t *testing.T) {

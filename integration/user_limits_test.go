@@ -108,11 +108,21 @@ func rmKinds(t *testing.T) []rmKind {
 }
 
 // demand is what holdings offers and asks for: one node of nodeMB and nodeVcores, and
-// count containers of askMB and askVcores from each user's application (zero values: a
-// 10 GB, 10-vcore node and ten 1 GB, 1-vcore containers each).
+// count containers (counts[i] for user i, when given) of askMB and askVcores from each
+// user's application (zero values: a 10 GB, 10-vcore node and ten 1 GB, 1-vcore
+// containers each).
 type demand struct {
 	nodeMB, askMB                int64
 	nodeVcores, askVcores, count int32
+	counts                       []int32
+}
+
+// of is how many containers user i's application asks for.
+func (d demand) of(i int) int32 {
+	if i < len(d.counts) {
+		return d.counts[i]
+	}
+	return d.count
 }
 
 func (d demand) withDefaults() demand {
@@ -138,7 +148,7 @@ func holdings(t *testing.T, site map[string]string, users []string, d demand) []
 	ams := make([]*amclient.Client, len(users))
 	for i, user := range users {
 		ams[i] = unmanagedAMAs(t, site, user)
-		ams[i].Request(1, "*", d.askMB, d.askVcores, d.count)
+		ams[i].Request(1, "*", d.askMB, d.askVcores, d.of(i))
 		if _, err := ams[i].Allocate(ctx, 0); err != nil {
 			t.Fatalf("%s's first allocate: %v", user, err)
 		}
@@ -154,8 +164,12 @@ func holdings(t *testing.T, site map[string]string, users []string, d demand) []
 	// node's memory is full or every ask is met, or when 3 s (15 heartbeats) pass
 	// without one.
 	last := time.Now()
+	asked := 0
+	for i := range users {
+		asked += int(d.of(i))
+	}
 	full := func(total int) bool {
-		return int64(total)*d.askMB > d.nodeMB-d.askMB || total == int(d.count)*len(users)
+		return int64(total)*d.askMB > d.nodeMB-d.askMB || total == asked
 	}
 	for total := 0; !full(total) && time.Since(last) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
 		for i, am := range ams {

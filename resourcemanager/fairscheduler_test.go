@@ -90,6 +90,44 @@ func TestFairSchedulerAllocationFile(t *testing.T) {
 	if name, got := capacityOf("root.medium"); name != "root.medium" || math.Abs(float64(got)-0.25) > 1e-6 {
 		t.Fatalf("root.medium: %q capacity %v, want 0.25", name, got)
 	}
+	// The REST scheduler view is the Fair Scheduler's, queues named by path.
+	type fq struct {
+		Type             string `json:"type"`
+		QueueName        string `json:"queueName"`
+		MaxApps          int    `json:"maxApps"`
+		SchedulingPolicy string `json:"schedulingPolicy"`
+		NumActiveApps    *int   `json:"numActiveApps"`
+		NumPendingApps   *int   `json:"numPendingApps"`
+		ChildQueues      *struct {
+			Queue []fq `json:"queue"`
+		} `json:"childQueues"`
+	}
+	var view struct {
+		Scheduler struct {
+			SchedulerInfo struct {
+				Type      string `json:"type"`
+				RootQueue fq     `json:"rootQueue"`
+			} `json:"schedulerInfo"`
+		} `json:"scheduler"`
+	}
+	getJSON(t, "http://"+rm.WebAddr().String()+"/ws/v1/cluster/scheduler", &view)
+	si := view.Scheduler.SchedulerInfo
+	if si.Type != "fairScheduler" || si.RootQueue.QueueName != "root" || si.RootQueue.ChildQueues == nil {
+		t.Fatalf("scheduler view: %+v", si)
+	}
+	leaves := map[string]fq{}
+	for _, q := range si.RootQueue.ChildQueues.Queue {
+		leaves[q.QueueName] = q
+	}
+	for name, apps := range map[string]int{"root.small": 0, "root.medium": 1, "root.large": 1, "root.bob": 1, "root.default": 0} {
+		q, ok := leaves[name]
+		if !ok || q.Type != "fairSchedulerLeafQueueInfo" || q.SchedulingPolicy != "fair" || q.NumActiveApps == nil || *q.NumActiveApps+*q.NumPendingApps != apps {
+			t.Errorf("%s in the scheduler view: %+v, want a fair leaf with %d applications", name, q, apps)
+		}
+	}
+	if q := leaves["root.small"]; q.MaxApps != 1 || leaves["root.large"].MaxApps != math.MaxInt32 {
+		t.Errorf("maxApps: small %d, large %d", q.MaxApps, leaves["root.large"].MaxApps)
+	}
 	// Weights 1:1:1 from now on; root.bob stays.
 	if err := os.WriteFile(file, []byte(`<allocations><queue name="small"/><queue name="medium"/><queue name="large"/></allocations>`), 0o644); err != nil {
 		t.Fatal(err)

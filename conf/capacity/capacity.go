@@ -134,17 +134,15 @@ type Queue struct {
 	// OrderingPolicy is the leaf's ordering-policy: "" (unset), OrderingFIFO or
 	// OrderingFair (class names are read as their short names).
 	OrderingPolicy string
+	// FairSizeBasedWeight: ordering-policy.fair.enable-size-based-weight.
+	FairSizeBasedWeight bool
+	// FairPolicy is the Fair Scheduler's schedulingPolicy ("fair", "DRF", "FIFO").
+	FairPolicy string
 	// MaximumAllocationMB and MaximumAllocationVCores are the queue's
 	// maximum-allocation-mb and -vcores (0: the cluster's; inherited from the parent).
 	MaximumAllocationMB     int64
 	MaximumAllocationVCores int64
 }
-
-// The ordering policies of a leaf (ordering-policy).
-const (
-	OrderingFIFO = "fifo"
-	OrderingFair = "fair"
-)
 
 // IsLeaf reports whether the queue has no children.
 func (q *Queue) IsLeaf() bool { return len(q.Children) == 0 }

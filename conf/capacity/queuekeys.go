@@ -3,12 +3,21 @@ package capacity
 import (
 	"strconv"
 	"strings"
+
+	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
+)
+
+// The ordering policies of a leaf (ordering-policy).
+const (
+	OrderingFIFO = "fifo"
+	OrderingFair = "fair"
 )
 
 // queueExtras reads the per-queue keys beyond capacities and limits that change what a
 // queue means: ordering-policy (leaves), maximum-allocation-mb/-vcores (inherited), and
 // the 3.x features Bobbin does not have, refused by name rather than ignored:
-// auto-created leaf queues, reservations, queue priorities and size-based fair weights.
+// auto-created leaf queues, reservations and queue priorities (a parent's
+// priority-utilization ordering).
 func (p *parser) queueExtras(q, parent *Queue, pre string) {
 	if parent != nil {
 		q.MaximumAllocationMB, q.MaximumAllocationVCores = parent.MaximumAllocationMB, parent.MaximumAllocationVCores
@@ -32,11 +41,20 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 		}
 		q.DefaultApplicationPriority = int32(n)
 	}
-	switch v := strings.TrimSpace(p.str(pre+"ordering-policy", "")); v {
-	case "":
-	case OrderingFIFO, "org.apache.hadoop.yarn.server.resourcemanager.scheduler.policy.FifoOrderingPolicy":
+	q.FairPolicy = p.str(pre+fairscheduler.KeyPolicy, "")
+	parentQueue := len(splitList(p.str(pre+"queues", ""))) > 0
+	switch v := strings.TrimSpace(p.str(pre+"ordering-policy", "")); {
+	case v == "":
+	case parentQueue && v == "utilization":
+		// 3.1's default for a parent: children by used capacity over guaranteed, which is
+		// how Bobbin ranks sibling groups.
+	case parentQueue && v == "priority-utilization":
+		p.errorf(pre+"ordering-policy", v, "queue priorities are not implemented (Bobbin orders sibling groups by their share over quota, as utilization does); use utilization")
+	case parentQueue:
+		p.errorf(pre+"ordering-policy", v, "a parent queue's must be utilization or priority-utilization")
+	case v == OrderingFIFO || v == "org.apache.hadoop.yarn.server.resourcemanager.scheduler.policy.FifoOrderingPolicy":
 		q.OrderingPolicy = OrderingFIFO
-	case OrderingFair, "org.apache.hadoop.yarn.server.resourcemanager.scheduler.policy.FairOrderingPolicy":
+	case v == OrderingFair || v == "org.apache.hadoop.yarn.server.resourcemanager.scheduler.policy.FairOrderingPolicy":
 		q.OrderingPolicy = OrderingFair
 	default:
 		p.errorf(pre+"ordering-policy", v, "must be fifo or fair")
@@ -54,13 +72,23 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 	}
 	refuse("auto-create-child-queue.enabled", "Bobbin does not create leaf queues on submission; set it to false and declare the queues")
 	refuse("reservable", "Bobbin has no reservation system (the reservation calls are answered as the Java RM answers them with it off); set it to false")
-	refuse("ordering-policy.fair.enable-size-based-weight", "the fair ordering's size-based weights are not implemented; set it to false")
+	if v, ok := p.lookup(pre + "ordering-policy.fair.enable-size-based-weight"); ok && strings.TrimSpace(v) != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			p.errorf(pre+"ordering-policy.fair.enable-size-based-weight", v, "must be true or false")
+		}
+		q.FairSizeBasedWeight = b
+	}
 	p.lifetimes(q, pre)
 	if v, ok := p.lookup(pre + "acl_application_max_priority"); ok && strings.TrimSpace(v) != "*" {
 		p.errorf(pre+"acl_application_max_priority", v, "application priority ACLs are not implemented (any user may ask up to yarn.cluster.max-application-priority); set it to * or remove it")
 	}
-	if v, ok := p.lookup(pre + "priority"); ok && strings.TrimSpace(v) != "" && strings.TrimSpace(v) != "0" {
-		p.errorf(pre+"priority", v, "queue priorities are not implemented (Bobbin orders sibling groups by their share over quota); remove it or set 0")
+	// A queue's priority orders it among its siblings only under its parent's
+	// priority-utilization ordering, refused above; as on the Java RM it does nothing else.
+	if v, ok := p.lookup(pre + "priority"); ok && strings.TrimSpace(v) != "" {
+		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err != nil {
+			p.errorf(pre+"priority", v, "must be a whole number")
+		}
 	}
 }
 

@@ -121,6 +121,13 @@ func TestAllocationFileRefusals(t *testing.T) {
 	if _, err := a.CapacityKeys(nil, false); err == nil || !strings.Contains(err.Error(), "below its weight's share") {
 		t.Errorf("maxResources below the weight share: %v", err)
 	}
+	a, err = Parse("f.xml", []byte(`<allocations><queue name="p"><schedulingPolicy>fifo</schedulingPolicy><queue name="c"/></queue></allocations>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CapacityKeys(nil, false); err == nil || !strings.Contains(err.Error(), "queue root.p: <schedulingPolicy> fifo is only for leaf queues") {
+		t.Errorf("fifo parent: %v", err)
+	}
 }
 
 // FuzzParse: an allocation file never crashes the reader.

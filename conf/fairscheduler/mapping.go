@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// KeyPolicy is the per-queue key (after the queue's prefix) that carries a queue's
+// schedulingPolicy, as the Fair Scheduler names it ("fair", "DRF", "FIFO"), to the
+// queue tree for the REST view.
+const KeyPolicy = "bobbin.fair.scheduling-policy"
+
 const prefix = "yarn.scheduler.capacity."
 
 // CapacityKeys maps the allocations onto the Capacity Scheduler's keys (and Bobbin's) that
@@ -51,6 +56,14 @@ func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[strin
 		} else if q.Path != "root" {
 			keys[pre+"acl_administer_queue"] = " "
 		}
+		// A drf queue under a fair one is taken, as 2.7.3 takes it (3.1.1 logs an error
+		// and leaves such a queue out); fifo is for leaves only in both.
+		policy := effectivePolicy(q, a)
+		if policy == "fifo" && len(q.Children) > 0 {
+			errs = append(errs, fmt.Sprintf("queue %s: <schedulingPolicy> fifo is only for leaf queues", q.Path))
+		}
+		// As FairScheduler's REST view names it (SchedulingPolicy.getName).
+		keys[pre+KeyPolicy] = map[string]string{"fair": "fair", "drf": "DRF", "fifo": "FIFO"}[policy]
 		n := q.MaxRunningApps
 		if n < 0 && len(q.Children) == 0 && q.Path != "root" {
 			n = a.QueueMaxAppsDefault
@@ -72,10 +85,6 @@ func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[strin
 				share = 1
 			}
 			keys[pre+"maximum-am-resource-percent"] = strconv.FormatFloat(min(share, 1), 'g', -1, 64)
-			policy := q.Policy
-			if policy == "" {
-				policy = a.DefaultPolicy
-			}
 			keys[pre+"bobbin.policy"] = map[string]string{"fair": "fair", "drf": "drf", "fifo": "priority"}[policy]
 			// The Fair Scheduler has no user limit: one user may take what the queue may.
 			keys[pre+"user-limit-factor"] = strconv.FormatFloat(math.Ceil(1/max(absCap, 1e-6)), 'f', 0, 64)
@@ -114,6 +123,17 @@ func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[strin
 		return nil, fmt.Errorf("%s: %s", a.Source, strings.Join(errs, "; "))
 	}
 	return keys, nil
+}
+
+// effectivePolicy is q's schedulingPolicy, else the file's default, else fair.
+func effectivePolicy(q *Queue, a *Allocations) string {
+	switch {
+	case q.Policy != "":
+		return q.Policy
+	case a.DefaultPolicy != "":
+		return a.DefaultPolicy
+	}
+	return "fair"
 }
 
 // limit writes a running-application bound (unset or unbounded: -1).

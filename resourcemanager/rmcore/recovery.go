@@ -1,12 +1,14 @@
 package rmcore
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
@@ -170,12 +172,33 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 	}
 	log := rm.Log.WithField("application", rec.ID.String())
 	rm.ensureFairQueue(spec.Queue)
+	spec.Recovering = true
 	if err := rm.Engine.AddApp(spec); err != nil {
-		log.WithError(err).Error("recovered application not scheduled")
+		if !rm.killQueueless(rec.ID, spec.Queue, err) {
+			log.WithError(err).Error("recovered application not scheduled")
+		}
 		return true
 	}
 	rm.recovery.awaitAM(rec.Attempt.ID, *rec.Attempt.AMContainer)
 	log.WithField("attempt", rec.Attempt.ID.String()).Info("recovered application: attempt carries on, waiting for its AM to re-register")
+	return true
+}
+
+// killQueueless kills a recovered application whose queue is gone from the queues the RM
+// restarted with, or is no longer a leaf, as the 3.x Capacity Scheduler does (with
+// application.fail-fast false, the default; Bobbin refuses true), and reports whether
+// err was that. Left in the engine's hands it would wait for ever.
+func (rm *Core) killQueueless(id records.ApplicationID, queue string, err error) bool {
+	var why string
+	switch {
+	case errors.Is(err, scheduler.ErrUnknownQueue):
+		why = "which no longer exists after restart."
+	case errors.Is(err, scheduler.ErrNotLeaf):
+		why = "which is no longer a leaf queue after restart."
+	default:
+		return false
+	}
+	rm.KillApp(id, "", "Application killed on recovery as it was submitted to queue "+queue+" "+why)
 	return true
 }
 
@@ -215,8 +238,11 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 		rm.EndApp(rec.ID)
 		log.Warn("recovered application failed")
 	case admit:
+		spec.Recovering = true
 		if err := rm.AdmitToEngine(spec, amRes, false); err != nil {
-			log.WithError(err).Error("recovered application not scheduled")
+			if !rm.killQueueless(rec.ID, spec.Queue, err) {
+				log.WithError(err).Error("recovered application not scheduled")
+			}
 			return
 		}
 		log.Info("recovered application: new attempt")

@@ -139,11 +139,20 @@ func pct(v float64) float64 {
 }
 
 func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
-	webapp.Write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": s.schedulerInfo()}})
+	b := s.treeBuilder()
+	var info any = b.schedulerInfo()
+	if capacity.UsesFairScheduler(s.rm.Opts.Conf) {
+		info = b.fairInfo(s.rm.Queues().Root)
+	}
+	webapp.Write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": info}})
 }
 
 // schedulerInfo is the capacity scheduler's tree as /scheduler reports it.
-func (s *rest) schedulerInfo() schedulerInfo {
+func (s *rest) schedulerInfo() schedulerInfo { return s.treeBuilder().schedulerInfo() }
+
+// treeBuilder gathers what the views of the queue tree count: applications by queue and
+// user, containers by queue, and the engine's groups.
+func (s *rest) treeBuilder() *treeBuilder {
 	rm := s.rm
 	st := rm.Engine.Stats()
 	groups := rm.Engine.GroupStats()
@@ -179,7 +188,11 @@ func (s *rest) schedulerInfo() schedulerInfo {
 	for id, u := range rm.Containers.LiveUsage(live) {
 		b.containers[queueOf[id]] += int(u.Containers)
 	}
-	root := rm.Queues().Root
+	return b
+}
+
+func (b *treeBuilder) schedulerInfo() schedulerInfo {
+	root := b.s.rm.Queues().Root
 	used := b.used(root)
 	info := schedulerInfo{Type: "capacityScheduler", Capacity: 100, MaxCapacity: 100, QueueName: root.Name,
 		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: b.capacities(root, used)}

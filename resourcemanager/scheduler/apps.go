@@ -22,7 +22,7 @@ func (e *Engine) AddApp(spec AppSpec) error {
 	if g == nil {
 		return fmt.Errorf("queue %q: %w", spec.Queue, ErrNotLeaf)
 	}
-	if g.queue.State == capacity.Stopped {
+	if g.queue.State == capacity.Stopped && !spec.Recovering {
 		return fmt.Errorf("queue %q: %w", spec.Queue, ErrQueueStopped)
 	}
 	label := spec.Label

@@ -1,8 +1,12 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 )
 
 // Under FitByMemory (the Capacity Scheduler's DefaultResourceCalculator) containers fit a
@@ -61,5 +65,43 @@ func TestUnmanagedAMCountsAgainstTheAMLimit(t *testing.T) {
 	}
 	if got["u2"] != 3 {
 		t.Fatalf("placed %v after u1 left, want u2's 3", got)
+	}
+}
+
+// The fair ordering with size-based weights (FairOrderingPolicy.getMagnitude): memory used
+// over log2(1 + demand). With three slots, plain fair alternates from the first submitted
+// (2 and 1); weighted, the application asking for 30 GB takes two of them.
+func TestFairOrderingSizeBasedWeight(t *testing.T) {
+	for _, c := range []struct {
+		weighted string
+		want     [2]int
+	}{{"false", [2]int{2, 1}}, {"true", [2]int{1, 2}}} {
+		c0 := conf.Empty()
+		for k, v := range map[string]string{"root.queues": "default", "root.default.capacity": "100", "root.default.ordering-policy": "fair",
+			"root.default.ordering-policy.fair.enable-size-based-weight": c.weighted} {
+			c0.Set(capacity.Prefix+k, v)
+		}
+		tr, err := capacity.Parse(c0)
+		must(t, err)
+		cfg, groups, err := FromConf(c0, tr, Types{})
+		must(t, err)
+		cfg.Groups, cfg.Now = groups, func() time.Time { return t0 }
+		e, err := New(cfg, tr)
+		must(t, err)
+		must(t, e.AddNode(NodeSpec{ID: "n:8041", Capacity: res(3072, 3)}))
+		for i, n := range []int{2, 30} {
+			id := AppID(fmt.Sprint("app", i))
+			must(t, e.AddApp(AppSpec{ID: id, Queue: "default", User: "alice"}))
+			must(t, e.UpdateAsks(id, []Ask{{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: n, RelaxLocality: true}}))
+		}
+		var got [2]int
+		for range 3 {
+			for _, a := range e.Schedule(1).Allocations {
+				got[a.App[3]-'0']++
+			}
+		}
+		if got != c.want {
+			t.Errorf("size-based weight %s: the 2 GB and the 30 GB applications hold %v, want %v", c.weighted, got, c.want)
+		}
 	}
 }

@@ -74,6 +74,9 @@ type AppSpec struct {
 	// Capacity Scheduler (FiCaSchedulerApp), it counts the minimum allocation against
 	// the queue's and user's AM limits from the application's start until it leaves.
 	UnmanagedAM bool
+	// Recovering: the RM is bringing back an application it had admitted before it
+	// restarted; a STOPPED queue takes it (a stopped queue drains what it holds).
+	Recovering bool
 }
 
 // Ask is one YARN ResourceRequest: the absolute number of containers still wanted for

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"time"
 )
 
@@ -202,6 +203,17 @@ func (e *Engine) pick(g *group, p *partition, unplaced *unplacedLog) (*app, *Ask
 	return best, bestAsk
 }
 
+// sizeWeightedUse is the fair ordering's magnitude with size-based weights
+// (FairOrderingPolicy.getMagnitude): the memory a uses over log2(1 + its demand, what it
+// uses and still asks for), so that a larger application gets a larger share.
+func sizeWeightedUse(a *app) float64 {
+	demand := a.used[Memory]
+	for _, ask := range a.anyAsks {
+		demand += ask.Capability[Memory] * int64(ask.Count)
+	}
+	return float64(a.used[Memory]) / (math.Log1p(float64(demand)) / math.Ln2)
+}
+
 // servesBefore orders two waiting applications under a policy; ties keep submission order
 // (the waiting list's order), so callers only replace on a strict win.
 func (e *Engine) servesBefore(policy string, a, b *app, p *partition) bool {
@@ -209,6 +221,9 @@ func (e *Engine) servesBefore(policy string, a, b *app, p *partition) bool {
 	case PolicyPriority: // larger application priority first
 		return a.spec.Priority > b.spec.Priority
 	case PolicyFair: // least memory used first (YARN's fair share is memory-based)
+		if a.group.queue.FairSizeBasedWeight {
+			return sizeWeightedUse(a) < sizeWeightedUse(b)
+		}
 		return a.used[Memory] < b.used[Memory]
 	case PolicyDRF: // smallest dominant share first
 		types := e.cfg.Types.Len()

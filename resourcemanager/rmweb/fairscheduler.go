@@ -1,0 +1,123 @@
+package rmweb
+
+import (
+	"math"
+
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// /ws/v1/cluster/scheduler under the Fair Scheduler class: the queue tree as 3.1.1's
+// FairSchedulerInfo writes it (2.7.3 wrote the same fields, less the 3.x ones, with
+// childQueues broken below the first level, YARN-2336). Every figure is Bobbin's: the
+// weights became the groups' capacities, so the steady fair share is a queue's capacity
+// of the cluster, and the instantaneous fair share divides its parent's among the
+// siblings that have applications, by weight, as the Fair Scheduler's does.
+
+type fairSchedulerInfo struct {
+	Type      string     `json:"type"`
+	RootQueue *fairQueue `json:"rootQueue"`
+}
+
+// fairQueue is FairSchedulerQueueInfo; a leaf (FairSchedulerLeafQueueInfo) adds the type
+// and the application counts.
+type fairQueue struct {
+	Type                string         `json:"type,omitempty"`
+	MaxApps             int            `json:"maxApps"`
+	MinResources        *resourceInfo  `json:"minResources"`
+	MaxResources        *resourceInfo  `json:"maxResources"`
+	UsedResources       *resourceInfo  `json:"usedResources"`
+	AMUsedResources     *resourceInfo  `json:"amUsedResources"`
+	AMMaxResources      *resourceInfo  `json:"amMaxResources"`
+	DemandResources     *resourceInfo  `json:"demandResources"`
+	SteadyFairResources *resourceInfo  `json:"steadyFairResources"`
+	FairResources       *resourceInfo  `json:"fairResources"`
+	ClusterResources    *resourceInfo  `json:"clusterResources"`
+	ReservedResources   *resourceInfo  `json:"reservedResources"`
+	AllocatedContainers int            `json:"allocatedContainers"`
+	ReservedContainers  int            `json:"reservedContainers"`
+	QueueName           string         `json:"queueName"`
+	SchedulingPolicy    string         `json:"schedulingPolicy"`
+	Preemptable         bool           `json:"preemptable"`
+	ChildQueues         *fairQueueList `json:"childQueues,omitempty"`
+	NumPendingApps      *int           `json:"numPendingApps,omitempty"`
+	NumActiveApps       *int           `json:"numActiveApps,omitempty"`
+}
+
+type fairQueueList struct {
+	Queue []*fairQueue `json:"queue"`
+}
+
+// fairInfo builds the Fair Scheduler's view from the same counts as the Capacity
+// Scheduler's.
+func (b *treeBuilder) fairInfo(root *capacity.Queue) fairSchedulerInfo {
+	return fairSchedulerInfo{Type: "fairScheduler", RootQueue: b.fairQueue(root, b.total)}
+}
+
+// active reports whether q or a queue under it has applications (the Fair Scheduler's
+// instantaneous fair share goes to those alone).
+func (b *treeBuilder) active(q *capacity.Queue) bool {
+	if q.IsLeaf() {
+		c := b.apps[q.Name]
+		return c[0]+c[1] > 0
+	}
+	for _, c := range q.Children {
+		if b.active(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fairQueue {
+	rm := b.s.rm
+	zero := resource(rm, scheduler.Resource{})
+	used := b.used(q)
+	policy := q.FairPolicy
+	if policy == "" {
+		policy = "fair"
+	}
+	maxApps := q.MaxRunningApps
+	if maxApps < 0 {
+		maxApps = math.MaxInt32
+	}
+	fq := &fairQueue{MaxApps: maxApps, MinResources: zero, MaxResources: resource(rm, b.scaled(q.AbsoluteMaximumCapacity)),
+		UsedResources: resource(rm, used), DemandResources: resource(rm, used.Add(b.pending(q))),
+		SteadyFairResources: resource(rm, b.scaled(q.AbsoluteCapacity)), FairResources: resource(rm, fair),
+		ClusterResources: resource(rm, b.total), ReservedResources: zero, QueueName: q.Name, SchedulingPolicy: policy,
+		Preemptable: true, AMUsedResources: zero, AMMaxResources: zero}
+	if q.Parent == nil {
+		fq.MaxResources, fq.SteadyFairResources = resource(rm, b.total), resource(rm, b.total)
+	}
+	if q.IsLeaf() {
+		g := b.groups[q.Name]
+		counts := b.apps[q.Name]
+		active, pending := counts[0], counts[1]
+		fq.Type, fq.NumActiveApps, fq.NumPendingApps = "fairSchedulerLeafQueueInfo", &active, &pending
+		fq.AllocatedContainers = b.containers[q.Name]
+		fq.AMUsedResources = resource(rm, g.AMUsed)
+		fq.AMMaxResources = resource(rm, b.scaled(q.AbsoluteCapacity*q.MaximumAMResourcePercent))
+		return fq
+	}
+	// The parent's fair share among its children with applications, by weight (their
+	// capacities in percent of the parent).
+	var weights float64
+	for _, c := range q.Children {
+		if b.active(c) {
+			weights += c.Capacity
+		}
+	}
+	fq.ChildQueues = &fairQueueList{}
+	for _, c := range q.Children {
+		var share scheduler.Resource
+		if weights > 0 && b.active(c) {
+			for i := range share {
+				share[i] = int64(float64(fair[i]) * c.Capacity / weights)
+			}
+		}
+		ci := b.fairQueue(c, share)
+		fq.ChildQueues.Queue = append(fq.ChildQueues.Queue, ci)
+		fq.AllocatedContainers += ci.AllocatedContainers
+	}
+	return fq
+}
