@@ -23,6 +23,7 @@ type capacityCase struct {
 	queues map[string]string // capacity-scheduler.xml, without the yarn.scheduler.capacity. prefix
 	core   map[string]string // extra core-site.xml keys
 	users  []string          // who submits each application, to queue "default"
+	queue  string            // the queue asked for instead of "default"
 	want   []string          // "ACCEPTED" (or "ACCEPTED in <queue>"), or the diagnostics a FAILED one carries
 }
 
@@ -60,6 +61,21 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 		users: []string{"alice", "carol", "bob", "dave", "erin"},
 		want: []string{"ACCEPTED in analytics", "ACCEPTED in etl", "ACCEPTED in bob", "submitted by user dave to unknown queue: dave",
 			"Failed to submit application application_"},
+	}, {
+		// A queue asked for by name is kept unless the override is on.
+		name: "queue-mappings, a queue named",
+		queues: map[string]string{"root.queues": "default,analytics,etl", "root.default.capacity": "40", "root.analytics.capacity": "30",
+			"root.etl.capacity": "30", "queue-mappings": "u:alice:analytics"},
+		users: []string{"alice"},
+		queue: "etl",
+		want:  []string{"ACCEPTED in etl"},
+	}, {
+		name: "queue-mappings-override.enable",
+		queues: map[string]string{"root.queues": "default,analytics,etl", "root.default.capacity": "40", "root.analytics.capacity": "30",
+			"root.etl.capacity": "30", "queue-mappings": "u:alice:analytics", "queue-mappings-override.enable": "true"},
+		users: []string{"alice"},
+		queue: "etl",
+		want:  []string{"ACCEPTED in analytics"},
 	}}
 	kinds := rmKinds(t)
 	if len(kinds) == 1 {
@@ -82,7 +98,11 @@ func TestCapacityLimitsLikeApache(t *testing.T) {
 				}
 				k.start(t, dir, site)
 				for i, user := range c.users {
-					got := submitAndWait(t, site["yarn.resourcemanager.address"], user)
+					queue := c.queue
+					if queue == "" {
+						queue = "default"
+					}
+					got := submitAndWait(t, site["yarn.resourcemanager.address"], user, queue)
 					if want := c.want[i]; !strings.Contains(got, want) {
 						t.Errorf("%s, application %d by %s: %q, want %q", c.name, i+1, user, got, want)
 					}
@@ -106,16 +126,10 @@ func queueConfDir(t *testing.T, site, queues map[string]string) string {
 	return dir
 }
 
-// submitAndWait submits an unmanaged-AM application as user to queue default and
+// submitAndWait submits an unmanaged-AM application as user to queue and
 // returns "ACCEPTED in <queue>" once it is, its diagnostics once it is FAILED (the Java
 // RM rejects asynchronously), or the error when the call itself is refused.
-func submitAndWait(t *testing.T, addr, user string) string {
-	t.Helper()
-	return submitAndWaitIn(t, addr, user, "default")
-}
-
-// submitAndWaitIn is submitAndWait to queue.
-func submitAndWaitIn(t *testing.T, addr, user, queue string) string {
+func submitAndWait(t *testing.T, addr, user, queue string) string {
 	t.Helper()
 	ctx := context.Background()
 	cl := rmclient.New(addr, user, rpc.ClientOptions{ConnectRetries: 50, Logger: testutil.QuietLogger()})

@@ -140,7 +140,7 @@ func fairView(t *testing.T, url string) map[string]string {
 // accepted.
 func submitTo(t *testing.T, site map[string]string, user, queue string) {
 	t.Helper()
-	if got := submitAndWaitIn(t, site["yarn.resourcemanager.address"], user, queue); !strings.HasPrefix(got, "ACCEPTED in ") {
+	if got := submitAndWait(t, site["yarn.resourcemanager.address"], user, queue); !strings.HasPrefix(got, "ACCEPTED in ") {
 		t.Fatalf("submitting to %s: %s", queue, got)
 	}
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -277,5 +278,28 @@ func submittedPriority(t *testing.T, addr, queue string, priority int32) int32 {
 			rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_SUBMITTED || time.Now().After(deadline) {
 			return rep.GetPriority().GetPriority()
 		}
+	}
+}
+
+// TestReservationsLikeApache calls the reservation system of RMs that run without one
+// (Bobbin refuses reservable queues and yarn.resourcemanager.reservation-system.enable):
+// the same exception and message from each (issue 22).
+func TestReservationsLikeApache(t *testing.T) {
+	t.Parallel()
+	for _, k := range comparedRMs(t) {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			site := loopbackRMSite(t)
+			k.start(t, queueConfDir(t, site, map[string]string{"root.queues": "default", "root.default.capacity": "100"}), site)
+			cl := rmclient.New(site["yarn.resourcemanager.address"], "alice", rpc.ClientOptions{ConnectRetries: 50, Logger: testutil.QuietLogger()})
+			defer cl.Close()
+			err := cl.Call(context.Background(), "submitReservation", &yarnpb.ReservationSubmissionRequestProto{Queue: proto.String("default"),
+				ReservationDefinition: &yarnpb.ReservationDefinitionProto{Deadline: proto.Int64(time.Now().Add(time.Hour).UnixMilli())}},
+				&yarnpb.ReservationSubmissionResponseProto{})
+			var re *rpc.RemoteError
+			if !errors.As(err, &re) || re.Class != "org.apache.hadoop.yarn.exceptions.YarnException" || !strings.HasPrefix(re.Message, "Reservation is not enabled. Please enable & try again") {
+				t.Fatalf("submitReservation: %v, want YarnException: Reservation is not enabled. Please enable & try again", err)
+			}
+		})
 	}
 }

@@ -163,14 +163,14 @@ func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
 		req, resp          proto.Message
 	}{
 		{"submitApplication", exceptions.ApplicationIDNotProvided, "ApplicationId is not provided", &yarnpb.SubmitApplicationRequestProto{}, &yarnpb.SubmitApplicationResponseProto{}},
-		{"submitReservation", exceptions.YarnException, "Reservation System is not enabled", &yarnpb.ReservationSubmissionRequestProto{}, &yarnpb.ReservationSubmissionResponseProto{}},
+		{"submitReservation", exceptions.YarnException, "Reservation is not enabled", &yarnpb.ReservationSubmissionRequestProto{}, &yarnpb.ReservationSubmissionResponseProto{}},
 		{"forceKillApplication", exceptions.ApplicationNotFound, "Trying to kill an absent application application_1_0007",
 			&yarnpb.KillApplicationRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 7}.Proto()}, &yarnpb.KillApplicationResponseProto{}},
 		{"getApplicationAttempts", exceptions.ApplicationNotFound, "doesn't exist", &yarnpb.GetApplicationAttemptsRequestProto{ApplicationId: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Proto()}, &yarnpb.GetApplicationAttemptsResponseProto{}},
 		{"getApplicationReport", exceptions.ApplicationNotFound, "Invalid application id: null", &yarnpb.GetApplicationReportRequestProto{}, &yarnpb.GetApplicationReportResponseProto{}},
 		// Hadoop 3.x features that are off answer as the 3.1.1 RM does with them off.
-		{"getNewReservation", exceptions.YarnException, "Reservation System is not enabled", &yarnpb.GetNewReservationRequestProto{}, &yarnpb.GetNewReservationResponseProto{}},
-		{"listReservations", exceptions.YarnException, "Reservation System is not enabled", &yarnpb.ReservationListRequestProto{}, &yarnpb.ReservationListResponseProto{}},
+		{"getNewReservation", exceptions.YarnException, "Reservation is not enabled", &yarnpb.GetNewReservationRequestProto{}, &yarnpb.GetNewReservationResponseProto{}},
+		{"listReservations", exceptions.YarnException, "Reservation is not enabled", &yarnpb.ReservationListRequestProto{}, &yarnpb.ReservationListResponseProto{}},
 		{"getResourceProfiles", exceptions.FeatureNotEnabled, "Resource profile is not enabled, please enable resource profile feature before using its functions. (by setting yarn.resourcemanager.resource-profiles.enabled to true)",
 			&yarnpb.GetAllResourceProfilesRequestProto{}, &yarnpb.GetAllResourceProfilesResponseProto{}},
 		{"getResourceProfile", exceptions.FeatureNotEnabled, "Resource profile is not enabled", &yarnpb.GetResourceProfileRequestProto{Profile: proto.String("small")}, &yarnpb.GetResourceProfileResponseProto{}},

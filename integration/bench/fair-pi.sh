@@ -1,8 +1,8 @@
 #!/bin/bash
 # fair-pi.sh OUT_DIR: a real run of the Fair Scheduler's weights (issue 22). Bobbin's RM and
 # NM (12 GB, 12 vcores) run a fair-scheduler.xml with queues a, b, c weighted 1:2:3 (each at
-# most 2 running applications, no AM limit); two Hadoop 2.7.3 pi jobs (30 maps of 1 GB)
-# per queue are submitted at once, the RM's REST scheduler view is sampled every 0.5 s, and
+# most 2 running applications, no AM limit); two Hadoop 2.7.3 pi jobs (MAPS maps of 1 GB,
+# default 30) per queue are submitted at once, the RM's REST scheduler view is sampled every 0.5 s, and
 # each queue's share of what the three hold is averaged over the samples in which all three
 # have containers pending. Run as root (it uses a private network namespace):
 #   unshare -n integration/bench/fair-pi.sh /tmp/fairpi
@@ -39,15 +39,16 @@ EX=$HADOOP_HOME/share/hadoop/mapreduce/hadoop-mapreduce-examples-2.7.3.jar
 pids=()
 for q in a b c; do for i in 1 2; do
   timeout 900 hadoop jar "$EX" pi -Dmapreduce.job.queuename=root.$q -Dmapreduce.map.memory.mb=1024 \
-    -Dyarn.app.mapreduce.am.resource.mb=1024 30 2000 > "pi-$q-$i.log" 2>&1 & pids+=($!)
+    -Dyarn.app.mapreduce.am.resource.mb=1024 "${MAPS:-30}" 2000 > "pi-$q-$i.log" 2>&1 & pids+=($!)
 done; done
 python3 - > samples.txt <<'PY' &
 import json, time, urllib.request
 while True:
     try:
         d = json.load(urllib.request.urlopen("http://127.0.0.1:18088/ws/v1/cluster/scheduler", timeout=5))
-        row = {q["queueName"]: [q["resourcesUsed"]["memory"], q.get("pendingContainers", 0), q["resourcesUsed"]["vCores"]]
-               for q in d["scheduler"]["schedulerInfo"]["queues"]["queue"]}
+        # The Fair Scheduler's view: what each queue holds, and its demand beyond that.
+        row = {q["queueName"]: [q["usedResources"]["memory"], q["demandResources"]["memory"] - q["usedResources"]["memory"], q["usedResources"]["vCores"]]
+               for q in d["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"]["queue"]}
         print(json.dumps([time.time(), row]), flush=True)
     except Exception as e:
         print(json.dumps([time.time(), str(e)]), flush=True)

@@ -177,5 +177,5 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 // yarn.resourcemanager.reservation-system.enable is false (Bobbin refuses to start with it
 // true).
 func reservationsDisabled() error {
-	return rpc.Errorf(exceptions.YarnException, "Reservation System is not enabled. Please enable & try again")
+	return rpc.Errorf(exceptions.YarnException, "Reservation is not enabled. Please enable & try again")
 }
