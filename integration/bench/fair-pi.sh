@@ -38,7 +38,7 @@ sleep 4
 EX=$HADOOP_HOME/share/hadoop/mapreduce/hadoop-mapreduce-examples-2.7.3.jar
 pids=()
 for q in a b c; do for i in 1 2; do
-  timeout 900 hadoop jar "$EX" pi -Dmapreduce.job.queuename=root.$q -Dmapreduce.map.memory.mb=1024 \
+  timeout $((30 * ${MAPS:-30})) hadoop jar "$EX" pi -Dmapreduce.job.queuename=root.$q -Dmapreduce.map.memory.mb=1024 \
     -Dyarn.app.mapreduce.am.resource.mb=1024 "${MAPS:-30}" 2000 > "pi-$q-$i.log" 2>&1 & pids+=($!)
 done; done
 python3 - > samples.txt <<'PY' &
