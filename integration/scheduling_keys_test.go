@@ -17,11 +17,10 @@ import (
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 )
 
-// schedulingCase is a capacity-scheduler.xml (and yarn-site.xml keys), the demand offered
-// to it and the containers each user's application holds then (see holdings).
+// schedulingCase is a capacity-scheduler.xml, the demand offered to it and the containers
+// each user's application holds then (see holdings).
 type schedulingCase struct {
 	name   string
-	site   map[string]string // extra yarn-site.xml keys
 	queues map[string]string // without the yarn.scheduler.capacity. prefix
 	users  []string
 	demand demand
@@ -108,9 +107,6 @@ func TestSchedulingKeysLikeApache(t *testing.T) {
 				}
 				site := loopbackRMSite(t)
 				site["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"] = "200"
-				for key, v := range c.site {
-					site[key] = v
-				}
 				dir := queueConfDir(t, site, c.queues)
 				k.start(t, dir, site)
 				if got := holdings(t, site, c.users, c.demand); fmt.Sprint(got) != fmt.Sprint(c.want) {

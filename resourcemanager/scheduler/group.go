@@ -204,8 +204,9 @@ func (g *group) limitsAllow(a *app, ask *Ask, p *partition, minAlloc Resource, t
 	return !ask.AM || g.amLimitAllows(a, whole, p, types, cpuOnly)
 }
 
-// amLimitAllows applies maximum-am-resource-percent to one more AM of a's holding am in
-// partition p, the queue's and its user's (at least one AM may always run).
+// amLimitAllows reports whether one more AM of a's, holding am, stays within
+// maximum-am-resource-percent in partition p: the queue's limit and its user's (at least
+// one AM may always run).
 func (g *group) amLimitAllows(a *app, am Resource, p *partition, types int, cpuOnly bool) bool {
 	if g.amUsed.IsZero() {
 		return true
