@@ -49,7 +49,7 @@ func (rm *Core) MaximumCapability() *yarnpb.ResourceProto {
 }
 
 // MaxAllocationIn is the largest container's memory and vcores in queue: the queue's
-// maximum-allocation-mb and -vcores where set, else (and for queue "") the cluster's.
+// maximum-allocation-mb and -vcores where set, else the cluster's.
 func (rm *Core) MaxAllocationIn(queue string) (mb, vcores int64) {
 	mb, vcores = int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
 	if q, ok := rm.Queues().Queue(queue); ok {

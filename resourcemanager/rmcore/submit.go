@@ -51,7 +51,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	if !sc.GetUnmanagedAm() {
 		// The cluster's maximum, as the Java RM validates an AM's request (the queue's
 		// maximum-allocation only reaches the AM, at registration).
-		maxMB, maxVCores := rm.MaxAllocationIn("")
+		maxMB, maxVCores := int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
 		if m := amRes.GetMemory(); m < 0 || m > maxMB {
 			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, maxMB)
 		}

@@ -163,7 +163,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	// Asks are held to the cluster's maximum, not the queue's: the Java RM (2.7.3 and
 	// 3.1.1 alike) tells the AM its queue's maximum at registration but validates asks
 	// against yarn.scheduler.maximum-allocation-* (TestAskLimitsLikeApache).
-	maxMB, maxVCores := s.rm.MaxAllocationIn("")
+	maxMB, maxVCores := int64(s.rm.Settings.MaxAllocationMB), int64(s.rm.Settings.MaxAllocationCore)
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > maxMB || int64(ask.GetCapability().GetVirtualCores()) > maxVCores ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {

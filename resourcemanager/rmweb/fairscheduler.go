@@ -102,15 +102,16 @@ func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fai
 	// The parent's fair share among its children with applications, by weight (their
 	// capacities in percent of the parent).
 	var weights float64
-	for _, c := range q.Children {
-		if b.active(c) {
+	active := make([]bool, len(q.Children))
+	for i, c := range q.Children {
+		if active[i] = b.active(c); active[i] {
 			weights += c.Capacity
 		}
 	}
 	fq.ChildQueues = &fairQueueList{}
-	for _, c := range q.Children {
+	for i, c := range q.Children {
 		var share scheduler.Resource
-		if weights > 0 && b.active(c) {
+		if active[i] {
 			for i := range share {
 				share[i] = int64(float64(fair[i]) * c.Capacity / weights)
 			}

@@ -140,9 +140,11 @@ func pct(v float64) float64 {
 
 func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
 	b := s.treeBuilder()
-	var info any = b.schedulerInfo()
+	var info any
 	if capacity.UsesFairScheduler(s.rm.Opts.Conf) {
 		info = b.fairInfo(s.rm.Queues().Root)
+	} else {
+		info = b.schedulerInfo()
 	}
 	webapp.Write(w, r, http.StatusOK, map[string]any{"scheduler": map[string]any{"schedulerInfo": info}})
 }

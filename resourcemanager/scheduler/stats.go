@@ -34,9 +34,9 @@ func (e *Engine) Stats() Stats {
 			if free.IsZero() {
 				continue
 			}
-			fits := false
+			fits, room := false, n.room()
 			for shape := range p.pendingShapes {
-				if shape.Fits(n.room()) {
+				if shape.Fits(room) {
 					fits = true
 					break
 				}
