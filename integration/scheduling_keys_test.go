@@ -160,7 +160,7 @@ func TestAskLimitsLikeApache(t *testing.T) {
 				{9216, 1, "InvalidResourceRequestException"}, // above the cluster's 8192 MB
 				{1024, 5, "InvalidResourceRequestException"}, // above the cluster's 4 vcores
 			} {
-				am := unmanagedAMAs(t, site, "alice")
+				am := unmanagedAMAs(t, site, "alice", "default")
 				am.Request(1, "*", ask.mb, ask.vcores, 1)
 				got := "nothing"
 				for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -115,6 +115,15 @@ type demand struct {
 	nodeMB, askMB                int64
 	nodeVcores, askVcores, count int32
 	counts                       []int32
+	queues                       []string // user i's application's queue ("default" when unset)
+}
+
+// queue is the queue user i's application is submitted to.
+func (d demand) queue(i int) string {
+	if i < len(d.queues) {
+		return d.queues[i]
+	}
+	return "default"
 }
 
 // of is how many containers user i's application asks for.
@@ -147,7 +156,7 @@ func holdings(t *testing.T, site map[string]string, users []string, d demand) []
 	ctx := context.Background()
 	ams := make([]*amclient.Client, len(users))
 	for i, user := range users {
-		ams[i] = unmanagedAMAs(t, site, user)
+		ams[i] = unmanagedAMAs(t, site, user, d.queue(i))
 		ams[i].Request(1, "*", d.askMB, d.askVcores, d.of(i))
 		if _, err := ams[i].Allocate(ctx, 0); err != nil {
 			t.Fatalf("%s's first allocate: %v", user, err)
@@ -187,9 +196,9 @@ func holdings(t *testing.T, site map[string]string, users []string, d demand) []
 	return held
 }
 
-// unmanagedAMAs submits an unmanaged-AM application as user to queue default and
-// registers its AM.
-func unmanagedAMAs(t *testing.T, site map[string]string, user string) *amclient.Client {
+// unmanagedAMAs submits an unmanaged-AM application as user to queue and registers its
+// AM.
+func unmanagedAMAs(t *testing.T, site map[string]string, user, queue string) *amclient.Client {
 	t.Helper()
 	ctx := context.Background()
 	cl := rmclient.New(site["yarn.resourcemanager.address"], user, rpc.ClientOptions{ConnectRetries: 50, Logger: testutil.QuietLogger()})
@@ -200,7 +209,7 @@ func unmanagedAMAs(t *testing.T, site map[string]string, user string) *amclient.
 	}
 	id := r.GetApplicationId()
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
-		ApplicationId: id, ApplicationName: proto.String("user-limits"), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true),
+		ApplicationId: id, ApplicationName: proto.String("user-limits"), Queue: proto.String(queue), UnmanagedAm: proto.Bool(true),
 		Resource:        &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
 		AmContainerSpec: &yarnpb.ContainerLaunchContextProto{}, MaxAppAttempts: proto.Int32(1)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
 		t.Fatalf("submitApplication as %s: %v", user, err)

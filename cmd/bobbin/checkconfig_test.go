@@ -70,8 +70,8 @@ func TestCheckConfigReportsWhatStopsADaemon(t *testing.T) {
 			[]string{"resourcemanager: would not start:", "ERROR", "yarn.resourcemanager.scheduler.class"}},
 		"fair allocation file": {map[string]string{
 			"yarn-site.xml":      xmlProps("yarn.resourcemanager.scheduler.class", "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"),
-			"fair-scheduler.xml": `<allocations><queue name="etl"><minResources>1024 mb, 1 vcores</minResources></queue></allocations>`},
-			[]string{"Fair Scheduler allocation file", "resourcemanager: would not start:", "queue root.etl: <minResources> is not supported"}},
+			"fair-scheduler.xml": `<allocations><queue name="etl"><minResources>50%</minResources></queue></allocations>`},
+			[]string{"Fair Scheduler allocation file", "resourcemanager: would not start:", "queue root.etl: <minResources> \"50%\": write it as amounts"}},
 		"capacity key": {map[string]string{"capacity-scheduler.xml": xmlProps("yarn.scheduler.capacity.root.queues", "default",
 			"yarn.scheduler.capacity.root.default.capacity", "100", "yarn.scheduler.capacity.root.default.acl_application_max_priority", "[user=alice max_priority=5]")},
 			[]string{"ERROR", "acl_application_max_priority", "not implemented"}},

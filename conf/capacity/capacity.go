@@ -142,6 +142,10 @@ type Queue struct {
 	// maximum-allocation-mb and -vcores (0: the cluster's; inherited from the parent).
 	MaximumAllocationMB     int64
 	MaximumAllocationVCores int64
+	// MinimumResource and MaximumResource are absolute floors and ceilings (resource name
+	// -> amount; nil: none), the Fair Scheduler's minResources and maxResources
+	// (bobbin.minimum-resource, bobbin.maximum-resource).
+	MinimumResource, MaximumResource map[string]int64
 }
 
 // IsLeaf reports whether the queue has no children.

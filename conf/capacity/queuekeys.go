@@ -80,6 +80,14 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 		q.FairSizeBasedWeight = b
 	}
 	p.lifetimes(q, pre)
+	// The Fair Scheduler's minResources and maxResources, which its allocation file's
+	// mapping writes (fairscheduler.CapacityKeys).
+	if v, ok := p.lookup(pre + fairscheduler.KeyMinimumResource); ok && strings.TrimSpace(v) != "" {
+		q.MinimumResource = p.absolute(pre+fairscheduler.KeyMinimumResource, v)
+	}
+	if v, ok := p.lookup(pre + fairscheduler.KeyMaximumResource); ok && strings.TrimSpace(v) != "" {
+		q.MaximumResource = p.absolute(pre+fairscheduler.KeyMaximumResource, v)
+	}
 	if v, ok := p.lookup(pre + "acl_application_max_priority"); ok && strings.TrimSpace(v) != "*" {
 		p.errorf(pre+"acl_application_max_priority", v, "application priority ACLs are not implemented (any user may ask up to yarn.cluster.max-application-priority); set it to * or remove it")
 	}

@@ -38,9 +38,12 @@ type Queue struct {
 	MaxRunningApps int
 	MaxAMShare     float64
 	MaxShare       float64 // maxResources as a fraction of the cluster (NaN: unset)
-	Policy         string  // fair, drf, fifo ("" : the default)
-	SubmitACL      *string
-	AdminACL       *string
+	// MinResources and MaxResources are minResources and maxResources written as amounts
+	// (resource name -> amount, memory in MB; nil: unset).
+	MinResources, MaxResources map[string]int64
+	Policy                     string // fair, drf, fifo ("" : the default)
+	SubmitACL                  *string
+	AdminACL                   *string
 	// FairSharePreemptionThreshold is the share of its fair share below which the queue
 	// is starved (NaN: the default).
 	FairSharePreemptionThreshold float64
@@ -191,13 +194,19 @@ func (p *parser) queueBody(el *etree.Element, q *Queue) {
 			v := c.Text()
 			q.AdminACL = &v
 		case "maxResources":
-			q.MaxShare = p.share(c, q.Path)
+			if amounts := p.amounts(c, q.Path); amounts != nil {
+				q.MaxResources = amounts
+			} else {
+				q.MaxShare = p.share(c, q.Path)
+			}
 		case "fairSharePreemptionThreshold":
 			q.FairSharePreemptionThreshold = p.fraction(c)
 		case "fairSharePreemptionTimeout", "minSharePreemptionTimeout":
 			p.seconds(c) // replaced by Bobbin's hysteresis preemption (docs)
 		case "minResources":
-			p.errs = append(p.errs, fmt.Sprintf("queue %s: <minResources> is not supported by Bobbin: a queue's guarantee is its weight's share (give it a larger <weight>)", q.Path))
+			if q.MinResources = p.amounts(c, q.Path); q.MinResources == nil {
+				p.errs = append(p.errs, fmt.Sprintf("queue %s: <minResources> %q: write it as amounts (\"10240 mb, 10 vcores\" or \"memory-mb=10240, vcores=10\")", q.Path, c.Text()))
+			}
 		default:
 			p.errs = append(p.errs, fmt.Sprintf("queue %s: <%s> is not a known queue element", q.Path, c.Tag))
 		}
@@ -252,17 +261,71 @@ func (p *parser) policy(el *etree.Element) string {
 	}
 }
 
+var (
+	// "1024 mb, 4 vcores" (both Hadoop lines; a fraction is dropped, as Java drops it).
+	mbRE     = regexp.MustCompile(`(?i)(\d+)(\.\d*)?\s*mb`)
+	vcoresRE = regexp.MustCompile(`(?i)(\d+)(\.\d*)?\s*vcores`)
+	// "memory-mb=1024, vcores=4" (3.x), any resource type by name.
+	namedRE = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9._/-]*)\s*=\s*(\d+)\s*$`)
+)
+
+// amounts reads a minResources or maxResources written as amounts, as
+// FairSchedulerConfiguration.parseResourceConfigValue does; nil when it is written as
+// percentages (or is not a resource at all, which share then reports).
+func (p *parser) amounts(el *etree.Element, path string) map[string]int64 {
+	text := strings.TrimSpace(el.Text())
+	if strings.Contains(text, "%") {
+		return nil
+	}
+	out := map[string]int64{}
+	if strings.Contains(text, "=") {
+		for _, part := range strings.Split(text, ",") {
+			m := namedRE.FindStringSubmatch(part)
+			if m == nil {
+				p.errs = append(p.errs, fmt.Sprintf("queue %s: <%s> %q: each part must be name=amount", path, el.Tag, text))
+				return out
+			}
+			n, _ := strconv.ParseInt(m[2], 10, 64)
+			name := m[1]
+			if name == "memory-mb" || name == "memory" {
+				name = "memory"
+			}
+			out[name] = n
+		}
+		return out
+	}
+	for _, unit := range []struct {
+		name string
+		re   *regexp.Regexp
+	}{{"memory", mbRE}, {"vcores", vcoresRE}} {
+		name := unit.name
+		m := unit.re.FindStringSubmatch(text)
+		if m == nil {
+			if text != "" && !mbRE.MatchString(text) && !vcoresRE.MatchString(text) {
+				return nil // neither unit: not amounts (share reports it)
+			}
+			p.errs = append(p.errs, fmt.Sprintf("queue %s: <%s> %q: Missing resource: %s", path, el.Tag, text, map[string]string{"memory": "mb", "vcores": "vcores"}[name]))
+			return out
+		}
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			p.errs = append(p.errs, fmt.Sprintf("queue %s: <%s> %q: %v", path, el.Tag, text, err))
+		}
+		out[name] = n
+	}
+	return out
+}
+
 var percentRE = regexp.MustCompile(`^\s*([0-9.]+)\s*%\s*(memory|cpu)?\s*$`)
 
 // share reads a maxResources written as a share of the cluster: "50%" or "50% memory, 50%
-// cpu" (3.x). Absolute amounts ("1024 mb, 1 vcores") are refused: a group's ceiling is a
-// share, and the cluster's size changes.
+// cpu" (3.x; amounts are read by amounts).
 func (p *parser) share(el *etree.Element, path string) float64 {
 	v := math.NaN()
 	for _, part := range strings.Split(el.Text(), ",") {
 		m := percentRE.FindStringSubmatch(part)
 		if m == nil {
-			p.errs = append(p.errs, fmt.Sprintf("queue %s: <maxResources> %q: Bobbin takes it as a share of the cluster (\"50%%\" or \"50%% memory, 50%% cpu\"), not as absolute amounts", path, el.Text()))
+			p.errs = append(p.errs, fmt.Sprintf("queue %s: <maxResources> %q: write it as amounts (\"10240 mb, 10 vcores\") or as a share of the cluster (\"50%%\" or \"50%% memory, 50%% cpu\")", path, el.Text()))
 			return math.NaN()
 		}
 		f, err := strconv.ParseFloat(m[1], 64)

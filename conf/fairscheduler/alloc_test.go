@@ -88,14 +88,45 @@ func TestPlacementPolicy(t *testing.T) {
 	}
 }
 
+// minResources and maxResources written as amounts, in both Hadoop lines' forms, become
+// the group's floor and ceiling keys.
+func TestAllocationFileAmounts(t *testing.T) {
+	a, err := Parse("f.xml", []byte(`<allocations>
+  <queue name="a"><minResources>6144 mb, 6 vcores</minResources><maxResources>8192.5 MB,8vcores</maxResources></queue>
+  <queue name="b"><minResources>vcores=2, memory-mb=2048</minResources><maxResources>50%</maxResources></queue>
+</allocations>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := a.CapacityKeys(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"root.a." + KeyMinimumResource: "[memory=6144,vcores=6]",
+		"root.a." + KeyMaximumResource: "[memory=8192,vcores=8]",
+		"root.b." + KeyMinimumResource: "[memory=2048,vcores=2]",
+		"root.b.maximum-capacity":      "50",
+	} {
+		if got := keys["yarn.scheduler.capacity."+k]; got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := keys["yarn.scheduler.capacity.root.b."+KeyMaximumResource]; ok {
+		t.Error("a share-form maxResources also written as amounts")
+	}
+}
+
 // What Bobbin cannot honour is refused, naming the element.
 func TestAllocationFileRefusals(t *testing.T) {
 	for body, want := range map[string]string{
-		`<queue name="a"><minResources>1024 mb, 1 vcores</minResources></queue>`: "queue root.a: <minResources> is not supported",
-		`<queue name="a"><maxResources>8192 mb, 8 vcores</maxResources></queue>`: "not as absolute amounts",
-		`<queue name="a"><weight>0</weight></queue>`:                             "<weight> must be positive",
-		`<queue name="a"><weight>heavy</weight></queue>`:                         `<weight> "heavy" is not a number`,
-		`<queue name="a"><schedulingPolicy>lottery</schedulingPolicy></queue>`:   "must be fair, drf or fifo",
+		`<queue name="a"><minResources>1024 mb</minResources></queue>`:         "queue root.a: <minResources> \"1024 mb\": Missing resource: vcores",
+		`<queue name="a"><minResources>50%</minResources></queue>`:             "queue root.a: <minResources> \"50%\": write it as amounts",
+		`<queue name="a"><maxResources>plenty</maxResources></queue>`:          "queue root.a: <maxResources> \"plenty\": write it as amounts",
+		`<queue name="a"><maxResources>memory-mb=lots</maxResources></queue>`:  "each part must be name=amount",
+		`<queue name="a"><weight>0</weight></queue>`:                           "<weight> must be positive",
+		`<queue name="a"><weight>heavy</weight></queue>`:                       `<weight> "heavy" is not a number`,
+		`<queue name="a"><schedulingPolicy>lottery</schedulingPolicy></queue>`: "must be fair, drf or fifo",
 		`<queue name="a.b"/>`:                          "contain no period",
 		`<queue name="a"><colour>red</colour></queue>`: "<colour> is not a known queue element",
 		`<queuePlacementPolicy><rule name="user" create="false"/></queuePlacementPolicy>`:          "the last rule must be terminal",

@@ -3,6 +3,7 @@ package fairscheduler
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -12,12 +13,23 @@ import (
 // queue tree for the REST view.
 const KeyPolicy = "bobbin.fair.scheduling-policy"
 
+// KeyMinimumResource and KeyMaximumResource are the per-queue keys (after the queue's
+// prefix) that carry minResources and maxResources written as amounts, as
+// "[memory=10240,vcores=12]": the group's floor and ceiling.
+const (
+	KeyMinimumResource = "bobbin.minimum-resource"
+	KeyMaximumResource = "bobbin.maximum-resource"
+)
+
 const prefix = "yarn.scheduler.capacity."
 
 // CapacityKeys maps the allocations onto the Capacity Scheduler's keys (and Bobbin's) that
 // run them as Bobbin's groups (docs/configuration.md, "Fair Scheduler"):
 //
 //   - each queue's capacity is its weight's share among its siblings;
+//   - minResources and maxResources written as amounts are bobbin.minimum-resource and
+//     bobbin.maximum-resource: the floor and ceiling of the queue's fair share, and the
+//     ceiling of what it holds;
 //   - maxResources (a share) is its maximum-capacity; maxAMShare its
 //     maximum-am-resource-percent; maxRunningApps its bobbin.max-running-apps;
 //   - schedulingPolicy fair, drf and fifo are bobbin.policy fair, drf and priority;
@@ -69,6 +81,14 @@ func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[strin
 			n = a.QueueMaxAppsDefault
 		}
 		keys[pre+"bobbin.max-running-apps"] = limit(n)
+		if q.Path != "root" {
+			if q.MinResources != nil {
+				keys[pre+KeyMinimumResource] = amounts(q.MinResources)
+			}
+			if q.MaxResources != nil {
+				keys[pre+KeyMaximumResource] = amounts(q.MaxResources)
+			}
+		}
 		if !math.IsNaN(q.FairSharePreemptionThreshold) && q.FairSharePreemptionThreshold != a.FairShareThreshold {
 			errs = append(errs, fmt.Sprintf("queue %s: <fairSharePreemptionThreshold> %g differs from the default %g: Bobbin's starvation threshold is one for all queues",
 				q.Path, q.FairSharePreemptionThreshold, a.FairShareThreshold))
@@ -123,6 +143,21 @@ func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[strin
 		return nil, fmt.Errorf("%s: %s", a.Source, strings.Join(errs, "; "))
 	}
 	return keys, nil
+}
+
+// amounts writes resource amounts as capacity-scheduler.xml writes absolute resources,
+// "[memory=10240,vcores=12]", in name order.
+func amounts(m map[string]int64) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + "=" + strconv.FormatInt(m[k], 10)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // effectivePolicy is q's schedulingPolicy, else the file's default, else fair.

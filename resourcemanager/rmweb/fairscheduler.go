@@ -81,7 +81,21 @@ func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fai
 	if maxApps < 0 {
 		maxApps = math.MaxInt32
 	}
-	fq := &fairQueue{MaxApps: maxApps, MinResources: zero, MaxResources: resource(rm, b.scaled(q.AbsoluteMaximumCapacity)),
+	minimum, maximum := scheduler.Resource{}, b.scaled(q.AbsoluteMaximumCapacity)
+	types := b.s.rm.Engine.Types()
+	if q.MinimumResource != nil {
+		minimum, _ = types.Vector(q.MinimumResource)
+	}
+	if q.MaximumResource != nil {
+		// As FairSchedulerQueueInfo: the ceiling, within the cluster.
+		ceiling, _ := types.Ceiling(q.MaximumResource)
+		for i, x := range ceiling {
+			if x >= 0 {
+				maximum[i] = min(maximum[i], x)
+			}
+		}
+	}
+	fq := &fairQueue{MaxApps: maxApps, MinResources: resource(rm, minimum), MaxResources: resource(rm, maximum),
 		UsedResources: resource(rm, used), DemandResources: resource(rm, used.Add(b.pending(q))),
 		SteadyFairResources: resource(rm, b.scaled(q.AbsoluteCapacity)), FairResources: resource(rm, fair),
 		ClusterResources: resource(rm, b.total), ReservedResources: zero, QueueName: q.Name, SchedulingPolicy: policy,
@@ -96,29 +110,27 @@ func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fai
 		fq.Type, fq.NumActiveApps, fq.NumPendingApps = "fairSchedulerLeafQueueInfo", &active, &pending
 		fq.AllocatedContainers = b.containers[q.Name]
 		fq.AMUsedResources = resource(rm, g.AMUsed)
-		fq.AMMaxResources = resource(rm, b.scaled(q.AbsoluteCapacity*q.MaximumAMResourcePercent))
+		fq.AMMaxResources = resource(rm, b.scaled(g.Quota[""]*q.MaximumAMResourcePercent))
 		return fq
 	}
-	// The parent's fair share among its children with applications, by weight (their
-	// capacities in percent of the parent).
-	var weights float64
-	active := make([]bool, len(q.Children))
-	for i, c := range q.Children {
-		if active[i] = b.active(c); active[i] {
-			weights += c.Capacity
-		}
-	}
 	fq.ChildQueues = &fairQueueList{}
-	for i, c := range q.Children {
-		var share scheduler.Resource
-		if active[i] {
-			for i := range share {
-				share[i] = int64(float64(fair[i]) * c.Capacity / weights)
-			}
-		}
-		ci := b.fairQueue(c, share)
+	for _, c := range q.Children {
+		ci := b.fairQueue(c, b.fairShare(c))
 		fq.ChildQueues.Queue = append(fq.ChildQueues.Queue, ci)
 		fq.AllocatedContainers += ci.AllocatedContainers
 	}
 	return fq
+}
+
+// fairShare is q's instantaneous fair share: its group's quota, which the engine keeps at
+// the Fair Scheduler's fair share, or its leaves' added up.
+func (b *treeBuilder) fairShare(q *capacity.Queue) scheduler.Resource {
+	if q.IsLeaf() {
+		return b.scaled(b.groups[q.Name].Quota[""])
+	}
+	var sum scheduler.Resource
+	for _, c := range q.Children {
+		sum = sum.Add(b.fairShare(c))
+	}
+	return sum
 }

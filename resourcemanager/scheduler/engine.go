@@ -148,6 +148,9 @@ type Engine struct {
 	startedIn      map[string]int
 	startedBy      map[string]int
 	userMaxRunning func(user string) int
+	// root is the queue tree's root when it is the Fair Scheduler's, whose groups' quotas
+	// are recomputed before every pass (fairshare.go); nil otherwise.
+	root *capacity.Queue
 }
 
 // clusterSums are the cluster's capacity and allocation, written under Engine.mu and
@@ -216,7 +219,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		groups: map[string]*group{}, apps: map[AppID]*app{},
 		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning}
 	for _, q := range queues.Leaves() {
-		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path])
+		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path], queues.Fair)
 		if err != nil {
 			return nil, err
 		}
@@ -225,6 +228,9 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		e.groups[q.Path] = g
 	}
 	rankNames(e.leaves)
+	if queues.Fair {
+		e.root = queues.Root
+	}
 	for _, q := range queues.Queues() {
 		if !q.IsLeaf() {
 			e.groups[q.Path] = nil // a parent: known, not submittable

@@ -34,6 +34,11 @@ type group struct {
 	// absQuota is set for a queue whose capacity is an absolute resource; its quota share
 	// follows the default partition's size.
 	absQuota *Resource
+	// minRes and maxRes are the queue's floor and ceiling as amounts (bobbin.minimum- and
+	// maximum-resource; maxRes is -1 for a type without one); fair marks a group of the
+	// Fair Scheduler's tree (fairshare.go).
+	minRes, maxRes *Resource
+	fair           bool
 	// amUsed is what the group's AM containers hold; userUsed what each user holds, and
 	// userUsedIn the same per partition (the user limit is a partition's).
 	amUsed     Resource
@@ -122,9 +127,14 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 	return g
 }
 
-// buildGroup makes the group of leaf queue q, resolving an absolute-resource capacity.
-func buildGroup(types Types, q *capacity.Queue, gs GroupSettings) (*group, error) {
+// buildGroup makes the group of leaf queue q, resolving an absolute-resource capacity
+// and absolute floors and ceilings; fair: q is of the Fair Scheduler's tree.
+func buildGroup(types Types, q *capacity.Queue, gs GroupSettings, fair bool) (*group, error) {
 	g := newGroup(q, gs)
+	g.fair = fair
+	if err := g.bounds(types, q); err != nil {
+		return nil, err
+	}
 	if q.CapacityResource != nil {
 		r, err := types.Vector(q.CapacityResource)
 		if err != nil {
@@ -198,7 +208,10 @@ func (g *group) limitsAllow(a *app, ask *Ask, p *partition, minAlloc Resource, t
 			return false
 		}
 	}
-	if !g.userLimitAllows(a, ask.Capability, before, minAlloc, p, types, cpuOnly) {
+	if p.name == "" && !g.withinMaximum(whole) {
+		return false
+	}
+	if !g.fair && !g.userLimitAllows(a, ask.Capability, before, minAlloc, p, types, cpuOnly) {
 		return false
 	}
 	return !ask.AM || g.amLimitAllows(a, whole, p, types, cpuOnly)
@@ -215,6 +228,9 @@ func (g *group) amLimitAllows(a *app, am Resource, p *partition, types int, cpuO
 	amPPM := float64(g.quota[p.name]) * q.MaximumAMResourcePercent
 	if !shareAtMost(g.amUsed.Add(am), p.total, types, cpuOnly, uint64(amPPM+0.5)) {
 		return false
+	}
+	if g.fair {
+		return true // the Fair Scheduler has no user's AM limit
 	}
 	// Each user's AM limit (LeafQueue.getUserAMResourceLimit): the queue's times the
 	// user's share, max(minimum-user-limit-percent, 1/active users), times the factor.

@@ -30,7 +30,7 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	leaves := make([]*group, 0, len(newLeaves))
 	groups := map[string]*group{}
 	for _, q := range tree.Leaves() {
-		fresh, err := buildGroup(e.cfg.Types, q, settings[q.Path])
+		fresh, err := buildGroup(e.cfg.Types, q, settings[q.Path], tree.Fair)
 		if err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 		if old, ok := byPath[q.Path]; ok {
 			// Keep the live state; take the new definition and settings.
 			old.queue, old.name = q, q.Name
-			old.quota, old.absQuota = fresh.quota, fresh.absQuota
+			old.quota, old.absQuota, old.minRes, old.maxRes, old.fair = fresh.quota, fresh.absQuota, fresh.minRes, fresh.maxRes, fresh.fair
 			old.policy, old.backfill, old.preemptionPolicy, old.schedule = fresh.policy, fresh.backfill, fresh.preemptionPolicy, fresh.schedule
 			g = old
 		}
@@ -58,5 +58,9 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	rankNames(e.leaves)
 	e.cfg.Groups = settings
 	e.userMaxRunning = tree.UserMaxRunning
+	e.root = nil
+	if tree.Fair {
+		e.root = tree.Root
+	}
 	return nil
 }

@@ -115,7 +115,7 @@ func (a Share) Less(b Share) bool { return cmpProducts(a.Num, b.Den, b.Num, a.De
 // Cmp returns -1, 0 or 1 as a <, ==, > b.
 func (a Share) Cmp(b Share) int { return cmpProducts(a.Num, b.Den, b.Num, a.Den) }
 
-// Float is the share as a float64, for reports only.
+// Float is the share as a float64, for reports and the fair shares' arithmetic.
 func (a Share) Float() float64 {
 	if a.Den == 0 {
 		return 0
@@ -167,23 +167,28 @@ func DominantShare(used, total Resource, types int, cpuOnly bool) Share {
 func (t Types) Vector(m map[string]int64) (Resource, error) {
 	var r Resource
 	for name, v := range m {
-		i := -1
-		switch name {
-		case "memory", "memory-mb":
-			i = Memory
-		case "vcores":
-			i = VCores
-		default:
-			for j, n := range t.Names {
-				if n == name {
-					i = j
-				}
-			}
-		}
+		i := t.index(name)
 		if i < 0 {
 			return r, fmt.Errorf("unknown resource type %q", name)
 		}
 		r[i] = v
 	}
 	return r, nil
+}
+
+// index is the position of the resource type called name, -1 for none.
+func (t Types) index(name string) int {
+	switch name {
+	case "memory", "memory-mb":
+		return Memory
+	case "vcores":
+		return VCores
+	}
+	i := -1
+	for j, n := range t.Names {
+		if n == name {
+			i = j
+		}
+	}
+	return i
 }

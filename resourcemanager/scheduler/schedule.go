@@ -235,6 +235,10 @@ func (e *Engine) servesBefore(policy string, a, b *app, p *partition) bool {
 // applySchedules sets each group's default-partition quota for the time of day, and the
 // share an absolute-resource capacity is of the cluster as it is now.
 func (e *Engine) applySchedules(now time.Time) {
+	if e.root != nil {
+		e.applyFairShares()
+		return
+	}
 	t := now.In(e.cfg.Location)
 	m := t.Hour()*60 + t.Minute()
 	for _, g := range e.leaves {
