@@ -1,6 +1,9 @@
 package records
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestIDStrings(t *testing.T) {
 	app := ApplicationID{ClusterTimestamp: 1732269000000, ID: 1}
@@ -41,5 +44,26 @@ func TestIDStrings(t *testing.T) {
 	}
 	if _, err := ParseContainerID("container_1_2_3"); err == nil {
 		t.Error("short container id accepted")
+	}
+}
+
+// AppendString writes what the fmt verbs it replaced wrote, for every kind of field.
+func TestContainerIDAppendStringIsFmt(t *testing.T) {
+	for _, c := range []ContainerID{
+		{AttemptID{ApplicationID{1700000000000, 1}, 1}, 1},
+		{AttemptID{ApplicationID{1700000000000, 12345}, 123}, 1234567},
+		{AttemptID{ApplicationID{1, 0}, 0}, 0},
+		{AttemptID{ApplicationID{-5, -3}, -2}, 3<<40 | 17},
+		{AttemptID{ApplicationID{1700000000000, 7}, 2}, 123<<40 | 99},
+	} {
+		epoch, seq := c.ID>>40, c.ID&(1<<40-1)
+		prefix := "container_"
+		if epoch > 0 {
+			prefix += fmt.Sprintf("e%02d_", epoch)
+		}
+		want := fmt.Sprintf("%s%d_%04d_%02d_%06d", prefix, c.Attempt.App.ClusterTimestamp, c.Attempt.App.ID, c.Attempt.Attempt, seq)
+		if got := c.String(); got != want {
+			t.Errorf("%+v: %q, want %q", c, got, want)
+		}
 	}
 }

@@ -514,30 +514,6 @@ func childNames(q *Queue) []string {
 	return out
 }
 
-// absolute parses "[memory=10240,vcores=12,yarn.io/gpu=2]".
-func (p *parser) absolute(key, raw string) map[string]int64 {
-	body := strings.TrimSpace(raw)
-	if !strings.HasSuffix(body, "]") {
-		p.errorf(key, raw, "absolute capacity must look like [memory=10240,vcores=12]")
-		return map[string]int64{}
-	}
-	out := map[string]int64{}
-	for _, part := range strings.Split(body[1:len(body)-1], ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if !ok || err != nil || n < 0 || strings.TrimSpace(k) == "" {
-			p.errorf(key, raw, "absolute capacity must look like [memory=10240,vcores=12]")
-			return map[string]int64{}
-		}
-		k = strings.TrimSpace(k)
-		if k == "memory-mb" {
-			k = "memory"
-		}
-		out[k] = n
-	}
-	return out
-}
-
 func (p *parser) lookup(key string) (string, bool) {
 	v, ok, err := p.c.Lookup(key)
 	if err != nil {

@@ -4,7 +4,9 @@
 # most 2 running applications, no AM limit); two Hadoop 2.7.3 pi jobs (MAPS maps of 1 GB,
 # default 30) per queue are submitted at once, the RM's REST scheduler view is sampled every 0.5 s, and
 # each queue's share of what the three hold is averaged over the samples in which all three
-# have containers pending. Run as root (it uses a private network namespace):
+# have containers pending. PREEMPTION=1 turns on the Fair Scheduler's preemption
+# (yarn.scheduler.fair.preemption), which takes back what a queue took while the others' AMs
+# were starting. Run as root (it uses a private network namespace):
 #   unshare -n integration/bench/fair-pi.sh /tmp/fairpi
 set -u
 out=${1:?usage: fair-pi.sh OUT_DIR}
@@ -16,6 +18,9 @@ eval "$($S env "$HOME/hadoop-dist" 2.7.3)"
 NM_MEM_MB=12288 NM_VCORES=12 RM_PORT=18032 RM_SCHED_PORT=18030 RM_TRACKER_PORT=18031 RM_ADMIN_PORT=18033 \
   RM_WEB_PORT=18088 NM_PORT=18041 NM_WEB_PORT=18042 SHUFFLE_PORT=18562 $S conf "$HOME/hadoop-dist" "$out/conf" 2.7.3
 sed -i 's|</configuration>|<property><name>yarn.resourcemanager.scheduler.class</name><value>org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler</value></property>\n</configuration>|' conf/yarn-site.xml
+if [ -n "${PREEMPTION:-}" ]; then
+  sed -i 's|</configuration>|<property><name>yarn.scheduler.fair.preemption</name><value>true</value></property>\n</configuration>|' conf/yarn-site.xml
+fi
 cat > conf/fair-scheduler.xml <<'XML'
 <?xml version="1.0"?>
 <allocations>

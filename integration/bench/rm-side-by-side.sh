@@ -21,7 +21,7 @@
 #   bobbin         `bobbin resourcemanager` with its defaults
 # RECOVERY=1 runs each RM with its state store on (yarn.resourcemanager.recovery.enabled,
 # FileSystemRMStateStore in OUT_DIR/rmstore-<rm>, emptied first).
-# RM_GOMAXPROCS sets the Bobbin RM's GOMAXPROCS (not the generator's).
+# RM_GOMAXPROCS sets the Bobbin RM's GOMAXPROCS (not the generator's), RM_GOGC its GOGC.
 # PIN=1 runs the RM on CPU 0 and the load generator on CPU 1 (taskset), so neither can
 # take the other's processor; unset, both share every CPU.
 set -euo pipefail
@@ -117,6 +117,7 @@ apache3_async_cmd() {
 		exec "$h/bin/yarn" --config "$out/conf-apache3-async" resourcemanager
 }
 bobbin_cmd() {
+	if [ -n "${RM_GOGC:-}" ]; then export GOGC=$RM_GOGC; fi
 	GOMAXPROCS=${RM_GOMAXPROCS:-} exec "$bobbin" resourcemanager --conf "$conf"
 }
 export -f apache_cmd apache_fair_cmd apache3_async_cmd bobbin_cmd

@@ -179,14 +179,15 @@ func (rm *Core) applyReports() {
 func (rm *Core) completed(node string, finished []rmstate.Completion) {
 	// One line per heartbeat: "container:exit_status" for each container it completed.
 	var b strings.Builder
+	var id [64]byte
 	for i, f := range finished {
 		rm.Metrics.containerCompleted(f.Final.GetExitStatus())
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.C.ID.String())
+		b.Write(f.C.ID.AppendString(id[:0]))
 		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(int(f.Final.GetExitStatus())))
+		b.Write(strconv.AppendInt(id[:0], int64(f.Final.GetExitStatus()), 10))
 		if f.C.AM {
 			rm.amExited(f.C.ID, f.Final)
 		}

@@ -161,6 +161,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	rm.Containers.AddAll(tasks)
 	ranOn := map[records.ApplicationID]map[string]bool{}
+	var id [64]byte // each container's id as text, for its log line
 	for _, m := range made {
 		a, rc := m.a, m.rc
 		app := rc.ID.Attempt.App
@@ -181,7 +182,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		} else {
 			b.WriteByte(' ')
 		}
-		b.WriteString(rc.ID.String())
+		b.Write(rc.ID.AppendString(id[:0]))
 		b.WriteByte('@')
 		b.WriteString(a.Node)
 	}

@@ -73,9 +73,10 @@ func (e *Engine) limitMeasure(types int) (int, bool) {
 }
 
 // usageMeasure is how groups are ranked against their quotas and preempted: memory alone
-// under FitByMemory, else every type (or vcores alone with bobbin.scheduler.usage=cpu).
+// under FitByMemory or the Fair Scheduler's fair policy at the root, else every type (or
+// vcores alone with bobbin.scheduler.usage=cpu).
 func (e *Engine) usageMeasure() (int, bool) {
-	if e.cfg.FitByMemory {
+	if e.cfg.FitByMemory || e.rankByMemory {
 		return 1, false
 	}
 	return e.cfg.Types.Len(), e.cfg.CPUOnly
@@ -151,6 +152,9 @@ type Engine struct {
 	// root is the queue tree's root when it is the Fair Scheduler's, whose groups' quotas
 	// are recomputed before every pass (fairshare.go); nil otherwise.
 	root *capacity.Queue
+	// rankByMemory: the Fair Scheduler's tree with the fair policy at its root, which
+	// compares queues by memory (FairSharePolicy); drf compares dominant shares.
+	rankByMemory bool
 }
 
 // clusterSums are the cluster's capacity and allocation, written under Engine.mu and
@@ -228,9 +232,7 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		e.groups[q.Path] = g
 	}
 	rankNames(e.leaves)
-	if queues.Fair {
-		e.root = queues.Root
-	}
+	e.setFairRoot(queues)
 	for _, q := range queues.Queues() {
 		if !q.IsLeaf() {
 			e.groups[q.Path] = nil // a parent: known, not submittable
@@ -240,6 +242,15 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// setFairRoot keeps the root of the Fair Scheduler's tree, nil for any other tree.
+func (e *Engine) setFairRoot(tree *capacity.Tree) {
+	e.root, e.rankByMemory = nil, false
+	if tree.Fair {
+		e.root = tree.Root
+		e.rankByMemory = tree.Root.FairPolicy == "fair" || tree.Root.FairPolicy == ""
+	}
 }
 
 func (e *Engine) partition(name string) *partition {

@@ -58,9 +58,6 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	rankNames(e.leaves)
 	e.cfg.Groups = settings
 	e.userMaxRunning = tree.UserMaxRunning
-	e.root = nil
-	if tree.Fair {
-		e.root = tree.Root
-	}
+	e.setFairRoot(tree)
 	return nil
 }
