@@ -6,7 +6,8 @@
 # each queue's share of what the three hold is averaged over the samples in which all three
 # have containers pending. PREEMPTION=1 turns on the Fair Scheduler's preemption
 # (yarn.scheduler.fair.preemption), which takes back what a queue took while the others' AMs
-# were starting. Run as root (it uses a private network namespace):
+# were starting from a queue starved below THRESHOLD (defaultFairSharePreemptionThreshold,
+# default 0.5) of its fair share. Run as root (it uses a private network namespace):
 #   unshare -n integration/bench/fair-pi.sh /tmp/fairpi
 set -u
 out=${1:?usage: fair-pi.sh OUT_DIR}
@@ -21,10 +22,11 @@ sed -i 's|</configuration>|<property><name>yarn.resourcemanager.scheduler.class<
 if [ -n "${PREEMPTION:-}" ]; then
   sed -i 's|</configuration>|<property><name>yarn.scheduler.fair.preemption</name><value>true</value></property>\n</configuration>|' conf/yarn-site.xml
 fi
-cat > conf/fair-scheduler.xml <<'XML'
+cat > conf/fair-scheduler.xml <<XML
 <?xml version="1.0"?>
 <allocations>
   <queueMaxAMShareDefault>-1</queueMaxAMShareDefault>
+  <defaultFairSharePreemptionThreshold>${THRESHOLD:-0.5}</defaultFairSharePreemptionThreshold>
   <queue name="a"><weight>1</weight><maxRunningApps>2</maxRunningApps></queue>
   <queue name="b"><weight>2</weight><maxRunningApps>2</maxRunningApps></queue>
   <queue name="c"><weight>3</weight><maxRunningApps>2</maxRunningApps></queue>
