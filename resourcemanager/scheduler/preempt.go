@@ -46,15 +46,18 @@ type Preemption struct {
 }
 
 // sitsOut reports whether a recently preempted group stays out of rounds in partition p.
+// A group that has since fallen below quota×B — starved itself, as its own containers
+// ended while it sat out — takes part again: the cool-down keeps a victim from taking
+// back what was freed for another, not from its own share.
 func (e *Engine) sitsOut(g *group, p *partition, now time.Time) bool {
 	if g.preemptedAt.IsZero() {
 		return false
 	}
 	since := now.Sub(g.preemptedAt)
-	if since < e.cfg.Preemption.CoolDown {
-		return true
-	}
 	ut, uc := e.usageMeasure()
+	if since < e.cfg.Preemption.CoolDown {
+		return !g.belowQuota(p.name, p.total, ut, uc, e.cfg.Preemption.BelowMilli)
+	}
 	return since < e.cfg.Preemption.Hold && g.aboveQuota(p.name, p.total, ut, uc, 1000)
 }
 

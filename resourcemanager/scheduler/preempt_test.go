@@ -132,6 +132,40 @@ func TestCoolDownAndHold(t *testing.T) {
 	}
 }
 
+// A preempted group whose own containers end while it sits out its cool-down, until it is
+// below quota×B (starved itself), is served again at once: the cool-down keeps a victim
+// from taking back what was freed for another, not from its own share.
+func TestCoolDownEndsBelowQuota(t *testing.T) {
+	e, _ := preemptEngine(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50")
+	must(t, e.AddApp(AppSpec{ID: "a1", Queue: "a"}))
+	must(t, e.UpdateAsks("a1", ask1(10)))
+	placed := deliver(e, e.Schedule(0)).Allocations
+	must(t, e.AddApp(AppSpec{ID: "b1", Queue: "b"}))
+	must(t, e.UpdateAsks("b1", ask1(4)))
+	r := deliver(e, e.Schedule(0))
+	if len(r.Preemptions) == 0 {
+		t.Fatal("no preemption for b")
+	}
+	victims := map[ContainerID]bool{}
+	for _, p := range r.Preemptions {
+		victims[p.Container] = true
+		must(t, e.Release(p.Container))
+	}
+	deliver(e, e.Schedule(0)) // b takes the freed room
+	// a's other containers end until it holds 3 of its 5: below quota×B (4.5).
+	left := 10 - len(victims)
+	for _, a := range placed {
+		if left > 3 && !victims[a.Container] {
+			must(t, e.Release(a.Container))
+			left--
+		}
+	}
+	must(t, e.UpdateAsks("a1", ask1(2)))
+	if got := countByQueue(e, deliver(e, e.Schedule(0)).Allocations); got["a"] != 2 {
+		t.Fatalf("a, below its quota, not served during its cool-down: %v", got)
+	}
+}
+
 func TestVictimPolicies(t *testing.T) {
 	for _, tc := range []struct {
 		policy string
