@@ -102,6 +102,12 @@ for i in $(seq 1 240); do
   [ "$V" -ge 2 ] && break
   sleep 0.25
 done
+# And from a static node the RM knows as static (its automatic label needs a window of
+# measurements): before that the AM could go to the borrowed node.
+for i in $(seq 1 240); do
+  curl -s http://127.0.0.1:8088/ws/v1/cluster/nodes/127.0.0.1:8041 | grep -o '"nodeLabels":\[[^]]*\]' | grep -q '"static"' && break
+  sleep 0.25
+done
 echo "before CPU-Capacity : $V vcores"
 timeout 600 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[2]s 2>&1 &
 PI=$!
