@@ -222,6 +222,9 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		hosts: map[string][]*node{}, racks: map[string][]*node{},
 		groups: map[string]*group{}, apps: map[AppID]*app{},
 		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning}
+	if err := checkBounds(cfg.Types, queues); err != nil {
+		return nil, err
+	}
 	for _, q := range queues.Leaves() {
 		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path], queues.Fair)
 		if err != nil {

@@ -45,6 +45,20 @@ func (g *group) bounds(types Types, q *capacity.Queue) error {
 	return nil
 }
 
+// checkBounds checks that every queue's floor and ceiling name resource types the
+// cluster has.
+func checkBounds(types Types, tree *capacity.Tree) error {
+	for _, q := range tree.Queues() {
+		if _, err := types.Vector(q.MinimumResource); err != nil {
+			return fmt.Errorf("scheduler: queue %s minimum resource: %w", q.Path, err)
+		}
+		if _, err := types.Vector(q.MaximumResource); err != nil {
+			return fmt.Errorf("scheduler: queue %s maximum resource: %w", q.Path, err)
+		}
+	}
+	return nil
+}
+
 // Ceiling is m as a Resource, -1 for every type m does not name (no ceiling).
 func (types Types) Ceiling(m map[string]int64) (Resource, error) {
 	var r Resource
@@ -81,8 +95,8 @@ func (g *group) withinMaximum(more Resource) bool {
 // share (FSParentQueue.recomputeShares, ComputeFairShares): from the root down, a
 // parent's share goes to its active children — those with runnable applications under
 // them — by weight, each child's held between its floor and its ceiling and the rest
-// spread over the others; an inactive queue's share is 0. Shares are dominant shares of
-// the default partition, as groups are ranked.
+// spread over the others; an inactive queue's share is 0. Shares are of the default
+// partition, measured as groups are ranked (usageMeasure).
 func (e *Engine) applyFairShares() {
 	p := e.partitions[""]
 	if p == nil || p.total.IsZero() || e.root == nil {
@@ -93,7 +107,7 @@ func (e *Engine) applyFairShares() {
 		if q.MinimumResource == nil {
 			return 0
 		}
-		r, _ := e.cfg.Types.Vector(q.MinimumResource) // checked when the groups were built
+		r, _ := e.cfg.Types.Vector(q.MinimumResource) // checked by checkBounds
 		return DominantShare(r, p.total, ut, uc).Float()
 	}
 	ceiling := func(q *capacity.Queue) float64 {

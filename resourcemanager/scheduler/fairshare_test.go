@@ -3,6 +3,7 @@ package scheduler
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -106,5 +107,14 @@ func TestSplitFairly(t *testing.T) {
 	got = splitFairly([]fairChild{{weight: 1, lo: 0.7, hi: 1, active: true}, {weight: 1, lo: 0.7, hi: 1, active: true}}, 1)
 	if got[0] != 0.7 || got[1] != 0.7 {
 		t.Errorf("floors above the total: %v", got)
+	}
+}
+
+// A floor or ceiling naming a resource type the cluster lacks is refused, naming the queue,
+// on a parent as on a leaf.
+func TestBoundsNameKnownTypes(t *testing.T) {
+	tree := fairTree(t, `<allocations><queue name="p"><minResources>memory-mb=1024, vcores=1, yarn.io/fpga=1</minResources><queue name="c"/></queue></allocations>`)
+	if _, err := New(DefaultConfig(), tree); err == nil || !strings.Contains(err.Error(), "queue root.p minimum resource") {
+		t.Errorf("unknown type on a parent's floor: %v", err)
 	}
 }

@@ -27,6 +27,9 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 		}
 	}
 	// Build everything first so a failure leaves the engine as it was.
+	if err := checkBounds(e.cfg.Types, tree); err != nil {
+		return err
+	}
 	leaves := make([]*group, 0, len(newLeaves))
 	groups := map[string]*group{}
 	for _, q := range tree.Leaves() {
