@@ -11,8 +11,8 @@ import (
 // FairSchedulerInfo writes it (2.7.3 wrote the same fields, less the 3.x ones, with
 // childQueues broken below the first level, YARN-2336). Every figure is Bobbin's: the
 // weights became the groups' capacities, so the steady fair share is a queue's capacity
-// of the cluster, and the instantaneous fair share divides its parent's among the
-// siblings that have applications, by weight, as the Fair Scheduler's does.
+// of the cluster, and the instantaneous fair share is the group's quota, which the engine
+// keeps at the Fair Scheduler's fair share.
 
 type fairSchedulerInfo struct {
 	Type      string     `json:"type"`
@@ -52,21 +52,6 @@ type fairQueueList struct {
 // Scheduler's.
 func (b *treeBuilder) fairInfo(root *capacity.Queue) fairSchedulerInfo {
 	return fairSchedulerInfo{Type: "fairScheduler", RootQueue: b.fairQueue(root, b.total)}
-}
-
-// active reports whether q or a queue under it has applications (the Fair Scheduler's
-// instantaneous fair share goes to those alone).
-func (b *treeBuilder) active(q *capacity.Queue) bool {
-	if q.IsLeaf() {
-		c := b.apps[q.Name]
-		return c[0]+c[1] > 0
-	}
-	for _, c := range q.Children {
-		if b.active(c) {
-			return true
-		}
-	}
-	return false
 }
 
 func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fairQueue {

@@ -14,16 +14,9 @@ import (
 // have no user limits (the Fair Scheduler has none), and maxResources written as amounts
 // also caps what a queue holds.
 
-// bounds sets g's floor and ceiling from leaf q's minimum and maximum resources; a
-// parent's ceiling also caps each leaf under it.
+// bounds sets g's ceiling from leaf q's maximum resources and its parents': a parent's
+// ceiling also caps each leaf under it. (Floors act through the fair shares alone.)
 func (g *group) bounds(types Types, q *capacity.Queue) error {
-	if q.MinimumResource != nil {
-		r, err := types.Vector(q.MinimumResource)
-		if err != nil {
-			return fmt.Errorf("scheduler: queue %s minimum resource: %w", q.Path, err)
-		}
-		g.minRes = &r
-	}
 	for cur := q; cur != nil; cur = cur.Parent {
 		if cur.MaximumResource == nil {
 			continue

@@ -34,11 +34,11 @@ type group struct {
 	// absQuota is set for a queue whose capacity is an absolute resource; its quota share
 	// follows the default partition's size.
 	absQuota *Resource
-	// minRes and maxRes are the queue's floor and ceiling as amounts (bobbin.minimum- and
-	// maximum-resource; maxRes is -1 for a type without one); fair marks a group of the
-	// Fair Scheduler's tree (fairshare.go).
-	minRes, maxRes *Resource
-	fair           bool
+	// maxRes is the ceiling on what the group holds (bobbin.maximum-resource, its own or a
+	// parent's; -1 for a type without one); fair marks a group of the Fair Scheduler's
+	// tree (fairshare.go).
+	maxRes *Resource
+	fair   bool
 	// amUsed is what the group's AM containers hold; userUsed what each user holds, and
 	// userUsedIn the same per partition (the user limit is a partition's).
 	amUsed     Resource
@@ -128,7 +128,7 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 }
 
 // buildGroup makes the group of leaf queue q, resolving an absolute-resource capacity
-// and absolute floors and ceilings; fair: q is of the Fair Scheduler's tree.
+// and its ceiling; fair: q is of the Fair Scheduler's tree.
 func buildGroup(types Types, q *capacity.Queue, gs GroupSettings, fair bool) (*group, error) {
 	g := newGroup(q, gs)
 	g.fair = fair

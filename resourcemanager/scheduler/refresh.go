@@ -41,7 +41,7 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 		if old, ok := byPath[q.Path]; ok {
 			// Keep the live state; take the new definition and settings.
 			old.queue, old.name = q, q.Name
-			old.quota, old.absQuota, old.minRes, old.maxRes, old.fair = fresh.quota, fresh.absQuota, fresh.minRes, fresh.maxRes, fresh.fair
+			old.quota, old.absQuota, old.maxRes, old.fair = fresh.quota, fresh.absQuota, fresh.maxRes, fresh.fair
 			old.policy, old.backfill, old.preemptionPolicy, old.schedule = fresh.policy, fresh.backfill, fresh.preemptionPolicy, fresh.schedule
 			g = old
 		}
