@@ -2,7 +2,7 @@
 # fair-pi.sh OUT_DIR: a real run of the Fair Scheduler's weights (issue 22). Bobbin's RM and
 # NM (12 GB, 12 vcores) run a fair-scheduler.xml with queues a, b, c weighted 1:2:3 (each at
 # most 2 running applications, no AM limit); two Hadoop 2.7.3 pi jobs (MAPS maps of 1 GB,
-# default 30) per queue are submitted at once, the RM's REST scheduler view is sampled every 0.5 s, and
+# default 30; reducers of REDUCE_MB, default the configuration's 256) per queue are submitted at once, the RM's REST scheduler view is sampled every 0.5 s, and
 # each queue's share of what the three hold is averaged over the samples in which all three
 # have containers pending. PREEMPTION=1 turns on the Fair Scheduler's preemption
 # (yarn.scheduler.fair.preemption), which takes back what a queue took while the others' AMs
@@ -45,7 +45,7 @@ sleep 4
 EX=$HADOOP_HOME/share/hadoop/mapreduce/hadoop-mapreduce-examples-2.7.3.jar
 pids=()
 for q in a b c; do for i in 1 2; do
-  timeout $((30 * ${MAPS:-30})) hadoop jar "$EX" pi -Dmapreduce.job.queuename=root.$q -Dmapreduce.map.memory.mb=1024 \
+  timeout $((30 * ${MAPS:-30})) hadoop jar "$EX" pi -Dmapreduce.job.queuename=root.$q -Dmapreduce.map.memory.mb=1024 ${REDUCE_MB:+-Dmapreduce.reduce.memory.mb=$REDUCE_MB} \
     -Dyarn.app.mapreduce.am.resource.mb=1024 "${MAPS:-30}" 2000 > "pi-$q-$i.log" 2>&1 & pids+=($!)
 done; done
 python3 - > samples.txt <<'PY' &
