@@ -155,6 +155,8 @@ type Engine struct {
 	// rankByMemory: the Fair Scheduler's tree with the fair policy at its root, which
 	// compares queues by memory (FairSharePolicy); drf compares dominant shares.
 	rankByMemory bool
+	// fairBounds are the tree's floors and ceilings as amounts, read once (fairshare.go).
+	fairBounds map[*capacity.Queue]queueBounds
 }
 
 // clusterSums are the cluster's capacity and allocation, written under Engine.mu and
@@ -222,11 +224,13 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		hosts: map[string][]*node{}, racks: map[string][]*node{},
 		groups: map[string]*group{}, apps: map[AppID]*app{},
 		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning}
-	if err := checkBounds(cfg.Types, queues); err != nil {
+	fb, err := boundsOf(cfg.Types, queues)
+	if err != nil {
 		return nil, err
 	}
+	e.fairBounds = fb
 	for _, q := range queues.Leaves() {
-		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path], queues.Fair)
+		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path], queues.Fair, fb)
 		if err != nil {
 			return nil, err
 		}

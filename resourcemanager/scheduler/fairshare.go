@@ -14,58 +14,56 @@ import (
 // have no user limits (the Fair Scheduler has none), and maxResources written as amounts
 // also caps what a queue holds.
 
-// bounds sets g's ceiling from leaf q's maximum resources and its parents': a parent's
+// bounds sets g's ceiling from leaf q's and its parents' ceilings in fb: a parent's
 // ceiling also caps each leaf under it. (Floors act through the fair shares alone.)
-func (g *group) bounds(types Types, q *capacity.Queue) error {
+func (g *group) bounds(fb map[*capacity.Queue]queueBounds, q *capacity.Queue) {
 	for cur := q; cur != nil; cur = cur.Parent {
-		if cur.MaximumResource == nil {
+		c := fb[cur].ceiling
+		if c == nil {
 			continue
 		}
-		r, err := types.Ceiling(cur.MaximumResource)
-		if err != nil {
-			return fmt.Errorf("scheduler: queue %s maximum resource: %w", cur.Path, err)
-		}
 		if g.maxRes == nil {
+			r := *c
 			g.maxRes = &r
 			continue
 		}
-		for i, v := range r {
+		for i, v := range c {
 			if v >= 0 && (g.maxRes[i] < 0 || v < g.maxRes[i]) {
 				g.maxRes[i] = v
 			}
 		}
 	}
-	return nil
 }
 
-// checkBounds checks that every queue's floor and ceiling name resource types the
-// cluster has.
-func checkBounds(types Types, tree *capacity.Tree) error {
+// queueBounds are a queue's floor and ceiling as amounts (nil: none; the ceiling -1 for a
+// type it does not name).
+type queueBounds struct{ floor, ceiling *Resource }
+
+// boundsOf reads every queue's floor and ceiling once, refusing a resource type the
+// cluster does not have; queues with neither are left out.
+func boundsOf(types Types, tree *capacity.Tree) (map[*capacity.Queue]queueBounds, error) {
+	out := map[*capacity.Queue]queueBounds{}
 	for _, q := range tree.Queues() {
-		if _, err := types.Vector(q.MinimumResource); err != nil {
-			return fmt.Errorf("scheduler: queue %s minimum resource: %w", q.Path, err)
+		var b queueBounds
+		if q.MinimumResource != nil {
+			r, err := types.Vector(q.MinimumResource)
+			if err != nil {
+				return nil, fmt.Errorf("scheduler: queue %s minimum resource: %w", q.Path, err)
+			}
+			b.floor = &r
 		}
-		if _, err := types.Vector(q.MaximumResource); err != nil {
-			return fmt.Errorf("scheduler: queue %s maximum resource: %w", q.Path, err)
+		if q.MaximumResource != nil {
+			r, err := types.Ceiling(q.MaximumResource)
+			if err != nil {
+				return nil, fmt.Errorf("scheduler: queue %s maximum resource: %w", q.Path, err)
+			}
+			b.ceiling = &r
+		}
+		if b.floor != nil || b.ceiling != nil {
+			out[q] = b
 		}
 	}
-	return nil
-}
-
-// Ceiling is m as a Resource, -1 for every type m does not name (no ceiling).
-func (types Types) Ceiling(m map[string]int64) (Resource, error) {
-	var r Resource
-	for i := range r {
-		r[i] = -1
-	}
-	for name, v := range m {
-		i := types.index(name)
-		if i < 0 {
-			return r, fmt.Errorf("unknown resource type %q", name)
-		}
-		r[i] = v
-	}
-	return r, nil
+	return out, nil
 }
 
 // withinMaximum reports whether the group may hold more as well as what it holds in the
@@ -97,16 +95,16 @@ func (e *Engine) applyFairShares() {
 	}
 	ut, uc := e.usageMeasure()
 	floor := func(q *capacity.Queue) float64 {
-		if q.MinimumResource == nil {
+		b, ok := e.fairBounds[q]
+		if !ok || b.floor == nil {
 			return 0
 		}
-		r, _ := e.cfg.Types.Vector(q.MinimumResource) // checked by checkBounds
-		return DominantShare(r, p.total, ut, uc).Float()
+		return DominantShare(*b.floor, p.total, ut, uc).Float()
 	}
 	ceiling := func(q *capacity.Queue) float64 {
 		hi := q.AbsoluteMaximumCapacity
-		if q.MaximumResource != nil {
-			r, _ := e.cfg.Types.Ceiling(q.MaximumResource)
+		if b, ok := e.fairBounds[q]; ok && b.ceiling != nil {
+			r := *b.ceiling
 			for i := range r {
 				if r[i] < 0 {
 					r[i] = p.total[i]

@@ -128,13 +128,11 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 }
 
 // buildGroup makes the group of leaf queue q, resolving an absolute-resource capacity
-// and its ceiling; fair: q is of the Fair Scheduler's tree.
-func buildGroup(types Types, q *capacity.Queue, gs GroupSettings, fair bool) (*group, error) {
+// and its ceiling (fb, from boundsOf); fair: q is of the Fair Scheduler's tree.
+func buildGroup(types Types, q *capacity.Queue, gs GroupSettings, fair bool, fb map[*capacity.Queue]queueBounds) (*group, error) {
 	g := newGroup(q, gs)
 	g.fair = fair
-	if err := g.bounds(types, q); err != nil {
-		return nil, err
-	}
+	g.bounds(fb, q)
 	if q.CapacityResource != nil {
 		r, err := types.Vector(q.CapacityResource)
 		if err != nil {

@@ -27,13 +27,14 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 		}
 	}
 	// Build everything first so a failure leaves the engine as it was.
-	if err := checkBounds(e.cfg.Types, tree); err != nil {
+	fb, err := boundsOf(e.cfg.Types, tree)
+	if err != nil {
 		return err
 	}
 	leaves := make([]*group, 0, len(newLeaves))
 	groups := map[string]*group{}
 	for _, q := range tree.Leaves() {
-		fresh, err := buildGroup(e.cfg.Types, q, settings[q.Path], tree.Fair)
+		fresh, err := buildGroup(e.cfg.Types, q, settings[q.Path], tree.Fair, fb)
 		if err != nil {
 			return err
 		}
@@ -62,5 +63,6 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	e.cfg.Groups = settings
 	e.userMaxRunning = tree.UserMaxRunning
 	e.setFairRoot(tree)
+	e.fairBounds = fb
 	return nil
 }

@@ -166,14 +166,28 @@ func DominantShare(used, total Resource, types int, cpuOnly bool) Share {
 // memory in MB, "vcores" the vcores, other names the cluster's extra types.
 func (t Types) Vector(m map[string]int64) (Resource, error) {
 	var r Resource
+	return r, t.fill(&r, m)
+}
+
+// Ceiling is m as a Resource, -1 for every type m does not name (no ceiling).
+func (t Types) Ceiling(m map[string]int64) (Resource, error) {
+	var r Resource
+	for i := range r {
+		r[i] = -1
+	}
+	return r, t.fill(&r, m)
+}
+
+// fill sets the amounts m names in r.
+func (t Types) fill(r *Resource, m map[string]int64) error {
 	for name, v := range m {
 		i := t.index(name)
 		if i < 0 {
-			return r, fmt.Errorf("unknown resource type %q", name)
+			return fmt.Errorf("unknown resource type %q", name)
 		}
 		r[i] = v
 	}
-	return r, nil
+	return nil
 }
 
 // index is the position of the resource type called name, -1 for none.
