@@ -25,13 +25,18 @@ type Container struct {
 	ID       records.ContainerID
 	At       *NodeAddr // where it runs
 	Priority int32
-	// appIdx is the container's place in its application's list (Containers.byApp)
-	// while tracked is set: it is in byID.
+	// appIdx is the container's place in its application's list (containerIndex)
+	// while tracked is set: the index holds it.
 	appIdx int32
-	// nodeIdx is its node's number in Containers.nodes (for the NMToken sets).
+	// nodeIdx is its node's number in Containers.nodes (for the NMToken sets, and
+	// Containers.startingOn).
 	nodeIdx int32
 	tracked bool
-	AM      bool // the AM's own container
+	// starting: live, and its NodeManager has not yet reported it running (in
+	// Containers.startingOn, at startIdx).
+	starting bool
+	startIdx int32
+	AM       bool // the AM's own container
 	// preempted: killed by the scheduler, the AM hears PREEMPTED.
 	preempted bool
 	done      bool
@@ -76,15 +81,14 @@ func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportPro
 // Containers joins the engine's allocations to YARN containers and holds what each
 // attempt and node is to be told on its next allocate or heartbeat.
 type Containers struct {
-	types    resourcetypes.Types // for reports
-	now      func() time.Time    // the RM's clock, for resource-seconds
-	mu       sync.Mutex
-	byEngine map[scheduler.ContainerID]*Container
-	byID     map[records.ContainerID]*Container
-	// byApp holds what byID holds, by application: an application's end, its reports
-	// and its usage cost its own containers, not a scan of every container of the
-	// cluster (hundreds of applications ending among 100,000 containers).
-	byApp map[records.ApplicationID][]*Container
+	types resourcetypes.Types // for reports
+	now   func() time.Time    // the RM's clock, for resource-seconds
+	mu    sync.Mutex
+	// index holds the tracked containers by id, by engine id and by application: an
+	// application's end, its reports and its usage cost its own containers, not a scan
+	// of every container of the cluster (hundreds of applications ending among 100,000
+	// containers).
+	index containerIndex
 	seq   map[records.AttemptID]int64
 	epoch int64 // the RM's epoch, in the top bits of every container id it makes
 	// orphans are, per node, running containers of an earlier RM's that it is killing.
@@ -103,10 +107,11 @@ type Containers struct {
 	// lock every second (tens of thousands at 50,000 containers a second).
 	handOuts   []*Container
 	nUnstarted int
-	// Starting are, per node, the live containers its NodeManager has not yet reported
-	// running: a heartbeat's running statuses need looking up only while there are any,
-	// and then in this small map rather than in byID.
-	starting map[string]map[records.ContainerID]*Container
+	// startingOn are, by node number, the live containers its NodeManager has not yet
+	// reported running (Container.starting; startIdx is each one's place): a heartbeat's
+	// running statuses need looking up only while there are any, and only those that
+	// may be among them (idFilter).
+	startingOn [][]*Container
 	// ranOn is where each application had containers: those NMs are told when it ends.
 	ranOn map[records.ApplicationID]*nodeSet
 	nodes nodeIndex
@@ -137,14 +142,13 @@ func (t *Containers) SetEpoch(epoch int64) {
 }
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
-	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{}, byEngine: map[scheduler.ContainerID]*Container{}, byID: map[records.ContainerID]*Container{},
-		byApp:    map[records.ApplicationID][]*Container{},
-		seq:      map[records.AttemptID]int64{},
-		orders:   newNodeOrders(),
-		preempt:  map[records.AttemptID][]*yarnpb.ContainerIdProto{},
-		starting: map[string]map[records.ContainerID]*Container{},
-		ranOn:    map[records.ApplicationID]*nodeSet{},
-		orphans:  map[string]map[records.ContainerID]bool{}}
+	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{},
+		index:   newContainerIndex(),
+		seq:     map[records.AttemptID]int64{},
+		orders:  newNodeOrders(),
+		preempt: map[records.AttemptID][]*yarnpb.ContainerIdProto{},
+		ranOn:   map[records.ApplicationID]*nodeSet{},
+		orphans: map[string]map[records.ContainerID]bool{}}
 }
 
 // Complete records a finished container once and queues its status for its attempt.
@@ -173,8 +177,8 @@ func (t *Containers) accountLocked(c *Container) {
 }
 
 func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
-	c, ok := t.byID[id]
-	if !ok || c.done {
+	c := t.index.get(id)
+	if c == nil || c.done {
 		return c, status, false
 	}
 	c.done = true
@@ -199,54 +203,47 @@ func (t *Containers) forgetLocked(c *Container) {
 	t.untrackLocked(c)
 }
 
-// trackLocked puts c in the table: byID, its application's list and, when it holds
-// room in the engine, byEngine; t.mu is held.
-func (t *Containers) trackLocked(c *Container, live bool) {
-	t.byID[c.ID] = c
-	if live {
-		t.byEngine[c.EngineID] = c
-	}
-	app := c.ID.Attempt.App
-	c.appIdx, c.tracked = int32(len(t.byApp[app])), true
-	t.byApp[app] = append(t.byApp[app], c)
-}
-
 // untrackLocked takes c out of the table (once: a container can be forgotten both when
 // its NodeManager reports it complete and when its AM acknowledges it); t.mu is held.
-func (t *Containers) untrackLocked(c *Container) {
-	if !c.tracked {
-		return
+func (t *Containers) untrackLocked(c *Container) { t.index.remove(c) }
+
+// startingLocked lists c as starting on its node (c.nodeIdx is set); t.mu is held.
+func (t *Containers) startingLocked(c *Container) {
+	if n := int(c.nodeIdx); n >= len(t.startingOn) {
+		t.startingOn = append(t.startingOn, make([][]*Container, n+1-len(t.startingOn))...)
 	}
-	c.tracked = false
-	delete(t.byID, c.ID)
-	delete(t.byEngine, c.EngineID)
-	app := c.ID.Attempt.App
-	list := t.byApp[app]
-	last := list[len(list)-1]
-	list[c.appIdx], last.appIdx = last, c.appIdx
-	list[len(list)-1] = nil
-	if list = list[:len(list)-1]; len(list) == 0 {
-		delete(t.byApp, app)
-	} else {
-		t.byApp[app] = list
+	list := t.startingOn[c.nodeIdx]
+	c.starting, c.startIdx = true, int32(len(list))
+	t.startingOn[c.nodeIdx] = append(list, c)
+}
+
+// startingList is what is starting on node number i (the table's own slice); t.mu is
+// held.
+func (t *Containers) startingList(i int) []*Container {
+	if i < len(t.startingOn) {
+		return t.startingOn[i]
 	}
+	return nil
 }
 
 // startedLocked takes c off its node's starting list; t.mu is held.
 func (t *Containers) startedLocked(c *Container) {
-	if m := t.starting[c.Node()]; m != nil {
-		delete(m, c.ID)
-		if len(m) == 0 {
-			delete(t.starting, c.Node())
-		}
+	if !c.starting {
+		return
 	}
+	c.starting = false
+	list := t.startingOn[c.nodeIdx]
+	last := list[len(list)-1]
+	list[c.startIdx], last.startIdx = last, c.startIdx
+	list[len(list)-1] = nil
+	t.startingOn[c.nodeIdx] = list[:len(list)-1]
 }
 
 // HandOut starts a container's allocation-expiry clock.
 func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.byID[id]; ok && !c.done && c.handedOut == 0 {
+	if c := t.index.get(id); c != nil && !c.done && c.handedOut == 0 {
 		t.handOutLocked(c, now)
 	}
 }
@@ -284,7 +281,7 @@ func (t *Containers) clockStoppedLocked(c *Container) {
 func (t *Containers) Launched(id records.ContainerID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.byID[id]; ok {
+	if c := t.index.get(id); c != nil {
 		t.clockStoppedLocked(c)
 	}
 }
@@ -294,8 +291,8 @@ func (t *Containers) Launched(id records.ContainerID) {
 func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, ok := t.byID[id]
-	if !ok || c.done {
+	c := t.index.get(id)
+	if c == nil || c.done {
 		return "", false
 	}
 	t.orders.signal(c.Node(), &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
@@ -321,7 +318,7 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []*yarnpb.ContainerReportProto
-	for _, c := range t.byApp[att.App] {
+	for _, c := range t.index.list(att.App) {
 		if c.ID.Attempt == att && !c.done {
 			out = append(out, c.report(t.types))
 		}
@@ -334,8 +331,8 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 func (t *Containers) LiveReport(id records.ContainerID) (*yarnpb.ContainerReportProto, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, ok := t.byID[id]
-	if !ok || c.done {
+	c := t.index.get(id)
+	if c == nil || c.done {
 		return nil, false
 	}
 	return c.report(t.types), true
@@ -357,7 +354,7 @@ func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.
 	out := make(map[records.ApplicationID]usage, len(apps))
 	now := t.now().UnixMilli()
 	for app := range apps {
-		for _, c := range t.byApp[app] {
+		for _, c := range t.index.list(app) {
 			if !c.done {
 				u := out[app]
 				u.Containers++
@@ -382,14 +379,14 @@ func (t *Containers) NodeUsage() map[string]usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := map[string]usage{}
-	for _, c := range t.byID {
+	t.index.each(func(c *Container) {
 		if !c.done {
 			u := out[c.Node()]
 			u.Containers++
 			u.Used = u.Used.Add(c.Resource)
 			out[c.Node()] = u
 		}
-	}
+	})
 	return out
 }
 
@@ -398,8 +395,8 @@ func (t *Containers) NodeUsage() map[string]usage {
 func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, ok := t.byEngine[p.Container]
-	if !ok || c.done {
+	c := t.index.engine(p.Container)
+	if c == nil || c.done {
 		return
 	}
 	log := logger.WithFields(map[string]any{"container": c.ID.String(), "node": c.Node()})
@@ -459,17 +456,10 @@ func (t *Containers) Add(rc *Container, node string) {
 }
 
 func (t *Containers) addLocked(rc *Container, node string) {
-	t.trackLocked(rc, true)
-	if t.starting[node] == nil {
-		t.starting[node] = map[records.ContainerID]*Container{}
-	}
-	t.starting[node][rc.ID] = rc
-	appID := rc.ID.Attempt.App
-	if t.ranOn[appID] == nil {
-		t.ranOn[appID] = &nodeSet{}
-	}
+	t.index.add(rc, true)
 	rc.nodeIdx = int32(t.nodes.of(node))
-	t.ranOn[appID].add(int(rc.nodeIdx))
+	t.startingLocked(rc)
+	t.ranOnLocked(rc)
 	if !rc.AM {
 		t.boxes.of(rc.ID.Attempt).post(rc)
 	}
@@ -491,7 +481,7 @@ func (t *Containers) AddAll(rcs []*Container) {
 func (t *Containers) CleanupContainers(app records.ApplicationID, match func(records.ContainerID) bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, c := range t.byApp[app] {
+	for _, c := range t.index.list(app) {
 		if match(c.ID) && !c.done {
 			c.done = true
 			t.accountLocked(c) // a killed application's containers count to the kill
@@ -522,14 +512,11 @@ func (t *Containers) ForgetApp(id records.ApplicationID) {
 	for att := range atts {
 		t.dropAttemptLocked(att)
 	}
-	for _, c := range t.byApp[id] {
-		c.tracked = false
-		delete(t.byID, c.ID)
-		delete(t.byEngine, c.EngineID)
+	for _, c := range t.index.list(id) {
 		t.clockStoppedLocked(c)
 		t.startedLocked(c)
 	}
-	delete(t.byApp, id)
+	t.index.removeApp(id)
 	delete(t.spent, id)
 }
 
@@ -540,6 +527,18 @@ func attemptsOf[V any](set map[records.AttemptID]bool, app records.ApplicationID
 			set[att] = true
 		}
 	}
+}
+
+// ranOnLocked notes that c's application ran on c's node (c.nodeIdx is set); t.mu is
+// held.
+func (t *Containers) ranOnLocked(c *Container) {
+	app := c.ID.Attempt.App
+	ran := t.ranOn[app]
+	if ran == nil {
+		ran = &nodeSet{}
+		t.ranOn[app] = ran
+	}
+	ran.add(int(c.nodeIdx))
 }
 
 // AppEnded tells every NodeManager the application ran on that it ended (their next

@@ -13,24 +13,55 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
-// checkIndex checks that byApp holds exactly what byID holds, each container at its
-// appIdx.
+// checkIndex checks that the index finds every container of every application's list by
+// its id and (when live) by its engine id, each at its appIdx, and nothing else.
 func checkIndex(t *testing.T, c *Containers, step int) {
 	t.Helper()
-	n := 0
-	for app, list := range c.byApp {
-		if len(list) == 0 {
+	n, live := 0, 0
+	for app, a := range c.index.apps {
+		if len(a.list) == 0 {
 			t.Fatalf("step %d: empty list kept for %v", step, app)
 		}
-		for i, ctr := range list {
-			if ctr.ID.Attempt.App != app || int(ctr.appIdx) != i || !ctr.tracked || c.byID[ctr.ID] != ctr {
-				t.Fatalf("step %d: %v at %d of %v (appIdx %d, tracked %v, in byID %v)", step, ctr.ID, i, app, ctr.appIdx, ctr.tracked, c.byID[ctr.ID] == ctr)
+		for i, ctr := range a.list {
+			if ctr.ID.Attempt.App != app || int(ctr.appIdx) != i || !ctr.tracked || c.index.get(ctr.ID) != ctr {
+				t.Fatalf("step %d: %v at %d of %v (appIdx %d, tracked %v, found by id %v)", step, ctr.ID, i, app, ctr.appIdx, ctr.tracked, c.index.get(ctr.ID) == ctr)
+			}
+			if c.index.engine(ctr.EngineID) == ctr {
+				live++
 			}
 		}
-		n += len(list)
+		seqs := 0
+		for i := range a.seqs {
+			seqs += a.seqs[i].bySeq.Len()
+		}
+		if seqs != len(a.list) {
+			t.Fatalf("step %d: %v: %d by number, %d listed", step, app, seqs, len(a.list))
+		}
+		n += len(a.list)
 	}
-	if n != len(c.byID) {
-		t.Fatalf("step %d: %d containers by application, %d by id", step, n, len(c.byID))
+	starting := map[int32]int32{}
+	for _, a := range c.index.apps {
+		for _, ctr := range a.list {
+			if ctr.starting {
+				if ctr.done || ctr.running {
+					t.Fatalf("step %d: %v starting, done %v, running %v", step, ctr.ID, ctr.done, ctr.running)
+				}
+				starting[ctr.nodeIdx]++
+			}
+		}
+	}
+	for i, list := range c.startingOn {
+		if starting[int32(i)] != int32(len(list)) {
+			t.Fatalf("step %d: node %d lists %d starting, holds %d", step, i, len(list), starting[int32(i)])
+		}
+		for j, ctr := range list {
+			if !ctr.starting || int(ctr.startIdx) != j || int(ctr.nodeIdx) != i {
+				t.Fatalf("step %d: %v listed starting on node %d at %d: starting %v, node %d, at %d", step, ctr.ID, i, j, ctr.starting, ctr.nodeIdx, ctr.startIdx)
+			}
+		}
+	}
+	if n != c.index.len() || live != c.index.byEngine.Len() {
+		t.Fatalf("step %d: %d containers listed, %d counted; %d by engine id, %d held", step, n, c.index.len(), live, c.index.byEngine.Len())
 	}
 }
 
@@ -59,6 +90,9 @@ func TestContainersByApplicationFollowTheTable(t *testing.T) {
 			rc := &Container{EngineID: engine, ID: records.ContainerID{Attempt: att(rng.IntN(5) + 1)}, At: node(rng.IntN(3))}
 			c.AddAll([]*Container{rc})
 			live = append(live, rc)
+		case op < 5 && len(live) > 0: // reported running by its node
+			rc := live[rng.IntN(len(live))]
+			c.TakeReports([]NodeReport{{Node: rc.Node(), Running: []records.ContainerID{rc.ID}}})
 		case op < 7 && len(live) > 0: // reported complete by its node
 			i := rng.IntN(len(live))
 			rc := live[i]
@@ -92,11 +126,11 @@ func TestContainersByApplicationFollowTheTable(t *testing.T) {
 	usage := c.LiveUsage(map[records.ApplicationID]bool{att(1).App: true, att(2).App: true})
 	for app, u := range usage {
 		want := int32(0)
-		for _, rc := range c.byID {
+		c.index.each(func(rc *Container) {
 			if rc.ID.Attempt.App == app && !rc.done {
 				want++
 			}
-		}
+		})
 		if u.Containers != want {
 			t.Fatalf("%v: usage counts %d live containers, the table %d", app, u.Containers, want)
 		}
@@ -151,8 +185,8 @@ func TestForgetAppDropsRecoveredAttempts(t *testing.T) {
 		t.Fatalf("recovered: box %+v, seq %v", b, c.seq)
 	}
 	c.ForgetApp(att.App)
-	if len(c.boxes.m) != 0 || len(c.byID) != 0 || len(c.byApp) != 0 {
-		t.Fatalf("left: boxes %v, byID %d, byApp %d", c.boxes.m, len(c.byID), len(c.byApp))
+	if len(c.boxes.m) != 0 || c.index.len() != 0 || len(c.index.apps) != 0 || c.index.byEngine.Len() != 0 {
+		t.Fatalf("left: boxes %v, %d containers, %d applications, %d by engine id", c.boxes.m, c.index.len(), len(c.index.apps), c.index.byEngine.Len())
 	}
 	if got := c.orders.removed[at.Key]; len(got) != 1 || got[0] != rc.ID {
 		t.Fatalf("NodeManager told to forget %v, want %v", got, rc.ID)

@@ -49,10 +49,14 @@ func (t *Containers) TakeReports(reports []NodeReport) (finished [][]Completion,
 
 // takeStatusesLocked applies one heartbeat's statuses; t.mu is held.
 func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []Completion, release []scheduler.ContainerID) {
+	nodeIdx := t.nodes.of(node)
 	for _, st := range statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
-			t.runningLocked(node, id, st.GetState(), st.GetContainerId)
+			if t.orphans[node][id] {
+				t.orders.kill(node, st.GetContainerId())
+			}
+			t.startedRunningLocked(nodeIdx, id, st.GetState())
 			continue
 		}
 		if orphans := t.orphans[node]; orphans[id] {
@@ -76,9 +80,23 @@ func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.Containe
 			t.forgetLocked(c)
 		}
 	}
-	if len(t.starting[node]) > 0 || len(t.orphans[node]) > 0 { // most heartbeats: neither
+	// Every heartbeat repeats every running container; only those not yet seen running,
+	// and orphans, matter. A heartbeat at 300 containers a node reports 300 and has about
+	// a fifth of them starting: the filter of those spares looking up the rest.
+	if starting, orphans := t.startingList(nodeIdx), t.orphans[node]; len(starting) > 0 || len(orphans) > 0 {
+		var maybe idFilter
+		for _, c := range starting {
+			maybe.add(c.ID)
+		}
 		for _, id := range running {
-			t.runningLocked(node, id, yarnpb.ContainerStateProto_C_RUNNING, id.Proto)
+			if orphans[id] {
+				// Still running: the kill is sent again until the NodeManager reports it
+				// gone (a 2.7.3 NodeManager can miss the first, sent as it re-registers).
+				t.orders.kill(node, id.Proto())
+			}
+			if maybe.has(id) {
+				t.startedRunningLocked(nodeIdx, id, yarnpb.ContainerStateProto_C_RUNNING)
+			}
 		}
 	}
 	if len(t.orphans[node]) == 0 {
@@ -87,22 +105,14 @@ func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.Containe
 	return finished, release
 }
 
-// runningLocked applies a status of a container not complete (NEW or RUNNING); idProto
-// makes its id's message, needed only to kill it again; t.mu is held.
-func (t *Containers) runningLocked(node string, id records.ContainerID, state yarnpb.ContainerStateProto, idProto func() *yarnpb.ContainerIdProto) {
-	// Every heartbeat repeats every running container; only those not yet seen running,
-	// and orphans, matter, and most heartbeats have neither.
-	starting, orphans := t.starting[node], t.orphans[node]
-	if len(starting) == 0 && len(orphans) == 0 {
+// startedRunningLocked applies a status, not complete (NEW or RUNNING), from node number
+// nodeIdx to a container that may be starting there; t.mu is held.
+func (t *Containers) startedRunningLocked(nodeIdx int, id records.ContainerID, state yarnpb.ContainerStateProto) {
+	if len(t.startingList(nodeIdx)) == 0 {
 		return
 	}
-	if orphans[id] {
-		// Still running: the kill is sent again until the NodeManager reports it gone
-		// (a 2.7.3 NodeManager can miss the first, sent as it re-registers).
-		t.orders.kill(node, idProto())
-	}
-	c, ok := starting[id]
-	if !ok {
+	c := t.index.get(id)
+	if c == nil || !c.starting || int(c.nodeIdx) != nodeIdx {
 		return
 	}
 	t.clockStoppedLocked(c)
@@ -138,7 +148,7 @@ func (t *Containers) IdsOf(engineIDs []scheduler.ContainerID) []records.Containe
 	t.mu.Lock()
 	var ids []records.ContainerID
 	for _, e := range engineIDs {
-		if c, ok := t.byEngine[e]; ok {
+		if c := t.index.engine(e); c != nil {
 			ids = append(ids, c.ID)
 		}
 	}
@@ -177,19 +187,15 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, dup := t.byID[rc.ID]; dup {
+	if t.index.get(rc.ID) != nil {
 		return nil, false // two registrations raced: the first rebuilt it
 	}
 	rc.handedOut = max(rc.Created, 1)
 	rc.running = done == nil
-	t.trackLocked(rc, done == nil)
-	appID := rc.ID.Attempt.App
-	if t.ranOn[appID] == nil {
-		t.ranOn[appID] = &nodeSet{}
-	}
+	t.index.add(rc, done == nil)
 	i := t.nodes.of(rc.Node())
 	rc.nodeIdx = int32(i)
-	t.ranOn[appID].add(i)
+	t.ranOnLocked(rc)
 	// The AM has an NMToken for the node from the earlier run, signed with a key the RM
 	// recovered.
 	t.boxes.of(rc.ID.Attempt).tokenFor(i)
@@ -204,8 +210,8 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 func (t *Containers) State(id records.ContainerID) (known, done bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, ok := t.byID[id]
-	return ok, ok && c.done
+	c := t.index.get(id)
+	return c != nil, c != nil && c.done
 }
 
 // Epoch is the RM's epoch (SetEpoch).

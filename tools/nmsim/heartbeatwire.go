@@ -21,28 +21,35 @@ const (
 
 // appendHeartbeatLocked appends the bytes of the heartbeat's NodeHeartbeatRequestProto —
 // the node's status with a status for each container, as a Java NM reports them — and
-// returns the completed containers it reports for the first time; n.mu is held.
+// returns how many completed containers it reports for the first time; seq numbers
+// the heartbeat (see simContainer.reportedIn); n.mu is held.
 //
 // A load generator's NMs repeat tens of thousands of running containers' statuses every
 // second: building a message per status cost the generator a tenth of its CPU, which
 // it shares with the RM it measures, so the statuses are written as bytes (what
 // proto.Marshal writes for them) and only the small rest is marshalled.
-func (n *NodeManager) appendHeartbeatLocked(b []byte, now time.Time) ([]byte, []*simContainer, error) {
+func (n *NodeManager) appendHeartbeatLocked(b []byte, now time.Time, seq uint64) ([]byte, int, error) {
 	st := &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(n.responseID),
 		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(now.UnixMilli())}}
 	head, err := proto.Marshal(st)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	var completed []*simContainer
+	fresh := 0
+	nowNS := now.UnixNano()
 	b, _ = wire.AppendMessage(b, requestNodeStatus, func(b []byte) []byte {
 		b = append(b, head...)
-		for _, c := range n.containers {
+		for i := range n.containers {
+			c := &n.containers[i]
+			c.endIfDue(nowNS)
 			if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
-				if c.reported {
+				if c.reported(n.answered) {
 					continue
 				}
-				completed = append(completed, c)
+				if c.reportedIn == 0 {
+					fresh++
+				}
+				c.reportedIn = seq
 			}
 			b, _ = wire.AppendMessage(b, nodeStatusContainer, c.appendStatus)
 		}
@@ -51,7 +58,7 @@ func (n *NodeManager) appendHeartbeatLocked(b []byte, now time.Time) ([]byte, []
 	req := &yarnpb.NodeHeartbeatRequestProto{}
 	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = n.keys.LastKnown()
 	b, err = proto.MarshalOptions{}.MarshalAppend(b, req)
-	return b, completed, err
+	return b, fresh, err
 }
 
 // appendStatus appends the fields of c's ContainerStatusProto.

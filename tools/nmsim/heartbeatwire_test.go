@@ -17,12 +17,15 @@ import (
 func TestHeartbeatBytesAreTheRequestMessage(t *testing.T) {
 	keys := security.NewNodeKeys()
 	keys.Update(&yarnpb.MasterKeyProto{KeyId: proto.Int32(7), Bytes: []byte("container-key")}, &yarnpb.MasterKeyProto{KeyId: proto.Int32(9), Bytes: []byte("nm-key")})
-	n := &NodeManager{nodeID: &yarnpb.NodeIdProto{Host: proto.String("h1"), Port: proto.Int32(4545)}, keys: keys, responseID: 12,
-		containers: map[records.ContainerID]*simContainer{}}
+	n := &NodeManager{nodeID: &yarnpb.NodeIdProto{Host: proto.String("h1"), Port: proto.Int32(4545)}, keys: keys, responseID: 12}
 	app := records.ApplicationID{ClusterTimestamp: 1700000000000, ID: 3}
 	add := func(id int64, state yarnpb.ContainerStateProto, exit int32, diag string, reported bool) {
 		cid := records.ContainerID{Attempt: records.AttemptID{App: app, Attempt: 1}, ID: id}
-		n.containers[cid] = &simContainer{id: cid, state: state, exit: exit, diag: diag, reported: reported}
+		c := simContainer{id: cid, state: state, exit: exit, diag: diag}
+		if reported {
+			c.reportedIn = 1 // in heartbeat 1, which the RM answered
+		}
+		n.containers = append(n.containers, c)
 	}
 	add(1, yarnpb.ContainerStateProto_C_RUNNING, exitcode.Invalid, "", false)
 	add(2, yarnpb.ContainerStateProto_C_COMPLETE, 0, "", false)
@@ -31,7 +34,8 @@ func TestHeartbeatBytesAreTheRequestMessage(t *testing.T) {
 	add(1<<40+5, yarnpb.ContainerStateProto_C_NEW, exitcode.Invalid, "", false)
 	now := time.UnixMilli(1700000123456)
 
-	b, completed, err := n.appendHeartbeatLocked([]byte("reused buffer"), now)
+	n.sent, n.answered = 2, 1
+	b, fresh, err := n.appendHeartbeatLocked([]byte("reused buffer"), now, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,7 @@ func TestHeartbeatBytesAreTheRequestMessage(t *testing.T) {
 	want := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{NodeId: n.nodeID, ResponseId: proto.Int32(12),
 		NodeHealthStatus: &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(now.UnixMilli())}}}
 	want.LastKnownContainerTokenMasterKey, want.LastKnownNmTokenMasterKey = keys.LastKnown()
-	// The statuses come in the map's order: match them by id.
+	// Match the statuses by id.
 	byID := map[records.ContainerID]*yarnpb.ContainerStatusProto{}
 	for _, st := range got.GetNodeStatus().GetContainersStatuses() {
 		byID[records.ContainerIDFromProto(st.GetContainerId())] = st
@@ -50,8 +54,9 @@ func TestHeartbeatBytesAreTheRequestMessage(t *testing.T) {
 	if len(byID) != 4 {
 		t.Fatalf("%d statuses, want 4 (every container but the one already reported)", len(byID))
 	}
-	for id, c := range n.containers {
-		if c.reported {
+	for _, c := range n.containers {
+		id := c.id
+		if c.reported(1) {
 			continue
 		}
 		wantSt := &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: c.state.Enum(), ExitStatus: proto.Int32(c.exit), Diagnostics: proto.String(c.diag)}
@@ -63,7 +68,27 @@ func TestHeartbeatBytesAreTheRequestMessage(t *testing.T) {
 	if !proto.Equal(&got, want) {
 		t.Errorf("request %v, want %v", &got, want)
 	}
-	if len(completed) != 2 {
-		t.Errorf("%d completed containers reported for the first time, want 2", len(completed))
+	if fresh != 2 {
+		t.Errorf("%d completed containers reported for the first time, want 2", fresh)
+	}
+
+	// Until heartbeat 2 is answered the next one carries them again; after, not.
+	statuses := func(seq uint64) int {
+		b, _, err := n.appendHeartbeatLocked(nil, now, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req yarnpb.NodeHeartbeatRequestProto
+		if err := proto.Unmarshal(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		return len(req.GetNodeStatus().GetContainersStatuses())
+	}
+	if got := statuses(3); got != 4 {
+		t.Errorf("heartbeat 2 unanswered: %d statuses in the next, want 4", got)
+	}
+	n.answered = 3
+	if got := statuses(4); got != 2 {
+		t.Errorf("heartbeat 3 answered: %d statuses in the next, want 2 (the running ones)", got)
 	}
 }
