@@ -2,8 +2,6 @@ package rmcore
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -177,22 +175,13 @@ func (rm *Core) applyReports() {
 // completed counts and logs a heartbeat's completed containers and ends the attempts of
 // AM containers among them.
 func (rm *Core) completed(node string, finished []rmstate.Completion) {
-	// One line per heartbeat: "container:exit_status" for each container it completed.
-	var b strings.Builder
-	var id [64]byte
-	for i, f := range finished {
+	for _, f := range finished {
 		rm.Metrics.containerCompleted(f.Final.GetExitStatus())
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.Write(f.C.ID.AppendString(id[:0]))
-		b.WriteByte(':')
-		b.Write(strconv.AppendInt(id[:0], int64(f.Final.GetExitStatus()), 10))
 		if f.C.AM {
 			rm.amExited(f.C.ID, f.Final)
 		}
 	}
-	rm.Log.WithFields(map[string]any{"node": node, "containers": b.String()}).Info("containers completed")
+	rm.Log.WithFields(map[string]any{"node": node, "containers": completedLog(finished)}).Info("containers completed")
 }
 
 // NodeLost completes the containers of a lost (or decommissioned, or restarted) node as

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -98,7 +97,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	var (
 		order []group
-		lines map[group]*strings.Builder
+		lines map[group]allocatedLog
 	)
 	confirmed := make([]scheduler.ContainerID, 0, len(res.Allocations))
 	// Allocations that cannot become containers (the attempt ended or the node left while
@@ -161,7 +160,6 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	rm.Containers.AddAll(tasks)
 	ranOn := map[records.ApplicationID]map[string]bool{}
-	var id [64]byte // each container's id as text, for its log line
 	for _, m := range made {
 		a, rc := m.a, m.rc
 		app := rc.ID.Attempt.App
@@ -171,20 +169,13 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		ranOn[app][a.Node] = true
 		confirmed = append(confirmed, a.Container)
 		if lines == nil {
-			lines = map[group]*strings.Builder{}
+			lines = map[group]allocatedLog{}
 		}
 		g := group{a.App, a.Resource}
-		b, ok := lines[g]
-		if !ok {
-			b = &strings.Builder{}
-			lines[g] = b
+		if _, ok := lines[g]; !ok {
 			order = append(order, g)
-		} else {
-			b.WriteByte(' ')
 		}
-		b.Write(rc.ID.AppendString(id[:0]))
-		b.WriteByte('@')
-		b.WriteString(a.Node)
+		lines[g] = append(lines[g], rc)
 	}
 	rm.Apps.RanOnAll(ranOn) // their logs will be aggregated there
 	rm.Metrics.ContainersAlloc.Inc(int64(len(made)))
@@ -194,7 +185,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	for _, g := range order {
 		rm.Log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
-			"containers": lines[g].String()}).Info("containers allocated")
+			"containers": lines[g]}).Info("containers allocated")
 	}
 	for _, p := range res.Preemptions {
 		rm.preemptContainer(p)
