@@ -556,6 +556,13 @@ func TestTokenIntegrityWrapsTheStream(t *testing.T) {
 			t.Fatalf("call over DIGEST-MD5 integrity: %v", err)
 		}
 	}
+	// An answer given as its bytes is wrapped whole too.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp := &echoResp{}
+	if err := c.Call(ctx, "encoded", &echoReq{QueueName: proto.String("q")}, resp); err != nil || resp.GetQueueInfo().GetQueueName() != "from bytes q" {
+		t.Fatalf("encoded answer over DIGEST-MD5 integrity: %q, %v", resp.GetQueueInfo().GetQueueName(), err)
+	}
 	authOnly := newTestClient(t, s, ClientOptions{Token: sm.issue("appattempt_1_0001_000001")})
 	if _, err := echo(t, authOnly, "q"); err == nil || !strings.Contains(err.Error(), "No common protection layer") {
 		t.Fatalf("authentication-only client: %v", err)

@@ -1,9 +1,12 @@
 package rpc
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
@@ -21,8 +24,18 @@ func (c *serverConn) writeSuccess(caller *Caller, resp proto.Message) {
 	if buf == nil {
 		buf = new([]byte)
 	}
-	if e, ok := resp.(*Encoded); ok && cap(*buf) < len(e.Bytes)+64 {
-		*buf = make([]byte, 0, len(e.Bytes)+64) // the header is some 30 bytes
+	if e, ok := resp.(*Encoded); ok {
+		// Bytes made already (a large allocate answer) are written after the frame's
+		// head as they are, not copied behind it into a frame buffer as large.
+		head, err := AppendFrame((*buf)[:0], h)
+		if err == nil {
+			head = protowire.AppendVarint(head, uint64(len(e.Bytes)))
+			binary.BigEndian.PutUint32(head, uint32(len(head)-4+len(e.Bytes)))
+			c.writeAnswerParts(head, e.Bytes)
+			*buf = head
+			c.srv.frames.Put(buf)
+			return
+		}
 	}
 	pkt, err := AppendFrame((*buf)[:0], h, resp)
 	if err != nil {
@@ -88,6 +101,32 @@ func (c *serverConn) writeAnswer(p []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	return c.writeLocked(p, true)
+}
+
+// writeAnswerParts writes a call's answer given as two parts, a frame's head and the rest:
+// one writev where the connection allows, or (with a SASL layer, whose wrapping takes the
+// whole frame) joined.
+func (c *serverConn) writeAnswerParts(head, body []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.layer != nil {
+		return c.writeLocked(append(head[:len(head):len(head)], body...), true)
+	}
+	if c.kept != nil {
+		c.kept.Writing(len(head)+len(body), true)
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(time.Minute))
+	parts := net.Buffers{head, body}
+	n, err := parts.WriteTo(c.nc)
+	c.srv.act.sentBytes.Add(n)
+	if c.kept != nil {
+		if err != nil {
+			c.kept.Broken() // part of the packet may be out: the stream cannot be taken over
+		} else {
+			c.kept.Written(int(n), true)
+		}
+	}
+	return err
 }
 
 // answered counts a call answered for the keeper when no answer can be written.

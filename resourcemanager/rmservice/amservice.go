@@ -79,7 +79,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		at.Registered, at.LastPing = true, s.rm.Opts.Now()
 		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 		at.Host, at.RPCPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
-		at.LastResponse, at.LastResponseID = nil, 0
+		at.LastResponse, at.LastResponseID, at.SpareResponse = nil, 0, nil
 		if !a.Finished() {
 			a.State = yarnpb.YarnApplicationStateProto_RUNNING
 		}
@@ -133,6 +133,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		user     string
 		priority int32
 		replay   []byte
+		spare    []byte // a buffer for the answer
 		rerr     error
 	)
 	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
@@ -150,6 +151,8 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 			replay = at.LastResponse // the AM retried: the same answer
 		case req.GetResponseId() != lastID:
 			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
+		default:
+			spare, at.SpareResponse = at.SpareResponse, nil
 		}
 	})
 	switch {
@@ -192,7 +195,10 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	// is written in one buffer sized like the attempt's last (answers come every second
 	// and change slowly); the bytes kept for a retry are the ones sent.
 	head := &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(lastID + 1)}
-	b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, lastSize+512), head)
+	if cap(spare) < lastSize+512 {
+		spare = make([]byte, 0, lastSize+512)
+	}
+	b, err := proto.MarshalOptions{}.MarshalAppend(spare[:0], head)
 	if err != nil {
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
@@ -216,7 +222,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
 	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
-		at.LastResponse, at.LastResponseID = b, lastID+1
+		at.SpareResponse, at.LastResponse, at.LastResponseID = at.LastResponse, b, lastID+1
 	})
 	return b, nil
 }
