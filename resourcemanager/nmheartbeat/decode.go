@@ -20,10 +20,22 @@ import (
 
 // Request is a decoded nodeHeartbeat: the request as protobuf decodes it, except that
 // the plain statuses of RUNNING containers are not in its node status's
-// containersStatuses but in Running, by container id, in the order they came.
+// containersStatuses but in Running, by container id, and the plain statuses of
+// COMPLETE ones in Completed, each in the order they came.
 type Request struct {
 	*yarnpb.NodeHeartbeatRequestProto
-	Running []records.ContainerID
+	Running   []records.ContainerID
+	Completed []Done
+}
+
+// Done is a plain completed container's status: what a NodeManager reports of a
+// container that ended (a 3.x one adds the sub-state DONE), kept without the four
+// messages protobuf would build for it.
+type Done struct {
+	ID           records.ContainerID
+	Exit         int32
+	Diagnostics  string
+	SubStateDone bool // container_sub_state was CSS_DONE
 }
 
 // Field numbers of the messages read here (yarn_server_common_service_protos.proto,
@@ -45,11 +57,13 @@ type Decoder struct {
 }
 
 // Decode parses a nodeHeartbeat request's bytes. It fails exactly where proto.Unmarshal
-// fails, and gives what it would, save the running statuses moved to Running: a status
-// goes there only when it holds nothing but a container id, state RUNNING, diagnostics,
-// an exit status, an execution type and a sub-state, each well formed as protobuf reads
-// them; anything else (another field, a wire type protobuf would keep as unknown, an
-// unknown state) is left for protobuf to decode.
+// fails, and gives what it would, save the running statuses moved to Running and the
+// completed ones to Completed. A status goes to Running only when it holds nothing but a
+// container id, state RUNNING, diagnostics, an exit status, an execution type and a
+// sub-state; to Completed only when it holds nothing but a container id, state
+// COMPLETE, diagnostics, an exit status and the sub-state DONE; each well formed as
+// protobuf reads them. Anything else (another field, a wire type protobuf would keep as
+// unknown, an unknown state) is left for protobuf to decode.
 func (d *Decoder) Decode(b []byte) (Request, error) {
 	buf, _ := d.scratch.Get().(*[]byte)
 	if buf == nil {
@@ -61,6 +75,7 @@ func (d *Decoder) Decode(b []byte) (Request, error) {
 	out := (*buf)[:0]
 	// A status is at least a dozen bytes: room for the ids from the start.
 	running := make([]records.ContainerID, 0, len(b)/24)
+	var completed []Done
 	copied := 0 // b[:copied] is in out
 	for off := 0; off < len(b); {
 		num, typ, n := protowire.ConsumeTag(b[off:])
@@ -76,7 +91,7 @@ func (d *Decoder) Decode(b []byte) (Request, error) {
 			out = append(out, b[copied:off]...)
 			out = protowire.AppendTag(out, requestNodeStatus, protowire.BytesType)
 			at := len(out)
-			out, running = dropRunning(out, v, running)
+			out, running, completed = dropPlain(out, v, running, completed)
 			// The kept bytes' length goes before them.
 			var l [binary.MaxVarintLen64]byte
 			size := protowire.AppendVarint(l[:0], uint64(len(out)-at))
@@ -91,12 +106,12 @@ func (d *Decoder) Decode(b []byte) (Request, error) {
 	if err := proto.Unmarshal(out, req); err != nil {
 		return Request{}, err
 	}
-	return Request{NodeHeartbeatRequestProto: req, Running: running}, nil
+	return Request{NodeHeartbeatRequestProto: req, Running: running, Completed: completed}, nil
 }
 
-// dropRunning appends a NodeStatusProto's bytes to dst without its plain running
-// statuses, and their ids to ids.
-func dropRunning(dst, b []byte, ids []records.ContainerID) ([]byte, []records.ContainerID) {
+// dropPlain appends a NodeStatusProto's bytes to dst without its plain running and
+// completed statuses, and adds those to ids and done.
+func dropPlain(dst, b []byte, ids []records.ContainerID, done []Done) ([]byte, []records.ContainerID, []Done) {
 	copied := 0
 	for off := 0; off < len(b); {
 		num, typ, n := protowire.ConsumeTag(b[off:])
@@ -113,11 +128,43 @@ func dropRunning(dst, b []byte, ids []records.ContainerID) ([]byte, []records.Co
 				dst = append(dst, b[copied:off]...)
 				copied = off + n + m
 				ids = append(ids, id)
+			} else if d, ok := plainDone(v); ok {
+				dst = append(dst, b[copied:off]...)
+				copied = off + n + m
+				done = append(done, d)
 			}
 		}
 		off += n + m
 	}
-	return append(dst, b[copied:]...), ids
+	return append(dst, b[copied:]...), ids, done
+}
+
+// plainDone is a plain COMPLETE container status (see Decode), or false.
+func plainDone(b []byte) (Done, bool) {
+	// The fields' defaults, as the message's getters give them (yarn_protos.proto).
+	d := Done{Exit: -1000, Diagnostics: "N/A"}
+	var haveID, isComplete bool
+	ok := wire.Fields(b, func(f wire.Field) bool {
+		switch {
+		case f.Num == stContainerID && f.IsBytes:
+			haveID = true
+			return d.ID.MergeWire(f.Bytes)
+		case f.Num == stDiagnostics && f.IsBytes: // a proto2 string: any bytes
+			d.Diagnostics = string(f.Bytes)
+			return true
+		case f.Num == stState && !f.IsBytes:
+			isComplete = f.Varint == uint64(yarnpb.ContainerStateProto_C_COMPLETE)
+			return isComplete
+		case f.Num == stExitStatus && !f.IsBytes:
+			d.Exit = int32(f.Varint) // protobuf's int32: the low 32 bits
+			return true
+		case f.Num == stSubState && !f.IsBytes:
+			d.SubStateDone = f.Varint == uint64(yarnpb.ContainerSubStateProto_CSS_DONE)
+			return d.SubStateDone
+		}
+		return false
+	})
+	return d, ok && haveID && isComplete
 }
 
 // runningID is the id of a plain RUNNING container status (see Decode), or false.

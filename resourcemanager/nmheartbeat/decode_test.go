@@ -15,7 +15,8 @@ func cid(app int32, n int64) records.ContainerID {
 
 // heartbeat is a node's heartbeat as a 3.1.1 NodeManager sends it: running containers
 // (with sub-state and execution type), a completed one, one starting, one carrying its
-// capability, and the other fields of the request.
+// capability, completed ones (2.x's, 3.x's with the sub-state DONE, and one with an
+// execution type), and the other fields of the request.
 func heartbeat(running int) *yarnpb.NodeHeartbeatRequestProto {
 	st := &yarnpb.NodeStatusProto{NodeId: &yarnpb.NodeIdProto{Host: proto.String("host1"), Port: proto.Int32(8041)}, ResponseId: proto.Int32(5),
 		NodeHealthStatus:      &yarnpb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), HealthReport: proto.String(""), LastHealthReportTime: proto.Int64(1)},
@@ -27,6 +28,10 @@ func heartbeat(running int) *yarnpb.NodeHeartbeatRequestProto {
 		if i == 2 {
 			st.ContainersStatuses = append(st.ContainersStatuses,
 				&yarnpb.ContainerStatusProto{ContainerId: cid(9, 4).Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0), Diagnostics: proto.String("done")},
+				&yarnpb.ContainerStatusProto{ContainerId: cid(9, 7).Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(-105), Diagnostics: proto.String("Container killed by the ApplicationMaster."),
+					ContainerSubState: yarnpb.ContainerSubStateProto_CSS_DONE.Enum()},
+				&yarnpb.ContainerStatusProto{ContainerId: cid(9, 8).Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(1),
+					ExecutionType: yarnpb.ExecutionTypeProto_GUARANTEED.Enum(), ContainerSubState: yarnpb.ContainerSubStateProto_CSS_DONE.Enum()},
 				&yarnpb.ContainerStatusProto{ContainerId: cid(9, 5).Proto(), State: yarnpb.ContainerStateProto_C_NEW.Enum()},
 				&yarnpb.ContainerStatusProto{ContainerId: cid(9, 6).Proto(), State: yarnpb.ContainerStateProto_C_RUNNING.Enum(),
 					Capability: &yarnpb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}})
@@ -46,30 +51,40 @@ func TestDecodeTakesPlainRunningStatusesById(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Running) != 5 || len(got.GetNodeStatus().GetContainersStatuses()) != 3 {
-		t.Fatalf("%d running ids and %d statuses, want 5 and 3 (completed, new, running with a capability)", len(got.Running), len(got.GetNodeStatus().GetContainersStatuses()))
+	if len(got.Running) != 5 || len(got.Completed) != 2 || len(got.GetNodeStatus().GetContainersStatuses()) != 3 {
+		t.Fatalf("%d running ids, %d completed and %d statuses, want 5, 2 and 3 (new, running with a capability, completed with an execution type)",
+			len(got.Running), len(got.Completed), len(got.GetNodeStatus().GetContainersStatuses()))
+	}
+	if d := got.Completed[1]; d.ID != cid(9, 7) || d.Exit != -105 || d.Diagnostics != "Container killed by the ApplicationMaster." || !d.SubStateDone {
+		t.Fatalf("3.x's completed status read as %+v", d)
 	}
 	checkSame(t, want, got)
 }
 
 // checkSame checks that got is want: the same request once the statuses are set aside,
-// want's statuses are got's in order with the running ones' ids in Running, in order.
+// want's statuses are got's in order with the running ones' ids in Running and the
+// completed ones in Completed, each in order.
 func checkSame(t *testing.T, want *yarnpb.NodeHeartbeatRequestProto, got Request) {
 	t.Helper()
-	full, running := got.GetNodeStatus().GetContainersStatuses(), got.Running
+	full, running, completed := got.GetNodeStatus().GetContainersStatuses(), got.Running, got.Completed
 	for i, st := range want.GetNodeStatus().GetContainersStatuses() {
-		if len(full) > 0 && proto.Equal(st, full[0]) {
+		plain := len(st.ProtoReflect().GetUnknown()) == 0 && st.Capability == nil && len(st.ContainerAttributes) == 0
+		switch {
+		case len(full) > 0 && proto.Equal(st, full[0]):
 			full = full[1:]
-			continue
+		case len(running) > 0 && plain && st.GetState() == yarnpb.ContainerStateProto_C_RUNNING && records.ContainerIDFromProto(st.GetContainerId()) == running[0]:
+			running = running[1:]
+		case len(completed) > 0 && plain && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE && st.ExecutionType == nil &&
+			completed[0] == Done{ID: records.ContainerIDFromProto(st.GetContainerId()), Exit: st.GetExitStatus(), Diagnostics: st.GetDiagnostics(),
+				SubStateDone: st.ContainerSubState != nil && st.GetContainerSubState() == yarnpb.ContainerSubStateProto_CSS_DONE} &&
+			(st.ContainerSubState == nil || st.GetContainerSubState() == yarnpb.ContainerSubStateProto_CSS_DONE):
+			completed = completed[1:]
+		default:
+			t.Fatalf("status %d %v is neither the next decoded status, nor the next running id (%v), nor the next completed (%v)", i, st, running, completed)
 		}
-		if len(running) == 0 || st.GetState() != yarnpb.ContainerStateProto_C_RUNNING || records.ContainerIDFromProto(st.GetContainerId()) != running[0] ||
-			len(st.ProtoReflect().GetUnknown()) > 0 || st.Capability != nil || len(st.ContainerAttributes) > 0 {
-			t.Fatalf("status %d %v is neither the next decoded status nor the next running id (%v)", i, st, running)
-		}
-		running = running[1:]
 	}
-	if len(full) > 0 || len(running) > 0 {
-		t.Fatalf("left over: statuses %v, running ids %v", full, running)
+	if len(full) > 0 || len(running) > 0 || len(completed) > 0 {
+		t.Fatalf("left over: statuses %v, running ids %v, completed %v", full, running, completed)
 	}
 	a, b := proto.Clone(want).(*yarnpb.NodeHeartbeatRequestProto), proto.Clone(got.NodeHeartbeatRequestProto).(*yarnpb.NodeHeartbeatRequestProto)
 	if a.NodeStatus != nil {
@@ -84,7 +99,7 @@ func checkSame(t *testing.T, want *yarnpb.NodeHeartbeatRequestProto, got Request
 }
 
 // FuzzDecode: for any bytes, Decode fails where proto.Unmarshal fails and otherwise
-// gives the same request, running statuses by id.
+// gives the same request, plain running statuses by id and plain completed ones apart.
 func FuzzDecode(f *testing.F) {
 	for _, n := range []int{0, 1, 4} {
 		b, _ := proto.Marshal(heartbeat(n))
@@ -97,6 +112,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x0a, 0x0c, 0x1a, 0x0a, 0x0a, 0x04, 0x12, 0x02, 0x10, 0x01, 0x10, 0x02, 0x10, 0x03})
 	f.Add([]byte{0x0a, 0x08, 0x1a, 0x06, 0x0a, 0x00, 0x10, 0x02, 0x10, 0x63})
 	f.Add([]byte{0x0a, 0x04, 0x1a, 0x02, 0x10})
+	// A completed status whose sub-state comes twice (DONE, then another), and one whose
+	// exit status is a 10-byte negative varint.
+	f.Add([]byte{0x0a, 0x0c, 0x1a, 0x0a, 0x0a, 0x00, 0x10, 0x03, 0x40, 0x05, 0x40, 0x01, 0x18, 0x00})
+	f.Add([]byte{0x0a, 0x11, 0x1a, 0x0f, 0x0a, 0x00, 0x10, 0x03, 0x20, 0x97, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	var d Decoder
 	f.Fuzz(func(t *testing.T, b []byte) {
 		want := &yarnpb.NodeHeartbeatRequestProto{}

@@ -41,7 +41,7 @@ func (l completedLog) AppendText(b []byte) ([]byte, error) {
 		}
 		b = f.C.ID.AppendString(b)
 		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(f.Final.GetExitStatus()), 10)
+		b = strconv.AppendInt(b, int64(f.Exit()), 10)
 	}
 	return b, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmheartbeat"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
@@ -28,11 +29,12 @@ func (rm *Core) NodeStatuses(node string, statuses []*yarnpb.ContainerStatusProt
 // taken inside each heartbeat, at 2,000 heartbeats a second with dozens of completions
 // each, the container table's lock was wanted by several heartbeats at once, and
 // allocate calls, which take it too, queued behind them all.
-func (rm *Core) QueueStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) {
-	if len(statuses) == 0 && len(running) == 0 {
+// Completed are the plain completed statuses nmheartbeat took apart.
+func (rm *Core) QueueStatuses(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID, completed []nmheartbeat.Done) {
+	if len(statuses) == 0 && len(running) == 0 && len(completed) == 0 {
 		return
 	}
-	rm.reports.add(queuedReport{NodeReport: rmstate.NodeReport{Node: node, Statuses: statuses, Running: running}}, rm)
+	rm.reports.add(queuedReport{NodeReport: rmstate.NodeReport{Node: node, Statuses: statuses, Running: running, Completed: completed}}, rm)
 }
 
 // WaitStatuses returns once the queue of statuses is empty: everything queued before it
@@ -176,9 +178,9 @@ func (rm *Core) applyReports() {
 // AM containers among them.
 func (rm *Core) completed(node string, finished []rmstate.Completion) {
 	for _, f := range finished {
-		rm.Metrics.containerCompleted(f.Final.GetExitStatus())
+		rm.Metrics.containerCompleted(f.Exit())
 		if f.C.AM {
-			rm.amExited(f.C.ID, f.Final)
+			rm.amExited(f.C.ID, f.Final())
 		}
 	}
 	rm.Log.WithFields(map[string]any{"node": node, "containers": completedLog(finished)}).Info("containers completed")

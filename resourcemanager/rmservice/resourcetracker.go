@@ -153,7 +153,7 @@ func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Reques
 	} else if v.First {
 		firstSynced = rm.SyncSchedulable(key) // the node takes containers from now on
 	}
-	rm.QueueStatuses(key, statuses, hb.Running)
+	rm.QueueStatuses(key, statuses, hb.Running, hb.Completed)
 	for _, f := range rm.Apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
 		log().WithFields(logrus.Fields{"application": records.AppIDFromProto(f.GetApplicationId()).String(), "diagnostics": f.GetDiagnostics()}).Warn("log aggregation failed on the node")
 	}

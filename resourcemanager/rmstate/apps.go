@@ -79,8 +79,8 @@ type Attempt struct {
 	// carried the id of the one after), so its buffer is reused for the next answer
 	// instead of allocating one as large (hundreds of KB at 100,000 containers a second).
 	SpareResponse []byte
-	Progress       float32              // what the AM last reported in allocate
-	AMContainer    *records.ContainerID // the AM's container, once allocated (managed AMs)
+	Progress      float32              // what the AM last reported in allocate
+	AMContainer   *records.ContainerID // the AM's container, once allocated (managed AMs)
 	// AMNode and AMNodeHTTP are the AM container's node: its id and web address.
 	AMNode, AMNodeHTTP string
 	Launched           bool

@@ -14,7 +14,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // Container is a container the engine allocated, as the RM tracks it. A busy RM holds
@@ -157,7 +156,11 @@ func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers 
 func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.completeLocked(id, status)
+	c, d, fresh := t.completeLocked(id, compactStatus(status))
+	if !fresh {
+		return c, status, false
+	}
+	return c, d.status(), true
 }
 
 // accountLocked adds what a container that just ended held, for how long, to its
@@ -176,23 +179,25 @@ func (t *Containers) accountLocked(c *Container) {
 	}
 }
 
-func (t *Containers) completeLocked(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
+// completeLocked records a finished container once and queues its status d for its
+// attempt; it returns the status as the AM will see it and whether the container was
+// still running; t.mu is held.
+func (t *Containers) completeLocked(id records.ContainerID, d doneStatus) (*Container, doneStatus, bool) {
 	c := t.index.get(id)
 	if c == nil || c.done {
-		return c, status, false
+		return c, d, false
 	}
 	c.done = true
 	t.accountLocked(c)
 	t.clockStoppedLocked(c)
 	t.startedLocked(c)
+	d.c = c
 	if c.preempted {
-		status = proto.Clone(status).(*yarnpb.ContainerStatusProto)
-		status.ExitStatus = proto.Int32(exitcode.Preempted)
-		status.Diagnostics = proto.String("Container preempted by scheduler")
+		d = d.preempted()
 	}
-	t.boxes.of(id.Attempt).postDone(compactStatus(c, status))
+	t.boxes.of(id.Attempt).postDone(d)
 	c.awaitingAck = true
-	return c, status, true
+	return c, d, true
 }
 
 // forgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is

@@ -148,7 +148,8 @@ func TestCompletedStatusWireIsTheMarshalledProto(t *testing.T) {
 			ContainerSubState: yarnpb.ContainerSubStateProto_CSS_DONE.Enum()},
 		{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(1), Capability: &yarnpb.ResourceProto{Memory: proto.Int64(1024)}},
 	} {
-		d := compactStatus(c, st)
+		d := compactStatus(st)
+		d.c = c
 		want, _ := proto.Marshal(&yarnpb.AllocateResponseProto{CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{d.proto()}})
 		if got := d.appendEntry(nil); string(got) != string(want) {
 			t.Fatalf("%v:\n got %x\nwant %x", st, got, want)

@@ -5,6 +5,8 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/wire"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmheartbeat"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // doneStatus is a completed container's status while it waits for its AM. Tens of
@@ -19,13 +21,53 @@ type doneStatus struct {
 	full *yarnpb.ContainerStatusProto
 }
 
-func compactStatus(c *Container, st *yarnpb.ContainerStatusProto) doneStatus {
+// compactStatus is st as a doneStatus (its container is set when it is found).
+func compactStatus(st *yarnpb.ContainerStatusProto) doneStatus {
 	if st.Capability != nil || st.ExecutionType != nil || len(st.ContainerAttributes) > 0 ||
 		(st.ContainerSubState != nil && st.GetContainerSubState() != yarnpb.ContainerSubStateProto_CSS_DONE) ||
 		len(st.ProtoReflect().GetUnknown()) > 0 || st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
-		return doneStatus{c: c, full: st}
+		return doneStatus{full: st}
 	}
-	return doneStatus{c: c, exit: st.GetExitStatus(), diag: st.GetDiagnostics(), done: st.ContainerSubState != nil}
+	return doneStatus{exit: st.GetExitStatus(), diag: st.GetDiagnostics(), done: st.ContainerSubState != nil}
+}
+
+// plainStatus is a plain completed status as the heartbeat decoder reads it.
+func plainStatus(d nmheartbeat.Done) doneStatus {
+	return doneStatus{exit: d.Exit, diag: d.Diagnostics, done: d.SubStateDone}
+}
+
+// preempted is the status the AM hears for a container the scheduler preempted.
+func (d doneStatus) preempted() doneStatus {
+	if d.full != nil {
+		d.full = proto.Clone(d.full).(*yarnpb.ContainerStatusProto)
+		d.full.ExitStatus = proto.Int32(exitcode.Preempted)
+		d.full.Diagnostics = proto.String(preemptedDiagnostics)
+		return d
+	}
+	d.exit, d.diag = exitcode.Preempted, preemptedDiagnostics
+	return d
+}
+
+const preemptedDiagnostics = "Container preempted by scheduler"
+
+func (d doneStatus) exitStatus() int32 {
+	if d.full != nil {
+		return d.full.GetExitStatus()
+	}
+	return d.exit
+}
+
+// status is the status as a message (d.c is set).
+func (d doneStatus) status() *yarnpb.ContainerStatusProto {
+	if d.full != nil {
+		return d.full
+	}
+	st := &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
+	if d.done {
+		st.ContainerSubState = yarnpb.ContainerSubStateProto_CSS_DONE.Enum()
+	}
+	return st
 }
 
 // completedStatuses is AllocateResponseProto.completed_container_statuses.

@@ -9,6 +9,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmheartbeat"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
@@ -19,15 +20,23 @@ func (t *Containers) KillOnNode(node string, id *yarnpb.ContainerIdProto) {
 
 // Completion is a container that completed and the status its AM hears.
 type Completion struct {
-	C     *Container
-	Final *yarnpb.ContainerStatusProto
+	C *Container
+	d doneStatus
 }
 
-// NodeReport is one heartbeat's container statuses, as TakeReports takes them.
+// Exit is the container's exit status as its AM hears it.
+func (f Completion) Exit() int32 { return f.d.exitStatus() }
+
+// Final is the status its AM hears, as a message.
+func (f Completion) Final() *yarnpb.ContainerStatusProto { return f.d.status() }
+
+// NodeReport is one heartbeat's container statuses, as TakeReports takes them: as
+// nmheartbeat decodes them, the plain running and completed ones apart.
 type NodeReport struct {
-	Node     string
-	Statuses []*yarnpb.ContainerStatusProto
-	Running  []records.ContainerID
+	Node      string
+	Statuses  []*yarnpb.ContainerStatusProto
+	Running   []records.ContainerID
+	Completed []nmheartbeat.Done
 }
 
 // TakeReports applies NodeManagers' container statuses, several heartbeats' under one
@@ -42,15 +51,16 @@ func (t *Containers) TakeReports(reports []NodeReport) (finished [][]Completion,
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, r := range reports {
-		finished[i], release[i] = t.takeStatusesLocked(r.Node, r.Statuses, r.Running)
+		finished[i], release[i] = t.takeStatusesLocked(r)
 	}
 	return finished, release
 }
 
 // takeStatusesLocked applies one heartbeat's statuses; t.mu is held.
-func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.ContainerStatusProto, running []records.ContainerID) (finished []Completion, release []scheduler.ContainerID) {
+func (t *Containers) takeStatusesLocked(r NodeReport) (finished []Completion, release []scheduler.ContainerID) {
+	node, running := r.Node, r.Running
 	nodeIdx := t.nodes.of(node)
-	for _, st := range statuses {
+	for _, st := range r.Statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		if st.GetState() != yarnpb.ContainerStateProto_C_COMPLETE {
 			if t.orphans[node][id] {
@@ -59,26 +69,10 @@ func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.Containe
 			t.startedRunningLocked(nodeIdx, id, st.GetState())
 			continue
 		}
-		if orphans := t.orphans[node]; orphans[id] {
-			delete(orphans, id)
-		}
-		c, final, fresh := t.completeLocked(id, st)
-		if fresh {
-			finished = append(finished, Completion{c, final})
-			release = append(release, c.EngineID)
-		}
-		// A completed container the AM still has to hear of is acknowledged after it
-		// has (drainFor); any other, known or not, at once, so NMs do not keep
-		// reporting containers of applications the RM has forgotten.
-		switch {
-		case c == nil:
-			t.orders.forget(node, id)
-		case c.awaitingAck:
-			// Only the attempt's acknowledgement list holds it now.
-			t.untrackLocked(c)
-		default:
-			t.forgetLocked(c)
-		}
+		finished, release = t.completedOnLocked(node, id, compactStatus(st), finished, release)
+	}
+	for _, d := range r.Completed {
+		finished, release = t.completedOnLocked(node, d.ID, plainStatus(d), finished, release)
 	}
 	// Every heartbeat repeats every running container; only those not yet seen running,
 	// and orphans, matter. A heartbeat at 300 containers a node reports 300 and has about
@@ -101,6 +95,32 @@ func (t *Containers) takeStatusesLocked(node string, statuses []*yarnpb.Containe
 	}
 	if len(t.orphans[node]) == 0 {
 		delete(t.orphans, node)
+	}
+	return finished, release
+}
+
+// completedOnLocked applies a completed status from node, adding a container that
+// completed now to finished and its engine id to release; t.mu is held.
+func (t *Containers) completedOnLocked(node string, id records.ContainerID, d doneStatus, finished []Completion, release []scheduler.ContainerID) ([]Completion, []scheduler.ContainerID) {
+	if orphans := t.orphans[node]; orphans[id] {
+		delete(orphans, id)
+	}
+	c, d, fresh := t.completeLocked(id, d)
+	if fresh {
+		finished = append(finished, Completion{c, d})
+		release = append(release, c.EngineID)
+	}
+	// A completed container the AM still has to hear of is acknowledged after it has
+	// (drainFor); any other, known or not, at once, so NMs do not keep reporting
+	// containers of applications the RM has forgotten.
+	switch {
+	case c == nil:
+		t.orders.forget(node, id)
+	case c.awaitingAck:
+		// Only the attempt's acknowledgement list holds it now.
+		t.untrackLocked(c)
+	default:
+		t.forgetLocked(c)
 	}
 	return finished, release
 }
@@ -202,8 +222,8 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 	if done == nil {
 		return nil, true
 	}
-	_, final, _ = t.completeLocked(rc.ID, done)
-	return final, true
+	_, d, _ := t.completeLocked(rc.ID, compactStatus(done))
+	return d.status(), true
 }
 
 // State reports whether the table tracks container id, and whether it is done.
