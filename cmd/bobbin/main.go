@@ -28,6 +28,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	"github.com/bobbin-yarn/bobbin/internal/gcfloor"
 	"github.com/bobbin-yarn/bobbin/internal/logfmt"
 	"github.com/bobbin-yarn/bobbin/nodemanager"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
@@ -184,10 +185,12 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	if err := setGCPercent(c, "bobbin.resourcemanager.gc-percent", log); err != nil {
+	stopFloor, err := setGCPercent(c, "bobbin.resourcemanager.gc-percent", "bobbin.resourcemanager.gc-heap-floor-mb", log)
+	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
+	defer stopFloor()
 	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, ConfDir: dir, Queues: queues, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
@@ -377,19 +380,39 @@ func runWebProxy(args []string, stderr io.Writer) int {
 
 // setGCPercent applies a daemon's GC target from its configuration key, unless GOGC is
 // set in the environment (which the Go runtime has already applied).
-func setGCPercent(c *conf.Configuration, key string, log *logrus.Logger) error {
+// setGCPercent sets the GC percentage from key and, when floorKey names a heap floor,
+// starts raising it while the live heap is below the floor (internal/gcfloor); stop
+// ends that. A GOGC environment variable overrides both.
+func setGCPercent(c *conf.Configuration, key, floorKey string, log *logrus.Logger) (stop func(), err error) {
 	if _, ok := os.LookupEnv("GOGC"); ok {
-		return nil
+		return func() {}, nil
 	}
 	p, err := c.Int(key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if p <= 0 {
 		raw, _ := c.Raw(key)
-		return &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be a positive percentage"}
+		return nil, &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be a positive percentage"}
+	}
+	floor, err := c.Int(floorKey)
+	if err != nil {
+		return nil, err
+	}
+	if floor < 0 {
+		raw, _ := c.Raw(floorKey)
+		return nil, &conf.ValueError{Source: c.Source(floorKey), Key: floorKey, Value: raw, Reason: "must be 0 (no floor) or a size in MB"}
 	}
 	debug.SetGCPercent(p)
-	log.WithField("gc_percent", p).Debug("GC target set")
-	return nil
+	log.WithFields(logrus.Fields{"gc_percent": p, "gc_heap_floor_mb": floor}).Debug("GC target set")
+	if floor == 0 {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gcfloor.Run(ctx, uint64(floor)<<20, p, time.Second)
+	}()
+	return func() { cancel(); <-done }, nil
 }

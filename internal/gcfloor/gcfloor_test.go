@@ -1,0 +1,65 @@
+package gcfloor
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live, floor uint64
+		base, want  int
+	}{
+		{0, 256 * mb, 100, 100},        // nothing measured yet
+		{40 * mb, 256 * mb, 100, 540},  // a small heap grows to the floor
+		{200 * mb, 256 * mb, 100, 100}, // 28 %: the base is higher
+		{600 * mb, 256 * mb, 100, 100}, // above the floor: the base
+		{1 * mb, 256 * mb, 100, 10000}, // bounded
+		{40 * mb, 256 * mb, 800, 800},  // a higher base stands
+		{40 * mb, 0, 100, 100},         // no floor
+	} {
+		if got := Percent(c.live, c.floor, c.base); got != c.want {
+			t.Errorf("Percent(%d MB, %d MB, %d) = %d, want %d", c.live/mb, c.floor/mb, c.base, got, c.want)
+		}
+	}
+}
+
+// Run raises the percentage for a small live heap and puts the base back when it stops.
+func TestRunRaisesThenRestores(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	runtime.GC() // a live-heap figure to work from
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, 1<<40, 100, time.Millisecond) // a floor no test heap reaches
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p := gogc()
+		if p == maxPercent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("percentage %d, want %d", p, maxPercent)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	if p := gogc(); p != 100 {
+		t.Fatalf("after Run: %d, want the base 100", p)
+	}
+}
+
+// gogc reads the percentage without setting it.
+func gogc() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
+}
