@@ -170,14 +170,3 @@ func (t *Table[T]) Each(fn func(id int64, v *T)) {
 		fn(id, v)
 	}
 }
-
-// pagesHeld is how many pages the table holds (for tests).
-func (t *Table[T]) pagesHeld() int {
-	n := 0
-	for _, pg := range t.pages {
-		if pg != nil {
-			n++
-		}
-	}
-	return n
-}

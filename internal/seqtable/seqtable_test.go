@@ -107,3 +107,14 @@ func BenchmarkTablePutGetDelete(b *testing.B) {
 		tab.Delete(id - window)
 	}
 }
+
+// pagesHeld is how many pages the table holds.
+func (t *Table[T]) pagesHeld() int {
+	n := 0
+	for _, pg := range t.pages {
+		if pg != nil {
+			n++
+		}
+	}
+	return n
+}

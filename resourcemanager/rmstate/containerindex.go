@@ -47,15 +47,16 @@ func newContainerIndex() containerIndex {
 	return containerIndex{apps: map[records.ApplicationID]*appContainers{}}
 }
 
-// seqsOf is the table of id's attempt and epoch in a (nil: none; made when make is set).
-func (a *appContainers) seqsOf(id records.ContainerID, make bool) *seqtable.Table[Container] {
+// seqsOf is the table of id's attempt and epoch in a (nil: none; made when create is
+// set).
+func (a *appContainers) seqsOf(id records.ContainerID, create bool) *seqtable.Table[Container] {
 	epoch, _ := splitID(id.ID)
 	for i := range a.seqs {
 		if s := &a.seqs[i]; s.attempt == id.Attempt.Attempt && s.epoch == epoch {
 			return &s.bySeq
 		}
 	}
-	if !make {
+	if !create {
 		return nil
 	}
 	a.seqs = append(a.seqs, attemptSeqs{attempt: id.Attempt.Attempt, epoch: epoch})
