@@ -129,6 +129,9 @@ func (x *containerIndex) remove(c *Container) {
 		return
 	}
 	s := a.seqsOf(c.ID, false)
+	if s == nil {
+		return // not reachable: a tracked container's id does not change
+	}
 	_, seq := splitID(c.ID.ID)
 	s.Delete(seq)
 	if s.Len() == 0 { // the attempt (or its epoch) has none left: drop its pages
