@@ -99,28 +99,10 @@ func appendValue(b *bytes.Buffer, v any) {
 		appendString(b, safeString(v, "Error", v.Error))
 	case fmt.Stringer:
 		appendString(b, safeString(v, "String", v.String))
-	case int:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(v), 10))
-	case int8:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(v), 10))
-	case int16:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(v), 10))
-	case int32:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(v), 10))
-	case int64:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), v, 10))
-	case uint:
-		b.Write(strconv.AppendUint(b.AvailableBuffer(), uint64(v), 10))
-	case uint8:
-		b.Write(strconv.AppendUint(b.AvailableBuffer(), uint64(v), 10))
-	case uint16:
-		b.Write(strconv.AppendUint(b.AvailableBuffer(), uint64(v), 10))
-	case uint32:
-		b.Write(strconv.AppendUint(b.AvailableBuffer(), uint64(v), 10))
-	case uint64:
-		b.Write(strconv.AppendUint(b.AvailableBuffer(), v, 10))
-	case uintptr:
-		b.Write(strconv.AppendUint(b.AvailableBuffer(), uint64(v), 10))
+	case int, int8, int16, int32, int64:
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), reflect.ValueOf(v).Int(), 10))
+	case uint, uint8, uint16, uint32, uint64, uintptr:
+		b.Write(strconv.AppendUint(b.AvailableBuffer(), reflect.ValueOf(v).Uint(), 10))
 	case float32:
 		b.Write(strconv.AppendFloat(b.AvailableBuffer(), float64(v), 'g', -1, 32))
 	case float64:

@@ -153,20 +153,3 @@ func (t *Table[T]) Delete(id int64) {
 
 // Len is how many ids the table holds.
 func (t *Table[T]) Len() int { return t.live }
-
-// Each calls fn with every id and value, pages in id order, then the far ones unordered.
-func (t *Table[T]) Each(fn func(id int64, v *T)) {
-	for p, pg := range t.pages {
-		if pg == nil {
-			continue
-		}
-		for s, v := range pg.slots {
-			if v != nil {
-				fn(t.base+int64(p)<<pageBits+int64(s), v)
-			}
-		}
-	}
-	for id, v := range t.far {
-		fn(id, v)
-	}
-}

@@ -150,24 +150,11 @@ func TestCompletedStatusWireIsTheMarshalledProto(t *testing.T) {
 	} {
 		d := compactStatus(st)
 		d.c = c
-		want, _ := proto.Marshal(&yarnpb.AllocateResponseProto{CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{d.proto()}})
+		want, _ := proto.Marshal(&yarnpb.AllocateResponseProto{CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{d.status()}})
 		if got := d.appendEntry(nil); string(got) != string(want) {
 			t.Fatalf("%v:\n got %x\nwant %x", st, got, want)
 		}
 	}
-}
-
-// proto is the status as a message: what appendEntry writes.
-func (d doneStatus) proto() *yarnpb.ContainerStatusProto {
-	if d.full != nil {
-		return d.full
-	}
-	st := &yarnpb.ContainerStatusProto{ContainerId: d.c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-		Diagnostics: proto.String(d.diag), ExitStatus: proto.Int32(d.exit)}
-	if d.done {
-		st.ContainerSubState = yarnpb.ContainerSubStateProto_CSS_DONE.Enum()
-	}
-	return st
 }
 
 // An application forgotten after an RM restart, whose attempt only recovered containers
