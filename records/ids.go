@@ -63,6 +63,15 @@ func (a AttemptID) Proto() *yarnpb.ApplicationAttemptIdProto {
 	return &yarnpb.ApplicationAttemptIdProto{ApplicationId: a.App.Proto(), AttemptId: proto.Int32(a.Attempt)}
 }
 
+// AppendProto appends the bytes of a.Proto()'s message.
+func (a AttemptID) AppendProto(b []byte) []byte {
+	b, _ = wire.AppendMessage(b, 1, func(b []byte) []byte { // application_id
+		b = wire.AppendInt32(b, 1, a.App.ID)
+		return wire.AppendInt64(b, 2, a.App.ClusterTimestamp)
+	})
+	return wire.AppendInt32(b, 2, a.Attempt)
+}
+
 // AttemptIDFromProto converts from ApplicationAttemptIdProto.
 func AttemptIDFromProto(p *yarnpb.ApplicationAttemptIdProto) AttemptID {
 	return AttemptID{App: AppIDFromProto(p.GetApplicationId()), Attempt: p.GetAttemptId()}
@@ -120,13 +129,7 @@ func (c ContainerID) Proto() *yarnpb.ContainerIdProto {
 
 // AppendProto appends the bytes of c.Proto()'s message.
 func (c ContainerID) AppendProto(b []byte) []byte {
-	b, _ = wire.AppendMessage(b, 2, func(b []byte) []byte { // app_attempt_id
-		b, _ = wire.AppendMessage(b, 1, func(b []byte) []byte { // application_id
-			b = wire.AppendInt32(b, 1, c.Attempt.App.ID)
-			return wire.AppendInt64(b, 2, c.Attempt.App.ClusterTimestamp)
-		})
-		return wire.AppendInt32(b, 2, c.Attempt.Attempt)
-	})
+	b, _ = wire.AppendMessage(b, 2, c.Attempt.AppendProto) // app_attempt_id
 	return wire.AppendInt64(b, 3, c.ID)
 }
 

@@ -200,8 +200,12 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 			return nil, fmt.Errorf("allocate: %w", err)
 		}
 		var err error
-		if lean.Granted, lean.Completed, err = decodeGranted(raw.Bytes, &resp); err != nil {
+		var tokens []nodeToken
+		if lean.Granted, lean.Completed, tokens, err = decodeGranted(raw.Bytes, &resp); err != nil {
 			return nil, fmt.Errorf("allocate: %w", err)
+		}
+		for _, t := range tokens {
+			c.nmTokens[t.node] = t.token
 		}
 	} else if err := c.conn.Call(ctx, "allocate", req, &resp); err != nil {
 		return nil, fmt.Errorf("allocate: %w", err)

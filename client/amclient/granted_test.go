@@ -10,6 +10,7 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
 func sampleResponse() *yarnpb.AllocateResponseProto {
@@ -24,7 +25,11 @@ func sampleResponse() *yarnpb.AllocateResponseProto {
 	withType.Resource.ResourceValueMap = []*yarnpb.ResourceInformationProto{{Key: proto.String("yarn.io/gpu"), Value: proto.Int64(1)}}
 	return &yarnpb.AllocateResponseProto{ResponseId: proto.Int32(4), NumClusterNodes: proto.Int32(2),
 		AllocatedContainers:        []*yarnpb.ContainerProto{ctr(1, "h1", 1), ctr(1<<40|2, "h2", 2), withType},
-		CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{{ContainerId: ctr(9, "h1", 1).Id, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}}
+		CompletedContainerStatuses: []*yarnpb.ContainerStatusProto{{ContainerId: ctr(9, "h1", 1).Id, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}},
+		NmTokens: []*yarnpb.NMTokenProto{
+			{NodeId: &yarnpb.NodeIdProto{Host: proto.String("h1"), Port: proto.Int32(1)}, Token: &commonpb.TokenProto{Identifier: []byte("nm1"), Password: []byte("pw1"), Kind: proto.String("NMToken"), Service: proto.String("h1:1")}},
+			{NodeId: &yarnpb.NodeIdProto{Host: proto.String("h2"), Port: proto.Int32(2)}, Token: &commonpb.TokenProto{Identifier: []byte("nm2"), Password: []byte{}, Kind: proto.String("NMToken"), Service: proto.String("")}},
+		}}
 }
 
 // The granted containers read from the bytes are the ones protobuf decodes, and the rest
@@ -37,9 +42,13 @@ func TestDecodeGrantedReadsWhatProtobufReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got yarnpb.AllocateResponseProto
-	granted, completed, err := decodeGranted(b, &got)
+	granted, completed, tokens, err := decodeGranted(b, &got)
 	if err != nil {
 		t.Fatal(err)
+	}
+	sameMultiset(t, "NMTokens", tokens, want.NmTokens, tokenFromProto)
+	if len(got.NmTokens) != 0 {
+		t.Errorf("NMTokens left in the response: %v", got.NmTokens)
 	}
 	// The container with a GPU is decoded by protobuf, and comes last.
 	var wantGranted []Granted
@@ -54,7 +63,7 @@ func TestDecodeGrantedReadsWhatProtobufReads(t *testing.T) {
 		t.Errorf("completed %+v (and %v in the response), want %+v", completed, got.CompletedContainerStatuses, wantCompleted)
 	}
 	got.AllocatedContainers, want.AllocatedContainers = nil, nil
-	want.CompletedContainerStatuses = nil
+	want.CompletedContainerStatuses, want.NmTokens = nil, nil
 	if !proto.Equal(&got, want) {
 		t.Errorf("rest %v, want %v", &got, want)
 	}
@@ -69,7 +78,7 @@ func FuzzDecodeGranted(f *testing.F) {
 	f.Add([]byte{0x1a, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var lean, full yarnpb.AllocateResponseProto
-		granted, completed, err := decodeGranted(b, &lean)
+		granted, completed, tokens, err := decodeGranted(b, &lean)
 		ferr := proto.Unmarshal(b, &full)
 		if (err == nil) != (ferr == nil) {
 			t.Fatalf("decodeGranted error %v, proto.Unmarshal error %v", err, ferr)
@@ -81,6 +90,12 @@ func FuzzDecodeGranted(f *testing.F) {
 		// after the others).
 		sameMultiset(t, "containers", granted, full.AllocatedContainers, grantedFromProto)
 		sameMultiset(t, "completed", completed, full.CompletedContainerStatuses, completedFromProto)
+		// The NMTokens read from the bytes and those left to protobuf are protobuf's.
+		for _, nt := range lean.NmTokens {
+			tokens = append(tokens, tokenFromProto(nt))
+		}
+		sameMultiset(t, "NMTokens", tokens, full.NmTokens, tokenFromProto)
+		lean.NmTokens, full.NmTokens = nil, nil
 		if len(lean.AllocatedContainers)+len(lean.CompletedContainerStatuses) > 0 {
 			t.Fatalf("containers or statuses left in the response: %v", &lean)
 		}
@@ -89,6 +104,19 @@ func FuzzDecodeGranted(f *testing.F) {
 			t.Fatalf("rest %v, protobuf %v", &lean, &full)
 		}
 	})
+}
+
+// tokenFromProto is an NMTokenProto as the client keeps it.
+func tokenFromProto(t *yarnpb.NMTokenProto) nodeToken {
+	return nodeToken{node: fmt.Sprintf("%s:%d", t.GetNodeId().GetHost(), t.GetNodeId().GetPort()), token: token.FromProto(t.GetToken())}
+}
+
+// String shows the token's fields, not its address (sameMultiset compares strings).
+func (t nodeToken) String() string {
+	if t.token == nil {
+		return t.node + " <nil>"
+	}
+	return fmt.Sprintf("%s %q %q %q %q", t.node, t.token.Identifier, t.token.Password, t.token.Kind, t.token.Service)
 }
 
 // sameMultiset fails t unless got holds the values of want (converted), in any order.

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"syscall"
 	"time"
@@ -116,6 +117,8 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.RMPid, "rm-pid", 0, "the RM's process id: report its peak RSS and CPU time from /proc")
 	logLevel := fs.String("log-level", "warn", "generator log level")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
+	fs.DurationVar(&o.SlowAllocate, "slow-allocate", 0, "log each allocate call that takes at least this long, with its start time (0: none)")
+	traceFile := fs.String("trace", "", "write the generator's execution trace (go tool trace) to this file")
 	gcPercent := fs.Int("gogc", 400, "the generator's GOGC: it trades memory for less GC, so it disturbs the RM under test less")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -133,6 +136,19 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+			return 2
+		}
+		defer trace.Stop()
 	}
 	o.ContainerTime = time.Duration(*containerMs) * time.Millisecond
 	o.NodeVCores, o.ContainerVCores = int32(*nodeVCores), int32(*containerVCores)

@@ -1,11 +1,14 @@
 package rmcore
 
 import (
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/wire"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
@@ -21,6 +24,12 @@ import (
 // Security.proto).
 const (
 	allocatedContainers = 3 // AllocateResponseProto.allocated_containers
+	nmTokens            = 9 // AllocateResponseProto.nm_tokens
+
+	nmtNodeID, nmtToken = 1, 2 // NMTokenProto
+
+	// NMTokenIdentifierProto
+	ntiAttempt, ntiNodeID, ntiSubmitter, ntiKeyID = 1, 2, 3, 4
 
 	ctrID, ctrNodeID, ctrHTTP, ctrResource, ctrPriority, ctrToken = 1, 2, 3, 4, 5, 6
 
@@ -30,8 +39,9 @@ const (
 	ctiContainerID, ctiNMHost, ctiSubmitter, ctiResource, ctiExpiry, ctiKeyID, ctiRMID, ctiPriority, ctiCreation = 1, 2, 3, 4, 5, 6, 7, 8, 9
 )
 
-// containerEntryBytes is room enough for most allocated_containers entries.
-const containerEntryBytes = 320
+// containerEntryBytes is room enough for most allocated_containers entries,
+// nmTokenEntryBytes for most nm_tokens entries.
+const containerEntryBytes, nmTokenEntryBytes = 320, 160
 
 // appendAllocated appends c as one allocated_containers entry of an AllocateResponseProto,
 // with a container token issued at now.
@@ -43,16 +53,7 @@ func (rm *Core) appendAllocated(b []byte, c *rmstate.Container, now time.Time) [
 // appendContainer appends the bytes of c's ContainerProto (containerProto's message).
 func (rm *Core) appendContainer(b []byte, c *rmstate.Container, now time.Time) []byte {
 	b, _ = wire.AppendMessage(b, ctrID, c.ID.AppendProto)
-	b, _ = wire.AppendMessage(b, ctrNodeID, func(b []byte) []byte {
-		id := c.At.ID
-		if id.Host != nil {
-			b = wire.AppendString(b, 1, *id.Host)
-		}
-		if id.Port != nil {
-			b = wire.AppendInt32(b, 2, *id.Port)
-		}
-		return append(b, id.ProtoReflect().GetUnknown()...)
-	})
+	b, _ = wire.AppendMessage(b, ctrNodeID, func(b []byte) []byte { return appendNodeID(b, c.At.ID) })
 	b = wire.AppendString(b, ctrHTTP, c.At.HTTP)
 	b, _ = wire.AppendMessage(b, ctrResource, func(b []byte) []byte { return rm.appendResource(b, c.Resource) })
 	b, _ = wire.AppendMessage(b, ctrPriority, func(b []byte) []byte { return wire.AppendInt32(b, 1, c.Priority) })
@@ -65,6 +66,53 @@ func (rm *Core) appendContainer(b []byte, c *rmstate.Container, now time.Time) [
 		b = wire.AppendString(b, tokKind, token.KindContainer)
 		return wire.AppendString(b, tokService, c.At.Key)
 	})
+	return b
+}
+
+// appendNodeID appends the bytes of NodeIdProto id as proto.Marshal writes them.
+func appendNodeID(b []byte, id *yarnpb.NodeIdProto) []byte {
+	if id.Host != nil {
+		b = wire.AppendString(b, 1, *id.Host)
+	}
+	if id.Port != nil {
+		b = wire.AppendInt32(b, 2, *id.Port)
+	}
+	return append(b, id.ProtoReflect().GetUnknown()...)
+}
+
+// AppendNMTokens appends to b (an AllocateResponseProto's bytes) one nm_tokens entry for
+// each node, the NMToken security.NMTokens.Issue makes for att and submitter there. An
+// AM's first answers name most of the cluster's nodes: at 2,000 nodes and 200 AMs that is
+// 400,000 tokens in the first seconds, which as messages cost four times the bytes'
+// writing (TestNMTokenWireIsTheMarshalledProto checks the bytes are the same).
+func (rm *Core) AppendNMTokens(b []byte, att records.AttemptID, submitter string, nodes []*yarnpb.NodeIdProto) []byte {
+	if len(nodes) == 0 {
+		return b
+	}
+	key := rm.NMKeys.Current()
+	for _, n := range nodes {
+		b, _ = wire.AppendMessage(b, nmTokens, func(b []byte) []byte {
+			b, _ = wire.AppendMessage(b, nmtNodeID, func(b []byte) []byte { return appendNodeID(b, n) })
+			b, _ = wire.AppendMessage(b, nmtToken, func(b []byte) []byte {
+				b, at := wire.AppendMessage(b, tokIdentifier, func(b []byte) []byte {
+					b, _ = wire.AppendMessage(b, ntiAttempt, att.AppendProto)
+					b, _ = wire.AppendMessage(b, ntiNodeID, func(b []byte) []byte { return appendNodeID(b, n) })
+					b = wire.AppendString(b, ntiSubmitter, submitter)
+					return wire.AppendInt32(b, ntiKeyID, key.ID)
+				})
+				b = wire.AppendBytes(b, tokPassword, key.Password(b[at:]))
+				b = wire.AppendString(b, tokKind, token.KindNM)
+				// The service is host:port, written in place.
+				b, _ = wire.AppendMessage(b, tokService, func(b []byte) []byte {
+					b = append(b, n.GetHost()...)
+					b = append(b, ':')
+					return strconv.AppendInt(b, int64(n.GetPort()), 10)
+				})
+				return b
+			})
+			return b
+		})
+	}
 	return b
 }
 

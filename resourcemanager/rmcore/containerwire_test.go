@@ -2,6 +2,7 @@ package rmcore
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // The allocated containers written as bytes are exactly the marshalled ContainerProto
@@ -76,6 +78,65 @@ func BenchmarkAllocatedContainer(b *testing.B) {
 		buf := make([]byte, 0, 1024)
 		for b.Loop() {
 			buf = rm.appendAllocated(buf[:0], ctr, now)
+		}
+	})
+}
+
+// The NMTokens written as bytes are exactly the marshalled nm_tokens entries of the
+// tokens security.NMTokens issues: for a short and a long host (lengths of one and two
+// bytes), a node id carrying a field this RM does not know, and an empty submitter.
+func TestNMTokenWireIsTheMarshalledProto(t *testing.T) {
+	rm, err := New(Options{Conf: conf.New(), Logger: testutil.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withUnknown := &yarnpb.NodeIdProto{Host: proto.String("host-2"), Port: proto.Int32(8041)}
+	withUnknown.ProtoReflect().SetUnknown([]byte{0x18, 0x07}) // field 3, varint 7
+	nodes := []*yarnpb.NodeIdProto{
+		{Host: proto.String("worker-17.example.com"), Port: proto.Int32(45454)},
+		{Host: proto.String(strings.Repeat("very-long-rack-and-host-name.", 6) + "example.com"), Port: proto.Int32(1)},
+		withUnknown,
+	}
+	att := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 123456}, Attempt: 3}
+	for _, user := range []string{"alice", ""} {
+		var want []*yarnpb.NMTokenProto
+		for _, n := range nodes {
+			tok, err := security.NMTokens{Keys: rm.NMKeys}.Issue(att, n, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, &yarnpb.NMTokenProto{NodeId: n, Token: tok.Proto()})
+		}
+		wantBytes, _ := proto.Marshal(&yarnpb.AllocateResponseProto{NmTokens: want})
+		if got := rm.AppendNMTokens([]byte{}, att, user, nodes); !bytes.Equal(got, wantBytes) {
+			t.Fatalf("user %q:\n got %x\nwant %x", user, got, wantBytes)
+		}
+	}
+	if got := rm.AppendNMTokens(nil, att, "alice", nil); len(got) != 0 {
+		t.Fatalf("no nodes wrote %x", got)
+	}
+}
+
+func BenchmarkNMToken(b *testing.B) {
+	rm, err := New(Options{Conf: conf.New(), Logger: testutil.QuietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	att := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 17}, Attempt: 1}
+	node := &yarnpb.NodeIdProto{Host: proto.String("host-1"), Port: proto.Int32(45454)}
+	b.Run("proto", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tok, _ := security.NMTokens{Keys: rm.NMKeys}.Issue(att, node, "alice")
+			proto.Marshal(&yarnpb.AllocateResponseProto{NmTokens: []*yarnpb.NMTokenProto{{NodeId: node, Token: tok.Proto()}}})
+		}
+	})
+	b.Run("wire", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 1024)
+		nodes := []*yarnpb.NodeIdProto{node}
+		for b.Loop() {
+			buf = rm.AppendNMTokens(buf[:0], att, "alice", nodes)
 		}
 	})
 }

@@ -202,23 +202,30 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	if err != nil {
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
-	b, tokens := s.rm.DrainFor(b, att, user)
+	b, need := s.rm.DrainFor(b, att)
+	// Then the rest in field order: the fields before nm_tokens, the NMTokens written as
+	// bytes, the fields after.
 	total, used := s.rm.Engine.Totals()
-	rest := &yarnpb.AllocateResponseProto{
-		NmTokens:        tokens,
+	before := &yarnpb.AllocateResponseProto{
 		NumClusterNodes: proto.Int32(s.rm.Nodes.Running()),
 		Preempt:         s.rm.TakePreemptions(att),
 		// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 		// reducers from it, so it must not read 0 while room exists).
 		Limit: s.rm.ResourceProto(total.Sub(used)),
+	}
+	if b, err = (proto.MarshalOptions{}).MarshalAppend(b, before); err != nil {
+		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
+	}
+	b = s.rm.AppendNMTokens(b, att, user, need)
+	after := &yarnpb.AllocateResponseProto{
 		// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
 		ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(priority)},
 	}
 	if tok, ok := s.rm.AMRM.IssueNext(att, keyID); ok {
 		// A key roll is under way: the AM switches to a token of the next key.
-		rest.AmRmToken = tok.Proto()
+		after.AmRmToken = tok.Proto()
 	}
-	if b, err = (proto.MarshalOptions{}).MarshalAppend(b, rest); err != nil {
+	if b, err = (proto.MarshalOptions{}).MarshalAppend(b, after); err != nil {
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
 	s.rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {

@@ -292,9 +292,14 @@ func (n *NodeManager) heartbeat() bool {
 
 	start := time.Now()
 	var resp yarnpb.NodeHeartbeatResponseProto
+	var removed []records.ContainerID
+	raw := &rpc.Encoded{Message: &yarnpb.NodeHeartbeatResponseProto{}}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
-	err = n.rt.Call(ctx, "nodeHeartbeat", req, &resp)
+	err = n.rt.Call(ctx, "nodeHeartbeat", req, raw)
 	cancel()
+	if err == nil {
+		removed, err = decodeHeartbeatResponse(raw.Bytes, &resp)
+	}
 	n.mu.Lock()
 	n.hbBuf = body
 	n.mu.Unlock()
@@ -339,8 +344,12 @@ func (n *NodeManager) heartbeat() bool {
 		n.interval = time.Duration(iv) * time.Millisecond
 	}
 	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
-	if ids := resp.GetContainersToBeRemovedFromNm(); len(ids) > 0 {
-		n.dropLocked(idSet(ids))
+	if ids := resp.GetContainersToBeRemovedFromNm(); len(ids) > 0 || len(removed) > 0 {
+		set := idSet(ids)
+		for _, id := range removed {
+			set[id] = true
+		}
+		n.dropLocked(set)
 	}
 	var kill map[records.ContainerID]bool
 	if ids := resp.GetContainersToCleanup(); len(ids) > 0 {

@@ -64,6 +64,9 @@ type Options struct {
 	// connection per NM: the RM's work per heartbeat is the same, the per-socket cost of
 	// the machine running both is not.
 	TrackerConnections int
+	// SlowAllocate, when positive, logs (at warn) each allocate call that took at least
+	// that long, with its start time.
+	SlowAllocate time.Duration
 	// RMPid, when set, is sampled for RSS and CPU time through /proc.
 	RMPid  int
 	Logger *logrus.Entry
@@ -516,6 +519,10 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		}
 		r.allocateCalls.Add(1)
 		r.alloc.Record(got.Sub(start))
+		if r.o.SlowAllocate > 0 && got.Sub(start) >= r.o.SlowAllocate {
+			// When in the window the tail happens (start-up, a GC) is what a p99 hides.
+			r.o.Logger.WithFields(logrus.Fields{"start_unix_us": start.UnixMicro(), "took_us": got.Sub(start).Microseconds()}).Warn("slow allocate")
+		}
 		r.granted(a, lean.Granted, got)
 		for _, st := range lean.Completed {
 			r.completedOne(st.ExitStatus, st.Diagnostics)
