@@ -150,7 +150,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	// application's attempt and each node's address are looked up once, and the task
 	// containers go into the container table under one hold of its lock, not a few per
 	// container (the lock heartbeats and allocate calls take too).
-	targets := planTargets{rm: rm, apps: map[scheduler.AppID]planApp{}, nodes: map[string]*rmstate.NodeAddr{}}
+	targets := planTargets{rm: rm, apps: map[scheduler.AppID]planApp{}, nodes: make(map[string]*rmstate.NodeAddr, len(res.Allocations))}
 	now := rm.Opts.Now()
 	// made are the allocations that became containers, in plan order; tasks those of
 	// them the table is yet to take (an AM's container is in it and launching already).
@@ -183,14 +183,12 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		tasks = append(tasks, rc)
 	}
 	rm.Containers.AddAll(tasks)
-	ranOn := map[records.ApplicationID]map[string]bool{}
+	// The pairs as they come (a plan's containers are spread over nodes, so repeats are
+	// few): a set of nodes per application was a map per application per slice.
+	ranOn := make([]rmstate.AppNode, 0, len(made))
 	for _, m := range made {
 		a, rc := m.a, m.rc
-		app := rc.ID.Attempt.App
-		if ranOn[app] == nil {
-			ranOn[app] = map[string]bool{}
-		}
-		ranOn[app][a.Node] = true
+		ranOn = append(ranOn, rmstate.AppNode{App: rc.ID.Attempt.App, Node: a.Node})
 		confirmed = append(confirmed, a.Container)
 		if lines == nil {
 			lines = map[group]allocatedLog{}

@@ -65,17 +65,21 @@ func (r *Apps) ranOnLocked(id records.ApplicationID, node string) {
 	}
 }
 
-// RanOnAll is RanOn for each application's nodes, under one hold of the lock.
-func (r *Apps) RanOnAll(nodes map[records.ApplicationID]map[string]bool) {
-	if len(nodes) == 0 {
+// AppNode is an application and a node it ran a container on.
+type AppNode struct {
+	App  records.ApplicationID
+	Node string
+}
+
+// RanOnAll is RanOn for each pair (repeats are harmless), under one hold of the lock.
+func (r *Apps) RanOnAll(pairs []AppNode) {
+	if len(pairs) == 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, ns := range nodes {
-		for n := range ns {
-			r.ranOnLocked(id, n)
-		}
+	for _, p := range pairs {
+		r.ranOnLocked(p.App, p.Node)
 	}
 }
 

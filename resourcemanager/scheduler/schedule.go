@@ -27,6 +27,18 @@ func (e *Engine) Schedule(max int) Plan {
 		active = append(active, true)
 	}
 	e.active = active
+	// Room for the plan, made with its first allocation, as much as is pending: grown by
+	// doubling, a slice's plan of 256 cost as much again in garbage (a ninth of the RM's
+	// at its peak).
+	room := 0
+	if max > 0 {
+		for _, p := range parts {
+			for _, n := range p.pendingShapes {
+				room += n
+			}
+		}
+		room = min(max, room)
+	}
 	for max <= 0 || len(res.Allocations) < max {
 		placed := false
 		for i, p := range parts {
@@ -42,6 +54,9 @@ func (e *Engine) Schedule(max int) Plan {
 				continue
 			}
 			// A gang's containers come from one round together, even past max.
+			if res.Allocations == nil {
+				res.Allocations = make([]Allocation, 0, room+len(got))
+			}
 			res.Allocations = append(res.Allocations, got...)
 			placed = true
 			if max > 0 && len(res.Allocations) >= max {
