@@ -141,7 +141,9 @@ func (c *Client) Allocate(ctx context.Context, progress float32) (*yarnpb.Alloca
 
 // AllocateGranted is Allocate for a load generator: the granted containers and the
 // completed statuses come back as Granted and Completed, read from the answer's bytes
-// without building their messages (tokens and all), and not in the response.
+// without building their messages (tokens and all), and not in the response; the
+// NMTokens read that way are kept for NMToken as usual, and are not in the response
+// either.
 func (c *Client) AllocateGranted(ctx context.Context, progress float32) (*yarnpb.AllocateResponseProto, *Lean, error) {
 	lean := &Lean{}
 	resp, err := c.allocate(ctx, progress, lean)
@@ -204,6 +206,8 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 		if lean.Granted, lean.Completed, tokens, err = decodeGranted(raw.Bytes, &resp); err != nil {
 			return nil, fmt.Errorf("allocate: %w", err)
 		}
+		// Before any protobuf decoded below: an RM sends one token per node in an
+		// answer, so the order between the two only matters to one that sends two.
 		for _, t := range tokens {
 			c.nmTokens[t.node] = t.token
 		}

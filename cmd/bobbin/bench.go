@@ -140,15 +140,20 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	if *traceFile != "" {
 		f, err := os.Create(*traceFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+			fmt.Fprintf(stderr, "bobbin bench rm: trace: %v\n", err)
 			return 2
 		}
-		defer f.Close()
 		if err := trace.Start(f); err != nil {
-			fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
+			f.Close()
+			fmt.Fprintf(stderr, "bobbin bench rm: trace: %v\n", err)
 			return 2
 		}
-		defer trace.Stop()
+		defer func() {
+			trace.Stop()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(stderr, "bobbin bench rm: trace %s: %v\n", *traceFile, err)
+			}
+		}()
 	}
 	o.ContainerTime = time.Duration(*containerMs) * time.Millisecond
 	o.NodeVCores, o.ContainerVCores = int32(*nodeVCores), int32(*containerVCores)
