@@ -86,52 +86,30 @@ func decodeGranted(b []byte, resp *yarnpb.AllocateResponseProto) ([]Granted, []C
 		granted   []Granted
 		completed []Completed
 		tokens    []nodeToken
-		rest      []byte
-		copied    int
 	)
-	for off := 0; off < len(b); {
-		num, typ, n := protowire.ConsumeTag(b[off:])
-		if n < 0 {
-			break // protobuf reports it below
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[off+n:])
-		if m < 0 {
-			break
-		}
-		lean := false
-		if typ == protowire.BytesType && (num == respAllocated || num == respCompleted || num == respNMTokens) {
-			v, _ := protowire.ConsumeBytes(b[off+n:])
-			if num == respNMTokens {
-				var t nodeToken
-				if t, lean = nmTokenEntry(v); lean {
-					tokens = append(tokens, t)
-				}
-			} else if num == respAllocated {
-				var g Granted
-				if g, lean = grantedContainer(v); lean {
-					granted = append(granted, g)
-				}
-			} else {
-				var c Completed
-				if c, lean = completedStatus(v); lean {
-					completed = append(completed, c)
-				}
+	rest := wire.AppendWithout(nil, b, func(num protowire.Number, v []byte) bool {
+		switch num {
+		case respAllocated:
+			g, ok := grantedContainer(v)
+			if ok {
+				granted = append(granted, g)
 			}
-		}
-		if lean {
-			if rest == nil {
-				rest = make([]byte, 0, len(b)/8)
+			return ok
+		case respCompleted:
+			c, ok := completedStatus(v)
+			if ok {
+				completed = append(completed, c)
 			}
-			rest = append(rest, b[copied:off]...)
-			copied = off + n + m
+			return ok
+		case respNMTokens:
+			t, ok := nmTokenEntry(v)
+			if ok {
+				tokens = append(tokens, t)
+			}
+			return ok
 		}
-		off += n + m
-	}
-	if rest == nil {
-		rest = b
-	} else {
-		rest = append(rest, b[copied:]...)
-	}
+		return false
+	})
 	if err := proto.Unmarshal(rest, resp); err != nil {
 		return nil, nil, nil, fmt.Errorf("decode allocate response: %w", err)
 	}

@@ -91,3 +91,30 @@ func Fields(b []byte, each func(Field) bool) bool {
 	}
 	return true
 }
+
+// AppendWithout appends message b to dst without the length-delimited fields take
+// accepts (take sees each such field's number and value, in order, and keeps its own
+// record of what it took). From malformed bytes on, the rest of b is appended as it is,
+// for protobuf to report. Lean decoders use it to read their hot fields by hand and leave
+// the message's others to proto.Unmarshal.
+func AppendWithout(dst, b []byte, take func(num protowire.Number, v []byte) bool) []byte {
+	copied := 0 // b[:copied] is in dst, less what was taken
+	for off := 0; off < len(b); {
+		num, typ, n := protowire.ConsumeTag(b[off:])
+		if n < 0 {
+			break
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[off+n:])
+		if m < 0 {
+			break
+		}
+		if typ == protowire.BytesType {
+			if v, _ := protowire.ConsumeBytes(b[off+n:]); take(num, v) {
+				dst = append(dst, b[copied:off]...)
+				copied = off + n + m
+			}
+		}
+		off += n + m
+	}
+	return append(dst, b[copied:]...)
+}

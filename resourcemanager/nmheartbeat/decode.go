@@ -112,31 +112,21 @@ func (d *Decoder) Decode(b []byte) (Request, error) {
 // dropPlain appends a NodeStatusProto's bytes to dst without its plain running and
 // completed statuses, and adds those to ids and done.
 func dropPlain(dst, b []byte, ids []records.ContainerID, done []Done) ([]byte, []records.ContainerID, []Done) {
-	copied := 0
-	for off := 0; off < len(b); {
-		num, typ, n := protowire.ConsumeTag(b[off:])
-		if n < 0 {
-			break
+	dst = wire.AppendWithout(dst, b, func(num protowire.Number, v []byte) bool {
+		if num != statusContainerStatuses {
+			return false
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b[off+n:])
-		if m < 0 {
-			break
+		if id, ok := runningID(v); ok {
+			ids = append(ids, id)
+			return true
 		}
-		if num == statusContainerStatuses && typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(b[off+n:])
-			if id, ok := runningID(v); ok {
-				dst = append(dst, b[copied:off]...)
-				copied = off + n + m
-				ids = append(ids, id)
-			} else if d, ok := plainDone(v); ok {
-				dst = append(dst, b[copied:off]...)
-				copied = off + n + m
-				done = append(done, d)
-			}
+		if d, ok := plainDone(v); ok {
+			done = append(done, d)
+			return true
 		}
-		off += n + m
-	}
-	return append(dst, b[copied:]...), ids, done
+		return false
+	})
+	return dst, ids, done
 }
 
 // plainDone is a plain COMPLETE container status (see Decode), or false.

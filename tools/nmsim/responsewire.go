@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/wire"
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
@@ -19,39 +20,15 @@ const respRemoved = 9
 // and the largest share of the generator's decoding. An entry not plainly encoded is left
 // to protobuf, and so is in resp.
 func decodeHeartbeatResponse(b []byte, resp *yarnpb.NodeHeartbeatResponseProto) ([]records.ContainerID, error) {
-	var (
-		removed []records.ContainerID
-		rest    []byte
-		copied  int
-	)
-	for off := 0; off < len(b); {
-		num, typ, n := protowire.ConsumeTag(b[off:])
-		if n < 0 {
-			break // protobuf reports it below
+	var removed []records.ContainerID
+	rest := wire.AppendWithout(nil, b, func(num protowire.Number, v []byte) bool {
+		var id records.ContainerID
+		if num != respRemoved || !id.MergeWire(v) {
+			return false
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b[off+n:])
-		if m < 0 {
-			break
-		}
-		if num == respRemoved && typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(b[off+n:])
-			var id records.ContainerID
-			if id.MergeWire(v) {
-				removed = append(removed, id)
-				if rest == nil {
-					rest = make([]byte, 0, len(b)/4)
-				}
-				rest = append(rest, b[copied:off]...)
-				copied = off + n + m
-			}
-		}
-		off += n + m
-	}
-	if rest == nil {
-		rest = b
-	} else {
-		rest = append(rest, b[copied:]...)
-	}
+		removed = append(removed, id)
+		return true
+	})
 	if err := proto.Unmarshal(rest, resp); err != nil {
 		return nil, fmt.Errorf("decode heartbeat response: %w", err)
 	}
