@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
+	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 )
 
 // LogAggregationSettings are yarn.log-aggregation-enable and where the logs go.
@@ -126,9 +128,12 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		log.WithError(err).Warn("log aggregation failed; local logs kept")
 		return logAggregationResult{yarnpb.LogAggregationStatusProto_LOG_FAILED, err.Error()}
 	}
-	containers, err := nm.containerLogs(a, final)
+	containers, skipped, err := nm.containerLogs(a, final)
 	if err != nil {
 		return fail(err)
+	}
+	for _, why := range skipped {
+		log.WithField("reason", why).Warn("container log file not aggregated")
 	}
 	if rolling {
 		nm.mu.Lock()
@@ -153,6 +158,7 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		return fail(fmt.Errorf("%s: %w", fs.URI(s.Root), err))
 	}
 	dir := aggregatedlog.AppDir(s.Root, a.user, s.Suffix, a.id.String())
+	owner := nm.aggregatedLogOwner(fs, a)
 	for _, d := range []string{path.Join(s.Root, a.user), path.Join(s.Root, a.user, s.Suffix), dir} {
 		if _, err := fs.Stat(d); err == nil {
 			continue
@@ -161,6 +167,9 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 			return fail(fmt.Errorf("create %s: %w", fs.URI(d), err))
 		}
 		fs.Chmod(d, 0o770)
+		if err := owner.give(d); err != nil {
+			return fail(err)
+		}
 	}
 	name := aggregatedlog.NodeFileName(nm.NodeID())
 	if rolling {
@@ -182,6 +191,9 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 	}
 	if err == nil {
 		fs.Chmod(tmp, 0o640)
+		err = owner.give(tmp)
+	}
+	if err == nil {
 		err = fs.Rename(tmp, target)
 	}
 	if err != nil {
@@ -202,8 +214,50 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		nm.mu.Unlock()
 		nm.pruneRolled(fs, dir, log)
 	}
-	log.WithFields(map[string]any{"containers": len(containers), "file": fs.URI(target), "final": final}).Info("container logs aggregated")
-	return logAggregationResult{status: yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED}
+	log.WithFields(map[string]any{"containers": len(containers), "file": fs.URI(target), "final": final, "skipped": len(skipped)}).Info("container logs aggregated")
+	return logAggregationResult{status: yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED, diag: skippedDiagnostics(skipped)}
+}
+
+// skippedDiagnostics tells the RM (the application's log aggregation diagnostics) which
+// files were not aggregated and why.
+func skippedDiagnostics(skipped []string) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	return "Not aggregated: " + strings.Join(skipped, "; ")
+}
+
+// logFileOwner gives what aggregation creates on a local file system (file://) to the
+// user the application's containers ran as, as the Java NodeManager writes them as the
+// application's user: the user reads its own logs under 0770 dirs and 0640 files, and
+// nobody else but the NodeManager's group does. On HDFS the client acts as the user
+// already; with containers run as the NodeManager there is nobody to give them to.
+type logFileOwner struct {
+	fs       remotefs.FS
+	ch       remotefs.Chowner // nil: nothing is given away
+	uid, gid int
+}
+
+func (nm *NodeManager) aggregatedLogOwner(fs remotefs.FS, a *nmApp) logFileOwner {
+	ch, local := fs.(remotefs.Chowner)
+	if !local || !nm.runAs.enabled {
+		return logFileOwner{}
+	}
+	u, err := nm.runAs.userFor(a.user)
+	if err != nil || u == nil {
+		return logFileOwner{}
+	}
+	return logFileOwner{fs: fs, ch: ch, uid: int(u.UID), gid: nm.runAs.nmGID}
+}
+
+func (o logFileOwner) give(p string) error {
+	if o.ch == nil {
+		return nil
+	}
+	if err := o.ch.Chown(p, o.uid, o.gid); err != nil {
+		return fmt.Errorf("give %s to uid %d: %w", o.fs.URI(p), o.uid, err)
+	}
+	return nil
 }
 
 // nothingUploaded is a rolling upload's outcome when there was nothing new: nothing to
@@ -276,10 +330,13 @@ type containerLog struct {
 // containerLogs lists the application's container log dirs on this node (every log
 // dir), in container id order, with their files filtered by the application's include
 // and exclude patterns (final) or its rolled ones (a rolling upload while it runs).
-func (nm *NodeManager) containerLogs(a *nmApp, final bool) ([]containerLog, error) {
+// Only regular files are listed, no link is followed, and with LinuxContainerExecutor a
+// file must belong to the user the containers ran as: what is left out for those reasons
+// is returned in skipped, to be logged and reported.
+func (nm *NodeManager) containerLogs(a *nmApp, final bool) (_ []containerLog, skipped []string, _ error) {
 	include, exclude, err := logPatterns(a.logContext, final)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type file struct {
 		f   aggregatedlog.LogFile
@@ -287,33 +344,43 @@ func (nm *NodeManager) containerLogs(a *nmApp, final bool) ([]containerLog, erro
 	}
 	byID := map[string][]file{}
 	for _, l := range nm.settings.LogDirs {
-		entries, err := os.ReadDir(filepath.Join(l, a.id.String()))
+		appDir, err := secureio.OpenDir(l, a.id.String())
 		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				skipped = append(skipped, err.Error())
+			}
 			continue
 		}
-		for _, e := range entries {
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), "container_") {
+		owner := nm.logOwner(a.user, appDir)
+		ids, _ := appDir.Subdirs()
+		for _, id := range ids {
+			if !strings.HasPrefix(id, "container_") {
 				continue
 			}
-			id := e.Name()
 			if _, ok := byID[id]; !ok {
 				byID[id] = nil
 			}
-			dir := filepath.Join(l, a.id.String(), id)
-			files, _ := os.ReadDir(dir)
-			for _, f := range files {
-				info, err := f.Info()
-				if err != nil || !info.Mode().IsRegular() {
-					continue
-				}
-				if (include != nil && !include.MatchString(f.Name())) || (exclude != nil && exclude.MatchString(f.Name())) {
-					continue
-				}
-				p := filepath.Join(dir, f.Name())
-				byID[id] = append(byID[id], file{aggregatedlog.LogFile{Name: f.Name(), Length: info.Size(), Open: func() (io.ReadCloser, error) { return os.Open(p) }},
-					fmt.Sprintf("%s/%s/%d/%d", id, f.Name(), info.Size(), info.ModTime().UnixNano())})
+			dir, err := appDir.OpenDir(id)
+			if err != nil {
+				skipped = append(skipped, err.Error())
+				continue
 			}
+			entries, _ := dir.List()
+			for _, f := range entries {
+				if (include != nil && !include.MatchString(f.Name)) || (exclude != nil && exclude.MatchString(f.Name)) {
+					continue
+				}
+				if owner != secureio.AnyOwner && f.UID != owner {
+					skipped = append(skipped, (&secureio.RefusedError{Path: filepath.Join(dir.Path(), f.Name),
+						Reason: fmt.Sprintf("is owned by uid %d, not by uid %d, the user the container ran as", f.UID, owner)}).Error())
+					continue
+				}
+				byID[id] = append(byID[id], file{aggregatedlog.LogFile{Name: f.Name, Length: f.Size, Open: openUnder(l, a.id.String(), id, f.Name, owner)},
+					fmt.Sprintf("%s/%s/%d/%d", id, f.Name, f.Size, f.ModTime.UnixNano())})
+			}
+			dir.Close()
 		}
+		appDir.Close()
 	}
 	out := make([]containerLog, 0, len(byID))
 	for id, files := range byID {
@@ -325,7 +392,14 @@ func (nm *NodeManager) containerLogs(a *nmApp, final bool) ([]containerLog, erro
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out, nil
+	return out, skipped, nil
+}
+
+// openUnder opens a listed log file again when the writer copies it, through secureio:
+// a file replaced since the listing by a link or something not regular, or by another
+// user's, is refused then and the upload fails rather than copy it.
+func openUnder(base, app, container, name string, owner int) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) { return secureio.OpenFile(owner, base, app, container, name) }
 }
 
 // logPatterns compiles the LogAggregationContext's patterns (Java regexes; full matches,

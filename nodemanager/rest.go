@@ -3,7 +3,6 @@ package nodemanager
 import (
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
@@ -186,13 +186,9 @@ func (nm *NodeManager) containerInfo(c *nmContainer) nmContainerInfo {
 	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
 		info.ExitCode = c.exit
 	}
-	for _, dir := range nm.containerLogDirs(c.id) {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				info.ContainerLogFiles = append(info.ContainerLogFiles, e.Name())
-			}
-		}
+	files, _ := nm.listContainerLogs(c.id, c.user)
+	for _, f := range files {
+		info.ContainerLogFiles = append(info.ContainerLogFiles, f.Name)
 	}
 	return info
 }
@@ -215,18 +211,6 @@ func nmContainerState(c *nmContainer) string {
 // httpAddress is the web address as the node's id names its host; call with nm.mu held.
 func (nm *NodeManager) httpAddress() string {
 	return net.JoinHostPort(nm.settings.Host, strconv.Itoa(int(nm.httpPort)))
-}
-
-// containerLogDirs are the dirs a container's logs are in (one per log dir that has it).
-func (nm *NodeManager) containerLogDirs(id records.ContainerID) []string {
-	var out []string
-	for _, l := range nm.settings.LogDirs {
-		dir := filepath.Join(l, id.Attempt.App.String(), id.String())
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			out = append(out, dir)
-		}
-	}
-	return out
 }
 
 func (nm *NodeManager) restContainers(w http.ResponseWriter, r *http.Request) {
@@ -276,21 +260,22 @@ func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) 
 		http.Error(w, "Invalid file name: "+name, http.StatusBadRequest)
 		return
 	}
-	for _, dir := range nm.containerLogDirs(id) {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		defer f.Close()
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		var mod time.Time
-		if st, err := f.Stat(); err == nil {
-			mod = st.ModTime()
-		}
-		http.ServeContent(w, r, "", mod, f)
+	f, err := nm.openContainerLog(id, name)
+	if secureio.IsRefused(err) {
+		http.Error(w, "Cannot serve this log file: "+err.Error(), http.StatusForbidden)
 		return
 	}
-	http.Error(w, "Cannot find this log on the local disk.", http.StatusNotFound)
+	if err != nil {
+		http.Error(w, "Cannot find this log on the local disk.", http.StatusNotFound)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	var mod time.Time
+	if st, err := f.Stat(); err == nil {
+		mod = st.ModTime()
+	}
+	http.ServeContent(w, r, "", mod, f)
 }
 
 // containerInfos lists the node's containers by id.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 	"github.com/bobbin-yarn/bobbin/yarn/webui"
 )
 
@@ -104,19 +105,14 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	data := map[string]any{"Container": id.String(), "User": user}
 	title := "Logs of " + id.String()
-	dirs := u.nm.containerLogDirs(id)
+	entries, found := u.nm.listContainerLogs(id, u.nm.appUser(id.Attempt.App))
 	var files []logFile
-	for _, d := range dirs {
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-				files = append(files, logFile{Name: e.Name(), Size: info.Size(), ModMs: info.ModTime().UnixMilli()})
-			}
-		}
+	for _, e := range entries {
+		files = append(files, logFile{Name: e.Name, Size: e.Size, ModMs: e.ModTime.UnixMilli()})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	data["Files"] = files
-	if len(dirs) == 0 {
+	if !found {
 		data["Missing"] = "No logs of " + id.String() + " on this node (the container never ran here, or its logs were deleted after yarn.nodemanager.log.retain-seconds)."
 		u.render(w, http.StatusNotFound, "logs", title, "", data)
 		return
@@ -136,29 +132,36 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 			start = n
 		}
 	}
-	for _, d := range dirs {
-		f, err := os.Open(filepath.Join(d, file))
-		if err != nil {
-			continue
-		}
-		defer f.Close()
-		st, _ := f.Stat()
-		size := st.Size()
-		from := start
-		if from < 0 {
-			from = max(0, size+from)
-		}
-		from = min(from, size)
-		// A page shows at most 4 MiB; the REST resource gives whole files.
-		n := min(size-from, 4<<20)
-		buf := make([]byte, n)
-		m, _ := io.ReadFull(io.NewSectionReader(f, from, n), buf)
-		data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = file, string(buf[:m]), from > 0, m, size
-		u.render(w, http.StatusOK, "logs", title, "", data)
+	f, err := u.nm.openContainerLog(id, file)
+	if secureio.IsRefused(err) {
+		data["Missing"] = "Cannot show this log file: " + err.Error()
+		u.render(w, http.StatusForbidden, "logs", title, "", data)
 		return
 	}
-	data["Missing"] = "No log file " + file + " of " + id.String() + " on this node."
-	u.render(w, http.StatusNotFound, "logs", title, "", data)
+	if err != nil {
+		data["Missing"] = "No log file " + file + " of " + id.String() + " on this node."
+		u.render(w, http.StatusNotFound, "logs", title, "", data)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		data["Missing"] = "Cannot read log file " + file + ": " + err.Error()
+		u.render(w, http.StatusInternalServerError, "logs", title, "", data)
+		return
+	}
+	size := st.Size()
+	from := start
+	if from < 0 {
+		from = max(0, size+from)
+	}
+	from = min(from, size)
+	// A page shows at most 4 MiB; the REST resource gives whole files.
+	n := min(size-from, 4<<20)
+	buf := make([]byte, n)
+	m, _ := io.ReadFull(io.NewSectionReader(f, from, n), buf)
+	data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = file, string(buf[:m]), from > 0, m, size
+	u.render(w, http.StatusOK, "logs", title, "", data)
 }
 
 // newestFirst reverses a list sorted by id: the pages show the newest containers first.
