@@ -8,6 +8,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
+	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // newPolicy reads who may connect to the NodeManager's IPC port: service ACLs
@@ -26,12 +28,14 @@ func newPolicy(opts Options) (*authz.Policy, error) {
 }
 
 // logACLs decide who may read an application's container logs on this node's web pages,
-// as the Java NM's ContainerLogsUtils.checkAccess: with yarn.acl.enable, a caller who names
-// itself (user.name) must be the application's owner, an administrator (yarn.admin.acl) or
-// admitted by its VIEW_APP ACL. An anonymous caller is not checked, as in Java's simple
-// authentication.
+// as the Java NM's ContainerLogsUtils.checkAccess: with yarn.acl.enable, the caller must be
+// the application's owner, an administrator (yarn.admin.acl) or admitted by its VIEW_APP
+// ACL. On a simple cluster an anonymous caller is not checked (simple authentication); on
+// a kerberized one an unauthenticated caller is the static web user (yarn/webuser), held
+// to the same rules, which do not name it.
 type logACLs struct {
 	enabled bool
+	secure  bool // hadoop.security.authentication=kerberos
 	admins  capacity.ACL
 	groups  *authz.Groups
 }
@@ -49,15 +53,23 @@ func newLogACLs(opts Options) (logACLs, error) {
 	if err != nil {
 		return logACLs{}, err
 	}
-	return logACLs{enabled: enabled, admins: capacity.ParseACL(admins), groups: groups}, nil
+	secure, err := kerberos.Enabled(opts.Conf)
+	if err != nil {
+		return logACLs{}, err
+	}
+	return logACLs{enabled: enabled, secure: secure, admins: capacity.ParseACL(admins), groups: groups}, nil
 }
+
+// isAdmin: user is in yarn.admin.acl (the web port's administrator pages).
+func (l logACLs) isAdmin(user string) bool { return l.admins.Allows(user, l.groups.Of(user)) }
 
 // mayViewLogs returns why the request may not read app's logs ("" when it may).
 func (nm *NodeManager) mayViewLogs(r *http.Request, app records.ApplicationID) string {
-	who := r.URL.Query().Get("user.name")
-	if !nm.logACLs.enabled || who == "" {
+	caller := webuser.From(r)
+	if !nm.logACLs.enabled || !caller.Authenticated && !nm.logACLs.secure {
 		return ""
 	}
+	who := caller.Name
 	refused := fmt.Sprintf("User [%s] is not authorized to view the logs for application %s", who, app)
 	nm.mu.Lock()
 	a, ok := nm.apps[app]
@@ -70,11 +82,11 @@ func (nm *NodeManager) mayViewLogs(r *http.Request, app records.ApplicationID) s
 	if !ok {
 		return refused
 	}
-	if who == owner {
+	if who == owner && caller.Authenticated {
 		return ""
 	}
 	groups := nm.logACLs.groups.Of(who)
-	if nm.logACLs.admins.Allows(who, groups) {
+	if nm.logACLs.admins.Allows(who, groups) && caller.Authenticated {
 		return ""
 	}
 	for _, e := range acls {

@@ -32,6 +32,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // Options configure a NodeManager.
@@ -278,10 +280,12 @@ const shuffleService = "mapreduce_shuffle"
 // NodeManager is one running NodeManager.
 type NodeManager struct {
 	opts     Options
-	policy   *authz.Policy // service ACLs and proxy users on the IPC port
-	krb      *nmKerberos   // nil without Kerberos
-	runAs    runAs         // which user runs containers (LinuxContainerExecutor)
-	logACLs  logACLs       // who may read container logs on the web pages
+	policy   *authz.Policy    // service ACLs and proxy users on the IPC port
+	krb      *nmKerberos      // nil without Kerberos
+	runAs    runAs            // which user runs containers (LinuxContainerExecutor)
+	webUsers *webuser.Policy  // who web callers are, what the unauthenticated may do
+	redact   *webapp.Redactor // /conf's sensitive keys
+	logACLs  logACLs          // who may read container logs on the web pages
 	settings Settings
 	log      *logrus.Entry
 	exec     container.Executor
@@ -388,7 +392,13 @@ func New(opts Options) (*NodeManager, error) {
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
 	}
-	if _, err := nm.servedWeb(http.NotFoundHandler()); err != nil {
+	if nm.webUsers, err = webuser.Read(opts.Conf, nm.logACLs.isAdmin, nm.log); err == nil {
+		nm.redact, err = webapp.NewRedactor(opts.Conf)
+	}
+	if err == nil {
+		_, err = nm.servedWeb(http.NotFoundHandler())
+	}
+	if err != nil {
 		krb.close()
 		return nil, err
 	}

@@ -1,12 +1,12 @@
 package nodemanager
 
 import (
-	"github.com/bobbin-yarn/bobbin/yarn/spnego"
 	"net/http"
 	"os"
 
 	metrics "github.com/rcrowley/go-metrics"
 
+	"github.com/bobbin-yarn/bobbin/yarn/spnego"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
@@ -20,7 +20,7 @@ func (nm *NodeManager) webHandler() http.Handler {
 	nm.restRoutes(mux)
 	host, _ := os.Hostname()
 	d := &webapp.Daemon{Service: "NodeManager", Host: host, Conf: nm.opts.Conf, Log: nm.opts.Logger.Logger, Metrics: nm.opts.Metrics,
-		Started: nm.opts.Now(), Beans: nm.beans}
+		Started: nm.opts.Now(), Beans: nm.beans, Web: nm.webUsers, Redact: nm.redact}
 	d.Install(mux)
 	mux.HandleFunc("GET /ws/v1/node/borrowed", nm.serveBorrowed)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
@@ -31,10 +31,11 @@ func (nm *NodeManager) webHandler() http.Handler {
 	return mux
 }
 
-// servedWeb is what the web port serves: the pages and REST API, behind SPNEGO with
-// hadoop.http.authentication.type=kerberos (yarn.nodemanager.webapp.spnego-principal and
-// spnego-keytab-file, else hadoop.http.authentication.kerberos.*).
+// servedWeb is what the web port serves: the pages and REST API, each request's caller
+// decided first (yarn/webuser), behind SPNEGO with hadoop.http.authentication.type=kerberos
+// (yarn.nodemanager.webapp.spnego-principal and spnego-keytab-file, else
+// hadoop.http.authentication.kerberos.*).
 func (nm *NodeManager) servedWeb(h http.Handler) (http.Handler, error) {
-	return spnego.Wrap(h, nm.opts.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
+	return spnego.Wrap(nm.webUsers.Wrap(h), nm.opts.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
 		nm.settings.WebAddr, nm.log)
 }

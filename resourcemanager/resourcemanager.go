@@ -36,6 +36,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/yarn/spnego"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // Options configure a ResourceManager.
@@ -145,12 +146,22 @@ func New(opts Options) (*ResourceManager, error) {
 	}
 	rm.webMux = http.NewServeMux()
 	host, _ := os.Hostname()
+	sec := rm.opts.Security
+	web, err := webuser.Read(rm.opts.Conf, func(u string) bool { return sec.Admins().Allows(u, sec.Groups.Of(u)) }, rm.log)
+	if err != nil {
+		return nil, err
+	}
+	redact, err := webapp.NewRedactor(rm.opts.Conf)
+	if err != nil {
+		return nil, err
+	}
 	daemon := &webapp.Daemon{Service: "ResourceManager", Host: host, Conf: opts.Conf, Log: opts.Logger.Logger, Metrics: opts.Metrics,
-		Started: time.Now(), Beans: rm.beans}
+		Started: time.Now(), Beans: rm.beans, Web: web, Redact: redact}
 	daemon.Install(rm.webMux)
 	rm.webMux.HandleFunc("/", rm.serveActive)
-	// With hadoop.http.authentication.type=kerberos every page and REST call needs SPNEGO.
-	if rm.webHandler, err = spnego.Wrap(rm, rm.opts.Conf, "yarn.resourcemanager.webapp.spnego-principal",
+	// Every request's caller is decided (yarn/webuser) before the RM sees it; with
+	// hadoop.http.authentication.type=kerberos every page and REST call needs SPNEGO first.
+	if rm.webHandler, err = spnego.Wrap(web.Wrap(rm), rm.opts.Conf, "yarn.resourcemanager.webapp.spnego-principal",
 		"yarn.resourcemanager.webapp.spnego-keytab-file", settings.WebAddr, rm.log); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // appStates are the application states /apps accepts, in the Java error's order.
@@ -423,14 +424,10 @@ func (s *rest) mayModify(w http.ResponseWriter, r *http.Request, id records.Appl
 	return user, true
 }
 
-// callerOf is the web caller in simple authentication: user.name, else the static web
-// user (hadoop.http.staticuser.user, dr.who by default) as Hadoop's filters make it.
-func callerOf(r *http.Request) string {
-	if u := r.URL.Query().Get("user.name"); u != "" {
-		return u
-	}
-	return "dr.who"
-}
+// callerOf is the web caller as yarn/webuser decided it: the SPNEGO principal's user, the
+// pseudo user.name on a simple cluster, else the static web user
+// (hadoop.http.staticuser.user, dr.who by default) as Hadoop's filters make it.
+func callerOf(r *http.Request) string { return webuser.From(r).Name }
 
 // writeBare writes an object Jersey renders without a root key (AppState, AppQueue, ...);
 // root names its XML element.

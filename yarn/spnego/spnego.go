@@ -25,6 +25,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/service"
 	gokrbspnego "github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // CookieName is Hadoop's authentication cookie.
@@ -98,7 +100,7 @@ func (f *Filter) authenticated(w http.ResponseWriter, r *http.Request) {
 
 // serve hands the request on with the authenticated user as user.name.
 func (f *Filter) serve(w http.ResponseWriter, r *http.Request, user, principal string) {
-	r2 := r.Clone(r.Context())
+	r2 := webuser.Proven(r.Clone(r.Context()), user)
 	q := r2.URL.Query()
 	q.Set("user.name", user)
 	r2.URL.RawQuery = q.Encode()

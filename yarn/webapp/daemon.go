@@ -7,7 +7,6 @@ import (
 	"html"
 	"math"
 	"net/http"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // Daemon serves what every Hadoop daemon's web server has beside its own pages: /jmx,
@@ -31,6 +31,11 @@ type Daemon struct {
 	// Beans are the daemon's own beans (ClusterMetrics, QueueMetrics, ...), computed
 	// per request.
 	Beans func() []Bean
+	// Web decides the callers of the administrator and instrumentation pages (nil:
+	// everybody may use them, as on a cluster without hadoop.security.authorization).
+	Web *webuser.Policy
+	// Redact masks /conf's sensitive values (nil: Hadoop's default list).
+	Redact *Redactor
 
 	logs logCounts
 }
@@ -42,11 +47,22 @@ func (d *Daemon) Install(mux *http.ServeMux) {
 	if d.Log != nil && d.Log != logrus.StandardLogger() {
 		d.Log.AddHook(&d.logs)
 	}
-	mux.HandleFunc("GET /jmx", func(w http.ResponseWriter, r *http.Request) { serveJMX(w, r, d.AllBeans()) })
-	mux.HandleFunc("GET /conf", d.serveConf)
-	mux.HandleFunc("GET /logLevel", d.serveLogLevel)
-	mux.HandleFunc("GET /stacks", serveStacks)
-	mux.HandleFunc("GET /prom", d.serveProm)
+	instr := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if d.Web == nil || d.Web.InstrumentationAccess(w, r) {
+				h(w, r)
+			}
+		}
+	}
+	mux.HandleFunc("GET /jmx", instr(func(w http.ResponseWriter, r *http.Request) { serveJMX(w, r, d.AllBeans()) }))
+	mux.HandleFunc("GET /conf", instr(d.serveConf))
+	mux.HandleFunc("GET /logLevel", func(w http.ResponseWriter, r *http.Request) {
+		if d.Web == nil || d.Web.AdminAccess(w, r) {
+			d.serveLogLevel(w, r)
+		}
+	})
+	mux.HandleFunc("GET /stacks", instr(serveStacks))
+	mux.HandleFunc("GET /prom", instr(d.serveProm))
 }
 
 // AllBeans are the daemon's beans and the runtime's, sorted by name.
@@ -83,10 +99,6 @@ func (l *logCounts) counts() (int64, int64, int64, int64) {
 	return l.fatal.Load(), l.errs.Load(), l.warn.Load(), l.info.Load()
 }
 
-// sensitive are keys whose values /conf does not show (Hadoop's
-// hadoop.security.sensitive-config-keys default, in spirit).
-var sensitive = regexp.MustCompile(`(?i)secret|password|\.key$|token\.key|oauth.*credential|fs\.adl\.oauth2\.refresh\.token`)
-
 type confProperty struct {
 	Key      string `json:"key" xml:"name"`
 	Value    string `json:"value" xml:"value"`
@@ -111,9 +123,7 @@ func (d *Daemon) serveConf(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			v, _ = d.Conf.Raw(k)
 		}
-		if sensitive.MatchString(k) {
-			v = "******"
-		}
+		v = d.redactor().Redact(k, v)
 		props = append(props, confProperty{Key: k, Value: v, Resource: d.Conf.Source(k)})
 	}
 	switch f := r.URL.Query().Get("format"); f {
