@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -387,27 +388,41 @@ func (rm *ResourceManager) KeepConnections(a *connkeep.Attachment) {
 	}
 }
 
-// ConnectionKeeper returns the name of this RM's connection keeper (an abstract unix
-// socket, named after the client address) and whether it keeps connections: with
-// recovery on (a restarted RM knows the applications its clients ask about), without HA
-// (clients must fail over to the other RM at once), on a fixed port, and unless
-// bobbin.resourcemanager.connection-keeper.enabled is false.
-func (rm *ResourceManager) ConnectionKeeper() (name string, keep bool, linger time.Duration, err error) {
+// KeeperConfig is where this RM's connection keeper listens and whether it keeps
+// connections at all.
+type KeeperConfig struct {
+	// Dir (bobbin.resourcemanager.connection-keeper.dir) holds the keeper's socket, Name;
+	// connkeep.SocketPath checks it is the RM user's alone.
+	Dir, Name string
+	// Keep: with recovery on (a restarted RM knows the applications its clients ask
+	// about), without HA (clients must fail over to the other RM at once), on a fixed
+	// port, and unless bobbin.resourcemanager.connection-keeper.enabled is false.
+	Keep   bool
+	Linger time.Duration
+}
+
+// ConnectionKeeper reads the connection keeper's keys. The socket is named after the
+// client address (one keeper per RM on the host).
+func (rm *ResourceManager) ConnectionKeeper() (KeeperConfig, error) {
 	c := rm.opts.Conf
-	name = "bobbin-rm-connection-keeper/" + rm.settings.ClientAddr
+	k := KeeperConfig{Name: "rm-" + strings.ReplaceAll(rm.settings.ClientAddr, "/", "_") + ".sock"}
 	on, err := c.Bool("bobbin.resourcemanager.connection-keeper.enabled")
 	if err != nil {
-		return "", false, 0, err
+		return k, err
 	}
-	if linger, err = c.Duration("bobbin.resourcemanager.connection-keeper.linger-ms", time.Millisecond); err != nil {
-		return "", false, 0, err
+	if k.Linger, err = c.Duration("bobbin.resourcemanager.connection-keeper.linger-ms", time.Millisecond); err != nil {
+		return k, err
+	}
+	if k.Dir, err = c.Trimmed("bobbin.resourcemanager.connection-keeper.dir"); err != nil {
+		return k, err
 	}
 	recovery, err := c.Bool("yarn.resourcemanager.recovery.enabled")
 	if err != nil {
-		return "", false, 0, err
+		return k, err
 	}
 	_, port, perr := net.SplitHostPort(rm.settings.ClientAddr)
-	return name, on && recovery && rm.ha == nil && perr == nil && port != "0" && linger > 0, linger, nil
+	k.Keep = on && recovery && rm.ha == nil && perr == nil && port != "0" && k.Linger > 0 && k.Dir != ""
+	return k, nil
 }
 
 func (rm *ResourceManager) listen(name, addr string) (net.Listener, error) {

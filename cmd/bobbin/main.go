@@ -196,29 +196,39 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	name, keep, linger, err := rm.ConnectionKeeper()
+	kc, err := rm.ConnectionKeeper()
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	if !keep {
-		// A keeper an earlier process left holds the ports: let it go.
-		if err := connkeep.Release(name); err != nil {
+	// The keeper's socket is in a directory only the RM's user may enter: nobody else can
+	// take its name, answer in its place or connect to it. A directory that is not
+	// private (another user made it first) means no keeper, never no RM.
+	path, err := connkeep.SocketPath(kc.Dir, kc.Name)
+	if err != nil {
+		if kc.Keep {
+			log.WithError(err).Warn("no connection keeper: connections will end with this process")
+		}
+		return serveUntilSignal("ResourceManager", rm, log)
+	}
+	if !kc.Keep {
+		// A keeper an earlier process left (with recovery on) holds the ports: let it go.
+		if err := connkeep.Release(path); err != nil {
 			log.Errorf("ResourceManager not started: %v", err)
 			return 1
 		}
 		return serveUntilSignal("ResourceManager", rm, log)
 	}
 	var spawned *exec.Cmd // the keeper this process started, if it did
-	keeper, err := connkeep.Attach(connkeep.Options{Name: name, Logger: logrus.NewEntry(log), Spawn: func(name string) (err error) {
-		spawned, err = spawnConnectionKeeper(name, linger)
+	keeper, err := connkeep.Attach(connkeep.Options{Path: path, Logger: logrus.NewEntry(log), Spawn: func(path string) (err error) {
+		spawned, err = spawnConnectionKeeper(path, kc.Linger)
 		return err
 	}})
 	if err != nil {
 		// Serving without one only costs clients their retry sleep after a crash; but a
 		// keeper that is there and would not take us holds the ports.
 		log.WithError(err).Warn("no connection keeper: connections will end with this process")
-		if err := connkeep.Release(name); err != nil {
+		if err := connkeep.Release(path); err != nil {
 			log.Errorf("ResourceManager not started: %v", err)
 			return 1
 		}
@@ -250,12 +260,12 @@ func reap(pid int, timeout time.Duration) {
 // spawnConnectionKeeper starts `bobbin connection-keeper` in a session of its own, with
 // no descriptor of ours but /dev/null, so that it outlives this process (a kill of it,
 // or of its process group) and holds nothing its starter waits on.
-func spawnConnectionKeeper(name string, linger time.Duration) (*exec.Cmd, error) {
+func spawnConnectionKeeper(path string, linger time.Duration) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "connection-keeper", "-name", name, "-linger", linger.String())
+	cmd := exec.Command(exe, "connection-keeper", "-socket", path, "-linger", linger.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -268,15 +278,15 @@ func spawnConnectionKeeper(name string, linger time.Duration) (*exec.Cmd, error)
 func runConnectionKeeper(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bobbin connection-keeper", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	name := fs.String("name", "", "abstract unix socket name")
+	path := fs.String("socket", "", "the unix socket to serve, in a directory only this user may enter")
 	linger := fs.Duration("linger", time.Minute, "how long to wait for the server to come back")
-	if err := fs.Parse(args); err != nil || *name == "" {
-		fmt.Fprintln(stderr, "bobbin connection-keeper: -name is required")
+	if err := fs.Parse(args); err != nil || *path == "" {
+		fmt.Fprintln(stderr, "bobbin connection-keeper: -socket is required")
 		return 2
 	}
 	log := logrus.New()
 	log.SetOutput(stderr)
-	if err := connkeep.RunKeeper(*name, *linger, logrus.NewEntry(log)); err != nil {
+	if err := connkeep.RunKeeper(*path, *linger, logrus.NewEntry(log)); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -20,12 +20,12 @@ import (
 
 // Options configure Attach.
 type Options struct {
-	// Name is the keeper's abstract socket name: one per server instance on the host
-	// (the RM uses its client address).
-	Name string
-	// Spawn starts a keeper process for Name when none is running; it must return once
+	// Path is the keeper's socket, from SocketPath: one per server instance on the host
+	// (the RM names it by its client address).
+	Path string
+	// Spawn starts a keeper process for Path when none is running; it must return once
 	// the process is started (Attach waits for its socket).
-	Spawn  func(name string) error
+	Spawn  func(path string) error
 	Logger *logrus.Entry
 }
 
@@ -54,26 +54,26 @@ func Attach(o Options) (*Attachment, error) {
 	if o.Logger == nil {
 		o.Logger = logrus.NewEntry(logrus.StandardLogger())
 	}
-	uc, err := net.DialUnix("unixpacket", nil, sockAddr(o.Name))
+	uc, err := net.DialUnix("unixpacket", nil, sockAddr(o.Path))
 	if err != nil {
 		if o.Spawn == nil {
-			return nil, fmt.Errorf("connkeep: no keeper @%s: %w", o.Name, err)
+			return nil, fmt.Errorf("connkeep: no keeper at %s: %w", o.Path, err)
 		}
-		if err := o.Spawn(o.Name); err != nil {
+		if err := o.Spawn(o.Path); err != nil {
 			return nil, fmt.Errorf("connkeep: start a keeper: %w", err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			if uc, err = net.DialUnix("unixpacket", nil, sockAddr(o.Name)); err == nil {
+			if uc, err = net.DialUnix("unixpacket", nil, sockAddr(o.Path)); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("connkeep: the keeper @%s did not come up: %w", o.Name, err)
+				return nil, fmt.Errorf("connkeep: the keeper at %s did not come up: %w", o.Path, err)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	a := &Attachment{uc: uc, log: o.Logger.WithField("keeper", o.Name), listeners: map[string]heldListener{}, conns: map[int]*os.File{}}
+	a := &Attachment{uc: uc, log: o.Logger.WithField("keeper", o.Path), listeners: map[string]heldListener{}, conns: map[int]*os.File{}}
 	if err := a.hello(); err != nil {
 		uc.Close()
 		return nil, err
@@ -99,8 +99,9 @@ func (a *Attachment) hello() (err error) {
 		}
 	}()
 	// A keeper serves one server at a time and greets a peer when it turns to it: one
-	// busy with another process is not waited for.
-	a.uc.SetDeadline(time.Now().Add(5 * time.Second))
+	// busy with another process is not waited for (a silent peer of the keeper's is
+	// dropped after ioTimeout, so twice that is room for one).
+	a.uc.SetDeadline(time.Now().Add(2 * ioTimeout))
 	defer a.uc.SetDeadline(time.Time{})
 	if err := awaitGreeting(a.uc); err != nil {
 		return err
@@ -336,11 +337,11 @@ func awaitGreeting(uc *net.UnixConn) error {
 	return nil
 }
 
-// Release makes a keeper left by an earlier process under name let go of everything (a
+// Release makes a keeper left by an earlier process at path let go of everything (a
 // server that no longer keeps connections must be able to bind its ports). No keeper
 // is not an error; a keeper serving another live process is.
-func Release(name string) error {
-	uc, err := net.DialUnix("unixpacket", nil, sockAddr(name))
+func Release(path string) error {
+	uc, err := net.DialUnix("unixpacket", nil, sockAddr(path))
 	if err != nil {
 		return nil
 	}
@@ -348,9 +349,9 @@ func Release(name string) error {
 	if err := sameUser(uc); err != nil {
 		return err
 	}
-	uc.SetDeadline(time.Now().Add(2 * time.Second))
+	uc.SetDeadline(time.Now().Add(ioTimeout))
 	if err := awaitGreeting(uc); err != nil {
-		return fmt.Errorf("connkeep: release @%s: %w", name, err)
+		return fmt.Errorf("connkeep: release %s: %w", path, err)
 	}
 	if err := send(uc, -1, "bye"); err != nil {
 		return err
@@ -358,14 +359,14 @@ func Release(name string) error {
 	// Wait for the keeper to let go of the ports: its socket disappears when it exits.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := net.DialUnix("unixpacket", nil, sockAddr(name))
+		c, err := net.DialUnix("unixpacket", nil, sockAddr(path))
 		if err != nil {
 			return nil
 		}
 		c.Close()
 		time.Sleep(10 * time.Millisecond)
 	}
-	return fmt.Errorf("connkeep: the keeper @%s did not exit", name)
+	return fmt.Errorf("connkeep: the keeper at %s did not exit", path)
 }
 
 // record is one kept connection's slot.

@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +41,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "server":
 		os.Exit(serverMain())
+	case "squatter":
+		os.Exit(squatterMain())
 	}
 	os.Exit(m.Run())
 }
@@ -54,7 +59,7 @@ func (secrets) RetrievePassword(id []byte) ([]byte, string, error) {
 // serverMain serves echo ("<user>/<auth>/<pid>/<text>") and sleep on a kept listener.
 func serverMain() int {
 	name := os.Getenv("NAME")
-	att, err := Attach(Options{Name: name, Logger: testutil.QuietLogger(), Spawn: func(string) error {
+	att, err := Attach(Options{Path: name, Logger: testutil.QuietLogger(), Spawn: func(string) error {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), modeEnv+"=keeper")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -176,8 +181,9 @@ func (s *server) kill(t *testing.T) {
 	s.cmd.Wait()
 }
 
+// keeperName is a keeper socket in a private directory of the test's.
 func keeperName(t *testing.T) string {
-	name := fmt.Sprintf("bobbin-test/%d/%s", os.Getpid(), t.Name())
+	name := filepath.Join(t.TempDir(), "keeper", "keeper.sock")
 	t.Cleanup(func() {
 		if err := Release(name); err != nil {
 			t.Error(err)
@@ -399,5 +405,135 @@ func TestStateRoundTrip(t *testing.T) {
 		if _, _, err := decodeState(encodeState("Sched", st)[:i]); err == nil {
 			t.Fatalf("a state cut at %d bytes decoded", i)
 		}
+	}
+}
+
+// squatterMain binds a keeper socket at $NAME (as whatever user it runs as), says what
+// happened, and waits to be killed.
+func squatterMain() int {
+	os.MkdirAll(filepath.Dir(os.Getenv("NAME")), 0o777)
+	ln, err := net.ListenUnix("unixpacket", sockAddr(os.Getenv("NAME")))
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	defer ln.Close()
+	os.Chmod(os.Getenv("NAME"), 0o777)
+	fmt.Println("listening")
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			return 1
+		}
+		send(c, -1, "K") // greets like a keeper, then says nothing more
+	}
+}
+
+// A same-user peer that connects to the keeper and says nothing is dropped after
+// ioTimeout: a restarted server still attaches and takes its connections back, and a
+// keeper whose server is gone still exits once its linger is over.
+func TestSilentPeerDoesNotHoldTheKeeper(t *testing.T) {
+	name := keeperName(t)
+	s1 := startServer(t, name, time.Minute)
+	var dials atomic.Int32
+	c := client(s1.addr, nil, &dials)
+	defer c.Close()
+	if _, err := echo(c, "before", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s1.kill(t)
+	silent, err := net.DialUnix("unixpacket", nil, sockAddr(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	s2 := startServer(t, name, time.Minute)
+	if s2.adopted != 1 {
+		t.Fatalf("the restarted server adopted %d connections, want 1", s2.adopted)
+	}
+	if got, err := echo(c, "after", 5*time.Second); err != nil || !strings.HasSuffix(got, "/after") || dials.Load() != 1 {
+		t.Fatalf("after the restart: %q %v, %d dials", got, err, dials.Load())
+	}
+
+	name2 := keeperName(t)
+	s3 := startServer(t, name2, 300*time.Millisecond)
+	s3.kill(t)
+	quiet, err := net.DialUnix("unixpacket", nil, sockAddr(name2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	start := time.Now()
+	for {
+		probe, err := net.DialUnix("unixpacket", nil, sockAddr(name2))
+		if err != nil {
+			break // the keeper exited
+		}
+		probe.Close()
+		if time.Since(start) > 3*ioTimeout {
+			t.Fatalf("the keeper still runs %v after its server died (linger 300ms) with a silent peer connected", time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Another user can neither take the keeper's socket (its directory is the server's
+// user's alone) nor pass for a keeper: a directory it made is refused before any socket
+// in it is used, and a keeper socket it serves is refused by its peer's credentials.
+func TestForeignUserCannotStandInForTheKeeper(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a process as another user needs root")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	gid, _ := strconv.Atoi(nobody.Gid)
+	// A world-writable, sticky parent, as /tmp is.
+	shared := t.TempDir()
+	os.Chmod(shared, 0o1777)
+	for d := filepath.Dir(shared); d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	// The test binary, where the other user may run it.
+	exe := filepath.Join(shared, "squatter")
+	if b, err := os.ReadFile(os.Args[0]); err != nil || os.WriteFile(exe, b, 0o755) != nil {
+		t.Fatalf("copy the test binary: %v", err)
+	}
+	squat := func(path string) (string, *exec.Cmd) {
+		t.Helper()
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), modeEnv+"=squatter", "NAME="+path)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		return line, cmd
+	}
+
+	mine := filepath.Join(shared, "mine", "rm.sock")
+	if err := PrivateDir(filepath.Dir(mine)); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := squat(mine); !strings.Contains(line, "permission denied") {
+		t.Fatalf("another user binding in the private dir: %q", line)
+	}
+
+	theirs := filepath.Join(shared, "theirs", "rm.sock")
+	if line, _ := squat(theirs); !strings.HasPrefix(line, "listening") {
+		t.Fatalf("squatter: %q", line)
+	}
+	if _, err := SocketPath(filepath.Dir(theirs), "rm.sock"); err == nil || !strings.Contains(err.Error(), "owned by uid "+nobody.Uid) {
+		t.Fatalf("SocketPath in the squatter's dir: %v", err)
+	}
+	if _, err := Attach(Options{Path: theirs}); err == nil || !strings.Contains(err.Error(), "runs as uid "+nobody.Uid) {
+		t.Fatalf("Attach to the squatter's socket: %v", err)
+	}
+	if err := Release(theirs); err == nil || !strings.Contains(err.Error(), "runs as uid "+nobody.Uid) {
+		t.Fatalf("Release of the squatter's socket: %v", err)
 	}
 }

@@ -8,8 +8,8 @@
 //
 // The keeper is a small process of its own (`bobbin connection-keeper`, started by the
 // server and surviving it: its own session, its own descriptors). The server hands it
-// each listener and each accepted connection (SCM_RIGHTS on an abstract unix socket,
-// peers checked to be the same user) and records in a shared slot table what it is doing
+// each listener and each accepted connection (SCM_RIGHTS on a unix socket in a directory
+// only its user may enter, peers checked to be the same user) and records in a shared slot table what it is doing
 // with each connection. While no server is attached, the kernel queues new connections in
 // the listen backlog and buffers the calls clients send. When a server attaches again it
 // gets everything back: the listeners, and every connection that was idle between two
@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -48,11 +50,14 @@ type held struct {
 }
 
 // RunKeeper is the keeper process: it serves one attached server at a time on the
-// abstract socket name until a server says bye or none is attached for linger.
-func RunKeeper(name string, linger time.Duration, log *logrus.Entry) error {
-	ln, err := net.ListenUnix("unixpacket", sockAddr(name))
+// socket at path (in a PrivateDir) until a server says bye or none is attached for linger.
+func RunKeeper(path string, linger time.Duration, log *logrus.Entry) error {
+	if err := PrivateDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	ln, err := listenAt(path)
 	if err != nil {
-		return fmt.Errorf("connkeep: listen on @%s: %w", name, err)
+		return err
 	}
 	defer ln.Close()
 	fd, err := unix.MemfdCreate("bobbin-connkeep-slots", unix.MFD_CLOEXEC)
@@ -63,7 +68,7 @@ func RunKeeper(name string, linger time.Duration, log *logrus.Entry) error {
 		unix.Close(fd)
 		return fmt.Errorf("connkeep: size the slot table: %w", err)
 	}
-	k := &keeper{log: log.WithField("keeper", name), table: fd, listeners: map[string]held{}, conns: map[int]int{}}
+	k := &keeper{log: log.WithField("keeper", path), table: fd, listeners: map[string]held{}, conns: map[int]int{}}
 	k.log.Info("connection keeper started")
 	// The linger time runs from the start and from each detach of a server; peers that
 	// come and go without attaching do not extend it.
@@ -104,15 +109,24 @@ func RunKeeper(name string, linger time.Duration, log *logrus.Entry) error {
 
 // session serves one peer: it greets it (a peer acts only on a greeting, so what a peer
 // queued while the keeper served another is never acted on after that peer left), then
-// serves its messages until it says bye or goes away.
+// serves its messages until it says bye or goes away. A peer has ioTimeout to say hello
+// or bye after the greeting, and to take each message sent to it: a silent one would
+// keep every other peer (the restarted server among them) waiting, and the keeper alive
+// past its linger.
 func (k *keeper) session(uc *net.UnixConn) (attached, bye bool, err error) {
+	uc.SetWriteDeadline(time.Now().Add(ioTimeout))
 	if err := send(uc, -1, "K"); err != nil {
 		return false, false, err
 	}
+	uc.SetReadDeadline(time.Now().Add(ioTimeout))
 	for {
 		f, fd, err := recv(uc)
 		if err != nil {
 			return attached, false, err
+		}
+		if f[0] == "hello" {
+			// The attached server speaks when it has something to hand over: no deadline.
+			uc.SetReadDeadline(time.Time{})
 		}
 		switch {
 		case f[0] == "hello" && fd < 0:
@@ -163,6 +177,8 @@ func (k *keeper) session(uc *net.UnixConn) (attached, bye bool, err error) {
 
 // hello hands everything held to a (re)attaching server.
 func (k *keeper) hello(uc *net.UnixConn) error {
+	uc.SetWriteDeadline(time.Now().Add(ioTimeout))
+	defer uc.SetWriteDeadline(time.Time{})
 	if err := send(uc, k.table, "T", strconv.Itoa(tableSize)); err != nil {
 		return err
 	}
@@ -192,4 +208,27 @@ func (k *keeper) closeAll(shut bool) {
 		unix.Close(fd)
 	}
 	unix.Close(k.table)
+}
+
+// listenAt binds the keeper's socket at path. A socket file left by a keeper that died
+// is removed first; one a live keeper answers on is not: two keepers for one server would
+// each hold half of what it hands over.
+func listenAt(path string) (*net.UnixListener, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("connkeep: %s exists and is not a socket", path)
+		}
+		if c, err := net.DialUnix("unixpacket", nil, sockAddr(path)); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("connkeep: a keeper already serves %s", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("connkeep: remove the stale socket: %w", err)
+		}
+	}
+	ln, err := net.ListenUnix("unixpacket", sockAddr(path))
+	if err != nil {
+		return nil, fmt.Errorf("connkeep: listen on %s: %w", path, err)
+	}
+	return ln, nil
 }

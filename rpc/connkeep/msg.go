@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Messages between a server and its keeper travel on a SOCK_SEQPACKET unix socket in the
-// abstract namespace, one message per packet: tab-separated text, and at most one file
-// descriptor as SCM_RIGHTS.
+// Messages between a server and its keeper travel on a SOCK_SEQPACKET unix socket, a file
+// in a directory only the server's user may enter (PrivateDir), one message per packet:
+// tab-separated text, and at most one file descriptor as SCM_RIGHTS.
 //
 //	server -> keeper: hello | L name addr +fd | U name | C slot +fd | D slot | bye
 //	keeper -> server (answering hello): T size +memfd, then L name addr +fd and C slot +fd
@@ -19,8 +23,50 @@ import (
 
 const maxMsg = 4096
 
-func sockAddr(name string) *net.UnixAddr {
-	return &net.UnixAddr{Name: "@" + name, Net: "unixpacket"}
+func sockAddr(path string) *net.UnixAddr {
+	return &net.UnixAddr{Name: path, Net: "unixpacket"}
+}
+
+// ioTimeout bounds every exchange with a peer that is not the attached server's wait for
+// its next message: a peer that stops reading or never speaks is dropped, not waited on.
+const ioTimeout = 5 * time.Second
+
+// maxSocketPath is the longest path a unix socket can be bound to (sun_path, 108 bytes
+// with its terminating NUL).
+const maxSocketPath = 107
+
+// PrivateDir makes sure dir exists and is the current user's alone: a directory (not a
+// link), owned by this user, with no access for group or others. The keeper's socket
+// lives there, so no other user can bind its name first or connect to it.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("connkeep: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("connkeep: %s: %w", dir, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("connkeep: %s is not a directory (a link?)", dir)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("connkeep: %s is owned by uid %d, not by this process's uid %d", dir, st.Uid, os.Geteuid())
+	case st.Mode&0o077 != 0:
+		return fmt.Errorf("connkeep: %s has mode %#o: group and others must have no access", dir, st.Mode&0o777)
+	}
+	return nil
+}
+
+// SocketPath is the keeper's socket for name in dir, which it checks is private.
+func SocketPath(dir, name string) (string, error) {
+	if err := PrivateDir(dir); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	if len(p) > maxSocketPath {
+		return "", fmt.Errorf("connkeep: socket path %s is longer than %d bytes", p, maxSocketPath)
+	}
+	return p, nil
 }
 
 func send(uc *net.UnixConn, fd int, fields ...string) error {
