@@ -279,17 +279,19 @@ const shuffleService = "mapreduce_shuffle"
 
 // NodeManager is one running NodeManager.
 type NodeManager struct {
-	opts     Options
-	policy   *authz.Policy    // service ACLs and proxy users on the IPC port
-	krb      *nmKerberos      // nil without Kerberos
-	runAs    runAs            // which user runs containers (LinuxContainerExecutor)
-	webUsers *webuser.Policy  // who web callers are, what the unauthenticated may do
-	redact   *webapp.Redactor // /conf's sensitive keys
-	logACLs  logACLs          // who may read container logs on the web pages
-	settings Settings
-	log      *logrus.Entry
-	exec     container.Executor
-	local    *localizer.Localizer
+	opts      Options
+	policy    *authz.Policy    // service ACLs and proxy users on the IPC port
+	krb       *nmKerberos      // nil without Kerberos
+	runAs     runAs            // which user runs containers (LinuxContainerExecutor)
+	webUsers  *webuser.Policy  // who web callers are, what the unauthenticated may do
+	ipcIdle   rpc.IdleSettings // when the IPC server closes idle connections
+	ipcBudget *rpc.ReadBudget  // the request bytes the IPC server holds at once
+	redact    *webapp.Redactor // /conf's sensitive keys
+	logACLs   logACLs          // who may read container logs on the web pages
+	settings  Settings
+	log       *logrus.Entry
+	exec      container.Executor
+	local     *localizer.Localizer
 
 	cm   *rpc.Server
 	web  *http.Server
@@ -392,7 +394,10 @@ func New(opts Options) (*NodeManager, error) {
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
 	}
-	if nm.webUsers, err = webuser.Read(opts.Conf, nm.logACLs.isAdmin, nm.log); err == nil {
+	if nm.ipcIdle, nm.ipcBudget, err = rpc.ReadServerLimits(opts.Conf); err == nil {
+		nm.webUsers, err = webuser.Read(opts.Conf, nm.logACLs.isAdmin, nm.log)
+	}
+	if err == nil {
 		nm.redact, err = webapp.NewRedactor(opts.Conf)
 	}
 	if err == nil {
@@ -474,7 +479,7 @@ func (nm *NodeManager) Start() error {
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
 		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger, Authorize: nm.policy.Authorize,
-		Kerberos: nm.krb.serverOpt(), QOP: s.QOP})
+		Kerberos: nm.krb.serverOpt(), QOP: s.QOP, ReadBudget: nm.ipcBudget, Idle: nm.ipcIdle})
 	p, err := newContainerManager(nm)
 	if err != nil {
 		ln.Close()
@@ -489,7 +494,11 @@ func (nm *NodeManager) Start() error {
 		}
 	})
 	web, _ := nm.servedWeb(nm.webHandler()) // checked in New
-	nm.web = &http.Server{Handler: web, ReadHeaderTimeout: 10 * time.Second}
+	// The RM's limits (a slow or idle client is dropped, not kept), but for the time an
+	// answer may take: container logs are served whole, and a log of gigabytes takes
+	// longer than two minutes to a slow reader.
+	nm.web = webapp.NewHTTPServer(web)
+	nm.web.WriteTimeout = 0
 	nm.spawn(func() {
 		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			nm.log.WithError(err).Error("web server stopped")

@@ -140,10 +140,16 @@ func New(opts Options) (*ResourceManager, error) {
 	if ha != nil && ha.automatic {
 		activeCheck = rm.stillActive
 	}
+	// The four servers share one budget of request bytes: what an attacker sends to one
+	// port is memory the others do not get either.
+	idle, budget, err := rpc.ReadServerLimits(rm.opts.Conf)
+	if err != nil {
+		return nil, err
+	}
 	server := func(name string, handlers int, sm rpc.SecretManager) *rpc.Server {
 		return rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: name, MaxDataLength: settings.MaxDataLength,
 			Handlers: handlers, SecretManager: sm, Metrics: opts.Metrics, Logger: opts.Logger, ActiveCheck: activeCheck,
-			Authorize: policy.Authorize, Kerberos: krb, QOP: settings.QOP})
+			Authorize: policy.Authorize, Kerberos: krb, QOP: settings.QOP, ReadBudget: budget, Idle: idle})
 	}
 	rm.webMux = http.NewServeMux()
 	host, _ := os.Hostname()
@@ -336,8 +342,7 @@ func (rm *ResourceManager) Start() error {
 	}
 	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
 	// a bounded time, never the RPC ports.
-	rm.web = &http.Server{Handler: rm.webHandler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	rm.web = webapp.NewHTTPServer(rm.webHandler)
 	rm.serving.Add(1)
 	go func() {
 		defer rm.serving.Done()

@@ -20,6 +20,9 @@ func (c *serverConn) dispatch(h *commonpb.RpcRequestHeaderProto, rh *commonpb.Re
 	caller.ClientID = h.GetClientId()
 	caller.RetryCount = h.GetRetryCount()
 	act := &c.srv.act
+	c.inflight.Add(1)
+	budget := c.budget // the call holds its request's bytes until it is done
+	c.budget = 0
 	act.waiting.Add(1)
 	waitStart := time.Now()
 	c.srv.handlers <- struct{}{}
@@ -38,6 +41,8 @@ func (c *serverConn) dispatch(h *commonpb.RpcRequestHeaderProto, rh *commonpb.Re
 	go func() {
 		defer func() {
 			<-c.srv.handlers
+			c.srv.opts.ReadBudget.release(budget)
+			c.inflight.Add(-1)
 			c.calls.Done()
 		}()
 		c.runCall(&caller, rh, body) // its answer's write counts the call answered

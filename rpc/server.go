@@ -159,8 +159,14 @@ type ServerOptions struct {
 	QOP byte
 	// Name labels logs and metrics, e.g. "ClientRMService".
 	Name string
-	// MaxDataLength is ipc.maximum.data.length (64 MiB).
+	// MaxDataLength is ipc.maximum.data.length (64 MiB). Before a connection is
+	// established its frames are held to PreAuthMaxFrame.
 	MaxDataLength int
+	// ReadBudget bounds the request bytes held across connections (NewReadBudget(0) of
+	// the server's own when nil); a daemon's servers may share one.
+	ReadBudget *ReadBudget
+	// Idle is when idle connections are closed (DefaultIdleSettings when zero).
+	Idle IdleSettings
 	// Handlers bounds the calls executing at once across all connections (Java's handler
 	// thread count). Default 50.
 	Handlers int
@@ -217,6 +223,8 @@ type Server struct {
 	// thousands of calls a second, some of 50 KB, and new buffers were some 8 % of its
 	// garbage.
 	frames sync.Pool // *[]byte
+	// lastScan is when Serve last looked for idle connections to close (unix nanos).
+	lastScan atomic.Int64
 }
 
 // NewServer returns a server with no protocols.
@@ -238,6 +246,21 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	if opts.ErrorClass == "" {
 		opts.ErrorClass = ClassIOException
+	}
+	if opts.ReadBudget == nil {
+		opts.ReadBudget = NewReadBudget(0)
+	}
+	if opts.Idle.MaxIdle <= 0 {
+		opts.Idle.MaxIdle = DefaultIdleSettings.MaxIdle
+	}
+	if opts.Idle.ScanInterval <= 0 {
+		opts.Idle.ScanInterval = DefaultIdleSettings.ScanInterval
+	}
+	if opts.Idle.Threshold <= 0 {
+		opts.Idle.Threshold = DefaultIdleSettings.Threshold
+	}
+	if opts.Idle.KillMax <= 0 {
+		opts.Idle.KillMax = DefaultIdleSettings.KillMax
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
@@ -329,6 +352,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return fmt.Errorf("rpc %s: accept: %w", s.opts.Name, err)
 		}
 		backoff = 0
+		s.maybeCloseIdle(time.Now())
 		c := newServerConn(s, nc)
 		s.mu.Lock()
 		keeper := s.keeper

@@ -2,10 +2,13 @@ package rpc
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -46,8 +49,23 @@ type serverConn struct {
 	kept    KeptConn
 	adopted bool
 
-	stopOnce sync.Once
-	stopped  chan struct{}
+	// For the idle scan (Server.closeIdle), read without the reader's help: when the
+	// connection last sent a frame (unix nanoseconds; its accept until then), and the
+	// calls read and not yet answered.
+	lastContact atomic.Int64
+	inflight    atomic.Int32
+	// handshakeBy is when the handshake must be done (its reads' deadline); zero once
+	// the connection context is read. Owned by the reader.
+	handshakeBy time.Time
+	// budget is what the packet being processed holds of the server's ReadBudget; a call
+	// dispatched from it takes it over (and gives it back when done).
+	budget int64
+
+	// deadlineMu orders stopReading's deadline against the frame reader's: a stop is
+	// never overwritten by a later body deadline.
+	deadlineMu sync.Mutex
+	stopOnce   sync.Once
+	stopped    chan struct{}
 	// answeredFatal: the connection ends on a fatal error the client was sent.
 	answeredFatal bool
 
@@ -73,7 +91,7 @@ func (c *serverConn) lingerClose() {
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
-	return &serverConn{
+	c := &serverConn{
 		srv: s,
 		nc:  nc,
 		// The buffer only saves a read for the 4-byte length: a frame's body is read
@@ -85,6 +103,8 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		caller:  Caller{RemoteAddr: nc.RemoteAddr()},
 		stopped: make(chan struct{}),
 	}
+	c.lastContact.Store(time.Now().UnixNano())
+	return c
 }
 
 // closeSocket closes the connection. A kept one is shut down first: a keeper holds
@@ -101,9 +121,21 @@ func (c *serverConn) closeSocket() {
 // stopReading makes the reader return at its next read; calls already read still answer.
 func (c *serverConn) stopReading() {
 	c.stopOnce.Do(func() {
+		c.deadlineMu.Lock()
+		defer c.deadlineMu.Unlock()
 		close(c.stopped)
 		c.nc.SetReadDeadline(time.Now())
 	})
+}
+
+// setBodyDeadline sets the reads' deadline (a frame's body's progress, the handshake's
+// end; zero: none), unless the connection is being stopped.
+func (c *serverConn) setBodyDeadline(t time.Time) {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	if !c.isStopped() {
+		c.nc.SetReadDeadline(t)
+	}
 }
 
 func (c *serverConn) isStopped() bool {
@@ -131,19 +163,25 @@ func (c *serverConn) serve() {
 		}
 	}()
 	if !c.adopted {
+		c.handshakeBy = time.Now().Add(c.srv.opts.Idle.MaxIdle)
+		c.setBodyDeadline(c.handshakeBy)
 		if err := c.readPreamble(); err != nil {
 			c.fail(err)
 			return
 		}
 	}
 	for {
-		packet, err := ReadFrame(c.br, c.srv.opts.MaxDataLength)
+		packet, err := c.readFrame()
 		if err != nil {
 			if errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrBadFrame) {
 				c.fail(fatalf(commonpb.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, ClassIOException, "%v", err))
 				return
 			}
-			if !c.isStopped() && err != io.EOF {
+			var ne net.Error
+			switch {
+			case !c.handshakeBy.IsZero() && errors.As(err, &ne) && ne.Timeout() && !c.isStopped():
+				c.log.Info("IPC connection closed: no handshake within ipc.client.connection.maxidletime")
+			case !c.isStopped() && err != io.EOF:
 				c.log.WithError(err).Debug("IPC connection read ended")
 			}
 			return
@@ -153,7 +191,10 @@ func (c *serverConn) serve() {
 		if c.layer != nil {
 			process = c.unwrapPacket
 		}
-		if err := process(packet); err != nil {
+		err = process(packet)
+		c.srv.opts.ReadBudget.release(c.budget) // unless a call took it over
+		c.budget = 0
+		if err != nil {
 			c.fail(err)
 			return
 		}
@@ -314,6 +355,8 @@ func (c *serverConn) processConnectionContext(payload []byte) error {
 		}
 	}
 	c.contextRead = true
+	c.handshakeBy = time.Time{}
+	c.setBodyDeadline(time.Time{})
 	c.srv.act.authzOK.Add(1)
 	if c.kept != nil {
 		c.kept.Established(ConnState{SASL: c.preamble.Auth == AuthSASL, Auth: c.caller.Auth, User: c.caller.User,
@@ -322,4 +365,64 @@ func (c *serverConn) processConnectionContext(payload []byte) error {
 	c.log = c.log.WithFields(logrus.Fields{"user": c.caller.User, "auth": string(c.caller.Auth)})
 	c.log.Debug("IPC connection established")
 	return nil
+}
+
+// A frame's body must arrive within bodyTimeout plus a second for every minBodyRate
+// bytes: a peer that announces a frame and trickles it would otherwise hold its share of
+// the read budget for as long as it likes.
+const (
+	bodyTimeout = 30 * time.Second
+	minBodyRate = 1 << 20
+)
+
+// readFrame reads one packet as ReadFrame does, with the server's limits: before the
+// connection is established at most PreAuthMaxFrame bytes; the frame's length taken from
+// the read budget first (waiting while it is spent; all of it at once, so that readers
+// never each hold part of what they need and wait for the rest), memory made as its
+// bytes arrive, in chunks; a large body within its deadline. What it took is in c.budget.
+func (c *serverConn) readFrame() ([]byte, error) {
+	var lb [4]byte
+	if _, err := io.ReadFull(c.br, lb[:]); err != nil {
+		return nil, err
+	}
+	c.lastContact.Store(time.Now().UnixNano())
+	n := int(int32(binary.BigEndian.Uint32(lb[:])))
+	limit := c.srv.opts.MaxDataLength
+	if !c.contextRead {
+		limit = min(limit, PreAuthMaxFrame)
+	}
+	switch {
+	case n < 0:
+		return nil, fmt.Errorf("%w: negative length %d", ErrBadFrame, n)
+	case n > limit && !c.contextRead:
+		return nil, fmt.Errorf("%w: RPC data length of %d before the connection is established exceeds %d", ErrFrameTooLarge, n, limit)
+	case n > limit:
+		return nil, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, limit)
+	}
+	budget := c.srv.opts.ReadBudget
+	if !budget.acquire(int64(n), c.stopped) {
+		return nil, io.EOF // stopping
+	}
+	c.budget = int64(n)
+	large := n > readChunk
+	if large {
+		c.setBodyDeadline(time.Now().Add(bodyTimeout + time.Duration(n/minBodyRate)*time.Second))
+		defer c.setBodyDeadline(c.handshakeBy)
+	}
+	buf := make([]byte, 0, min(n, readChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			bigger := make([]byte, len(buf), min(n, 2*cap(buf)))
+			copy(bigger, buf)
+			buf = bigger
+		}
+		k, err := c.br.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			budget.release(c.budget)
+			c.budget = 0
+			return nil, unexpectedEOF(err)
+		}
+	}
+	return buf, nil
 }

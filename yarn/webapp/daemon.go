@@ -232,3 +232,12 @@ func memoryLimit() int64 {
 	}
 	return l
 }
+
+// NewHTTPServer is a daemon's web server with the limits both daemons' web ports share:
+// a client gets 10 s to send its request's headers and 30 s for the whole request, an
+// answer 2 minutes, and a keep-alive connection is closed after 2 idle minutes, so slow
+// or idle clients are dropped rather than kept.
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+}
