@@ -41,12 +41,12 @@ func closeDirs(dirs []*secureio.Dir) {
 	}
 }
 
-// logOwner is the user id a container log file of an application of appUser must
+// appFileOwner is the user id a file the containers of an application of appUser write must
 // belong to: with LinuxContainerExecutor, the user the application's containers run as
 // (when appUser is "", the application being no longer known here, the owner of
 // <log dir>/<app>, which the NodeManager handed to that user); secureio.AnyOwner when
 // containers run as the NodeManager. It takes no lock.
-func (nm *NodeManager) logOwner(appUser string, appLogDir *secureio.Dir) int {
+func (nm *NodeManager) appFileOwner(appUser string, appLogDir *secureio.Dir) int {
 	if !nm.runAs.enabled {
 		return secureio.AnyOwner
 	}
@@ -65,7 +65,7 @@ func (nm *NodeManager) logOwner(appUser string, appLogDir *secureio.Dir) int {
 	return os.Geteuid()
 }
 
-// ownerOfContainerLogs is logOwner for a container of an application of appUser ("":
+// ownerOfContainerLogs is appFileOwner for a container of an application of appUser ("":
 // unknown), looking at the application's log dir in the first configured log dir that
 // has one.
 func (nm *NodeManager) ownerOfContainerLogs(id records.ContainerID, appUser string) int {
@@ -75,10 +75,10 @@ func (nm *NodeManager) ownerOfContainerLogs(id records.ContainerID, appUser stri
 	for _, l := range nm.settings.LogDirs {
 		if d, err := secureio.OpenDir(l, id.Attempt.App.String()); err == nil {
 			defer d.Close()
-			return nm.logOwner(appUser, d)
+			return nm.appFileOwner(appUser, d)
 		}
 	}
-	return nm.logOwner(appUser, nil)
+	return nm.appFileOwner(appUser, nil)
 }
 
 // appUser is the user of an application this NodeManager knows ("" if none).

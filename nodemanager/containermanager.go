@@ -234,7 +234,8 @@ type shuffleServer struct {
 func startShuffle(nm *NodeManager) (*shuffleServer, error) {
 	ss := nm.settings.Shuffle
 	h := &shuffle.Handler{LocalDirs: nm.settings.LocalDirs, Logger: nm.log.WithField("service", shuffleService),
-		KeepAlive: ss.KeepAlive, KeepAliveTimeout: ss.KeepAliveTimeout, BufferSize: ss.BufferSize, MaxThreads: ss.MaxThreads}
+		KeepAlive: ss.KeepAlive, KeepAliveTimeout: ss.KeepAliveTimeout, BufferSize: ss.BufferSize, MaxThreads: ss.MaxThreads,
+		OwnerOf: func(user string) int { return nm.appFileOwner(user, nil) }}
 	srv, err := shuffle.Listen(net.JoinHostPort(nm.settings.BindHost, strconv.Itoa(nm.settings.ShufflePort)), h, ss.MaxConnections)
 	if err != nil {
 		return nil, err

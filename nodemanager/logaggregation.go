@@ -351,7 +351,7 @@ func (nm *NodeManager) containerLogs(a *nmApp, final bool) (_ []containerLog, sk
 			}
 			continue
 		}
-		owner := nm.logOwner(a.user, appDir)
+		owner := nm.appFileOwner(a.user, appDir)
 		ids, _ := appDir.Subdirs()
 		for _, id := range ids {
 			if !strings.HasPrefix(id, "container_") {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/rpc/writable"
+	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 )
 
 // ServiceName is the aux-service id MapReduce uses.
@@ -65,6 +66,11 @@ type Handler struct {
 	// MaxThreads bounds the requests served at once (mapreduce.shuffle.max.threads; the
 	// Java handler's worker threads, 2 × CPUs when 0); the others wait their turn.
 	MaxThreads int
+	// OwnerOf is the user id a job's map outputs must belong to (the user its containers
+	// ran as, with LinuxContainerExecutor); nil: any. The outputs are opened through
+	// yarn/secureio: the job's containers wrote those dirs, and a link in them must not
+	// make the handler serve another file.
+	OwnerOf func(user string) int
 
 	mu   sync.RWMutex
 	jobs map[string]job // job id -> its user, app and secret
@@ -214,7 +220,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Locate every map's partition before answering, so an error is a clean 500.
 	type part struct {
 		id                      string
-		file                    string
+		file                    []string // the local dir and the names below it
 		offset, rawLen, partLen int64
 	}
 	parts := make([]part, 0, len(mapIDs))
@@ -250,9 +256,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, size)
 	for _, p := range parts {
 		bw.Write(shuffleHeader(p.id, p.partLen, p.rawLen, reduce))
-		f, err := os.Open(p.file)
+		f, err := secureio.OpenFile(h.owner(j), p.file[0], p.file[1:]...)
 		if err != nil {
 			h.failed.Add(1)
+			log.WithError(err).WithFields(logrus.Fields{"job": jobs[0], "map": p.id}).Warn("shuffle: map output not served")
 			return // the status is sent: the fetcher sees a short body and retries
 		}
 		n, err := io.Copy(bw, io.NewSectionReader(f, p.offset, p.partLen))
@@ -280,29 +287,53 @@ func shuffleHeader(mapID string, partLen, rawLen int64, reduce int) []byte {
 
 type indexRecord struct{ offset, rawLength, partLength int64 }
 
-// locate finds a map attempt's output file and reduce's index record under the job's
-// application dirs in every local dir.
-func (h *Handler) locate(j job, mapID string, reduce int) (string, indexRecord, error) {
-	rel := filepath.Join("usercache", j.user, "appcache", j.app, "output", mapID)
+// maxIndexSize bounds an index file read whole: 24 bytes a partition, and a job has at
+// most some hundred thousand reducers.
+const maxIndexSize = 64 << 20
+
+// owner is the user id j's map outputs must belong to.
+func (h *Handler) owner(j job) int {
+	if h.OwnerOf == nil {
+		return secureio.AnyOwner
+	}
+	return h.OwnerOf(j.user)
+}
+
+// locate finds a map attempt's output file (the local dir and the names below it) and
+// reduce's index record under the job's application dirs in every local dir.
+func (h *Handler) locate(j job, mapID string, reduce int) ([]string, indexRecord, error) {
+	names := []string{"usercache", j.user, "appcache", j.app, "output", mapID}
+	rel := filepath.Join(names...)
 	if strings.Contains(mapID, "/") || strings.Contains(mapID, "..") {
-		return "", indexRecord{}, fmt.Errorf("bad map id %q", mapID)
+		return nil, indexRecord{}, fmt.Errorf("bad map id %q", mapID)
 	}
 	for _, d := range h.LocalDirs {
-		dir := filepath.Join(d, rel)
-		idx, err := os.ReadFile(filepath.Join(dir, "file.out.index"))
+		f, err := secureio.OpenFile(h.owner(j), d, append(names, "file.out.index")...)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return "", indexRecord{}, err
+			return nil, indexRecord{}, err
+		}
+		idx, err := io.ReadAll(io.LimitReader(f, maxIndexSize))
+		f.Close()
+		if err != nil {
+			return nil, indexRecord{}, err
 		}
 		rec, err := readIndex(idx, reduce)
 		if err != nil {
-			return "", indexRecord{}, fmt.Errorf("%s: %w", filepath.Join(dir, "file.out.index"), err)
+			return nil, indexRecord{}, fmt.Errorf("%s: %w", filepath.Join(d, rel, "file.out.index"), err)
 		}
-		return filepath.Join(dir, "file.out"), rec, nil
+		// The output is checked now, so a refusal is a clean 500 (and again when served).
+		file := append(append([]string{d}, names...), "file.out")
+		out, err := secureio.OpenFile(h.owner(j), file[0], file[1:]...)
+		if err != nil {
+			return nil, indexRecord{}, err
+		}
+		out.Close()
+		return file, rec, nil
 	}
-	return "", indexRecord{}, fmt.Errorf("Could not find %s/file.out.index in any of the local directories", rel)
+	return nil, indexRecord{}, fmt.Errorf("Could not find %s/file.out.index in any of the local directories", rel)
 }
 
 // readIndex checks an index file's trailing CRC32 and returns partition reduce's record.

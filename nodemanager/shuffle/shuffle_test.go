@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,6 +133,64 @@ func TestShuffleServesPartitionsByteExact(t *testing.T) {
 	h.RemoveJob(job)
 	if resp, _ := fetch(uri, good, true); resp.StatusCode != 401 {
 		t.Fatalf("removed job still served: %d", resp.StatusCode)
+	}
+}
+
+// A map output the job's containers replaced by a link, or that is not their user's, is
+// refused with a 500 naming why, and nothing of the file it points to is sent.
+func TestShuffleServesOnlyTheJobsOwnFiles(t *testing.T) {
+	local := t.TempDir()
+	app, user, secret := "application_1700000000000_0003", "carol", []byte("s")
+	base := filepath.Join(local, "usercache", user, "appcache", app, "output")
+	linked, index, foreign := "attempt_1700000000000_0003_m_000000_0", "attempt_1700000000000_0003_m_000001_0", "attempt_1700000000000_0003_m_000002_0"
+	for _, m := range []string{linked, index, foreign} {
+		writeMapOutput(t, filepath.Join(base, m), [][]byte{[]byte("own-map-output")})
+	}
+	outside := filepath.Join(t.TempDir(), "shadow")
+	os.WriteFile(outside, []byte("root-only-secret-bytes"), 0o600)
+	os.Remove(filepath.Join(base, linked, "file.out"))
+	os.Symlink(outside, filepath.Join(base, linked, "file.out"))
+	os.Rename(filepath.Join(base, index, "file.out.index"), filepath.Join(base, index, "real.index"))
+	os.Symlink(filepath.Join(base, index, "real.index"), filepath.Join(base, index, "file.out.index"))
+	var owner atomic.Int64
+	owner.Store(int64(os.Geteuid()))
+	h := &Handler{LocalDirs: []string{local}, OwnerOf: func(u string) int {
+		if u != user {
+			t.Errorf("owner asked for %q", u)
+		}
+		return int(owner.Load())
+	}}
+	srv, err := Listen("127.0.0.1:0", h, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	h.AddJob(JobID(app), app, user, secret)
+	fetch := func(m string) (int, string) {
+		uri := fmt.Sprintf("/mapOutput?job=%s&reduce=0&map=%s", JobID(app), m)
+		req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d%s", srv.Port(), uri), nil)
+		req.Header.Set("name", "mapreduce")
+		req.Header.Set("version", "1.0.0")
+		req.Header.Set("UrlHash", hash(secret, fmt.Sprintf("%d%s", srv.Port(), uri)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, m := range []string{linked, index} {
+		if code, body := fetch(m); code != 500 || !strings.Contains(body, "symbolic link") || strings.Contains(body, "secret") {
+			t.Errorf("%s: %d %q", m, code, body)
+		}
+	}
+	if code, body := fetch(foreign); code != 200 || !strings.Contains(body, "own-map-output") {
+		t.Errorf("the job's own output: %d %q", code, body)
+	}
+	owner.Add(1) // another user's
+	if code, body := fetch(foreign); code != 500 || !strings.Contains(body, "owned by uid") {
+		t.Errorf("another user's output: %d %q", code, body)
 	}
 }
 
