@@ -70,7 +70,7 @@ func TestRMStartsWhateverAnotherUserSquats(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(shared) })
-	for d := shared; d != "/"; d = filepath.Dir(d) {
+	for d := filepath.Dir(shared); d != os.TempDir() && d != "/"; d = filepath.Dir(d) { // never $TMPDIR itself
 		os.Chmod(d, 0o755)
 	}
 	os.Chmod(shared, 0o777|os.ModeSticky) // as /tmp is

@@ -492,8 +492,8 @@ func TestForeignUserCannotStandInForTheKeeper(t *testing.T) {
 	gid, _ := strconv.Atoi(nobody.Gid)
 	// A world-writable, sticky parent, as /tmp is.
 	shared := t.TempDir()
-	os.Chmod(shared, 0o1777)
-	for d := filepath.Dir(shared); d != "/"; d = filepath.Dir(d) {
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	for d := filepath.Dir(shared); d != os.TempDir() && d != "/"; d = filepath.Dir(d) { // never $TMPDIR itself
 		os.Chmod(d, 0o755)
 	}
 	// The test binary, where the other user may run it.
