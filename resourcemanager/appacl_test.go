@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,6 +91,20 @@ func TestApplicationACLs(t *testing.T) {
 	}
 	if resp, err := http.Get(appURL + "/appattempts?user.name=bob"); err != nil || resp.StatusCode != http.StatusUnauthorized { // AuthorizationException, as Java's GenericExceptionHandler maps it
 		t.Fatalf("bob's REST attempts: %v %v", resp, err)
+	}
+	// The application's page shows bob (and the anonymous static user) nothing of it, as
+	// Java's AppBlock; carol sees it.
+	pageURL := fmt.Sprintf("http://%s/cluster/app/%s", rm.WebAddr(), records.AppIDFromProto(id))
+	for query, want := range map[string]int{"?user.name=bob": http.StatusForbidden, "": http.StatusForbidden, "?user.name=carol": http.StatusOK} {
+		resp, err := http.Get(pageURL + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || want == http.StatusForbidden && !strings.Contains(string(body), "are not authorized to view application") {
+			t.Errorf("app page %q: %d, want %d", query, resp.StatusCode, want)
+		}
 	}
 	// carol is in the application's MODIFY_APP ACL, root is an administrator.
 	if err := move(carol, "default"); err != nil {

@@ -2,6 +2,7 @@ package rmweb
 
 import (
 	"embed"
+	"fmt"
 	"html/template"
 	"net"
 	"net/http"
@@ -92,6 +93,11 @@ func (u *ui) app(w http.ResponseWriter, r *http.Request) {
 	rep, err := u.report(r)
 	if err != nil {
 		u.render(w, http.StatusNotFound, "failure", "Application not found", "", r.PathValue("id"))
+		return
+	}
+	// Java's AppBlock shows nothing of an application the caller may not view.
+	if id := records.AppIDFromProto(rep.GetApplicationId()); u.rm.Settings.ACLEnabled && !u.rm.MayViewApp(callerOf(r), id) {
+		u.render(w, http.StatusForbidden, "failure", "Not authorized", "", fmt.Sprintf("You (User %s) are not authorized to view application %s", callerOf(r), id))
 		return
 	}
 	u.rm.FillUsage(rep)
