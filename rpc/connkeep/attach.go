@@ -54,7 +54,7 @@ func Attach(o Options) (*Attachment, error) {
 	if o.Logger == nil {
 		o.Logger = logrus.NewEntry(logrus.StandardLogger())
 	}
-	uc, err := net.DialUnix("unixpacket", nil, sockAddr(o.Path))
+	uc, err := dial(o.Path)
 	if err != nil {
 		if o.Spawn == nil {
 			return nil, fmt.Errorf("connkeep: no keeper at %s: %w", o.Path, err)
@@ -64,7 +64,7 @@ func Attach(o Options) (*Attachment, error) {
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			if uc, err = net.DialUnix("unixpacket", nil, sockAddr(o.Path)); err == nil {
+			if uc, err = dial(o.Path); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -341,7 +341,7 @@ func awaitGreeting(uc *net.UnixConn) error {
 // server that no longer keeps connections must be able to bind its ports). No keeper
 // is not an error; a keeper serving another live process is.
 func Release(path string) error {
-	uc, err := net.DialUnix("unixpacket", nil, sockAddr(path))
+	uc, err := dial(path)
 	if err != nil {
 		return nil
 	}
@@ -359,7 +359,7 @@ func Release(path string) error {
 	// Wait for the keeper to let go of the ports: its socket disappears when it exits.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := net.DialUnix("unixpacket", nil, sockAddr(path))
+		c, err := dial(path)
 		if err != nil {
 			return nil
 		}

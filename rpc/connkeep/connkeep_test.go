@@ -537,3 +537,29 @@ func TestForeignUserCannotStandInForTheKeeper(t *testing.T) {
 		t.Fatalf("Release of the squatter's socket: %v", err)
 	}
 }
+
+// A socket path longer than a unix socket address holds (a long hadoop.tmp.dir) is bound
+// and reached through its directory's descriptor: connections still survive a kill.
+func TestLongSocketPath(t *testing.T) {
+	dir := t.TempDir()
+	for len(dir) < 120 {
+		dir = filepath.Join(dir, "a-long-directory-name")
+	}
+	name := filepath.Join(dir, "keeper", "rm-127.0.0.1:8032.sock")
+	t.Cleanup(func() { Release(name) })
+	s1 := startServer(t, name, time.Minute)
+	var dials atomic.Int32
+	c := client(s1.addr, nil, &dials)
+	defer c.Close()
+	if _, err := echo(c, "before", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(name); err != nil {
+		t.Fatalf("the socket is not at its long path: %v", err)
+	}
+	s1.kill(t)
+	s2 := startServer(t, name, time.Minute)
+	if got, err := echo(c, "after", 5*time.Second); err != nil || s2.adopted != 1 || dials.Load() != 1 {
+		t.Fatalf("after the restart: %q %v, adopted %d, %d dials", got, err, s2.adopted, dials.Load())
+	}
+}

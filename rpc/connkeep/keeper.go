@@ -59,7 +59,12 @@ func RunKeeper(path string, linger time.Duration, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
+	defer func() {
+		// The name goes first: a keeper started for the next server binds it afresh
+		// while this one closes what it held.
+		os.Remove(path)
+		ln.Close()
+	}()
 	fd, err := unix.MemfdCreate("bobbin-connkeep-slots", unix.MFD_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("connkeep: memfd: %w", err)
@@ -218,7 +223,7 @@ func listenAt(path string) (*net.UnixListener, error) {
 		if st.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("connkeep: %s exists and is not a socket", path)
 		}
-		if c, err := net.DialUnix("unixpacket", nil, sockAddr(path)); err == nil {
+		if c, err := dial(path); err == nil {
 			c.Close()
 			return nil, fmt.Errorf("connkeep: a keeper already serves %s", path)
 		}
@@ -226,9 +231,16 @@ func listenAt(path string) (*net.UnixListener, error) {
 			return nil, fmt.Errorf("connkeep: remove the stale socket: %w", err)
 		}
 	}
-	ln, err := net.ListenUnix("unixpacket", sockAddr(path))
+	var ln *net.UnixListener
+	err := viaShortPath(path, func(p string) (err error) {
+		ln, err = net.ListenUnix("unixpacket", sockAddr(p))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("connkeep: listen on %s: %w", path, err)
 	}
+	// Closing unlinks by the name it was bound with, which may be a /proc/self/fd one
+	// whose descriptor is gone by then: the keeper removes the file itself.
+	ln.SetUnlinkOnClose(false)
 	return ln, nil
 }

@@ -27,6 +27,35 @@ func sockAddr(path string) *net.UnixAddr {
 	return &net.UnixAddr{Name: path, Net: "unixpacket"}
 }
 
+// dial connects to the keeper's socket at path.
+func dial(path string) (*net.UnixConn, error) {
+	var uc *net.UnixConn
+	err := viaShortPath(path, func(p string) (err error) {
+		uc, err = net.DialUnix("unixpacket", nil, sockAddr(p))
+		return err
+	})
+	return uc, err
+}
+
+// viaShortPath calls fn with a name for path that a unix socket address can hold: path
+// itself when it fits in sun_path, else /proc/self/fd/<n>/<base> through a descriptor
+// of its directory (held open while fn runs; a bound socket stays bound to the file).
+func viaShortPath(path string, fn func(string) error) error {
+	if len(path) <= maxSocketPath {
+		return fn(path)
+	}
+	fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("connkeep: %s: %w", filepath.Dir(path), err)
+	}
+	defer unix.Close(fd)
+	short := fmt.Sprintf("/proc/self/fd/%d/%s", fd, filepath.Base(path))
+	if len(short) > maxSocketPath {
+		return fmt.Errorf("connkeep: socket name %s is longer than %d bytes", filepath.Base(path), maxSocketPath)
+	}
+	return fn(short)
+}
+
 // ioTimeout bounds every exchange with a peer that is not the attached server's wait for
 // its next message: a peer that stops reading or never speaks is dropped, not waited on.
 const ioTimeout = 5 * time.Second
@@ -57,16 +86,13 @@ func PrivateDir(dir string) error {
 	return nil
 }
 
-// SocketPath is the keeper's socket for name in dir, which it checks is private.
+// SocketPath is the keeper's socket for name in dir, which it checks is private. A path
+// longer than a socket address holds is reached through the directory's descriptor.
 func SocketPath(dir, name string) (string, error) {
 	if err := PrivateDir(dir); err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, name)
-	if len(p) > maxSocketPath {
-		return "", fmt.Errorf("connkeep: socket path %s is longer than %d bytes", p, maxSocketPath)
-	}
-	return p, nil
+	return filepath.Join(dir, name), nil
 }
 
 func send(uc *net.UnixConn, fd int, fields ...string) error {
