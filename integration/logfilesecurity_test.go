@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 )
 
@@ -195,5 +196,70 @@ func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
 	}
 	if !strings.Contains(c.nm.Log(), "container log file not aggregated") {
 		t.Errorf("the skipped files are not logged:\n%s", tail(c.nm.Log(), 20))
+	}
+}
+
+// TestAggregationActsAsTheContainerUser: with LinuxContainerExecutor and a local remote
+// log dir, the NodeManager aggregates as the user the containers ran as (nobody). That
+// user owns its dir under the world-writable root, so it could leave a link there; a
+// link to a directory only root may write (its "logs" suffix dir pointing there) makes
+// the aggregation fail, with nothing written through it. A user dir another user made
+// first (the root is 1777) is refused too.
+func TestAggregationActsAsTheContainerUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("LinuxContainerExecutor needs the NodeManager to run as root")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	other, err := user.Lookup("daemon")
+	if err != nil {
+		t.Skipf("no user daemon: %v", err)
+	}
+	nobodyUID, _ := strconv.Atoi(nobody.Uid)
+	otherUID, _ := strconv.Atoi(other.Uid)
+	remote := filepath.Join(t.TempDir(), "app-logs")
+	os.Mkdir(remote, 0o755)
+	os.Chmod(remote, 0o777|os.ModeSticky)
+	protected := filepath.Join(t.TempDir(), "root-only")
+	os.Mkdir(protected, 0o700)
+	userDir := filepath.Join(remote, "root") // the demo submits as root; its containers run as nobody
+	os.Mkdir(userDir, 0o770)
+	os.Chown(userDir, nobodyUID, 0)
+	os.Symlink(protected, filepath.Join(userDir, "logs"))
+
+	c := startBobbinCluster(t, "yarn.nodemanager.container-executor.class", "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor",
+		"yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", remote)
+	for _, d := range []string{c.logDir, filepath.Dir(remote), filepath.Dir(protected), filepath.Dir(bobbinBinary(t))} {
+		for ; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+			os.Chmod(d, 0o755)
+		}
+	}
+	for _, sub := range []string{"nm-local", "nm-logs"} {
+		os.Chmod(filepath.Join(filepath.Dir(c.confDir), sub), 0o755)
+	}
+	run := func(want string) {
+		t.Helper()
+		before := strings.Count(c.nm.Log(), "log aggregation failed")
+		if out, err := c.demo(t, "--containers", "1", "--command", "echo own-output"); err != nil {
+			t.Fatalf("demo: %v\n%s", err, out)
+		}
+		testutil.Eventually(t, 30*time.Second, "aggregation refused: "+want, func() bool {
+			log := c.nm.Log()
+			return strings.Count(log, "log aggregation failed") > before && strings.Contains(log, want)
+		})
+	}
+	run("permission denied")
+	if entries, _ := os.ReadDir(protected); len(entries) != 0 {
+		t.Fatalf("aggregation wrote through the user's link into a root-only dir: %v", entries)
+	}
+	os.RemoveAll(userDir)
+	os.Mkdir(userDir, 0o777)
+	os.Chmod(userDir, 0o777)
+	os.Chown(userDir, otherUID, otherUID)
+	run("owned by uid " + other.Uid)
+	if entries, _ := os.ReadDir(userDir); len(entries) != 0 {
+		t.Fatalf("aggregation wrote into another user's dir: %v", entries)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -158,47 +159,30 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		return fail(fmt.Errorf("%s: %w", fs.URI(s.Root), err))
 	}
 	dir := aggregatedlog.AppDir(s.Root, a.user, s.Suffix, a.id.String())
-	owner := nm.aggregatedLogOwner(fs, a)
-	for _, d := range []string{path.Join(s.Root, a.user), path.Join(s.Root, a.user, s.Suffix), dir} {
-		if _, err := fs.Stat(d); err == nil {
-			continue
-		}
-		if err := fs.MkdirAll(d, 0o770); err != nil {
-			return fail(fmt.Errorf("create %s: %w", fs.URI(d), err))
-		}
-		fs.Chmod(d, 0o770)
-		if err := owner.give(d); err != nil {
-			return fail(err)
-		}
-	}
 	name := aggregatedlog.NodeFileName(nm.NodeID())
 	if rolling {
 		name += fmt.Sprintf("_%d", nm.opts.Now().UnixMilli())
 	}
 	target := path.Join(dir, name)
-	tmp := target + aggregatedlog.TmpSuffix
-	w, err := fs.Create(tmp)
-	if err != nil {
-		return fail(fmt.Errorf("create %s: %w", fs.URI(tmp), err))
+	uid, gid, asUserToo := nm.aggregationIdentity(fs, a)
+	owner := -1
+	if asUserToo {
+		owner = uid
 	}
-	bw := bufio.NewWriterSize(w, 256<<10)
-	err = writeAggregatedLog(bw, a, containers)
-	if err == nil {
-		err = bw.Flush()
+	write := func() error {
+		err := writeUpload(fs, a, containers, []string{path.Join(s.Root, a.user), path.Join(s.Root, a.user, s.Suffix), dir}, target, owner)
+		if err == nil && rolling {
+			nm.pruneRolled(fs, dir, log)
+		}
+		return err
 	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		fs.Chmod(tmp, 0o640)
-		err = owner.give(tmp)
-	}
-	if err == nil {
-		err = fs.Rename(tmp, target)
+	if asUserToo {
+		err = asUser(uid, gid, write)
+	} else {
+		err = write()
 	}
 	if err != nil {
-		fs.RemoveAll(tmp)
-		return fail(fmt.Errorf("write %s: %w", fs.URI(target), err))
+		return fail(err)
 	}
 	if rolling {
 		nm.mu.Lock()
@@ -212,7 +196,6 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		}
 		a.rolled++
 		nm.mu.Unlock()
-		nm.pruneRolled(fs, dir, log)
 	}
 	log.WithFields(map[string]any{"containers": len(containers), "file": fs.URI(target), "final": final, "skipped": len(skipped)}).Info("container logs aggregated")
 	return logAggregationResult{status: yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED, diag: skippedDiagnostics(skipped)}
@@ -227,35 +210,61 @@ func skippedDiagnostics(skipped []string) string {
 	return "Not aggregated: " + strings.Join(skipped, "; ")
 }
 
-// logFileOwner gives what aggregation creates on a local file system (file://) to the
-// user the application's containers ran as, as the Java NodeManager writes them as the
-// application's user: the user reads its own logs under 0770 dirs and 0640 files, and
-// nobody else but the NodeManager's group does. On HDFS the client acts as the user
-// already; with containers run as the NodeManager there is nobody to give them to.
-type logFileOwner struct {
-	fs       remotefs.FS
-	ch       remotefs.Chowner // nil: nothing is given away
-	uid, gid int
-}
-
-func (nm *NodeManager) aggregatedLogOwner(fs remotefs.FS, a *nmApp) logFileOwner {
-	ch, local := fs.(remotefs.Chowner)
-	if !local || !nm.runAs.enabled {
-		return logFileOwner{}
+// aggregationIdentity is who aggregation acts as on a local file system (file://): the
+// user the application's containers ran as, with the NodeManager's group, as the Java
+// NodeManager writes as the application's user. The user's dirs and files are then the
+// user's (it reads its own logs under 0770 dirs and 0640 files), and as the kernel checks
+// every path as that user, a link the user left in its own dirs cannot make the root
+// NodeManager write elsewhere. On HDFS the client acts as the user already; with
+// containers run as the NodeManager there is nobody else to act as.
+func (nm *NodeManager) aggregationIdentity(fs remotefs.FS, a *nmApp) (uid, gid int, ok bool) {
+	if !remotefs.IsLocal(fs) || !nm.runAs.enabled {
+		return 0, 0, false
 	}
 	u, err := nm.runAs.userFor(a.user)
 	if err != nil || u == nil {
-		return logFileOwner{}
+		return 0, 0, false
 	}
-	return logFileOwner{fs: fs, ch: ch, uid: int(u.UID), gid: nm.runAs.nmGID}
+	return int(u.UID), nm.runAs.nmGID, true
 }
 
-func (o logFileOwner) give(p string) error {
-	if o.ch == nil {
-		return nil
+// writeUpload creates the user's dirs that do not exist yet (0770), writes the file as
+// <target>.tmp (0640) and renames it into place when whole. owner >= 0: the user's dir
+// (the first) must be owned by that uid: the root is everyone's (1777), and a dir another
+// user made there first must not receive this user's logs.
+func writeUpload(fs remotefs.FS, a *nmApp, containers []containerLog, dirs []string, target string, owner int) error {
+	for i, d := range dirs {
+		if fi, err := fs.Stat(d); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && i == 0 && owner >= 0 && int(st.Uid) != owner {
+				return fmt.Errorf("%s is owned by uid %d, not by uid %d whose logs it would hold", fs.URI(d), st.Uid, owner)
+			}
+			continue
+		}
+		if err := fs.MkdirAll(d, 0o770); err != nil {
+			return fmt.Errorf("create %s: %w", fs.URI(d), err)
+		}
+		fs.Chmod(d, 0o770)
 	}
-	if err := o.ch.Chown(p, o.uid, o.gid); err != nil {
-		return fmt.Errorf("give %s to uid %d: %w", o.fs.URI(p), o.uid, err)
+	tmp := target + aggregatedlog.TmpSuffix
+	w, err := fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", fs.URI(tmp), err)
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	err = writeAggregatedLog(bw, a, containers)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		fs.Chmod(tmp, 0o640)
+		err = fs.Rename(tmp, target)
+	}
+	if err != nil {
+		fs.RemoveAll(tmp)
+		return fmt.Errorf("write %s: %w", fs.URI(target), err)
 	}
 	return nil
 }

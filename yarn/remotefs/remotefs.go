@@ -39,9 +39,10 @@ type FS interface {
 	Close() error
 }
 
-// Chowner is a file system whose files the daemon can give to a local user (file://).
-type Chowner interface {
-	Chown(p string, uid, gid int) error
+// IsLocal reports whether fs is file://, whose paths this process opens itself.
+func IsLocal(fs FS) bool {
+	_, ok := fs.(local)
+	return ok
 }
 
 // ErrNotExist is returned (wrapped) for missing paths, whatever the file system.
@@ -141,9 +142,6 @@ func (local) Stat(p string) (os.FileInfo, error)     { return os.Stat(p) }
 func (local) RemoveAll(p string) error               { return os.RemoveAll(p) }
 func (local) URI(p string) string                    { return "file://" + filepath.ToSlash(p) }
 func (local) Close() error                           { return nil }
-
-// Chown gives p to uid:gid without following a link.
-func (local) Chown(p string, uid, gid int) error { return os.Lchown(p, uid, gid) }
 func (local) ReadDir(p string) ([]os.FileInfo, error) {
 	entries, err := os.ReadDir(p)
 	if err != nil {
