@@ -16,6 +16,11 @@ const DefaultReadBudget = 4 * DefaultMaxDataLength
 // peer cannot make the server allocate ipc.maximum.data.length for it.
 const PreAuthMaxFrame = 1 << 20
 
+// PreAuthBudget bounds the bytes a server holds of frames from connections not yet
+// established (a few kilobytes each when legitimate); when unauthenticated peers have
+// spent it, their frames are refused rather than waited for.
+const PreAuthBudget = 16 << 20
+
 // readChunk is the room first made for a frame's body, doubled as its bytes arrive:
 // memory follows the bytes that arrive, not the length a peer announces.
 const readChunk = 64 << 10

@@ -49,7 +49,7 @@ func (s *Server) closeIdle(now time.Time) {
 	total := len(s.conns)
 	var idle []*serverConn
 	for c := range s.conns {
-		if c.inflight.Load() == 0 && c.lastContact.Load() < oldest {
+		if c.inflight.Load() == 0 && !c.busy.Load() && c.lastContact.Load() < oldest {
 			idle = append(idle, c)
 		}
 	}

@@ -165,3 +165,50 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Unauthenticated peers cannot spend the budget authenticated callers need: frames
+// announced before a connection is established are charged as their bytes arrive, to a
+// budget of their own. Announcing frames costs nothing, and once unauthenticated bytes
+// fill PreAuthBudget, further ones are refused rather than waited for, while calls on
+// established connections go on.
+func TestUnauthenticatedPeersCannotStallCalls(t *testing.T) {
+	s := startServer(t, ServerOptions{ReadBudget: NewReadBudget(4 << 20)})
+	head := append(Preamble{Version: 9, Auth: AuthSASL}.Bytes(), binary.BigEndian.AppendUint32(nil, PreAuthMaxFrame)...)
+	for range 8 { // 8 MiB announced, none of it sent
+		r := dialRaw(t, s)
+		r.nc.SetDeadline(time.Time{})
+		r.send(head)
+	}
+	c := newTestClient(t, s, ClientOptions{})
+	if _, err := echo(t, c, "not stalled"); err != nil {
+		t.Fatal(err)
+	}
+	// Unauthenticated bytes actually sent, up to the pre-auth budget and past it.
+	body := make([]byte, PreAuthMaxFrame-1)
+	var senders []*rawConn
+	for range PreAuthBudget / PreAuthMaxFrame {
+		r := dialRaw(t, s)
+		r.nc.SetDeadline(time.Time{})
+		r.send(head)
+		r.send(body)
+		senders = append(senders, r)
+	}
+	testutil.Eventually(t, 5*time.Second, "the pre-auth budget spent", func() bool { return s.preAuth.InUse() == PreAuthBudget })
+	late := dialRaw(t, s)
+	late.send(head)
+	late.send(body[:1000])
+	h := late.expectFatalThenClose(commonpb.RpcResponseHeaderProto_FATAL_UNKNOWN)
+	if !strings.Contains(h.GetErrorMsg(), "Server too busy") {
+		t.Fatalf("refusal %q", h.GetErrorMsg())
+	}
+	if _, err := echo(t, c, "still served"); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.opts.ReadBudget.InUse(); n != 0 {
+		t.Fatalf("unauthenticated bytes took %d of the read budget", n)
+	}
+	for _, r := range senders {
+		r.nc.Close()
+	}
+	testutil.Eventually(t, 5*time.Second, "the pre-auth budget given back", func() bool { return s.preAuth.InUse() == 0 })
+}

@@ -225,6 +225,8 @@ type Server struct {
 	frames sync.Pool // *[]byte
 	// lastScan is when Serve last looked for idle connections to close (unix nanos).
 	lastScan atomic.Int64
+	// preAuth bounds the bytes of frames read before their connections were established.
+	preAuth *ReadBudget
 }
 
 // NewServer returns a server with no protocols.
@@ -271,6 +273,7 @@ func NewServer(opts ServerOptions) *Server {
 		conns:     map[*serverConn]struct{}{},
 		baseCtx:   ctx,
 		cancel:    cancel,
+		preAuth:   NewReadBudget(PreAuthBudget),
 	}
 	s.connsGau = metrics.GetOrRegisterGauge("rpc."+opts.Name+".connections", opts.Metrics)
 	s.errs = metrics.GetOrRegisterCounter("rpc."+opts.Name+".errors", opts.Metrics)

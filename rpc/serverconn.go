@@ -58,8 +58,13 @@ type serverConn struct {
 	// the connection context is read. Owned by the reader.
 	handshakeBy time.Time
 	// budget is what the packet being processed holds of the server's ReadBudget; a call
-	// dispatched from it takes it over (and gives it back when done).
-	budget int64
+	// dispatched from it takes it over (and gives it back when done). preAuthHeld is what
+	// a frame read before the connection was established holds of the server's preAuth
+	// budget, given back once it is processed. busy: the reader waits for budget or for a
+	// body (the idle scan leaves it alone).
+	budget      int64
+	preAuthHeld int64
+	busy        atomic.Bool
 
 	// deadlineMu orders stopReading's deadline against the frame reader's: a stop is
 	// never overwritten by a later body deadline.
@@ -177,6 +182,10 @@ func (c *serverConn) serve() {
 				c.fail(fatalf(commonpb.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, ClassIOException, "%v", err))
 				return
 			}
+			if re := (*RemoteError)(nil); errors.As(err, &re) {
+				c.fail(re) // refused (the server is too busy for it)
+				return
+			}
 			var ne net.Error
 			switch {
 			case !c.handshakeBy.IsZero() && errors.As(err, &ne) && ne.Timeout() && !c.isStopped():
@@ -194,6 +203,8 @@ func (c *serverConn) serve() {
 		err = process(packet)
 		c.srv.opts.ReadBudget.release(c.budget) // unless a call took it over
 		c.budget = 0
+		c.srv.preAuth.release(c.preAuthHeld)
+		c.preAuthHeld = 0
 		if err != nil {
 			c.fail(err)
 			return
@@ -375,11 +386,18 @@ const (
 	minBodyRate = 1 << 20
 )
 
-// readFrame reads one packet as ReadFrame does, with the server's limits: before the
-// connection is established at most PreAuthMaxFrame bytes; the frame's length taken from
-// the read budget first (waiting while it is spent; all of it at once, so that readers
-// never each hold part of what they need and wait for the rest), memory made as its
-// bytes arrive, in chunks; a large body within its deadline. What it took is in c.budget.
+// readFrame reads one packet as ReadFrame does, with the server's limits.
+//
+// Before the connection is established a frame is at most PreAuthMaxFrame bytes, read as
+// they arrive against the server's small unauthenticated budget, which it never waits
+// for: when unauthenticated peers have spent it the frame is refused. They cannot make
+// the server wait, nor hold the memory authenticated callers need.
+//
+// After, the frame's length is taken from the read budget first (waiting while it is
+// spent: all of it at once, so that readers never each hold part of what they need and
+// wait for the rest), memory is made as its bytes arrive, and a body that is not already
+// buffered must arrive within its deadline. What it took is in c.budget; the connection
+// is busy (never idle) while it waits or reads.
 func (c *serverConn) readFrame() ([]byte, error) {
 	var lb [4]byte
 	if _, err := io.ReadFull(c.br, lb[:]); err != nil {
@@ -399,28 +417,73 @@ func (c *serverConn) readFrame() ([]byte, error) {
 	case n > limit:
 		return nil, fmt.Errorf("%w: RPC data length of %d exceeds maximum data length of %d", ErrFrameTooLarge, n, limit)
 	}
+	if !c.contextRead {
+		return c.readBody(n, c.srv.preAuth, &c.preAuthHeld)
+	}
 	budget := c.srv.opts.ReadBudget
-	if !budget.acquire(int64(n), c.stopped) {
-		return nil, io.EOF // stopping
+	if !budget.take(int64(n)) {
+		c.busy.Store(true)
+		ok := budget.acquire(int64(n), c.stopped)
+		c.busy.Store(false)
+		if !ok {
+			return nil, io.EOF // stopping
+		}
 	}
 	c.budget = int64(n)
-	large := n > readChunk
-	if large {
+	if c.br.Buffered() < n { // a body still to come: (the common small call is all here)
+		c.busy.Store(true)
 		c.setBodyDeadline(time.Now().Add(bodyTimeout + time.Duration(n/minBodyRate)*time.Second))
-		defer c.setBodyDeadline(c.handshakeBy)
+		defer func() {
+			c.setBodyDeadline(c.handshakeBy)
+			c.busy.Store(false)
+		}()
 	}
-	buf := make([]byte, 0, min(n, readChunk))
+	buf, err := c.readBody(n, nil, nil)
+	if err != nil {
+		budget.release(c.budget)
+		c.budget = 0
+	}
+	return buf, err
+}
+
+// readBody reads n bytes, making room as they arrive. With pool, room is made only once
+// a byte that needs it is there (a peer that announces a frame and sends nothing holds
+// nothing), starting small, and is taken from pool first, without waiting (held counts
+// it; a spent pool refuses the frame).
+func (c *serverConn) readBody(n int, pool *ReadBudget, held *int64) ([]byte, error) {
+	var buf []byte
+	first := readChunk
+	if pool != nil {
+		first = 4 << 10
+	}
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
-			bigger := make([]byte, len(buf), min(n, 2*cap(buf)))
+			grow := min(n, max(2*cap(buf), first)) - cap(buf)
+			if pool != nil {
+				if _, err := c.br.Peek(1); err != nil {
+					pool.release(*held)
+					*held = 0
+					return nil, unexpectedEOF(err)
+				}
+				if !pool.take(int64(grow)) {
+					pool.release(*held)
+					*held = 0
+					return nil, fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNKNOWN, ClassIOException,
+						"Server too busy: too many bytes from connections not yet established")
+				}
+				*held += int64(grow)
+			}
+			bigger := make([]byte, len(buf), cap(buf)+grow)
 			copy(bigger, buf)
 			buf = bigger
 		}
 		k, err := c.br.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+k]
 		if err != nil {
-			budget.release(c.budget)
-			c.budget = 0
+			if pool != nil {
+				pool.release(*held)
+				*held = 0
+			}
 			return nil, unexpectedEOF(err)
 		}
 	}

@@ -3,6 +3,7 @@ package rpc
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/proto"
 
@@ -44,6 +45,11 @@ func (c *serverConn) unwrapPacket(packet []byte) error {
 		return fatalf(commonpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassSaslException, "%v", err)
 	}
 	c.unwrapped = append(c.unwrapped, plain...)
+	// The packet's bytes are unwrapped: what it held of the read budget goes back, and
+	// each whole frame takes its own share, for the call it becomes.
+	budget := c.srv.opts.ReadBudget
+	budget.release(c.budget)
+	c.budget = 0
 	for len(c.unwrapped) >= 4 {
 		n := int(int32(binary.BigEndian.Uint32(c.unwrapped)))
 		if n < 0 || n > c.srv.opts.MaxDataLength {
@@ -52,9 +58,16 @@ func (c *serverConn) unwrapPacket(packet []byte) error {
 		if len(c.unwrapped) < 4+n {
 			break
 		}
+		if !budget.acquire(int64(n), c.stopped) {
+			return io.EOF // stopping
+		}
+		c.budget = int64(n)
 		frame := append([]byte(nil), c.unwrapped[4:4+n]...)
 		c.unwrapped = c.unwrapped[4+n:]
-		if err := c.processPacket(frame); err != nil {
+		err := c.processPacket(frame)
+		budget.release(c.budget) // unless a call took it over
+		c.budget = 0
+		if err != nil {
 			return err
 		}
 	}
