@@ -176,7 +176,8 @@ func (nm *NodeManager) restApp(w http.ResponseWriter, r *http.Request) {
 	webapp.WriteError(w, r, webapp.NotFound("app with id %s not found", raw))
 }
 
-// containerInfo describes c; call with nm.mu held.
+// containerInfo describes c, without its log files (withLogFiles adds them, without the
+// lock: it reads the disk and may look the user up); call with nm.mu held.
 func (nm *NodeManager) containerInfo(c *nmContainer) nmContainerInfo {
 	r := c.ident.GetResource()
 	info := nmContainerInfo{ID: c.id.String(), State: nmContainerState(c), ExitCode: -1000, Diagnostics: c.diag, User: c.user,
@@ -186,11 +187,20 @@ func (nm *NodeManager) containerInfo(c *nmContainer) nmContainerInfo {
 	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
 		info.ExitCode = c.exit
 	}
-	files, _ := nm.listContainerLogs(c.id, c.user)
+	return info
+}
+
+// withLogFiles lists the container's log files into info (the files openContainerLog
+// would serve).
+func (nm *NodeManager) withLogFiles(info *nmContainerInfo) {
+	id, err := records.ParseContainerID(info.ID)
+	if err != nil {
+		return
+	}
+	files, _ := nm.listContainerLogs(id, info.User)
 	for _, f := range files {
 		info.ContainerLogFiles = append(info.ContainerLogFiles, f.Name)
 	}
-	return info
 }
 
 // nmContainerState names a container's state as the Java NM's ContainerState does.
@@ -240,6 +250,7 @@ func (nm *NodeManager) restContainer(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, webapp.NotFound("container with id, %s, not found", raw))
 		return
 	}
+	nm.withLogFiles(&info)
 	webapp.Write(w, r, http.StatusOK, map[string]any{"container": info})
 }
 
@@ -286,6 +297,9 @@ func (nm *NodeManager) containerInfos() []nmContainerInfo {
 		list = append(list, nm.containerInfo(c))
 	}
 	nm.mu.Unlock()
+	for i := range list {
+		nm.withLogFiles(&list[i])
+	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	return list
 }

@@ -213,7 +213,7 @@ func runResourceManager(args []string, stderr io.Writer) int {
 	}
 	if !kc.Keep {
 		// A keeper an earlier process left (with recovery on) holds the ports: let it go.
-		if err := connkeep.Release(path); err != nil {
+		if err := releaseKeeper(path, log); err != nil {
 			log.Errorf("ResourceManager not started: %v", err)
 			return 1
 		}
@@ -228,7 +228,7 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		// Serving without one only costs clients their retry sleep after a crash; but a
 		// keeper that is there and would not take us holds the ports.
 		log.WithError(err).Warn("no connection keeper: connections will end with this process")
-		if err := connkeep.Release(path); err != nil {
+		if err := releaseKeeper(path, log); err != nil {
 			log.Errorf("ResourceManager not started: %v", err)
 			return 1
 		}
@@ -243,6 +243,18 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		reap(spawned.Process.Pid, 5*time.Second) // it exits on bye
 	}
 	return code
+}
+
+// releaseKeeper makes a keeper an earlier process left at path let go of the ports. A
+// peer of another user there (its directory was swapped under us) holds nothing of this
+// RM's: it is ignored, never a reason not to start.
+func releaseKeeper(path string, log *logrus.Logger) error {
+	err := connkeep.Release(path)
+	if errors.Is(err, connkeep.ErrForeignPeer) {
+		log.WithError(err).Warn("connection keeper socket answered by another user: ignored")
+		return nil
+	}
+	return err
 }
 
 // reap waits up to timeout for a child to exit, and collects it.

@@ -156,6 +156,10 @@ func recv(uc *net.UnixConn) (fields []string, fd int, err error) {
 
 var errClosed = errors.New("connkeep: peer closed")
 
+// ErrForeignPeer is a peer that runs as another user: never a keeper of this server's
+// (which holds nothing of it), and never talked to.
+var ErrForeignPeer = errors.New("connkeep: the peer runs as another user")
+
 // sameUser refuses a peer running as another user: whoever holds the descriptors can
 // read and answer every client of the server.
 func sameUser(uc *net.UnixConn) error {
@@ -174,7 +178,7 @@ func sameUser(uc *net.UnixConn) error {
 		return fmt.Errorf("connkeep: peer credentials: %w", cerr)
 	}
 	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("connkeep: peer pid %d runs as uid %d, not %d", cred.Pid, cred.Uid, os.Getuid())
+		return fmt.Errorf("%w: peer pid %d runs as uid %d, not %d", ErrForeignPeer, cred.Pid, cred.Uid, os.Getuid())
 	}
 	return nil
 }
