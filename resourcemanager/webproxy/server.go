@@ -17,6 +17,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // RMReports asks the ResourceManagers over ApplicationClientProtocol, as the Java
@@ -90,6 +91,7 @@ type Server struct {
 	proxy   *Proxy
 	reports *RMReports
 	log     *logrus.Entry
+	web     *webuser.Policy // who callers are
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -123,11 +125,18 @@ func NewServer(c *conf.Configuration, user string, log *logrus.Entry) (*Server, 
 	if err != nil {
 		return nil, err
 	}
+	// Callers are decided as on the daemons' web ports (yarn/webuser): the proxy runs on
+	// simple clusters only (CheckSecurityModes), where user.name is taken as said unless
+	// hadoop.http.authentication.simple.anonymous.allowed refuses callers without one.
+	web, err := webuser.Read(c, nil, log)
+	if err != nil {
+		return nil, err
+	}
 	host, _, _ := net.SplitHostPort(s.Addr)
 	log = log.WithField("component", "webproxy")
 	reports := NewRMReports(clients, webs, user, log)
 	p := New(Options{Reports: reports, RMWeb: reports.RMWeb, Host: host, Timeout: s.Timeout, Log: log})
-	return &Server{addr: s.Addr, proxy: p, reports: reports, log: log}, nil
+	return &Server{addr: s.Addr, proxy: p, reports: reports, log: log, web: web}, nil
 }
 
 // Start binds the address and serves /proxy/ in the background.
@@ -138,7 +147,7 @@ func (s *Server) Start() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/proxy/", s.proxy)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	srv := &http.Server{Handler: s.web.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	s.mu.Lock()
 	s.ln, s.srv = ln, srv
 	s.mu.Unlock()

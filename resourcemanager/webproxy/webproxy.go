@@ -35,6 +35,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/webuser"
 )
 
 // Reports looks applications up.
@@ -333,14 +334,9 @@ func trackingTarget(orig, rest, query string) (string, error) {
 	return s, nil
 }
 
-// caller is the web user as Hadoop's simple authentication names it: the user.name
-// parameter, or the static user dr.who.
-func caller(r *http.Request) string {
-	if u := r.URL.Query().Get("user.name"); u != "" {
-		return u
-	}
-	return "dr.who"
-}
+// caller is the web user as yarn/webuser decided it (the RM's web port and the proxy's
+// own both pass its filter): an authenticated name, else the static user.
+func caller(r *http.Request) string { return webuser.From(r).Name }
 
 // notFound is the Java proxy's 404: a page with the message as its heading.
 func notFound(w http.ResponseWriter, msg string) {
