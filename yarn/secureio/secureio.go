@@ -7,10 +7,9 @@
 //   - No symbolic link is followed, in the file's name or in any directory below the
 //     trusted base (a configured log dir): every component is opened with O_NOFOLLOW.
 //   - Only a regular file is opened: a FIFO would block the reader forever, a device
-//     could be read or changed by opening it. The kind is checked before the open
-//     (fstatat without following), the open is O_NONBLOCK, and the opened descriptor is
-//     checked again (fstat) against what was checked before, so a file swapped in
-//     between is refused.
+//     could be read or changed by opening it. The file is first named by an O_PATH
+//     descriptor (which opens nothing), checked through it (fstat), and then opened
+//     through it (/proc/self/fd), O_NONBLOCK: what is opened is what was checked.
 //   - When containers run as their users, the file must belong to the user the
 //     container ran as: a hard link to someone else's file is refused.
 //
@@ -161,25 +160,29 @@ func (d *Dir) Open(name string, owner int) (*os.File, error) {
 	}
 	p := filepath.Join(d.Path(), name)
 	dfd := int(d.f.Fd())
+	// An O_PATH descriptor names the file without opening it (no device or FIFO is
+	// opened, a link is the link itself); the file is checked through it, then opened
+	// through it, so what is opened is what was checked.
+	pfd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(pfd)
 	var before unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &before, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+	if err := unix.Fstat(pfd, &before); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: p, Err: err}
 	}
 	if err := check(p, &before, owner); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, refusal(dfd, name, p, err)
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
 	var after unix.Stat_t
 	if err := unix.Fstat(fd, &after); err != nil {
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "fstat", Path: p, Err: err}
-	}
-	if err := check(p, &after, owner); err != nil {
-		unix.Close(fd)
-		return nil, err
 	}
 	if after.Dev != before.Dev || after.Ino != before.Ino {
 		unix.Close(fd)
