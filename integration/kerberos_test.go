@@ -208,6 +208,10 @@ func TestSPNEGOWeb(t *testing.T) {
 	if out := curl(noTicket, base+"/ws/v1/cluster/info"); !strings.Contains(out, "401") || !strings.Contains(strings.ToLower(out), "www-authenticate: negotiate") {
 		t.Fatalf("without credentials:\n%s", out)
 	}
+	// OPTIONS, which Hadoop's client authenticator sends first, wants SPNEGO too.
+	if out := curl(noTicket, "-X", "OPTIONS", base+"/ws/v1/cluster/info"); !strings.Contains(out, "401") || !strings.Contains(strings.ToLower(out), "www-authenticate: negotiate") {
+		t.Fatalf("OPTIONS without credentials:\n%s", out)
+	}
 	kinit(t, k, "alice", "alice-secret")
 	ticket := k.Env()
 	out := curl(ticket, "--negotiate", "-u", ":", "-c", jar, "-X", "POST", base+"/ws/v1/cluster/apps/new-application?user.name=mallory")

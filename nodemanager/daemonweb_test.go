@@ -103,3 +103,18 @@ func TestJMXOfBothDaemons(t *testing.T) {
 		}
 	}
 }
+
+// The NodeManager's web port answers OPTIONS as the RM's does (Hadoop's client
+// authenticator opens the log endpoints with it).
+func TestNodeManagerWebAnswersOptions(t *testing.T) {
+	c := newCluster(t)
+	req, _ := http.NewRequest(http.MethodOptions, "http://"+c.nm.HTTPAddress()+"/ws/v1/node/info", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Allow") == "" {
+		t.Fatalf("OPTIONS: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}

@@ -36,6 +36,6 @@ func (nm *NodeManager) webHandler() http.Handler {
 // (yarn.nodemanager.webapp.spnego-principal and spnego-keytab-file, else
 // hadoop.http.authentication.kerberos.*).
 func (nm *NodeManager) servedWeb(h http.Handler) (http.Handler, error) {
-	return spnego.Wrap(nm.webUsers.Wrap(h), nm.opts.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
+	return spnego.Wrap(nm.webUsers.Wrap(webapp.AnswerOptions(h)), nm.opts.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
 		nm.settings.WebAddr, nm.log)
 }

@@ -168,7 +168,7 @@ func New(opts Options) (*ResourceManager, error) {
 	rm.webMux.HandleFunc("/", rm.serveActive)
 	// Every request's caller is decided (yarn/webuser) before the RM sees it; with
 	// hadoop.http.authentication.type=kerberos every page and REST call needs SPNEGO first.
-	if rm.webHandler, err = spnego.Wrap(web.Wrap(rm), rm.opts.Conf, "yarn.resourcemanager.webapp.spnego-principal",
+	if rm.webHandler, err = spnego.Wrap(web.Wrap(webapp.AnswerOptions(rm)), rm.opts.Conf, "yarn.resourcemanager.webapp.spnego-principal",
 		"yarn.resourcemanager.webapp.spnego-keytab-file", settings.WebAddr, rm.log); err != nil {
 		return nil, err
 	}

@@ -389,3 +389,25 @@ func TestSlowWebClientsDoNotHoldTheRM(t *testing.T) {
 		t.Fatalf("REST beside slow web clients: %d %s", code, raw)
 	}
 }
+
+// OPTIONS on any web path is answered 200 with the methods allowed, as by the Java RM's
+// Jetty: Hadoop's client authenticator (`yarn top`, the log and timeline clients) opens
+// every endpoint with OPTIONS first and fails on a 404 ("Error while authenticating with
+// endpoint").
+func TestWebAnswersOptions(t *testing.T) {
+	sc := newSimCluster(t, testConf(), 1, nil)
+	for _, path := range []string{"/ws/v1/cluster/info", "/ws/v1/cluster/apps?user.name=alice", "/cluster", "/jmx"} {
+		req, _ := http.NewRequest(http.MethodOptions, "http://"+sc.rm.WebAddr().String()+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Allow"), "GET") {
+			t.Errorf("OPTIONS %s: %d, Allow %q", path, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	if code, _, _ := restCall(t, sc.rm, "GET", "/ws/v1/cluster/info", "", ""); code != http.StatusOK {
+		t.Fatalf("GET after OPTIONS: %d", code)
+	}
+}

@@ -241,3 +241,20 @@ func NewHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
+
+// AnswerOptions answers OPTIONS on every path as the Java daemons' Jetty does (200 with
+// the methods allowed), and hands every other request to next. Hadoop's client
+// authenticator (KerberosAuthenticator, PseudoAuthenticator: `yarn top`, the timeline
+// and log clients) opens each endpoint with OPTIONS first and fails on anything but 200
+// or a SPNEGO 401.
+func AnswerOptions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+	})
+}
