@@ -458,3 +458,40 @@ func TestDefaultApplicationPriority(t *testing.T) {
 		}
 	}
 }
+
+// getQueueInfo carries each queue's QueueStatistics (the Java RM's QueueMetrics), which
+// `yarn top` shows: applications submitted, pending and killed count in their leaf queue
+// and in every queue above it.
+func TestQueueInfoStatistics(t *testing.T) {
+	_, cl := startRM(t, testConf())
+	ctx := context.Background()
+	var ids []*yarnpb.ApplicationIdProto
+	for range 2 {
+		r, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := submit(t, cl, r.GetApplicationId(), "default", 1024); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.GetApplicationId())
+	}
+	if err := cl.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: ids[1]}, &yarnpb.KillApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, "the statistics of default and root", func() bool {
+		for _, name := range []string{"default", "root"} {
+			q, err := cl.GetQueueInfo(ctx, &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String(name)})
+			st := q.GetQueueStatistics()
+			if err != nil || st == nil || st.GetNumAppsSubmitted() != 2 || st.GetNumAppsPending() != 1 || st.GetNumAppsKilled() != 1 ||
+				st.GetNumActiveUsers() != 1 || st.GetAllocatedContainers() != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	q, _ := cl.GetQueueInfo(ctx, &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String("etl")})
+	if st := q.GetQueueStatistics(); st == nil || st.GetNumAppsSubmitted() != 0 {
+		t.Fatalf("etl's statistics: %v", st)
+	}
+}

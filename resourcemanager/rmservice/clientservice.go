@@ -202,7 +202,8 @@ func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfo
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
 	}
 	st := s.rm.Engine.Stats()
-	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.Engine.Config().Preemption.Enabled, fullNames: s.rm.Queues().Fair}
+	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.Engine.Config().Preemption.Enabled, fullNames: s.rm.Queues().Fair,
+		figures: s.rm.QueueFigures()}
 	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: qs.info(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
 }
 
@@ -213,6 +214,7 @@ type queueStats struct {
 	clusterMB  int64
 	preemption bool // the scheduler preempts to give starved queues their quota
 	fullNames  bool // queues are named by path ("root.a"), as the Fair Scheduler names them
+	figures    map[*capacity.Queue]rmcore.QueueFigures
 }
 
 // usedMB sums what q and the queues under it hold.
@@ -254,6 +256,7 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 		PreemptionDisabled:         proto.Bool(!qs.preemption),
 		// Bobbin preempts between queues (groups), never inside one.
 		IntraQueuePreemptionDisabled: proto.Bool(true),
+		QueueStatistics:              qs.statistics(q),
 	}
 	if children {
 		for _, c := range q.Children {
@@ -261,6 +264,26 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 		}
 	}
 	return qi
+}
+
+// statistics are the queue's QueueStatistics, its QueueMetrics as the Java RM's
+// AbstractCSQueue.getQueueStatistics fills them (`yarn top` shows them). Bobbin
+// reserves nothing, so the reserved figures are 0.
+func (qs queueStats) statistics(q *capacity.Queue) *yarnpb.QueueStatisticsProto {
+	f, ok := qs.figures[q]
+	if !ok {
+		return nil
+	}
+	return &yarnpb.QueueStatisticsProto{
+		NumAppsSubmitted: proto.Int64(f.Submitted), NumAppsRunning: proto.Int64(f.Running), NumAppsPending: proto.Int64(f.Pending),
+		NumAppsCompleted: proto.Int64(f.Completed), NumAppsKilled: proto.Int64(f.Killed), NumAppsFailed: proto.Int64(f.Failed),
+		NumActiveUsers:    proto.Int64(int64(f.ActiveUsers)),
+		AvailableMemoryMB: proto.Int64(f.Available[scheduler.Memory]), AllocatedMemoryMB: proto.Int64(f.Allocated[scheduler.Memory]),
+		PendingMemoryMB: proto.Int64(f.PendingRes[scheduler.Memory]), ReservedMemoryMB: proto.Int64(0),
+		AvailableVCores: proto.Int64(f.Available[scheduler.VCores]), AllocatedVCores: proto.Int64(f.Allocated[scheduler.VCores]),
+		PendingVCores: proto.Int64(f.PendingRes[scheduler.VCores]), ReservedVCores: proto.Int64(0),
+		AllocatedContainers: proto.Int64(f.Containers), PendingContainers: proto.Int64(f.PendingContainers), ReservedContainers: proto.Int64(0),
+	}
 }
 
 func (s *clientService) getQueueUserAcls(ctx context.Context, _ *yarnpb.GetQueueUserAclsInfoRequestProto) (*yarnpb.GetQueueUserAclsInfoResponseProto, error) {

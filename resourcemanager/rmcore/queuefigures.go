@@ -1,0 +1,133 @@
+package rmcore
+
+import (
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+)
+
+// QueueFigures are one queue's figures, summed up the tree, as the Java RM's QueueMetrics
+// keep them: the /jmx QueueMetrics beans and the QueueStatistics of getQueueInfo (which
+// `yarn top` reads) both report them.
+type QueueFigures struct {
+	Submitted, Completed, Killed, Failed int64
+	Running, Pending                     int64
+	RunningFor                           [4]int64 // running_0, _60, _300, _1440 (minutes)
+	Allocated, PendingRes, Available     scheduler.Resource
+	Containers, PendingContainers        int64
+	ActiveUsers                          int
+}
+
+// queueSums are QueueFigures while they are summed (users counted once up the tree).
+type queueSums struct {
+	QueueFigures
+	users map[string]bool
+}
+
+func (f *queueSums) add(o *queueSums) {
+	f.Submitted += o.Submitted
+	f.Completed += o.Completed
+	f.Killed += o.Killed
+	f.Failed += o.Failed
+	f.Running += o.Running
+	f.Pending += o.Pending
+	for i := range f.RunningFor {
+		f.RunningFor[i] += o.RunningFor[i]
+	}
+	f.Allocated = f.Allocated.Add(o.Allocated)
+	f.PendingRes = f.PendingRes.Add(o.PendingRes)
+	f.Containers += o.Containers
+	f.PendingContainers += o.PendingContainers
+	for u := range o.users {
+		f.users[u] = true
+	}
+}
+
+// QueueFigures computes every queue's figures now, keyed by the queue of the current tree.
+// Available is what the queue may still take: its maximum capacity of the cluster less its
+// use, and no more than the cluster has free.
+func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
+	now := rm.Opts.Now()
+	leaves := map[string]*queueSums{}
+	leaf := func(q string) *queueSums {
+		f := leaves[q]
+		if f == nil {
+			f = &queueSums{users: map[string]bool{}}
+			leaves[q] = f
+		}
+		return f
+	}
+	for q, c := range rm.Metrics.Queues() {
+		f := leaf(q)
+		f.Submitted, f.Completed, f.Killed, f.Failed = c.Submitted, c.Completed, c.Killed, c.Failed
+	}
+	live := map[records.ApplicationID]bool{}
+	queueOf := map[records.ApplicationID]string{}
+	rm.Apps.Each(func(a *rmstate.App) {
+		f := leaf(a.Queue)
+		switch a.State {
+		case yarnpb.YarnApplicationStateProto_RUNNING:
+			f.Running++
+			f.users[a.User] = true
+			mins := now.Sub(time.UnixMilli(a.StartTime)).Minutes()
+			switch {
+			case mins < 60:
+				f.RunningFor[0]++
+			case mins < 300:
+				f.RunningFor[1]++
+			case mins < 1440:
+				f.RunningFor[2]++
+			default:
+				f.RunningFor[3]++
+			}
+		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING,
+			yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_ACCEPTED:
+			f.Pending++
+			f.users[a.User] = true
+		default:
+			return
+		}
+		live[a.ID], queueOf[a.ID] = true, a.Queue
+	})
+	for id, u := range rm.Containers.LiveUsage(live) {
+		leaf(queueOf[id]).Containers += int64(u.Containers)
+	}
+	for q, g := range rm.Engine.GroupStats() {
+		f := leaf(q)
+		for _, used := range g.Used {
+			f.Allocated = f.Allocated.Add(used)
+		}
+		f.PendingRes, f.PendingContainers = g.PendingResource, int64(g.Pending)
+	}
+	st := rm.Engine.Stats()
+	free := st.Total.Sub(st.Allocated)
+	out := map[*capacity.Queue]QueueFigures{}
+	var walk func(q *capacity.Queue) *queueSums
+	walk = func(q *capacity.Queue) *queueSums {
+		f := &queueSums{users: map[string]bool{}}
+		if q.IsLeaf() {
+			if l := leaves[q.Name]; l != nil {
+				f.add(l)
+			}
+		}
+		for _, c := range q.Children {
+			f.add(walk(c))
+		}
+		absMax := q.AbsoluteMaximumCapacity
+		if q.Parent == nil {
+			absMax = 1
+		}
+		for i := range f.Available {
+			f.Available[i] = max(0, min(int64(float64(st.Total[i])*absMax)-f.Allocated[i], free[i]))
+		}
+		f.ActiveUsers = len(f.users)
+		out[q] = f.QueueFigures
+		return f
+	}
+	walk(rm.Queues().Root)
+	return out
+}
