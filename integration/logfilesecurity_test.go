@@ -26,19 +26,7 @@ import (
 // FIFO, list none of them, serve the container's own stdout, and log aggregation copies
 // only the container's own files, into a file the container's user owns.
 func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("LinuxContainerExecutor needs the NodeManager to run as root")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no user nobody: %v", err)
-	}
-	other, err := user.Lookup("daemon")
-	if err != nil {
-		t.Skipf("no user daemon: %v", err)
-	}
-	nobodyUID, _ := strconv.Atoi(nobody.Uid)
-	otherUID, _ := strconv.Atoi(other.Uid)
+	other, nobodyUID, otherUID := containerUsers(t)
 
 	files := t.TempDir()
 	secret := filepath.Join(files, "shadow")
@@ -52,16 +40,7 @@ func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
 	c := startBobbinCluster(t, "yarn.nodemanager.container-executor.class", "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor",
 		"yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", remote,
 		"yarn.nodemanager.delete.debug-delay-sec", "600")
-	// nobody must reach its dirs under the NodeManager's and the gate: t.TempDir's are 0700.
-	// The demo's AM is the bobbin binary, run as nobody too.
-	for _, d := range []string{c.logDir, files, filepath.Dir(bobbinBinary(t))} {
-		for ; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-			os.Chmod(d, 0o755)
-		}
-	}
-	for _, sub := range []string{"nm-local", "nm-logs"} {
-		os.Chmod(filepath.Join(filepath.Dir(c.confDir), sub), 0o755)
-	}
+	openToContainers(t, c, files)
 
 	// The demo redirects the command's last part: the group makes it all of it. The
 	// container waits for the gate, or for the test's directory to go.
@@ -206,19 +185,7 @@ func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
 // the aggregation fail, with nothing written through it. A user dir another user made
 // first (the root is 1777) is refused too.
 func TestAggregationActsAsTheContainerUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("LinuxContainerExecutor needs the NodeManager to run as root")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no user nobody: %v", err)
-	}
-	other, err := user.Lookup("daemon")
-	if err != nil {
-		t.Skipf("no user daemon: %v", err)
-	}
-	nobodyUID, _ := strconv.Atoi(nobody.Uid)
-	otherUID, _ := strconv.Atoi(other.Uid)
+	other, nobodyUID, otherUID := containerUsers(t)
 	remote := filepath.Join(t.TempDir(), "app-logs")
 	os.Mkdir(remote, 0o755)
 	os.Chmod(remote, 0o777|os.ModeSticky)
@@ -231,14 +198,7 @@ func TestAggregationActsAsTheContainerUser(t *testing.T) {
 
 	c := startBobbinCluster(t, "yarn.nodemanager.container-executor.class", "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor",
 		"yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", remote)
-	for _, d := range []string{c.logDir, filepath.Dir(remote), filepath.Dir(protected), filepath.Dir(bobbinBinary(t))} {
-		for ; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-			os.Chmod(d, 0o755)
-		}
-	}
-	for _, sub := range []string{"nm-local", "nm-logs"} {
-		os.Chmod(filepath.Join(filepath.Dir(c.confDir), sub), 0o755)
-	}
+	openToContainers(t, c, filepath.Dir(remote), filepath.Dir(protected))
 	run := func(want string) {
 		t.Helper()
 		before := strings.Count(c.nm.Log(), "log aggregation failed")
@@ -261,5 +221,40 @@ func TestAggregationActsAsTheContainerUser(t *testing.T) {
 	run("owned by uid " + other.Uid)
 	if entries, _ := os.ReadDir(userDir); len(entries) != 0 {
 		t.Fatalf("aggregation wrote into another user's dir: %v", entries)
+	}
+}
+
+// containerUsers are the users of the LinuxContainerExecutor tests: nobody, whom the
+// containers run as, and daemon (other), another user; the test skips without root or them.
+func containerUsers(t *testing.T) (other *user.User, nobodyUID, otherUID int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("LinuxContainerExecutor needs the NodeManager to run as root")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	other, err = user.Lookup("daemon")
+	if err != nil {
+		t.Skipf("no user daemon: %v", err)
+	}
+	nobodyUID, _ = strconv.Atoi(nobody.Uid)
+	otherUID, _ = strconv.Atoi(other.Uid)
+	return other, nobodyUID, otherUID
+}
+
+// openToContainers lets the containers' user reach the NodeManager's dirs, the demo's AM
+// (the bobbin binary, run as that user too) and dirs: t.TempDir's are 0700. $TMPDIR
+// itself is never changed.
+func openToContainers(t *testing.T, c *bobbinCluster, dirs ...string) {
+	t.Helper()
+	for _, d := range append([]string{c.logDir, filepath.Dir(bobbinBinary(t))}, dirs...) {
+		for ; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+			os.Chmod(d, 0o755)
+		}
+	}
+	for _, sub := range []string{"nm-local", "nm-logs"} {
+		os.Chmod(filepath.Join(filepath.Dir(c.confDir), sub), 0o755)
 	}
 }

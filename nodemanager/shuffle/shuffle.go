@@ -225,8 +225,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := make([]part, 0, len(mapIDs))
 	var total int64
+	owner := h.owner(j) // looked up once a request, not per map output
 	for _, id := range mapIDs {
-		file, rec, err := h.locate(j, id, reduce)
+		file, rec, err := h.locate(j, owner, id, reduce)
 		if err != nil {
 			h.failed.Add(1)
 			log.WithError(err).WithFields(logrus.Fields{"job": jobs[0], "map": id, "reduce": reduce}).Warn("shuffle: map output not served")
@@ -256,7 +257,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, size)
 	for _, p := range parts {
 		bw.Write(shuffleHeader(p.id, p.partLen, p.rawLen, reduce))
-		f, err := secureio.OpenFile(h.owner(j), p.file[0], p.file[1:]...)
+		f, err := secureio.OpenFile(owner, p.file[0], p.file[1:]...)
 		if err != nil {
 			h.failed.Add(1)
 			log.WithError(err).WithFields(logrus.Fields{"job": jobs[0], "map": p.id}).Warn("shuffle: map output not served")
@@ -300,15 +301,16 @@ func (h *Handler) owner(j job) int {
 }
 
 // locate finds a map attempt's output file (the local dir and the names below it) and
-// reduce's index record under the job's application dirs in every local dir.
-func (h *Handler) locate(j job, mapID string, reduce int) ([]string, indexRecord, error) {
+// reduce's index record under the job's application dirs in every local dir; owner is
+// the uid the files must belong to (h.owner).
+func (h *Handler) locate(j job, owner int, mapID string, reduce int) ([]string, indexRecord, error) {
 	names := []string{"usercache", j.user, "appcache", j.app, "output", mapID}
 	rel := filepath.Join(names...)
 	if strings.Contains(mapID, "/") || strings.Contains(mapID, "..") {
 		return nil, indexRecord{}, fmt.Errorf("bad map id %q", mapID)
 	}
 	for _, d := range h.LocalDirs {
-		f, err := secureio.OpenFile(h.owner(j), d, append(names, "file.out.index")...)
+		f, err := secureio.OpenFile(owner, d, append(names, "file.out.index")...)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -326,7 +328,7 @@ func (h *Handler) locate(j job, mapID string, reduce int) ([]string, indexRecord
 		}
 		// The output is checked now, so a refusal is a clean 500 (and again when served).
 		file := append(append([]string{d}, names...), "file.out")
-		out, err := secureio.OpenFile(h.owner(j), file[0], file[1:]...)
+		out, err := secureio.OpenFile(owner, file[0], file[1:]...)
 		if err != nil {
 			return nil, indexRecord{}, err
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 )
 
 // Caller is who made a web request.
@@ -70,9 +71,9 @@ func Read(c *conf.Configuration, isAdmin func(string) bool, log *logrus.Entry) (
 			errs = append(errs, err)
 		}
 	}
-	v, err := c.Trimmed("hadoop.security.authentication")
+	var err error
+	p.SecureRPC, err = kerberos.Enabled(c)
 	add(err)
-	p.SecureRPC = strings.EqualFold(v, "kerberos")
 	p.StaticUser, err = c.Trimmed("hadoop.http.staticuser.user")
 	add(err)
 	if p.StaticUser == "" {
