@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// The second NodeManager of these clusters listens on 8051; `yarn node -status` takes its id.
-const secondNodeID = "127.0.0.1:8051"
+// The second NodeManager of these clusters listens on 127.0.0.1:8051; `yarn node -status`
+// takes its id, named as the Java NodeManager names itself: by the address's canonical name.
+const secondNodeID = "localhost:8051"
 
 // staticNM is a NodeManager of the node's owner's own: not borrowed, automatic labels on,
 // so it labels itself static and AM containers go there.
@@ -105,7 +106,7 @@ done
 # And from a static node the RM knows as static (its automatic label needs a window of
 # measurements): before that the AM could go to the borrowed node.
 for i in $(seq 1 240); do
-  curl -s http://127.0.0.1:8088/ws/v1/cluster/nodes/127.0.0.1:8041 | grep -o '"nodeLabels":\[[^]]*\]' | grep -q '"static"' && break
+  curl -s http://127.0.0.1:8088/ws/v1/cluster/nodes/localhost:8041 | grep -o '"nodeLabels":\[[^]]*\]' | grep -q '"static"' && break
   sleep 0.25
 done
 echo "before CPU-Capacity : $V vcores"
@@ -137,7 +138,7 @@ for i in $(seq 1 480); do
 done
 wait $PI
 echo "pi exit $?"
-$Y node -status 127.0.0.1:8041 2>&1 | grep -i label`, examples, c.path("pi.log"), secondNodeID, c.dir))
+$Y node -status localhost:8041 2>&1 | grep -i label`, examples, c.path("pi.log"), secondNodeID, c.dir))
 	t.Logf("run took %v", time.Since(start))
 	piLog := c.logTail("pi.log", 100000)
 	fail := func(what string) {
@@ -237,7 +238,7 @@ func TestCriticalHoursOfferNoCapacity(t *testing.T) {
 	}
 	out, err := c.run(t, 3*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 sleep 3
-echo "inside $($Y node -status 127.0.0.1:8041 2>/dev/null | tr '\n' ' ' | sed 's/\t/ /g')"
+echo "inside $($Y node -status localhost:8041 2>/dev/null | tr '\n' ' ' | sed 's/\t/ /g')"
 echo "outside $($Y node -status %s 2>/dev/null | tr '\n' ' ' | sed 's/\t/ /g')"`, secondNodeID))
 	inside, outside := capacities(out, "inside"), capacities(out, "outside")
 	memory := regexp.MustCompile(`(inside|outside) .*Memory-Capacity : (\d+)MB`).FindAllStringSubmatch(out, -1)

@@ -259,7 +259,7 @@ sleep 1
 echo "local logs left: $(ls %[2]s/nm-logs/$APP 2>/dev/null | wc -l)"
 $HADOOP_HOME/bin/yarn logs -applicationId $APP > %[2]s/logs2.all 2>&1; echo "yarn2 logs exit $?"
 MAP=$(grep -o 'container_[0-9_]*_01_000002' %[2]s/logs2.all | head -1)
-$HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress 127.0.0.1:8041 > %[2]s/logs2.one 2>&1; echo "yarn2 logs one exit $?"
+$HADOOP_HOME/bin/yarn logs -applicationId $APP -containerId $MAP -nodeAddress localhost:8041 > %[2]s/logs2.one 2>&1; echo "yarn2 logs one exit $?"
 %[4]s
 DS=$($HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/DistributedShell/ {print $1}' | tail -1)
 [ -n "$DS" ] && $HADOOP_HOME/bin/yarn logs -applicationId $DS > %[2]s/logs2.dshell 2>&1
@@ -358,7 +358,7 @@ DS=$($HADOOP_HOME/bin/yarn application -list -appStates ALL 2>/dev/null | awk '/
 					fail(fmt.Sprintf("%d containers ran the script localized from HDFS:\n%s", n, ds))
 				}
 				ls, _ := os.ReadFile(c.path("remote.ls"))
-				if !strings.Contains(string(ls), app[1]+"/127.0.0.1_8041") {
+				if !strings.Contains(string(ls), app[1]+"/localhost_8041") {
 					fail(fmt.Sprintf("no aggregated file on HDFS:\n%s", ls))
 				}
 			}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -89,14 +88,6 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	qop, err := kerberos.Protection(c)
 	add(err)
 	s.QOP = qop
-	host, err := c.Trimmed("yarn.nodemanager.hostname")
-	add(err)
-	if host == "" || host == "0.0.0.0" {
-		if h, err := os.Hostname(); err == nil {
-			host = h
-		}
-	}
-	s.Host = host
 	bind, err := c.Trimmed("yarn.nodemanager.bind-host")
 	add(err)
 	s.BindHost = bind
@@ -112,6 +103,9 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		return net.JoinHostPort(h, strconv.Itoa(p))
 	}
 	s.Addr = addrOf("yarn.nodemanager.address", 0)
+	if h, _, err := c.HostPort("yarn.nodemanager.address", 0); err == nil {
+		s.Host = NodeHost(h)
+	}
 	s.WebAddr = addrOf("yarn.nodemanager.webapp.address", 8042)
 	s.RMTrackers, err = c.RMAddresses("yarn.resourcemanager.resource-tracker.address", 8031)
 	add(err)
