@@ -204,9 +204,9 @@ func TestUnauthenticatedPeersCannotStallCalls(t *testing.T) {
 	if _, err := echo(t, c, "still served"); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.opts.ReadBudget.InUse(); n != 0 {
-		t.Fatalf("unauthenticated bytes took %d of the read budget", n)
-	}
+	// The echo's own call is charged while the server handles it and given back just
+	// after its answer leaves: wait for that, then nothing may be left.
+	testutil.Eventually(t, 5*time.Second, "unauthenticated bytes took none of the read budget", func() bool { return s.opts.ReadBudget.InUse() == 0 })
 	for _, r := range senders {
 		r.nc.Close()
 	}
