@@ -118,9 +118,6 @@ func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 func cliRun(t *testing.T, name string) map[string]string {
 	c := newNSClusterVersion(t, hadoop3)
 	c.apacheRM = name == "apache"
-	// Bobbin preempts between queues unless told not to; the Java RM's default is
-	// not to (yarn.resourcemanager.scheduler.monitor.enable=false).
-	c.nmProps = func(_ int, props map[string]string) { props["bobbin.scheduler.preemption.enabled"] = "false" }
 	// Each yarn command starts a JVM: with another test's cluster beside this one
 	// (t.Parallel) the script's 20-odd commands take minutes.
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))

@@ -203,11 +203,12 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 		"yarn.resourcemanager.address = \"127.0.0.1:http\"":               {"yarn.resourcemanager.address", "127.0.0.1:http"},
 		"exceeds yarn.scheduler.maximum-allocation-mb":                    {"yarn.scheduler.minimum-allocation-mb", "9000"},
 		"variable loop": {"yarn.resourcemanager.hostname", "${yarn.resourcemanager.address}", "yarn.resourcemanager.address", "${yarn.resourcemanager.hostname}:1"},
-		"yarn.resourcemanager.resource-profiles.enabled = \"true\": Bobbin does not support": {"yarn.resourcemanager.resource-profiles.enabled", "true"},
-		"yarn.resourcemanager.reservation-system.enable = \"true\"":                          {"yarn.resourcemanager.reservation-system.enable", "true"},
-		"5 resource types with memory-mb and vcores; Bobbin supports at most 4":              {"yarn.resource-types", "yarn.io/gpu,yarn.io/fpga,disks"},
-		"yarn.resource-types.fpga.units = \"bogus\": unknown unit":                           {"yarn.resource-types", "fpga", "yarn.resource-types.fpga.units", "bogus"},
-		"resource type yarn.io/gpu is listed twice":                                          {"yarn.resource-types", "yarn.io/gpu,yarn.io/gpu"},
+		"yarn.resourcemanager.resource-profiles.enabled = \"true\": Bobbin does not support":                  {"yarn.resourcemanager.resource-profiles.enabled", "true"},
+		"yarn.resourcemanager.reservation-system.enable = \"true\"":                                           {"yarn.resourcemanager.reservation-system.enable", "true"},
+		"yarn.resourcemanager.opportunistic-container-allocation.enabled = \"true\": Bobbin does not support": {"yarn.resourcemanager.opportunistic-container-allocation.enabled", "true"},
+		"5 resource types with memory-mb and vcores; Bobbin supports at most 4":                               {"yarn.resource-types", "yarn.io/gpu,yarn.io/fpga,disks"},
+		"yarn.resource-types.fpga.units = \"bogus\": unknown unit":                                            {"yarn.resource-types", "fpga", "yarn.resource-types.fpga.units", "bogus"},
+		"resource type yarn.io/gpu is listed twice":                                                           {"yarn.resource-types", "yarn.io/gpu,yarn.io/gpu"},
 		"yarn.resourcemanager.scheduler.class = \"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler\": Bobbin runs the Capacity Scheduler's configuration": {
 			"yarn.resourcemanager.scheduler.class", "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler"},
 	}

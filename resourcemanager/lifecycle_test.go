@@ -569,17 +569,33 @@ func TestNodeLabelAdministration(t *testing.T) {
 	adm := rpc.NewClient(rpc.ClientOptions{Addr: sc.rm.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer adm.Close()
 	ctx := context.Background()
-	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"},
-		NodeLabels: []*yarnpb.NodeLabelProto{{Name: proto.String("ssd")}}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}); err != nil {
+	// A 3.x client fills both fields with the same labels (AddToClusterNodeLabelsRequestPBImpl);
+	// the NodeLabelProtos, with their exclusivity, are the ones read.
+	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu", "ssd"},
+		NodeLabels: []*yarnpb.NodeLabelProto{{Name: proto.String("gpu")}, {Name: proto.String("ssd"), IsExclusive: proto.Bool(false)}}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
-	re := remote(t, adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"-bad"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
+	// A 2.x client: names only, exclusive; one that exists is no change.
+	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"gpu"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	re := remote(t, adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"ssd"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "Exclusivity cannot be modified for an existing label with : <ssd:exclusivity=true>") {
+		t.Fatalf("%+v", re)
+	}
+	re = remote(t, adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"-bad"}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}))
 	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "now it is=-bad") {
 		t.Fatalf("%+v", re)
 	}
 	re = remote(t, adm.Call(ctx, "replaceLabelsOnNodes", &yarnpb.ReplaceLabelsOnNodeRequestProto{NodeToLabels: []*yarnpb.NodeIdToLabelsProto{
 		{NodeId: nm.NodeID(), NodeLabels: []string{"tpu"}}}}, &yarnpb.ReplaceLabelsOnNodeResponseProto{}))
-	if !strings.Contains(re.Message, "Label=tpu") {
+	if !strings.Contains(re.Message, "Not all labels being replaced contained by known label collections, please check, new labels=[tpu]") {
+		t.Fatalf("%+v", re)
+	}
+	// A node the cluster does not know, with -failOnUnknownNodes: the Java RM's IOException.
+	re = remote(t, adm.Call(ctx, "replaceLabelsOnNodes", &yarnpb.ReplaceLabelsOnNodeRequestProto{FailOnUnknownNodes: proto.Bool(true), NodeToLabels: []*yarnpb.NodeIdToLabelsProto{
+		{NodeId: &yarnpb.NodeIdProto{Host: proto.String("elsewhere"), Port: proto.Int32(0)}, NodeLabels: []string{"gpu"}}}}, &yarnpb.ReplaceLabelsOnNodeResponseProto{}))
+	if re.Class != rpc.ClassIOException || re.Message != "Failed to replace labels as there are unknown nodes:[elsewhere:0]" {
 		t.Fatalf("%+v", re)
 	}
 	if err := adm.Call(ctx, "replaceLabelsOnNodes", &yarnpb.ReplaceLabelsOnNodeRequestProto{NodeToLabels: []*yarnpb.NodeIdToLabelsProto{
@@ -588,7 +604,8 @@ func TestNodeLabelAdministration(t *testing.T) {
 	}
 	var cl yarnpb.GetClusterNodeLabelsResponseProto
 	sc.cl.Call(ctx, "getClusterNodeLabels", &yarnpb.GetClusterNodeLabelsRequestProto{}, &cl)
-	if strings.Join(cl.GetDeprecatedNodeLabels(), ",") != "gpu,ssd" || len(cl.GetNodeLabels()) != 2 {
+	if strings.Join(cl.GetDeprecatedNodeLabels(), ",") != "gpu,ssd" || len(cl.GetNodeLabels()) != 2 ||
+		!cl.GetNodeLabels()[0].GetIsExclusive() || cl.GetNodeLabels()[1].GetIsExclusive() {
 		t.Fatalf("cluster labels %v", &cl)
 	}
 	var n2l yarnpb.GetNodesToLabelsResponseProto

@@ -50,7 +50,7 @@ func gigs(n int32) *yarnpb.ResourceRequestProto {
 // A queue over its quota loses a container to a starved one: its AM is told first
 // (strict contract), the NodeManager is told to kill it, and the AM then sees PREEMPTED.
 func TestPreemptionReachesAMAndNM(t *testing.T) {
-	rm, cl := startRMWithClock(t, testConf("bobbin.scheduler.preemption.grace", "0s", "bobbin.scheduler.preemption.cool-down", "0s",
+	rm, cl := startRMWithClock(t, testConf("yarn.resourcemanager.scheduler.monitor.enable", "true", "bobbin.scheduler.preemption.grace", "0s", "bobbin.scheduler.preemption.cool-down", "0s",
 		"bobbin.scheduler.preemption.hold", "0s"), time.Now)
 	ctx := context.Background()
 	nm := newFakeNM(t, rm, 45454)

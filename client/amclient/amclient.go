@@ -106,12 +106,18 @@ func (c *Client) registerLocked(ctx context.Context) (*yarnpb.RegisterApplicatio
 // capability) — an absolute value, 0 cancels — as a ResourceRequest is in YARN. The
 // change goes out with the next Allocate. resourceName is "*" (any), a rack or a host.
 func (c *Client) Request(priority int32, resourceName string, memoryMB int64, vcores int32, count int32) {
+	c.RequestLabelled(priority, resourceName, memoryMB, vcores, count, nil)
+}
+
+// RequestLabelled is Request with a node-label expression (nil: none, the request takes
+// the application's or its queue's).
+func (c *Client) RequestLabelled(priority int32, resourceName string, memoryMB int64, vcores int32, count int32, label *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := askKey{priority, resourceName, memoryMB, vcores}
 	c.asks[k] = &yarnpb.ResourceRequestProto{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(priority)}, ResourceName: proto.String(resourceName),
 		Capability: &yarnpb.ResourceProto{Memory: proto.Int64(memoryMB), VirtualCores: proto.Int32(vcores)}, NumContainers: proto.Int32(count),
-		RelaxLocality: proto.Bool(true)}
+		RelaxLocality: proto.Bool(true), NodeLabelExpression: label}
 	c.changed[k] = true
 }
 

@@ -136,6 +136,9 @@ type Queue struct {
 	OrderingPolicy string
 	// FairSizeBasedWeight: ordering-policy.fair.enable-size-based-weight.
 	FairSizeBasedWeight bool
+	// DisablePreemption: disable_preemption, inherited from the parent (root: false):
+	// the queue's containers are never taken by preemption.
+	DisablePreemption bool
 	// FairPolicy is the Fair Scheduler's schedulingPolicy ("fair", "DRF", "FIFO").
 	FairPolicy string
 	// MaximumAllocationMB and MaximumAllocationVCores are the queue's
@@ -217,22 +220,6 @@ func (t *Tree) Leaves() []*Queue {
 		}
 	}
 	return out
-}
-
-// Labels returns every node label any queue names, sorted.
-func (t *Tree) Labels() []string {
-	set := map[string]bool{}
-	for _, q := range t.Queues() {
-		for l := range q.Labels {
-			set[l] = true
-		}
-		for _, l := range q.AccessibleNodeLabels {
-			if l != "*" && l != "" {
-				set[l] = true
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
 }
 
 // DefaultXML is what Hadoop ships as capacity-scheduler.xml: one queue, "default", with
@@ -438,7 +425,7 @@ func (p *parser) validate(q *Queue) {
 			raw, _ := p.c.Raw(key)
 			p.errorf(key, raw, "maximum-capacity %g for label %s is below its capacity %g", share.MaximumCapacity, label, share.Capacity)
 		}
-		if q.Parent != nil && !canAccess(q, label) {
+		if q.Parent != nil && !q.CanAccess(label) {
 			key := pre + "accessible-node-labels." + label + ".capacity"
 			raw, _ := p.c.Raw(key)
 			p.errorf(key, raw, "queue %s sets a capacity for label %s it cannot access (accessible-node-labels = %q)", q.Path, label, strings.Join(q.AccessibleNodeLabels, ","))
@@ -497,7 +484,9 @@ func (p *parser) validate(q *Queue) {
 	}
 }
 
-func canAccess(q *Queue, label string) bool {
+// CanAccess reports whether q may use node label label (its accessible-node-labels name it
+// or hold *).
+func (q *Queue) CanAccess(label string) bool {
 	for _, l := range q.AccessibleNodeLabels {
 		if l == "*" || l == label {
 			return true

@@ -79,6 +79,16 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 		}
 		q.FairSizeBasedWeight = b
 	}
+	if parent != nil {
+		q.DisablePreemption = parent.DisablePreemption
+	}
+	if v, ok := p.lookup(pre + "disable_preemption"); ok && strings.TrimSpace(v) != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			p.errorf(pre+"disable_preemption", v, "must be true or false")
+		}
+		q.DisablePreemption = b
+	}
 	p.lifetimes(q, pre)
 	// The Fair Scheduler's minResources and maxResources, which its allocation file's
 	// mapping writes (fairscheduler.CapacityKeys).

@@ -51,7 +51,7 @@ func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 
 // AdmitToEngine enters an application in the scheduling engine and, for a managed AM,
 // asks for its AM container.
-func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, unmanaged bool) error {
+func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, amLabel *string, unmanaged bool) error {
 	rm.ensureFairQueue(spec.Queue)
 	spec.UnmanagedAM = unmanaged
 	if err := rm.Engine.AddApp(spec); err != nil {
@@ -61,7 +61,8 @@ func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.Resourc
 		return nil
 	}
 	am := rm.AsksFrom([]*yarnpb.ResourceRequestProto{{Priority: &yarnpb.PriorityProto{Priority: proto.Int32(0)},
-		ResourceName: proto.String("*"), Capability: amResource, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true)}})
+		ResourceName: proto.String("*"), Capability: amResource, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true),
+		NodeLabelExpression: amLabel}})
 	am[0].AM = true
 	if err := rm.Engine.UpdateAsks(spec.ID, am); err != nil {
 		return fmt.Errorf("AM container of %s not requested: %w", spec.ID, err)
@@ -73,7 +74,7 @@ func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.Resourc
 func EngineSpec(a *rmstate.App) scheduler.AppSpec {
 	gang, _ := rmstate.GangRequested(a.Tags) // checked at submission
 	return scheduler.AppSpec{ID: EngineID(a.ID), Queue: a.Queue, User: a.User, Priority: a.Priority, Submit: time.UnixMilli(a.SubmitTime), Runtime: a.Runtime,
-		Gang: gang}
+		Gang: gang, Label: EngineLabel(a.LabelExpr)}
 }
 
 // AttemptFailed ends the current attempt att as FAILED and either starts the next
@@ -85,6 +86,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	var retry, failed bool
 	var spec scheduler.AppSpec
 	var amRes *yarnpb.ResourceProto
+	var amLabel *string
 	var next records.AttemptID
 	var appDiagnostics string
 	stale := false
@@ -102,7 +104,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 			if err := rm.NewAttemptLocked(a, now); err == nil {
 				retry, next = true, a.Attempt.ID
 				a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
-				spec, amRes = EngineSpec(a), a.AMResource
+				spec, amRes, amLabel = EngineSpec(a), a.AMResource, a.AMLabelExpr
 			}
 		}
 		if !retry {
@@ -124,7 +126,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 		// The new attempt starts from nothing: the engine forgets the old one's asks and
 		// containers and is asked for a new AM container.
 		rm.Engine.RemoveApp(EngineID(att.App))
-		if err := rm.AdmitToEngine(spec, amRes, false); err != nil {
+		if err := rm.AdmitToEngine(spec, amRes, amLabel, false); err != nil {
 			log.WithError(err).Error("new attempt not scheduled")
 		}
 		rm.Metrics.attemptFailed(true)

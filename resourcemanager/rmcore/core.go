@@ -173,7 +173,7 @@ func New(opts Options) (*Core, error) {
 		return nil, err
 	}
 	rm.Metrics = NewMetrics(opts.Metrics)
-	rm.Labels = rmstate.NewLabels(opts.Queues.Labels())
+	rm.Labels = rmstate.NewLabels()
 	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
 	rm.Apps.SetLogAggregation(rm.Settings.LogAggregation)
 	if ls, on, err := logretention.ReadSettings(opts.Conf); err != nil {
@@ -354,7 +354,6 @@ func (rm *Core) applyQueues(tree *capacity.Tree) error {
 	rm.queueMu.Lock()
 	rm.queueTree = tree
 	rm.queueMu.Unlock()
-	rm.Labels.Add(tree.Labels())
 	rm.Log.WithFields(map[string]any{"queues": len(tree.Queues()), "source": tree.Source}).Info("queues refreshed")
 	return nil
 }

@@ -151,17 +151,21 @@ func (rm *Core) labelsEnabled() error {
 
 // AddClusterLabels adds labels to the cluster and stores them (rmadmin
 // -addToClusterNodeLabels, REST add-node-labels).
-func (rm *Core) AddClusterLabels(labels []string) error {
+func (rm *Core) AddClusterLabels(labels []rmstate.Label) error {
 	if err := rm.labelsEnabled(); err != nil {
 		return err
 	}
-	if err := rm.Labels.Add(labels); err != nil {
+	added, err := rm.Labels.Add(labels)
+	if err != nil {
 		return LabelError(err)
 	}
+	rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
 	if err := rm.SaveLabels(); err != nil {
 		return rpc.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
 	}
-	rm.Log.WithField("labels", labels).Info("cluster node labels added")
+	if len(added) > 0 {
+		rm.Log.WithField("labels", fmt.Sprint(added)).Info("cluster node labels added")
+	}
 	return nil
 }
 
@@ -185,6 +189,7 @@ func (rm *Core) RemoveClusterLabels(labels []string) error {
 		return LabelError(err)
 	}
 	rm.Relabel(changed)
+	rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
 	if err := rm.SaveLabels(); err != nil {
 		return rpc.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
 	}
@@ -199,13 +204,18 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 		return err
 	}
 	changed := make([]string, 0, len(m))
+	var unknown []string
 	for key := range m {
 		if failOnUnknown && !rm.Nodes.Known(NodeIDOf(key)) {
-			return rpc.Errorf(exceptions.YarnException, "Following nodes are not running in the cluster: [%s]", key)
+			unknown = append(unknown, key)
 		}
 		changed = append(changed, key)
 	}
 	sort.Strings(changed)
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return rpc.Errorf(rpc.ClassIOException, "Failed to replace labels as there are unknown nodes:[%s]", strings.Join(unknown, ", "))
+	}
 	if err := rm.Labels.Replace(m); err != nil {
 		return LabelError(err)
 	}

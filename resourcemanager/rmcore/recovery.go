@@ -99,7 +99,8 @@ func (rm *Core) recover(st *statestore.State) error {
 	}
 	rm.Apps.Restore(apps)
 	if st.Labels != nil {
-		rm.Labels.Restore(st.Labels.Cluster, st.Labels.OnNode)
+		rm.Labels.Restore(st.Labels.Cluster, st.Labels.NonExclusive, st.Labels.OnNode)
+		rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
 	}
 	rm.Apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
 	rm.Apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
@@ -209,6 +210,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 	var admit, failed bool
 	var spec scheduler.AppSpec
 	var amRes *yarnpb.ResourceProto
+	var amLabel *string
 	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		if !ok {
 			return
@@ -229,7 +231,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 			return
 		}
 		a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, why
-		spec, amRes, admit = EngineSpec(a), a.AMResource, true
+		spec, amRes, amLabel, admit = EngineSpec(a), a.AMResource, a.AMLabelExpr, true
 	})
 	log := rm.Log.WithField("application", rec.ID.String())
 	switch {
@@ -239,7 +241,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 		log.Warn("recovered application failed")
 	case admit:
 		spec.Recovering = true
-		if err := rm.AdmitToEngine(spec, amRes, false); err != nil {
+		if err := rm.AdmitToEngine(spec, amRes, amLabel, false); err != nil {
 			if !rm.killQueueless(rec.ID, spec.Queue, err) {
 				log.WithError(err).Error("recovered application not scheduled")
 			}
@@ -358,6 +360,6 @@ func (rm *Core) SaveLabels() error {
 	if rm.Store == nil {
 		return nil
 	}
-	cluster, onNode := rm.Labels.Export()
-	return rm.Store.PutLabels(&statestore.LabelsRecord{Cluster: cluster, OnNode: onNode})
+	cluster, nonExclusive, onNode := rm.Labels.Export()
+	return rm.Store.PutLabels(&statestore.LabelsRecord{Cluster: cluster, NonExclusive: nonExclusive, OnNode: onNode})
 }

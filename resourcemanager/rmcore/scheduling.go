@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -307,6 +308,21 @@ func (rm *Core) preemptContainer(p scheduler.Preemption) {
 	rm.Containers.PreemptContainer(p, rm.Log)
 }
 
+// EngineLabel is a node-label expression as the engine takes it: an unset one inherits
+// (the application's, then the queue's default-node-label-expression: Java's
+// DefaultAMSProcessor.allocate and SchedulerUtils.normalizeNodeLabelExpressionInRequest),
+// an empty one is the default partition. Only an ANY request's expression counts: the
+// Java scheduler places a host or rack request under its ANY request's label.
+func EngineLabel(expr *string) string {
+	switch {
+	case expr == nil:
+		return ""
+	case strings.TrimSpace(*expr) == "":
+		return scheduler.DefaultPartition
+	}
+	return strings.TrimSpace(*expr)
+}
+
 // AsksFrom converts an AM's resource requests for the engine, normalized as YARN does:
 // memory rounded up to a multiple of the minimum allocation; vcores at least the minimum,
 // or, under the DefaultResourceCalculator, one vcore and none of any other type (its
@@ -323,9 +339,12 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 		if memoryOnly {
 			c = scheduler.Resource{scheduler.Memory: c[scheduler.Memory], scheduler.VCores: 1}
 		}
+		label := ""
+		if r.GetResourceName() == "*" {
+			label = EngineLabel(r.NodeLabelExpression)
+		}
 		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: r.GetResourceName(),
-			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(),
-			Label: r.GetNodeLabelExpression()})
+			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(), Label: label})
 	}
 	return out
 }

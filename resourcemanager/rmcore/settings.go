@@ -1,22 +1,25 @@
 package rmcore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
-	metrics "github.com/rcrowley/go-metrics"
-	"github.com/sirupsen/logrus"
 )
 
 // Options configure a ResourceManager.
@@ -101,6 +104,10 @@ type Settings struct {
 	DecommissionPoll time.Duration
 	Pprof            bool  // bobbin.resourcemanager.webapp.pprof.enabled
 	MaxAppPriority   int32 // yarn.cluster.max-application-priority
+	// PlacementHandler is yarn.resourcemanager.placement-constraints.handler (placement.go).
+	PlacementHandler string
+	// SchedulerClass is yarn.resourcemanager.scheduler.class as configured.
+	SchedulerClass string
 	// WorkPreserving: after a restart, running attempts and containers carry on
 	// (yarn.resourcemanager.work-preserving-recovery.enabled).
 	WorkPreserving bool
@@ -290,8 +297,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	// Features that change what the RM promises clients are refused rather than ignored.
 	// (proxy-user-privileges: the Java RM then fetches HDFS tokens for applications that
 	// bring none, acting as their user.)
+	// (opportunistic-container-allocation: the Java RM then hands out OPPORTUNISTIC
+	// containers, queued at the NodeManagers; off, it grants such asks as GUARANTEED
+	// containers, as Bobbin always does.)
 	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable",
-		"yarn.resourcemanager.proxy-user-privileges.enabled"} {
+		"yarn.resourcemanager.proxy-user-privileges.enabled", "yarn.resourcemanager.opportunistic-container-allocation.enabled"} {
 		on, err := c.Bool(key)
 		if err != nil {
 			errs = append(errs, err)
@@ -304,9 +314,12 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	// The scheduler class changes what every queue means: the Capacity Scheduler's and the
 	// Fair Scheduler's files are read, so any other class stops the RM rather than being
 	// run as one of those.
+	if s.PlacementHandler, err = c.Trimmed(KeyPlacementHandler); err != nil {
+		errs = append(errs, err)
+	}
 	if v, err := c.Trimmed(KeySchedulerClass); err != nil {
 		errs = append(errs, err)
-	} else if v != "" && v != CapacitySchedulerClass && v != fairscheduler.Class {
+	} else if s.SchedulerClass = cmp.Or(v, CapacitySchedulerClass); v != "" && v != CapacitySchedulerClass && v != fairscheduler.Class {
 		errs = append(errs, &conf.ValueError{Source: c.Source(KeySchedulerClass), Key: KeySchedulerClass, Value: v,
 			Reason: "Bobbin runs the Capacity Scheduler's configuration (capacity-scheduler.xml) or the Fair Scheduler's allocation file; set it to " + CapacitySchedulerClass + " or " + fairscheduler.Class})
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -57,6 +59,14 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		}
 		if v := amRes.GetVirtualCores(); v < 0 || int64(v) > maxVCores {
 			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, maxVCores)
+		}
+		amReqs := sc.GetAmContainerResourceRequest()
+		if len(amReqs) == 0 {
+			amReqs = []*yarnpb.ResourceRequestProto{{ResourceName: proto.String("*")}}
+		}
+		if err := rm.CheckLabels(queue, amReqs, sc.NodeLabelExpression); err != nil {
+			rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "queue": queue}).WithError(err).Warn("application refused: its AM request's node label")
+			return err
 		}
 	}
 	if err := rm.submitACL(queue, id, user); err != nil {
@@ -150,7 +160,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		rm.EndApp(id)
 		return nil
 	}
-	if err := rm.AdmitToEngine(EngineSpec(a), amRes, a.Unmanaged); err != nil {
+	if err := rm.AdmitToEngine(EngineSpec(a), amRes, a.AMLabelExpr, a.Unmanaged); err != nil {
 		log.WithError(err).Warn("application not scheduled")
 	}
 	log.Info("application accepted")

@@ -106,10 +106,17 @@ func (s *adminService) addToClusterNodeLabels(ctx context.Context, req *yarnpb.A
 	if err := s.authorize(ctx, "addToClusterNodeLabels"); err != nil {
 		return nil, err
 	}
-	// 2.x clients send names (field 1), 3.x clients NodeLabelProtos (field 2).
-	labels := append([]string(nil), req.GetDeprecatedNodeLabels()...)
+	// 2.x clients send names (field 1), 3.x clients NodeLabelProtos (field 2), with
+	// exclusivity; a 3.x client fills both with the same labels (Java reads field 2 when
+	// it has any).
+	var labels []rmstate.Label
 	for _, l := range req.GetNodeLabels() {
-		labels = append(labels, l.GetName())
+		labels = append(labels, rmstate.Label{Name: l.GetName(), Exclusive: l.GetIsExclusive()})
+	}
+	if len(labels) == 0 {
+		for _, l := range req.GetDeprecatedNodeLabels() {
+			labels = append(labels, rmstate.Label{Name: l, Exclusive: true})
+		}
 	}
 	return &yarnpb.AddToClusterNodeLabelsResponseProto{}, s.rm.AddClusterLabels(labels)
 }

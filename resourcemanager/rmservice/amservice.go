@@ -62,6 +62,9 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	if err != nil {
 		return nil, err
 	}
+	if err := s.rm.CheckRegisterConstraints(att, len(req.GetPlacementConstraints())); err != nil {
+		return nil, err
+	}
 	var rerr error
 	var queue string
 	var clientKey []byte
@@ -132,6 +135,8 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		lastSize int // the size of the attempt's last answer
 		user     string
 		priority int32
+		queue    string
+		appLabel *string // the submission's node-label expression
 		replay   []byte
 		spare    []byte // a buffer for the answer
 		rerr     error
@@ -143,6 +148,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		}
 		at.LastPing = s.rm.Opts.Now()
 		lastID, user, priority, lastSize = at.LastResponseID, a.User, a.Priority, len(at.LastResponse)
+		queue, appLabel = a.Queue, a.LabelExpr
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
 			at.Progress = p
 		}
@@ -163,6 +169,9 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	case replay != nil:
 		return replay, nil
 	}
+	if err := s.rm.CheckSchedulingRequests(att, len(req.GetSchedulingRequests())); err != nil {
+		return nil, err
+	}
 	// Asks are held to the cluster's maximum, not the queue's: the Java RM (2.7.3 and
 	// 3.1.1 alike) tells the AM its queue's maximum at registration but validates asks
 	// against yarn.scheduler.maximum-allocation-* (TestAskLimitsLikeApache).
@@ -175,6 +184,10 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 		if err := s.rm.CheckExtraTypes(ask.GetCapability()); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.rm.CheckLabels(queue, req.GetAsk(), appLabel); err != nil {
+		s.rm.Log.WithFields(map[string]any{"attempt": att.String(), "queue": queue}).WithError(err).Warn("invalid resource ask: its node label")
+		return nil, err
 	}
 	if err := rmcore.CheckRelease(att, req.GetRelease()); err != nil {
 		return nil, err

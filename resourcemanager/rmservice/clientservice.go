@@ -253,7 +253,7 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 		State:                      state.Enum(),
 		AccessibleNodeLabels:       q.AccessibleNodeLabels,
 		DefaultNodeLabelExpression: proto.String(q.DefaultNodeLabelExpression),
-		PreemptionDisabled:         proto.Bool(!qs.preemption),
+		PreemptionDisabled:         proto.Bool(!qs.preemption || q.DisablePreemption),
 		// Bobbin preempts between queues (groups), never inside one.
 		IntraQueuePreemptionDisabled: proto.Bool(true),
 		QueueStatistics:              qs.statistics(q),
@@ -490,8 +490,8 @@ func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabel
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
 	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
 	for _, l := range s.rm.Labels.ClusterLabels() {
-		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l)
-		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l), IsExclusive: proto.Bool(true)})
+		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l.Name)
+		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l.Name), IsExclusive: proto.Bool(l.Exclusive)})
 	}
 	return resp, nil
 }

@@ -3,7 +3,9 @@ package rmstate
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -14,18 +16,21 @@ import (
 // host.
 type Labels struct {
 	mu      sync.Mutex
-	cluster map[string]bool
+	cluster map[string]bool     // label -> exclusive
 	onNode  map[string][]string // "host:port" -> labels
 }
 
-func NewLabels(initial []string) *Labels {
-	s := &Labels{cluster: map[string]bool{}, onNode: map[string][]string{}}
-	for _, l := range initial {
-		if l != "" {
-			s.cluster[l] = true
-		}
-	}
-	return s
+// Label is a cluster node label. An exclusive label's nodes serve only requests for it; a
+// non-exclusive one's idle resources also serve requests for the default partition.
+type Label struct {
+	Name      string
+	Exclusive bool
+}
+
+// NewLabels starts with no labels: as in the Java RM, the labels a queue configuration
+// names exist only once an administrator adds them (or the store brings them back).
+func NewLabels() *Labels {
+	return &Labels{cluster: map[string]bool{}, onNode: map[string][]string{}}
 }
 
 // labelsOf returns a node's labels: its own, or its host's (port 0).
@@ -46,14 +51,34 @@ func (s *Labels) PartitionOf(id *yarnpb.NodeIdProto) string {
 	return ""
 }
 
-func (s *Labels) ClusterLabels() []string {
+// ClusterLabels is every cluster label, by name.
+func (s *Labels) ClusterLabels() []Label {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.cluster))
-	for l := range s.cluster {
-		out = append(out, l)
+	out := make([]Label, 0, len(s.cluster))
+	for l, exclusive := range s.cluster {
+		out = append(out, Label{Name: l, Exclusive: exclusive})
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Exists reports whether the cluster has label l.
+func (s *Labels) Exists(l string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.cluster[l]
+	return ok
+}
+
+// NonExclusive is the names of the non-exclusive labels.
+func (s *Labels) NonExclusive() []string {
+	var out []string
+	for _, l := range s.ClusterLabels() {
+		if !l.Exclusive {
+			out = append(out, l.Name)
+		}
+	}
 	return out
 }
 
@@ -67,18 +92,30 @@ func checkLabelName(l string) error {
 	return nil
 }
 
-func (s *Labels) Add(labels []string) error {
+// Add adds labels to the cluster (CommonNodeLabelsManager.addToCluserNodeLabels): adding
+// one that exists is a no-op, unless it would change its exclusivity, which is refused. It
+// returns the labels that are new.
+func (s *Labels) Add(labels []Label) ([]Label, error) {
 	for _, l := range labels {
-		if err := checkLabelName(l); err != nil {
-			return err
+		if err := checkLabelName(l.Name); err != nil {
+			return nil, err
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range labels {
-		s.cluster[l] = true
+		if exclusive, ok := s.cluster[l.Name]; ok && exclusive != l.Exclusive {
+			return nil, fmt.Errorf("Exclusivity cannot be modified for an existing label with : <%s:exclusivity=%t>", l.Name, l.Exclusive)
+		}
 	}
-	return nil
+	var added []Label
+	for _, l := range labels {
+		if _, ok := s.cluster[l.Name]; !ok {
+			s.cluster[l.Name] = l.Exclusive
+			added = append(added, l)
+		}
+	}
+	return added, nil
 }
 
 // Remove drops labels that no queue uses; nodes carrying them lose them. It returns the
@@ -87,8 +124,8 @@ func (s *Labels) Remove(labels []string, usedBy func(string) string) ([]string, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range labels {
-		if !s.cluster[l] {
-			return nil, fmt.Errorf("Node label=%s is not exists", l)
+		if _, ok := s.cluster[l]; !ok {
+			return nil, fmt.Errorf("Node label=%s to be removed doesn't existed in cluster node labels collection.", l)
 		}
 		if q := usedBy(l); q != "" {
 			return nil, fmt.Errorf("Cannot remove label=%s, because queue=%s is using this label. Please remove label on queue before remove the label", l, q)
@@ -122,13 +159,15 @@ func (s *Labels) Remove(labels []string, usedBy func(string) string) ([]string, 
 func (s *Labels) Replace(m map[string][]string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The Java RM's checks and words (CommonNodeLabelsManager.checkReplaceLabelsOnNode).
 	for node, ls := range m {
 		if len(ls) > 1 {
-			return fmt.Errorf("%d labels specified on node=%s, please note that we do not support specifying multiple labels on a single host for now", len(ls), node)
+			host, _, _ := strings.Cut(node, ":")
+			return fmt.Errorf("%d labels specified on host=%s, please note that we do not support specifying multiple labels on a single host for now.", len(ls), host)
 		}
 		for _, l := range ls {
-			if !s.cluster[l] {
-				return fmt.Errorf("Label=%s for NodeId=%s, is not exist in cluster node labels collection", l, node)
+			if _, ok := s.cluster[l]; !ok {
+				return fmt.Errorf("Not all labels being replaced contained by known label collections, please check, new labels=[%s]", strings.Join(ls, ","))
 			}
 		}
 	}
@@ -142,20 +181,26 @@ func (s *Labels) Replace(m map[string][]string) error {
 	return nil
 }
 
-// Export is the labels as the state store keeps them: every cluster label and the labels
-// on nodes.
-func (s *Labels) Export() (cluster []string, onNode map[string][]string) {
-	return s.ClusterLabels(), s.Snapshot()
+// Export is the labels as the state store keeps them: every cluster label, the
+// non-exclusive ones among them, and the labels on nodes.
+func (s *Labels) Export() (cluster, nonExclusive []string, onNode map[string][]string) {
+	for _, l := range s.ClusterLabels() {
+		cluster = append(cluster, l.Name)
+		if !l.Exclusive {
+			nonExclusive = append(nonExclusive, l.Name)
+		}
+	}
+	return cluster, nonExclusive, s.Snapshot()
 }
 
 // Restore adds stored labels back (after a restart); labels from the queue configuration
 // stay.
-func (s *Labels) Restore(cluster []string, onNode map[string][]string) {
+func (s *Labels) Restore(cluster, nonExclusive []string, onNode map[string][]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range cluster {
 		if l != "" {
-			s.cluster[l] = true
+			s.cluster[l] = !slices.Contains(nonExclusive, l)
 		}
 	}
 	for k, v := range onNode {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
@@ -29,11 +30,42 @@ type nodeLabelsInfo struct {
 	NodeLabels    []string        `json:"nodeLabels,omitempty"`
 }
 
-func labelInfos(names []string) []nodeLabelInfo {
+// labelInfos describes labels by name, with their exclusivity (a name the cluster no
+// longer has reads as exclusive, the default).
+func (s *rest) labelInfos(names []string) []nodeLabelInfo {
+	exclusive := map[string]bool{}
+	for _, l := range s.rm.Labels.ClusterLabels() {
+		exclusive[l.Name] = l.Exclusive
+	}
 	out := make([]nodeLabelInfo, 0, len(names))
 	for _, n := range names {
-		// Bobbin's partitions are exclusive, as a label added without (exclusive=false).
-		out = append(out, nodeLabelInfo{Name: n, Exclusivity: "true"})
+		e, ok := exclusive[n]
+		out = append(out, nodeLabelInfo{Name: n, Exclusivity: fmt.Sprint(e || !ok)})
+	}
+	return out
+}
+
+// exclusive reads a written label's exclusivity: "true"/"false" or a boolean, true when
+// absent.
+func (l nodeLabelInfo) exclusive() (bool, error) {
+	switch v := l.Exclusivity.(type) {
+	case nil:
+		return true, nil
+	case bool:
+		return v, nil
+	case string:
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+			return b, nil
+		}
+	}
+	return false, fmt.Errorf("exclusivity of label %s is %v, not true or false", l.Name, l.Exclusivity)
+}
+
+// clusterLabelNames is the cluster's labels by name.
+func clusterLabelNames(ls *rmstate.Labels) []string {
+	var out []string
+	for _, l := range ls.ClusterLabels() {
+		out = append(out, l.Name)
 	}
 	return out
 }
@@ -50,7 +82,7 @@ func (s *rest) labelRoutes(mux *http.ServeMux) {
 }
 
 func (s *rest) getNodeLabels(w http.ResponseWriter, r *http.Request) {
-	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: labelInfos(s.rm.Labels.ClusterLabels())})
+	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: s.labelInfos(clusterLabelNames(s.rm.Labels))})
 }
 
 func (s *rest) getNodeToLabels(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +94,7 @@ func (s *rest) getNodeToLabels(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(keys)
 	entries := make([]map[string]any, 0, len(keys))
 	for _, k := range keys {
-		entries = append(entries, map[string]any{"key": k, "value": nodeLabelsInfo{NodeLabelInfo: labelInfos(m[k])}})
+		entries = append(entries, map[string]any{"key": k, "value": nodeLabelsInfo{NodeLabelInfo: s.labelInfos(m[k])}})
 	}
 	writeBare(w, r, http.StatusOK, "nodeToLabelsInfo", map[string]any{"nodeToLabels": map[string]any{"entry": entries}})
 }
@@ -86,17 +118,16 @@ func (s *rest) labelMappings(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Strings(labels)
 	entries := make([]map[string]any, 0, len(labels))
-	for _, l := range labels {
-		sort.Strings(byLabel[l])
-		entries = append(entries, map[string]any{"key": nodeLabelInfo{Name: l, Exclusivity: "true"},
-			"value": map[string]any{"nodes": byLabel[l]}})
+	for i, info := range s.labelInfos(labels) {
+		sort.Strings(byLabel[labels[i]])
+		entries = append(entries, map[string]any{"key": info, "value": map[string]any{"nodes": byLabel[labels[i]]}})
 	}
 	writeBare(w, r, http.StatusOK, "labelsToNodesInfo", map[string]any{"labelsToNodes": map[string]any{"entry": entries}})
 }
 
 func (s *rest) getLabelsOfNode(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: labelInfos(s.rm.Labels.Snapshot()[id])})
+	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: s.labelInfos(s.rm.Labels.Snapshot()[id])})
 }
 
 // labelAdmin answers false (having written the error) unless the caller may administer
@@ -132,11 +163,19 @@ func (s *rest) addNodeLabels(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, err)
 		return
 	}
-	names := append([]string(nil), in.NodeLabels...)
-	for _, l := range in.NodeLabelInfo {
-		names = append(names, l.Name)
+	var labels []rmstate.Label
+	for _, n := range in.NodeLabels {
+		labels = append(labels, rmstate.Label{Name: n, Exclusive: true})
 	}
-	labelWrite(w, r, s.rm.AddClusterLabels(names))
+	for _, l := range in.NodeLabelInfo {
+		exclusive, err := l.exclusive()
+		if err != nil {
+			webapp.WriteError(w, r, webapp.BadRequest("%v", err))
+			return
+		}
+		labels = append(labels, rmstate.Label{Name: l.Name, Exclusive: exclusive})
+	}
+	labelWrite(w, r, s.rm.AddClusterLabels(labels))
 }
 
 func (s *rest) removeNodeLabels(w http.ResponseWriter, r *http.Request) {

@@ -185,7 +185,7 @@ func (s *rest) treeBuilder() *treeBuilder {
 		u[i]++
 		byUser[a.Queue][a.User] = u
 	})
-	b := &treeBuilder{s: s, total: st.Partitions[""], groups: groups, apps: apps, byUser: byUser,
+	b := &treeBuilder{s: s, total: st.Partitions[""], partitions: st.Partitions, groups: groups, apps: apps, byUser: byUser,
 		preemption: rm.Engine.Config().Preemption.Enabled, containers: map[string]int{}}
 	for id, u := range rm.Containers.LiveUsage(live) {
 		b.containers[queueOf[id]] += int(u.Containers)
@@ -206,7 +206,8 @@ func (b *treeBuilder) schedulerInfo() schedulerInfo {
 
 type treeBuilder struct {
 	s          *rest
-	total      scheduler.Resource
+	total      scheduler.Resource            // the default partition's
+	partitions map[string]scheduler.Resource // every partition's, by label
 	groups     map[string]scheduler.GroupStats
 	apps       map[string][2]int
 	byUser     map[string]map[string][2]int
@@ -237,12 +238,17 @@ func (b *treeBuilder) pending(q *capacity.Queue) scheduler.Resource {
 
 // used sums what the leaves under q hold in the default partition.
 func (b *treeBuilder) used(q *capacity.Queue) scheduler.Resource {
+	return b.usedIn(q, "")
+}
+
+// usedIn sums what the leaves under q hold in partition label.
+func (b *treeBuilder) usedIn(q *capacity.Queue, label string) scheduler.Resource {
 	if q.IsLeaf() {
-		return b.groups[q.Name].Used[""]
+		return b.groups[q.Name].Used[label]
 	}
 	var sum scheduler.Resource
 	for _, c := range q.Children {
-		sum = sum.Add(b.used(c))
+		sum = sum.Add(b.usedIn(c, label))
 	}
 	return sum
 }
@@ -269,11 +275,54 @@ func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *ca
 		capOf, maxOf, absCap, absMax = 100, 100, 100, 100
 	}
 	zero := resource(rm, scheduler.Resource{})
-	return &capacitiesDAO{QueueCapacitiesByPartition: []partitionCapacities{{PartitionName: "",
+	out := &capacitiesDAO{QueueCapacitiesByPartition: []partitionCapacities{{PartitionName: "",
 		Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf), AbsoluteCapacity: pct(absCap),
 		AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax), MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100),
 		ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
 		EffectiveMinResource: resource(rm, b.scaled(absCap/100)), EffectiveMaxResource: resource(rm, b.scaled(absMax/100))}}}
+	labels := make([]string, 0, len(q.Labels))
+	for l := range q.Labels {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		out.QueueCapacitiesByPartition = append(out.QueueCapacitiesByPartition, b.labelCapacities(q, l))
+	}
+	return out
+}
+
+// labelCapacities is q's entry for node label l: its accessible-node-labels.<l>.capacity
+// and .maximum-capacity, made absolute down from the root as the engine's quota is, and
+// what its leaves hold on the label's nodes.
+func (b *treeBuilder) labelCapacities(q *capacity.Queue, l string) partitionCapacities {
+	rm := b.s.rm
+	abs, absMax := 1.0, 1.0
+	for cur := q; cur.Parent != nil; cur = cur.Parent {
+		share := cur.Labels[l]
+		abs, absMax = abs*share.Capacity/100, absMax*share.MaximumCapacity/100
+	}
+	capOf, maxOf := q.Labels[l].Capacity, q.Labels[l].MaximumCapacity
+	if q.Parent == nil {
+		capOf, maxOf = 100, 100
+	}
+	total := b.partitions[l]
+	absUsed := share(b.usedIn(q, l), total) * 100
+	usedCap := 0.0
+	if abs > 0 {
+		usedCap = absUsed / (abs * 100) * 100
+	}
+	scaled := func(frac float64) *resourceInfo {
+		var v scheduler.Resource
+		for i := range v {
+			v[i] = int64(float64(total[i]) * frac)
+		}
+		return resource(rm, v)
+	}
+	zero := resource(rm, scheduler.Resource{})
+	return partitionCapacities{PartitionName: l, Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf),
+		AbsoluteCapacity: pct(abs * 100), AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax * 100),
+		MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100), ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
+		EffectiveMinResource: scaled(abs), EffectiveMaxResource: scaled(absMax)}
 }
 
 func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
@@ -336,7 +385,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	}
 	t := true
 	dp, notAuto := 0, false
-	preemptionDisabled := !b.preemption
+	preemptionDisabled := !b.preemption || q.DisablePreemption
 	qi.NumActiveApplications, qi.NumPendingApplications, qi.NumContainers = &active, &pendingApps, &containers
 	qi.MaxApplications, qi.MaxApplicationsPerUser, qi.UserLimit, qi.Users = &maxApps, &perUser, &userLimitPct, users
 	qi.UserLimitFactor, qi.AMResourceLimit, qi.UsedAMResource = &q.UserLimitFactor, resource(rm, amLimit), resource(rm, g.AMUsed)

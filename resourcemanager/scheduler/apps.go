@@ -26,8 +26,11 @@ func (e *Engine) AddApp(spec AppSpec) error {
 		return fmt.Errorf("queue %q: %w", spec.Queue, ErrQueueStopped)
 	}
 	label := spec.Label
-	if label == "" {
+	switch label {
+	case "":
 		label = g.queue.DefaultNodeLabelExpression
+	case DefaultPartition:
+		label = ""
 	}
 	a := &app{spec: spec, group: g, label: label, asks: map[askKey]*Ask{}, pendingIn: map[string]int{}, seq: e.nextApp,
 		containers: containerSet{kind: ofApp}, undelivered: containerSet{kind: undelivered}, blacklist: map[string]bool{}, missed: map[int32]int{}}

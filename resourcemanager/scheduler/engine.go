@@ -111,6 +111,9 @@ type partition struct {
 	w0, w1, w2 [MaxResourceTypes]float64
 	// static counts schedulable static nodes, so AM asks know whether to insist on one.
 	static int
+	// lends: a non-exclusive label's partition, whose idle nodes default-partition work
+	// may use (shared.go).
+	lends bool
 }
 
 // Engine is the scheduling engine. All methods are safe for concurrent use. Lock rule:
@@ -157,6 +160,8 @@ type Engine struct {
 	rankByMemory bool
 	// fairBounds are the tree's floors and ceilings as amounts, read once (fairshare.go).
 	fairBounds map[*capacity.Queue]queueBounds
+	// nonExclusive names the partitions that lend (SetNonExclusive).
+	nonExclusive map[string]bool
 }
 
 // clusterSums are the cluster's capacity and allocation, written under Engine.mu and
@@ -263,7 +268,7 @@ func (e *Engine) setFairRoot(tree *capacity.Tree) {
 func (e *Engine) partition(name string) *partition {
 	p, ok := e.partitions[name]
 	if !ok {
-		p = &partition{name: name, nodes: map[string]*node{}, pendingShapes: map[Resource]int{}, weightsDirty: true}
+		p = &partition{name: name, nodes: map[string]*node{}, pendingShapes: map[Resource]int{}, weightsDirty: true, lends: e.nonExclusive[name]}
 		types := e.cfg.Types.Len()
 		switch {
 		case e.cfg.Strategy == StrategyFirstFit:

@@ -57,6 +57,12 @@ func (n *node) schedulable() bool { return !n.spec.Unschedulable }
 type AppID string
 
 // AppSpec describes an application (a YARN application) to the engine.
+// DefaultPartition names the default partition (nodes without a label) where an empty
+// label would mean "inherit": YARN tells a request with no label expression, which takes
+// the application's or the queue's, from one whose expression is explicitly empty. The
+// Java RM's name for it; no node label can be spelled so.
+const DefaultPartition = "<DEFAULT_PARTITION>"
+
 type AppSpec struct {
 	ID       AppID
 	Queue    string // leaf queue name or path
@@ -65,7 +71,8 @@ type AppSpec struct {
 	Submit   time.Time
 	// Runtime is the declared runtime estimate used by backfilling; 0 means unknown.
 	Runtime time.Duration
-	// Label is the application's default node-label expression ("" = the queue's default).
+	// Label is the application's default node-label expression ("" = the queue's
+	// default; DefaultPartition = the default partition even when the queue has one).
 	Label string
 	// Gang: every ANY ask of the application but its AM's is a gang (Ask.Gang): its
 	// containers are placed together (the RM's bobbin.gang application tag).
@@ -87,7 +94,7 @@ type Ask struct {
 	Capability    Resource
 	Count         int
 	RelaxLocality bool
-	Label         string // node-label expression; "" = the app's or queue's default
+	Label         string // node-label expression; "" = the app's default, DefaultPartition = none
 	AM            bool   // the AM container ask, placed on static nodes when there are any
 	// Gang: the Count containers are placed together, all in one round or none (gang.go).
 	// Only ANY asks can be gangs.

@@ -63,7 +63,7 @@ func (e *Engine) sitsOut(g *group, p *partition, now time.Time) bool {
 
 // preemptFor tries to free room for one container of ask (for starved group g) by taking
 // containers from groups above quota×B, in each victim group's policy order, never taking
-// a group below quota×B. It returns the notices it issued (nil when nothing can help).
+// a group below quota×B nor one whose queue has disable_preemption. It returns the notices it issued (nil when nothing can help).
 func (e *Engine) preemptFor(g *group, p *partition, ask *Ask, now time.Time) []Preemption {
 	types, cpuOnly := e.usageMeasure()
 	pc := e.cfg.Preemption
@@ -98,7 +98,7 @@ func (e *Engine) preemptFor(g *group, p *partition, ask *Ask, now time.Time) []P
 	var victims []*container
 	budget := map[*group]*victimGroup{}
 	for _, vg := range e.leaves {
-		if vg == g || !vg.aboveQuota(p.name, p.total, types, cpuOnly, pc.AboveMilli) {
+		if vg == g || vg.queue.DisablePreemption || !vg.aboveQuota(p.name, p.total, types, cpuOnly, pc.AboveMilli) {
 			continue
 		}
 		remains := vg.used[p.name]

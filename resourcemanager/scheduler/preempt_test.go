@@ -198,3 +198,23 @@ func TestVictimPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestDisablePreemptionProtectsTheQueue: a queue with disable_preemption (inherited from
+// its parent) keeps what it borrowed; the starved queue waits.
+func TestDisablePreemptionProtectsTheQueue(t *testing.T) {
+	e, clk := preemptEngine(t, "root.queues", "p,b", "root.p.capacity", "50", "root.b.capacity", "50",
+		"root.p.disable_preemption", "true", "root.p.queues", "a", "root.p.a.capacity", "100", "root.p.a.user-limit-factor", "2")
+	must(t, e.AddApp(AppSpec{ID: "a1", Queue: "a"}))
+	must(t, e.UpdateAsks("a1", ask1(10)))
+	if n := len(e.Schedule(0).Allocations); n != 10 {
+		t.Fatalf("a took %d nodes, want all 10", n)
+	}
+	must(t, e.AddApp(AppSpec{ID: "b1", Queue: "b"}))
+	must(t, e.UpdateAsks("b1", ask1(10)))
+	for i := 0; i < 5; i++ {
+		if r := e.Schedule(0); len(r.Preemptions) > 0 {
+			t.Fatalf("preempted %+v from a queue under disable_preemption", r.Preemptions)
+		}
+		clk.t = clk.t.Add(time.Second)
+	}
+}

@@ -40,19 +40,25 @@ func (e *Engine) Schedule(max int) Plan {
 		room = min(max, room)
 	}
 	for max <= 0 || len(res.Allocations) < max {
-		placed := false
+		placed, defaultPlaced := false, false
 		for i, p := range parts {
 			if !active[i] {
 				continue
 			}
 			got, pre := e.round(p, ranked[:0], now, &unplaced)
 			res.Preemptions = append(res.Preemptions, pre...)
+			if len(got) == 0 && len(pre) == 0 && p.lends && !defaultPlaced {
+				// The default partition ("" sorts first) placed nothing in this pass: its
+				// work may take this non-exclusive partition's idle nodes (shared.go).
+				got = e.sharedRound(p, ranked[:0])
+			}
 			if len(got) == 0 {
 				if len(pre) > 0 {
 					active[i] = false // step 7: preemption is freeing room; sleep
 				}
 				continue
 			}
+			defaultPlaced = defaultPlaced || p.name == ""
 			// A gang's containers come from one round together, even past max.
 			if res.Allocations == nil {
 				res.Allocations = make([]Allocation, 0, room+len(got))
@@ -276,10 +282,13 @@ func (e *Engine) applySchedules(now time.Time) {
 }
 
 func (e *Engine) askPartition(a *app, ask *Ask) string {
-	if ask.Label != "" {
-		return ask.Label
+	switch ask.Label {
+	case "":
+		return a.label
+	case DefaultPartition:
+		return ""
 	}
-	return a.label
+	return ask.Label
 }
 
 // chooseNode asks the partition's strategy for a node for one container of a's ask: the
@@ -313,7 +322,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	a.used = a.used.Add(c.resource)
 	a.running++
 	e.markStarted(a)
-	if a.skips > 0 && a.nextAskIn(p.name) == ask {
+	if a.skips > 0 && a.nextAskIn(ask.partition) == ask {
 		a.skips = 0
 	}
 	a.group.addUse(a.spec.User, p.name, c.resource, 1)
@@ -321,11 +330,17 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 		a.group.addAMUse(a.spec.User, c.resource, 1)
 	}
 	e.consumeLocal(a, ask, n)
+	// The ask's own partition: a non-exclusive partition's node may serve the default
+	// partition's ask (shared.go).
 	ask.Count--
-	a.pendingIn[p.name]--
+	a.pendingIn[ask.partition]--
 	a.pending--
 	a.group.pendingChanged(a, a.pending+1)
-	e.shapeIn(p, ask.Capability, -1)
+	if ask.partition == p.name {
+		e.shapeIn(p, ask.Capability, -1)
+	} else {
+		e.shape(ask.partition, ask.Capability, -1)
+	}
 	if ask.Count == 0 {
 		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})
 	}

@@ -118,6 +118,12 @@ func queueKey(q *capacity.Queue, name string) string {
 // FromConf reads the engine's settings and every leaf queue's Bobbin keys for a cluster
 // of the given resource types (DefaultTypes when empty), reporting every bad value with
 // its file, key and value.
+//
+// Preemption is on as the Java RM's is, unless bobbin.scheduler.preemption.enabled says
+// otherwise: only with yarn.resourcemanager.scheduler.monitor.enable and
+// ProportionalCapacityPreemptionPolicy among the monitor's policies (the default list);
+// Bobbin's hysteresis then does the preempting. The Fair Scheduler's own switch
+// (yarn.scheduler.fair.preemption) arrives as the Bobbin key (fairscheduler.CapacityKeys).
 func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, map[string]GroupSettings, error) {
 	cfg := DefaultConfig()
 	if types.Len() > 0 {
@@ -207,7 +213,7 @@ func FromConf(c *conf.Configuration, tree *capacity.Tree, types Types) (Config, 
 		bad(KeyResourceCalculator, "must be %s or %s", DefaultResourceCalculator, DominantResourceCalculator)
 	}
 	pc := &cfg.Preemption
-	pc.Enabled = boolean(KeyPreemptionEnabled, pc.Enabled)
+	pc.Enabled = boolean(KeyPreemptionEnabled, javaPreemption(str))
 	pc.BelowMilli = uint64(num(KeyStarvedThreshold, 0.9, 0.001, 1)*1000 + 0.5)
 	pc.AboveMilli = uint64(num(KeyOverThreshold, 1.1, 1, 100)*1000 + 0.5)
 	pc.Grace = dur(KeyPreemptionGrace, pc.Grace)
@@ -366,6 +372,26 @@ func parseClock(s string) (int, error) {
 func overlaps(a, b CapacityWindow) bool {
 	for m := 0; m < 24*60; m++ {
 		if a.contains(m) && b.contains(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// The Java RM's switch for preemption: the scheduling monitor, and its policies.
+const (
+	keyMonitorEnable   = "yarn.resourcemanager.scheduler.monitor.enable"
+	keyMonitorPolicies = "yarn.resourcemanager.scheduler.monitor.policies"
+	preemptionPolicy   = "org.apache.hadoop.yarn.server.resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy"
+)
+
+// javaPreemption reports whether the Java RM would preempt with this configuration.
+func javaPreemption(str func(key, def string) string) bool {
+	if on, err := strconv.ParseBool(str(keyMonitorEnable, "false")); err != nil || !on {
+		return false
+	}
+	for _, p := range strings.Split(str(keyMonitorPolicies, preemptionPolicy), ",") {
+		if strings.TrimSpace(p) == preemptionPolicy {
 			return true
 		}
 	}

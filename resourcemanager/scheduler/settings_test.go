@@ -90,7 +90,7 @@ func TestSettingsErrorsNameKeyAndValue(t *testing.T) {
 
 // A time-of-day quota moves shares at its boundaries, and preemption rebalances after.
 func TestTimeOfDayQuota(t *testing.T) {
-	c, tr := confTree(t, capacity.Prefix+"root.a.bobbin.capacity-schedule", "07:30-09:00=90")
+	c, tr := confTree(t, capacity.Prefix+"root.a.bobbin.capacity-schedule", "07:30-09:00=90", "yarn.resourcemanager.scheduler.monitor.enable", "true")
 	cfg, groups, err := FromConf(c, tr, Types{})
 	must(t, err)
 	clk := &clock{time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
@@ -205,5 +205,31 @@ func TestOrderingPolicyIsThePolicyDefault(t *testing.T) {
 	must(t, err)
 	if groups["root.a"].Policy != PolicyDRF || groups["root.b"].Policy != PolicyFIFO {
 		t.Fatalf("with bobbin.policy: a %s, b %s", groups["root.a"].Policy, groups["root.b"].Policy)
+	}
+}
+
+// TestPreemptionFollowsTheSchedulingMonitor: like the Java RM, Bobbin preempts only when
+// the scheduling monitor runs ProportionalCapacityPreemptionPolicy (its default policy),
+// unless bobbin.scheduler.preemption.enabled says otherwise.
+func TestPreemptionFollowsTheSchedulingMonitor(t *testing.T) {
+	const policy = "org.apache.hadoop.yarn.server.resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy"
+	for _, tc := range []struct {
+		kv   []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"yarn.resourcemanager.scheduler.monitor.enable", "true"}, true},
+		{[]string{"yarn.resourcemanager.scheduler.monitor.enable", "true", "yarn.resourcemanager.scheduler.monitor.policies", policy}, true},
+		{[]string{"yarn.resourcemanager.scheduler.monitor.enable", "true", "yarn.resourcemanager.scheduler.monitor.policies", "org.example.OtherPolicy"}, false},
+		{[]string{"yarn.resourcemanager.scheduler.monitor.enable", "false", "yarn.resourcemanager.scheduler.monitor.policies", policy}, false},
+		{[]string{KeyPreemptionEnabled, "true"}, true},
+		{[]string{"yarn.resourcemanager.scheduler.monitor.enable", "true", KeyPreemptionEnabled, "false"}, false},
+	} {
+		c, tr := confTree(t, tc.kv...)
+		cfg, _, err := FromConf(c, tr, Types{})
+		must(t, err)
+		if cfg.Preemption.Enabled != tc.want {
+			t.Errorf("%v: preemption %v, want %v", tc.kv, cfg.Preemption.Enabled, tc.want)
+		}
 	}
 }

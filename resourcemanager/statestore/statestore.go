@@ -76,8 +76,10 @@ type DelegationRecord struct {
 // LabelsRecord is the cluster's node labels (rmadmin -addToClusterNodeLabels) and the
 // labels on nodes (-replaceLabelsOnNode), by "host:port" (port 0: the whole host).
 type LabelsRecord struct {
-	Cluster []string            `json:"cluster"`
-	OnNode  map[string][]string `json:"on_node,omitempty"`
+	Cluster []string `json:"cluster"`
+	// NonExclusive names the labels of Cluster added with exclusive=false.
+	NonExclusive []string            `json:"non_exclusive,omitempty"`
+	OnNode       map[string][]string `json:"on_node,omitempty"`
 }
 
 // KeysRecord is a master-key ring: the signing key, the one being rolled in, the one

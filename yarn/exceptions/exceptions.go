@@ -18,11 +18,14 @@ const (
 	AMNotRegistered            = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"
 	InvalidAMRequest           = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"
 	InvalidResourceRequest     = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
-	InvalidBlacklistRequest    = "org.apache.hadoop.yarn.exceptions.InvalidResourceBlacklistRequestException"
-	InvalidContainerRelease    = "org.apache.hadoop.yarn.exceptions.InvalidContainerReleaseException"
-	NMNotYetReady              = "org.apache.hadoop.yarn.exceptions.NMNotYetReadyException"
-	InvalidContainer           = "org.apache.hadoop.yarn.exceptions.InvalidContainerException"
-	InvalidAuxService          = "org.apache.hadoop.yarn.exceptions.InvalidAuxServiceException"
+	// InvalidLabelResourceRequest (an InvalidResourceRequestException) refuses a request's
+	// node-label expression.
+	InvalidLabelResourceRequest = "org.apache.hadoop.yarn.exceptions.InvalidLabelResourceRequestException"
+	InvalidBlacklistRequest     = "org.apache.hadoop.yarn.exceptions.InvalidResourceBlacklistRequestException"
+	InvalidContainerRelease     = "org.apache.hadoop.yarn.exceptions.InvalidContainerReleaseException"
+	NMNotYetReady               = "org.apache.hadoop.yarn.exceptions.NMNotYetReadyException"
+	InvalidContainer            = "org.apache.hadoop.yarn.exceptions.InvalidContainerException"
+	InvalidAuxService           = "org.apache.hadoop.yarn.exceptions.InvalidAuxServiceException"
 	// FeatureNotEnabled is Hadoop 3's answer for a feature switched off (resource
 	// profiles, reservations).
 	FeatureNotEnabled = "org.apache.hadoop.yarn.exceptions.YARNFeatureNotEnabledException"

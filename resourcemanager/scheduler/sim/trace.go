@@ -250,6 +250,12 @@ func (t *Trace) build() (scheduler.Config, *capacity.Tree, error) {
 	if _, set := c.Raw(scheduler.KeyTimeZone); !set {
 		cfg.Location = time.UTC // a trace's time of day is UTC unless it says otherwise
 	}
+	_, bobbinKey := c.Raw(scheduler.KeyPreemptionEnabled)
+	if _, javaKey := c.Raw("yarn.resourcemanager.scheduler.monitor.enable"); !bobbinKey && !javaKey {
+		// A trace runs Bobbin's hysteresis preemption unless it says otherwise; the RM
+		// without either key does not preempt, as the Java RM does not.
+		cfg.Preemption.Enabled = true
+	}
 	return cfg, tree, nil
 }
 

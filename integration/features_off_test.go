@@ -1,0 +1,72 @@
+package integration
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHadoop3FeaturesOffLikeApache is issue 43's items 2, 3, 5 and 6 with the real 3.1.1
+// clients, on Bobbin's RM and NM and on Apache 3.1.1's, with the same default files:
+//   - the distributed shell with -placement_spec (placement constraints, which Bobbin does
+//     not serve) ends within seconds as the Java RM ends it with its handler disabled
+//     (the registration refused, the application FAILED), where it used to wait until its
+//     client gave up;
+//   - -container_type OPPORTUNISTIC -promote_opportunistic_after_start runs to success
+//     with GUARANTEED containers and no promotion, as on the Java RM with opportunistic
+//     allocation off;
+//   - `yarn queue -status default` says Preemption : disabled (no scheduling monitor);
+//   - the NodeManager serving on 127.0.0.1:8041 is the node localhost:8041, its canonical
+//     name, as the Java NodeManager names itself.
+func TestHadoop3FeaturesOffLikeApache(t *testing.T) {
+	t.Parallel() // its subtests are clusters in their own network namespaces
+	results := map[string]map[string]string{"bobbin": {}, "apache": {}}
+	// The two clusters run side by side; their answers are compared once both ended.
+	t.Run("clusters", func(t *testing.T) {
+		for name, got := range results {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+				c := newNSClusterVersion(t, hadoop3)
+				c.bobbinNM, c.apacheRM = name == "bobbin", name == "apache"
+				dshell := c.dshellCommand()
+				out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+cd %[1]s
+echo "=== node $($Y node -list -all 2>/dev/null | grep -o '^ *[a-z0-9.]*:8041' | tr -d ' ')"
+echo "=== preemption $($Y queue -status default 2>/dev/null | grep -o 'Preemption : [a-z]*')"
+START=$(date +%%s)
+timeout 200 %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 -placement_spec foo=2,NOTIN,NODE,foo > placement.log 2>&1
+echo "=== placement_exit $?"
+echo "=== placement_seconds $(( $(date +%%s) - START ))"
+echo "=== placement_state $($Y application -list -appStates ALL 2>/dev/null | grep DistributedShell | awk '{print $6 "/" $7}' | tail -1)"
+timeout 200 %[2]s -shell_command 'echo hello' -num_containers 1 -master_memory 256 -container_memory 128 -container_type OPPORTUNISTIC -promote_opportunistic_after_start > opportunistic.log 2>&1
+echo "=== opportunistic_exit $?"
+echo "=== promotions $(cat nm-logs/application_*/container_*/AppMaster.* 2>/dev/null | grep -ci 'promot')"
+grep -hi 'promot' nm-logs/application_*/container_*/AppMaster.* 2>/dev/null | head -5`, c.dir, dshell))
+				if err != nil || !strings.Contains(out, "=== opportunistic_exit") {
+					t.Fatalf("%s: %v\n%s\nRM log:\n%s\nplacement client:\n%s", name, err, out, c.logTail("rm.log", 30), c.logTail("placement.log", 20))
+				}
+				for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(out, -1) {
+					got[m[1]] = strings.TrimSpace(m[2])
+				}
+				t.Logf("%s: %v\n%s", name, got, tail(out, 8))
+				if secs, _ := strconv.Atoi(got["placement_seconds"]); got["placement_exit"] == "0" || secs > 120 {
+					t.Errorf("%s: the placement-constraint job exited %s after %s s; want it refused within seconds", name, got["placement_exit"], got["placement_seconds"])
+				}
+			})
+		}
+	})
+	if t.Failed() || len(results["apache"]) == 0 || len(results["bobbin"]) == 0 {
+		return
+	}
+	for _, k := range []string{"node", "preemption", "placement_exit", "placement_state", "opportunistic_exit", "promotions"} {
+		if results["bobbin"][k] != results["apache"][k] {
+			t.Errorf("%s: Bobbin %q, Apache %q", k, results["bobbin"][k], results["apache"][k])
+		}
+	}
+	if results["bobbin"]["node"] != "localhost:8041" || results["bobbin"]["preemption"] != "Preemption : disabled" || results["bobbin"]["opportunistic_exit"] != "0" {
+		t.Errorf("Bobbin: %v", results["bobbin"])
+	}
+}
