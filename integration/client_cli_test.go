@@ -32,6 +32,7 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 		"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.scheduler.maximum-allocation-mb":          "2048",
 		"yarn.node-labels.enabled":                      "true",
+		"yarn.node-labels.fs-store.root-dir":            "file://" + filepath.Join(confDir, "node-labels"),
 		"yarn.resourcemanager.nodes.exclude-path":       filepath.Join(confDir, "exclude"),
 	})
 	os.WriteFile(filepath.Join(confDir, "exclude"), nil, 0o644)

@@ -148,3 +148,85 @@ grep -o 'InvalidLabelResourceRequestException.*' refused.log | head -3`,
 		})
 	}
 }
+
+// TestNodeLabelJobs273LikeApache is the same with the 2.7.3 clients, which have labels
+// without exclusivity: the labels are written before the RM starts, straight into the
+// node-label store (`yarn rmadmin -directlyAccessNodeLabelStore`, 2.7.3's offline tool),
+// so they are the RM's at start-up; then the distributed shell with
+// -node_label_expression lab runs on the lab node, pi submitted to a queue whose
+// default-node-label-expression is lab runs there too, and pi in the default queue runs
+// on the unlabelled node. Bobbin's RM and NMs against Apache 2.7.3's, which differ in one
+// point: 2.7.3 puts a node-local request on a node outside the application's partition
+// (fixed in 3.x, whose rule Bobbin follows).
+func TestNodeLabelJobs273LikeApache(t *testing.T) {
+	t.Parallel() // its subtests are clusters in their own network namespaces
+	for _, name := range []string{"bobbin", "apache"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+			c := labelCluster(t, hadoop2, name == "bobbin")
+			c.capacityProps = map[string]string{
+				"yarn.scheduler.capacity.maximum-am-resource-percent":                       "0.5",
+				"yarn.scheduler.capacity.root.queues":                                       "default,labelled",
+				"yarn.scheduler.capacity.root.default.capacity":                             "50",
+				"yarn.scheduler.capacity.root.default.maximum-capacity":                     "100",
+				"yarn.scheduler.capacity.root.default.user-limit-factor":                    "2",
+				"yarn.scheduler.capacity.root.labelled.capacity":                            "50",
+				"yarn.scheduler.capacity.root.labelled.maximum-capacity":                    "100",
+				"yarn.scheduler.capacity.root.labelled.user-limit-factor":                   "2",
+				"yarn.scheduler.capacity.root.accessible-node-labels":                       "*",
+				"yarn.scheduler.capacity.root.accessible-node-labels.lab.capacity":          "100",
+				"yarn.scheduler.capacity.root.default.accessible-node-labels":               " ",
+				"yarn.scheduler.capacity.root.labelled.accessible-node-labels":              "lab",
+				"yarn.scheduler.capacity.root.labelled.accessible-node-labels.lab.capacity": "100",
+				"yarn.scheduler.capacity.root.labelled.default-node-label-expression":       "lab",
+			}
+			c.writeNMConf(t, 0, c.confDir, nmConf(c.dir))
+			// Offline, before any RM runs: the 2.7.3 admin tool writes the store itself.
+			if out, err := c.exec(t, 2*time.Minute, `Y=$HADOOP_HOME/bin/yarn
+$Y rmadmin -directlyAccessNodeLabelStore -addToClusterNodeLabels lab 2>&1 | grep -v INFO
+$Y rmadmin -directlyAccessNodeLabelStore -replaceLabelsOnNode "localhost:8041=lab" 2>&1 | grep -v INFO
+ls `+c.path("node-labels")); err != nil || !strings.Contains(out, "nodelabel.editlog") {
+				t.Fatalf("the offline label tool: %v\n%s", err, out)
+			}
+			examples := c.examplesJar()
+			out, err := c.run(t, 10*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+H=$HADOOP_HOME/bin/hadoop
+cd %[1]s
+%[2]s
+echo "=== node labels: $($Y node -list -all 2>/dev/null | grep -c 8041) $(curl -s http://127.0.0.1:8088/ws/v1/cluster/nodes | grep -o '"nodeLabels":\["lab"\]')"
+timeout 150 %[4]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 -queue labelled -node_label_expression lab > dshell.log 2>&1; echo "dshell exit $?"
+echo "=== dshell $(last_app) $(placed $(last_app) | cut -d' ' -f2-)"
+timeout 240 $H jar %[3]s pi -D mapreduce.job.queuename=labelled 2 10 > pi.log 2>&1; echo "pi exit $?"
+echo "=== pi $(last_app) $(placed $(last_app) | cut -d' ' -f2-)"
+timeout 240 $H jar %[3]s pi 2 10 > plain.log 2>&1; echo "plain pi exit $?"
+echo "=== plain $(last_app) $(placed $(last_app) | cut -d' ' -f2-)"`, c.dir, placedOn, examples, c.dshellCommand()))
+			fail := func(what string) {
+				c.keep(t)
+				t.Fatalf("%s\nerr %v\noutput:\n%s\nRM log:\n%s\npi:\n%s\ndshell:\n%s", what, err, out, c.logTail("rm.log", 40), c.logTail("pi.log", 15), c.logTail("dshell.log", 15))
+			}
+			for _, step := range []string{"dshell", "pi", "plain pi"} {
+				if !strings.Contains(out, step+" exit 0") {
+					fail(step + " did not succeed")
+				}
+			}
+			if !strings.Contains(out, `"nodeLabels":["lab"]`) {
+				fail("the labels written before the start are not on the node")
+			}
+			got := placements(out)
+			for _, job := range []string{"dshell", "pi"} {
+				p := got[job]
+				// The 2.7.3 RM places a node-local request (pi's maps ask for their
+				// split's host, localhost, which both nodes are) on any node of that
+				// host, labelled or not; 3.x, and Bobbin, keep every request of an
+				// application in its ANY request's partition.
+				if p[0] == "0" || (p[1] != "0" && (name == "bobbin" || job == "dshell")) {
+					fail(fmt.Sprintf("%s's containers (nm1, nm2) = %v, want all on the lab node (nm1)", job, p))
+				}
+			}
+			if p := got["plain"]; p[0] != "0" || p[1] == "0" {
+				fail(fmt.Sprintf("the unlabelled pi's containers (nm1, nm2) = %v, want all on the unlabelled node (nm2)", p))
+			}
+			t.Logf("%s: containers per job (lab node, plain node): %v", name, got)
+		})
+	}
+}

@@ -39,6 +39,7 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 	rmLayer := map[string]int{
 		module + "/resourcemanager/scheduler":  0,
 		module + "/resourcemanager/statestore": 0,
+		module + "/resourcemanager/labelstore": 0,
 		module + "/resourcemanager/haelector":  0,
 		module + "/resourcemanager/rmstate":    1,
 		module + "/resourcemanager/rmcore":     2,

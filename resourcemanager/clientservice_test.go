@@ -41,6 +41,10 @@ func startRM(t *testing.T, c *conf.Configuration) (*ResourceManager, *rmclient.C
 
 func startRMWithClock(t *testing.T, c *conf.Configuration, now func() time.Time) (*ResourceManager, *rmclient.Client) {
 	t.Helper()
+	if c.Source("yarn.node-labels.fs-store.root-dir") == conf.SourceDefault {
+		// The Java default is under /tmp for every RM of the user: each test its own.
+		c.Set("yarn.node-labels.fs-store.root-dir", "file://"+t.TempDir())
+	}
 	queues, err := capacity.Parse(func() *conf.Configuration {
 		q := c.Clone()
 		// default's user-limit-factor 2 lets its one user borrow etl's idle 40 %.

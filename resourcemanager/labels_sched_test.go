@@ -3,7 +3,10 @@ package resourcemanager
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -134,5 +138,61 @@ func TestLabelledApplicationRunsOnItsPartition(t *testing.T) {
 		if re := remote(t, err); re.Class != c.class || !strings.Contains(re.Message, c.msg) {
 			t.Errorf("submission to %s with label %q: %+v, want %s %q", c.queue, c.label, re, c.class, c.msg)
 		}
+	}
+}
+
+// TestNodeLabelsLiveInTheJavaStore: with node labels enabled and no RM recovery, the
+// labels live in the Java RM's node-label store (yarn.node-labels.fs-store.root-dir):
+// those a Java 3.1.1 RM stored there are the cluster's when Bobbin's starts, with their
+// exclusivity and nodes, and one added afterwards is there after a restart.
+func TestNodeLabelsLiveInTheJavaStore(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"nodelabel.mirror", "nodelabel.editlog"} {
+		b, err := os.ReadFile(filepath.Join("labelstore", "testdata", "java-3.1.1", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	}
+	c := testConf("yarn.node-labels.enabled", "true", "yarn.node-labels.fs-store.root-dir", "file://"+dir)
+	ctx := context.Background()
+	labels := func(cl interface {
+		Call(context.Context, string, proto.Message, proto.Message) error
+	}) string {
+		var resp yarnpb.GetClusterNodeLabelsResponseProto
+		if err := cl.Call(ctx, "getClusterNodeLabels", &yarnpb.GetClusterNodeLabelsRequestProto{}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range resp.GetNodeLabels() {
+			out = append(out, fmt.Sprintf("%s:%v", l.GetName(), l.GetIsExclusive()))
+		}
+		var n2l yarnpb.GetNodesToLabelsResponseProto
+		if err := cl.Call(ctx, "getNodeToLabels", &yarnpb.GetNodesToLabelsRequestProto{}, &n2l); err != nil {
+			t.Fatal(err)
+		}
+		var nodes []string
+		for _, e := range n2l.GetNodeToLabels() {
+			nodes = append(nodes, fmt.Sprintf("%s:%d=%s", e.GetNodeId().GetHost(), e.GetNodeId().GetPort(), strings.Join(e.GetNodeLabels(), ",")))
+		}
+		sort.Strings(nodes)
+		return strings.Join(out, " ") + " | " + strings.Join(nodes, " ")
+	}
+	rm1 := startRestartableRM(t, c)
+	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	if got, want := labels(cl1), "gpu:true shared:false | hostb:0=shared localhost:8041=gpu"; got != want {
+		t.Fatalf("labels from the Java store: %q, want %q", got, want)
+	}
+	adm := rpc.NewClient(rpc.ClientOptions{Addr: rm1.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	if err := adm.Call(ctx, "addToClusterNodeLabels", &yarnpb.AddToClusterNodeLabelsRequestProto{DeprecatedNodeLabels: []string{"ssd"},
+		NodeLabels: []*yarnpb.NodeLabelProto{{Name: proto.String("ssd"), IsExclusive: proto.Bool(false)}}}, &yarnpb.AddToClusterNodeLabelsResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	adm.Close()
+	cl1.Close()
+	stopRM(t, rm1)
+	_, cl2 := startRMWithClock(t, c, time.Now)
+	if got, want := labels(cl2), "gpu:true shared:false ssd:false | hostb:0=shared localhost:8041=gpu"; got != want {
+		t.Fatalf("labels after a restart without recovery: %q, want %q", got, want)
 	}
 }

@@ -336,7 +336,8 @@ func TestFencedRMStops(t *testing.T) {
 // Node labels an administrator added, and the labels put on nodes, come back after a
 // restart (the Java RM keeps them in its node-label store).
 func TestNodeLabelsSurviveRestart(t *testing.T) {
-	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(), "yarn.node-labels.enabled", "true")
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(), "yarn.node-labels.enabled", "true",
+		"yarn.node-labels.fs-store.root-dir", "file://"+t.TempDir())
 	ctx := context.Background()
 	rm1 := startRestartableRM(t, c)
 	adm := rpc.NewClient(rpc.ClientOptions{Addr: rm1.AdminAddr().String(), Protocol: protocol.ResourceManagerAdministration, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
@@ -350,7 +351,11 @@ func TestNodeLabelsSurviveRestart(t *testing.T) {
 	}
 	adm.Close()
 	stopRM(t, rm1)
-	_, cl := startRMWithClock(t, c, time.Now)
+	// The next RM's node-label store is another (empty) directory, as a standby's local
+	// one would be: the state store's labels win, and are written to it.
+	c2 := c.Clone()
+	c2.Set("yarn.node-labels.fs-store.root-dir", "file://"+t.TempDir())
+	_, cl := startRMWithClock(t, c2, time.Now)
 	var labels yarnpb.GetClusterNodeLabelsResponseProto
 	if err := cl.Call(ctx, "getClusterNodeLabels", &yarnpb.GetClusterNodeLabelsRequestProto{}, &labels); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/labelstore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 	metrics "github.com/rcrowley/go-metrics"
@@ -54,8 +55,11 @@ type Core struct {
 	queueWrite sync.Mutex
 	queueTree  *capacity.Tree // replaced by refreshQueues
 
-	Metrics     *Metrics
-	Labels      *rmstate.Labels
+	Metrics *Metrics
+	Labels  *rmstate.Labels
+	// LabelStore is the Java RM's node-label store (yarn.node-labels.fs-store.root-dir),
+	// open while node labels are enabled; nil otherwise.
+	LabelStore  *labelstore.Store
 	nodeAdminMu sync.Mutex
 	hosts       *rmstate.HostLists // replaced by refreshNodes
 	// decommissioning are the graceful decommissions a restart recovered, until their node
@@ -228,7 +232,14 @@ func New(opts Options) (*Core, error) {
 			return nil, err
 		}
 	}
+	if err := rm.openLabelStore(st); err != nil {
+		if rm.Store != nil {
+			rm.Store.Close()
+		}
+		return nil, err
+	}
 	if err := rm.startDelegation(st); err != nil {
+		rm.closeLabelStore()
 		if rm.Store != nil {
 			rm.Store.Close()
 		}
@@ -370,6 +381,7 @@ func (rm *Core) Close() error {
 		rm.hdfsTokens.Close()
 		rm.login.close()
 	}
+	rm.closeLabelStore()
 	if rm.Store == nil {
 		return nil
 	}

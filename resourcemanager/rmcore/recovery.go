@@ -354,9 +354,15 @@ func (rm *Core) schedulingOpen(now time.Time) (open, justOpened bool) {
 	return open, justOpened
 }
 
-// SaveLabels stores the node labels after an administrator changed them (nothing without a
-// store): the change is answered only once it is kept.
+// SaveLabels stores the node labels after an administrator changed them, in the
+// node-label store and the state store (each when there is one): the change is answered
+// only once it is kept.
 func (rm *Core) SaveLabels() error {
+	if rm.LabelStore != nil {
+		if err := rm.LabelStore.Save(rm.labelState()); err != nil {
+			return err
+		}
+	}
 	if rm.Store == nil {
 		return nil
 	}
