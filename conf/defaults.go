@@ -84,8 +84,8 @@ var Defaults = []Default{
 	{Key: "bobbin.resourcemanager.nodemanagers.heartbeat-spread-percent", Value: "10", Doc: "Bobbin addition: each heartbeat's answer moves the node's next heartbeat by up to this percent of the interval towards the node's own place in it (a hash of its id), so that heartbeats stay spread over the interval instead of gathering into bursts (after an RM restart, say). 0: every answer names the interval unchanged, as the Java RM does. At most 50."},
 	{Key: "yarn.nm.liveness-monitor.expiry-interval-ms", Value: "600000", Doc: "A NodeManager silent this long is LOST and its containers are completed."},
 	{Key: "yarn.resourcemanager.nodemanager.minimum.version", Value: "NONE", Doc: "Read for compatibility; Bobbin accepts NodeManagers of any version."},
-	{Key: "yarn.resourcemanager.nodes.include-path", Value: "", Doc: "File of host names allowed to register (one per line or space-separated, # comments); empty: all. Re-read by refreshNodes."},
-	{Key: "yarn.resourcemanager.nodes.exclude-path", Value: "", Doc: "File of host names refused or decommissioned. Re-read by refreshNodes."},
+	{Key: "yarn.resourcemanager.nodes.include-path", Value: "", Doc: "File of hosts allowed to register (one per line or space-separated, # comments), each a host name, its address (as in the Java RM: 127.0.0.1 names a node registered as localhost) or host:port; empty: all. Re-read by refreshNodes."},
+	{Key: "yarn.resourcemanager.nodes.exclude-path", Value: "", Doc: "File of hosts refused or decommissioned: host names, addresses or host:port, as in the include file. Re-read by refreshNodes."},
 	{Key: "yarn.resourcemanager.decommissioning-nodes-watcher.poll-interval-secs", Value: "20", Doc: "How often gracefully decommissioning nodes are checked for completion."},
 	{Key: "yarn.node-labels.enabled", Value: "false", Doc: "When false, node-label administration (rmadmin -addToClusterNodeLabels etc.) is refused, and so is a request with a label expression."},
 	{Key: "yarn.node-labels.fs-store.root-dir", Value: "file:///tmp/hadoop-yarn-${user.name}/node-labels", Doc: "With node labels enabled, where the cluster's labels and the labels on nodes are kept (file:// or hdfs://), in the Java RM's format (nodelabel.mirror, nodelabel.editlog): labels survive a restart without RM recovery, and a Java RM's labels, or those 2.7.3's rmadmin -directlyAccessNodeLabelStore wrote, are there at start. With RM recovery the state store keeps them too, and wins at start (an HA pair shares it)."},
@@ -137,7 +137,7 @@ var Defaults = []Default{
 	{Key: "yarn.resourcemanager.state-store.max-completed-applications", Value: "${yarn.resourcemanager.max-completed-applications}", Doc: "Completed applications kept in the state store."},
 
 	// yarn-site.xml: NodeManager
-	{Key: "yarn.nodemanager.hostname", Value: "0.0.0.0", Doc: "NodeManager host; 0.0.0.0 means the machine's host name is reported in the NodeId."},
+	{Key: "yarn.nodemanager.hostname", Value: "0.0.0.0", Doc: "The host of yarn.nodemanager.address's default. The NodeId host is, as the Java NodeManager names it, the canonical name of yarn.nodemanager.address's host (the local host's for 0.0.0.0): an NM serving on 127.0.0.1:8041 is the node localhost:8041, and commands and files (rmadmin -replaceLabelsOnNode, include/exclude) name Bobbin's and Java's NodeManagers alike."},
 	{Key: "yarn.nodemanager.bind-host", Value: "", Doc: "When set, the host the NodeManager's servers bind instead of the address's host."},
 	{Key: "yarn.nodemanager.address", Value: "${yarn.nodemanager.hostname}:0", Doc: "ContainerManagementProtocol address; port 0 picks a free port (the NodeId port)."},
 	{Key: "yarn.nodemanager.webapp.address", Value: "${yarn.nodemanager.hostname}:8042", Doc: "NodeManager HTTP address (container logs); its port is the node's HTTP port."},

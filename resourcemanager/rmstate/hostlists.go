@@ -2,6 +2,7 @@ package rmstate
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strings"
 )
@@ -47,10 +48,34 @@ func LoadHostLists(include, exclude string) (*HostLists, error) {
 	return &HostLists{Include: in, Exclude: ex}, nil
 }
 
-// Allows reports whether a node (host, or "host:port") may be part of the cluster.
+// Allows reports whether a node (host, or "host:port") may be part of the cluster. As in
+// the Java RM (NodesListManager.isValidNode) a list may name the host or its address: a
+// node registered as localhost is excluded by a file that says 127.0.0.1.
 func (h *HostLists) Allows(host, key string) bool {
-	if h.Exclude[host] || h.Exclude[key] {
+	if len(h.Include) == 0 && len(h.Exclude) == 0 {
+		return true
+	}
+	ip := addressOf(host)
+	if h.Exclude[host] || h.Exclude[key] || h.Exclude[ip] {
 		return false
 	}
-	return len(h.Include) == 0 || h.Include[host] || h.Include[key]
+	return len(h.Include) == 0 || h.Include[host] || h.Include[key] || h.Include[ip]
+}
+
+// addressOf is NetUtils.normalizeHostName: the host's IPv4 address (else its first), or
+// the name itself when it does not resolve.
+func addressOf(host string) string {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return host
+	}
+	for _, ip := range ips {
+		if ip.To4() != nil {
+			return ip.String()
+		}
+	}
+	return ips[0].String()
 }
