@@ -37,13 +37,6 @@ func (b *mailbox) postDone(d doneStatus) {
 	b.mu.Unlock()
 }
 
-// tokenFor notes that the attempt holds an NMToken for node i.
-func (b *mailbox) tokenFor(i int) {
-	b.mu.Lock()
-	b.nmTokens.add(i)
-	b.mu.Unlock()
-}
-
 func (b *mailbox) forgetTokens() {
 	b.mu.Lock()
 	b.nmTokens = nil

@@ -216,9 +216,10 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 	i := t.nodes.of(rc.Node())
 	rc.nodeIdx = int32(i)
 	t.ranOnLocked(rc)
-	// The AM has an NMToken for the node from the earlier run, signed with a key the RM
-	// recovered.
-	t.boxes.of(rc.ID.Attempt).tokenFor(i)
+	// The attempt is not marked as holding an NMToken for the node: which tokens an AM
+	// holds is not known after a restart (its own container's node it never had one
+	// for: the RM started that container), so, as the Java RM's in-memory set starts
+	// empty, its next container on each node carries a token.
 	if done == nil {
 		return nil, true
 	}
