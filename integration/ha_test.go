@@ -40,12 +40,26 @@ func TestHAFailoverDuringPi(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
-			haFailoverDuringPi(t, newNSClusterVersion(t, tc.version), tc.bobbinNM)
+			haFailoverDuringPi(t, newNSClusterVersion(t, tc.version), tc.bobbinNM, false)
 		})
 	}
 }
 
-func haFailoverDuringPi(t *testing.T, c *nsCluster, bobbinNM bool) {
+// TestHAFailoverAfterAMRegistered is TestHAFailoverDuringPi with the failover at issue
+// 44's moment: pi's AM has registered and holds no container (a distributed shell holds
+// the rest of the node until the new active serves). Before the fix the new active sent
+// no NMToken with the maps on the AM's node and pi failed.
+func TestHAFailoverAfterAMRegistered(t *testing.T) {
+	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+	if _, err := os.Stat(zktest.Script); err != nil {
+		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
+	}
+	haFailoverDuringPi(t, newNSClusterVersion(t, hadoop2), true, true)
+}
+
+// haFailoverDuringPi runs the failover scenario; registered moves the kill from the maps'
+// run to the moment after pi's AM registered, before its first container.
+func haFailoverDuringPi(t *testing.T, c *nsCluster, bobbinNM, registered bool) {
 	props := nmConf(c.dir)
 	ha := map[string]string{
 		"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2", "yarn.resourcemanager.cluster-id": "bobbin-ha",
@@ -72,8 +86,34 @@ func haFailoverDuringPi(t *testing.T, c *nsCluster, bobbinNM bool) {
 		}
 		props["yarn.resourcemanager.hostname."+id] = "127.0.0.1"
 	}
+	// The phase the active is killed in: while the maps run, or (registered) after pi's AM
+	// registered with the node otherwise full — 1536 MB: the shell's AM (256) and
+	// container (768), pi's AM (512) — until the shell is killed after the failover.
+	filler, waitPhase, release := "", `for i in $(seq 1 240); do
+  [ "$(ls -d `+c.path("nm-logs")+`/application_*/container_*_01_00000[23] 2>/dev/null | wc -l)" -ge 2 ] && break
+  sleep 0.25
+done
+echo "maps running after $(echo "$(date +%s.%N) - $T0" | bc) s"`, ""
+	if registered {
+		props["yarn.nodemanager.resource.memory-mb"] = "1536"
+		filler = fmt.Sprintf(`%[1]s -shell_command 'sleep 600' -num_containers 1 -master_memory 256 -container_memory 768 > %[2]s/filler.log 2>&1 &
+for i in $(seq 1 240); do ls -d %[2]s/nm-logs/application_*_0001/container_*_0001_01_000002 >/dev/null 2>&1 && break; sleep 0.25; done
+FILLER=$(running_app)
+echo "filler $FILLER"`, c.dshellCommand(), c.dir)
+		waitPhase = `for i in $(seq 1 480); do APP=$(running_app $FILLER); [ -n "$APP" ] && break; sleep 0.25; done
+echo "pi $APP registered; containers $(app_containers $APP)"`
+		release = `$Y application -kill $FILLER 2>&1 | grep -v INFO`
+	}
 	writeConf(t, c.confDir, props)
 	writeMapredSite(t, c)
+	if registered {
+		writeCapacityScheduler(t, c.confDir, map[string]string{
+			"yarn.scheduler.capacity.maximum-am-resource-percent":   "1",
+			"yarn.scheduler.capacity.root.queues":                   "default",
+			"yarn.scheduler.capacity.root.default.capacity":         "100",
+			"yarn.scheduler.capacity.root.default.maximum-capacity": "100",
+		})
+	}
 	// Each RM reads its own copy with its id (both addresses are on this machine).
 	for _, id := range []string{"rm1", "rm2"} {
 		dir := c.path(id + "-conf")
@@ -109,18 +149,17 @@ NMPID=$!
 for i in $(seq 1 90); do [ "$($Y node -list 2>/dev/null | grep -c RUNNING)" -ge 1 ] && break; sleep 1; done
 echo "rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
 cd %[1]s/work
+%[7]s
+%[6]s
 T0=$(date +%%s.%%N)
 timeout 200 $HADOOP_HOME/bin/hadoop jar %[4]s pi 2 10 > %[1]s/pi.out 2>&1 &
 PI=$!
-for i in $(seq 1 240); do
-  [ "$(ls -d %[1]s/nm-logs/application_*/container_*_01_00000[23] 2>/dev/null | wc -l)" -ge 2 ] && break
-  sleep 0.25
-done
-echo "maps running after $(echo "$(date +%%s.%%N) - $T0" | bc) s"
+%[8]s
 kill -9 $PID_rm1
 T1=$(date +%%s.%%N)
 for i in $(seq 1 300); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.05; done
 echo "standby active $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill"
+%[9]s
 wait $PI
 PIRC=$?
 echo "pi exit $PIRC"
@@ -148,7 +187,7 @@ for i in $(seq 1 200); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | gr
 echo "paused: rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
 $Y application -list -appStates ALL 2>/dev/null | grep -c application_ | sed 's/^/applications listed: /'
 kill %%1 2>/dev/null
-`, c.dir, zktest.Script, bobbin, c.examplesJar(), nm))
+`, c.dir, zktest.Script, bobbin, c.examplesJar(), nm, filler, restPolls, waitPhase, release))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)
@@ -160,7 +199,11 @@ kill %%1 2>/dev/null
 	if !bobbinNM { // the NodeManager is this test's own, not c's
 		skipOnApacheNMResyncRace(t, c, out)
 	}
-	for _, want := range []string{"rm1 active rm2 standby", "pi exit 0", "after: rm1 standby rm2 active", "paused: rm1 active rm2 standby", "applications listed: 1"} {
+	wants := []string{"rm1 active rm2 standby", "pi exit 0", "after: rm1 standby rm2 active", "paused: rm1 active rm2 standby", "applications listed: 1"}
+	if registered {
+		wants = append(wants[:len(wants)-1], "applications listed: 2", "registered; containers 1")
+	}
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			fail("missing: " + want)
 		}

@@ -45,6 +45,8 @@ func (e *Engine) sharedRound(p *partition, ranked []rankedGroup) []Allocation {
 	for i := range ranked {
 		selectMin(ranked, i)
 		g := ranked[i].g
+		// The group's first application with such work is its candidate (one node
+		// search a group, however many wait: a full partition costs little per pass).
 		for _, a := range g.waiting[""] {
 			ask := a.nextAskIn("")
 			if ask == nil || ask.AM || ask.Gang || !e.mayStart(a) {
@@ -54,6 +56,7 @@ func (e *Engine) sharedRound(p *partition, ranked []rankedGroup) []Allocation {
 				e.placed = append(e.placed[:0], e.placeOn(p, a, ask, n))
 				return e.placed
 			}
+			break
 		}
 	}
 	return nil
