@@ -203,17 +203,31 @@ func (rm *Core) killQueueless(id records.ApplicationID, queue string, err error)
 	return true
 }
 
-// restartApp gives a recovered unfinished application a new attempt.
+// restartApp gives a recovered unfinished application a new attempt, or, when its
+// attempt never had an AM container, that attempt again.
 func (rm *Core) restartApp(rec *rmstate.App) {
 	now := rm.Opts.Now()
 	const why = "Attempt failed because the ResourceManager restarted"
-	var admit, failed bool
+	var admit, failed, same bool
 	var spec scheduler.AppSpec
 	var amRes *yarnpb.ResourceProto
 	var amLabel *string
 	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		if !ok {
 			return
+		}
+		if at := a.Attempt; at != nil && !at.Ended() && !a.Unmanaged && at.AMContainer == nil &&
+			at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED {
+			// Its AM never had a container: the same attempt asks for one again, as on the
+			// Java RM, which stores an attempt only once its AM container is allocated and
+			// so starts the application's first attempt again. Its AMRMToken is issued
+			// anew (tokens are not stored).
+			if tok, err := rm.AMRM.Issue(at.ID); err == nil {
+				at.Token = tok
+				a.State = yarnpb.YarnApplicationStateProto_ACCEPTED
+				spec, amRes, amLabel, admit, same = EngineSpec(a), a.AMResource, a.AMLabelExpr, true, true
+				return
+			}
 		}
 		if at := a.Attempt; at != nil && !at.Ended() {
 			at.State, at.Diagnostics, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, why, now.UnixMilli()
@@ -245,6 +259,10 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 			if !rm.killQueueless(rec.ID, spec.Queue, err) {
 				log.WithError(err).Error("recovered application not scheduled")
 			}
+			return
+		}
+		if same {
+			log.Info("recovered application: its attempt asks for its AM container again")
 			return
 		}
 		log.Info("recovered application: new attempt")
