@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/client/amclient"
-	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -34,9 +33,7 @@ func TestNewAskAfterWorkPreservingRestart(t *testing.T) {
 	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(),
 		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
 		"yarn.resourcemanager.scheduler.address", freeAddr(t))
-	rm1 := startRestartableRM(t, c)
-	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
-	sc := &simCluster{t: t, rm: rm1, cl: cl1}
+	sc, restart := restartableSimCluster(t, c)
 	mapsRunning := make(chan struct{})
 	rmDown := make(chan struct{})
 	reduce := make(chan *yarnpb.ContainerProto, 1)
@@ -99,12 +96,10 @@ func TestNewAskAfterWorkPreservingRestart(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the maps did not start")
 	}
-	cl1.Close()
-	stopRM(t, rm1)
-	close(rmDown)
-	time.Sleep(200 * time.Millisecond) // the maps end while no RM runs
-	rm2, cl2 := startRMWithClock(t, c, time.Now)
-	sc.rm, sc.cl = rm2, cl2
+	restart(func() {
+		close(rmDown)
+		time.Sleep(200 * time.Millisecond) // the maps end while no RM runs
+	})
 	select {
 	case r, ok := <-reduce:
 		if !ok {

@@ -7,11 +7,8 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/client/amclient"
-	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 )
 
@@ -27,9 +24,7 @@ func TestNMTokenAfterRestartBeforeFirstContainer(t *testing.T) {
 	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(),
 		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
 		"yarn.resourcemanager.scheduler.address", freeAddr(t))
-	rm1 := startRestartableRM(t, c)
-	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
-	sc := &simCluster{t: t, rm: rm1, cl: cl1}
+	sc, restart := restartableSimCluster(t, c)
 	registered := make(chan struct{})
 	rmBack := make(chan struct{})
 	result := make(chan error, 1)
@@ -66,10 +61,7 @@ func TestNMTokenAfterRestartBeforeFirstContainer(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the AM did not register")
 	}
-	cl1.Close()
-	stopRM(t, rm1)
-	rm2, cl2 := startRMWithClock(t, c, time.Now)
-	sc.rm, sc.cl = rm2, cl2
+	restart(nil)
 	close(rmBack)
 	select {
 	case err := <-result:

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	metrics "github.com/rcrowley/go-metrics"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -24,8 +27,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
-	metrics "github.com/rcrowley/go-metrics"
-	"google.golang.org/protobuf/proto"
 )
 
 // An RM restarted on its state store lists every application with its state; an
@@ -103,9 +104,7 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	c := testConf(append([]string{statestore.KeyRecovery, "true", statestore.KeyStoreClass, class,
 		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
 		"yarn.resourcemanager.scheduler.address", freeAddr(t)}, storeConf...)...)
-	rm1 := startRestartableRM(t, c)
-	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
-	sc := &simCluster{t: t, rm: rm1, cl: cl1}
+	sc, restart := restartableSimCluster(t, c)
 	running := make(chan []records.ContainerID, 1)
 	resume := make(chan struct{})
 	afterCh := make(chan []records.ContainerID, 1) // containers allocated after the restart
@@ -183,11 +182,7 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the AM did not get its first containers")
 	}
-	cl1.Close()
-	stopRM(t, rm1)
-
-	rm2, cl2 := startRMWithClock(t, c, time.Now)
-	sc.rm, sc.cl = rm2, cl2
+	rm2 := restart(nil)
 	// The node comes back with its three containers (the AM's and two tasks) booked.
 	testutil.Eventually(t, 10*time.Second, "the node's containers were not recovered", func() bool {
 		_, used := rm2.Engine.Totals()
@@ -370,6 +365,27 @@ func TestNodeLabelsSurviveRestart(t *testing.T) {
 	}
 	if len(n2l.GetNodeToLabels()) != 1 || n2l.GetNodeToLabels()[0].GetNodeLabels()[0] != "gpu" {
 		t.Fatalf("node labels after the restart %v", &n2l)
+	}
+}
+
+// restartableSimCluster is a simulated cluster on an RM with c's state store; restart
+// stops the RM, runs whileDown (when not nil), and starts the next one on the same store
+// and addresses, and returns it.
+func restartableSimCluster(t *testing.T, c *conf.Configuration) (sc *simCluster, restart func(whileDown func()) *ResourceManager) {
+	t.Helper()
+	rm1 := startRestartableRM(t, c)
+	cl1 := rmclient.New(rm1.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	sc = &simCluster{t: t, rm: rm1, cl: cl1}
+	return sc, func(whileDown func()) *ResourceManager {
+		t.Helper()
+		sc.cl.Close()
+		stopRM(t, sc.rm)
+		if whileDown != nil {
+			whileDown()
+		}
+		rm2, cl2 := startRMWithClock(t, c, time.Now)
+		sc.rm, sc.cl = rm2, cl2
+		return rm2
 	}
 }
 
