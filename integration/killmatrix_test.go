@@ -29,6 +29,10 @@ var killPhases = []struct {
 	{"maps", 0, `for i in $(seq 1 480); do [ "$(ls -d nm-logs/application_*_0002/container_*_0002_01_00000[23] 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.25; done; APP=$(running_app)`},
 	// The reduce running (fetching the maps' output).
 	{"reduce", 0, `for i in $(seq 1 480); do ls -d nm-logs/application_*_0002/container_*_0002_01_000004 >/dev/null 2>&1 && break; sleep 0.25; done; APP=$(running_app)`},
+	// The AM has unregistered (the application's final status is recorded); its container
+	// is still exiting.
+	{"unregistered", 0, `for i in $(seq 1 480); do APP=$(running_app); [ -n "$APP" ] && break; sleep 0.25; done
+for i in $(seq 1 4800); do curl -s http://127.0.0.1:8088/ws/v1/cluster/apps/$APP | grep -q '"finalStatus":"SUCCEEDED"' && break; sleep 0.05; done`},
 }
 
 // killJob is the job a kill-matrix run disturbs: its command (run in the cluster's
@@ -57,8 +61,9 @@ func dshellJob(c *nsCluster) killJob {
 // recovery, FileSystemRMStateStore on file://, SIGKILL, restart 2 s later): pi with
 // Bobbin's NodeManager at every phase above, with the 2.7.3 and the 3.1.1 clients, and
 // with Apache's 3.1.1 NodeManager at the registered one. Each time pi succeeds on its first
-// attempt with four containers (AM, two maps, reduce: no task ran twice), no container
-// went without an NMToken, and the NodeManager ends with no container running.
+// attempt with four containers (AM, two maps, reduce: no task ran twice), it is listed
+// SUCCEEDED, no container went without an NMToken, and the NodeManager ends with no
+// container running.
 func TestRMKilledAtEachPhaseOfPi(t *testing.T) {
 	t.Parallel() // its subtests are clusters in their own network namespaces
 	for _, v := range []string{hadoop2, hadoop3} {
@@ -71,7 +76,7 @@ func TestRMKilledAtEachPhaseOfPi(t *testing.T) {
 
 // TestRMKilledAtEachPhaseOfDShell is the same for the distributed shell (2.7.3, Bobbin's
 // NodeManager) at the phases it has: accepted, its AM starting, registered before any
-// container, and its two containers running.
+// container, its two containers running, and unregistered.
 func TestRMKilledAtEachPhaseOfDShell(t *testing.T) {
 	t.Parallel() // its subtests are clusters in their own network namespaces
 	for i, ph := range killPhases {
@@ -122,7 +127,7 @@ FILLER=none`, c.dshellJar())
 		out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 cd %[1]s
 %[2]s
-timeout 300 %[3]s > job.out 2>&1 &
+timeout 180 %[3]s > job.out 2>&1 &
 JOB=$!
 %[4]s
 echo "=== phase %[5]s reached: $APP state $(curl -s http://127.0.0.1:8088/ws/v1/cluster/apps/$APP | grep -o '"state":"[A-Z]*"' | head -1) containers $(app_containers $APP)"
@@ -138,6 +143,7 @@ RC=$?
 echo "job exit $RC"
 [ $RC -ne 0 ] && { %[8]s; }
 echo "=== attempts $($Y applicationattempt -list $APP 2>/dev/null | grep -c appattempt_)"
+echo "=== final $($Y application -status $APP 2>/dev/null | grep -o 'Final-State : [A-Z]*')"
 echo "=== containers $(ls -d nm-logs/$APP/container_* 2>/dev/null | wc -l)"
 grep -c 'No NMToken sent' job.out nm-logs/$APP/*/syslog nm-logs/$APP/*/AppMaster.stderr 2>/dev/null | awk -F: '{s+=$NF} END {print "=== no-nmtoken " s+0}'
 for i in $(seq 1 120); do N=$(curl -s http://127.0.0.1:8042/ws/v1/node/containers | grep -o '"state":"RUNNING"' | wc -l); [ "$N" -eq 0 ] && break; sleep 0.25; done
@@ -156,7 +162,7 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, wait, ph.name, rm,
 		if !strings.Contains(out, "job exit 0") || !strings.Contains(c.logTail("job.out", 40), j.success) {
 			fail(j.name + " did not succeed across the restart")
 		}
-		for _, want := range []string{"=== attempts 1", "=== no-nmtoken 0", "=== running on the node 0"} {
+		for _, want := range []string{"=== attempts 1", "=== final Final-State : SUCCEEDED", "=== no-nmtoken 0", "=== running on the node 0"} {
 			if !strings.Contains(out, want) {
 				fail("missing: " + want)
 			}
