@@ -168,3 +168,14 @@ func ParseContainerID(s string) (ContainerID, error) {
 
 // Attempt returns the n-th attempt of the application.
 func (a ApplicationID) Attempt(n int32) AttemptID { return AttemptID{App: a, Attempt: n} }
+
+// NodeIDFromKey is the NodeId a "host:port" key names (port 0 when it has none: a whole
+// host, as node-label administration uses it).
+func NodeIDFromKey(key string) *yarnpb.NodeIdProto {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return &yarnpb.NodeIdProto{Host: proto.String(key), Port: proto.Int32(0)}
+	}
+	port, _ := strconv.Atoi(key[i+1:])
+	return &yarnpb.NodeIdProto{Host: proto.String(key[:i]), Port: proto.Int32(int32(port))}
+}

@@ -22,13 +22,13 @@ import (
 	"io/fs"
 	"path"
 	"sort"
-	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
 )
 
@@ -317,27 +317,9 @@ func replaceRequest(onNode map[string][]string) *yarnpb.ReplaceLabelsOnNodeReque
 	sort.Strings(keys)
 	m := &yarnpb.ReplaceLabelsOnNodeRequestProto{}
 	for _, k := range keys {
-		host, port := splitNode(k)
-		m.NodeToLabels = append(m.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: &yarnpb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(port)},
-			NodeLabels: append([]string(nil), onNode[k]...)})
+		m.NodeToLabels = append(m.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: records.NodeIDFromKey(k), NodeLabels: append([]string(nil), onNode[k]...)})
 	}
 	return m
-}
-
-// splitNode splits "host:port" (port 0 when it has none or a bad one).
-func splitNode(k string) (string, int32) {
-	i := strings.LastIndexByte(k, ':')
-	if i < 0 {
-		return k, 0
-	}
-	var port int32
-	for _, c := range k[i+1:] {
-		if c < '0' || c > '9' || port > 1<<20 {
-			return k[:i], 0
-		}
-		port = port*10 + c - '0'
-	}
-	return k[:i], port
 }
 
 // appendDelimited is protobuf's writeDelimitedTo: a varint length, then the message.

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -109,14 +108,6 @@ func (rm *Core) SyncSchedulable(key string) bool {
 	return true
 }
 
-// NodeIDOf parses "host:port" back into a NodeIdProto.
-func NodeIDOf(key string) *yarnpb.NodeIdProto {
-	i := strings.LastIndexByte(key, ':')
-	port := 0
-	fmt.Sscanf(key[i+1:], "%d", &port)
-	return &yarnpb.NodeIdProto{Host: proto.String(key[:i]), Port: proto.Int32(int32(port))}
-}
-
 // LabelError is how label administration fails: a YarnException with the manager's
 // message (rmadmin does not retry it, unlike an IOException).
 func LabelError(err error) error {
@@ -206,7 +197,7 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 	changed := make([]string, 0, len(m))
 	var unknown []string
 	for key := range m {
-		if failOnUnknown && !rm.Nodes.Known(NodeIDOf(key)) {
+		if failOnUnknown && !rm.Nodes.Known(records.NodeIDFromKey(key)) {
 			unknown = append(unknown, key)
 		}
 		changed = append(changed, key)

@@ -279,7 +279,7 @@ func (rm *Core) recoverNodes(recs []*statestore.NodeRecord) (awaited []string) {
 	for _, r := range recs {
 		switch r.State {
 		case statestore.NodeDecommissioned:
-			id := NodeIDOf(r.ID)
+			id := records.NodeIDFromKey(r.ID)
 			rm.Nodes.Put(r.ID, &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: r.ID, ID: id, HTTP: r.HTTP}, Rack: r.Rack,
 				Capability: &yarnpb.ResourceProto{Memory: proto.Int64(r.MemoryMB), VirtualCores: proto.Int32(r.VCores)},
 				State:      yarnpb.NodeStateProto_NS_DECOMMISSIONED})

@@ -452,7 +452,7 @@ func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabel
 	sort.Strings(keys)
 	resp := &yarnpb.GetNodesToLabelsResponseProto{}
 	for _, k := range keys {
-		resp.NodeToLabels = append(resp.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: rmcore.NodeIDOf(k), NodeLabels: m[k]})
+		resp.NodeToLabels = append(resp.NodeToLabels, &yarnpb.NodeIdToLabelsProto{NodeId: records.NodeIDFromKey(k), NodeLabels: m[k]})
 	}
 	return resp, nil
 }
@@ -477,7 +477,7 @@ func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabel
 		sort.Strings(byLabel[l])
 		e := &yarnpb.LabelsToNodeIdsProto{NodeLabels: proto.String(l)}
 		for _, n := range byLabel[l] {
-			e.NodeId = append(e.NodeId, rmcore.NodeIDOf(n))
+			e.NodeId = append(e.NodeId, records.NodeIDFromKey(n))
 		}
 		resp.LabelsToNodes = append(resp.LabelsToNodes, e)
 	}

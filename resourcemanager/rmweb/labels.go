@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
@@ -240,5 +240,5 @@ func nodeKey(id string) (string, error) {
 	if !strings.Contains(id, ":") {
 		id += ":0"
 	}
-	return rmstate.NodeKey(rmcore.NodeIDOf(id)), nil
+	return rmstate.NodeKey(records.NodeIDFromKey(id)), nil
 }
