@@ -38,6 +38,14 @@ type nsCluster struct {
 	nmHome, nmVersion string
 	// capacityProps, when set, replaces writeConf's capacity-scheduler.xml.
 	capacityProps map[string]string
+	// mountNS runs the cluster in a mount namespace of its own too, and preStart (a
+	// script) runs in it before the daemons start: a test's own file systems (a small
+	// tmpfs for the state store) are mounted there, seen by nothing else.
+	mountNS  bool
+	preStart string
+	// ha runs two `bobbin resourcemanager`s (rm1, web 8088, the first active; rm2, web
+	// 18088) on a private ZooKeeper, everyone configured for HA (haConf); $RM is rm1.
+	ha bool
 }
 
 // withApacheNM makes the cluster's Apache NodeManager the one of Hadoop version v, or
@@ -122,11 +130,15 @@ func (c *nsCluster) path(name string) string { return filepath.Join(c.dir, name)
 func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (string, error) {
 	t.Helper()
 	bobbinNM := func(confDir string) string { return c.bobbinNMCommand(t, confDir) }
-	if c.nmMemoryMB > 0 || c.nmProps != nil {
-		c.writeNMConf(t, 0, c.confDir, nmConf(c.dir))
+	props := nmConf(c.dir)
+	if c.nmMemoryMB > 0 || c.nmProps != nil || c.ha {
+		c.writeNMConf(t, 0, c.confDir, props)
 	}
 	if c.capacityProps != nil {
 		writeCapacityScheduler(t, c.confDir, c.capacityProps)
+	}
+	if c.ha {
+		c.writeRMConfs(t, props)
 	}
 	// An Apache NodeManager of its own conf dir and pid dir (Hadoop 3's launcher refuses
 	// to start a second nodemanager whose pid file is taken).
@@ -141,7 +153,12 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 		return fmt.Sprintf("env HADOOP_HOME=%[1]s HADOOP_PREFIX=%[1]s HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s HADOOP_CONF_DIR=%[2]s YARN_CONF_DIR=%[2]s HADOOP_PID_DIR=%[3]s YARN_PID_DIR=%[3]s %[1]s/bin/yarn nodemanager",
 			home, confDir, pidDir)
 	}
-	nms := []string{nodeManager(c.confDir, c.path("pids")) + " > " + c.path("nm.log") + " 2>&1 &"}
+	// The first NodeManager is started by a shell function, so that a script can start it
+	// again (restart_nm0: its output to nm-restarted.log, $NM0 and $NMS updated).
+	nm0 := fmt.Sprintf(`start_nm0() { %s >> %s/$1 2>&1 & NM0=$!; }
+restart_nm0() { OLD=$NM0; start_nm0 nm-restarted.log; NMS=$(echo " $NMS " | sed "s/ $OLD / $NM0 /"); }
+start_nm0 nm.log`, nodeManager(c.confDir, c.path("pids")), c.dir)
+	nms := []string{nm0}
 	if c.secondNM {
 		dir2 := c.path("nm2")
 		for _, d := range []string{"conf", "nm-local", "nm-logs", "pids"} {
@@ -171,14 +188,17 @@ func (c *nsCluster) run(t *testing.T, timeout time.Duration, body string) (strin
 	for _, l := range nms {
 		start += l + "\nNMS=\"$NMS $!\"\n"
 	}
-	rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
-	if c.apacheRM {
-		rm = c.home + "/bin/yarn resourcemanager"
+	rm := fmt.Sprintf("%s resourcemanager --conf %s > %s/rm.log 2>&1 &\nRM=$!", bobbinBinary(t), c.confDir, c.dir)
+	switch {
+	case c.apacheRM:
+		rm = fmt.Sprintf("%s/bin/yarn resourcemanager > %s/rm.log 2>&1 &\nRM=$!", c.home, c.dir)
+	case c.ha:
+		rm = c.startHA(t)
 	}
 	script := fmt.Sprintf(`set -u
 ip link set lo up
-%[1]s > %[2]s/rm.log 2>&1 &
-RM=$!
+%[7]s
+%[1]s
 NMS=
 %[3]s
 # Until the NodeManagers are RUNNING, read over the RM's REST API: a yarn CLI JVM per
@@ -189,7 +209,7 @@ cd %[2]s/work
 %[4]s
 kill $NMS; sleep 1; kill -9 $NMS 2>/dev/null
 kill $RM; wait $RM; echo "rm exit $?"
-`, rm, c.dir, start, body, len(nms), restPolls)
+`, rm, c.dir, start, body, len(nms), restPolls, c.preStart)
 	return c.exec(t, timeout, script)
 }
 
@@ -215,7 +235,11 @@ func (c *nsCluster) exec(t *testing.T, timeout time.Duration, script string) (st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", "-n", "bash", "-c", script)
+	ns := []string{"-n"}
+	if c.mountNS {
+		ns = append(ns, "-m") // util-linux makes its mounts private
+	}
+	cmd := exec.CommandContext(ctx, "unshare", append(ns, "bash", "-c", script)...)
 	// Hadoop 3's launcher refuses to start a daemon whose pid file (in HADOOP_PID_DIR,
 	// /tmp by default) names a live process: each cluster has its own pid directory, so
 	// clusters of parallel tests do not see each other's daemons.
@@ -287,6 +311,9 @@ func (c *nsCluster) writeNMConf(t *testing.T, i int, dir string, props map[strin
 	}
 	if c.nmProps != nil {
 		c.nmProps(i, props)
+	}
+	if c.ha {
+		haConf(props)
 	}
 	writeConf(t, dir, props)
 }

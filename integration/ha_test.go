@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,31 +60,7 @@ func TestHAFailoverAfterAMRegistered(t *testing.T) {
 // run to the moment after pi's AM registered, before its first container.
 func haFailoverDuringPi(t *testing.T, c *nsCluster, bobbinNM, registered bool) {
 	props := nmConf(c.dir)
-	ha := map[string]string{
-		"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2", "yarn.resourcemanager.cluster-id": "bobbin-ha",
-		"hadoop.zk.address": "127.0.0.1:2181", "yarn.resourcemanager.zk-address": "127.0.0.1:2181", "yarn.resourcemanager.zk-timeout-ms": "4000",
-		"yarn.resourcemanager.recovery.enabled": "true", "yarn.resourcemanager.store.class": "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
-		// The Java clients' failover back-off (AM, NM, job client) defaults to sleeps of
-		// up to 30 s between RMs while neither is active yet: a CI run saw the Apache NM
-		// come back 80 s after the kill and pi end near its 200 s limit. Shorter sleeps
-		// keep the test about Bobbin's failover, not Java's back-off.
-		"yarn.client.failover-sleep-base-ms": "500", "yarn.client.failover-sleep-max-ms": "3000",
-	}
-	for k, v := range ha {
-		props[k] = v
-	}
-	delete(props, "yarn.resourcemanager.hostname")
-	// Every RM address is on this one host: Hadoop's HAUtil, which NodeManagers and clients
-	// run too, refuses a configuration where several ids match the local address unless
-	// ha.id names one (their failover proxies go through every id regardless).
-	props["yarn.resourcemanager.ha.id"] = "rm1"
-	for i, id := range []string{"rm1", "rm2"} {
-		off := i * 10000
-		for key, port := range map[string]int{"address": 8032, "scheduler.address": 8030, "resource-tracker.address": 8031, "admin.address": 8033, "webapp.address": 8088} {
-			props[fmt.Sprintf("yarn.resourcemanager.%s.%s", key, id)] = fmt.Sprintf("127.0.0.1:%d", port+off)
-		}
-		props["yarn.resourcemanager.hostname."+id] = "127.0.0.1"
-	}
+	haConf(props)
 	// The phase the active is killed in: while the maps run, or (registered) after pi's AM
 	// registered with the node otherwise full — 1536 MB: the shell's AM (256) and
 	// container (768), pi's AM (512) — until the shell is killed after the failover.
@@ -114,52 +89,31 @@ echo "pi $APP registered; containers $(app_containers $APP)"`
 			"yarn.scheduler.capacity.root.default.maximum-capacity": "100",
 		})
 	}
-	// Each RM reads its own copy with its id (both addresses are on this machine).
-	for _, id := range []string{"rm1", "rm2"} {
-		dir := c.path(id + "-conf")
-		os.MkdirAll(dir, 0o755)
-		own := map[string]string{}
-		for k, v := range props {
-			own[k] = v
-		}
-		own["yarn.resourcemanager.ha.id"] = id
-		writeConf(t, dir, own)
-		copyFile(t, filepath.Join(c.confDir, "capacity-scheduler.xml"), filepath.Join(dir, "capacity-scheduler.xml"))
-	}
-	os.MkdirAll(c.path("zk/data"), 0o755)
-	os.WriteFile(c.path("zk/zoo.cfg"), []byte("tickTime=500\ndataDir="+c.path("zk/data")+"\nclientPort=2181\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nminSessionTimeout=1000\n"), 0o644)
-	bobbin := bobbinBinary(t)
+	c.writeRMConfs(t, props)
 	nm := "$Y nodemanager"
 	if bobbinNM {
-		// The yarn launcher exports these for a Java NM; containers' classpaths need them.
-		nm = fmt.Sprintf("env HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s %[2]s nodemanager --conf %[3]s",
-			c.home, bobbin, c.confDir)
+		nm = c.bobbinNMCommand(t, c.confDir)
 	}
 	out, err := c.exec(t, 10*time.Minute, fmt.Sprintf(`set -u
 ip link set lo up
 Y=$HADOOP_HOME/bin/yarn
-ZOO_LOG_DIR=%[1]s/zk %[2]s start-foreground %[1]s/zk/zoo.cfg > %[1]s/zk/zk.out 2>&1 &
-for i in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/2181) 2>/dev/null && break; sleep 0.2; done
-start_rm() { %[3]s resourcemanager --conf %[1]s/$1-conf >> %[1]s/$1.log 2>&1 & eval "PID_$1=$!"; }
-start_rm rm1
-for i in $(seq 1 100); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.2; done
-start_rm rm2
-%[5]s > %[1]s/nm.log 2>&1 &
+%[2]s
+%[4]s > %[1]s/nm.log 2>&1 &
 NMPID=$!
 for i in $(seq 1 90); do [ "$($Y node -list 2>/dev/null | grep -c RUNNING)" -ge 1 ] && break; sleep 1; done
 echo "rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
 cd %[1]s/work
-%[7]s
 %[6]s
+%[5]s
 T0=$(date +%%s.%%N)
-timeout 200 $HADOOP_HOME/bin/hadoop jar %[4]s pi 2 10 > %[1]s/pi.out 2>&1 &
+timeout 200 $HADOOP_HOME/bin/hadoop jar %[3]s pi 2 10 > %[1]s/pi.out 2>&1 &
 PI=$!
-%[8]s
+%[7]s
 kill -9 $PID_rm1
 T1=$(date +%%s.%%N)
 for i in $(seq 1 300); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.05; done
 echo "standby active $(echo "$(date +%%s.%%N) - $T1" | bc) s after the kill"
-%[9]s
+%[8]s
 wait $PI
 PIRC=$?
 echo "pi exit $PIRC"
@@ -178,6 +132,8 @@ echo "=== attempts"
 $Y applicationattempt -list "$($Y application -list -appStates ALL 2>/dev/null | awk '/QuasiMonteCarlo/ {print $1}' | head -1)" 2>&1 | grep appattempt_
 echo "=== end attempts"
 # Fencing: pause the active (rm2) past the session timeout; rm1 takes over; rm2 resumes.
+watch_roles > %[1]s/roles.log 2>&1 &
+WATCH=$!
 kill -STOP $PID_rm2
 T2=$(date +%%s.%%N)
 for i in $(seq 1 400); do curl -s http://127.0.0.1:8088/ws/v1/cluster/info | grep -q '"haState":"ACTIVE"' && break; sleep 0.05; done
@@ -185,9 +141,11 @@ echo "rm1 active $(echo "$(date +%%s.%%N) - $T2" | bc) s after rm2 was paused"
 kill -CONT $PID_rm2
 for i in $(seq 1 200); do curl -s http://127.0.0.1:18088/ws/v1/cluster/info | grep -q '"haState":"STANDBY"' && break; sleep 0.05; done
 echo "paused: rm1 $($Y rmadmin -getServiceState rm1 2>/dev/null) rm2 $($Y rmadmin -getServiceState rm2 2>/dev/null)"
+kill $WATCH
+roles_seen %[1]s/roles.log
 $Y application -list -appStates ALL 2>/dev/null | grep -c application_ | sed 's/^/applications listed: /'
 kill %%1 2>/dev/null
-`, c.dir, zktest.Script, bobbin, c.examplesJar(), nm, filler, restPolls, waitPhase, release))
+`, c.dir, c.startHA(t), c.examplesJar(), nm, filler, restPolls, waitPhase, release))
 	t.Logf("%s", out)
 	fail := func(why string) {
 		c.keep(t)
@@ -207,6 +165,10 @@ kill %%1 2>/dev/null
 		if !strings.Contains(out, want) {
 			fail("missing: " + want)
 		}
+	}
+	// From the pause to rm2's step-down, at most one RM answered as active at any poll.
+	if both, polls := splitBrain(t, out); both > 0 {
+		fail(fmt.Sprintf("%d of %d polls found both RMs answering as active", both, polls))
 	}
 	if !strings.Contains(c.logTail("pi.out", 40), "Estimated value of Pi is") {
 		fail("pi printed no estimate")

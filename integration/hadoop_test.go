@@ -168,7 +168,9 @@ func writeConf(t *testing.T, dir string, yarnProps map[string]string) {
 			"log4j.appender.console.target=System.err\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\n" +
 			"log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c: %m%n\n" +
 			// An Apache NM's registrations and resyncs, for a failed recovery test's kept log.
-			"log4j.logger.org.apache.hadoop.yarn.server.nodemanager.NodeStatusUpdaterImpl=INFO\n",
+			"log4j.logger.org.apache.hadoop.yarn.server.nodemanager.NodeStatusUpdaterImpl=INFO\n" +
+			// And how it takes containers back after a restart ("Reacquiring … with pid").
+			"log4j.logger.org.apache.hadoop.yarn.server.nodemanager.ContainerExecutor=INFO\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {

@@ -2,9 +2,12 @@ package integration
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,6 +32,9 @@ var killPhases = []struct {
 	{"maps", 0, `for i in $(seq 1 480); do [ "$(ls -d nm-logs/application_*_0002/container_*_0002_01_00000[23] 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.25; done; APP=$(running_app)`},
 	// The reduce running (fetching the maps' output).
 	{"reduce", 0, `for i in $(seq 1 480); do ls -d nm-logs/application_*_0002/container_*_0002_01_000004 >/dev/null 2>&1 && break; sleep 0.25; done; APP=$(running_app)`},
+	// The AM's job entered COMMITTING (the reduce is done): the MR AM commits only within
+	// yarn.app.mapreduce.am.job.committer.commit-window of a heartbeat the RM answered.
+	{"commit", 0, `for i in $(seq 1 9600); do grep -qs 'Transitioned from RUNNING to COMMITTING' nm-logs/application_*_0002/container_*_0002_01_000001/syslog && break; sleep 0.02; done; APP=$(ls -d nm-logs/application_*_0002 | xargs basename)`},
 	// The AM has unregistered (the application's final status is recorded); its container
 	// is still exiting.
 	{"unregistered", 0, `for i in $(seq 1 480); do APP=$(running_app); [ -n "$APP" ] && break; sleep 0.25; done
@@ -57,51 +63,178 @@ func dshellJob(c *nsCluster) killJob {
 	return killJob{"dshell", c.dshellCommand() + " -shell_command 'sleep 8' -num_containers 2 -master_memory 256 -container_memory 128", "", 3, true}
 }
 
-// TestRMKilledAtEachPhaseOfPi is issue 44's kill matrix for the RM (work-preserving
-// recovery, FileSystemRMStateStore on file://, SIGKILL, restart 2 s later): pi with
-// Bobbin's NodeManager at every phase above, with the 2.7.3 and the 3.1.1 clients, and
-// with Apache's 3.1.1 NodeManager at the registered one. Each time pi succeeds on its first
+// killTarget is what a cell of the kill matrix kills with SIGKILL at its phase.
+type killTarget string
+
+const (
+	// killRM: the RM (work-preserving recovery, FileSystemRMStateStore on file://),
+	// started again 2 s later.
+	killRM killTarget = "rm"
+	// killNM: the NodeManager (yarn.nodemanager.recovery.enabled), started again 2 s later.
+	killNM killTarget = "nm"
+	// killBoth: the RM and the NodeManager at once, both started again 2 s later.
+	killBoth killTarget = "rm+nm"
+	// killActive: the active of two HA RMs (ZooKeeper store and election, a 4 s session);
+	// the standby must take over within the session timeout + 1 s.
+	killActive killTarget = "ha-active"
+)
+
+// fullKillMatrix is whether BOBBIN_KILL_MATRIX=full asks for every cell (`make
+// kill-matrix`): both Hadoop versions, both NodeManagers, every phase, every target. CI
+// runs the subset each test names.
+func fullKillMatrix() bool { return os.Getenv("BOBBIN_KILL_MATRIX") == "full" }
+
+// killCell is one cell of the matrix.
+type killCell struct {
+	target   killTarget
+	version  string
+	bobbinNM bool
+	phase    string
+}
+
+// killMatrix runs, as parallel subtests of t, the cells of job for target: every version,
+// NodeManager and phase when the full matrix is asked for, else ci.
+func killMatrix(t *testing.T, target killTarget, job func(*nsCluster) killJob, ci []killCell) {
+	cells := ci
+	if fullKillMatrix() {
+		cells = nil
+		for _, v := range []string{hadoop2, hadoop3} {
+			for _, bobbinNM := range []bool{true, false} {
+				for _, ph := range killPhases {
+					cells = append(cells, killCell{target, v, bobbinNM, ph.name})
+				}
+			}
+		}
+	}
+	for _, cell := range cells {
+		cell.target = target
+		killAt(t, cell, job)
+	}
+}
+
+// bobbinCells is the cells of Bobbin's NodeManager with Hadoop v at the phases named.
+func bobbinCells(v string, phases ...string) []killCell {
+	var cells []killCell
+	for _, ph := range phases {
+		cells = append(cells, killCell{version: v, bobbinNM: true, phase: ph})
+	}
+	return cells
+}
+
+// everyPhase is the names of killPhases.
+func everyPhase() []string {
+	var names []string
+	for _, ph := range killPhases {
+		names = append(names, ph.name)
+	}
+	return names
+}
+
+// TestRMKilledAtEachPhaseOfPi is issue 44's kill matrix for the RM: pi with Bobbin's
+// NodeManager at every phase above, with the 2.7.3 and the 3.1.1 clients, and with
+// Apache's 3.1.1 NodeManager at the registered one. Each time pi succeeds on its first
 // attempt with four containers (AM, two maps, reduce: no task ran twice), it is listed
 // SUCCEEDED, no container went without an NMToken, and the NodeManager ends with no
 // container running.
 func TestRMKilledAtEachPhaseOfPi(t *testing.T) {
 	t.Parallel() // its subtests are clusters in their own network namespaces
-	for _, v := range []string{hadoop2, hadoop3} {
-		for i := range killPhases {
-			killRMAt(t, v, true, i, piJob)
-		}
-	}
-	killRMAt(t, hadoop3, false, 2, piJob)
+	ci := append(bobbinCells(hadoop2, everyPhase()...), bobbinCells(hadoop3, everyPhase()...)...)
+	killMatrix(t, killRM, piJob, append(ci, killCell{version: hadoop3, phase: "registered"}))
 }
 
-// TestRMKilledAtEachPhaseOfDShell is the same for the distributed shell (2.7.3, Bobbin's
-// NodeManager) at the phases it has: accepted, its AM starting, registered before any
-// container, its two containers running, and unregistered.
+// TestNMKilledAtEachPhaseOfPi is the matrix for the NodeManager, with NodeManager
+// recovery on: the same checks, so the restarted NodeManager took every container back
+// (a container run again would be a fifth). CI: Bobbin's NodeManager at the phases where
+// it has containers, Apache's 3.1.1 one with its AM running (see skipOnHadoop12317 for
+// 2.7.3's, skipOnApacheNMPidFileWindow for a container being launched).
+func TestNMKilledAtEachPhaseOfPi(t *testing.T) {
+	t.Parallel() // its subtests are clusters in their own network namespaces
+	ci := bobbinCells(hadoop2, "am-starting", "registered", "maps", "reduce", "commit")
+	killMatrix(t, killNM, piJob, append(ci, killCell{version: hadoop3, phase: "registered"}))
+}
+
+// TestRMAndNMKilledAtEachPhaseOfPi kills both daemons at once.
+func TestRMAndNMKilledAtEachPhaseOfPi(t *testing.T) {
+	t.Parallel() // its subtests are clusters in their own network namespaces
+	killMatrix(t, killBoth, piJob, bobbinCells(hadoop2, "registered", "maps", "reduce"))
+}
+
+// TestHAActiveKilledAtEachPhaseOfPi kills the active of two HA RMs: the standby is active
+// within ZooKeeper's session timeout + 1 s (the time is printed), and pi succeeds as
+// above. CI: the phases TestHAFailoverDuringPi (maps) and TestHAFailoverAfterAMRegistered
+// do not cover.
+func TestHAActiveKilledAtEachPhaseOfPi(t *testing.T) {
+	t.Parallel() // its subtests are clusters in their own network namespaces
+	killMatrix(t, killActive, piJob, bobbinCells(hadoop2, "accepted", "am-starting", "reduce", "commit", "unregistered"))
+}
+
+// TestRMKilledAtEachPhaseOfDShell is the RM's matrix for the distributed shell (2.7.3,
+// Bobbin's NodeManager) at the phases it has: accepted, its AM starting, registered before
+// any container, its two containers running, and unregistered. The full matrix runs the
+// other targets too.
 func TestRMKilledAtEachPhaseOfDShell(t *testing.T) {
 	t.Parallel() // its subtests are clusters in their own network namespaces
-	for i, ph := range killPhases {
-		if ph.name == "reduce" {
-			continue
+	targets := []killTarget{killRM}
+	if fullKillMatrix() {
+		targets = append(targets, killNM, killBoth, killActive)
+	}
+	for _, target := range targets {
+		for _, ph := range killPhases {
+			if ph.name == "reduce" || ph.name == "commit" {
+				continue // a shell has neither
+			}
+			killAt(t, killCell{target, hadoop2, true, ph.name}, dshellJob)
 		}
-		killRMAt(t, hadoop2, true, i, dshellJob)
 	}
 }
 
-// killRMAt runs one cell of the matrix as a parallel subtest of t.
-func killRMAt(t *testing.T, version string, bobbinNM bool, phase int, job func(*nsCluster) killJob) {
-	ph := killPhases[phase]
+// killScripts are a target's script fragments: kill (at the phase), and back (once the
+// killed daemons are serving again, or the standby is active: it prints the failover time).
+func killScripts(t *testing.T, c *nsCluster, target killTarget) (kill, back string) {
+	rm := fmt.Sprintf("%s resourcemanager --conf %s > rm-restarted.log 2>&1 &\nRM=$!", bobbinBinary(t), c.confDir)
+	waitRM := `for i in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/8032) 2>/dev/null && break; sleep 0.02; done`
+	switch target {
+	case killNM:
+		return "kill -9 $NM0\nwait $NM0 2>/dev/null", "sleep 2\nrestart_nm0"
+	case killBoth:
+		return "kill -9 $RM $NM0\nwait $RM $NM0 2>/dev/null", "sleep 2\n" + rm + "\nrestart_nm0\n" + waitRM
+	case killActive:
+		// The failover time is from the kill to rm2's log line saying it is active (a poll's
+		// time would add the poll's own delay on a loaded machine).
+		return "T1=$(date +%s.%N)\nkill -9 $RM", `for i in $(seq 1 600); do grep -q 'msg="transitioned to active"' rm2.log && break; sleep 0.05; done
+T2=$(date -d "$(grep -m1 'msg="transitioned to active"' rm2.log | grep -o 'time="[^"]*"' | cut -d'"' -f2)" +%s.%N)
+echo "=== failover $(echo "$T2 - $T1" | bc) s"
+RM=$PID_rm2`
+	}
+	return "kill -9 $RM\nwait $RM 2>/dev/null", "sleep 2\n" + rm + "\n" + waitRM
+}
+
+// killAt runs one cell of the matrix as a parallel subtest of t.
+func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
+	var ph = killPhases[0]
+	for _, p := range killPhases {
+		if p.name == cell.phase {
+			ph = p
+		}
+	}
 	nm := "apache-nm"
-	if bobbinNM {
+	if cell.bobbinNM {
 		nm = "bobbin-nm"
 	}
-	t.Run(fmt.Sprintf("%s-%s-%s", ph.name, version, nm), func(t *testing.T) {
+	t.Run(fmt.Sprintf("%s-%s-%s-%s", cell.target, ph.name, cell.version, nm), func(t *testing.T) {
 		t.Parallel() // its own network namespace: see parallelism in cluster_test.go
-		c := newNSClusterVersion(t, version)
-		c.bobbinNM = bobbinNM
+		if !cell.bobbinNM && cell.version == hadoop2 && (cell.target == killNM || cell.target == killBoth) {
+			skipOnHadoop12317(t)
+		}
+		c := newNSClusterVersion(t, cell.version)
+		c.bobbinNM = cell.bobbinNM
+		c.ha = cell.target == killActive
 		c.nmMemoryMB = 1536
 		c.nmProps = func(_ int, p map[string]string) {
 			p["yarn.resourcemanager.recovery.enabled"] = "true"
 			p["yarn.resourcemanager.fs.state-store.uri"] = "file://" + c.path("rmstore")
+			p["yarn.nodemanager.recovery.enabled"] = "true"
+			p["yarn.nodemanager.recovery.dir"] = c.path("nm-recovery")
 		}
 		c.capacityProps = map[string]string{
 			"yarn.scheduler.capacity.maximum-am-resource-percent":   "1",
@@ -122,8 +255,7 @@ FILLER=$(running_app)`, c.dshellCommand(), ph.filler)
 			filler = fmt.Sprintf(`$Y jar %s -jar %[1]s -shell_command true -num_containers 1 -master_memory 256 -container_memory 128 > filler.log 2>&1
 FILLER=none`, c.dshellJar())
 		}
-		wait := ph.wait
-		rm := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
+		kill, back := killScripts(t, c, cell.target)
 		out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 cd %[1]s
 %[2]s
@@ -131,36 +263,37 @@ timeout 180 %[3]s > job.out 2>&1 &
 JOB=$!
 %[4]s
 echo "=== phase %[5]s reached: $APP state $(curl -s http://127.0.0.1:8088/ws/v1/cluster/apps/$APP | grep -o '"state":"[A-Z]*"' | head -1) containers $(app_containers $APP)"
-kill -9 $RM
-wait $RM 2>/dev/null
-sleep 2
-%[6]s > rm2.log 2>&1 &
-RM=$!
-for i in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/8032) 2>/dev/null && break; sleep 0.02; done
+%[6]s
 %[7]s
+%[8]s
 wait $JOB
 RC=$?
 echo "job exit $RC"
-[ $RC -ne 0 ] && { %[8]s; }
+[ $RC -ne 0 ] && { %[9]s; }
 echo "=== attempts $($Y applicationattempt -list $APP 2>/dev/null | grep -c appattempt_)"
 echo "=== final $($Y application -status $APP 2>/dev/null | grep -o 'Final-State : [A-Z]*')"
 echo "=== containers $(ls -d nm-logs/$APP/container_* 2>/dev/null | wc -l)"
 grep -c 'No NMToken sent' job.out nm-logs/$APP/*/syslog nm-logs/$APP/*/AppMaster.stderr 2>/dev/null | awk -F: '{s+=$NF} END {print "=== no-nmtoken " s+0}'
 for i in $(seq 1 120); do N=$(curl -s http://127.0.0.1:8042/ws/v1/node/containers | grep -o '"state":"RUNNING"' | wc -l); [ "$N" -eq 0 ] && break; sleep 0.25; done
-echo "=== running on the node $N"`, c.dir, filler, j.command, wait, ph.name, rm, release, nmHeartbeatThreads))
+echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, kill, back, release, nmHeartbeatThreads))
 		fail := func(why string) {
 			c.keep(t)
-			t.Fatalf("%s\nerr %v\n%s\n--- job:\n%s\n--- rm2:\n%s", why, err, out, c.logTail("job.out", 40), c.logTail("rm2.log", 40))
+			t.Fatalf("%s\nerr %v\n%s\n--- job:\n%s\n--- restarted rm:\n%s\n--- restarted nm:\n%s", why, err, out, c.logTail("job.out", 40),
+				c.logTail("rm-restarted.log", 30)+c.logTail("rm2.log", 30), c.logTail("nm-restarted.log", 30))
 		}
 		if err != nil {
 			fail("cluster script failed")
 		}
 		skipOnApacheNMResyncRace(t, c, out)
+		skipOnApacheNMPidFileWindow(t, c)
+		if strings.Contains(out, "=== rm1 did not become active") {
+			fail("rm1 was not the active at the start")
+		}
 		if !strings.Contains(out, "=== phase "+ph.name+" reached: application_") {
 			fail("the phase was not reached")
 		}
 		if !strings.Contains(out, "job exit 0") || !strings.Contains(c.logTail("job.out", 40), j.success) {
-			fail(j.name + " did not succeed across the restart")
+			fail(j.name + " did not succeed across the kill")
 		}
 		for _, want := range []string{"=== attempts 1", "=== final Final-State : SUCCEEDED", "=== no-nmtoken 0", "=== running on the node 0"} {
 			if !strings.Contains(out, want) {
@@ -175,5 +308,49 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, wait, ph.name, rm,
 		if n != j.containers && (!j.reasks || n < j.containers) {
 			fail(fmt.Sprintf("%s ran %d containers, want %d: a task ran twice", j.name, n, j.containers))
 		}
+		if c.ha {
+			checkFailoverTime(t, out, fail)
+		}
 	})
+}
+
+// checkFailoverTime reads the failover time a killActive cell printed: the standby must be
+// active within the session timeout (4 s) + 1 s.
+func checkFailoverTime(t *testing.T, out string, fail func(string)) {
+	m := regexp.MustCompile(`=== failover ([0-9.]+) s`).FindStringSubmatch(out)
+	if m == nil {
+		fail("no failover time")
+	}
+	secs, _ := strconv.ParseFloat(m[1], 64)
+	t.Logf("the standby was active %.2f s after the active was killed", secs)
+	if secs > 5 {
+		fail(fmt.Sprintf("failover took %.2f s, more than the 4 s session + 1 s", secs))
+	}
+}
+
+// skipOnHadoop12317 skips a test that restarts Apache 2.7.3's NodeManager where that
+// NodeManager cannot take its containers back: it asks whether a container lives with
+// `kill -0 -PID` (Shell.getCheckProcessIsAliveCommand), which procps-ng's kill (4.x,
+// Debian 12) reads as a signal, not a process group — a live group reads as gone, so the
+// restarted NodeManager declares every running container lost (exit 154) under any RM.
+// HADOOP-12317, fixed in 2.8.0 (`bash -c "kill -0 -- -PID"`); 3.1.1's NodeManager has the fix.
+func skipOnHadoop12317(t *testing.T) {
+	t.Helper()
+	if exec.Command("kill", "-0", fmt.Sprintf("-%d", syscall.Getpgrp())).Run() != nil {
+		t.Skip("Apache 2.7.3's NodeManager cannot recover containers on this machine: its `kill -0 -PID` check misreads a live process group with this procps kill (HADOOP-12317, fixed in 2.8.0)")
+	}
+}
+
+// skipOnApacheNMPidFileWindow skips a cell in which an Apache NodeManager was killed
+// while it launched a container: it records the container LAUNCHED before the launch
+// script has written its pid file, and the restarted NodeManager, finding no pid file,
+// declares the running container lost (exit 154; RecoveredContainerLaunch, "Unable to
+// locate pid file"), so the AM runs its task again — under any RM. Bobbin's NodeManager
+// finds such a container by the marker in its environment (docs/recovery.md).
+func skipOnApacheNMPidFileWindow(t *testing.T, c *nsCluster) {
+	t.Helper()
+	if !c.bobbinNM && strings.Contains(c.logTail("nm-restarted.log", 100000), "Unable to locate pid file for container") {
+		c.keep(t)
+		t.Skip("the Apache NodeManager was killed between recording a container launched and its pid file (upstream window: the restarted NodeManager declares it lost)")
+	}
 }

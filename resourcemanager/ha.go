@@ -223,12 +223,14 @@ func (rm *ResourceManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveActive serves the active core's pages; a standby answers its own state, or sends
-// the caller to the active RM.
+// the caller to the active RM. So does an active that cannot confirm its lock (woken from
+// a pause past its session): until it knows, it must not answer as active here either.
 func (rm *ResourceManager) serveActive(w http.ResponseWriter, r *http.Request) {
 	rm.mu.Lock()
 	h := rm.webCore
 	rm.mu.Unlock()
-	if h != nil {
+	unsure := rm.stillActive()
+	if h != nil && unsure == "" {
 		h.ServeHTTP(w, r)
 		return
 	}
@@ -246,5 +248,8 @@ func (rm *ResourceManager) serveActive(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://"+addr+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		return
 	}
-	http.Error(w, rm.standbyMessage()+"; no active ResourceManager is known", http.StatusServiceUnavailable)
+	if unsure == "" {
+		unsure = rm.standbyMessage() + "; no active ResourceManager is known"
+	}
+	http.Error(w, unsure, http.StatusServiceUnavailable)
 }

@@ -70,6 +70,8 @@ type Core struct {
 	// tokens were last swept.
 	Delegation *delegation.Manager
 	delegTick  time.Time
+	// retryTick is when the monitor last wrote again what the state store refused.
+	retryTick time.Time
 	// Tokens renews the delegation tokens applications submit (nil without Kerberos);
 	// hdfsTokens is its NameNode client and login the RM's Kerberos login for it.
 	Tokens     *tokenrenewer.Renewer

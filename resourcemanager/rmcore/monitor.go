@@ -52,6 +52,10 @@ func (rm *Core) Step(now time.Time) {
 	rm.expireLifetimes(now)
 	rm.checkDecommissioning(now)
 	rm.rollKeys(now)
+	if now.Sub(rm.retryTick) >= time.Second {
+		rm.retryTick = now
+		rm.retryUnsaved()
+	}
 	if now.Sub(rm.delegTick) >= 10*time.Second {
 		rm.delegTick = now
 		if err := rm.Delegation.Tick(); err != nil {
@@ -143,4 +147,17 @@ func (rm *Core) expireAllocations(now time.Time) {
 func (s Settings) monitorTick() time.Duration {
 	tick := min(s.NMExpiry, s.AMExpiry, s.AllocationExpiry) / 10
 	return min(max(tick, 10*time.Millisecond), time.Second)
+}
+
+// retryUnsaved writes again the application records the state store refused (a full or
+// read-only file system): once it takes writes again, what it missed is stored. The
+// failures were logged when they happened; a retry that stores is logged once.
+func (rm *Core) retryUnsaved() {
+	if n, err := rm.Apps.RetryUnsaved(); n > 0 {
+		l := rm.Log.WithFields(map[string]any{"stored": n, "store": rm.Store.Location()})
+		if err != nil {
+			l = l.WithError(err)
+		}
+		l.Info("state store takes writes again: stored what it had refused")
+	}
 }

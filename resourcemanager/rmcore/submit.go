@@ -139,7 +139,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	log := rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
 	att := a.Attempt // Submit drops it when a limit rejects the application
 	added, rejected, err := rm.Apps.Submit(a, rm.submissionLimits(a))
-	if rejected != "" && att != nil {
+	if (rejected != "" || err != nil) && att != nil {
 		rm.AMRM.Revoke(att.ID) // the attempt made for it never runs
 	}
 	if err != nil {
@@ -147,7 +147,8 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 			rm.Tokens.Forget(id.String())
 		}
 		log.WithError(err).Error("application not recorded in the state store; refused")
-		return rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record application %s: %v", id, err)
+		// err names the application and the store already.
+		return rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record the submission: %v", err)
 	}
 	if !added {
 		log.Info("application submitted again; keeping the first submission")

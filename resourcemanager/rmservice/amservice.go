@@ -303,6 +303,16 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 			s.rm.Engine.CancelAsks(rmcore.EngineID(att.App))
 		}
 	}
-	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()}).Info("application master unregistered")
+	log := s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()})
+	if s.rm.Apps.Unsaved(att.App) {
+		// The state store refused the final state (full, read-only): as the Java RM does
+		// until its FINAL_SAVED, the AM hears it is not unregistered yet and asks again,
+		// so a restart cannot lose a finish it was told of.
+		if _, err := s.rm.Apps.RetryUnsaved(); err != nil || s.rm.Apps.Unsaved(att.App) {
+			log.WithError(err).Warn("application master unregistering: its final state is not stored yet; answered isUnregistered=false")
+			return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(false)}, nil
+		}
+	}
+	log.Info("application master unregistered")
 	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }

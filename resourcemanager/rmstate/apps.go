@@ -358,6 +358,8 @@ type Apps struct {
 	batchMu  sync.Mutex
 	batching bool
 	batch    map[string]*statestore.AppRecord
+	// unsaved holds the writes the store refused, until RetryUnsaved stores them.
+	unsaved unsavedWrites
 }
 
 func NewApps(clusterTimestamp int64, now func() time.Time) *Apps {
@@ -489,7 +491,9 @@ func (r *Apps) Retire(id records.ApplicationID, keep int) []records.ApplicationI
 	r.mu.Unlock()
 	// The store is written outside the registry's lock, as every other write is.
 	if journal != nil && len(ids) > 0 {
-		if err := journal.RemoveApps(ids); err != nil && onErr != nil {
+		err := journal.RemoveApps(ids)
+		r.unsaved.noteRemovals(ids, err == nil)
+		if err != nil && onErr != nil {
 			onErr(err)
 		}
 	}

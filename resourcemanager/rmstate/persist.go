@@ -121,8 +121,8 @@ func (r *Apps) write(recs ...*statestore.AppRecord) error {
 	return first
 }
 
-// writeOrReport is write for calls that cannot return the error; while a batch is open
-// the records are kept for Flush instead.
+// writeOrReport is write for calls that cannot return the error (a refused record is
+// kept for RetryUnsaved); while a batch is open the records are kept for Flush instead.
 func (r *Apps) writeOrReport(recs ...*statestore.AppRecord) {
 	r.batchMu.Lock()
 	if r.batching {
@@ -135,8 +135,19 @@ func (r *Apps) writeOrReport(recs ...*statestore.AppRecord) {
 		return
 	}
 	r.batchMu.Unlock()
-	if err := r.write(recs...); err != nil && r.journalErr != nil {
-		r.journalErr(err)
+	var first error
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		err := r.journal.PutApp(rec)
+		r.unsaved.note(rec, err) // a refused write is kept for RetryUnsaved
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil && r.journalErr != nil {
+		r.journalErr(first)
 	}
 }
 

@@ -1,6 +1,7 @@
 package rmstate
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -83,4 +84,74 @@ func appID(t *testing.T, s string) records.ApplicationID {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// refusingJournal is a memJournal that refuses every write while refuse is set (a full
+// or read-only file system under the store).
+type refusingJournal struct {
+	memJournal
+	refuse bool
+}
+
+var errRefused = errors.New("write bobbin-rmstore.db: no space left on device")
+
+func (j *refusingJournal) PutApp(rec *statestore.AppRecord) error {
+	if j.refuse {
+		return errRefused
+	}
+	return j.memJournal.PutApp(rec)
+}
+
+func (j *refusingJournal) RemoveApps(ids []string) error {
+	if j.refuse {
+		return errRefused
+	}
+	return j.memJournal.RemoveApps(ids)
+}
+
+// A change the store refused is not lost: the registry keeps it (Unsaved) and
+// RetryUnsaved stores it once the store takes writes again; so is a retired application's
+// removal.
+func TestRefusedWritesAreRetried(t *testing.T) {
+	j := &refusingJournal{memJournal: memJournal{apps: map[string]*statestore.AppRecord{}}}
+	r := NewApps(1, time.Now)
+	var reported []error
+	r.SetJournal(j, func(err error) { reported = append(reported, err) })
+	r.SetStoreLimit(0) // a finished application leaves the store when retired
+	id, other := r.NewID(), r.NewID()
+	for _, a := range []records.ApplicationID{id, other} {
+		if ok, _, err := r.Submit(&App{ID: a, User: "u", Queue: "default", State: yarnpb.YarnApplicationStateProto_RUNNING}, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	j.refuse = true
+	r.With(id, func(a *App, _ bool) {
+		a.State, a.Final = yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED
+	})
+	r.With(other, func(a *App, _ bool) {
+		a.State, a.FinishTime = yarnpb.YarnApplicationStateProto_KILLED, time.Now().UnixMilli()
+	})
+	r.Retire(other, 10)
+	if len(reported) != 3 {
+		t.Fatalf("reported %v, want the three refused writes", reported)
+	}
+	if !r.Unsaved(id) || j.apps[id.String()].State != int32(yarnpb.YarnApplicationStateProto_RUNNING) {
+		t.Fatal("the refused final state is not kept as unsaved")
+	}
+	if n, err := r.RetryUnsaved(); n != 0 || !errors.Is(err, errRefused) || !r.Unsaved(id) {
+		t.Fatalf("retry while refusing: stored %d, %v", n, err)
+	}
+	j.refuse = false
+	if n, err := r.RetryUnsaved(); n != 2 || err != nil {
+		t.Fatalf("retry once writes are taken: stored %d, %v; want the record and the removal", n, err)
+	}
+	if r.Unsaved(id) || j.apps[id.String()].State != int32(yarnpb.YarnApplicationStateProto_FINISHED) {
+		t.Fatalf("after the retry the store holds %+v", j.apps[id.String()])
+	}
+	if j.apps[other.String()] != nil {
+		t.Fatal("the retired application's removal was not retried")
+	}
+	if n, err := r.RetryUnsaved(); n != 0 || err != nil {
+		t.Fatalf("nothing left to retry, yet stored %d, %v", n, err)
+	}
 }

@@ -4,8 +4,9 @@
 //
 // The embedded store is one bbolt file in a directory on local disk: each write is a
 // transaction that bbolt fsyncs before it returns, so a caller that answers a client after
-// a write has made it durable. A file bbolt cannot open (torn, truncated, not a store) is
-// an error naming it: the RM refuses to start rather than start empty.
+// a write has made it durable. A file bbolt cannot open or read (torn, truncated, empty, a
+// corrupt page, not a store) is an error naming it: the RM refuses to start rather than
+// start empty or crash.
 package statestore
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -191,26 +193,90 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		return nil, fmt.Errorf("state store: directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("state store %s is locked by another process (another ResourceManager on the same store?)", path)
-		}
-		return nil, fmt.Errorf("state store %s cannot be opened (corrupt or not a Bobbin store; move it away to start empty): %w", path, err)
+	// bbolt takes an empty file for a new store: a store truncated to nothing would start
+	// the RM without a word and without its applications.
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		return nil, fmt.Errorf("state store %s is empty (0 bytes: truncated?); refusing to start without the applications it held (move it away to start empty)", path)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketApps, bucketMeta, bucketKeys, bucketNodes, bucketDeleg} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
+	var db *bolt.DB
+	err := guardCorrupt(func() (err error) {
+		// Opening reads the meta and freelist pages: a corrupt freelist panics in bbolt.
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+		return err
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, bolt.ErrTimeout):
+			return nil, fmt.Errorf("state store %s is locked by another process (another ResourceManager on the same store?)", path)
+		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+			return nil, fmt.Errorf("state store %s cannot be opened (corrupt or not a Bobbin store; move it away to start empty): %w", path, err)
 		}
-		return nil
+		// The file system's refusal (read-only, permissions, no space): the store may be
+		// whole, so nothing here says to move it away.
+		return nil, fmt.Errorf("state store %s cannot be opened: %w", path, err)
+	}
+	if err := checkWhole(db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	err = guardCorrupt(func() error {
+		// A store that has its buckets is not written before it is read: a damaged one
+		// stays as it was found.
+		missing := false
+		db.View(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketApps, bucketMeta, bucketKeys, bucketNodes, bucketDeleg} {
+				missing = missing || tx.Bucket(b) == nil
+			}
+			return nil
+		})
+		if !missing {
+			return nil
+		}
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketApps, bucketMeta, bucketKeys, bucketNodes, bucketDeleg} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
 	return &Embedded{path: path, db: db}, nil
+}
+
+// checkWhole refuses a store file shorter than its last commit says it is (truncated:
+// reading its missing pages would fault).
+func checkWhole(db *bolt.DB, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("state store %s: %w", path, err)
+	}
+	var need int64
+	if err := db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil }); err != nil {
+		return fmt.Errorf("state store %s: %w", path, err)
+	}
+	if need > fi.Size() {
+		return fmt.Errorf("state store %s is truncated: %d bytes, its last commit needs %d; refusing to start without what it held (restore it, or move it away to start empty)", path, fi.Size(), need)
+	}
+	return nil
+}
+
+// guardCorrupt runs fn, which reads the store's pages, turning what a corrupt page makes
+// bbolt do — panic on a page that is not what it should be, or fault on a read past the
+// file — into an error (its caller names the store), instead of a crash that names
+// nothing.
+func guardCorrupt(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt (%v): restore the store, or move it away to start empty", p)
+		}
+	}()
+	return fn()
 }
 
 // Location is the store's file.
@@ -223,58 +289,60 @@ func (s *Embedded) Close() error { return s.db.Close() }
 // naming it: a store is used whole or not at all.
 func (s *Embedded) Load() (*State, error) {
 	st := &State{Keys: map[string]*KeysRecord{}, Delegation: map[string]*DelegationRecord{}}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketMeta).Get(keyEpoch); v != nil {
-			if err := json.Unmarshal(v, &st.Epoch); err != nil {
-				return fmt.Errorf("epoch: %w", err)
+	err := guardCorrupt(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket(bucketMeta).Get(keyEpoch); v != nil {
+				if err := json.Unmarshal(v, &st.Epoch); err != nil {
+					return fmt.Errorf("epoch: %w", err)
+				}
 			}
-		}
-		if v := tx.Bucket(bucketMeta).Get(keyLabels); v != nil {
-			st.Labels = &LabelsRecord{}
-			if err := json.Unmarshal(v, st.Labels); err != nil {
-				return fmt.Errorf("node labels: %w", err)
+			if v := tx.Bucket(bucketMeta).Get(keyLabels); v != nil {
+				st.Labels = &LabelsRecord{}
+				if err := json.Unmarshal(v, st.Labels); err != nil {
+					return fmt.Errorf("node labels: %w", err)
+				}
 			}
-		}
-		err := tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
-			var rec KeysRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("master keys %s: %w", k, err)
+			err := tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
+				var rec KeysRecord
+				if err := json.Unmarshal(v, &rec); err != nil {
+					return fmt.Errorf("master keys %s: %w", k, err)
+				}
+				st.Keys[string(k)] = &rec
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			st.Keys[string(k)] = &rec
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		err = tx.Bucket(bucketDeleg).ForEach(func(k, v []byte) error {
-			var rec DelegationRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("delegation %s: %w", k, err)
+			err = tx.Bucket(bucketDeleg).ForEach(func(k, v []byte) error {
+				var rec DelegationRecord
+				if err := json.Unmarshal(v, &rec); err != nil {
+					return fmt.Errorf("delegation %s: %w", k, err)
+				}
+				st.Delegation[string(k)] = &rec
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			st.Delegation[string(k)] = &rec
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		err = tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
-			var rec NodeRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("node %s: %w", k, err)
+			err = tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
+				var rec NodeRecord
+				if err := json.Unmarshal(v, &rec); err != nil {
+					return fmt.Errorf("node %s: %w", k, err)
+				}
+				st.Nodes = append(st.Nodes, &rec)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			st.Nodes = append(st.Nodes, &rec)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return tx.Bucket(bucketApps).ForEach(func(k, v []byte) error {
-			var rec AppRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("application %s: %w", k, err)
-			}
-			st.Apps = append(st.Apps, &rec)
-			return nil
+			return tx.Bucket(bucketApps).ForEach(func(k, v []byte) error {
+				var rec AppRecord
+				if err := json.Unmarshal(v, &rec); err != nil {
+					return fmt.Errorf("application %s: %w", k, err)
+				}
+				st.Apps = append(st.Apps, &rec)
+				return nil
+			})
 		})
 	})
 	if err != nil {

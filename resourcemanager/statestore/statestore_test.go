@@ -1,10 +1,13 @@
 package statestore
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 )
@@ -130,4 +133,82 @@ func TestStoreFromHadoopKeys(t *testing.T) {
 	if s, err := Open(c, "test", nil); s != nil || err != nil {
 		t.Errorf("null store: %v %v", s, err)
 	}
+}
+
+// A store damaged below its records — emptied, truncated, a page overwritten — or with a
+// record that does not decode is refused at start with an error naming the store, never
+// loaded as empty and never a crash (bbolt panics, or faults reading past a truncated
+// file, where nothing guards it), and the file is left as it was.
+func TestDamagedStoreIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough applications for the store to span many pages.
+	for i := 1; i <= 400; i++ {
+		rec := &AppRecord{ID: fmt.Sprintf("application_1_%04d", i), Version: 1, User: "alice", Diagnostics: strings.Repeat("d", 200)}
+		if err := s.PutApp(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	path := filepath.Join(dir, FileName)
+	whole, _ := os.ReadFile(path)
+	if len(whole) < 64<<10 {
+		t.Fatalf("store of %d bytes: too small to damage its pages", len(whole))
+	}
+	pages := func(from int, garbage byte) []byte {
+		b := append([]byte(nil), whole...)
+		for i := from * 4096; i < len(b) && i < (from+8)*4096; i++ {
+			b[i] = garbage
+		}
+		return b
+	}
+	cases := map[string][]byte{
+		"empty":        {},
+		"truncated":    whole[:len(whole)/2],
+		"leaf pages":   pages(len(whole)/4096/2, 0x5a),
+		"branch pages": pages(2, 0xff),
+	}
+	for name, bad := range cases {
+		// A directory each: a panic inside bbolt's Open leaves its file lock held by this
+		// process (the RM exits on the error, so that lock dies with it).
+		dir := t.TempDir()
+		path := filepath.Join(dir, FileName)
+		if err := os.WriteFile(path, bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := openAndLoad(dir)
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s store: err = %v, want an error naming %s", name, err, path)
+		} else {
+			t.Logf("%s store: %v", name, err)
+		}
+		if after, _ := os.ReadFile(path); string(after) != string(bad) {
+			t.Errorf("%s store was rewritten", name)
+		}
+	}
+	// A record that does not decode names the store and the record.
+	s, err = OpenEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketApps).Put([]byte("application_1_0007"), []byte(`{"ID": "applica`))
+	})
+	s.Close()
+	if err := openAndLoad(dir); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "application_1_0007") {
+		t.Errorf("corrupt record: err = %v, want an error naming %s and application_1_0007", err, path)
+	}
+}
+
+func openAndLoad(dir string) error {
+	s, err := OpenEmbedded(dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.Load()
+	return err
 }
