@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,16 +18,17 @@ import (
 // directory), never by a sleep. filler is the memory a distributed shell's container holds
 // on the 1536 MB node (its AM takes 256): the node is full until the shell is killed after
 // the restart, which holds pi where the phase left it.
-var killPhases = []struct {
-	name   string
-	filler int    // MB; 0: no shell
-	wait   string // shell that returns once the phase is reached; $APP is pi's application then
-}{
+var killPhases = []killPhase{
 	// Accepted: no room for pi's AM (512) until the shell goes.
 	{"accepted", 1280, `for i in $(seq 1 480); do APP=$(curl -s 'http://127.0.0.1:8088/ws/v1/cluster/apps?states=ACCEPTED' | grep -o 'application_[0-9]*_[0-9]*' | head -1); [ -n "$APP" ] && break; sleep 0.25; done`},
+	// The AM's container allocated (the attempt names it), at once: the NodeManager is
+	// usually still localizing it (the output says whether its log directory existed).
+	{"allocated", 0, `for i in $(seq 1 4800); do APP=$(curl -s http://127.0.0.1:8088/ws/v1/cluster/apps | grep -o 'application_[0-9]*_0002' | head -1); [ -n "$APP" ] && curl -s http://127.0.0.1:8088/ws/v1/cluster/apps/$APP/appattempts | grep -q '"containerId":"container_' && break; sleep 0.02; done
+echo "=== AM container launched when the phase was reached: $(ls -d nm-logs/$APP/container_* 2>/dev/null | wc -l)"`},
 	// The AM's JVM starting: its container's log directory exists, it has not registered.
 	{"am-starting", 0, `for i in $(seq 1 960); do D=$(ls -d nm-logs/application_*_0002/container_*_0002_01_000001 2>/dev/null | head -1); [ -n "$D" ] && break; sleep 0.05; done; APP=$(basename "$(dirname "$D")")`},
-	// Registered, before any container: room for the AM only (issue 44's NMToken bug).
+	// Registered, before any container: room for the AM only (issue 44's NMToken bug); the
+	// AM's allocate calls ask and get nothing until the restart.
 	{"registered", 768, `for i in $(seq 1 480); do APP=$(running_app $FILLER); [ -n "$APP" ] && break; sleep 0.25; done`},
 	// Both maps (the shell's two containers) running.
 	{"maps", 0, `for i in $(seq 1 480); do [ "$(ls -d nm-logs/application_*_0002/container_*_0002_01_00000[23] 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.25; done; APP=$(running_app)`},
@@ -39,6 +41,15 @@ var killPhases = []struct {
 	// is still exiting.
 	{"unregistered", 0, `for i in $(seq 1 480); do APP=$(running_app); [ -n "$APP" ] && break; sleep 0.25; done
 for i in $(seq 1 4800); do curl -s http://127.0.0.1:8088/ws/v1/cluster/apps/$APP | grep -q '"finalStatus":"SUCCEEDED"' && break; sleep 0.05; done`},
+}
+
+// killPhase is a moment of a job: its name, the memory (MB) a distributed shell holds to
+// keep the job there until the kill is done with (0: none), and the shell that returns
+// once the phase is reached, with $APP the job's application.
+type killPhase struct {
+	name   string
+	filler int
+	wait   string
 }
 
 // killJob is the job a kill-matrix run disturbs: its command (run in the cluster's
@@ -133,9 +144,9 @@ func everyPhase() []string {
 // TestRMKilledAtEachPhaseOfPi is issue 44's kill matrix for the RM: pi with Bobbin's
 // NodeManager at every phase above, with the 2.7.3 and the 3.1.1 clients, and with
 // Apache's 3.1.1 NodeManager at the registered one. Each time pi succeeds on its first
-// attempt with four containers (AM, two maps, reduce: no task ran twice), it is listed
-// SUCCEEDED, no container went without an NMToken, and the NodeManager ends with no
-// container running.
+// attempt with four containers (AM, two maps, reduce: no task ran twice), `yarn logs`
+// prints all four (log aggregation on), it is listed SUCCEEDED, no container went without
+// an NMToken, and the NodeManager ends with no container running.
 func TestRMKilledAtEachPhaseOfPi(t *testing.T) {
 	t.Parallel() // its subtests are clusters in their own network namespaces
 	ci := append(bobbinCells(hadoop2, everyPhase()...), bobbinCells(hadoop3, everyPhase()...)...)
@@ -211,12 +222,11 @@ RM=$PID_rm2`
 
 // killAt runs one cell of the matrix as a parallel subtest of t.
 func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
-	var ph = killPhases[0]
-	for _, p := range killPhases {
-		if p.name == cell.phase {
-			ph = p
-		}
+	i := slices.IndexFunc(killPhases, func(p killPhase) bool { return p.name == cell.phase })
+	if i < 0 {
+		t.Fatalf("no kill phase %q", cell.phase)
 	}
+	ph := killPhases[i]
 	nm := "apache-nm"
 	if cell.bobbinNM {
 		nm = "bobbin-nm"
@@ -235,6 +245,9 @@ func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
 			p["yarn.resourcemanager.fs.state-store.uri"] = "file://" + c.path("rmstore")
 			p["yarn.nodemanager.recovery.enabled"] = "true"
 			p["yarn.nodemanager.recovery.dir"] = c.path("nm-recovery")
+			// The containers are counted from what `yarn logs` prints of them.
+			p["yarn.log-aggregation-enable"] = "true"
+			p["yarn.nodemanager.remote-app-log-dir"] = "file://" + c.path("app-logs")
 		}
 		c.capacityProps = map[string]string{
 			"yarn.scheduler.capacity.maximum-am-resource-percent":   "1",
@@ -272,8 +285,12 @@ echo "job exit $RC"
 [ $RC -ne 0 ] && { %[9]s; }
 echo "=== attempts $($Y applicationattempt -list $APP 2>/dev/null | grep -c appattempt_)"
 echo "=== final $($Y application -status $APP 2>/dev/null | grep -o 'Final-State : [A-Z]*')"
-echo "=== containers $(ls -d nm-logs/$APP/container_* 2>/dev/null | wc -l)"
-grep -c 'No NMToken sent' job.out nm-logs/$APP/*/syslog nm-logs/$APP/*/AppMaster.stderr 2>/dev/null | awk -F: '{s+=$NF} END {print "=== no-nmtoken " s+0}'
+# Once the node has uploaded the application's logs (its local copies are gone), the
+# containers are those yarn logs prints.
+for i in $(seq 1 240); do [ -n "$(ls app-logs/*/logs/$APP 2>/dev/null | grep -v '\.tmp$')" ] && [ ! -d nm-logs/$APP ] && break; sleep 0.25; done
+$Y logs -applicationId $APP > yarn-logs.out 2>&1
+echo "=== containers $(grep -o '^Container: container_[0-9e_]*' yarn-logs.out | sort -u | wc -l)"
+grep -c 'No NMToken sent' job.out yarn-logs.out 2>/dev/null | awk -F: '{s+=$NF} END {print "=== no-nmtoken " s+0}'
 for i in $(seq 1 120); do N=$(curl -s http://127.0.0.1:8042/ws/v1/node/containers | grep -o '"state":"RUNNING"' | wc -l); [ "$N" -eq 0 ] && break; sleep 0.25; done
 echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, kill, back, release, nmHeartbeatThreads))
 		fail := func(why string) {
@@ -283,6 +300,11 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, 
 		}
 		if err != nil {
 			fail("cluster script failed")
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "=== phase") || strings.HasPrefix(l, "=== AM container") || strings.HasPrefix(l, "=== containers") {
+				t.Log(l)
+			}
 		}
 		skipOnApacheNMResyncRace(t, c, out)
 		skipOnApacheNMPidFileWindow(t, c)
@@ -305,7 +327,10 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, 
 			fail("no container count")
 		}
 		n, _ := strconv.Atoi(m[1])
-		if n != j.containers && (!j.reasks || n < j.containers) {
+		switch {
+		case n < j.containers:
+			fail(fmt.Sprintf("yarn logs has %d containers of %s, want %d: a container's logs are missing\n%s", n, j.name, j.containers, c.logTail("yarn-logs.out", 20)))
+		case n > j.containers && !j.reasks:
 			fail(fmt.Sprintf("%s ran %d containers, want %d: a task ran twice", j.name, n, j.containers))
 		}
 		if c.ha {
