@@ -277,3 +277,57 @@ func TestHeartbeatSpreadSetting(t *testing.T) {
 		}
 	}
 }
+
+// A NodeManager registering with applications it still runs (after an RM restart, say)
+// hears at once which of them ended, or are unknown to the RM, so that it cleans them up
+// and aggregates their logs, as the Java RM's handleRunningAppOnNode does; one still
+// running is told to the node when it ends, though no container of it is left there.
+// Before, an application that ended just before an RM restart was never cleaned up on its
+// node, and `yarn logs` never had its containers (the kill matrix's unregistered phase).
+func TestRegistrationCleansUpEndedApplications(t *testing.T) {
+	rm, cl := startRMWithClock(t, testConf(), time.Now)
+	ctx := context.Background()
+	newApp := func() *yarnpb.ApplicationIdProto {
+		na, err := cl.GetNewApplication(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := submit(t, cl, na.GetApplicationId(), "default", 1024); err != nil {
+			t.Fatal(err)
+		}
+		return na.GetApplicationId()
+	}
+	kill := func(id *yarnpb.ApplicationIdProto) {
+		if err := cl.Call(ctx, "forceKillApplication", &yarnpb.KillApplicationRequestProto{ApplicationId: id}, &yarnpb.KillApplicationResponseProto{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended, running := newApp(), newApp()
+	kill(ended)
+	unknown := &yarnpb.ApplicationIdProto{ClusterTimestamp: proto.Int64(rm.ClusterTimestamp() - 1), Id: proto.Int32(7)}
+	nm := newFakeNM(t, rm, 45454)
+	var reg yarnpb.RegisterNodeManagerResponseProto
+	if err := nm.c.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: nm.id, HttpPort: proto.Int32(8042),
+		Resource: &yarnpb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}, NmVersion: proto.String("2.7.3"),
+		RunningApplications: []*yarnpb.ApplicationIdProto{ended, running, unknown}}, &reg); err != nil {
+		t.Fatal(err)
+	}
+	cleanup := func(hb *yarnpb.NodeHeartbeatResponseProto) map[string]bool {
+		ids := map[string]bool{}
+		for _, p := range hb.GetApplicationsToCleanup() {
+			ids[records.AppIDFromProto(p).String()] = true
+		}
+		return ids
+	}
+	str := func(p *yarnpb.ApplicationIdProto) string { return records.AppIDFromProto(p).String() }
+	if got := cleanup(nm.heartbeat(0)); len(got) != 2 || !got[str(ended)] || !got[str(unknown)] {
+		t.Fatalf("first heartbeat's applications to clean up: %v; want %s and %s", got, str(ended), str(unknown))
+	}
+	if got := cleanup(nm.heartbeat(1)); len(got) != 0 {
+		t.Fatalf("applications to clean up told twice: %v", got)
+	}
+	kill(running)
+	if got := cleanup(nm.heartbeat(2)); len(got) != 1 || !got[str(running)] {
+		t.Fatalf("after the running application was killed: %v; want %s", got, str(running))
+	}
+}

@@ -9,10 +9,10 @@
 #   submitted, succeeded, failed (the client's exit status, or pi without its estimate),
 #   lost (an application a client was told it submitted that the RM does not list at the
 #   end),
-#   and the extra wall time: the jobs' time beyond what each kind took alone, without
-#   kills, in a calibration run before the soak.
+#   and the extra wall time: the jobs' time beyond what each kind took in a calibration
+#   before the soak (one job of each kind at once, no kills).
 # RM=bobbin (default) runs Bobbin's RM and NodeManagers; RM=apache Apache 2.7.3's, with the
-# same configuration. SEED fixes the kills' schedule (default 44). Run as root, in a private
+# same configuration. SEED seeds the kills' schedule (default 44). Run as root, in a private
 # network namespace (the daemons use YARN's default ports):
 #   unshare -n integration/bench/soak.sh /tmp/soak-bobbin
 #   RM=apache unshare -n integration/bench/soak.sh /tmp/soak-apache
@@ -89,8 +89,9 @@ for i in 0 1; do start_nm $i; done
 for i in $(seq 1 240); do [ "$(nodes_running)" -ge 2 ] && break; sleep 0.5; done
 echo "$(date +%T) $kind RM and 2 NodeManagers up"
 
-# Calibration: each kind alone, no kills.
-for k in "${kinds[@]}"; do run_job "calibrate-$k" "$k"; done
+# Calibration: one job of each kind at once (the soak's load, three jobs at a time), no kills.
+for k in "${kinds[@]}"; do run_job "calibrate-$k" "$k" & done
+wait
 declare -A base
 while read -r n k rc secs app; do base[$k]=$secs; done < results
 echo "$(date +%T) calibration (s): pi ${base[pi]} sleep ${base[sleep]} dshell ${base[dshell]}"

@@ -109,6 +109,22 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	if err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
 	}
+	// The applications the node still has: those that ended (while the RM was down, say)
+	// are cleaned up there, the others will be when they end.
+	var endedApps, runningApps []*yarnpb.ApplicationIdProto
+	for _, p := range req.GetRunningApplications() {
+		ended := true
+		rm.Apps.View(records.AppIDFromProto(p), func(a *rmstate.App) { ended = a.Finished() })
+		if ended {
+			endedApps = append(endedApps, p)
+		} else {
+			runningApps = append(runningApps, p)
+		}
+	}
+	rm.Containers.AppsOnNode(key, endedApps, runningApps)
+	if len(endedApps) > 0 {
+		log.WithField("applications", len(endedApps)).Info("node runs applications that ended: told to clean them up")
+	}
 	rm.RememberNode(key)
 	rm.KickScheduler()
 	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(req.GetContainerStatuses()),

@@ -560,6 +560,29 @@ func (t *Containers) AppEnded(id records.ApplicationID) {
 	delete(t.ranOn, id)
 }
 
+// AppsOnNode takes the applications a registering NodeManager says it runs, as the Java
+// RM's handleRunningAppOnNode does: those that ended, or that the RM does not know
+// (ended), are told to the node at once as ended, so the node cleans them up and
+// aggregates their logs — after an RM restart nothing else would, for an application that
+// ended just before it; those still running count as having run there, so their end is
+// told to the node too, though none of their containers may be left on it.
+func (t *Containers) AppsOnNode(node string, ended, running []*yarnpb.ApplicationIdProto) {
+	for _, p := range ended {
+		t.orders.appEnded(node, p)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range running {
+		id := records.AppIDFromProto(p)
+		ran := t.ranOn[id]
+		if ran == nil {
+			ran = &nodeSet{}
+			t.ranOn[id] = ran
+		}
+		ran.add(t.nodes.of(node))
+	}
+}
+
 // ForgetNMTokens forgets which nodes each attempt has NMTokens for, so the next answers
 // carry tokens of the newly activated key.
 func (t *Containers) ForgetNMTokens() {
