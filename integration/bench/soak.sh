@@ -90,8 +90,9 @@ for i in $(seq 1 240); do [ "$(nodes_running)" -ge 2 ] && break; sleep 0.5; done
 echo "$(date +%T) $kind RM and 2 NodeManagers up"
 
 # Calibration: one job of each kind at once (the soak's load, three jobs at a time), no kills.
-for k in "${kinds[@]}"; do run_job "calibrate-$k" "$k" & done
-wait
+cal=()
+for k in "${kinds[@]}"; do run_job "calibrate-$k" "$k" & cal+=($!); done
+for p in "${cal[@]}"; do wait "$p"; done
 declare -A base
 while read -r n k rc secs app; do base[$k]=$secs; done < results
 echo "$(date +%T) calibration (s): pi ${base[pi]} sleep ${base[sleep]} dshell ${base[dshell]}"

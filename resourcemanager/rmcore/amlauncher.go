@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -24,15 +26,56 @@ import (
 // Java RM's AMLauncher does (protocol.md §3.5): the submitted launch context with the
 // attempt's AMRMToken added to its credentials (alias "", service "", token storage v0) and
 // the RM's environment, sent with an NMToken for (attempt, node), as user = attempt id.
+//
+// A NodeManager that is not serving this RM yet — restarting, so its RPC port refuses, or
+// up but not registered again, so it refuses new containers (NMNotYetReadyException) or
+// takes this RM's container token for a previous RM's — is tried again, with a growing
+// pause, while the container stays allocated there: once the node registers again the AM
+// starts, and if it never does the node is lost and its containers released, which ends
+// the attempt uncounted. The Java RM fails the attempt at once, counted, and the next one
+// is placed on the same node and fails the same way: an application waiting for room on a
+// NodeManager that restarts lost both its attempts (the kill matrix, Apache's NodeManager).
 func (rm *Core) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) {
 	rm.tasks.Add(1)
 	go func() {
 		defer rm.tasks.Done()
-		if err := rm.startAMContainer(att, c, containerToken); err != nil {
-			rm.Log.WithError(err).WithFields(map[string]any{"attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String()}).Warn("AM launch failed")
-			rm.AttemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
+		cid := records.ContainerIDFromProto(c.GetId())
+		log := rm.Log.WithFields(map[string]any{"attempt": att.String(), "container": cid.String(), "node": rmstate.NodeKey(c.GetNodeId())})
+		deadline := rm.Opts.Now().Add(rm.Settings.NMExpiry)
+		for pause := time.Second; ; pause = min(2*pause, 10*time.Second) {
+			err := rm.startAMContainer(att, c, containerToken)
+			if err == nil {
+				return
+			}
+			if !nodeNotServing(err) || rm.stopped == nil || rm.Opts.Now().After(deadline) {
+				log.WithError(err).Warn("AM launch failed")
+				rm.AttemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
+				return
+			}
+			log.WithError(err).Info("AM launch: the NodeManager is not serving this ResourceManager yet (restarting?); trying again")
+			select {
+			case <-rm.stopped:
+				return
+			case <-time.After(pause):
+			}
+			if _, live := rm.Containers.LiveReport(cid); !live || !rm.Apps.WithAttempt(att, func(*rmstate.App, *rmstate.Attempt) {}) {
+				return // released meanwhile (the node lost, the application ended): nothing to launch
+			}
 		}
 	}()
+}
+
+// nodeNotServing reports whether a launch failed because the NodeManager does not serve
+// this RM yet: its port refuses (it is restarting), it refuses new containers until it has
+// registered (NMNotYetReadyException), or, restarted and not registered again, it takes
+// a container this RM allocated for one of a previous RM's.
+func nodeNotServing(err error) bool {
+	var re *rpc.RemoteError
+	if errors.As(err, &re) {
+		return strings.HasSuffix(re.Class, ".NMNotYetReadyException") ||
+			strings.HasSuffix(re.Class, ".InvalidContainerException") && strings.Contains(re.Message, "allocated by a previous RM")
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) error {

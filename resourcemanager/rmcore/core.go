@@ -80,6 +80,8 @@ type Core struct {
 	stepMu     sync.Mutex     // one Step at a time (the monitor's, or a test's)
 	passMu     sync.Mutex     // one SchedulePass at a time
 	tasks      sync.WaitGroup // the loops Run starts and AM launches
+	// stopped is Run's context's Done: AM launches waiting to try again end with it.
+	stopped <-chan struct{}
 	// logRetention deletes aggregated logs past yarn.log-aggregation.retain-seconds
 	// (nil: they are kept).
 	logRetention *logretention.Deleter
@@ -286,6 +288,7 @@ func (rm *Core) startDelegation(st *statestore.State) error {
 
 // Run starts the scheduling loop and the monitor; they stop when ctx ends.
 func (rm *Core) Run(ctx context.Context) {
+	rm.stopped = ctx.Done()
 	rm.tasks.Add(2)
 	go func() {
 		defer rm.tasks.Done()
