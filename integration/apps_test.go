@@ -29,10 +29,12 @@ func writeMapredSite(t *testing.T, c *nsCluster) {
 		prop("mapreduce.map.java.opts", "-Xmx200m "+opens) +
 		prop("mapreduce.reduce.java.opts", "-Xmx200m "+opens) +
 		prop("mapreduce.job.ubertask.enable", "false") +
-		// No JobHistoryServer runs here: with its address empty, a job client that misses
-		// the AM's last seconds (a loaded machine) takes the final state from the RM's
-		// report instead of retrying a server that is not there and failing the job
+		// No JobHistoryServer runs here: with its address empty, a 3.x job client that
+		// misses the AM's last seconds (a loaded machine) takes the final state from the
+		// RM's report instead of retrying a server that is not there and failing the job
 		// (ClientCache.instantiateHistoryProxy, ClientServiceDelegate.checkAndGetHSProxy).
+		// 2.7.3's Configuration drops an empty value and keeps the default 0.0.0.0:10020:
+		// see jobHistoryMissed.
 		prop("mapreduce.jobhistory.address", "") +
 		"</configuration>\n"
 	if err := os.WriteFile(filepath.Join(c.confDir, "mapred-site.xml"), []byte(mapred), 0o644); err != nil {

@@ -274,6 +274,12 @@ FILLER=$(running_app)`, c.dshellCommand(), ph.filler)
 FILLER=none`, c.dshellJar())
 		}
 		kill, back := killScripts(t, c, cell.target)
+		// An Apache NodeManager's heartbeat threads, for skipOnApacheNMResyncRace: a node
+		// that stopped heartbeating can fail a job, or only its clean-up (yarn logs).
+		heartbeats := ""
+		if !cell.bobbinNM {
+			heartbeats = nmHeartbeatThreads
+		}
 		out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
 cd %[1]s
 %[2]s
@@ -287,7 +293,7 @@ echo "=== phase %[5]s reached: $APP state $(curl -s http://127.0.0.1:8088/ws/v1/
 wait $JOB
 RC=$?
 echo "job exit $RC"
-[ $RC -ne 0 ] && { %[9]s; }
+%[9]s
 echo "=== attempts $($Y applicationattempt -list $APP 2>/dev/null | grep -c appattempt_)"
 echo "=== final $($Y application -status $APP 2>/dev/null | grep -o 'Final-State : [A-Z]*')"
 # Once the node has uploaded the application's logs (its local copies are gone), the
@@ -297,7 +303,7 @@ $Y logs -applicationId $APP > yarn-logs.out 2>&1
 echo "=== containers $(grep -o '^Container: container_[0-9e_]*' yarn-logs.out | sort -u | wc -l)"
 grep -c 'No NMToken sent' job.out yarn-logs.out 2>/dev/null | awk -F: '{s+=$NF} END {print "=== no-nmtoken " s+0}'
 for i in $(seq 1 120); do N=$(curl -s http://127.0.0.1:8042/ws/v1/node/containers | grep -o '"state":"RUNNING"' | wc -l); [ "$N" -eq 0 ] && break; sleep 0.25; done
-echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, kill, back, release, nmHeartbeatThreads))
+echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, kill, back, release, heartbeats))
 		fail := func(why string) {
 			c.keep(t)
 			t.Fatalf("%s\nerr %v\n%s\n--- job:\n%s\n--- restarted rm:\n%s\n--- restarted nm:\n%s", why, err, out, c.logTail("job.out", 40),
@@ -320,7 +326,10 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, 
 			fail("the phase was not reached")
 		}
 		if !strings.Contains(out, "job exit 0") || !strings.Contains(c.logTail("job.out", 40), j.success) {
-			fail(j.name + " did not succeed across the kill")
+			if !jobHistoryMissed(c, out) {
+				fail(j.name + " did not succeed across the kill")
+			}
+			t.Logf("%s's client missed its AM's last seconds and found no JobHistoryServer (none runs here); the application ended SUCCEEDED", j.name)
 		}
 		for _, want := range []string{"=== attempts 1", "=== final Final-State : SUCCEEDED", "=== no-nmtoken 0", "=== running on the node 0"} {
 			if !strings.Contains(out, want) {
@@ -391,4 +400,15 @@ func skipOnApacheNMPidFileWindow(t *testing.T, c *nsCluster) {
 		c.keep(t)
 		t.Skip("the Apache NodeManager was killed between recording a container launched and its pid file (upstream window: the restarted NodeManager declares it lost)")
 	}
+}
+
+// jobHistoryMissed reports whether a MapReduce job client failed only for want of a
+// JobHistoryServer, which these clusters do not run, while its application ended
+// SUCCEEDED: a 2.7.3 client slowed by a kill (its failover back-off) can ask for the
+// counters after the AM has stopped serving them (it serves them 5 s past the job's end),
+// and then asks the history server at the default address — to a Java RM too. 2.7.3's
+// Configuration ignores mapred-site.xml's empty mapreduce.jobhistory.address.
+func jobHistoryMissed(c *nsCluster, out string) bool {
+	return strings.Contains(c.logTail("job.out", 200), "to 0.0.0.0:10020 failed on connection exception") &&
+		strings.Contains(out, "=== final Final-State : SUCCEEDED")
 }
