@@ -12,7 +12,7 @@
 #   and the extra wall time: the jobs' time beyond what each kind took in a calibration
 #   before the soak (one job of each kind at once, no kills).
 # RM=bobbin (default) runs Bobbin's RM and NodeManagers; RM=apache Apache 2.7.3's, with the
-# same configuration. SEED seeds the kills' schedule (default 44). Run as root, in a private
+# same configuration; a JobHistoryServer runs beside either. SEED seeds the kills' schedule (default 44). Run as root, in a private
 # network namespace (the daemons use YARN's default ports):
 #   unshare -n integration/bench/soak.sh /tmp/soak-bobbin
 #   RM=apache unshare -n integration/bench/soak.sh /tmp/soak-apache
@@ -69,7 +69,7 @@ kinds=(pi sleep dshell)
 command_of() {
   case $1 in
     pi) echo "hadoop jar $EX pi 2 10" ;;
-    sleep) echo "hadoop jar $TESTS sleep -m 2 -r 1 -mt 4000 -rt 2000" ;;
+    sleep) echo "env HADOOP_CLASSPATH=$TESTS hadoop org.apache.hadoop.mapreduce.SleepJob -m 2 -r 1 -mt 4000 -rt 2000" ;;
     dshell) echo "yarn jar $DS -jar $DS -shell_command 'sleep 5' -num_containers 2 -master_memory 256 -container_memory 128" ;;
   esac
 }
@@ -86,6 +86,11 @@ run_job() {
 
 start_rm
 for i in 0 1; do start_nm $i; done
+# A JobHistoryServer, as clusters run one: a job client that misses its AM's last seconds
+# (slowed by a kill) asks it for the job's end. 2.7.3 reads the conf's empty address as
+# its default, 0.0.0.0:10020.
+mapred historyserver > jhs.log 2>&1 &
+JHS=$!
 for i in $(seq 1 240); do [ "$(nodes_running)" -ge 2 ] && break; sleep 0.5; done
 echo "$(date +%T) $kind RM and 2 NodeManagers up"
 
@@ -143,4 +148,4 @@ total=$(awk '{s += $4} END {print s}' results)
 echo "$kind: duration ${duration}s, kills $(wc -l < kills) (rm $(grep -c ' rm$' kills), nm $(grep -c ' nm' kills)); jobs submitted $submitted, succeeded $succeeded, failed $failed, lost $lost; extra wall time ${extra} s over ${total} s of jobs"
 awk '$3 != 0 {print "failed: job " $1 " (" $2 ") exit " $3 " " $5}' results
 read -r a b c < daemons
-kill $b $c 2>/dev/null; sleep 1; kill -9 $b $c 2>/dev/null; kill $a; wait
+kill $b $c $JHS 2>/dev/null; sleep 1; kill -9 $b $c 2>/dev/null; kill $a; wait
