@@ -124,7 +124,7 @@ n=0
 pids=()
 running() { local c=0 p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && c=$((c + 1)); done; echo $c; }
 while [ "$(date +%s)" -lt "$end" ]; do
-  while [ "$(running)" -ge "$jobs" ]; do sleep 0.5; done
+  while [ "$(running)" -ge "$jobs" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.5; done
   [ "$(date +%s)" -ge "$end" ] && break
   n=$((n + 1))
   run_job "$n" "${kinds[$((RANDOM % 3))]}" &
