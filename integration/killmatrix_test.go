@@ -155,7 +155,7 @@ func TestRMKilledAtEachPhaseOfPi(t *testing.T) {
 // TestNMKilledAtEachPhaseOfPi is the matrix for the NodeManager, with NodeManager
 // recovery on: the same checks, so the restarted NodeManager took every container back
 // (a container run again would be a fifth). CI: Bobbin's NodeManager at the phases where
-// it has containers, Apache's 3.1.1 one with its AM running (see skipOnHadoop12317 for
+// it has containers, Apache's 3.1.1 one with its AM running (see skipOnProcpsKill for
 // 2.7.3's, skipOnApacheNMPidFileWindow for a container being launched), and with pi
 // waiting for room: the filler's end frees the node while the NodeManager restarts, and
 // pi's AM goes to a node that refuses it until it has registered again (Core.launchAM).
@@ -236,7 +236,7 @@ func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
 	t.Run(fmt.Sprintf("%s-%s-%s-%s", cell.target, ph.name, cell.version, nm), func(t *testing.T) {
 		t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 		if !cell.bobbinNM && cell.version == hadoop2 && (cell.target == killNM || cell.target == killBoth) {
-			skipOnHadoop12317(t)
+			skipOnProcpsKill(t)
 		}
 		c := newNSClusterVersion(t, cell.version)
 		c.bobbinNM = cell.bobbinNM
@@ -364,14 +364,14 @@ func checkFailoverTime(t *testing.T, out string, fail func(string)) {
 	}
 }
 
-// skipOnHadoop12317 skips a test that restarts Apache 2.7.3's NodeManager where that
+// skipOnProcpsKill skips a test that restarts Apache 2.7.3's NodeManager where that
 // NodeManager cannot take its containers back: it asks whether a container lives with
 // `kill -0 -PID` (Shell.getCheckProcessIsAliveCommand), and procps-ng's kill (4.0 here,
 // Debian 12) parses "-PID" after the signal as an option, not a process group: it answers
 // a live container as gone (and the answer even varies with the pid's digits), so the
 // restarted NodeManager declares running containers lost (exit 154) under any RM. 3.1.1's
 // NodeManager asks `bash -c "kill -0 -- -PID"`, which reads it right.
-func skipOnHadoop12317(t *testing.T) {
+func skipOnProcpsKill(t *testing.T) {
 	t.Helper()
 	if v, _ := exec.Command("kill", "-V").CombinedOutput(); strings.Contains(string(v), "procps-ng") {
 		t.Skipf("Apache 2.7.3's NodeManager cannot recover containers with this machine's kill (%s): it asks `kill -0 -PID`, which procps-ng misreads", strings.TrimSpace(string(v)))
