@@ -63,7 +63,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 	var user string
 	var am, ok bool
 	rm.Apps.ViewAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
-		if a.Finished() || a.Unmanaged || at.Ended() {
+		if a.Over() || a.Unmanaged || at.Ended() {
 			return
 		}
 		user, ok = a.User, true

@@ -114,7 +114,7 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	var endedApps, runningApps []*yarnpb.ApplicationIdProto
 	for _, p := range req.GetRunningApplications() {
 		ended := true
-		rm.Apps.View(records.AppIDFromProto(p), func(a *rmstate.App) { ended = a.Finished() })
+		rm.Apps.View(records.AppIDFromProto(p), func(a *rmstate.App) { ended = a.Over() })
 		if ended {
 			endedApps = append(endedApps, p)
 		} else {

@@ -121,6 +121,15 @@ func (a *App) Finished() bool {
 	return false
 }
 
+// Over reports whether nothing of the application runs any more: it reached a final
+// state and no AM container is left to exit. After its AM unregistered an application is
+// FINISHED to clients, but its attempt is FINISHING until the AM container exits (a
+// MapReduce AM serves its client for 5 s more): that container is the application's still,
+// as the Java RM's FINISHING application is not in a final state.
+func (a *App) Over() bool {
+	return a.Finished() && (a.Attempt == nil || a.Attempt.State != yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING)
+}
+
 // report is the ApplicationReport clients see (protocol.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
 func (a *App) report(now time.Time, web webBases, la LogAggregationSettings) *yarnpb.ApplicationReportProto {

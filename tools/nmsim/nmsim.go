@@ -232,6 +232,12 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 			st.Resource, st.Priority, st.CreationTime = c.ident.GetResource(), c.ident.GetPriority(), c.ident.CreationTime
 		}
 		req.ContainerStatuses = append(req.ContainerStatuses, st)
+		// As a Java NodeManager does, it names the applications it still holds: those
+		// whose end the RM has not told it.
+		if app := c.id.Attempt.App; !slices.Contains(n.finishedApps, app) && !slices.ContainsFunc(req.RunningApplications,
+			func(p *yarnpb.ApplicationIdProto) bool { return records.AppIDFromProto(p) == app }) {
+			req.RunningApplications = append(req.RunningApplications, app.Proto())
+		}
 	}
 	if err := n.rt.Call(ctx, "registerNodeManager", req, &resp); err != nil {
 		return fmt.Errorf("registerNodeManager: %w", err)
