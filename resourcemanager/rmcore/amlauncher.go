@@ -41,6 +41,10 @@ func (rm *Core) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, contai
 		defer rm.tasks.Done()
 		cid := records.ContainerIDFromProto(c.GetId())
 		log := rm.Log.WithFields(map[string]any{"attempt": att.String(), "container": cid.String(), "node": rmstate.NodeKey(c.GetNodeId())})
+		if err := rm.amAllocated(att, c); err != nil {
+			log.WithError(err).Info("AM container not launched: its attempt ended meanwhile")
+			return
+		}
 		deadline := rm.Opts.Now().Add(rm.Settings.NMExpiry)
 		for pause := time.Second; ; pause = min(2*pause, 10*time.Second) {
 			err := rm.startAMContainer(att, c, containerToken)
@@ -78,6 +82,19 @@ func nodeNotServing(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
+// amAllocated records the attempt's AM container: the attempt is ALLOCATED.
+func (rm *Core) amAllocated(att records.AttemptID, c *yarnpb.ContainerProto) error {
+	cid := records.ContainerIDFromProto(c.GetId())
+	err := fmt.Errorf("attempt %s is gone", att)
+	rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+		if err = at.Move(rmstate.AttemptAMAllocated); err == nil {
+			at.AMContainer = &cid
+			at.AMNode, at.AMNodeHTTP = rmstate.NodeKey(c.GetNodeId()), c.GetNodeHttpAddress()
+		}
+	})
+	return err
+}
+
 func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto, containerToken *commonpb.TokenProto) error {
 	var clc *yarnpb.ContainerLaunchContextProto
 	var amToken *token.Token
@@ -90,9 +107,6 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 			clc = proto.Clone(a.AMSpec).(*yarnpb.ContainerLaunchContextProto)
 		}
 		amToken, user, submit, maxAttempts = at.Token, a.User, a.SubmitTime, a.MaxAttempts
-		at.AMContainer = &cid
-		at.AMNode, at.AMNodeHTTP = rmstate.NodeKey(c.GetNodeId()), c.GetNodeHttpAddress()
-		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
 	})
 	if !ok {
 		return fmt.Errorf("attempt %s is gone", att)
@@ -145,9 +159,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 			// before this answer is handled) has started it itself, later.
 			at.LastPing = rm.Opts.Now()
 		}
-		if at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
-		}
+		_ = at.Move(rmstate.AttemptAMLaunched) // no move if it ended meanwhile
 	})
 	rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
 		"node": rmstate.NodeKey(c.GetNodeId())}).Info("AM container launched")

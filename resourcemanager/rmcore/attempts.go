@@ -38,11 +38,15 @@ func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("AMRMToken for %s: %w", att, err)
 	}
-	at := &rmstate.Attempt{ID: att, Token: tok, State: yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, StartTime: now.UnixMilli()}
+	at := rmstate.NewAttempt(att, now.UnixMilli())
+	at.Token = tok
 	if a.Unmanaged {
 		// The client runs an unmanaged AM: it is launched as soon as it exists, and its
 		// liveness clock starts now.
-		at.State, at.Launched, at.LastPing = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, true, now
+		if err := at.Move(rmstate.AttemptAMLaunched); err != nil {
+			return err
+		}
+		at.Launched, at.LastPing = true, now
 	}
 	a.Attempt = at
 	a.Attempts = append(a.Attempts, at)
@@ -96,20 +100,25 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 			return
 		}
 		at := a.Attempt
-		at.State, at.Diagnostics, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, diagnostics, nowMs
+		if at.Move(rmstate.AttemptFailed) != nil {
+			stale = true
+			return
+		}
+		at.Diagnostics, at.FinishTime = diagnostics, nowMs
 		if countsAsFailure(exit) {
 			a.Failures = append(a.Failures, nowMs)
 		}
 		if !a.Unmanaged && a.CountedFailures(nowMs) < a.MaxAttempts {
-			if err := rm.NewAttemptLocked(a, now); err == nil {
+			if err := rm.NewAttemptLocked(a, now); err == nil && a.Move(rmstate.AppAttemptRetried) == nil {
 				retry, next = true, a.Attempt.ID
-				a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, diagnostics
+				a.Diagnostics = diagnostics
 				spec, amRes, amLabel = EngineSpec(a), a.AMResource, a.AMLabelExpr
 			}
 		}
 		if !retry {
 			failed = true
-			a.State, a.Final, a.FinishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
+			_ = a.Move(rmstate.AppFailed) // not finished: checked above
+			a.Final, a.FinishTime = yarnpb.FinalApplicationStatusProto_APP_FAILED, nowMs
 			a.Diagnostics = fmt.Sprintf("Application %s failed %d times due to %s. Failing the application.", a.ID, a.MaxAttempts, diagnostics)
 			appDiagnostics = a.Diagnostics
 		}
@@ -149,8 +158,8 @@ func (rm *Core) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto
 	now := rm.Opts.Now().UnixMilli()
 	if !rm.Apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
 		unregistered = at.Unregistered
-		if unregistered && !at.Ended() {
-			at.State, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now
+		if unregistered && at.Move(rmstate.AttemptAMExited) == nil {
+			at.FinishTime = now
 		}
 	}) {
 		return

@@ -111,7 +111,9 @@ func (rm *Core) expireAttempts(now time.Time) {
 		if e.unregistered {
 			rm.Log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
 			rm.Apps.WithAttempt(e.att, func(a *rmstate.App, at *rmstate.Attempt) {
-				at.State, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, now.UnixMilli()
+				if at.Move(rmstate.AttemptAMExited) == nil {
+					at.FinishTime = now.UnixMilli()
+				}
 			})
 			rm.EndApp(e.att.App)
 			continue

@@ -69,7 +69,7 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 	queueOf := map[records.ApplicationID]string{}
 	rm.Apps.Each(func(a *rmstate.App) {
 		f := leaf(a.Queue)
-		switch a.State {
+		switch a.State() {
 		case yarnpb.YarnApplicationStateProto_RUNNING:
 			f.Running++
 			f.users[a.User] = true

@@ -138,7 +138,10 @@ func (rm *Core) recover(st *statestore.State) error {
 func (rm *Core) settleFinished(rec *rmstate.App) {
 	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		if at := a.Attempt; ok && at != nil && !at.Ended() {
-			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+			if err := at.Move(rmstate.AttemptAMExited); err != nil {
+				rm.Log.WithError(err).Warn("recovered attempt of a finished application left as it was stored")
+				return
+			}
 			if at.FinishTime == 0 {
 				at.FinishTime = a.FinishTime
 			}
@@ -157,7 +160,7 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 		if !ok || a.Unmanaged || at == nil || at.Ended() || at.AMContainer == nil {
 			return
 		}
-		switch at.State {
+		switch at.State() {
 		case yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING:
 		default:
 			return
@@ -217,34 +220,37 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 			return
 		}
 		if at := a.Attempt; at != nil && !at.Ended() && !a.Unmanaged && at.AMContainer == nil &&
-			at.State == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED {
+			at.State() == yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED {
 			// Its AM never had a container: the same attempt asks for one again, as on the
 			// Java RM, which stores an attempt only once its AM container is allocated and
 			// so starts the application's first attempt again. Its AMRMToken is issued
 			// anew (tokens are not stored).
 			if tok, err := rm.AMRM.Issue(at.ID); err == nil {
 				at.Token = tok
-				a.State = yarnpb.YarnApplicationStateProto_ACCEPTED
+				_ = a.Move(rmstate.AppAttemptRetried) // unfinished: ACCEPTED or RUNNING
 				spec, amRes, amLabel, admit, same = EngineSpec(a), a.AMResource, a.AMLabelExpr, true, true
 				return
 			}
 		}
-		if at := a.Attempt; at != nil && !at.Ended() {
-			at.State, at.Diagnostics, at.FinishTime = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED, why, now.UnixMilli()
+		if at := a.Attempt; at != nil && at.Move(rmstate.AttemptFailed) == nil {
+			at.Diagnostics, at.FinishTime = why, now.UnixMilli()
 		}
 		if a.Unmanaged {
 			// The client runs an unmanaged AM with a token of the old RM's: it cannot go on.
-			a.State, a.Final, a.FinishTime = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now.UnixMilli()
+			_ = a.Move(rmstate.AppFailed) // unfinished: ACCEPTED or RUNNING
+			a.Final, a.FinishTime = yarnpb.FinalApplicationStatusProto_APP_FAILED, now.UnixMilli()
 			a.Diagnostics = "Unmanaged application " + a.ID.String() + " failed: the ResourceManager restarted"
 			failed = true
 			return
 		}
 		if err := rm.NewAttemptLocked(a, now); err != nil {
-			a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now.UnixMilli(), err.Error()
+			_ = a.Move(rmstate.AppFailed)
+			a.Final, a.FinishTime, a.Diagnostics = yarnpb.FinalApplicationStatusProto_APP_FAILED, now.UnixMilli(), err.Error()
 			failed = true
 			return
 		}
-		a.State, a.Diagnostics = yarnpb.YarnApplicationStateProto_ACCEPTED, why
+		_ = a.Move(rmstate.AppAttemptRetried)
+		a.Diagnostics = why
 		spec, amRes, amLabel, admit = EngineSpec(a), a.AMResource, a.AMLabelExpr, true
 	})
 	log := rm.Log.WithField("application", rec.ID.String())

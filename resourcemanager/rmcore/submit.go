@@ -110,7 +110,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	}
 	a := &rmstate.App{ID: id, User: user, Queue: queue, Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
 		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(rm.submittedPriority(sc, queue)), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
-		State: yarnpb.YarnApplicationStateProto_ACCEPTED, SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
+		SubmitTime: now, StartTime: now, Diagnostics: "", Unmanaged: sc.GetUnmanagedAm(),
 		LabelExpr: sc.NodeLabelExpression, AMLabelExpr: amLabelExpression(sc),
 		FailuresValidity: sc.GetAttemptFailuresValidityInterval()}
 	a.KeepTokens = !sc.GetCancelTokensWhenComplete()
@@ -127,8 +127,14 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		}
 	}
 	if reason != "" {
-		a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
+		if err := a.Move(rmstate.AppRejected); err != nil {
+			return err
+		}
+		a.Final, a.FinishTime, a.Diagnostics = yarnpb.FinalApplicationStatusProto_APP_FAILED, now, reason
 	} else {
+		if err := a.Move(rmstate.AppAccepted); err != nil {
+			return err
+		}
 		// The first attempt and its AMRMToken exist at once: an unmanaged AM's client takes
 		// the token from the report; a managed AM gets it in its container's credentials.
 		if err := rm.NewAttemptLocked(a, time.UnixMilli(now)); err != nil {
@@ -155,9 +161,9 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		return nil
 	}
 	rm.Metrics.AppSubmitted(a.Queue)
-	if a.State == yarnpb.YarnApplicationStateProto_FAILED {
+	if a.State() == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
-		rm.Metrics.AppEnded(a.Queue, a.State)
+		rm.Metrics.AppEnded(a.Queue, a.State())
 		rm.EndApp(id)
 		return nil
 	}

@@ -62,43 +62,14 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rm.CheckRegisterConstraints(att, len(req.GetPlacementConstraints())); err != nil {
+	reg, err := s.rm.RegisterAM(att, req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl(), len(req.GetPlacementConstraints()))
+	if err != nil {
 		return nil, err
 	}
-	var rerr error
-	var queue string
-	var clientKey []byte
-	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
-		if at.Registered {
-			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
-			return
-		}
-		// On a kerberized cluster the AM authenticates its clients with client-to-AM
-		// tokens the RM signs with a key of the attempt's (Java: only in secure mode).
-		if s.rm.Settings.Kerberos && at.ClientKey == nil {
-			at.ClientKey = newClientKey()
-		}
-		clientKey = at.ClientKey
-		at.Registered, at.LastPing = true, s.rm.Opts.Now()
-		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
-		at.Host, at.RPCPort, at.TrackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
-		at.LastResponse, at.LastResponseID, at.SpareResponse = nil, 0, nil
-		if !a.Finished() {
-			a.State = yarnpb.YarnApplicationStateProto_RUNNING
-		}
-		queue = a.Queue
-	})
-	if !found {
-		return nil, attemptNotFound(att)
-	}
-	if rerr != nil {
-		return nil, rerr
-	}
-	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": req.GetHost()}).Info("application master registered")
 	return &yarnpb.RegisterApplicationMasterResponseProto{
-		MaximumCapability:        s.rm.MaximumCapabilityIn(queue),
-		Queue:                    proto.String(queue),
-		ClientToAmTokenMasterKey: clientKey,
+		MaximumCapability:        s.rm.MaximumCapabilityIn(reg.Queue),
+		Queue:                    proto.String(reg.Queue),
+		ClientToAmTokenMasterKey: reg.ClientKey,
 		SchedulerResourceTypes:   []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
 		// 3.x AMRM clients take the cluster's resource types from here.
 		ResourceTypes: s.rm.Types.InfoProtos(),
@@ -114,13 +85,9 @@ func (s *amService) allocate(ctx context.Context, req *yarnpb.AllocateRequestPro
 	}
 	var b []byte
 	if !s.rm.Apps.Serialize(att, func() { b, err = s.allocateSerialized(att, keyID, req) }) {
-		return nil, attemptNotFound(att)
+		return nil, rmcore.AttemptNotFound(att)
 	}
 	return b, err
-}
-
-func attemptNotFound(att records.AttemptID) error {
-	return rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
 }
 
 // allocateSerialized answers one allocate, with the attempt's own lock held: it checks the
@@ -163,7 +130,7 @@ func (s *amService) allocateSerialized(att records.AttemptID, keyID int32, req *
 	})
 	switch {
 	case !found:
-		return nil, attemptNotFound(att)
+		return nil, rmcore.AttemptNotFound(att)
 	case rerr != nil:
 		return nil, rerr
 	case replay != nil:
@@ -252,67 +219,9 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 	if err != nil {
 		return nil, err
 	}
-	var rerr error
-	var unmanaged, first bool
-	now := s.rm.Opts.Now().UnixMilli()
-	found := s.rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
-		if !at.Registered {
-			rerr = rpc.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
-			return
-		}
-		unmanaged = a.Unmanaged
-		if at.Ended() && !at.Unregistered {
-			// The attempt was killed or failed before its AM unregistered (it heard the
-			// kill late): the Java RM ignores the call, and the attempt keeps its final
-			// state and the RM's application page as tracking URL.
-			return
-		}
-		if req.GetTrackingUrl() != "" {
-			at.TrackingURL = req.GetTrackingUrl()
-		}
-		if at.Unregistered {
-			return // a retried finish
-		}
-		// The AM's container may still run: the attempt is FINISHING until it exits (an
-		// unmanaged AM has no container, so it is FINISHED now). The report shows
-		// FINISHED at once (protocol.md §4.2).
-		at.Unregistered, at.LastPing, at.FinishTime = true, s.rm.Opts.Now(), now
-		at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING
-		if a.Unmanaged {
-			at.State = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
-		}
-		if !a.Finished() {
-			first = true
-			a.State, a.FinishTime = yarnpb.YarnApplicationStateProto_FINISHED, now
-			a.Final = req.GetFinalApplicationStatus()
-			a.Diagnostics = req.GetDiagnostics()
-		}
-	})
-	if !found {
-		return nil, attemptNotFound(att)
+	done, err := s.rm.FinishAM(att, req.GetFinalApplicationStatus(), req.GetDiagnostics(), req.GetTrackingUrl())
+	if err != nil {
+		return nil, err
 	}
-	if rerr != nil {
-		return nil, rerr
-	}
-	if first {
-		s.rm.AppEnded(att.App, yarnpb.YarnApplicationStateProto_FINISHED)
-		if unmanaged {
-			s.rm.EndApp(att.App)
-		} else {
-			// No more containers for it; those it has end with its AM container.
-			s.rm.Engine.CancelAsks(rmcore.EngineID(att.App))
-		}
-	}
-	log := s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": req.GetFinalApplicationStatus().String()})
-	if s.rm.Apps.Unsaved(att.App) {
-		// The state store refused the final state (full, read-only): as the Java RM does
-		// until its FINAL_SAVED, the AM hears it is not unregistered yet and asks again,
-		// so a restart cannot lose a finish it was told of.
-		if _, err := s.rm.Apps.RetryUnsaved(); err != nil || s.rm.Apps.Unsaved(att.App) {
-			log.WithError(err).Warn("application master unregistering: its final state is not stored yet; answered isUnregistered=false")
-			return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(false)}, nil
-		}
-	}
-	log.Info("application master unregistered")
-	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
+	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(done)}, nil
 }

@@ -1,20 +1,20 @@
 package rmservice
 
+// The Hadoop 3.x calls of ApplicationClientProtocol, answered as the Apache 3.1.1 RM does:
+// priorities, lifetimes, container signals, failing an attempt, resource types, and the
+// features Bobbin keeps off (resource profiles, reservations) refused with 3.1.1's
+// exception and message.
+
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"google.golang.org/protobuf/proto"
-
-	// The Hadoop 3.x calls of ApplicationClientProtocol, answered as the Apache 3.1.1 RM does:
-	// priorities, lifetimes, container signals, failing an attempt, resource types, and the
-	// features Bobbin keeps off (resource profiles, reservations) refused with 3.1.1's
-	// exception and message.
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -89,7 +89,7 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 		case !ok:
 			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
 		case a.Finished():
-			rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.State.String())
+			rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.State().String())
 		default:
 			if a.Timeouts == nil {
 				a.Timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}

@@ -2,7 +2,6 @@ package rmservice
 
 import (
 	"context"
-	"crypto/rand"
 
 	"google.golang.org/protobuf/proto"
 
@@ -15,14 +14,6 @@ import (
 
 // KindClientToAM is the kind of client-to-AM tokens.
 const KindClientToAM = "YARN_CLIENT_TOKEN"
-
-// newClientKey is an attempt's client-to-AM master key (Java makes 8-byte HmacSHA1 keys;
-// the AM takes any length).
-func newClientKey() []byte {
-	b := make([]byte, 20)
-	rand.Read(b) // never fails on Linux
-	return b
-}
 
 // addClientTokens gives each report the caller may view a client-to-AM token for the
 // current attempt, as the Java RM's createAndGetApplicationReport does in secure mode: the

@@ -21,7 +21,7 @@ type AppFilter struct {
 }
 
 func (f *AppFilter) match(a *App) bool {
-	if len(f.States) > 0 && !f.States[a.State] {
+	if len(f.States) > 0 && !f.States[a.State()] {
 		return false
 	}
 	if len(f.Types) > 0 && !f.Types[strings.ToLower(a.AppType)] {

@@ -36,8 +36,8 @@ type App struct {
 	// Failures are the times (ms) of the attempt failures that count toward maxAttempts;
 	// with a validity interval only those inside it count (protocol.md §7.3).
 	Failures         []int64
-	FailuresValidity int64 // attempt_failures_validity_interval in ms; <= 0: all count
-	State            yarnpb.YarnApplicationStateProto
+	FailuresValidity int64                            // attempt_failures_validity_interval in ms; <= 0: all count
+	state            yarnpb.YarnApplicationStateProto // moved by Move only (lifecycle.go)
 	Final            yarnpb.FinalApplicationStatusProto
 	SubmitTime       int64
 	// Timeouts are the application's expiry times (ms) by type: its lifetime, from the
@@ -61,7 +61,7 @@ type App struct {
 type Attempt struct {
 	ID           records.AttemptID
 	Token        *token.Token
-	State        yarnpb.YarnApplicationAttemptStateProto
+	state        yarnpb.YarnApplicationAttemptStateProto // moved by Move only (lifecycle.go)
 	Registered   bool
 	Unregistered bool
 	Host         string
@@ -102,34 +102,6 @@ func (at *Attempt) serialize(fn func()) {
 	fn()
 }
 
-// Ended reports whether the attempt reached a final state.
-func (at *Attempt) Ended() bool {
-	switch at.State {
-	case yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED, yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED,
-		yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED:
-		return true
-	}
-	return false
-}
-
-// Finished reports whether the app reached a final state.
-func (a *App) Finished() bool {
-	switch a.State {
-	case yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_KILLED:
-		return true
-	}
-	return false
-}
-
-// Over reports whether nothing of the application runs any more: it reached a final
-// state and no AM container is left to exit. After its AM unregistered an application is
-// FINISHED to clients, but its attempt is FINISHING until the AM container exits (a
-// MapReduce AM serves its client for 5 s more): that container is the application's still,
-// as the Java RM's FINISHING application is not in a final state.
-func (a *App) Over() bool {
-	return a.Finished() && (a.Attempt == nil || a.Attempt.State != yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHING)
-}
-
 // report is the ApplicationReport clients see (protocol.md §7.2): before an AM
 // registers, host "N/A", rpc port -1, final status UNDEFINED.
 func (a *App) report(now time.Time, web webBases, la LogAggregationSettings) *yarnpb.ApplicationReportProto {
@@ -140,7 +112,7 @@ func (a *App) report(now time.Time, web webBases, la LogAggregationSettings) *ya
 		Name:                   proto.String(a.Name),
 		Host:                   proto.String("N/A"),
 		RpcPort:                proto.Int32(-1),
-		YarnApplicationState:   a.State.Enum(),
+		YarnApplicationState:   a.State().Enum(),
 		TrackingUrl:            proto.String("N/A"),
 		Diagnostics:            proto.String(a.Diagnostics),
 		StartTime:              proto.Int64(a.StartTime),
@@ -166,7 +138,7 @@ func (a *App) report(now time.Time, web webBases, la LogAggregationSettings) *ya
 		// page until the AM registers one); the original is what the AM registered, N/A
 		// before. An unmanaged AM is not proxied.
 		r.TrackingUrl, r.OriginalTrackingUrl = proto.String(at.trackingURL(a, web)), proto.String(at.originalURL(a, web))
-		if at.Registered && a.State != yarnpb.YarnApplicationStateProto_KILLED {
+		if at.Registered && a.State() != yarnpb.YarnApplicationStateProto_KILLED {
 			// From registration on, clients reach the AM at what it registered.
 			r.Host, r.RpcPort = proto.String(at.Host), proto.Int32(at.RPCPort)
 		}
@@ -267,7 +239,11 @@ func (r *Apps) Submit(a *App, limits func(total, inQueue, byUser int) string) (b
 	var rejected string
 	if limits != nil && !a.Finished() {
 		if rejected = limits(r.liveCountsLocked(a.Queue, a.User)); rejected != "" {
-			a.State, a.Final, a.FinishTime, a.Diagnostics = yarnpb.YarnApplicationStateProto_FAILED, yarnpb.FinalApplicationStatusProto_APP_FAILED, r.now().UnixMilli(), rejected
+			if err := a.Move(AppRejected); err != nil {
+				r.mu.Unlock()
+				return false, "", err
+			}
+			a.Final, a.FinishTime, a.Diagnostics = yarnpb.FinalApplicationStatusProto_APP_FAILED, r.now().UnixMilli(), rejected
 			a.Attempt, a.Attempts = nil, nil
 		}
 	}
@@ -320,11 +296,13 @@ func (r *Apps) Kill(id records.ApplicationID, now int64, diagnostics string) (ki
 		if found = ok; !ok || a.Finished() {
 			return
 		}
+		if a.Move(AppKilled) != nil {
+			return
+		}
 		killed = true
-		a.State, a.Final = yarnpb.YarnApplicationStateProto_KILLED, yarnpb.FinalApplicationStatusProto_APP_KILLED
-		a.FinishTime, a.Diagnostics = now, diagnostics
-		if at := a.Attempt; at != nil && !at.Ended() {
-			at.State, at.FinishTime, at.Diagnostics = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED, now, diagnostics
+		a.Final, a.FinishTime, a.Diagnostics = yarnpb.FinalApplicationStatusProto_APP_KILLED, now, diagnostics
+		if at := a.Attempt; at != nil && at.Move(AttemptKilled) == nil {
+			at.FinishTime, at.Diagnostics = now, diagnostics
 		}
 	})
 	return killed, found
@@ -433,7 +411,7 @@ func (at *Attempt) report(a *App, web webBases) *yarnpb.ApplicationAttemptReport
 		TrackingUrl:                 proto.String(at.trackingURL(a, web)),
 		OriginalTrackingUrl:         proto.String(at.originalURL(a, web)),
 		Diagnostics:                 proto.String(at.Diagnostics),
-		YarnApplicationAttemptState: at.State.Enum(),
+		YarnApplicationAttemptState: at.State().Enum(),
 		StartTime:                   proto.Int64(at.StartTime),
 		FinishTime:                  proto.Int64(at.FinishTime),
 	}

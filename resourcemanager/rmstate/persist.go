@@ -54,7 +54,7 @@ const extraKeepTokens = "keep_tokens"
 func (a *App) record() *statestore.AppRecord {
 	rec := &statestore.AppRecord{ID: a.ID.String(), Version: a.saved.version, User: a.User, Queue: a.Queue, Name: a.Name, Type: a.AppType,
 		Tags: a.Tags, Priority: a.Priority, MaxAttempts: a.MaxAttempts, Unmanaged: a.Unmanaged, Failures: a.Failures,
-		FailuresValidity: a.FailuresValidity, State: int32(a.State), Final: int32(a.Final), SubmitTime: a.SubmitTime, StartTime: a.StartTime,
+		FailuresValidity: a.FailuresValidity, State: int32(a.State()), Final: int32(a.Final), SubmitTime: a.SubmitTime, StartTime: a.StartTime,
 		FinishTime: a.FinishTime, Diagnostics: a.Diagnostics, LabelExpr: a.LabelExpr, AMLabelExpr: a.AMLabelExpr, Runtime: a.Runtime}
 	if a.logAggFinal != 0 {
 		rec.Extra = map[string]int64{extraLogAggregation: int64(a.logAggFinal)}
@@ -73,7 +73,7 @@ func (a *App) record() *statestore.AppRecord {
 	}
 	rec.Attempts = make([]statestore.AttemptRecord, len(a.Attempts))
 	for i, at := range a.Attempts {
-		ar := statestore.AttemptRecord{Attempt: at.ID.Attempt, State: int32(at.State), Registered: at.Registered, Unregistered: at.Unregistered,
+		ar := statestore.AttemptRecord{Attempt: at.ID.Attempt, State: int32(at.State()), Registered: at.Registered, Unregistered: at.Unregistered,
 			Host: at.Host, RPCPort: at.RPCPort, TrackingURL: at.TrackingURL, Diagnostics: at.Diagnostics, StartTime: at.StartTime, FinishTime: at.FinishTime, ClientKey: at.ClientKey}
 		if at.AMContainer != nil {
 			ar.AMContainer = at.AMContainer.String()
@@ -160,7 +160,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 	}
 	a := &App{ID: id, User: rec.User, Queue: rec.Queue, Name: rec.Name, AppType: rec.Type, Tags: rec.Tags, Priority: rec.Priority,
 		MaxAttempts: rec.MaxAttempts, Unmanaged: rec.Unmanaged, Failures: rec.Failures, FailuresValidity: rec.FailuresValidity,
-		State: yarnpb.YarnApplicationStateProto(rec.State), Final: yarnpb.FinalApplicationStatusProto(rec.Final), SubmitTime: rec.SubmitTime,
+		state: yarnpb.YarnApplicationStateProto(rec.State), Final: yarnpb.FinalApplicationStatusProto(rec.Final), SubmitTime: rec.SubmitTime,
 		StartTime: rec.StartTime, FinishTime: rec.FinishTime, Diagnostics: rec.Diagnostics, LabelExpr: rec.LabelExpr, AMLabelExpr: rec.AMLabelExpr,
 		Runtime: rec.Runtime, logAggFinal: yarnpb.LogAggregationStatusProto(rec.Extra[extraLogAggregation]), KeepTokens: rec.Extra[extraKeepTokens] != 0}
 	if len(rec.AMSpec) > 0 {
@@ -182,7 +182,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 		}
 	}
 	for _, ar := range rec.Attempts {
-		at := &Attempt{ID: id.Attempt(ar.Attempt), State: yarnpb.YarnApplicationAttemptStateProto(ar.State), Registered: ar.Registered,
+		at := &Attempt{ID: id.Attempt(ar.Attempt), state: yarnpb.YarnApplicationAttemptStateProto(ar.State), Registered: ar.Registered,
 			Unregistered: ar.Unregistered, Host: ar.Host, RPCPort: ar.RPCPort, TrackingURL: ar.TrackingURL, Diagnostics: ar.Diagnostics,
 			StartTime: ar.StartTime, FinishTime: ar.FinishTime, ClientKey: ar.ClientKey}
 		if ar.AMContainer != "" {

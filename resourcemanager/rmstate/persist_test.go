@@ -54,11 +54,12 @@ func TestStoreKeepsFewerFinishedApplicationsThanMemory(t *testing.T) {
 	for range 3 {
 		id := r.NewID()
 		ids = append(ids, id.String())
-		if ok, _, err := r.Submit(&App{ID: id, User: "u", Queue: "default", State: yarnpb.YarnApplicationStateProto_ACCEPTED}, nil); !ok || err != nil {
+		if ok, _, err := r.Submit(&App{ID: id, User: "u", Queue: "default", state: yarnpb.YarnApplicationStateProto_ACCEPTED}, nil); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 		r.With(id, func(a *App, _ bool) {
-			a.State, a.FinishTime = yarnpb.YarnApplicationStateProto_FINISHED, time.Now().UnixMilli()
+			mustMove(t, a, AppAMUnregistered)
+			a.FinishTime = time.Now().UnixMilli()
 		})
 		r.Retire(id, 3)
 	}
@@ -120,16 +121,18 @@ func TestRefusedWritesAreRetried(t *testing.T) {
 	r.SetStoreLimit(0) // a finished application leaves the store when retired
 	id, other := r.NewID(), r.NewID()
 	for _, a := range []records.ApplicationID{id, other} {
-		if ok, _, err := r.Submit(&App{ID: a, User: "u", Queue: "default", State: yarnpb.YarnApplicationStateProto_RUNNING}, nil); !ok || err != nil {
+		if ok, _, err := r.Submit(&App{ID: a, User: "u", Queue: "default", state: yarnpb.YarnApplicationStateProto_RUNNING}, nil); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
 	j.refuse = true
 	r.With(id, func(a *App, _ bool) {
-		a.State, a.Final = yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED
+		mustMove(t, a, AppAMUnregistered)
+		a.Final = yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED
 	})
 	r.With(other, func(a *App, _ bool) {
-		a.State, a.FinishTime = yarnpb.YarnApplicationStateProto_KILLED, time.Now().UnixMilli()
+		mustMove(t, a, AppKilled)
+		a.FinishTime = time.Now().UnixMilli()
 	})
 	r.Retire(other, 10)
 	if len(reported) != 3 {

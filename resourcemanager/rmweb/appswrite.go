@@ -357,8 +357,8 @@ func (s *rest) appStatistics(w http.ResponseWriter, r *http.Request) {
 		if typ != "*" && strings.ToLower(a.AppType) != typ {
 			return
 		}
-		if _, ok := counts[a.State.String()]; ok {
-			counts[a.State.String()]++
+		if _, ok := counts[a.State().String()]; ok {
+			counts[a.State().String()]++
 		}
 	})
 	type item struct {

@@ -46,7 +46,7 @@ func (s *rest) metricsInfo() clusterMetricsInfo {
 	m := rm.Metrics
 	var pending, running int64
 	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built
-		switch a.State {
+		switch a.State() {
 		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING,
 			yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_ACCEPTED:
 			pending++

@@ -164,7 +164,7 @@ func (s *rest) treeBuilder() *treeBuilder {
 	queueOf := map[records.ApplicationID]string{}
 	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built
 		i := -1
-		switch a.State {
+		switch a.State() {
 		case yarnpb.YarnApplicationStateProto_RUNNING:
 			i = 0
 		case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_NEW,
