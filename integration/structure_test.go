@@ -48,6 +48,17 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/resourcemanager/rmweb":      3,
 		module + "/resourcemanager":            4,
 	}
+	// The NM as the RM: its parts at the bottom (the localizer, the shuffle, the
+	// borrowed-node meter, the recovery store), then the owner of its containers and
+	// applications, then the daemon that runs them and serves its protocols and pages.
+	nmLayer := map[string]int{
+		module + "/nodemanager/localizer":  0,
+		module + "/nodemanager/shuffle":    0,
+		module + "/nodemanager/borrowed":   0,
+		module + "/nodemanager/nmstore":    1, // it records the localizer's cached resources
+		module + "/nodemanager/containers": 2,
+		module + "/nodemanager":            3,
+	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0
 	for {
@@ -60,10 +71,12 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		if layer, ok := rmLayer[p.ImportPath]; ok {
-			for _, d := range p.Deps {
-				if l, ok := rmLayer[d]; ok && l >= layer {
-					t.Errorf("%s (layer %d) depends on %s (layer %d): the RM's layers call only downward", p.ImportPath, layer, d, l)
+		for daemon, layers := range map[string]map[string]int{"RM": rmLayer, "NM": nmLayer} {
+			if layer, ok := layers[p.ImportPath]; ok {
+				for _, d := range p.Deps {
+					if l, ok := layers[d]; ok && l >= layer {
+						t.Errorf("%s (layer %d) depends on %s (layer %d): the %s's layers call only downward", p.ImportPath, layer, d, l, daemon)
+					}
 				}
 			}
 		}
@@ -86,12 +99,13 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 	}
 }
 
-// TestStateOwnersKeepTheirLocks: a mutex field is locked only by a method of its own type,
-// on its receiver (x.mu.Lock() inside func (x *T)); code that needs another owner's state
-// calls that owner's methods (resourcemanager/rmstate's package comment gives the lock order).
+// TestStateOwnersKeepTheirLocks: a mutex field — any field of type sync.Mutex or
+// sync.RWMutex, whatever its name — is locked only by a method of its own type, on its
+// receiver (x.mu.Lock() inside func (x *T)); code that needs another owner's state calls
+// that owner's methods (resourcemanager/rmstate's package comment gives the lock order).
 func TestStateOwnersKeepTheirLocks(t *testing.T) {
 	fset := token.NewFileSet()
-	checked := 0
+	var files []*ast.File
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -106,6 +120,37 @@ func TestStateOwnersKeepTheirLocks(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		files = append(files, af)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mutex fields, by name.
+	mutexes := map[string]bool{}
+	for _, af := range files {
+		ast.Inspect(af, func(n ast.Node) bool {
+			st, ok := n.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, f := range st.Fields.List {
+				sel, ok := f.Type.(*ast.SelectorExpr)
+				if pkg, isIdent := selX(sel); !ok || !isIdent || pkg != "sync" || (sel.Sel.Name != "Mutex" && sel.Sel.Name != "RWMutex") {
+					continue
+				}
+				for _, name := range f.Names {
+					mutexes[name.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	if len(mutexes) < 5 {
+		t.Fatalf("only %d mutex fields found: the check does not see the module", len(mutexes))
+	}
+	checked := 0
+	for _, af := range files {
 		for _, decl := range af.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
@@ -125,24 +170,32 @@ func TestStateOwnersKeepTheirLocks(t *testing.T) {
 					return true
 				}
 				mu, ok := sel.X.(*ast.SelectorExpr)
-				if !ok || mu.Sel.Name != "mu" {
+				if !ok || !mutexes[mu.Sel.Name] {
 					return true
 				}
 				checked++
 				if owner, ok := mu.X.(*ast.Ident); !ok || owner.Name != recv {
-					t.Errorf("%s: %s locks another owner's mutex; call a method of its owner instead", fset.Position(call.Pos()), fd.Name.Name)
+					t.Errorf("%s: %s locks another owner's mutex (%s); call a method of its owner instead", fset.Position(call.Pos()), fd.Name.Name, mu.Sel.Name)
 				}
 				return true
 			})
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if checked < 50 {
 		t.Fatalf("only %d lock calls found: the check does not see the module", checked)
 	}
+}
+
+// selX is the package name a selector's X names, if it is an identifier.
+func selX(sel *ast.SelectorExpr) (string, bool) {
+	if sel == nil {
+		return "", false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return "", false
+	}
+	return id.Name, true
 }
 
 // TestNoLargeFiles: a file does one job. Past ~600 lines a file is worth a look (the test
@@ -177,17 +230,20 @@ func TestNoLargeFiles(t *testing.T) {
 	}
 }
 
-// TestLifecyclesMoveInOnePlace: an application's and an attempt's state change only
-// through their state machines (resourcemanager/rmstate/lifecycle.go, a table of allowed
-// moves): the state fields are unexported, so no other package can assign them, and in
-// their own package only the lifecycle file does. A record restored from the state store
-// is built with its stored state (persist.go), as the state machine's start.
+// TestLifecyclesMoveInOnePlace: an application's, an attempt's and a NodeManager
+// container's state change only through their state machines (a lifecycle.go each, a
+// table of allowed moves): the state fields are unexported, so no other package can
+// assign them, and in their own package only the lifecycle file does. A record restored
+// from the RM's state store is built with its stored state (persist.go), a container with
+// its first phase (container.go), as the state machine's start.
 func TestLifecyclesMoveInOnePlace(t *testing.T) {
 	homes := []struct {
 		dir, field, home string
 		restore          []string // files that may build a value with its state
 	}{
 		{"../resourcemanager/rmstate", "state", "lifecycle.go", []string{"persist.go"}},
+		// A container starts Accepted (container.go: New).
+		{"../nodemanager/containers", "phase", "lifecycle.go", []string{"container.go"}},
 	}
 	fset := token.NewFileSet()
 	for _, h := range homes {

@@ -71,25 +71,18 @@ func (nm *NodeManager) mayViewLogs(r *http.Request, app records.ApplicationID) s
 	}
 	who := caller.Name
 	refused := fmt.Sprintf("User [%s] is not authorized to view the logs for application %s", who, app)
-	nm.mu.Lock()
-	a, ok := nm.apps[app]
-	var owner string
-	var acls []*yarnpb.ApplicationACLMapProto
-	if ok {
-		owner, acls = a.user, a.acls
-	}
-	nm.mu.Unlock()
+	a, ok := nm.table.App(app)
 	if !ok {
 		return refused
 	}
-	if who == owner && caller.Authenticated {
+	if who == a.User && caller.Authenticated {
 		return ""
 	}
 	groups := nm.logACLs.groups.Of(who)
 	if nm.logACLs.admins.Allows(who, groups) && caller.Authenticated {
 		return ""
 	}
-	for _, e := range acls {
+	for _, e := range a.ACLs {
 		if e.GetAccessType() == yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP && capacity.ParseACL(e.GetAcl()).Allows(who, groups) {
 			return ""
 		}

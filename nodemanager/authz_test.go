@@ -9,6 +9,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
@@ -24,8 +25,9 @@ func TestContainerLogACLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := records.ApplicationID{ClusterTimestamp: 1, ID: 7}
-	nm := &NodeManager{logACLs: acls, apps: map[records.ApplicationID]*nmApp{app: {id: app, user: "alice",
-		acls: []*yarnpb.ApplicationACLMapProto{{AccessType: yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP.Enum(), Acl: proto.String("carol")}}}}}
+	nm := &NodeManager{logACLs: acls, table: containers.NewTable(containers.NewJournal(nil))}
+	nm.table.RestoreApp(&containers.App{ID: app, User: "alice",
+		ACLs: []*yarnpb.ApplicationACLMapProto{{AccessType: yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP.Enum(), Acl: proto.String("carol")}}})
 	ask := func(query string, id records.ApplicationID) string {
 		return nm.mayViewLogs(httptest.NewRequest("GET", "/node/containerlogs/x/alice"+query, nil), id)
 	}

@@ -12,6 +12,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -83,25 +84,23 @@ func (nm *NodeManager) observeHost() {
 		return
 	}
 	type live struct {
-		c  *nmContainer
+		v  containers.View
 		bc borrowed.Container
 	}
-	nm.mu.Lock()
 	var running []live
-	for _, c := range nm.containers {
-		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 {
-			r := c.ident.GetResource()
-			running = append(running, live{c, borrowed.Container{ID: c.id.String(), Started: c.started, VCores: r.GetVirtualCores(), MemoryMB: r.GetMemory()}})
+	for _, v := range nm.table.Views() {
+		if v.Runs() {
+			r := v.Resource()
+			running = append(running, live{v, borrowed.Container{ID: v.ID.String(), Started: v.Started, VCores: r.GetVirtualCores(), MemoryMB: r.GetMemory()}})
 		}
 	}
-	nm.mu.Unlock()
 	readings := make([]borrowed.Container, len(running))
-	byID := map[string]*nmContainer{}
+	byID := map[string]*containers.Container{}
 	for i, l := range running {
-		u := l.c.proc.Usage()
+		u := l.v.Proc.Usage()
 		l.bc.CPU, l.bc.RSS = u.CPU, u.RSS
 		readings[i] = l.bc
-		byID[l.bc.ID] = l.c
+		byID[l.bc.ID] = l.v.Container
 	}
 	d := h.meter.Observe(borrowed.Reading{At: nm.opts.Now(), Host: host, Containers: readings})
 

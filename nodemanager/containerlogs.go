@@ -83,10 +83,8 @@ func (nm *NodeManager) ownerOfContainerLogs(id records.ContainerID, appUser stri
 
 // appUser is the user of an application this NodeManager knows ("" if none).
 func (nm *NodeManager) appUser(app records.ApplicationID) string {
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
-	if a, ok := nm.apps[app]; ok {
-		return a.user
+	if a, ok := nm.table.App(app); ok {
+		return a.User
 	}
 	return ""
 }

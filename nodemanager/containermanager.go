@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -148,26 +149,13 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	if err != nil {
 		return cidp, failure(cidp, exceptions.YarnException, "Container %s: %v", cid, err)
 	}
-	ctx, cancel := context.WithCancel(nm.ctx)
-	c := &nmContainer{id: cid, ident: &ident, user: user, clc: clc, request: request, state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid,
-		cancel: cancel, done: make(chan struct{})}
-	c.dirs = nm.dirsFor(c)
-	a, added := nm.addContainer(c, app, secret)
-	if !added {
-		cancel()
+	c := containers.New(nm.ctx, containers.Spec{ID: cid, Ident: &ident, User: user, CLC: clc, Request: request, Dirs: nm.dirsFor(cid, user)})
+	if !nm.table.Add(c, secret) { // recorded before the AM hears it was accepted
+		c.Release()
 		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
-	// Recorded before the AM hears it was accepted, as the Java NM stores a container
-	// before it answers: a restart must know of every container it accepted.
-	if a != nil {
-		nm.saveApp(a)
-	}
-	nm.saveContainer(c)
 	nm.log.WithFields(map[string]any{"container": cid.String(), "application": app.String(), "user": user}).Info("start container request")
-	nm.spawn(func() {
-		defer cancel()
-		nm.run(ctx, c)
-	})
+	nm.spawn(func() { nm.run(c) })
 	return cidp, nil
 }
 
@@ -191,7 +179,7 @@ func (m *containerManager) stopContainers(ctx context.Context, req *yarnpb.StopC
 			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
-		c := m.nm.container(id)
+		c := m.nm.table.Get(id)
 		if c == nil {
 			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
@@ -215,12 +203,12 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "%v", err))
 			continue
 		}
-		st, ok := m.nm.containerStatus(id)
+		v, ok := m.nm.table.View(id)
 		if !ok {
 			resp.FailedRequests = append(resp.FailedRequests, failure(p, exceptions.YarnException, "Container %s is not handled by this NodeManager", id))
 			continue
 		}
-		resp.Status = append(resp.Status, st)
+		resp.Status = append(resp.Status, v.Status())
 	}
 	return resp, nil
 }
@@ -250,42 +238,8 @@ func (s *shuffleServer) shutdown(ctx context.Context) error { return s.srv.Shutd
 // startCheck is what a start request is checked against: the RM's identifier, this
 // node's id, and whether the container is already here.
 func (nm *NodeManager) startCheck(id records.ContainerID) (rmIdentifier int64, nodeID string, dup bool) {
+	dup = nm.table.Get(id) != nil
 	nm.mu.Lock()
 	defer nm.mu.Unlock()
-	_, dup = nm.containers[id]
 	return nm.rmIdentifier, nm.nodeID, dup
-}
-
-// addContainer takes a new container (and its application, the first time); added is
-// false if the container is already here. app is returned when its record changed: it is
-// new, or the shuffle got its secret.
-func (nm *NodeManager) addContainer(c *nmContainer, id records.ApplicationID, shuffleSecret []byte) (app *nmApp, added bool) {
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
-	if _, dup := nm.containers[c.id]; dup {
-		return nil, false
-	}
-	nm.containers[c.id] = c
-	a, ok := nm.apps[id]
-	if !ok {
-		a = &nmApp{id: id, user: c.user, acls: c.clc.GetApplication_ACLs(), logContext: c.ident.GetLogAggregationContext()}
-		nm.apps[id] = a
-		app = a
-	}
-	if shuffleSecret != nil && string(a.shuffleSecret) != string(shuffleSecret) {
-		a.shuffleSecret = shuffleSecret
-		app = a
-	}
-	return app, true
-}
-
-// containerStatus is a container's status, if it is here.
-func (nm *NodeManager) containerStatus(id records.ContainerID) (*yarnpb.ContainerStatusProto, bool) {
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
-	c, ok := nm.containers[id]
-	if !ok {
-		return nil, false
-	}
-	return c.statusLocked(), true
 }

@@ -41,13 +41,8 @@ func (nm *NodeManager) signal(id records.ContainerID, cmd yarnpb.SignalContainer
 	if !ok {
 		return fmt.Errorf("unknown signal command %v", cmd)
 	}
-	nm.mu.Lock()
-	c, known := nm.containers[id]
-	var proc container.Process
-	if known {
-		proc = c.proc
-	}
-	nm.mu.Unlock()
+	v, known := nm.table.View(id)
+	proc := v.Proc
 	if !known {
 		return fmt.Errorf("Container %s is not handled by this NodeManager", id)
 	}

@@ -89,3 +89,10 @@ func (nm *NodeManager) recheckDisks() {
 		nm.log.WithField("healthy", h.healthy()).Warn(h.report)
 	}
 }
+
+// goodDirs are the local and log dirs that passed the last check.
+func (nm *NodeManager) goodDirs() (local, logs []string) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.disks.goodLocal, nm.disks.goodLog
+}

@@ -6,7 +6,7 @@ import (
 
 	metrics "github.com/rcrowley/go-metrics"
 
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
@@ -41,20 +41,20 @@ func (nm *NodeManager) beans() []webapp.Bean {
 	s := nm.settings
 	var initing, running int64
 	var alloc [2]int64 // memory MB, vcores
-	nm.mu.Lock()
-	for _, c := range nm.containers {
-		switch c.state {
-		case yarnpb.ContainerStateProto_C_NEW:
-			initing++
-		case yarnpb.ContainerStateProto_C_RUNNING:
-			running++
-		default:
+	for _, v := range nm.table.Views() {
+		switch {
+		case v.Phase == containers.Done:
 			continue
+		case v.Proc == nil: // localizing and starting, or killed before it ran
+			initing++
+		default:
+			running++
 		}
-		r := c.ident.GetResource()
+		r := v.Resource()
 		alloc[0] += r.GetMemory()
 		alloc[1] += int64(r.GetVirtualCores())
 	}
+	nm.mu.Lock()
 	badLocal, badLog := len(s.LocalDirs)-len(nm.disks.goodLocal), len(s.LogDirs)-len(nm.disks.goodLog)
 	goodLocal, goodLog := append([]string(nil), nm.disks.goodLocal...), append([]string(nil), nm.disks.goodLog...)
 	port := nm.port

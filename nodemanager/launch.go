@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 )
 
 // The launch contract (protocol.md §5): the environment a container gets and the
@@ -27,21 +29,21 @@ type envVar struct{ key, value string }
 
 // containerEnv is the environment written into the launch script, in an order where a
 // value referring to another variable comes after it.
-func (nm *NodeManager) containerEnv(c *nmContainer, d dirs) []envVar {
-	s := nm.settings
-	logDir := d.logDirs[0]
+func (nm *NodeManager) containerEnv(c *containers.Container) []envVar {
+	s, d := nm.settings, c.Dirs
+	logDir := d.LogDirs[0]
 	forced := map[string]string{
-		"CONTAINER_ID":               c.id.String(),
+		"CONTAINER_ID":               c.ID.String(),
 		"NM_HOST":                    s.Host,
 		"NM_PORT":                    strconv.Itoa(int(nm.port)),
 		"NM_HTTP_PORT":               strconv.Itoa(int(nm.httpPort)),
-		"LOCAL_DIRS":                 strings.Join(d.appDirs, ","),
-		"LOG_DIRS":                   strings.Join(d.logDirs, ","),
-		"USER":                       c.user,
-		"LOGNAME":                    c.user,
+		"LOCAL_DIRS":                 strings.Join(d.AppDirs, ","),
+		"LOG_DIRS":                   strings.Join(d.LogDirs, ","),
+		"USER":                       c.User,
+		"LOGNAME":                    c.User,
 		"HOME":                       s.UserHome,
-		"PWD":                        d.work,
-		"HADOOP_TOKEN_FILE_LOCATION": filepath.Join(d.work, "container_tokens"),
+		"PWD":                        d.Work,
+		"HADOOP_TOKEN_FILE_LOCATION": filepath.Join(d.Work, "container_tokens"),
 		"JVM_PID":                    "$$",
 	}
 	if v, ok := os.LookupEnv("HADOOP_CONF_DIR"); ok {
@@ -56,7 +58,7 @@ func (nm *NodeManager) containerEnv(c *nmContainer, d dirs) []envVar {
 		}
 	}
 	clc := map[string]string{}
-	for _, e := range c.clc.GetEnvironment() {
+	for _, e := range c.CLC.GetEnvironment() {
 		clc[e.GetKey()] = expand(e.GetValue(), logDir)
 	}
 	for _, k := range s.EnvWhitelist {
@@ -124,10 +126,11 @@ func dependencyOrder(env map[string]string) []envVar {
 // launchScript writes what Java's UnixShellScriptBuilder writes: exports (values
 // unescaped in double quotes, so $VAR references expand), the resource links, then
 // exec of the command through bash so redirections and && work.
-func (nm *NodeManager) launchScript(c *nmContainer, d dirs, links map[string]string) string {
+func (nm *NodeManager) launchScript(c *containers.Container, links map[string]string) string {
+	d := c.Dirs
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n\n")
-	for _, e := range nm.containerEnv(c, d) {
+	for _, e := range nm.containerEnv(c) {
 		fmt.Fprintf(&b, "export %s=\"%s\"\n", e.key, e.value)
 	}
 	for _, link := range sortedKeys(links) {
@@ -136,9 +139,9 @@ func (nm *NodeManager) launchScript(c *nmContainer, d dirs, links map[string]str
 		}
 		fmt.Fprintf(&b, "ln -sf \"%s\" \"%s\" || exit $?\n", links[link], link)
 	}
-	cmd := make([]string, 0, len(c.clc.GetCommand()))
-	for _, part := range c.clc.GetCommand() {
-		cmd = append(cmd, expand(part, d.logDirs[0]))
+	cmd := make([]string, 0, len(c.CLC.GetCommand()))
+	for _, part := range c.CLC.GetCommand() {
+		cmd = append(cmd, expand(part, d.LogDirs[0]))
 	}
 	fmt.Fprintf(&b, "exec /bin/bash -c \"%s\"\n", strings.Join(cmd, " "))
 	return b.String()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
@@ -92,20 +93,14 @@ type logAggregationResult struct {
 // <root>/<user>/<suffix>/<app>/<node> as the Java NM's AppLogAggregator does: first as
 // <node>.tmp, renamed when whole, acting as the application's user. It reports what
 // happened; the local logs are deleted only after a success.
-func (nm *NodeManager) aggregateLogs(a *nmApp) logAggregationResult { return nm.uploadLogs(a, true) }
+func (nm *NodeManager) aggregateLogs(a *containers.App) logAggregationResult {
+	return nm.uploadLogs(a, true)
+}
 
 // rollLogs uploads the logs of every running application with containers here
 // (rolling aggregation), and reports each upload's outcome to the RM.
 func (nm *NodeManager) rollLogs() {
-	nm.mu.Lock()
-	var apps []*nmApp
-	for _, a := range nm.apps {
-		if !a.finished {
-			apps = append(apps, a)
-		}
-	}
-	nm.mu.Unlock()
-	for _, a := range apps {
+	for _, a := range nm.table.Unfinished() {
 		if r := nm.uploadLogs(a, false); r.status != 0 {
 			if r.status == yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED {
 				r.status = yarnpb.LogAggregationStatusProto_LOG_RUNNING // the application goes on
@@ -121,10 +116,10 @@ func (nm *NodeManager) rollLogs() {
 // them when it ended (final), else those the rolled patterns select. With rolling, files
 // uploaded before (same size and time) are left out and the file is <node>_<time>. A
 // rolling upload with nothing new reports status 0 and writes nothing.
-func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
+func (nm *NodeManager) uploadLogs(a *containers.App, final bool) logAggregationResult {
 	s := nm.settings.LogAggregation
 	rolling := s.RollInterval > 0
-	log := nm.log.WithField("application", a.id.String())
+	log := nm.log.WithField("application", a.ID.String())
 	fail := func(err error) logAggregationResult {
 		log.WithError(err).Warn("log aggregation failed; local logs kept")
 		return logAggregationResult{yarnpb.LogAggregationStatusProto_LOG_FAILED, err.Error()}
@@ -137,14 +132,13 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		log.WithField("reason", why).Warn("container log file not aggregated")
 	}
 	if rolling {
-		nm.mu.Lock()
-		containers = notUploaded(containers, a.uploaded)
-		nm.mu.Unlock()
-		if len(containers) == 0 && (!final || a.rolled > 0) {
+		uploaded, rolled := nm.table.Uploaded(a)
+		containers = notUploaded(containers, uploaded)
+		if len(containers) == 0 && (!final || rolled > 0) {
 			return logAggregationResult{status: nothingUploaded(final)}
 		}
 	}
-	fs, err := remotefs.Open(nm.opts.Conf, s.FS, a.user)
+	fs, err := remotefs.Open(nm.opts.Conf, s.FS, a.User)
 	if err != nil {
 		return fail(err)
 	}
@@ -158,7 +152,7 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 	} else if err != nil {
 		return fail(fmt.Errorf("%s: %w", fs.URI(s.Root), err))
 	}
-	dir := aggregatedlog.AppDir(s.Root, a.user, s.Suffix, a.id.String())
+	dir := aggregatedlog.AppDir(s.Root, a.User, s.Suffix, a.ID.String())
 	name := aggregatedlog.NodeFileName(nm.NodeID())
 	if rolling {
 		name += fmt.Sprintf("_%d", nm.opts.Now().UnixMilli())
@@ -170,7 +164,7 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		owner = uid
 	}
 	write := func() error {
-		err := writeUpload(fs, a, containers, []string{path.Join(s.Root, a.user), path.Join(s.Root, a.user, s.Suffix), dir}, target, owner)
+		err := writeUpload(fs, a, containers, []string{path.Join(s.Root, a.User), path.Join(s.Root, a.User, s.Suffix), dir}, target, owner)
 		if err == nil && rolling {
 			nm.pruneRolled(fs, dir, log)
 		}
@@ -185,17 +179,11 @@ func (nm *NodeManager) uploadLogs(a *nmApp, final bool) logAggregationResult {
 		return fail(err)
 	}
 	if rolling {
-		nm.mu.Lock()
-		if a.uploaded == nil {
-			a.uploaded = map[string]bool{}
-		}
+		var keys []string
 		for _, c := range containers {
-			for _, k := range c.keys {
-				a.uploaded[k] = true
-			}
+			keys = append(keys, c.keys...)
 		}
-		a.rolled++
-		nm.mu.Unlock()
+		nm.table.NoteUploaded(a, keys)
 	}
 	log.WithFields(map[string]any{"containers": len(containers), "file": fs.URI(target), "final": final, "skipped": len(skipped)}).Info("container logs aggregated")
 	return logAggregationResult{status: yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED, diag: skippedDiagnostics(skipped)}
@@ -217,11 +205,11 @@ func skippedDiagnostics(skipped []string) string {
 // every path as that user, a link the user left in its own dirs cannot make the root
 // NodeManager write elsewhere. On HDFS the client acts as the user already; with
 // containers run as the NodeManager there is nobody else to act as.
-func (nm *NodeManager) aggregationIdentity(fs remotefs.FS, a *nmApp) (uid, gid int, ok bool) {
+func (nm *NodeManager) aggregationIdentity(fs remotefs.FS, a *containers.App) (uid, gid int, ok bool) {
 	if !remotefs.IsLocal(fs) || !nm.runAs.enabled {
 		return 0, 0, false
 	}
-	u, err := nm.runAs.userFor(a.user)
+	u, err := nm.runAs.userFor(a.User)
 	if err != nil || u == nil {
 		return 0, 0, false
 	}
@@ -232,7 +220,7 @@ func (nm *NodeManager) aggregationIdentity(fs remotefs.FS, a *nmApp) (uid, gid i
 // <target>.tmp (0640) and renames it into place when whole. owner >= 0: the user's dir
 // (the first) must be owned by that uid: the root is everyone's (1777), and a dir another
 // user made there first must not receive this user's logs.
-func writeUpload(fs remotefs.FS, a *nmApp, containers []containerLog, dirs []string, target string, owner int) error {
+func writeUpload(fs remotefs.FS, a *containers.App, containers []containerLog, dirs []string, target string, owner int) error {
 	for i, d := range dirs {
 		if fi, err := fs.Stat(d); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok && i == 0 && owner >= 0 && int(st.Uid) != owner {
@@ -342,8 +330,8 @@ type containerLog struct {
 // Only regular files are listed, no link is followed, and with LinuxContainerExecutor a
 // file must belong to the user the containers ran as: what is left out for those reasons
 // is returned in skipped, to be logged and reported.
-func (nm *NodeManager) containerLogs(a *nmApp, final bool) (_ []containerLog, skipped []string, _ error) {
-	include, exclude, err := logPatterns(a.logContext, final)
+func (nm *NodeManager) containerLogs(a *containers.App, final bool) (_ []containerLog, skipped []string, _ error) {
+	include, exclude, err := logPatterns(a.LogContext, final)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -353,14 +341,14 @@ func (nm *NodeManager) containerLogs(a *nmApp, final bool) (_ []containerLog, sk
 	}
 	byID := map[string][]file{}
 	for _, l := range nm.settings.LogDirs {
-		appDir, err := secureio.OpenDir(l, a.id.String())
+		appDir, err := secureio.OpenDir(l, a.ID.String())
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				skipped = append(skipped, err.Error())
 			}
 			continue
 		}
-		owner := nm.appFileOwner(a.user, appDir)
+		owner := nm.appFileOwner(a.User, appDir)
 		ids, _ := appDir.Subdirs()
 		for _, id := range ids {
 			if !strings.HasPrefix(id, "container_") {
@@ -384,7 +372,7 @@ func (nm *NodeManager) containerLogs(a *nmApp, final bool) (_ []containerLog, sk
 						Reason: fmt.Sprintf("is owned by uid %d, not by uid %d, the user the container ran as", f.UID, owner)}).Error())
 					continue
 				}
-				byID[id] = append(byID[id], file{aggregatedlog.LogFile{Name: f.Name, Length: f.Size, Open: openUnder(l, a.id.String(), id, f.Name, owner)},
+				byID[id] = append(byID[id], file{aggregatedlog.LogFile{Name: f.Name, Length: f.Size, Open: openUnder(l, a.ID.String(), id, f.Name, owner)},
 					fmt.Sprintf("%s/%s/%d/%d", id, f.Name, f.Size, f.ModTime.UnixNano())})
 			}
 			dir.Close()
@@ -448,12 +436,12 @@ func logPatterns(lc *yarnpb.LogAggregationContextProto, final bool) (include, ex
 
 // writeAggregatedLog writes the file: the application's ACLs and owner, then each
 // container's logs.
-func writeAggregatedLog(w io.Writer, a *nmApp, containers []containerLog) error {
+func writeAggregatedLog(w io.Writer, a *containers.App, containers []containerLog) error {
 	var acls []aggregatedlog.ACL
-	for _, acl := range a.acls {
+	for _, acl := range a.ACLs {
 		acls = append(acls, aggregatedlog.ACL{Type: strings.TrimPrefix(acl.GetAccessType().String(), "APPACCESS_"), ACL: acl.GetAcl()})
 	}
-	lw, err := aggregatedlog.NewWriter(w, a.user, acls)
+	lw, err := aggregatedlog.NewWriter(w, a.User, acls)
 	if err != nil {
 		return err
 	}
@@ -466,10 +454,10 @@ func writeAggregatedLog(w io.Writer, a *nmApp, containers []containerLog) error 
 }
 
 // noteLogAggregation queues an application's outcome for the next heartbeat.
-func (nm *NodeManager) noteLogAggregation(a *nmApp, r logAggregationResult) {
+func (nm *NodeManager) noteLogAggregation(a *containers.App, r logAggregationResult) {
 	nm.mu.Lock()
 	defer nm.mu.Unlock()
-	nm.logAggReports = append(nm.logAggReports, &yarnpb.LogAggregationReportProto{ApplicationId: a.id.Proto(),
+	nm.logAggReports = append(nm.logAggReports, &yarnpb.LogAggregationReportProto{ApplicationId: a.ID.Proto(),
 		LogAggregationStatus: r.status.Enum(), Diagnostics: proto.String(r.diag)})
 }
 

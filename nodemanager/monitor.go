@@ -5,8 +5,6 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/container"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
-
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 )
 
 // checkMemory measures running containers and kills those over their limits, as the Java
@@ -15,20 +13,16 @@ import (
 // interval when either check is on.
 func (nm *NodeManager) checkMemory() {
 	s := nm.settings
-	nm.mu.Lock()
-	var running []*nmContainer
-	for _, c := range nm.containers {
-		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil && c.killExit == 0 && !enforced(c.proc) {
-			running = append(running, c)
+	for _, v := range nm.table.Views() {
+		if !v.Runs() || enforced(v.Proc) {
+			continue
 		}
-	}
-	nm.mu.Unlock()
-	for _, c := range running {
-		limit := c.ident.GetResource().GetMemory() << 20
+		c := v.Container
+		limit := c.Resource().GetMemory() << 20
 		if limit <= 0 {
 			continue
 		}
-		u := c.proc.Usage()
+		u := v.Proc.Usage()
 		vlimit := int64(float64(limit) * s.VmemRatio)
 		var exit int32
 		var diag string
@@ -36,15 +30,15 @@ func (nm *NodeManager) checkMemory() {
 		case s.PmemCheck && u.RSS > limit:
 			exit = exitcode.KilledExceededPmem
 			diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
-				c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
+				v.Proc.Pid(), c.ID, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
 		case s.VmemCheck && u.VSize > vlimit:
 			exit = exitcode.KilledExceededVmem
 			diag = fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond virtual memory limits. Current usage: %s of %s physical memory used; %s of %s virtual memory used. Killing container.",
-				c.proc.Pid(), c.id, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
+				v.Proc.Pid(), c.ID, human(u.RSS), human(limit), human(u.VSize), human(vlimit))
 		default:
 			continue
 		}
-		nm.log.WithFields(map[string]any{"container": c.id.String(), "rss": u.RSS, "vsize": u.VSize, "limit": limit}).Warn(diag)
+		nm.log.WithFields(map[string]any{"container": c.ID.String(), "rss": u.RSS, "vsize": u.VSize, "limit": limit}).Warn(diag)
 		nm.spawn(func() { nm.kill(c, exit, diag) })
 	}
 }

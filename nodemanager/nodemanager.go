@@ -2,6 +2,12 @@
 // (Bobbin's or Apache's) over ResourceTracker, serves ContainerManagementProtocol to AMs and
 // to the RM's AM launcher, localizes resources, writes and runs launch scripts through a
 // container executor, and reports what its containers did.
+//
+// Its containers and applications belong to package containers (the table that owns them,
+// a container's lifecycle as one table of moves, the order of their records in the
+// recovery store); here one goroutine drives each container through its life (runner.go),
+// and the protocol service, the RM link, the monitors and the web pages act on containers
+// only through the table.
 package nodemanager
 
 import (
@@ -21,9 +27,9 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
-	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -65,10 +71,10 @@ type NodeManager struct {
 	cm   *rpc.Server
 	web  *http.Server
 	keys *security.NodeKeys
-	// store is the recovery store (nil without yarn.nodemanager.recovery.enabled).
-	store *nmstore.Store
-	// storeMu orders writes to the store (see saveContainer).
-	storeMu sync.Mutex
+	// journal writes the recovery store (none without yarn.nodemanager.recovery.enabled).
+	journal *containers.Journal
+	// table holds the containers and applications; its lock is its own.
+	table *containers.Table
 	// owner marks this NodeManager's container processes (container.Spec.Owner).
 	owner  string
 	ctx    context.Context
@@ -77,14 +83,15 @@ type NodeManager struct {
 	// done is closed when the RM shut this node down: the daemon exits.
 	done chan struct{}
 
+	// mu guards the node's own facts below (its address, its link to the RM, its disks,
+	// the log aggregation reports to send). It is never held with the table's lock or the
+	// journal's: what the containers need goes through the table's methods.
 	mu           sync.Mutex
 	nodeID       string // "host:port" once bound
 	port         int32
 	httpPort     int32
 	registered   bool
 	rmIdentifier int64
-	containers   map[records.ContainerID]*nmContainer
-	apps         map[records.ApplicationID]*nmApp
 	shuffle      *shuffleServer
 	// logAggReports are applications' log aggregation outcomes for the next heartbeat.
 	logAggReports []*yarnpb.LogAggregationReportProto
@@ -157,8 +164,11 @@ func New(opts Options) (*NodeManager, error) {
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
 	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
-		containers: map[records.ContainerID]*nmContainer{}, apps: map[records.ApplicationID]*nmApp{}, done: make(chan struct{}),
-		counts: newNMCounters(opts.Metrics)}
+		done: make(chan struct{}), counts: newNMCounters(opts.Metrics)}
+	nm.journal = containers.NewJournal(func(err error, what string) {
+		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
+	})
+	nm.table = containers.NewTable(nm.journal)
 	nm.local = localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss, Journal: cacheJournal{nm}})
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
@@ -296,7 +306,7 @@ func (nm *NodeManager) Start() error {
 		}
 	})
 	// Applications whose clean-up a restart interrupted resume it.
-	for _, id := range nm.finishedApps() {
+	for _, id := range nm.table.FinishedApps() {
 		nm.spawn(func() { nm.finishApp(id) })
 	}
 	nm.log.WithFields(logrus.Fields{"address": ln.Addr().String(), "http": wln.Addr().String(), "rm": s.RMTracker,
@@ -331,13 +341,7 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	if nm.keepsContainers() {
 		nm.log.Info("stopping with yarn.nodemanager.recovery.supervised: containers keep running for the next NodeManager process")
 	} else {
-		nm.mu.Lock()
-		var all []*nmContainer
-		for _, c := range nm.containers {
-			all = append(all, c)
-		}
-		nm.mu.Unlock()
-		for _, c := range all {
+		for _, c := range nm.table.All() {
 			nm.kill(c, exitcode.KilledByResourceManager, "Container killed on NodeManager shutdown")
 		}
 	}
@@ -353,11 +357,7 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	}
 	nm.wg.Wait()
 	nm.krb.close()
-	if nm.store != nil {
-		nm.storeMu.Lock()
-		errs = append(errs, nm.store.Close())
-		nm.storeMu.Unlock()
-	}
+	errs = append(errs, nm.journal.Close())
 	nm.log.Info("NodeManager stopped")
 	return errors.Join(errs...)
 }

@@ -1,7 +1,6 @@
 package nodemanager
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
 	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
@@ -51,7 +51,7 @@ func (nm *NodeManager) openStore() (*nmstore.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nodemanager: yarn.nodemanager.recovery.dir: %w", err)
 	}
-	nm.store = s
+	nm.journal.Open(s)
 	return nil, nil
 }
 
@@ -65,7 +65,7 @@ func (nm *NodeManager) loadStore(dir string) (*nmstore.State, error) {
 		s.Close()
 		return nil, err
 	}
-	nm.store = s
+	nm.journal.Open(s)
 	return st, nil
 }
 
@@ -79,7 +79,7 @@ func (nm *NodeManager) recoverState(st *nmstore.State) {
 			nm.recoverApp(rec)
 		}
 		if gone := nm.local.Restore(st.Resources); len(gone) > 0 {
-			nm.storeErr(nm.store.RemoveResources(gone), "forget resources gone from the caches")
+			nm.journal.Write("forget resources gone from the caches", func(s *nmstore.Store) error { return s.RemoveResources(gone) })
 		}
 		var relaunched, reacquired, completed int
 		for _, rec := range st.Containers {
@@ -93,7 +93,7 @@ func (nm *NodeManager) recoverState(st *nmstore.State) {
 			}
 		}
 		nm.log.WithFields(logrus.Fields{"applications": len(st.Apps), "containers_reacquired": reacquired, "containers_completed": completed,
-			"containers_relaunched": relaunched, "resources": len(st.Resources), "store": nm.store.Location()}).Info("recovered the NodeManager's state")
+			"containers_relaunched": relaunched, "resources": len(st.Resources), "store": nm.journal.Location()}).Info("recovered the NodeManager's state")
 	}
 	for id, pid := range leaders {
 		nm.log.WithFields(logrus.Fields{"container": id, "pid": pid}).Warn("killing a container process the NodeManager cannot account for")
@@ -116,30 +116,14 @@ func (nm *NodeManager) recoverKeys(rec *nmstore.KeysRecord) {
 }
 
 func (nm *NodeManager) recoverApp(rec *nmstore.AppRecord) {
-	id, err := records.ParseApplicationID(rec.ID)
+	a, err := containers.RestoredApp(rec)
 	if err != nil {
 		nm.log.WithField("application", rec.ID).WithError(err).Warn("recovered application record with a bad id; dropped")
-		nm.storeErr(nm.store.RemoveApp(rec.ID), "drop a bad application record")
+		nm.journal.Write("drop a bad application record", func(s *nmstore.Store) error { return s.RemoveApp(rec.ID) })
 		return
 	}
-	a := &nmApp{id: id, user: rec.User, shuffleSecret: rec.ShuffleSecret, finished: rec.Finished}
-	for _, b := range rec.ACLs {
-		acl := &yarnpb.ApplicationACLMapProto{}
-		if proto.Unmarshal(b, acl) == nil {
-			a.acls = append(a.acls, acl)
-		}
-	}
-	if len(rec.LogContext) > 0 {
-		a.logContext = &yarnpb.LogAggregationContextProto{}
-		if proto.Unmarshal(rec.LogContext, a.logContext) != nil {
-			a.logContext = nil
-		}
-	}
-	nm.mu.Lock()
-	nm.apps[id] = a
-	nm.mu.Unlock()
-	if nm.shuffle != nil && len(a.shuffleSecret) > 0 {
-		nm.shuffle.h.AddJob(shuffle.JobID(id.String()), id.String(), a.user, a.shuffleSecret)
+	if secret := nm.table.RestoreApp(a); nm.shuffle != nil && len(secret) > 0 {
+		nm.shuffle.h.AddJob(shuffle.JobID(a.ID.String()), a.ID.String(), a.User, secret)
 	}
 }
 
@@ -150,7 +134,7 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 	log := nm.log.WithField("container", rec.ID)
 	bad := func(why string) string {
 		log.WithField("reason", why).Warn("recovered container record unusable; dropped")
-		nm.storeErr(nm.store.RemoveContainers([]string{rec.ID}), "drop an unusable container record")
+		nm.journal.Write("drop an unusable container record", func(s *nmstore.Store) error { return s.RemoveContainers([]string{rec.ID}) })
 		return ""
 	}
 	req := &yarnpb.StartContainerRequestProto{}
@@ -167,21 +151,14 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 		return bad("token is for " + id.String())
 	}
 	app := id.Attempt.App
-	ctx, cancel := context.WithCancel(nm.ctx)
-	c := &nmContainer{id: id, ident: ident, user: rec.User, clc: req.GetContainerLaunchContext(), request: rec.Request,
-		dirs:  dirs{appDirs: rec.AppDirs, work: rec.WorkDir, logDirs: rec.LogDirs, localDir: rec.LocalDir},
-		state: yarnpb.ContainerStateProto_C_NEW, exit: exitcode.Invalid, killExit: rec.KillExit, killDiag: rec.KillDiag,
-		reported: rec.Reported, cancel: cancel, done: make(chan struct{})}
-	if c.dirs.work == "" || len(c.dirs.logDirs) == 0 {
-		c.dirs = nm.dirsFor(c)
+	d := containers.Dirs{AppDirs: rec.AppDirs, Work: rec.WorkDir, LogDirs: rec.LogDirs, LocalDir: rec.LocalDir}
+	if d.Work == "" || len(d.LogDirs) == 0 {
+		d = nm.dirsFor(id, rec.User)
 	}
+	c := containers.New(nm.ctx, containers.Spec{ID: id, Ident: ident, User: rec.User, CLC: req.GetContainerLaunchContext(), Request: rec.Request,
+		Dirs: d, KillExit: rec.KillExit, KillDiag: rec.KillDiag, Reported: rec.Reported})
 	log = log.WithField("application", app.String())
-	nm.mu.Lock()
-	nm.containers[id] = c
-	if _, ok := nm.apps[app]; !ok {
-		nm.apps[app] = &nmApp{id: app, user: c.user, acls: c.clc.GetApplication_ACLs(), logContext: ident.GetLogAggregationContext()}
-	}
-	nm.mu.Unlock()
+	nm.table.Restore(c)
 	pid, running := leaders[rec.ID]
 	delete(leaders, rec.ID)
 	if rec.Pid > 0 {
@@ -189,11 +166,8 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 	}
 	switch {
 	case rec.State == nmstore.Completed:
-		cancel()
-		nm.mu.Lock()
-		c.state, c.exit, c.diag = yarnpb.ContainerStateProto_C_COMPLETE, rec.Exit, rec.Diag
-		nm.mu.Unlock()
-		close(c.done)
+		c.Release()
+		nm.table.End(c, rec.Exit, rec.Diag)
 		return nmstore.Completed
 	case rec.State == nmstore.Launched || running:
 		// It was started: taken back where it is, running or not (Reattach then reports
@@ -201,41 +175,33 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 		spec := nm.spec(c)
 		proc, err := nm.exec.Reattach(spec, pid)
 		if err != nil {
-			cancel()
-			nm.complete(c, exitcode.Lost, fmt.Sprintf("Unable to recover container %s: %v\nContainer exited with a non-zero exit code %d\n", id, err, exitcode.Lost))
+			c.Release()
+			nm.end(c, exitcode.Lost, fmt.Sprintf("Unable to recover container %s: %v\nContainer exited with a non-zero exit code %d\n", id, err, exitcode.Lost))
 			return nmstore.Completed
 		}
 		// Its resources are referenced again, so the caches keep them while it runs.
-		z := nm.local.Acquire(c.user, app.String(), localResources(c))
+		z := nm.local.Acquire(c.User, app.String(), localResources(c))
 		started := time.UnixMilli(rec.Started)
 		if rec.Started == 0 {
 			started = nm.opts.Now()
 		}
-		nm.mu.Lock()
-		c.proc, c.state, c.started = proc, yarnpb.ContainerStateProto_C_RUNNING, started
-		nm.mu.Unlock()
-		if rec.State != nmstore.Launched {
-			nm.saveContainer(c)
-		}
+		nm.table.Launched(c, proc, started) // its record written again, with the pid
 		log.WithField("pid", proc.Pid()).Info("container recovered: taken back without restarting it")
 		nm.spawn(func() {
-			defer cancel()
+			defer c.Release()
 			defer z.Release()
 			nm.watch(c, proc, spec.OutputFile, log)
 		})
 		return nmstore.Launched
-	case c.killExit != 0:
-		cancel()
-		nm.complete(c, c.killExit, c.killDiag+"\nContainer recovered as killed.")
+	case rec.KillExit != 0:
+		c.Release()
+		nm.end(c, rec.KillExit, rec.KillDiag+"\nContainer recovered as killed.")
 		return nmstore.Completed
 	default:
 		// Accepted but never started: it starts now, as the Java NM relaunches a
 		// container recovered as REQUESTED.
 		log.Info("container recovered before it had started: launching it")
-		nm.spawn(func() {
-			defer cancel()
-			nm.run(ctx, c)
-		})
+		nm.spawn(func() { nm.run(c) })
 		return nmstore.Requested
 	}
 }
@@ -243,91 +209,12 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 // keepsContainers reports whether a stopping NodeManager leaves its containers running
 // for the next process (recovery under a supervisor, yarn.nodemanager.recovery.supervised).
 func (nm *NodeManager) keepsContainers() bool {
-	return nm.store != nil && nm.settings.Supervised
-}
-
-// containerRecord is c's record for the store (under nm.mu).
-func (c *nmContainer) recordLocked() *nmstore.ContainerRecord {
-	rec := &nmstore.ContainerRecord{ID: c.id.String(), Request: c.request, User: c.user, State: nmstore.Requested,
-		WorkDir: c.dirs.work, LocalDir: c.dirs.localDir, AppDirs: c.dirs.appDirs, LogDirs: c.dirs.logDirs,
-		Exit: c.exit, Diag: c.diag, KillExit: c.killExit, KillDiag: c.killDiag, Reported: c.reported}
-	if c.proc != nil {
-		rec.State, rec.Pid, rec.Started = nmstore.Launched, c.proc.Pid(), c.started.UnixMilli()
-	}
-	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
-		rec.State = nmstore.Completed
-	}
-	return rec
-}
-
-// saveContainer writes c's record as it is now. Writes of one container are ordered:
-// an older record never replaces a newer one, and a forgotten container stays forgotten.
-func (nm *NodeManager) saveContainer(c *nmContainer) {
-	if nm.store == nil {
-		return
-	}
-	nm.mu.Lock()
-	c.saves++
-	seq, rec := c.saves, c.recordLocked()
-	nm.mu.Unlock()
-	nm.storeMu.Lock()
-	defer nm.storeMu.Unlock()
-	if c.forgotten || seq <= c.saved {
-		return
-	}
-	c.saved = seq
-	nm.storeErr(nm.store.PutContainer(rec), "record container "+rec.ID)
-}
-
-// forgetContainers removes the records of containers the node no longer holds.
-func (nm *NodeManager) forgetContainers(cs []*nmContainer) {
-	if nm.store == nil || len(cs) == 0 {
-		return
-	}
-	nm.storeMu.Lock()
-	defer nm.storeMu.Unlock()
-	ids := make([]string, 0, len(cs))
-	for _, c := range cs {
-		c.forgotten = true
-		ids = append(ids, c.id.String())
-	}
-	nm.storeErr(nm.store.RemoveContainers(ids), "forget containers")
-}
-
-// saveApp writes an application's record.
-func (nm *NodeManager) saveApp(a *nmApp) {
-	if nm.store == nil {
-		return
-	}
-	nm.mu.Lock()
-	rec := &nmstore.AppRecord{ID: a.id.String(), User: a.user, ShuffleSecret: a.shuffleSecret, Finished: a.finished}
-	for _, acl := range a.acls {
-		if b, err := proto.Marshal(acl); err == nil {
-			rec.ACLs = append(rec.ACLs, b)
-		}
-	}
-	if a.logContext != nil {
-		rec.LogContext, _ = proto.Marshal(a.logContext)
-	}
-	nm.mu.Unlock()
-	nm.storeMu.Lock()
-	defer nm.storeMu.Unlock()
-	nm.storeErr(nm.store.PutApp(rec), "record application "+rec.ID)
-}
-
-// forgetApp removes an application's record (its clean-up is done).
-func (nm *NodeManager) forgetApp(id records.ApplicationID) {
-	if nm.store == nil {
-		return
-	}
-	nm.storeMu.Lock()
-	defer nm.storeMu.Unlock()
-	nm.storeErr(nm.store.RemoveApp(id.String()), "forget application "+id.String())
+	return nm.journal.Enabled() && nm.settings.Supervised
 }
 
 // updateKeys takes the master keys of an RM answer and stores them when they changed.
 func (nm *NodeManager) updateKeys(containerKey, nmKey *yarnpb.MasterKeyProto) {
-	if !nm.keys.Update(containerKey, nmKey) || nm.store == nil {
+	if !nm.keys.Update(containerKey, nmKey) || !nm.journal.Enabled() {
 		return
 	}
 	c, n := nm.keys.Held()
@@ -338,38 +225,19 @@ func (nm *NodeManager) updateKeys(containerKey, nmKey *yarnpb.MasterKeyProto) {
 		}
 		return out
 	}
-	nm.storeMu.Lock()
-	defer nm.storeMu.Unlock()
-	nm.storeErr(nm.store.PutKeys(&nmstore.KeysRecord{Container: conv(c), NMToken: conv(n)}), "record master keys")
-}
-
-// storeErr logs a failed store write: the node goes on (its containers are not at
-// risk now), but a restart would not know what the write would have said.
-func (nm *NodeManager) storeErr(err error, what string) {
-	if err != nil {
-		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
-	}
+	rec := &nmstore.KeysRecord{Container: conv(c), NMToken: conv(n)}
+	nm.journal.Write("record master keys", func(s *nmstore.Store) error { return s.PutKeys(rec) })
 }
 
 // cacheJournal keeps the localizer's caches in the recovery store.
 type cacheJournal struct{ nm *NodeManager }
 
 func (j cacheJournal) Localized(r localizer.CachedResource) {
-	if j.nm.store == nil {
-		return
-	}
-	j.nm.storeMu.Lock()
-	defer j.nm.storeMu.Unlock()
-	j.nm.storeErr(j.nm.store.PutResource(r), "record localized resource "+r.Dir)
+	j.nm.journal.Write("record localized resource "+r.Dir, func(s *nmstore.Store) error { return s.PutResource(r) })
 }
 
 func (j cacheJournal) Removed(dirs []string) {
-	if j.nm.store == nil {
-		return
-	}
-	j.nm.storeMu.Lock()
-	defer j.nm.storeMu.Unlock()
-	j.nm.storeErr(j.nm.store.RemoveResources(dirs), "forget localized resources")
+	j.nm.journal.Write("forget localized resources", func(s *nmstore.Store) error { return s.RemoveResources(dirs) })
 }
 
 // cleanStaleLocalDirs deletes what an earlier NodeManager process left in the local dirs

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
@@ -120,19 +120,11 @@ const buildDate = "Bobbin"
 
 // appInfos lists the node's applications, with the containers each has here.
 func (nm *NodeManager) appInfos() []nmAppInfo {
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
-	byApp := map[records.ApplicationID][]string{}
-	for id := range nm.containers {
-		byApp[id.Attempt.App] = append(byApp[id.Attempt.App], id.String())
+	sums := nm.table.Summaries()
+	out := make([]nmAppInfo, 0, len(sums))
+	for _, a := range sums {
+		out = append(out, nmAppInfo{ID: a.ID.String(), State: "RUNNING", User: a.User, ContainerIDs: a.Containers})
 	}
-	out := make([]nmAppInfo, 0, len(nm.apps))
-	for id, a := range nm.apps {
-		ids := byApp[id]
-		sort.Strings(ids)
-		out = append(out, nmAppInfo{ID: id.String(), State: "RUNNING", User: a.user, ContainerIDs: ids})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
@@ -176,16 +168,16 @@ func (nm *NodeManager) restApp(w http.ResponseWriter, r *http.Request) {
 	webapp.WriteError(w, r, webapp.NotFound("app with id %s not found", raw))
 }
 
-// containerInfo describes c, without its log files (withLogFiles adds them, without the
-// lock: it reads the disk and may look the user up); call with nm.mu held.
-func (nm *NodeManager) containerInfo(c *nmContainer) nmContainerInfo {
-	r := c.ident.GetResource()
-	info := nmContainerInfo{ID: c.id.String(), State: nmContainerState(c), ExitCode: -1000, Diagnostics: c.diag, User: c.user,
-		TotalMemoryNeededMB: r.GetMemory(), TotalVCoresNeeded: r.GetVirtualCores(), NodeID: nm.nodeID,
-		ContainerLogsLink: "http://" + nm.httpAddress() + "/node/containerlogs/" + c.id.String() + "/" + c.user,
-		ContainerLogFiles: []string{}, ExecutionType: c.ident.GetExecutionType().String()}
-	if c.state == yarnpb.ContainerStateProto_C_COMPLETE {
-		info.ExitCode = c.exit
+// containerInfo describes a container, without its log files (withLogFiles adds them: it
+// reads the disk and may look the user up).
+func (nm *NodeManager) containerInfo(v containers.View) nmContainerInfo {
+	r := v.Resource()
+	info := nmContainerInfo{ID: v.ID.String(), State: v.Phase.JavaState(), ExitCode: -1000, Diagnostics: v.Diag, User: v.User,
+		TotalMemoryNeededMB: r.GetMemory(), TotalVCoresNeeded: r.GetVirtualCores(), NodeID: nm.NodeID(),
+		ContainerLogsLink: "http://" + nm.HTTPAddress() + "/node/containerlogs/" + v.ID.String() + "/" + v.User,
+		ContainerLogFiles: []string{}, ExecutionType: v.Ident.GetExecutionType().String()}
+	if v.Phase == containers.Done {
+		info.ExitCode = v.Exit
 	}
 	return info
 }
@@ -201,21 +193,6 @@ func (nm *NodeManager) withLogFiles(info *nmContainerInfo) {
 	for _, f := range files {
 		info.ContainerLogFiles = append(info.ContainerLogFiles, f.Name)
 	}
-}
-
-// nmContainerState names a container's state as the Java NM's ContainerState does.
-func nmContainerState(c *nmContainer) string {
-	switch {
-	case c.state == yarnpb.ContainerStateProto_C_NEW && c.cancel != nil:
-		return "LOCALIZING"
-	case c.state == yarnpb.ContainerStateProto_C_NEW:
-		return "NEW"
-	case c.state == yarnpb.ContainerStateProto_C_RUNNING && c.killExit != 0:
-		return "KILLING"
-	case c.state == yarnpb.ContainerStateProto_C_RUNNING:
-		return "RUNNING"
-	}
-	return "DONE"
 }
 
 // httpAddress is the web address as the node's id names its host; call with nm.mu held.
@@ -239,17 +216,12 @@ func (nm *NodeManager) restContainer(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, webapp.BadRequest("invalid container id, %s", raw))
 		return
 	}
-	nm.mu.Lock()
-	c, ok := nm.containers[id]
-	var info nmContainerInfo
-	if ok {
-		info = nm.containerInfo(c)
-	}
-	nm.mu.Unlock()
+	v, ok := nm.table.View(id)
 	if !ok {
 		webapp.WriteError(w, r, webapp.NotFound("container with id, %s, not found", raw))
 		return
 	}
+	info := nm.containerInfo(v)
 	nm.withLogFiles(&info)
 	webapp.Write(w, r, http.StatusOK, map[string]any{"container": info})
 }
@@ -291,14 +263,12 @@ func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) 
 
 // containerInfos lists the node's containers by id.
 func (nm *NodeManager) containerInfos() []nmContainerInfo {
-	nm.mu.Lock()
-	list := make([]nmContainerInfo, 0, len(nm.containers))
-	for _, c := range nm.containers {
-		list = append(list, nm.containerInfo(c))
-	}
-	nm.mu.Unlock()
-	for i := range list {
-		nm.withLogFiles(&list[i])
+	views := nm.table.Views()
+	list := make([]nmContainerInfo, 0, len(views))
+	for _, v := range views {
+		info := nm.containerInfo(v)
+		nm.withLogFiles(&info)
+		list = append(list, info)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	return list

@@ -81,10 +81,10 @@ func (l *rmLink) register(ctx context.Context) error {
 		NmVersion: proto.String(nmVersion)}
 	// Containers kept across an RM restart are reported so that a work-preserving RM
 	// rebuilds them (and kills the ones it does not want).
-	req.ContainerStatuses = nm.registrationStatuses()
+	req.ContainerStatuses = nm.table.RegistrationStatuses()
 	// The applications with containers here: a Java RM keeps a re-registering node's
 	// containers only when it lists some (otherwise it takes the node for a new one).
-	req.RunningApplications = nm.runningApps()
+	req.RunningApplications = nm.table.RunningApps()
 	err := l.rt.Call(ctx, "registerNodeManager", req, &resp)
 	// With RMs in HA the active one may be any of them, or none yet (an election under
 	// way): they are tried in turn, a second between rounds, for as long as one RM's
@@ -133,7 +133,7 @@ func (l *rmLink) run(ctx context.Context) (shutdown bool) {
 // heartbeat sends one heartbeat and applies the answer; false means stop.
 func (l *rmLink) heartbeat(ctx context.Context) bool {
 	nm := l.nm
-	statuses, completed := nm.containerStatuses()
+	statuses, completed := nm.table.Statuses()
 	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: statuses}
 	l.util.sample(nm, st, nm.opts.Now())
 	st.NodeHealthStatus = nm.healthStatus()
@@ -169,7 +169,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		} else {
 			nm.log.WithField("diagnostics", resp.GetDiagnosticsMessage()).Warn("the ResourceManager asked to resync: killing containers and registering again")
 			nm.killAll(exitcode.KilledByResourceManager, "Container killed on ResourceManager resync")
-			nm.forgetAllCompleted()
+			nm.table.ForgetAllCompleted()
 		}
 		for ctx.Err() == nil {
 			if err := l.register(ctx); err == nil {
@@ -185,14 +185,14 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 		return ctx.Err() == nil
 	}
 	l.responseID = resp.GetResponseId()
-	nm.reported(completed)
+	nm.table.MarkReported(completed)
 	if iv := resp.GetNextHeartBeatInterval(); iv > 0 {
 		l.interval = time.Duration(iv) * time.Millisecond
 	}
 	nm.updateKeys(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
-	nm.forgetCompleted(resp.GetContainersToBeRemovedFromNm())
+	nm.table.ForgetCompleted(resp.GetContainersToBeRemovedFromNm())
 	for _, id := range resp.GetContainersToCleanup() {
-		if c := nm.container(records.ContainerIDFromProto(id)); c != nil {
+		if c := nm.table.Get(records.ContainerIDFromProto(id)); c != nil {
 			nm.spawn(func() { nm.kill(c, exitcode.KilledByResourceManager, "Container Killed by ResourceManager") })
 		}
 	}

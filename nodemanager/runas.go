@@ -13,6 +13,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 )
 
@@ -199,7 +200,7 @@ func (r runAs) userFor(appUser string) (*container.User, error) {
 // dirs owned by the user with the NodeManager's group, 0750 (no other user may enter);
 // the work dir's contents and the container's private localized files the user's; its
 // log dirs the user's, 0750.
-func (r runAs) handOver(u *container.User, d dirs, userDirs, private []string) error {
+func (r runAs) handOver(u *container.User, d containers.Dirs, userDirs, private []string) error {
 	own := func(path string) error {
 		if err := os.Lchown(path, int(u.UID), r.nmGID); err != nil {
 			return fmt.Errorf("handing %s to %s: %w", path, u.Name, err)
@@ -217,17 +218,17 @@ func (r runAs) handOver(u *container.User, d dirs, userDirs, private []string) e
 			return err
 		}
 	}
-	for _, p := range append(append([]string(nil), d.appDirs...), d.logDirs...) {
+	for _, p := range append(append([]string(nil), d.AppDirs...), d.LogDirs...) {
 		if err := ownDir(p); err != nil {
 			return err
 		}
 	}
-	for _, l := range d.logDirs {
+	for _, l := range d.LogDirs {
 		if err := ownDir(filepath.Dir(l)); err != nil { // <log>/<app>
 			return err
 		}
 	}
-	for _, root := range append([]string{d.work}, private...) {
+	for _, root := range append([]string{d.Work}, private...) {
 		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -238,13 +239,14 @@ func (r runAs) handOver(u *container.User, d dirs, userDirs, private []string) e
 			return err
 		}
 	}
-	return os.Chmod(d.work, 0o750)
+	return os.Chmod(d.Work, 0o750)
 }
 
 // handOver gives container c's directories and private localized files to u.
-func (nm *NodeManager) handOver(c *nmContainer, u *container.User, d dirs, localized map[string]string) error {
+func (nm *NodeManager) handOver(c *containers.Container, u *container.User, localized map[string]string) error {
+	d := c.Dirs
 	var userDirs []string
-	for _, a := range d.appDirs { // <local>/usercache/<user>/appcache/<app>
+	for _, a := range d.AppDirs { // <local>/usercache/<user>/appcache/<app>
 		userDirs = append(userDirs, filepath.Dir(filepath.Dir(a)), filepath.Dir(a))
 	}
 	var private []string

@@ -8,6 +8,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 )
 
 // utilization measures what the Java NM's NodeResourceMonitor and ContainersMonitor send
@@ -64,12 +65,10 @@ func (u *utilization) sample(nm *NodeManager, st *yarnpb.NodeStatusProto, now ti
 
 // runningProcesses are the running containers' processes by container id.
 func (nm *NodeManager) runningProcesses() map[string]container.Process {
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
 	procs := map[string]container.Process{}
-	for _, c := range nm.containers {
-		if c.state == yarnpb.ContainerStateProto_C_RUNNING && c.proc != nil {
-			procs[c.id.String()] = c.proc
+	for _, v := range nm.table.Views() {
+		if v.Proc != nil && v.Phase != containers.Done {
+			procs[v.ID.String()] = v.Proc
 		}
 	}
 	return procs

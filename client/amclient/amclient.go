@@ -56,9 +56,6 @@ type Client struct {
 	responseID int32
 	asks       map[askKey]*yarnpb.ResourceRequestProto
 	changed    map[askKey]bool
-	releases   []*yarnpb.ContainerIdProto
-	blackAdd   []string
-	blackDel   []string
 	nmTokens   map[string]*token.Token
 }
 
@@ -121,26 +118,11 @@ func (c *Client) RequestLabelled(priority int32, resourceName string, memoryMB i
 	c.changed[k] = true
 }
 
-// Release gives containers back; the RM reports them completed with ABORTED.
-func (c *Client) Release(ids ...*yarnpb.ContainerIdProto) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.releases = append(c.releases, ids...)
-}
-
-// Blacklist adds and removes hosts the AM does not want containers on.
-func (c *Client) Blacklist(add, remove []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.blackAdd = append(c.blackAdd, add...)
-	c.blackDel = append(c.blackDel, remove...)
-}
-
-// Allocate is one AM heartbeat: it sends the changed asks, releases and blacklist and
-// returns the RM's answer. New NMTokens are cached (NMToken), a new AMRMToken is switched
-// to, and the local ask table counts down the containers received. When the RM says the
-// AM is not registered (it restarted, or lost the attempt's registration) the client
-// registers again and re-sends its whole table.
+// Allocate is one AM heartbeat: it sends the changed asks and returns the RM's answer.
+// New NMTokens are cached (NMToken), a new AMRMToken is switched to, and the local ask
+// table counts down the containers received. When the RM says the AM is not registered
+// (it restarted, or lost the attempt's registration) the client registers again and
+// re-sends its whole table.
 func (c *Client) Allocate(ctx context.Context, progress float32) (*yarnpb.AllocateResponseProto, error) {
 	return c.allocate(ctx, progress, nil)
 }
@@ -182,7 +164,7 @@ func (c *Client) allocate(ctx context.Context, progress float32, lean *Lean) (*y
 // allocateLocked makes the call; a non-nil lean receives the granted containers and
 // completed statuses read without protobuf (AllocateGranted).
 func (c *Client) allocateLocked(ctx context.Context, progress float32, everything bool, lean *Lean) (*yarnpb.AllocateResponseProto, error) {
-	req := &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(c.responseID), Progress: proto.Float32(progress), Release: c.releases}
+	req := &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(c.responseID), Progress: proto.Float32(progress)}
 	keys := make([]askKey, 0, len(c.changed))
 	for k := range c.asks {
 		if everything || c.changed[k] {
@@ -197,9 +179,6 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 	})
 	for _, k := range keys {
 		req.Ask = append(req.Ask, proto.Clone(c.asks[k]).(*yarnpb.ResourceRequestProto))
-	}
-	if len(c.blackAdd) > 0 || len(c.blackDel) > 0 {
-		req.BlacklistRequest = &yarnpb.ResourceBlacklistRequestProto{BlacklistAdditions: c.blackAdd, BlacklistRemovals: c.blackDel}
 	}
 	var resp yarnpb.AllocateResponseProto
 	if lean != nil {
@@ -227,7 +206,6 @@ func (c *Client) allocateLocked(ctx context.Context, progress float32, everythin
 			delete(c.asks, k)
 		}
 	}
-	c.releases, c.blackAdd, c.blackDel = nil, nil, nil
 	for _, t := range resp.GetNmTokens() {
 		n := t.GetNodeId()
 		c.nmTokens[fmt.Sprintf("%s:%d", n.GetHost(), n.GetPort())] = token.FromProto(t.GetToken())

@@ -344,15 +344,6 @@ func (m *Manager) RetrievePassword(identifier []byte) ([]byte, string, error) {
 	return e.password, user, nil
 }
 
-// Owner is the owner and real user an identifier names (for the server's caller).
-func Owner(identifier []byte) (owner, realUser string, err error) {
-	var id yarnpb.YARNDelegationTokenIdentifierProto
-	if err := proto.Unmarshal(identifier, &id); err != nil {
-		return "", "", err
-	}
-	return id.GetOwner(), id.GetRealUser(), nil
-}
-
 func decode(tok *commonpb.TokenProto) (*yarnpb.YARNDelegationTokenIdentifierProto, error) {
 	if tok == nil {
 		return nil, rpc.Errorf(ClassInvalidToken, "no token")

@@ -16,5 +16,3 @@ func (t *containerTable) get(id ContainerID) (*container, bool) {
 func (t *containerTable) put(c *container) { t.t.Put(int64(c.id), c) }
 
 func (t *containerTable) del(id ContainerID) { t.t.Delete(int64(id)) }
-
-func (t *containerTable) len() int { return t.t.Len() }

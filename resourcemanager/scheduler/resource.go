@@ -112,9 +112,6 @@ type Share struct {
 // Less reports a < b exactly.
 func (a Share) Less(b Share) bool { return cmpProducts(a.Num, b.Den, b.Num, a.Den) < 0 }
 
-// Cmp returns -1, 0 or 1 as a <, ==, > b.
-func (a Share) Cmp(b Share) int { return cmpProducts(a.Num, b.Den, b.Num, a.Den) }
-
 // Float is the share as a float64, for reports and the fair shares' arithmetic.
 func (a Share) Float() float64 {
 	if a.Den == 0 {

@@ -125,13 +125,8 @@ func ha1Raw(user, realm, password, nonce, cnonce string) [16]byte {
 	return md5.Sum([]byte(string(inner[:]) + ":" + nonce + ":" + cnonce))
 }
 
-// ResponseValue computes the "response" directive (a2Prefix "AUTHENTICATE") or the
-// rspauth value (a2Prefix ""), qop auth.
-func ResponseValue(user, realm, password, nonce, nc, cnonce, digestURI, a2Prefix string) string {
-	return responseQOP(user, realm, password, nonce, nc, cnonce, digestURI, a2Prefix, "auth")
-}
-
-// responseQOP is ResponseValue for any qop: with auth-int and auth-conf, A2 ends with
+// responseQOP computes the "response" directive (a2Prefix "AUTHENTICATE") or the rspauth
+// value (a2Prefix ""): with auth-int and auth-conf, A2 ends with
 // ":00000000000000000000000000000000" (RFC 2831 §2.1.2.1).
 func responseQOP(user, realm, password, nonce, nc, cnonce, digestURI, a2Prefix, qop string) string {
 	a2 := a2Prefix + ":" + digestURI

@@ -62,9 +62,6 @@ func (h *Histogram) Record(d time.Duration) {
 	}
 }
 
-// Count is the number of recorded durations.
-func (h *Histogram) Count() uint64 { return h.n.Load() }
-
 // Summary is a histogram's percentiles in milliseconds.
 type Summary struct {
 	Count uint64  `json:"count"`

@@ -170,10 +170,6 @@ func BadRequest(format string, args ...any) *Error {
 	return &Error{ClassBadRequest, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
 }
 
-func Forbidden(format string, args ...any) *Error {
-	return &Error{ClassForbidden, "java.lang.Exception: " + fmt.Sprintf(format, args...)}
-}
-
 // WriteError answers err as the Java RM's RemoteException JSON (or XML).
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var we *Error
