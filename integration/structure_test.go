@@ -46,6 +46,7 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/resourcemanager/rmcore":     2,
 		module + "/resourcemanager/rmservice":  3,
 		module + "/resourcemanager/rmweb":      3,
+		module + "/resourcemanager/rmha":       3,
 		module + "/resourcemanager":            4,
 	}
 	// The NM as the RM: its parts at the bottom (the localizer, the shuffle, the
@@ -230,8 +231,8 @@ func TestNoLargeFiles(t *testing.T) {
 	}
 }
 
-// TestLifecyclesMoveInOnePlace: an application's, an attempt's and a NodeManager
-// container's state change only through their state machines (a lifecycle.go each, a
+// TestLifecyclesMoveInOnePlace: an application's, an attempt's, a node's and a
+// NodeManager container's state change only through their state machines (a lifecycle.go each, a
 // table of allowed moves): the state fields are unexported, so no other package can
 // assign them, and in their own package only the lifecycle file does. A record restored
 // from the RM's state store is built with its stored state (persist.go), a container with

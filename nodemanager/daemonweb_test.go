@@ -45,17 +45,7 @@ func TestJMXOfBothDaemons(t *testing.T) {
 	if _, err := nm.Start(context.Background(), &yarnpb.ContainerLaunchContextProto{Command: []string{"exit 0"}}, ctrs[0]); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s, err := nm.Status(context.Background(), ctrs[0].GetId())
-		if err == nil && s.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not complete: %v %v", s, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second)
 	rmWeb := "http://" + c.rm.WebAddr().String()
 	rm := jmxBeans(t, rmWeb)
 	cm := rm["Hadoop:service=ResourceManager,name=ClusterMetrics"]

@@ -143,18 +143,14 @@ func (c *cluster) containers(t *testing.T, n int) []*yarnpb.ContainerProto {
 	t.Helper()
 	c.am.Request(1, "*", 128, 1, int32(n))
 	var got []*yarnpb.ContainerProto
-	deadline := time.Now().Add(5 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, fmt.Sprintf("fewer than the %d containers asked for", n), func() bool {
 		resp, err := c.am.Allocate(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, resp.GetAllocatedContainers()...)
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(got) < n {
-		t.Fatalf("got %d containers", len(got))
-	}
+		return len(got) >= n
+	})
 	return got
 }
 
@@ -212,19 +208,9 @@ func TestStartValidatesTokensAndAuxServices(t *testing.T) {
 	if err := nm.Stop(ctx, ctrs[0].GetId()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st, err := nm.Status(ctx, ctrs[0].GetId())
-		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			if st.GetExitStatus() != exitcode.KilledByAppMaster || !strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
-				t.Fatalf("status %v", st)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not stopped: %v %v", st, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if st := completeStatus(t, nm, ctrs[0].GetId(), 5*time.Second); st.GetExitStatus() != exitcode.KilledByAppMaster ||
+		!strings.Contains(st.GetDiagnostics(), "Container killed by the ApplicationMaster.") {
+		t.Fatalf("status %v", st)
 	}
 }
 
@@ -252,19 +238,7 @@ func TestLaunchContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := records.ContainerIDFromProto(ctrs[0].GetId())
-	var status *yarnpb.ContainerStatusProto
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s, err := nm.Status(context.Background(), ctrs[0].GetId())
-		if err == nil && s.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			status = s
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not complete: %v %v", s, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	status := completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second)
 	if status.GetExitStatus() != 4 || !strings.Contains(status.GetDiagnostics(), "Exit code: 4") || !strings.Contains(status.GetDiagnostics(), "oops") {
 		t.Fatalf("status %v", status)
 	}
@@ -359,23 +333,34 @@ func TestMemoryLimitKillsContainer(t *testing.T) {
 // passed it on to the AM.
 func (c *cluster) completedStatus(t *testing.T, nm *nmclient.Client, id *yarnpb.ContainerIdProto, timeout time.Duration) *yarnpb.ContainerStatusProto {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := nm.Status(context.Background(), id)
-		if err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			return st
+	var got *yarnpb.ContainerStatusProto
+	testutil.Eventually(t, timeout, fmt.Sprintf("container %d not complete", id.GetId()), func() bool {
+		if st, err := nm.Status(context.Background(), id); err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
+			got = st
+			return true
 		}
-		resp, aerr := c.am.Allocate(context.Background(), 0)
+		resp, _ := c.am.Allocate(context.Background(), 0)
 		for _, done := range resp.GetCompletedContainerStatuses() {
 			if done.GetContainerId().GetId() == id.GetId() {
-				return done
+				got = done
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not complete: %v %v (allocate: %v)", st, err, aerr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
+	return got
+}
+
+// completeStatus waits for a container's completed status as its NodeManager answers it.
+func completeStatus(t *testing.T, nm *nmclient.Client, id *yarnpb.ContainerIdProto, within time.Duration) *yarnpb.ContainerStatusProto {
+	t.Helper()
+	var got *yarnpb.ContainerStatusProto
+	testutil.Eventually(t, within, fmt.Sprintf("container %d not complete", id.GetId()), func() bool {
+		st, err := nm.Status(context.Background(), id)
+		got = st
+		return err == nil && st.GetState() == yarnpb.ContainerStateProto_C_COMPLETE
+	})
+	return got
 }
 
 func TestDiskHealth(t *testing.T) {
@@ -459,17 +444,11 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	}
 	cl := rmclient.New(c.rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer cl.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	testutil.Eventually(t, 5*time.Second, "the RM does not show the node's automatic label high_mem", func() bool {
 		nodes, err := cl.GetClusterNodes(context.Background())
 		// high_load may come too on a busy machine.
-		if err == nil && len(nodes) == 1 && slices.Contains(nodes[0].GetNodeLabels(), "high_mem") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the RM does not show the node's automatic label: %v %v", nodes, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && len(nodes) == 1 && slices.Contains(nodes[0].GetNodeLabels(), "high_mem")
+	})
 }
 
 // The mapreduce.shuffle.* keys reach the shuffle; an HTTPS shuffle is refused by name.

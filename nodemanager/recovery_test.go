@@ -37,7 +37,8 @@ func TestSupervisedRestartKeepsContainers(t *testing.T) {
 	if n := len(container.Leaders(owner)); n != 2 {
 		t.Fatalf("%d containers left running by the supervised stop, want 2", n)
 	}
-	time.Sleep(3 * time.Second) // the second ends while no NodeManager runs
+	// The second ends while no NodeManager runs.
+	testutil.Eventually(t, 10*time.Second, "the second container's process did not end", func() bool { return len(container.Leaders(owner)) == 1 })
 	nm2, err := New(Options{Conf: c.nm.opts.Conf, Logger: c.nm.opts.Logger})
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func (c *cluster) runAsUser(t *testing.T, user, src, command string) (*yarnpb.Co
 	am := c.appAs(t, user)
 	am.Request(1, "*", 128, 1, 1)
 	var ctr *yarnpb.ContainerProto
-	for deadline := time.Now().Add(5 * time.Second); ctr == nil; time.Sleep(20 * time.Millisecond) {
+	testutil.Eventually(t, 5*time.Second, "no container", func() bool {
 		resp, err := am.Allocate(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
@@ -59,10 +59,8 @@ func (c *cluster) runAsUser(t *testing.T, user, src, command string) (*yarnpb.Co
 		if cs := resp.GetAllocatedContainers(); len(cs) > 0 {
 			ctr = cs[0]
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no container")
-		}
-	}
+		return ctr != nil
+	})
 	node := c.nm.NodeID()
 	nm := nmclient.New(node, "", am.NMToken(node), testutil.QuietLogger())
 	defer nm.Close()
@@ -76,17 +74,7 @@ func (c *cluster) runAsUser(t *testing.T, user, src, command string) (*yarnpb.Co
 	if _, err := nm.Start(context.Background(), clc, ctr); err != nil {
 		t.Fatal(err)
 	}
-	var status *yarnpb.ContainerStatusProto
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		s, err := nm.Status(context.Background(), ctr.GetId())
-		if err == nil && s.GetState() == yarnpb.ContainerStateProto_C_COMPLETE {
-			status = s
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not complete: %v %v", s, err)
-		}
-	}
+	status := completeStatus(t, nm, ctr.GetId(), 10*time.Second)
 	outs, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*", fmt.Sprintf("*_%06d", ctr.GetId().GetId()), "stdout"))
 	var out []byte
 	for _, o := range outs {

@@ -9,6 +9,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/logretention"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmha"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
@@ -23,7 +24,7 @@ func CheckConf(c *conf.Configuration, dir string) error {
 			errs = append(errs, err)
 		}
 	}
-	_, own, err := readHA(c)
+	_, own, err := rmha.Read(c)
 	note(err)
 	if own == nil {
 		own = c

@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf"
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/internal/zktest"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmha"
 	"github.com/bobbin-yarn/bobbin/rpc"
-	"google.golang.org/protobuf/proto"
 )
 
 // haConf is a two-RM HA configuration on loopback for RM id, with free ports.
@@ -37,8 +39,8 @@ func haConf(t *testing.T, zkAddr string, ports map[string]string, id string) *co
 func haPorts(t *testing.T) map[string]string {
 	ports := map[string]string{}
 	for _, id := range []string{"rm1", "rm2"} {
-		for _, k := range rmAddressKeys {
-			ports[k.key+"."+id] = freeAddr(t)
+		for _, k := range rmha.AddressKeys {
+			ports[k.Key+"."+id] = freeAddr(t)
 		}
 	}
 	return ports
@@ -71,10 +73,10 @@ func TestHAFailover(t *testing.T) {
 	rm1 := startHA(t, haConf(t, zks.Addr, ports, "rm1"))
 	testutil.Eventually(t, 20*time.Second, "rm1 never became active", func() bool { return rm1.State() == commonpb.HAServiceStateProto_ACTIVE })
 	rm2 := startHA(t, haConf(t, zks.Addr, ports, "rm2"))
-	testutil.Eventually(t, 20*time.Second, "rm2 does not see rm1 as active", func() bool { return rm2.elector.Leader() == "rm1" })
+	testutil.Eventually(t, 20*time.Second, "rm2 does not see rm1 as active", func() bool { return rm2.ha.Leader() == "rm1" })
 	ctx := context.Background()
 	status := func(id string) commonpb.HAServiceStateProto {
-		cl := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address."+id], Protocol: haProtocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+		cl := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address."+id], Protocol: rmha.Protocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 		defer cl.Close()
 		var resp commonpb.GetServiceStatusResponseProto
 		if err := cl.Call(ctx, "getServiceStatus", &commonpb.GetServiceStatusRequestProto{}, &resp); err != nil {
@@ -159,7 +161,7 @@ func TestHAManualTransitions(t *testing.T) {
 	c1.Set("yarn.resourcemanager.ha.automatic-failover.enabled", "false")
 	rm1 := startHA(t, c1)
 	ctx := context.Background()
-	admin := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address.rm1"], Protocol: haProtocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	admin := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address.rm1"], Protocol: rmha.Protocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer admin.Close()
 	if rm1.State() != commonpb.HAServiceStateProto_STANDBY {
 		t.Fatal("a manual-failover RM started active")
@@ -180,7 +182,7 @@ func TestHAManualTransitions(t *testing.T) {
 	// Under automatic failover only a forced request is taken.
 	rm2 := startHA(t, haConf(t, zks.Addr, ports, "rm2"))
 	testutil.Eventually(t, 20*time.Second, "rm2 never became active", func() bool { return rm2.State() == commonpb.HAServiceStateProto_ACTIVE })
-	admin2 := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address.rm2"], Protocol: haProtocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
+	admin2 := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address.rm2"], Protocol: rmha.Protocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})
 	defer admin2.Close()
 	var re *rpc.RemoteError
 	err := admin2.Call(ctx, "transitionToStandby", &commonpb.TransitionToStandbyRequestProto{ReqInfo: byUser}, &commonpb.TransitionToStandbyResponseProto{})

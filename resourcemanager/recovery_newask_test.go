@@ -36,6 +36,7 @@ func TestNewAskAfterWorkPreservingRestart(t *testing.T) {
 	sc, restart := restartableSimCluster(t, c)
 	mapsRunning := make(chan struct{})
 	rmDown := make(chan struct{})
+	mapsStopped := make(chan struct{})
 	reduce := make(chan *yarnpb.ContainerProto, 1)
 	var host string
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
@@ -69,6 +70,7 @@ func TestNewAskAfterWorkPreservingRestart(t *testing.T) {
 				t.Errorf("stop: %v", err)
 			}
 		}
+		close(mapsStopped)
 		// The MR AM's table after the maps: map asks at 0, one reduce anywhere.
 		am.Request(20, host, 256, 1, 0)
 		am.Request(20, "/default-rack", 256, 1, 0)
@@ -98,7 +100,11 @@ func TestNewAskAfterWorkPreservingRestart(t *testing.T) {
 	}
 	restart(func() {
 		close(rmDown)
-		time.Sleep(200 * time.Millisecond) // the maps end while no RM runs
+		select { // the maps end while no RM runs
+		case <-mapsStopped:
+		case <-time.After(20 * time.Second):
+			t.Error("the AM did not stop its maps")
+		}
 	})
 	select {
 	case r, ok := <-reduce:

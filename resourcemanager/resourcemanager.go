@@ -5,7 +5,8 @@
 // The layers call only downward (integration.TestDaemonsDoNotImportEachOther checks it):
 // scheduler (the pure engine) and rmstate (applications, attempts, nodes, containers,
 // labels, host lists; its package comment gives the lock order) at the bottom, rmcore
-// above them, rmservice and rmweb above that, and this package on top.
+// above them, rmservice, rmweb and rmha (high availability: the role, its transitions,
+// the election) above that, and this package on top.
 package resourcemanager
 
 import (
@@ -26,8 +27,8 @@ import (
 	commonpb "github.com/bobbin-yarn/bobbin/hadoop-proto/common"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/resourcemanager/haelector"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmha"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmservice"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmweb"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/webproxy"
@@ -57,8 +58,7 @@ type ResourceManager struct {
 	opts     Options // with the RM's own configuration (HA: its id's addresses)
 	settings rmcore.Settings
 	log      *logrus.Entry
-	ha       *haSettings // nil without HA
-	elector  *haelector.Elector
+	ha       *rmha.Controller // nil without HA
 	amrm     amrmSwitch
 	deleg    delegationSwitch
 
@@ -73,14 +73,10 @@ type ResourceManager struct {
 	webAddr       net.Addr
 	webBase       string // "http://host:port" of the web address as AMs and browsers name it (set in Start)
 	web           *http.Server
-	stopElector   context.CancelFunc
-	electorDone   chan struct{}
 	done          chan struct{}        // closed when the daemon must stop (a fenced RM without HA)
 	keeper        *connkeep.Attachment // nil: sockets end with the process
 
-	transMu sync.Mutex // one transition at a time
 	mu      sync.Mutex
-	state   commonpb.HAServiceStateProto
 	webCore http.Handler
 	webMux  *http.ServeMux // the daemon's own pages (/jmx, /conf, ...), then serveActive
 	// webHandler is what the web port serves: the RM itself, behind SPNEGO when asked.
@@ -101,12 +97,12 @@ func New(opts Options) (*ResourceManager, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.NewRegistry()
 	}
-	ha, own, err := readHA(opts.Conf)
+	ha, own, err := rmha.Read(opts.Conf)
 	if err != nil {
 		return nil, err
 	}
 	opts.Conf = own
-	rm := &ResourceManager{opts: opts, ha: ha, log: opts.Logger.WithField("component", "resourcemanager"), done: make(chan struct{})}
+	rm := &ResourceManager{opts: opts, log: opts.Logger.WithField("component", "resourcemanager"), done: make(chan struct{})}
 	if ha == nil {
 		core, err := rmcore.New(opts)
 		if err != nil {
@@ -114,7 +110,8 @@ func New(opts Options) (*ResourceManager, error) {
 		}
 		rm.Core, rm.opts, rm.settings = core, core.Opts, core.Settings
 	} else {
-		rm.log = rm.log.WithField("rm_id", ha.id)
+		rm.log = rm.log.WithField("rm_id", ha.ID)
+		rm.ha = rmha.NewController(ha, rm, opts.Logger)
 		if err := opts.Conf.Validate(); err != nil {
 			return nil, err
 		}
@@ -137,8 +134,8 @@ func New(opts Options) (*ResourceManager, error) {
 		rm.opts.Security.ShortName = krb.ShortName
 	}
 	var activeCheck func() string
-	if ha != nil && ha.automatic {
-		activeCheck = rm.stillActive
+	if ha != nil && ha.Automatic {
+		activeCheck = rm.ha.StillActive
 	}
 	// The four servers share one budget of request bytes: what an attacker sends to one
 	// port is memory the others do not get either.
@@ -182,22 +179,20 @@ func New(opts Options) (*ResourceManager, error) {
 	activeCheck = nil
 	rm.admin = server("AdminService", settings.AdminHandlers, nil)
 	if ha == nil {
-		rm.state = commonpb.HAServiceStateProto_ACTIVE
 		if err := rm.serveCore(rm.Core); err != nil {
 			return nil, err
 		}
 		return rm, nil
 	}
-	rm.state = commonpb.HAServiceStateProto_STANDBY
 	for _, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler} {
-		s.SetStandby(rm.standbyMessage())
+		s.SetStandby(rm.ha.StandbyMessage())
 	}
-	has, err := rm.haService()
+	has, err := rm.ha.Service()
 	if err != nil {
 		return nil, err
 	}
 	rm.admin.Register(has)
-	adm, err := standbyAdmin(rm.standbyMessage())
+	adm, err := rmha.StandbyAdmin(rm.ha.StandbyMessage())
 	if err != nil {
 		return nil, err
 	}
@@ -257,8 +252,9 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 
 // beans are the active core's MBeans (none on a standby) for /jmx and /prom.
 func (rm *ResourceManager) beans() []webapp.Bean {
+	active := rm.State() == commonpb.HAServiceStateProto_ACTIVE
 	rm.mu.Lock()
-	core, active := rm.Core, rm.state == commonpb.HAServiceStateProto_ACTIVE
+	core := rm.Core
 	addrs := []net.Addr{rm.clientAddr, rm.trackerAddr, rm.schedulerAddr, rm.adminAddr}
 	rm.mu.Unlock()
 	var servers []rmweb.RPCServer
@@ -373,14 +369,9 @@ func (rm *ResourceManager) Start() error {
 		rm.takeBackConnections()
 		return nil
 	}
-	fields["ha_state"], fields["automatic_failover"] = "STANDBY", rm.ha.automatic
+	fields["ha_state"], fields["automatic_failover"] = "STANDBY", rm.ha.Settings().Automatic
 	rm.log.WithFields(fields).Info("ResourceManager started in standby")
-	if rm.ha.automatic {
-		if err := rm.startElector(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rm.ha.Start()
 }
 
 // KeepConnections makes the RM hand its listeners and connections to a connection keeper
@@ -524,9 +515,8 @@ func (rm *ResourceManager) Done() <-chan struct{} { return rm.done }
 
 // Shutdown stops every service, letting calls in progress finish until ctx ends.
 func (rm *ResourceManager) Shutdown(ctx context.Context) error {
-	if rm.stopElector != nil {
-		rm.stopElector()
-		<-rm.electorDone
+	if rm.ha != nil {
+		rm.ha.Stop()
 	}
 	var webErr error
 	if rm.web != nil {
@@ -534,9 +524,9 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	}
 	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx), webErr)
 	rm.serving.Wait()
+	active := rm.State() == commonpb.HAServiceStateProto_ACTIVE
 	rm.mu.Lock()
 	stop, core := rm.stopCore, rm.Core
-	active := rm.state == commonpb.HAServiceStateProto_ACTIVE
 	rm.stopCore = nil
 	rm.mu.Unlock()
 	if stop != nil {

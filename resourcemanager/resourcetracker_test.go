@@ -3,18 +3,20 @@ package resourcemanager
 import (
 	"context"
 	"fmt"
-	"github.com/bobbin-yarn/bobbin/client/amclient"
-	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/client/amclient"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
+
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/resourcemanager/nmphase"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
@@ -219,8 +221,10 @@ func TestHeartbeatRacingRegistrationDoesNotCountAsFirst(t *testing.T) {
 	addr := &rmstate.NodeAddr{Key: key, ID: nm.id, HTTP: "127.0.0.1:8042"}
 	capability := &yarnpb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}
 	// The registration's first step: the registry's record.
-	rm.Core.Nodes.Put(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING,
-		Version: "2.7.3", LastHeartbeat: time.Now(), HealthTime: time.Now().UnixMilli()})
+	if _, err := rm.Core.Nodes.Put(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability,
+		Version: "2.7.3", LastHeartbeat: time.Now(), HealthTime: time.Now().UnixMilli()}, yarnpb.NodeStateProto_NS_RUNNING); err != nil {
+		t.Fatal(err)
+	}
 	if hb := nm.heartbeat(7); hb.GetNodeAction() != yarnpb.NodeActionProto_NORMAL {
 		t.Fatalf("racing heartbeat: %v", hb)
 	}

@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
-	"google.golang.org/protobuf/proto"
 )
 
 // restCall makes one REST call on the RM's web address and returns the status and the

@@ -99,7 +99,7 @@ func (rm *Core) SyncSchedulable(key string) bool {
 	}
 	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static, Measured: n.Measured,
 		Partition:     rm.Labels.PartitionOf(n.ID),
-		Unschedulable: n.State != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
+		Unschedulable: n.State() != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
 	if err := rm.Engine.UpdateNode(spec); err != nil {
 		rm.Log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
 		return false

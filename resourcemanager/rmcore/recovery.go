@@ -287,8 +287,8 @@ func (rm *Core) recoverNodes(recs []*statestore.NodeRecord) (awaited []string) {
 		case statestore.NodeDecommissioned:
 			id := records.NodeIDFromKey(r.ID)
 			rm.Nodes.Put(r.ID, &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: r.ID, ID: id, HTTP: r.HTTP}, Rack: r.Rack,
-				Capability: &yarnpb.ResourceProto{Memory: proto.Int64(r.MemoryMB), VirtualCores: proto.Int32(r.VCores)},
-				State:      yarnpb.NodeStateProto_NS_DECOMMISSIONED})
+				Capability: &yarnpb.ResourceProto{Memory: proto.Int64(r.MemoryMB), VirtualCores: proto.Int32(r.VCores)}},
+				yarnpb.NodeStateProto_NS_DECOMMISSIONED)
 		case statestore.NodeDecommissioning:
 			var by time.Time
 			if r.DecommissionBy > 0 {
@@ -330,7 +330,7 @@ func (rm *Core) RememberNode(key string) {
 		return
 	}
 	rec := &statestore.NodeRecord{ID: key}
-	switch n.State {
+	switch n.State() {
 	case yarnpb.NodeStateProto_NS_RUNNING, yarnpb.NodeStateProto_NS_UNHEALTHY, yarnpb.NodeStateProto_NS_NEW:
 	case yarnpb.NodeStateProto_NS_DECOMMISSIONING:
 		rec.State = statestore.NodeDecommissioning

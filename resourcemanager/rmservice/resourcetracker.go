@@ -82,12 +82,16 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	}
 	now := rm.Opts.Now()
 	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, ID: id, HTTP: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
-		Capability: capability, State: yarnpb.NodeStateProto_NS_RUNNING, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
+		Capability: capability, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
+	first := yarnpb.NodeStateProto_NS_RUNNING
 	if decommissioning {
-		n.State, n.DecommissionBy = yarnpb.NodeStateProto_NS_DECOMMISSIONING, decommissionBy
+		first, n.DecommissionBy = yarnpb.NodeStateProto_NS_DECOMMISSIONING, decommissionBy
 		log.WithField("decommission_by", decommissionBy).Info("node registered again while decommissioning: it goes on")
 	}
-	again := rm.Nodes.Put(key, n)
+	again, err := rm.Nodes.Put(key, n, first)
+	if err != nil {
+		return nil, err
+	}
 	// Unschedulable until its first heartbeat (rmstate.beatVerdict.First).
 	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id), Unschedulable: true}
 	// A NodeManager that restarted and lists running applications kept its containers
@@ -95,7 +99,6 @@ func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.Reg
 	// containers stay. One that lists none lost them with its restart.
 	reconnected := false
 	var recovered, orphans []records.ContainerID
-	var err error
 	if again && len(req.GetRunningApplications()) > 0 {
 		reconnected, orphans, err = rm.ReconnectNode(spec, req.GetContainerStatuses())
 	} else if again {

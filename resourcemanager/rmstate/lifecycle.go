@@ -7,11 +7,12 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 )
 
-// The application and attempt lifecycles: their states, the events that move them and
-// every allowed move, as two tables (event × state → state), like the Java RM's
-// StateMachineFactory for RMAppImpl and RMAppAttemptImpl but in the wire's states. A
-// state changes only here (the structure test holds every other file to it); what a
-// move does besides — times, diagnostics, the engine, the store — its caller does.
+// The application, attempt and node lifecycles: their states, the events that move them
+// and every allowed move, as tables (event × state → state), like the Java RM's
+// StateMachineFactory for RMAppImpl, RMAppAttemptImpl and RMNodeImpl but in the wire's
+// states. A state changes only here (the structure test holds every other file to it);
+// what a move does besides — times, diagnostics, the engine, the store — its caller does.
+// (A container's life in the RM is the container table's: rmstate/containers.go.)
 //
 //	application:  NEW ─accepted→ ACCEPTED ─am-registered→ RUNNING ─am-unregistered→ FINISHED
 //	                 └rejected→ FAILED     ↑ attempt-retried ┘  ├failed→ FAILED
@@ -19,6 +20,9 @@ import (
 //	attempt:      SCHEDULED ─am-allocated→ ALLOCATED ─am-launched→ LAUNCHED ─am-registered→ RUNNING
 //	              RUNNING ─am-unregistered→ FINISHING ─am-exited→ FINISHED
 //	              any of the live ones ─failed→ FAILED, ─killed→ KILLED
+//	node:         (registers) RUNNING ⇄ UNHEALTHY; RUNNING ─expired→ LOST; ─rebooted→ REBOOTED
+//	              RUNNING, UNHEALTHY ─decommission→ DECOMMISSIONING ─decommissioned→ DECOMMISSIONED
+//	              DECOMMISSIONING ─recommissioned→ RUNNING; ─shutdown→ SHUTDOWN
 
 // appNew is an application not accepted yet: being built from its submission. It is no
 // state of the wire's, which starts at NEW (1) and never shows this one.
@@ -217,3 +221,93 @@ type TransitionError struct {
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("%s: no move on %s from state %s", e.What, e.Event, e.From)
 }
+
+// NodeEvent is what moves a NodeManager's node.
+type NodeEvent uint8
+
+const (
+	NodeExpired        NodeEvent = iota + 1 // silent past yarn.nm.liveness-monitor.expiry-interval-ms
+	NodeRebooted                            // its heartbeat fell too far behind: it must register again
+	NodeUnhealthy                           // its health check failed
+	NodeHealthy                             // its health check passes again
+	NodeShutdown                            // it unregistered
+	NodeDecommission                        // excluded gracefully: it decommissions as its containers end
+	NodeDecommissioned                      // excluded at once, or its graceful decommission ended
+	NodeRecommissioned                      // allowed again while decommissioning
+)
+
+var nodeEventNames = map[NodeEvent]string{NodeExpired: "expired", NodeRebooted: "rebooted", NodeUnhealthy: "unhealthy", NodeHealthy: "healthy",
+	NodeShutdown: "shutdown", NodeDecommission: "decommission", NodeDecommissioned: "decommissioned", NodeRecommissioned: "recommissioned"}
+
+func (e NodeEvent) String() string { return nodeEventNames[e] }
+
+type nodeMove struct {
+	from yarnpb.NodeStateProto
+	on   NodeEvent
+}
+
+const (
+	nodeRunning         = yarnpb.NodeStateProto_NS_RUNNING
+	nodeUnhealthy       = yarnpb.NodeStateProto_NS_UNHEALTHY
+	nodeDecommissioning = yarnpb.NodeStateProto_NS_DECOMMISSIONING
+	nodeDecommissioned  = yarnpb.NodeStateProto_NS_DECOMMISSIONED
+	nodeLost            = yarnpb.NodeStateProto_NS_LOST
+	nodeRebooted        = yarnpb.NodeStateProto_NS_REBOOTED
+	nodeShutdown        = yarnpb.NodeStateProto_NS_SHUTDOWN
+)
+
+// nodeMoves are every allowed move of a node. A node starts RUNNING as it registers
+// (DECOMMISSIONING when it registers again while decommissioning, DECOMMISSIONED when a
+// restarted RM lists it again); one that registers again starts anew.
+var nodeMoves = map[nodeMove]yarnpb.NodeStateProto{
+	{nodeRunning, NodeExpired}: nodeLost,
+
+	{nodeRunning, NodeRebooted}:         nodeRebooted,
+	{nodeUnhealthy, NodeRebooted}:       nodeRebooted,
+	{nodeDecommissioning, NodeRebooted}: nodeRebooted,
+
+	{nodeRunning, NodeUnhealthy}: nodeUnhealthy,
+	{nodeUnhealthy, NodeHealthy}: nodeRunning,
+
+	{nodeRunning, NodeShutdown}:         nodeShutdown,
+	{nodeUnhealthy, NodeShutdown}:       nodeShutdown,
+	{nodeDecommissioning, NodeShutdown}: nodeShutdown,
+	{nodeDecommissioned, NodeShutdown}:  nodeShutdown,
+	{nodeLost, NodeShutdown}:            nodeShutdown,
+	{nodeRebooted, NodeShutdown}:        nodeShutdown,
+
+	{nodeRunning, NodeDecommission}:   nodeDecommissioning,
+	{nodeUnhealthy, NodeDecommission}: nodeDecommissioning,
+
+	{nodeRunning, NodeDecommissioned}:         nodeDecommissioned,
+	{nodeUnhealthy, NodeDecommissioned}:       nodeDecommissioned,
+	{nodeDecommissioning, NodeDecommissioned}: nodeDecommissioned,
+
+	{nodeDecommissioning, NodeRecommissioned}: nodeRunning,
+}
+
+// nodeStarts are the states a node is registered in.
+var nodeStarts = map[yarnpb.NodeStateProto]bool{nodeRunning: true, nodeDecommissioning: true, nodeDecommissioned: true}
+
+// start gives a node being registered its first state.
+func (n *Node) start(st yarnpb.NodeStateProto) error {
+	if !nodeStarts[st] {
+		return &TransitionError{What: n.Key, From: "(registering)", Event: st.String()}
+	}
+	n.state = st
+	return nil
+}
+
+// move applies ev to the node; the registry's lock is held (Nodes.moveLocked keeps the
+// per-state counts).
+func (n *Node) move(ev NodeEvent) error {
+	to, ok := nodeMoves[nodeMove{n.state, ev}]
+	if !ok {
+		return &TransitionError{What: n.Key, From: n.state.String(), Event: ev.String()}
+	}
+	n.state = to
+	return nil
+}
+
+// State is the node's state.
+func (n *Node) State() yarnpb.NodeStateProto { return n.state }

@@ -129,3 +129,55 @@ func TestAttemptLifecycle(t *testing.T) {
 		t.Fatalf("a finished attempt killed: %v, %v", err, managed.State())
 	}
 }
+
+// The node's table, walked: each (state, event) pair moves as the table says or is
+// refused; a node registers only in its start states; every state the table names is
+// reachable from those.
+func TestNodeLifecycle(t *testing.T) {
+	for v := range yarnpb.NodeStateProto_name {
+		from := yarnpb.NodeStateProto(v)
+		for ev := range nodeEventNames {
+			n := &Node{NodeAddr: &NodeAddr{Key: "h:1"}, state: from}
+			to, allowed := nodeMoves[nodeMove{from, ev}]
+			err := n.move(ev)
+			switch {
+			case allowed && (err != nil || n.State() != to):
+				t.Errorf("%v on %v: %v, state %v; want %v", from, ev, err, n.State(), to)
+			case !allowed && (!errors.As(err, new(*TransitionError)) || n.State() != from):
+				t.Errorf("%v on %v: %v, state %v; want refused and unchanged", from, ev, err, n.State())
+			}
+		}
+		if err := (&Node{NodeAddr: &NodeAddr{Key: "h:1"}}).start(from); (err == nil) != nodeStarts[from] {
+			t.Errorf("registering in %v: %v", from, err)
+		}
+	}
+	reached := map[yarnpb.NodeStateProto]bool{}
+	for st := range nodeStarts {
+		reached[st] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for m, to := range nodeMoves {
+			if reached[m.from] && !reached[to] {
+				reached[to], changed = true, true
+			}
+		}
+	}
+	for m, to := range nodeMoves {
+		if !reached[m.from] || !reached[to] {
+			t.Errorf("%v on %v → %v: not reachable from a registration", m.from, m.on, to)
+		}
+	}
+	// The per-state counts follow the moves.
+	r := NewNodes()
+	n := &Node{NodeAddr: &NodeAddr{Key: "h:1"}}
+	if _, err := r.Put("h:1", n, nodeRunning); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	err := r.moveLocked(n, NodeDecommission)
+	r.mu.Unlock()
+	if err != nil || r.byState[nodeRunning] != 0 || r.byState[nodeDecommissioning] != 1 || r.running.Load() != 0 {
+		t.Fatalf("after decommissioning: %v, counts %v", err, r.byState)
+	}
+}

@@ -22,7 +22,7 @@ type Node struct {
 	*NodeAddr
 	Rack          string
 	Capability    *yarnpb.ResourceProto
-	State         yarnpb.NodeStateProto
+	state         yarnpb.NodeStateProto // moved by move only (lifecycle.go)
 	Version       string
 	healthReport  string
 	HealthTime    int64
@@ -53,7 +53,7 @@ func (n *Node) report(labels []string) *yarnpb.NodeReportProto {
 		RackName:              proto.String(n.Rack),
 		Capability:            n.Capability,
 		NumContainers:         proto.Int32(n.running),
-		NodeState:             n.State.Enum(),
+		NodeState:             n.state.Enum(),
 		HealthReport:          proto.String(n.healthReport),
 		LastHealthReportTime:  proto.Int64(n.HealthTime),
 		NodeLabels:            append(append([]string(nil), labels...), n.AutoLabels...),
@@ -77,25 +77,32 @@ func NewNodes() *Nodes {
 	return &Nodes{nodes: map[string]*Node{}, byState: map[yarnpb.NodeStateProto]int32{}}
 }
 
-// setStateLocked moves a registered node to state st; r.mu is held.
-func (r *Nodes) setStateLocked(n *Node, st yarnpb.NodeStateProto) {
-	r.byState[n.State]--
-	n.State = st
-	r.byState[st]++
+// moveLocked applies ev to a registered node, keeping the per-state counts; r.mu is held.
+func (r *Nodes) moveLocked(n *Node, ev NodeEvent) error {
+	from := n.state
+	if err := n.move(ev); err != nil {
+		return err
+	}
+	r.byState[from]--
+	r.byState[n.state]++
 	r.running.Store(r.byState[yarnpb.NodeStateProto_NS_RUNNING])
+	return nil
 }
 
-// putLocked registers n under key, replacing an earlier node; it reports whether there
-// was one. r.mu is held.
-func (r *Nodes) putLocked(key string, n *Node) bool {
+// putLocked registers n under key in its first state st, replacing an earlier node; it
+// reports whether there was one. r.mu is held.
+func (r *Nodes) putLocked(key string, n *Node, st yarnpb.NodeStateProto) (bool, error) {
+	if err := n.start(st); err != nil {
+		return false, err
+	}
 	old, again := r.nodes[key]
 	if again {
-		r.byState[old.State]--
+		r.byState[old.state]--
 	}
 	r.nodes[key] = n
-	r.byState[n.State]++
+	r.byState[n.state]++
 	r.running.Store(r.byState[yarnpb.NodeStateProto_NS_RUNNING])
-	return again
+	return again, nil
 }
 
 func NodeKey(id *yarnpb.NodeIdProto) string { return fmt.Sprintf("%s:%d", id.GetHost(), id.GetPort()) }
@@ -116,7 +123,7 @@ func (r *Nodes) Reports(states []yarnpb.NodeStateProto, labels *Labels) []*yarnp
 	var out []*yarnpb.NodeReportProto
 	for _, k := range keys {
 		n := r.nodes[k]
-		if len(want) == 0 || want[n.State] {
+		if len(want) == 0 || want[n.state] {
 			out = append(out, n.report(labels.labelsOf(n.ID)))
 		}
 	}
@@ -145,8 +152,8 @@ func (r *Nodes) Expire(now time.Time, expiry time.Duration) []string {
 	defer r.mu.Unlock()
 	var lost []string
 	for k, n := range r.nodes {
-		if n.State == yarnpb.NodeStateProto_NS_RUNNING && now.Sub(n.LastHeartbeat) > expiry {
-			r.setStateLocked(n, yarnpb.NodeStateProto_NS_LOST)
+		if n.state == yarnpb.NodeStateProto_NS_RUNNING && now.Sub(n.LastHeartbeat) > expiry {
+			_ = r.moveLocked(n, NodeExpired) // RUNNING: checked
 			n.lastResponse = nil
 			lost = append(lost, k)
 		}
@@ -198,11 +205,13 @@ func (r *Nodes) HostsToNodes(hosts []string) []string {
 	return out
 }
 
-// Put registers (or re-registers) a node; it reports whether the node was known.
-func (r *Nodes) Put(key string, n *Node) bool {
+// Put registers (or re-registers) a node in its first state (RUNNING; DECOMMISSIONING
+// when it registers again while decommissioning; DECOMMISSIONED when a restarted RM lists
+// it again); it reports whether the node was known.
+func (r *Nodes) Put(key string, n *Node, st yarnpb.NodeStateProto) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.putLocked(key, n)
+	return r.putLocked(key, n, st)
 }
 
 // beatVerdict is what one heartbeat did to its node: an answer to send as is (unknown,
@@ -234,10 +243,10 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, running 
 	v.Known = ok
 	var action *yarnpb.NodeHeartbeatResponseProto
 	switch {
-	case ok && (n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
+	case ok && (n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONED):
 		msg := fmt.Sprintf("Disallowed NodeManager nodeId: %s hostname: %s", key, st.GetNodeId().GetHost())
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_SHUTDOWN.Enum(), DiagnosticsMessage: proto.String(msg)}
-	case !ok || (n.State != yarnpb.NodeStateProto_NS_RUNNING && n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.State != yarnpb.NodeStateProto_NS_UNHEALTHY):
+	case !ok || (n.state != yarnpb.NodeStateProto_NS_RUNNING && n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING && n.state != yarnpb.NodeStateProto_NS_UNHEALTHY):
 		// Unknown or LOST: the NodeManager must register again.
 		log.WithField("node", key).Info("heartbeat from an unregistered node: asking it to resync")
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(),
@@ -247,7 +256,7 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, running 
 	case n.lastResponse != nil && st.GetResponseId()+1 < n.lastResponse.GetResponseId():
 		msg := fmt.Sprintf("Too far behind rm response id:%d nm response id:%d", n.lastResponse.GetResponseId(), st.GetResponseId())
 		log.WithField("node", key).Warn(msg)
-		r.setStateLocked(n, yarnpb.NodeStateProto_NS_REBOOTED)
+		_ = r.moveLocked(n, NodeRebooted) // RUNNING, DECOMMISSIONING or UNHEALTHY: checked above
 		action = &yarnpb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(0), NodeAction: yarnpb.NodeActionProto_RESYNC.Enum(), DiagnosticsMessage: proto.String(msg)}
 	}
 	if action != nil {
@@ -274,16 +283,14 @@ func (r *Nodes) Beat(key string, req *yarnpb.NodeHeartbeatRequestProto, running 
 		n.healthReport, n.HealthTime = h.GetHealthReport(), h.GetLastHealthReportTime()
 		healthy := h.GetIsNodeHealthy()
 		switch {
-		case !healthy && n.State == yarnpb.NodeStateProto_NS_RUNNING:
-			r.setStateLocked(n, yarnpb.NodeStateProto_NS_UNHEALTHY)
-			v.HealthChanged = true
-		case healthy && n.State == yarnpb.NodeStateProto_NS_UNHEALTHY:
-			r.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING)
-			v.HealthChanged = true
+		case !healthy:
+			v.HealthChanged = r.moveLocked(n, NodeUnhealthy) == nil // from RUNNING only
+		default:
+			v.HealthChanged = r.moveLocked(n, NodeHealthy) == nil // from UNHEALTHY only
 		}
 	}
 	v.Resized, v.Relabelled = n.applyMeasurements(req)
-	v.State, v.Capability, v.AutoLabels = n.State, n.Capability, n.AutoLabels
+	v.State, v.Capability, v.AutoLabels = n.state, n.Capability, n.AutoLabels
 	return v
 }
 
@@ -303,7 +310,7 @@ func (r *Nodes) Shutdown(key string) bool {
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
 	if ok {
-		r.setStateLocked(n, yarnpb.NodeStateProto_NS_SHUTDOWN)
+		_ = r.moveLocked(n, NodeShutdown) // no move when it is SHUTDOWN already
 		n.lastResponse = nil
 	}
 	return ok
@@ -319,11 +326,10 @@ func (r *Nodes) ApplyHostLists(lists *HostLists, graceful bool, timeout time.Dur
 	for key, n := range r.nodes {
 		allowed := lists.Allows(n.ID.GetHost(), key)
 		switch {
-		case !allowed && (n.State == yarnpb.NodeStateProto_NS_RUNNING || n.State == yarnpb.NodeStateProto_NS_UNHEALTHY ||
-			n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
+		case !allowed && (n.state == yarnpb.NodeStateProto_NS_RUNNING || n.state == yarnpb.NodeStateProto_NS_UNHEALTHY ||
+			n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING):
 			if graceful {
-				if n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
-					r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONING)
+				if r.moveLocked(n, NodeDecommission) == nil { // not DECOMMISSIONING already
 					n.DecommissionBy = time.Time{}
 					if timeout > 0 {
 						n.DecommissionBy = now.Add(timeout)
@@ -332,10 +338,9 @@ func (r *Nodes) ApplyHostLists(lists *HostLists, graceful bool, timeout time.Dur
 				}
 				continue
 			}
-			r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
+			_ = r.moveLocked(n, NodeDecommissioned) // RUNNING, UNHEALTHY or DECOMMISSIONING: checked above
 			decommissionNow = append(decommissionNow, key)
-		case allowed && n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING:
-			r.setStateLocked(n, yarnpb.NodeStateProto_NS_RUNNING) // recommissioned
+		case allowed && r.moveLocked(n, NodeRecommissioned) == nil: // it was DECOMMISSIONING
 			changed = append(changed, key)
 		}
 	}
@@ -349,7 +354,7 @@ func (r *Nodes) Decommissioning(now time.Time) (keys []string, pastDeadline map[
 	defer r.mu.Unlock()
 	pastDeadline = map[string]bool{}
 	for key, n := range r.nodes {
-		if n.State == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+		if n.state == yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 			keys = append(keys, key)
 			pastDeadline[key] = !n.DecommissionBy.IsZero() && now.After(n.DecommissionBy)
 		}
@@ -363,11 +368,10 @@ func (r *Nodes) FinishDecommission(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[key]
-	if !ok || n.State != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
+	if !ok || n.state != yarnpb.NodeStateProto_NS_DECOMMISSIONING {
 		return false
 	}
-	r.setStateLocked(n, yarnpb.NodeStateProto_NS_DECOMMISSIONED)
-	return true
+	return r.moveLocked(n, NodeDecommissioned) == nil
 }
 
 // Snapshot is a copy of a node's record, to read without the registry's lock.

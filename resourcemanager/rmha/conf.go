@@ -1,4 +1,4 @@
-package resourcemanager
+package rmha
 
 import (
 	"fmt"
@@ -20,12 +20,12 @@ const (
 	keyClusterID  = "yarn.resourcemanager.cluster-id"
 )
 
-// rmAddressKeys are the RM's addresses with their default ports: in HA each has a
-// per-id form (yarn.resourcemanager.address.rm1), else yarn.resourcemanager.hostname.rm1
-// with the default port.
-var rmAddressKeys = []struct {
-	key  string
-	port int
+// AddressKeys are the RM's addresses with their default ports: in HA each has a per-id
+// form (yarn.resourcemanager.address.rm1), else yarn.resourcemanager.hostname.rm1 with the
+// default port.
+var AddressKeys = []struct {
+	Key  string
+	Port int
 }{
 	{"yarn.resourcemanager.address", 8032},
 	{"yarn.resourcemanager.scheduler.address", 8030},
@@ -35,73 +35,73 @@ var rmAddressKeys = []struct {
 	{"yarn.resourcemanager.webapp.https.address", 8090},
 }
 
-// haSettings are an RM's high-availability settings.
-type haSettings struct {
-	ids       []string
-	id        string // this RM's
-	automatic bool
-	zkAddr    string
-	basePath  string
-	clusterID string
-	zkTimeout time.Duration
-	// webOf is each RM's web address (for the standby's redirect).
-	webOf map[string]string
+// Settings are an RM's high-availability settings.
+type Settings struct {
+	IDs       []string
+	ID        string // this RM's
+	Automatic bool   // automatic failover: the elector in ZooKeeper decides
+	ZKAddr    string
+	BasePath  string
+	ClusterID string
+	ZKTimeout time.Duration
+	// WebOf is each RM's web address (for the standby's redirect).
+	WebOf map[string]string
 }
 
-// readHA reads the HA keys. With HA on it returns this RM's configuration: the per-id
+// Read reads the HA keys. With HA on it returns this RM's configuration: the per-id
 // addresses of its id copied into the plain keys (as Hadoop's HAUtil does), so the rest of
 // the RM reads its own addresses. Every missing or contradictory key is an error naming it.
-func readHA(c *conf.Configuration) (*haSettings, *conf.Configuration, error) {
+func Read(c *conf.Configuration) (*Settings, *conf.Configuration, error) {
 	on, err := c.Bool(keyHAEnabled)
 	if err != nil || !on {
 		return nil, c, err
 	}
-	h := &haSettings{webOf: map[string]string{}}
-	if h.ids, err = c.Strings(keyHAIDs); err != nil {
+	h := &Settings{WebOf: map[string]string{}}
+	if h.IDs, err = c.Strings(keyHAIDs); err != nil {
 		return nil, nil, err
 	}
-	if len(h.ids) < 2 {
+	if len(h.IDs) < 2 {
 		raw, _ := c.Raw(keyHAIDs)
 		return nil, nil, &conf.ValueError{Source: c.Source(keyHAIDs), Key: keyHAIDs, Value: raw, Reason: "HA needs at least two ResourceManager ids"}
 	}
 	addrOf := c.RMAddressOf
-	for _, id := range h.ids {
-		if h.webOf[id], err = addrOf(id, "yarn.resourcemanager.webapp.address", 8088); err != nil {
+	for _, id := range h.IDs {
+		if h.WebOf[id], err = addrOf(id, "yarn.resourcemanager.webapp.address", 8088); err != nil {
 			return nil, nil, err
 		}
 	}
-	if h.id, err = c.Trimmed(keyHAID); err != nil {
+	if h.ID, err = c.Trimmed(keyHAID); err != nil {
 		return nil, nil, err
 	}
-	if h.id == "" {
-		if h.id, err = localID(h.ids, func(id string) (string, error) { return addrOf(id, "yarn.resourcemanager.address", 8032) }); err != nil {
+	if h.ID == "" {
+		if h.ID, err = localID(h.IDs, func(id string) (string, error) { return addrOf(id, "yarn.resourcemanager.address", 8032) }); err != nil {
 			return nil, nil, err
 		}
-	} else if !slices.Contains(h.ids, h.id) {
-		return nil, nil, &conf.ValueError{Source: c.Source(keyHAID), Key: keyHAID, Value: h.id, Reason: "not one of " + keyHAIDs}
+	} else if !slices.Contains(h.IDs, h.ID) {
+		return nil, nil, &conf.ValueError{Source: c.Source(keyHAID), Key: keyHAID, Value: h.ID, Reason: "not one of " + keyHAIDs}
 	}
-	if h.automatic, err = c.Bool(keyHAAuto); err != nil {
+	if h.Automatic, err = c.Bool(keyHAAuto); err != nil {
 		return nil, nil, err
 	}
-	if h.basePath, err = c.Trimmed(keyHABasePath); err != nil {
+	if h.BasePath, err = c.Trimmed(keyHABasePath); err != nil {
 		return nil, nil, err
 	}
-	if h.clusterID, err = c.Trimmed(keyClusterID); err != nil {
+	if h.ClusterID, err = c.Trimmed(keyClusterID); err != nil {
 		return nil, nil, err
 	}
-	if h.automatic && h.clusterID == "" {
+	if h.Automatic && h.ClusterID == "" {
 		return nil, nil, &conf.ValueError{Key: keyClusterID, Reason: "automatic failover needs the cluster id the RMs elect under"}
 	}
-	if h.zkAddr, err = c.Trimmed("hadoop.zk.address"); err == nil && h.zkAddr == "" {
-		h.zkAddr, err = c.Trimmed("yarn.resourcemanager.zk-address")
+	if h.ZKAddr, err = c.Trimmed("hadoop.zk.address"); err == nil && h.ZKAddr == "" {
+		h.ZKAddr, err = c.Trimmed("yarn.resourcemanager.zk-address")
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if h.automatic && h.zkAddr == "" {
+	if h.Automatic && h.ZKAddr == "" {
 		return nil, nil, &conf.ValueError{Key: "hadoop.zk.address", Reason: "automatic failover elects the active RM in ZooKeeper: set hadoop.zk.address (or yarn.resourcemanager.zk-address)"}
 	}
-	if h.zkTimeout, err = c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond); err != nil {
+	if h.ZKTimeout, err = c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond); err != nil {
 		return nil, nil, err
 	}
 	// The RMs share their state: only ZooKeeper's store is shared by both.
@@ -112,12 +112,12 @@ func readHA(c *conf.Configuration) (*haSettings, *conf.Configuration, error) {
 			Reason: "RMs in HA share their state: set yarn.resourcemanager.recovery.enabled=true and yarn.resourcemanager.store.class=org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore"}
 	}
 	own := c.Clone()
-	for _, k := range rmAddressKeys {
-		addr, err := addrOf(h.id, k.key, k.port)
+	for _, k := range AddressKeys {
+		addr, err := addrOf(h.ID, k.Key, k.Port)
 		if err != nil {
 			return nil, nil, err
 		}
-		own.Set(k.key, addr)
+		own.Set(k.Key, addr)
 	}
 	// The core under this package is not HA-aware (it refuses the key); HA is this layer's.
 	own.Set(keyHAEnabled, "false")
