@@ -53,12 +53,13 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 	// borrowed-node meter, the recovery store), then the owner of its containers and
 	// applications, then the daemon that runs them and serves its protocols and pages.
 	nmLayer := map[string]int{
-		module + "/nodemanager/localizer":  0,
-		module + "/nodemanager/shuffle":    0,
-		module + "/nodemanager/borrowed":   0,
-		module + "/nodemanager/nmstore":    1, // it records the localizer's cached resources
-		module + "/nodemanager/containers": 2,
-		module + "/nodemanager":            3,
+		module + "/nodemanager/localizer":   0,
+		module + "/nodemanager/shuffle":     0,
+		module + "/nodemanager/borrowed":    0,
+		module + "/nodemanager/auxservices": 0,
+		module + "/nodemanager/nmstore":     1, // it records the localizer's cached resources
+		module + "/nodemanager/containers":  2,
+		module + "/nodemanager":             3,
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0

@@ -3,14 +3,12 @@ package nodemanager
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
-	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
@@ -70,14 +68,6 @@ func failure(id *yarnpb.ContainerIdProto, class, format string, args ...any) *ya
 		Message: proto.String(msg), Trace: proto.String(class + ": " + msg), ClassName: proto.String(class)}}
 }
 
-// servicesMetaData is what every StartContainers response carries: the shuffle port.
-func (nm *NodeManager) servicesMetaData() []*yarnpb.StringBytesMapProto {
-	if nm.shuffle == nil {
-		return nil
-	}
-	return []*yarnpb.StringBytesMapProto{{Key: proto.String(shuffleService), Value: nm.shuffle.metadata()}}
-}
-
 func (m *containerManager) startContainers(ctx context.Context, req *yarnpb.StartContainersRequestProto) (*yarnpb.StartContainersResponseProto, error) {
 	nm := m.nm
 	if !nm.isRegistered() {
@@ -87,7 +77,7 @@ func (m *containerManager) startContainers(ctx context.Context, req *yarnpb.Star
 	if err != nil {
 		return nil, err
 	}
-	resp := &yarnpb.StartContainersResponseProto{ServicesMetaData: nm.servicesMetaData()}
+	resp := &yarnpb.StartContainersResponseProto{ServicesMetaData: nm.aux.Meta()}
 	for _, r := range req.GetStartContainerRequest() {
 		id, f := m.start(who, r)
 		if f != nil {
@@ -129,28 +119,30 @@ func (m *containerManager) start(who caller, r *yarnpb.StartContainerRequestProt
 	}
 	clc := r.GetContainerLaunchContext()
 	for _, sd := range clc.GetServiceData() {
-		if sd.GetKey() != shuffleService || nm.shuffle == nil {
+		if !nm.aux.Has(sd.GetKey()) {
 			return cidp, failure(cidp, exceptions.InvalidAuxService, "The auxService:%s does not exist", sd.GetKey())
 		}
 	}
 	user := ident.GetAppSubmitter()
 	app := cid.Attempt.App
-	// The shuffle learns the job's secret from a MapReduce task's service data.
-	var secret []byte
+	// Each service the launch context names learns what it brings (the MapReduce
+	// shuffle: the job's token), as the Java NM's APPLICATION_INIT does per container.
+	var serviceData map[string][]byte
 	for _, sd := range clc.GetServiceData() {
-		s, err := shuffle.SecretFromServiceData(sd.GetValue())
-		if err != nil {
+		if err := nm.aux.InitializeApplication(sd.GetKey(), auxservices.AppInit{App: app, User: user, Data: sd.GetValue()}); err != nil {
 			return cidp, failure(cidp, exceptions.YarnException, "%v", err)
 		}
-		secret = s
-		nm.shuffle.h.AddJob(shuffle.JobID(app.String()), app.String(), user, secret)
+		if serviceData == nil {
+			serviceData = map[string][]byte{}
+		}
+		serviceData[sd.GetKey()] = sd.GetValue()
 	}
 	request, err := proto.Marshal(r)
 	if err != nil {
 		return cidp, failure(cidp, exceptions.YarnException, "Container %s: %v", cid, err)
 	}
 	c := containers.New(nm.ctx, containers.Spec{ID: cid, Ident: &ident, User: user, CLC: clc, Request: request, Dirs: nm.dirsFor(cid, user)})
-	if !nm.table.Add(c, secret) { // recorded before the AM hears it was accepted
+	if !nm.table.Add(c, serviceData) { // recorded before the AM hears it was accepted
 		c.Release()
 		return cidp, failure(cidp, exceptions.YarnException, "Container %s already is running on this node!!", cid)
 	}
@@ -212,28 +204,6 @@ func (m *containerManager) getContainerStatuses(ctx context.Context, req *yarnpb
 	}
 	return resp, nil
 }
-
-// shuffleServer is the NodeManager's running mapreduce_shuffle service.
-type shuffleServer struct {
-	h   *shuffle.Handler
-	srv *shuffle.Server
-}
-
-func startShuffle(nm *NodeManager) (*shuffleServer, error) {
-	ss := nm.settings.Shuffle
-	h := &shuffle.Handler{LocalDirs: nm.settings.LocalDirs, Logger: nm.log.WithField("service", shuffleService),
-		KeepAlive: ss.KeepAlive, KeepAliveTimeout: ss.KeepAliveTimeout, BufferSize: ss.BufferSize, MaxThreads: ss.MaxThreads,
-		OwnerOf: func(user string) int { return nm.appFileOwner(user, nil) }}
-	srv, err := shuffle.Listen(net.JoinHostPort(nm.settings.BindHost, strconv.Itoa(nm.settings.ShufflePort)), h, ss.MaxConnections)
-	if err != nil {
-		return nil, err
-	}
-	return &shuffleServer{h: h, srv: srv}, nil
-}
-
-func (s *shuffleServer) metadata() []byte { return shuffle.Metadata(s.srv.Port()) }
-
-func (s *shuffleServer) shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
 // startCheck is what a start request is checked against: the RM's identifier, this
 // node's id, and whether the container is already here.

@@ -58,7 +58,7 @@ func (nm *NodeManager) beans() []webapp.Bean {
 	badLocal, badLog := len(s.LocalDirs)-len(nm.disks.goodLocal), len(s.LogDirs)-len(nm.disks.goodLog)
 	goodLocal, goodLog := append([]string(nil), nm.disks.goodLocal...), append([]string(nil), nm.disks.goodLog...)
 	port := nm.port
-	sh := nm.shuffle
+	sh := nm.mrShuffle
 	nm.mu.Unlock()
 	host, _ := os.Hostname()
 	const svc = "Hadoop:service=NodeManager,"

@@ -1,7 +1,6 @@
 package nodemanager
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,8 +48,8 @@ func (nm *NodeManager) containerEnv(c *containers.Container) []envVar {
 	if v, ok := os.LookupEnv("HADOOP_CONF_DIR"); ok {
 		forced["HADOOP_CONF_DIR"] = v
 	}
-	if nm.shuffle != nil {
-		forced["NM_AUX_SERVICE_"+shuffleService] = base64.StdEncoding.EncodeToString(nm.shuffle.metadata())
+	for k, v := range nm.aux.Env() {
+		forced[k] = v
 	}
 	for _, kv := range s.AdminEnv {
 		if k, v, ok := strings.Cut(kv, "="); ok {

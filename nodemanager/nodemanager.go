@@ -27,6 +27,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
@@ -48,9 +49,6 @@ type Options struct {
 	Now      func() time.Time
 	ConfDir  string // where hadoop-policy.xml is read ("" = none)
 }
-
-// shuffleService is the MapReduce shuffle's aux-service name.
-const shuffleService = "mapreduce_shuffle"
 
 // NodeManager is one running NodeManager.
 type NodeManager struct {
@@ -75,6 +73,10 @@ type NodeManager struct {
 	journal *containers.Journal
 	// table holds the containers and applications; its lock is its own.
 	table *containers.Table
+	// aux are the auxiliary services (yarn.nodemanager.aux-services); mrShuffle is
+	// MapReduce's among them (nil: not configured), for its figures.
+	aux       *auxservices.Set
+	mrShuffle *mapreduceShuffle
 	// owner marks this NodeManager's container processes (container.Spec.Owner).
 	owner  string
 	ctx    context.Context
@@ -92,7 +94,6 @@ type NodeManager struct {
 	httpPort     int32
 	registered   bool
 	rmIdentifier int64
-	shuffle      *shuffleServer
 	// logAggReports are applications' log aggregation outcomes for the next heartbeat.
 	logAggReports []*yarnpb.LogAggregationReportProto
 	disks         diskHealth
@@ -169,6 +170,17 @@ func New(opts Options) (*NodeManager, error) {
 		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
 	})
 	nm.table = containers.NewTable(nm.journal)
+	var services []auxservices.Service
+	for _, name := range s.AuxServices {
+		if name == shuffleService { // the only one ReadSettings lets through
+			nm.mrShuffle = newMapReduceShuffle(nm)
+			services = append(services, nm.mrShuffle)
+		}
+	}
+	if nm.aux, err = auxservices.NewSet(services...); err != nil {
+		krb.close()
+		return nil, fmt.Errorf("nodemanager: yarn.nodemanager.aux-services: %w", err)
+	}
 	nm.local = localizer.New(localizer.Options{LocalDirs: s.LocalDirs, FileSystems: fss, Journal: cacheJournal{nm}})
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
@@ -223,15 +235,11 @@ func (nm *NodeManager) Start() error {
 		return fmt.Errorf("nodemanager: bind yarn.nodemanager.webapp.address %s: %w", s.WebAddr, err)
 	}
 	nm.ctx, nm.cancel = context.WithCancel(context.Background())
-	if len(s.AuxServices) > 0 {
-		sh, err := startShuffle(nm)
-		if err != nil {
-			ln.Close()
-			wln.Close()
-			nm.cancel()
-			return err
-		}
-		nm.shuffle = sh
+	if err := nm.aux.Start(); err != nil {
+		ln.Close()
+		wln.Close()
+		nm.cancel()
+		return fmt.Errorf("nodemanager: %w", err)
 	}
 	nm.mu.Lock()
 	nm.port = int32(ln.Addr().(*net.TCPAddr).Port)
@@ -352,9 +360,7 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	if nm.web != nil {
 		errs = append(errs, nm.web.Shutdown(ctx))
 	}
-	if nm.shuffle != nil {
-		errs = append(errs, nm.shuffle.shutdown(ctx))
-	}
+	errs = append(errs, nm.aux.Stop(ctx))
 	nm.wg.Wait()
 	nm.krb.close()
 	errs = append(errs, nm.journal.Close())

@@ -11,10 +11,10 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
-	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -122,8 +122,14 @@ func (nm *NodeManager) recoverApp(rec *nmstore.AppRecord) {
 		nm.journal.Write("drop a bad application record", func(s *nmstore.Store) error { return s.RemoveApp(rec.ID) })
 		return
 	}
-	if secret := nm.table.RestoreApp(a); nm.shuffle != nil && len(secret) > 0 {
-		nm.shuffle.h.AddJob(shuffle.JobID(a.ID.String()), a.ID.String(), a.User, secret)
+	data, legacySecret := nm.table.RestoreApp(a)
+	for name, d := range data {
+		if err := nm.aux.InitializeApplication(name, auxservices.AppInit{App: a.ID, User: a.User, Data: d}); err != nil {
+			nm.log.WithError(err).WithFields(logrus.Fields{"application": rec.ID, "service": name}).Warn("recovered application not initialized in its auxiliary service")
+		}
+	}
+	if len(legacySecret) > 0 && nm.mrShuffle != nil {
+		nm.mrShuffle.restoreSecret(a.ID, a.User, legacySecret)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
-	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -134,6 +133,7 @@ func (nm *NodeManager) run(c *containers.Container) {
 		return
 	}
 	nm.counts.launched.Inc(1)
+	nm.aux.InitializeContainer(c.ID, c.User)
 	log.WithField("pid", proc.Pid()).Info("container launched")
 	nm.watch(c, proc, spec.OutputFile, log)
 }
@@ -195,6 +195,7 @@ func (nm *NodeManager) watch(c *containers.Container, proc container.Process, ou
 func (nm *NodeManager) end(c *containers.Container, exit int32, diag string) {
 	if first, killed := nm.table.End(c, exit, diag); first {
 		nm.counts.ended(killed, exit)
+		nm.aux.StopContainer(c.ID, c.User)
 	}
 }
 
@@ -240,9 +241,7 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 	if a == nil {
 		return
 	}
-	if nm.shuffle != nil {
-		nm.shuffle.h.RemoveJob(shuffle.JobID(id.String()))
-	}
+	nm.aux.StopApplication(id)
 	nm.local.CleanupApp(a.User, id.String())
 	// Logs are aggregated at once; local files, aggregated or not, stay for
 	// yarn.nodemanager.delete.debug-delay-sec.

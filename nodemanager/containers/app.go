@@ -20,8 +20,11 @@ type App struct {
 	LogContext *yarnpb.LogAggregationContextProto
 
 	// Under the table's lock.
-	shuffleSecret []byte // the job token the shuffle was given (nil: none)
-	finished      bool   // the RM said it ended here; its clean-up is under way
+	// serviceData is what its containers brought each auxiliary service, by name.
+	serviceData map[string][]byte
+	// legacySecret is a MapReduce shuffle job token recorded without service data.
+	legacySecret []byte
+	finished     bool // the RM said it ended here; its clean-up is under way
 	// uploaded are the log file versions a rolling aggregation uploaded, rolled how many
 	// rolled files it wrote.
 	uploaded map[string]bool
@@ -34,7 +37,7 @@ func RestoredApp(rec *nmstore.AppRecord) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{ID: id, User: rec.User, shuffleSecret: rec.ShuffleSecret, finished: rec.Finished}
+	a := &App{ID: id, User: rec.User, serviceData: rec.ServiceData, legacySecret: rec.ShuffleSecret, finished: rec.Finished}
 	for _, b := range rec.ACLs {
 		acl := &yarnpb.ApplicationACLMapProto{}
 		if proto.Unmarshal(b, acl) == nil {
@@ -50,13 +53,14 @@ func RestoredApp(rec *nmstore.AppRecord) (*App, error) {
 	return a, nil
 }
 
-// RestoreApp puts back an application read from the recovery store; it returns its
-// shuffle secret, for the shuffle to learn again.
-func (t *Table) RestoreApp(a *App) []byte {
+// RestoreApp puts back an application read from the recovery store; it returns what its
+// containers brought the auxiliary services, for them to initialize it again, and a
+// MapReduce shuffle job token an older NodeManager recorded in its place.
+func (t *Table) RestoreApp(a *App) (serviceData map[string][]byte, legacySecret []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.apps[a.ID] = a
-	return a.shuffleSecret
+	return a.serviceData, a.legacySecret
 }
 
 // App looks an application up.
@@ -158,7 +162,13 @@ func (t *Table) EndApp(id records.ApplicationID) (*App, []*Container) {
 // SaveApp writes an application's record.
 func (t *Table) SaveApp(a *App) {
 	t.mu.Lock()
-	rec := &nmstore.AppRecord{ID: a.ID.String(), User: a.User, ShuffleSecret: a.shuffleSecret, Finished: a.finished}
+	rec := &nmstore.AppRecord{ID: a.ID.String(), User: a.User, ShuffleSecret: a.legacySecret, Finished: a.finished}
+	if len(a.serviceData) > 0 {
+		rec.ServiceData = make(map[string][]byte, len(a.serviceData))
+		for k, v := range a.serviceData {
+			rec.ServiceData[k] = v
+		}
+	}
 	t.mu.Unlock()
 	for _, acl := range a.ACLs {
 		if b, err := proto.Marshal(acl); err == nil {

@@ -65,13 +65,13 @@ func (t *Table) Views() []View {
 	return out
 }
 
-// Add takes a newly accepted container, and its application the first time; shuffleSecret
-// (nil: none) is the job token its service data gave the shuffle. added is false when the
-// container is here already. The container's record is written before Add returns — as
-// the Java NM stores a container before it answers, a restart must know of every
-// container it accepted — and so is its application's when that is new or its secret
-// changed.
-func (t *Table) Add(c *Container, shuffleSecret []byte) (added bool) {
+// Add takes a newly accepted container, and its application the first time; serviceData
+// is what its launch context brought the auxiliary services, by name. added is false when
+// the container is here already. The container's record is written before Add returns —
+// as the Java NM stores a container before it answers, a restart must know of every
+// container it accepted — and so is its application's when that is new or its service
+// data changed.
+func (t *Table) Add(c *Container, serviceData map[string][]byte) (added bool) {
 	t.mu.Lock()
 	if _, dup := t.cs[c.ID]; dup {
 		t.mu.Unlock()
@@ -85,8 +85,13 @@ func (t *Table) Add(c *Container, shuffleSecret []byte) (added bool) {
 		a = &App{ID: id, User: c.User, ACLs: c.CLC.GetApplication_ACLs(), LogContext: c.Ident.GetLogAggregationContext()}
 		t.apps[id] = a
 	}
-	if shuffleSecret != nil && string(a.shuffleSecret) != string(shuffleSecret) {
-		a.shuffleSecret, changed = shuffleSecret, true
+	for name, data := range serviceData {
+		if old, ok := a.serviceData[name]; !ok || string(old) != string(data) {
+			if a.serviceData == nil {
+				a.serviceData = map[string][]byte{}
+			}
+			a.serviceData[name], changed = data, true
+		}
 	}
 	t.mu.Unlock()
 	if changed {

@@ -209,3 +209,50 @@ func TestLocalizingContainerIsReportedRunning(t *testing.T) {
 		}
 	}
 }
+
+// What an application's containers brought the auxiliary services is recorded with it
+// and comes back from the store for a restarted NodeManager; a MapReduce shuffle token an
+// older NodeManager recorded in its place comes back too, and is kept when the record is
+// written again.
+func TestServiceDataSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*Journal, *nmstore.Store) {
+		store, err := nmstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := NewJournal(func(err error, what string) { t.Errorf("%s: %v", what, err) })
+		j.Open(store)
+		return j, store
+	}
+	j, _ := open()
+	tb := NewTable(j)
+	c := New(context.Background(), Spec{ID: records.ContainerID{Attempt: attempt, ID: 1}, Ident: &yarnpb.ContainerTokenIdentifierProto{},
+		User: "alice", CLC: &yarnpb.ContainerLaunchContextProto{}})
+	defer c.Release()
+	tb.Add(c, map[string][]byte{"mapreduce_shuffle": []byte("token")})
+	j.Close()
+
+	j, store := open()
+	st, err := store.Load()
+	if err != nil || len(st.Apps) != 1 {
+		t.Fatalf("load: %v %+v", err, st)
+	}
+	st.Apps[0].ShuffleSecret = []byte("old-secret") // as an older NodeManager wrote it
+	a, err := RestoredApp(st.Apps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb = NewTable(j)
+	data, legacy := tb.RestoreApp(a)
+	if string(data["mapreduce_shuffle"]) != "token" || string(legacy) != "old-secret" {
+		t.Fatalf("restored %q, legacy %q", data, legacy)
+	}
+	tb.SaveApp(a)
+	j.Close()
+	_, store = open()
+	defer store.Close()
+	if st, err = store.Load(); err != nil || string(st.Apps[0].ShuffleSecret) != "old-secret" || string(st.Apps[0].ServiceData["mapreduce_shuffle"]) != "token" {
+		t.Fatalf("written again: %v %+v", err, st.Apps[0])
+	}
+}

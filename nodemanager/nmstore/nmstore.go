@@ -50,8 +50,12 @@ type AppRecord struct {
 	// ACLs are ApplicationACLMapProto messages; LogContext a LogAggregationContextProto.
 	ACLs       [][]byte `json:"acls,omitempty"`
 	LogContext []byte   `json:"log_context,omitempty"`
-	// ShuffleSecret is the job token the shuffle checks its fetchers with (empty: none
-	// registered); the shuffle must serve finished maps' output after a restart.
+	// ServiceData is what its containers brought each auxiliary service, by service name:
+	// a restarted NodeManager initializes the application in each again (the shuffle must
+	// serve finished maps' output after a restart).
+	ServiceData map[string][]byte `json:"service_data,omitempty"`
+	// ShuffleSecret is the MapReduce shuffle's job token as NodeManagers before the
+	// service data recorded it; read, and written back while kept.
 	ShuffleSecret []byte `json:"shuffle_secret,omitempty"`
 	// Finished: the RM said the application ended here; its clean-up (log aggregation,
 	// deleting its directories) resumes after a restart.
