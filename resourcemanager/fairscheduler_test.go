@@ -136,17 +136,10 @@ func TestFairSchedulerAllocationFile(t *testing.T) {
 	if err := os.Chtimes(file, past, past); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "root.medium's capacity is not 0.2 after the change", func() bool {
 		_, got := capacityOf("root.medium")
-		if math.Abs(float64(got)-0.2) < 1e-6 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("root.medium capacity %v 10 s after the change, want 0.2", got)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return math.Abs(float64(got)-0.2) < 1e-6
+	})
 	if _, got := capacityOf("root.bob"); math.Abs(float64(got)-0.2) > 1e-6 {
 		t.Errorf("created root.bob after the reload: %v, want 0.2", got)
 	}

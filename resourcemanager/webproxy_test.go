@@ -13,6 +13,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 )
@@ -89,10 +90,7 @@ func TestWebProxyFollowsTheApplication(t *testing.T) {
 	}
 
 	// Accepted, no AM page yet.
-	deadline := time.Now().Add(20 * time.Second)
-	for report().GetCurrentApplicationAttemptId() == nil && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "no attempt", func() bool { return report().GetCurrentApplicationAttemptId() != nil })
 	if rep := report(); rep.GetTrackingUrl() != proxyURL || rep.GetOriginalTrackingUrl() != "N/A" {
 		t.Fatalf("before registration: tracking %q original %q, want %q and N/A", rep.GetTrackingUrl(), rep.GetOriginalTrackingUrl(), proxyURL)
 	}

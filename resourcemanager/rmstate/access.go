@@ -1,5 +1,8 @@
 package rmstate
 
+// What access decisions read of an application: its owner, queue and ACLs, and the key
+// its current attempt signs client-to-AM tokens with.
+
 import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -21,4 +24,16 @@ func (r *Apps) AccessOf(id records.ApplicationID) (owner, queue string, acls map
 		acls[e.GetAccessType()] = e.GetAcl()
 	}
 	return a.User, a.Queue, acls, true
+}
+
+// ClientKey is the client-to-AM master key of application id's current attempt (nil when
+// it has none: no attempt, not registered, or no Kerberos).
+func (r *Apps) ClientKey(id records.ApplicationID) (records.AttemptID, []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[id]
+	if !ok || a.Attempt == nil || a.Finished() {
+		return records.AttemptID{}, nil
+	}
+	return a.Attempt.ID, a.Attempt.ClientKey
 }

@@ -253,20 +253,12 @@ func TestRunRenewsAndStops(t *testing.T) {
 	if err := r.AddApplication(ctx, "app", "alice", []*token.Token{is.issue("t", "rm")}, true); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for r.Stats().Renewals < 4 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := r.Stats().Renewals; n < 4 {
-		t.Fatalf("%d renewals, want >= 4 (at submission and timed)", n)
-	}
+	testutil.Eventually(t, 10*time.Second, "fewer than 4 renewals (at submission and timed)", func() bool { return r.Stats().Renewals >= 4 })
 	if !is.valid("t") {
 		t.Fatal("token expired while renewed by Run")
 	}
 	r.ApplicationFinished("app")
-	for r.Stats().Cancels < 1 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "not cancelled", func() bool { return r.Stats().Cancels >= 1 })
 	if r.Stats().Cancels != 1 || is.valid("t") {
 		t.Fatal("not cancelled by Run")
 	}

@@ -381,18 +381,13 @@ func TestLingerAndCleanStop(t *testing.T) {
 	if err := s2.cmd.Wait(); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "port still held after a clean stop", func() bool {
 		ln, err := net.Listen("tcp", s2.addr)
 		if err == nil {
 			ln.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("port still held after a clean stop: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 func TestStateRoundTrip(t *testing.T) {
