@@ -76,19 +76,18 @@ func TestNewAskAfterWorkPreservingRestart(t *testing.T) {
 		am.Request(20, "/default-rack", 256, 1, 0)
 		am.Request(20, "*", 256, 1, 0)
 		am.Request(10, "*", 256, 1, 1)
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			resp, err := am.Allocate(ctx, 0.5)
-			if err != nil {
-				continue // the RM is not back yet
-			}
-			if got := resp.GetAllocatedContainers(); len(got) > 0 {
-				reduce <- got[0]
-				am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "")
-				return 0
-			}
+		var got []*yarnpb.ContainerProto
+		if !testutil.Poll(20*time.Second, func() bool {
+			resp, err := am.Allocate(ctx, 0.5) // an error: the RM is not back yet
+			got = resp.GetAllocatedContainers()
+			return err == nil && len(got) > 0
+		}) {
+			close(reduce)
+			return 1
 		}
-		close(reduce)
-		return 1
+		reduce <- got[0]
+		am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "")
+		return 0
 	}
 	nm := sc.addNode(nmsim.Options{MemoryMB: 4096, VCores: 4, KeepOnResync: true})
 	host = nm.NodeID().GetHost()

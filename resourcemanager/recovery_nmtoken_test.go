@@ -8,6 +8,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 )
@@ -36,23 +37,22 @@ func TestNMTokenAfterRestartBeforeFirstContainer(t *testing.T) {
 		close(registered)
 		<-rmBack
 		am.Request(20, "*", 256, 1, 1)
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			resp, err := am.Allocate(ctx, 0.1)
-			if err != nil {
-				continue // re-registering with the restarted RM
-			}
-			if got := resp.GetAllocatedContainers(); len(got) > 0 {
-				err := startOn(ctx, am, l.ID.Attempt, got[0])
-				result <- err
-				if err != nil {
-					return 1
-				}
-				am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "")
-				return 0
-			}
+		var got []*yarnpb.ContainerProto
+		if !testutil.Poll(20*time.Second, func() bool {
+			resp, err := am.Allocate(ctx, 0.1) // an error: re-registering with the restarted RM
+			got = resp.GetAllocatedContainers()
+			return err == nil && len(got) > 0
+		}) {
+			result <- fmt.Errorf("no container after the restart")
+			return 1
 		}
-		result <- fmt.Errorf("no container after the restart")
-		return 1
+		err := startOn(ctx, am, l.ID.Attempt, got[0])
+		result <- err
+		if err != nil {
+			return 1
+		}
+		am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "")
+		return 0
 	}
 	sc.addNode(nmsim.Options{MemoryMB: 4096, VCores: 4, KeepOnResync: true})
 	sc.submit(1, 0)

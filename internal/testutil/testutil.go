@@ -46,6 +46,20 @@ func (c *Clock) Advance(d time.Duration) time.Time {
 	return c.now
 }
 
+// Poll waits until cond holds, checking every 10 ms, for at most within; it reports
+// whether cond held. Unlike Eventually it fails nothing, so a goroutine other than the
+// test's (a simulated AM) can wait with it and say what went wrong itself.
+func Poll(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // Eventually waits until cond holds, checking every 10 ms, and fails the test with what
 // if it does not within the given time. It is for state that other goroutines or
 // processes (a daemon, a simulated NodeManager, an AM) change on their own schedule.
