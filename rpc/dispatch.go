@@ -61,7 +61,12 @@ func (c *serverConn) runCall(caller *Caller, rh *commonpb.RequestHeaderProto, bo
 		return
 	}
 	var re *RemoteError
-	if !errors.As(err, &re) {
+	var je JavaException
+	switch {
+	case errors.As(err, &re):
+	case errors.As(err, &je):
+		re = Errorf(je.JavaClass(), "%s", je.JavaMessage())
+	default:
 		// An untyped handler error still reaches Java as an exception it can rebuild.
 		re = Errorf(c.srv.opts.ErrorClass, "%v", err)
 	}

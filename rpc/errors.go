@@ -48,6 +48,15 @@ func (e *RemoteError) Is(target error) bool {
 	return ok && t.Message == "" && t.Class == e.Class
 }
 
+// JavaException is an error that names the Java exception a client rebuilds from it (the
+// daemons' logic builds them without knowing of RPC, see yarn/exceptions): a server
+// answers it as an application error of that class, whatever wraps it.
+type JavaException interface {
+	error
+	JavaClass() string
+	JavaMessage() string
+}
+
 // Errorf builds an application error (ERROR_APPLICATION) of a Java class.
 func Errorf(class, format string, args ...any) *RemoteError {
 	return &RemoteError{Class: class, Message: fmt.Sprintf(format, args...), Code: commonpb.RpcResponseHeaderProto_ERROR_APPLICATION}

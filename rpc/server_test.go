@@ -61,6 +61,10 @@ func echoProtocol() *Protocol {
 		"untyped": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
 			return nil, errors.New("plain go error")
 		}),
+		// A daemon's logic names the Java class without knowing of RPC (yarn/exceptions).
+		"fact": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
+			return nil, fmt.Errorf("wrapped: %w", javaFact{"org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException", "too big"})
+		}),
 		"panic": Unary(func(ctx context.Context, r *echoReq) (*echoResp, error) {
 			panic("handler bug")
 		}),
@@ -214,6 +218,9 @@ func TestTypedErrorsAndUnknownMethods(t *testing.T) {
 	}
 	if re := call(c, "untyped"); re.Class != ClassIOException {
 		t.Fatalf("untyped: %+v", re)
+	}
+	if re := call(c, "fact"); re.Class != "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException" || re.Message != "too big" {
+		t.Fatalf("a JavaException: %+v", re)
 	}
 	if re := call(c, "panic"); re.Class != ClassRpcServerException {
 		t.Fatalf("panic: %+v", re)
@@ -568,3 +575,10 @@ func TestTokenIntegrityWrapsTheStream(t *testing.T) {
 		t.Fatalf("authentication-only client: %v", err)
 	}
 }
+
+// javaFact is an error that names its Java class (as yarn/exceptions.Error does).
+type javaFact struct{ class, msg string }
+
+func (f javaFact) Error() string       { return f.class + ": " + f.msg }
+func (f javaFact) JavaClass() string   { return f.class }
+func (f javaFact) JavaMessage() string { return f.msg }

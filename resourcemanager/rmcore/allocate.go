@@ -8,7 +8,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -44,7 +43,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	)
 	found := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
-			rerr = rpc.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
+			rerr = exceptions.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
 		at.LastPing = rm.Opts.Now()
@@ -57,7 +56,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 		case req.GetResponseId()+1 == lastID && at.LastResponse != nil:
 			replay = at.LastResponse // the AM retried: the same answer
 		case req.GetResponseId() != lastID:
-			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
+			rerr = exceptions.Errorf(exceptions.InvalidAMRequest, "Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d", att, lastID, req.GetResponseId())
 		default:
 			spare, at.SpareResponse = at.SpareResponse, nil
 		}
@@ -80,7 +79,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > maxMB || int64(ask.GetCapability().GetVirtualCores()) > maxVCores ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
-			return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), maxMB)
+			return nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", ask.GetCapability().GetMemory(), maxMB)
 		}
 		if err := rm.CheckExtraTypes(ask.GetCapability()); err != nil {
 			return nil, err
@@ -95,7 +94,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	}
 	appID := EngineID(att.App)
 	if err := rm.Engine.UpdateAsks(appID, rm.AsksFrom(req.GetAsk())); err != nil {
-		return nil, rpc.Errorf(exceptions.InvalidResourceRequest, "%v", err)
+		return nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 	}
 	if bl := req.GetBlacklistRequest(); bl != nil {
 		rm.Engine.UpdateBlacklist(appID, rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))

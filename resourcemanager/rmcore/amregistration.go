@@ -6,7 +6,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -31,7 +30,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 	var rerr error
 	found := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if at.Registered {
-			rerr = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
+			rerr = exceptions.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
 		}
 		// No move once the attempt ended (killed, failed before its AM heard of it): the
@@ -68,7 +67,7 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 	now := rm.Opts.Now().UnixMilli()
 	found := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
-			err = rpc.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
+			err = exceptions.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
 			return
 		}
 		unmanaged = a.Unmanaged
@@ -85,7 +84,7 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 			return // a retried finish
 		}
 		if err = at.Move(rmstate.AttemptAMUnregistered); err != nil {
-			err = rpc.Errorf(exceptions.InvalidAMRequest, "Application Master %s cannot unregister: %v", att, err)
+			err = exceptions.Errorf(exceptions.InvalidAMRequest, "Application Master %s cannot unregister: %v", att, err)
 			return
 		}
 		at.Unregistered, at.LastPing, at.FinishTime = true, rm.Opts.Now(), now
@@ -126,7 +125,7 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 
 // AttemptNotFound is the error for a call of an attempt the RM does not hold.
 func AttemptNotFound(att records.AttemptID) error {
-	return rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
+	return exceptions.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
 }
 
 // newClientKey is an attempt's client-to-AM master key (Java makes 8-byte HmacSHA1 keys;

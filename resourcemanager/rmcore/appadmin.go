@@ -5,7 +5,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -66,17 +65,17 @@ func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb
 func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
 	q, ok := rm.Queues().Queue(queue)
 	if !ok || !q.IsLeaf() {
-		return rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", queue)
+		return exceptions.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue does not exist or is not a leaf queue", queue)
 	}
 	if q.State == capacity.Stopped {
-		return rpc.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
+		return exceptions.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
 	}
 	found, finished := rm.Apps.Move(id, q.Name)
 	if !found {
-		return rpc.Errorf(exceptions.ApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
+		return exceptions.Errorf(exceptions.ApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
 	}
 	if finished {
-		return rpc.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
+		return exceptions.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
 	rm.Log.WithFields(map[string]any{"application": id.String(), "queue": q.Name, "user": user}).Info("application moved")
 	return nil

@@ -5,7 +5,6 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
@@ -15,7 +14,7 @@ import (
 func CheckRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
 	for _, p := range ids {
 		if id := records.ContainerIDFromProto(p); id.Attempt != att {
-			return rpc.Errorf(exceptions.InvalidContainerRelease, "Cannot release container : %s not belonging to this application attempt : %s", id, att)
+			return exceptions.Errorf(exceptions.InvalidContainerRelease, "Cannot release container : %s not belonging to this application attempt : %s", id, att)
 		}
 	}
 	return nil

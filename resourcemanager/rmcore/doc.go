@@ -6,6 +6,10 @@
 // monitor that expires nodes, attempts, allocations and lifetimes (Step runs one pass on
 // a given time, for tests and the monitor alike).
 //
-// rmcore knows nothing of RPC servers or HTTP: rmservice adapts YARN's protocols to it,
-// rmweb serves its figures, and the root resourcemanager package wires them together.
+// It owns the protocols' logic — submitting, an AM's register, allocate and finish, a
+// NodeManager's register, heartbeat and unregister — and knows nothing of RPC servers or
+// HTTP: its refusals are YARN facts (yarn/exceptions.Error, the Java class a client
+// rebuilds), which the IPC server answers as that exception and rmweb as REST's.
+// rmservice adapts YARN's protocols to it, rmweb serves its figures, and the root
+// resourcemanager package wires them together.
 package rmcore

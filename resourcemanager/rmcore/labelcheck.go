@@ -5,7 +5,6 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -52,7 +51,7 @@ func (rm *Core) checkLabel(q *capacity.Queue, resourceName, expr string) error {
 		return nil
 	}
 	refuse := func(format string, args ...any) error {
-		return rpc.Errorf(exceptions.InvalidLabelResourceRequest, format, args...)
+		return exceptions.Errorf(exceptions.InvalidLabelResourceRequest, format, args...)
 	}
 	switch {
 	case !rm.Settings.NodeLabels:

@@ -9,7 +9,6 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -95,7 +94,7 @@ func (rm *Core) CheckExtraTypes(r *yarnpb.ResourceProto) error {
 			continue
 		}
 		if v[i] < 0 || v[i] > t.Max {
-			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
+			return exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
 				t.Name, rm.Engine.Types().Format(v), rm.Engine.Types().Format(rm.maxAllocation()))
 		}
 	}

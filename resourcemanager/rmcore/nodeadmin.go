@@ -11,7 +11,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -111,7 +110,7 @@ func (rm *Core) SyncSchedulable(key string) bool {
 // LabelError is how label administration fails: a YarnException with the manager's
 // message (rmadmin does not retry it, unlike an IOException).
 func LabelError(err error) error {
-	return rpc.Errorf(exceptions.YarnException, "%v", err)
+	return exceptions.Errorf(exceptions.YarnException, "%v", err)
 }
 
 // Relabel re-syncs the engine partition of every registered node matching the changed
@@ -135,7 +134,7 @@ func (rm *Core) IsAdmin(user string) bool {
 // labelsEnabled refuses node-label administration unless yarn.node-labels.enabled.
 func (rm *Core) labelsEnabled() error {
 	if !rm.Settings.NodeLabels {
-		return rpc.Errorf(rpc.ClassIOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
+		return exceptions.Errorf(exceptions.IOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
 	}
 	return nil
 }
@@ -152,7 +151,7 @@ func (rm *Core) AddClusterLabels(labels []rmstate.Label) error {
 	}
 	rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
 	if err := rm.SaveLabels(); err != nil {
-		return rpc.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
+		return exceptions.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
 	}
 	if len(added) > 0 {
 		rm.Log.WithField("labels", fmt.Sprint(added)).Info("cluster node labels added")
@@ -182,7 +181,7 @@ func (rm *Core) RemoveClusterLabels(labels []string) error {
 	rm.Relabel(changed)
 	rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
 	if err := rm.SaveLabels(); err != nil {
-		return rpc.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
+		return exceptions.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
 	}
 	rm.Log.WithField("labels", labels).Info("cluster node labels removed")
 	return nil
@@ -205,14 +204,14 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 	sort.Strings(changed)
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return rpc.Errorf(rpc.ClassIOException, "Failed to replace labels as there are unknown nodes:[%s]", strings.Join(unknown, ", "))
+		return exceptions.Errorf(exceptions.IOException, "Failed to replace labels as there are unknown nodes:[%s]", strings.Join(unknown, ", "))
 	}
 	if err := rm.Labels.Replace(m); err != nil {
 		return LabelError(err)
 	}
 	rm.Relabel(changed)
 	if err := rm.SaveLabels(); err != nil {
-		return rpc.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
+		return exceptions.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
 	}
 	rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
 	return nil

@@ -18,7 +18,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/nmphase"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -38,7 +37,7 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 	}
 	id := req.GetNodeId()
 	if id.GetHost() == "" {
-		return nil, rpc.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
+		return nil, exceptions.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
 	}
 	key := rmstate.NodeKey(id)
 	log := rm.Log.WithField("node", key)

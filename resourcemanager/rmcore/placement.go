@@ -2,7 +2,6 @@ package rmcore
 
 import (
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -34,7 +33,7 @@ func (rm *Core) CheckRegisterConstraints(att records.AttemptID, constraints int)
 		return nil
 	}
 	rm.Log.WithField("attempt", att.String()).Warn("registration with placement constraints refused: " + KeyPlacementHandler + " is disabled")
-	return rpc.Errorf(exceptions.YarnException, "Found non empty placement constraints map in RegisterApplicationMasterRequest for application=%s, but the configured %s cannot handle placement constraints. Rejecting this registerApplicationMaster operation", att, KeyPlacementHandler)
+	return exceptions.Errorf(exceptions.YarnException, "Found non empty placement constraints map in RegisterApplicationMasterRequest for application=%s, but the configured %s cannot handle placement constraints. Rejecting this registerApplicationMaster operation", att, KeyPlacementHandler)
 }
 
 // CheckSchedulingRequests refuses an allocate call that carries SchedulingRequests.
@@ -44,7 +43,7 @@ func (rm *Core) CheckSchedulingRequests(att records.AttemptID, requests int) err
 	}
 	rm.Log.WithFields(map[string]any{"attempt": att.String(), "handler": rm.Settings.PlacementHandler}).Warn("allocate with SchedulingRequests refused: placement constraints are not served")
 	if rm.placementDisabled() {
-		return rpc.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest in AllocateRequest for application=%s, but the configured %s cannot handle placement constraints. Rejecting this allocate operation", att, KeyPlacementHandler)
+		return exceptions.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest in AllocateRequest for application=%s, but the configured %s cannot handle placement constraints. Rejecting this allocate operation", att, KeyPlacementHandler)
 	}
-	return rpc.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest of AllocateRequest for application=%s, however the configured scheduler=%s cannot handle placement constraints, rejecting this allocate operation (Bobbin's scheduler does not serve placement constraints)", att, rm.Settings.SchedulerClass)
+	return exceptions.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest of AllocateRequest for application=%s, however the configured scheduler=%s cannot handle placement constraints, rejecting this allocate operation (Bobbin's scheduler does not serve placement constraints)", att, rm.Settings.SchedulerClass)
 }

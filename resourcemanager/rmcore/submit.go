@@ -13,7 +13,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/tokenrenewer"
-	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 )
 
@@ -32,7 +31,7 @@ func TimeoutTypeName(t yarnpb.ApplicationTimeoutTypeProto) string {
 // admit the user with AccessControlException.
 func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string) error {
 	if sc.GetApplicationId() == nil {
-		return rpc.Errorf(exceptions.ApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
+		return exceptions.Errorf(exceptions.ApplicationIDNotProvided, "ApplicationId is not provided in ApplicationSubmissionContext")
 	}
 	id := records.AppIDFromProto(sc.GetApplicationId())
 	amRes := sc.GetResource()
@@ -45,7 +44,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	queue, mapped, err := rm.placeSubmission(user, sc.GetQueue())
 	if err != nil {
 		// As the 3.x RM fails the call (2.7 failed the application with the same words).
-		return rpc.Errorf(exceptions.YarnException, "Failed to submit application %s submitted by user %s reason: %v", id, user, err)
+		return exceptions.Errorf(exceptions.YarnException, "Failed to submit application %s submitted by user %s reason: %v", id, user, err)
 	}
 	if mapped {
 		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "requested_queue": sc.GetQueue(), "queue": queue}).Info("application placed by queue mapping")
@@ -55,10 +54,10 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		// maximum-allocation only reaches the AM, at registration).
 		maxMB, maxVCores := int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
 		if m := amRes.GetMemory(); m < 0 || m > maxMB {
-			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, maxMB)
+			return exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, maxMB)
 		}
 		if v := amRes.GetVirtualCores(); v < 0 || int64(v) > maxVCores {
-			return rpc.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, maxVCores)
+			return exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested virtual cores < 0, or requested virtual cores > max configured, requestedVirtualCores=%d, maxVirtualCores=%d", v, maxVCores)
 		}
 		amReqs := sc.GetAmContainerResourceRequest()
 		if len(amReqs) == 0 {
@@ -80,7 +79,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	var timeouts map[yarnpb.ApplicationTimeoutTypeProto]int64
 	for _, t := range sc.GetApplicationTimeouts() {
 		if t.GetTimeout() <= 0 {
-			return rpc.Errorf(exceptions.YarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), TimeoutTypeName(t.GetApplicationTimeoutType()))
+			return exceptions.Errorf(exceptions.YarnException, "Invalid application timeout, value=%d for type=%s", t.GetTimeout(), TimeoutTypeName(t.GetApplicationTimeoutType()))
 		}
 		if timeouts == nil {
 			timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
@@ -103,10 +102,10 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	}
 	runtime, err := rmstate.DeclaredRuntime(sc.GetApplicationTags(), timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]-now)
 	if err != nil {
-		return rpc.Errorf(exceptions.YarnException, "%v", err)
+		return exceptions.Errorf(exceptions.YarnException, "%v", err)
 	}
 	if _, err := rmstate.GangRequested(sc.GetApplicationTags()); err != nil {
-		return rpc.Errorf(exceptions.YarnException, "%v", err)
+		return exceptions.Errorf(exceptions.YarnException, "%v", err)
 	}
 	a := &rmstate.App{ID: id, User: user, Queue: queue, Name: sc.GetApplicationName(), AppType: sc.GetApplicationType(), Runtime: runtime,
 		Tags: sc.GetApplicationTags(), Priority: rm.ClampPriority(rm.submittedPriority(sc, queue)), AMResource: amRes, MaxAttempts: maxAttempts, Timeouts: timeouts,
@@ -121,7 +120,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		if err := rm.trackTokens(context.Background(), id, user, sc); err != nil {
 			var renew *tokenrenewer.RenewError
 			if !errors.As(err, &renew) {
-				return rpc.Errorf(exceptions.YarnException, "%v", err) // unreadable credentials fail the call
+				return exceptions.Errorf(exceptions.YarnException, "%v", err) // unreadable credentials fail the call
 			}
 			reason = err.Error()
 		}
@@ -154,7 +153,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		}
 		log.WithError(err).Error("application not recorded in the state store; refused")
 		// err names the application and the store already.
-		return rpc.Errorf(exceptions.YarnException, "the ResourceManager could not record the submission: %v", err)
+		return exceptions.Errorf(exceptions.YarnException, "the ResourceManager could not record the submission: %v", err)
 	}
 	if !added {
 		log.Info("application submitted again; keeping the first submission")
@@ -253,7 +252,7 @@ func (rm *Core) submitACL(queue string, id records.ApplicationID, user string) e
 	groups := rm.UserGroups(user)
 	if !HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.SubmitACL }, user, groups) &&
 		!HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, user, groups) {
-		return rpc.Errorf(rpc.ClassAccessControl, "User %s does not have permission to submit %s to queue %s", user, id, queue)
+		return exceptions.Errorf(exceptions.AccessControl, "User %s does not have permission to submit %s to queue %s", user, id, queue)
 	}
 	return nil
 }

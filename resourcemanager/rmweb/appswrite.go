@@ -2,7 +2,6 @@ package rmweb
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,7 +13,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
-	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
@@ -251,11 +250,9 @@ func (s *rest) submit(w http.ResponseWriter, r *http.Request) {
 	if err := s.rm.Submit(sc, callerOf(r)); err != nil {
 		// RMWebServices answers the client service's YarnException as BadRequestException;
 		// an AccessControlException arrives wrapped, its class in the message.
-		var re *rpc.RemoteError
-		if errors.As(err, &re) {
-			msg := re.Message
-			if re.Class == rpc.ClassAccessControl {
-				msg = re.Class + ": " + msg
+		if class, msg, ok := exceptions.ClassOf(err); ok {
+			if class == exceptions.AccessControl {
+				msg = class + ": " + msg
 			}
 			err = webapp.BadRequest("%s", msg)
 		}

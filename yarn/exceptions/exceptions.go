@@ -6,7 +6,12 @@
 // (IOException, RpcNoSuchMethodException, InvalidToken, ...) stay in package rpc.
 package exceptions
 
-import "github.com/bobbin-yarn/bobbin/rpc"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bobbin-yarn/bobbin/rpc"
+)
 
 // YARN exception classes.
 const (
@@ -49,3 +54,53 @@ var (
 	ErrInvalidAuxService          = &rpc.RemoteError{Class: InvalidAuxService}
 	ErrFeatureNotEnabled          = &rpc.RemoteError{Class: FeatureNotEnabled}
 )
+
+// Hadoop's own classes YARN services answer with.
+const (
+	AccessControl = "org.apache.hadoop.security.AccessControlException"
+	IOException   = "java.io.IOException"
+)
+
+// Error is a YARN exception as a fact of a daemon's logic: the Java class a client
+// rebuilds, and the message. The logic builds it without knowing of RPC; the IPC server
+// answers it as that class (rpc.JavaException), and errors.Is matches it against the
+// sentinels above as it does a *rpc.RemoteError.
+type Error struct {
+	Class, Message string
+}
+
+// Errorf is an Error of class.
+func Errorf(class, format string, args ...any) *Error {
+	return &Error{Class: class, Message: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Class + ": " + e.Message }
+
+// JavaClass and JavaMessage make it an rpc.JavaException.
+func (e *Error) JavaClass() string   { return e.Class }
+func (e *Error) JavaMessage() string { return e.Message }
+
+// Is matches a sentinel of its class: a *rpc.RemoteError or an *Error with only a class.
+func (e *Error) Is(target error) bool {
+	switch t := target.(type) {
+	case *rpc.RemoteError:
+		return t.Message == "" && t.Class == e.Class
+	case *Error:
+		return t.Message == "" && t.Class == e.Class
+	}
+	return false
+}
+
+// ClassOf is the Java class and message an error carries, as an Error or as a
+// *rpc.RemoteError; ok is false for any other error.
+func ClassOf(err error) (class, message string, ok bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Class, e.Message, true
+	}
+	var re *rpc.RemoteError
+	if errors.As(err, &re) {
+		return re.Class, re.Message, true
+	}
+	return "", "", false
+}

@@ -184,12 +184,16 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	Write(w, r, status, map[string]any{"RemoteException": remoteException{Exception: simple, Message: we.Msg, JavaClassName: we.Class}})
 }
 
-// FromRPC answers an RPC-layer error (rmcore's, shared with the RPC services) with the
-// same Java class over REST.
+// FromRPC answers an error that names a Java class — rmcore's (yarn/exceptions, shared
+// with the RPC services), or one an RPC peer sent — with the same class over REST.
 func FromRPC(err error) error {
 	var re *rpc.RemoteError
 	if errors.As(err, &re) {
 		return &Error{re.Class, re.Message}
+	}
+	var je rpc.JavaException
+	if errors.As(err, &je) {
+		return &Error{je.JavaClass(), je.JavaMessage()}
 	}
 	return err
 }
