@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestServiceACLsAndAdminRefreshWithYarnCLI: the real 2.7.3 yarn CLI against
@@ -110,10 +112,7 @@ func TestServiceACLsAndAdminRefreshWithYarnCLI(t *testing.T) {
 // daemon's log to hold want.
 func waitLog(t *testing.T, d *daemon, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if strings.Contains(d.Log(), want) {
-			return
-		}
+	if !testutil.Poll(5*time.Second, func() bool { return strings.Contains(d.Log(), want) }) {
+		t.Errorf("the daemon's log lacks %q", want)
 	}
-	t.Errorf("the daemon's log lacks %q", want)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // nsCluster is a one-node cluster — `bobbin resourcemanager` and an unchanged Apache
@@ -373,12 +374,8 @@ func startBobbinCluster(t *testing.T, extra ...string) *bobbinCluster {
 	c.rm = startDaemon(t, "resourcemanager", "--conf", c.confDir)
 	c.rm.waitListening(t, tracker)
 	c.nm = startDaemon(t, "nodemanager", "--conf", c.confDir)
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(c.nm.Log(), "registered with the ResourceManager") {
-		if time.Now().After(deadline) {
-			t.Fatalf("NodeManager did not register:\n%s", c.nm.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testutil.Poll(20*time.Second, func() bool { return strings.Contains(c.nm.Log(), "registered with the ResourceManager") }) {
+		t.Fatalf("NodeManager did not register:\n%s", c.nm.Log())
 	}
 	return c
 }

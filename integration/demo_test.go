@@ -10,6 +10,7 @@ import (
 	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -54,37 +55,28 @@ func TestKillLeavesNoProcessBehind(t *testing.T) {
 	}()
 	// Wait for the application and both containers' sleeps.
 	var app string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testutil.Poll(30*time.Second, func() bool {
 		out, _ := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "apps").Output()
 		for _, f := range strings.Fields(string(out)) {
 			if strings.HasPrefix(f, "application_") {
 				app = f
 			}
 		}
-		if app != "" && len(containerProcesses(app, "_000002", "_000003")) >= 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return app != "" && len(containerProcesses(app, "_000002", "_000003")) >= 4
+	}) {
+		t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
 	}
 	t.Logf("%d task container processes before the kill", len(containerProcesses(app, "_000002", "_000003")))
 	if out, err := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "kill", app).CombinedOutput(); err != nil {
 		t.Fatalf("kill: %v\n%s", err, out)
 	}
 	<-done
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		left := containerProcesses(app, "")
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("container processes left after kill: %v\nNM:\n%s", left, c.nm.Log())
-		}
-		time.Sleep(100 * time.Millisecond)
+	var left []string
+	if !testutil.Poll(10*time.Second, func() bool {
+		left = containerProcesses(app, "")
+		return len(left) == 0
+	}) {
+		t.Fatalf("container processes left after kill: %v\nNM:\n%s", left, c.nm.Log())
 	}
 }
 

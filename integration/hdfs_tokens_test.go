@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestKerberosHDFSTokenRenewal: the RM renews the HDFS delegation tokens an application
@@ -66,10 +68,8 @@ func TestKerberosHDFSTokenRenewal(t *testing.T) {
 	}
 	took := time.Since(start)
 	// The application ended; its token is cancelled a removal delay (1 s) later.
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.rm.Log(), "delegation token cancelled"); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the RM did not cancel the HDFS token:\n%s", tail(s.rm.Log(), 40))
-		}
+	if !testutil.Poll(30*time.Second, func() bool { return strings.Contains(s.rm.Log(), "delegation token cancelled") }) {
+		t.Fatalf("the RM did not cancel the HDFS token:\n%s", tail(s.rm.Log(), 40))
 	}
 	rmLog := s.rm.Log()
 	tracked := strings.Count(rmLog, "delegation token renewed and tracked")

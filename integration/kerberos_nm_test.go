@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/internal/kdctest"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestKerberosNodeManagers: NodeManagers in secure mode register over KERBEROS, with
@@ -70,14 +71,13 @@ func TestKerberosNodeManagers(t *testing.T) {
 	}
 	nodes := func(confDir string, want int) string {
 		var out string
-		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if !testutil.Poll(90*time.Second, func() bool {
 			_, out = yarnCLI(t, home, confDir, javaEnv, "node", "-list")
-			if strings.Count(out, "RUNNING") >= want {
-				return out
-			}
+			return strings.Count(out, "RUNNING") >= want
+		}) {
+			t.Fatalf("%d RUNNING nodes wanted:\n%s", want, out)
 		}
-		t.Fatalf("%d RUNNING nodes wanted:\n%s", want, out)
-		return ""
+		return out
 	}
 
 	t.Run("bobbin-rm", func(t *testing.T) {
@@ -323,10 +323,8 @@ func (s *secureYarn) start(t *testing.T) {
 	s.rm = startDaemon(t, "resourcemanager", "--conf", s.confDir)
 	s.rm.waitListening(t, s.site["yarn.resourcemanager.address"])
 	s.nm = startDaemon(t, "nodemanager", "--conf", s.confDir)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.rm.Log(), "NodeManager registered"); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the NM did not register:\n%s\n%s", s.rm.Log(), s.nm.Log())
-		}
+	if !testutil.Poll(30*time.Second, func() bool { return strings.Contains(s.rm.Log(), "NodeManager registered") }) {
+		t.Fatalf("the NM did not register:\n%s\n%s", s.rm.Log(), s.nm.Log())
 	}
 }
 

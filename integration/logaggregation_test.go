@@ -38,16 +38,11 @@ func TestLogAggregationForYarnLogs(t *testing.T) {
 	me := u.Username
 	dir := filepath.Join(remote, me, "logs", app)
 	var files []string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testutil.Poll(30*time.Second, func() bool {
 		files, _ = filepath.Glob(filepath.Join(dir, "*"))
-		if len(files) == 1 && !strings.HasSuffix(files[0], aggregatedlog.TmpSuffix) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no aggregated log in %s: %v\nNM log:\n%s", dir, files, tail(c.nm.Log(), 30))
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(files) == 1 && !strings.HasSuffix(files[0], aggregatedlog.TmpSuffix)
+	}) {
+		t.Fatalf("no aggregated log in %s: %v\nNM log:\n%s", dir, files, tail(c.nm.Log(), 30))
 	}
 	if want := aggregatedlog.NodeFileName(nmNodeID(t, c)); filepath.Base(files[0]) != want {
 		t.Fatalf("aggregated file %s, want %s", files[0], want)

@@ -137,13 +137,14 @@ func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
 	app := regexp.MustCompile(`application_\d+_\d+`).FindString(r.out)
 	appDir := filepath.Join(remote, "root", "logs", app)
 	var agg string
-	for deadline := time.Now().Add(30 * time.Second); agg == ""; time.Sleep(100 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(appDir, "*")); len(m) == 1 && !strings.HasSuffix(m[0], aggregatedlog.TmpSuffix) {
-			agg = m[0]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no aggregated log in %s: %v\nNM log:\n%s", appDir, m, tail(c.nm.Log(), 30))
-		}
+	var m []string
+	if !testutil.Poll(30*time.Second, func() bool {
+		m, _ = filepath.Glob(filepath.Join(appDir, "*"))
+		return len(m) == 1 && !strings.HasSuffix(m[0], aggregatedlog.TmpSuffix)
+	}) {
+		t.Fatalf("no aggregated log in %s: %v\nNM log:\n%s", appDir, m, tail(c.nm.Log(), 30))
 	}
+	agg = m[0]
 	b, err := os.ReadFile(agg)
 	if err != nil {
 		t.Fatal(err)

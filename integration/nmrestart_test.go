@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestNMKilledDuringPiKeepsContainers is issue 18's work-preserving NodeManager restart:
@@ -250,16 +251,14 @@ func TestNMRestartWithCorruptStore(t *testing.T) {
 		"yarn.nodemanager.recovery.enabled", "true", "yarn.nodemanager.recovery.dir", store)
 	go c.demo(t, "--containers", "2", "--command", "setsid sleep 300 & sleep 301")
 	var app string
-	deadline := time.Now().Add(30 * time.Second)
-	for app == "" || len(containerProcesses(app, "_000002", "_000003")) < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !testutil.Poll(30*time.Second, func() bool {
 		out, _ := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "apps").Output()
 		if m := regexp.MustCompile(`application_\d+_\d+`).FindString(string(out)); m != "" {
 			app = m
 		}
+		return app != "" && len(containerProcesses(app, "_000002", "_000003")) >= 4
+	}) {
+		t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
 	}
 	c.nm.cmd.Process.Kill()
 	<-c.nm.done
@@ -272,12 +271,8 @@ func TestNMRestartWithCorruptStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.nm = startDaemon(t, "nodemanager", "--conf", c.confDir)
-	deadline = time.Now().Add(30 * time.Second)
-	for !strings.Contains(c.nm.Log(), "registered with the ResourceManager") {
-		if time.Now().After(deadline) {
-			t.Fatalf("NodeManager did not register after the corrupt store:\n%s", c.nm.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testutil.Poll(30*time.Second, func() bool { return strings.Contains(c.nm.Log(), "registered with the ResourceManager") }) {
+		t.Fatalf("NodeManager did not register after the corrupt store:\n%s", c.nm.Log())
 	}
 	log := c.nm.Log()
 	if !regexp.MustCompile(`recovery store unusable: starting without recovery.*cannot be opened`).MatchString(log) {

@@ -226,16 +226,13 @@ func TestRMKilledKeepsConnections(t *testing.T) {
 	}
 	// A clean stop lets the ports go.
 	rm2.stop(t)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ln, err := net.Listen("tcp", c.rmAddr)
-		if err == nil {
+	if !testutil.Poll(5*time.Second, func() bool {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", c.rmAddr); err == nil {
 			ln.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still bound after the RM stopped: %v", c.rmAddr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("%s still bound after the RM stopped: %v", c.rmAddr, err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestRESTSubmissionRunsToFinished submits a distributed-shell-like application with
@@ -59,18 +61,14 @@ func TestRESTSubmissionRunsToFinished(t *testing.T) {
 	if code, v := call("POST", "/apps?user.name="+me, string(sub)); code != http.StatusAccepted {
 		t.Fatalf("submit: %d %v", code, v)
 	}
-	deadline := time.Now().Add(90 * time.Second)
 	var app map[string]any
-	for {
+	if !testutil.Poll(90*time.Second, func() bool {
 		_, v := call("GET", "/apps/"+id, "")
 		app, _ = v["app"].(map[string]any)
-		if st, _ := app["state"].(string); st == "FINISHED" || st == "FAILED" || st == "KILLED" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the REST-submitted application did not end: %v\nRM log:\n%s\nNM log:\n%s", app, tail(c.rm.Log(), 30), tail(c.nm.Log(), 30))
-		}
-		time.Sleep(200 * time.Millisecond)
+		st, _ := app["state"].(string)
+		return st == "FINISHED" || st == "FAILED" || st == "KILLED"
+	}) {
+		t.Fatalf("the REST-submitted application did not end: %v\nRM log:\n%s\nNM log:\n%s", app, tail(c.rm.Log(), 30), tail(c.nm.Log(), 30))
 	}
 	if app["state"] != "FINISHED" || app["finalStatus"] != "SUCCEEDED" || app["name"] != "rest-shell" || app["memorySeconds"].(float64) <= 0 {
 		t.Fatalf("the REST-submitted application ended %v\nNM log:\n%s", app, tail(c.nm.Log(), 30))

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestJavaAMRegistersWithAMRMToken runs the real distributed-shell ApplicationMaster
@@ -73,13 +75,9 @@ func TestJavaAMRegistersWithAMRMToken(t *testing.T) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	}()
-	deadline := time.Now().Add(40 * time.Second)
-	for !strings.Contains(rm.Log(), "application master registered") {
-		if time.Now().After(deadline) {
-			launched, _ := os.ReadFile(filepath.Join(dir, "launcher.log"))
-			t.Fatalf("the Java AM never registered (launcher %v).\nlauncher:\n%s\nRM:\n%s", cmd.ProcessState, tail(string(launched), 40), rm.Log())
-		}
-		time.Sleep(200 * time.Millisecond)
+	if !testutil.Poll(40*time.Second, func() bool { return strings.Contains(rm.Log(), "application master registered") }) {
+		launched, _ := os.ReadFile(filepath.Join(dir, "launcher.log"))
+		t.Fatalf("the Java AM never registered (launcher %v).\nlauncher:\n%s\nRM:\n%s", cmd.ProcessState, tail(string(launched), 40), rm.Log())
 	}
 	if !strings.Contains(rm.Log(), "auth=TOKEN") || !strings.Contains(rm.Log(), "server=ApplicationMasterService user=appattempt_") {
 		t.Fatalf("no TOKEN connection on the scheduler port:\n%s", rm.Log())

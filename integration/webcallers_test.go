@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/internal/kdctest"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestKerberosClusterWebCallersWithoutSPNEGO: RPC kerberized (a real MIT KDC), the web
@@ -60,10 +61,8 @@ func TestKerberosClusterWebCallersWithoutSPNEGO(t *testing.T) {
 	rm := startDaemon(t, "resourcemanager", "--conf", dir)
 	rm.waitListening(t, rmWeb)
 	nm := startDaemon(t, "nodemanager", "--conf", dir)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rm.Log(), "NodeManager registered"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the NM did not register:\n%s\n%s", rm.Log(), nm.Log())
-		}
+	if !testutil.Poll(30*time.Second, func() bool { return strings.Contains(rm.Log(), "NodeManager registered") }) {
+		t.Fatalf("the NM did not register:\n%s\n%s", rm.Log(), nm.Log())
 	}
 	client := &http.Client{Timeout: 20 * time.Second}
 	call := func(method, url, body string) (int, string) {

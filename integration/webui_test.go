@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // browser is headless Chromium (Debian's chromium), run once per page.
@@ -95,21 +97,16 @@ func TestWebUIInBrowser(t *testing.T) {
 		done <- out
 	}()
 	var app string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testutil.Poll(30*time.Second, func() bool {
 		out, _ := exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "apps").Output()
 		for _, f := range strings.Fields(string(out)) {
 			if strings.HasPrefix(f, "application_") {
 				app = f
 			}
 		}
-		if app != "" && len(containerProcesses(app, "_000002", "_000003")) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return app != "" && len(containerProcesses(app, "_000002", "_000003")) >= 2
+	}) {
+		t.Fatalf("containers never ran (app %q)\nNM:\n%s", app, c.nm.Log())
 	}
 	defer func() {
 		exec.Command(bobbinBinary(t), "client", "--rm", c.rmAddr, "kill", app).Run()
