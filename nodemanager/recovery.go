@@ -192,6 +192,7 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 			started = nm.opts.Now()
 		}
 		nm.table.Launched(c, proc, started) // its record written again, with the pid
+		nm.aux.InitializeContainer(c.ID, c.User)
 		log.WithField("pid", proc.Pid()).Info("container recovered: taken back without restarting it")
 		nm.spawn(func() {
 			defer c.Release()

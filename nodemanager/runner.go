@@ -195,7 +195,9 @@ func (nm *NodeManager) watch(c *containers.Container, proc container.Process, ou
 func (nm *NodeManager) end(c *containers.Container, exit int32, diag string) {
 	if first, killed := nm.table.End(c, exit, diag); first {
 		nm.counts.ended(killed, exit)
-		nm.aux.StopContainer(c.ID, c.User)
+		if nm.table.ViewOf(c).Proc != nil { // the services heard of it as it started
+			nm.aux.StopContainer(c.ID, c.User)
+		}
 	}
 }
 
@@ -214,7 +216,15 @@ func (nm *NodeManager) kill(c *containers.Container, exit int32, diag string) {
 	}
 	nm.log.WithFields(map[string]any{"container": c.ID.String(), "exit_status": exit}).Info("stopping container")
 	proc.Stop(nm.settings.KillDelay)
-	<-c.Done()
+	select {
+	case <-c.Done():
+	case <-nm.ctx.Done():
+		// The NodeManager stops. Under a supervised recovery its watch leaves the
+		// container to the next process and never completes it; else it still does.
+		if !nm.keepsContainers() {
+			<-c.Done()
+		}
+	}
 }
 
 // killAll stops every live container.

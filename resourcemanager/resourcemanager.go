@@ -524,7 +524,6 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	}
 	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx), webErr)
 	rm.serving.Wait()
-	active := rm.State() == commonpb.HAServiceStateProto_ACTIVE
 	rm.mu.Lock()
 	stop, core := rm.stopCore, rm.Core
 	rm.stopCore = nil
@@ -532,7 +531,10 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	if stop != nil {
 		stop()
 	}
-	if core != nil && active {
+	// The core to close: without HA the RM's own (started or not); with HA the one it is
+	// serving, if any (a standby's last core was closed as it stepped down). No transition
+	// runs any more (rm.ha.Stop).
+	if core != nil && (rm.ha == nil || stop != nil) {
 		core.Wait()
 		if cerr := core.Close(); cerr != nil {
 			err = errors.Join(err, cerr)

@@ -35,7 +35,12 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 		}
 		// No move once the attempt ended (killed, failed before its AM heard of it): the
 		// Java RM ignores REGISTERED then, and the AM hears of the end in its next call.
-		_ = at.Move(rmstate.AttemptAMRegistered)
+		// An attempt that has not ended and cannot take it (its AM container not recorded)
+		// is refused: registered, it could never unregister.
+		if err := at.Move(rmstate.AttemptAMRegistered); err != nil && !at.Ended() {
+			rerr = exceptions.Errorf(exceptions.InvalidAMRequest, "Application Master %s cannot register: %v", att, err)
+			return
+		}
 		// On a kerberized cluster the AM authenticates its clients with client-to-AM
 		// tokens the RM signs with a key of the attempt's (Java: only in secure mode).
 		if rm.Settings.Kerberos && at.ClientKey == nil {

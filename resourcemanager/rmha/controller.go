@@ -50,6 +50,8 @@ type Controller struct {
 	state   commonpb.HAServiceStateProto
 	// unwatch stops watching the active core for a fence.
 	unwatch context.CancelFunc
+	// stopped: the RM is shutting down; the role moves no more.
+	stopped bool
 
 	// The elector, set by Start before anything else runs, stopped by Stop.
 	elector     *haelector.Elector
@@ -92,7 +94,10 @@ func (c *Controller) StillActive() string {
 func (c *Controller) ToActive() error {
 	c.transMu.Lock()
 	defer c.transMu.Unlock()
-	if c.State() == commonpb.HAServiceStateProto_ACTIVE {
+	c.mu.Lock()
+	still := c.state == commonpb.HAServiceStateProto_ACTIVE || c.stopped
+	c.mu.Unlock()
+	if still {
 		return nil
 	}
 	fenced, err := c.roles.Activate()
@@ -118,7 +123,7 @@ func (c *Controller) ToStandby(why string) {
 	c.transMu.Lock()
 	defer c.transMu.Unlock()
 	c.mu.Lock()
-	if c.state != commonpb.HAServiceStateProto_ACTIVE {
+	if c.state != commonpb.HAServiceStateProto_ACTIVE || c.stopped {
 		c.mu.Unlock()
 		return
 	}
@@ -152,15 +157,19 @@ func (c *Controller) Start() error {
 	return nil
 }
 
-// Stop leaves the election and stops watching the active core: the RM is shutting down,
-// and nothing moves its role any more.
+// Stop leaves the election, waits for a transition under way and stops watching the
+// active core: the RM is shutting down, and nothing moves its role any more (the RM's
+// Shutdown stops the core it holds then).
 func (c *Controller) Stop() {
 	if c.stopElector != nil {
 		c.stopElector()
 		<-c.electorDone
 	}
+	c.transMu.Lock()
+	defer c.transMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopped = true
 	if c.unwatch != nil {
 		c.unwatch()
 	}
