@@ -53,15 +53,14 @@ func (t *Table) ViewOf(c *Container) View {
 	return c.viewLocked()
 }
 
-// Views are every container as it is now, by id.
+// Views are every container as it is now, in no order.
 func (t *Table) Views() []View {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	out := make([]View, 0, len(t.cs))
 	for _, c := range t.cs {
 		out = append(out, c.viewLocked())
 	}
-	t.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ID.ID < out[j].ID.ID })
 	return out
 }
 

@@ -18,7 +18,7 @@ func (rm *Core) Allocate(att records.AttemptID, keyID int32, req *yarnpb.Allocat
 	var b []byte
 	var err error
 	if !rm.Apps.Serialize(att, func() { b, err = rm.allocateSerialized(att, keyID, req) }) {
-		return nil, AttemptNotFound(att)
+		return nil, attemptNotFound(att)
 	}
 	return b, err
 }
@@ -63,7 +63,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	})
 	switch {
 	case !found:
-		return nil, AttemptNotFound(att)
+		return nil, attemptNotFound(att)
 	case rerr != nil:
 		return nil, rerr
 	case replay != nil:

@@ -53,7 +53,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 		reg = AMRegistration{Queue: a.Queue, ClientKey: at.ClientKey}
 	})
 	if !found {
-		return AMRegistration{}, AttemptNotFound(att)
+		return AMRegistration{}, attemptNotFound(att)
 	}
 	if rerr != nil {
 		return AMRegistration{}, rerr
@@ -102,7 +102,7 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 		}
 	})
 	if !found {
-		return false, AttemptNotFound(att)
+		return false, attemptNotFound(att)
 	}
 	if err != nil {
 		return false, err
@@ -128,8 +128,8 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 	return true, nil
 }
 
-// AttemptNotFound is the error for a call of an attempt the RM does not hold.
-func AttemptNotFound(att records.AttemptID) error {
+// attemptNotFound is the error for a call of an attempt the RM does not hold.
+func attemptNotFound(att records.AttemptID) error {
 	return exceptions.Errorf(exceptions.ApplicationAttemptNotFound, "Application attempt %s doesn't exist in ApplicationMasterService cache.", att)
 }
 

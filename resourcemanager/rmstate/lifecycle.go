@@ -46,10 +46,29 @@ var appEventNames = map[AppEvent]string{AppAccepted: "accepted", AppRejected: "r
 
 func (e AppEvent) String() string { return appEventNames[e] }
 
-type appMove struct {
-	from yarnpb.YarnApplicationStateProto
-	on   AppEvent
+// move is one line of a lifecycle's table: from a state, on an event.
+type move[S, E comparable] struct {
+	from S
+	on   E
 }
+
+// next is where a lifecycle's table leads from a state on an event; a move it does not
+// allow is a TransitionError naming what moves, the state and the event.
+func next[S interface {
+	comparable
+	String() string
+}, E interface {
+	comparable
+	String() string
+}](table map[move[S, E]]S, what string, from S, on E) (S, error) {
+	to, ok := table[move[S, E]{from, on}]
+	if !ok {
+		return from, &TransitionError{What: what, From: from.String(), Event: on.String()}
+	}
+	return to, nil
+}
+
+type appMove = move[yarnpb.YarnApplicationStateProto, AppEvent]
 
 const (
 	appAccepted = yarnpb.YarnApplicationStateProto_ACCEPTED
@@ -89,12 +108,9 @@ var appMoves = map[appMove]yarnpb.YarnApplicationStateProto{
 // Move applies ev to the application. A move the table does not allow changes nothing
 // and is an error naming the state and the event.
 func (a *App) Move(ev AppEvent) error {
-	to, ok := appMoves[appMove{a.state, ev}]
-	if !ok {
-		return &TransitionError{What: a.ID.String(), From: a.state.String(), Event: ev.String()}
-	}
+	to, err := next(appMoves, a.ID.String(), a.state, ev)
 	a.state = to
-	return nil
+	return err
 }
 
 // State is the application's state.
@@ -147,10 +163,7 @@ var attemptEventNames = map[AttemptEvent]string{AttemptAMAllocated: "am-allocate
 
 func (e AttemptEvent) String() string { return attemptEventNames[e] }
 
-type attemptMove struct {
-	from yarnpb.YarnApplicationAttemptStateProto
-	on   AttemptEvent
-}
+type attemptMove = move[yarnpb.YarnApplicationAttemptStateProto, AttemptEvent]
 
 const (
 	attScheduled = yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED
@@ -201,12 +214,9 @@ func NewAttempt(id records.AttemptID, now int64) *Attempt {
 // Move applies ev to the attempt. A move the table does not allow changes nothing and is
 // an error naming the state and the event.
 func (at *Attempt) Move(ev AttemptEvent) error {
-	to, ok := attemptMoves[attemptMove{at.state, ev}]
-	if !ok {
-		return &TransitionError{What: at.ID.String(), From: at.state.String(), Event: ev.String()}
-	}
+	to, err := next(attemptMoves, at.ID.String(), at.state, ev)
 	at.state = to
-	return nil
+	return err
 }
 
 // State is the attempt's state.
@@ -241,10 +251,7 @@ var nodeEventNames = map[NodeEvent]string{NodeExpired: "expired", NodeRebooted: 
 
 func (e NodeEvent) String() string { return nodeEventNames[e] }
 
-type nodeMove struct {
-	from yarnpb.NodeStateProto
-	on   NodeEvent
-}
+type nodeMove = move[yarnpb.NodeStateProto, NodeEvent]
 
 const (
 	nodeRunning         = yarnpb.NodeStateProto_NS_RUNNING
@@ -301,12 +308,9 @@ func (n *Node) start(st yarnpb.NodeStateProto) error {
 // move applies ev to the node; the registry's lock is held (Nodes.moveLocked keeps the
 // per-state counts).
 func (n *Node) move(ev NodeEvent) error {
-	to, ok := nodeMoves[nodeMove{n.state, ev}]
-	if !ok {
-		return &TransitionError{What: n.Key, From: n.state.String(), Event: ev.String()}
-	}
+	to, err := next(nodeMoves, n.Key, n.state, ev)
 	n.state = to
-	return nil
+	return err
 }
 
 // State is the node's state.
