@@ -42,16 +42,27 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/resourcemanager/statestore": 0,
 		module + "/resourcemanager/labelstore": 0,
 		module + "/resourcemanager/haelector":  0,
-		module + "/resourcemanager/rmstate":    1,
-		module + "/resourcemanager/rmcore":     2,
-		module + "/resourcemanager/rmservice":  3,
-		module + "/resourcemanager/rmweb":      3,
-		module + "/resourcemanager/rmha":       3,
-		module + "/resourcemanager":            4,
+		// The parts the core drives: the heartbeat's and a node's phase facts, the web
+		// proxy, log retention, token renewal, delegation tokens (kept in the store), and
+		// the engine's simulator.
+		module + "/resourcemanager/nmheartbeat":   0,
+		module + "/resourcemanager/nmphase":       0,
+		module + "/resourcemanager/webproxy":      0,
+		module + "/resourcemanager/logretention":  0,
+		module + "/resourcemanager/tokenrenewer":  0,
+		module + "/resourcemanager/delegation":    1,
+		module + "/resourcemanager/scheduler/sim": 1,
+		module + "/resourcemanager/rmstate":       1,
+		module + "/resourcemanager/rmcore":        2,
+		module + "/resourcemanager/rmservice":     3,
+		module + "/resourcemanager/rmweb":         3,
+		module + "/resourcemanager/rmha":          3,
+		module + "/resourcemanager":               4,
 	}
 	// The NM as the RM: its parts at the bottom (the localizer, the shuffle, the
 	// borrowed-node meter, the recovery store), then the owner of its containers and
-	// applications, then the daemon that runs them and serves its protocols and pages.
+	// applications, then ContainerManagementProtocol and the web port as adapters over
+	// it, and the daemon that runs the containers and wires the adapters on top.
 	nmLayer := map[string]int{
 		module + "/nodemanager/localizer":   0,
 		module + "/nodemanager/shuffle":     0,
@@ -59,7 +70,9 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/nodemanager/auxservices": 0,
 		module + "/nodemanager/nmstore":     1, // it records the localizer's cached resources
 		module + "/nodemanager/containers":  2,
-		module + "/nodemanager":             3,
+		module + "/nodemanager/nmservice":   3,
+		module + "/nodemanager/nmweb":       3,
+		module + "/nodemanager":             4,
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0
@@ -74,6 +87,13 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 			t.Fatal(err)
 		}
 		for daemon, layers := range map[string]map[string]int{"RM": rmLayer, "NM": nmLayer} {
+			top := module + "/resourcemanager"
+			if daemon == "NM" {
+				top = module + "/nodemanager"
+			}
+			if _, ok := layers[p.ImportPath]; !ok && under(p.ImportPath, top) && !strings.HasSuffix(p.ImportPath, ".test") {
+				t.Errorf("%s has no layer: place it in the %s's layers (a package no one places is a package no one checks)", p.ImportPath, daemon)
+			}
 			if layer, ok := layers[p.ImportPath]; ok {
 				for _, d := range p.Deps {
 					if l, ok := layers[d]; ok && l >= layer {

@@ -1,8 +1,6 @@
 package nodemanager
 
 import (
-	"encoding/json"
-	"net/http"
 	"slices"
 	"sync"
 
@@ -26,7 +24,7 @@ type hostMeter struct {
 	mu      sync.Mutex
 	last    borrowed.Decision
 	have    bool
-	history []historyPoint
+	history []borrowed.Point
 	next    int
 
 	gExtCPU, gJobCPU, gFreeCPU, gExtMem, gJobMem, gFreeMem metrics.GaugeFloat64
@@ -34,26 +32,8 @@ type hostMeter struct {
 	evictions                                              metrics.Counter
 }
 
-// historyPoint is one measurement as /ws/v1/node/borrowed serves it.
-type historyPoint struct {
-	Time           int64    `json:"time"`
-	ExternalCPU    float64  `json:"externalCpuShare"`
-	JobCPU         float64  `json:"jobCpuShare"`
-	FreeCPU        float64  `json:"freeCpuShare"`
-	ExternalMem    float64  `json:"externalMemoryShare"`
-	JobMem         float64  `json:"jobMemoryShare"`
-	FreeMem        float64  `json:"freeMemoryShare"`
-	AvgExternalCPU float64  `json:"avgExternalCpuShare"`
-	VCores         int32    `json:"schedulableVCores"`
-	MemoryMB       int64    `json:"schedulableMemoryMB"`
-	Schedulable    bool     `json:"schedulable"`
-	Reason         string   `json:"reason,omitempty"`
-	Labels         []string `json:"labels,omitempty"`
-	Evicted        []string `json:"evicted,omitempty"`
-}
-
 func newHostMeter(s hostSettings, reg metrics.Registry) *hostMeter {
-	h := &hostMeter{settings: s, meter: borrowed.NewMeter(s.Meter), history: make([]historyPoint, 0, min(s.HistorySize, 4096))}
+	h := &hostMeter{settings: s, meter: borrowed.NewMeter(s.Meter), history: make([]borrowed.Point, 0, min(s.HistorySize, 4096))}
 	h.gExtCPU = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.ExternalCpuShare", reg)
 	h.gJobCPU = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.JobCpuShare", reg)
 	h.gFreeCPU = metrics.GetOrRegisterGaugeFloat64("nm.borrowed.FreeCpuShare", reg)
@@ -161,24 +141,6 @@ func (nm *NodeManager) heartbeatExtras(req *yarnpb.NodeHeartbeatRequestProto) {
 	}
 }
 
-// serveBorrowed serves /ws/v1/node/borrowed: the settings' essentials and the history of
-// measurements, oldest first.
-func (nm *NodeManager) serveBorrowed(w http.ResponseWriter, _ *http.Request) {
-	h := nm.host
-	w.Header().Set("Content-Type", "application/json")
-	if h == nil {
-		w.WriteHeader(http.StatusNotFound)
-		json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{"exception": "NotFoundException",
-			"message": "borrowed mode and automatic labels are off (bobbin.nodemanager.borrowed.enabled, bobbin.nodemanager.auto-labels.enabled)"}})
-		return
-	}
-	hist := h.historyInOrder()
-	json.NewEncoder(w).Encode(map[string]any{"borrowed": map[string]any{
-		"enabled": h.settings.Meter.Borrowed, "autoLabels": h.settings.Meter.AutoLabels,
-		"intervalMs": h.settings.Interval.Milliseconds(), "configuredVCores": h.settings.Meter.VCores,
-		"configuredMemoryMB": h.settings.Meter.MemoryMB, "history": hist}})
-}
-
 // record keeps a measurement's decision as the latest and in the history ring, and
 // returns the decision before it (had: there was one).
 func (h *hostMeter) record(d borrowed.Decision) (prev borrowed.Decision, had bool) {
@@ -186,12 +148,7 @@ func (h *hostMeter) record(d borrowed.Decision) (prev borrowed.Decision, had boo
 	defer h.mu.Unlock()
 	prev, had = h.last, h.have
 	h.last, h.have = d, true
-	p := historyPoint{Time: d.At.UnixMilli(), ExternalCPU: d.Shares.ExternalCPU, JobCPU: d.Shares.JobCPU, FreeCPU: d.Shares.FreeCPU,
-		ExternalMem: d.Shares.ExternalMem, JobMem: d.Shares.JobMem, FreeMem: d.Shares.FreeMem, AvgExternalCPU: d.AvgExternalCPU,
-		VCores: d.VCores, MemoryMB: d.MemoryMB, Schedulable: d.Schedulable, Reason: d.Reason, Labels: d.Labels}
-	for _, e := range d.Evict {
-		p.Evicted = append(p.Evicted, e.ID)
-	}
+	p := d.Point()
 	if len(h.history) < h.settings.HistorySize {
 		h.history = append(h.history, p)
 	} else {
@@ -202,10 +159,10 @@ func (h *hostMeter) record(d borrowed.Decision) (prev borrowed.Decision, had boo
 }
 
 // historyInOrder is the measurement history, oldest first.
-func (h *hostMeter) historyInOrder() []historyPoint {
+func (h *hostMeter) historyInOrder() []borrowed.Point {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	hist := make([]historyPoint, 0, len(h.history))
+	hist := make([]borrowed.Point, 0, len(h.history))
 	hist = append(hist, h.history[h.next:]...)
 	return append(hist, h.history[:h.next]...)
 }

@@ -3,11 +3,15 @@
 // to the RM's AM launcher, localizes resources, writes and runs launch scripts through a
 // container executor, and reports what its containers did.
 //
-// Its containers and applications belong to package containers (the table that owns them,
-// a container's lifecycle as one table of moves, the order of their records in the
-// recovery store); here one goroutine drives each container through its life (runner.go),
-// and the protocol service, the RM link, the monitors and the web pages act on containers
-// only through the table.
+// It is built in layers that call only downward (checked by integration's structure
+// test): its parts (the localizer, the auxiliary services and MapReduce's shuffle, the
+// borrowed-node meter, the recovery store); package containers, which owns the containers
+// and applications (the table, a container's lifecycle as one table of moves, the order of
+// their records in the recovery store); ContainerManagementProtocol (nmservice) and the
+// web port (nmweb), adapters that reach the node through small interfaces
+// (containerrequests.go, webnode.go); and this package, where one goroutine drives each
+// container through its life (runner.go) and the RM link, the monitors and log
+// aggregation act on containers only through the table.
 package nodemanager
 
 import (
@@ -30,7 +34,9 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
+	"github.com/bobbin-yarn/bobbin/nodemanager/nmservice"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
+	"github.com/bobbin-yarn/bobbin/nodemanager/nmweb"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
@@ -56,19 +62,18 @@ type NodeManager struct {
 	policy    *authz.Policy    // service ACLs and proxy users on the IPC port
 	krb       *nmKerberos      // nil without Kerberos
 	runAs     runAs            // which user runs containers (LinuxContainerExecutor)
-	webUsers  *webuser.Policy  // who web callers are, what the unauthenticated may do
 	ipcIdle   rpc.IdleSettings // when the IPC server closes idle connections
 	ipcBudget *rpc.ReadBudget  // the request bytes the IPC server holds at once
-	redact    *webapp.Redactor // /conf's sensitive keys
-	logACLs   logACLs          // who may read container logs on the web pages
 	settings  Settings
 	log       *logrus.Entry
 	exec      container.Executor
 	local     *localizer.Localizer
 
-	cm   *rpc.Server
-	web  *http.Server
-	keys *security.NodeKeys
+	cm *rpc.Server
+	// webHandler serves the web port (package nmweb); web is its server once started.
+	webHandler http.Handler
+	web        *http.Server
+	keys       *security.NodeKeys
 	// journal writes the recovery store (none without yarn.nodemanager.recovery.enabled).
 	journal *containers.Journal
 	// table holds the containers and applications; its lock is its own.
@@ -102,6 +107,10 @@ type NodeManager struct {
 	counts        nmCounters
 }
 
+// nmVersion is the Hadoop version the node says it is: at registration (Java RMs compare
+// it with their minimum version) and on its web pages.
+const nmVersion = "2.7.3"
+
 // New checks the configuration; nothing runs until Start.
 func New(opts Options) (*NodeManager, error) {
 	if opts.Conf == nil {
@@ -127,7 +136,7 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := newLogACLs(opts)
+	logs, err := nmweb.ReadLogACLs(opts.Conf, opts.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +172,7 @@ func New(opts Options) (*NodeManager, error) {
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, logACLs: logs, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		done: make(chan struct{}), counts: newNMCounters(opts.Metrics)}
 	nm.journal = containers.NewJournal(func(err error, what string) {
@@ -185,14 +194,20 @@ func New(opts Options) (*NodeManager, error) {
 	if s.Borrow.measureHosts {
 		nm.host = newHostMeter(s.Borrow, opts.Metrics)
 	}
+	web := nmweb.Options{Node: webNode{nm}, Table: nm.table, LogACLs: logs, Conf: opts.Conf, Logger: opts.Logger.Logger, Metrics: opts.Metrics, Now: opts.Now,
+		Addr: s.WebAddr, Version: nmVersion, Resources: nmweb.Resources{MemoryMB: s.MemoryMB, VmemMB: s.MemoryMB, VCores: s.VCores, VmemCheck: s.VmemCheck, PmemCheck: s.PmemCheck,
+			Types: s.Types, Host: s.Host}}
+	if s.VmemRatio > 0 {
+		web.Resources.VmemMB = int64(float64(s.MemoryMB) * s.VmemRatio)
+	}
 	if nm.ipcIdle, nm.ipcBudget, err = rpc.ReadServerLimits(opts.Conf); err == nil {
-		nm.webUsers, err = webuser.Read(opts.Conf, nm.logACLs.isAdmin, nm.log)
+		web.Users, err = webuser.Read(opts.Conf, logs.IsAdmin, nm.log)
 	}
 	if err == nil {
-		nm.redact, err = webapp.NewRedactor(opts.Conf)
+		web.Redact, err = webapp.NewRedactor(opts.Conf)
 	}
 	if err == nil {
-		_, err = nm.servedWeb(http.NotFoundHandler())
+		nm.webHandler, err = nmweb.Handler(web)
 	}
 	if err != nil {
 		krb.close()
@@ -267,7 +282,7 @@ func (nm *NodeManager) Start() error {
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,
 		SecretManager: nm.keys.NMTokens(), TokenRequired: !s.AllowSimple, Metrics: nm.opts.Metrics, Logger: nm.opts.Logger, Authorize: nm.policy.Authorize,
 		Kerberos: nm.krb.serverOpt(), QOP: s.QOP, ReadBudget: nm.ipcBudget, Idle: nm.ipcIdle})
-	p, err := newContainerManager(nm)
+	p, err := nmservice.New(protocolNode{nm})
 	if err != nil {
 		ln.Close()
 		wln.Close()
@@ -280,11 +295,10 @@ func (nm *NodeManager) Start() error {
 			nm.log.WithError(err).Error("container manager stopped")
 		}
 	})
-	web, _ := nm.servedWeb(nm.webHandler()) // checked in New
 	// The RM's limits (a slow or idle client is dropped, not kept), but for the time an
 	// answer may take: container logs are served whole, and a log of gigabytes takes
 	// longer than two minutes to a slow reader.
-	nm.web = webapp.NewHTTPServer(web)
+	nm.web = webapp.NewHTTPServer(nm.webHandler)
 	nm.web.WriteTimeout = 0
 	nm.spawn(func() {
 		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -333,8 +347,6 @@ func (nm *NodeManager) NodeID() string {
 	return nm.nodeID
 }
 
-// Shutdown stops heartbeating, kills every container (leaving no process behind) and
-// stops the servers.
 // HTTPAddress is the web address, host:port as the node's id names the host (after Start).
 func (nm *NodeManager) HTTPAddress() string {
 	nm.mu.Lock()
@@ -342,6 +354,8 @@ func (nm *NodeManager) HTTPAddress() string {
 	return nm.httpAddress()
 }
 
+// Shutdown stops heartbeating, kills every container (leaving no process behind) and
+// stops the servers.
 func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	if nm.cancel != nil {
 		nm.cancel()

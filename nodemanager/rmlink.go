@@ -15,9 +15,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
 
-// nmVersion is reported at registration; Java RMs compare it with their minimum version.
-const nmVersion = "2.7.3"
-
 // rmLink is the NodeManager's side of ResourceTracker: register, then heartbeat at the
 // interval the RM asks for, carrying every container's status and applying the RM's
 // directives.

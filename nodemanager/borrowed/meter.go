@@ -104,6 +104,36 @@ type Decision struct {
 	Labels         []string
 }
 
+// Point is one measurement as a NodeManager keeps it in its history (and
+// /ws/v1/node/borrowed serves it).
+type Point struct {
+	Time           int64    `json:"time"`
+	ExternalCPU    float64  `json:"externalCpuShare"`
+	JobCPU         float64  `json:"jobCpuShare"`
+	FreeCPU        float64  `json:"freeCpuShare"`
+	ExternalMem    float64  `json:"externalMemoryShare"`
+	JobMem         float64  `json:"jobMemoryShare"`
+	FreeMem        float64  `json:"freeMemoryShare"`
+	AvgExternalCPU float64  `json:"avgExternalCpuShare"`
+	VCores         int32    `json:"schedulableVCores"`
+	MemoryMB       int64    `json:"schedulableMemoryMB"`
+	Schedulable    bool     `json:"schedulable"`
+	Reason         string   `json:"reason,omitempty"`
+	Labels         []string `json:"labels,omitempty"`
+	Evicted        []string `json:"evicted,omitempty"`
+}
+
+// Point is the decision as a point of the history.
+func (d Decision) Point() Point {
+	p := Point{Time: d.At.UnixMilli(), ExternalCPU: d.Shares.ExternalCPU, JobCPU: d.Shares.JobCPU, FreeCPU: d.Shares.FreeCPU,
+		ExternalMem: d.Shares.ExternalMem, JobMem: d.Shares.JobMem, FreeMem: d.Shares.FreeMem, AvgExternalCPU: d.AvgExternalCPU,
+		VCores: d.VCores, MemoryMB: d.MemoryMB, Schedulable: d.Schedulable, Reason: d.Reason, Labels: d.Labels}
+	for _, e := range d.Evict {
+		p.Evicted = append(p.Evicted, e.ID)
+	}
+	return p
+}
+
 type point struct {
 	at  time.Time
 	ext float64

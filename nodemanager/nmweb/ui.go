@@ -1,7 +1,8 @@
-package nodemanager
+package nmweb
 
 import (
 	"embed"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -25,18 +26,18 @@ import (
 var uiFiles embed.FS
 
 type nmUI struct {
-	nm    *NodeManager
+	s     *server
 	pages map[string]*template.Template
 	host  string
 }
 
-func (nm *NodeManager) uiRoutes(mux *http.ServeMux) {
+func (s *server) uiRoutes(mux *http.ServeMux) error {
 	pages, err := webui.Templates(uiFiles, "ui/node.html", "ui/apps.html", "ui/containers.html", "ui/logs.html")
 	if err != nil {
-		panic("nodemanager: " + err.Error()) // the templates are compiled in: a build defect
+		return fmt.Errorf("nodemanager: the web pages' templates: %w", err)
 	}
 	host, _ := os.Hostname()
-	u := &nmUI{nm: nm, pages: pages, host: host}
+	u := &nmUI{s: s, pages: pages, host: host}
 	mux.Handle("GET /static/", webui.Static())
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/node", http.StatusFound) })
 	for _, p := range []string{"/node", "/node/{$}", "/node/node"} {
@@ -46,12 +47,13 @@ func (nm *NodeManager) uiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /node/allContainers", u.containers)
 	mux.HandleFunc("GET /node/containerlogs/{id}/{user}", u.logs)
 	mux.HandleFunc("GET /node/containerlogs/{id}/{user}/{file}", u.logs)
+	return nil
 }
 
 func (u *nmUI) render(w http.ResponseWriter, status int, page, title, active string, data any) {
 	nav := webui.Nav(active, webui.Link{Href: "/node", Text: "Node"}, webui.Link{Href: "/node/allApplications", Text: "Applications"},
 		webui.Link{Href: "/node/allContainers", Text: "Containers"}, webui.Link{Href: "/jmx", Text: "JMX"}, webui.Link{Href: "/conf", Text: "Configuration"})
-	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: u.nm.startTime(), Nav: nav, Data: data})
+	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: u.s.Node.Status().Started, Nav: nav, Data: data})
 }
 
 // borrowedView is the borrowed-mode state on the node page.
@@ -65,22 +67,23 @@ type borrowedView struct {
 }
 
 func (u *nmUI) node(w http.ResponseWriter, r *http.Request) {
-	data := map[string]any{"Info": u.nm.nodeInfo(), "Containers": newestFirst(u.nm.containerInfos())}
-	if h := u.nm.host; h != nil {
-		if d, ok := h.decision(); ok {
+	info := u.s.nodeInfo()
+	data := map[string]any{"Info": info, "Containers": newestFirst(u.s.containerInfos())}
+	if b, ok := u.s.Node.Borrowed(); ok {
+		if d := b.Latest; d != nil {
 			data["Borrowed"] = &borrowedView{Schedulable: d.Schedulable, Reason: d.Reason, MemoryMB: d.MemoryMB, VCores: d.VCores,
 				AvgExternalCPU: d.AvgExternalCPU * 100, Labels: d.Labels}
 		}
 	}
-	u.render(w, http.StatusOK, "node", "NodeManager "+u.nm.NodeID(), "/node", data)
+	u.render(w, http.StatusOK, "node", "NodeManager "+info.ID, "/node", data)
 }
 
 func (u *nmUI) apps(w http.ResponseWriter, r *http.Request) {
-	u.render(w, http.StatusOK, "apps", "Applications on this node", "/node/allApplications", u.nm.appInfos())
+	u.render(w, http.StatusOK, "apps", "Applications on this node", "/node/allApplications", u.s.appInfos())
 }
 
 func (u *nmUI) containers(w http.ResponseWriter, r *http.Request) {
-	u.render(w, http.StatusOK, "containers", "Containers on this node", "/node/allContainers", newestFirst(u.nm.containerInfos()))
+	u.render(w, http.StatusOK, "containers", "Containers on this node", "/node/allContainers", newestFirst(u.s.containerInfos()))
 }
 
 // logFile is one file of a container's log dir.
@@ -99,13 +102,13 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusBadRequest, "logs", "Container logs", "", map[string]any{"Missing": "Invalid container id " + raw + ": " + err.Error()})
 		return
 	}
-	if why := u.nm.mayViewLogs(r, id.Attempt.App); why != "" {
+	if why := u.s.mayViewLogs(r, id.Attempt.App); why != "" {
 		u.render(w, http.StatusForbidden, "logs", "Container logs", "", map[string]any{"Missing": why})
 		return
 	}
 	data := map[string]any{"Container": id.String(), "User": user}
 	title := "Logs of " + id.String()
-	entries, found := u.nm.listContainerLogs(id, u.nm.appUser(id.Attempt.App))
+	entries, found := u.s.Node.ContainerLogs(id, u.s.appUser(id.Attempt.App))
 	var files []logFile
 	for _, e := range entries {
 		files = append(files, logFile{Name: e.Name, Size: e.Size, ModMs: e.ModTime.UnixMilli()})
@@ -132,7 +135,7 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 			start = n
 		}
 	}
-	f, err := u.nm.openContainerLog(id, file)
+	f, err := u.s.Node.OpenContainerLog(id, file)
 	if secureio.IsRefused(err) {
 		data["Missing"] = "Cannot show this log file: " + err.Error()
 		u.render(w, http.StatusForbidden, "logs", title, "", data)

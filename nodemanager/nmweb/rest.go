@@ -1,11 +1,9 @@
-package nodemanager
+package nmweb
 
 import (
-	"net"
 	"net/http"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,39 +63,32 @@ type nmContainerInfo struct {
 	ExecutionType       string   `json:"executionType"`
 }
 
-func (nm *NodeManager) restRoutes(mux *http.ServeMux) {
+func (s *server) restRoutes(mux *http.ServeMux) {
 	for _, p := range []string{"/ws/v1/node", "/ws/v1/node/{$}", "/ws/v1/node/info"} {
-		mux.HandleFunc("GET "+p, nm.restInfo)
+		mux.HandleFunc("GET "+p, s.restInfo)
 	}
-	mux.HandleFunc("GET /ws/v1/node/apps", nm.restApps)
-	mux.HandleFunc("GET /ws/v1/node/apps/{id}", nm.restApp)
-	mux.HandleFunc("GET /ws/v1/node/containers", nm.restContainers)
-	mux.HandleFunc("GET /ws/v1/node/containers/{id}", nm.restContainer)
-	mux.HandleFunc("GET /ws/v1/node/containerlogs/{id}/{file}", nm.restContainerLog)
+	mux.HandleFunc("GET /ws/v1/node/apps", s.restApps)
+	mux.HandleFunc("GET /ws/v1/node/apps/{id}", s.restApp)
+	mux.HandleFunc("GET /ws/v1/node/containers", s.restContainers)
+	mux.HandleFunc("GET /ws/v1/node/containers/{id}", s.restContainer)
+	mux.HandleFunc("GET /ws/v1/node/containerlogs/{id}/{file}", s.restContainerLog)
 }
 
-func (nm *NodeManager) restInfo(w http.ResponseWriter, r *http.Request) {
-	webapp.Write(w, r, http.StatusOK, map[string]any{"nodeInfo": nm.nodeInfo()})
+func (s *server) restInfo(w http.ResponseWriter, r *http.Request) {
+	webapp.Write(w, r, http.StatusOK, map[string]any{"nodeInfo": s.nodeInfo()})
 }
 
 // nodeInfo is the node's NodeInfo now.
-func (nm *NodeManager) nodeInfo() nodeInfo {
-	s := nm.settings
-	health := nm.healthStatus()
-	nm.mu.Lock()
-	id, started := nm.nodeID, nm.startedAt
-	nm.mu.Unlock()
-	vmem := s.MemoryMB
-	if s.VmemRatio > 0 {
-		vmem = int64(float64(s.MemoryMB) * s.VmemRatio)
-	}
+func (s *server) nodeInfo() nodeInfo {
+	r, st := s.Resources, s.Node.Status()
+	health := st.Health
 	return nodeInfo{
-		HealthReport: health.GetHealthReport(), TotalVmemAllocatedContainersMB: vmem, TotalPmemAllocatedContainersMB: s.MemoryMB,
-		TotalVCoresAllocatedContainers: int64(s.VCores), VmemCheckEnabled: s.VmemCheck, PmemCheckEnabled: s.PmemCheck,
-		LastNodeUpdateTime: health.GetLastHealthReportTime(), ResourceTypes: typesSummary(s.Types), NodeHealthy: health.GetIsNodeHealthy(),
-		NodeManagerVersion: nmVersion, NodeManagerBuildVersion: nmVersion + " (Bobbin)", NodeManagerVersionBuiltOn: buildDate,
-		HadoopVersion: nmVersion, HadoopBuildVersion: nmVersion + " (Bobbin)", HadoopVersionBuiltOn: buildDate,
-		ID: id, NodeHostName: s.Host, NMStartupTime: started.UnixMilli(),
+		HealthReport: health.GetHealthReport(), TotalVmemAllocatedContainersMB: r.VmemMB, TotalPmemAllocatedContainersMB: r.MemoryMB,
+		TotalVCoresAllocatedContainers: int64(r.VCores), VmemCheckEnabled: r.VmemCheck, PmemCheckEnabled: r.PmemCheck,
+		LastNodeUpdateTime: health.GetLastHealthReportTime(), ResourceTypes: typesSummary(r.Types), NodeHealthy: health.GetIsNodeHealthy(),
+		NodeManagerVersion: s.Version, NodeManagerBuildVersion: s.Version + " (Bobbin)", NodeManagerVersionBuiltOn: buildDate,
+		HadoopVersion: s.Version, HadoopBuildVersion: s.Version + " (Bobbin)", HadoopVersionBuiltOn: buildDate,
+		ID: st.ID, NodeHostName: r.Host, NMStartupTime: st.Started.UnixMilli(),
 	}
 }
 
@@ -119,8 +110,8 @@ func typesSummary(t resourcetypes.Types) string {
 const buildDate = "Bobbin"
 
 // appInfos lists the node's applications, with the containers each has here.
-func (nm *NodeManager) appInfos() []nmAppInfo {
-	sums := nm.table.Summaries()
+func (s *server) appInfos() []nmAppInfo {
+	sums := s.Table.Summaries()
 	out := make([]nmAppInfo, 0, len(sums))
 	for _, a := range sums {
 		out = append(out, nmAppInfo{ID: a.ID.String(), State: "RUNNING", User: a.User, ContainerIDs: a.Containers})
@@ -128,7 +119,7 @@ func (nm *NodeManager) appInfos() []nmAppInfo {
 	return out
 }
 
-func (nm *NodeManager) restApps(w http.ResponseWriter, r *http.Request) {
+func (s *server) restApps(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if st := q.Get("state"); st != "" && !validAppState[st] {
 		webapp.WriteError(w, r, &webapp.Error{Class: "java.lang.IllegalArgumentException",
@@ -136,7 +127,7 @@ func (nm *NodeManager) restApps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var list []nmAppInfo
-	for _, a := range nm.appInfos() {
+	for _, a := range s.appInfos() {
 		if (q.Get("state") == "" || q.Get("state") == a.State) && (q.Get("user") == "" || q.Get("user") == a.User) {
 			list = append(list, a)
 		}
@@ -152,14 +143,14 @@ func (nm *NodeManager) restApps(w http.ResponseWriter, r *http.Request) {
 var validAppState = map[string]bool{"NEW": true, "INITING": true, "RUNNING": true, "FINISHING_CONTAINERS_WAIT": true,
 	"APPLICATION_RESOURCES_CLEANINGUP": true, "FINISHED": true}
 
-func (nm *NodeManager) restApp(w http.ResponseWriter, r *http.Request) {
+func (s *server) restApp(w http.ResponseWriter, r *http.Request) {
 	raw := r.PathValue("id")
 	id, err := records.ParseApplicationID(raw)
 	if err != nil {
 		webapp.WriteError(w, r, webapp.BadRequest("Invalid ApplicationId: %s", raw))
 		return
 	}
-	for _, a := range nm.appInfos() {
+	for _, a := range s.appInfos() {
 		if a.ID == id.String() {
 			webapp.Write(w, r, http.StatusOK, map[string]any{"app": a})
 			return
@@ -170,11 +161,11 @@ func (nm *NodeManager) restApp(w http.ResponseWriter, r *http.Request) {
 
 // containerInfo describes a container, without its log files (withLogFiles adds them: it
 // reads the disk and may look the user up).
-func (nm *NodeManager) containerInfo(v containers.View) nmContainerInfo {
+func (s *server) containerInfo(v containers.View, st Status) nmContainerInfo {
 	r := v.Resource()
 	info := nmContainerInfo{ID: v.ID.String(), State: v.Phase.JavaState(), ExitCode: -1000, Diagnostics: v.Diag, User: v.User,
-		TotalMemoryNeededMB: r.GetMemory(), TotalVCoresNeeded: r.GetVirtualCores(), NodeID: nm.NodeID(),
-		ContainerLogsLink: "http://" + nm.HTTPAddress() + "/node/containerlogs/" + v.ID.String() + "/" + v.User,
+		TotalMemoryNeededMB: r.GetMemory(), TotalVCoresNeeded: r.GetVirtualCores(), NodeID: st.ID,
+		ContainerLogsLink: "http://" + st.HTTPAddress + "/node/containerlogs/" + v.ID.String() + "/" + v.User,
 		ContainerLogFiles: []string{}, ExecutionType: v.Ident.GetExecutionType().String()}
 	if v.Phase == containers.Done {
 		info.ExitCode = v.Exit
@@ -184,24 +175,19 @@ func (nm *NodeManager) containerInfo(v containers.View) nmContainerInfo {
 
 // withLogFiles lists the container's log files into info (the files openContainerLog
 // would serve).
-func (nm *NodeManager) withLogFiles(info *nmContainerInfo) {
+func (s *server) withLogFiles(info *nmContainerInfo) {
 	id, err := records.ParseContainerID(info.ID)
 	if err != nil {
 		return
 	}
-	files, _ := nm.listContainerLogs(id, info.User)
+	files, _ := s.Node.ContainerLogs(id, info.User)
 	for _, f := range files {
 		info.ContainerLogFiles = append(info.ContainerLogFiles, f.Name)
 	}
 }
 
-// httpAddress is the web address as the node's id names its host; call with nm.mu held.
-func (nm *NodeManager) httpAddress() string {
-	return net.JoinHostPort(nm.settings.Host, strconv.Itoa(int(nm.httpPort)))
-}
-
-func (nm *NodeManager) restContainers(w http.ResponseWriter, r *http.Request) {
-	list := nm.containerInfos()
+func (s *server) restContainers(w http.ResponseWriter, r *http.Request) {
+	list := s.containerInfos()
 	if len(list) == 0 {
 		webapp.Write(w, r, http.StatusOK, map[string]any{"containers": nil})
 		return
@@ -209,32 +195,32 @@ func (nm *NodeManager) restContainers(w http.ResponseWriter, r *http.Request) {
 	webapp.Write(w, r, http.StatusOK, map[string]any{"containers": map[string]any{"container": list}})
 }
 
-func (nm *NodeManager) restContainer(w http.ResponseWriter, r *http.Request) {
+func (s *server) restContainer(w http.ResponseWriter, r *http.Request) {
 	raw := r.PathValue("id")
 	id, err := records.ParseContainerID(raw)
 	if err != nil {
 		webapp.WriteError(w, r, webapp.BadRequest("invalid container id, %s", raw))
 		return
 	}
-	v, ok := nm.table.View(id)
+	v, ok := s.Table.View(id)
 	if !ok {
 		webapp.WriteError(w, r, webapp.NotFound("container with id, %s, not found", raw))
 		return
 	}
-	info := nm.containerInfo(v)
-	nm.withLogFiles(&info)
+	info := s.containerInfo(v, s.Node.Status())
+	s.withLogFiles(&info)
 	webapp.Write(w, r, http.StatusOK, map[string]any{"container": info})
 }
 
 // restContainerLog serves one log file of a container, as text (the Java NM's
 // /ws/v1/node/containerlogs/{containerid}/{filename}).
-func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) {
+func (s *server) restContainerLog(w http.ResponseWriter, r *http.Request) {
 	id, err := records.ParseContainerID(r.PathValue("id"))
 	if err != nil {
 		http.Error(w, "Invalid ContainerId: "+r.PathValue("id"), http.StatusBadRequest)
 		return
 	}
-	if why := nm.mayViewLogs(r, id.Attempt.App); why != "" {
+	if why := s.mayViewLogs(r, id.Attempt.App); why != "" {
 		http.Error(w, why, http.StatusForbidden)
 		return
 	}
@@ -243,7 +229,7 @@ func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) 
 		http.Error(w, "Invalid file name: "+name, http.StatusBadRequest)
 		return
 	}
-	f, err := nm.openContainerLog(id, name)
+	f, err := s.Node.OpenContainerLog(id, name)
 	if secureio.IsRefused(err) {
 		http.Error(w, "Cannot serve this log file: "+err.Error(), http.StatusForbidden)
 		return
@@ -262,21 +248,14 @@ func (nm *NodeManager) restContainerLog(w http.ResponseWriter, r *http.Request) 
 }
 
 // containerInfos lists the node's containers by id.
-func (nm *NodeManager) containerInfos() []nmContainerInfo {
-	views := nm.table.Views()
+func (s *server) containerInfos() []nmContainerInfo {
+	views, st := s.Table.Views(), s.Node.Status()
 	list := make([]nmContainerInfo, 0, len(views))
 	for _, v := range views {
-		info := nm.containerInfo(v)
-		nm.withLogFiles(&info)
+		info := s.containerInfo(v, st)
+		s.withLogFiles(&info)
 		list = append(list, info)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	return list
-}
-
-// startTime is when the NodeManager started serving.
-func (nm *NodeManager) startTime() time.Time {
-	nm.mu.Lock()
-	defer nm.mu.Unlock()
-	return nm.startedAt
 }

@@ -1,9 +1,10 @@
-package nodemanager
+package nmweb
 
 import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -20,16 +21,16 @@ func TestContainerLogACLs(t *testing.T) {
 	c := conf.New()
 	c.Set("yarn.acl.enable", "true")
 	c.Set("yarn.admin.acl", "root")
-	acls, err := newLogACLs(Options{Conf: c})
+	acls, err := ReadLogACLs(c, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	app := records.ApplicationID{ClusterTimestamp: 1, ID: 7}
-	nm := &NodeManager{logACLs: acls, table: containers.NewTable(containers.NewJournal(nil))}
-	nm.table.RestoreApp(&containers.App{ID: app, User: "alice",
+	s := &server{Options: Options{LogACLs: acls, Table: containers.NewTable(containers.NewJournal(nil))}}
+	s.Table.RestoreApp(&containers.App{ID: app, User: "alice",
 		ACLs: []*yarnpb.ApplicationACLMapProto{{AccessType: yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP.Enum(), Acl: proto.String("carol")}}})
 	ask := func(query string, id records.ApplicationID) string {
-		return nm.mayViewLogs(httptest.NewRequest("GET", "/node/containerlogs/x/alice"+query, nil), id)
+		return s.mayViewLogs(httptest.NewRequest("GET", "/node/containerlogs/x/alice"+query, nil), id)
 	}
 	for _, q := range []string{"", "?user.name=alice", "?user.name=carol", "?user.name=root"} {
 		if why := ask(q, app); why != "" {
@@ -42,7 +43,7 @@ func TestContainerLogACLs(t *testing.T) {
 	if why := ask("?user.name=bob", records.ApplicationID{ClusterTimestamp: 1, ID: 8}); why == "" {
 		t.Error("bob read the logs of an application the node does not know")
 	}
-	nm.logACLs.enabled = false
+	s.LogACLs.enabled = false
 	if why := ask("?user.name=bob", app); why != "" {
 		t.Errorf("without ACLs: %s", why)
 	}
