@@ -30,10 +30,10 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
+	"github.com/bobbin-yarn/bobbin/nodemanager/logaggregation"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmservice"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmweb"
@@ -78,6 +78,9 @@ type NodeManager struct {
 	journal *containers.Journal
 	// table holds the containers and applications; its lock is its own.
 	table *containers.Table
+	// logs uploads container logs (yarn.log-aggregation-enable) and keeps the outcomes
+	// for the RM.
+	logs *logaggregation.Aggregator
 	// aux are the auxiliary services (yarn.nodemanager.aux-services); mrShuffle is
 	// MapReduce's among them (nil: not configured), for its figures.
 	aux       *auxservices.Set
@@ -90,8 +93,8 @@ type NodeManager struct {
 	// done is closed when the RM shut this node down: the daemon exits.
 	done chan struct{}
 
-	// mu guards the node's own facts below (its address, its link to the RM, its disks,
-	// the log aggregation reports to send). It is never held with the table's lock or the
+	// mu guards the node's own facts below (its address, its link to the RM, its disks).
+	// It is never held with the table's lock or the
 	// journal's: what the containers need goes through the table's methods.
 	mu           sync.Mutex
 	nodeID       string // "host:port" once bound
@@ -99,12 +102,10 @@ type NodeManager struct {
 	httpPort     int32
 	registered   bool
 	rmIdentifier int64
-	// logAggReports are applications' log aggregation outcomes for the next heartbeat.
-	logAggReports []*yarnpb.LogAggregationReportProto
-	disks         diskHealth
-	host          *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
-	startedAt     time.Time  // when Start began serving
-	counts        nmCounters
+	disks        diskHealth
+	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
+	startedAt    time.Time  // when Start began serving
+	counts       nmCounters
 }
 
 // nmVersion is the Hadoop version the node says it is: at registration (Java RMs compare
@@ -179,6 +180,8 @@ func New(opts Options) (*NodeManager, error) {
 		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
 	})
 	nm.table = containers.NewTable(nm.journal)
+	nm.logs = logaggregation.New(logaggregation.Options{Settings: s.LogAggregation, Conf: opts.Conf, LogDirs: s.LogDirs, Table: nm.table,
+		NodeID: nm.NodeID, Now: opts.Now, Log: nm.log, OwnerOf: nm.appFileOwner, ActAs: nm.runAs.actAs})
 	var services []auxservices.Service
 	for _, name := range s.AuxServices {
 		if name == shuffleService { // the only one ReadSettings lets through
@@ -310,7 +313,7 @@ func (nm *NodeManager) Start() error {
 	}
 	nm.every(s.CacheCleanup, nm.trimCaches)
 	if la := s.LogAggregation; la.Enabled && la.RollInterval > 0 {
-		nm.every(la.RollInterval, nm.rollLogs)
+		nm.every(la.RollInterval, nm.logs.Roll)
 	}
 	nm.every(s.DiskCheckEvery, nm.recheckDisks)
 	if nm.host != nil {

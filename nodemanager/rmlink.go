@@ -134,7 +134,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	st := &yarnpb.NodeStatusProto{NodeId: l.nodeID(), ResponseId: proto.Int32(l.responseID), ContainersStatuses: statuses}
 	l.util.sample(nm, st, nm.opts.Now())
 	st.NodeHealthStatus = nm.healthStatus()
-	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st, LogAggregationReportsForApps: nm.takeLogAggregationReports()}
+	req := &yarnpb.NodeHeartbeatRequestProto{NodeStatus: st, LogAggregationReportsForApps: nm.logs.Take()}
 	nm.heartbeatExtras(req)
 	req.LastKnownContainerTokenMasterKey, req.LastKnownNmTokenMasterKey = nm.keys.LastKnown()
 	var resp yarnpb.NodeHeartbeatResponseProto
@@ -142,7 +142,7 @@ func (l *rmLink) heartbeat(ctx context.Context) bool {
 	err := l.rt.Call(cctx, "nodeHeartbeat", req, &resp)
 	cancel()
 	if err != nil {
-		nm.requeueLogAggregationReports(req.LogAggregationReportsForApps)
+		nm.logs.Requeue(req.LogAggregationReportsForApps)
 		if ctx.Err() != nil {
 			return false
 		}

@@ -242,6 +242,19 @@ func (r runAs) handOver(u *container.User, d containers.Dirs, userDirs, private 
 	return os.Chmod(d.Work, 0o750)
 }
 
+// actAs is who writes an application's logs to a local file system: the user its containers
+// run as, with the NodeManager's group (ok false: containers run as the NodeManager).
+func (r runAs) actAs(appUser string) (uid, gid int, ok bool) {
+	if !r.enabled {
+		return 0, 0, false
+	}
+	u, err := r.userFor(appUser)
+	if err != nil || u == nil {
+		return 0, 0, false
+	}
+	return int(u.UID), r.nmGID, true
+}
+
 // handOver gives container c's directories and private localized files to u.
 func (nm *NodeManager) handOver(c *containers.Container, u *container.User, localized map[string]string) error {
 	d := c.Dirs

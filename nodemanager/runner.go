@@ -257,9 +257,7 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 	// yarn.nodemanager.delete.debug-delay-sec.
 	aggregated := false
 	if nm.settings.LogAggregation.Enabled {
-		r := nm.aggregateLogs(a)
-		nm.noteLogAggregation(a, r)
-		aggregated = r.status == yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED
+		aggregated = nm.logs.Final(a).Status == yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED
 	}
 	if d := nm.settings.DebugDelay; d > 0 {
 		select {

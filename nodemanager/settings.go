@@ -13,6 +13,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	"github.com/bobbin-yarn/bobbin/nodemanager/logaggregation"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 )
 
@@ -38,7 +39,7 @@ type Settings struct {
 	AuxServices    []string
 	ShufflePort    int
 	Shuffle        ShuffleSettings
-	LogAggregation LogAggregationSettings
+	LogAggregation logaggregation.Settings
 	EnvWhitelist   []string
 	AdminEnv       []string
 	KillDelay      time.Duration
@@ -155,7 +156,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.Shuffle, err = readShuffleSettings(c)
 	add(err)
-	s.LogAggregation, err = readLogAggregationSettings(c)
+	s.LogAggregation, err = logaggregation.ReadSettings(c)
 	add(err)
 	s.EnvWhitelist, err = c.Strings("yarn.nodemanager.env-whitelist")
 	add(err)
