@@ -102,7 +102,7 @@ func TestApplicationLifetime(t *testing.T) {
 	}
 	advance(21 * time.Second)
 	var rep *yarnpb.ApplicationReportProto
-	rm.Step(now()) // the monitor's pass at the moved clock
+	rm.Core().Step(now()) // the monitor's pass at the moved clock
 	rep, _ = cl.GetApplicationReport(ctx, id)
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_KILLED || !strings.Contains(rep.GetDiagnostics(), "exceeded the lifetime period") {
 		t.Fatalf("after its lifetime: %v %q", rep.GetYarnApplicationState(), rep.GetDiagnostics())
@@ -156,14 +156,14 @@ func TestGPUsAreScheduled(t *testing.T) {
 	got = append(got, alloc(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{ask}}).GetAllocatedContainers()...)
 	// Two passes: the first places what fits, the second shows the fifth still waits.
 	for range 2 {
-		rm.SchedulePass()
+		rm.Core().SchedulePass()
 		got = append(got, alloc(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
 	}
 	if len(got) != 4 {
 		t.Fatalf("%d GPU containers on two nodes of 2 GPUs, want 4 (the fifth waits)", len(got))
 	}
 	for _, c := range got {
-		res := rm.ResourceOf(c.GetResource())
+		res := rm.Core().ResourceOf(c.GetResource())
 		if res[2] != 1 {
 			t.Fatalf("container %v has %d GPUs", records.ContainerIDFromProto(c.GetId()), res[2])
 		}
@@ -173,7 +173,7 @@ func TestGPUsAreScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
-		u, c := rm.ResourceOf(n.GetUsed()), rm.ResourceOf(n.GetCapability())
+		u, c := rm.Core().ResourceOf(n.GetUsed()), rm.Core().ResourceOf(n.GetCapability())
 		if u[2] != 2 || c[2] != 2 || u[0] != 2*1024 || n.GetNumContainers() != 2 {
 			t.Fatalf("node %v: used %v of %v, %d containers", n.GetNodeId(), u, c, n.GetNumContainers())
 		}

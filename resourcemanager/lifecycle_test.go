@@ -260,7 +260,7 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 				cleaned[a] = true
 			}
 		}
-		total, used := sc.rm.Engine.Totals()
+		total, used := sc.rm.Core().Engine.Totals()
 		return len(cleaned) == len(ids) && used.IsZero() && total[0] == 2*8192
 	})
 	for _, a := range ids {
@@ -270,10 +270,10 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 			}
 		}
 	}
-	if n := sc.rm.Metrics.AppsCompleted.Count(); n != 3 {
+	if n := sc.rm.Core().Metrics.AppsCompleted.Count(); n != 3 {
 		t.Errorf("AppsCompleted = %d", n)
 	}
-	if n := sc.rm.Metrics.ContainersAlloc.Count(); n != 18 {
+	if n := sc.rm.Core().Metrics.ContainersAlloc.Count(); n != 18 {
 		t.Errorf("ContainersAllocated = %d, want 3 AMs + 15 tasks", n)
 	}
 }
@@ -305,8 +305,8 @@ func TestAMAttemptsRetryThenFail(t *testing.T) {
 			t.Errorf("attempt %d: %v", i+1, at)
 		}
 	}
-	if sc.rm.Metrics.AttemptsRetried.Count() != 1 || sc.rm.Metrics.AppsFailed.Count() != 1 {
-		t.Errorf("retried %d failed %d", sc.rm.Metrics.AttemptsRetried.Count(), sc.rm.Metrics.AppsFailed.Count())
+	if sc.rm.Core().Metrics.AttemptsRetried.Count() != 1 || sc.rm.Core().Metrics.AppsFailed.Count() != 1 {
+		t.Errorf("retried %d failed %d", sc.rm.Core().Metrics.AttemptsRetried.Count(), sc.rm.Core().Metrics.AppsFailed.Count())
 	}
 }
 
@@ -370,11 +370,11 @@ func TestAMLivenessExpiry(t *testing.T) {
 	id := sc.submit(1, 0)
 	<-registered
 	// Just inside the expiry the attempt lives; just past it, the monitor's pass fails it.
-	sc.rm.Step(clock.Advance(300 * time.Millisecond))
+	sc.rm.Core().Step(clock.Advance(300 * time.Millisecond))
 	if rep, _ := sc.cl.GetApplicationReport(context.Background(), id); rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_RUNNING {
 		t.Fatalf("expired early: %v", rep)
 	}
-	sc.rm.Step(clock.Advance(time.Millisecond))
+	sc.rm.Core().Step(clock.Advance(time.Millisecond))
 	rep := sc.waitFinal(id, 10*time.Second)
 	app := records.AppIDFromProto(id)
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FAILED ||
@@ -426,17 +426,17 @@ func TestUnusedContainerExpires(t *testing.T) {
 	}
 	id := sc.submit(1, 0)
 	<-handedOut
-	sc.rm.Step(clock.Advance(300 * time.Millisecond))
-	if n := sc.rm.Metrics.ContainersExpired.Count(); n != 0 {
+	sc.rm.Core().Step(clock.Advance(300 * time.Millisecond))
+	if n := sc.rm.Core().Metrics.ContainersExpired.Count(); n != 0 {
 		t.Fatalf("expired at exactly the interval: %d", n)
 	}
-	sc.rm.Step(clock.Advance(time.Millisecond))
+	sc.rm.Core().Step(clock.Advance(time.Millisecond))
 	rep := sc.waitFinal(id, 10*time.Second)
 	if rep.GetDiagnostics() != "expired as expected" {
 		t.Fatalf("report %v", rep)
 	}
-	if sc.rm.Metrics.ContainersExpired.Count() != 1 {
-		t.Errorf("ContainersExpired = %d", sc.rm.Metrics.ContainersExpired.Count())
+	if sc.rm.Core().Metrics.ContainersExpired.Count() != 1 {
+		t.Errorf("ContainersExpired = %d", sc.rm.Core().Metrics.ContainersExpired.Count())
 	}
 }
 
@@ -449,7 +449,7 @@ func TestMasterKeysRoll(t *testing.T) {
 	c := testConf("yarn.am.liveness-monitor.expiry-interval-ms", "300", "yarn.nm.liveness-monitor.expiry-interval-ms", "300",
 		rmcore.KeyAMRMRoll, "1", rmcore.KeyContainerRoll, "1", rmcore.KeyNMRoll, "1")
 	sc := newSimCluster(t, c, 1, nil)
-	containerKey0, nmKey0 := sc.rm.ContainerKeys.Current().ID, sc.rm.NMKeys.Current().ID
+	containerKey0, nmKey0 := sc.rm.Core().ContainerKeys.Current().ID, sc.rm.Core().NMKeys.Current().ID
 	var keyIDs []int32
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		am.Register(ctx, "h", 0, "")
@@ -482,8 +482,8 @@ func TestMasterKeysRoll(t *testing.T) {
 	if len(keyIDs) < 3 {
 		t.Fatalf("AMRMToken key ids seen %v: want at least two rolls", keyIDs)
 	}
-	if sc.rm.ContainerKeys.Current().ID == containerKey0 || sc.rm.NMKeys.Current().ID == nmKey0 {
-		t.Fatalf("container/NM keys did not roll: %d %d", sc.rm.ContainerKeys.Current().ID, sc.rm.NMKeys.Current().ID)
+	if sc.rm.Core().ContainerKeys.Current().ID == containerKey0 || sc.rm.Core().NMKeys.Current().ID == nmKey0 {
+		t.Fatalf("container/NM keys did not roll: %d %d", sc.rm.Core().ContainerKeys.Current().ID, sc.rm.Core().NMKeys.Current().ID)
 	}
 }
 
@@ -522,7 +522,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	cid := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Attempt(1), ID: 2}
 	a.Run(cid, 400*time.Millisecond)
 	os.WriteFile(exclude, []byte("node-a\nnode-b\n"), 0o644)
-	if err := sc.rm.RefreshNodes(true, 0); err != nil {
+	if err := sc.rm.Core().RefreshNodes(true, 0); err != nil {
 		t.Fatal(err)
 	}
 	states := func() map[string]yarnpb.NodeStateProto {
@@ -557,7 +557,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "yarn.resourcemanager.nodes.exclude-path") {
 		t.Fatalf("%+v", re)
 	}
-	if sc.rm.HostsAllow("node-a", "node-a:45454") {
+	if sc.rm.Core().HostsAllow("node-a", "node-a:45454") {
 		t.Fatal("the old exclude list was dropped")
 	}
 }
@@ -624,7 +624,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 		t.Fatalf("node report %v", nodes)
 	}
 	// The labelled node left the default partition: an unlabelled app's AM cannot run.
-	if total, _ := sc.rm.Engine.Totals(); total[0] != 4096 {
+	if total, _ := sc.rm.Core().Engine.Totals(); total[0] != 4096 {
 		t.Fatalf("engine total %v", total)
 	}
 	if err := adm.Call(ctx, "removeFromClusterNodeLabels", &yarnpb.RemoveFromClusterNodeLabelsRequestProto{NodeLabels: []string{"gpu"}}, &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}); err != nil {
@@ -710,7 +710,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	// Releasing another application's container is refused.
 	other := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: app.ClusterTimestamp, ID: app.ID + 7}.Attempt(1), ID: 2}
 	var rid int32
-	sc.rm.Apps.WithAttempt(app.Attempt(1), func(_ *appRecord, at *rmstate.Attempt) { rid = at.LastResponseID })
+	sc.rm.Core().Apps.WithAttempt(app.Attempt(1), func(_ *appRecord, at *rmstate.Attempt) { rid = at.LastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
 	if re := remote(t, err); re.Class != exceptions.InvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
@@ -743,7 +743,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 		&yarnpb.UpdateNodeResourceResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
-	if total, used := sc.rm.Engine.Totals(); total[0] != 16384 || used[0] != 1024 {
+	if total, used := sc.rm.Core().Engine.Totals(); total[0] != 16384 || used[0] != 1024 {
 		t.Fatalf("engine %v %v", total, used)
 	}
 }

@@ -36,7 +36,7 @@ func unmanagedAM(t *testing.T, rm *ResourceManager, cl interface {
 		if err := am.Call(ctx, "allocate", req, &resp); err != nil {
 			t.Fatal(err)
 		}
-		rm.WaitStatuses() // what the answer acknowledged is settled in the table
+		rm.Core().WaitStatuses() // what the answer acknowledged is settled in the table
 		rid = resp.GetResponseId()
 		return &resp
 	}
@@ -61,7 +61,7 @@ func TestPreemptionReachesAMAndNM(t *testing.T) {
 		if err := nm.c.Call(ctx, "nodeHeartbeat", &yarnpb.NodeHeartbeatRequestProto{NodeStatus: &yarnpb.NodeStatusProto{NodeId: nm.id, ResponseId: proto.Int32(hb), ContainersStatuses: st}}, &r); err != nil {
 			t.Fatal(err)
 		}
-		rm.WaitStatuses() // the heartbeat's statuses are applied after it is answered
+		rm.Core().WaitStatuses() // the heartbeat's statuses are applied after it is answered
 		hb = r.GetResponseId()
 		return &r
 	}
@@ -71,7 +71,7 @@ func TestPreemptionReachesAMAndNM(t *testing.T) {
 	var held []*yarnpb.ContainerProto
 	// The answer to the ask may already carry containers: a pass can run while it is made.
 	held = append(held, allocA(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(8)}}).GetAllocatedContainers()...)
-	rm.SchedulePass()
+	rm.Core().SchedulePass()
 	held = append(held, allocA(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
 	if len(held) != 8 {
 		t.Fatalf("default took %d containers, want all 8", len(held))

@@ -185,7 +185,7 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	rm2 := restart(nil)
 	// The node comes back with its three containers (the AM's and two tasks) booked.
 	testutil.Eventually(t, 10*time.Second, "the node's containers were not recovered", func() bool {
-		_, used := rm2.Engine.Totals()
+		_, used := rm2.Core().Engine.Totals()
 		return used[0] == 3072
 	})
 	for _, id := range before {
@@ -212,10 +212,10 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	var info struct{ ClusterInfo map[string]any }
 	err = json.NewDecoder(resp.Body).Decode(&info)
 	resp.Body.Close()
-	if err != nil || info.ClusterInfo["rmStateStoreName"] != class || fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]) != rm2.Store.Location() {
+	if err != nil || info.ClusterInfo["rmStateStoreName"] != class || fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]) != rm2.Core().Store.Location() {
 		t.Fatalf("cluster info %v %v", info.ClusterInfo, err)
 	}
-	if n := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Opts.Metrics).Count(); n == 0 {
+	if n := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Core().Opts.Metrics).Count(); n == 0 {
 		t.Fatal("no state store write measured")
 	}
 	after := <-afterCh
@@ -469,7 +469,7 @@ func TestDecommissionSurvivesRestart(t *testing.T) {
 	if err := os.WriteFile(exclude, []byte("127.0.0.1\n127.0.0.2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := rm1.RefreshNodes(true, 0); err != nil {
+	if err := rm1.Core().RefreshNodes(true, 0); err != nil {
 		t.Fatal(err)
 	}
 	states := func(cl *rmclient.Client) map[string]yarnpb.NodeStateProto {

@@ -53,8 +53,10 @@ type Options = rmcore.Options
 // ZooKeeper decides, or `yarn rmadmin -transitionToActive` in manual mode): the core
 // opens the shared state store, which fences the previous active, and recovers from it.
 type ResourceManager struct {
-	// Core is the active core; with HA the last one (nil before the first activation).
-	*rmcore.Core
+	// core is the active core; with HA the last one (nil before the first activation).
+	// It is not embedded: what the daemon does goes through its own methods, and tests
+	// reach the core through Core.
+	core     *rmcore.Core
 	opts     Options // with the RM's own configuration (HA: its id's addresses)
 	settings rmcore.Settings
 	log      *logrus.Entry
@@ -86,6 +88,14 @@ type ResourceManager struct {
 	started    bool
 }
 
+// Core is the active core (with HA the last one; nil before the first activation), for
+// tests and tools that look inside the RM.
+func (rm *ResourceManager) Core() *rmcore.Core {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.core
+}
+
 // New builds a ResourceManager from configuration; nothing listens until Start.
 func New(opts Options) (*ResourceManager, error) {
 	if opts.Conf == nil {
@@ -108,7 +118,7 @@ func New(opts Options) (*ResourceManager, error) {
 		if err != nil {
 			return nil, err
 		}
-		rm.Core, rm.opts, rm.settings = core, core.Opts, core.Settings
+		rm.core, rm.opts, rm.settings = core, core.Opts, core.Settings
 	} else {
 		rm.log = rm.log.WithField("rm_id", ha.ID)
 		rm.ha = rmha.NewController(ha, rm, opts.Logger)
@@ -179,7 +189,7 @@ func New(opts Options) (*ResourceManager, error) {
 	activeCheck = nil
 	rm.admin = server("AdminService", settings.AdminHandlers, nil)
 	if ha == nil {
-		if err := rm.serveCore(rm.Core); err != nil {
+		if err := rm.serveCore(rm.core); err != nil {
 			return nil, err
 		}
 		return rm, nil
@@ -254,7 +264,7 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 func (rm *ResourceManager) beans() []webapp.Bean {
 	active := rm.State() == commonpb.HAServiceStateProto_ACTIVE
 	rm.mu.Lock()
-	core := rm.Core
+	core := rm.core
 	addrs := []net.Addr{rm.clientAddr, rm.trackerAddr, rm.schedulerAddr, rm.adminAddr}
 	rm.mu.Unlock()
 	var servers []rmweb.RPCServer
@@ -333,8 +343,8 @@ func (rm *ResourceManager) Start() error {
 	rm.started = true
 	rm.webAddr = wln.Addr()
 	rm.webBase = advertisedWeb(rm.settings.WebHost, wln.Addr())
-	if rm.Core != nil {
-		rm.Core.Apps.SetWebBases(rm.trackingBase(), rm.webBase)
+	if rm.core != nil {
+		rm.core.Apps.SetWebBases(rm.trackingBase(), rm.webBase)
 	}
 	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
 	// a bounded time, never the RPC ports.
@@ -356,15 +366,15 @@ func (rm *ResourceManager) Start() error {
 	if rm.ha == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		rm.stopCore = cancel
-		rm.Run(ctx)
+		rm.core.Run(ctx)
 		go func() { // a fenced RM stops
 			select {
-			case <-rm.Core.Done():
+			case <-rm.core.Done():
 				close(rm.done)
 			case <-ctx.Done():
 			}
 		}()
-		fields["cluster_timestamp"], fields["queues"] = rm.ClusterTimestamp(), len(rm.Queues().Queues())
+		fields["cluster_timestamp"], fields["queues"] = rm.core.ClusterTimestamp(), len(rm.core.Queues().Queues())
 		rm.log.WithFields(fields).Info("ResourceManager started")
 		rm.takeBackConnections()
 		return nil
@@ -525,7 +535,7 @@ func (rm *ResourceManager) Shutdown(ctx context.Context) error {
 	err := errors.Join(rm.client.Shutdown(ctx), rm.tracker.Shutdown(ctx), rm.scheduler.Shutdown(ctx), rm.admin.Shutdown(ctx), webErr)
 	rm.serving.Wait()
 	rm.mu.Lock()
-	stop, core := rm.stopCore, rm.Core
+	stop, core := rm.stopCore, rm.core
 	rm.stopCore = nil
 	rm.mu.Unlock()
 	if stop != nil {

@@ -66,7 +66,7 @@ func TestNodeRegistrationAndHeartbeats(t *testing.T) {
 	rm, cl := startRMWithClock(t, testConf("yarn.nm.liveness-monitor.expiry-interval-ms", "300"), now)
 	nm := newFakeNM(t, rm, 45454)
 	reg := nm.register(8192, 8)
-	if reg.GetNodeAction() != yarnpb.NodeActionProto_NORMAL || reg.GetRmIdentifier() != rm.ClusterTimestamp() ||
+	if reg.GetNodeAction() != yarnpb.NodeActionProto_NORMAL || reg.GetRmIdentifier() != rm.Core().ClusterTimestamp() ||
 		len(reg.GetContainerTokenMasterKey().GetBytes()) == 0 || len(reg.GetNmTokenMasterKey().GetBytes()) == 0 {
 		t.Fatalf("register response %v", reg)
 	}
@@ -95,7 +95,7 @@ func TestNodeRegistrationAndHeartbeats(t *testing.T) {
 	mu.Lock()
 	clock = clock.Add(time.Second)
 	mu.Unlock()
-	rm.Step(now()) // the monitor's pass, driven by the test's clock
+	rm.Core().Step(now()) // the monitor's pass, driven by the test's clock
 	if nodes, _ := cl.GetClusterNodes(ctx, yarnpb.NodeStateProto_NS_LOST); len(nodes) != 1 {
 		t.Fatalf("node not LOST after the expiry: %v", nodes)
 	}
@@ -191,7 +191,7 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 	var node string
 	testutil.Eventually(t, 5*time.Second, "no AM container allocated", func() bool {
 		// Only the AM's container is live this early.
-		for _, c := range rm.Containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
+		for _, c := range rm.Core().Containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
 			node = rmstate.NodeKey(c.GetNodeId())
 		}
 		return node != ""
@@ -221,7 +221,7 @@ func TestHeartbeatRacingRegistrationDoesNotCountAsFirst(t *testing.T) {
 	addr := &rmstate.NodeAddr{Key: key, ID: nm.id, HTTP: "127.0.0.1:8042"}
 	capability := &yarnpb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}
 	// The registration's first step: the registry's record.
-	if _, err := rm.Core.Nodes.Put(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability,
+	if _, err := rm.Core().Nodes.Put(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability,
 		Version: "2.7.3", LastHeartbeat: time.Now(), HealthTime: time.Now().UnixMilli()}, yarnpb.NodeStateProto_NS_RUNNING); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestHeartbeatRacingRegistrationDoesNotCountAsFirst(t *testing.T) {
 		t.Fatalf("racing heartbeat: %v", hb)
 	}
 	// The registration's second step: the engine, unschedulable until the first heartbeat.
-	if _, _, err := rm.Core.RegisterNode(scheduler.NodeSpec{ID: key, Rack: "/default-rack", Capacity: rm.Core.ResourceOf(capability), Unschedulable: true}, addr, nil); err != nil {
+	if _, _, err := rm.Core().RegisterNode(scheduler.NodeSpec{ID: key, Rack: "/default-rack", Capacity: rm.Core().ResourceOf(capability), Unschedulable: true}, addr, nil); err != nil {
 		t.Fatal(err)
 	}
 	nm.heartbeat(8)
@@ -308,7 +308,7 @@ func TestRegistrationCleansUpEndedApplications(t *testing.T) {
 	}
 	ended, running := newApp(), newApp()
 	kill(ended)
-	unknown := &yarnpb.ApplicationIdProto{ClusterTimestamp: proto.Int64(rm.ClusterTimestamp() - 1), Id: proto.Int32(7)}
+	unknown := &yarnpb.ApplicationIdProto{ClusterTimestamp: proto.Int64(rm.Core().ClusterTimestamp() - 1), Id: proto.Int32(7)}
 	nm := newFakeNM(t, rm, 45454)
 	var reg yarnpb.RegisterNodeManagerResponseProto
 	if err := nm.c.Call(ctx, "registerNodeManager", &yarnpb.RegisterNodeManagerRequestProto{NodeId: nm.id, HttpPort: proto.Int32(8042),

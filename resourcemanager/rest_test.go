@@ -346,7 +346,7 @@ func TestRESTSubmission(t *testing.T) {
 		t.Fatalf("appstatistics with two types %d %s", code, raw)
 	}
 	close(proceed)
-	rep := sc.waitFinal(&yarnpb.ApplicationIdProto{Id: proto.Int32(1), ClusterTimestamp: proto.Int64(sc.rm.ClusterTimestamp())}, 20*time.Second)
+	rep := sc.waitFinal(&yarnpb.ApplicationIdProto{Id: proto.Int32(1), ClusterTimestamp: proto.Int64(sc.rm.Core().ClusterTimestamp())}, 20*time.Second)
 	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FINISHED || rep.GetDiagnostics() != "rest app done" {
 		t.Fatalf("REST-submitted application ended %v", rep)
 	}

@@ -79,7 +79,7 @@ func (rm *ResourceManager) Activate() (<-chan struct{}, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	core.Run(ctx)
 	rm.mu.Lock()
-	rm.Core, rm.stopCore = core, cancel
+	rm.core, rm.stopCore = core, cancel
 	rm.mu.Unlock()
 	for _, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler} {
 		s.SetActive()
@@ -92,7 +92,7 @@ func (rm *ResourceManager) Activate() (<-chan struct{}, error) {
 // on), then stops the core and releases the store.
 func (rm *ResourceManager) Deactivate() {
 	rm.mu.Lock()
-	core, stop := rm.Core, rm.stopCore
+	core, stop := rm.core, rm.stopCore
 	rm.stopCore, rm.webCore = nil, nil
 	rm.mu.Unlock()
 	if stop == nil {

@@ -32,7 +32,7 @@ func TestAllocateEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rm.WaitStatuses() // the statuses are applied after the heartbeat is answered
+		rm.Core().WaitStatuses() // the statuses are applied after the heartbeat is answered
 		hbID = resp.GetResponseId()
 		return &resp
 	}
@@ -46,7 +46,7 @@ func TestAllocateEndToEnd(t *testing.T) {
 	got := first.GetAllocatedContainers()
 	tokens := first.GetNmTokens()
 	if len(got) < 2 {
-		rm.SchedulePass() // the loop may not have run since the ask came in
+		rm.Core().SchedulePass() // the loop may not have run since the ask came in
 		r := allocate(&yarnpb.AllocateRequestProto{})
 		got = append(got, r.GetAllocatedContainers()...)
 		tokens = append(tokens, r.GetNmTokens()...)
@@ -59,7 +59,7 @@ func TestAllocateEndToEnd(t *testing.T) {
 		t.Fatalf("container %v", got[0])
 	}
 	var cti yarnpb.ContainerTokenIdentifierProto
-	if err := proto.Unmarshal(got[0].GetContainerToken().GetIdentifier(), &cti); err != nil || cti.GetNmHostAddr() != "127.0.0.1:45454" || cti.GetRmIdentifier() != rm.ClusterTimestamp() {
+	if err := proto.Unmarshal(got[0].GetContainerToken().GetIdentifier(), &cti); err != nil || cti.GetNmHostAddr() != "127.0.0.1:45454" || cti.GetRmIdentifier() != rm.Core().ClusterTimestamp() {
 		t.Fatalf("container token identifier %v %v", &cti, err)
 	}
 	// The NM reports the first complete; the AM releases the second.
@@ -115,7 +115,7 @@ func TestGangTagPlacesAsksWhole(t *testing.T) {
 	// carry some already: a pass can run while it is made).
 	_, other := unmanagedAM(t, rm, cl, newApp, "default")
 	held := other(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(5)}}).GetAllocatedContainers()
-	rm.SchedulePass()
+	rm.Core().SchedulePass()
 	held = append(held, other(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...)
 	if len(held) != 5 {
 		t.Fatalf("the ordinary application got %d containers, want 5", len(held))
@@ -128,12 +128,12 @@ func TestGangTagPlacesAsksWhole(t *testing.T) {
 	}
 	_, gang := unmanagedAM(t, rm, cl, newApp, "default", "bobbin.gang")
 	got := gang(&yarnpb.AllocateRequestProto{Ask: []*yarnpb.ResourceRequestProto{gigs(4)}}).GetAllocatedContainers()
-	rm.SchedulePass()
+	rm.Core().SchedulePass()
 	if got = append(got, gang(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers()...); len(got) != 0 {
 		t.Fatalf("the gang got %d of its 4 containers with room for 3", len(got))
 	}
 	other(&yarnpb.AllocateRequestProto{Release: []*yarnpb.ContainerIdProto{held[0].GetId()}})
-	rm.SchedulePass()
+	rm.Core().SchedulePass()
 	if got := gang(&yarnpb.AllocateRequestProto{}).GetAllocatedContainers(); len(got) != 4 {
 		t.Fatalf("the gang got %d containers once 4 fit, want all 4", len(got))
 	}
