@@ -1,11 +1,14 @@
 package rmcore
 
 import (
+	"fmt"
+
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // KillApp kills an application for user (the RPC kill and the REST state change): found
@@ -110,4 +113,81 @@ func (rm *Core) AppEnded(id records.ApplicationID, state yarnpb.YarnApplicationS
 	queue := ""
 	rm.Apps.View(id, func(a *rmstate.App) { queue = a.Queue })
 	rm.Metrics.AppEnded(queue, state)
+}
+
+// UpdateTimeouts sets an application's timeouts (absolute expiry times, ms) for user; the
+// lifetime monitor kills the application when one passes.
+func (rm *Core) UpdateTimeouts(id records.ApplicationID, expiries map[yarnpb.ApplicationTimeoutTypeProto]int64, user string) error {
+	var err error
+	rm.Apps.With(id, func(a *rmstate.App, ok bool) {
+		switch {
+		case !ok:
+			err = exceptions.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
+		case a.Finished():
+			err = exceptions.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.State().String())
+		default:
+			if a.Timeouts == nil {
+				a.Timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
+			}
+			for k, v := range expiries {
+				a.Timeouts[k] = v
+			}
+		}
+	})
+	if err == nil {
+		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "timeouts": len(expiries)}).Info("application timeouts updated")
+	}
+	return err
+}
+
+// FailAttempt fails an application's current attempt for user as if its AM had failed
+// (`yarn applicationattempt -fail`): the failure counts, and a new attempt starts while
+// attempts remain. An attempt of an application that already ended is left as it is.
+func (rm *Core) FailAttempt(att records.AttemptID, user string) error {
+	var err error
+	var current, finished bool
+	rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
+		if !ok {
+			err = exceptions.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
+			return
+		}
+		known := false
+		for _, at := range a.Attempts {
+			known = known || at.ID == att
+		}
+		if !known {
+			err = exceptions.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
+		}
+		finished = a.Finished()
+		current = a.Attempt != nil && a.Attempt.ID == att && !a.Attempt.Ended()
+	})
+	switch {
+	case err != nil:
+		return err
+	case finished:
+		return nil
+	case !current:
+		return exceptions.Errorf(exceptions.YarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
+	}
+	rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": user}).Info("application attempt failed by user")
+	rm.AttemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", user), exitcode.Invalid)
+	return nil
+}
+
+// SignalContainer queues a signal for a container's NodeManager, sent on its next
+// heartbeat (`yarn container -signal`).
+func (rm *Core) SignalContainer(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto, user string) error {
+	node, ok := rm.Containers.Signal(id, cmd)
+	if !ok {
+		return exceptions.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
+	}
+	rm.Log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": cmd.String(), "user": user}).Info("container signal queued for its NodeManager")
+	return nil
+}
+
+// NewAppID is a new application's id for user (getNewApplication, REST's new-application).
+func (rm *Core) NewAppID(user, via string) records.ApplicationID {
+	id := rm.Apps.NewID()
+	rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "via": via}).Info("allocated new application id")
+	return id
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -214,5 +216,20 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 		return exceptions.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
 	}
 	rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
+	return nil
+}
+
+// UpdateNodeResource changes a registered node's schedulable capacity (rmadmin
+// -updateNodeResource): the whole resource, other types (GPUs) included; running
+// containers are kept.
+func (rm *Core) UpdateNodeResource(key string, r *yarnpb.ResourceProto) error {
+	if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
+		return exceptions.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
+	}
+	if !rm.Nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
+		return exceptions.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
+	}
+	rm.SyncSchedulable(key)
+	rm.Log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
 	return nil
 }

@@ -131,3 +131,17 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 	walk(rm.Queues().Root)
 	return out
 }
+
+// SchedulerStats are the engine's figures now: the cluster's totals, each queue's and
+// partition's use.
+func (rm *Core) SchedulerStats() scheduler.Stats { return rm.Engine.Stats() }
+
+// GroupStats are the engine's figures of each quota group.
+func (rm *Core) GroupStats() map[string]scheduler.GroupStats { return rm.Engine.GroupStats() }
+
+// PreemptionEnabled: the engine preempts (yarn.resourcemanager.scheduler.monitor.enable).
+func (rm *Core) PreemptionEnabled() bool { return rm.Engine.Config().Preemption.Enabled }
+
+// EngineTypes are the resource types in the engine's order, for reading configured
+// vectors (a queue's minimum and maximum resources).
+func (rm *Core) EngineTypes() scheduler.Types { return rm.Engine.Types() }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
@@ -145,19 +143,10 @@ func (s *adminService) updateNodeResource(ctx context.Context, req *yarnpb.Updat
 	if err := s.authorize(ctx, "updateNodeResource"); err != nil {
 		return nil, err
 	}
-	rm := s.rm
 	for _, e := range req.GetNodeResourceMap() {
-		key := rmstate.NodeKey(e.GetNodeId())
-		r := e.GetResourceOption().GetResource()
-		if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
-			return nil, rpc.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
+		if err := s.rm.UpdateNodeResource(rmstate.NodeKey(e.GetNodeId()), e.GetResourceOption().GetResource()); err != nil {
+			return nil, err
 		}
-		// The whole resource, other types (GPUs) included.
-		if !rm.Nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
-			return nil, rpc.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
-		}
-		rm.SyncSchedulable(key)
-		rm.Log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
 	}
 	return &yarnpb.UpdateNodeResourceResponseProto{}, nil
 }

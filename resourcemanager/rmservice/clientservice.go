@@ -70,9 +70,8 @@ func NewClientService(rm *rmcore.Core) (*rpc.Protocol, error) {
 }
 
 func (s *clientService) getNewApplication(ctx context.Context, _ *yarnpb.GetNewApplicationRequestProto) (*yarnpb.GetNewApplicationResponseProto, error) {
-	id := s.rm.Apps.NewID()
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": caller.User}).Info("allocated new application id")
+	id := s.rm.NewAppID(caller.User, "rpc")
 	return &yarnpb.GetNewApplicationResponseProto{ApplicationId: id.Proto(), MaximumCapability: s.rm.MaximumCapability()}, nil
 }
 
@@ -201,8 +200,8 @@ func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfo
 		s.rm.Log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
 	}
-	st := s.rm.Engine.Stats()
-	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.Engine.Config().Preemption.Enabled, fullNames: s.rm.Queues().Fair,
+	st := s.rm.SchedulerStats()
+	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.PreemptionEnabled(), fullNames: s.rm.Queues().Fair,
 		figures: s.rm.QueueFigures()}
 	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: qs.info(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
 }

@@ -7,7 +7,6 @@ package rmservice
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -17,7 +16,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
-	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // profilesDisabled is 3.1.1's ResourceProfilesManagerImpl answer while
@@ -83,27 +81,10 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 	if err := s.mayModify(ctx, id); err != nil {
 		return nil, err
 	}
-	var rerr error
-	s.rm.Apps.With(id, func(a *rmstate.App, ok bool) {
-		switch {
-		case !ok:
-			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
-		case a.Finished():
-			rerr = rpc.Errorf(exceptions.YarnException, "Application is in the final state %s. Can not update timeout.", a.State().String())
-		default:
-			if a.Timeouts == nil {
-				a.Timeouts = map[yarnpb.ApplicationTimeoutTypeProto]int64{}
-			}
-			for k, v := range expiries {
-				a.Timeouts[k] = v
-			}
-		}
-	})
-	if rerr != nil {
-		return nil, rerr
-	}
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.Log.WithFields(map[string]any{"application": id.String(), "user": caller.User, "timeouts": len(expiries)}).Info("application timeouts updated")
+	if err := s.rm.UpdateTimeouts(id, expiries, caller.User); err != nil {
+		return nil, err
+	}
 	return &yarnpb.UpdateApplicationTimeoutsResponseProto{ApplicationTimeouts: req.GetApplicationTimeouts()}, nil
 }
 
@@ -120,18 +101,14 @@ func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.Signa
 	if err := s.mayModify(ctx, id.Attempt.App); err != nil {
 		return nil, err
 	}
-	node, ok := s.rm.Containers.Signal(id, req.GetCommand())
-	if !ok {
-		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
-	}
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.Log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": req.GetCommand().String(), "user": caller.User}).Info("container signal queued for its NodeManager")
+	if err := s.rm.SignalContainer(id, req.GetCommand(), caller.User); err != nil {
+		return nil, err
+	}
 	return &yarnpb.SignalContainerResponseProto{}, nil
 }
 
-// failApplicationAttempt fails the application's current attempt as if its AM had failed
-// (`yarn applicationattempt -fail`): the failure counts, and a new attempt starts while
-// attempts remain.
+// failApplicationAttempt fails the application's current attempt (Core.FailAttempt).
 func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.FailApplicationAttemptRequestProto) (*yarnpb.FailApplicationAttemptResponseProto, error) {
 	if req.GetApplicationAttemptId() == nil {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "Invalid application attempt id: null")
@@ -140,36 +117,10 @@ func (s *clientService) failApplicationAttempt(ctx context.Context, req *yarnpb.
 	if err := s.mayModify(ctx, att.App); err != nil {
 		return nil, err
 	}
-	var rerr error
-	var current, finished bool
-	s.rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
-		switch {
-		case !ok:
-			rerr = rpc.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
-		default:
-			known := false
-			for _, at := range a.Attempts {
-				known = known || at.ID == att
-			}
-			if !known {
-				rerr = rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
-			}
-			finished = a.Finished()
-			current = a.Attempt != nil && a.Attempt.ID == att && !a.Attempt.Ended()
-		}
-	})
-	if rerr != nil {
-		return nil, rerr
-	}
-	if finished {
-		return &yarnpb.FailApplicationAttemptResponseProto{}, nil
-	}
-	if !current {
-		return nil, rpc.Errorf(exceptions.YarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
-	}
 	caller, _ := rpc.CallerFrom(ctx)
-	s.rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": caller.User}).Info("application attempt failed by user")
-	s.rm.AttemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", caller.User), exitcode.Invalid)
+	if err := s.rm.FailAttempt(att, caller.User); err != nil {
+		return nil, err
+	}
 	return &yarnpb.FailApplicationAttemptResponseProto{}, nil
 }
 

@@ -2,12 +2,13 @@ package rmweb
 
 import (
 	"fmt"
-	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -201,7 +202,7 @@ type appContext struct {
 }
 
 func (s *rest) context(*http.Request) appContext {
-	return appContext{rest: s, total: s.rm.Engine.Stats().Total}
+	return appContext{rest: s, total: s.rm.SchedulerStats().Total}
 }
 
 // appInfo is AppInfo from an application's report (FillUsage done).

@@ -27,8 +27,7 @@ type newApplication struct {
 
 func (s *rest) newApplication(w http.ResponseWriter, r *http.Request) {
 	rm := s.rm
-	id := rm.Apps.NewID()
-	rm.Log.WithFields(map[string]any{"application": id.String(), "user": callerOf(r)}).Info("allocated new application id (REST)")
+	id := rm.NewAppID(callerOf(r), "rest")
 	writeBare(w, r, http.StatusOK, "NewApplication", newApplication{ApplicationID: id.String(),
 		MaximumCapability: resource(rm, rm.ResourceOf(rm.MaximumCapability()))})
 }

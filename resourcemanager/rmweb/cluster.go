@@ -1,9 +1,10 @@
 package rmweb
 
 import (
-	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net/http"
 	"strings"
+
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
@@ -42,7 +43,7 @@ func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
 func (s *rest) metricsInfo() clusterMetricsInfo {
 	rm := s.rm
 	c := rm.Nodes.Counts()
-	st := rm.Engine.Stats()
+	st := rm.SchedulerStats()
 	m := rm.Metrics
 	var pending, running int64
 	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built

@@ -67,7 +67,7 @@ func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fai
 		maxApps = math.MaxInt32
 	}
 	minimum, maximum := scheduler.Resource{}, b.scaled(q.AbsoluteMaximumCapacity)
-	types := b.s.rm.Engine.Types()
+	types := b.s.rm.EngineTypes()
 	if q.MinimumResource != nil {
 		minimum, _ = types.Vector(q.MinimumResource)
 	}

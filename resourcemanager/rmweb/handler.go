@@ -1,11 +1,12 @@
 package rmweb
 
 import (
-	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"net/http"
 	"net/http/pprof"
 	"runtime"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
 	metrics "github.com/rcrowley/go-metrics"
 

@@ -1,10 +1,11 @@
 package rmweb
 
 import (
-	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 	"math"
 	"net/http"
 	"sort"
+
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -156,8 +157,8 @@ func (s *rest) schedulerInfo() schedulerInfo { return s.treeBuilder().schedulerI
 // user, containers by queue, and the engine's groups.
 func (s *rest) treeBuilder() *treeBuilder {
 	rm := s.rm
-	st := rm.Engine.Stats()
-	groups := rm.Engine.GroupStats()
+	st := rm.SchedulerStats()
+	groups := rm.GroupStats()
 	apps := map[string][2]int{} // queue -> active, pending
 	byUser := map[string]map[string][2]int{}
 	live := map[records.ApplicationID]bool{}
@@ -186,7 +187,7 @@ func (s *rest) treeBuilder() *treeBuilder {
 		byUser[a.Queue][a.User] = u
 	})
 	b := &treeBuilder{s: s, total: st.Partitions[""], partitions: st.Partitions, groups: groups, apps: apps, byUser: byUser,
-		preemption: rm.Engine.Config().Preemption.Enabled, containers: map[string]int{}}
+		preemption: rm.PreemptionEnabled(), containers: map[string]int{}}
 	for id, u := range rm.Containers.LiveUsage(live) {
 		b.containers[queueOf[id]] += int(u.Containers)
 	}

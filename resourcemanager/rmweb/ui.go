@@ -124,7 +124,7 @@ type partitionRow struct {
 
 func (u *ui) scheduler(w http.ResponseWriter, r *http.Request) {
 	var parts []partitionRow
-	for name, total := range u.rm.Engine.Stats().Partitions {
+	for name, total := range u.rm.SchedulerStats().Partitions {
 		parts = append(parts, partitionRow{Name: name, MemoryMB: total[scheduler.Memory], VCores: total[scheduler.VCores]})
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Name < parts[j].Name })
