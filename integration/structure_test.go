@@ -266,6 +266,7 @@ func TestLifecyclesMoveInOnePlace(t *testing.T) {
 		restore          []string // files that may build a value with its state
 	}{
 		{"../resourcemanager/rmstate", "state", "lifecycle.go", []string{"persist.go"}},
+		{"../resourcemanager/rmstate", "phase", "containerlifecycle.go", nil},
 		// A container starts Accepted (container.go: New).
 		{"../nodemanager/containers", "phase", "lifecycle.go", []string{"container.go"}},
 	}

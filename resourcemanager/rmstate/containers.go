@@ -38,11 +38,8 @@ type Container struct {
 	AM       bool // the AM's own container
 	// preempted: killed by the scheduler, the AM hears PREEMPTED.
 	preempted bool
-	done      bool
-	// AwaitingAck: done, and its NodeManager is told to forget it only once the AM has
-	// had its completed status (see drainFor).
-	awaitingAck bool
-	running     bool // its NodeManager has reported it running
+	// phase is where it is in its life (containerlifecycle.go).
+	phase containerPhase
 	// unstarted: handed out and its expiry clock running (in Containers.handOuts).
 	unstarted bool
 	reported  bool // its NodeManager has reported it, in any state
@@ -68,7 +65,7 @@ func (c *Container) Node() string { return c.At.Key }
 // report is the container's getContainerReport view.
 func (c *Container) report(types resourcetypes.Types) *yarnpb.ContainerReportProto {
 	state := yarnpb.ContainerStateProto_C_NEW
-	if c.running {
+	if c.phase == cRunning {
 		state = yarnpb.ContainerStateProto_C_RUNNING
 	}
 	return &yarnpb.ContainerReportProto{ContainerId: c.ID.Proto(), Resource: types.Proto(c.Resource[:types.Len()]), NodeId: proto.Clone(c.At.ID).(*yarnpb.NodeIdProto),
@@ -184,10 +181,9 @@ func (t *Containers) accountLocked(c *Container) {
 // still running; t.mu is held.
 func (t *Containers) completeLocked(id records.ContainerID, d doneStatus) (*Container, doneStatus, bool) {
 	c := t.index.get(id)
-	if c == nil || c.done {
+	if c == nil || c.move(cEnded) != nil {
 		return c, d, false
 	}
-	c.done = true
 	t.accountLocked(c)
 	t.clockStoppedLocked(c)
 	t.startedLocked(c)
@@ -196,14 +192,13 @@ func (t *Containers) completeLocked(id records.ContainerID, d doneStatus) (*Cont
 		d = d.preempted()
 	}
 	t.boxes.of(id.Attempt).postDone(d)
-	c.awaitingAck = true
 	return c, d, true
 }
 
 // forgetLocked tells c's NodeManager to forget it and drops it from the table; t.mu is
 // held.
 func (t *Containers) forgetLocked(c *Container) {
-	c.awaitingAck = false
+	c.move(cAcknowledged) // refused for one forgotten again, or never done: it is forgotten all the same
 	t.orders.forget(c.Node(), c.ID)
 	t.untrackLocked(c)
 }
@@ -248,7 +243,7 @@ func (t *Containers) startedLocked(c *Container) {
 func (t *Containers) HandOut(id records.ContainerID, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c := t.index.get(id); c != nil && !c.done && c.handedOut == 0 {
+	if c := t.index.get(id); c != nil && !c.done() && c.handedOut == 0 {
 		t.handOutLocked(c, now)
 	}
 }
@@ -297,7 +292,7 @@ func (t *Containers) Signal(id records.ContainerID, cmd yarnpb.SignalContainerCo
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.index.get(id)
-	if c == nil || c.done {
+	if c == nil || c.done() {
 		return "", false
 	}
 	t.orders.signal(c.Node(), &yarnpb.SignalContainerRequestProto{ContainerId: id.Proto(), Command: cmd.Enum()})
@@ -324,7 +319,7 @@ func (t *Containers) LiveReports(att records.AttemptID) []*yarnpb.ContainerRepor
 	defer t.mu.Unlock()
 	var out []*yarnpb.ContainerReportProto
 	for _, c := range t.index.list(att.App) {
-		if c.ID.Attempt == att && !c.done {
+		if c.ID.Attempt == att && !c.done() {
 			out = append(out, c.report(t.types))
 		}
 	}
@@ -337,7 +332,7 @@ func (t *Containers) LiveReport(id records.ContainerID) (*yarnpb.ContainerReport
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.index.get(id)
-	if c == nil || c.done {
+	if c == nil || c.done() {
 		return nil, false
 	}
 	return c.report(t.types), true
@@ -360,7 +355,7 @@ func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.
 	now := t.now().UnixMilli()
 	for app := range apps {
 		for _, c := range t.index.list(app) {
-			if !c.done {
+			if !c.done() {
 				u := out[app]
 				u.Containers++
 				u.Used = u.Used.Add(c.Resource)
@@ -385,7 +380,7 @@ func (t *Containers) NodeUsage() map[string]usage {
 	defer t.mu.Unlock()
 	out := map[string]usage{}
 	t.index.each(func(c *Container) {
-		if !c.done {
+		if !c.done() {
 			u := out[c.Node()]
 			u.Containers++
 			u.Used = u.Used.Add(c.Resource)
@@ -401,7 +396,7 @@ func (t *Containers) PreemptContainer(p scheduler.Preemption, logger *logrus.Ent
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.index.engine(p.Container)
-	if c == nil || c.done {
+	if c == nil || c.done() {
 		return
 	}
 	log := logger.WithFields(map[string]any{"container": c.ID.String(), "node": c.Node()})
@@ -487,8 +482,7 @@ func (t *Containers) CleanupContainers(app records.ApplicationID, match func(rec
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range t.index.list(app) {
-		if match(c.ID) && !c.done {
-			c.done = true
+		if match(c.ID) && c.move(cKilledWithApp) == nil {
 			t.accountLocked(c) // a killed application's containers count to the kill
 			t.clockStoppedLocked(c)
 			t.startedLocked(c)

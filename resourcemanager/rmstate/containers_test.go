@@ -43,8 +43,8 @@ func checkIndex(t *testing.T, c *Containers, step int) {
 	for _, a := range c.index.apps {
 		for _, ctr := range a.list {
 			if ctr.starting {
-				if ctr.done || ctr.running {
-					t.Fatalf("step %d: %v starting, done %v, running %v", step, ctr.ID, ctr.done, ctr.running)
+				if ctr.phase != cAllocated {
+					t.Fatalf("step %d: %v starting, %v", step, ctr.ID, ctr.phase)
 				}
 				starting[ctr.nodeIdx]++
 			}
@@ -127,7 +127,7 @@ func TestContainersByApplicationFollowTheTable(t *testing.T) {
 	for app, u := range usage {
 		want := int32(0)
 		c.index.each(func(rc *Container) {
-			if rc.ID.Attempt.App == app && !rc.done {
+			if rc.ID.Attempt.App == app && !rc.done() {
 				want++
 			}
 		})

@@ -58,7 +58,7 @@ func (t *Containers) Settle(ss []Settlement) {
 			t.forgetLocked(c)
 		}
 		for _, rc := range s.handed {
-			if !rc.done && !rc.reported && rc.handedOut == 0 {
+			if !rc.done() && !rc.reported && rc.handedOut == 0 {
 				t.handOutLocked(rc, s.At)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 // StateMachineFactory for RMAppImpl, RMAppAttemptImpl and RMNodeImpl but in the wire's
 // states. A state changes only here (the structure test holds every other file to it);
 // what a move does besides — times, diagnostics, the engine, the store — its caller does.
-// (A container's life in the RM is the container table's: rmstate/containers.go.)
+// (A container's life in the RM: containerlifecycle.go.)
 //
 //	application:  NEW ─accepted→ ACCEPTED ─am-registered→ RUNNING ─am-unregistered→ FINISHED
 //	                 └rejected→ FAILED     ↑ attempt-retried ┘  ├failed→ FAILED

@@ -116,7 +116,7 @@ func (t *Containers) completedOnLocked(node string, id records.ContainerID, d do
 	switch {
 	case c == nil:
 		t.orders.forget(node, id)
-	case c.awaitingAck:
+	case c.awaitingAck():
 		// Only the attempt's acknowledgement list holds it now.
 		t.untrackLocked(c)
 	default:
@@ -138,7 +138,7 @@ func (t *Containers) startedRunningLocked(nodeIdx int, id records.ContainerID, s
 	t.clockStoppedLocked(c)
 	c.reported = true
 	if state == yarnpb.ContainerStateProto_C_RUNNING {
-		c.running = true
+		c.move(cReportedRunning)
 		t.startedLocked(c)
 	}
 }
@@ -211,7 +211,9 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 		return nil, false // two registrations raced: the first rebuilt it
 	}
 	rc.handedOut = max(rc.Created, 1)
-	rc.running = done == nil
+	if done == nil {
+		rc.move(cReportedRunning)
+	}
 	t.index.add(rc, done == nil)
 	i := t.nodes.of(rc.Node())
 	rc.nodeIdx = int32(i)
@@ -232,7 +234,7 @@ func (t *Containers) State(id records.ContainerID) (known, done bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.index.get(id)
-	return c != nil, c != nil && c.done
+	return c != nil, c != nil && c.done()
 }
 
 // Epoch is the RM's epoch (SetEpoch).
