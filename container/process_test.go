@@ -1,6 +1,8 @@
 package container
 
 import (
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -53,10 +55,7 @@ func TestExitCodes(t *testing.T) {
 func TestStopLeavesNoProcessBehind(t *testing.T) {
 	id := "container_1_0001_01_000003"
 	p, _ := launch(t, id, "setsid sleep 300 &\n( ( sleep 301 & ) & )\ntrap '' TERM\nsleep 302\n")
-	deadline := time.Now().Add(5 * time.Second)
-	for len(Stragglers(id, p.Pid())) < 4 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(5*time.Second, func() bool { return len(Stragglers(id, p.Pid())) >= 4 })
 	if n := len(Stragglers(id, p.Pid())); n < 4 {
 		t.Fatalf("only %d processes seen before stop", n)
 	}
@@ -85,16 +84,12 @@ func TestTreeUsage(t *testing.T) {
 	// tail keeps its whole (newline-free) input in memory.
 	p, _ := launch(t, id, "head -c 200000000 /dev/zero | tail\n")
 	defer p.Stop(0)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		u := TreeUsage(id, p.Pid())
-		if u.RSS > 150<<20 && u.VSize >= u.RSS && u.Procs >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("usage %+v", u)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var u Usage
+	if !testutil.PollEvery(10*time.Second, 50*time.Millisecond, func() bool {
+		u = TreeUsage(id, p.Pid())
+		return u.RSS > 150<<20 && u.VSize >= u.RSS && u.Procs >= 2
+	}) {
+		t.Fatalf("usage %+v", u)
 	}
 }
 
@@ -119,10 +114,7 @@ func TestReattach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Stop(0)
-	deadline := time.Now().Add(5 * time.Second)
-	for len(Stragglers(id, first.Pid())) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(5*time.Second, func() bool { return len(Stragglers(id, first.Pid())) >= 3 })
 	if got := Leaders(owner); got[id] != first.Pid() || len(got) != 1 {
 		t.Fatalf("leaders %v, want %s → %d", got, id, first.Pid())
 	}

@@ -1,6 +1,8 @@
 package container
 
 import (
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+
 	"context"
 	"fmt"
 	"net"
@@ -131,10 +133,7 @@ func TestUMLStopLeavesNothing(t *testing.T) {
 	e := umlExecutor(t)
 	id := "container_1_0001_01_000003"
 	p, out, work := umlLaunch(t, e, id, "echo started; sleep 1000\n", 64)
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.PollEvery(time.Minute, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "started") })
 	if u := p.Usage(); u.RSS == 0 || u.Procs == 0 {
 		t.Errorf("usage of a running guest: %+v", u)
 	}
@@ -349,10 +348,7 @@ func TestUMLReattach(t *testing.T) {
 	e := umlExecutor(t)
 	id := "container_1_0001_01_000041"
 	p, out, work := umlLaunch(t, e, id, "echo started; sleep 4; exit 5\n", 48)
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.PollEvery(time.Minute, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "started") })
 	again := *e
 	r, err := again.Reattach(Spec{ID: id, WorkDir: work, MemoryMB: 48}, 0)
 	if err != nil {
@@ -371,9 +367,7 @@ func TestUMLReattach(t *testing.T) {
 	// A guest stopped through its reattached process leaves nothing behind.
 	id = "container_1_0001_01_000042"
 	p, out, work = umlLaunch(t, e, id, "echo started; sleep 1000\n", 48)
-	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.PollEvery(time.Minute, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "started") })
 	r, _ = again.Reattach(Spec{ID: id, WorkDir: work, MemoryMB: 48}, p.Pid())
 	r.Stop(500 * time.Millisecond)
 	r.Wait()

@@ -150,16 +150,21 @@ func submitAndWait(t *testing.T, addr, user, queue string) string {
 		return "submitApplication refused: " + err.Error()
 	}
 	var rep *yarnpb.ApplicationReportProto
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	testutil.PollEvery(30*time.Second, 100*time.Millisecond, func() bool {
 		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
 			t.Fatalf("getApplicationReport: %v", err)
 		}
 		switch rep.GetYarnApplicationState() {
-		case yarnpb.YarnApplicationStateProto_FAILED:
-			return rep.GetDiagnostics()
-		case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
-			return "ACCEPTED in " + rep.GetQueue()
+		case yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
+			return true
 		}
+		return false
+	})
+	switch rep.GetYarnApplicationState() {
+	case yarnpb.YarnApplicationStateProto_FAILED:
+		return rep.GetDiagnostics()
+	case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
+		return "ACCEPTED in " + rep.GetQueue()
 	}
 	t.Fatalf("application %v still %v after 30 s", id, rep.GetYarnApplicationState())
 	return ""

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -90,18 +92,15 @@ func fairView(t *testing.T, url string) map[string]string {
 		} `json:"scheduler"`
 	}
 	var err error
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	if !testutil.PollEvery(20*time.Second, 200*time.Millisecond, func() bool {
 		var resp *http.Response
 		if resp, err = http.Get(url); err == nil {
 			err = json.NewDecoder(resp.Body).Decode(&doc)
 			resp.Body.Close()
-			if err == nil && doc.Scheduler.SchedulerInfo != nil {
-				break
-			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %v", url, err)
-		}
+		return err == nil && doc.Scheduler.SchedulerInfo != nil
+	}) {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 	out := map[string]string{"type": fmt.Sprint(doc.Scheduler.SchedulerInfo["type"])}
 	var walk func(q map[string]any)

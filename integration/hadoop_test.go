@@ -248,19 +248,20 @@ func (d *daemon) Log() string {
 
 func (d *daemon) waitListening(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	if !testutil.PollEvery(20*time.Second, 50*time.Millisecond, func() bool {
 		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 			c.Close()
-			return
+			return true
 		}
 		select {
 		case err := <-d.done:
 			t.Fatalf("daemon exited before listening on %s: %v\n%s", addr, err, d.Log())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
+		return false
+	}) {
+		t.Fatalf("daemon not listening on %s after 20 s\n%s", addr, d.Log())
 	}
-	t.Fatalf("daemon not listening on %s after 20 s\n%s", addr, d.Log())
 }
 
 func (d *daemon) stop(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/internal/kdctest"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // TestKerberosYarnCLI: `bobbin resourcemanager` with hadoop.security.authentication=kerberos
@@ -218,10 +219,9 @@ func TestSPNEGOWeb(t *testing.T) {
 	if !strings.Contains(out, "200 OK") || !strings.Contains(out, "application-id") || !strings.Contains(out, "hadoop.auth=") {
 		t.Fatalf("with a ticket:\n%s", out)
 	}
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(rm.Log(), "allocated new application id (REST)") && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond) // the daemon's output reaches its buffer through a pipe
-	}
-	if !strings.Contains(rm.Log(), `msg="allocated new application id (REST)"`) || !strings.Contains(rm.Log(), "user=alice") || strings.Contains(rm.Log(), "user=mallory") {
+	// The daemon's output reaches its buffer through a pipe.
+	testutil.Poll(5*time.Second, func() bool { return strings.Contains(rm.Log(), "via=rest") })
+	if !strings.Contains(rm.Log(), `msg="allocated new application id"`) || !strings.Contains(rm.Log(), "via=rest") || !strings.Contains(rm.Log(), "user=alice") || strings.Contains(rm.Log(), "user=mallory") {
 		t.Fatalf("the REST caller is not the principal's short name:\n%s", rm.Log())
 	}
 	if out := curl(noTicket, "-b", jar, base+"/ws/v1/cluster/info"); !strings.Contains(out, "200 OK") {

@@ -48,7 +48,7 @@ func TestLocalityDelayLikeApache(t *testing.T) {
 			}
 			t.Cleanup(nm.Stop)
 			byPriority := map[int32]string{}
-			for deadline := time.Now().Add(20 * time.Second); len(byPriority) < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			testutil.PollEvery(20*time.Second, 100*time.Millisecond, func() bool {
 				resp, err := am.Allocate(ctx, 0)
 				if err != nil {
 					t.Fatalf("allocate: %v", err)
@@ -56,7 +56,8 @@ func TestLocalityDelayLikeApache(t *testing.T) {
 				for _, c := range resp.GetAllocatedContainers() {
 					byPriority[c.GetPriority().GetPriority()] = c.GetNodeId().GetHost()
 				}
-			}
+				return len(byPriority) >= 2
+			})
 			if byPriority[1] != "127.0.0.1" || byPriority[2] != "127.0.0.1" {
 				t.Errorf("containers by priority: %v, want both on 127.0.0.1", byPriority)
 			}
@@ -87,7 +88,7 @@ func TestApplicationLifetimeLikeApache(t *testing.T) {
 			unmanagedAMAs(t, site, "alice", "default")
 			unmanagedAMAs(t, site, "alice", "b")
 			states := map[string]string{}
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+			testutil.PollEvery(30*time.Second, 250*time.Millisecond, func() bool {
 				apps, err := cl.GetApplications(ctx, &yarnpb.GetApplicationsRequestProto{})
 				if err != nil {
 					t.Fatalf("getApplications: %v", err)
@@ -95,10 +96,8 @@ func TestApplicationLifetimeLikeApache(t *testing.T) {
 				for _, a := range apps {
 					states[a.GetQueue()] = a.GetYarnApplicationState().String() + ": " + a.GetDiagnostics()
 				}
-				if strings.HasPrefix(states["default"], "KILLED") {
-					break
-				}
-			}
+				return strings.HasPrefix(states["default"], "KILLED")
+			})
 			took := time.Since(start)
 			const killed = "KILLED: Application is killed by ResourceManager as it has exceeded the lifetime period."
 			if states["default"] != killed || !strings.HasPrefix(states["b"], "RUNNING") {

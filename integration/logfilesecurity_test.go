@@ -65,21 +65,19 @@ func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
 	defer release()
 
 	var dir string
-	deadline := time.Now().Add(60 * time.Second)
-	for dir == "" {
+	if !testutil.PollEvery(60*time.Second, 100*time.Millisecond, func() bool {
 		if m, _ := filepath.Glob(filepath.Join(c.logDir, "application_*", "container_*", "fifo.log")); len(m) == 1 {
 			dir = filepath.Dir(m[0])
-			break
+			return true
 		}
 		select {
 		case r := <-done:
 			t.Fatalf("demo ended before its container was ready: %v\n%s\nNM log:\n%s", r.err, r.out, tail(c.nm.Log(), 30))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the container did not prepare its log dir\nNM log:\n%s", tail(c.nm.Log(), 30))
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("the container did not prepare its log dir\nNM log:\n%s", tail(c.nm.Log(), 30))
 	}
 	cid := filepath.Base(dir)
 	if err := syscall.Mknod(filepath.Join(dir, "null.log"), syscall.S_IFCHR|0o666, 1<<8|3); err != nil {

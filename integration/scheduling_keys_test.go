@@ -163,17 +163,18 @@ func TestAskLimitsLikeApache(t *testing.T) {
 				am := unmanagedAMAs(t, site, "alice", "default")
 				am.Request(1, "*", ask.mb, ask.vcores, 1)
 				got := "nothing"
-				for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				testutil.PollEvery(3*time.Second, 100*time.Millisecond, func() bool {
 					resp, err := am.Allocate(ctx, 0)
 					if err != nil {
 						got = err.Error()
-						break
+						return true
 					}
 					if cs := resp.GetAllocatedContainers(); len(cs) > 0 {
 						got = fmt.Sprintf("granted %d MB, %d vcores", cs[0].GetResource().GetMemory(), cs[0].GetResource().GetVirtualCores())
-						break
+						return true
 					}
-				}
+					return false
+				})
 				if !strings.Contains(got, ask.want) {
 					t.Errorf("ask of %d MB, %d vcores: %q, want %q", ask.mb, ask.vcores, got, ask.want)
 				}
@@ -265,16 +266,18 @@ func submittedPriority(t *testing.T, addr, queue string, priority int32) int32 {
 	if err := cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: sc}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
 		t.Fatalf("submitApplication to %s: %v", queue, err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		rep, err := cl.GetApplicationReport(ctx, r.GetApplicationId())
-		if err != nil {
+	// The priority as the report gives it once the application is past submission (or
+	// after 10 s, whatever it is then).
+	var rep *yarnpb.ApplicationReportProto
+	testutil.PollEvery(10*time.Second, 100*time.Millisecond, func() bool {
+		var err error
+		if rep, err = cl.GetApplicationReport(ctx, r.GetApplicationId()); err != nil {
 			t.Fatalf("getApplicationReport: %v", err)
 		}
-		if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_NEW && rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_NEW_SAVING &&
-			rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_SUBMITTED || time.Now().After(deadline) {
-			return rep.GetPriority().GetPriority()
-		}
-	}
+		st := rep.GetYarnApplicationState()
+		return st != yarnpb.YarnApplicationStateProto_NEW && st != yarnpb.YarnApplicationStateProto_NEW_SAVING && st != yarnpb.YarnApplicationStateProto_SUBMITTED
+	})
+	return rep.GetPriority().GetPriority()
 }
 
 // TestReservationsLikeApache calls the reservation system of RMs that run without one

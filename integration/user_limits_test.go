@@ -215,22 +215,27 @@ func unmanagedAMAs(t *testing.T, site map[string]string, user, queue string) *am
 		t.Fatalf("submitApplication as %s: %v", user, err)
 	}
 	// The AMRMToken is in the report once the RM has launched the unmanaged attempt.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		rep, err := cl.GetApplicationReport(ctx, id)
-		if err != nil {
+	var rep *yarnpb.ApplicationReportProto
+	ended := func() bool {
+		s := rep.GetYarnApplicationState()
+		return strings.HasPrefix(s.String(), "FAILED") || s == yarnpb.YarnApplicationStateProto_KILLED
+	}
+	testutil.PollEvery(30*time.Second, 50*time.Millisecond, func() bool {
+		var err error
+		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
 			t.Fatalf("getApplicationReport: %v", err)
 		}
-		if tok := rep.GetAmRmToken(); tok != nil {
-			am := amclient.New(amclient.Options{Addr: site["yarn.resourcemanager.scheduler.address"], Token: token.FromProto(tok), User: user,
-				ConnectRetries: 3, Logger: testutil.QuietLogger()})
-			t.Cleanup(func() { am.Close() })
-			if _, err := am.Register(ctx, "127.0.0.1", 0, ""); err != nil {
-				t.Fatalf("registerApplicationMaster as %s: %v", user, err)
-			}
-			return am
-		}
-		if s := rep.GetYarnApplicationState(); time.Now().After(deadline) || strings.HasPrefix(s.String(), "FAILED") || s == yarnpb.YarnApplicationStateProto_KILLED {
-			t.Fatalf("application of %s: %v %q, no AMRMToken", user, s, rep.GetDiagnostics())
-		}
+		return rep.GetAmRmToken() != nil || ended()
+	})
+	tok := rep.GetAmRmToken()
+	if tok == nil {
+		t.Fatalf("application of %s: %v %q, no AMRMToken", user, rep.GetYarnApplicationState(), rep.GetDiagnostics())
 	}
+	am := amclient.New(amclient.Options{Addr: site["yarn.resourcemanager.scheduler.address"], Token: token.FromProto(tok), User: user,
+		ConnectRetries: 3, Logger: testutil.QuietLogger()})
+	t.Cleanup(func() { am.Close() })
+	if _, err := am.Register(ctx, "127.0.0.1", 0, ""); err != nil {
+		t.Fatalf("registerApplicationMaster as %s: %v", user, err)
+	}
+	return am
 }

@@ -1,6 +1,8 @@
 package gcfloor
 
 import (
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+
 	"context"
 	"runtime"
 	"runtime/debug"
@@ -39,16 +41,9 @@ func TestRunRaisesThenRestores(t *testing.T) {
 		defer close(done)
 		Run(ctx, 1<<40, 100, time.Millisecond) // a floor no test heap reaches
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		p := gogc()
-		if p == maxPercent {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("percentage %d, want %d", p, maxPercent)
-		}
-		time.Sleep(time.Millisecond)
+	var p int
+	if !testutil.PollEvery(5*time.Second, time.Millisecond, func() bool { p = gogc(); return p == maxPercent }) {
+		t.Fatalf("percentage %d, want %d", p, maxPercent)
 	}
 	cancel()
 	<-done

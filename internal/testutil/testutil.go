@@ -50,12 +50,18 @@ func (c *Clock) Advance(d time.Duration) time.Time {
 // whether cond held. Unlike Eventually it fails nothing, so a goroutine other than the
 // test's (a simulated AM) can wait with it and say what went wrong itself.
 func Poll(within time.Duration, cond func() bool) bool {
+	return PollEvery(within, 10*time.Millisecond, cond)
+}
+
+// PollEvery is Poll checking every interval: for a cond that is a call on a daemon (an
+// RPC, a web request), which a 10 ms loop would load for nothing.
+func PollEvery(within, interval time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(interval)
 	}
 	return true
 }
