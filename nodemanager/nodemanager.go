@@ -79,7 +79,7 @@ type NodeManager struct {
 	// table holds the containers and applications; its lock is its own.
 	table *containers.Table
 	// logs uploads container logs (yarn.log-aggregation-enable) and keeps the outcomes
-	// for the RM.
+	// for the RM (from Start, which names the node in its log lines).
 	logs *logaggregation.Aggregator
 	// aux are the auxiliary services (yarn.nodemanager.aux-services); mrShuffle is
 	// MapReduce's among them (nil: not configured), for its figures.
@@ -94,8 +94,8 @@ type NodeManager struct {
 	done chan struct{}
 
 	// mu guards the node's own facts below (its address, its link to the RM, its disks).
-	// It is never held with the table's lock or the
-	// journal's: what the containers need goes through the table's methods.
+	// It is never held with the table's lock or the journal's: what the containers need
+	// goes through the table's methods.
 	mu           sync.Mutex
 	nodeID       string // "host:port" once bound
 	port         int32
@@ -180,8 +180,6 @@ func New(opts Options) (*NodeManager, error) {
 		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
 	})
 	nm.table = containers.NewTable(nm.journal)
-	nm.logs = logaggregation.New(logaggregation.Options{Settings: s.LogAggregation, Conf: opts.Conf, LogDirs: s.LogDirs, Table: nm.table,
-		NodeID: nm.NodeID, Now: opts.Now, Log: nm.log, OwnerOf: nm.appFileOwner, ActAs: nm.runAs.actAs})
 	var services []auxservices.Service
 	for _, name := range s.AuxServices {
 		if name == shuffleService { // the only one ReadSettings lets through
@@ -266,6 +264,8 @@ func (nm *NodeManager) Start() error {
 	nm.startedAt = nm.opts.Now()
 	nm.mu.Unlock()
 	nm.log = nm.log.WithField("node", nm.nodeID)
+	nm.logs = logaggregation.New(logaggregation.Options{Settings: s.LogAggregation, Conf: nm.opts.Conf, LogDirs: s.LogDirs, Table: nm.table,
+		NodeID: nm.NodeID, Now: nm.opts.Now, Log: nm.log, OwnerOf: nm.appFileOwner, ActAs: nm.runAs.actAs})
 	// What the previous process left is settled before anything is served: recovered
 	// containers are in place when the RM and the AMs ask, orphans are gone.
 	var recovered *nmstore.State
