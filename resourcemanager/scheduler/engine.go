@@ -154,12 +154,10 @@ type Engine struct {
 	userMaxRunning func(user string) int
 	// root is the queue tree's root when it is the Fair Scheduler's, whose groups' quotas
 	// are recomputed before every pass (fairshare.go); nil otherwise.
-	root *capacity.Queue
+	root *queue
 	// rankByMemory: the Fair Scheduler's tree with the fair policy at its root, which
 	// compares queues by memory (FairSharePolicy); drf compares dominant shares.
 	rankByMemory bool
-	// fairBounds are the tree's floors and ceilings as amounts, read once (fairshare.go).
-	fairBounds map[*capacity.Queue]queueBounds
 	// nonExclusive names the partitions that lend (SetNonExclusive).
 	nonExclusive map[string]bool
 }
@@ -229,13 +227,12 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		hosts: map[string][]*node{}, racks: map[string][]*node{},
 		groups: map[string]*group{}, apps: map[AppID]*app{},
 		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning}
-	fb, err := boundsOf(cfg.Types, queues)
+	qt, err := newQueueTree(cfg.Types, queues)
 	if err != nil {
 		return nil, err
 	}
-	e.fairBounds = fb
-	for _, q := range queues.Leaves() {
-		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path], queues.Fair, fb)
+	for _, q := range qt.leaves {
+		g, err := buildGroup(cfg.Types, q, cfg.Groups[q.Path], queues.Fair)
 		if err != nil {
 			return nil, err
 		}
@@ -244,8 +241,8 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 		e.groups[q.Path] = g
 	}
 	rankNames(e.leaves)
-	e.setFairRoot(queues)
-	for _, q := range queues.Queues() {
+	e.setFairRoot(qt, queues.Fair)
+	for _, q := range qt.all {
 		if !q.IsLeaf() {
 			e.groups[q.Path] = nil // a parent: known, not submittable
 			if _, ok := e.groups[q.Name]; !ok {
@@ -256,12 +253,12 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 	return e, nil
 }
 
-// setFairRoot keeps the root of the Fair Scheduler's tree, nil for any other tree.
-func (e *Engine) setFairRoot(tree *capacity.Tree) {
+// setFairRoot keeps the root of the Fair Scheduler's tree (fair), nil for any other tree.
+func (e *Engine) setFairRoot(qt *queueTree, fair bool) {
 	e.root, e.rankByMemory = nil, false
-	if tree.Fair {
-		e.root = tree.Root
-		e.rankByMemory = tree.Root.FairPolicy == "fair" || tree.Root.FairPolicy == ""
+	if fair {
+		e.root = qt.root
+		e.rankByMemory = qt.root.FairPolicy == "fair" || qt.root.FairPolicy == ""
 	}
 }
 

@@ -1,11 +1,6 @@
 package scheduler
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/bobbin-yarn/bobbin/conf/capacity"
-)
+import "math"
 
 // The Fair Scheduler's shares. A tree read from its allocation file (capacity.Tree.Fair)
 // runs as groups whose quotas are the Fair Scheduler's instantaneous fair shares,
@@ -14,11 +9,11 @@ import (
 // have no user limits (the Fair Scheduler has none), and maxResources written as amounts
 // also caps what a queue holds.
 
-// bounds sets g's ceiling from leaf q's and its parents' ceilings in fb: a parent's
-// ceiling also caps each leaf under it. (Floors act through the fair shares alone.)
-func (g *group) bounds(fb map[*capacity.Queue]queueBounds, q *capacity.Queue) {
+// bounds sets g's ceiling from leaf q's and its parents' ceilings: a parent's ceiling
+// also caps each leaf under it. (Floors act through the fair shares alone.)
+func (g *group) bounds(q *queue) {
 	for cur := q; cur != nil; cur = cur.Parent {
-		c := fb[cur].ceiling
+		c := cur.bounds.ceiling
 		if c == nil {
 			continue
 		}
@@ -36,35 +31,8 @@ func (g *group) bounds(fb map[*capacity.Queue]queueBounds, q *capacity.Queue) {
 }
 
 // queueBounds are a queue's floor and ceiling as amounts (nil: none; the ceiling -1 for a
-// type it does not name).
+// type it does not name), read once as the engine's queues are built (queues.go).
 type queueBounds struct{ floor, ceiling *Resource }
-
-// boundsOf reads every queue's floor and ceiling once, refusing a resource type the
-// cluster does not have; queues with neither are left out.
-func boundsOf(types Types, tree *capacity.Tree) (map[*capacity.Queue]queueBounds, error) {
-	out := map[*capacity.Queue]queueBounds{}
-	for _, q := range tree.Queues() {
-		var b queueBounds
-		if q.MinimumResource != nil {
-			r, err := types.Vector(q.MinimumResource)
-			if err != nil {
-				return nil, fmt.Errorf("scheduler: queue %s minimum resource: %w", q.Path, err)
-			}
-			b.floor = &r
-		}
-		if q.MaximumResource != nil {
-			r, err := types.Ceiling(q.MaximumResource)
-			if err != nil {
-				return nil, fmt.Errorf("scheduler: queue %s maximum resource: %w", q.Path, err)
-			}
-			b.ceiling = &r
-		}
-		if b.floor != nil || b.ceiling != nil {
-			out[q] = b
-		}
-	}
-	return out, nil
-}
 
 // withinMaximum reports whether the group may hold more as well as what it holds in the
 // default partition within its ceiling, in every type the ceiling names (the Fair
@@ -94,17 +62,16 @@ func (e *Engine) applyFairShares() {
 		return
 	}
 	ut, uc := e.usageMeasure()
-	floor := func(q *capacity.Queue) float64 {
-		b, ok := e.fairBounds[q]
-		if !ok || b.floor == nil {
+	floor := func(q *queue) float64 {
+		if q.bounds.floor == nil {
 			return 0
 		}
-		return DominantShare(*b.floor, p.total, ut, uc).Float()
+		return DominantShare(*q.bounds.floor, p.total, ut, uc).Float()
 	}
-	ceiling := func(q *capacity.Queue) float64 {
+	ceiling := func(q *queue) float64 {
 		hi := q.AbsoluteMaximumCapacity
-		if b, ok := e.fairBounds[q]; ok && b.ceiling != nil {
-			r := *b.ceiling
+		if c := q.bounds.ceiling; c != nil {
+			r := *c
 			for i := range r {
 				if r[i] < 0 {
 					r[i] = p.total[i]
@@ -114,8 +81,8 @@ func (e *Engine) applyFairShares() {
 		}
 		return hi
 	}
-	var walk func(q *capacity.Queue, share float64)
-	walk = func(q *capacity.Queue, share float64) {
+	var walk func(q *queue, share float64)
+	walk = func(q *queue, share float64) {
 		if q.IsLeaf() {
 			if g := e.groups[q.Path]; g != nil {
 				g.quota[""] = uint64(math.Round(share * ppm))
@@ -136,7 +103,7 @@ func (e *Engine) applyFairShares() {
 
 // fairActive reports whether queue q has runnable applications under it: started, or
 // free to start (the Fair Scheduler's runnable apps).
-func (e *Engine) fairActive(q *capacity.Queue) bool {
+func (e *Engine) fairActive(q *queue) bool {
 	if !q.IsLeaf() {
 		for _, c := range q.Children {
 			if e.fairActive(c) {

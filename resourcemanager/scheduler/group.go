@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"time"
-
-	"github.com/bobbin-yarn/bobbin/conf/capacity"
 )
 
 // ppm is the unit of quotas: parts per million of a partition.
@@ -16,7 +14,7 @@ const ppm = 1_000_000
 type group struct {
 	name     string
 	nameRank int // position in name order among the leaves (ranking ties)
-	queue    *capacity.Queue
+	queue    *queue
 	// quota per partition in ppm of that partition; a partition the queue cannot use is absent.
 	quota map[string]uint64
 	used  map[string]Resource
@@ -98,7 +96,7 @@ func (g *group) pendingChanged(a *app, before int) {
 	}
 }
 
-func newGroup(q *capacity.Queue, gs GroupSettings) *group {
+func newGroup(q *queue, gs GroupSettings) *group {
 	if gs.Policy == "" {
 		gs.Policy = PolicyFIFO
 	}
@@ -128,11 +126,11 @@ func newGroup(q *capacity.Queue, gs GroupSettings) *group {
 }
 
 // buildGroup makes the group of leaf queue q, resolving an absolute-resource capacity
-// and its ceiling (fb, from boundsOf); fair: q is of the Fair Scheduler's tree.
-func buildGroup(types Types, q *capacity.Queue, gs GroupSettings, fair bool, fb map[*capacity.Queue]queueBounds) (*group, error) {
+// and its ceiling; fair: q is of the Fair Scheduler's tree.
+func buildGroup(types Types, q *queue, gs GroupSettings, fair bool) (*group, error) {
 	g := newGroup(q, gs)
 	g.fair = fair
-	g.bounds(fb, q)
+	g.bounds(q)
 	if q.CapacityResource != nil {
 		r, err := types.Vector(q.CapacityResource)
 		if err != nil {

@@ -17,8 +17,13 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	for _, g := range e.leaves {
 		byPath[g.queue.Path] = g
 	}
-	newLeaves := map[string]*capacity.Queue{}
-	for _, q := range tree.Leaves() {
+	// Build everything first so a failure leaves the engine as it was.
+	qt, err := newQueueTree(e.cfg.Types, tree)
+	if err != nil {
+		return err
+	}
+	newLeaves := map[string]*queue{}
+	for _, q := range qt.leaves {
 		newLeaves[q.Path] = q
 	}
 	for path, g := range byPath {
@@ -26,15 +31,10 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 			return fmt.Errorf("queue %s has %d applications and cannot be removed or made a parent", path, len(g.apps))
 		}
 	}
-	// Build everything first so a failure leaves the engine as it was.
-	fb, err := boundsOf(e.cfg.Types, tree)
-	if err != nil {
-		return err
-	}
 	leaves := make([]*group, 0, len(newLeaves))
 	groups := map[string]*group{}
-	for _, q := range tree.Leaves() {
-		fresh, err := buildGroup(e.cfg.Types, q, settings[q.Path], tree.Fair, fb)
+	for _, q := range qt.leaves {
+		fresh, err := buildGroup(e.cfg.Types, q, settings[q.Path], tree.Fair)
 		if err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 		groups[q.Name] = g
 		groups[q.Path] = g
 	}
-	for _, q := range tree.Queues() {
+	for _, q := range qt.all {
 		if !q.IsLeaf() {
 			groups[q.Path] = nil
 			if _, ok := groups[q.Name]; !ok {
@@ -62,7 +62,6 @@ func (e *Engine) Refresh(tree *capacity.Tree, settings map[string]GroupSettings)
 	rankNames(e.leaves)
 	e.cfg.Groups = settings
 	e.userMaxRunning = tree.UserMaxRunning
-	e.setFairRoot(tree)
-	e.fairBounds = fb
+	e.setFairRoot(qt, tree.Fair)
 	return nil
 }
