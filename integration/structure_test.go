@@ -68,6 +68,7 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/nodemanager/shuffle":     0,
 		module + "/nodemanager/borrowed":    0,
 		module + "/nodemanager/auxservices": 0,
+		module + "/nodemanager/launch":      0,
 		module + "/nodemanager/nmstore":     1, // it records the localizer's cached resources
 		module + "/nodemanager/containers":  2,
 		module + "/nodemanager/nmservice":   3,

@@ -12,6 +12,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/container"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
+	"github.com/bobbin-yarn/bobbin/nodemanager/launch"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
@@ -96,7 +97,7 @@ func (nm *NodeManager) run(c *containers.Container) {
 		fail(exitcode.Invalid, err.Error())
 		return
 	}
-	script := nm.launchScript(c, z.Paths)
+	script := launch.Script(nm.launchNode(), launchContainer(c), z.Paths)
 	scriptPath := filepath.Join(d.Work, "launch_container.sh")
 	if err := os.WriteFile(scriptPath, []byte(script), 0o700); err != nil {
 		fail(exitcode.Invalid, err.Error())
@@ -136,6 +137,26 @@ func (nm *NodeManager) run(c *containers.Container) {
 	nm.aux.InitializeContainer(c.ID, c.User)
 	log.WithField("pid", proc.Pid()).Info("container launched")
 	nm.watch(c, proc, spec.OutputFile, log)
+}
+
+// launchNode is what this node puts into every container's environment.
+func (nm *NodeManager) launchNode() launch.Node {
+	s := nm.settings
+	nm.mu.Lock()
+	port, httpPort := nm.port, nm.httpPort
+	nm.mu.Unlock()
+	return launch.Node{Host: s.Host, Port: port, HTTPPort: httpPort, UserHome: s.UserHome, AdminEnv: s.AdminEnv, Whitelist: s.EnvWhitelist,
+		ServiceEnv: nm.aux.Env(), Getenv: os.LookupEnv}
+}
+
+// launchContainer is what container c brings to its launch script.
+func launchContainer(c *containers.Container) launch.Container {
+	env := map[string]string{}
+	for _, e := range c.CLC.GetEnvironment() {
+		env[e.GetKey()] = e.GetValue()
+	}
+	d := c.Dirs
+	return launch.Container{ID: c.ID.String(), User: c.User, AppDirs: d.AppDirs, LogDirs: d.LogDirs, Work: d.Work, Env: env, Command: c.CLC.GetCommand()}
 }
 
 // spec is what the executor is told of a container besides its script and environment.

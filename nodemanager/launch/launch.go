@@ -1,0 +1,174 @@
+// Package launch is the NodeManager's launch contract (docs/protocol.md §5): the
+// environment a container gets and the launch_container.sh that sets it up and execs its
+// command, as the Java NM's ContainerLaunch and UnixShellScriptBuilder write them. It
+// computes text from what it is given and touches nothing.
+package launch
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Node is what the node puts into every container's environment.
+type Node struct {
+	Host           string
+	Port, HTTPPort int32
+	UserHome       string            // yarn.nodemanager.user-home-dir
+	AdminEnv       []string          // yarn.nodemanager.admin-env, "KEY=value"
+	Whitelist      []string          // yarn.nodemanager.env-whitelist
+	ServiceEnv     map[string]string // the auxiliary services' (NM_AUX_SERVICE_<name>)
+	// Getenv reads the NodeManager's own environment (os.LookupEnv): HADOOP_CONF_DIR and
+	// the whitelisted variables a container did not set.
+	Getenv func(string) (string, bool)
+}
+
+// Container is what a container brings: its ids, its directories and its launch
+// context's environment and command.
+type Container struct {
+	ID, User string
+	AppDirs  []string // <local>/usercache/<user>/appcache/<app>
+	LogDirs  []string // <log>/<app>/<container>
+	Work     string   // its work dir ($PWD)
+	Env      map[string]string
+	Command  []string
+}
+
+var crossPlatformVar = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+
+// expand applies the NodeManager's markers: <LOG_DIR>, <CPS> and {{VAR}}.
+func expand(s, logDir string) string {
+	s = strings.ReplaceAll(s, "<LOG_DIR>", logDir)
+	s = strings.ReplaceAll(s, "<CPS>", ":")
+	return crossPlatformVar.ReplaceAllString(s, "$$$1")
+}
+
+// Var is one exported variable.
+type Var struct{ Key, Value string }
+
+// Env is the environment written into the launch script: the node's variables (which a
+// container cannot override), then the container's, in an order where a value referring
+// to another variable comes after it.
+func Env(n Node, c Container) []Var {
+	getenv := n.Getenv
+	if getenv == nil {
+		getenv = func(string) (string, bool) { return "", false }
+	}
+	logDir := c.LogDirs[0]
+	forced := map[string]string{
+		"CONTAINER_ID":               c.ID,
+		"NM_HOST":                    n.Host,
+		"NM_PORT":                    strconv.Itoa(int(n.Port)),
+		"NM_HTTP_PORT":               strconv.Itoa(int(n.HTTPPort)),
+		"LOCAL_DIRS":                 strings.Join(c.AppDirs, ","),
+		"LOG_DIRS":                   strings.Join(c.LogDirs, ","),
+		"USER":                       c.User,
+		"LOGNAME":                    c.User,
+		"HOME":                       n.UserHome,
+		"PWD":                        c.Work,
+		"HADOOP_TOKEN_FILE_LOCATION": filepath.Join(c.Work, "container_tokens"),
+		"JVM_PID":                    "$$",
+	}
+	if v, ok := getenv("HADOOP_CONF_DIR"); ok {
+		forced["HADOOP_CONF_DIR"] = v
+	}
+	for k, v := range n.ServiceEnv {
+		forced[k] = v
+	}
+	for _, kv := range n.AdminEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			forced[k] = v
+		}
+	}
+	clc := map[string]string{}
+	for k, v := range c.Env {
+		clc[k] = expand(v, logDir)
+	}
+	for _, k := range n.Whitelist {
+		if _, set := clc[k]; !set {
+			if v, ok := getenv(k); ok {
+				if _, f := forced[k]; !f {
+					clc[k] = v
+				}
+			}
+		}
+	}
+	for k := range forced {
+		delete(clc, k)
+	}
+	out := make([]Var, 0, len(forced)+len(clc))
+	for _, k := range sortedKeys(forced) {
+		out = append(out, Var{k, forced[k]})
+	}
+	return append(out, dependencyOrder(clc)...)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var varRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// dependencyOrder sorts variables so that each comes after the variables of the same set
+// its value refers to ($X or ${X}); cycles fall back to name order.
+func dependencyOrder(env map[string]string) []Var {
+	deps := map[string][]string{}
+	for k, v := range env {
+		for _, m := range varRef.FindAllStringSubmatch(v, -1) {
+			if _, ok := env[m[1]]; ok && m[1] != k {
+				deps[k] = append(deps[k], m[1])
+			}
+		}
+	}
+	var out []Var
+	done, visiting := map[string]bool{}, map[string]bool{}
+	var visit func(k string)
+	visit = func(k string) {
+		if done[k] || visiting[k] {
+			return
+		}
+		visiting[k] = true
+		for _, d := range deps[k] {
+			visit(d)
+		}
+		visiting[k] = false
+		done[k] = true
+		out = append(out, Var{k, env[k]})
+	}
+	for _, k := range sortedKeys(env) {
+		visit(k)
+	}
+	return out
+}
+
+// Script is launch_container.sh, as Java's UnixShellScriptBuilder writes it: the exports
+// of Env (values unescaped in double quotes, so $VAR references expand), the links to the
+// localized resources (link name -> target), then exec of the command through bash so
+// redirections and && work.
+func Script(n Node, c Container, links map[string]string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n\n")
+	for _, e := range Env(n, c) {
+		fmt.Fprintf(&b, "export %s=\"%s\"\n", e.Key, e.Value)
+	}
+	for _, link := range sortedKeys(links) {
+		if dir := filepath.Dir(link); dir != "." {
+			fmt.Fprintf(&b, "mkdir -p \"%s\" || exit $?\n", dir)
+		}
+		fmt.Fprintf(&b, "ln -sf \"%s\" \"%s\" || exit $?\n", links[link], link)
+	}
+	cmd := make([]string, 0, len(c.Command))
+	for _, part := range c.Command {
+		cmd = append(cmd, expand(part, c.LogDirs[0]))
+	}
+	fmt.Fprintf(&b, "exec /bin/bash -c \"%s\"\n", strings.Join(cmd, " "))
+	return b.String()
+}

@@ -1,0 +1,67 @@
+package launch
+
+import (
+	"strings"
+	"testing"
+)
+
+func testNode() Node {
+	env := map[string]string{"HADOOP_CONF_DIR": "/etc/hadoop", "JAVA_HOME": "/usr/lib/jvm/x", "PATH": "/usr/bin"}
+	return Node{Host: "node1", Port: 8041, HTTPPort: 8042, UserHome: "/home/", AdminEnv: []string{"MALLOC_ARENA_MAX=4"},
+		Whitelist: []string{"JAVA_HOME", "PATH"}, ServiceEnv: map[string]string{"NM_AUX_SERVICE_mapreduce_shuffle": "AAA="},
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+}
+
+func testContainer() Container {
+	return Container{ID: "container_1_0001_01_000002", User: "alice", AppDirs: []string{"/l1/app", "/l2/app"}, LogDirs: []string{"/logs/app/c2", "/logs2/app/c2"},
+		Work: "/l1/app/c2", Env: map[string]string{"CLASSPATH": "$PWD<CPS>{{JAVA_HOME}}/lib", "B": "${A}/b", "A": "a", "USER": "mallory", "PATH": "/opt/bin"},
+		Command: []string{"java", "Main", "1><LOG_DIR>/stdout", "2><LOG_DIR>/stderr"}}
+}
+
+// The node's variables win over a container's (it cannot pose as another user); a
+// whitelisted variable comes from the node only when the container did not set it; the
+// markers expand; a variable comes after those its value refers to.
+func TestEnv(t *testing.T) {
+	got := map[string]string{}
+	pos := map[string]int{}
+	for i, v := range Env(testNode(), testContainer()) {
+		if _, dup := got[v.Key]; dup {
+			t.Errorf("%s exported twice", v.Key)
+		}
+		got[v.Key], pos[v.Key] = v.Value, i
+	}
+	for k, want := range map[string]string{
+		"CONTAINER_ID": "container_1_0001_01_000002", "NM_HOST": "node1", "NM_PORT": "8041", "NM_HTTP_PORT": "8042",
+		"LOCAL_DIRS": "/l1/app,/l2/app", "LOG_DIRS": "/logs/app/c2,/logs2/app/c2", "USER": "alice", "LOGNAME": "alice",
+		"HOME": "/home/", "PWD": "/l1/app/c2", "HADOOP_TOKEN_FILE_LOCATION": "/l1/app/c2/container_tokens", "JVM_PID": "$$",
+		"HADOOP_CONF_DIR": "/etc/hadoop", "NM_AUX_SERVICE_mapreduce_shuffle": "AAA=", "MALLOC_ARENA_MAX": "4",
+		"CLASSPATH": "$PWD:$JAVA_HOME/lib", "JAVA_HOME": "/usr/lib/jvm/x", "PATH": "/opt/bin", "A": "a", "B": "${A}/b",
+	} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+	if pos["A"] > pos["B"] {
+		t.Errorf("B refers to A but is exported first: %v", pos)
+	}
+}
+
+// The script exports, links the localized resources (making their dirs) and execs the
+// expanded command through bash.
+func TestScript(t *testing.T) {
+	s := Script(testNode(), testContainer(), map[string]string{"job.jar": "/cache/1/job.jar", "lib/x.jar": "/cache/2/x.jar"})
+	for _, want := range []string{
+		"#!/bin/bash\n\n",
+		"export USER=\"alice\"\n",
+		"ln -sf \"/cache/1/job.jar\" \"job.jar\" || exit $?\n",
+		"mkdir -p \"lib\" || exit $?\nln -sf \"/cache/2/x.jar\" \"lib/x.jar\" || exit $?\n",
+		"exec /bin/bash -c \"java Main 1>/logs/app/c2/stdout 2>/logs/app/c2/stderr\"\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Index(s, "export ") > strings.Index(s, "ln -sf") || !strings.HasSuffix(s, "stderr\"\n") {
+		t.Errorf("exports, then links, then exec:\n%s", s)
+	}
+}
