@@ -281,7 +281,8 @@ func TestShutdownAnswersCallsInFlight(t *testing.T) {
 		var resp echoResp
 		res <- c.Call(context.Background(), "sleep", &echoReq{QueueName: proto.String("300")}, &resp)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// In flight: it has a handler (the server counts it as it hands it one).
+	testutil.Eventually(t, 5*time.Second, "the call never reached a handler", func() bool { return s.Activity().QueueTimeNumOps >= 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
@@ -451,9 +452,14 @@ func TestClientReconnectsAfterServerClosesConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
-	c.conn.nc.Close() // as if the server had dropped an idle connection
+	conn := c.conn
+	conn.nc.Close() // as if the server had dropped an idle connection
 	c.mu.Unlock()
-	time.Sleep(50 * time.Millisecond)
+	select { // the client's reader sees the connection end
+	case <-conn.dead:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client did not notice its connection closed")
+	}
 	if got, err := echo(t, c, "2"); err != nil || got != "alice/SIMPLE/2" {
 		t.Fatalf("after reconnect: %q %v", got, err)
 	}
