@@ -77,6 +77,7 @@ func serverMain() int {
 				fmt.Sprintf("%s/%s/%d/%s", c.User, c.Auth, os.Getpid(), r.GetQueueName()))}}, nil
 		}),
 		"sleep": rpc.Unary(func(ctx context.Context, r *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
+			fmt.Println("sleeping") // the test waits for this line: the call is running
 			time.Sleep(time.Minute)
 			return &yarnpb.GetQueueInfoResponseProto{}, nil
 		}),
@@ -148,8 +149,36 @@ func (r dyingRecord) Written(n int, answer bool) {
 
 type server struct {
 	cmd              *exec.Cmd
+	out              *bufio.Reader // the server's stdout after its ready line
 	addr             string
 	adopted, dropped int
+}
+
+// await waits until the server prints line (within 10 s).
+func (s *server) await(t *testing.T, line string) {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() { // ends with the server's stdout
+		for {
+			l, err := s.out.ReadString('\n')
+			if err != nil {
+				got <- err
+				return
+			}
+			if strings.TrimSpace(l) == line {
+				got <- nil
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("server ended before it printed %q: %v", line, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("server did not print %q in 10 s", line)
+	}
 }
 
 func startServer(t *testing.T, name string, linger time.Duration, env ...string) *server {
@@ -164,11 +193,12 @@ func startServer(t *testing.T, name string, linger time.Duration, env ...string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
+	br := bufio.NewReader(out)
+	line, err := br.ReadString('\n')
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}
-	s := &server{cmd: cmd}
+	s := &server{cmd: cmd, out: br}
 	if _, err := fmt.Sscanf(line, "ready %s %d %d", &s.addr, &s.adopted, &s.dropped); err != nil {
 		t.Fatalf("server said %q", line)
 	}
@@ -289,7 +319,7 @@ func TestBusyConnectionIsClosed(t *testing.T) {
 		defer cancel()
 		errc <- c.Call(ctx, "sleep", &yarnpb.GetQueueInfoRequestProto{}, &yarnpb.GetQueueInfoResponseProto{})
 	}()
-	time.Sleep(300 * time.Millisecond) // the call is running
+	s1.await(t, "sleeping")
 	s1.kill(t)
 	s2 := startServer(t, name, time.Minute)
 	if s2.adopted != 0 || s2.dropped != 1 {
