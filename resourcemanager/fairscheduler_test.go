@@ -188,7 +188,7 @@ func TestFairCreatedQueueAfterRestart(t *testing.T) {
 	if err := cl2.Call(ctx, "getQueueInfo", &yarnpb.GetQueueInfoRequestProto{QueueName: &queue}, &qi); err != nil || qi.GetQueueInfo().GetQueueName() != "root.alice" {
 		t.Fatalf("root.alice after the restart: %v %v", qi.GetQueueInfo(), err)
 	}
-	if st := rm2.Core().Engine.GroupStats()["root.alice"]; st.Apps != 1 || st.Pending != 1 {
+	if st := rm2.Core().GroupStats()["root.alice"]; st.Apps != 1 || st.Pending != 1 {
 		t.Fatalf("root.alice in the scheduler: %+v", st)
 	}
 }

@@ -260,7 +260,7 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 				cleaned[a] = true
 			}
 		}
-		total, used := sc.rm.Core().Engine.Totals()
+		total, used := sc.rm.Core().Totals()
 		return len(cleaned) == len(ids) && used.IsZero() && total[0] == 2*8192
 	})
 	for _, a := range ids {
@@ -624,7 +624,7 @@ func TestNodeLabelAdministration(t *testing.T) {
 		t.Fatalf("node report %v", nodes)
 	}
 	// The labelled node left the default partition: an unlabelled app's AM cannot run.
-	if total, _ := sc.rm.Core().Engine.Totals(); total[0] != 4096 {
+	if total, _ := sc.rm.Core().Totals(); total[0] != 4096 {
 		t.Fatalf("engine total %v", total)
 	}
 	if err := adm.Call(ctx, "removeFromClusterNodeLabels", &yarnpb.RemoveFromClusterNodeLabelsRequestProto{NodeLabels: []string{"gpu"}}, &yarnpb.RemoveFromClusterNodeLabelsResponseProto{}); err != nil {
@@ -710,7 +710,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 	// Releasing another application's container is refused.
 	other := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: app.ClusterTimestamp, ID: app.ID + 7}.Attempt(1), ID: 2}
 	var rid int32
-	sc.rm.Core().Apps.WithAttempt(app.Attempt(1), func(_ *appRecord, at *rmstate.Attempt) { rid = at.LastResponseID })
+	sc.rm.Core().ViewAttempt(app.Attempt(1), func(_ *rmstate.App, at *rmstate.Attempt) { rid = at.LastResponseID })
 	err := amClient(t, sc.rm, token.FromProto(rep.GetAmRmToken())).Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(rid),
 		Release: []*yarnpb.ContainerIdProto{other.Proto()}}, &yarnpb.AllocateResponseProto{})
 	if re := remote(t, err); re.Class != exceptions.InvalidContainerRelease || !strings.Contains(re.Message, other.String()) {
@@ -743,7 +743,7 @@ func TestContainerReportsReleaseChecksAndNodeResource(t *testing.T) {
 		&yarnpb.UpdateNodeResourceResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
-	if total, used := sc.rm.Core().Engine.Totals(); total[0] != 16384 || used[0] != 1024 {
+	if total, used := sc.rm.Core().Totals(); total[0] != 16384 || used[0] != 1024 {
 		t.Fatalf("engine %v %v", total, used)
 	}
 }

@@ -98,7 +98,7 @@ func BenchmarkRestartToServing(b *testing.B) {
 		wg.Wait()
 		rebuilt := time.Since(registered)
 		b.StopTimer()
-		if _, used := rm.Core().Engine.Totals(); used[0] != apps*perApp*1024 {
+		if _, used := rm.Core().Totals(); used[0] != apps*perApp*1024 {
 			b.Fatalf("engine books %d MB after the registrations, want %d", used[0], apps*perApp*1024)
 		}
 		b.ReportMetric(float64(serving.Milliseconds()), "restart-to-serving-ms")

@@ -71,7 +71,7 @@ func TestRecoveryAfterQueueChanges(t *testing.T) {
 	if err != nil || rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_ACCEPTED {
 		t.Fatalf("application of the stopped queue: %v %v", rep, err)
 	}
-	if n := rm2.Core().Engine.GroupStats()["c"].Apps; n != 1 {
+	if n := rm2.Core().GroupStats()["c"].Apps; n != 1 {
 		t.Fatalf("stopped queue c holds %d applications in the engine, want the recovered one", n)
 	}
 }

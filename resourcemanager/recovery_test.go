@@ -185,7 +185,7 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	rm2 := restart(nil)
 	// The node comes back with its three containers (the AM's and two tasks) booked.
 	testutil.Eventually(t, 10*time.Second, "the node's containers were not recovered", func() bool {
-		_, used := rm2.Core().Engine.Totals()
+		_, used := rm2.Core().Totals()
 		return used[0] == 3072
 	})
 	for _, id := range before {

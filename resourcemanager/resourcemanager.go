@@ -239,7 +239,7 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 		// No separate proxy: this RM serves /proxy, from its own web host's address.
 		proxy = webproxy.New(webproxy.Options{
 			Reports: webproxy.ReportsFunc(func(_ context.Context, id records.ApplicationID) (*yarnpb.ApplicationReportProto, error) {
-				rep, ok := core.Apps.ReportOf(id)
+				rep, ok := core.AppReport(id)
 				if !ok {
 					return nil, nil
 				}
@@ -252,7 +252,7 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 		})
 	}
 	if rm.webBase != "" { // HA: a core built after Start
-		core.Apps.SetWebBases(rm.trackingBase(), rm.webBase)
+		core.SetWebBases(rm.trackingBase(), rm.webBase)
 	}
 	rm.mu.Lock()
 	rm.webCore = rmweb.Handler(core, rmweb.Options{HA: rm.ha != nil, Proxy: proxy})
@@ -344,7 +344,7 @@ func (rm *ResourceManager) Start() error {
 	rm.webAddr = wln.Addr()
 	rm.webBase = advertisedWeb(rm.settings.WebHost, wln.Addr())
 	if rm.core != nil {
-		rm.core.Apps.SetWebBases(rm.trackingBase(), rm.webBase)
+		rm.core.SetWebBases(rm.trackingBase(), rm.webBase)
 	}
 	// Timeouts and a header limit: a slow or hostile web client costs one goroutine for
 	// a bounded time, never the RPC ports.

@@ -191,7 +191,7 @@ func TestMeasuredCapacityAndStaticLabel(t *testing.T) {
 	var node string
 	testutil.Eventually(t, 5*time.Second, "no AM container allocated", func() bool {
 		// Only the AM's container is live this early.
-		for _, c := range rm.Core().Containers.LiveReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
+		for _, c := range rm.Core().ContainerReports(records.AppIDFromProto(r.GetApplicationId()).Attempt(1)) {
 			node = rmstate.NodeKey(c.GetNodeId())
 		}
 		return node != ""
@@ -221,7 +221,7 @@ func TestHeartbeatRacingRegistrationDoesNotCountAsFirst(t *testing.T) {
 	addr := &rmstate.NodeAddr{Key: key, ID: nm.id, HTTP: "127.0.0.1:8042"}
 	capability := &yarnpb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}
 	// The registration's first step: the registry's record.
-	if _, err := rm.Core().Nodes.Put(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability,
+	if _, err := rm.Core().PutNode(key, &rmstate.Node{NodeAddr: addr, Rack: "/default-rack", Capability: capability,
 		Version: "2.7.3", LastHeartbeat: time.Now(), HealthTime: time.Now().UnixMilli()}, yarnpb.NodeStateProto_NS_RUNNING); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 func (rm *Core) Allocate(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) ([]byte, error) {
 	var b []byte
 	var err error
-	if !rm.Apps.Serialize(att, func() { b, err = rm.allocateSerialized(att, keyID, req) }) {
+	if !rm.apps.Serialize(att, func() { b, err = rm.allocateSerialized(att, keyID, req) }) {
 		return nil, attemptNotFound(att)
 	}
 	return b, err
@@ -41,7 +41,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 		spare    []byte // a buffer for the answer
 		rerr     error
 	)
-	found := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	found := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
 			rerr = exceptions.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
@@ -93,11 +93,11 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 		return nil, err
 	}
 	appID := EngineID(att.App)
-	if err := rm.Engine.UpdateAsks(appID, rm.AsksFrom(req.GetAsk())); err != nil {
+	if err := rm.engine.UpdateAsks(appID, rm.AsksFrom(req.GetAsk())); err != nil {
 		return nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 	}
 	if bl := req.GetBlacklistRequest(); bl != nil {
-		rm.Engine.UpdateBlacklist(appID, rm.Nodes.HostsToNodes(bl.GetBlacklistAdditions()), rm.Nodes.HostsToNodes(bl.GetBlacklistRemovals()))
+		rm.engine.UpdateBlacklist(appID, rm.nodes.HostsToNodes(bl.GetBlacklistAdditions()), rm.nodes.HostsToNodes(bl.GetBlacklistRemovals()))
 	}
 	rm.Release(req.GetRelease())
 	if len(req.GetAsk()) > 0 {
@@ -118,9 +118,9 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	b, need := rm.DrainFor(b, att)
 	// Then the rest in field order: the fields before nm_tokens, the NMTokens written as
 	// bytes, the fields after.
-	total, used := rm.Engine.Totals()
+	total, used := rm.engine.Totals()
 	before := &yarnpb.AllocateResponseProto{
-		NumClusterNodes: proto.Int32(rm.Nodes.Running()),
+		NumClusterNodes: proto.Int32(rm.nodes.Running()),
 		Preempt:         rm.TakePreemptions(att),
 		// Headroom: what the cluster has free (MR ramps reducers and preempts its own
 		// reducers from it, so it must not read 0 while room exists).
@@ -141,7 +141,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	if b, err = (proto.MarshalOptions{}).MarshalAppend(b, after); err != nil {
 		return nil, fmt.Errorf("allocate response of %s: %w", att, err)
 	}
-	rm.Apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
+	rm.apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 		at.SpareResponse, at.LastResponse, at.LastResponseID = at.LastResponse, b, lastID+1
 	})
 	return b, nil

@@ -62,7 +62,7 @@ func (rm *Core) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, contai
 				return
 			case <-time.After(pause):
 			}
-			if _, live := rm.Containers.LiveReport(cid); !live || !rm.Apps.WithAttempt(att, func(*rmstate.App, *rmstate.Attempt) {}) {
+			if _, live := rm.containers.LiveReport(cid); !live || !rm.apps.WithAttempt(att, func(*rmstate.App, *rmstate.Attempt) {}) {
 				return // released meanwhile (the node lost, the application ended): nothing to launch
 			}
 		}
@@ -86,7 +86,7 @@ func nodeNotServing(err error) bool {
 func (rm *Core) amAllocated(att records.AttemptID, c *yarnpb.ContainerProto) error {
 	cid := records.ContainerIDFromProto(c.GetId())
 	err := fmt.Errorf("attempt %s is gone", att)
-	rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if err = at.Move(rmstate.AttemptAMAllocated); err == nil {
 			at.AMContainer = &cid
 			at.AMNode, at.AMNodeHTTP = rmstate.NodeKey(c.GetNodeId()), c.GetNodeHttpAddress()
@@ -102,7 +102,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	var submit int64
 	var maxAttempts int
 	cid := records.ContainerIDFromProto(c.GetId())
-	ok := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	ok := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if a.AMSpec != nil {
 			clc = proto.Clone(a.AMSpec).(*yarnpb.ContainerLaunchContextProto)
 		}
@@ -111,7 +111,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	if !ok {
 		return fmt.Errorf("attempt %s is gone", att)
 	}
-	rm.Containers.HandOut(cid, rm.Opts.Now())
+	rm.containers.HandOut(cid, rm.Opts.Now())
 	if clc == nil {
 		clc = &yarnpb.ContainerLaunchContextProto{}
 	}
@@ -151,8 +151,8 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 		return err
 	}
 	// Started by the NodeManager's answer: no expiry while its heartbeat is on its way.
-	rm.Containers.Launched(cid)
-	rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	rm.containers.Launched(cid)
+	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		at.Launched = true
 		if !at.Registered {
 			// The liveness clock starts at launch; an AM that registered already (it can

@@ -28,7 +28,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 	}
 	var reg AMRegistration
 	var rerr error
-	found := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	found := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if at.Registered {
 			rerr = exceptions.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
@@ -70,7 +70,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationStatusProto, diagnostics, trackingURL string) (unregistered bool, err error) {
 	var unmanaged, first bool
 	now := rm.Opts.Now().UnixMilli()
-	found := rm.Apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	found := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
 			err = exceptions.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
 			return
@@ -113,13 +113,13 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 			rm.EndApp(att.App)
 		} else {
 			// No more containers for it; those it has end with its AM container.
-			rm.Engine.CancelAsks(EngineID(att.App))
+			rm.engine.CancelAsks(EngineID(att.App))
 		}
 	}
 	log := rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": final.String()})
-	if rm.Apps.Unsaved(att.App) {
+	if rm.apps.Unsaved(att.App) {
 		// The state store refused the final state (full, read-only).
-		if _, err := rm.Apps.RetryUnsaved(); err != nil || rm.Apps.Unsaved(att.App) {
+		if _, err := rm.apps.RetryUnsaved(); err != nil || rm.apps.Unsaved(att.App) {
 			log.WithError(err).Warn("application master unregistering: its final state is not stored yet; answered isUnregistered=false")
 			return false, nil
 		}

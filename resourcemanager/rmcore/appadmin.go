@@ -14,7 +14,7 @@ import (
 // KillApp kills an application for user (the RPC kill and the REST state change): found
 // is false when the RM does not know it. diagnostics say who killed it.
 func (rm *Core) KillApp(id records.ApplicationID, user, diagnostics string) (found bool) {
-	killed, found := rm.Apps.Kill(id, rm.Opts.Now().UnixMilli(), diagnostics)
+	killed, found := rm.apps.Kill(id, rm.Opts.Now().UnixMilli(), diagnostics)
 	if !found {
 		return false
 	}
@@ -45,7 +45,7 @@ func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb
 	if !rm.Settings.ACLEnabled {
 		return true
 	}
-	owner, queue, acls, ok := rm.Apps.AccessOf(id)
+	owner, queue, acls, ok := rm.apps.AccessOf(id)
 	if !ok {
 		return false
 	}
@@ -73,7 +73,7 @@ func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
 	if q.State == capacity.Stopped {
 		return exceptions.Errorf(exceptions.YarnException, "Move to queue: %s failed: queue is STOPPED", q.Name)
 	}
-	found, finished := rm.Apps.Move(id, q.Name)
+	found, finished := rm.apps.Move(id, q.Name)
 	if !found {
 		return exceptions.Errorf(exceptions.ApplicationNotFound, "Application with id '%s' doesn't exist in RM.", id)
 	}
@@ -90,7 +90,7 @@ func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user st
 	want := rm.ClampPriority(priority)
 	var got int32
 	var changed, ok bool
-	rm.Apps.With(id, func(a *rmstate.App, found bool) {
+	rm.apps.With(id, func(a *rmstate.App, found bool) {
 		ok = found
 		if found {
 			if !a.Finished() {
@@ -100,7 +100,7 @@ func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user st
 		}
 	})
 	if changed {
-		if err := rm.Engine.SetAppPriority(EngineID(id), got); err != nil {
+		if err := rm.engine.SetAppPriority(EngineID(id), got); err != nil {
 			rm.Log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
 		}
 		rm.Log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": user}).Info("application priority updated")
@@ -111,7 +111,7 @@ func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user st
 // AppEnded counts application id's end in state, in its queue's figures too.
 func (rm *Core) AppEnded(id records.ApplicationID, state yarnpb.YarnApplicationStateProto) {
 	queue := ""
-	rm.Apps.View(id, func(a *rmstate.App) { queue = a.Queue })
+	rm.apps.View(id, func(a *rmstate.App) { queue = a.Queue })
 	rm.Metrics.AppEnded(queue, state)
 }
 
@@ -119,7 +119,7 @@ func (rm *Core) AppEnded(id records.ApplicationID, state yarnpb.YarnApplicationS
 // lifetime monitor kills the application when one passes.
 func (rm *Core) UpdateTimeouts(id records.ApplicationID, expiries map[yarnpb.ApplicationTimeoutTypeProto]int64, user string) error {
 	var err error
-	rm.Apps.With(id, func(a *rmstate.App, ok bool) {
+	rm.apps.With(id, func(a *rmstate.App, ok bool) {
 		switch {
 		case !ok:
 			err = exceptions.Errorf(exceptions.ApplicationNotFound, "Trying to update timeout of an absent application %s", id)
@@ -146,7 +146,7 @@ func (rm *Core) UpdateTimeouts(id records.ApplicationID, expiries map[yarnpb.App
 func (rm *Core) FailAttempt(att records.AttemptID, user string) error {
 	var err error
 	var current, finished bool
-	rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
+	rm.apps.With(att.App, func(a *rmstate.App, ok bool) {
 		if !ok {
 			err = exceptions.Errorf(exceptions.ApplicationNotFound, "Trying to fail an attempt %s of an absent application %s", att, att.App)
 			return
@@ -177,7 +177,7 @@ func (rm *Core) FailAttempt(att records.AttemptID, user string) error {
 // SignalContainer queues a signal for a container's NodeManager, sent on its next
 // heartbeat (`yarn container -signal`).
 func (rm *Core) SignalContainer(id records.ContainerID, cmd yarnpb.SignalContainerCommandProto, user string) error {
-	node, ok := rm.Containers.Signal(id, cmd)
+	node, ok := rm.containers.Signal(id, cmd)
 	if !ok {
 		return exceptions.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
 	}
@@ -187,7 +187,7 @@ func (rm *Core) SignalContainer(id records.ContainerID, cmd yarnpb.SignalContain
 
 // NewAppID is a new application's id for user (getNewApplication, REST's new-application).
 func (rm *Core) NewAppID(user, via string) records.ApplicationID {
-	id := rm.Apps.NewID()
+	id := rm.apps.NewID()
 	rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "via": via}).Info("allocated new application id")
 	return id
 }

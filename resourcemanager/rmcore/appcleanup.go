@@ -25,7 +25,7 @@ func CheckRelease(att records.AttemptID, ids []*yarnpb.ContainerIdProto) error {
 func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 	for _, p := range ids {
 		id := records.ContainerIDFromProto(p)
-		c, _, fresh := rm.Containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c, _, fresh := rm.containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: p, State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container released by application")})
 		if c == nil {
 			rm.recovery.noteRelease(id) // its node may still be on its way back
@@ -33,9 +33,9 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 		if !fresh {
 			continue
 		}
-		rm.Engine.Release(c.EngineID)
+		rm.engine.Release(c.EngineID)
 		rm.Metrics.containerReleased()
-		rm.Containers.KillOnNode(c.Node(), p)
+		rm.containers.KillOnNode(c.Node(), p)
 	}
 }
 
@@ -44,16 +44,16 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 // are told it ended, its AMRMTokens stop working, and the oldest finished applications
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *Core) EndApp(id records.ApplicationID) {
-	rm.Engine.RemoveApp(EngineID(id))
-	rm.Containers.CleanupContainers(id, func(records.ContainerID) bool { return true })
-	rm.Containers.AppEnded(id)
-	for _, att := range rm.Apps.AttemptIDs(id) {
+	rm.engine.RemoveApp(EngineID(id))
+	rm.containers.CleanupContainers(id, func(records.ContainerID) bool { return true })
+	rm.containers.AppEnded(id)
+	for _, att := range rm.apps.AttemptIDs(id) {
 		rm.AMRM.Revoke(att)
 	}
-	if rm.Tokens != nil {
-		rm.Tokens.ApplicationFinished(id.String())
+	if rm.tokens != nil {
+		rm.tokens.ApplicationFinished(id.String())
 	}
-	for _, gone := range rm.Apps.Retire(id, rm.Settings.MaxCompletedApps) {
-		rm.Containers.ForgetApp(gone)
+	for _, gone := range rm.apps.Retire(id, rm.Settings.MaxCompletedApps) {
+		rm.containers.ForgetApp(gone)
 	}
 }

@@ -58,7 +58,7 @@ func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.ResourceProto, amLabel *string, unmanaged bool) error {
 	rm.ensureFairQueue(spec.Queue)
 	spec.UnmanagedAM = unmanaged
-	if err := rm.Engine.AddApp(spec); err != nil {
+	if err := rm.engine.AddApp(spec); err != nil {
 		return fmt.Errorf("scheduler refused application %s: %w", spec.ID, err)
 	}
 	if unmanaged {
@@ -68,7 +68,7 @@ func (rm *Core) AdmitToEngine(spec scheduler.AppSpec, amResource *yarnpb.Resourc
 		ResourceName: proto.String("*"), Capability: amResource, NumContainers: proto.Int32(1), RelaxLocality: proto.Bool(true),
 		NodeLabelExpression: amLabel}})
 	am[0].AM = true
-	if err := rm.Engine.UpdateAsks(spec.ID, am); err != nil {
+	if err := rm.engine.UpdateAsks(spec.ID, am); err != nil {
 		return fmt.Errorf("AM container of %s not requested: %w", spec.ID, err)
 	}
 	rm.KickScheduler()
@@ -94,7 +94,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	var next records.AttemptID
 	var appDiagnostics string
 	stale := false
-	rm.Apps.With(att.App, func(a *rmstate.App, ok bool) {
+	rm.apps.With(att.App, func(a *rmstate.App, ok bool) {
 		if !ok || a.Finished() || a.Attempt == nil || a.Attempt.ID != att || a.Attempt.Ended() {
 			stale = true
 			return
@@ -128,13 +128,13 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 	}
 
 	rm.AMRM.Revoke(att)
-	rm.Containers.CleanupContainers(att.App, func(cid records.ContainerID) bool { return cid.Attempt == att })
-	rm.Containers.ForgetAttempt(att)
+	rm.containers.CleanupContainers(att.App, func(cid records.ContainerID) bool { return cid.Attempt == att })
+	rm.containers.ForgetAttempt(att)
 	log := rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
 	if retry {
 		// The new attempt starts from nothing: the engine forgets the old one's asks and
 		// containers and is asked for a new AM container.
-		rm.Engine.RemoveApp(EngineID(att.App))
+		rm.engine.RemoveApp(EngineID(att.App))
 		if err := rm.AdmitToEngine(spec, amRes, amLabel, false); err != nil {
 			log.WithError(err).Error("new attempt not scheduled")
 		}
@@ -156,7 +156,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 func (rm *Core) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
 	unregistered := false
 	now := rm.Opts.Now().UnixMilli()
-	if !rm.Apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
+	if !rm.apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
 		unregistered = at.Unregistered
 		if unregistered && at.Move(rmstate.AttemptAMExited) == nil {
 			at.FinishTime = now

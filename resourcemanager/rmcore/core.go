@@ -37,14 +37,14 @@ type Core struct {
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
-	Apps            *rmstate.Apps
-	Nodes           *rmstate.Nodes
+	apps            *rmstate.Apps
+	nodes           *rmstate.Nodes
 	ContainerKeys   *security.KeyRing
 	NMKeys          *security.KeyRing
 	AMRM            *security.AMRMTokens
-	Engine          *scheduler.Engine
+	engine          *scheduler.Engine
 	Types           resourcetypes.Types // memory-mb, vcores and resource-types.xml's, in the engine's order
-	Containers      *rmstate.Containers
+	containers      *rmstate.Containers
 	containerTokens security.ContainerTokens
 	kick            chan struct{}
 	// reports are heartbeats' container statuses waiting to be applied (QueueStatuses).
@@ -56,10 +56,10 @@ type Core struct {
 	queueTree  *capacity.Tree // replaced by refreshQueues
 
 	Metrics *Metrics
-	Labels  *rmstate.Labels
+	labels  *rmstate.Labels
 	// LabelStore is the Java RM's node-label store (yarn.node-labels.fs-store.root-dir),
 	// open while node labels are enabled; nil otherwise.
-	LabelStore  *labelstore.Store
+	labelStore  *labelstore.Store
 	nodeAdminMu sync.Mutex
 	hosts       *rmstate.HostLists // replaced by refreshNodes
 	// decommissioning are the graceful decommissions a restart recovered, until their node
@@ -74,7 +74,7 @@ type Core struct {
 	retryTick time.Time
 	// Tokens renews the delegation tokens applications submit (nil without Kerberos);
 	// hdfsTokens is its NameNode client and login the RM's Kerberos login for it.
-	Tokens     *tokenrenewer.Renewer
+	tokens     *tokenrenewer.Renewer
 	hdfsTokens *hdfsdt.Client
 	login      *rmLogin
 	stepMu     sync.Mutex     // one Step at a time (the monitor's, or a test's)
@@ -181,16 +181,16 @@ func New(opts Options) (*Core, error) {
 		return nil, err
 	}
 	rm.Metrics = NewMetrics(opts.Metrics)
-	rm.Labels = rmstate.NewLabels()
-	rm.Apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
-	rm.Apps.SetLogAggregation(rm.Settings.LogAggregation)
+	rm.labels = rmstate.NewLabels()
+	rm.apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
+	rm.apps.SetLogAggregation(rm.Settings.LogAggregation)
 	if ls, on, err := logretention.ReadSettings(opts.Conf); err != nil {
 		return nil, err
 	} else if on {
-		rm.logRetention = &logretention.Deleter{Conf: opts.Conf, Settings: ls, Running: rm.Apps.Running, Now: rm.Opts.Now,
+		rm.logRetention = &logretention.Deleter{Conf: opts.Conf, Settings: ls, Running: rm.apps.Running, Now: rm.Opts.Now,
 			Log: rm.Log.WithField("service", "log-retention")}
 	}
-	rm.Nodes = rmstate.NewNodes()
+	rm.nodes = rmstate.NewNodes()
 	host, _ := os.Hostname()
 	if rm.Store, err = statestore.Open(opts.Conf, fmt.Sprintf("%s/%d@%d", host, os.Getpid(), rm.clusterTimestamp), rm.Log); err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func New(opts Options) (*Core, error) {
 	}
 	rm.ContainerKeys, rm.NMKeys = rings[ringContainer], rings[ringNMToken]
 	rm.AMRM = security.NewAMRMTokens(rings[ringAMRM])
-	rm.Engine, rm.Containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
+	rm.engine, rm.containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
 	rm.containerTokens = security.ContainerTokens{Keys: rm.ContainerKeys, RMIdentifier: rm.clusterTimestamp}
 	start := opts.Now()
@@ -316,7 +316,7 @@ func (rm *Core) Run(ctx context.Context) {
 			d.Run(ctx)
 		}()
 	}
-	if r := rm.Tokens; r != nil {
+	if r := rm.tokens; r != nil {
 		rm.tasks.Add(1)
 		go func() {
 			defer rm.tasks.Done()
@@ -357,14 +357,14 @@ func (rm *Core) RefreshQueues() error {
 
 // applyQueues makes tree the RM's queues; the caller holds queueWrite.
 func (rm *Core) applyQueues(tree *capacity.Tree) error {
-	_, groups, err := scheduler.FromConf(tree.Conf, tree, rm.Engine.Types())
+	_, groups, err := scheduler.FromConf(tree.Conf, tree, rm.engine.Types())
 	if err != nil {
 		return err
 	}
 	if err := checkQueueMaxAllocation(tree, rm.Settings); err != nil {
 		return err
 	}
-	if err := rm.Engine.Refresh(tree, groups); err != nil {
+	if err := rm.engine.Refresh(tree, groups); err != nil {
 		return err
 	}
 	rm.queueMu.Lock()

@@ -75,7 +75,7 @@ func (rm *Core) rollKeys(now time.Time) {
 		if activated && k.ring == rm.NMKeys {
 			// AMs get NMTokens of the new key with their next containers on each node, as
 			// the Java RM re-issues them after an activation.
-			rm.Containers.ForgetNMTokens()
+			rm.containers.ForgetNMTokens()
 		}
 		if activated {
 			rm.Log.WithFields(map[string]any{"key": k.name, "key_id": k.ring.Current().ID}).Info("master key activated")

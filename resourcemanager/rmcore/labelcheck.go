@@ -65,7 +65,7 @@ func (rm *Core) checkLabel(q *capacity.Queue, resourceName, expr string) error {
 		return refuse("Invalid resource request, queue=%s doesn't have permission to access all labels in resource request. labelExpression of resource request=%s. Queue labels=%s",
 			q.Name, expr, strings.Join(q.AccessibleNodeLabels, ","))
 	}
-	if !rm.Labels.Exists(expr) {
+	if !rm.labels.Exists(expr) {
 		return refuse("Invalid label resource request, cluster do not contain , label= %s", expr)
 	}
 	return nil

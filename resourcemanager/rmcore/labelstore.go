@@ -40,30 +40,30 @@ func (rm *Core) openLabelStore(st *statestore.State) error {
 				nonExclusive = append(nonExclusive, l.Name)
 			}
 		}
-		rm.Labels.Restore(cluster, nonExclusive, kept.OnNode)
-		rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
+		rm.labels.Restore(cluster, nonExclusive, kept.OnNode)
+		rm.engine.SetNonExclusive(rm.labels.NonExclusive())
 	}
-	rm.LabelStore = s
+	rm.labelStore = s
 	if err := s.Save(rm.labelState()); err != nil {
 		rm.closeLabelStore()
 		return err
 	}
-	rm.Log.WithFields(map[string]any{"store": s.Location(), "labels": len(rm.Labels.ClusterLabels())}).Info("node-label store opened")
+	rm.Log.WithFields(map[string]any{"store": s.Location(), "labels": len(rm.labels.ClusterLabels())}).Info("node-label store opened")
 	return nil
 }
 
 // labelState is the cluster's labels as the label store keeps them.
 func (rm *Core) labelState() labelstore.State {
-	st := labelstore.State{OnNode: rm.Labels.Snapshot()}
-	for _, l := range rm.Labels.ClusterLabels() {
+	st := labelstore.State{OnNode: rm.labels.Snapshot()}
+	for _, l := range rm.labels.ClusterLabels() {
 		st.Labels = append(st.Labels, labelstore.Label(l))
 	}
 	return st
 }
 
 func (rm *Core) closeLabelStore() {
-	if rm.LabelStore != nil {
-		rm.LabelStore.Close()
-		rm.LabelStore = nil
+	if rm.labelStore != nil {
+		rm.labelStore.Close()
+		rm.labelStore = nil
 	}
 }

@@ -22,7 +22,7 @@ func (rm *Core) FillUsage(reports ...*yarnpb.ApplicationReportProto) {
 	for _, r := range reports {
 		ids[records.AppIDFromProto(r.GetApplicationId())] = true
 	}
-	byApp := rm.Containers.LiveUsage(ids)
+	byApp := rm.containers.LiveUsage(ids)
 	for _, r := range reports {
 		u := byApp[records.AppIDFromProto(r.GetApplicationId())]
 		ru := r.AppResource_Usage
@@ -95,7 +95,7 @@ func (rm *Core) CheckExtraTypes(r *yarnpb.ResourceProto) error {
 		}
 		if v[i] < 0 || v[i] > t.Max {
 			return exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%s, maximum allowed allocation=%s",
-				t.Name, rm.Engine.Types().Format(v), rm.Engine.Types().Format(rm.maxAllocation()))
+				t.Name, rm.engine.Types().Format(v), rm.engine.Types().Format(rm.maxAllocation()))
 		}
 	}
 	return nil

@@ -29,7 +29,7 @@ func (rm *Core) monitor(ctx context.Context) {
 		rm.Step(now)
 		if now.Sub(lastStats) >= time.Second {
 			lastStats = now
-			rm.Metrics.observe(rm.Engine.Stats())
+			rm.Metrics.observe(rm.engine.Stats())
 		}
 	}
 }
@@ -40,7 +40,7 @@ func (rm *Core) monitor(ctx context.Context) {
 func (rm *Core) Step(now time.Time) {
 	rm.stepMu.Lock() // the key rollers' schedules are the monitor's own state
 	defer rm.stepMu.Unlock()
-	for _, key := range rm.Nodes.Expire(now, rm.Settings.NMExpiry) {
+	for _, key := range rm.nodes.Expire(now, rm.Settings.NMExpiry) {
 		rm.Log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
 		rm.NodeLost(key, "Container released on a *lost* node")
 	}
@@ -68,14 +68,14 @@ func (rm *Core) Step(now time.Time) {
 // RMAppLifetimeMonitor does.
 func (rm *Core) expireLifetimes(now time.Time) {
 	var due []records.ApplicationID
-	rm.Apps.Each(func(a *rmstate.App) {
+	rm.apps.Each(func(a *rmstate.App) {
 		if exp, ok := a.Timeouts[yarnpb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME]; ok && !a.Finished() && now.UnixMilli() >= exp {
 			due = append(due, a.ID)
 		}
 	})
 	for _, id := range due {
 		const why = "Application is killed by ResourceManager as it has exceeded the lifetime period."
-		if killed, _ := rm.Apps.Kill(id, now.UnixMilli(), why); killed {
+		if killed, _ := rm.apps.Kill(id, now.UnixMilli(), why); killed {
 			rm.AppEnded(id, yarnpb.YarnApplicationStateProto_KILLED)
 			rm.EndApp(id)
 			rm.Log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
@@ -92,7 +92,7 @@ func (rm *Core) expireAttempts(now time.Time) {
 		unregistered bool
 	}
 	var out []expired
-	rm.Apps.Each(func(a *rmstate.App) {
+	rm.apps.Each(func(a *rmstate.App) {
 		at := a.Attempt
 		if at == nil || at.Ended() || at.LastPing.IsZero() || now.Sub(at.LastPing) <= rm.Settings.AMExpiry {
 			return
@@ -110,7 +110,7 @@ func (rm *Core) expireAttempts(now time.Time) {
 	for _, e := range out {
 		if e.unregistered {
 			rm.Log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
-			rm.Apps.WithAttempt(e.att, func(a *rmstate.App, at *rmstate.Attempt) {
+			rm.apps.WithAttempt(e.att, func(a *rmstate.App, at *rmstate.Attempt) {
 				if at.Move(rmstate.AttemptAMExited) == nil {
 					at.FinishTime = now.UnixMilli()
 				}
@@ -125,7 +125,7 @@ func (rm *Core) expireAttempts(now time.Time) {
 // expireAllocations takes back containers handed to an AM that their NodeManager has not
 // reported within yarn.resourcemanager.rm.container-allocation.expiry-interval-ms.
 func (rm *Core) expireAllocations(now time.Time) {
-	t := rm.Containers
+	t := rm.containers
 	due := t.UnstartedSince(now.Add(-rm.Settings.AllocationExpiry))
 	for _, c := range due {
 		c2, final, fresh := t.Complete(c.ID, &yarnpb.ContainerStatusProto{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
@@ -133,7 +133,7 @@ func (rm *Core) expireAllocations(now time.Time) {
 		if !fresh {
 			continue
 		}
-		rm.Engine.Release(c2.EngineID)
+		rm.engine.Release(c2.EngineID)
 		t.KillOnNode(c2.Node(), c2.ID.Proto())
 		rm.Metrics.containerExpired()
 		rm.Log.WithFields(map[string]any{"container": c2.ID.String(), "node": c2.Node(), "attempt": c2.ID.Attempt.String()}).Warn("container expired since it was unused")
@@ -155,7 +155,7 @@ func (s Settings) monitorTick() time.Duration {
 // read-only file system): once it takes writes again, what it missed is stored. The
 // failures were logged when they happened; a retry that stores is logged once.
 func (rm *Core) retryUnsaved() {
-	if n, err := rm.Apps.RetryUnsaved(); n > 0 {
+	if n, err := rm.apps.RetryUnsaved(); n > 0 {
 		l := rm.Log.WithFields(map[string]any{"stored": n, "store": rm.Store.Location()})
 		if err != nil {
 			l = l.WithError(err)

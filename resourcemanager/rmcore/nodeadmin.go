@@ -50,7 +50,7 @@ func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
 	rm.nodeAdminMu.Unlock()
 
 	now := rm.Opts.Now()
-	decommissionNow, changed := rm.Nodes.ApplyHostLists(lists, graceful, timeout, now)
+	decommissionNow, changed := rm.nodes.ApplyHostLists(lists, graceful, timeout, now)
 	sort.Strings(decommissionNow)
 	for _, key := range decommissionNow {
 		rm.Log.WithField("node", key).Warn("node decommissioned by refreshNodes")
@@ -69,16 +69,16 @@ func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
 // checkDecommissioning finishes graceful decommissions: a DECOMMISSIONING node with no
 // live container, or past its deadline, becomes DECOMMISSIONED.
 func (rm *Core) checkDecommissioning(now time.Time) {
-	candidates, deadline := rm.Nodes.Decommissioning(now)
+	candidates, deadline := rm.nodes.Decommissioning(now)
 	if len(candidates) == 0 {
 		return
 	}
-	busy := rm.Containers.NodeUsage() // nodes with live containers
+	busy := rm.containers.NodeUsage() // nodes with live containers
 	for _, key := range candidates {
 		if busy[key].Containers > 0 && !deadline[key] {
 			continue
 		}
-		if rm.Nodes.FinishDecommission(key) {
+		if rm.nodes.FinishDecommission(key) {
 			rm.Log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
 			rm.NodeLost(key, "Container released on a *decommissioned* node")
 			rm.RememberNode(key)
@@ -94,14 +94,14 @@ func (rm *Core) checkDecommissioning(now time.Time) {
 // it registers again after a resync) comes between the registry's record and the
 // engine's; its caller then must not count that heartbeat as the node's first.
 func (rm *Core) SyncSchedulable(key string) bool {
-	n, ok := rm.Nodes.Snapshot(key)
+	n, ok := rm.nodes.Snapshot(key)
 	if !ok {
 		return false
 	}
 	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(n.Capability), Static: n.Static, Measured: n.Measured,
-		Partition:     rm.Labels.PartitionOf(n.ID),
+		Partition:     rm.labels.PartitionOf(n.ID),
 		Unschedulable: n.State() != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
-	if err := rm.Engine.UpdateNode(spec); err != nil {
+	if err := rm.engine.UpdateNode(spec); err != nil {
 		rm.Log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
 		return false
 	}
@@ -122,7 +122,7 @@ func (rm *Core) Relabel(changed []string) {
 	for _, c := range changed {
 		want[c] = true
 	}
-	for _, k := range rm.Nodes.KeysMatching(want) {
+	for _, k := range rm.nodes.KeysMatching(want) {
 		rm.SyncSchedulable(k)
 	}
 }
@@ -147,11 +147,11 @@ func (rm *Core) AddClusterLabels(labels []rmstate.Label) error {
 	if err := rm.labelsEnabled(); err != nil {
 		return err
 	}
-	added, err := rm.Labels.Add(labels)
+	added, err := rm.labels.Add(labels)
 	if err != nil {
 		return LabelError(err)
 	}
-	rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
+	rm.engine.SetNonExclusive(rm.labels.NonExclusive())
 	if err := rm.SaveLabels(); err != nil {
 		return exceptions.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
 	}
@@ -167,7 +167,7 @@ func (rm *Core) RemoveClusterLabels(labels []string) error {
 		return err
 	}
 	tree := rm.Queues()
-	changed, err := rm.Labels.Remove(labels, func(label string) string {
+	changed, err := rm.labels.Remove(labels, func(label string) string {
 		for _, q := range tree.Queues() {
 			for _, l := range q.AccessibleNodeLabels {
 				if l == label {
@@ -181,7 +181,7 @@ func (rm *Core) RemoveClusterLabels(labels []string) error {
 		return LabelError(err)
 	}
 	rm.Relabel(changed)
-	rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
+	rm.engine.SetNonExclusive(rm.labels.NonExclusive())
 	if err := rm.SaveLabels(); err != nil {
 		return exceptions.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
 	}
@@ -198,7 +198,7 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 	changed := make([]string, 0, len(m))
 	var unknown []string
 	for key := range m {
-		if failOnUnknown && !rm.Nodes.Known(records.NodeIDFromKey(key)) {
+		if failOnUnknown && !rm.nodes.Known(records.NodeIDFromKey(key)) {
 			unknown = append(unknown, key)
 		}
 		changed = append(changed, key)
@@ -208,7 +208,7 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 		sort.Strings(unknown)
 		return exceptions.Errorf(exceptions.IOException, "Failed to replace labels as there are unknown nodes:[%s]", strings.Join(unknown, ", "))
 	}
-	if err := rm.Labels.Replace(m); err != nil {
+	if err := rm.labels.Replace(m); err != nil {
 		return LabelError(err)
 	}
 	rm.Relabel(changed)
@@ -226,7 +226,7 @@ func (rm *Core) UpdateNodeResource(key string, r *yarnpb.ResourceProto) error {
 	if r.GetMemory() < 0 || r.GetVirtualCores() < 0 {
 		return exceptions.Errorf(exceptions.YarnException, "Invalid resource %v for node %s", r, key)
 	}
-	if !rm.Nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
+	if !rm.nodes.SetCapability(key, proto.Clone(r).(*yarnpb.ResourceProto)) {
 		return exceptions.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
 	}
 	rm.SyncSchedulable(key)

@@ -22,12 +22,12 @@ import (
 func (rm *Core) RegisteredContainers(node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID) {
 	var orphanIDs []*yarnpb.ContainerIdProto
 	var seen []records.ContainerID
-	epoch := rm.Containers.Epoch()
+	epoch := rm.containers.Epoch()
 	for _, st := range statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		seen = append(seen, id)
 		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
-		if known, done := rm.Containers.State(id); known {
+		if known, done := rm.containers.State(id); known {
 			// This run's container: still live, it goes on; done (the node was lost and
 			// its containers ended for the RM and their AMs) but running, it is killed.
 			if done && !complete {
@@ -47,7 +47,7 @@ func (rm *Core) RegisteredContainers(node *rmstate.NodeAddr, statuses []*yarnpb.
 			orphans = append(orphans, id)
 		}
 	}
-	rm.Containers.KillOrphans(node.Key, orphanIDs)
+	rm.containers.KillOrphans(node.Key, orphanIDs)
 	if rm.recovery.nodeBack(node.Key, seen) {
 		rm.KickScheduler()
 	}
@@ -62,7 +62,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 	}
 	var user string
 	var am, ok bool
-	rm.Apps.ViewAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
+	rm.apps.ViewAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
 		if a.Over() || a.Unmanaged || at.Ended() {
 			return
 		}
@@ -85,7 +85,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		Created: created, User: user}
 	log := rm.Log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
 	if complete {
-		final, ok := rm.Containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
 		if !ok {
 			return true
@@ -96,16 +96,16 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		}
 		return true
 	}
-	eid, err := rm.Engine.Recover(scheduler.RecoveredContainer{App: EngineID(id.Attempt.App), Node: node.Key, Resource: rc.Resource,
+	eid, err := rm.engine.Recover(scheduler.RecoveredContainer{App: EngineID(id.Attempt.App), Node: node.Key, Resource: rc.Resource,
 		Priority: rc.Priority, AM: am, Start: rm.Opts.Now()})
 	if err != nil {
 		log.WithError(err).Warn("running container not recovered; killing it")
 		return false
 	}
 	rc.EngineID = eid
-	rm.Apps.RanOn(id.Attempt.App, node.Key)
-	if _, ok := rm.Containers.Recover(rc, nil); !ok {
-		rm.Engine.Release(eid) // another registration rebuilt it first
+	rm.apps.RanOn(id.Attempt.App, node.Key)
+	if _, ok := rm.containers.Recover(rc, nil); !ok {
+		rm.engine.Release(eid) // another registration rebuilt it first
 		return true
 	}
 	rm.Metrics.containerAllocated()
@@ -119,7 +119,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID, err error) {
 	rm.passMu.Lock()
 	defer rm.passMu.Unlock()
-	if err := rm.Engine.AddNode(spec); err != nil {
+	if err := rm.engine.AddNode(spec); err != nil {
 		return nil, nil, err
 	}
 	recovered, orphans = rm.RegisteredContainers(node, statuses)
@@ -135,7 +135,7 @@ func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, st
 // node (it was lost meanwhile): the caller registers it afresh.
 func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMContainerStatusProto) (ok bool, orphans []records.ContainerID, err error) {
 	rm.passMu.Lock()
-	err = rm.Engine.UpdateNode(spec)
+	err = rm.engine.UpdateNode(spec)
 	rm.passMu.Unlock()
 	if errors.Is(err, scheduler.ErrUnknownNode) {
 		return false, nil, nil
@@ -148,7 +148,7 @@ func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMCont
 	for _, st := range statuses {
 		id := records.ContainerIDFromProto(st.GetContainerId())
 		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
-		if known, done := rm.Containers.State(id); !complete && (!known || done) {
+		if known, done := rm.containers.State(id); !complete && (!known || done) {
 			orphanIDs = append(orphanIDs, st.GetContainerId())
 			orphans = append(orphans, id)
 			continue
@@ -156,7 +156,7 @@ func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMCont
 		sts = append(sts, &yarnpb.ContainerStatusProto{ContainerId: st.GetContainerId(), State: st.GetContainerState().Enum(),
 			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
 	}
-	rm.Containers.KillOrphans(spec.ID, orphanIDs)
+	rm.containers.KillOrphans(spec.ID, orphanIDs)
 	rm.NodeStatuses(spec.ID, sts, nil)
 	return true, orphans, nil
 }

@@ -146,14 +146,14 @@ func (rm *Core) applyReports() {
 				}
 			}
 			if len(settlements) > 0 {
-				rm.Containers.Settle(settlements)
+				rm.containers.Settle(settlements)
 			}
 			if len(reports) == 0 {
 				rest = rest[n:]
 				continue
 			}
-			finished, release := rm.Containers.TakeReports(reports)
-			rm.Engine.ReleaseAll(slices.Concat(release...))
+			finished, release := rm.containers.TakeReports(reports)
+			rm.engine.ReleaseAll(slices.Concat(release...))
 			for i, fs := range finished {
 				if len(fs) > 0 {
 					completed = true
@@ -190,13 +190,13 @@ func (rm *Core) completed(node string, finished []rmstate.Completion) {
 // ABORTED; an AM container among them ends its attempt without counting as a failure.
 func (rm *Core) NodeLost(node, why string) {
 	rm.forgetNode(node)
-	lost, err := rm.Engine.RemoveNode(node)
+	lost, err := rm.engine.RemoveNode(node)
 	if err != nil {
 		return
 	}
-	ids := rm.Containers.IdsOf(lost)
+	ids := rm.containers.IdsOf(lost)
 	for _, id := range ids {
-		c, final, fresh := rm.Containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		c, final, fresh := rm.containers.Complete(id, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String(why)})
 		if fresh && c.AM {
 			rm.amExited(id, final)

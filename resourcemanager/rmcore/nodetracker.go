@@ -69,12 +69,12 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 		first, n.DecommissionBy = yarnpb.NodeStateProto_NS_DECOMMISSIONING, decommissionBy
 		log.WithField("decommission_by", decommissionBy).Info("node registered again while decommissioning: it goes on")
 	}
-	again, err := rm.Nodes.Put(key, n, first)
+	again, err := rm.nodes.Put(key, n, first)
 	if err != nil {
 		return nil, err
 	}
 	// Unschedulable until its first heartbeat (rmstate.beatVerdict.First).
-	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.Labels.PartitionOf(id), Unschedulable: true}
+	spec := scheduler.NodeSpec{ID: key, Rack: n.Rack, Capacity: rm.ResourceOf(capability), Partition: rm.labels.PartitionOf(id), Unschedulable: true}
 	// A NodeManager that restarted and lists running applications kept its containers
 	// (work-preserving NodeManager restart): as in the Java RM, the node and its
 	// containers stay. One that lists none lost them with its restart.
@@ -98,14 +98,14 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 	var endedApps, runningApps []*yarnpb.ApplicationIdProto
 	for _, p := range req.GetRunningApplications() {
 		ended := true
-		rm.Apps.View(records.AppIDFromProto(p), func(a *rmstate.App) { ended = a.Over() })
+		rm.apps.View(records.AppIDFromProto(p), func(a *rmstate.App) { ended = a.Over() })
 		if ended {
 			endedApps = append(endedApps, p)
 		} else {
 			runningApps = append(runningApps, p)
 		}
 	}
-	rm.Containers.AppsOnNode(key, endedApps, runningApps)
+	rm.containers.AppsOnNode(key, endedApps, runningApps)
 	if len(endedApps) > 0 {
 		log.WithField("applications", len(endedApps)).Info("node runs applications that ended: told to clean them up")
 	}
@@ -128,7 +128,7 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 	now := rm.Opts.Now()
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	v := rm.Nodes.Beat(key, req, len(hb.Running), now, rm.Log)
+	v := rm.nodes.Beat(key, req, len(hb.Running), now, rm.Log)
 	if v.Action != nil {
 		if v.Action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.Known {
 			rm.NodeLost(key, "Container released on a *lost* node")
@@ -155,7 +155,7 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 		firstSynced = rm.SyncSchedulable(key) // the node takes containers from now on
 	}
 	rm.QueueStatuses(key, statuses, hb.Running, hb.Completed)
-	for _, f := range rm.Apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
+	for _, f := range rm.apps.LogAggregationReports(key, req.GetLogAggregationReportsForApps()) {
 		log().WithFields(logrus.Fields{"application": records.AppIDFromProto(f.GetApplicationId()).String(), "diagnostics": f.GetDiagnostics()}).Warn("log aggregation failed on the node")
 	}
 	resp := &yarnpb.NodeHeartbeatResponseProto{
@@ -169,13 +169,13 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 	// before anything is signed with it, so NMs verify tokens of both keys.
 	resp.ContainerTokenMasterKey = keyUpdate(rm.ContainerKeys, req.GetLastKnownContainerTokenMasterKey())
 	resp.NmTokenMasterKey = keyUpdate(rm.NMKeys, req.GetLastKnownNmTokenMasterKey())
-	d := rm.Containers.Directives(key)
+	d := rm.containers.Directives(key)
 	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = d.Cleanup, d.Removed, d.Apps, d.Signals
 	if len(resp.ContainersToCleanup) > 0 {
 		log().WithField("containers", len(resp.ContainersToCleanup)).Debug("containers to clean up sent")
 	}
 	if firstSynced {
-		rm.Nodes.SetLastResponse(key, resp)
+		rm.nodes.SetLastResponse(key, resp)
 	}
 	return resp
 }
@@ -186,7 +186,7 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 func (rm *Core) UnregisterNodeManager(id *yarnpb.NodeIdProto) {
 	key := rmstate.NodeKey(id)
 	log := rm.Log.WithField("node", key)
-	if !rm.Nodes.Shutdown(key) {
+	if !rm.nodes.Shutdown(key) {
 		log.Info("unregistration from an unknown node ignored")
 		return
 	}

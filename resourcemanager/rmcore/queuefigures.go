@@ -67,7 +67,7 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 	}
 	live := map[records.ApplicationID]bool{}
 	queueOf := map[records.ApplicationID]string{}
-	rm.Apps.Each(func(a *rmstate.App) {
+	rm.apps.Each(func(a *rmstate.App) {
 		f := leaf(a.Queue)
 		switch a.State() {
 		case yarnpb.YarnApplicationStateProto_RUNNING:
@@ -93,17 +93,17 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 		}
 		live[a.ID], queueOf[a.ID] = true, a.Queue
 	})
-	for id, u := range rm.Containers.LiveUsage(live) {
+	for id, u := range rm.containers.LiveUsage(live) {
 		leaf(queueOf[id]).Containers += int64(u.Containers)
 	}
-	for q, g := range rm.Engine.GroupStats() {
+	for q, g := range rm.engine.GroupStats() {
 		f := leaf(q)
 		for _, used := range g.Used {
 			f.Allocated = f.Allocated.Add(used)
 		}
 		f.PendingRes, f.PendingContainers = g.PendingResource, int64(g.Pending)
 	}
-	st := rm.Engine.Stats()
+	st := rm.engine.Stats()
 	free := st.Total.Sub(st.Allocated)
 	out := map[*capacity.Queue]QueueFigures{}
 	var walk func(q *capacity.Queue) *queueSums
@@ -134,14 +134,14 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 
 // SchedulerStats are the engine's figures now: the cluster's totals, each queue's and
 // partition's use.
-func (rm *Core) SchedulerStats() scheduler.Stats { return rm.Engine.Stats() }
+func (rm *Core) SchedulerStats() scheduler.Stats { return rm.engine.Stats() }
 
 // GroupStats are the engine's figures of each quota group.
-func (rm *Core) GroupStats() map[string]scheduler.GroupStats { return rm.Engine.GroupStats() }
+func (rm *Core) GroupStats() map[string]scheduler.GroupStats { return rm.engine.GroupStats() }
 
 // PreemptionEnabled: the engine preempts (yarn.resourcemanager.scheduler.monitor.enable).
-func (rm *Core) PreemptionEnabled() bool { return rm.Engine.Config().Preemption.Enabled }
+func (rm *Core) PreemptionEnabled() bool { return rm.engine.Config().Preemption.Enabled }
 
 // EngineTypes are the resource types in the engine's order, for reading configured
 // vectors (a queue's minimum and maximum resources).
-func (rm *Core) EngineTypes() scheduler.Types { return rm.Engine.Types() }
+func (rm *Core) EngineTypes() scheduler.Types { return rm.engine.Types() }

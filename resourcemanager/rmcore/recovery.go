@@ -88,7 +88,7 @@ func (rm *Core) recover(st *statestore.State) error {
 	if err != nil {
 		return err
 	}
-	rm.Containers.SetEpoch(epoch)
+	rm.containers.SetEpoch(epoch)
 	apps := make([]*rmstate.App, 0, len(st.Apps))
 	for _, rec := range st.Apps {
 		a, err := rmstate.AppFromRecord(rec)
@@ -97,13 +97,13 @@ func (rm *Core) recover(st *statestore.State) error {
 		}
 		apps = append(apps, a)
 	}
-	rm.Apps.Restore(apps)
+	rm.apps.Restore(apps)
 	if st.Labels != nil {
-		rm.Labels.Restore(st.Labels.Cluster, st.Labels.NonExclusive, st.Labels.OnNode)
-		rm.Engine.SetNonExclusive(rm.Labels.NonExclusive())
+		rm.labels.Restore(st.Labels.Cluster, st.Labels.NonExclusive, st.Labels.OnNode)
+		rm.engine.SetNonExclusive(rm.labels.NonExclusive())
 	}
-	rm.Apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
-	rm.Apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
+	rm.apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
+	rm.apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
 	now := rm.Opts.Now()
 	awaited := rm.recoverNodes(st.Nodes)
 	if rm.Settings.WorkPreserving {
@@ -112,7 +112,7 @@ func (rm *Core) recover(st *statestore.State) error {
 	var resumed, restarted int
 	// What recovery changes (attempts resumed, failed and started anew) is stored in one
 	// transaction, before the RM serves.
-	rm.Apps.BeginBatch()
+	rm.apps.BeginBatch()
 	for _, a := range apps {
 		if a.Finished() {
 			rm.settleFinished(a)
@@ -125,7 +125,7 @@ func (rm *Core) recover(st *statestore.State) error {
 		restarted++
 		rm.restartApp(a)
 	}
-	if err := rm.Apps.Flush(); err != nil {
+	if err := rm.apps.Flush(); err != nil {
 		return fmt.Errorf("storing the recovered applications: %w", err)
 	}
 	rm.Log.WithFields(map[string]any{"store": rm.Store.Location(), "epoch": epoch, "applications": len(apps), "resumed": resumed,
@@ -136,7 +136,7 @@ func (rm *Core) recover(st *statestore.State) error {
 // settleFinished ends the attempt of a finished application that was waiting for its AM
 // container to exit: the restarted RM has no container to wait for.
 func (rm *Core) settleFinished(rec *rmstate.App) {
-	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
+	rm.apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		if at := a.Attempt; ok && at != nil && !at.Ended() {
 			if err := at.Move(rmstate.AttemptAMExited); err != nil {
 				rm.Log.WithError(err).Warn("recovered attempt of a finished application left as it was stored")
@@ -155,7 +155,7 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 	now := rm.Opts.Now()
 	var spec scheduler.AppSpec
 	var resumed bool
-	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
+	rm.apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		at := a.Attempt
 		if !ok || a.Unmanaged || at == nil || at.Ended() || at.AMContainer == nil {
 			return
@@ -177,7 +177,7 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 	log := rm.Log.WithField("application", rec.ID.String())
 	rm.ensureFairQueue(spec.Queue)
 	spec.Recovering = true
-	if err := rm.Engine.AddApp(spec); err != nil {
+	if err := rm.engine.AddApp(spec); err != nil {
 		if !rm.killQueueless(rec.ID, spec.Queue, err) {
 			log.WithError(err).Error("recovered application not scheduled")
 		}
@@ -215,7 +215,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 	var spec scheduler.AppSpec
 	var amRes *yarnpb.ResourceProto
 	var amLabel *string
-	rm.Apps.With(rec.ID, func(a *rmstate.App, ok bool) {
+	rm.apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		if !ok {
 			return
 		}
@@ -286,7 +286,7 @@ func (rm *Core) recoverNodes(recs []*statestore.NodeRecord) (awaited []string) {
 		switch r.State {
 		case statestore.NodeDecommissioned:
 			id := records.NodeIDFromKey(r.ID)
-			rm.Nodes.Put(r.ID, &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: r.ID, ID: id, HTTP: r.HTTP}, Rack: r.Rack,
+			rm.nodes.Put(r.ID, &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: r.ID, ID: id, HTTP: r.HTTP}, Rack: r.Rack,
 				Capability: &yarnpb.ResourceProto{Memory: proto.Int64(r.MemoryMB), VirtualCores: proto.Int32(r.VCores)}},
 				yarnpb.NodeStateProto_NS_DECOMMISSIONED)
 		case statestore.NodeDecommissioning:
@@ -324,7 +324,7 @@ func (rm *Core) RememberNode(key string) {
 	rm.nodeAdminMu.Lock()
 	delete(rm.decommissioning, key)
 	rm.nodeAdminMu.Unlock()
-	n, ok := rm.Nodes.Snapshot(key)
+	n, ok := rm.nodes.Snapshot(key)
 	if !ok {
 		rm.forgetNode(key)
 		return
@@ -382,14 +382,14 @@ func (rm *Core) schedulingOpen(now time.Time) (open, justOpened bool) {
 // node-label store and the state store (each when there is one): the change is answered
 // only once it is kept.
 func (rm *Core) SaveLabels() error {
-	if rm.LabelStore != nil {
-		if err := rm.LabelStore.Save(rm.labelState()); err != nil {
+	if rm.labelStore != nil {
+		if err := rm.labelStore.Save(rm.labelState()); err != nil {
 			return err
 		}
 	}
 	if rm.Store == nil {
 		return nil
 	}
-	cluster, nonExclusive, onNode := rm.Labels.Export()
+	cluster, nonExclusive, onNode := rm.labels.Export()
 	return rm.Store.PutLabels(&statestore.LabelsRecord{Cluster: cluster, NonExclusive: nonExclusive, OnNode: onNode})
 }

@@ -72,7 +72,7 @@ func (rm *Core) SchedulePass() {
 		if open, _ := rm.schedulingOpen(rm.Opts.Now()); !open {
 			return
 		}
-		res := rm.Engine.Schedule(scheduler.SliceSize)
+		res := rm.engine.Schedule(scheduler.SliceSize)
 		rm.applyPlan(res)
 		if len(res.Allocations) < scheduler.SliceSize {
 			return
@@ -150,7 +150,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		}
 		lost[k]++
 		// An application removed meanwhile took its planned containers with it.
-		if err := rm.Engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
+		if err := rm.engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
 			rm.Log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
 		}
 	}
@@ -190,7 +190,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		made = append(made, madeContainer{a, rc})
 		tasks = append(tasks, rc)
 	}
-	rm.Containers.AddAll(tasks)
+	rm.containers.AddAll(tasks)
 	// The pairs as they come (a plan's containers are spread over nodes, so repeats are
 	// few): a set of nodes per application was a map per application per slice.
 	ranOn := make([]rmstate.AppNode, 0, len(made))
@@ -207,9 +207,9 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		}
 		lines[g] = append(lines[g], rc)
 	}
-	rm.Apps.RanOnAll(ranOn) // their logs will be aggregated there
+	rm.apps.RanOnAll(ranOn) // their logs will be aggregated there
 	rm.Metrics.ContainersAlloc.Inc(int64(len(made)))
-	rm.Engine.Confirm(confirmed)
+	rm.engine.Confirm(confirmed)
 	for _, k := range lostOrder {
 		rm.Log.WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
 	}
@@ -244,7 +244,7 @@ func (p *planTargets) of(a scheduler.Allocation) (records.AttemptID, string, *rm
 	if !ok {
 		appID, err := yarnAppID(a.App)
 		if err == nil {
-			att, user, live := p.rm.Apps.LiveAttempt(appID)
+			att, user, live := p.rm.apps.LiveAttempt(appID)
 			app = planApp{att: att, user: user}
 			if !live {
 				app.err = fmt.Errorf("no live attempt")
@@ -259,7 +259,7 @@ func (p *planTargets) of(a scheduler.Allocation) (records.AttemptID, string, *rm
 	}
 	at, ok := p.nodes[a.Node]
 	if !ok {
-		at, _ = p.rm.Nodes.AddrOf(a.Node)
+		at, _ = p.rm.nodes.AddrOf(a.Node)
 		p.nodes[a.Node] = at
 	}
 	if at == nil {
@@ -271,12 +271,12 @@ func (p *planTargets) of(a scheduler.Allocation) (records.AttemptID, string, *rm
 // amContainerFor makes an AM's allocation its container, with a token issued now, adds
 // it to the table and has the AM launcher start it.
 func (rm *Core) amContainerFor(att records.AttemptID, rc *rmstate.Container) error {
-	rc.ID = rm.Containers.NextID(att)
+	rc.ID = rm.containers.NextID(att)
 	amContainer, err := rm.containerProto(rc, rm.Opts.Now())
 	if err != nil {
 		return err
 	}
-	rm.Containers.Add(rc, rc.Node())
+	rm.containers.Add(rc, rc.Node())
 	rm.launchAM(att, amContainer, amContainer.GetContainerToken())
 	return nil
 }
@@ -305,7 +305,7 @@ func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.Con
 // and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
 // as a task failure.
 func (rm *Core) preemptContainer(p scheduler.Preemption) {
-	rm.Containers.PreemptContainer(p, rm.Log)
+	rm.containers.PreemptContainer(p, rm.Log)
 }
 
 // EngineLabel is a node-label expression as the engine takes it: an unset one inherits
@@ -329,7 +329,7 @@ func EngineLabel(expr *string) string {
 // normalize keeps memory alone: Resources.createResource(memory)).
 func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	out := make([]scheduler.Ask, 0, len(reqs))
-	memoryOnly := rm.Engine.FitsByMemory()
+	memoryOnly := rm.engine.FitsByMemory()
 	for _, r := range reqs {
 		c := rm.ResourceOf(r.GetCapability())
 		if step := int64(rm.Settings.MinAllocationMB); step > 0 {
@@ -358,7 +358,7 @@ func (rm *Core) DrainFor(b []byte, att records.AttemptID) ([]byte, []*yarnpb.Nod
 	now := rm.Opts.Now()
 	// Forgetting what the AM acknowledged and starting expiry clocks wait for the status
 	// applier (reportQueue): allocate calls then hold the table's lock only briefly.
-	allocated, completed, need, settle := rm.Containers.DrainUnsettled(att, now)
+	allocated, completed, need, settle := rm.containers.DrainUnsettled(att, now)
 	if settle.Size() > 0 {
 		rm.reports.add(queuedReport{settle: &settle}, rm)
 	}
@@ -373,12 +373,12 @@ func (rm *Core) DrainFor(b []byte, att records.AttemptID) ([]byte, []*yarnpb.Nod
 	b = append(b, completed...)
 	if len(delivered) > 0 {
 		// The AM's next asks have seen these (see scheduler.Engine.Delivered).
-		rm.Engine.Delivered(EngineID(att.App), delivered)
+		rm.engine.Delivered(EngineID(att.App), delivered)
 	}
 	return b, need
 }
 
 // TakePreemptions returns, once, the containers an attempt is asked to give back.
 func (rm *Core) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
-	return rm.Containers.TakePreemptions(att)
+	return rm.containers.TakePreemptions(att)
 }

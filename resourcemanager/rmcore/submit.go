@@ -143,13 +143,13 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	}
 	log := rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
 	att := a.Attempt // Submit drops it when a limit rejects the application
-	added, rejected, err := rm.Apps.Submit(a, rm.submissionLimits(a))
+	added, rejected, err := rm.apps.Submit(a, rm.submissionLimits(a))
 	if (rejected != "" || err != nil) && att != nil {
 		rm.AMRM.Revoke(att.ID) // the attempt made for it never runs
 	}
 	if err != nil {
-		if rm.Tokens != nil {
-			rm.Tokens.Forget(id.String())
+		if rm.tokens != nil {
+			rm.tokens.Forget(id.String())
 		}
 		log.WithError(err).Error("application not recorded in the state store; refused")
 		// err names the application and the store already.

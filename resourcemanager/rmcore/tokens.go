@@ -65,7 +65,7 @@ func (rm *Core) startTokenRenewer() {
 	rm.login = &rmLogin{conf: rm.Opts.Conf, host: host}
 	log := rm.Log.WithField("service", "delegation-token-renewer")
 	rm.hdfsTokens = hdfsdt.NewClient(rm.Opts.Conf, rm.login.clientFor, log)
-	rm.Tokens = tokenrenewer.New(tokenrenewer.Options{
+	rm.tokens = tokenrenewer.New(tokenrenewer.Options{
 		Kinds:        map[string]tokenrenewer.Kind{hdfsdt.Kind: rm.hdfsTokens, delegation.Kind: delegation.Local{M: rm.Delegation}},
 		RemovalDelay: rm.Settings.TokenRemovalDelay,
 		Now:          rm.Opts.Now,
@@ -99,14 +99,14 @@ func submittedTokens(sc *yarnpb.ApplicationSubmissionContextProto) ([]*token.Tok
 // trackTokens renews a submitted application's tokens and keeps them renewed (nothing
 // without Kerberos); the error is the application's rejection.
 func (rm *Core) trackTokens(ctx context.Context, id records.ApplicationID, user string, sc *yarnpb.ApplicationSubmissionContextProto) error {
-	if rm.Tokens == nil {
+	if rm.tokens == nil {
 		return nil
 	}
 	toks, err := submittedTokens(sc)
 	if err != nil {
 		return fmt.Errorf("credentials of %s: %w", id, err)
 	}
-	return rm.Tokens.AddApplication(ctx, id.String(), user, toks, sc.GetCancelTokensWhenComplete())
+	return rm.tokens.AddApplication(ctx, id.String(), user, toks, sc.GetCancelTokensWhenComplete())
 }
 
 // trackRecoveredTokens tracks again the tokens of the applications a restart recovered
@@ -119,7 +119,7 @@ func (rm *Core) trackRecoveredTokens(ctx context.Context) {
 		sc   *yarnpb.ApplicationSubmissionContextProto
 	}
 	var apps []app
-	rm.Apps.Each(func(a *rmstate.App) {
+	rm.apps.Each(func(a *rmstate.App) {
 		if !a.Finished() && a.AMSpec != nil {
 			cancel := !a.KeepTokens
 			apps = append(apps, app{a.ID, a.User, &yarnpb.ApplicationSubmissionContextProto{AmContainerSpec: a.AMSpec, CancelTokensWhenComplete: &cancel}})

@@ -57,7 +57,7 @@ func (s *clientService) mayView(ctx context.Context, id records.ApplicationID, w
 // RM refuses kill, move, priority, timeouts, signals and failing an attempt.
 func (s *clientService) mayModify(ctx context.Context, id records.ApplicationID) error {
 	caller, _ := rpc.CallerFrom(ctx)
-	if caller == nil || !s.rm.Apps.Exists(id) || s.rm.MayModifyApp(caller.User, id) {
+	if caller == nil || !s.rm.AppExists(id) || s.rm.MayModifyApp(caller.User, id) {
 		return nil
 	}
 	return rpc.Errorf(rpc.ClassAccessControl, "User %s cannot perform operation MODIFY_APP on %s", caller.User, id)

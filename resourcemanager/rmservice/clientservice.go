@@ -102,7 +102,7 @@ func (s *clientService) lookupApp(p *yarnpb.ApplicationIdProto) (records.Applica
 	if err != nil {
 		return id, err
 	}
-	if !s.rm.Apps.Exists(id) {
+	if !s.rm.AppExists(id) {
 		return id, appNotFound(id)
 	}
 	return id, nil
@@ -113,7 +113,7 @@ func (s *clientService) getApplicationReport(ctx context.Context, req *yarnpb.Ge
 	if err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.Apps.ReportOf(id)
+	r, ok := s.rm.AppReport(id)
 	if !ok {
 		return nil, appNotFound(id)
 	}
@@ -135,7 +135,7 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 			from = host
 		}
 	}
-	if !s.rm.Apps.Exists(id) {
+	if !s.rm.AppExists(id) {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Trying to kill an absent application %s", id)
 	}
 	if !s.rm.MayModifyApp(caller.User, id) {
@@ -148,7 +148,7 @@ func (s *clientService) forceKillApplication(ctx context.Context, req *yarnpb.Ki
 }
 
 func (s *clientService) getClusterMetrics(context.Context, *yarnpb.GetClusterMetricsRequestProto) (*yarnpb.GetClusterMetricsResponseProto, error) {
-	c := s.rm.Nodes.Counts()
+	c := s.rm.NodeCounts()
 	return &yarnpb.GetClusterMetricsResponseProto{ClusterMetrics: &yarnpb.YarnClusterMetricsProto{
 		NumNodeManagers:       proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
 		NumActiveNms:          proto.Int32(c[yarnpb.NodeStateProto_NS_RUNNING]),
@@ -173,7 +173,7 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 		caller, _ := rpc.CallerFrom(ctx)
 		f.Users = map[string]bool{caller.User: true}
 	}
-	apps := s.rm.Apps.List(f)
+	apps := s.rm.AppReports(f)
 	s.rm.FillUsage(apps...)
 	s.restrictReports(ctx, apps...)
 	s.addClientTokens(ctx, apps...)
@@ -181,9 +181,9 @@ func (s *clientService) getApplications(ctx context.Context, req *yarnpb.GetAppl
 }
 
 func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetClusterNodesRequestProto) (*yarnpb.GetClusterNodesResponseProto, error) {
-	reports := s.rm.Nodes.Reports(req.GetNodeStates(), s.rm.Labels)
+	reports := s.rm.NodeReports(req.GetNodeStates())
 	// What the scheduler has placed on each node: the Java RM's report shows the same.
-	byNode := s.rm.Containers.NodeUsage()
+	byNode := s.rm.NodeUsage()
 	for _, r := range reports {
 		u := byNode[rmstate.NodeKey(r.GetNodeId())]
 		r.Used, r.NumContainers = s.rm.ResourceProto(u.Used), proto.Int32(u.Containers)
@@ -395,7 +395,7 @@ func (s *clientService) getApplicationAttemptReport(ctx context.Context, req *ya
 	if err := s.mayView(ctx, att.App, "attempt "+att.String()); err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.Apps.AttemptReport(att)
+	r, ok := s.rm.AttemptReport(att)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
@@ -410,7 +410,7 @@ func (s *clientService) getApplicationAttempts(ctx context.Context, req *yarnpb.
 	if err := s.mayView(ctx, id, "application "+id.String()); err != nil {
 		return nil, err
 	}
-	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.Apps.AttemptReports(id)}, nil
+	return &yarnpb.GetApplicationAttemptsResponseProto{ApplicationAttempts: s.rm.AttemptReports(id)}, nil
 }
 
 func (s *clientService) getContainerReport(ctx context.Context, req *yarnpb.GetContainerReportRequestProto) (*yarnpb.GetContainerReportResponseProto, error) {
@@ -421,7 +421,7 @@ func (s *clientService) getContainerReport(ctx context.Context, req *yarnpb.GetC
 	if err := s.mayView(ctx, cid.Attempt.App, "application "+cid.Attempt.App.String()); err != nil {
 		return nil, err
 	}
-	r, ok := s.rm.Containers.LiveReport(cid)
+	r, ok := s.rm.ContainerReport(cid)
 	if !ok {
 		return nil, rpc.Errorf(exceptions.ContainerNotFound, "Container with id '%s' doesn't exist in RM.", cid)
 	}
@@ -436,14 +436,14 @@ func (s *clientService) getContainers(ctx context.Context, req *yarnpb.GetContai
 	if err := s.mayView(ctx, att.App, "application "+att.App.String()); err != nil {
 		return nil, err
 	}
-	if _, ok := s.rm.Apps.AttemptReport(att); !ok {
+	if _, ok := s.rm.AttemptReport(att); !ok {
 		return nil, rpc.Errorf(exceptions.ApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", att)
 	}
-	return &yarnpb.GetContainersResponseProto{Containers: s.rm.Containers.LiveReports(att)}, nil
+	return &yarnpb.GetContainersResponseProto{Containers: s.rm.ContainerReports(att)}, nil
 }
 
 func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabelsRequestProto) (*yarnpb.GetNodesToLabelsResponseProto, error) {
-	m := s.rm.Labels.Snapshot()
+	m := s.rm.NodeLabels()
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -459,7 +459,7 @@ func (s *clientService) getNodeToLabels(context.Context, *yarnpb.GetNodesToLabel
 func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabelsToNodesRequestProto) (*yarnpb.GetLabelsToNodesResponseProto, error) {
 	want := setOf(req.GetNodeLabels(), false)
 	byLabel := map[string][]string{}
-	for node, labels := range s.rm.Labels.Snapshot() {
+	for node, labels := range s.rm.NodeLabels() {
 		for _, l := range labels {
 			if want == nil || want[l] {
 				byLabel[l] = append(byLabel[l], node)
@@ -488,7 +488,7 @@ func (s *clientService) getLabelsToNodes(_ context.Context, req *yarnpb.GetLabel
 // (NodeLabelProto) fields.
 func (s *clientService) getClusterNodeLabels(context.Context, *yarnpb.GetClusterNodeLabelsRequestProto) (*yarnpb.GetClusterNodeLabelsResponseProto, error) {
 	resp := &yarnpb.GetClusterNodeLabelsResponseProto{}
-	for _, l := range s.rm.Labels.ClusterLabels() {
+	for _, l := range s.rm.ClusterLabels() {
 		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l.Name)
 		resp.NodeLabels = append(resp.NodeLabels, &yarnpb.NodeLabelProto{Name: proto.String(l.Name), IsExclusive: proto.Bool(l.Exclusive)})
 	}

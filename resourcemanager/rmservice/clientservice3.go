@@ -47,7 +47,7 @@ func (s *clientService) updateApplicationPriority(ctx context.Context, req *yarn
 		return nil, err
 	}
 	caller, _ := rpc.CallerFrom(ctx)
-	if s.rm.Apps.Exists(id) && !s.rm.MayModifyApp(caller.User, id) {
+	if s.rm.AppExists(id) && !s.rm.MayModifyApp(caller.User, id) {
 		return nil, rpc.Errorf(rpc.ClassAccessControl, "User %s cannot perform operation MODIFY_APP on %s", caller.User, id)
 	}
 	got, ok := s.rm.SetAppPriority(id, req.GetApplicationPriority().GetPriority(), caller.User)
@@ -95,7 +95,7 @@ func (s *clientService) signalToContainer(ctx context.Context, req *yarnpb.Signa
 		return nil, rpc.Errorf(exceptions.YarnException, "Invalid container id: null")
 	}
 	id := records.ContainerIDFromProto(req.GetContainerId())
-	if !s.rm.Apps.Exists(id.Attempt.App) {
+	if !s.rm.AppExists(id.Attempt.App) {
 		return nil, rpc.Errorf(exceptions.ApplicationNotFound, "Application %s does not exist in RM.", id.Attempt.App)
 	}
 	if err := s.mayModify(ctx, id.Attempt.App); err != nil {

@@ -33,7 +33,7 @@ func (s *clientService) addClientTokens(ctx context.Context, reports ...*yarnpb.
 		if s.rm.Settings.ACLEnabled && !s.rm.MayViewApp(caller.User, id) {
 			continue
 		}
-		att, key := s.rm.Apps.ClientKey(id)
+		att, key := s.rm.ClientKey(id)
 		if key == nil {
 			continue
 		}

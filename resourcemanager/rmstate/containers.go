@@ -338,9 +338,9 @@ func (t *Containers) LiveReport(id records.ContainerID) (*yarnpb.ContainerReport
 	return c.report(t.types), true
 }
 
-// usage is what an application's (or a node's) live containers hold; for an application
+// Usage is what an application's (or a node's) live containers hold; for an application
 // also the resource-milliseconds it has used, all and preempted.
-type usage struct {
+type Usage struct {
 	Containers       int32
 	Used             scheduler.Resource
 	Spent, Preempted scheduler.Resource
@@ -348,10 +348,10 @@ type usage struct {
 
 // LiveUsage sums the live containers of the given applications in one pass over the
 // table (a report or a whole application list costs one scan, not one per application).
-func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.ApplicationID]usage {
+func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.ApplicationID]Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[records.ApplicationID]usage, len(apps))
+	out := make(map[records.ApplicationID]Usage, len(apps))
 	now := t.now().UnixMilli()
 	for app := range apps {
 		for _, c := range t.index.list(app) {
@@ -375,10 +375,10 @@ func (t *Containers) LiveUsage(apps map[records.ApplicationID]bool) map[records.
 }
 
 // NodeUsage sums the live containers on each node, by node key.
-func (t *Containers) NodeUsage() map[string]usage {
+func (t *Containers) NodeUsage() map[string]Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := map[string]usage{}
+	out := map[string]Usage{}
 	t.index.each(func(c *Container) {
 		if !c.done() {
 			u := out[c.Node()]

@@ -137,7 +137,7 @@ func (s *rest) appInfos(r *http.Request) ([]appInfo, error) {
 		f.Limit = 0
 	}
 	var reports []*yarnpb.ApplicationReportProto
-	for _, rep := range s.rm.Apps.List(f) {
+	for _, rep := range s.rm.AppReports(f) {
 		if final != nil && !final[finalStatus(rep)] {
 			continue
 		}
@@ -174,7 +174,7 @@ func (s *rest) report(r *http.Request) (*yarnpb.ApplicationReportProto, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, ok := s.rm.Apps.ReportOf(id)
+	rep, ok := s.rm.AppReport(id)
 	if !ok {
 		return nil, webapp.NotFound("app with id: %s not found", r.PathValue("id"))
 	}
@@ -248,7 +248,7 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 		ai.AMRPCAddress = net.JoinHostPort(host, strconv.Itoa(int(rep.GetRpcPort())))
 	}
 	if att := rep.GetCurrentApplicationAttemptId(); att != nil {
-		rm.Apps.ViewAttempt(records.AttemptIDFromProto(att), func(_ *rmstate.App, at *rmstate.Attempt) {
+		rm.ViewAttempt(records.AttemptIDFromProto(att), func(_ *rmstate.App, at *rmstate.Attempt) {
 			if at.AMContainer != nil && at.AMNodeHTTP != "" {
 				ai.AMHostHTTPAddress = at.AMNodeHTTP
 				ai.AMContainerLogs = fmt.Sprintf("http://%s/node/containerlogs/%s/%s", at.AMNodeHTTP, at.AMContainer, rep.GetUser())
@@ -322,8 +322,8 @@ func (s *rest) appAttempts(w http.ResponseWriter, r *http.Request) {
 func (s *rest) attemptInfos(rep *yarnpb.ApplicationReportProto) []appAttemptInfo {
 	id := records.AppIDFromProto(rep.GetApplicationId())
 	var list []appAttemptInfo
-	for _, att := range s.rm.Apps.AttemptIDs(id) {
-		s.rm.Apps.ViewAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
+	for _, att := range s.rm.AttemptIDs(id) {
+		s.rm.ViewAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 			info := appAttemptInfo{ID: int32(att.Attempt), StartTime: at.StartTime, FinishedTime: at.FinishTime,
 				NodeHTTPAddress: at.AMNodeHTTP, NodeID: at.AMNode, AppAttemptID: att.String()}
 			if at.AMContainer != nil {
@@ -394,7 +394,7 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, webapp.NotFound("app with id: %s not found", id))
 		return
 	}
-	rep, _ = s.rm.Apps.ReportOf(id)
+	rep, _ = s.rm.AppReport(id)
 	writeBare(w, r, http.StatusOK, "appstate", appState{State: rep.GetYarnApplicationState().String()})
 }
 

@@ -292,7 +292,7 @@ func (s *rest) appQueuePut(w http.ResponseWriter, r *http.Request) {
 		webapp.WriteError(w, r, webapp.FromRPC(err))
 		return
 	}
-	rep, _ = s.rm.Apps.ReportOf(id)
+	rep, _ = s.rm.AppReport(id)
 	writeBare(w, r, http.StatusOK, "appqueue", appQueue{Queue: rep.GetQueue()})
 }
 
@@ -349,7 +349,7 @@ func (s *rest) appStatistics(w http.ResponseWriter, r *http.Request) {
 		}
 		counts[up] = 0
 	}
-	s.rm.Apps.Each(func(a *rmstate.App) {
+	s.rm.EachApp(func(a *rmstate.App) {
 		if typ != "*" && strings.ToLower(a.AppType) != typ {
 			return
 		}

@@ -42,11 +42,11 @@ func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
 // metricsInfo is ClusterMetricsInfo, every figure computed now.
 func (s *rest) metricsInfo() clusterMetricsInfo {
 	rm := s.rm
-	c := rm.Nodes.Counts()
+	c := rm.NodeCounts()
 	st := rm.SchedulerStats()
 	m := rm.Metrics
 	var pending, running int64
-	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built
+	rm.EachApp(func(a *rmstate.App) { // counts only: no report is built
 		switch a.State() {
 		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING,
 			yarnpb.YarnApplicationStateProto_SUBMITTED, yarnpb.YarnApplicationStateProto_ACCEPTED:
@@ -126,14 +126,14 @@ func (s *rest) node(w http.ResponseWriter, r *http.Request) {
 // nodeInfos reports the nodes in states (all with none), or only the node key only.
 func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo {
 	rm := s.rm
-	usage := rm.Containers.NodeUsage()
+	usage := rm.NodeUsage()
 	var out []nodeInfo
-	for _, rep := range rm.Nodes.Reports(states, rm.Labels) {
+	for _, rep := range rm.NodeReports(states) {
 		key := rmstate.NodeKey(rep.GetNodeId())
 		if only != "" && key != only {
 			continue
 		}
-		n, _ := rm.Nodes.Snapshot(key)
+		n, _ := rm.NodeSnapshot(key)
 		u := usage[key]
 		capacity := rm.ResourceOf(rep.GetCapability())
 		free := capacity.Sub(u.Used)

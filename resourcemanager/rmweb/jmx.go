@@ -24,7 +24,7 @@ type RPCServer struct {
 func Beans(rm *rmcore.Core, host string, servers []RPCServer) []webapp.Bean {
 	var out []webapp.Bean
 	const svc = "Hadoop:service=ResourceManager,"
-	c := rm.Nodes.Counts()
+	c := rm.NodeCounts()
 	out = append(out, webapp.Bean{Name: svc + "name=ClusterMetrics", ModelerType: "ClusterMetrics", Attrs: []webapp.Attr{
 		{Key: "tag.ClusterMetrics", Value: "ResourceManager"}, {Key: "tag.Context", Value: "yarn"}, {Key: "tag.Hostname", Value: host},
 		{Key: "NumActiveNMs", Value: c[yarnpb.NodeStateProto_NS_RUNNING]},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
@@ -34,7 +35,7 @@ type nodeLabelsInfo struct {
 // longer has reads as exclusive, the default).
 func (s *rest) labelInfos(names []string) []nodeLabelInfo {
 	exclusive := map[string]bool{}
-	for _, l := range s.rm.Labels.ClusterLabels() {
+	for _, l := range s.rm.ClusterLabels() {
 		exclusive[l.Name] = l.Exclusive
 	}
 	out := make([]nodeLabelInfo, 0, len(names))
@@ -62,9 +63,9 @@ func (l nodeLabelInfo) exclusive() (bool, error) {
 }
 
 // clusterLabelNames is the cluster's labels by name.
-func clusterLabelNames(ls *rmstate.Labels) []string {
+func clusterLabelNames(rm *rmcore.Core) []string {
 	var out []string
-	for _, l := range ls.ClusterLabels() {
+	for _, l := range rm.ClusterLabels() {
 		out = append(out, l.Name)
 	}
 	return out
@@ -82,11 +83,11 @@ func (s *rest) labelRoutes(mux *http.ServeMux) {
 }
 
 func (s *rest) getNodeLabels(w http.ResponseWriter, r *http.Request) {
-	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: s.labelInfos(clusterLabelNames(s.rm.Labels))})
+	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: s.labelInfos(clusterLabelNames(s.rm))})
 }
 
 func (s *rest) getNodeToLabels(w http.ResponseWriter, r *http.Request) {
-	m := s.rm.Labels.Snapshot()
+	m := s.rm.NodeLabels()
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -105,7 +106,7 @@ func (s *rest) labelMappings(w http.ResponseWriter, r *http.Request) {
 		want[l] = true
 	}
 	byLabel := map[string][]string{}
-	for node, labels := range s.rm.Labels.Snapshot() {
+	for node, labels := range s.rm.NodeLabels() {
 		for _, l := range labels {
 			if len(want) == 0 || want[l] {
 				byLabel[l] = append(byLabel[l], node)
@@ -127,7 +128,7 @@ func (s *rest) labelMappings(w http.ResponseWriter, r *http.Request) {
 
 func (s *rest) getLabelsOfNode(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: s.labelInfos(s.rm.Labels.Snapshot()[id])})
+	writeBare(w, r, http.StatusOK, "nodeLabelsInfo", nodeLabelsInfo{NodeLabelInfo: s.labelInfos(s.rm.NodeLabels()[id])})
 }
 
 // labelAdmin answers false (having written the error) unless the caller may administer

@@ -163,7 +163,7 @@ func (s *rest) treeBuilder() *treeBuilder {
 	byUser := map[string]map[string][2]int{}
 	live := map[records.ApplicationID]bool{}
 	queueOf := map[records.ApplicationID]string{}
-	rm.Apps.Each(func(a *rmstate.App) { // counts only: no report is built
+	rm.EachApp(func(a *rmstate.App) { // counts only: no report is built
 		i := -1
 		switch a.State() {
 		case yarnpb.YarnApplicationStateProto_RUNNING:
@@ -188,7 +188,7 @@ func (s *rest) treeBuilder() *treeBuilder {
 	})
 	b := &treeBuilder{s: s, total: st.Partitions[""], partitions: st.Partitions, groups: groups, apps: apps, byUser: byUser,
 		preemption: rm.PreemptionEnabled(), containers: map[string]int{}}
-	for id, u := range rm.Containers.LiveUsage(live) {
+	for id, u := range rm.LiveUsage(live) {
 		b.containers[queueOf[id]] += int(u.Containers)
 	}
 	return b

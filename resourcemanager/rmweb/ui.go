@@ -104,7 +104,7 @@ func (u *ui) app(w http.ResponseWriter, r *http.Request) {
 	info := u.context(r).appInfo(rep)
 	var rows []containerRow
 	if att := rep.GetCurrentApplicationAttemptId(); att != nil {
-		for _, c := range u.rm.Containers.LiveReports(records.AttemptIDFromProto(att)) {
+		for _, c := range u.rm.ContainerReports(records.AttemptIDFromProto(att)) {
 			res := u.rm.ResourceOf(c.GetResource())
 			rows = append(rows, containerRow{ID: records.ContainerIDFromProto(c.GetContainerId()).String(),
 				Node: net.JoinHostPort(c.GetNodeId().GetHost(), strconv.Itoa(int(c.GetNodeId().GetPort()))), State: strings.TrimPrefix(c.GetContainerState().String(), "C_"),
