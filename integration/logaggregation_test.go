@@ -165,10 +165,10 @@ func TestLogAggregationFailureKeepsLocalLogs(t *testing.T) {
 	if !regexp.MustCompile(`log aggregation failed on the node.*application=` + app + `.*not a directory`).MatchString(c.rm.Log()) {
 		t.Fatalf("the RM's log does not name the failure's reason:\n%s", tail(c.rm.Log(), 20))
 	}
-	// Past the point where a success would have deleted the local logs: the NM has
-	// finished the application.
-	finished := regexp.MustCompile(`cleaned up".*application=` + app + `|application=` + app + `.*cleaned up"`)
-	testutil.Eventually(t, 20*time.Second, "the NodeManager did not finish "+app, func() bool { return finished.MatchString(c.nm.Log()) })
+	// Past the point where a success would have deleted the local logs: the NM says it
+	// keeps them.
+	kept := regexp.MustCompile(`logs kept for yarn.nodemanager.log.retain-seconds".*application=` + app)
+	testutil.Eventually(t, 20*time.Second, "the NodeManager did not say it keeps the logs of "+app, func() bool { return kept.MatchString(c.nm.Log()) })
 	dirs, _ := filepath.Glob(filepath.Join(c.logDir, app, "container_*"))
 	logs, _ := filepath.Glob(filepath.Join(c.logDir, app, "container_*", "stdout"))
 	if len(dirs) != 2 || len(logs) != 1 {

@@ -70,9 +70,10 @@ type NodeManager struct {
 	local     *localizer.Localizer
 
 	cm *rpc.Server
-	// webHandler serves the web port (package nmweb); web is its server once started.
-	webHandler http.Handler
-	web        *http.Server
+	// webOpts are the web port's (package nmweb), checked at New and served from Start by
+	// web.
+	webOpts nmweb.Options
+	web     *http.Server
 	keys       *security.NodeKeys
 	// journal writes the recovery store (none without yarn.nodemanager.recovery.enabled).
 	journal *containers.Journal
@@ -208,12 +209,14 @@ func New(opts Options) (*NodeManager, error) {
 		web.Redact, err = webapp.NewRedactor(opts.Conf)
 	}
 	if err == nil {
-		nm.webHandler, err = nmweb.Handler(web)
+		web.Log = nm.log
+		err = nmweb.Check(web)
 	}
 	if err != nil {
 		krb.close()
 		return nil, err
 	}
+	nm.webOpts = web
 	return nm, nil
 }
 
@@ -301,7 +304,15 @@ func (nm *NodeManager) Start() error {
 	// The RM's limits (a slow or idle client is dropped, not kept), but for the time an
 	// answer may take: container logs are served whole, and a log of gigabytes takes
 	// longer than two minutes to a slow reader.
-	nm.web = webapp.NewHTTPServer(nm.webHandler)
+	wo := nm.webOpts
+	wo.Log = nm.log // with the node's id now
+	web, err := nmweb.Handler(wo)
+	if err != nil { // checked in New
+		wln.Close()
+		nm.Shutdown(context.Background())
+		return err
+	}
+	nm.web = webapp.NewHTTPServer(web)
 	nm.web.WriteTimeout = 0
 	nm.spawn(func() {
 		if err := nm.web.Serve(wln); err != nil && !errors.Is(err, http.ErrServerClosed) {

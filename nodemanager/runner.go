@@ -301,6 +301,7 @@ func (nm *NodeManager) finishApp(id records.ApplicationID) {
 	}
 	// Without log aggregation (or when it failed), container logs stay
 	// yarn.nodemanager.log.retain-seconds.
+	nm.log.WithFields(map[string]any{"application": id.String(), "retain": nm.settings.LogRetain.String()}).Info("local container logs kept for yarn.nodemanager.log.retain-seconds")
 	select {
 	case <-nm.ctx.Done():
 		return

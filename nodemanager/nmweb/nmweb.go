@@ -92,7 +92,8 @@ type Options struct {
 	Resources Resources
 	LogACLs   LogACLs
 	Conf      *conf.Configuration
-	Logger    *logrus.Logger
+	Logger    *logrus.Logger // the daemon's (its /logLevel, its log counts)
+	Log       *logrus.Entry  // for the port's own lines, with the node's fields
 	Metrics   metrics.Registry
 	Now       func() time.Time
 	Users     *webuser.Policy  // who web callers are, what the unauthenticated may do
@@ -102,17 +103,27 @@ type Options struct {
 }
 
 // server serves one NodeManager's web port.
-type server struct {
-	Options
-	log *logrus.Entry
+type server struct{ Options }
+
+// Check refuses options Handler would refuse (SPNEGO's keys), without building anything:
+// a NodeManager checks at New what it serves at Start.
+func Check(o Options) error {
+	_, err := wrap(o, http.NotFoundHandler())
+	return err
 }
 
-// Handler is what the web port serves, each request's caller decided first
-// (yarn/webuser), behind SPNEGO with hadoop.http.authentication.type=kerberos
-// (yarn.nodemanager.webapp.spnego-principal and spnego-keytab-file, else
-// hadoop.http.authentication.kerberos.*).
+// wrap puts h behind the callers' decision (yarn/webuser) and, with
+// hadoop.http.authentication.type=kerberos, SPNEGO (yarn.nodemanager.webapp.spnego-principal
+// and spnego-keytab-file, else hadoop.http.authentication.kerberos.*).
+func wrap(o Options, h http.Handler) (http.Handler, error) {
+	return spnego.Wrap(o.Users.Wrap(webapp.AnswerOptions(h)), o.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
+		o.Addr, o.Log)
+}
+
+// Handler is what the web port serves (see wrap for who may call). Build it as the node
+// starts: the daemon's pages count from then.
 func Handler(o Options) (http.Handler, error) {
-	s := &server{Options: o, log: logrus.NewEntry(o.Logger).WithField("component", "nodemanager")}
+	s := &server{Options: o}
 	mux := http.NewServeMux()
 	s.restRoutes(mux)
 	host, _ := os.Hostname()
@@ -127,8 +138,7 @@ func Handler(o Options) (http.Handler, error) {
 	if err := s.uiRoutes(mux); err != nil {
 		return nil, err
 	}
-	return spnego.Wrap(o.Users.Wrap(webapp.AnswerOptions(mux)), o.Conf, "yarn.nodemanager.webapp.spnego-principal", "yarn.nodemanager.webapp.spnego-keytab-file",
-		o.Addr, s.log)
+	return wrap(o, mux)
 }
 
 // appUser is the user of an application the node knows ("" if none).
