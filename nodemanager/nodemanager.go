@@ -74,7 +74,7 @@ type NodeManager struct {
 	// web.
 	webOpts nmweb.Options
 	web     *http.Server
-	keys       *security.NodeKeys
+	keys    *security.NodeKeys
 	// journal writes the recovery store (none without yarn.nodemanager.recovery.enabled).
 	journal *containers.Journal
 	// table holds the containers and applications; its lock is its own.
