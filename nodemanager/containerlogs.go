@@ -81,21 +81,13 @@ func (nm *NodeManager) ownerOfContainerLogs(id records.ContainerID, appUser stri
 	return nm.appFileOwner(appUser, nil)
 }
 
-// appUser is the user of an application this NodeManager knows ("" if none).
-func (nm *NodeManager) appUser(app records.ApplicationID) string {
-	if a, ok := nm.table.App(app); ok {
-		return a.User
-	}
-	return ""
-}
-
 // openContainerLog opens one of a container's log files for a reader on the web. It
 // returns fs.ErrNotExist when no log dir has the file, and a *secureio.RefusedError
 // (logged here with the ids) when one has it but it may not be read.
 func (nm *NodeManager) openContainerLog(id records.ContainerID, name string) (*os.File, error) {
 	dirs := nm.logDirsOf(id)
 	defer closeDirs(dirs)
-	owner := nm.ownerOfContainerLogs(id, nm.appUser(id.Attempt.App))
+	owner := nm.ownerOfContainerLogs(id, nm.table.UserOf(id.Attempt.App))
 	for _, d := range dirs {
 		f, err := d.Open(name, owner)
 		if errors.Is(err, fs.ErrNotExist) {

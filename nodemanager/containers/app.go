@@ -71,6 +71,14 @@ func (t *Table) App(id records.ApplicationID) (*App, bool) {
 	return a, ok
 }
 
+// UserOf is the user of an application the node knows ("" if none).
+func (t *Table) UserOf(id records.ApplicationID) string {
+	if a, ok := t.App(id); ok {
+		return a.User
+	}
+	return ""
+}
+
 // RunningApps are the applications with containers here that have not ended.
 func (t *Table) RunningApps() []*yarnpb.ApplicationIdProto {
 	t.mu.Lock()

@@ -140,11 +140,3 @@ func Handler(o Options) (http.Handler, error) {
 	}
 	return wrap(o, mux)
 }
-
-// appUser is the user of an application the node knows ("" if none).
-func (s *server) appUser(app records.ApplicationID) string {
-	if a, ok := s.Table.App(app); ok {
-		return a.User
-	}
-	return ""
-}

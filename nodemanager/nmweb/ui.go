@@ -108,7 +108,7 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	data := map[string]any{"Container": id.String(), "User": user}
 	title := "Logs of " + id.String()
-	entries, found := u.s.Node.ContainerLogs(id, u.s.appUser(id.Attempt.App))
+	entries, found := u.s.Node.ContainerLogs(id, u.s.Table.UserOf(id.Attempt.App))
 	var files []logFile
 	for _, e := range entries {
 		files = append(files, logFile{Name: e.Name, Size: e.Size, ModMs: e.ModTime.UnixMilli()})
