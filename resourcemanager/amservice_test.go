@@ -95,7 +95,7 @@ func TestAMServiceRefusesCallsWithoutAMRMToken(t *testing.T) {
 		t.Fatalf("%+v", re)
 	}
 	// A forged token fails SASL.
-	tok, _ := rm.Core().AMRM.Issue(rm.Core().NewAppID("test", "test").Attempt(1))
+	tok, _ := rm.Core().AMRMTokens().Issue(rm.Core().NewAppID("test", "test").Attempt(1))
 	tok.Password = bytes.Repeat([]byte{9}, 20)
 	re = remote(t, amClient(t, rm, tok).Call(context.Background(), "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}))
 	if !re.Fatal || re.Class != rpc.ClassSaslException {

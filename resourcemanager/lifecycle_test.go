@@ -270,10 +270,10 @@ func TestApplicationsRunToCompletionOnSimulatedNodeManagers(t *testing.T) {
 			}
 		}
 	}
-	if n := sc.rm.Core().Metrics.AppsCompleted.Count(); n != 3 {
+	if n := sc.rm.Core().Metrics().AppsCompleted.Count(); n != 3 {
 		t.Errorf("AppsCompleted = %d", n)
 	}
-	if n := sc.rm.Core().Metrics.ContainersAlloc.Count(); n != 18 {
+	if n := sc.rm.Core().Metrics().ContainersAlloc.Count(); n != 18 {
 		t.Errorf("ContainersAllocated = %d, want 3 AMs + 15 tasks", n)
 	}
 }
@@ -305,8 +305,8 @@ func TestAMAttemptsRetryThenFail(t *testing.T) {
 			t.Errorf("attempt %d: %v", i+1, at)
 		}
 	}
-	if sc.rm.Core().Metrics.AttemptsRetried.Count() != 1 || sc.rm.Core().Metrics.AppsFailed.Count() != 1 {
-		t.Errorf("retried %d failed %d", sc.rm.Core().Metrics.AttemptsRetried.Count(), sc.rm.Core().Metrics.AppsFailed.Count())
+	if sc.rm.Core().Metrics().AttemptsRetried.Count() != 1 || sc.rm.Core().Metrics().AppsFailed.Count() != 1 {
+		t.Errorf("retried %d failed %d", sc.rm.Core().Metrics().AttemptsRetried.Count(), sc.rm.Core().Metrics().AppsFailed.Count())
 	}
 }
 
@@ -427,7 +427,7 @@ func TestUnusedContainerExpires(t *testing.T) {
 	id := sc.submit(1, 0)
 	<-handedOut
 	sc.rm.Core().Step(clock.Advance(300 * time.Millisecond))
-	if n := sc.rm.Core().Metrics.ContainersExpired.Count(); n != 0 {
+	if n := sc.rm.Core().Metrics().ContainersExpired.Count(); n != 0 {
 		t.Fatalf("expired at exactly the interval: %d", n)
 	}
 	sc.rm.Core().Step(clock.Advance(time.Millisecond))
@@ -435,8 +435,8 @@ func TestUnusedContainerExpires(t *testing.T) {
 	if rep.GetDiagnostics() != "expired as expected" {
 		t.Fatalf("report %v", rep)
 	}
-	if sc.rm.Core().Metrics.ContainersExpired.Count() != 1 {
-		t.Errorf("ContainersExpired = %d", sc.rm.Core().Metrics.ContainersExpired.Count())
+	if sc.rm.Core().Metrics().ContainersExpired.Count() != 1 {
+		t.Errorf("ContainersExpired = %d", sc.rm.Core().Metrics().ContainersExpired.Count())
 	}
 }
 
@@ -449,7 +449,7 @@ func TestMasterKeysRoll(t *testing.T) {
 	c := testConf("yarn.am.liveness-monitor.expiry-interval-ms", "300", "yarn.nm.liveness-monitor.expiry-interval-ms", "300",
 		rmcore.KeyAMRMRoll, "1", rmcore.KeyContainerRoll, "1", rmcore.KeyNMRoll, "1")
 	sc := newSimCluster(t, c, 1, nil)
-	containerKey0, nmKey0 := sc.rm.Core().ContainerKeys.Current().ID, sc.rm.Core().NMKeys.Current().ID
+	containerKey0, nmKey0 := sc.rm.Core().CurrentKeyIDs()
 	var keyIDs []int32
 	sc.am = func(ctx context.Context, l *nmsim.Launch, am *amclient.Client) int32 {
 		am.Register(ctx, "h", 0, "")
@@ -482,8 +482,8 @@ func TestMasterKeysRoll(t *testing.T) {
 	if len(keyIDs) < 3 {
 		t.Fatalf("AMRMToken key ids seen %v: want at least two rolls", keyIDs)
 	}
-	if sc.rm.Core().ContainerKeys.Current().ID == containerKey0 || sc.rm.Core().NMKeys.Current().ID == nmKey0 {
-		t.Fatalf("container/NM keys did not roll: %d %d", sc.rm.Core().ContainerKeys.Current().ID, sc.rm.Core().NMKeys.Current().ID)
+	if containerKey, nmKey := sc.rm.Core().CurrentKeyIDs(); containerKey == containerKey0 || nmKey == nmKey0 {
+		t.Fatalf("container/NM keys did not roll: %d %d", containerKey, nmKey)
 	}
 }
 

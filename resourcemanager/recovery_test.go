@@ -212,10 +212,10 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	var info struct{ ClusterInfo map[string]any }
 	err = json.NewDecoder(resp.Body).Decode(&info)
 	resp.Body.Close()
-	if err != nil || info.ClusterInfo["rmStateStoreName"] != class || fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]) != rm2.Core().Store.Location() {
+	if err != nil || info.ClusterInfo["rmStateStoreName"] != class || fmt.Sprint(info.ClusterInfo["rmStateStoreLocation"]) != rm2.Core().StoreLocation() {
 		t.Fatalf("cluster info %v %v", info.ClusterInfo, err)
 	}
-	if n := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Core().Opts.Metrics).Count(); n == 0 {
+	if n := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Core().Registry()).Count(); n == 0 {
 		t.Fatal("no state store write measured")
 	}
 	after := <-afterCh

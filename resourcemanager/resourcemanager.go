@@ -118,7 +118,7 @@ func New(opts Options) (*ResourceManager, error) {
 		if err != nil {
 			return nil, err
 		}
-		rm.core, rm.opts, rm.settings = core, core.Opts, core.Settings
+		rm.core, rm.opts, rm.settings = core, core.Options(), core.Settings()
 	} else {
 		rm.log = rm.log.WithField("rm_id", ha.ID)
 		rm.ha = rmha.NewController(ha, rm, opts.Logger)
@@ -228,8 +228,8 @@ func (rm *ResourceManager) serveCore(core *rmcore.Core) error {
 	if err != nil {
 		return err
 	}
-	rm.amrm.cur.Store(core.AMRM)
-	rm.deleg.cur.Store(core.Delegation)
+	rm.amrm.cur.Store(core.AMRMTokens())
+	rm.deleg.cur.Store(core.Delegation())
 	rm.client.Replace(cs)
 	rm.tracker.Replace(rt)
 	rm.scheduler.Replace(ams)

@@ -46,7 +46,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 			rerr = exceptions.Errorf(exceptions.AMNotRegistered, "AM is not registered for known application attempt: %s or RM had restarted after AM registered . AM should re-register.", att)
 			return
 		}
-		at.LastPing = rm.Opts.Now()
+		at.LastPing = rm.opts.Now()
 		lastID, user, priority, lastSize = at.LastResponseID, a.User, a.Priority, len(at.LastResponse)
 		queue, appLabel = a.Queue, a.LabelExpr
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
@@ -75,7 +75,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	// Asks are held to the cluster's maximum, not the queue's: the Java RM (2.7.3 and
 	// 3.1.1 alike) tells the AM its queue's maximum at registration but validates asks
 	// against yarn.scheduler.maximum-allocation-* (TestAskLimitsLikeApache).
-	maxMB, maxVCores := int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
+	maxMB, maxVCores := int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
 	for _, ask := range req.GetAsk() {
 		if ask.GetCapability().GetMemory() > maxMB || int64(ask.GetCapability().GetVirtualCores()) > maxVCores ||
 			ask.GetCapability().GetMemory() < 0 || ask.GetCapability().GetVirtualCores() < 0 || ask.GetNumContainers() < 0 {
@@ -86,7 +86,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 		}
 	}
 	if err := rm.CheckLabels(queue, req.GetAsk(), appLabel); err != nil {
-		rm.Log.WithFields(map[string]any{"attempt": att.String(), "queue": queue}).WithError(err).Warn("invalid resource ask: its node label")
+		rm.log.WithFields(map[string]any{"attempt": att.String(), "queue": queue}).WithError(err).Warn("invalid resource ask: its node label")
 		return nil, err
 	}
 	if err := CheckRelease(att, req.GetRelease()); err != nil {
@@ -134,7 +134,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 		// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
 		ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(priority)},
 	}
-	if tok, ok := rm.AMRM.IssueNext(att, keyID); ok {
+	if tok, ok := rm.amrm.IssueNext(att, keyID); ok {
 		// A key roll is under way: the AM switches to a token of the next key.
 		after.AmRmToken = tok.Proto()
 	}

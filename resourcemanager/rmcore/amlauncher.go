@@ -40,18 +40,18 @@ func (rm *Core) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, contai
 	go func() {
 		defer rm.tasks.Done()
 		cid := records.ContainerIDFromProto(c.GetId())
-		log := rm.Log.WithFields(map[string]any{"attempt": att.String(), "container": cid.String(), "node": rmstate.NodeKey(c.GetNodeId())})
+		log := rm.log.WithFields(map[string]any{"attempt": att.String(), "container": cid.String(), "node": rmstate.NodeKey(c.GetNodeId())})
 		if err := rm.amAllocated(att, c); err != nil {
 			log.WithError(err).Info("AM container not launched: its attempt ended meanwhile")
 			return
 		}
-		deadline := rm.Opts.Now().Add(rm.Settings.NMExpiry)
+		deadline := rm.opts.Now().Add(rm.settings.NMExpiry)
 		for pause := time.Second; ; pause = min(2*pause, 10*time.Second) {
 			err := rm.startAMContainer(att, c, containerToken)
 			if err == nil {
 				return
 			}
-			if !nodeNotServing(err) || rm.stopped == nil || rm.Opts.Now().After(deadline) {
+			if !nodeNotServing(err) || rm.stopped == nil || rm.opts.Now().After(deadline) {
 				log.WithError(err).Warn("AM launch failed")
 				rm.AttemptFailed(att, fmt.Sprintf("Error launching %s. Got exception: %v", att, err), exitcode.Invalid)
 				return
@@ -111,7 +111,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	if !ok {
 		return fmt.Errorf("attempt %s is gone", att)
 	}
-	rm.containers.HandOut(cid, rm.Opts.Now())
+	rm.containers.HandOut(cid, rm.opts.Now())
 	if clc == nil {
 		clc = &yarnpb.ContainerLaunchContextProto{}
 	}
@@ -132,11 +132,11 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	} {
 		clc.Environment = append(clc.Environment, &yarnpb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
 	}
-	nmTok, err := security.NMTokens{Keys: rm.NMKeys}.Issue(att, c.GetNodeId(), user)
+	nmTok, err := security.NMTokens{Keys: rm.nmKeys}.Issue(att, c.GetNodeId(), user)
 	if err != nil {
 		return err
 	}
-	nm := nmclient.NewProtected(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.Settings.QOP, rm.Opts.Logger)
+	nm := nmclient.NewProtected(rmstate.NodeKey(c.GetNodeId()), att.String(), nmTok, rm.settings.QOP, rm.opts.Logger)
 	defer nm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -157,11 +157,11 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 		if !at.Registered {
 			// The liveness clock starts at launch; an AM that registered already (it can
 			// before this answer is handled) has started it itself, later.
-			at.LastPing = rm.Opts.Now()
+			at.LastPing = rm.opts.Now()
 		}
 		_ = at.Move(rmstate.AttemptAMLaunched) // no move if it ended meanwhile
 	})
-	rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
+	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "container": records.ContainerIDFromProto(c.GetId()).String(),
 		"node": rmstate.NodeKey(c.GetNodeId())}).Info("AM container launched")
 	return nil
 }

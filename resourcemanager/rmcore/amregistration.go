@@ -43,10 +43,10 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 		}
 		// On a kerberized cluster the AM authenticates its clients with client-to-AM
 		// tokens the RM signs with a key of the attempt's (Java: only in secure mode).
-		if rm.Settings.Kerberos && at.ClientKey == nil {
+		if rm.settings.Kerberos && at.ClientKey == nil {
 			at.ClientKey = newClientKey()
 		}
-		at.Registered, at.LastPing = true, rm.Opts.Now()
+		at.Registered, at.LastPing = true, rm.opts.Now()
 		at.Host, at.RPCPort, at.TrackingURL = host, rpcPort, trackingURL
 		at.LastResponse, at.LastResponseID, at.SpareResponse = nil, 0, nil
 		_ = a.Move(rmstate.AppAMRegistered) // no move once the application ended
@@ -58,7 +58,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 	if rerr != nil {
 		return AMRegistration{}, rerr
 	}
-	rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": host}).Info("application master registered")
+	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "host": host}).Info("application master registered")
 	return reg, nil
 }
 
@@ -69,7 +69,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 // asks again, so a restart cannot lose a finish it was told of.
 func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationStatusProto, diagnostics, trackingURL string) (unregistered bool, err error) {
 	var unmanaged, first bool
-	now := rm.Opts.Now().UnixMilli()
+	now := rm.opts.Now().UnixMilli()
 	found := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if !at.Registered {
 			err = exceptions.Errorf(exceptions.AMNotRegistered, "Application Master is trying to unregister before registering for: %s", att)
@@ -92,7 +92,7 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 			err = exceptions.Errorf(exceptions.InvalidAMRequest, "Application Master %s cannot unregister: %v", att, err)
 			return
 		}
-		at.Unregistered, at.LastPing, at.FinishTime = true, rm.Opts.Now(), now
+		at.Unregistered, at.LastPing, at.FinishTime = true, rm.opts.Now(), now
 		if a.Unmanaged {
 			_ = at.Move(rmstate.AttemptAMExited) // FINISHING: moved just above
 		}
@@ -116,7 +116,7 @@ func (rm *Core) FinishAM(att records.AttemptID, final yarnpb.FinalApplicationSta
 			rm.engine.CancelAsks(EngineID(att.App))
 		}
 	}
-	log := rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": final.String()})
+	log := rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "final_status": final.String()})
 	if rm.apps.Unsaved(att.App) {
 		// The state store refused the final state (full, read-only).
 		if _, err := rm.apps.RetryUnsaved(); err != nil || rm.apps.Unsaved(att.App) {

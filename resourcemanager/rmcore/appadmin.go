@@ -14,7 +14,7 @@ import (
 // KillApp kills an application for user (the RPC kill and the REST state change): found
 // is false when the RM does not know it. diagnostics say who killed it.
 func (rm *Core) KillApp(id records.ApplicationID, user, diagnostics string) (found bool) {
-	killed, found := rm.apps.Kill(id, rm.Opts.Now().UnixMilli(), diagnostics)
+	killed, found := rm.apps.Kill(id, rm.opts.Now().UnixMilli(), diagnostics)
 	if !found {
 		return false
 	}
@@ -22,7 +22,7 @@ func (rm *Core) KillApp(id records.ApplicationID, user, diagnostics string) (fou
 		rm.AppEnded(id, yarnpb.YarnApplicationStateProto_KILLED)
 	}
 	rm.EndApp(id)
-	rm.Log.WithFields(map[string]any{"application": id.String(), "user": user}).Info("application killed")
+	rm.log.WithFields(map[string]any{"application": id.String(), "user": user}).Info("application killed")
 	return true
 }
 
@@ -42,7 +42,7 @@ func (rm *Core) MayViewApp(who string, id records.ApplicationID) bool {
 // application's owner, an administrator (yarn.admin.acl), a user its submission's ACL for
 // that access type admits, or an administrator of its queue (or an ancestor) may.
 func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb.ApplicationAccessTypeProto) bool {
-	if !rm.Settings.ACLEnabled {
+	if !rm.settings.ACLEnabled {
 		return true
 	}
 	owner, queue, acls, ok := rm.apps.AccessOf(id)
@@ -53,7 +53,7 @@ func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb
 		return true
 	}
 	groups := rm.UserGroups(who)
-	if rm.Opts.Security.Admins().Allows(who, groups) {
+	if rm.opts.Security.Admins().Allows(who, groups) {
 		return true
 	}
 	if acl, ok := acls[access]; ok && capacity.ParseACL(acl).Allows(who, groups) {
@@ -80,7 +80,7 @@ func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
 	if finished {
 		return exceptions.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
-	rm.Log.WithFields(map[string]any{"application": id.String(), "queue": q.Name, "user": user}).Info("application moved")
+	rm.log.WithFields(map[string]any{"application": id.String(), "queue": q.Name, "user": user}).Info("application moved")
 	return nil
 }
 
@@ -101,9 +101,9 @@ func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user st
 	})
 	if changed {
 		if err := rm.engine.SetAppPriority(EngineID(id), got); err != nil {
-			rm.Log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
+			rm.log.WithError(err).WithField("application", id.String()).Debug("priority not passed to the scheduler")
 		}
-		rm.Log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": user}).Info("application priority updated")
+		rm.log.WithFields(map[string]any{"application": id.String(), "priority": got, "user": user}).Info("application priority updated")
 	}
 	return got, ok
 }
@@ -112,7 +112,7 @@ func (rm *Core) SetAppPriority(id records.ApplicationID, priority int32, user st
 func (rm *Core) AppEnded(id records.ApplicationID, state yarnpb.YarnApplicationStateProto) {
 	queue := ""
 	rm.apps.View(id, func(a *rmstate.App) { queue = a.Queue })
-	rm.Metrics.AppEnded(queue, state)
+	rm.metrics.AppEnded(queue, state)
 }
 
 // UpdateTimeouts sets an application's timeouts (absolute expiry times, ms) for user; the
@@ -135,7 +135,7 @@ func (rm *Core) UpdateTimeouts(id records.ApplicationID, expiries map[yarnpb.App
 		}
 	})
 	if err == nil {
-		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "timeouts": len(expiries)}).Info("application timeouts updated")
+		rm.log.WithFields(map[string]any{"application": id.String(), "user": user, "timeouts": len(expiries)}).Info("application timeouts updated")
 	}
 	return err
 }
@@ -169,7 +169,7 @@ func (rm *Core) FailAttempt(att records.AttemptID, user string) error {
 	case !current:
 		return exceptions.Errorf(exceptions.YarnException, "Only the current attempt can be failed: %s is not the current attempt of %s", att, att.App)
 	}
-	rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": user}).Info("application attempt failed by user")
+	rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "user": user}).Info("application attempt failed by user")
 	rm.AttemptFailed(att, fmt.Sprintf("Attempt failed by user: %s", user), exitcode.Invalid)
 	return nil
 }
@@ -181,13 +181,13 @@ func (rm *Core) SignalContainer(id records.ContainerID, cmd yarnpb.SignalContain
 	if !ok {
 		return exceptions.Errorf(exceptions.ContainerNotFound, "Container %s is not found in RM.", id)
 	}
-	rm.Log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": cmd.String(), "user": user}).Info("container signal queued for its NodeManager")
+	rm.log.WithFields(map[string]any{"container": id.String(), "node": node, "signal": cmd.String(), "user": user}).Info("container signal queued for its NodeManager")
 	return nil
 }
 
 // NewAppID is a new application's id for user (getNewApplication, REST's new-application).
 func (rm *Core) NewAppID(user, via string) records.ApplicationID {
 	id := rm.apps.NewID()
-	rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "via": via}).Info("allocated new application id")
+	rm.log.WithFields(map[string]any{"application": id.String(), "user": user, "via": via}).Info("allocated new application id")
 	return id
 }

@@ -34,7 +34,7 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 			continue
 		}
 		rm.engine.Release(c.EngineID)
-		rm.Metrics.containerReleased()
+		rm.metrics.containerReleased()
 		rm.containers.KillOnNode(c.Node(), p)
 	}
 }
@@ -48,12 +48,12 @@ func (rm *Core) EndApp(id records.ApplicationID) {
 	rm.containers.CleanupContainers(id, func(records.ContainerID) bool { return true })
 	rm.containers.AppEnded(id)
 	for _, att := range rm.apps.AttemptIDs(id) {
-		rm.AMRM.Revoke(att)
+		rm.amrm.Revoke(att)
 	}
 	if rm.tokens != nil {
 		rm.tokens.ApplicationFinished(id.String())
 	}
-	for _, gone := range rm.apps.Retire(id, rm.Settings.MaxCompletedApps) {
+	for _, gone := range rm.apps.Retire(id, rm.settings.MaxCompletedApps) {
 		rm.containers.ForgetApp(gone)
 	}
 }

@@ -34,7 +34,7 @@ func countsAsFailure(exit int32) bool {
 // NewAttemptLocked starts the next attempt of a; the registry lock is held.
 func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 	att := a.ID.Attempt(int32(len(a.Attempts) + 1))
-	tok, err := rm.AMRM.Issue(att)
+	tok, err := rm.amrm.Issue(att)
 	if err != nil {
 		return fmt.Errorf("AMRMToken for %s: %w", att, err)
 	}
@@ -85,7 +85,7 @@ func EngineSpec(a *rmstate.App) scheduler.AppSpec {
 // attempt or fails the application. exit is the AM container's exit status
 // (exitcode.Invalid when there is none), which decides whether the failure counts.
 func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit int32) {
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	nowMs := now.UnixMilli()
 	var retry, failed bool
 	var spec scheduler.AppSpec
@@ -127,10 +127,10 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 		return
 	}
 
-	rm.AMRM.Revoke(att)
+	rm.amrm.Revoke(att)
 	rm.containers.CleanupContainers(att.App, func(cid records.ContainerID) bool { return cid.Attempt == att })
 	rm.containers.ForgetAttempt(att)
-	log := rm.Log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
+	log := rm.log.WithFields(map[string]any{"application": att.App.String(), "attempt": att.String(), "exit_status": exit})
 	if retry {
 		// The new attempt starts from nothing: the engine forgets the old one's asks and
 		// containers and is asked for a new AM container.
@@ -138,12 +138,12 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 		if err := rm.AdmitToEngine(spec, amRes, amLabel, false); err != nil {
 			log.WithError(err).Error("new attempt not scheduled")
 		}
-		rm.Metrics.attemptFailed(true)
+		rm.metrics.attemptFailed(true)
 		log.WithField("next_attempt", next.String()).Warn("application attempt failed; starting a new attempt: " + diagnostics)
 		return
 	}
 	if failed {
-		rm.Metrics.attemptFailed(false)
+		rm.metrics.attemptFailed(false)
 		rm.AppEnded(att.App, yarnpb.YarnApplicationStateProto_FAILED)
 		log.Warn(appDiagnostics)
 		rm.EndApp(att.App)
@@ -155,7 +155,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 // attempt failed.
 func (rm *Core) amExited(id records.ContainerID, st *yarnpb.ContainerStatusProto) {
 	unregistered := false
-	now := rm.Opts.Now().UnixMilli()
+	now := rm.opts.Now().UnixMilli()
 	if !rm.apps.WithAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
 		unregistered = at.Unregistered
 		if unregistered && at.Move(rmstate.AttemptAMExited) == nil {

@@ -89,7 +89,7 @@ func (rm *Core) AppendNMTokens(b []byte, att records.AttemptID, submitter string
 	if len(nodes) == 0 {
 		return b
 	}
-	key := rm.NMKeys.Current()
+	key := rm.nmKeys.Current()
 	for _, n := range nodes {
 		b, _ = wire.AppendMessage(b, nmTokens, func(b []byte) []byte {
 			b, _ = wire.AppendMessage(b, nmtNodeID, func(b []byte) []byte { return appendNodeID(b, n) })
@@ -132,7 +132,7 @@ func (rm *Core) appendContainerIdentifier(b []byte, c *rmstate.Container, keyID 
 
 // appendResource appends the ResourceProto of ResourceProto(r).
 func (rm *Core) appendResource(b []byte, r scheduler.Resource) []byte {
-	if rm.Types.Len() > 2 { // extra resource types: rare enough to marshal
+	if rm.types.Len() > 2 { // extra resource types: rare enough to marshal
 		b, _ = proto.MarshalOptions{}.MarshalAppend(b, rm.ResourceProto(r))
 		return b
 	}

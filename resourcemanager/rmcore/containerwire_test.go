@@ -101,7 +101,7 @@ func TestNMTokenWireIsTheMarshalledProto(t *testing.T) {
 	for _, user := range []string{"alice", ""} {
 		var want []*yarnpb.NMTokenProto
 		for _, n := range nodes {
-			tok, err := security.NMTokens{Keys: rm.NMKeys}.Issue(att, n, user)
+			tok, err := security.NMTokens{Keys: rm.nmKeys}.Issue(att, n, user)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func BenchmarkNMToken(b *testing.B) {
 	b.Run("proto", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			tok, _ := security.NMTokens{Keys: rm.NMKeys}.Issue(att, node, "alice")
+			tok, _ := security.NMTokens{Keys: rm.nmKeys}.Issue(att, node, "alice")
 			proto.Marshal(&yarnpb.AllocateResponseProto{NmTokens: []*yarnpb.NMTokenProto{{NodeId: node, Token: tok.Proto()}}})
 		}
 	})

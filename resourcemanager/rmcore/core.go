@@ -31,19 +31,19 @@ import (
 // Core is what the protocol services share: the state, the scheduling engine, the keys,
 // and the loops that move applications, attempts and containers through their lives.
 type Core struct {
-	Opts     Options
-	Settings Settings
-	Log      *logrus.Entry
+	opts     Options
+	settings Settings
+	log      *logrus.Entry
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
 	apps            *rmstate.Apps
 	nodes           *rmstate.Nodes
-	ContainerKeys   *security.KeyRing
-	NMKeys          *security.KeyRing
-	AMRM            *security.AMRMTokens
+	containerKeys   *security.KeyRing
+	nmKeys          *security.KeyRing
+	amrm            *security.AMRMTokens
 	engine          *scheduler.Engine
-	Types           resourcetypes.Types // memory-mb, vcores and resource-types.xml's, in the engine's order
+	types           resourcetypes.Types // memory-mb, vcores and resource-types.xml's, in the engine's order
 	containers      *rmstate.Containers
 	containerTokens security.ContainerTokens
 	kick            chan struct{}
@@ -55,9 +55,9 @@ type Core struct {
 	queueWrite sync.Mutex
 	queueTree  *capacity.Tree // replaced by refreshQueues
 
-	Metrics *Metrics
+	metrics *Metrics
 	labels  *rmstate.Labels
-	// LabelStore is the Java RM's node-label store (yarn.node-labels.fs-store.root-dir),
+	// labelStore is the Java RM's node-label store (yarn.node-labels.fs-store.root-dir),
 	// open while node labels are enabled; nil otherwise.
 	labelStore  *labelstore.Store
 	nodeAdminMu sync.Mutex
@@ -66,13 +66,13 @@ type Core struct {
 	// registers again (zero time: no deadline).
 	decommissioning map[string]time.Time
 	rollers         []*keyRoller
-	// Delegation issues and verifies RM delegation tokens; delegTick is when its expired
+	// delegation issues and verifies RM delegation tokens; delegTick is when its expired
 	// tokens were last swept.
-	Delegation *delegation.Manager
+	delegation *delegation.Manager
 	delegTick  time.Time
 	// retryTick is when the monitor last wrote again what the state store refused.
 	retryTick time.Time
-	// Tokens renews the delegation tokens applications submit (nil without Kerberos);
+	// tokens renews the delegation tokens applications submit (nil without Kerberos);
 	// hdfsTokens is its NameNode client and login the RM's Kerberos login for it.
 	tokens     *tokenrenewer.Renewer
 	hdfsTokens *hdfsdt.Client
@@ -85,8 +85,8 @@ type Core struct {
 	// logRetention deletes aggregated logs past yarn.log-aggregation.retain-seconds
 	// (nil: they are kept).
 	logRetention *logretention.Deleter
-	// Store keeps applications across restarts (nil: recovery is off).
-	Store statestore.Store
+	// store keeps applications across restarts (nil: recovery is off).
+	store statestore.Store
 	// recovery holds scheduling back after a work-preserving restart (nil: never).
 	recovery *recoveryGate
 	// done is closed when the RM must stop serving: another RM took over its state
@@ -103,7 +103,7 @@ func (rm *Core) Done() <-chan struct{} { return rm.done }
 func (rm *Core) storeFailed(err error) {
 	if errors.Is(err, statestore.ErrFenced) {
 		rm.doneOnce.Do(func() {
-			rm.Log.WithError(err).Error("another ResourceManager took over the state store: stopping")
+			rm.log.WithError(err).Error("another ResourceManager took over the state store: stopping")
 			close(rm.done)
 		})
 	}
@@ -169,10 +169,10 @@ func New(opts Options) (*Core, error) {
 		return nil, err
 	}
 	rm := &Core{
-		Opts:             opts,
-		Settings:         settings,
-		Types:            types,
-		Log:              opts.Logger.WithField("component", "resourcemanager"),
+		opts:             opts,
+		settings:         settings,
+		types:            types,
+		log:              opts.Logger.WithField("component", "resourcemanager"),
 		clusterTimestamp: opts.Now().UnixMilli(),
 		done:             make(chan struct{}),
 	}
@@ -180,72 +180,72 @@ func New(opts Options) (*Core, error) {
 	if rm.hosts, err = rmstate.LoadHostLists(settings.IncludePath, settings.ExcludePath); err != nil {
 		return nil, err
 	}
-	rm.Metrics = NewMetrics(opts.Metrics)
+	rm.metrics = NewMetrics(opts.Metrics)
 	rm.labels = rmstate.NewLabels()
-	rm.apps = rmstate.NewApps(rm.clusterTimestamp, rm.Opts.Now)
-	rm.apps.SetLogAggregation(rm.Settings.LogAggregation)
+	rm.apps = rmstate.NewApps(rm.clusterTimestamp, rm.opts.Now)
+	rm.apps.SetLogAggregation(rm.settings.LogAggregation)
 	if ls, on, err := logretention.ReadSettings(opts.Conf); err != nil {
 		return nil, err
 	} else if on {
-		rm.logRetention = &logretention.Deleter{Conf: opts.Conf, Settings: ls, Running: rm.apps.Running, Now: rm.Opts.Now,
-			Log: rm.Log.WithField("service", "log-retention")}
+		rm.logRetention = &logretention.Deleter{Conf: opts.Conf, Settings: ls, Running: rm.apps.Running, Now: rm.opts.Now,
+			Log: rm.log.WithField("service", "log-retention")}
 	}
 	rm.nodes = rmstate.NewNodes()
 	host, _ := os.Hostname()
-	if rm.Store, err = statestore.Open(opts.Conf, fmt.Sprintf("%s/%d@%d", host, os.Getpid(), rm.clusterTimestamp), rm.Log); err != nil {
+	if rm.store, err = statestore.Open(opts.Conf, fmt.Sprintf("%s/%d@%d", host, os.Getpid(), rm.clusterTimestamp), rm.log); err != nil {
 		return nil, err
 	}
 	var st *statestore.State
-	if rm.Store != nil {
-		rm.Store = statestore.Metered(rm.Store, opts.Metrics, rm.storeFailed)
-		if st, err = rm.Store.Load(); err != nil {
-			rm.Store.Close()
+	if rm.store != nil {
+		rm.store = statestore.Metered(rm.store, opts.Metrics, rm.storeFailed)
+		if st, err = rm.store.Load(); err != nil {
+			rm.store.Close()
 			return nil, err
 		}
 	}
 	rings, err := keyRings(st)
 	if err != nil { // only stored keys fail to restore
-		rm.Store.Close()
-		return nil, fmt.Errorf("state store %s: %w", rm.Store.Location(), err)
+		rm.store.Close()
+		return nil, fmt.Errorf("state store %s: %w", rm.store.Location(), err)
 	}
-	rm.ContainerKeys, rm.NMKeys = rings[ringContainer], rings[ringNMToken]
-	rm.AMRM = security.NewAMRMTokens(rings[ringAMRM])
+	rm.containerKeys, rm.nmKeys = rings[ringContainer], rings[ringNMToken]
+	rm.amrm = security.NewAMRMTokens(rings[ringAMRM])
 	rm.engine, rm.containers, rm.kick = engine, rmstate.NewContainers(types, opts.Now), make(chan struct{}, 1)
 	rm.queueTree = opts.Queues
-	rm.containerTokens = security.ContainerTokens{Keys: rm.ContainerKeys, RMIdentifier: rm.clusterTimestamp}
+	rm.containerTokens = security.ContainerTokens{Keys: rm.containerKeys, RMIdentifier: rm.clusterTimestamp}
 	start := opts.Now()
 	rm.rollers = []*keyRoller{
-		newKeyRoller(ringAMRM, rm.AMRM.Keys, settings.AMRMKeyRoll, settings.AMExpiry*3/2, start),
-		newKeyRoller(ringContainer, rm.ContainerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
-		newKeyRoller(ringNMToken, rm.NMKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
+		newKeyRoller(ringAMRM, rm.amrm.Keys, settings.AMRMKeyRoll, settings.AMExpiry*3/2, start),
+		newKeyRoller(ringContainer, rm.containerKeys, settings.ContainerKeyRoll, settings.NMExpiry*3/2, start),
+		newKeyRoller(ringNMToken, rm.nmKeys, settings.NMKeyRoll, settings.NMExpiry*3/2, start),
 	}
-	if rm.Store != nil {
+	if rm.store != nil {
 		for _, k := range rm.rollers {
 			name := k.name
-			k.save = func(st security.RingState) error { return rm.Store.PutKeys(name, keysRecordOf(st)) }
+			k.save = func(st security.RingState) error { return rm.store.PutKeys(name, keysRecordOf(st)) }
 		}
 		// The keys are stored before anything is signed with them.
 		for name, ring := range rings {
 			if err := rm.saveKeys(name, ring); err != nil {
-				rm.Store.Close()
+				rm.store.Close()
 				return nil, err
 			}
 		}
 		if err := rm.recover(st); err != nil {
-			rm.Store.Close()
+			rm.store.Close()
 			return nil, err
 		}
 	}
 	if err := rm.openLabelStore(st); err != nil {
-		if rm.Store != nil {
-			rm.Store.Close()
+		if rm.store != nil {
+			rm.store.Close()
 		}
 		return nil, err
 	}
 	if err := rm.startDelegation(st); err != nil {
 		rm.closeLabelStore()
-		if rm.Store != nil {
-			rm.Store.Close()
+		if rm.store != nil {
+			rm.store.Close()
 		}
 		return nil, err
 	}
@@ -258,21 +258,21 @@ func New(opts Options) (*Core, error) {
 func (rm *Core) startDelegation(st *statestore.State) error {
 	// Read at each use: the daemon sets the auth_to_local rules after building the core.
 	short := func(n string) (string, error) {
-		if f := rm.Opts.Security.ShortName; f != nil {
+		if f := rm.opts.Security.ShortName; f != nil {
 			return f(n)
 		}
 		return n, nil
 	}
 	var p delegation.Persister
 	var restored delegation.State
-	if rm.Store != nil {
+	if rm.store != nil {
 		var err error
 		if restored, err = delegation.StateFrom(st.Delegation); err != nil {
-			return fmt.Errorf("state store %s: %w", rm.Store.Location(), err)
+			return fmt.Errorf("state store %s: %w", rm.store.Location(), err)
 		}
-		p = delegation.NewStorePersister(rm.Store, restored.Seq)
+		p = delegation.NewStorePersister(rm.store, restored.Seq)
 	}
-	m, err := delegation.New(rm.Settings.Delegation, rm.Opts.Now, short, p)
+	m, err := delegation.New(rm.settings.Delegation, rm.opts.Now, short, p)
 	if err != nil {
 		return err
 	}
@@ -280,9 +280,9 @@ func (rm *Core) startDelegation(st *statestore.State) error {
 		return fmt.Errorf("state store: delegation tokens: %w", err)
 	}
 	if n := len(restored.Tokens); n > 0 {
-		rm.Log.WithField("tokens", n).Info("RM delegation tokens recovered")
+		rm.log.WithField("tokens", n).Info("RM delegation tokens recovered")
 	}
-	rm.Delegation = m
+	rm.delegation = m
 	return nil
 }
 
@@ -298,11 +298,11 @@ func (rm *Core) Run(ctx context.Context) {
 		defer rm.tasks.Done()
 		rm.scheduleLoop(ctx)
 	}()
-	if capacity.UsesFairScheduler(rm.Opts.Conf) {
+	if capacity.UsesFairScheduler(rm.opts.Conf) {
 		rm.tasks.Add(1)
 		go func() {
 			defer rm.tasks.Done()
-			every := rm.Opts.FairReload
+			every := rm.opts.FairReload
 			if every <= 0 {
 				every = FairReloadInterval
 			}
@@ -344,10 +344,10 @@ func (rm *Core) RefreshQueues() error {
 	defer rm.queueWrite.Unlock()
 	var tree *capacity.Tree
 	var err error
-	if capacity.UsesFairScheduler(rm.Opts.Conf) {
-		tree, err = capacity.LoadFair(rm.Opts.Conf, rm.Opts.ConfDir, rm.Queues().FairCreated)
+	if capacity.UsesFairScheduler(rm.opts.Conf) {
+		tree, err = capacity.LoadFair(rm.opts.Conf, rm.opts.ConfDir, rm.Queues().FairCreated)
 	} else {
-		tree, err = capacity.Load(rm.Opts.Conf, rm.Opts.ConfDir)
+		tree, err = capacity.Load(rm.opts.Conf, rm.opts.ConfDir)
 	}
 	if err != nil {
 		return err
@@ -361,7 +361,7 @@ func (rm *Core) applyQueues(tree *capacity.Tree) error {
 	if err != nil {
 		return err
 	}
-	if err := checkQueueMaxAllocation(tree, rm.Settings); err != nil {
+	if err := checkQueueMaxAllocation(tree, rm.settings); err != nil {
 		return err
 	}
 	if err := rm.engine.Refresh(tree, groups); err != nil {
@@ -370,7 +370,7 @@ func (rm *Core) applyQueues(tree *capacity.Tree) error {
 	rm.queueMu.Lock()
 	rm.queueTree = tree
 	rm.queueMu.Unlock()
-	rm.Log.WithFields(map[string]any{"queues": len(tree.Queues()), "source": tree.Source}).Info("queues refreshed")
+	rm.log.WithFields(map[string]any{"queues": len(tree.Queues()), "source": tree.Source}).Info("queues refreshed")
 	return nil
 }
 
@@ -387,10 +387,10 @@ func (rm *Core) Close() error {
 		rm.login.close()
 	}
 	rm.closeLabelStore()
-	if rm.Store == nil {
+	if rm.store == nil {
 		return nil
 	}
-	return rm.Store.Close()
+	return rm.store.Close()
 }
 
 // firstKeyID is a random positive key id with room to roll for ever in practice.

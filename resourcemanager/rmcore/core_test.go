@@ -24,15 +24,15 @@ func TestStepRollsAndActivatesKeysOnTheClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := func() [3]int32 {
-		return [3]int32{core.AMRM.Keys.Current().ID, core.ContainerKeys.Current().ID, core.NMKeys.Current().ID}
+		return [3]int32{core.amrm.Keys.Current().ID, core.containerKeys.Current().ID, core.nmKeys.Current().ID}
 	}
 	start := ids()
 	core.Step(clock.Advance(999 * time.Millisecond))
-	if _, pending := core.ContainerKeys.Next(); pending || ids() != start {
+	if _, pending := core.containerKeys.Next(); pending || ids() != start {
 		t.Fatalf("rolled before the interval: %v -> %v", start, ids())
 	}
 	core.Step(clock.Advance(time.Millisecond)) // 1 s: the next keys are made and handed out
-	next, pending := core.ContainerKeys.Next()
+	next, pending := core.containerKeys.Next()
 	if !pending || ids() != start {
 		t.Fatalf("at the interval: next key pending %v, current %v (want a pending key, current unchanged %v)", pending, ids(), start)
 	}

@@ -28,7 +28,7 @@ func (rm *Core) placeSubmission(user, requested string) (queue string, mapped bo
 		if err := rm.createFairQueue(queue); err != nil {
 			return "", false, fmt.Errorf("queue %s not created: %w", queue, err)
 		}
-		rm.Log.WithFields(map[string]any{"user": user, "queue": queue}).Info("queue created by the placement policy")
+		rm.log.WithFields(map[string]any{"user": user, "queue": queue}).Info("queue created by the placement policy")
 	}
 	return queue, queue != requested, nil
 }
@@ -41,7 +41,7 @@ func (rm *Core) createFairQueue(path string) error {
 	if _, ok := t.Queue(path); ok {
 		return nil // another submission created it first
 	}
-	tree, err := capacity.LoadFair(rm.Opts.Conf, rm.Opts.ConfDir, append(slices.Clone(t.FairCreated), path))
+	tree, err := capacity.LoadFair(rm.opts.Conf, rm.opts.ConfDir, append(slices.Clone(t.FairCreated), path))
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (rm *Core) ensureFairQueue(queue string) {
 		return
 	}
 	if err := rm.createFairQueue(queue); err != nil {
-		rm.Log.WithError(err).WithField("queue", queue).Warn("queue of a recovered application not created")
+		rm.log.WithError(err).WithField("queue", queue).Warn("queue of a recovered application not created")
 	}
 }
 
@@ -75,7 +75,7 @@ const (
 // watchFairFile reloads the allocation file when it changes, until ctx ends. A file that
 // no longer reads is logged and the queues stay as they were, as in the Java RM.
 func (rm *Core) watchFairFile(ctx context.Context, every time.Duration) {
-	path, err := capacity.FairFile(rm.Opts.Conf, rm.Opts.ConfDir)
+	path, err := capacity.FairFile(rm.opts.Conf, rm.opts.ConfDir)
 	if err != nil {
 		return
 	}
@@ -99,7 +99,7 @@ func (rm *Core) watchFairFile(ctx context.Context, every time.Duration) {
 			continue // unchanged, or still being written
 		}
 		loaded = m
-		log := rm.Log.WithField("file", path)
+		log := rm.log.WithField("file", path)
 		if err := rm.RefreshQueues(); err != nil {
 			log.WithError(err).Warn("allocation file not reloaded; the queues stay as they were")
 			continue

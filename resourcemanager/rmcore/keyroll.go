@@ -66,19 +66,19 @@ func (rm *Core) rollKeys(now time.Time) {
 	for _, k := range rm.rollers {
 		rolled, activated, err := k.tick(now)
 		if err != nil {
-			rm.Log.WithError(err).WithField("key", k.name).Error("master key not stored; trying again")
+			rm.log.WithError(err).WithField("key", k.name).Error("master key not stored; trying again")
 		}
 		if rolled {
 			next, _ := k.ring.Next()
-			rm.Log.WithFields(map[string]any{"key": k.name, "key_id": next.ID}).Info("master key rolled; activating after the delay")
+			rm.log.WithFields(map[string]any{"key": k.name, "key_id": next.ID}).Info("master key rolled; activating after the delay")
 		}
-		if activated && k.ring == rm.NMKeys {
+		if activated && k.ring == rm.nmKeys {
 			// AMs get NMTokens of the new key with their next containers on each node, as
 			// the Java RM re-issues them after an activation.
 			rm.containers.ForgetNMTokens()
 		}
 		if activated {
-			rm.Log.WithFields(map[string]any{"key": k.name, "key_id": k.ring.Current().ID}).Info("master key activated")
+			rm.log.WithFields(map[string]any{"key": k.name, "key_id": k.ring.Current().ID}).Info("master key activated")
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (rm *Core) checkLabel(q *capacity.Queue, resourceName, expr string) error {
 		return exceptions.Errorf(exceptions.InvalidLabelResourceRequest, format, args...)
 	}
 	switch {
-	case !rm.Settings.NodeLabels:
+	case !rm.settings.NodeLabels:
 		return refuse("Invalid resource request, node label not enabled but request contains label expression")
 	case resourceName != "*":
 		return refuse("Invalid resource request, queue=%s specified node label expression in a resource request has resource name = %s", q.Name, resourceName)

@@ -16,14 +16,14 @@ import (
 // are taken. Either way it is rewritten as one mirror, as the Java RM does at start. A
 // store that cannot be opened or read stops the RM, as it stops the Java one.
 func (rm *Core) openLabelStore(st *statestore.State) error {
-	if !rm.Settings.NodeLabels {
+	if !rm.settings.NodeLabels {
 		return nil
 	}
 	name := "yarn"
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	s, err := labelstore.Open(rm.Opts.Conf, name)
+	s, err := labelstore.Open(rm.opts.Conf, name)
 	if err != nil {
 		return fmt.Errorf("node-label store: %w", err)
 	}
@@ -48,7 +48,7 @@ func (rm *Core) openLabelStore(st *statestore.State) error {
 		rm.closeLabelStore()
 		return err
 	}
-	rm.Log.WithFields(map[string]any{"store": s.Location(), "labels": len(rm.labels.ClusterLabels())}).Info("node-label store opened")
+	rm.log.WithFields(map[string]any{"store": s.Location(), "labels": len(rm.labels.ClusterLabels())}).Info("node-label store opened")
 	return nil
 }
 

@@ -36,7 +36,7 @@ func (rm *Core) FillUsage(reports ...*yarnpb.ApplicationReportProto) {
 		ru.MemorySeconds, ru.VcoreSeconds = proto.Int64(u.Spent[scheduler.Memory]/1000), proto.Int64(u.Spent[scheduler.VCores]/1000)
 		ru.PreemptedMemorySeconds, ru.PreemptedVcoreSeconds = proto.Int64(u.Preempted[scheduler.Memory]/1000), proto.Int64(u.Preempted[scheduler.VCores]/1000)
 		ru.ApplicationResourceUsageMap, ru.ApplicationPreemptedResourceUsageMap = nil, nil
-		for i, name := range rm.Types.Names() {
+		for i, name := range rm.types.Names() {
 			ru.ApplicationResourceUsageMap = append(ru.ApplicationResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.Spent[i] / 1000)})
 			ru.ApplicationPreemptedResourceUsageMap = append(ru.ApplicationPreemptedResourceUsageMap, &yarnpb.StringLongMapProto{Key: proto.String(name), Value: proto.Int64(u.Preempted[i] / 1000)})
 		}
@@ -50,7 +50,7 @@ func (rm *Core) MaximumCapability() *yarnpb.ResourceProto {
 // MaxAllocationIn is the largest container's memory and vcores in queue: the queue's
 // maximum-allocation-mb and -vcores where set, else the cluster's.
 func (rm *Core) MaxAllocationIn(queue string) (mb, vcores int64) {
-	mb, vcores = int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
+	mb, vcores = int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
 	if q, ok := rm.Queues().Queue(queue); ok {
 		if q.MaximumAllocationMB > 0 {
 			mb = q.MaximumAllocationMB
@@ -85,11 +85,11 @@ func checkQueueMaxAllocation(tree *capacity.Tree, s Settings) error {
 // CheckExtraTypes refuses an ask for more of a resource-types.xml type than its
 // maximum-allocation, or a negative amount, with 3.1.1's exception.
 func (rm *Core) CheckExtraTypes(r *yarnpb.ResourceProto) error {
-	if rm.Types.Len() <= 2 {
+	if rm.types.Len() <= 2 {
 		return nil
 	}
 	v := rm.ResourceOf(r)
-	for i, t := range rm.Types.All() {
+	for i, t := range rm.types.All() {
 		if i < 2 {
 			continue
 		}
@@ -104,10 +104,10 @@ func (rm *Core) CheckExtraTypes(r *yarnpb.ResourceProto) error {
 // maxAllocation is the largest container, in every type.
 func (rm *Core) maxAllocation() scheduler.Resource {
 	var v scheduler.Resource
-	for i, t := range rm.Types.All() {
+	for i, t := range rm.types.All() {
 		v[i] = t.Max
 	}
-	v[scheduler.Memory], v[scheduler.VCores] = int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
+	v[scheduler.Memory], v[scheduler.VCores] = int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
 	return v
 }
 
@@ -115,5 +115,5 @@ func (rm *Core) maxAllocation() scheduler.Resource {
 // (yarn.cluster.max-application-priority) as the Capacity Scheduler does: a higher
 // priority becomes the maximum.
 func (rm *Core) ClampPriority(p int32) int32 {
-	return min(p, rm.Settings.MaxAppPriority)
+	return min(p, rm.settings.MaxAppPriority)
 }

@@ -16,7 +16,7 @@ import (
 // monitor runs the RM's clocks until ctx ends: NodeManager, AM and allocation expiry, and
 // metrics of the engine's state about once a second.
 func (rm *Core) monitor(ctx context.Context) {
-	t := time.NewTicker(rm.Settings.monitorTick())
+	t := time.NewTicker(rm.settings.monitorTick())
 	defer t.Stop()
 	var lastStats time.Time
 	for {
@@ -25,11 +25,11 @@ func (rm *Core) monitor(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now := rm.Opts.Now()
+		now := rm.opts.Now()
 		rm.Step(now)
 		if now.Sub(lastStats) >= time.Second {
 			lastStats = now
-			rm.Metrics.observe(rm.engine.Stats())
+			rm.metrics.observe(rm.engine.Stats())
 		}
 	}
 }
@@ -40,8 +40,8 @@ func (rm *Core) monitor(ctx context.Context) {
 func (rm *Core) Step(now time.Time) {
 	rm.stepMu.Lock() // the key rollers' schedules are the monitor's own state
 	defer rm.stepMu.Unlock()
-	for _, key := range rm.nodes.Expire(now, rm.Settings.NMExpiry) {
-		rm.Log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
+	for _, key := range rm.nodes.Expire(now, rm.settings.NMExpiry) {
+		rm.log.WithField("node", key).Warn("NodeManager expired: no heartbeat within yarn.nm.liveness-monitor.expiry-interval-ms; node is LOST")
 		rm.NodeLost(key, "Container released on a *lost* node")
 	}
 	if _, opened := rm.schedulingOpen(now); opened {
@@ -58,8 +58,8 @@ func (rm *Core) Step(now time.Time) {
 	}
 	if now.Sub(rm.delegTick) >= 10*time.Second {
 		rm.delegTick = now
-		if err := rm.Delegation.Tick(); err != nil {
-			rm.Log.WithError(err).Warn("delegation tokens: expiring and rolling keys")
+		if err := rm.delegation.Tick(); err != nil {
+			rm.log.WithError(err).Warn("delegation tokens: expiring and rolling keys")
 		}
 	}
 }
@@ -78,7 +78,7 @@ func (rm *Core) expireLifetimes(now time.Time) {
 		if killed, _ := rm.apps.Kill(id, now.UnixMilli(), why); killed {
 			rm.AppEnded(id, yarnpb.YarnApplicationStateProto_KILLED)
 			rm.EndApp(id)
-			rm.Log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
+			rm.log.WithField("application", id.String()).Info("application killed: lifetime exceeded")
 		}
 	}
 }
@@ -94,7 +94,7 @@ func (rm *Core) expireAttempts(now time.Time) {
 	var out []expired
 	rm.apps.Each(func(a *rmstate.App) {
 		at := a.Attempt
-		if at == nil || at.Ended() || at.LastPing.IsZero() || now.Sub(at.LastPing) <= rm.Settings.AMExpiry {
+		if at == nil || at.Ended() || at.LastPing.IsZero() || now.Sub(at.LastPing) <= rm.settings.AMExpiry {
 			return
 		}
 		if at.Unregistered {
@@ -109,7 +109,7 @@ func (rm *Core) expireAttempts(now time.Time) {
 	})
 	for _, e := range out {
 		if e.unregistered {
-			rm.Log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
+			rm.log.WithFields(map[string]any{"application": e.att.App.String(), "attempt": e.att.String()}).Warn("AM container did not exit after unregistering; killing it")
 			rm.apps.WithAttempt(e.att, func(a *rmstate.App, at *rmstate.Attempt) {
 				if at.Move(rmstate.AttemptAMExited) == nil {
 					at.FinishTime = now.UnixMilli()
@@ -126,7 +126,7 @@ func (rm *Core) expireAttempts(now time.Time) {
 // reported within yarn.resourcemanager.rm.container-allocation.expiry-interval-ms.
 func (rm *Core) expireAllocations(now time.Time) {
 	t := rm.containers
-	due := t.UnstartedSince(now.Add(-rm.Settings.AllocationExpiry))
+	due := t.UnstartedSince(now.Add(-rm.settings.AllocationExpiry))
 	for _, c := range due {
 		c2, final, fresh := t.Complete(c.ID, &yarnpb.ContainerStatusProto{ContainerId: c.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(exitcode.Aborted), Diagnostics: proto.String("Container expired since it was unused")})
@@ -135,8 +135,8 @@ func (rm *Core) expireAllocations(now time.Time) {
 		}
 		rm.engine.Release(c2.EngineID)
 		t.KillOnNode(c2.Node(), c2.ID.Proto())
-		rm.Metrics.containerExpired()
-		rm.Log.WithFields(map[string]any{"container": c2.ID.String(), "node": c2.Node(), "attempt": c2.ID.Attempt.String()}).Warn("container expired since it was unused")
+		rm.metrics.containerExpired()
+		rm.log.WithFields(map[string]any{"container": c2.ID.String(), "node": c2.Node(), "attempt": c2.ID.Attempt.String()}).Warn("container expired since it was unused")
 		if c2.AM {
 			rm.amExited(c2.ID, final)
 		}
@@ -156,7 +156,7 @@ func (s Settings) monitorTick() time.Duration {
 // failures were logged when they happened; a retry that stores is logged once.
 func (rm *Core) retryUnsaved() {
 	if n, err := rm.apps.RetryUnsaved(); n > 0 {
-		l := rm.Log.WithFields(map[string]any{"stored": n, "store": rm.Store.Location()})
+		l := rm.log.WithFields(map[string]any{"stored": n, "store": rm.store.Location()})
 		if err != nil {
 			l = l.WithError(err)
 		}

@@ -28,9 +28,9 @@ func (rm *Core) HostsAllow(host, key string) bool {
 // — no new containers, DECOMMISSIONED when their last container ends or timeout passes
 // (timeout <= 0: no limit). Nodes allowed again return to service.
 func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
-	include, exclude := rm.Settings.IncludePath, rm.Settings.ExcludePath
-	if rm.Opts.ConfDir != "" {
-		c, _, err := conf.LoadDir(rm.Opts.ConfDir)
+	include, exclude := rm.settings.IncludePath, rm.settings.ExcludePath
+	if rm.opts.ConfDir != "" {
+		c, _, err := conf.LoadDir(rm.opts.ConfDir)
 		if err != nil {
 			return err
 		}
@@ -49,11 +49,11 @@ func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
 	rm.hosts = lists
 	rm.nodeAdminMu.Unlock()
 
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	decommissionNow, changed := rm.nodes.ApplyHostLists(lists, graceful, timeout, now)
 	sort.Strings(decommissionNow)
 	for _, key := range decommissionNow {
-		rm.Log.WithField("node", key).Warn("node decommissioned by refreshNodes")
+		rm.log.WithField("node", key).Warn("node decommissioned by refreshNodes")
 		rm.NodeLost(key, "Container released on a *decommissioned* node")
 		rm.RememberNode(key) // listed as decommissioned after a restart
 	}
@@ -61,7 +61,7 @@ func (rm *Core) RefreshNodes(graceful bool, timeout time.Duration) error {
 		rm.SyncSchedulable(key)
 		rm.RememberNode(key) // decommissioning (a restart carries on with it), or back in service
 	}
-	rm.Log.WithFields(map[string]any{"include": len(lists.Include), "exclude": len(lists.Exclude), "decommissioned": len(decommissionNow),
+	rm.log.WithFields(map[string]any{"include": len(lists.Include), "exclude": len(lists.Exclude), "decommissioned": len(decommissionNow),
 		"changed": len(changed)}).Info("nodes refreshed")
 	return nil
 }
@@ -79,7 +79,7 @@ func (rm *Core) checkDecommissioning(now time.Time) {
 			continue
 		}
 		if rm.nodes.FinishDecommission(key) {
-			rm.Log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
+			rm.log.WithFields(map[string]any{"node": key, "timed_out": deadline[key]}).Info("graceful decommission complete")
 			rm.NodeLost(key, "Container released on a *decommissioned* node")
 			rm.RememberNode(key)
 		}
@@ -102,7 +102,7 @@ func (rm *Core) SyncSchedulable(key string) bool {
 		Partition:     rm.labels.PartitionOf(n.ID),
 		Unschedulable: n.State() != yarnpb.NodeStateProto_NS_RUNNING || n.Capability.GetMemory() <= 0 || n.Capability.GetVirtualCores() <= 0}
 	if err := rm.engine.UpdateNode(spec); err != nil {
-		rm.Log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
+		rm.log.WithError(err).WithField("node", key).Debug("node not updated in the scheduler")
 		return false
 	}
 	rm.KickScheduler()
@@ -130,12 +130,12 @@ func (rm *Core) Relabel(changed []string) {
 // IsAdmin applies yarn.admin.acl when yarn.acl.enable is set (everyone is an
 // administrator without ACLs, as in the Java RM).
 func (rm *Core) IsAdmin(user string) bool {
-	return !rm.Settings.ACLEnabled || rm.Opts.Security.Admins().Allows(user, rm.UserGroups(user))
+	return !rm.settings.ACLEnabled || rm.opts.Security.Admins().Allows(user, rm.UserGroups(user))
 }
 
 // labelsEnabled refuses node-label administration unless yarn.node-labels.enabled.
 func (rm *Core) labelsEnabled() error {
-	if !rm.Settings.NodeLabels {
+	if !rm.settings.NodeLabels {
 		return exceptions.Errorf(exceptions.IOException, "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
 	}
 	return nil
@@ -156,7 +156,7 @@ func (rm *Core) AddClusterLabels(labels []rmstate.Label) error {
 		return exceptions.Errorf(exceptions.YarnException, "node labels added but not stored: %v", err)
 	}
 	if len(added) > 0 {
-		rm.Log.WithField("labels", fmt.Sprint(added)).Info("cluster node labels added")
+		rm.log.WithField("labels", fmt.Sprint(added)).Info("cluster node labels added")
 	}
 	return nil
 }
@@ -185,7 +185,7 @@ func (rm *Core) RemoveClusterLabels(labels []string) error {
 	if err := rm.SaveLabels(); err != nil {
 		return exceptions.Errorf(exceptions.YarnException, "node labels removed but not stored: %v", err)
 	}
-	rm.Log.WithField("labels", labels).Info("cluster node labels removed")
+	rm.log.WithField("labels", labels).Info("cluster node labels removed")
 	return nil
 }
 
@@ -215,7 +215,7 @@ func (rm *Core) ReplaceNodeLabels(m map[string][]string, failOnUnknown bool) err
 	if err := rm.SaveLabels(); err != nil {
 		return exceptions.Errorf(exceptions.YarnException, "labels replaced but not stored: %v", err)
 	}
-	rm.Log.WithField("nodes", changed).Info("labels replaced on nodes")
+	rm.log.WithField("nodes", changed).Info("labels replaced on nodes")
 	return nil
 }
 
@@ -230,6 +230,6 @@ func (rm *Core) UpdateNodeResource(key string, r *yarnpb.ResourceProto) error {
 		return exceptions.Errorf(exceptions.YarnException, "Resource update get failed on all nodes due to change resource on an unrecognized node: %s", key)
 	}
 	rm.SyncSchedulable(key)
-	rm.Log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
+	rm.log.WithFields(map[string]any{"node": key, "memory_mb": r.GetMemory(), "vcores": r.GetVirtualCores()}).Info("node resource updated")
 	return nil
 }

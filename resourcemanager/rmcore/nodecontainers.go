@@ -74,16 +74,16 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 	}
 	if rm.recovery.released(id) {
 		// The AM released it while its node had yet to come back.
-		rm.Log.WithFields(map[string]any{"container": id.String(), "node": node.Key}).Info("recovered container was released by its AM; killing it")
+		rm.log.WithFields(map[string]any{"container": id.String(), "node": node.Key}).Info("recovered container was released by its AM; killing it")
 		return false
 	}
 	created := st.GetCreationTime()
 	if created <= 0 {
-		created = rm.Opts.Now().UnixMilli()
+		created = rm.opts.Now().UnixMilli()
 	}
 	rc := &rmstate.Container{ID: id, At: node, AM: am, Resource: rm.ResourceOf(st.GetResource()), Priority: st.GetPriority().GetPriority(),
 		Created: created, User: user}
-	log := rm.Log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
+	log := rm.log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
 	if complete {
 		final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
@@ -97,7 +97,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		return true
 	}
 	eid, err := rm.engine.Recover(scheduler.RecoveredContainer{App: EngineID(id.Attempt.App), Node: node.Key, Resource: rc.Resource,
-		Priority: rc.Priority, AM: am, Start: rm.Opts.Now()})
+		Priority: rc.Priority, AM: am, Start: rm.opts.Now()})
 	if err != nil {
 		log.WithError(err).Warn("running container not recovered; killing it")
 		return false
@@ -108,7 +108,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		rm.engine.Release(eid) // another registration rebuilt it first
 		return true
 	}
-	rm.Metrics.containerAllocated()
+	rm.metrics.containerAllocated()
 	log.WithField("am", am).Info("container recovered")
 	return true
 }

@@ -178,12 +178,12 @@ func (rm *Core) applyReports() {
 // AM containers among them.
 func (rm *Core) completed(node string, finished []rmstate.Completion) {
 	for _, f := range finished {
-		rm.Metrics.containerCompleted(f.Exit())
+		rm.metrics.containerCompleted(f.Exit())
 		if f.C.AM {
 			rm.amExited(f.C.ID, f.Final())
 		}
 	}
-	rm.Log.WithFields(map[string]any{"node": node, "containers": completedLog(finished)}).Info("containers completed")
+	rm.log.WithFields(map[string]any{"node": node, "containers": completedLog(finished)}).Info("containers completed")
 }
 
 // NodeLost completes the containers of a lost (or decommissioned, or restarted) node as

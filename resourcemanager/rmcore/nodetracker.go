@@ -29,8 +29,8 @@ func masterKey(k security.MasterKey) *yarnpb.MasterKeyProto {
 // RegisterNodeManager registers a NodeManager (ResourceTracker's registerNodeManager).
 func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto) (*yarnpb.RegisterNodeManagerResponseProto, error) {
 	resp := &yarnpb.RegisterNodeManagerResponseProto{
-		ContainerTokenMasterKey: masterKey(rm.ContainerKeys.Current()),
-		NmTokenMasterKey:        masterKey(rm.NMKeys.Current()),
+		ContainerTokenMasterKey: masterKey(rm.containerKeys.Current()),
+		NmTokenMasterKey:        masterKey(rm.nmKeys.Current()),
 		NodeAction:              yarnpb.NodeActionProto_NORMAL.Enum(),
 		RmIdentifier:            proto.Int64(rm.ClusterTimestamp()),
 		RmVersion:               proto.String(Version),
@@ -40,7 +40,7 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 		return nil, exceptions.Errorf(exceptions.YarnException, "registerNodeManager without a node id")
 	}
 	key := rmstate.NodeKey(id)
-	log := rm.Log.WithField("node", key)
+	log := rm.log.WithField("node", key)
 	capability := req.GetResource()
 	// A node that was decommissioning gracefully when the RM restarted comes back to finish
 	// it, though the exclude list names it.
@@ -54,14 +54,14 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 		resp.DiagnosticsMessage = proto.String(msg)
 		return resp, nil
 	}
-	if capability.GetMemory() < int64(rm.Settings.MinAllocationMB) || capability.GetVirtualCores() < int32(rm.Settings.MinAllocationCore) {
+	if capability.GetMemory() < int64(rm.settings.MinAllocationMB) || capability.GetVirtualCores() < int32(rm.settings.MinAllocationCore) {
 		msg := fmt.Sprintf("NodeManager from  %s doesn't satisfy minimum allocations, Sending SHUTDOWN signal to the NodeManager.", id.GetHost())
 		log.Warn(msg)
 		resp.NodeAction = yarnpb.NodeActionProto_SHUTDOWN.Enum()
 		resp.DiagnosticsMessage = proto.String(msg)
 		return resp, nil
 	}
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, ID: id, HTTP: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
 		Capability: capability, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
 	first := yarnpb.NodeStateProto_NS_RUNNING
@@ -124,11 +124,11 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 	key := rmstate.NodeKey(st.GetNodeId())
 	// The entry is made only when there is something to log: at 10,000 nodes making one
 	// per heartbeat was a sixth of the RM's garbage.
-	log := func() *logrus.Entry { return rm.Log.WithField("node", key) }
-	now := rm.Opts.Now()
+	log := func() *logrus.Entry { return rm.log.WithField("node", key) }
+	now := rm.opts.Now()
 	// The node registry's lock is not held while container statuses are processed: that
 	// takes the application registry's lock, which AM calls hold while asking about nodes.
-	v := rm.nodes.Beat(key, req, len(hb.Running), now, rm.Log)
+	v := rm.nodes.Beat(key, req, len(hb.Running), now, rm.log)
 	if v.Action != nil {
 		if v.Action.GetNodeAction() == yarnpb.NodeActionProto_RESYNC && v.Known {
 			rm.NodeLost(key, "Container released on a *lost* node")
@@ -163,12 +163,12 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 		NodeAction: yarnpb.NodeActionProto_NORMAL.Enum(),
 		// Steers the node's next heartbeat towards its own place in the interval, so that
 		// nodes do not gather into bursts (package nmphase).
-		NextHeartBeatInterval: proto.Int64(nmphase.New(rm.Settings.NMHeartbeat, rm.Settings.NMHeartbeatSpread).Next(key, now)),
+		NextHeartBeatInterval: proto.Int64(nmphase.New(rm.settings.NMHeartbeat, rm.settings.NMHeartbeatSpread).Next(key, now)),
 	}
 	// Master keys the NodeManager does not have yet: during a roll the next key goes out
 	// before anything is signed with it, so NMs verify tokens of both keys.
-	resp.ContainerTokenMasterKey = keyUpdate(rm.ContainerKeys, req.GetLastKnownContainerTokenMasterKey())
-	resp.NmTokenMasterKey = keyUpdate(rm.NMKeys, req.GetLastKnownNmTokenMasterKey())
+	resp.ContainerTokenMasterKey = keyUpdate(rm.containerKeys, req.GetLastKnownContainerTokenMasterKey())
+	resp.NmTokenMasterKey = keyUpdate(rm.nmKeys, req.GetLastKnownNmTokenMasterKey())
 	d := rm.containers.Directives(key)
 	resp.ContainersToCleanup, resp.ContainersToBeRemovedFromNm, resp.ApplicationsToCleanup, resp.ContainersToSignal = d.Cleanup, d.Removed, d.Apps, d.Signals
 	if len(resp.ContainersToCleanup) > 0 {
@@ -185,7 +185,7 @@ func (rm *Core) NodeHeartbeat(hb nmheartbeat.Request) *yarnpb.NodeHeartbeatRespo
 // containers are released; an unknown node is ignored.
 func (rm *Core) UnregisterNodeManager(id *yarnpb.NodeIdProto) {
 	key := rmstate.NodeKey(id)
-	log := rm.Log.WithField("node", key)
+	log := rm.log.WithField("node", key)
 	if !rm.nodes.Shutdown(key) {
 		log.Info("unregistration from an unknown node ignored")
 		return

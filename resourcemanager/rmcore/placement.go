@@ -22,7 +22,7 @@ const KeyPlacementHandler = "yarn.resourcemanager.placement-constraints.handler"
 
 // placementDisabled reports whether the handler is the Java default, "disabled".
 func (rm *Core) placementDisabled() bool {
-	h := rm.Settings.PlacementHandler
+	h := rm.settings.PlacementHandler
 	return h == "" || h == "disabled"
 }
 
@@ -32,7 +32,7 @@ func (rm *Core) CheckRegisterConstraints(att records.AttemptID, constraints int)
 	if constraints == 0 || !rm.placementDisabled() {
 		return nil
 	}
-	rm.Log.WithField("attempt", att.String()).Warn("registration with placement constraints refused: " + KeyPlacementHandler + " is disabled")
+	rm.log.WithField("attempt", att.String()).Warn("registration with placement constraints refused: " + KeyPlacementHandler + " is disabled")
 	return exceptions.Errorf(exceptions.YarnException, "Found non empty placement constraints map in RegisterApplicationMasterRequest for application=%s, but the configured %s cannot handle placement constraints. Rejecting this registerApplicationMaster operation", att, KeyPlacementHandler)
 }
 
@@ -41,9 +41,9 @@ func (rm *Core) CheckSchedulingRequests(att records.AttemptID, requests int) err
 	if requests == 0 {
 		return nil
 	}
-	rm.Log.WithFields(map[string]any{"attempt": att.String(), "handler": rm.Settings.PlacementHandler}).Warn("allocate with SchedulingRequests refused: placement constraints are not served")
+	rm.log.WithFields(map[string]any{"attempt": att.String(), "handler": rm.settings.PlacementHandler}).Warn("allocate with SchedulingRequests refused: placement constraints are not served")
 	if rm.placementDisabled() {
 		return exceptions.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest in AllocateRequest for application=%s, but the configured %s cannot handle placement constraints. Rejecting this allocate operation", att, KeyPlacementHandler)
 	}
-	return exceptions.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest of AllocateRequest for application=%s, however the configured scheduler=%s cannot handle placement constraints, rejecting this allocate operation (Bobbin's scheduler does not serve placement constraints)", att, rm.Settings.SchedulerClass)
+	return exceptions.Errorf(exceptions.YarnException, "Found non empty SchedulingRequest of AllocateRequest for application=%s, however the configured scheduler=%s cannot handle placement constraints, rejecting this allocate operation (Bobbin's scheduler does not serve placement constraints)", att, rm.settings.SchedulerClass)
 }

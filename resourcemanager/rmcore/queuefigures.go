@@ -51,7 +51,7 @@ func (f *queueSums) add(o *queueSums) {
 // Available is what the queue may still take: its maximum capacity of the cluster less its
 // use, and no more than the cluster has free.
 func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	leaves := map[string]*queueSums{}
 	leaf := func(q string) *queueSums {
 		f := leaves[q]
@@ -61,7 +61,7 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 		}
 		return f
 	}
-	for q, c := range rm.Metrics.Queues() {
+	for q, c := range rm.metrics.Queues() {
 		f := leaf(q)
 		f.Submitted, f.Completed, f.Killed, f.Failed = c.Submitted, c.Completed, c.Killed, c.Failed
 	}

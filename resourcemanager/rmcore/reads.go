@@ -1,10 +1,19 @@
 package rmcore
 
 import (
+	"time"
+
+	metrics "github.com/rcrowley/go-metrics"
+	"github.com/sirupsen/logrus"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/delegation"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
 // What the adapters (rmservice, rmweb) read of the RM's state: reports and figures, each
@@ -101,4 +110,53 @@ func (rm *Core) Totals() (total, used scheduler.Resource) { return rm.engine.Tot
 // (RegisterNodeManager); tests that drive a registration's steps apart call it.
 func (rm *Core) PutNode(key string, n *rmstate.Node, state yarnpb.NodeStateProto) (again bool, err error) {
 	return rm.nodes.Put(key, n, state)
+}
+
+// The RM's own facts, fixed at New: what the adapters may read, never replace.
+
+// Settings are the RM's settings as New read them.
+func (rm *Core) Settings() Settings { return rm.settings }
+
+// Types are the resource types, in the engine's order.
+func (rm *Core) Types() resourcetypes.Types { return rm.types }
+
+// Now is the RM's clock.
+func (rm *Core) Now() time.Time { return rm.opts.Now() }
+
+// Conf is the configuration the RM started with.
+func (rm *Core) Conf() *conf.Configuration { return rm.opts.Conf }
+
+// Log is the RM's logger.
+func (rm *Core) Log() *logrus.Entry { return rm.log }
+
+// Metrics are the RM's figures; Registry is the registry they live in (the /jmx and
+// /metrics pages write it whole).
+func (rm *Core) Metrics() *Metrics { return rm.metrics }
+
+// Registry is the go-metrics registry of the RM's figures.
+func (rm *Core) Registry() metrics.Registry { return rm.opts.Metrics }
+
+// Delegation issues, renews and cancels RM delegation tokens; the RPC servers verify
+// clients' tokens with it.
+func (rm *Core) Delegation() *delegation.Manager { return rm.delegation }
+
+// StoreLocation is where the state store keeps its records ("" when recovery is off).
+func (rm *Core) StoreLocation() string {
+	if rm.store == nil {
+		return ""
+	}
+	return rm.store.Location()
+}
+
+// Options are the options New was given, with the defaults it filled in (the clock, the
+// security, the queues): the wiring builds its servers from the same ones.
+func (rm *Core) Options() Options { return rm.opts }
+
+// AMRMTokens issues and verifies the AMs' tokens; the scheduler port's SASL verifies with it.
+func (rm *Core) AMRMTokens() *security.AMRMTokens { return rm.amrm }
+
+// CurrentKeyIDs are the ids of the master keys new container tokens and NMTokens are
+// signed with (they change each roll).
+func (rm *Core) CurrentKeyIDs() (container, nm int32) {
+	return rm.containerKeys.Current().ID, rm.nmKeys.Current().ID
 }

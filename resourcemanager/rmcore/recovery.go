@@ -68,10 +68,10 @@ func keysRecordOf(st security.RingState) *statestore.KeysRecord {
 
 // saveKeys stores a ring (nothing without a store).
 func (rm *Core) saveKeys(name string, ring *security.KeyRing) error {
-	if rm.Store == nil {
+	if rm.store == nil {
 		return nil
 	}
-	return rm.Store.PutKeys(name, keysRecordOf(ring.State()))
+	return rm.store.PutKeys(name, keysRecordOf(ring.State()))
 }
 
 // recover brings back what the state store kept: every application as it was stored,
@@ -84,7 +84,7 @@ func (rm *Core) saveKeys(name string, ring *security.KeyRing) error {
 // they register. Otherwise — or when the AM was not launched yet — the attempt is failed,
 // not counted toward max-attempts, and the application gets a new one.
 func (rm *Core) recover(st *statestore.State) error {
-	epoch, err := rm.Store.NextEpoch()
+	epoch, err := rm.store.NextEpoch()
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (rm *Core) recover(st *statestore.State) error {
 	for _, rec := range st.Apps {
 		a, err := rmstate.AppFromRecord(rec)
 		if err != nil {
-			return fmt.Errorf("state store %s: %w", rm.Store.Location(), err)
+			return fmt.Errorf("state store %s: %w", rm.store.Location(), err)
 		}
 		apps = append(apps, a)
 	}
@@ -102,12 +102,12 @@ func (rm *Core) recover(st *statestore.State) error {
 		rm.labels.Restore(st.Labels.Cluster, st.Labels.NonExclusive, st.Labels.OnNode)
 		rm.engine.SetNonExclusive(rm.labels.NonExclusive())
 	}
-	rm.apps.SetJournal(rm.Store, func(err error) { rm.Log.WithError(err).Error("state store write failed") })
-	rm.apps.SetStoreLimit(rm.Settings.MaxCompletedStored)
-	now := rm.Opts.Now()
+	rm.apps.SetJournal(rm.store, func(err error) { rm.log.WithError(err).Error("state store write failed") })
+	rm.apps.SetStoreLimit(rm.settings.MaxCompletedStored)
+	now := rm.opts.Now()
 	awaited := rm.recoverNodes(st.Nodes)
-	if rm.Settings.WorkPreserving {
-		rm.recovery = newRecoveryGate(awaited, now, now.Add(rm.Settings.SchedulingWait))
+	if rm.settings.WorkPreserving {
+		rm.recovery = newRecoveryGate(awaited, now, now.Add(rm.settings.SchedulingWait))
 	}
 	var resumed, restarted int
 	// What recovery changes (attempts resumed, failed and started anew) is stored in one
@@ -118,7 +118,7 @@ func (rm *Core) recover(st *statestore.State) error {
 			rm.settleFinished(a)
 			continue
 		}
-		if rm.Settings.WorkPreserving && rm.resumeApp(a) {
+		if rm.settings.WorkPreserving && rm.resumeApp(a) {
 			resumed++
 			continue
 		}
@@ -128,8 +128,8 @@ func (rm *Core) recover(st *statestore.State) error {
 	if err := rm.apps.Flush(); err != nil {
 		return fmt.Errorf("storing the recovered applications: %w", err)
 	}
-	rm.Log.WithFields(map[string]any{"store": rm.Store.Location(), "epoch": epoch, "applications": len(apps), "resumed": resumed,
-		"restarted": restarted, "work_preserving": rm.Settings.WorkPreserving, "nodes_awaited": len(awaited)}).Info("state recovered")
+	rm.log.WithFields(map[string]any{"store": rm.store.Location(), "epoch": epoch, "applications": len(apps), "resumed": resumed,
+		"restarted": restarted, "work_preserving": rm.settings.WorkPreserving, "nodes_awaited": len(awaited)}).Info("state recovered")
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (rm *Core) settleFinished(rec *rmstate.App) {
 	rm.apps.With(rec.ID, func(a *rmstate.App, ok bool) {
 		if at := a.Attempt; ok && at != nil && !at.Ended() {
 			if err := at.Move(rmstate.AttemptAMExited); err != nil {
-				rm.Log.WithError(err).Warn("recovered attempt of a finished application left as it was stored")
+				rm.log.WithError(err).Warn("recovered attempt of a finished application left as it was stored")
 				return
 			}
 			if at.FinishTime == 0 {
@@ -152,7 +152,7 @@ func (rm *Core) settleFinished(rec *rmstate.App) {
 // resumeApp carries a recovered application's launched attempt on (work-preserving): it
 // reports false, changing nothing, when the attempt's AM was not launched.
 func (rm *Core) resumeApp(rec *rmstate.App) bool {
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	var spec scheduler.AppSpec
 	var resumed bool
 	rm.apps.With(rec.ID, func(a *rmstate.App, ok bool) {
@@ -168,13 +168,13 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 		// The AM registers again before its next allocate; until then its liveness clock
 		// runs from now.
 		at.Registered, at.Launched, at.LastPing, at.LastResponse, at.LastResponseID = false, true, now, nil, 0
-		rm.AMRM.Recover(at.ID)
+		rm.amrm.Recover(at.ID)
 		spec, resumed = EngineSpec(a), true
 	})
 	if !resumed {
 		return false
 	}
-	log := rm.Log.WithField("application", rec.ID.String())
+	log := rm.log.WithField("application", rec.ID.String())
 	rm.ensureFairQueue(spec.Queue)
 	spec.Recovering = true
 	if err := rm.engine.AddApp(spec); err != nil {
@@ -209,7 +209,7 @@ func (rm *Core) killQueueless(id records.ApplicationID, queue string, err error)
 // restartApp gives a recovered unfinished application a new attempt, or, when its
 // attempt never had an AM container, that attempt again.
 func (rm *Core) restartApp(rec *rmstate.App) {
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	const why = "Attempt failed because the ResourceManager restarted"
 	var admit, failed, same bool
 	var spec scheduler.AppSpec
@@ -225,7 +225,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 			// Java RM, which stores an attempt only once its AM container is allocated and
 			// so starts the application's first attempt again. Its AMRMToken is issued
 			// anew (tokens are not stored).
-			if tok, err := rm.AMRM.Issue(at.ID); err == nil {
+			if tok, err := rm.amrm.Issue(at.ID); err == nil {
 				at.Token = tok
 				_ = a.Move(rmstate.AppAttemptRetried) // unfinished: ACCEPTED or RUNNING
 				spec, amRes, amLabel, admit, same = EngineSpec(a), a.AMResource, a.AMLabelExpr, true, true
@@ -253,7 +253,7 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 		a.Diagnostics = why
 		spec, amRes, amLabel, admit = EngineSpec(a), a.AMResource, a.AMLabelExpr, true
 	})
-	log := rm.Log.WithField("application", rec.ID.String())
+	log := rm.log.WithField("application", rec.ID.String())
 	switch {
 	case failed:
 		rm.AppEnded(rec.ID, yarnpb.YarnApplicationStateProto_FAILED)
@@ -318,7 +318,7 @@ func (rm *Core) RecoveredDecommission(key string) (by time.Time, ok bool) {
 // state (lost, shut down) is forgotten. Write errors are logged: a missing node record
 // only shortens a restart's wait, or loses a decommission's listing.
 func (rm *Core) RememberNode(key string) {
-	if rm.Store == nil {
+	if rm.store == nil {
 		return
 	}
 	rm.nodeAdminMu.Lock()
@@ -344,17 +344,17 @@ func (rm *Core) RememberNode(key string) {
 		rm.forgetNode(key)
 		return
 	}
-	if err := rm.Store.PutNode(rec); err != nil {
-		rm.Log.WithError(err).WithField("node", key).Error("state store write failed")
+	if err := rm.store.PutNode(rec); err != nil {
+		rm.log.WithError(err).WithField("node", key).Error("state store write failed")
 	}
 }
 
 func (rm *Core) forgetNode(key string) {
-	if rm.Store == nil {
+	if rm.store == nil {
 		return
 	}
-	if err := rm.Store.RemoveNode(key); err != nil {
-		rm.Log.WithError(err).WithField("node", key).Error("state store write failed")
+	if err := rm.store.RemoveNode(key); err != nil {
+		rm.log.WithError(err).WithField("node", key).Error("state store write failed")
 	}
 }
 
@@ -365,7 +365,7 @@ func (rm *Core) forgetNode(key string) {
 func (rm *Core) schedulingOpen(now time.Time) (open, justOpened bool) {
 	open, justOpened, lost, gone := rm.recovery.check(now)
 	if justOpened {
-		rm.Log.WithFields(map[string]any{"nodes_not_back": len(gone), "waited_ms": now.Sub(rm.recovery.since).Milliseconds(), "attempts_lost": len(lost)}).Info("recovery: scheduling resumes")
+		rm.log.WithFields(map[string]any{"nodes_not_back": len(gone), "waited_ms": now.Sub(rm.recovery.since).Milliseconds(), "attempts_lost": len(lost)}).Info("recovery: scheduling resumes")
 		// A node that did not come back is not waited for by the next restart (it is
 		// remembered again if it registers later).
 		for _, n := range gone {
@@ -387,9 +387,9 @@ func (rm *Core) SaveLabels() error {
 			return err
 		}
 	}
-	if rm.Store == nil {
+	if rm.store == nil {
 		return nil
 	}
 	cluster, nonExclusive, onNode := rm.labels.Export()
-	return rm.Store.PutLabels(&statestore.LabelsRecord{Cluster: cluster, NonExclusive: nonExclusive, OnNode: onNode})
+	return rm.store.PutLabels(&statestore.LabelsRecord{Cluster: cluster, NonExclusive: nonExclusive, OnNode: onNode})
 }

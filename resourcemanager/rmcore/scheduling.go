@@ -23,8 +23,8 @@ import (
 // units that do not convert reads as 0 of that type.
 func (rm *Core) ResourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
 	var v scheduler.Resource
-	if unknown, err := rm.Types.FromProto(r, v[:rm.Types.Len()]); err != nil || len(unknown) > 0 {
-		rm.Log.WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
+	if unknown, err := rm.types.FromProto(r, v[:rm.types.Len()]); err != nil || len(unknown) > 0 {
+		rm.log.WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
 	}
 	return v
 }
@@ -32,7 +32,7 @@ func (rm *Core) ResourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
 // ResourceProto writes a resource in the cluster's types (memory and vcores only when
 // there are no others, as a 2.x peer expects).
 func (rm *Core) ResourceProto(r scheduler.Resource) *yarnpb.ResourceProto {
-	return rm.Types.Proto(r[:rm.Types.Len()])
+	return rm.types.Proto(r[:rm.types.Len()])
 }
 
 // scheduleLoop runs engine passes on a tick and whenever kicked, until ctx ends.
@@ -69,7 +69,7 @@ func (rm *Core) SchedulePass() {
 	// Slices of one consistent engine pass each; the RPC handlers get the engine between
 	// them, so none waits for a whole busy pass.
 	for {
-		if open, _ := rm.schedulingOpen(rm.Opts.Now()); !open {
+		if open, _ := rm.schedulingOpen(rm.opts.Now()); !open {
 			return
 		}
 		res := rm.engine.Schedule(scheduler.SliceSize)
@@ -151,7 +151,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		lost[k]++
 		// An application removed meanwhile took its planned containers with it.
 		if err := rm.engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
-			rm.Log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
+			rm.log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
 		}
 	}
 	// A plan holds thousands of allocations of a few hundred applications: each
@@ -159,7 +159,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	// containers go into the container table under one hold of its lock, not a few per
 	// container (the lock heartbeats and allocate calls take too).
 	targets := planTargets{rm: rm, apps: map[scheduler.AppID]planApp{}, nodes: make(map[string]*rmstate.NodeAddr, len(res.Allocations))}
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	// made are the allocations that became containers, in plan order; tasks those of
 	// them the table is yet to take (an AM's container is in it and launching already).
 	type madeContainer struct {
@@ -208,13 +208,13 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		lines[g] = append(lines[g], rc)
 	}
 	rm.apps.RanOnAll(ranOn) // their logs will be aggregated there
-	rm.Metrics.ContainersAlloc.Inc(int64(len(made)))
+	rm.metrics.ContainersAlloc.Inc(int64(len(made)))
 	rm.engine.Confirm(confirmed)
 	for _, k := range lostOrder {
-		rm.Log.WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
+		rm.log.WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
 	}
 	for _, g := range order {
-		rm.Log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
+		rm.log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
 			"containers": lines[g]}).Info("containers allocated")
 	}
 	for _, p := range res.Preemptions {
@@ -272,7 +272,7 @@ func (p *planTargets) of(a scheduler.Allocation) (records.AttemptID, string, *rm
 // it to the table and has the AM launcher start it.
 func (rm *Core) amContainerFor(att records.AttemptID, rc *rmstate.Container) error {
 	rc.ID = rm.containers.NextID(att)
-	amContainer, err := rm.containerProto(rc, rm.Opts.Now())
+	amContainer, err := rm.containerProto(rc, rm.opts.Now())
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.Con
 // and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
 // as a task failure.
 func (rm *Core) preemptContainer(p scheduler.Preemption) {
-	rm.containers.PreemptContainer(p, rm.Log)
+	rm.containers.PreemptContainer(p, rm.log)
 }
 
 // EngineLabel is a node-label expression as the engine takes it: an unset one inherits
@@ -332,10 +332,10 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	memoryOnly := rm.engine.FitsByMemory()
 	for _, r := range reqs {
 		c := rm.ResourceOf(r.GetCapability())
-		if step := int64(rm.Settings.MinAllocationMB); step > 0 {
+		if step := int64(rm.settings.MinAllocationMB); step > 0 {
 			c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
 		}
-		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.Settings.MinAllocationCore))
+		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.settings.MinAllocationCore))
 		if memoryOnly {
 			c = scheduler.Resource{scheduler.Memory: c[scheduler.Memory], scheduler.VCores: 1}
 		}
@@ -355,7 +355,7 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 // entries); it returns the containers' nodes the attempt has had no NMToken for yet
 // (AppendNMTokens writes them, after the fields that come before nm_tokens).
 func (rm *Core) DrainFor(b []byte, att records.AttemptID) ([]byte, []*yarnpb.NodeIdProto) {
-	now := rm.Opts.Now()
+	now := rm.opts.Now()
 	// Forgetting what the AM acknowledged and starting expiry clocks wait for the status
 	// applier (reportQueue): allocate calls then hold the table's lock only briefly.
 	allocated, completed, need, settle := rm.containers.DrainUnsettled(att, now)

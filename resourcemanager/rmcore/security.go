@@ -55,10 +55,10 @@ func (s *Security) Admins() capacity.ACL { return *s.admin.Load() }
 // the Java AdminService does for each refresh; without a directory there is nothing to
 // re-read and the start-up configuration stands.
 func (rm *Core) reloadSite() (*conf.Configuration, error) {
-	if rm.Opts.ConfDir == "" {
-		return rm.Opts.Conf, nil
+	if rm.opts.ConfDir == "" {
+		return rm.opts.Conf, nil
 	}
-	c, _, err := conf.LoadDir(rm.Opts.ConfDir)
+	c, _, err := conf.LoadDir(rm.opts.ConfDir)
 	return c, err
 }
 
@@ -68,10 +68,10 @@ func (rm *Core) RefreshAdminACLs() error {
 	if err != nil {
 		return err
 	}
-	if err := rm.Opts.Security.setAdmins(c); err != nil {
+	if err := rm.opts.Security.setAdmins(c); err != nil {
 		return err
 	}
-	rm.Log.WithField("admin_acl", rm.Opts.Security.Admins().String()).Info("admin ACL refreshed")
+	rm.log.WithField("admin_acl", rm.opts.Security.Admins().String()).Info("admin ACL refreshed")
 	return nil
 }
 
@@ -82,10 +82,10 @@ func (rm *Core) RefreshServiceACLs() error {
 	if err != nil {
 		return err
 	}
-	if err := rm.Opts.Security.Policy.ReloadServiceACLs(c); err != nil {
+	if err := rm.opts.Security.Policy.ReloadServiceACLs(c); err != nil {
 		return err
 	}
-	rm.Log.Info("service ACLs refreshed")
+	rm.log.Info("service ACLs refreshed")
 	return nil
 }
 
@@ -95,18 +95,18 @@ func (rm *Core) RefreshProxyUsers() error {
 	if err != nil {
 		return err
 	}
-	if err := rm.Opts.Security.Policy.ReloadProxyUsers(c); err != nil {
+	if err := rm.opts.Security.Policy.ReloadProxyUsers(c); err != nil {
 		return err
 	}
-	rm.Log.Info("proxy users refreshed")
+	rm.log.Info("proxy users refreshed")
 	return nil
 }
 
 // RefreshGroups drops the user-to-groups cache (`rmadmin -refreshUserToGroupsMappings`).
 func (rm *Core) RefreshGroups() {
-	rm.Opts.Security.Groups.Refresh()
-	rm.Log.Info("user-to-groups mappings refreshed")
+	rm.opts.Security.Groups.Refresh()
+	rm.log.Info("user-to-groups mappings refreshed")
 }
 
 // UserGroups is user's groups through the RM's cached mapping.
-func (rm *Core) UserGroups(name string) []string { return rm.Opts.Security.Groups.Of(name) }
+func (rm *Core) UserGroups(name string) []string { return rm.opts.Security.Groups.Of(name) }

@@ -38,7 +38,7 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 	if rr := sc.GetAmContainerResourceRequest(); len(rr) > 0 && rr[0].GetCapability() != nil {
 		amRes = rr[0].GetCapability()
 	}
-	set := rm.Settings
+	set := rm.settings
 	// The queue mappings place the submission (and a submission naming no queue goes to
 	// "default"), as the Capacity Scheduler's placement does before it checks the queue.
 	queue, mapped, err := rm.placeSubmission(user, sc.GetQueue())
@@ -47,12 +47,12 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		return exceptions.Errorf(exceptions.YarnException, "Failed to submit application %s submitted by user %s reason: %v", id, user, err)
 	}
 	if mapped {
-		rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "requested_queue": sc.GetQueue(), "queue": queue}).Info("application placed by queue mapping")
+		rm.log.WithFields(map[string]any{"application": id.String(), "user": user, "requested_queue": sc.GetQueue(), "queue": queue}).Info("application placed by queue mapping")
 	}
 	if !sc.GetUnmanagedAm() {
 		// The cluster's maximum, as the Java RM validates an AM's request (the queue's
 		// maximum-allocation only reaches the AM, at registration).
-		maxMB, maxVCores := int64(rm.Settings.MaxAllocationMB), int64(rm.Settings.MaxAllocationCore)
+		maxMB, maxVCores := int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
 		if m := amRes.GetMemory(); m < 0 || m > maxMB {
 			return exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", m, maxMB)
 		}
@@ -64,14 +64,14 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 			amReqs = []*yarnpb.ResourceRequestProto{{ResourceName: proto.String("*")}}
 		}
 		if err := rm.CheckLabels(queue, amReqs, sc.NodeLabelExpression); err != nil {
-			rm.Log.WithFields(map[string]any{"application": id.String(), "user": user, "queue": queue}).WithError(err).Warn("application refused: its AM request's node label")
+			rm.log.WithFields(map[string]any{"application": id.String(), "user": user, "queue": queue}).WithError(err).Warn("application refused: its AM request's node label")
 			return err
 		}
 	}
 	if err := rm.submitACL(queue, id, user); err != nil {
 		return err
 	}
-	now := rm.Opts.Now().UnixMilli()
+	now := rm.opts.Now().UnixMilli()
 	maxAttempts := set.MaxAttempts
 	if n := int(sc.GetMaxAppAttempts()); n >= 1 && n <= set.MaxAttempts {
 		maxAttempts = n
@@ -141,11 +141,11 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		}
 		a.AMSpec = sc.GetAmContainerSpec()
 	}
-	log := rm.Log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
+	log := rm.log.WithFields(map[string]any{"application": id.String(), "user": a.User, "queue": a.Queue})
 	att := a.Attempt // Submit drops it when a limit rejects the application
 	added, rejected, err := rm.apps.Submit(a, rm.submissionLimits(a))
 	if (rejected != "" || err != nil) && att != nil {
-		rm.AMRM.Revoke(att.ID) // the attempt made for it never runs
+		rm.amrm.Revoke(att.ID) // the attempt made for it never runs
 	}
 	if err != nil {
 		if rm.tokens != nil {
@@ -159,10 +159,10 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		log.Info("application submitted again; keeping the first submission")
 		return nil
 	}
-	rm.Metrics.AppSubmitted(a.Queue)
+	rm.metrics.AppSubmitted(a.Queue)
 	if a.State() == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")
-		rm.Metrics.AppEnded(a.Queue, a.State())
+		rm.metrics.AppEnded(a.Queue, a.State())
 		rm.EndApp(id)
 		return nil
 	}
@@ -242,7 +242,7 @@ func (rm *Core) admission(a *rmstate.App) string {
 // a client prints the same sentence either way, but only the exception stops a job client
 // before it waits for a report).
 func (rm *Core) submitACL(queue string, id records.ApplicationID, user string) error {
-	if !rm.Settings.ACLEnabled {
+	if !rm.settings.ACLEnabled {
 		return nil
 	}
 	q, ok := rm.Queues().Queue(queue)

@@ -58,17 +58,17 @@ func (l *rmLogin) close() {
 // (the NameNode renews tokens only for Kerberos callers). It needs the delegation
 // manager: it renews this RM's own tokens too.
 func (rm *Core) startTokenRenewer() {
-	if !rm.Settings.Kerberos {
+	if !rm.settings.Kerberos {
 		return
 	}
-	host, _, _ := net.SplitHostPort(rm.Settings.ClientAddr)
-	rm.login = &rmLogin{conf: rm.Opts.Conf, host: host}
-	log := rm.Log.WithField("service", "delegation-token-renewer")
-	rm.hdfsTokens = hdfsdt.NewClient(rm.Opts.Conf, rm.login.clientFor, log)
+	host, _, _ := net.SplitHostPort(rm.settings.ClientAddr)
+	rm.login = &rmLogin{conf: rm.opts.Conf, host: host}
+	log := rm.log.WithField("service", "delegation-token-renewer")
+	rm.hdfsTokens = hdfsdt.NewClient(rm.opts.Conf, rm.login.clientFor, log)
 	rm.tokens = tokenrenewer.New(tokenrenewer.Options{
-		Kinds:        map[string]tokenrenewer.Kind{hdfsdt.Kind: rm.hdfsTokens, delegation.Kind: delegation.Local{M: rm.Delegation}},
-		RemovalDelay: rm.Settings.TokenRemovalDelay,
-		Now:          rm.Opts.Now,
+		Kinds:        map[string]tokenrenewer.Kind{hdfsdt.Kind: rm.hdfsTokens, delegation.Kind: delegation.Local{M: rm.delegation}},
+		RemovalDelay: rm.settings.TokenRemovalDelay,
+		Now:          rm.opts.Now,
 		Log:          log,
 	})
 }
@@ -127,7 +127,7 @@ func (rm *Core) trackRecoveredTokens(ctx context.Context) {
 	})
 	for _, a := range apps {
 		if err := rm.trackTokens(ctx, a.id, a.user, a.sc); err != nil {
-			rm.Log.WithError(err).WithFields(map[string]any{"application": a.id.String(), "user": a.user}).
+			rm.log.WithError(err).WithFields(map[string]any{"application": a.id.String(), "user": a.user}).
 				Warn("delegation tokens of a recovered application could not be renewed")
 		}
 	}

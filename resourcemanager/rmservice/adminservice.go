@@ -49,7 +49,7 @@ func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 
 // authorize applies yarn.admin.acl when yarn.acl.enable is set.
 func (s *adminService) authorize(ctx context.Context, op string) error {
-	if !s.rm.Settings.ACLEnabled {
+	if !s.rm.Settings().ACLEnabled {
 		return nil
 	}
 	c, _ := rpc.CallerFrom(ctx)

@@ -70,7 +70,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		ClientToAmTokenMasterKey: reg.ClientKey,
 		SchedulerResourceTypes:   []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
 		// 3.x AMRM clients take the cluster's resource types from here.
-		ResourceTypes: s.rm.Types.InfoProtos(),
+		ResourceTypes: s.rm.Types().InfoProtos(),
 	}, nil
 }
 

@@ -19,7 +19,7 @@ const unavailable = "N/A"
 // port and URLs, the diagnostics, the usage (all -1), the progress and the tokens. The
 // application's id, owner, queue, name, state and times stay.
 func (s *clientService) restrictReports(ctx context.Context, reports ...*yarnpb.ApplicationReportProto) {
-	if !s.rm.Settings.ACLEnabled {
+	if !s.rm.Settings().ACLEnabled {
 		return
 	}
 	caller, _ := rpc.CallerFrom(ctx)

@@ -197,7 +197,7 @@ func (s *clientService) getClusterNodes(_ context.Context, req *yarnpb.GetCluste
 func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfoRequestProto) (*yarnpb.GetQueueInfoResponseProto, error) {
 	q, ok := s.rm.Queues().Queue(req.GetQueueName())
 	if !ok {
-		s.rm.Log.WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
+		s.rm.Log().WithField("queue", req.GetQueueName()).Info("getQueueInfo for an unknown queue")
 		return &yarnpb.GetQueueInfoResponseProto{}, nil
 	}
 	st := s.rm.SchedulerStats()
@@ -313,7 +313,7 @@ func (s *clientService) delegationAllowed(ctx context.Context, verb string) (*rp
 	if c == nil {
 		return nil, rpc.Errorf(exceptions.YarnException, "java.io.IOException: no caller")
 	}
-	if s.rm.Settings.Kerberos && c.Auth != rpc.AuthKerberos {
+	if s.rm.Settings().Kerberos && c.Auth != rpc.AuthKerberos {
 		return nil, rpc.Errorf(exceptions.YarnException, "java.io.IOException: Delegation Token can be %s only with kerberos authentication", verb)
 	}
 	return c, nil
@@ -341,11 +341,11 @@ func (s *clientService) getDelegationToken(ctx context.Context, req *commonpb.Ge
 	if err != nil {
 		return nil, err
 	}
-	tok, err := s.rm.Delegation.Issue(fullName(c), req.GetRenewer(), c.RealUser)
+	tok, err := s.rm.Delegation().Issue(fullName(c), req.GetRenewer(), c.RealUser)
 	if err != nil {
 		return nil, wrapDelegationErr(err)
 	}
-	s.rm.Log.WithFields(map[string]any{"user": fullName(c), "renewer": req.GetRenewer()}).Info("RM delegation token issued")
+	s.rm.Log().WithFields(map[string]any{"user": fullName(c), "renewer": req.GetRenewer()}).Info("RM delegation token issued")
 	return &commonpb.GetDelegationTokenResponseProto{Token: tok}, nil
 }
 
@@ -354,7 +354,7 @@ func (s *clientService) renewDelegationToken(ctx context.Context, req *commonpb.
 	if err != nil {
 		return nil, err
 	}
-	exp, err := s.rm.Delegation.Renew(req.GetToken(), c.User)
+	exp, err := s.rm.Delegation().Renew(req.GetToken(), c.User)
 	if err != nil {
 		return nil, wrapDelegationErr(err)
 	}
@@ -366,7 +366,7 @@ func (s *clientService) cancelDelegationToken(ctx context.Context, req *commonpb
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rm.Delegation.Cancel(req.GetToken(), fullName(c)); err != nil {
+	if err := s.rm.Delegation().Cancel(req.GetToken(), fullName(c)); err != nil {
 		return nil, wrapDelegationErr(err)
 	}
 	return &commonpb.CancelDelegationTokenResponseProto{}, nil

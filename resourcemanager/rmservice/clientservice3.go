@@ -36,7 +36,7 @@ func (s *clientService) getResourceProfile(context.Context, *yarnpb.GetResourceP
 // getResourceTypeInfo lists the cluster's resource types: memory-mb (Mi), vcores, then
 // those resource-types.xml declares. 3.x clients call it when they start.
 func (s *clientService) getResourceTypeInfo(context.Context, *yarnpb.GetAllResourceTypeInfoRequestProto) (*yarnpb.GetAllResourceTypeInfoResponseProto, error) {
-	return &yarnpb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: s.rm.Types.InfoProtos()}, nil
+	return &yarnpb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: s.rm.Types().InfoProtos()}, nil
 }
 
 // updateApplicationPriority changes a running application's priority. As in 3.1.1, an
@@ -65,7 +65,7 @@ func (s *clientService) updateApplicationTimeouts(ctx context.Context, req *yarn
 	if err != nil {
 		return nil, err
 	}
-	now := s.rm.Opts.Now()
+	now := s.rm.Now()
 	expiries := map[yarnpb.ApplicationTimeoutTypeProto]int64{}
 	for _, t := range req.GetApplicationTimeouts() {
 		raw := t.GetExpireTime()

@@ -21,7 +21,7 @@ const KindClientToAM = "YARN_CLIENT_TOKEN"
 // the attempt's key, the service is left for the client to fill in (the AM's address).
 // The MapReduce job client needs it to talk to its AM on a kerberized cluster.
 func (s *clientService) addClientTokens(ctx context.Context, reports ...*yarnpb.ApplicationReportProto) {
-	if !s.rm.Settings.Kerberos {
+	if !s.rm.Settings().Kerberos {
 		return
 	}
 	caller, _ := rpc.CallerFrom(ctx)
@@ -30,7 +30,7 @@ func (s *clientService) addClientTokens(ctx context.Context, reports ...*yarnpb.
 	}
 	for _, r := range reports {
 		id := records.AppIDFromProto(r.GetApplicationId())
-		if s.rm.Settings.ACLEnabled && !s.rm.MayViewApp(caller.User, id) {
+		if s.rm.Settings().ACLEnabled && !s.rm.MayViewApp(caller.User, id) {
 			continue
 		}
 		att, key := s.rm.ClientKey(id)

@@ -229,7 +229,7 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	case ai.FinishedTime > 0:
 		ai.ElapsedTime = ai.FinishedTime - ai.StartedTime
 	default:
-		ai.ElapsedTime = rm.Opts.Now().UnixMilli() - ai.StartedTime
+		ai.ElapsedTime = rm.Now().UnixMilli() - ai.StartedTime
 	}
 	// AppInfo: no tracking URL ("N/A" too) is UNASSIGNED and left out; otherwise it is
 	// the report's (the web proxy's page of the application, as in the Java RM), the AM's
@@ -273,7 +273,7 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	for _, e := range ru.GetApplicationPreemptedResourceUsageMap() {
 		preempted[e.GetKey()] = e.GetValue()
 	}
-	names := rm.Types.Names()
+	names := rm.Types().Names()
 	ai.ResourceSecondsMap = secondsMap(names, func(n string) int64 { return spent[n] })
 	ai.PreemptedResourceSecondsMap = secondsMap(names, func(n string) int64 { return preempted[n] })
 	if !finished {
@@ -445,7 +445,7 @@ func writeBare(w http.ResponseWriter, r *http.Request, status int, root string, 
 // identity, state, progress, tracking URL, diagnostics and times.
 func (s *rest) viewable(r *http.Request, ai appInfo) appInfo {
 	id, err := records.ParseApplicationID(ai.ID)
-	if !s.rm.Settings.ACLEnabled || err != nil || s.rm.MayViewApp(callerOf(r), id) {
+	if !s.rm.Settings().ACLEnabled || err != nil || s.rm.MayViewApp(callerOf(r), id) {
 		return ai
 	}
 	return appInfo{ID: ai.ID, User: ai.User, Name: ai.Name, Queue: ai.Queue, State: ai.State, FinalStatus: ai.FinalStatus,

@@ -222,7 +222,7 @@ func (s *rest) submissionContext(in *submissionInfo) (*yarnpb.ApplicationSubmiss
 	if in.Resource != nil {
 		sc.Resource = &yarnpb.ResourceProto{Memory: proto.Int64(in.Resource.Memory), VirtualCores: proto.Int32(int32(in.Resource.VCores))}
 	} else {
-		sc.Resource = &yarnpb.ResourceProto{Memory: proto.Int64(int64(s.rm.Settings.MinAllocationMB)), VirtualCores: proto.Int32(1)}
+		sc.Resource = &yarnpb.ResourceProto{Memory: proto.Int64(int64(s.rm.Settings().MinAllocationMB)), VirtualCores: proto.Int32(1)}
 	}
 	if in.AppNodeLabelExpression != "" {
 		sc.NodeLabelExpression = proto.String(in.AppNodeLabelExpression)

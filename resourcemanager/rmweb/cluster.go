@@ -22,16 +22,14 @@ type rest struct {
 func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
 	rm := s.rm
 	info := clusterInfo{ID: rm.ClusterTimestamp(), StartedOn: rm.ClusterTimestamp(), State: "STARTED", HAState: "ACTIVE",
-		RMStateStoreName:       statestore.ClassName(rm.Opts.Conf),
+		RMStateStoreName:       statestore.ClassName(rm.Conf()),
 		ResourceManagerVersion: rmcore.Version, ResourceManagerBuildVersion: "Bobbin " + rmcore.Version, ResourceManagerVersionBuiltOn: "",
 		HadoopVersion: rmcore.Version, HadoopBuildVersion: "Bobbin " + rmcore.Version, HadoopVersionBuiltOn: "",
 		HAZooKeeperConnectionState: "ResourceManager HA is not enabled."}
 	if s.opts.HA {
 		info.HAZooKeeperConnectionState = "CONNECTED" // an active HA core holds its ZooKeeper lock
 	}
-	if rm.Store != nil {
-		info.RMStateStoreLocation = rm.Store.Location()
-	}
+	info.RMStateStoreLocation = rm.StoreLocation()
 	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterInfo": info})
 }
 
@@ -44,7 +42,7 @@ func (s *rest) metricsInfo() clusterMetricsInfo {
 	rm := s.rm
 	c := rm.NodeCounts()
 	st := rm.SchedulerStats()
-	m := rm.Metrics
+	m := rm.Metrics()
 	var pending, running int64
 	rm.EachApp(func(a *rmstate.App) { // counts only: no report is built
 		switch a.State() {

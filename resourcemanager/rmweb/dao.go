@@ -37,7 +37,7 @@ type resourceInformation struct {
 // resource renders an engine vector.
 func resource(rm *rmcore.Core, v scheduler.Resource) *resourceInfo {
 	ri := &resourceInfo{Memory: v[scheduler.Memory], VCores: v[scheduler.VCores], ResourceInformations: &resourceInformations{}}
-	for i, t := range rm.Types.All() {
+	for i, t := range rm.Types().All() {
 		var val int64
 		if i < len(v) {
 			val = v[i]

@@ -61,9 +61,9 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	}
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		metrics.WriteJSONOnce(rm.Opts.Metrics, w)
+		metrics.WriteJSONOnce(rm.Registry(), w)
 	})
-	if rm.Settings.Pprof {
+	if rm.Settings().Pprof {
 		// Registered on this mux, not http.DefaultServeMux, so only an RM that asks for
 		// the profiler serves it.
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

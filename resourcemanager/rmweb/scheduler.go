@@ -142,7 +142,7 @@ func pct(v float64) float64 {
 func (s *rest) scheduler(w http.ResponseWriter, r *http.Request) {
 	b := s.treeBuilder()
 	var info any
-	if capacity.UsesFairScheduler(s.rm.Opts.Conf) {
+	if capacity.UsesFairScheduler(s.rm.Conf()) {
 		info = b.fairInfo(s.rm.Queues().Root)
 	} else {
 		info = b.schedulerInfo()

@@ -96,7 +96,7 @@ func (u *ui) app(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Java's AppBlock shows nothing of an application the caller may not view.
-	if id := records.AppIDFromProto(rep.GetApplicationId()); u.rm.Settings.ACLEnabled && !u.rm.MayViewApp(callerOf(r), id) {
+	if id := records.AppIDFromProto(rep.GetApplicationId()); u.rm.Settings().ACLEnabled && !u.rm.MayViewApp(callerOf(r), id) {
 		u.render(w, http.StatusForbidden, "failure", "Not authorized", "", fmt.Sprintf("You (User %s) are not authorized to view application %s", callerOf(r), id))
 		return
 	}
