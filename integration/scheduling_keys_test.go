@@ -193,7 +193,7 @@ func TestAskLimitsLikeApache(t *testing.T) {
 }
 
 // submitManaged submits an application whose AM asks for mb and returns its state and
-// diagnostics a second later, or the error when the call itself is refused.
+// diagnostics once the RM has decided, or the error when the call itself is refused.
 func submitManaged(t *testing.T, addr, user string, mb int64) string {
 	t.Helper()
 	ctx := context.Background()
@@ -210,11 +210,19 @@ func submitManaged(t *testing.T, addr, user string, mb int64) string {
 		AmContainerSpec: &yarnpb.ContainerLaunchContextProto{Command: []string{"sleep", "60"}}, MaxAppAttempts: proto.Int32(1)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
 		return "submitApplication refused: " + err.Error()
 	}
-	time.Sleep(time.Second)
-	rep, err := cl.GetApplicationReport(ctx, id)
-	if err != nil {
-		t.Fatalf("getApplicationReport: %v", err)
-	}
+	// The RM has decided once the application is past SUBMITTED: ACCEPTED, or REJECTED
+	// with its reason (an AM that never registers stays ACCEPTED).
+	var rep *yarnpb.ApplicationReportProto
+	testutil.Eventually(t, 20*time.Second, "the application accepted or rejected", func() bool {
+		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
+			t.Fatalf("getApplicationReport: %v", err)
+		}
+		switch rep.GetYarnApplicationState() {
+		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING, yarnpb.YarnApplicationStateProto_SUBMITTED:
+			return false
+		}
+		return true
+	})
 	return rep.GetYarnApplicationState().String() + " " + rep.GetDiagnostics()
 }
 

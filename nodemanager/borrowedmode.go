@@ -58,7 +58,7 @@ func (h *hostMeter) decision() (borrowed.Decision, bool) {
 func (nm *NodeManager) observeHost() {
 	h := nm.host
 	s := nm.settings
-	host, err := borrowed.ReadHost("/proc", append(append([]string(nil), s.LocalDirs...), s.LogDirs...))
+	host, err := nm.opts.ReadHost(append(append([]string(nil), s.LocalDirs...), s.LogDirs...))
 	if err != nil {
 		nm.log.WithError(err).Warn("cannot measure the host")
 		return

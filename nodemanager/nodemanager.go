@@ -31,6 +31,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
 	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
+	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/nodemanager/logaggregation"
@@ -54,6 +55,10 @@ type Options struct {
 	Executor container.Executor // default: container.ProcessExecutor
 	Now      func() time.Time
 	ConfDir  string // where hadoop-policy.xml is read ("" = none)
+	// ReadHost measures the host in borrowed mode (default: borrowed.ReadHost of /proc
+	// and the NodeManager's dirs). Tests give a host whose owner is idle, so a busy test
+	// machine is not read as the owner's load.
+	ReadHost func(dirs []string) (borrowed.Host, error)
 }
 
 // NodeManager is one running NodeManager.
@@ -123,6 +128,9 @@ func New(opts Options) (*NodeManager, error) {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.NewRegistry()
+	}
+	if opts.ReadHost == nil {
+		opts.ReadHost = func(dirs []string) (borrowed.Host, error) { return borrowed.ReadHost("/proc", dirs) }
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -25,6 +25,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -79,6 +80,13 @@ func newCluster(t *testing.T, extra ...string) *cluster {
 // directory confDir (for files beside the keys, such as container-executor.cfg).
 func newClusterIn(t *testing.T, dir, confDir string, extra ...string) *cluster {
 	t.Helper()
+	return newClusterWith(t, dir, confDir, Options{}, extra...)
+}
+
+// newClusterWith is newClusterIn with more NodeManager options (its Conf, ConfDir and
+// Logger are the cluster's).
+func newClusterWith(t *testing.T, dir, confDir string, opts Options, extra ...string) *cluster {
+	t.Helper()
 	c := conf.New()
 	for k, v := range map[string]string{
 		"yarn.resourcemanager.address": "127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0",
@@ -113,7 +121,8 @@ func newClusterIn(t *testing.T, dir, confDir string, extra ...string) *cluster {
 	for i := 0; i+1 < len(extra); i += 2 {
 		nc.Set(extra[i], extra[i+1])
 	}
-	nm, err := New(Options{Conf: nc, ConfDir: confDir, Logger: log.WithField("daemon", "nm")})
+	opts.Conf, opts.ConfDir, opts.Logger = nc, confDir, log.WithField("daemon", "nm")
+	nm, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,12 +396,26 @@ func TestDiskHealth(t *testing.T) {
 	}
 }
 
+// idleOwnerHost reads the real host's memory and disks but an owner that uses no CPU:
+// the counters move as an idle machine's since start, so the containers' own usage is all
+// the load the meter sees, however busy the test machine is.
+func idleOwnerHost(start time.Time) func([]string) (borrowed.Host, error) {
+	return func(dirs []string) (borrowed.Host, error) {
+		h, err := borrowed.ReadHost("/proc", dirs)
+		if err != nil {
+			return h, err
+		}
+		h.CPUBusy, h.CPUTotal = 0, time.Since(start)*time.Duration(h.Cores)
+		return h, nil
+	}
+}
+
 // TestBorrowedEvictionIsPreempted: in borrowed mode a container that uses more CPU than
 // its vcores allow (container-cpu-ratio) is evicted with PREEMPTED and a diagnostic; the
 // measurements are served over time at /ws/v1/node/borrowed and as metrics; the RM shows
 // the node's measured capacity and automatic labels.
 func TestBorrowedEvictionIsPreempted(t *testing.T) {
-	c := newCluster(t, "bobbin.nodemanager.borrowed.enabled", "true", "bobbin.nodemanager.borrowed.interval-ms", "100",
+	c := newClusterWith(t, t.TempDir(), "", Options{ReadHost: idleOwnerHost(time.Now())}, "bobbin.nodemanager.borrowed.enabled", "true", "bobbin.nodemanager.borrowed.interval-ms", "100",
 		"bobbin.nodemanager.borrowed.window-ms", "500", "bobbin.nodemanager.borrowed.container-cpu-ratio", "0.5",
 		"bobbin.nodemanager.borrowed.evict-external-cpu", "0", "bobbin.nodemanager.borrowed.leave-below", "0",
 		"bobbin.nodemanager.borrowed.rejoin-above", "0", "bobbin.nodemanager.borrowed.disk-min-free-mb", "0",

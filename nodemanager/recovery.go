@@ -185,20 +185,11 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 			nm.end(c, exitcode.Lost, fmt.Sprintf("Unable to recover container %s: %v\nContainer exited with a non-zero exit code %d\n", id, err, exitcode.Lost))
 			return nmstore.Completed
 		}
-		// Its resources are referenced again, so the caches keep them while it runs.
-		z := nm.local.Acquire(c.User, app.String(), localResources(c))
 		started := time.UnixMilli(rec.Started)
 		if rec.Started == 0 {
 			started = nm.opts.Now()
 		}
-		nm.table.Launched(c, proc, started) // its record written again, with the pid
-		nm.aux.InitializeContainer(c.ID, c.User)
-		log.WithField("pid", proc.Pid()).Info("container recovered: taken back without restarting it")
-		nm.spawn(func() {
-			defer c.Release()
-			defer z.Release()
-			nm.watch(c, proc, spec.OutputFile, log)
-		})
+		nm.runRestored(c, proc, started)
 		return nmstore.Launched
 	case rec.KillExit != 0:
 		c.Release()

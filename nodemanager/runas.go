@@ -255,8 +255,8 @@ func (r runAs) actAs(appUser string) (uid, gid int, ok bool) {
 	return int(u.UID), r.nmGID, true
 }
 
-// handOver gives container c's directories and private localized files to u.
-func (nm *NodeManager) handOver(c *containers.Container, u *container.User, localized map[string]string) error {
+// handOverContainer gives container c's directories and private localized files to u.
+func (r runAs) handOverContainer(c *containers.Container, u *container.User, localized map[string]string) error {
 	d := c.Dirs
 	var userDirs []string
 	for _, a := range d.AppDirs { // <local>/usercache/<user>/appcache/<app>
@@ -268,5 +268,5 @@ func (nm *NodeManager) handOver(c *containers.Container, u *container.User, loca
 			private = append(private, filepath.Dir(p)) // the cache entry, <...>/filecache/<n>
 		}
 	}
-	return nm.runAs.handOver(u, d, userDirs, private)
+	return r.handOver(u, d, userDirs, private)
 }

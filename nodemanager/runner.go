@@ -1,6 +1,7 @@
 package nodemanager
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +11,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/container"
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/launch"
-	"github.com/bobbin-yarn/bobbin/nodemanager/localizer"
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -52,78 +50,110 @@ func (nm *NodeManager) dirsFor(id records.ContainerID, user string) containers.D
 	return d
 }
 
-// run is a container's life on this node: localize, write the launch script, start,
-// watch, report. It is the one goroutine that drives the container; others reach it only
-// through the table (a kill ends the container's context, and the moves the lifecycle
-// allows tell this goroutine what became of it).
+// containerRun is one container's run on this node. One goroutine drives it through its
+// phases; others reach it only through the table (a kill ends the container's context,
+// and the moves the lifecycle refuses tell the runner what became of it):
+//
+//	accepted ─► prestart ─► launch ─► poststart ─► watch ─► stop
+//	               └─ failed, or killed ──────────────────────► stop
+//	taken back running after a restart ─► restore ─► watch ─► stop
+//
+// The hooks (runhooks.go) do each phase's work; the runner alone moves the container in
+// the table, which journals it for a restart.
+type containerRun struct {
+	nm    *NodeManager
+	c     *containers.Container
+	log   *logrus.Entry
+	hooks []runHook
+}
+
+func (nm *NodeManager) newRun(c *containers.Container) *containerRun {
+	return &containerRun{nm: nm, c: c,
+		log: nm.log.WithFields(map[string]any{"container": c.ID.String(), "application": c.ID.Attempt.App.String()}),
+		hooks: []runHook{
+			userHook{nm.runAs},
+			dirsHook{},
+			&localizeHook{local: nm.local},
+			tokensHook{},
+			scriptHook{nm.launchNode},
+			handOverHook{nm.runAs},
+			&auxHook{aux: nm.aux},
+		}}
+}
+
+// run is a container's life on this node, from its acceptance to its stop hooks.
 func (nm *NodeManager) run(c *containers.Container) {
 	defer c.Release()
-	ctx := c.Context()
-	log := nm.log.WithFields(map[string]any{"container": c.ID.String(), "application": c.ID.Attempt.App.String()})
-	d := c.Dirs
-	fail := func(exit int32, diag string) {
-		log.WithField("diagnostics", diag).Warn("container failed before it ran")
-		nm.end(c, exit, diag)
-	}
-	runUser, err := nm.runAs.userFor(c.User)
-	if err != nil {
-		// What Java's container-executor answers, as its NM reports it.
-		fail(exitcode.Invalid, fmt.Sprintf("Application %s initialization failed (exitCode=2) with output: %v", c.ID.Attempt.App, err))
-		return
-	}
-	for _, dir := range append(append([]string{d.Work, filepath.Join(d.Work, "tmp")}, d.AppDirs...), d.LogDirs...) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fail(exitcode.Invalid, fmt.Sprintf("Failed to create %s: %v", dir, err))
-			return
+	r := nm.newRun(c)
+	r.stop(r.launchAndWatch())
+}
+
+// runRestored takes back a container a restarted NodeManager found running (or exited
+// since: the executor then reports the exit code it left) and watches it to its end.
+func (nm *NodeManager) runRestored(c *containers.Container, proc container.Process, started time.Time) {
+	r := nm.newRun(c)
+	nm.table.Launched(c, proc, started) // its record written again, with the pid
+	for _, h := range r.hooks {
+		if rh, ok := h.(restoreHook); ok {
+			rh.Restore(c)
 		}
 	}
-	z, err := nm.local.Localize(ctx, c.User, c.ID.Attempt.App.String(), localResources(c))
-	if err != nil {
-		if ctx.Err() != nil {
-			return // killed while localizing (the kill completed it), or the NodeManager stops
+	r.log.WithField("pid", proc.Pid()).Info("container recovered: taken back without restarting it")
+	nm.spawn(func() {
+		defer c.Release()
+		r.stop(r.watch(proc))
+	})
+}
+
+// launchAndWatch runs the prestart hooks, launches, runs the poststart hooks and watches
+// the process. It reports whether the container ended (false: it keeps running for the
+// next NodeManager process).
+func (r *containerRun) launchAndWatch() (ended bool) {
+	ctx := r.c.Context()
+	var plan launchPlan
+	for _, h := range r.hooks {
+		ph, ok := h.(prestartHook)
+		if !ok {
+			continue
 		}
-		fail(exitcode.Invalid, "Resource localization failed: "+err.Error())
-		return
-	}
-	defer z.Release()
-	creds := token.NewCredentials()
-	if b := c.CLC.GetTokens(); len(b) > 0 {
-		if creds, err = token.ReadCredentials(b); err != nil {
-			fail(exitcode.Invalid, "Invalid container tokens: "+err.Error())
-			return
-		}
-	}
-	if err := os.WriteFile(filepath.Join(d.Work, "container_tokens"), creds.Bytes(), 0o600); err != nil {
-		fail(exitcode.Invalid, err.Error())
-		return
-	}
-	script := launch.Script(nm.launchNode(), launchContainer(c), z.Paths)
-	scriptPath := filepath.Join(d.Work, "launch_container.sh")
-	if err := os.WriteFile(scriptPath, []byte(script), 0o700); err != nil {
-		fail(exitcode.Invalid, err.Error())
-		return
-	}
-	if runUser != nil {
-		if err := nm.handOver(c, runUser, z.Paths); err != nil {
-			fail(exitcode.Invalid, "Exception from container-launch: "+err.Error())
-			return
+		if err := ph.Prestart(ctx, r.c, &plan); err != nil {
+			if ctx.Err() == nil { // else killed meanwhile, or the NodeManager stops: the kill completed it
+				r.log.WithFields(map[string]any{"hook": h.Name(), "diagnostics": err.Error()}).Warn("container failed before it ran")
+				r.nm.end(r.c, exitcode.Invalid, err.Error())
+			}
+			return true
 		}
 	}
 	if ctx.Err() != nil {
-		return // killed while it was prepared: the kill completed it
+		return true // killed while it was prepared: the kill completed it
 	}
-	// Launch may take a while (a UML guest waits for the node's start lock); a kill
-	// meanwhile ends ctx, and completes the container itself.
+	proc, ok := r.launch(ctx, &plan)
+	if !ok {
+		return true
+	}
+	for _, h := range r.hooks {
+		if ph, ok := h.(poststartHook); ok {
+			ph.Poststart(r.c)
+		}
+	}
+	return r.watch(proc)
+}
+
+// launch starts the container's process and records it launched. Launch may take a
+// while (a UML guest waits for the node's start lock); a kill meanwhile ends ctx, and
+// completes the container itself.
+func (r *containerRun) launch(ctx context.Context, plan *launchPlan) (container.Process, bool) {
+	nm, c := r.nm, r.c
 	spec := nm.spec(c)
-	spec.Script, spec.Env, spec.User = scriptPath, os.Environ(), runUser
+	spec.Script, spec.Env, spec.User = plan.script, os.Environ(), plan.runUser
 	os.Remove(spec.OutputFile)
 	proc, err := nm.exec.Launch(ctx, spec)
 	if err != nil {
-		if ctx.Err() != nil {
-			return
+		if ctx.Err() == nil {
+			r.log.WithField("diagnostics", err.Error()).Warn("container failed before it ran")
+			nm.end(c, exitcode.Invalid, "Exception from container-launch: "+err.Error())
 		}
-		fail(exitcode.Invalid, "Exception from container-launch: "+err.Error())
-		return
+		return nil, false
 	}
 	if !nm.table.Launched(c, proc, nm.opts.Now()) {
 		// Asked to stop while it was starting: it must not run on.
@@ -131,12 +161,20 @@ func (nm *NodeManager) run(c *containers.Container) {
 		proc.Wait()
 		v := nm.table.ViewOf(c)
 		nm.end(c, v.KillExit, v.KillDiag)
-		return
+		return nil, false
 	}
 	nm.counts.launched.Inc(1)
-	nm.aux.InitializeContainer(c.ID, c.User)
-	log.WithField("pid", proc.Pid()).Info("container launched")
-	nm.watch(c, proc, spec.OutputFile, log)
+	r.log.WithField("pid", proc.Pid()).Info("container launched")
+	return proc, true
+}
+
+// stop runs the stop hooks, once, at the end of every run.
+func (r *containerRun) stop(ended bool) {
+	for _, h := range r.hooks {
+		if sh, ok := h.(stopHook); ok {
+			sh.Stop(r.c, ended)
+		}
+	}
 }
 
 // launchNode is what this node puts into every container's environment.
@@ -149,16 +187,6 @@ func (nm *NodeManager) launchNode() launch.Node {
 		ServiceEnv: nm.aux.Env(), Getenv: os.LookupEnv}
 }
 
-// launchContainer is what container c brings to its launch script.
-func launchContainer(c *containers.Container) launch.Container {
-	env := map[string]string{}
-	for _, e := range c.CLC.GetEnvironment() {
-		env[e.GetKey()] = e.GetValue()
-	}
-	d := c.Dirs
-	return launch.Container{ID: c.ID.String(), User: c.User, AppDirs: d.AppDirs, LogDirs: d.LogDirs, Work: d.Work, Env: env, Command: c.CLC.GetCommand()}
-}
-
 // spec is what the executor is told of a container besides its script and environment.
 func (nm *NodeManager) spec(c *containers.Container) container.Spec {
 	d := c.Dirs
@@ -166,19 +194,12 @@ func (nm *NodeManager) spec(c *containers.Container) container.Spec {
 		Dirs: append(append([]string(nil), d.AppDirs...), d.LogDirs...), MemoryMB: c.Resource().GetMemory(), Owner: nm.owner}
 }
 
-// localResources are a container's local resources as the localizer takes them.
-func localResources(c *containers.Container) []localizer.Resource {
-	var res []localizer.Resource
-	for _, e := range c.CLC.GetLocalResources() {
-		res = append(res, localizer.FromProto(e.GetKey(), e.GetValue()))
-	}
-	return res
-}
-
 // watch waits for a running container's process and reports how it ended. When the
 // NodeManager stops and leaves its containers running (a supervised recovery), watch
-// returns without a verdict: the next NodeManager process takes the container back.
-func (nm *NodeManager) watch(c *containers.Container, proc container.Process, outputFile string, log *logrus.Entry) {
+// returns without a verdict (ended false): the next NodeManager process takes the
+// container back.
+func (r *containerRun) watch(proc container.Process) (ended bool) {
+	nm, c := r.nm, r.c
 	exited := make(chan int, 1)
 	go func() { exited <- proc.Wait() }() // ends with the process
 	var code int
@@ -186,7 +207,7 @@ func (nm *NodeManager) watch(c *containers.Container, proc container.Process, ou
 	case code = <-exited:
 	case <-nm.ctx.Done():
 		if nm.keepsContainers() {
-			return
+			return false
 		}
 		code = <-exited
 	}
@@ -196,12 +217,12 @@ func (nm *NodeManager) watch(c *containers.Container, proc container.Process, ou
 	if vd, ok := proc.(container.Verdicter); ok && v.KillExit == 0 {
 		verdict, verdictDiag, judged = vd.Verdict()
 	}
-	out := container.Tail(proc, outputFile, 4096)
+	out := container.Tail(proc, nm.spec(c).OutputFile, 4096)
 	switch {
 	case v.KillExit != 0:
 		nm.end(c, v.KillExit, fmt.Sprintf("%s\nContainer killed on request. Exit code is %d\nContainer exited with a non-zero exit code %d\n", v.KillDiag, code, code))
 	case judged:
-		log.WithField("exit_status", verdict).Warn(verdictDiag)
+		r.log.WithField("exit_status", verdict).Warn(verdictDiag)
 		nm.end(c, verdict, fmt.Sprintf("%s\n%s\nContainer exited with a non-zero exit code %d\n", verdictDiag, out, code))
 	case code == 0:
 		nm.end(c, 0, "")
@@ -209,16 +230,14 @@ func (nm *NodeManager) watch(c *containers.Container, proc container.Process, ou
 		nm.end(c, int32(code), fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
 			c.ID, code, code, out, code))
 	}
-	log.WithFields(map[string]any{"exit_status": nm.table.ViewOf(c).Exit, "process_exit": code}).Info("container exited")
+	r.log.WithFields(map[string]any{"exit_status": nm.table.ViewOf(c).Exit, "process_exit": code}).Info("container exited")
+	return true
 }
 
 // end records a container's end once, and counts it.
 func (nm *NodeManager) end(c *containers.Container, exit int32, diag string) {
 	if first, killed := nm.table.End(c, exit, diag); first {
 		nm.counts.ended(killed, exit)
-		if nm.table.ViewOf(c).Proc != nil { // the services heard of it as it started
-			nm.aux.StopContainer(c.ID, c.User)
-		}
 	}
 }
 
@@ -259,56 +278,4 @@ func (nm *NodeManager) killAll(exit int32, diag string) {
 		}()
 	}
 	wg.Wait()
-}
-
-// finishApp ends an application on this node: its containers are killed, its shuffle
-// registration and application resources removed, its work dirs deleted after
-// yarn.nodemanager.delete.debug-delay-sec.
-func (nm *NodeManager) finishApp(id records.ApplicationID) {
-	a, live := nm.table.EndApp(id)
-	for _, c := range live {
-		nm.kill(c, exitcode.KilledAfterAppCompletion, "Container killed by the ApplicationMaster.")
-	}
-	if a == nil {
-		return
-	}
-	nm.aux.StopApplication(id)
-	nm.local.CleanupApp(a.User, id.String())
-	// Logs are aggregated at once; local files, aggregated or not, stay for
-	// yarn.nodemanager.delete.debug-delay-sec.
-	aggregated := false
-	if nm.settings.LogAggregation.Enabled {
-		aggregated = nm.logs.Final(a).Status == yarnpb.LogAggregationStatusProto_LOG_SUCCEEDED
-	}
-	if d := nm.settings.DebugDelay; d > 0 {
-		select {
-		case <-nm.ctx.Done():
-			return
-		case <-time.After(d):
-		}
-	}
-	for _, l := range nm.settings.LocalDirs {
-		os.RemoveAll(filepath.Join(l, "usercache", a.User, "appcache", id.String()))
-	}
-	nm.table.ForgetApp(id)
-	nm.log.WithField("application", id.String()).Info("application finished on this node; cleaned up")
-	if aggregated {
-		for _, l := range nm.settings.LogDirs {
-			os.RemoveAll(filepath.Join(l, id.String()))
-		}
-		nm.log.WithField("application", id.String()).Info("local container logs deleted after aggregation")
-		return
-	}
-	// Without log aggregation (or when it failed), container logs stay
-	// yarn.nodemanager.log.retain-seconds.
-	nm.log.WithFields(map[string]any{"application": id.String(), "retain": nm.settings.LogRetain.String()}).Info("local container logs kept for yarn.nodemanager.log.retain-seconds")
-	select {
-	case <-nm.ctx.Done():
-		return
-	case <-time.After(nm.settings.LogRetain - nm.settings.DebugDelay):
-	}
-	for _, l := range nm.settings.LogDirs {
-		os.RemoveAll(filepath.Join(l, id.String()))
-	}
-	nm.log.WithField("application", id.String()).Info("application logs deleted after yarn.nodemanager.log.retain-seconds")
 }

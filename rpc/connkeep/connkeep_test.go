@@ -223,13 +223,32 @@ func keeperName(t *testing.T) string {
 }
 
 // client is an RPC client that counts the connections it makes.
-func client(addr string, tok *token.Token, dials *atomic.Int32) *rpc.Client {
+// wire counts a client's dials and the writes on its connections: a test knows a call
+// has left the client when the writes move.
+type wire struct{ dials, writes atomic.Int32 }
+
+type countedConn struct {
+	net.Conn
+	w *wire
+}
+
+func (c countedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.w.writes.Add(1)
+	return n, err
+}
+
+func client(addr string, tok *token.Token, w *wire) *rpc.Client {
 	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: echoProtocol, User: "alice", Token: tok, ConnectRetries: -1,
 		Logger: testutil.QuietLogger(),
 		Dial: func(ctx context.Context, network, a string) (net.Conn, error) {
-			dials.Add(1)
+			w.dials.Add(1)
 			var d net.Dialer
-			return d.DialContext(ctx, network, a)
+			conn, err := d.DialContext(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
+			return countedConn{conn, w}, nil
 		}})
 }
 
@@ -246,10 +265,10 @@ func echo(c *rpc.Client, text string, timeout time.Duration) (string, error) {
 func TestConnectionsSurviveKill(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, time.Minute)
-	var simpleDials, tokenDials atomic.Int32
-	simple := client(s1.addr, nil, &simpleDials)
+	var simpleWire, tokenWire wire
+	simple := client(s1.addr, nil, &simpleWire)
 	defer simple.Close()
-	withToken := client(s1.addr, &token.Token{Identifier: []byte("bob"), Password: token.Password([]byte("k"), []byte("bob")), Kind: "TEST_TOKEN"}, &tokenDials)
+	withToken := client(s1.addr, &token.Token{Identifier: []byte("bob"), Password: token.Password([]byte("k"), []byte("bob")), Kind: "TEST_TOKEN"}, &tokenWire)
 	defer withToken.Close()
 	for _, c := range []*rpc.Client{simple, withToken} {
 		if _, err := echo(c, "before", 5*time.Second); err != nil {
@@ -269,13 +288,16 @@ func TestConnectionsSurviveKill(t *testing.T) {
 		err  error
 	}
 	answers := make(chan answer, 2)
+	sent := func() int32 { return simpleWire.writes.Load() + tokenWire.writes.Load() }
+	before := sent()
 	for _, c := range []*rpc.Client{simple, withToken} {
 		go func() {
 			text, err := echo(c, "during", 20*time.Second)
 			answers <- answer{text, err}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Both calls are in the dead server's socket before the next server starts.
+	testutil.Eventually(t, 10*time.Second, "both calls written while no server runs", func() bool { return sent() >= before+2 })
 	restarted := time.Now()
 	s2 := startServer(t, name, time.Minute)
 	if s2.addr != s1.addr || s2.adopted != 2 || s2.dropped != 0 {
@@ -290,12 +312,12 @@ func TestConnectionsSurviveKill(t *testing.T) {
 		delete(want, a.text)
 	}
 	t.Logf("answered %v after the new server started", time.Since(restarted))
-	if simpleDials.Load() != 1 || tokenDials.Load() != 1 {
-		t.Fatalf("clients dialled %d and %d times; the connections should have survived", simpleDials.Load(), tokenDials.Load())
+	if simpleWire.dials.Load() != 1 || tokenWire.dials.Load() != 1 {
+		t.Fatalf("clients dialled %d and %d times; the connections should have survived", simpleWire.dials.Load(), tokenWire.dials.Load())
 	}
 	// A new client connects to the same listener.
-	var dials atomic.Int32
-	fresh := client(s1.addr, nil, &dials)
+	var w wire
+	fresh := client(s1.addr, nil, &w)
 	defer fresh.Close()
 	if _, err := echo(fresh, "new", 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -307,8 +329,8 @@ func TestConnectionsSurviveKill(t *testing.T) {
 func TestBusyConnectionIsClosed(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, time.Minute)
-	var dials atomic.Int32
-	c := client(s1.addr, nil, &dials)
+	var w wire
+	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "x", 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -334,8 +356,8 @@ func TestBusyConnectionIsClosed(t *testing.T) {
 		t.Fatal("the interrupted call hangs")
 	}
 	text, err := echo(c, "again", 5*time.Second)
-	if err != nil || !strings.HasSuffix(text, "/again") || dials.Load() != 2 {
-		t.Fatalf("after reconnecting: %q, %v, %d dials", text, err, dials.Load())
+	if err != nil || !strings.HasSuffix(text, "/again") || w.dials.Load() != 2 {
+		t.Fatalf("after reconnecting: %q, %v, %d dials", text, err, w.dials.Load())
 	}
 }
 
@@ -351,8 +373,8 @@ func TestKillAroundAnAnswer(t *testing.T) {
 		t.Run(tc.at, func(t *testing.T) {
 			name := keeperName(t)
 			s1 := startServer(t, name, time.Minute, "DIE="+tc.at)
-			var dials atomic.Int32
-			c := client(s1.addr, nil, &dials)
+			var w wire
+			c := client(s1.addr, nil, &w)
 			defer c.Close()
 			first := make(chan error, 1)
 			go func() {
@@ -379,8 +401,8 @@ func TestKillAroundAnAnswer(t *testing.T) {
 				t.Fatalf("took over %d, dropped %d; want 1, 0", s2.adopted, s2.dropped)
 			}
 			text, err := echo(c, "second", 5*time.Second)
-			if err != nil || text != fmt.Sprintf("alice/SIMPLE/%d/second", s2.cmd.Process.Pid) || dials.Load() != 1 {
-				t.Fatalf("after the takeover: %q, %v, %d dials; want the new server's answer on the same connection", text, err, dials.Load())
+			if err != nil || text != fmt.Sprintf("alice/SIMPLE/%d/second", s2.cmd.Process.Pid) || w.dials.Load() != 1 {
+				t.Fatalf("after the takeover: %q, %v, %d dials; want the new server's answer on the same connection", text, err, w.dials.Load())
 			}
 		})
 	}
@@ -391,8 +413,8 @@ func TestKillAroundAnAnswer(t *testing.T) {
 func TestLingerAndCleanStop(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, 500*time.Millisecond)
-	var dials atomic.Int32
-	c := client(s1.addr, nil, &dials)
+	var w wire
+	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "x", 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -460,8 +482,8 @@ func squatterMain() int {
 func TestSilentPeerDoesNotHoldTheKeeper(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, time.Minute)
-	var dials atomic.Int32
-	c := client(s1.addr, nil, &dials)
+	var w wire
+	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "before", 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -476,8 +498,8 @@ func TestSilentPeerDoesNotHoldTheKeeper(t *testing.T) {
 	if s2.adopted != 1 {
 		t.Fatalf("the restarted server adopted %d connections, want 1", s2.adopted)
 	}
-	if got, err := echo(c, "after", 5*time.Second); err != nil || !strings.HasSuffix(got, "/after") || dials.Load() != 1 {
-		t.Fatalf("after the restart: %q %v, %d dials", got, err, dials.Load())
+	if got, err := echo(c, "after", 5*time.Second); err != nil || !strings.HasSuffix(got, "/after") || w.dials.Load() != 1 {
+		t.Fatalf("after the restart: %q %v, %d dials", got, err, w.dials.Load())
 	}
 
 	name2 := keeperName(t)
@@ -573,8 +595,8 @@ func TestLongSocketPath(t *testing.T) {
 	name := filepath.Join(dir, "keeper", "rm-127.0.0.1:8032.sock")
 	t.Cleanup(func() { Release(name) })
 	s1 := startServer(t, name, time.Minute)
-	var dials atomic.Int32
-	c := client(s1.addr, nil, &dials)
+	var w wire
+	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "before", 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -584,7 +606,7 @@ func TestLongSocketPath(t *testing.T) {
 	}
 	s1.kill(t)
 	s2 := startServer(t, name, time.Minute)
-	if got, err := echo(c, "after", 5*time.Second); err != nil || s2.adopted != 1 || dials.Load() != 1 {
-		t.Fatalf("after the restart: %q %v, adopted %d, %d dials", got, err, s2.adopted, dials.Load())
+	if got, err := echo(c, "after", 5*time.Second); err != nil || s2.adopted != 1 || w.dials.Load() != 1 {
+		t.Fatalf("after the restart: %q %v, adopted %d, %d dials", got, err, s2.adopted, w.dials.Load())
 	}
 }
