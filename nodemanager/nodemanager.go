@@ -396,8 +396,9 @@ func (nm *NodeManager) Shutdown(ctx context.Context) error {
 	if nm.web != nil {
 		errs = append(errs, nm.web.Shutdown(ctx))
 	}
-	errs = append(errs, nm.aux.Stop(ctx))
 	nm.wg.Wait()
+	// The services stop once every run has finished: none hears of a container after.
+	errs = append(errs, nm.aux.Stop(ctx))
 	nm.krb.close()
 	errs = append(errs, nm.journal.Close())
 	nm.log.Info("NodeManager stopped")

@@ -16,15 +16,17 @@ import (
 
 // The hooks of a container's run (runner.go), one job each, as Nomad's task runner has
 // them. A hook implements the phases it takes part in; the runner calls them in the
-// order of its list. Contracts:
+// order of its list, and the stop hooks in the reverse order. Contracts:
 //   - Prestart prepares the launch and adds what the launch needs to the plan; an error
 //     fails the container with exitcode.Invalid and the error's text as its diagnostics
-//     (the Java NM's wording), unless the container was killed meanwhile.
+//     (the Java NM's wording), unless the container was killed meanwhile or the
+//     NodeManager stops.
 //   - Poststart runs once the process runs; Restore instead when a restarted
 //     NodeManager takes back a container that kept running.
 //   - Stop runs once at the end of every run, whatever phase it reached (it may run
-//     without Prestart); ended is false when the container keeps running for the next
-//     NodeManager process.
+//     without Prestart), before the container's end is recorded, so whoever waits for
+//     that end finds the hooks done. ended is false when the container is kept for the
+//     next NodeManager process (still running, or accepted and not launched yet).
 //
 // Hooks never move the container in the table and never write the recovery store: the
 // runner does both.

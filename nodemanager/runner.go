@@ -85,7 +85,7 @@ func (nm *NodeManager) newRun(c *containers.Container) *containerRun {
 func (nm *NodeManager) run(c *containers.Container) {
 	defer c.Release()
 	r := nm.newRun(c)
-	r.stop(r.launchAndWatch())
+	r.finish(r.launchAndWatch())
 }
 
 // runRestored takes back a container a restarted NodeManager found running (or exited
@@ -101,14 +101,33 @@ func (nm *NodeManager) runRestored(c *containers.Container, proc container.Proce
 	r.log.WithField("pid", proc.Pid()).Info("container recovered: taken back without restarting it")
 	nm.spawn(func() {
 		defer c.Release()
-		r.stop(r.watch(proc))
+		r.finish(r.watch(proc))
 	})
 }
 
+// ending is how a run ends: the status the runner records, or none.
+type ending struct {
+	exit int32
+	diag string
+	// recorded: a kill recorded the container's end itself (it never ran, or was
+	// stopped while starting); kept: it keeps running, or stays accepted, for the next
+	// NodeManager process (a supervised recovery's stop). Either way there is nothing to
+	// record.
+	recorded, kept bool
+}
+
+// killed is the end of a run whose context ended before its process ran: a kill recorded
+// it, or the NodeManager stops (under a supervised recovery the next process launches it).
+func (r *containerRun) killed() ending {
+	if r.nm.ctx.Err() != nil && r.nm.keepsContainers() {
+		return ending{kept: true}
+	}
+	return ending{recorded: true}
+}
+
 // launchAndWatch runs the prestart hooks, launches, runs the poststart hooks and watches
-// the process. It reports whether the container ended (false: it keeps running for the
-// next NodeManager process).
-func (r *containerRun) launchAndWatch() (ended bool) {
+// the process to its end.
+func (r *containerRun) launchAndWatch() ending {
 	ctx := r.c.Context()
 	var plan launchPlan
 	for _, h := range r.hooks {
@@ -117,19 +136,19 @@ func (r *containerRun) launchAndWatch() (ended bool) {
 			continue
 		}
 		if err := ph.Prestart(ctx, r.c, &plan); err != nil {
-			if ctx.Err() == nil { // else killed meanwhile, or the NodeManager stops: the kill completed it
-				r.log.WithFields(map[string]any{"hook": h.Name(), "diagnostics": err.Error()}).Warn("container failed before it ran")
-				r.nm.end(r.c, exitcode.Invalid, err.Error())
+			if ctx.Err() != nil {
+				return r.killed()
 			}
-			return true
+			r.log.WithFields(map[string]any{"hook": h.Name(), "diagnostics": err.Error()}).Warn("container failed before it ran")
+			return ending{exit: exitcode.Invalid, diag: err.Error()}
 		}
 	}
 	if ctx.Err() != nil {
-		return true // killed while it was prepared: the kill completed it
+		return r.killed() // killed while it was prepared
 	}
-	proc, ok := r.launch(ctx, &plan)
+	proc, end, ok := r.launch(ctx, &plan)
 	if !ok {
-		return true
+		return end
 	}
 	for _, h := range r.hooks {
 		if ph, ok := h.(poststartHook); ok {
@@ -142,38 +161,41 @@ func (r *containerRun) launchAndWatch() (ended bool) {
 // launch starts the container's process and records it launched. Launch may take a
 // while (a UML guest waits for the node's start lock); a kill meanwhile ends ctx, and
 // completes the container itself.
-func (r *containerRun) launch(ctx context.Context, plan *launchPlan) (container.Process, bool) {
+func (r *containerRun) launch(ctx context.Context, plan *launchPlan) (container.Process, ending, bool) {
 	nm, c := r.nm, r.c
 	spec := nm.spec(c)
 	spec.Script, spec.Env, spec.User = plan.script, os.Environ(), plan.runUser
 	os.Remove(spec.OutputFile)
 	proc, err := nm.exec.Launch(ctx, spec)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.log.WithField("diagnostics", err.Error()).Warn("container failed before it ran")
-			nm.end(c, exitcode.Invalid, "Exception from container-launch: "+err.Error())
+		if ctx.Err() != nil {
+			return nil, r.killed(), false
 		}
-		return nil, false
+		r.log.WithField("diagnostics", err.Error()).Warn("container failed before it ran")
+		return nil, ending{exit: exitcode.Invalid, diag: "Exception from container-launch: " + err.Error()}, false
 	}
 	if !nm.table.Launched(c, proc, nm.opts.Now()) {
 		// Asked to stop while it was starting: it must not run on.
 		proc.Stop(nm.settings.KillDelay)
 		proc.Wait()
 		v := nm.table.ViewOf(c)
-		nm.end(c, v.KillExit, v.KillDiag)
-		return nil, false
+		return nil, ending{exit: v.KillExit, diag: v.KillDiag}, false
 	}
 	nm.counts.launched.Inc(1)
 	r.log.WithField("pid", proc.Pid()).Info("container launched")
-	return proc, true
+	return proc, ending{}, true
 }
 
-// stop runs the stop hooks, once, at the end of every run.
-func (r *containerRun) stop(ended bool) {
-	for _, h := range r.hooks {
-		if sh, ok := h.(stopHook); ok {
-			sh.Stop(r.c, ended)
+// finish runs the stop hooks, last hook first, then records the end: whoever waits for
+// the container's end (a kill, its application's finish) finds its hooks done.
+func (r *containerRun) finish(e ending) {
+	for i := len(r.hooks) - 1; i >= 0; i-- {
+		if sh, ok := r.hooks[i].(stopHook); ok {
+			sh.Stop(r.c, !e.kept)
 		}
+	}
+	if !e.recorded && !e.kept {
+		r.nm.end(r.c, e.exit, e.diag)
 	}
 }
 
@@ -194,11 +216,10 @@ func (nm *NodeManager) spec(c *containers.Container) container.Spec {
 		Dirs: append(append([]string(nil), d.AppDirs...), d.LogDirs...), MemoryMB: c.Resource().GetMemory(), Owner: nm.owner}
 }
 
-// watch waits for a running container's process and reports how it ended. When the
-// NodeManager stops and leaves its containers running (a supervised recovery), watch
-// returns without a verdict (ended false): the next NodeManager process takes the
-// container back.
-func (r *containerRun) watch(proc container.Process) (ended bool) {
+// watch waits for a running container's process and says how it ended. When the
+// NodeManager stops and leaves its containers running (a supervised recovery), the
+// container is kept: the next NodeManager process takes it back.
+func (r *containerRun) watch(proc container.Process) ending {
 	nm, c := r.nm, r.c
 	exited := make(chan int, 1)
 	go func() { exited <- proc.Wait() }() // ends with the process
@@ -207,7 +228,7 @@ func (r *containerRun) watch(proc container.Process) (ended bool) {
 	case code = <-exited:
 	case <-nm.ctx.Done():
 		if nm.keepsContainers() {
-			return false
+			return ending{kept: true}
 		}
 		code = <-exited
 	}
@@ -218,20 +239,21 @@ func (r *containerRun) watch(proc container.Process) (ended bool) {
 		verdict, verdictDiag, judged = vd.Verdict()
 	}
 	out := container.Tail(proc, nm.spec(c).OutputFile, 4096)
+	var e ending
 	switch {
 	case v.KillExit != 0:
-		nm.end(c, v.KillExit, fmt.Sprintf("%s\nContainer killed on request. Exit code is %d\nContainer exited with a non-zero exit code %d\n", v.KillDiag, code, code))
+		e = ending{exit: v.KillExit, diag: fmt.Sprintf("%s\nContainer killed on request. Exit code is %d\nContainer exited with a non-zero exit code %d\n", v.KillDiag, code, code)}
 	case judged:
 		r.log.WithField("exit_status", verdict).Warn(verdictDiag)
-		nm.end(c, verdict, fmt.Sprintf("%s\n%s\nContainer exited with a non-zero exit code %d\n", verdictDiag, out, code))
+		e = ending{exit: verdict, diag: fmt.Sprintf("%s\n%s\nContainer exited with a non-zero exit code %d\n", verdictDiag, out, code)}
 	case code == 0:
-		nm.end(c, 0, "")
+		e = ending{}
 	default:
-		nm.end(c, int32(code), fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
-			c.ID, code, code, out, code))
+		e = ending{exit: int32(code), diag: fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
+			c.ID, code, code, out, code)}
 	}
-	r.log.WithFields(map[string]any{"exit_status": nm.table.ViewOf(c).Exit, "process_exit": code}).Info("container exited")
-	return true
+	r.log.WithFields(map[string]any{"exit_status": e.exit, "process_exit": code}).Info("container exited")
+	return e
 }
 
 // end records a container's end once, and counts it.

@@ -3,6 +3,7 @@ package nodemanager
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -80,7 +82,7 @@ func TestRunPhases(t *testing.T) {
 		r := nm.newRun(c)
 		r.hooks = append([]runHook{rec}, r.hooks...)
 		defer c.Release()
-		r.stop(r.launchAndWatch())
+		r.finish(r.launchAndWatch())
 		return rec.calls
 	}
 
@@ -102,11 +104,63 @@ func TestRunPhases(t *testing.T) {
 
 	killed := runnerContainer(t, nm, 3, "exit 0")
 	nm.kill(killed, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.")
-	calls := run(killed, &phases{})
-	if slices.Contains(calls, "poststart") || !slices.Equal(calls[len(calls)-1:], []string{"stop ended=true"}) {
+	if calls := run(killed, &phases{}); !slices.Equal(calls, []string{"prestart", "stop ended=true"}) {
 		t.Errorf("a container killed before its launch: %v", calls)
 	}
 	if v := nm.table.ViewOf(killed); v.Exit != exitcode.KilledByAppMaster || v.Proc != nil {
 		t.Errorf("a container killed before its launch: exit %d, process %v", v.Exit, v.Proc)
+	}
+}
+
+// containerEars is an auxiliary service that hears of containers; at each stop it notes
+// whether the container's end was already recorded.
+type containerEars struct {
+	nm    *NodeManager
+	calls []string
+}
+
+func (*containerEars) Name() string                                    { return "ears" }
+func (*containerEars) Start() error                                    { return nil }
+func (*containerEars) Stop(context.Context) error                      { return nil }
+func (*containerEars) Meta() []byte                                    { return nil }
+func (*containerEars) InitializeApplication(auxservices.AppInit) error { return nil }
+func (*containerEars) StopApplication(records.ApplicationID)           {}
+func (e *containerEars) InitializeContainer(id records.ContainerID, _ string) {
+	e.calls = append(e.calls, "init "+id.String())
+}
+func (e *containerEars) StopContainer(id records.ContainerID, _ string) {
+	v, _ := e.nm.table.View(id)
+	e.calls = append(e.calls, fmt.Sprintf("stop %s recorded=%v", id, v.Phase == containers.Done))
+}
+
+// The auxiliary services hear of a container that ran, start and stop, the stop before
+// its end is recorded (a kill or the application's finish waiting for that end finds it
+// done, as Java's CONTAINER_STOP comes before APPLICATION_STOP); of one that never ran,
+// nothing.
+func TestRunTellsAuxServicesOfContainersThatRan(t *testing.T) {
+	nm := runnerNode(t)
+	ears := &containerEars{nm: nm}
+	set, err := auxservices.NewSet(ears)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.aux = set // before anything runs
+	ran := runnerContainer(t, nm, 1, "exit 0")
+	refused := runnerContainer(t, nm, 2, "exit 0")
+	for _, tc := range []struct {
+		c    *containers.Container
+		fail bool
+	}{{ran, false}, {refused, true}} {
+		r := nm.newRun(tc.c)
+		r.hooks = append([]runHook{&phases{failPrestart: tc.fail}}, r.hooks...)
+		r.finish(r.launchAndWatch())
+		tc.c.Release()
+	}
+	want := []string{"init " + ran.ID.String(), "stop " + ran.ID.String() + " recorded=false"}
+	if !slices.Equal(ears.calls, want) {
+		t.Errorf("the service heard %q, want %q", ears.calls, want)
+	}
+	if v := nm.table.ViewOf(ran); v.Phase != containers.Done || v.Exit != 0 {
+		t.Errorf("the container that ran: %+v", v)
 	}
 }

@@ -288,8 +288,7 @@ func TestConnectionsSurviveKill(t *testing.T) {
 		err  error
 	}
 	answers := make(chan answer, 2)
-	sent := func() int32 { return simpleWire.writes.Load() + tokenWire.writes.Load() }
-	before := sent()
+	simpleBefore, tokenBefore := simpleWire.writes.Load(), tokenWire.writes.Load()
 	for _, c := range []*rpc.Client{simple, withToken} {
 		go func() {
 			text, err := echo(c, "during", 20*time.Second)
@@ -297,7 +296,9 @@ func TestConnectionsSurviveKill(t *testing.T) {
 		}()
 	}
 	// Both calls are in the dead server's socket before the next server starts.
-	testutil.Eventually(t, 10*time.Second, "both calls written while no server runs", func() bool { return sent() >= before+2 })
+	testutil.Eventually(t, 10*time.Second, "both calls written while no server runs", func() bool {
+		return simpleWire.writes.Load() > simpleBefore && tokenWire.writes.Load() > tokenBefore
+	})
 	restarted := time.Now()
 	s2 := startServer(t, name, time.Minute)
 	if s2.addr != s1.addr || s2.adopted != 2 || s2.dropped != 0 {
