@@ -183,20 +183,24 @@ func TestHAActiveKilledAtEachPhaseOfPi(t *testing.T) {
 
 // TestRMKilledAtEachPhaseOfDShell is the RM's matrix for the distributed shell (2.7.3,
 // Bobbin's NodeManager) at the phases it has: accepted, its AM starting, registered before
-// any container, its two containers running, and unregistered. The full matrix runs the
-// other targets too.
+// any container, its two containers running, and unregistered. The full matrix runs every
+// target, with both Hadoop versions and both NodeManagers.
 func TestRMKilledAtEachPhaseOfDShell(t *testing.T) {
 	t.Parallel() // its subtests are clusters in their own network namespaces
-	targets := []killTarget{killRM}
+	targets, versions, bobbinNMs := []killTarget{killRM}, []string{hadoop2}, []bool{true}
 	if fullKillMatrix() {
-		targets = append(targets, killNM, killBoth, killActive)
+		targets, versions, bobbinNMs = []killTarget{killRM, killNM, killBoth, killActive}, []string{hadoop2, hadoop3}, []bool{true, false}
 	}
 	for _, target := range targets {
-		for _, ph := range killPhases {
-			if ph.name == "reduce" || ph.name == "commit" {
-				continue // a shell has neither
+		for _, v := range versions {
+			for _, bobbinNM := range bobbinNMs {
+				for _, ph := range killPhases {
+					if ph.name == "reduce" || ph.name == "commit" {
+						continue // a shell has neither
+					}
+					killAt(t, killCell{target, v, bobbinNM, ph.name}, dshellJob)
+				}
 			}
-			killAt(t, killCell{target, hadoop2, true, ph.name}, dshellJob)
 		}
 	}
 }
