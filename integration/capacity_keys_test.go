@@ -149,23 +149,36 @@ func submitAndWait(t *testing.T, addr, user, queue string) string {
 		// A refusal the 3.x RM gives the call itself (2.7 fails the application instead).
 		return "submitApplication refused: " + err.Error()
 	}
-	var rep *yarnpb.ApplicationReportProto
-	testutil.PollEvery(30*time.Second, 100*time.Millisecond, func() bool {
-		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
-			t.Fatalf("getApplicationReport: %v", err)
-		}
-		switch rep.GetYarnApplicationState() {
-		case yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
-			return true
-		}
-		return false
-	})
+	rep := awaitDecided(t, ctx, cl, id, 30*time.Second)
 	switch rep.GetYarnApplicationState() {
 	case yarnpb.YarnApplicationStateProto_FAILED:
 		return rep.GetDiagnostics()
 	case yarnpb.YarnApplicationStateProto_ACCEPTED, yarnpb.YarnApplicationStateProto_RUNNING:
 		return "ACCEPTED in " + rep.GetQueue()
 	}
-	t.Fatalf("application %v still %v after 30 s", id, rep.GetYarnApplicationState())
+	t.Fatalf("application %v is %v", id, rep.GetYarnApplicationState())
 	return ""
+}
+
+// awaitDecided waits until the RM has decided on a submitted application, which is then
+// past SUBMITTED: ACCEPTED (an AM that never registers stays there), RUNNING, or FAILED
+// with its reason (the Java RM rejects asynchronously). It returns the report.
+func awaitDecided(t *testing.T, ctx context.Context, cl *rmclient.Client, id *yarnpb.ApplicationIdProto, within time.Duration) *yarnpb.ApplicationReportProto {
+	t.Helper()
+	var rep *yarnpb.ApplicationReportProto
+	decided := testutil.PollEvery(within, 100*time.Millisecond, func() bool {
+		var err error
+		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
+			t.Fatalf("getApplicationReport: %v", err)
+		}
+		switch rep.GetYarnApplicationState() {
+		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING, yarnpb.YarnApplicationStateProto_SUBMITTED:
+			return false
+		}
+		return true
+	})
+	if !decided {
+		t.Fatalf("application %v still %v after %v", id, rep.GetYarnApplicationState(), within)
+	}
+	return rep
 }

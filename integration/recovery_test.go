@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,19 +151,6 @@ echo "=== end attempts"
 	}
 }
 
-// writeCounted counts the writes on a client's connection: a test knows a call has left
-// the client when the count moves.
-type writeCounted struct {
-	net.Conn
-	writes *atomic.Int32
-}
-
-func (c writeCounted) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	c.writes.Add(1)
-	return n, err
-}
-
 // TestRMKilledKeepsConnections: `bobbin resourcemanager` with recovery on hands its
 // sockets to its connection keeper, so after SIGKILL and a restart a client's
 // connection and the NodeManager's are the same ones: a call made while no RM runs is
@@ -174,17 +160,8 @@ func TestRMKilledKeepsConnections(t *testing.T) {
 	store := t.TempDir()
 	c := startBobbinCluster(t, "yarn.resourcemanager.recovery.enabled", "true",
 		"yarn.resourcemanager.fs.state-store.uri", "file://"+store)
-	var dials, writes atomic.Int32
-	cl := rmclient.New(c.rmAddr, "alice", rpc.ClientOptions{Logger: testutil.QuietLogger(), ConnectRetries: -1,
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return writeCounted{conn, &writes}, nil
-		}})
+	var wire testutil.Wire
+	cl := rmclient.New(c.rmAddr, "alice", rpc.ClientOptions{Logger: testutil.QuietLogger(), ConnectRetries: -1, Dial: wire.Dial})
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -199,12 +176,12 @@ func TestRMKilledKeepsConnections(t *testing.T) {
 		err   error
 	}
 	answered := make(chan answer, 1)
-	before := writes.Load()
+	before := wire.Writes.Load()
 	go func() { // made while no RM runs
 		m, err := cl.GetClusterMetrics(ctx)
 		answered <- answer{m.GetNumNodeManagers(), err}
 	}()
-	testutil.Eventually(t, 10*time.Second, "the call written while no RM runs", func() bool { return writes.Load() > before })
+	testutil.Eventually(t, 10*time.Second, "the call written while no RM runs", func() bool { return wire.Writes.Load() > before })
 	restart := time.Now()
 	rm2 := startDaemon(t, "resourcemanager", "--conf", c.confDir)
 	a := <-answered
@@ -232,7 +209,7 @@ func TestRMKilledKeepsConnections(t *testing.T) {
 	if err != nil || next.GetApplicationId().GetClusterTimestamp() == app.GetApplicationId().GetClusterTimestamp() {
 		t.Fatalf("new application after the restart: %v (before: %v), %v", next.GetApplicationId(), app.GetApplicationId(), err)
 	}
-	if n := dials.Load(); n != 1 {
+	if n := wire.Dials.Load(); n != 1 {
 		t.Fatalf("the client connected %d times; its connection should have survived the restart", n)
 	}
 	taken := 0

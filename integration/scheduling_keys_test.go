@@ -210,19 +210,7 @@ func submitManaged(t *testing.T, addr, user string, mb int64) string {
 		AmContainerSpec: &yarnpb.ContainerLaunchContextProto{Command: []string{"sleep", "60"}}, MaxAppAttempts: proto.Int32(1)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
 		return "submitApplication refused: " + err.Error()
 	}
-	// The RM has decided once the application is past SUBMITTED: ACCEPTED, or REJECTED
-	// with its reason (an AM that never registers stays ACCEPTED).
-	var rep *yarnpb.ApplicationReportProto
-	testutil.Eventually(t, 20*time.Second, "the application accepted or rejected", func() bool {
-		if rep, err = cl.GetApplicationReport(ctx, id); err != nil {
-			t.Fatalf("getApplicationReport: %v", err)
-		}
-		switch rep.GetYarnApplicationState() {
-		case yarnpb.YarnApplicationStateProto_NEW, yarnpb.YarnApplicationStateProto_NEW_SAVING, yarnpb.YarnApplicationStateProto_SUBMITTED:
-			return false
-		}
-		return true
-	})
+	rep := awaitDecided(t, ctx, cl, id, 20*time.Second)
 	return rep.GetYarnApplicationState().String() + " " + rep.GetDiagnostics()
 }
 

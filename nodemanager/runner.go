@@ -109,8 +109,8 @@ func (nm *NodeManager) runRestored(c *containers.Container, proc container.Proce
 type ending struct {
 	exit int32
 	diag string
-	// recorded: a kill recorded the container's end itself (it never ran, or was
-	// stopped while starting); kept: it keeps running, or stays accepted, for the next
+	// recorded: a kill recorded the container's end itself (its process never
+	// started); kept: it keeps running, or stays accepted, for the next
 	// NodeManager process (a supervised recovery's stop). Either way there is nothing to
 	// record.
 	recorded, kept bool

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -223,33 +222,9 @@ func keeperName(t *testing.T) string {
 }
 
 // client is an RPC client that counts the connections it makes.
-// wire counts a client's dials and the writes on its connections: a test knows a call
-// has left the client when the writes move.
-type wire struct{ dials, writes atomic.Int32 }
-
-type countedConn struct {
-	net.Conn
-	w *wire
-}
-
-func (c countedConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	c.w.writes.Add(1)
-	return n, err
-}
-
-func client(addr string, tok *token.Token, w *wire) *rpc.Client {
+func client(addr string, tok *token.Token, w *testutil.Wire) *rpc.Client {
 	return rpc.NewClient(rpc.ClientOptions{Addr: addr, Protocol: echoProtocol, User: "alice", Token: tok, ConnectRetries: -1,
-		Logger: testutil.QuietLogger(),
-		Dial: func(ctx context.Context, network, a string) (net.Conn, error) {
-			w.dials.Add(1)
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, network, a)
-			if err != nil {
-				return nil, err
-			}
-			return countedConn{conn, w}, nil
-		}})
+		Logger: testutil.QuietLogger(), Dial: w.Dial})
 }
 
 func echo(c *rpc.Client, text string, timeout time.Duration) (string, error) {
@@ -265,7 +240,7 @@ func echo(c *rpc.Client, text string, timeout time.Duration) (string, error) {
 func TestConnectionsSurviveKill(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, time.Minute)
-	var simpleWire, tokenWire wire
+	var simpleWire, tokenWire testutil.Wire
 	simple := client(s1.addr, nil, &simpleWire)
 	defer simple.Close()
 	withToken := client(s1.addr, &token.Token{Identifier: []byte("bob"), Password: token.Password([]byte("k"), []byte("bob")), Kind: "TEST_TOKEN"}, &tokenWire)
@@ -288,7 +263,7 @@ func TestConnectionsSurviveKill(t *testing.T) {
 		err  error
 	}
 	answers := make(chan answer, 2)
-	simpleBefore, tokenBefore := simpleWire.writes.Load(), tokenWire.writes.Load()
+	simpleBefore, tokenBefore := simpleWire.Writes.Load(), tokenWire.Writes.Load()
 	for _, c := range []*rpc.Client{simple, withToken} {
 		go func() {
 			text, err := echo(c, "during", 20*time.Second)
@@ -297,7 +272,7 @@ func TestConnectionsSurviveKill(t *testing.T) {
 	}
 	// Both calls are in the dead server's socket before the next server starts.
 	testutil.Eventually(t, 10*time.Second, "both calls written while no server runs", func() bool {
-		return simpleWire.writes.Load() > simpleBefore && tokenWire.writes.Load() > tokenBefore
+		return simpleWire.Writes.Load() > simpleBefore && tokenWire.Writes.Load() > tokenBefore
 	})
 	restarted := time.Now()
 	s2 := startServer(t, name, time.Minute)
@@ -313,11 +288,11 @@ func TestConnectionsSurviveKill(t *testing.T) {
 		delete(want, a.text)
 	}
 	t.Logf("answered %v after the new server started", time.Since(restarted))
-	if simpleWire.dials.Load() != 1 || tokenWire.dials.Load() != 1 {
-		t.Fatalf("clients dialled %d and %d times; the connections should have survived", simpleWire.dials.Load(), tokenWire.dials.Load())
+	if simpleWire.Dials.Load() != 1 || tokenWire.Dials.Load() != 1 {
+		t.Fatalf("clients dialled %d and %d times; the connections should have survived", simpleWire.Dials.Load(), tokenWire.Dials.Load())
 	}
 	// A new client connects to the same listener.
-	var w wire
+	var w testutil.Wire
 	fresh := client(s1.addr, nil, &w)
 	defer fresh.Close()
 	if _, err := echo(fresh, "new", 5*time.Second); err != nil {
@@ -330,7 +305,7 @@ func TestConnectionsSurviveKill(t *testing.T) {
 func TestBusyConnectionIsClosed(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, time.Minute)
-	var w wire
+	var w testutil.Wire
 	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "x", 5*time.Second); err != nil {
@@ -357,8 +332,8 @@ func TestBusyConnectionIsClosed(t *testing.T) {
 		t.Fatal("the interrupted call hangs")
 	}
 	text, err := echo(c, "again", 5*time.Second)
-	if err != nil || !strings.HasSuffix(text, "/again") || w.dials.Load() != 2 {
-		t.Fatalf("after reconnecting: %q, %v, %d dials", text, err, w.dials.Load())
+	if err != nil || !strings.HasSuffix(text, "/again") || w.Dials.Load() != 2 {
+		t.Fatalf("after reconnecting: %q, %v, %d dials", text, err, w.Dials.Load())
 	}
 }
 
@@ -374,7 +349,7 @@ func TestKillAroundAnAnswer(t *testing.T) {
 		t.Run(tc.at, func(t *testing.T) {
 			name := keeperName(t)
 			s1 := startServer(t, name, time.Minute, "DIE="+tc.at)
-			var w wire
+			var w testutil.Wire
 			c := client(s1.addr, nil, &w)
 			defer c.Close()
 			first := make(chan error, 1)
@@ -402,8 +377,8 @@ func TestKillAroundAnAnswer(t *testing.T) {
 				t.Fatalf("took over %d, dropped %d; want 1, 0", s2.adopted, s2.dropped)
 			}
 			text, err := echo(c, "second", 5*time.Second)
-			if err != nil || text != fmt.Sprintf("alice/SIMPLE/%d/second", s2.cmd.Process.Pid) || w.dials.Load() != 1 {
-				t.Fatalf("after the takeover: %q, %v, %d dials; want the new server's answer on the same connection", text, err, w.dials.Load())
+			if err != nil || text != fmt.Sprintf("alice/SIMPLE/%d/second", s2.cmd.Process.Pid) || w.Dials.Load() != 1 {
+				t.Fatalf("after the takeover: %q, %v, %d dials; want the new server's answer on the same connection", text, err, w.Dials.Load())
 			}
 		})
 	}
@@ -414,7 +389,7 @@ func TestKillAroundAnAnswer(t *testing.T) {
 func TestLingerAndCleanStop(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, 500*time.Millisecond)
-	var w wire
+	var w testutil.Wire
 	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "x", 5*time.Second); err != nil {
@@ -483,7 +458,7 @@ func squatterMain() int {
 func TestSilentPeerDoesNotHoldTheKeeper(t *testing.T) {
 	name := keeperName(t)
 	s1 := startServer(t, name, time.Minute)
-	var w wire
+	var w testutil.Wire
 	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "before", 5*time.Second); err != nil {
@@ -499,8 +474,8 @@ func TestSilentPeerDoesNotHoldTheKeeper(t *testing.T) {
 	if s2.adopted != 1 {
 		t.Fatalf("the restarted server adopted %d connections, want 1", s2.adopted)
 	}
-	if got, err := echo(c, "after", 5*time.Second); err != nil || !strings.HasSuffix(got, "/after") || w.dials.Load() != 1 {
-		t.Fatalf("after the restart: %q %v, %d dials", got, err, w.dials.Load())
+	if got, err := echo(c, "after", 5*time.Second); err != nil || !strings.HasSuffix(got, "/after") || w.Dials.Load() != 1 {
+		t.Fatalf("after the restart: %q %v, %d dials", got, err, w.Dials.Load())
 	}
 
 	name2 := keeperName(t)
@@ -596,7 +571,7 @@ func TestLongSocketPath(t *testing.T) {
 	name := filepath.Join(dir, "keeper", "rm-127.0.0.1:8032.sock")
 	t.Cleanup(func() { Release(name) })
 	s1 := startServer(t, name, time.Minute)
-	var w wire
+	var w testutil.Wire
 	c := client(s1.addr, nil, &w)
 	defer c.Close()
 	if _, err := echo(c, "before", 5*time.Second); err != nil {
@@ -607,7 +582,7 @@ func TestLongSocketPath(t *testing.T) {
 	}
 	s1.kill(t)
 	s2 := startServer(t, name, time.Minute)
-	if got, err := echo(c, "after", 5*time.Second); err != nil || s2.adopted != 1 || w.dials.Load() != 1 {
-		t.Fatalf("after the restart: %q %v, adopted %d, %d dials", got, err, s2.adopted, w.dials.Load())
+	if got, err := echo(c, "after", 5*time.Second); err != nil || s2.adopted != 1 || w.Dials.Load() != 1 {
+		t.Fatalf("after the restart: %q %v, adopted %d, %d dials", got, err, s2.adopted, w.Dials.Load())
 	}
 }
