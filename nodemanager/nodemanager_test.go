@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -248,7 +249,7 @@ func TestLaunchContract(t *testing.T) {
 	}
 	id := records.ContainerIDFromProto(ctrs[0].GetId())
 	status := completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second)
-	if status.GetExitStatus() != 4 || !strings.Contains(status.GetDiagnostics(), "Exit code: 4") || !strings.Contains(status.GetDiagnostics(), "oops") {
+	if status.GetExitStatus() != 4 || !strings.Contains(status.GetDiagnostics(), "Exit code: 4") || !strings.Contains(status.GetDiagnostics(), "Error file: prelaunch.err.\nLast 4096 bytes of prelaunch.err :\noops\n") {
 		t.Fatalf("status %v", status)
 	}
 	out, _ := os.ReadFile(filepath.Join(c.dir, "logs", id.Attempt.App.String(), id.String(), "stdout"))
@@ -257,6 +258,17 @@ func TestLaunchContract(t *testing.T) {
 	if len(fields) != 6 || fields[0] != id.String() || fields[1] != "alice" || fields[2] != work+":/opt/x/lib" || fields[3] != "resource" ||
 		fields[4] != "tmp" || fields[5] != work+"/container_tokens" {
 		t.Fatalf("container saw %q", out)
+	}
+
+	// The launch script's own output and the debugging copies, as a 3.x Java NM leaves them.
+	logDir := filepath.Join(c.dir, "logs", id.Attempt.App.String(), id.String())
+	if pre, _ := os.ReadFile(filepath.Join(logDir, "prelaunch.out")); string(pre) != "Setting up env variables\nSetting up job resources\nCopying debugging information\nLaunching container\n" {
+		t.Errorf("prelaunch.out holds %q", pre)
+	}
+	script, _ := os.ReadFile(filepath.Join(logDir, "launch_container.sh"))
+	info, _ := os.ReadFile(filepath.Join(logDir, "directory.info"))
+	if !strings.Contains(string(script), "export CONTAINER_ID=\""+id.String()+"\"") || !strings.Contains(string(info), "./dir/res.txt") {
+		t.Errorf("the debugging copies: launch_container.sh %q, directory.info %q", script, info)
 	}
 
 	// The NM REST API's account of it.
@@ -277,7 +289,7 @@ func TestLaunchContract(t *testing.T) {
 	ci, _ := v["container"].(map[string]any)
 	if code != 200 || ci["state"] != "DONE" || ci["exitCode"] != 4.0 || ci["user"] != "alice" || ci["totalMemoryNeededMB"] != 128.0 ||
 		ci["nodeId"] != c.nm.NodeID() || ci["containerLogsLink"] != web+"/node/containerlogs/"+id.String()+"/alice" ||
-		fmt.Sprint(ci["containerLogFiles"]) != "[stdout]" {
+		fmt.Sprint(sortedAny(ci["containerLogFiles"])) != "[directory.info launch_container.sh prelaunch.err prelaunch.out stdout]" {
 		t.Errorf("container over REST: %d %s", code, raw)
 	}
 	if code, v, raw := get("/ws/v1/node/apps/" + id.Attempt.App.String()); code != 200 ||
@@ -507,4 +519,14 @@ func TestRecoveryNeedsAFixedPort(t *testing.T) {
 	if err != nil || !s.Recovery || !strings.HasSuffix(s.RecoveryDir, "yarn-nm-recovery") {
 		t.Fatalf("recovery with a fixed port: %+v %v", s.Recovery, err)
 	}
+}
+
+// sortedAny is a JSON list of strings in order.
+func sortedAny(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, fmt.Sprint(x))
+	}
+	sort.Strings(out)
+	return out
 }

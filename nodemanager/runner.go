@@ -206,7 +206,7 @@ func (nm *NodeManager) launchNode() launch.Node {
 	port, httpPort := nm.port, nm.httpPort
 	nm.mu.Unlock()
 	return launch.Node{Host: s.Host, Port: port, HTTPPort: httpPort, UserHome: s.UserHome, AdminEnv: s.AdminEnv, Whitelist: s.EnvWhitelist,
-		ServiceEnv: nm.aux.Env(), Getenv: os.LookupEnv}
+		ServiceEnv: nm.aux.Env(), DebugInfo: s.DebugInfo, Getenv: os.LookupEnv}
 }
 
 // spec is what the executor is told of a container besides its script and environment.
@@ -249,8 +249,14 @@ func (r *containerRun) watch(proc container.Process) ending {
 	case code == 0:
 		e = ending{}
 	default:
-		e = ending{exit: int32(code), diag: fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\nStack trace: ExitCodeException exitCode=%d: \n%s\nContainer exited with a non-zero exit code %d\n",
-			c.ID, code, code, out, code)}
+		// As the 3.x Java NodeManager words it: the launch's failure, what the executor's
+		// shell printed, then the tails of the container's own error files.
+		diag := fmt.Sprintf("Exception from container-launch.\nContainer id: %s\nExit code: %d\n", c.ID, code)
+		if out != "" {
+			diag += "Shell output: " + out + "\n"
+		}
+		s := nm.settings
+		e = ending{exit: int32(code), diag: diag + "\n" + exitTails(c.Dirs.LogDirs[0], code, s.StderrPattern, s.StderrTail)}
 	}
 	r.log.WithFields(map[string]any{"exit_status": e.exit, "process_exit": code}).Info("container exited")
 	return e

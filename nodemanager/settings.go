@@ -42,6 +42,11 @@ type Settings struct {
 	LogAggregation logaggregation.Settings
 	EnvWhitelist   []string
 	AdminEnv       []string
+	// DebugInfo, StderrPattern and StderrTail: the launch script's copy of itself and its
+	// work dir listing, and what a failed container's diagnostics quote of its logs.
+	DebugInfo      bool
+	StderrPattern  string
+	StderrTail     int
 	KillDelay      time.Duration
 	UserHome       string
 	DebugDelay     time.Duration
@@ -162,6 +167,19 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.AdminEnv, err = c.Strings("yarn.nodemanager.admin-env")
 	add(err)
+	s.DebugInfo, err = c.Bool("yarn.nodemanager.log-container-debug-info.enabled")
+	add(err)
+	s.StderrPattern, err = c.Trimmed("yarn.nodemanager.container.stderr.pattern")
+	add(err)
+	if err == nil {
+		add(checkGlob(c, "yarn.nodemanager.container.stderr.pattern", s.StderrPattern))
+	}
+	s.StderrTail, err = c.Int("yarn.nodemanager.container.stderr.tail.bytes")
+	add(err)
+	if err == nil && s.StderrTail < 0 {
+		raw, _ := c.Raw("yarn.nodemanager.container.stderr.tail.bytes")
+		add(&conf.ValueError{Source: c.Source("yarn.nodemanager.container.stderr.tail.bytes"), Key: "yarn.nodemanager.container.stderr.tail.bytes", Value: raw, Reason: "must not be negative"})
+	}
 	s.KillDelay, err = c.Duration("yarn.nodemanager.sleep-delay-before-sigkill.ms", time.Millisecond)
 	add(err)
 	s.UserHome, err = c.Get("yarn.nodemanager.user-home-dir")

@@ -21,6 +21,9 @@ type Node struct {
 	AdminEnv       []string          // yarn.nodemanager.admin-env, "KEY=value"
 	Whitelist      []string          // yarn.nodemanager.env-whitelist
 	ServiceEnv     map[string]string // the auxiliary services' (NM_AUX_SERVICE_<name>)
+	// DebugInfo is yarn.nodemanager.log-container-debug-info.enabled: the script copies
+	// itself and lists the work dir into the log dir.
+	DebugInfo bool
 	// Getenv reads the NodeManager's own environment (os.LookupEnv): HADOOP_CONF_DIR and
 	// the whitelisted variables a container did not set.
 	Getenv func(string) (string, bool)
@@ -149,25 +152,55 @@ func dependencyOrder(env map[string]string) []Var {
 	return out
 }
 
-// Script is launch_container.sh, as Java's UnixShellScriptBuilder writes it: the exports
-// of Env (values unescaped in double quotes, so $VAR references expand), the links to the
-// localized resources (link name -> target), then exec of the command through bash so
-// redirections and && work.
+// The files the launch script writes into the container's first log dir, as the 3.x Java
+// NodeManager's do: what the script itself prints before its command runs (and what the
+// command prints without redirecting), and, with DebugInfo, a copy of the script and a
+// listing of the work dir.
+const (
+	PrelaunchOut  = "prelaunch.out"
+	PrelaunchErr  = "prelaunch.err"
+	ScriptName    = "launch_container.sh"
+	DirectoryInfo = "directory.info"
+)
+
+// Script is launch_container.sh, as the 3.x Java NodeManager's UnixShellScriptBuilder
+// writes it: stop at the first failing step (set -e), the script's own output into
+// prelaunch.out and prelaunch.err, the exports of Env (values unescaped in double quotes,
+// so $VAR references expand), the links to the localized resources (link name ->
+// target), with DebugInfo the copy of the script and the work dir's listing, then exec of
+// the command through bash so redirections and && work.
 func Script(n Node, c Container, links map[string]string) string {
+	logDir := c.LogDirs[0]
 	var b strings.Builder
-	b.WriteString("#!/bin/bash\n\n")
+	b.WriteString("#!/bin/bash\n\nset -o pipefail -e\n")
+	fmt.Fprintf(&b, "export PRELAUNCH_OUT=\"%s\"\nexec >\"${PRELAUNCH_OUT}\"\n", filepath.Join(logDir, PrelaunchOut))
+	fmt.Fprintf(&b, "export PRELAUNCH_ERR=\"%s\"\nexec 2>\"${PRELAUNCH_ERR}\"\n", filepath.Join(logDir, PrelaunchErr))
+	b.WriteString("echo \"Setting up env variables\"\n")
 	for _, e := range Env(n, c) {
 		fmt.Fprintf(&b, "export %s=\"%s\"\n", e.Key, e.Value)
 	}
+	b.WriteString("echo \"Setting up job resources\"\n")
 	for _, link := range sortedKeys(links) {
 		if dir := filepath.Dir(link); dir != "." {
-			fmt.Fprintf(&b, "mkdir -p \"%s\" || exit $?\n", dir)
+			fmt.Fprintf(&b, "mkdir -p \"%s\"\n", dir)
 		}
-		fmt.Fprintf(&b, "ln -sf \"%s\" \"%s\" || exit $?\n", links[link], link)
+		fmt.Fprintf(&b, "ln -sf -- \"%s\" \"%s\"\n", links[link], link)
 	}
+	if n.DebugInfo {
+		copyPath, info := filepath.Join(logDir, ScriptName), filepath.Join(logDir, DirectoryInfo)
+		b.WriteString("echo \"Copying debugging information\"\n# Creating copy of launch script\n")
+		fmt.Fprintf(&b, "cp \"%s\" \"%s\"\nchmod 640 \"%s\"\n", ScriptName, copyPath, copyPath)
+		b.WriteString("# Determining directory contents\n")
+		fmt.Fprintf(&b, "echo \"ls -l:\" 1>\"%s\"\n", info)
+		for _, step := range []string{"ls -l", `echo "find -L . -maxdepth 5 -ls:"`, "find -L . -maxdepth 5 -ls",
+			`echo "broken symlinks(find -L . -maxdepth 5 -type l -ls):"`, "find -L . -maxdepth 5 -type l -ls"} {
+			fmt.Fprintf(&b, "%s 1>>\"%s\"\n", step, info)
+		}
+	}
+	b.WriteString("echo \"Launching container\"\n")
 	cmd := make([]string, 0, len(c.Command))
 	for _, part := range c.Command {
-		cmd = append(cmd, expand(part, c.LogDirs[0]))
+		cmd = append(cmd, expand(part, logDir))
 	}
 	fmt.Fprintf(&b, "exec /bin/bash -c \"%s\"\n", strings.Join(cmd, " "))
 	return b.String()

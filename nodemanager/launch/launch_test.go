@@ -46,22 +46,45 @@ func TestEnv(t *testing.T) {
 	}
 }
 
-// The script exports, links the localized resources (making their dirs) and execs the
-// expanded command through bash.
+// The script stops at its first failing step, sends its own output to prelaunch.out and
+// prelaunch.err, exports, links the localized resources (making their dirs) and execs the
+// expanded command through bash; with DebugInfo it first copies itself and lists the work
+// dir into the log dir, as the 3.x Java NodeManager's does.
 func TestScript(t *testing.T) {
-	s := Script(testNode(), testContainer(), map[string]string{"job.jar": "/cache/1/job.jar", "lib/x.jar": "/cache/2/x.jar"})
-	for _, want := range []string{
-		"#!/bin/bash\n\n",
+	links := map[string]string{"job.jar": "/cache/1/job.jar", "lib/x.jar": "/cache/2/x.jar"}
+	s := Script(testNode(), testContainer(), links)
+	order := []string{
+		"#!/bin/bash\n\nset -o pipefail -e\n",
+		"export PRELAUNCH_OUT=\"/logs/app/c2/prelaunch.out\"\nexec >\"${PRELAUNCH_OUT}\"\n",
+		"export PRELAUNCH_ERR=\"/logs/app/c2/prelaunch.err\"\nexec 2>\"${PRELAUNCH_ERR}\"\n",
+		"echo \"Setting up env variables\"\n",
 		"export USER=\"alice\"\n",
-		"ln -sf \"/cache/1/job.jar\" \"job.jar\" || exit $?\n",
-		"mkdir -p \"lib\" || exit $?\nln -sf \"/cache/2/x.jar\" \"lib/x.jar\" || exit $?\n",
+		"echo \"Setting up job resources\"\n",
+		"ln -sf -- \"/cache/1/job.jar\" \"job.jar\"\n",
+		"mkdir -p \"lib\"\nln -sf -- \"/cache/2/x.jar\" \"lib/x.jar\"\n",
+		"echo \"Launching container\"\n",
 		"exec /bin/bash -c \"java Main 1>/logs/app/c2/stdout 2>/logs/app/c2/stderr\"\n",
-	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("script lacks %q:\n%s", want, s)
-		}
 	}
-	if strings.Index(s, "export ") > strings.Index(s, "ln -sf") || !strings.HasSuffix(s, "stderr\"\n") {
-		t.Errorf("exports, then links, then exec:\n%s", s)
+	at := 0
+	for _, want := range order {
+		i := strings.Index(s[at:], want)
+		if i < 0 {
+			t.Fatalf("script lacks %q after byte %d:\n%s", want, at, s)
+		}
+		at += i + len(want)
+	}
+	if at != len(s) || strings.Contains(s, "directory.info") {
+		t.Errorf("the exec ends the script, and without DebugInfo nothing is copied:\n%s", s)
+	}
+
+	n := testNode()
+	n.DebugInfo = true
+	s = Script(n, testContainer(), links)
+	debug := "echo \"Copying debugging information\"\n# Creating copy of launch script\n" +
+		"cp \"launch_container.sh\" \"/logs/app/c2/launch_container.sh\"\nchmod 640 \"/logs/app/c2/launch_container.sh\"\n" +
+		"# Determining directory contents\necho \"ls -l:\" 1>\"/logs/app/c2/directory.info\"\nls -l 1>>\"/logs/app/c2/directory.info\"\n"
+	if i := strings.Index(s, debug); i < 0 || i < strings.Index(s, "ln -sf") || i > strings.Index(s, "echo \"Launching container\"") ||
+		!strings.Contains(s, "find -L . -maxdepth 5 -type l -ls 1>>\"/logs/app/c2/directory.info\"\n") {
+		t.Errorf("the debugging copy comes after the links, before the launch:\n%s", s)
 	}
 }
