@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Fetches the real, unmodified peers the integration tests run against, by pinned
+# version, into a cache outside the repository (nothing here is committed):
+#
+#   $CACHE/spark-3.5.5/jars         Spark 3.5's driver and executor jars (Maven Central,
+#                                   spark-3.5-pom.xml)
+#   $CACHE/spark-3.5.5/yarn-shuffle its YARN shuffle service and what it needs
+#                                   (spark-3.5-shuffle-pom.xml)
+#   $CACHE/spark-3.5.5/python/lib   pyspark.zip and py4j's zip, from PyPI's pyspark 3.5.5
+#   $CACHE/spark-4.1.4              Spark 4 as PyPI's pyspark 4.1.4 ships it (bin, jars
+#                                   with the YARN module, python examples, python/lib);
+#                                   Maven Central has no spark-yarn_2.13 4.1
+#
+# Maven checks every artifact's checksum (-C fails on a mismatch); pip checks each
+# download against the sha256 pinned here. A finished directory has a .complete stamp,
+# so a second run does nothing. CACHE is $BOBBIN_PEERS_CACHE, else ~/.cache/bobbin-peers;
+# the tests look there and skip, saying so, when a peer is missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${BOBBIN_PEERS_CACHE:-$HOME/.cache/bobbin-peers}
+mkdir -p "$CACHE/pypi"
+
+complete() { [ -f "$1/.complete" ]; }
+
+# pypi_sdist NAME VERSION SHA256: the source archive in $CACHE/pypi, its hash checked.
+pypi_sdist() {
+  local name=$1 version=$2 sha=$3 file="$CACHE/pypi/$1-$2.tar.gz"
+  if [ ! -f "$file" ] || ! echo "$sha  $file" | sha256sum -c --quiet - 2>/dev/null; then
+    rm -f "$file"
+    echo "$name==$version --hash=sha256:$sha" > "$CACHE/pypi/$name-$version.req"
+    python3 -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r "$CACHE/pypi/$name-$version.req" -d "$CACHE/pypi"
+  fi
+  echo "$sha  $file" | sha256sum -c --quiet -
+}
+
+mvn_copy() { # POM SCOPE OUT
+  mvn -q -B -C -Dmaven.repo.local="$CACHE/m2" -f "$1" dependency:copy-dependencies \
+    -DincludeScope="$2" -DoutputDirectory="$3"
+}
+
+spark35() {
+  local dir="$CACHE/spark-3.5.5"
+  complete "$dir" && return
+  rm -rf "$dir"
+  mkdir -p "$dir/python/lib"
+  mvn_copy "$here/spark-3.5-pom.xml" runtime "$dir/jars"
+  mvn_copy "$here/spark-3.5-shuffle-pom.xml" runtime "$dir/yarn-shuffle"
+  pypi_sdist pyspark 3.5.5 6effc9ce98edf231f4d683fd14f7270629bf8458c628d6a2620ded4bb34f3cb9
+  tar xzf "$CACHE/pypi/pyspark-3.5.5.tar.gz" -C "$dir/python/lib" --strip-components=2 \
+    pyspark-3.5.5/lib/pyspark.zip pyspark-3.5.5/lib/py4j-0.10.9.7-src.zip
+  touch "$dir/.complete"
+}
+
+spark4() {
+  local dir="$CACHE/spark-4.1.4"
+  complete "$dir" && return
+  rm -rf "$dir"
+  mkdir -p "$dir/python/lib"
+  pypi_sdist pyspark 4.1.4 bcbd5e18690cf79d438e97210ad06fb8d451a251bb77becc2b0418868d2acd73
+  tar xzf "$CACHE/pypi/pyspark-4.1.4.tar.gz" -C "$dir" --strip-components=2 pyspark-4.1.4/deps
+  tar xzf "$CACHE/pypi/pyspark-4.1.4.tar.gz" -C "$dir/python/lib" --strip-components=2 pyspark-4.1.4/lib
+  touch "$dir/.complete"
+}
+
+start=$(date +%s)
+spark35
+spark4
+echo "peers in $CACHE ($(du -sh "$CACHE" | cut -f1), $(( $(date +%s) - start )) s)"
