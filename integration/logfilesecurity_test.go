@@ -163,8 +163,10 @@ func TestContainerLogFilesCannotReachOtherFiles(t *testing.T) {
 			names = append(names, lf.Type)
 		}
 	}
-	if strings.Join(names, ",") != "stderr,stdout" {
-		t.Errorf("aggregated files of %s: %v, want stderr and stdout only", cid, names)
+	// The container's own files and those its launch script wrote (docs/protocol.md §5.4),
+	// none of the links, pipes, devices or others' files planted beside them.
+	if strings.Join(names, ",") != "directory.info,launch_container.sh,prelaunch.err,prelaunch.out,stderr,stdout" {
+		t.Errorf("aggregated files of %s: %v, want the launch script's files, stderr and stdout only", cid, names)
 	}
 	for _, p := range []string{agg, appDir, filepath.Join(remote, "root")} {
 		var st syscall.Stat_t

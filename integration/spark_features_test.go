@@ -1,0 +1,215 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sparkPolls are shell functions for the Spark scripts, over the RM's REST API:
+//   - app_field APP FIELD: a string field of the application ("state", "queue", ...);
+//   - app_of FILE: the application a spark-submit's output names;
+//   - wait_app FILE N: waits until that application holds N containers, prints it;
+//   - attempts APP: how many attempts it had.
+const sparkPolls = `app_field() { curl -s "http://127.0.0.1:8088/ws/v1/cluster/apps/$1" 2>/dev/null | grep -o "\"$2\" *: *\"[^\"]*\"" | head -1 | sed 's/.*: *"//; s/"$//'; }
+app_of() { grep -o 'application_[0-9]*_[0-9]*' "$1" 2>/dev/null | head -1; }
+wait_app() { local a=; for i in $(seq 1 600); do a=$(app_of "$1"); [ -n "$a" ] && [ "$(app_containers $a)" -ge "$2" ] && break; sleep 0.25; done; echo "$a"; }
+attempts() { curl -s "http://127.0.0.1:8088/ws/v1/cluster/apps/$1/appattempts" 2>/dev/null | grep -o '"appAttemptId" *: *"[^"]*"' | sort -u | wc -l; }`
+
+// TestSparkFeaturesOnYarn is the rest of issue 46's second item with real Spark 3.5 and
+// 4.x on Bobbin's RM and two NodeManagers, the first labelled "lab" (exclusive), log
+// aggregation on:
+//   - spark.yarn.queue to the "spark" queue with spark.yarn.am.nodeLabelExpression and
+//     spark.yarn.executor.nodeLabelExpression "lab": every container on the lab node, the
+//     application in its queue; then `yarn logs -applicationId` prints the driver's and
+//     the executor's logs;
+//   - spark.yarn.maxAppAttempts=2 with the first AM killed: the second attempt finishes
+//     the job;
+//   - an executor's process killed: Spark asks for a replacement, gets it, and the job
+//     succeeds;
+//   - the Spark UI of a running application through the RM's /proxy/<app>/ (its
+//     redirects kept inside the proxy; the page with its scripts and styles in headless
+//     Chromium), then `yarn application -kill` ends it KILLED.
+func TestSparkFeaturesOnYarn(t *testing.T) {
+	t.Parallel() // its subtests are namespace clusters: see parallelism in cluster_test.go
+	for _, r := range sparkReleases {
+		t.Run("spark-"+r.version, func(t *testing.T) {
+			t.Parallel() // its own network namespace
+			sparkHome := requireSpark(t, r)
+			c := newNSClusterVersion(t, hadoop3)
+			c.bobbinNM, c.secondNM, c.nmMemoryMB = true, true, 2048
+			c.capacityProps = map[string]string{
+				"yarn.scheduler.capacity.maximum-am-resource-percent":                    "0.5",
+				"yarn.scheduler.capacity.root.queues":                                    "default,spark",
+				"yarn.scheduler.capacity.root.default.capacity":                          "50",
+				"yarn.scheduler.capacity.root.default.maximum-capacity":                  "100",
+				"yarn.scheduler.capacity.root.spark.capacity":                            "50",
+				"yarn.scheduler.capacity.root.spark.maximum-capacity":                    "100",
+				"yarn.scheduler.capacity.root.accessible-node-labels":                    "*",
+				"yarn.scheduler.capacity.root.accessible-node-labels.lab.capacity":       "100",
+				"yarn.scheduler.capacity.root.spark.accessible-node-labels":              "lab",
+				"yarn.scheduler.capacity.root.spark.accessible-node-labels.lab.capacity": "100",
+			}
+			c.nmProps = func(_ int, props map[string]string) {
+				props["yarn.node-labels.enabled"] = "true"
+				props["yarn.node-labels.fs-store.root-dir"] = "file://" + c.path("node-labels")
+				props["yarn.log-aggregation-enable"] = "true"
+				props["yarn.nodemanager.remote-app-log-dir"] = "file://" + c.path("app-logs")
+			}
+			runSparkFeatures(t, c, r, sparkHome)
+		})
+	}
+}
+
+func runSparkFeatures(t *testing.T, c *nsCluster, r sparkRelease, sparkHome string) {
+	jar := sparkJob(t, sparkHome, c.dir)
+	submit := sparkSubmit(t, sparkHome, c.dir)
+	chromium := "chromium"
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		chromium = "" // the browser check is skipped, and says so
+	}
+	out, err := c.run(t, 10*time.Minute, fmt.Sprintf(`export SPARK_HOME=%[1]s SPARK_SCALA_VERSION=%[2]s SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=python3
+S="%[3]s --master yarn --driver-memory 512m --executor-memory 512m --executor-cores 1 --conf spark.yarn.am.memory=512m --conf spark.ui.showConsoleProgress=false"
+S="$S --conf spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1 --conf spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1"
+Y=$HADOOP_HOME/bin/yarn
+%[5]s
+%[6]s
+cd %[4]s
+$Y rmadmin -addToClusterNodeLabels "lab(exclusive=true)" 2>&1 | grep -v INFO
+$Y rmadmin -replaceLabelsOnNode "localhost:8041=lab" 2>&1 | grep -v INFO
+
+# A queue and a partition: the AM and the executor on the lab node, in the spark queue.
+timeout 240 $S --deploy-mode cluster --queue spark --num-executors 1 --conf spark.yarn.am.nodeLabelExpression=lab \
+  --conf spark.yarn.executor.nodeLabelExpression=lab --class BobbinSparkJob %[7]s pi 4 > labelled.out 2>&1
+RC=$?
+A=$(app_of labelled.out)
+echo "=== labelled exit $RC app $A queue $(app_field $A queue) $(placed $A | cut -d' ' -f2-)"
+for i in $(seq 1 240); do [ "$(app_field $A logAggregationStatus)" = SUCCEEDED ] && break; sleep 0.25; done
+$Y logs -applicationId $A > labelled.logs 2>&1
+echo "=== yarn logs exit $? aggregation $(app_field $A logAggregationStatus)"
+
+# The first AM killed: the second attempt runs the job again and finishes it.
+timeout 240 $S --deploy-mode cluster --num-executors 1 --conf spark.yarn.maxAppAttempts=2 --class BobbinSparkJob %[7]s sleep 6 2 > attempts.out 2>&1 &
+SUB=$!
+A=$(wait_app attempts.out 2)
+pkill -9 -f "yarn.ApplicationMaster.*container_${A#application_}_01_000001/"
+echo "=== am killed $?"
+wait $SUB
+RC=$?
+echo "=== attempts exit $RC app $A final $(app_field $A finalStatus) attempts $(attempts $A)"
+
+# An executor killed: Spark asks for another and the job succeeds.
+timeout 240 $S --deploy-mode client --num-executors 1 --class BobbinSparkJob %[7]s sleep 6 2 > replaced.out 2>&1 &
+SUB=$!
+A=$(wait_app replaced.out 2)
+for i in $(seq 1 240); do pgrep -f "CoarseGrainedExecutorBackend.*$A" > /dev/null && break; sleep 0.25; done
+pkill -9 -f "CoarseGrainedExecutorBackend.*$A"
+echo "=== executor killed $?"
+wait $SUB
+RC=$?
+echo "=== replaced exit $RC app $A final $(app_field $A finalStatus) $(placed $A | cut -d' ' -f2-)"
+
+# A running application's UI through the RM's proxy, then killed with the yarn CLI.
+timeout 240 $S --deploy-mode cluster --num-executors 1 --class BobbinSparkJob %[7]s sleep 200 1 > killed.out 2>&1 &
+SUB=$!
+A=$(wait_app killed.out 2)
+P=http://127.0.0.1:8088/proxy/$A
+for i in $(seq 1 240); do curl -sL "$P/jobs/" 2>/dev/null | grep -q 'Spark Jobs' && break; sleep 0.25; done
+echo "=== proxy root $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}' "$P/")"
+echo "=== proxy jobs $(curl -s -o ui.html -w '%%{http_code}' "$P/jobs/") $(grep -c 'Spark Jobs' ui.html)"
+for asset in $(grep -o '"/proxy/[^"]*static/[^"]*\.\(js\|css\)"' ui.html | tr -d '"' | sort -u | head -8); do
+  echo "=== asset $(curl -s -o /dev/null -w '%%{http_code}' "http://127.0.0.1:8088$asset") $asset"
+done
+if [ -n "%[8]s" ]; then
+  %[8]s --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --user-data-dir=%[4]s/chromium \
+    --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom "$P/jobs/" > ui.dom 2> chromium.log
+  echo "=== chromium exit $? jobs $(grep -c 'Spark Jobs' ui.dom) failed $(grep -c 'Failed to load resource' chromium.log)"
+fi
+$Y application -kill $A > kill.out 2>&1
+echo "=== yarn kill exit $?"
+wait $SUB
+RC=$?
+echo "=== killed submit exit $RC state $(app_field $A state) final $(app_field $A finalStatus)"
+echo "=== proxy after $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}' "$P/")"`,
+		sparkHome, r.scala, submit, c.dir, restPolls, sparkPolls+"\n"+placedOn, jar, chromium))
+	t.Logf("%s", out)
+	fail := func(why string, logs ...string) {
+		t.Helper()
+		c.keep(t)
+		msg := why + "\n" + out
+		for _, l := range logs {
+			msg += "\n--- " + l + ":\n" + c.logTail(l, 40)
+		}
+		t.Fatalf("%s\n--- rm:\n%s\n--- nm:\n%s", msg, c.logTail("rm.log", 30), c.logTail("nm.log", 30))
+	}
+	if err != nil {
+		fail(fmt.Sprintf("cluster script: %v", err))
+	}
+	line := func(prefix string) []string {
+		m := regexp.MustCompile(`(?m)^=== ` + prefix + `(.*)$`).FindStringSubmatch(out)
+		if m == nil {
+			fail("no line " + prefix)
+		}
+		return strings.Fields(m[1])
+	}
+
+	// labelled exit 0 app APP queue spark nm1=2 nm2=0
+	if l := line("labelled "); l[1] != "0" || l[5] != "spark" || l[6] != "nm1=2" || l[7] != "nm2=0" {
+		fail(fmt.Sprintf("the labelled pi in the spark queue: %v, want exit 0, queue spark, its AM and executor on the lab node", l), "labelled.out")
+	}
+	logs, _ := os.ReadFile(c.path("labelled.logs"))
+	headers := regexp.MustCompile(`(?m)^Container: container_\S+`).FindAll(logs, -1)
+	if l := line("yarn logs "); l[1] != "0" || len(headers) != 2 || !regexp.MustCompile(`Pi is roughly 3\.1`).Match(logs) ||
+		!strings.Contains(string(logs), "YarnCoarseGrainedExecutorBackend") {
+		fail(fmt.Sprintf("yarn logs: %v, %d containers (want 2: the driver's with its result, the executor's)", l, len(headers)), "labelled.logs")
+	}
+	if l := line("am killed "); l[0] != "0" {
+		fail("no AM process was killed")
+	}
+	if l := line("attempts "); l[1] != "0" || l[5] != "SUCCEEDED" || l[7] != "2" {
+		fail(fmt.Sprintf("after its first AM was killed: %v, want exit 0, SUCCEEDED in 2 attempts", l), "attempts.out")
+	}
+	if l := line("executor killed "); l[0] != "0" {
+		fail("no executor process was killed")
+	}
+	l := line("replaced ")
+	n1, _ := strconv.Atoi(strings.TrimPrefix(l[6], "nm1="))
+	n2, _ := strconv.Atoi(strings.TrimPrefix(l[7], "nm2="))
+	if l[1] != "0" || l[5] != "SUCCEEDED" || n1+n2 < 3 {
+		fail(fmt.Sprintf("after an executor was killed: %v, want exit 0, SUCCEEDED, the AM, the killed executor and its replacement", l), "replaced.out")
+	}
+	// The proxy: Spark's root redirects to its jobs page, inside the proxy.
+	if l := line("proxy root "); len(l) != 2 || l[0] != "302" || !strings.Contains(l[1], "/proxy/application_") {
+		fail(fmt.Sprintf("the UI's root through the proxy: %v, want a redirect inside /proxy/<app>/", l))
+	}
+	if l := line("proxy jobs "); l[0] != "200" || l[1] == "0" {
+		fail(fmt.Sprintf("the jobs page through the proxy: %v", l), "ui.html")
+	}
+	assets := regexp.MustCompile(`(?m)^=== asset (\d+) (\S+)$`).FindAllStringSubmatch(out, -1)
+	if len(assets) == 0 {
+		fail("the jobs page links no script or style under the proxy", "ui.html")
+	}
+	for _, a := range assets {
+		if a[1] != "200" {
+			fail(fmt.Sprintf("asset %s through the proxy: %s", a[2], a[1]))
+		}
+	}
+	if strings.Contains(out, "=== chromium ") {
+		if l := line("chromium "); l[1] != "0" || l[3] == "0" || l[5] != "0" {
+			fail(fmt.Sprintf("the jobs page in Chromium: %v, want it rendered with every resource loaded", l), "chromium.log")
+		}
+	} else {
+		t.Log("no chromium: the UI was checked with curl only")
+	}
+	if l := line("yarn kill "); l[1] != "0" {
+		fail("yarn application -kill failed", "kill.out")
+	}
+	if l := line("killed submit "); l[1] == "0" || l[3] != "KILLED" || l[5] != "KILLED" {
+		fail(fmt.Sprintf("the killed application: %v, want spark-submit failing and the application KILLED", l), "killed.out")
+	}
+	t.Logf("after the end, the proxy answers: %v", line("proxy after "))
+}
