@@ -305,6 +305,14 @@ func TestAMAttemptsRetryThenFail(t *testing.T) {
 			t.Errorf("attempt %d: %v", i+1, at)
 		}
 	}
+	// REST lists both attempts, the one that ended first too, as Java's does (it listed
+	// only the current one, which Spark's retried AM showed).
+	_, v, raw := restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps/"+app.String()+"/appattempts", "", "")
+	list, _ := v["appAttempts"].(map[string]any)["appAttempt"].([]any)
+	if len(list) != 2 || list[0].(map[string]any)["appAttemptId"] != app.Attempt(1).String() || list[1].(map[string]any)["id"] != 2.0 ||
+		!strings.HasSuffix(fmt.Sprint(list[0].(map[string]any)["containerId"]), "_01_000001") {
+		t.Errorf("REST attempts: %s", raw)
+	}
 	if sc.rm.Core().Metrics().AttemptsRetried.Count() != 1 || sc.rm.Core().Metrics().AppsFailed.Count() != 1 {
 		t.Errorf("retried %d failed %d", sc.rm.Core().Metrics().AttemptsRetried.Count(), sc.rm.Core().Metrics().AppsFailed.Count())
 	}

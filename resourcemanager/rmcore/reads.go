@@ -58,6 +58,12 @@ func (rm *Core) ViewAttempt(att records.AttemptID, fn func(a *rmstate.App, at *r
 	return rm.apps.ViewAttempt(att, fn)
 }
 
+// ViewPastAttempt is ViewAttempt for any attempt of the application, also one that ended
+// before the current one (the REST and web pages list them all, as Java's do).
+func (rm *Core) ViewPastAttempt(att records.AttemptID, fn func(a *rmstate.App, at *rmstate.Attempt)) bool {
+	return rm.apps.ViewPastAttempt(att, fn)
+}
+
 // ClientKey is the ClientToAMToken key of an application's current attempt (nil: none).
 func (rm *Core) ClientKey(id records.ApplicationID) (records.AttemptID, []byte) {
 	return rm.apps.ClientKey(id)

@@ -390,6 +390,24 @@ func (r *Apps) ViewAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) 
 	return true
 }
 
+// ViewPastAttempt runs fn on any attempt of an application, the current one or one that
+// ended before it (false: no such attempt); fn reads, as ViewAttempt's does.
+func (r *Apps) ViewPastAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[att.App]
+	if !ok {
+		return false
+	}
+	for _, at := range a.Attempts {
+		if at.ID == att {
+			fn(a, at)
+			return true
+		}
+	}
+	return false
+}
+
 // CountedFailures is how many counted failures lie inside the validity window.
 func (a *App) CountedFailures(nowMs int64) int {
 	if a.FailuresValidity <= 0 {

@@ -323,7 +323,7 @@ func (s *rest) attemptInfos(rep *yarnpb.ApplicationReportProto) []appAttemptInfo
 	id := records.AppIDFromProto(rep.GetApplicationId())
 	var list []appAttemptInfo
 	for _, att := range s.rm.AttemptIDs(id) {
-		s.rm.ViewAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
+		s.rm.ViewPastAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 			info := appAttemptInfo{ID: int32(att.Attempt), StartTime: at.StartTime, FinishedTime: at.FinishTime,
 				NodeHTTPAddress: at.AMNodeHTTP, NodeID: at.AMNode, AppAttemptID: att.String()}
 			if at.AMContainer != nil {

@@ -106,11 +106,21 @@ func New(o Options) *Proxy {
 		// as it is.
 		DisableCompression: true,
 	}
-	p.client = &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error {
-		// The AM's redirects are the caller's to follow, as the Java proxy returns them.
-		return http.ErrUseLastResponse
-	}}
+	p.client = &http.Client{Transport: t, CheckRedirect: followAMRedirect}
 	return p
+}
+
+// followAMRedirect says which of an AM's redirects the proxy follows itself: those of a
+// GET or HEAD, as the Java proxy's HTTP client does (a Spark UI sends "/" to its jobs page
+// at the AM's own address, which the caller may not reach), up to ten. A redirect into a
+// proxy (the AM's filter sending the caller to /proxy/redirect/) goes back to the caller,
+// where the loop check in forward sees it.
+func followAMRedirect(req *http.Request, via []*http.Request) error {
+	switch {
+	case len(via) >= 10, via[0].Method != http.MethodGet && via[0].Method != http.MethodHead, strings.Contains(req.URL.Path, "/proxy/"):
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 // Close releases idle connections to AMs.

@@ -161,9 +161,14 @@ func TestProxyMethodsAndRedirects(t *testing.T) {
 	if resp, body := f.do(t, "HEAD", "/proxy/application_1_0001/x", "", nil); resp.StatusCode != http.StatusAccepted || body != "" {
 		t.Errorf("HEAD: %d %q", resp.StatusCode, body)
 	}
-	// The AM's redirect goes back to the caller as it is.
-	if resp, _ := f.do(t, "GET", "/proxy/application_1_0001/moved", "", nil); resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/elsewhere" {
-		t.Errorf("AM redirect: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	// The AM's redirect of a GET is followed by the proxy, as by the Java proxy's HTTP
+	// client: the caller gets the page it leads to, without leaving the proxy (a Spark
+	// UI's "/" redirects to its jobs page at the AM's own address). A PUT's comes back.
+	if resp, body := f.do(t, "GET", "/proxy/application_1_0001/moved", "", nil); resp.StatusCode != http.StatusAccepted || body != "am page /ui/elsewhere" {
+		t.Errorf("AM redirect: %d %q %q", resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	if resp, _ := f.do(t, "PUT", "/proxy/application_1_0001/moved", "x", nil); resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/elsewhere" {
+		t.Errorf("AM redirect of a PUT: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	// Sent back to the proxy by the AM a second time: the loop ends on the RM's failure page.
 	if resp, _ := f.do(t, "GET", "/proxy/redirect/application_1_0001/back", "", nil); resp.StatusCode != http.StatusFound ||
