@@ -160,16 +160,22 @@ echo "=== proxy after $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}'
 	if err != nil {
 		fail(fmt.Sprintf("cluster script: %v", err))
 	}
-	line := func(prefix string) []string {
+	// line is the fields of the "=== PREFIX..." line, at least n of them (an empty value,
+	// an application the script did not find, fails here rather than indexing out of range).
+	line := func(prefix string, n int) []string {
 		m := regexp.MustCompile(`(?m)^=== ` + prefix + `(.*)$`).FindStringSubmatch(out)
 		if m == nil {
 			fail("no line " + prefix)
 		}
-		return strings.Fields(m[1])
+		f := strings.Fields(m[1])
+		if len(f) < n {
+			fail(fmt.Sprintf("line %q has %d fields, want %d", prefix+m[1], len(f), n))
+		}
+		return f
 	}
 
 	// labelled exit 0 app APP queue spark nm1=2 nm2=0
-	if l := line("labelled "); l[1] != "0" || l[5] != "spark" || l[6] != "nm1=2" || l[7] != "nm2=0" {
+	if l := line("labelled ", 8); l[1] != "0" || l[5] != "spark" || l[6] != "nm1=2" || l[7] != "nm2=0" {
 		fail(fmt.Sprintf("the labelled pi in the spark queue: %v, want exit 0, queue spark, its AM and executor on the lab node", l), "labelled.out")
 	}
 	logs, _ := os.ReadFile(c.path("labelled.logs"))
@@ -178,20 +184,20 @@ echo "=== proxy after $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}'
 	for _, h := range regexp.MustCompile(`(?m)^Container: (container_\S+)`).FindAllSubmatch(logs, -1) {
 		headers[string(h[1])] = true
 	}
-	if l := line("yarn logs "); l[1] != "0" || len(headers) != 2 || !regexp.MustCompile(`Pi is roughly 3\.1`).Match(logs) ||
+	if l := line("yarn logs ", 2); l[1] != "0" || len(headers) != 2 || !regexp.MustCompile(`Pi is roughly 3\.1`).Match(logs) ||
 		!strings.Contains(string(logs), "YarnCoarseGrainedExecutorBackend") {
 		fail(fmt.Sprintf("yarn logs: %v, %d containers (want 2: the driver's with its result, the executor's)", l, len(headers)), "labelled.logs")
 	}
-	if l := line("am killed "); l[0] != "0" {
+	if l := line("am killed ", 1); l[0] != "0" {
 		fail("no AM process was killed")
 	}
-	if l := line("attempts "); l[1] != "0" || l[5] != "SUCCEEDED" || l[7] != "2" {
+	if l := line("attempts ", 8); l[1] != "0" || l[5] != "SUCCEEDED" || l[7] != "2" {
 		fail(fmt.Sprintf("after its first AM was killed: %v, want exit 0, SUCCEEDED in 2 attempts", l), "attempts.out")
 	}
-	if l := line("executor killed "); l[0] != "0" {
+	if l := line("executor killed ", 1); l[0] != "0" {
 		fail("no executor process was killed")
 	}
-	l := line("replaced ")
+	l := line("replaced ", 8)
 	n1, _ := strconv.Atoi(strings.TrimPrefix(l[6], "nm1="))
 	n2, _ := strconv.Atoi(strings.TrimPrefix(l[7], "nm2="))
 	if l[1] != "0" || l[5] != "SUCCEEDED" || n1+n2 < 3 {
@@ -200,10 +206,10 @@ echo "=== proxy after $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}'
 	// The proxy: Spark's root redirects to its jobs page at the AM's own address, which
 	// the proxy follows, as the Java proxy's HTTP client does: the caller stays inside
 	// the proxy.
-	if l := line("proxy root "); l[0] != "200" || l[1] == "0" {
+	if l := line("proxy root ", 2); l[0] != "200" || l[1] == "0" {
 		fail(fmt.Sprintf("the UI's root through the proxy: %v, want the jobs page", l), "root.html")
 	}
-	if l := line("proxy jobs "); l[0] != "200" || l[1] == "0" {
+	if l := line("proxy jobs ", 2); l[0] != "200" || l[1] == "0" {
 		fail(fmt.Sprintf("the jobs page through the proxy: %v", l), "ui.html")
 	}
 	assets := regexp.MustCompile(`(?m)^=== asset (\d+) (\S+)$`).FindAllStringSubmatch(out, -1)
@@ -216,22 +222,22 @@ echo "=== proxy after $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}'
 		}
 	}
 	if strings.Contains(out, "=== chromium ") {
-		if l := line("chromium "); l[1] != "0" || l[3] == "0" || l[5] != "0" {
+		if l := line("chromium ", 6); l[1] != "0" || l[3] == "0" || l[5] != "0" {
 			fail(fmt.Sprintf("the jobs page in Chromium: %v, want it rendered with every resource loaded", l), "chromium.log")
 		}
 	} else {
 		t.Log("no chromium: the UI was checked with curl only")
 	}
-	if l := line("yarn kill "); l[1] != "0" {
+	if l := line("yarn kill ", 2); l[1] != "0" {
 		fail("yarn application -kill failed", "kill.out")
 	}
-	if l := line("killed submit "); l[1] == "0" || l[3] != "KILLED" || l[5] != "KILLED" {
+	if l := line("killed submit ", 6); l[1] == "0" || l[3] != "KILLED" || l[5] != "KILLED" {
 		fail(fmt.Sprintf("the killed application: %v, want spark-submit failing and the application KILLED", l), "killed.out")
 	}
 	// After the end, with no history server, the RM's page of the application, as from the
 	// Java proxy (whose link names the RM by the local host's name, localhost here, where
 	// Bobbin keeps the configured 127.0.0.1).
-	if l := line("proxy after "); len(l) != 2 || l[0] != "302" || !regexp.MustCompile(`^http://(localhost|127\.0\.0\.1):8088/cluster/app/application_\d+_0004$`).MatchString(l[1]) {
+	if l := line("proxy after ", 2); len(l) != 2 || l[0] != "302" || !regexp.MustCompile(`^http://(localhost|127\.0\.0\.1):8088/cluster/app/application_\d+_0004$`).MatchString(l[1]) {
 		fail(fmt.Sprintf("the ended application through the proxy: %v, want a redirect to the RM's page of it", l))
 	}
 }

@@ -8,38 +8,65 @@ package nodemanager
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/launch"
+	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 )
 
-// exitTails is the diagnostics' account of a failed container's error files in logDir,
-// beginning with the Java NM's "Container exited with a non-zero exit code N. ".
-func exitTails(logDir string, code int, pattern string, tail int) string {
+// exitTails is exitTails for container c, in its first log dir.
+func (nm *NodeManager) exitTails(c *containers.Container, code int) string {
+	logDir := c.Dirs.LogDirs[0] // <log dir>/<app>/<container>
+	dir, err := secureio.OpenDir(filepath.Dir(filepath.Dir(logDir)), c.ID.Attempt.App.String(), c.ID.String())
+	if err != nil {
+		nm.log.WithError(err).WithField("container", c.ID.String()).Warn("the failed container's log dir cannot be read for its diagnostics")
+		return exitTails(nil, 0, code, nil, 0)
+	}
+	defer dir.Close()
+	return exitTails(dir, nm.ownerOfContainerLogs(c.ID, c.User), code, nm.settings.StderrPattern, nm.settings.StderrTail)
+}
+
+// exitTails is the diagnostics' account of a failed container's error files in its log
+// dir, beginning with the Java NM's "Container exited with a non-zero exit code N. ". The
+// files are the container's own: read through dir (no link followed, no pipe or device
+// opened) and only when owner (secureio.AnyOwner, or the user it ran as) owns them.
+func exitTails(dir *secureio.Dir, owner, code int, pattern *regexp.Regexp, tail int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Container exited with a non-zero exit code %d. ", code)
-	if t, ok := tailOf(filepath.Join(logDir, launch.PrelaunchErr), tail); ok {
+	if dir == nil {
+		return b.String()
+	}
+	if t, ok := tailOf(dir, launch.PrelaunchErr, owner, tail); ok {
 		fmt.Fprintf(&b, "Error file: %s.\nLast %d bytes of %s :\n%s", launch.PrelaunchErr, tail, launch.PrelaunchErr, t)
 	}
-	matches := errorFiles(logDir, pattern)
+	entries, _ := dir.List()
+	var matches []secureio.Entry
+	for _, e := range entries {
+		if pattern != nil && pattern.MatchString(e.Name) {
+			matches = append(matches, e)
+		}
+	}
 	if len(matches) == 0 {
 		return b.String()
 	}
-	newest, newestAt := matches[0], modTime(filepath.Join(logDir, matches[0]))
+	sort.Slice(matches, func(i, j int) bool { return matches[i].Name < matches[j].Name })
+	newest := matches[0]
 	if len(matches) > 1 {
-		for _, m := range matches[1:] {
-			if at := modTime(filepath.Join(logDir, m)); at > newestAt {
-				newest, newestAt = m, at
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.Name
+			if m.ModTime.After(newest.ModTime) {
+				newest = m
 			}
 		}
-		fmt.Fprintf(&b, "Error files: %s.\n", strings.Join(matches, ", "))
+		fmt.Fprintf(&b, "Error files: %s.\n", strings.Join(names, ", "))
 	}
-	t, _ := tailOf(filepath.Join(logDir, newest), tail)
-	fmt.Fprintf(&b, "Last %d bytes of %s :\n%s\n", tail, newest, t)
+	t, _ := tailOf(dir, newest.Name, owner, tail)
+	fmt.Fprintf(&b, "Last %d bytes of %s :\n%s\n", tail, newest.Name, t)
 	if strings.Contains(t, "Error: Could not find or load main class org.apache.hadoop.mapreduce") {
 		// The hint the Java NM gives for the most common MapReduce set-up mistake.
 		b.WriteString("Please check whether your <HADOOP_HOME>/etc/hadoop/mapred-site.xml contains the below configuration:\n")
@@ -50,94 +77,23 @@ func exitTails(logDir string, code int, pattern string, tail int) string {
 	return b.String()
 }
 
-// tailOf is the last max bytes of the file at path; ok is false when it cannot be read.
-func tailOf(path string, max int) (string, bool) {
-	f, err := os.Open(path)
+// tailOf is the last max bytes of the file name in dir (a tail cut inside a character
+// shows it replaced, as Java decodes it); ok is false when it cannot be read.
+func tailOf(dir *secureio.Dir, name string, owner, max int) (string, bool) {
+	f, err := dir.Open(name, owner)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > int64(max) {
-		f.Seek(st.Size()-int64(max), io.SeekStart)
+	st, err := f.Stat()
+	if err != nil {
+		return "", false
+	}
+	if st.Size() > int64(max) {
+		if _, err := f.Seek(st.Size()-int64(max), io.SeekStart); err != nil {
+			return "", false
+		}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)))
-	return string(b), err == nil
-}
-
-func modTime(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.ModTime().UnixNano()
-}
-
-// errorFiles are the names of logDir's files matching a Hadoop glob, in name order.
-func errorFiles(logDir, pattern string) []string {
-	entries, err := os.ReadDir(logDir)
-	if err != nil {
-		return nil
-	}
-	alts := braceAlternatives(pattern)
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		for _, alt := range alts {
-			if ok, _ := filepath.Match(alt, e.Name()); ok {
-				out = append(out, e.Name())
-				break
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// braceAlternatives expands a Hadoop glob's {a,b} groups (nested ones too) into the plain
-// globs filepath.Match reads.
-func braceAlternatives(p string) []string {
-	open := strings.IndexByte(p, '{')
-	if open < 0 {
-		return []string{p}
-	}
-	depth, start := 0, open+1
-	var parts []string
-	for i := open; i < len(p); i++ {
-		switch p[i] {
-		case '{':
-			depth++
-		case ',':
-			if depth == 1 {
-				parts = append(parts, p[start:i])
-				start = i + 1
-			}
-		case '}':
-			depth--
-			if depth == 0 {
-				parts = append(parts, p[start:i])
-				var out []string
-				for _, part := range parts {
-					out = append(out, braceAlternatives(p[:open]+part+p[i+1:])...)
-				}
-				return out
-			}
-		}
-	}
-	return []string{p} // an unclosed brace: checkGlob refuses it at start
-}
-
-// checkGlob refuses a pattern that is not a glob, naming its key.
-func checkGlob(c *conf.Configuration, key, pattern string) error {
-	bad := strings.Count(pattern, "{") != strings.Count(pattern, "}")
-	for _, alt := range braceAlternatives(pattern) {
-		if _, err := filepath.Match(alt, ""); err != nil {
-			bad = true
-		}
-	}
-	if bad {
-		return &conf.ValueError{Source: c.Source(key), Key: key, Value: pattern, Reason: "is not a file name glob"}
-	}
-	return nil
+	return strings.ToValidUTF8(string(b), "\uFFFD"), err == nil
 }

@@ -155,7 +155,7 @@ func (scriptHook) Name() string { return "script" }
 
 func (h scriptHook) Prestart(_ context.Context, c *containers.Container, p *launchPlan) error {
 	script := launch.Script(h.node(), launchContainer(c), p.localized)
-	p.script = filepath.Join(c.Dirs.Work, "launch_container.sh")
+	p.script = filepath.Join(c.Dirs.Work, launch.ScriptName)
 	return os.WriteFile(p.script, []byte(script), 0o700)
 }
 

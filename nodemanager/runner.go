@@ -255,8 +255,7 @@ func (r *containerRun) watch(proc container.Process) ending {
 		if out != "" {
 			diag += "Shell output: " + out + "\n"
 		}
-		s := nm.settings
-		e = ending{exit: int32(code), diag: diag + "\n" + exitTails(c.Dirs.LogDirs[0], code, s.StderrPattern, s.StderrTail)}
+		e = ending{exit: int32(code), diag: diag + "\n" + nm.exitTails(c, code)}
 	}
 	r.log.WithFields(map[string]any{"exit_status": e.exit, "process_exit": code}).Info("container exited")
 	return e

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ type Settings struct {
 	// DebugInfo, StderrPattern and StderrTail: the launch script's copy of itself and its
 	// work dir listing, and what a failed container's diagnostics quote of its logs.
 	DebugInfo      bool
-	StderrPattern  string
+	StderrPattern  *regexp.Regexp
 	StderrTail     int
 	KillDelay      time.Duration
 	UserHome       string
@@ -169,10 +170,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.DebugInfo, err = c.Bool("yarn.nodemanager.log-container-debug-info.enabled")
 	add(err)
-	s.StderrPattern, err = c.Trimmed("yarn.nodemanager.container.stderr.pattern")
-	add(err)
-	if err == nil {
-		add(checkGlob(c, "yarn.nodemanager.container.stderr.pattern", s.StderrPattern))
+	if glob, err := c.Trimmed("yarn.nodemanager.container.stderr.pattern"); err != nil {
+		add(err)
+	} else if s.StderrPattern, err = compileGlob(glob); err != nil {
+		add(&conf.ValueError{Source: c.Source("yarn.nodemanager.container.stderr.pattern"), Key: "yarn.nodemanager.container.stderr.pattern", Value: glob,
+			Reason: "is not a file name glob: " + err.Error()})
 	}
 	s.StderrTail, err = c.Int("yarn.nodemanager.container.stderr.tail.bytes")
 	add(err)

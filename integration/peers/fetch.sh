@@ -13,11 +13,11 @@
 #
 # Maven checks every artifact's checksum (-C fails on a mismatch); pip checks each
 # download against the sha256 pinned here. A finished directory has a .complete stamp,
-# so a second run does nothing. CACHE is $BOBBIN_PEERS_CACHE, else ~/.cache/bobbin-peers;
+# so a second run does nothing (two runs at once would race: .ci/run makes one). CACHE is $BOBBIN_PEERS_CACHE, else ~/.cache/bobbin-peers;
 # the tests look there and skip, saying so, when a peer is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-CACHE=${BOBBIN_PEERS_CACHE:-$HOME/.cache/bobbin-peers}
+CACHE=${BOBBIN_PEERS_CACHE:-${HOME:?set HOME or BOBBIN_PEERS_CACHE}/.cache/bobbin-peers}
 mkdir -p "$CACHE/pypi"
 
 complete() { [ -f "$1/.complete" ]; }
@@ -34,7 +34,7 @@ pypi_sdist() {
 }
 
 mvn_copy() { # POM SCOPE OUT
-  mvn -q -B -C -Dmaven.repo.local="$CACHE/m2" -f "$1" dependency:copy-dependencies \
+  mvn -q -B -C -Dmaven.repo.local="$CACHE/m2" -f "$1" org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
     -DincludeScope="$2" -DoutputDirectory="$3"
 }
 

@@ -192,9 +192,11 @@ func Script(n Node, c Container, links map[string]string) string {
 		fmt.Fprintf(&b, "cp \"%s\" \"%s\"\nchmod 640 \"%s\"\n", ScriptName, copyPath, copyPath)
 		b.WriteString("# Determining directory contents\n")
 		fmt.Fprintf(&b, "echo \"ls -l:\" 1>\"%s\"\n", info)
+		// A listing that stumbles (a link loop in an unpacked archive, an unreadable dir)
+		// must not end the container under set -e, as it would the Java NM's.
 		for _, step := range []string{"ls -l", `echo "find -L . -maxdepth 5 -ls:"`, "find -L . -maxdepth 5 -ls",
 			`echo "broken symlinks(find -L . -maxdepth 5 -type l -ls):"`, "find -L . -maxdepth 5 -type l -ls"} {
-			fmt.Fprintf(&b, "%s 1>>\"%s\"\n", step, info)
+			fmt.Fprintf(&b, "%s 1>>\"%s\" || true\n", step, info)
 		}
 	}
 	b.WriteString("echo \"Launching container\"\n")

@@ -13,7 +13,8 @@
 //   - a running one: the request (GET, HEAD or PUT) is made to the AM from the proxy's
 //     own address, which the AM's AmIpFilter checks, with the pass-through headers and a
 //     proxy-user cookie naming the caller; the AM's answer (status, headers, body) is
-//     returned as it is, redirects included.
+//     returned as it is, except that the AM's redirect of a GET or HEAD to its own
+//     address is followed (followAMRedirect).
 //
 // The proxy runs inside the RM when yarn.web-proxy.address is unset, and as `bobbin
 // webproxy` on that address otherwise; Reports is where it learns of applications.
@@ -111,13 +112,17 @@ func New(o Options) *Proxy {
 }
 
 // followAMRedirect says which of an AM's redirects the proxy follows itself: those of a
-// GET or HEAD, as the Java proxy's HTTP client does (a Spark UI sends "/" to its jobs page
-// at the AM's own address, which the caller may not reach), up to ten. A redirect into a
-// proxy (the AM's filter sending the caller to /proxy/redirect/) goes back to the caller,
-// where the loop check in forward sees it.
+// GET or HEAD to the AM's own scheme and address, as the Java proxy's HTTP client follows
+// them (a Spark UI sends "/" to its jobs page at the AM's own address, which the caller
+// may not reach), up to ten. The Java client follows any; one to elsewhere goes back to
+// the caller here, so that an AM cannot have the RM's proxy fetch another server's pages
+// for it. A redirect into a proxy (the AM's filter sending the caller to
+// /proxy/redirect/) goes back too, where the loop check in forward sees it.
 func followAMRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0]
 	switch {
-	case len(via) >= 10, via[0].Method != http.MethodGet && via[0].Method != http.MethodHead, strings.Contains(req.URL.Path, "/proxy/"):
+	case len(via) >= 10, first.Method != http.MethodGet && first.Method != http.MethodHead,
+		req.URL.Scheme != first.URL.Scheme, req.URL.Host != first.URL.Host, strings.Contains(req.URL.Path, "/proxy/"):
 		return http.ErrUseLastResponse
 	}
 	return nil

@@ -41,6 +41,8 @@ func amServer(t *testing.T, s *seen, stop chan struct{}) *httptest.Server {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/ui/moved"):
 			http.Redirect(w, r, "/ui/elsewhere", http.StatusFound)
+		case strings.HasPrefix(r.URL.Path, "/ui/away"):
+			http.Redirect(w, r, "http://127.0.0.2:1/private", http.StatusFound)
 		case strings.HasPrefix(r.URL.Path, "/ui/back"):
 			http.Redirect(w, r, "http://127.0.0.1:1/proxy/redirect/application_1_0001/ui/back", http.StatusFound)
 		case strings.HasPrefix(r.URL.Path, "/ui/slow"):
@@ -169,6 +171,10 @@ func TestProxyMethodsAndRedirects(t *testing.T) {
 	}
 	if resp, _ := f.do(t, "PUT", "/proxy/application_1_0001/moved", "x", nil); resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/elsewhere" {
 		t.Errorf("AM redirect of a PUT: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// One to another server is the caller's: the proxy fetches only the AM's address.
+	if resp, _ := f.do(t, "GET", "/proxy/application_1_0001/away", "", nil); resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "http://127.0.0.2:1/private" {
+		t.Errorf("AM redirect elsewhere: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	// Sent back to the proxy by the AM a second time: the loop ends on the RM's failure page.
 	if resp, _ := f.do(t, "GET", "/proxy/redirect/application_1_0001/back", "", nil); resp.StatusCode != http.StatusFound ||
