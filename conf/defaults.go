@@ -146,7 +146,7 @@ var Defaults = []Default{
 	{Key: "yarn.nodemanager.resource.memory-mb", Value: "8192", Doc: "Memory the NodeManager offers to containers."},
 	{Key: "yarn.nodemanager.resource.cpu-vcores", Value: "8", Doc: "Virtual cores the NodeManager offers to containers."},
 	{Key: "yarn.nodemanager.container-manager.thread-count", Value: "20", Doc: "Calls the container manager runs at once."},
-	{Key: "yarn.nodemanager.aux-services", Value: "", Doc: "Comma list of auxiliary services; mapreduce_shuffle is built in."},
+	{Key: "yarn.nodemanager.aux-services", Value: "", Doc: "Comma list of auxiliary services. mapreduce_shuffle is built in; any other is a Java AuxiliaryService class (yarn.nodemanager.aux-services.<name>.class, its jars in .<name>.classpath or HADOOP_CLASSPATH) run in a helper JVM on the node's Java and Hadoop (docs/spark.md)."},
 	{Key: "yarn.nodemanager.aux-services.mapreduce_shuffle.class", Value: "org.apache.hadoop.mapred.ShuffleHandler", Doc: "Read for compatibility; Bobbin's shuffle is built in."},
 	{Key: "mapreduce.shuffle.port", Value: "13562", Doc: "Port of the mapreduce_shuffle service (0 picks a free port). The NodeManager reads this and the keys below from mapred-site.xml too, over yarn-site.xml, as the Java NM's shuffle does."},
 	{Key: "mapreduce.shuffle.max.connections", Value: "0", Doc: "Open shuffle connections beyond which new ones are closed at once (the fetcher retries); 0 = no limit."},

@@ -191,10 +191,18 @@ func New(opts Options) (*NodeManager, error) {
 	nm.table = containers.NewTable(nm.journal)
 	var services []auxservices.Service
 	for _, name := range s.AuxServices {
-		if name == shuffleService { // the only one ReadSettings lets through
+		if name == shuffleService {
 			nm.mrShuffle = newMapReduceShuffle(nm)
 			services = append(services, nm.mrShuffle)
 		}
+	}
+	for _, a := range s.JavaAux {
+		svc, err := nm.javaAuxService(a)
+		if err != nil {
+			krb.close()
+			return nil, fmt.Errorf("nodemanager: yarn.nodemanager.aux-services: %w", err)
+		}
+		services = append(services, svc)
 	}
 	if nm.aux, err = auxservices.NewSet(services...); err != nil {
 		krb.close()

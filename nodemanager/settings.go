@@ -34,10 +34,13 @@ type Settings struct {
 	VCores     int32
 	// Types are the cluster's resource types (resource-types.xml) and Offer what this node
 	// offers of each, memory and vcores included (yarn.nodemanager.resource-type.<name>).
-	Types          resourcetypes.Types
-	Offer          []int64
-	Handlers       int
-	AuxServices    []string
+	Types       resourcetypes.Types
+	Offer       []int64
+	Handlers    int
+	AuxServices []string
+	// JavaAux are the auxiliary services other than the built-in MapReduce shuffle:
+	// Java classes, each run in a helper JVM (javaaux.go).
+	JavaAux        []javaAux
 	ShufflePort    int
 	Shuffle        ShuffleSettings
 	LogAggregation logaggregation.Settings
@@ -248,11 +251,8 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	hs, err := readHostSettings(c, &s)
 	add(err)
 	s.Borrow = hs
-	for _, a := range s.AuxServices {
-		if a != shuffleService {
-			add(fmt.Errorf("conf: yarn.nodemanager.aux-services: auxiliary service %q is not available in Bobbin (only %s)", a, shuffleService))
-		}
-	}
+	s.JavaAux, err = readJavaAux(c, s.AuxServices)
+	add(err)
 	return s, errors.Join(errs...)
 }
 

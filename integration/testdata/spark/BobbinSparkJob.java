@@ -5,6 +5,10 @@
 //   wordcount IN OUT      counts the words of the files under IN (a shuffle), writes
 //                         "word<TAB>count" lines to OUT and prints "words: N distinct: M"
 //   sleep SECONDS SLICES  tasks that sleep, so a test can act on a running application
+//   dynamic IN OUT        the word count in two actions with every executor released
+//                         between them (dynamic allocation): the second reads the first's
+//                         shuffle output through the node's external shuffle service;
+//                         prints "executors left: N" before the second
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -53,6 +57,28 @@ public final class BobbinSparkJob {
           }
           Files.write(Paths.get(args[2]), out.toString().getBytes(StandardCharsets.UTF_8));
           System.out.println("words: " + words + " distinct: " + sorted.size());
+          break;
+        }
+        case "dynamic": {
+          JavaPairRDD<String, Integer> counts = sc.textFile(args[1], 6)
+              .flatMap(line -> Arrays.asList(line.split("\\s+")).iterator())
+              .filter(w -> !w.isEmpty())
+              .mapToPair(w -> new Tuple2<>(w, 1))
+              .reduceByKey(Integer::sum, 4);
+          System.out.println("distinct: " + counts.count());
+          // The executors idle out (spark.dynamicAllocation.executorIdleTimeout); the
+          // status tracker lists the driver too.
+          long deadline = System.currentTimeMillis() + 180_000;
+          while (sc.sc().statusTracker().getExecutorInfos().length > 1 && System.currentTimeMillis() < deadline) {
+            Thread.sleep(250);
+          }
+          System.out.println("executors left: " + (sc.sc().statusTracker().getExecutorInfos().length - 1));
+          Map<String, Integer> sorted = new TreeMap<>(counts.collectAsMap());
+          StringBuilder out = new StringBuilder();
+          for (Map.Entry<String, Integer> e : sorted.entrySet()) {
+            out.append(e.getKey()).append('\t').append(e.getValue()).append('\n');
+          }
+          Files.write(Paths.get(args[2]), out.toString().getBytes(StandardCharsets.UTF_8));
           break;
         }
         case "sleep": {

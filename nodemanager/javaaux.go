@@ -1,0 +1,139 @@
+package nodemanager
+
+// Java auxiliary services (Spark's YarnShuffleService, Tez's ShuffleHandler, ...): an
+// admin's yarn-site.xml names them as for the Java NodeManager
+// (yarn.nodemanager.aux-services.<name>.class, and in 3.x .classpath), and each runs in
+// a helper JVM (auxservices/javahost) on the node's Hadoop jars and configuration.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices/javahost"
+)
+
+// javaAux is one Java auxiliary service as configured.
+type javaAux struct {
+	Name, Class string
+	Classpath   []string // yarn.nodemanager.aux-services.<name>.classpath
+}
+
+// The Java NodeManager's rule for service names (they become environment variables).
+var auxName = regexp.MustCompile(`^[A-Za-z_]+[A-Za-z0-9_]*$`)
+
+// readJavaAux reads the services other than the built-in shuffle; one Bobbin cannot run
+// is refused, naming its key.
+func readJavaAux(c *conf.Configuration, names []string) ([]javaAux, error) {
+	var out []javaAux
+	var errs []error
+	for _, name := range names {
+		if name == shuffleService {
+			continue
+		}
+		if !auxName.MatchString(name) {
+			errs = append(errs, &conf.ValueError{Source: c.Source("yarn.nodemanager.aux-services"), Key: "yarn.nodemanager.aux-services", Value: name,
+				Reason: "is not a valid auxiliary service name (letters, digits and _, not starting with a digit)"})
+			continue
+		}
+		prefix := "yarn.nodemanager.aux-services." + name
+		class, err := c.Trimmed(prefix + ".class")
+		if err == nil && class == "" {
+			err = &conf.ValueError{Source: c.Source(prefix + ".class"), Key: prefix + ".class", Value: "",
+				Reason: fmt.Sprintf("names no class for auxiliary service %s", name)}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if remote, _ := c.Trimmed(prefix + ".remote-classpath"); remote != "" {
+			errs = append(errs, &conf.ValueError{Source: c.Source(prefix + ".remote-classpath"), Key: prefix + ".remote-classpath", Value: remote,
+				Reason: "a classpath fetched from a file system is not supported by Bobbin's NodeManager: put the jars on the node and name them in " + prefix + ".classpath"})
+			continue
+		}
+		cp, err := c.Strings(prefix + ".classpath")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, javaAux{Name: name, Class: class, Classpath: cp})
+	}
+	return out, errors.Join(errs...)
+}
+
+// javaAuxService is the helper-JVM service for a, on this node's Java and Hadoop.
+func (nm *NodeManager) javaAuxService(a javaAux) (*javahost.Service, error) {
+	java := "java"
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		java = filepath.Join(home, "bin", "java")
+	} else if p, err := exec.LookPath("java"); err == nil {
+		java = p
+	} else {
+		return nil, fmt.Errorf("auxiliary service %s (%s) runs in a JVM: set JAVA_HOME or put java on PATH", a.Name, a.Class)
+	}
+	cp, err := nm.javaAuxClasspath(a)
+	if err != nil {
+		return nil, err
+	}
+	cfg := javahost.Config{Name: a.Name, Class: a.Class, Java: java, Classpath: cp,
+		WorkDir:      filepath.Join(nm.settings.LocalDirs[0], "aux-services", a.Name),
+		StartTimeout: 2 * time.Minute, CallTimeout: time.Minute, Logger: nm.log}
+	if nm.settings.Recovery {
+		// Where the Java NodeManager puts its services' recovery state.
+		cfg.RecoveryDir = filepath.Join(nm.settings.RecoveryDir, "nm-aux-services", a.Name)
+	}
+	return javahost.New(cfg), nil
+}
+
+// javaAuxClasspath is the helper's classpath: the service's classpath first (a directory
+// stands for its jars too), as the Java NodeManager loads a service with a classpath in a
+// class loader of its own that looks there first (Spark's service brings a newer netty
+// than Hadoop's); then the configuration directory, Hadoop's common, HDFS and YARN jars
+// (from HADOOP_COMMON_HOME, HADOOP_HDFS_HOME, HADOOP_YARN_HOME, else HADOOP_HOME) and
+// HADOOP_CLASSPATH, the Java NodeManager's own classpath.
+func (nm *NodeManager) javaAuxClasspath(a javaAux) ([]string, error) {
+	var cp []string
+	for _, p := range a.Classpath {
+		p = strings.TrimPrefix(p, "file://")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			cp = append(cp, p, filepath.Join(p, "*"))
+		} else {
+			cp = append(cp, p)
+		}
+	}
+	confDir := nm.opts.ConfDir
+	if confDir == "" {
+		confDir = os.Getenv("HADOOP_CONF_DIR")
+	}
+	if confDir != "" {
+		cp = append(cp, confDir)
+	}
+	home := func(env string) string {
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return os.Getenv("HADOOP_HOME")
+	}
+	for _, part := range []struct{ env, dir string }{
+		{"HADOOP_COMMON_HOME", "common"}, {"HADOOP_HDFS_HOME", "hdfs"}, {"HADOOP_YARN_HOME", "yarn"},
+	} {
+		h := home(part.env)
+		if h == "" {
+			return nil, fmt.Errorf("auxiliary service %s (%s) needs the node's Hadoop jars for AuxiliaryService: set %s or HADOOP_HOME", a.Name, a.Class, part.env)
+		}
+		base := filepath.Join(h, "share", "hadoop", part.dir)
+		cp = append(cp, filepath.Join(base, "*"), filepath.Join(base, "lib", "*"))
+	}
+	for _, p := range strings.Split(os.Getenv("HADOOP_CLASSPATH"), ":") {
+		if p != "" {
+			cp = append(cp, p)
+		}
+	}
+	return cp, nil
+}
