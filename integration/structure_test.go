@@ -70,9 +70,11 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/nodemanager/auxservices": 0,
 		module + "/nodemanager/launch":      0,
 		module + "/nodemanager/nmstore":     1, // it records the localizer's cached resources
-		module + "/nodemanager/containers":  2,
-		module + "/nodemanager/nmservice":   3,
-		module + "/nodemanager/nmweb":       3,
+		// A Java auxiliary service in its helper JVM is one of the services.
+		module + "/nodemanager/auxservices/javahost": 1,
+		module + "/nodemanager/containers":           2,
+		module + "/nodemanager/nmservice":            3,
+		module + "/nodemanager/nmweb":                3,
 		// Log aggregation uploads what the table's applications left.
 		module + "/nodemanager/logaggregation": 3,
 		module + "/nodemanager":                4,
