@@ -195,6 +195,13 @@ func (c *Controller) Service() (*rpc.Protocol, error) {
 	}
 	return rpc.ServiceProtocol(Protocol, sd, map[string]rpc.Method{
 		"getServiceStatus": rpc.Unary(func(context.Context, *commonpb.GetServiceStatusRequestProto) (*commonpb.GetServiceStatusResponseProto, error) {
+			// An active that cannot confirm its lock (woken from a pause past its session)
+			// answers every other call as a standby: so does it here, as its web port's
+			// haState does, until it knows.
+			if unsure := c.StillActive(); unsure != "" {
+				return &commonpb.GetServiceStatusResponseProto{State: commonpb.HAServiceStateProto_STANDBY.Enum(), ReadyToBecomeActive: proto.Bool(false),
+					NotReadyReason: proto.String(unsure)}, nil
+			}
 			return &commonpb.GetServiceStatusResponseProto{State: c.State().Enum(), ReadyToBecomeActive: proto.Bool(true)}, nil
 		}),
 		"monitorHealth": rpc.Unary(func(context.Context, *commonpb.MonitorHealthRequestProto) (*commonpb.MonitorHealthResponseProto, error) {
