@@ -20,7 +20,8 @@ import (
 // executor idle out (5 s), then reads the first action's shuffle output again through
 // the service, from new executors, and its counts are right. The NodeManager's resident
 // memory and its service JVM's are logged. With BOBBIN_SPARK_APACHE=1 the same runs on an
-// Apache 3.1.1 NodeManager.
+// Apache 3.1.1 NodeManager: for now that comparison fails (its NodeManager never opens
+// 7337 with these unshaded Maven jars in .classpath; issue 46, not yet looked into).
 func TestSparkDynamicAllocationWithShuffleService(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	for _, daemons := range []string{"bobbin", "apache"} {
