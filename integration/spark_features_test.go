@@ -82,8 +82,7 @@ func runSparkFeatures(t *testing.T, c *nsCluster, r sparkRelease, sparkHome stri
 		chromium = "" // the browser check is skipped, and says so
 	}
 	out, err := c.run(t, 10*time.Minute, fmt.Sprintf(`export SPARK_HOME=%[1]s SPARK_SCALA_VERSION=%[2]s SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=python3
-S="%[3]s --master yarn --driver-memory 512m --executor-memory 512m --executor-cores 1 --conf spark.yarn.am.memory=512m --conf spark.ui.showConsoleProgress=false"
-S="$S --conf spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1 --conf spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1"
+S=%[3]s
 Y=$HADOOP_HOME/bin/yarn
 %[5]s
 %[6]s
@@ -146,17 +145,9 @@ wait $SUB
 RC=$?
 echo "=== killed submit exit $RC state $(app_field $A state) final $(app_field $A finalStatus)"
 echo "=== proxy after $(curl -s -o /dev/null -w '%%{http_code} %%{redirect_url}' "$P/")"`,
-		sparkHome, r.scala, submit, c.dir, restPolls, sparkPolls, jar, chromium))
+		sparkHome, r.scala, sparkSubmitPrefix(submit), c.dir, restPolls, sparkPolls, jar, chromium))
 	t.Logf("%s", out)
-	fail := func(why string, logs ...string) {
-		t.Helper()
-		c.keep(t)
-		msg := why + "\n" + out
-		for _, l := range logs {
-			msg += "\n--- " + l + ":\n" + c.logTail(l, 40)
-		}
-		t.Fatalf("%s\n--- rm:\n%s\n--- nm:\n%s", msg, c.logTail("rm.log", 30), c.logTail("nm.log", 30))
-	}
+	fail := sparkFailure(t, c, out)
 	if err != nil {
 		fail(fmt.Sprintf("cluster script: %v", err))
 	}

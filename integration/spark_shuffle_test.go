@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +59,7 @@ func runSparkDynamicAllocation(t *testing.T, c *nsCluster, r sparkRelease, spark
 	submit := sparkSubmit(t, sparkHome, c.dir)
 	want := sparkWords(t, c.path("words"))
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`export SPARK_HOME=%[1]s SPARK_SCALA_VERSION=%[2]s SPARK_LOCAL_IP=127.0.0.1
-S="%[3]s --master yarn --driver-memory 512m --executor-memory 512m --executor-cores 1 --conf spark.yarn.am.memory=512m --conf spark.ui.showConsoleProgress=false"
-S="$S --conf spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1 --conf spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1"
+S=%[3]s
 for i in $(seq 1 240); do (exec 3<>/dev/tcp/127.0.0.1/7337) 2>/dev/null && break; sleep 0.25; done
 echo "=== service port $( (exec 3<>/dev/tcp/127.0.0.1/7337) 2>/dev/null && echo open || echo closed)"
 T0=$(date +%%s.%%N)
@@ -74,17 +72,9 @@ NM=$(echo $NMS | cut -d' ' -f1)
 # The service's JVM (with Bobbin's NodeManager; [.] keeps this script's own text out).
 HELPER=$(pgrep -f 'AuxServiceHost[.]java spark_shuffle' | head -1)
 echo "=== rss nm $(ps -o rss= -p $NM 2>/dev/null | tr -d ' ') helper $( [ -n "$HELPER" ] && ps -o rss= -p $HELPER | tr -d ' ')"`,
-		sparkHome, r.scala, submit, c.dir, jar))
+		sparkHome, r.scala, sparkSubmitPrefix(submit), c.dir, jar))
 	t.Logf("%s", out)
-	fail := func(why string, logs ...string) {
-		t.Helper()
-		c.keep(t)
-		msg := why + "\n" + out
-		for _, l := range logs {
-			msg += "\n--- " + l + ":\n" + c.logTail(l, 60)
-		}
-		t.Fatalf("%s\n--- rm:\n%s\n--- nm:\n%s", msg, c.logTail("rm.log", 20), c.logTail("nm.log", 40))
-	}
+	fail := sparkFailure(t, c, out)
 	if err != nil {
 		fail(fmt.Sprintf("cluster script: %v", err))
 	}
@@ -98,13 +88,8 @@ echo "=== rss nm $(ps -o rss= -p $NM 2>/dev/null | tr -d ' ') helper $( [ -n "$H
 	if !strings.Contains(string(driver), "executors left: 0") {
 		fail("the executors were not all released between the two actions", "dynamic.out")
 	}
-	var lines []string
-	for w, n := range want {
-		lines = append(lines, fmt.Sprintf("%s\t%d", w, n))
-	}
-	sort.Strings(lines)
-	if got, _ := os.ReadFile(c.path("counts.txt")); string(got) != strings.Join(lines, "\n")+"\n" {
-		fail(fmt.Sprintf("word counts read back through the shuffle service:\n%s\nwant:\n%s", got, strings.Join(lines, "\n")), "dynamic.out")
+	if got, want := readFile(c.path("counts.txt")), wordCounts(want); got != want {
+		fail(fmt.Sprintf("word counts read back through the shuffle service:\n%s\nwant:\n%s", got, want), "dynamic.out")
 	}
 	if m := regexp.MustCompile(`=== dynamic exit 0 wall ([0-9.]+)`).FindStringSubmatch(out); m != nil {
 		t.Logf("spark %s dynamic allocation word count: %s s", r.version, m[1])

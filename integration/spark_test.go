@@ -170,12 +170,8 @@ func runSparkJobs(t *testing.T, c *nsCluster, r sparkRelease, sparkHome string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Spark's drivers and executors bind the loopback address: the namespace has no other.
-	// Every job asks for small JVMs (512 MB heaps, one core) so that two NodeManagers of
-	// 2 GB hold the AM and three executors.
 	out, err := c.run(t, 9*time.Minute, fmt.Sprintf(`export SPARK_HOME=%[1]s SPARK_SCALA_VERSION=%[2]s SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=python3
-S="%[3]s --master yarn --driver-memory 512m --executor-memory 512m --executor-cores 1 --conf spark.yarn.am.memory=512m --conf spark.ui.showConsoleProgress=false"
-S="$S --conf spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1 --conf spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1"
+S=%[3]s
 job() { # NAME ARGS...: runs spark-submit, prints its exit, application and wall time
   local name=$1; shift
   local t0=$(date +%%s.%%N)
@@ -188,17 +184,9 @@ job pi-client --deploy-mode client --num-executors 2 --class BobbinSparkJob %[5]
 # The word count waits for all three executors (Spark starts the job once 80 %% have
 # registered, or after 30 s), so that it runs on both nodes however loaded the host.
 job wordcount --deploy-mode client --num-executors 3 --conf spark.scheduler.minRegisteredResourcesRatio=1.0 --conf spark.scheduler.maxRegisteredResourcesWaitingTime=200s --class BobbinSparkJob %[5]s wordcount file://%[4]s/words %[4]s/counts.txt
-job pyspark --deploy-mode cluster --num-executors 2 %[6]s`, sparkHome, r.scala, submit, c.dir, jar, df))
+job pyspark --deploy-mode cluster --num-executors 2 %[6]s`, sparkHome, r.scala, sparkSubmitPrefix(submit), c.dir, jar, df))
 	t.Logf("%s", out)
-	fail := func(why string, logs ...string) {
-		t.Helper()
-		c.keep(t)
-		msg := why + "\n" + out
-		for _, l := range logs {
-			msg += "\n--- " + l + ":\n" + c.logTail(l, 40)
-		}
-		t.Fatalf("%s\n--- rm:\n%s\n--- nm:\n%s", msg, c.logTail("rm.log", 30), c.logTail("nm.log", 30))
-	}
+	fail := sparkFailure(t, c, out)
 	if err != nil {
 		fail(fmt.Sprintf("cluster script: %v", err))
 	}
@@ -253,13 +241,8 @@ job pyspark --deploy-mode cluster --num-executors 2 %[6]s`, sparkHome, r.scala, 
 	if len(dirs) < 4 || onNode2 == 0 || onNode2 == len(dirs) {
 		fail(fmt.Sprintf("wordcount's AM and three executors should spread over both nodes: %v", dirs))
 	}
-	var lines []string
-	for w, n := range want {
-		lines = append(lines, fmt.Sprintf("%s\t%d", w, n))
-	}
-	sort.Strings(lines)
-	if got, _ := os.ReadFile(c.path("counts.txt")); string(got) != strings.Join(lines, "\n")+"\n" {
-		fail(fmt.Sprintf("word counts:\n%s\nwant:\n%s", got, strings.Join(lines, "\n")), "wordcount.out")
+	if got, want := readFile(c.path("counts.txt")), wordCounts(want); got != want {
+		fail(fmt.Sprintf("word counts:\n%s\nwant:\n%s", got, want), "wordcount.out")
 	}
 
 	// The DataFrame job's groups: keys 0..6 of 0..9999.
@@ -274,4 +257,42 @@ job pyspark --deploy-mode cluster --num-executors 2 %[6]s`, sparkHome, r.scala, 
 	if got := driverOut(jobs["pyspark"]); got != wantDF.String() {
 		fail(fmt.Sprintf("the PySpark driver printed:\n%s\nwant:\n%s", got, wantDF.String()), "pyspark.out")
 	}
+}
+
+// sparkSubmitPrefix is the scripts' $S: spark-submit to YARN with small JVMs (512 MB heaps,
+// one core, so that two 2 GB NodeManagers hold an AM and three executors), its driver and
+// executors on the loopback address, the namespace's only one.
+func sparkSubmitPrefix(submit string) string {
+	return `"` + submit + ` --master yarn --driver-memory 512m --executor-memory 512m --executor-cores 1 --conf spark.yarn.am.memory=512m` +
+		` --conf spark.ui.showConsoleProgress=false --conf spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1 --conf spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1"`
+}
+
+// sparkFailure is a Spark test's failure: the cluster kept, the script's output, the named
+// files' tails and the daemons'.
+func sparkFailure(t *testing.T, c *nsCluster, out string) func(why string, logs ...string) {
+	return func(why string, logs ...string) {
+		t.Helper()
+		c.keep(t)
+		msg := why + "\n" + out
+		for _, l := range logs {
+			msg += "\n--- " + l + ":\n" + c.logTail(l, 60)
+		}
+		t.Fatalf("%s\n--- rm:\n%s\n--- nm:\n%s", msg, c.logTail("rm.log", 30), c.logTail("nm.log", 40))
+	}
+}
+
+// wordCounts is BobbinSparkJob's word count output for these counts: "word<TAB>n" lines
+// in word order.
+func wordCounts(counts map[string]int) string {
+	var lines []string
+	for w, n := range counts {
+		lines = append(lines, fmt.Sprintf("%s\t%d\n", w, n))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "")
+}
+
+func readFile(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
 }
