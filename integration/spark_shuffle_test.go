@@ -18,9 +18,8 @@ import (
 // spark.dynamicAllocation.enabled and spark.shuffle.service.enabled counts, lets every
 // executor idle out (5 s), then reads the first action's shuffle output again through
 // the service, from new executors, and its counts are right. The NodeManager's resident
-// memory and its service JVM's are logged. With BOBBIN_SPARK_APACHE=1 the same runs on an
-// Apache 3.1.1 NodeManager: for now that comparison fails (its NodeManager never opens
-// 7337 with these unshaded Maven jars in .classpath; issue 46, not yet looked into).
+// memory and its service JVM's are logged. With BOBBIN_SPARK_APACHE=1 the same runs on
+// Apache 3.1.1's RM and NodeManager, from the same yarn-site.xml: the comparison.
 func TestSparkDynamicAllocationWithShuffleService(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	for _, daemons := range []string{"bobbin", "apache"} {
@@ -28,7 +27,7 @@ func TestSparkDynamicAllocationWithShuffleService(t *testing.T) {
 			t.Run(daemons+"-spark-"+r.version, func(t *testing.T) {
 				t.Parallel() // its own network namespace
 				if daemons == "apache" && os.Getenv("BOBBIN_SPARK_APACHE") == "" {
-					t.Skip("Apache's 3.1.1 NodeManager is the comparison: BOBBIN_SPARK_APACHE=1 runs it")
+					t.Skip("Apache 3.1.1's RM and NodeManager are the comparison: BOBBIN_SPARK_APACHE=1 runs it")
 				}
 				sparkHome := requireSpark(t, r)
 				service := filepath.Join(peersCache(), "spark-3.5.5", "yarn-shuffle")
@@ -36,7 +35,7 @@ func TestSparkDynamicAllocationWithShuffleService(t *testing.T) {
 					t.Skipf("Spark's shuffle service is not in the peers cache (%s): run integration/peers/fetch.sh", service)
 				}
 				c := newNSClusterVersion(t, hadoop3)
-				c.bobbinNM, c.nmMemoryMB = daemons == "bobbin", 4096
+				c.bobbinNM, c.apacheRM, c.nmMemoryMB = daemons == "bobbin", daemons == "apache", 4096
 				c.capacityProps = map[string]string{
 					"yarn.scheduler.capacity.maximum-am-resource-percent":   "0.5",
 					"yarn.scheduler.capacity.root.queues":                   "default",
@@ -46,7 +45,8 @@ func TestSparkDynamicAllocationWithShuffleService(t *testing.T) {
 				c.nmProps = func(_ int, props map[string]string) {
 					props["yarn.nodemanager.aux-services"] = "mapreduce_shuffle,spark_shuffle"
 					props["yarn.nodemanager.aux-services.spark_shuffle.class"] = "org.apache.spark.network.yarn.YarnShuffleService"
-					props["yarn.nodemanager.aux-services.spark_shuffle.classpath"] = service
+					// As Apache's NodeManager reads it: DIR/* for a directory's jars.
+					props["yarn.nodemanager.aux-services.spark_shuffle.classpath"] = service + "/*"
 				}
 				runSparkDynamicAllocation(t, c, r, sparkHome)
 			})
@@ -95,6 +95,10 @@ echo "=== rss nm $(ps -o rss= -p $NM 2>/dev/null | tr -d ' ') helper $( [ -n "$H
 		t.Logf("spark %s dynamic allocation word count: %s s", r.version, m[1])
 	}
 	if m := regexp.MustCompile(`=== rss nm (\d*) helper (\d*)`).FindStringSubmatch(out); m != nil {
-		t.Logf("resident memory with the shuffle service loaded: NodeManager %s KB, its service JVM %s KB", m[1], m[2])
+		if m[2] == "" {
+			t.Logf("resident memory with the shuffle service loaded: NodeManager %s KB, the service inside it", m[1])
+		} else {
+			t.Logf("resident memory with the shuffle service loaded: NodeManager %s KB, its service JVM %s KB", m[1], m[2])
+		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices/javahost"
 )
@@ -22,7 +24,10 @@ import (
 // javaAux is one Java auxiliary service as configured.
 type javaAux struct {
 	Name, Class string
-	Classpath   []string // yarn.nodemanager.aux-services.<name>.classpath
+	// Classpath is yarn.nodemanager.aux-services.<name>.classpath as written: the Java
+	// NodeManager splits it on ':' (not ','), takes DIR/* for a directory's jars and DIR
+	// for its classes, and skips entries that are not there.
+	Classpath string
 }
 
 // The Java NodeManager's rule for service names (they become environment variables).
@@ -57,7 +62,7 @@ func readJavaAux(c *conf.Configuration, names []string) ([]javaAux, error) {
 				Reason: "a classpath fetched from a file system is not supported by Bobbin's NodeManager: put the jars on the node and name them in " + prefix + ".classpath"})
 			continue
 		}
-		cp, err := c.Strings(prefix + ".classpath")
+		cp, err := c.Trimmed(prefix + ".classpath")
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -81,7 +86,18 @@ func (nm *NodeManager) javaAuxService(a javaAux) (*javahost.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := javahost.Config{Name: a.Name, Class: a.Class, Java: java, Classpath: cp,
+	for _, p := range strings.Split(a.Classpath, ":") {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(strings.TrimSuffix(p, "/*")); err != nil {
+			// The Java NodeManager skips it without a word, leaving a ClassNotFoundException
+			// to explain.
+			nm.log.WithFields(logrus.Fields{"service": a.Name, "entry": p}).Warnf(
+				"yarn.nodemanager.aux-services.%s.classpath names what is not there (entries are split on ':'); it is skipped: %v", a.Name, err)
+		}
+	}
+	cfg := javahost.Config{Name: a.Name, Class: a.Class, Java: java, Classpath: cp, ServiceClasspath: a.Classpath,
 		WorkDir:      filepath.Join(nm.settings.LocalDirs[0], "aux-services", a.Name),
 		StartTimeout: 2 * time.Minute, CallTimeout: time.Minute, Logger: nm.log}
 	if nm.settings.Recovery {
@@ -91,22 +107,13 @@ func (nm *NodeManager) javaAuxService(a javaAux) (*javahost.Service, error) {
 	return javahost.New(cfg), nil
 }
 
-// javaAuxClasspath is the helper's classpath: the service's classpath first (a directory
-// stands for its jars too), as the Java NodeManager loads a service with a classpath in a
-// class loader of its own that looks there first (Spark's service brings a newer netty
-// than Hadoop's); then the configuration directory, Hadoop's common, HDFS and YARN jars
-// (from HADOOP_COMMON_HOME, HADOOP_HDFS_HOME, HADOOP_YARN_HOME, else HADOOP_HOME) and
-// HADOOP_CLASSPATH, the Java NodeManager's own classpath.
+// javaAuxClasspath is the helper's classpath, the Java NodeManager's own: the
+// configuration directory, Hadoop's common, HDFS and YARN jars (from HADOOP_COMMON_HOME,
+// HADOOP_HDFS_HOME, HADOOP_YARN_HOME, else HADOOP_HOME) and HADOOP_CLASSPATH. A service's
+// .classpath is not on it: the helper loads that in a class loader of its own, as the
+// Java NodeManager does (Spark's service brings a newer netty than Hadoop's).
 func (nm *NodeManager) javaAuxClasspath(a javaAux) ([]string, error) {
 	var cp []string
-	for _, p := range a.Classpath {
-		p = strings.TrimPrefix(p, "file://")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			cp = append(cp, p, filepath.Join(p, "*"))
-		} else {
-			cp = append(cp, p)
-		}
-	}
 	confDir := nm.opts.ConfDir
 	if confDir == "" {
 		confDir = os.Getenv("HADOOP_CONF_DIR")

@@ -1,10 +1,17 @@
 // The helper JVM in which Bobbin's NodeManager runs a Java auxiliary service (a class
 // extending org.apache.hadoop.yarn.server.api.AuxiliaryService: Spark's
 // YarnShuffleService, Tez's ShuffleHandler, ...). The NodeManager starts it with Java's
-// source-file launcher (`java -cp CLASSPATH AuxServiceHost.java NAME CLASS [RECOVERY]`),
-// with the node's Hadoop jars, its configuration directory and the service's classpath.
+// source-file launcher (`java -cp CLASSPATH AuxServiceHost.java NAME CLASS RECOVERY
+// SERVICE-CLASSPATH`, RECOVERY and SERVICE-CLASSPATH empty when not set), with the node's
+// configuration directory and Hadoop jars on CLASSPATH.
 //
-// It loads the service, sets its recovery path, init()s it with the node's configuration
+// It loads the service as the Java NodeManager's AuxServices does: with a service
+// classpath (yarn.nodemanager.aux-services.NAME.classpath), in Hadoop's own
+// ApplicationClassLoader over it (entries split on ':', DIR/* for a directory's jars, DIR
+// for its classes; the service's classes first, except the system classes of
+// yarn.nodemanager.aux-services.NAME.system-classes, else Hadoop's default list), which
+// is also the context class loader of every call and of the threads the service starts;
+// without one, from CLASSPATH. Then it sets its recovery path, init()s it with the node's configuration
 // (yarn-site.xml and core-site.xml from the classpath, as the Java NodeManager's), start()s
 // it, then answers one line per line on stdin, one call at a time:
 //
@@ -25,10 +32,12 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.util.ApplicationClassLoader;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -49,9 +58,19 @@ public final class AuxServiceHost {
     AuxiliaryService svc;
     try {
       Configuration conf = new YarnConfiguration();
-      svc = (AuxiliaryService) Class.forName(args[1], true, AuxServiceHost.class.getClassLoader())
-          .getDeclaredConstructor().newInstance();
-      if (args.length > 2) {
+      ClassLoader loader = AuxServiceHost.class.getClassLoader();
+      if (!args[3].isEmpty()) {
+        String[] system = conf.getTrimmedStrings(String.format("yarn.nodemanager.aux-services.%s.system-classes", args[0]));
+        loader = new ApplicationClassLoader(args[3], loader, Arrays.asList(system));
+        // Every call comes from this thread, and the service's own threads inherit it.
+        Thread.currentThread().setContextClassLoader(loader);
+      }
+      Class<?> cls = Class.forName(args[1], true, loader);
+      if (!AuxiliaryService.class.isAssignableFrom(cls)) {
+        throw new IllegalArgumentException(args[1] + " is not an " + AuxiliaryService.class.getName());
+      }
+      svc = (AuxiliaryService) cls.getDeclaredConstructor().newInstance();
+      if (!args[2].isEmpty()) {
         svc.setRecoveryPath(new Path(args[2]));
       }
       svc.init(conf);

@@ -42,9 +42,12 @@ type Config struct {
 	Name, Class string
 	// Java is the java launcher (a JDK's: it compiles the helper).
 	Java string
-	// Classpath is the helper's: the node's configuration directory, Hadoop's jars, the
-	// service's own.
+	// Classpath is the helper's: the node's configuration directory and Hadoop's jars.
 	Classpath []string
+	// ServiceClasspath, when set, is the service's own (.classpath, as written: entries
+	// split on ':'), loaded in Hadoop's ApplicationClassLoader as the Java NodeManager
+	// loads it.
+	ServiceClasspath string
 	// RecoveryDir, when set, is the service's recovery path (setRecoveryPath).
 	RecoveryDir string
 	// WorkDir holds the helper's source.
@@ -87,10 +90,7 @@ func (s *Service) Start() error {
 	if err := os.WriteFile(src, hostSource, 0o644); err != nil {
 		return err
 	}
-	args := []string{"-cp", strings.Join(s.cfg.Classpath, ":"), src, s.cfg.Name, s.cfg.Class}
-	if s.cfg.RecoveryDir != "" {
-		args = append(args, s.cfg.RecoveryDir)
-	}
+	args := []string{"-cp", strings.Join(s.cfg.Classpath, ":"), src, s.cfg.Name, s.cfg.Class, s.cfg.RecoveryDir, s.cfg.ServiceClasspath}
 	cmd := exec.Command(s.cfg.Java, args...)
 	cmd.Dir = s.cfg.WorkDir
 	// Its own process group: a signal to the NodeManager's group (a terminal's ^C) is the

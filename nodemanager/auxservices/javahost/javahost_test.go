@@ -36,23 +36,31 @@ func hadoopJars(t *testing.T) []string {
 	return cp
 }
 
-// The helper runs a real AuxiliaryService through its lifecycle: init with the node's
-// configuration and a recovery path, start, the metadata AMs get, an application's
-// service data (and the service's refusal of bad data as an error), containers, the
-// application's end, stop; what the service prints stays out of the protocol.
-func TestJavaServiceLifecycle(t *testing.T) {
-	jars := hadoopJars(t)
-	dir := t.TempDir()
+// compileRecordingService compiles testdata/RecordingService.java into dir/classes.
+func compileRecordingService(t *testing.T, jars []string, dir string) string {
+	t.Helper()
 	classes := filepath.Join(dir, "classes")
 	src, _ := filepath.Abs("testdata/RecordingService.java")
 	if out, err := exec.Command("javac", "-nowarn", "-d", classes, "-cp", strings.Join(jars, ":"), src).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
+	return classes
+}
+
+// The helper runs a real AuxiliaryService through its lifecycle: loaded from its own
+// classpath in a class loader of its own, init with the node's configuration and a
+// recovery path, start, the metadata AMs get, an application's
+// service data (and the service's refusal of bad data as an error), containers, the
+// application's end, stop; what the service prints stays out of the protocol.
+func TestJavaServiceLifecycle(t *testing.T) {
+	jars := hadoopJars(t)
+	dir := t.TempDir()
+	classes := compileRecordingService(t, jars, dir)
 	record := filepath.Join(dir, "calls")
 	confDir := filepath.Join(dir, "conf")
 	os.MkdirAll(confDir, 0o755)
 	os.WriteFile(filepath.Join(confDir, "yarn-site.xml"), []byte("<configuration><property><name>recording.file</name><value>"+record+"</value></property></configuration>"), 0o644)
-	s := New(Config{Name: "recording", Class: "RecordingService", Java: "java", Classpath: append(append([]string{confDir}, jars...), classes),
+	s := New(Config{Name: "recording", Class: "RecordingService", Java: "java", Classpath: append([]string{confDir}, jars...), ServiceClasspath: classes,
 		RecoveryDir: filepath.Join(dir, "recovery"), WorkDir: filepath.Join(dir, "work"), StartTimeout: time.Minute, CallTimeout: 30 * time.Second,
 		Logger: testutil.QuietLogger().WithField("test", t.Name())})
 	if err := s.Start(); err != nil {
@@ -79,7 +87,7 @@ func TestJavaServiceLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(record)
-	want := "init recovery=true\ninitApp " + app.String() + " alice secret\ninitContainer " + ctr.String() + " alice\nstopContainer " + ctr.String() +
+	want := "init recovery=true isolated=true\ninitApp " + app.String() + " alice secret\ninitContainer " + ctr.String() + " alice\nstopContainer " + ctr.String() +
 		" alice\nstopApp " + app.String() + "\nstop\n"
 	if string(got) != want {
 		t.Errorf("the service saw:\n%s\nwant:\n%s", got, want)
@@ -98,5 +106,45 @@ func TestJavaServiceThatCannotLoad(t *testing.T) {
 	err := s.Start()
 	if err == nil || !strings.Contains(err.Error(), "ClassNotFoundException: org.example.NoSuchService") {
 		t.Fatalf("start: %v", err)
+	}
+}
+
+// A service's classpath means what it means to the Java NodeManager: DIR is a directory
+// of classes, not of jars; DIR/* is its jars; entries are split on ':'.
+func TestJavaServiceClasspathAsJavaReadsIt(t *testing.T) {
+	jars := hadoopJars(t)
+	if _, err := exec.LookPath("jar"); err != nil {
+		t.Skip("needs a JDK (jar) to package the test service")
+	}
+	dir := t.TempDir()
+	classes := compileRecordingService(t, jars, dir)
+	lib := filepath.Join(dir, "lib")
+	os.MkdirAll(lib, 0o755)
+	if out, err := exec.Command("jar", "cf", filepath.Join(lib, "recording.jar"), "-C", classes, ".").CombinedOutput(); err != nil {
+		t.Fatalf("jar: %v\n%s", err, out)
+	}
+	confDir := filepath.Join(dir, "conf")
+	os.MkdirAll(confDir, 0o755)
+	os.WriteFile(filepath.Join(confDir, "yarn-site.xml"), []byte("<configuration><property><name>recording.file</name><value>"+filepath.Join(dir, "calls")+"</value></property></configuration>"), 0o644)
+	start := func(cp string) (*Service, error) {
+		s := New(Config{Name: "recording", Class: "RecordingService", Java: "java", Classpath: append([]string{confDir}, jars...), ServiceClasspath: cp,
+			WorkDir: filepath.Join(dir, "work"), StartTimeout: time.Minute, CallTimeout: 30 * time.Second,
+			Logger: testutil.QuietLogger().WithField("test", t.Name())})
+		return s, s.Start()
+	}
+	if _, err := start(lib); err == nil || !strings.Contains(err.Error(), "ClassNotFoundException: RecordingService") {
+		t.Errorf("a directory of jars without /*: %v, want ClassNotFoundException", err)
+	}
+	s, err := start(filepath.Join(dir, "nothing-here") + ":" + lib + "/*")
+	if err != nil {
+		t.Fatalf("DIR/* after an entry that is not there: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "calls")); !strings.HasPrefix(string(got), "init recovery=false isolated=true\n") {
+		t.Errorf("the service saw:\n%s", got)
 	}
 }

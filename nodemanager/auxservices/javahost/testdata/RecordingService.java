@@ -1,6 +1,7 @@
 // An auxiliary service for javahost's test: it writes each call it gets to the file
 // named by the configuration key recording.file, answers getMetaData with "meta:<name>",
-// and refuses an application whose service data is "bad".
+// and refuses an application whose service data is "bad". At init it records whether it
+// was loaded in its own class loader, the context class loader of its calls.
 import java.io.FileWriter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -31,7 +32,10 @@ public class RecordingService extends AuxiliaryService {
   @Override
   protected void serviceInit(Configuration conf) throws Exception {
     file = conf.get("recording.file");
-    record("init recovery=" + (getRecoveryPath() != null));
+    ClassLoader own = getClass().getClassLoader();
+    record("init recovery=" + (getRecoveryPath() != null)
+        + " isolated=" + (own instanceof org.apache.hadoop.util.ApplicationClassLoader
+            && Thread.currentThread().getContextClassLoader() == own));
     System.out.println("a line the service prints to stdout");
     super.serviceInit(conf);
   }
