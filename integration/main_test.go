@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 		os.Exit(squat(strings.Split(paths, ",")))
 	}
 	code := m.Run()
+	removeCurrentHadoopHomes()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -53,35 +55,77 @@ var renamedEnumValues = map[string]string{
 }
 
 // TestProtoFieldsMatchHadoopJars reads the descriptors compiled into the Hadoop 2.7.3 and
-// 3.1.1 jars and checks that every message, field (number, type, label) and rpc is in
-// Bobbin's generated code.
+// 3.1.1 jars, and into Maven Central's 3.4 and 3.5 jars, and checks that every message,
+// field (number, type, label) and rpc is in Bobbin's generated code.
 func TestProtoFieldsMatchHadoopJars(t *testing.T) {
 	for _, v := range hadoopVersions {
 		t.Run(v, func(t *testing.T) {
 			home := requireHadoopVersion(t, v)
-			javac, err := exec.LookPath("javac")
-			if err != nil {
-				t.Skip("javac not found: skipping the descriptor comparison")
-			}
-			cp := strings.Join([]string{
+			checkHadoopDescriptors(t, []string{
 				filepath.Join(home, "share", "hadoop", "common", "lib", "protobuf-java-2.5.0.jar"),
 				hadoopJar(home, v, "common", "hadoop-common"),
 				hadoopJar(home, v, "yarn", "hadoop-yarn-api"),
 				hadoopJar(home, v, "yarn", "hadoop-yarn-common"),
 				hadoopJar(home, v, "yarn", "hadoop-yarn-server-common"),
-			}, ":")
-			out := t.TempDir()
-			if b, err := exec.Command(javac, "-cp", cp, "-d", out, "testdata/ProtoDump.java").CombinedOutput(); err != nil {
-				t.Fatalf("javac: %v\n%s", err, b)
-			}
-			cmd := exec.Command("java", append([]string{"-cp", cp + ":" + out, "ProtoDump"}, hadoopProtoClasses...)...)
-			dump, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("ProtoDump: %v", err)
-			}
-			checkDump(t, string(dump))
+			}, "", hadoopProtoClasses)
 		})
 	}
+	for _, v := range currentHadoopVersions {
+		t.Run(v, func(t *testing.T) {
+			jars := currentHadoopJars(t, v)
+			shaded, _ := filepath.Glob(filepath.Join(jars, "hadoop-shaded-protobuf_3_*.jar"))
+			if len(shaded) != 1 {
+				t.Fatalf("Hadoop %s: want one shaded protobuf jar in %s, found %v", v, jars, shaded)
+			}
+			// 3.3+ keeps ProtobufRpcEngine's protobuf-2.5 descriptors for old callers; its own
+			// RPC engine's are ProtobufRpcEngine2's, the same messages.
+			classes := make([]string, len(hadoopProtoClasses))
+			for i, c := range hadoopProtoClasses {
+				classes[i] = strings.Replace(c, "ProtobufRpcEngineProtos", "ProtobufRpcEngine2Protos", 1)
+			}
+			checkHadoopDescriptors(t, []string{
+				shaded[0],
+				filepath.Join(jars, "hadoop-common-"+v+".jar"),
+				filepath.Join(jars, "hadoop-yarn-api-"+v+".jar"),
+				filepath.Join(jars, "hadoop-yarn-common-"+v+".jar"),
+				filepath.Join(jars, "hadoop-yarn-server-common-"+v+".jar"),
+			}, "org.apache.hadoop.thirdparty.protobuf", classes)
+		})
+	}
+}
+
+// checkHadoopDescriptors dumps the descriptors of classes from the jars with ProtoDump
+// (its com.google.protobuf renamed to protobufPkg, Hadoop's shaded copy, when set) and
+// checks them against Bobbin's.
+func checkHadoopDescriptors(t *testing.T, jars []string, protobufPkg string, classes []string) {
+	t.Helper()
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Skip("javac not found: skipping the descriptor comparison")
+	}
+	src, err := os.ReadFile("testdata/ProtoDump.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if protobufPkg != "" {
+		src = bytes.ReplaceAll(src, []byte("com.google.protobuf"), []byte(protobufPkg))
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "ProtoDump.java"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := strings.Join(jars, ":")
+	if b, err := exec.Command(javac, "-nowarn", "-cp", cp, "-d", out, filepath.Join(out, "ProtoDump.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	cmd := exec.Command("java", append([]string{"-cp", cp + ":" + out, "ProtoDump"}, classes...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dump, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ProtoDump: %v\n%s", err, stderr.Bytes())
+	}
+	checkDump(t, string(dump))
 }
 
 var (

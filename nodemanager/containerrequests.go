@@ -139,6 +139,18 @@ func (p protocolNode) Status(who nmservice.Caller, id records.ContainerID) (*yar
 	return v.Status(), nil
 }
 
+// LocalizationStatuses is where the localization of a container's resources stands.
+func (p protocolNode) LocalizationStatuses(who nmservice.Caller, id records.ContainerID) ([]*yarnpb.LocalizationStatusProto, error) {
+	if err := authorizeFor(who, id); err != nil {
+		return nil, err
+	}
+	v, ok := p.nm.table.View(id)
+	if !ok {
+		return nil, notHandled(id)
+	}
+	return v.LocalizationStatuses(), nil
+}
+
 func (p protocolNode) Signal(who nmservice.Caller, id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) error {
 	if err := authorizeFor(who, id); err != nil {
 		return err

@@ -252,6 +252,16 @@ func TestLaunchContract(t *testing.T) {
 	if status.GetExitStatus() != 4 || !strings.Contains(status.GetDiagnostics(), "Exit code: 4") || !strings.Contains(status.GetDiagnostics(), "Error file: prelaunch.err.\nLast 4096 bytes of prelaunch.err :\noops\n") {
 		t.Fatalf("status %v", status)
 	}
+	// Its resource was localized (getLocalizationStatuses, 3.3+); a container the node does
+	// not have is a failed request.
+	if ls, err := nm.LocalizationStatuses(context.Background(), ctrs[0].GetId()); err != nil || len(ls) != 1 || ls[0].GetResourceKey() != "dir/res.txt" ||
+		ls[0].GetLocalizationState() != yarnpb.LocalizationStateProto_L_COMPLETED {
+		t.Errorf("localization statuses: %v %v", ls, err)
+	}
+	other := records.ContainerID{Attempt: id.Attempt, ID: 99}
+	if _, err := nm.LocalizationStatuses(context.Background(), other.Proto()); err == nil || !strings.Contains(err.Error(), "is not handled by this NodeManager") {
+		t.Errorf("localization statuses of a container not here: %v", err)
+	}
 	out, _ := os.ReadFile(filepath.Join(c.dir, "logs", id.Attempt.App.String(), id.String(), "stdout"))
 	fields := strings.Split(strings.TrimSpace(string(out)), ",")
 	work := filepath.Join(c.dir, "local", "usercache", "alice", "appcache", id.Attempt.App.String(), id.String())
@@ -328,6 +338,33 @@ func TestLaunchContract(t *testing.T) {
 		if code, v, raw := get(path); code != want || !strings.Contains(path, "containerlogs") && v["RemoteException"] == nil {
 			t.Errorf("%s: %d %s, want %d", path, code, raw, want)
 		}
+	}
+}
+
+// A resource that cannot be fetched fails its container before it runs, and
+// getLocalizationStatuses says so, with the reason.
+func TestLocalizationFailureIsReported(t *testing.T) {
+	c := newCluster(t)
+	ctrs := c.containers(t, 1)
+	nm := c.client()
+	defer nm.Close()
+	missing := filepath.Join(c.dir, "not-there.txt")
+	clc := &yarnpb.ContainerLaunchContextProto{
+		LocalResources: []*yarnpb.StringLocalResourceMapProto{{Key: proto.String("job.jar"), Value: &yarnpb.LocalResourceProto{
+			Resource: &yarnpb.URLProto{Scheme: proto.String("file"), File: proto.String(missing)}, Timestamp: proto.Int64(1),
+			Type: yarnpb.LocalResourceTypeProto_FILE.Enum(), Visibility: yarnpb.LocalResourceVisibilityProto_APPLICATION.Enum()}}},
+		Command: []string{"true"},
+	}
+	if _, err := nm.Start(context.Background(), clc, ctrs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if st := completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second); !strings.Contains(st.GetDiagnostics(), "Resource localization failed") {
+		t.Fatalf("status %v", st)
+	}
+	ls, err := nm.LocalizationStatuses(context.Background(), ctrs[0].GetId())
+	if err != nil || len(ls) != 1 || ls[0].GetResourceKey() != "job.jar" || ls[0].GetLocalizationState() != yarnpb.LocalizationStateProto_L_FAILED ||
+		!strings.Contains(ls[0].GetDiagnostics(), "Resource localization failed") {
+		t.Errorf("localization statuses: %v %v", ls, err)
 	}
 }
 

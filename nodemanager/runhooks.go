@@ -94,6 +94,7 @@ func (dirsHook) Prestart(_ context.Context, c *containers.Container, _ *launchPl
 // to the caches while it runs.
 type localizeHook struct {
 	local *localizer.Localizer
+	table *containers.Table
 	held  *localizer.Localized
 }
 
@@ -102,7 +103,11 @@ func (*localizeHook) Name() string { return "localize" }
 func (h *localizeHook) Prestart(ctx context.Context, c *containers.Container, p *launchPlan) error {
 	z, err := h.local.Localize(ctx, c.User, c.ID.Attempt.App.String(), localResources(c))
 	if err != nil {
-		return fmt.Errorf("Resource localization failed: %v", err)
+		err = fmt.Errorf("Resource localization failed: %v", err)
+	}
+	h.table.Localized(c, err)
+	if err != nil {
+		return err
 	}
 	h.held, p.localized = z, z.Paths
 	return nil

@@ -73,7 +73,7 @@ func (nm *NodeManager) newRun(c *containers.Container) *containerRun {
 		hooks: []runHook{
 			userHook{nm.runAs},
 			dirsHook{},
-			&localizeHook{local: nm.local},
+			&localizeHook{local: nm.local, table: nm.table},
 			tokensHook{},
 			scriptHook{nm.launchNode},
 			handOverHook{nm.runAs},

@@ -186,7 +186,7 @@ func TestOtherMethodsAnswerTypedErrors(t *testing.T) {
 		{"failApplicationAttempt", exceptions.ApplicationNotFound, "absent application application_1_0003",
 			&yarnpb.FailApplicationAttemptRequestProto{ApplicationAttemptId: records.ApplicationID{ClusterTimestamp: 1, ID: 3}.Attempt(1).Proto()}, &yarnpb.FailApplicationAttemptResponseProto{}},
 		// A method no Hadoop version has.
-		{"getClusterNodeAttributes", rpc.ClassRpcNoSuchMethod, "Unknown method getClusterNodeAttributes", &yarnpb.GetNewApplicationRequestProto{}, &yarnpb.GetNewApplicationResponseProto{}},
+		{"getNodeAttributeMappings", rpc.ClassRpcNoSuchMethod, "Unknown method getNodeAttributeMappings", &yarnpb.GetNewApplicationRequestProto{}, &yarnpb.GetNewApplicationResponseProto{}},
 	}
 	for _, c := range cases {
 		err := cl.Call(ctx, c.method, c.req, c.resp)

@@ -179,6 +179,12 @@ func TestHAManualTransitions(t *testing.T) {
 	if rm1.State() != commonpb.HAServiceStateProto_STANDBY {
 		t.Fatal("transitionToStandby did not make rm1 standby")
 	}
+	// 3.3+ clients can ask for the observer state (HDFS's); Apache's RM refuses it so.
+	var obs *rpc.RemoteError
+	if err := admin.Call(ctx, "transitionToObserver", &commonpb.TransitionToObserverRequestProto{ReqInfo: byUser}, &commonpb.TransitionToObserverResponseProto{}); !errors.As(err, &obs) ||
+		obs.Class != "org.apache.hadoop.ha.ServiceFailedException" || obs.Message != "Does not support transition to Observer" {
+		t.Fatalf("transitionToObserver: %v", err)
+	}
 	// Under automatic failover only a forced request is taken.
 	rm2 := startHA(t, haConf(t, zks.Addr, ports, "rm2"))
 	testutil.Eventually(t, 20*time.Second, "rm2 never became active", func() bool { return rm2.State() == commonpb.HAServiceStateProto_ACTIVE })

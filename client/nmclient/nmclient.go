@@ -84,3 +84,19 @@ func (c *Client) Status(ctx context.Context, id *yarnpb.ContainerIdProto) (*yarn
 	}
 	return resp.GetStatus()[0], nil
 }
+
+// LocalizationStatuses reports where the localization of a container's resources stands
+// (Hadoop 3.3+).
+func (c *Client) LocalizationStatuses(ctx context.Context, id *yarnpb.ContainerIdProto) ([]*yarnpb.LocalizationStatusProto, error) {
+	var resp yarnpb.GetLocalizationStatusesResponseProto
+	if err := c.c.Call(ctx, "getLocalizationStatuses", &yarnpb.GetLocalizationStatusesRequestProto{ContainerId: []*yarnpb.ContainerIdProto{id}}, &resp); err != nil {
+		return nil, fmt.Errorf("getLocalizationStatuses: %w", err)
+	}
+	if f := resp.GetFailedRequests(); len(f) > 0 {
+		return nil, containerError(f[0])
+	}
+	if len(resp.GetCntnLocalizationStatuses()) == 0 {
+		return nil, fmt.Errorf("getLocalizationStatuses: no answer for %v", id)
+	}
+	return resp.GetCntnLocalizationStatuses()[0].GetLocalizationStatuses(), nil
+}

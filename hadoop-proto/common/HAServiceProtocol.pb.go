@@ -31,6 +31,7 @@ const (
 	HAServiceStateProto_INITIALIZING HAServiceStateProto = 0
 	HAServiceStateProto_ACTIVE       HAServiceStateProto = 1
 	HAServiceStateProto_STANDBY      HAServiceStateProto = 2
+	HAServiceStateProto_OBSERVER     HAServiceStateProto = 3 // 3.3+: HDFS's read-only NameNodes; a ResourceManager is never one
 )
 
 // Enum value maps for HAServiceStateProto.
@@ -39,11 +40,13 @@ var (
 		0: "INITIALIZING",
 		1: "ACTIVE",
 		2: "STANDBY",
+		3: "OBSERVER",
 	}
 	HAServiceStateProto_value = map[string]int32{
 		"INITIALIZING": 0,
 		"ACTIVE":       1,
 		"STANDBY":      2,
+		"OBSERVER":     3,
 	}
 )
 
@@ -419,6 +422,87 @@ func (*TransitionToStandbyResponseProto) Descriptor() ([]byte, []int) {
 	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{6}
 }
 
+// 3.3+ (HDFS observer NameNodes).
+type TransitionToObserverRequestProto struct {
+	state         protoimpl.MessageState         `protogen:"open.v1"`
+	ReqInfo       *HAStateChangeRequestInfoProto `protobuf:"bytes,1,req,name=reqInfo" json:"reqInfo,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransitionToObserverRequestProto) Reset() {
+	*x = TransitionToObserverRequestProto{}
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransitionToObserverRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransitionToObserverRequestProto) ProtoMessage() {}
+
+func (x *TransitionToObserverRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransitionToObserverRequestProto.ProtoReflect.Descriptor instead.
+func (*TransitionToObserverRequestProto) Descriptor() ([]byte, []int) {
+	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TransitionToObserverRequestProto) GetReqInfo() *HAStateChangeRequestInfoProto {
+	if x != nil {
+		return x.ReqInfo
+	}
+	return nil
+}
+
+type TransitionToObserverResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransitionToObserverResponseProto) Reset() {
+	*x = TransitionToObserverResponseProto{}
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransitionToObserverResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransitionToObserverResponseProto) ProtoMessage() {}
+
+func (x *TransitionToObserverResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransitionToObserverResponseProto.ProtoReflect.Descriptor instead.
+func (*TransitionToObserverResponseProto) Descriptor() ([]byte, []int) {
+	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{8}
+}
+
 type GetServiceStatusRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -427,7 +511,7 @@ type GetServiceStatusRequestProto struct {
 
 func (x *GetServiceStatusRequestProto) Reset() {
 	*x = GetServiceStatusRequestProto{}
-	mi := &file_common_HAServiceProtocol_proto_msgTypes[7]
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +523,7 @@ func (x *GetServiceStatusRequestProto) String() string {
 func (*GetServiceStatusRequestProto) ProtoMessage() {}
 
 func (x *GetServiceStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_common_HAServiceProtocol_proto_msgTypes[7]
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +536,7 @@ func (x *GetServiceStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetServiceStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{7}
+	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{9}
 }
 
 type GetServiceStatusResponseProto struct {
@@ -467,7 +551,7 @@ type GetServiceStatusResponseProto struct {
 
 func (x *GetServiceStatusResponseProto) Reset() {
 	*x = GetServiceStatusResponseProto{}
-	mi := &file_common_HAServiceProtocol_proto_msgTypes[8]
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +563,7 @@ func (x *GetServiceStatusResponseProto) String() string {
 func (*GetServiceStatusResponseProto) ProtoMessage() {}
 
 func (x *GetServiceStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_common_HAServiceProtocol_proto_msgTypes[8]
+	mi := &file_common_HAServiceProtocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +576,7 @@ func (x *GetServiceStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetServiceStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{8}
+	return file_common_HAServiceProtocol_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetServiceStatusResponseProto) GetState() HAServiceStateProto {
@@ -530,26 +614,31 @@ const file_common_HAServiceProtocol_proto_rawDesc = "" +
 	"\x1fTransitionToActiveResponseProto\"p\n" +
 	"\x1fTransitionToStandbyRequestProto\x12M\n" +
 	"\areqInfo\x18\x01 \x02(\v23.bobbin.hadoop.common.HAStateChangeRequestInfoProtoR\areqInfo\"\"\n" +
-	" TransitionToStandbyResponseProto\"\x1e\n" +
+	" TransitionToStandbyResponseProto\"q\n" +
+	" TransitionToObserverRequestProto\x12M\n" +
+	"\areqInfo\x18\x01 \x02(\v23.bobbin.hadoop.common.HAStateChangeRequestInfoProtoR\areqInfo\"#\n" +
+	"!TransitionToObserverResponseProto\"\x1e\n" +
 	"\x1cGetServiceStatusRequestProto\"\xba\x01\n" +
 	"\x1dGetServiceStatusResponseProto\x12?\n" +
 	"\x05state\x18\x01 \x02(\x0e2).bobbin.hadoop.common.HAServiceStateProtoR\x05state\x120\n" +
 	"\x13readyToBecomeActive\x18\x02 \x01(\bR\x13readyToBecomeActive\x12&\n" +
-	"\x0enotReadyReason\x18\x03 \x01(\tR\x0enotReadyReason*@\n" +
+	"\x0enotReadyReason\x18\x03 \x01(\tR\x0enotReadyReason*N\n" +
 	"\x13HAServiceStateProto\x12\x10\n" +
 	"\fINITIALIZING\x10\x00\x12\n" +
 	"\n" +
 	"\x06ACTIVE\x10\x01\x12\v\n" +
-	"\aSTANDBY\x10\x02*W\n" +
+	"\aSTANDBY\x10\x02\x12\f\n" +
+	"\bOBSERVER\x10\x03*W\n" +
 	"\x0fHARequestSource\x12\x13\n" +
 	"\x0fREQUEST_BY_USER\x10\x00\x12\x1a\n" +
 	"\x16REQUEST_BY_USER_FORCED\x10\x01\x12\x13\n" +
-	"\x0fREQUEST_BY_ZKFC\x10\x022\x96\x04\n" +
+	"\x0fREQUEST_BY_ZKFC\x10\x022\xa0\x05\n" +
 	"\x18HAServiceProtocolService\x12r\n" +
 	"\rmonitorHealth\x12/.bobbin.hadoop.common.MonitorHealthRequestProto\x1a0.bobbin.hadoop.common.MonitorHealthResponseProto\x12\x81\x01\n" +
 	"\x12transitionToActive\x124.bobbin.hadoop.common.TransitionToActiveRequestProto\x1a5.bobbin.hadoop.common.TransitionToActiveResponseProto\x12\x84\x01\n" +
 	"\x13transitionToStandby\x125.bobbin.hadoop.common.TransitionToStandbyRequestProto\x1a6.bobbin.hadoop.common.TransitionToStandbyResponseProto\x12{\n" +
-	"\x10getServiceStatus\x122.bobbin.hadoop.common.GetServiceStatusRequestProto\x1a3.bobbin.hadoop.common.GetServiceStatusResponseProtoB<Z:github.com/bobbin-yarn/bobbin/hadoop-proto/common;commonpb"
+	"\x10getServiceStatus\x122.bobbin.hadoop.common.GetServiceStatusRequestProto\x1a3.bobbin.hadoop.common.GetServiceStatusResponseProto\x12\x87\x01\n" +
+	"\x14transitionToObserver\x126.bobbin.hadoop.common.TransitionToObserverRequestProto\x1a7.bobbin.hadoop.common.TransitionToObserverResponseProtoB<Z:github.com/bobbin-yarn/bobbin/hadoop-proto/common;commonpb"
 
 var (
 	file_common_HAServiceProtocol_proto_rawDescOnce sync.Once
@@ -564,38 +653,43 @@ func file_common_HAServiceProtocol_proto_rawDescGZIP() []byte {
 }
 
 var file_common_HAServiceProtocol_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_common_HAServiceProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_common_HAServiceProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_common_HAServiceProtocol_proto_goTypes = []any{
-	(HAServiceStateProto)(0),                 // 0: bobbin.hadoop.common.HAServiceStateProto
-	(HARequestSource)(0),                     // 1: bobbin.hadoop.common.HARequestSource
-	(*HAStateChangeRequestInfoProto)(nil),    // 2: bobbin.hadoop.common.HAStateChangeRequestInfoProto
-	(*MonitorHealthRequestProto)(nil),        // 3: bobbin.hadoop.common.MonitorHealthRequestProto
-	(*MonitorHealthResponseProto)(nil),       // 4: bobbin.hadoop.common.MonitorHealthResponseProto
-	(*TransitionToActiveRequestProto)(nil),   // 5: bobbin.hadoop.common.TransitionToActiveRequestProto
-	(*TransitionToActiveResponseProto)(nil),  // 6: bobbin.hadoop.common.TransitionToActiveResponseProto
-	(*TransitionToStandbyRequestProto)(nil),  // 7: bobbin.hadoop.common.TransitionToStandbyRequestProto
-	(*TransitionToStandbyResponseProto)(nil), // 8: bobbin.hadoop.common.TransitionToStandbyResponseProto
-	(*GetServiceStatusRequestProto)(nil),     // 9: bobbin.hadoop.common.GetServiceStatusRequestProto
-	(*GetServiceStatusResponseProto)(nil),    // 10: bobbin.hadoop.common.GetServiceStatusResponseProto
+	(HAServiceStateProto)(0),                  // 0: bobbin.hadoop.common.HAServiceStateProto
+	(HARequestSource)(0),                      // 1: bobbin.hadoop.common.HARequestSource
+	(*HAStateChangeRequestInfoProto)(nil),     // 2: bobbin.hadoop.common.HAStateChangeRequestInfoProto
+	(*MonitorHealthRequestProto)(nil),         // 3: bobbin.hadoop.common.MonitorHealthRequestProto
+	(*MonitorHealthResponseProto)(nil),        // 4: bobbin.hadoop.common.MonitorHealthResponseProto
+	(*TransitionToActiveRequestProto)(nil),    // 5: bobbin.hadoop.common.TransitionToActiveRequestProto
+	(*TransitionToActiveResponseProto)(nil),   // 6: bobbin.hadoop.common.TransitionToActiveResponseProto
+	(*TransitionToStandbyRequestProto)(nil),   // 7: bobbin.hadoop.common.TransitionToStandbyRequestProto
+	(*TransitionToStandbyResponseProto)(nil),  // 8: bobbin.hadoop.common.TransitionToStandbyResponseProto
+	(*TransitionToObserverRequestProto)(nil),  // 9: bobbin.hadoop.common.TransitionToObserverRequestProto
+	(*TransitionToObserverResponseProto)(nil), // 10: bobbin.hadoop.common.TransitionToObserverResponseProto
+	(*GetServiceStatusRequestProto)(nil),      // 11: bobbin.hadoop.common.GetServiceStatusRequestProto
+	(*GetServiceStatusResponseProto)(nil),     // 12: bobbin.hadoop.common.GetServiceStatusResponseProto
 }
 var file_common_HAServiceProtocol_proto_depIdxs = []int32{
 	1,  // 0: bobbin.hadoop.common.HAStateChangeRequestInfoProto.reqSource:type_name -> bobbin.hadoop.common.HARequestSource
 	2,  // 1: bobbin.hadoop.common.TransitionToActiveRequestProto.reqInfo:type_name -> bobbin.hadoop.common.HAStateChangeRequestInfoProto
 	2,  // 2: bobbin.hadoop.common.TransitionToStandbyRequestProto.reqInfo:type_name -> bobbin.hadoop.common.HAStateChangeRequestInfoProto
-	0,  // 3: bobbin.hadoop.common.GetServiceStatusResponseProto.state:type_name -> bobbin.hadoop.common.HAServiceStateProto
-	3,  // 4: bobbin.hadoop.common.HAServiceProtocolService.monitorHealth:input_type -> bobbin.hadoop.common.MonitorHealthRequestProto
-	5,  // 5: bobbin.hadoop.common.HAServiceProtocolService.transitionToActive:input_type -> bobbin.hadoop.common.TransitionToActiveRequestProto
-	7,  // 6: bobbin.hadoop.common.HAServiceProtocolService.transitionToStandby:input_type -> bobbin.hadoop.common.TransitionToStandbyRequestProto
-	9,  // 7: bobbin.hadoop.common.HAServiceProtocolService.getServiceStatus:input_type -> bobbin.hadoop.common.GetServiceStatusRequestProto
-	4,  // 8: bobbin.hadoop.common.HAServiceProtocolService.monitorHealth:output_type -> bobbin.hadoop.common.MonitorHealthResponseProto
-	6,  // 9: bobbin.hadoop.common.HAServiceProtocolService.transitionToActive:output_type -> bobbin.hadoop.common.TransitionToActiveResponseProto
-	8,  // 10: bobbin.hadoop.common.HAServiceProtocolService.transitionToStandby:output_type -> bobbin.hadoop.common.TransitionToStandbyResponseProto
-	10, // 11: bobbin.hadoop.common.HAServiceProtocolService.getServiceStatus:output_type -> bobbin.hadoop.common.GetServiceStatusResponseProto
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	2,  // 3: bobbin.hadoop.common.TransitionToObserverRequestProto.reqInfo:type_name -> bobbin.hadoop.common.HAStateChangeRequestInfoProto
+	0,  // 4: bobbin.hadoop.common.GetServiceStatusResponseProto.state:type_name -> bobbin.hadoop.common.HAServiceStateProto
+	3,  // 5: bobbin.hadoop.common.HAServiceProtocolService.monitorHealth:input_type -> bobbin.hadoop.common.MonitorHealthRequestProto
+	5,  // 6: bobbin.hadoop.common.HAServiceProtocolService.transitionToActive:input_type -> bobbin.hadoop.common.TransitionToActiveRequestProto
+	7,  // 7: bobbin.hadoop.common.HAServiceProtocolService.transitionToStandby:input_type -> bobbin.hadoop.common.TransitionToStandbyRequestProto
+	11, // 8: bobbin.hadoop.common.HAServiceProtocolService.getServiceStatus:input_type -> bobbin.hadoop.common.GetServiceStatusRequestProto
+	9,  // 9: bobbin.hadoop.common.HAServiceProtocolService.transitionToObserver:input_type -> bobbin.hadoop.common.TransitionToObserverRequestProto
+	4,  // 10: bobbin.hadoop.common.HAServiceProtocolService.monitorHealth:output_type -> bobbin.hadoop.common.MonitorHealthResponseProto
+	6,  // 11: bobbin.hadoop.common.HAServiceProtocolService.transitionToActive:output_type -> bobbin.hadoop.common.TransitionToActiveResponseProto
+	8,  // 12: bobbin.hadoop.common.HAServiceProtocolService.transitionToStandby:output_type -> bobbin.hadoop.common.TransitionToStandbyResponseProto
+	12, // 13: bobbin.hadoop.common.HAServiceProtocolService.getServiceStatus:output_type -> bobbin.hadoop.common.GetServiceStatusResponseProto
+	10, // 14: bobbin.hadoop.common.HAServiceProtocolService.transitionToObserver:output_type -> bobbin.hadoop.common.TransitionToObserverResponseProto
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_common_HAServiceProtocol_proto_init() }
@@ -609,7 +703,7 @@ func file_common_HAServiceProtocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_common_HAServiceProtocol_proto_rawDesc), len(file_common_HAServiceProtocol_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -479,6 +479,7 @@ type RpcRequestHeaderProto struct {
 	CallerContext        *RPCCallerContextProto                `protobuf:"bytes,7,opt,name=callerContext" json:"callerContext,omitempty"`               // 2.8+
 	StateId              *int64                                `protobuf:"varint,8,opt,name=stateId" json:"stateId,omitempty"`                          // 3.3+, HDFS observer reads only
 	RouterFederatedState []byte                                `protobuf:"bytes,9,opt,name=routerFederatedState" json:"routerFederatedState,omitempty"` // 3.4+, HDFS router only
+	AuthorizationHeader  []byte                                `protobuf:"bytes,10,opt,name=authorizationHeader" json:"authorizationHeader,omitempty"`  // 3.5+, an access token per call (HADOOP-19612); no YARN protocol reads it
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -577,6 +578,13 @@ func (x *RpcRequestHeaderProto) GetStateId() int64 {
 func (x *RpcRequestHeaderProto) GetRouterFederatedState() []byte {
 	if x != nil {
 		return x.RouterFederatedState
+	}
+	return nil
+}
+
+func (x *RpcRequestHeaderProto) GetAuthorizationHeader() []byte {
+	if x != nil {
+		return x.AuthorizationHeader
 	}
 	return nil
 }
@@ -857,7 +865,7 @@ const file_common_RpcHeader_proto_rawDesc = "" +
 	"\vspanContext\x18\x03 \x01(\fR\vspanContext\"O\n" +
 	"\x15RPCCallerContextProto\x12\x18\n" +
 	"\acontext\x18\x01 \x02(\tR\acontext\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xc6\x04\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xf8\x04\n" +
 	"\x15RpcRequestHeaderProto\x12<\n" +
 	"\arpcKind\x18\x01 \x01(\x0e2\".bobbin.hadoop.common.RpcKindProtoR\arpcKind\x12P\n" +
 	"\x05rpcOp\x18\x02 \x01(\x0e2:.bobbin.hadoop.common.RpcRequestHeaderProto.OperationProtoR\x05rpcOp\x12\x16\n" +
@@ -869,7 +877,9 @@ const file_common_RpcHeader_proto_rawDesc = "" +
 	"\ttraceInfo\x18\x06 \x01(\v2'.bobbin.hadoop.common.RPCTraceInfoProtoR\ttraceInfo\x12Q\n" +
 	"\rcallerContext\x18\a \x01(\v2+.bobbin.hadoop.common.RPCCallerContextProtoR\rcallerContext\x12\x18\n" +
 	"\astateId\x18\b \x01(\x03R\astateId\x122\n" +
-	"\x14routerFederatedState\x18\t \x01(\fR\x14routerFederatedState\"]\n" +
+	"\x14routerFederatedState\x18\t \x01(\fR\x14routerFederatedState\x120\n" +
+	"\x13authorizationHeader\x18\n" +
+	" \x01(\fR\x13authorizationHeader\"]\n" +
 	"\x0eOperationProto\x12\x14\n" +
 	"\x10RPC_FINAL_PACKET\x10\x00\x12\x1b\n" +
 	"\x17RPC_CONTINUATION_PACKET\x10\x01\x12\x18\n" +

@@ -29,7 +29,7 @@ var File_yarn_applicationclient_protocol_proto protoreflect.FileDescriptor
 
 const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\n" +
-	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\xc6\x1d\n" +
+	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15common/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\xb8 \n" +
 	" ApplicationClientProtocolService\x12l\n" +
 	"\x11getNewApplication\x12*.hadoop.yarn.GetNewApplicationRequestProto\x1a+.hadoop.yarn.GetNewApplicationResponseProto\x12u\n" +
 	"\x14getApplicationReport\x12-.hadoop.yarn.GetApplicationReportRequestProto\x1a..hadoop.yarn.GetApplicationReportResponseProto\x12l\n" +
@@ -62,7 +62,10 @@ const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\x19updateApplicationTimeouts\x122.hadoop.yarn.UpdateApplicationTimeoutsRequestProto\x1a3.hadoop.yarn.UpdateApplicationTimeoutsResponseProto\x12x\n" +
 	"\x13getResourceProfiles\x12/.hadoop.yarn.GetAllResourceProfilesRequestProto\x1a0.hadoop.yarn.GetAllResourceProfilesResponseProto\x12o\n" +
 	"\x12getResourceProfile\x12+.hadoop.yarn.GetResourceProfileRequestProto\x1a,.hadoop.yarn.GetResourceProfileResponseProto\x12x\n" +
-	"\x13getResourceTypeInfo\x12/.hadoop.yarn.GetAllResourceTypeInfoRequestProto\x1a0.hadoop.yarn.GetAllResourceTypeInfoResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x13getResourceTypeInfo\x12/.hadoop.yarn.GetAllResourceTypeInfoRequestProto\x1a0.hadoop.yarn.GetAllResourceTypeInfoResponseProto\x12\x81\x01\n" +
+	"\x18getClusterNodeAttributes\x121.hadoop.yarn.GetClusterNodeAttributesRequestProto\x1a2.hadoop.yarn.GetClusterNodeAttributesResponseProto\x12u\n" +
+	"\x14getAttributesToNodes\x12-.hadoop.yarn.GetAttributesToNodesRequestProto\x1a..hadoop.yarn.GetAttributesToNodesResponseProto\x12u\n" +
+	"\x14getNodesToAttributes\x12-.hadoop.yarn.GetNodesToAttributesRequestProto\x1a..hadoop.yarn.GetNodesToAttributesResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetNewApplicationRequestProto)(nil),             // 0: hadoop.yarn.GetNewApplicationRequestProto
@@ -97,38 +100,44 @@ var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetAllResourceProfilesRequestProto)(nil),        // 29: hadoop.yarn.GetAllResourceProfilesRequestProto
 	(*GetResourceProfileRequestProto)(nil),            // 30: hadoop.yarn.GetResourceProfileRequestProto
 	(*GetAllResourceTypeInfoRequestProto)(nil),        // 31: hadoop.yarn.GetAllResourceTypeInfoRequestProto
-	(*GetNewApplicationResponseProto)(nil),            // 32: hadoop.yarn.GetNewApplicationResponseProto
-	(*GetApplicationReportResponseProto)(nil),         // 33: hadoop.yarn.GetApplicationReportResponseProto
-	(*SubmitApplicationResponseProto)(nil),            // 34: hadoop.yarn.SubmitApplicationResponseProto
-	(*KillApplicationResponseProto)(nil),              // 35: hadoop.yarn.KillApplicationResponseProto
-	(*GetClusterMetricsResponseProto)(nil),            // 36: hadoop.yarn.GetClusterMetricsResponseProto
-	(*GetApplicationsResponseProto)(nil),              // 37: hadoop.yarn.GetApplicationsResponseProto
-	(*GetClusterNodesResponseProto)(nil),              // 38: hadoop.yarn.GetClusterNodesResponseProto
-	(*GetQueueInfoResponseProto)(nil),                 // 39: hadoop.yarn.GetQueueInfoResponseProto
-	(*GetQueueUserAclsInfoResponseProto)(nil),         // 40: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*common.GetDelegationTokenResponseProto)(nil),    // 41: bobbin.hadoop.common.GetDelegationTokenResponseProto
-	(*common.RenewDelegationTokenResponseProto)(nil),  // 42: bobbin.hadoop.common.RenewDelegationTokenResponseProto
-	(*common.CancelDelegationTokenResponseProto)(nil), // 43: bobbin.hadoop.common.CancelDelegationTokenResponseProto
-	(*MoveApplicationAcrossQueuesResponseProto)(nil),  // 44: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	(*GetApplicationAttemptReportResponseProto)(nil),  // 45: hadoop.yarn.GetApplicationAttemptReportResponseProto
-	(*GetApplicationAttemptsResponseProto)(nil),       // 46: hadoop.yarn.GetApplicationAttemptsResponseProto
-	(*GetContainerReportResponseProto)(nil),           // 47: hadoop.yarn.GetContainerReportResponseProto
-	(*GetContainersResponseProto)(nil),                // 48: hadoop.yarn.GetContainersResponseProto
-	(*ReservationSubmissionResponseProto)(nil),        // 49: hadoop.yarn.ReservationSubmissionResponseProto
-	(*ReservationUpdateResponseProto)(nil),            // 50: hadoop.yarn.ReservationUpdateResponseProto
-	(*ReservationDeleteResponseProto)(nil),            // 51: hadoop.yarn.ReservationDeleteResponseProto
-	(*GetNodesToLabelsResponseProto)(nil),             // 52: hadoop.yarn.GetNodesToLabelsResponseProto
-	(*GetLabelsToNodesResponseProto)(nil),             // 53: hadoop.yarn.GetLabelsToNodesResponseProto
-	(*GetClusterNodeLabelsResponseProto)(nil),         // 54: hadoop.yarn.GetClusterNodeLabelsResponseProto
-	(*FailApplicationAttemptResponseProto)(nil),       // 55: hadoop.yarn.FailApplicationAttemptResponseProto
-	(*GetNewReservationResponseProto)(nil),            // 56: hadoop.yarn.GetNewReservationResponseProto
-	(*ReservationListResponseProto)(nil),              // 57: hadoop.yarn.ReservationListResponseProto
-	(*UpdateApplicationPriorityResponseProto)(nil),    // 58: hadoop.yarn.UpdateApplicationPriorityResponseProto
-	(*SignalContainerResponseProto)(nil),              // 59: hadoop.yarn.SignalContainerResponseProto
-	(*UpdateApplicationTimeoutsResponseProto)(nil),    // 60: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
-	(*GetAllResourceProfilesResponseProto)(nil),       // 61: hadoop.yarn.GetAllResourceProfilesResponseProto
-	(*GetResourceProfileResponseProto)(nil),           // 62: hadoop.yarn.GetResourceProfileResponseProto
-	(*GetAllResourceTypeInfoResponseProto)(nil),       // 63: hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	(*GetClusterNodeAttributesRequestProto)(nil),      // 32: hadoop.yarn.GetClusterNodeAttributesRequestProto
+	(*GetAttributesToNodesRequestProto)(nil),          // 33: hadoop.yarn.GetAttributesToNodesRequestProto
+	(*GetNodesToAttributesRequestProto)(nil),          // 34: hadoop.yarn.GetNodesToAttributesRequestProto
+	(*GetNewApplicationResponseProto)(nil),            // 35: hadoop.yarn.GetNewApplicationResponseProto
+	(*GetApplicationReportResponseProto)(nil),         // 36: hadoop.yarn.GetApplicationReportResponseProto
+	(*SubmitApplicationResponseProto)(nil),            // 37: hadoop.yarn.SubmitApplicationResponseProto
+	(*KillApplicationResponseProto)(nil),              // 38: hadoop.yarn.KillApplicationResponseProto
+	(*GetClusterMetricsResponseProto)(nil),            // 39: hadoop.yarn.GetClusterMetricsResponseProto
+	(*GetApplicationsResponseProto)(nil),              // 40: hadoop.yarn.GetApplicationsResponseProto
+	(*GetClusterNodesResponseProto)(nil),              // 41: hadoop.yarn.GetClusterNodesResponseProto
+	(*GetQueueInfoResponseProto)(nil),                 // 42: hadoop.yarn.GetQueueInfoResponseProto
+	(*GetQueueUserAclsInfoResponseProto)(nil),         // 43: hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	(*common.GetDelegationTokenResponseProto)(nil),    // 44: bobbin.hadoop.common.GetDelegationTokenResponseProto
+	(*common.RenewDelegationTokenResponseProto)(nil),  // 45: bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	(*common.CancelDelegationTokenResponseProto)(nil), // 46: bobbin.hadoop.common.CancelDelegationTokenResponseProto
+	(*MoveApplicationAcrossQueuesResponseProto)(nil),  // 47: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	(*GetApplicationAttemptReportResponseProto)(nil),  // 48: hadoop.yarn.GetApplicationAttemptReportResponseProto
+	(*GetApplicationAttemptsResponseProto)(nil),       // 49: hadoop.yarn.GetApplicationAttemptsResponseProto
+	(*GetContainerReportResponseProto)(nil),           // 50: hadoop.yarn.GetContainerReportResponseProto
+	(*GetContainersResponseProto)(nil),                // 51: hadoop.yarn.GetContainersResponseProto
+	(*ReservationSubmissionResponseProto)(nil),        // 52: hadoop.yarn.ReservationSubmissionResponseProto
+	(*ReservationUpdateResponseProto)(nil),            // 53: hadoop.yarn.ReservationUpdateResponseProto
+	(*ReservationDeleteResponseProto)(nil),            // 54: hadoop.yarn.ReservationDeleteResponseProto
+	(*GetNodesToLabelsResponseProto)(nil),             // 55: hadoop.yarn.GetNodesToLabelsResponseProto
+	(*GetLabelsToNodesResponseProto)(nil),             // 56: hadoop.yarn.GetLabelsToNodesResponseProto
+	(*GetClusterNodeLabelsResponseProto)(nil),         // 57: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*FailApplicationAttemptResponseProto)(nil),       // 58: hadoop.yarn.FailApplicationAttemptResponseProto
+	(*GetNewReservationResponseProto)(nil),            // 59: hadoop.yarn.GetNewReservationResponseProto
+	(*ReservationListResponseProto)(nil),              // 60: hadoop.yarn.ReservationListResponseProto
+	(*UpdateApplicationPriorityResponseProto)(nil),    // 61: hadoop.yarn.UpdateApplicationPriorityResponseProto
+	(*SignalContainerResponseProto)(nil),              // 62: hadoop.yarn.SignalContainerResponseProto
+	(*UpdateApplicationTimeoutsResponseProto)(nil),    // 63: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	(*GetAllResourceProfilesResponseProto)(nil),       // 64: hadoop.yarn.GetAllResourceProfilesResponseProto
+	(*GetResourceProfileResponseProto)(nil),           // 65: hadoop.yarn.GetResourceProfileResponseProto
+	(*GetAllResourceTypeInfoResponseProto)(nil),       // 66: hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	(*GetClusterNodeAttributesResponseProto)(nil),     // 67: hadoop.yarn.GetClusterNodeAttributesResponseProto
+	(*GetAttributesToNodesResponseProto)(nil),         // 68: hadoop.yarn.GetAttributesToNodesResponseProto
+	(*GetNodesToAttributesResponseProto)(nil),         // 69: hadoop.yarn.GetNodesToAttributesResponseProto
 }
 var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:input_type -> hadoop.yarn.GetNewApplicationRequestProto
@@ -163,40 +172,46 @@ var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	29, // 29: hadoop.yarn.ApplicationClientProtocolService.getResourceProfiles:input_type -> hadoop.yarn.GetAllResourceProfilesRequestProto
 	30, // 30: hadoop.yarn.ApplicationClientProtocolService.getResourceProfile:input_type -> hadoop.yarn.GetResourceProfileRequestProto
 	31, // 31: hadoop.yarn.ApplicationClientProtocolService.getResourceTypeInfo:input_type -> hadoop.yarn.GetAllResourceTypeInfoRequestProto
-	32, // 32: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:output_type -> hadoop.yarn.GetNewApplicationResponseProto
-	33, // 33: hadoop.yarn.ApplicationClientProtocolService.getApplicationReport:output_type -> hadoop.yarn.GetApplicationReportResponseProto
-	34, // 34: hadoop.yarn.ApplicationClientProtocolService.submitApplication:output_type -> hadoop.yarn.SubmitApplicationResponseProto
-	35, // 35: hadoop.yarn.ApplicationClientProtocolService.forceKillApplication:output_type -> hadoop.yarn.KillApplicationResponseProto
-	36, // 36: hadoop.yarn.ApplicationClientProtocolService.getClusterMetrics:output_type -> hadoop.yarn.GetClusterMetricsResponseProto
-	37, // 37: hadoop.yarn.ApplicationClientProtocolService.getApplications:output_type -> hadoop.yarn.GetApplicationsResponseProto
-	38, // 38: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:output_type -> hadoop.yarn.GetClusterNodesResponseProto
-	39, // 39: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:output_type -> hadoop.yarn.GetQueueInfoResponseProto
-	40, // 40: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:output_type -> hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	41, // 41: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> bobbin.hadoop.common.GetDelegationTokenResponseProto
-	42, // 42: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> bobbin.hadoop.common.RenewDelegationTokenResponseProto
-	43, // 43: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> bobbin.hadoop.common.CancelDelegationTokenResponseProto
-	44, // 44: hadoop.yarn.ApplicationClientProtocolService.moveApplicationAcrossQueues:output_type -> hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	45, // 45: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:output_type -> hadoop.yarn.GetApplicationAttemptReportResponseProto
-	46, // 46: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:output_type -> hadoop.yarn.GetApplicationAttemptsResponseProto
-	47, // 47: hadoop.yarn.ApplicationClientProtocolService.getContainerReport:output_type -> hadoop.yarn.GetContainerReportResponseProto
-	48, // 48: hadoop.yarn.ApplicationClientProtocolService.getContainers:output_type -> hadoop.yarn.GetContainersResponseProto
-	49, // 49: hadoop.yarn.ApplicationClientProtocolService.submitReservation:output_type -> hadoop.yarn.ReservationSubmissionResponseProto
-	50, // 50: hadoop.yarn.ApplicationClientProtocolService.updateReservation:output_type -> hadoop.yarn.ReservationUpdateResponseProto
-	51, // 51: hadoop.yarn.ApplicationClientProtocolService.deleteReservation:output_type -> hadoop.yarn.ReservationDeleteResponseProto
-	52, // 52: hadoop.yarn.ApplicationClientProtocolService.getNodeToLabels:output_type -> hadoop.yarn.GetNodesToLabelsResponseProto
-	53, // 53: hadoop.yarn.ApplicationClientProtocolService.getLabelsToNodes:output_type -> hadoop.yarn.GetLabelsToNodesResponseProto
-	54, // 54: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeLabels:output_type -> hadoop.yarn.GetClusterNodeLabelsResponseProto
-	55, // 55: hadoop.yarn.ApplicationClientProtocolService.failApplicationAttempt:output_type -> hadoop.yarn.FailApplicationAttemptResponseProto
-	56, // 56: hadoop.yarn.ApplicationClientProtocolService.getNewReservation:output_type -> hadoop.yarn.GetNewReservationResponseProto
-	57, // 57: hadoop.yarn.ApplicationClientProtocolService.listReservations:output_type -> hadoop.yarn.ReservationListResponseProto
-	58, // 58: hadoop.yarn.ApplicationClientProtocolService.updateApplicationPriority:output_type -> hadoop.yarn.UpdateApplicationPriorityResponseProto
-	59, // 59: hadoop.yarn.ApplicationClientProtocolService.signalToContainer:output_type -> hadoop.yarn.SignalContainerResponseProto
-	60, // 60: hadoop.yarn.ApplicationClientProtocolService.updateApplicationTimeouts:output_type -> hadoop.yarn.UpdateApplicationTimeoutsResponseProto
-	61, // 61: hadoop.yarn.ApplicationClientProtocolService.getResourceProfiles:output_type -> hadoop.yarn.GetAllResourceProfilesResponseProto
-	62, // 62: hadoop.yarn.ApplicationClientProtocolService.getResourceProfile:output_type -> hadoop.yarn.GetResourceProfileResponseProto
-	63, // 63: hadoop.yarn.ApplicationClientProtocolService.getResourceTypeInfo:output_type -> hadoop.yarn.GetAllResourceTypeInfoResponseProto
-	32, // [32:64] is the sub-list for method output_type
-	0,  // [0:32] is the sub-list for method input_type
+	32, // 32: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeAttributes:input_type -> hadoop.yarn.GetClusterNodeAttributesRequestProto
+	33, // 33: hadoop.yarn.ApplicationClientProtocolService.getAttributesToNodes:input_type -> hadoop.yarn.GetAttributesToNodesRequestProto
+	34, // 34: hadoop.yarn.ApplicationClientProtocolService.getNodesToAttributes:input_type -> hadoop.yarn.GetNodesToAttributesRequestProto
+	35, // 35: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:output_type -> hadoop.yarn.GetNewApplicationResponseProto
+	36, // 36: hadoop.yarn.ApplicationClientProtocolService.getApplicationReport:output_type -> hadoop.yarn.GetApplicationReportResponseProto
+	37, // 37: hadoop.yarn.ApplicationClientProtocolService.submitApplication:output_type -> hadoop.yarn.SubmitApplicationResponseProto
+	38, // 38: hadoop.yarn.ApplicationClientProtocolService.forceKillApplication:output_type -> hadoop.yarn.KillApplicationResponseProto
+	39, // 39: hadoop.yarn.ApplicationClientProtocolService.getClusterMetrics:output_type -> hadoop.yarn.GetClusterMetricsResponseProto
+	40, // 40: hadoop.yarn.ApplicationClientProtocolService.getApplications:output_type -> hadoop.yarn.GetApplicationsResponseProto
+	41, // 41: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:output_type -> hadoop.yarn.GetClusterNodesResponseProto
+	42, // 42: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:output_type -> hadoop.yarn.GetQueueInfoResponseProto
+	43, // 43: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:output_type -> hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	44, // 44: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> bobbin.hadoop.common.GetDelegationTokenResponseProto
+	45, // 45: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> bobbin.hadoop.common.RenewDelegationTokenResponseProto
+	46, // 46: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> bobbin.hadoop.common.CancelDelegationTokenResponseProto
+	47, // 47: hadoop.yarn.ApplicationClientProtocolService.moveApplicationAcrossQueues:output_type -> hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	48, // 48: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:output_type -> hadoop.yarn.GetApplicationAttemptReportResponseProto
+	49, // 49: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:output_type -> hadoop.yarn.GetApplicationAttemptsResponseProto
+	50, // 50: hadoop.yarn.ApplicationClientProtocolService.getContainerReport:output_type -> hadoop.yarn.GetContainerReportResponseProto
+	51, // 51: hadoop.yarn.ApplicationClientProtocolService.getContainers:output_type -> hadoop.yarn.GetContainersResponseProto
+	52, // 52: hadoop.yarn.ApplicationClientProtocolService.submitReservation:output_type -> hadoop.yarn.ReservationSubmissionResponseProto
+	53, // 53: hadoop.yarn.ApplicationClientProtocolService.updateReservation:output_type -> hadoop.yarn.ReservationUpdateResponseProto
+	54, // 54: hadoop.yarn.ApplicationClientProtocolService.deleteReservation:output_type -> hadoop.yarn.ReservationDeleteResponseProto
+	55, // 55: hadoop.yarn.ApplicationClientProtocolService.getNodeToLabels:output_type -> hadoop.yarn.GetNodesToLabelsResponseProto
+	56, // 56: hadoop.yarn.ApplicationClientProtocolService.getLabelsToNodes:output_type -> hadoop.yarn.GetLabelsToNodesResponseProto
+	57, // 57: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeLabels:output_type -> hadoop.yarn.GetClusterNodeLabelsResponseProto
+	58, // 58: hadoop.yarn.ApplicationClientProtocolService.failApplicationAttempt:output_type -> hadoop.yarn.FailApplicationAttemptResponseProto
+	59, // 59: hadoop.yarn.ApplicationClientProtocolService.getNewReservation:output_type -> hadoop.yarn.GetNewReservationResponseProto
+	60, // 60: hadoop.yarn.ApplicationClientProtocolService.listReservations:output_type -> hadoop.yarn.ReservationListResponseProto
+	61, // 61: hadoop.yarn.ApplicationClientProtocolService.updateApplicationPriority:output_type -> hadoop.yarn.UpdateApplicationPriorityResponseProto
+	62, // 62: hadoop.yarn.ApplicationClientProtocolService.signalToContainer:output_type -> hadoop.yarn.SignalContainerResponseProto
+	63, // 63: hadoop.yarn.ApplicationClientProtocolService.updateApplicationTimeouts:output_type -> hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	64, // 64: hadoop.yarn.ApplicationClientProtocolService.getResourceProfiles:output_type -> hadoop.yarn.GetAllResourceProfilesResponseProto
+	65, // 65: hadoop.yarn.ApplicationClientProtocolService.getResourceProfile:output_type -> hadoop.yarn.GetResourceProfileResponseProto
+	66, // 66: hadoop.yarn.ApplicationClientProtocolService.getResourceTypeInfo:output_type -> hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	67, // 67: hadoop.yarn.ApplicationClientProtocolService.getClusterNodeAttributes:output_type -> hadoop.yarn.GetClusterNodeAttributesResponseProto
+	68, // 68: hadoop.yarn.ApplicationClientProtocolService.getAttributesToNodes:output_type -> hadoop.yarn.GetAttributesToNodesResponseProto
+	69, // 69: hadoop.yarn.ApplicationClientProtocolService.getNodesToAttributes:output_type -> hadoop.yarn.GetNodesToAttributesResponseProto
+	35, // [35:70] is the sub-list for method output_type
+	0,  // [0:35] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

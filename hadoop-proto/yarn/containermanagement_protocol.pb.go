@@ -28,7 +28,8 @@ var File_yarn_containermanagement_protocol_proto protoreflect.FileDescriptor
 
 const file_yarn_containermanagement_protocol_proto_rawDesc = "" +
 	"\n" +
-	"'yarn/containermanagement_protocol.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a\x1eyarn/yarn_service_protos.proto2\xca\t\n" +
+	"'yarn/containermanagement_protocol.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a\x1eyarn/yarn_service_protos.proto2\xca\n" +
+	"\n" +
 	"\"ContainerManagementProtocolService\x12f\n" +
 	"\x0fstartContainers\x12(.hadoop.yarn.StartContainersRequestProto\x1a).hadoop.yarn.StartContainersResponseProto\x12c\n" +
 	"\x0estopContainers\x12'.hadoop.yarn.StopContainersRequestProto\x1a(.hadoop.yarn.StopContainersResponseProto\x12u\n" +
@@ -40,7 +41,8 @@ const file_yarn_containermanagement_protocol_proto_rawDesc = "" +
 	"\x15reInitializeContainer\x12..hadoop.yarn.ReInitializeContainerRequestProto\x1a/.hadoop.yarn.ReInitializeContainerResponseProto\x12]\n" +
 	"\x10restartContainer\x12\x1d.hadoop.yarn.ContainerIdProto\x1a*.hadoop.yarn.RestartContainerResponseProto\x12a\n" +
 	"\x1crollbackLastReInitialization\x12\x1d.hadoop.yarn.ContainerIdProto\x1a\".hadoop.yarn.RollbackResponseProto\x12]\n" +
-	"\x1acommitLastReInitialization\x12\x1d.hadoop.yarn.ContainerIdProto\x1a .hadoop.yarn.CommitResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x1acommitLastReInitialization\x12\x1d.hadoop.yarn.ContainerIdProto\x1a .hadoop.yarn.CommitResponseProto\x12~\n" +
+	"\x17getLocalizationStatuses\x120.hadoop.yarn.GetLocalizationStatusesRequestProto\x1a1.hadoop.yarn.GetLocalizationStatusesResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_containermanagement_protocol_proto_goTypes = []any{
 	(*StartContainersRequestProto)(nil),             // 0: hadoop.yarn.StartContainersRequestProto
@@ -52,17 +54,19 @@ var file_yarn_containermanagement_protocol_proto_goTypes = []any{
 	(*ResourceLocalizationRequestProto)(nil),        // 6: hadoop.yarn.ResourceLocalizationRequestProto
 	(*ReInitializeContainerRequestProto)(nil),       // 7: hadoop.yarn.ReInitializeContainerRequestProto
 	(*ContainerIdProto)(nil),                        // 8: hadoop.yarn.ContainerIdProto
-	(*StartContainersResponseProto)(nil),            // 9: hadoop.yarn.StartContainersResponseProto
-	(*StopContainersResponseProto)(nil),             // 10: hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesResponseProto)(nil),       // 11: hadoop.yarn.GetContainerStatusesResponseProto
-	(*IncreaseContainersResourceResponseProto)(nil), // 12: hadoop.yarn.IncreaseContainersResourceResponseProto
-	(*ContainerUpdateResponseProto)(nil),            // 13: hadoop.yarn.ContainerUpdateResponseProto
-	(*SignalContainerResponseProto)(nil),            // 14: hadoop.yarn.SignalContainerResponseProto
-	(*ResourceLocalizationResponseProto)(nil),       // 15: hadoop.yarn.ResourceLocalizationResponseProto
-	(*ReInitializeContainerResponseProto)(nil),      // 16: hadoop.yarn.ReInitializeContainerResponseProto
-	(*RestartContainerResponseProto)(nil),           // 17: hadoop.yarn.RestartContainerResponseProto
-	(*RollbackResponseProto)(nil),                   // 18: hadoop.yarn.RollbackResponseProto
-	(*CommitResponseProto)(nil),                     // 19: hadoop.yarn.CommitResponseProto
+	(*GetLocalizationStatusesRequestProto)(nil),     // 9: hadoop.yarn.GetLocalizationStatusesRequestProto
+	(*StartContainersResponseProto)(nil),            // 10: hadoop.yarn.StartContainersResponseProto
+	(*StopContainersResponseProto)(nil),             // 11: hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesResponseProto)(nil),       // 12: hadoop.yarn.GetContainerStatusesResponseProto
+	(*IncreaseContainersResourceResponseProto)(nil), // 13: hadoop.yarn.IncreaseContainersResourceResponseProto
+	(*ContainerUpdateResponseProto)(nil),            // 14: hadoop.yarn.ContainerUpdateResponseProto
+	(*SignalContainerResponseProto)(nil),            // 15: hadoop.yarn.SignalContainerResponseProto
+	(*ResourceLocalizationResponseProto)(nil),       // 16: hadoop.yarn.ResourceLocalizationResponseProto
+	(*ReInitializeContainerResponseProto)(nil),      // 17: hadoop.yarn.ReInitializeContainerResponseProto
+	(*RestartContainerResponseProto)(nil),           // 18: hadoop.yarn.RestartContainerResponseProto
+	(*RollbackResponseProto)(nil),                   // 19: hadoop.yarn.RollbackResponseProto
+	(*CommitResponseProto)(nil),                     // 20: hadoop.yarn.CommitResponseProto
+	(*GetLocalizationStatusesResponseProto)(nil),    // 21: hadoop.yarn.GetLocalizationStatusesResponseProto
 }
 var file_yarn_containermanagement_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ContainerManagementProtocolService.startContainers:input_type -> hadoop.yarn.StartContainersRequestProto
@@ -76,19 +80,21 @@ var file_yarn_containermanagement_protocol_proto_depIdxs = []int32{
 	8,  // 8: hadoop.yarn.ContainerManagementProtocolService.restartContainer:input_type -> hadoop.yarn.ContainerIdProto
 	8,  // 9: hadoop.yarn.ContainerManagementProtocolService.rollbackLastReInitialization:input_type -> hadoop.yarn.ContainerIdProto
 	8,  // 10: hadoop.yarn.ContainerManagementProtocolService.commitLastReInitialization:input_type -> hadoop.yarn.ContainerIdProto
-	9,  // 11: hadoop.yarn.ContainerManagementProtocolService.startContainers:output_type -> hadoop.yarn.StartContainersResponseProto
-	10, // 12: hadoop.yarn.ContainerManagementProtocolService.stopContainers:output_type -> hadoop.yarn.StopContainersResponseProto
-	11, // 13: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:output_type -> hadoop.yarn.GetContainerStatusesResponseProto
-	12, // 14: hadoop.yarn.ContainerManagementProtocolService.increaseContainersResource:output_type -> hadoop.yarn.IncreaseContainersResourceResponseProto
-	13, // 15: hadoop.yarn.ContainerManagementProtocolService.updateContainer:output_type -> hadoop.yarn.ContainerUpdateResponseProto
-	14, // 16: hadoop.yarn.ContainerManagementProtocolService.signalToContainer:output_type -> hadoop.yarn.SignalContainerResponseProto
-	15, // 17: hadoop.yarn.ContainerManagementProtocolService.localize:output_type -> hadoop.yarn.ResourceLocalizationResponseProto
-	16, // 18: hadoop.yarn.ContainerManagementProtocolService.reInitializeContainer:output_type -> hadoop.yarn.ReInitializeContainerResponseProto
-	17, // 19: hadoop.yarn.ContainerManagementProtocolService.restartContainer:output_type -> hadoop.yarn.RestartContainerResponseProto
-	18, // 20: hadoop.yarn.ContainerManagementProtocolService.rollbackLastReInitialization:output_type -> hadoop.yarn.RollbackResponseProto
-	19, // 21: hadoop.yarn.ContainerManagementProtocolService.commitLastReInitialization:output_type -> hadoop.yarn.CommitResponseProto
-	11, // [11:22] is the sub-list for method output_type
-	0,  // [0:11] is the sub-list for method input_type
+	9,  // 11: hadoop.yarn.ContainerManagementProtocolService.getLocalizationStatuses:input_type -> hadoop.yarn.GetLocalizationStatusesRequestProto
+	10, // 12: hadoop.yarn.ContainerManagementProtocolService.startContainers:output_type -> hadoop.yarn.StartContainersResponseProto
+	11, // 13: hadoop.yarn.ContainerManagementProtocolService.stopContainers:output_type -> hadoop.yarn.StopContainersResponseProto
+	12, // 14: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:output_type -> hadoop.yarn.GetContainerStatusesResponseProto
+	13, // 15: hadoop.yarn.ContainerManagementProtocolService.increaseContainersResource:output_type -> hadoop.yarn.IncreaseContainersResourceResponseProto
+	14, // 16: hadoop.yarn.ContainerManagementProtocolService.updateContainer:output_type -> hadoop.yarn.ContainerUpdateResponseProto
+	15, // 17: hadoop.yarn.ContainerManagementProtocolService.signalToContainer:output_type -> hadoop.yarn.SignalContainerResponseProto
+	16, // 18: hadoop.yarn.ContainerManagementProtocolService.localize:output_type -> hadoop.yarn.ResourceLocalizationResponseProto
+	17, // 19: hadoop.yarn.ContainerManagementProtocolService.reInitializeContainer:output_type -> hadoop.yarn.ReInitializeContainerResponseProto
+	18, // 20: hadoop.yarn.ContainerManagementProtocolService.restartContainer:output_type -> hadoop.yarn.RestartContainerResponseProto
+	19, // 21: hadoop.yarn.ContainerManagementProtocolService.rollbackLastReInitialization:output_type -> hadoop.yarn.RollbackResponseProto
+	20, // 22: hadoop.yarn.ContainerManagementProtocolService.commitLastReInitialization:output_type -> hadoop.yarn.CommitResponseProto
+	21, // 23: hadoop.yarn.ContainerManagementProtocolService.getLocalizationStatuses:output_type -> hadoop.yarn.GetLocalizationStatusesResponseProto
+	12, // [12:24] is the sub-list for method output_type
+	0,  // [0:12] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

@@ -28,7 +28,7 @@ var File_yarn_resourcemanager_administration_protocol_proto protoreflect.FileDes
 
 const file_yarn_resourcemanager_administration_protocol_proto_rawDesc = "" +
 	"\n" +
-	"2yarn/resourcemanager_administration_protocol.proto\x12\vhadoop.yarn\x1a5yarn/yarn_server_resourcemanager_service_protos.proto2\xe9\r\n" +
+	"2yarn/resourcemanager_administration_protocol.proto\x12\vhadoop.yarn\x1a5yarn/yarn_server_resourcemanager_service_protos.proto2\xa3\x16\n" +
 	",ResourceManagerAdministrationProtocolService\x12`\n" +
 	"\rrefreshQueues\x12&.hadoop.yarn.RefreshQueuesRequestProto\x1a'.hadoop.yarn.RefreshQueuesResponseProto\x12]\n" +
 	"\frefreshNodes\x12%.hadoop.yarn.RefreshNodesRequestProto\x1a&.hadoop.yarn.RefreshNodesResponseProto\x12\xa2\x01\n" +
@@ -43,7 +43,15 @@ const file_yarn_resourcemanager_administration_protocol_proto_rawDesc = "" +
 	"\x14replaceLabelsOnNodes\x12,.hadoop.yarn.ReplaceLabelsOnNodeRequestProto\x1a-.hadoop.yarn.ReplaceLabelsOnNodeResponseProto\x12x\n" +
 	"\x15refreshNodesResources\x12..hadoop.yarn.RefreshNodesResourcesRequestProto\x1a/.hadoop.yarn.RefreshNodesResourcesResponseProto\x12\x8d\x01\n" +
 	"\x1ccheckForDecommissioningNodes\x125.hadoop.yarn.CheckForDecommissioningNodesRequestProto\x1a6.hadoop.yarn.CheckForDecommissioningNodesResponseProto\x12\x84\x01\n" +
-	"\x19refreshClusterMaxPriority\x122.hadoop.yarn.RefreshClusterMaxPriorityRequestProto\x1a3.hadoop.yarn.RefreshClusterMaxPriorityResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x19refreshClusterMaxPriority\x122.hadoop.yarn.RefreshClusterMaxPriorityRequestProto\x1a3.hadoop.yarn.RefreshClusterMaxPriorityResponseProto\x12}\n" +
+	"\x14mapAttributesToNodes\x121.hadoop.yarn.NodesToAttributesMappingRequestProto\x1a2.hadoop.yarn.NodesToAttributesMappingResponseProto\x12u\n" +
+	"\x14deregisterSubCluster\x12-.hadoop.yarn.DeregisterSubClusterRequestProto\x1a..hadoop.yarn.DeregisterSubClusterResponseProto\x12\x84\x01\n" +
+	"\x19saveFederationQueuePolicy\x122.hadoop.yarn.SaveFederationQueuePolicyRequestProto\x1a3.hadoop.yarn.SaveFederationQueuePolicyResponseProto\x12\x99\x01\n" +
+	" batchSaveFederationQueuePolicies\x129.hadoop.yarn.BatchSaveFederationQueuePoliciesRequestProto\x1a:.hadoop.yarn.BatchSaveFederationQueuePoliciesResponseProto\x12\x8c\x01\n" +
+	"\x1blistFederationQueuePolicies\x125.hadoop.yarn.QueryFederationQueuePoliciesRequestProto\x1a6.hadoop.yarn.QueryFederationQueuePoliciesResponseProto\x12\x8a\x01\n" +
+	"\x1bdeleteFederationApplication\x124.hadoop.yarn.DeleteFederationApplicationRequestProto\x1a5.hadoop.yarn.DeleteFederationApplicationResponseProto\x12m\n" +
+	"\x18getFederationSubClusters\x12'.hadoop.yarn.GetSubClustersRequestProto\x1a(.hadoop.yarn.GetSubClustersResponseProto\x12\x93\x01\n" +
+	" deleteFederationPoliciesByQueues\x126.hadoop.yarn.DeleteFederationQueuePoliciesRequestProto\x1a7.hadoop.yarn.DeleteFederationQueuePoliciesResponseProtoB8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var file_yarn_resourcemanager_administration_protocol_proto_goTypes = []any{
 	(*RefreshQueuesRequestProto)(nil),                        // 0: hadoop.yarn.RefreshQueuesRequestProto
@@ -60,20 +68,36 @@ var file_yarn_resourcemanager_administration_protocol_proto_goTypes = []any{
 	(*RefreshNodesResourcesRequestProto)(nil),                // 11: hadoop.yarn.RefreshNodesResourcesRequestProto
 	(*CheckForDecommissioningNodesRequestProto)(nil),         // 12: hadoop.yarn.CheckForDecommissioningNodesRequestProto
 	(*RefreshClusterMaxPriorityRequestProto)(nil),            // 13: hadoop.yarn.RefreshClusterMaxPriorityRequestProto
-	(*RefreshQueuesResponseProto)(nil),                       // 14: hadoop.yarn.RefreshQueuesResponseProto
-	(*RefreshNodesResponseProto)(nil),                        // 15: hadoop.yarn.RefreshNodesResponseProto
-	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 16: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
-	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 17: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
-	(*RefreshAdminAclsResponseProto)(nil),                    // 18: hadoop.yarn.RefreshAdminAclsResponseProto
-	(*RefreshServiceAclsResponseProto)(nil),                  // 19: hadoop.yarn.RefreshServiceAclsResponseProto
-	(*GetGroupsForUserResponseProto)(nil),                    // 20: hadoop.yarn.GetGroupsForUserResponseProto
-	(*UpdateNodeResourceResponseProto)(nil),                  // 21: hadoop.yarn.UpdateNodeResourceResponseProto
-	(*AddToClusterNodeLabelsResponseProto)(nil),              // 22: hadoop.yarn.AddToClusterNodeLabelsResponseProto
-	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 23: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
-	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 24: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
-	(*RefreshNodesResourcesResponseProto)(nil),               // 25: hadoop.yarn.RefreshNodesResourcesResponseProto
-	(*CheckForDecommissioningNodesResponseProto)(nil),        // 26: hadoop.yarn.CheckForDecommissioningNodesResponseProto
-	(*RefreshClusterMaxPriorityResponseProto)(nil),           // 27: hadoop.yarn.RefreshClusterMaxPriorityResponseProto
+	(*NodesToAttributesMappingRequestProto)(nil),             // 14: hadoop.yarn.NodesToAttributesMappingRequestProto
+	(*DeregisterSubClusterRequestProto)(nil),                 // 15: hadoop.yarn.DeregisterSubClusterRequestProto
+	(*SaveFederationQueuePolicyRequestProto)(nil),            // 16: hadoop.yarn.SaveFederationQueuePolicyRequestProto
+	(*BatchSaveFederationQueuePoliciesRequestProto)(nil),     // 17: hadoop.yarn.BatchSaveFederationQueuePoliciesRequestProto
+	(*QueryFederationQueuePoliciesRequestProto)(nil),         // 18: hadoop.yarn.QueryFederationQueuePoliciesRequestProto
+	(*DeleteFederationApplicationRequestProto)(nil),          // 19: hadoop.yarn.DeleteFederationApplicationRequestProto
+	(*GetSubClustersRequestProto)(nil),                       // 20: hadoop.yarn.GetSubClustersRequestProto
+	(*DeleteFederationQueuePoliciesRequestProto)(nil),        // 21: hadoop.yarn.DeleteFederationQueuePoliciesRequestProto
+	(*RefreshQueuesResponseProto)(nil),                       // 22: hadoop.yarn.RefreshQueuesResponseProto
+	(*RefreshNodesResponseProto)(nil),                        // 23: hadoop.yarn.RefreshNodesResponseProto
+	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 24: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
+	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 25: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
+	(*RefreshAdminAclsResponseProto)(nil),                    // 26: hadoop.yarn.RefreshAdminAclsResponseProto
+	(*RefreshServiceAclsResponseProto)(nil),                  // 27: hadoop.yarn.RefreshServiceAclsResponseProto
+	(*GetGroupsForUserResponseProto)(nil),                    // 28: hadoop.yarn.GetGroupsForUserResponseProto
+	(*UpdateNodeResourceResponseProto)(nil),                  // 29: hadoop.yarn.UpdateNodeResourceResponseProto
+	(*AddToClusterNodeLabelsResponseProto)(nil),              // 30: hadoop.yarn.AddToClusterNodeLabelsResponseProto
+	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 31: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
+	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 32: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	(*RefreshNodesResourcesResponseProto)(nil),               // 33: hadoop.yarn.RefreshNodesResourcesResponseProto
+	(*CheckForDecommissioningNodesResponseProto)(nil),        // 34: hadoop.yarn.CheckForDecommissioningNodesResponseProto
+	(*RefreshClusterMaxPriorityResponseProto)(nil),           // 35: hadoop.yarn.RefreshClusterMaxPriorityResponseProto
+	(*NodesToAttributesMappingResponseProto)(nil),            // 36: hadoop.yarn.NodesToAttributesMappingResponseProto
+	(*DeregisterSubClusterResponseProto)(nil),                // 37: hadoop.yarn.DeregisterSubClusterResponseProto
+	(*SaveFederationQueuePolicyResponseProto)(nil),           // 38: hadoop.yarn.SaveFederationQueuePolicyResponseProto
+	(*BatchSaveFederationQueuePoliciesResponseProto)(nil),    // 39: hadoop.yarn.BatchSaveFederationQueuePoliciesResponseProto
+	(*QueryFederationQueuePoliciesResponseProto)(nil),        // 40: hadoop.yarn.QueryFederationQueuePoliciesResponseProto
+	(*DeleteFederationApplicationResponseProto)(nil),         // 41: hadoop.yarn.DeleteFederationApplicationResponseProto
+	(*GetSubClustersResponseProto)(nil),                      // 42: hadoop.yarn.GetSubClustersResponseProto
+	(*DeleteFederationQueuePoliciesResponseProto)(nil),       // 43: hadoop.yarn.DeleteFederationQueuePoliciesResponseProto
 }
 var file_yarn_resourcemanager_administration_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshQueues:input_type -> hadoop.yarn.RefreshQueuesRequestProto
@@ -90,22 +114,38 @@ var file_yarn_resourcemanager_administration_protocol_proto_depIdxs = []int32{
 	11, // 11: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodesResources:input_type -> hadoop.yarn.RefreshNodesResourcesRequestProto
 	12, // 12: hadoop.yarn.ResourceManagerAdministrationProtocolService.checkForDecommissioningNodes:input_type -> hadoop.yarn.CheckForDecommissioningNodesRequestProto
 	13, // 13: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshClusterMaxPriority:input_type -> hadoop.yarn.RefreshClusterMaxPriorityRequestProto
-	14, // 14: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshQueues:output_type -> hadoop.yarn.RefreshQueuesResponseProto
-	15, // 15: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodes:output_type -> hadoop.yarn.RefreshNodesResponseProto
-	16, // 16: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshSuperUserGroupsConfiguration:output_type -> hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
-	17, // 17: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshUserToGroupsMappings:output_type -> hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
-	18, // 18: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshAdminAcls:output_type -> hadoop.yarn.RefreshAdminAclsResponseProto
-	19, // 19: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshServiceAcls:output_type -> hadoop.yarn.RefreshServiceAclsResponseProto
-	20, // 20: hadoop.yarn.ResourceManagerAdministrationProtocolService.getGroupsForUser:output_type -> hadoop.yarn.GetGroupsForUserResponseProto
-	21, // 21: hadoop.yarn.ResourceManagerAdministrationProtocolService.updateNodeResource:output_type -> hadoop.yarn.UpdateNodeResourceResponseProto
-	22, // 22: hadoop.yarn.ResourceManagerAdministrationProtocolService.addToClusterNodeLabels:output_type -> hadoop.yarn.AddToClusterNodeLabelsResponseProto
-	23, // 23: hadoop.yarn.ResourceManagerAdministrationProtocolService.removeFromClusterNodeLabels:output_type -> hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
-	24, // 24: hadoop.yarn.ResourceManagerAdministrationProtocolService.replaceLabelsOnNodes:output_type -> hadoop.yarn.ReplaceLabelsOnNodeResponseProto
-	25, // 25: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodesResources:output_type -> hadoop.yarn.RefreshNodesResourcesResponseProto
-	26, // 26: hadoop.yarn.ResourceManagerAdministrationProtocolService.checkForDecommissioningNodes:output_type -> hadoop.yarn.CheckForDecommissioningNodesResponseProto
-	27, // 27: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshClusterMaxPriority:output_type -> hadoop.yarn.RefreshClusterMaxPriorityResponseProto
-	14, // [14:28] is the sub-list for method output_type
-	0,  // [0:14] is the sub-list for method input_type
+	14, // 14: hadoop.yarn.ResourceManagerAdministrationProtocolService.mapAttributesToNodes:input_type -> hadoop.yarn.NodesToAttributesMappingRequestProto
+	15, // 15: hadoop.yarn.ResourceManagerAdministrationProtocolService.deregisterSubCluster:input_type -> hadoop.yarn.DeregisterSubClusterRequestProto
+	16, // 16: hadoop.yarn.ResourceManagerAdministrationProtocolService.saveFederationQueuePolicy:input_type -> hadoop.yarn.SaveFederationQueuePolicyRequestProto
+	17, // 17: hadoop.yarn.ResourceManagerAdministrationProtocolService.batchSaveFederationQueuePolicies:input_type -> hadoop.yarn.BatchSaveFederationQueuePoliciesRequestProto
+	18, // 18: hadoop.yarn.ResourceManagerAdministrationProtocolService.listFederationQueuePolicies:input_type -> hadoop.yarn.QueryFederationQueuePoliciesRequestProto
+	19, // 19: hadoop.yarn.ResourceManagerAdministrationProtocolService.deleteFederationApplication:input_type -> hadoop.yarn.DeleteFederationApplicationRequestProto
+	20, // 20: hadoop.yarn.ResourceManagerAdministrationProtocolService.getFederationSubClusters:input_type -> hadoop.yarn.GetSubClustersRequestProto
+	21, // 21: hadoop.yarn.ResourceManagerAdministrationProtocolService.deleteFederationPoliciesByQueues:input_type -> hadoop.yarn.DeleteFederationQueuePoliciesRequestProto
+	22, // 22: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshQueues:output_type -> hadoop.yarn.RefreshQueuesResponseProto
+	23, // 23: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodes:output_type -> hadoop.yarn.RefreshNodesResponseProto
+	24, // 24: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshSuperUserGroupsConfiguration:output_type -> hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
+	25, // 25: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshUserToGroupsMappings:output_type -> hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
+	26, // 26: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshAdminAcls:output_type -> hadoop.yarn.RefreshAdminAclsResponseProto
+	27, // 27: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshServiceAcls:output_type -> hadoop.yarn.RefreshServiceAclsResponseProto
+	28, // 28: hadoop.yarn.ResourceManagerAdministrationProtocolService.getGroupsForUser:output_type -> hadoop.yarn.GetGroupsForUserResponseProto
+	29, // 29: hadoop.yarn.ResourceManagerAdministrationProtocolService.updateNodeResource:output_type -> hadoop.yarn.UpdateNodeResourceResponseProto
+	30, // 30: hadoop.yarn.ResourceManagerAdministrationProtocolService.addToClusterNodeLabels:output_type -> hadoop.yarn.AddToClusterNodeLabelsResponseProto
+	31, // 31: hadoop.yarn.ResourceManagerAdministrationProtocolService.removeFromClusterNodeLabels:output_type -> hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
+	32, // 32: hadoop.yarn.ResourceManagerAdministrationProtocolService.replaceLabelsOnNodes:output_type -> hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	33, // 33: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshNodesResources:output_type -> hadoop.yarn.RefreshNodesResourcesResponseProto
+	34, // 34: hadoop.yarn.ResourceManagerAdministrationProtocolService.checkForDecommissioningNodes:output_type -> hadoop.yarn.CheckForDecommissioningNodesResponseProto
+	35, // 35: hadoop.yarn.ResourceManagerAdministrationProtocolService.refreshClusterMaxPriority:output_type -> hadoop.yarn.RefreshClusterMaxPriorityResponseProto
+	36, // 36: hadoop.yarn.ResourceManagerAdministrationProtocolService.mapAttributesToNodes:output_type -> hadoop.yarn.NodesToAttributesMappingResponseProto
+	37, // 37: hadoop.yarn.ResourceManagerAdministrationProtocolService.deregisterSubCluster:output_type -> hadoop.yarn.DeregisterSubClusterResponseProto
+	38, // 38: hadoop.yarn.ResourceManagerAdministrationProtocolService.saveFederationQueuePolicy:output_type -> hadoop.yarn.SaveFederationQueuePolicyResponseProto
+	39, // 39: hadoop.yarn.ResourceManagerAdministrationProtocolService.batchSaveFederationQueuePolicies:output_type -> hadoop.yarn.BatchSaveFederationQueuePoliciesResponseProto
+	40, // 40: hadoop.yarn.ResourceManagerAdministrationProtocolService.listFederationQueuePolicies:output_type -> hadoop.yarn.QueryFederationQueuePoliciesResponseProto
+	41, // 41: hadoop.yarn.ResourceManagerAdministrationProtocolService.deleteFederationApplication:output_type -> hadoop.yarn.DeleteFederationApplicationResponseProto
+	42, // 42: hadoop.yarn.ResourceManagerAdministrationProtocolService.getFederationSubClusters:output_type -> hadoop.yarn.GetSubClustersResponseProto
+	43, // 43: hadoop.yarn.ResourceManagerAdministrationProtocolService.deleteFederationPoliciesByQueues:output_type -> hadoop.yarn.DeleteFederationQueuePoliciesResponseProto
+	22, // [22:44] is the sub-list for method output_type
+	0,  // [0:22] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

@@ -1020,6 +1020,61 @@ func (ContainerTypeProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
 }
 
+// 3.2+ node attributes: typed key/value facts about a node (set by the admin, or
+// reported by the NodeManager), matched by placement constraints.
+type NodeAttributeTypeProto int32
+
+const (
+	NodeAttributeTypeProto_STRING NodeAttributeTypeProto = 1
+)
+
+// Enum value maps for NodeAttributeTypeProto.
+var (
+	NodeAttributeTypeProto_name = map[int32]string{
+		1: "STRING",
+	}
+	NodeAttributeTypeProto_value = map[string]int32{
+		"STRING": 1,
+	}
+)
+
+func (x NodeAttributeTypeProto) Enum() *NodeAttributeTypeProto {
+	p := new(NodeAttributeTypeProto)
+	*p = x
+	return p
+}
+
+func (x NodeAttributeTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NodeAttributeTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[16].Descriptor()
+}
+
+func (NodeAttributeTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[16]
+}
+
+func (x NodeAttributeTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *NodeAttributeTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = NodeAttributeTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use NodeAttributeTypeProto.Descriptor instead.
+func (NodeAttributeTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
+}
+
 // 2.8+
 type LogAggregationStatusProto int32
 
@@ -1066,11 +1121,11 @@ func (x LogAggregationStatusProto) String() string {
 }
 
 func (LogAggregationStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[16].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[17].Descriptor()
 }
 
 func (LogAggregationStatusProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[16]
+	return &file_yarn_yarn_protos_proto_enumTypes[17]
 }
 
 func (x LogAggregationStatusProto) Number() protoreflect.EnumNumber {
@@ -1089,7 +1144,7 @@ func (x *LogAggregationStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use LogAggregationStatusProto.Descriptor instead.
 func (LogAggregationStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
 }
 
 // 3.x application timeouts.
@@ -1120,11 +1175,11 @@ func (x ApplicationTimeoutTypeProto) String() string {
 }
 
 func (ApplicationTimeoutTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[17].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[18].Descriptor()
 }
 
 func (ApplicationTimeoutTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[17]
+	return &file_yarn_yarn_protos_proto_enumTypes[18]
 }
 
 func (x ApplicationTimeoutTypeProto) Number() protoreflect.EnumNumber {
@@ -1143,7 +1198,7 @@ func (x *ApplicationTimeoutTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ApplicationTimeoutTypeProto.Descriptor instead.
 func (ApplicationTimeoutTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
 }
 
 // 3.x
@@ -1180,11 +1235,11 @@ func (x NodeUpdateTypeProto) String() string {
 }
 
 func (NodeUpdateTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[18].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[19].Descriptor()
 }
 
 func (NodeUpdateTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[18]
+	return &file_yarn_yarn_protos_proto_enumTypes[19]
 }
 
 func (x NodeUpdateTypeProto) Number() protoreflect.EnumNumber {
@@ -1203,7 +1258,7 @@ func (x *NodeUpdateTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use NodeUpdateTypeProto.Descriptor instead.
 func (NodeUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
 }
 
 // 3.x
@@ -1246,11 +1301,11 @@ func (x ContainerSubStateProto) String() string {
 }
 
 func (ContainerSubStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[19].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[20].Descriptor()
 }
 
 func (ContainerSubStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[19]
+	return &file_yarn_yarn_protos_proto_enumTypes[20]
 }
 
 func (x ContainerSubStateProto) Number() protoreflect.EnumNumber {
@@ -1269,7 +1324,7 @@ func (x *ContainerSubStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerSubStateProto.Descriptor instead.
 func (ContainerSubStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
 }
 
 type RejectionReasonProto int32
@@ -1302,11 +1357,11 @@ func (x RejectionReasonProto) String() string {
 }
 
 func (RejectionReasonProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[20].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[21].Descriptor()
 }
 
 func (RejectionReasonProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[20]
+	return &file_yarn_yarn_protos_proto_enumTypes[21]
 }
 
 func (x RejectionReasonProto) Number() protoreflect.EnumNumber {
@@ -1325,7 +1380,7 @@ func (x *RejectionReasonProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RejectionReasonProto.Descriptor instead.
 func (RejectionReasonProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
 }
 
 type SignalContainerCommandProto int32
@@ -1361,11 +1416,11 @@ func (x SignalContainerCommandProto) String() string {
 }
 
 func (SignalContainerCommandProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[21].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[22].Descriptor()
 }
 
 func (SignalContainerCommandProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[21]
+	return &file_yarn_yarn_protos_proto_enumTypes[22]
 }
 
 func (x SignalContainerCommandProto) Number() protoreflect.EnumNumber {
@@ -1384,7 +1439,7 @@ func (x *SignalContainerCommandProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use SignalContainerCommandProto.Descriptor instead.
 func (SignalContainerCommandProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
 }
 
 type ContainerRetryPolicyProto int32
@@ -1420,11 +1475,11 @@ func (x ContainerRetryPolicyProto) String() string {
 }
 
 func (ContainerRetryPolicyProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[22].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[23].Descriptor()
 }
 
 func (ContainerRetryPolicyProto) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[22]
+	return &file_yarn_yarn_protos_proto_enumTypes[23]
 }
 
 func (x ContainerRetryPolicyProto) Number() protoreflect.EnumNumber {
@@ -1443,7 +1498,67 @@ func (x *ContainerRetryPolicyProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerRetryPolicyProto.Descriptor instead.
 func (ContainerRetryPolicyProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
+}
+
+// 3.2+: how a node-attribute target compares (PlacementConstraints.NodeAttributeOpCode).
+type NodeAttributeOpCodeProto int32
+
+const (
+	NodeAttributeOpCodeProto_NO_OP NodeAttributeOpCodeProto = 1
+	NodeAttributeOpCodeProto_EQ    NodeAttributeOpCodeProto = 2
+	NodeAttributeOpCodeProto_NE    NodeAttributeOpCodeProto = 3
+)
+
+// Enum value maps for NodeAttributeOpCodeProto.
+var (
+	NodeAttributeOpCodeProto_name = map[int32]string{
+		1: "NO_OP",
+		2: "EQ",
+		3: "NE",
+	}
+	NodeAttributeOpCodeProto_value = map[string]int32{
+		"NO_OP": 1,
+		"EQ":    2,
+		"NE":    3,
+	}
+)
+
+func (x NodeAttributeOpCodeProto) Enum() *NodeAttributeOpCodeProto {
+	p := new(NodeAttributeOpCodeProto)
+	*p = x
+	return p
+}
+
+func (x NodeAttributeOpCodeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NodeAttributeOpCodeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_protos_proto_enumTypes[24].Descriptor()
+}
+
+func (NodeAttributeOpCodeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_protos_proto_enumTypes[24]
+}
+
+func (x NodeAttributeOpCodeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *NodeAttributeOpCodeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = NodeAttributeOpCodeProto(num)
+	return nil
+}
+
+// Deprecated: Use NodeAttributeOpCodeProto.Descriptor instead.
+func (NodeAttributeOpCodeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
 }
 
 type PlacementConstraintTargetProto_TargetType int32
@@ -1479,11 +1594,11 @@ func (x PlacementConstraintTargetProto_TargetType) String() string {
 }
 
 func (PlacementConstraintTargetProto_TargetType) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[23].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[25].Descriptor()
 }
 
 func (PlacementConstraintTargetProto_TargetType) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[23]
+	return &file_yarn_yarn_protos_proto_enumTypes[25]
 }
 
 func (x PlacementConstraintTargetProto_TargetType) Number() protoreflect.EnumNumber {
@@ -1502,7 +1617,7 @@ func (x *PlacementConstraintTargetProto_TargetType) UnmarshalJSON(b []byte) erro
 
 // Deprecated: Use PlacementConstraintTargetProto_TargetType.Descriptor instead.
 func (PlacementConstraintTargetProto_TargetType) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{62, 0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{71, 0}
 }
 
 type TimedPlacementConstraintProto_DelayUnit int32
@@ -1535,11 +1650,11 @@ func (x TimedPlacementConstraintProto_DelayUnit) String() string {
 }
 
 func (TimedPlacementConstraintProto_DelayUnit) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[24].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[26].Descriptor()
 }
 
 func (TimedPlacementConstraintProto_DelayUnit) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[24]
+	return &file_yarn_yarn_protos_proto_enumTypes[26]
 }
 
 func (x TimedPlacementConstraintProto_DelayUnit) Number() protoreflect.EnumNumber {
@@ -1558,7 +1673,7 @@ func (x *TimedPlacementConstraintProto_DelayUnit) UnmarshalJSON(b []byte) error 
 
 // Deprecated: Use TimedPlacementConstraintProto_DelayUnit.Descriptor instead.
 func (TimedPlacementConstraintProto_DelayUnit) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{63, 0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{72, 0}
 }
 
 type CompositePlacementConstraintProto_CompositeType int32
@@ -1594,11 +1709,11 @@ func (x CompositePlacementConstraintProto_CompositeType) String() string {
 }
 
 func (CompositePlacementConstraintProto_CompositeType) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_yarn_protos_proto_enumTypes[25].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[27].Descriptor()
 }
 
 func (CompositePlacementConstraintProto_CompositeType) Type() protoreflect.EnumType {
-	return &file_yarn_yarn_protos_proto_enumTypes[25]
+	return &file_yarn_yarn_protos_proto_enumTypes[27]
 }
 
 func (x CompositePlacementConstraintProto_CompositeType) Number() protoreflect.EnumNumber {
@@ -1617,7 +1732,7 @@ func (x *CompositePlacementConstraintProto_CompositeType) UnmarshalJSON(b []byte
 
 // Deprecated: Use CompositePlacementConstraintProto_CompositeType.Descriptor instead.
 func (CompositePlacementConstraintProto_CompositeType) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{64, 0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{73, 0}
 }
 
 type SerializedExceptionProto struct {
@@ -2184,6 +2299,551 @@ func (x *NodeLabelProto) GetIsExclusive() bool {
 	return Default_NodeLabelProto_IsExclusive
 }
 
+type NodeAttributeKeyProto struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	AttributePrefix *string                `protobuf:"bytes,1,opt,name=attributePrefix,def=rm.yarn.io" json:"attributePrefix,omitempty"`
+	AttributeName   *string                `protobuf:"bytes,2,req,name=attributeName" json:"attributeName,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+// Default values for NodeAttributeKeyProto fields.
+const (
+	Default_NodeAttributeKeyProto_AttributePrefix = string("rm.yarn.io")
+)
+
+func (x *NodeAttributeKeyProto) Reset() {
+	*x = NodeAttributeKeyProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeAttributeKeyProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeAttributeKeyProto) ProtoMessage() {}
+
+func (x *NodeAttributeKeyProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeAttributeKeyProto.ProtoReflect.Descriptor instead.
+func (*NodeAttributeKeyProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *NodeAttributeKeyProto) GetAttributePrefix() string {
+	if x != nil && x.AttributePrefix != nil {
+		return *x.AttributePrefix
+	}
+	return Default_NodeAttributeKeyProto_AttributePrefix
+}
+
+func (x *NodeAttributeKeyProto) GetAttributeName() string {
+	if x != nil && x.AttributeName != nil {
+		return *x.AttributeName
+	}
+	return ""
+}
+
+type NodeAttributeProto struct {
+	state          protoimpl.MessageState  `protogen:"open.v1"`
+	AttributeKey   *NodeAttributeKeyProto  `protobuf:"bytes,1,req,name=attributeKey" json:"attributeKey,omitempty"`
+	AttributeType  *NodeAttributeTypeProto `protobuf:"varint,2,opt,name=attributeType,enum=hadoop.yarn.NodeAttributeTypeProto,def=1" json:"attributeType,omitempty"`
+	AttributeValue *string                 `protobuf:"bytes,3,opt,name=attributeValue,def=" json:"attributeValue,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+// Default values for NodeAttributeProto fields.
+const (
+	Default_NodeAttributeProto_AttributeType  = NodeAttributeTypeProto_STRING
+	Default_NodeAttributeProto_AttributeValue = string("")
+)
+
+func (x *NodeAttributeProto) Reset() {
+	*x = NodeAttributeProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeAttributeProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeAttributeProto) ProtoMessage() {}
+
+func (x *NodeAttributeProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeAttributeProto.ProtoReflect.Descriptor instead.
+func (*NodeAttributeProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *NodeAttributeProto) GetAttributeKey() *NodeAttributeKeyProto {
+	if x != nil {
+		return x.AttributeKey
+	}
+	return nil
+}
+
+func (x *NodeAttributeProto) GetAttributeType() NodeAttributeTypeProto {
+	if x != nil && x.AttributeType != nil {
+		return *x.AttributeType
+	}
+	return Default_NodeAttributeProto_AttributeType
+}
+
+func (x *NodeAttributeProto) GetAttributeValue() string {
+	if x != nil && x.AttributeValue != nil {
+		return *x.AttributeValue
+	}
+	return Default_NodeAttributeProto_AttributeValue
+}
+
+type NodeAttributeInfoProto struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	AttributeKey  *NodeAttributeKeyProto  `protobuf:"bytes,1,req,name=attributeKey" json:"attributeKey,omitempty"`
+	AttributeType *NodeAttributeTypeProto `protobuf:"varint,2,req,name=attributeType,enum=hadoop.yarn.NodeAttributeTypeProto" json:"attributeType,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeAttributeInfoProto) Reset() {
+	*x = NodeAttributeInfoProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeAttributeInfoProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeAttributeInfoProto) ProtoMessage() {}
+
+func (x *NodeAttributeInfoProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeAttributeInfoProto.ProtoReflect.Descriptor instead.
+func (*NodeAttributeInfoProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *NodeAttributeInfoProto) GetAttributeKey() *NodeAttributeKeyProto {
+	if x != nil {
+		return x.AttributeKey
+	}
+	return nil
+}
+
+func (x *NodeAttributeInfoProto) GetAttributeType() NodeAttributeTypeProto {
+	if x != nil && x.AttributeType != nil {
+		return *x.AttributeType
+	}
+	return NodeAttributeTypeProto_STRING
+}
+
+type NodeToAttributeValueProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Hostname       *string                `protobuf:"bytes,1,req,name=hostname" json:"hostname,omitempty"`
+	AttributeValue *string                `protobuf:"bytes,2,req,name=attributeValue" json:"attributeValue,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *NodeToAttributeValueProto) Reset() {
+	*x = NodeToAttributeValueProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeToAttributeValueProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeToAttributeValueProto) ProtoMessage() {}
+
+func (x *NodeToAttributeValueProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeToAttributeValueProto.ProtoReflect.Descriptor instead.
+func (*NodeToAttributeValueProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *NodeToAttributeValueProto) GetHostname() string {
+	if x != nil && x.Hostname != nil {
+		return *x.Hostname
+	}
+	return ""
+}
+
+func (x *NodeToAttributeValueProto) GetAttributeValue() string {
+	if x != nil && x.AttributeValue != nil {
+		return *x.AttributeValue
+	}
+	return ""
+}
+
+type AttributeToNodesProto struct {
+	state         protoimpl.MessageState       `protogen:"open.v1"`
+	NodeAttribute *NodeAttributeKeyProto       `protobuf:"bytes,1,req,name=nodeAttribute" json:"nodeAttribute,omitempty"`
+	NodeValueMap  []*NodeToAttributeValueProto `protobuf:"bytes,2,rep,name=nodeValueMap" json:"nodeValueMap,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttributeToNodesProto) Reset() {
+	*x = AttributeToNodesProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttributeToNodesProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttributeToNodesProto) ProtoMessage() {}
+
+func (x *AttributeToNodesProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttributeToNodesProto.ProtoReflect.Descriptor instead.
+func (*AttributeToNodesProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AttributeToNodesProto) GetNodeAttribute() *NodeAttributeKeyProto {
+	if x != nil {
+		return x.NodeAttribute
+	}
+	return nil
+}
+
+func (x *AttributeToNodesProto) GetNodeValueMap() []*NodeToAttributeValueProto {
+	if x != nil {
+		return x.NodeValueMap
+	}
+	return nil
+}
+
+type NodeToAttributesProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Node           *string                `protobuf:"bytes,1,opt,name=node" json:"node,omitempty"`
+	NodeAttributes []*NodeAttributeProto  `protobuf:"bytes,2,rep,name=nodeAttributes" json:"nodeAttributes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *NodeToAttributesProto) Reset() {
+	*x = NodeToAttributesProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeToAttributesProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeToAttributesProto) ProtoMessage() {}
+
+func (x *NodeToAttributesProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeToAttributesProto.ProtoReflect.Descriptor instead.
+func (*NodeToAttributesProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *NodeToAttributesProto) GetNode() string {
+	if x != nil && x.Node != nil {
+		return *x.Node
+	}
+	return ""
+}
+
+func (x *NodeToAttributesProto) GetNodeAttributes() []*NodeAttributeProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
+// 3.4+ YARN federation (the Router's view of sub-clusters); a ResourceManager only
+// carries them.
+type DeregisterSubClustersProto struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId      *string                `protobuf:"bytes,1,opt,name=subClusterId" json:"subClusterId,omitempty"`
+	DeregisterState   *string                `protobuf:"bytes,2,opt,name=deregisterState" json:"deregisterState,omitempty"`
+	LastHeartBeatTime *string                `protobuf:"bytes,3,opt,name=lastHeartBeatTime" json:"lastHeartBeatTime,omitempty"`
+	Information       *string                `protobuf:"bytes,4,opt,name=information" json:"information,omitempty"`
+	SubClusterState   *string                `protobuf:"bytes,5,opt,name=subClusterState" json:"subClusterState,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *DeregisterSubClustersProto) Reset() {
+	*x = DeregisterSubClustersProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterSubClustersProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterSubClustersProto) ProtoMessage() {}
+
+func (x *DeregisterSubClustersProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterSubClustersProto.ProtoReflect.Descriptor instead.
+func (*DeregisterSubClustersProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DeregisterSubClustersProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
+func (x *DeregisterSubClustersProto) GetDeregisterState() string {
+	if x != nil && x.DeregisterState != nil {
+		return *x.DeregisterState
+	}
+	return ""
+}
+
+func (x *DeregisterSubClustersProto) GetLastHeartBeatTime() string {
+	if x != nil && x.LastHeartBeatTime != nil {
+		return *x.LastHeartBeatTime
+	}
+	return ""
+}
+
+func (x *DeregisterSubClustersProto) GetInformation() string {
+	if x != nil && x.Information != nil {
+		return *x.Information
+	}
+	return ""
+}
+
+func (x *DeregisterSubClustersProto) GetSubClusterState() string {
+	if x != nil && x.SubClusterState != nil {
+		return *x.SubClusterState
+	}
+	return ""
+}
+
+type FederationQueueWeightProto struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	RouterWeight           *string                `protobuf:"bytes,1,opt,name=routerWeight" json:"routerWeight,omitempty"`
+	AmrmWeight             *string                `protobuf:"bytes,2,opt,name=amrmWeight" json:"amrmWeight,omitempty"`
+	HeadRoomAlpha          *string                `protobuf:"bytes,3,opt,name=headRoomAlpha" json:"headRoomAlpha,omitempty"`
+	Queue                  *string                `protobuf:"bytes,4,opt,name=queue" json:"queue,omitempty"`
+	PolicyManagerClassName *string                `protobuf:"bytes,5,opt,name=policyManagerClassName" json:"policyManagerClassName,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *FederationQueueWeightProto) Reset() {
+	*x = FederationQueueWeightProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FederationQueueWeightProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FederationQueueWeightProto) ProtoMessage() {}
+
+func (x *FederationQueueWeightProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FederationQueueWeightProto.ProtoReflect.Descriptor instead.
+func (*FederationQueueWeightProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *FederationQueueWeightProto) GetRouterWeight() string {
+	if x != nil && x.RouterWeight != nil {
+		return *x.RouterWeight
+	}
+	return ""
+}
+
+func (x *FederationQueueWeightProto) GetAmrmWeight() string {
+	if x != nil && x.AmrmWeight != nil {
+		return *x.AmrmWeight
+	}
+	return ""
+}
+
+func (x *FederationQueueWeightProto) GetHeadRoomAlpha() string {
+	if x != nil && x.HeadRoomAlpha != nil {
+		return *x.HeadRoomAlpha
+	}
+	return ""
+}
+
+func (x *FederationQueueWeightProto) GetQueue() string {
+	if x != nil && x.Queue != nil {
+		return *x.Queue
+	}
+	return ""
+}
+
+func (x *FederationQueueWeightProto) GetPolicyManagerClassName() string {
+	if x != nil && x.PolicyManagerClassName != nil {
+		return *x.PolicyManagerClassName
+	}
+	return ""
+}
+
+type FederationSubClusterProto struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId      *string                `protobuf:"bytes,1,opt,name=subClusterId" json:"subClusterId,omitempty"`
+	LastHeartBeatTime *string                `protobuf:"bytes,2,opt,name=lastHeartBeatTime" json:"lastHeartBeatTime,omitempty"`
+	SubClusterState   *string                `protobuf:"bytes,3,opt,name=subClusterState" json:"subClusterState,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *FederationSubClusterProto) Reset() {
+	*x = FederationSubClusterProto{}
+	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FederationSubClusterProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FederationSubClusterProto) ProtoMessage() {}
+
+func (x *FederationSubClusterProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FederationSubClusterProto.ProtoReflect.Descriptor instead.
+func (*FederationSubClusterProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *FederationSubClusterProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
+func (x *FederationSubClusterProto) GetLastHeartBeatTime() string {
+	if x != nil && x.LastHeartBeatTime != nil {
+		return *x.LastHeartBeatTime
+	}
+	return ""
+}
+
+func (x *FederationSubClusterProto) GetSubClusterState() string {
+	if x != nil && x.SubClusterState != nil {
+		return *x.SubClusterState
+	}
+	return ""
+}
+
 type ApplicationTimeoutMapProto struct {
 	state                  protoimpl.MessageState       `protogen:"open.v1"`
 	ApplicationTimeoutType *ApplicationTimeoutTypeProto `protobuf:"varint,1,opt,name=application_timeout_type,json=applicationTimeoutType,enum=hadoop.yarn.ApplicationTimeoutTypeProto" json:"application_timeout_type,omitempty"`
@@ -2194,7 +2854,7 @@ type ApplicationTimeoutMapProto struct {
 
 func (x *ApplicationTimeoutMapProto) Reset() {
 	*x = ApplicationTimeoutMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2866,7 @@ func (x *ApplicationTimeoutMapProto) String() string {
 func (*ApplicationTimeoutMapProto) ProtoMessage() {}
 
 func (x *ApplicationTimeoutMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2879,7 @@ func (x *ApplicationTimeoutMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationTimeoutMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationTimeoutMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApplicationTimeoutMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -2246,7 +2906,7 @@ type AppTimeoutsMapProto struct {
 
 func (x *AppTimeoutsMapProto) Reset() {
 	*x = AppTimeoutsMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2918,7 @@ func (x *AppTimeoutsMapProto) String() string {
 func (*AppTimeoutsMapProto) ProtoMessage() {}
 
 func (x *AppTimeoutsMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2931,7 @@ func (x *AppTimeoutsMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppTimeoutsMapProto.ProtoReflect.Descriptor instead.
 func (*AppTimeoutsMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AppTimeoutsMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -2299,7 +2959,7 @@ type ApplicationTimeoutProto struct {
 
 func (x *ApplicationTimeoutProto) Reset() {
 	*x = ApplicationTimeoutProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2971,7 @@ func (x *ApplicationTimeoutProto) String() string {
 func (*ApplicationTimeoutProto) ProtoMessage() {}
 
 func (x *ApplicationTimeoutProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2984,7 @@ func (x *ApplicationTimeoutProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationTimeoutProto.ProtoReflect.Descriptor instead.
 func (*ApplicationTimeoutProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ApplicationTimeoutProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -2358,7 +3018,7 @@ type ResourceOptionProto struct {
 
 func (x *ResourceOptionProto) Reset() {
 	*x = ResourceOptionProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +3030,7 @@ func (x *ResourceOptionProto) String() string {
 func (*ResourceOptionProto) ProtoMessage() {}
 
 func (x *ResourceOptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +3043,7 @@ func (x *ResourceOptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceOptionProto.ProtoReflect.Descriptor instead.
 func (*ResourceOptionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResourceOptionProto) GetResource() *ResourceProto {
@@ -2410,7 +3070,7 @@ type NodeResourceMapProto struct {
 
 func (x *NodeResourceMapProto) Reset() {
 	*x = NodeResourceMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2422,7 +3082,7 @@ func (x *NodeResourceMapProto) String() string {
 func (*NodeResourceMapProto) ProtoMessage() {}
 
 func (x *NodeResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2435,7 +3095,7 @@ func (x *NodeResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeResourceMapProto.ProtoReflect.Descriptor instead.
 func (*NodeResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NodeResourceMapProto) GetNodeId() *NodeIdProto {
@@ -2461,7 +3121,7 @@ type PriorityProto struct {
 
 func (x *PriorityProto) Reset() {
 	*x = PriorityProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2473,7 +3133,7 @@ func (x *PriorityProto) String() string {
 func (*PriorityProto) ProtoMessage() {}
 
 func (x *PriorityProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2486,7 +3146,7 @@ func (x *PriorityProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityProto.ProtoReflect.Descriptor instead.
 func (*PriorityProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PriorityProto) GetPriority() int32 {
@@ -2522,7 +3182,7 @@ const (
 
 func (x *ContainerProto) Reset() {
 	*x = ContainerProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2534,7 +3194,7 @@ func (x *ContainerProto) String() string {
 func (*ContainerProto) ProtoMessage() {}
 
 func (x *ContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2547,7 +3207,7 @@ func (x *ContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerProto.ProtoReflect.Descriptor instead.
 func (*ContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ContainerProto) GetId() *ContainerIdProto {
@@ -2654,7 +3314,7 @@ const (
 
 func (x *ContainerReportProto) Reset() {
 	*x = ContainerReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +3326,7 @@ func (x *ContainerReportProto) String() string {
 func (*ContainerReportProto) ProtoMessage() {}
 
 func (x *ContainerReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +3339,7 @@ func (x *ContainerReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReportProto.ProtoReflect.Descriptor instead.
 func (*ContainerReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ContainerReportProto) GetContainerId() *ContainerIdProto {
@@ -2786,7 +3446,7 @@ type URLProto struct {
 
 func (x *URLProto) Reset() {
 	*x = URLProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +3458,7 @@ func (x *URLProto) String() string {
 func (*URLProto) ProtoMessage() {}
 
 func (x *URLProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +3471,7 @@ func (x *URLProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use URLProto.ProtoReflect.Descriptor instead.
 func (*URLProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *URLProto) GetScheme() string {
@@ -2864,7 +3524,7 @@ type LocalResourceProto struct {
 
 func (x *LocalResourceProto) Reset() {
 	*x = LocalResourceProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +3536,7 @@ func (x *LocalResourceProto) String() string {
 func (*LocalResourceProto) ProtoMessage() {}
 
 func (x *LocalResourceProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +3549,7 @@ func (x *LocalResourceProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalResourceProto.ProtoReflect.Descriptor instead.
 func (*LocalResourceProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LocalResourceProto) GetResource() *URLProto {
@@ -2962,7 +3622,7 @@ type ApplicationResourceUsageReportProto struct {
 
 func (x *ApplicationResourceUsageReportProto) Reset() {
 	*x = ApplicationResourceUsageReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2974,7 +3634,7 @@ func (x *ApplicationResourceUsageReportProto) String() string {
 func (*ApplicationResourceUsageReportProto) ProtoMessage() {}
 
 func (x *ApplicationResourceUsageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2987,7 +3647,7 @@ func (x *ApplicationResourceUsageReportProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ApplicationResourceUsageReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationResourceUsageReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ApplicationResourceUsageReportProto) GetNumUsedContainers() int32 {
@@ -3092,7 +3752,7 @@ type StringLongMapProto struct {
 
 func (x *StringLongMapProto) Reset() {
 	*x = StringLongMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3764,7 @@ func (x *StringLongMapProto) String() string {
 func (*StringLongMapProto) ProtoMessage() {}
 
 func (x *StringLongMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3777,7 @@ func (x *StringLongMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringLongMapProto.ProtoReflect.Descriptor instead.
 func (*StringLongMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StringLongMapProto) GetKey() string {
@@ -3145,7 +3805,7 @@ type StringFloatMapProto struct {
 
 func (x *StringFloatMapProto) Reset() {
 	*x = StringFloatMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3157,7 +3817,7 @@ func (x *StringFloatMapProto) String() string {
 func (*StringFloatMapProto) ProtoMessage() {}
 
 func (x *StringFloatMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3170,7 +3830,7 @@ func (x *StringFloatMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringFloatMapProto.ProtoReflect.Descriptor instead.
 func (*StringFloatMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StringFloatMapProto) GetKey() string {
@@ -3230,7 +3890,7 @@ const (
 
 func (x *ApplicationReportProto) Reset() {
 	*x = ApplicationReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3242,7 +3902,7 @@ func (x *ApplicationReportProto) String() string {
 func (*ApplicationReportProto) ProtoMessage() {}
 
 func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3255,7 +3915,7 @@ func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ApplicationReportProto) GetApplicationId() *ApplicationIdProto {
@@ -3484,7 +4144,7 @@ const (
 
 func (x *ApplicationAttemptReportProto) Reset() {
 	*x = ApplicationAttemptReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3496,7 +4156,7 @@ func (x *ApplicationAttemptReportProto) String() string {
 func (*ApplicationAttemptReportProto) ProtoMessage() {}
 
 func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3509,7 +4169,7 @@ func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationAttemptReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationAttemptReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ApplicationAttemptReportProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -3592,7 +4252,7 @@ type NodeIdProto struct {
 
 func (x *NodeIdProto) Reset() {
 	*x = NodeIdProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3604,7 +4264,7 @@ func (x *NodeIdProto) String() string {
 func (*NodeIdProto) ProtoMessage() {}
 
 func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3617,7 +4277,7 @@ func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdProto.ProtoReflect.Descriptor instead.
 func (*NodeIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *NodeIdProto) GetHost() string {
@@ -3650,13 +4310,14 @@ type NodeReportProto struct {
 	NodeUtilization        *ResourceUtilizationProto `protobuf:"bytes,12,opt,name=node_utilization,json=nodeUtilization" json:"node_utilization,omitempty"`                                      // 3.x
 	DecommissioningTimeout *uint32                   `protobuf:"varint,13,opt,name=decommissioning_timeout,json=decommissioningTimeout" json:"decommissioning_timeout,omitempty"`                // 3.x
 	NodeUpdateType         *NodeUpdateTypeProto      `protobuf:"varint,14,opt,name=node_update_type,json=nodeUpdateType,enum=hadoop.yarn.NodeUpdateTypeProto" json:"node_update_type,omitempty"` // 3.x
+	NodeAttributes         []*NodeAttributeProto     `protobuf:"bytes,15,rep,name=node_attributes,json=nodeAttributes" json:"node_attributes,omitempty"`                                         // 3.2+
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
 
 func (x *NodeReportProto) Reset() {
 	*x = NodeReportProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3668,7 +4329,7 @@ func (x *NodeReportProto) String() string {
 func (*NodeReportProto) ProtoMessage() {}
 
 func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3681,7 +4342,7 @@ func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeReportProto.ProtoReflect.Descriptor instead.
 func (*NodeReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *NodeReportProto) GetNodeId() *NodeIdProto {
@@ -3782,6 +4443,13 @@ func (x *NodeReportProto) GetNodeUpdateType() NodeUpdateTypeProto {
 	return NodeUpdateTypeProto_NODE_USABLE
 }
 
+func (x *NodeReportProto) GetNodeAttributes() []*NodeAttributeProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
 type NodeIdToLabelsProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
@@ -3792,7 +4460,7 @@ type NodeIdToLabelsProto struct {
 
 func (x *NodeIdToLabelsProto) Reset() {
 	*x = NodeIdToLabelsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3804,7 +4472,7 @@ func (x *NodeIdToLabelsProto) String() string {
 func (*NodeIdToLabelsProto) ProtoMessage() {}
 
 func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3817,7 +4485,7 @@ func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdToLabelsProto.ProtoReflect.Descriptor instead.
 func (*NodeIdToLabelsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *NodeIdToLabelsProto) GetNodeId() *NodeIdProto {
@@ -3844,7 +4512,7 @@ type LabelsToNodeIdsProto struct {
 
 func (x *LabelsToNodeIdsProto) Reset() {
 	*x = LabelsToNodeIdsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3856,7 +4524,7 @@ func (x *LabelsToNodeIdsProto) String() string {
 func (*LabelsToNodeIdsProto) ProtoMessage() {}
 
 func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3869,7 +4537,7 @@ func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelsToNodeIdsProto.ProtoReflect.Descriptor instead.
 func (*LabelsToNodeIdsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LabelsToNodeIdsProto) GetNodeLabels() string {
@@ -3908,7 +4576,7 @@ const (
 
 func (x *ResourceRequestProto) Reset() {
 	*x = ResourceRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +4588,7 @@ func (x *ResourceRequestProto) String() string {
 func (*ResourceRequestProto) ProtoMessage() {}
 
 func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +4601,7 @@ func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ResourceRequestProto) GetPriority() *PriorityProto {
@@ -4002,7 +4670,7 @@ type PreemptionMessageProto struct {
 
 func (x *PreemptionMessageProto) Reset() {
 	*x = PreemptionMessageProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4014,7 +4682,7 @@ func (x *PreemptionMessageProto) String() string {
 func (*PreemptionMessageProto) ProtoMessage() {}
 
 func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4027,7 +4695,7 @@ func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionMessageProto.ProtoReflect.Descriptor instead.
 func (*PreemptionMessageProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PreemptionMessageProto) GetStrictContract() *StrictPreemptionContractProto {
@@ -4053,7 +4721,7 @@ type StrictPreemptionContractProto struct {
 
 func (x *StrictPreemptionContractProto) Reset() {
 	*x = StrictPreemptionContractProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4065,7 +4733,7 @@ func (x *StrictPreemptionContractProto) String() string {
 func (*StrictPreemptionContractProto) ProtoMessage() {}
 
 func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4078,7 +4746,7 @@ func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrictPreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*StrictPreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StrictPreemptionContractProto) GetContainer() []*PreemptionContainerProto {
@@ -4098,7 +4766,7 @@ type PreemptionContractProto struct {
 
 func (x *PreemptionContractProto) Reset() {
 	*x = PreemptionContractProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4110,7 +4778,7 @@ func (x *PreemptionContractProto) String() string {
 func (*PreemptionContractProto) ProtoMessage() {}
 
 func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4123,7 +4791,7 @@ func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PreemptionContractProto) GetResource() []*PreemptionResourceRequestProto {
@@ -4149,7 +4817,7 @@ type PreemptionContainerProto struct {
 
 func (x *PreemptionContainerProto) Reset() {
 	*x = PreemptionContainerProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4161,7 +4829,7 @@ func (x *PreemptionContainerProto) String() string {
 func (*PreemptionContainerProto) ProtoMessage() {}
 
 func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4174,7 +4842,7 @@ func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContainerProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PreemptionContainerProto) GetId() *ContainerIdProto {
@@ -4193,7 +4861,7 @@ type PreemptionResourceRequestProto struct {
 
 func (x *PreemptionResourceRequestProto) Reset() {
 	*x = PreemptionResourceRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4205,7 +4873,7 @@ func (x *PreemptionResourceRequestProto) String() string {
 func (*PreemptionResourceRequestProto) ProtoMessage() {}
 
 func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4218,7 +4886,7 @@ func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*PreemptionResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PreemptionResourceRequestProto) GetResource() *ResourceRequestProto {
@@ -4238,7 +4906,7 @@ type ResourceBlacklistRequestProto struct {
 
 func (x *ResourceBlacklistRequestProto) Reset() {
 	*x = ResourceBlacklistRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4250,7 +4918,7 @@ func (x *ResourceBlacklistRequestProto) String() string {
 func (*ResourceBlacklistRequestProto) ProtoMessage() {}
 
 func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4263,7 +4931,7 @@ func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceBlacklistRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceBlacklistRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResourceBlacklistRequestProto) GetBlacklistAdditions() []string {
@@ -4320,7 +4988,7 @@ const (
 
 func (x *ApplicationSubmissionContextProto) Reset() {
 	*x = ApplicationSubmissionContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +5000,7 @@ func (x *ApplicationSubmissionContextProto) String() string {
 func (*ApplicationSubmissionContextProto) ProtoMessage() {}
 
 func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +5013,7 @@ func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ApplicationSubmissionContextProto.ProtoReflect.Descriptor instead.
 func (*ApplicationSubmissionContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ApplicationSubmissionContextProto) GetApplicationId() *ApplicationIdProto {
@@ -4503,7 +5171,7 @@ const (
 
 func (x *LogAggregationContextProto) Reset() {
 	*x = LogAggregationContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4515,7 +5183,7 @@ func (x *LogAggregationContextProto) String() string {
 func (*LogAggregationContextProto) ProtoMessage() {}
 
 func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4528,7 +5196,7 @@ func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAggregationContextProto.ProtoReflect.Descriptor instead.
 func (*LogAggregationContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogAggregationContextProto) GetIncludePattern() string {
@@ -4588,7 +5256,7 @@ const (
 
 func (x *ApplicationACLMapProto) Reset() {
 	*x = ApplicationACLMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4600,7 +5268,7 @@ func (x *ApplicationACLMapProto) String() string {
 func (*ApplicationACLMapProto) ProtoMessage() {}
 
 func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4613,7 +5281,7 @@ func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationACLMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationACLMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ApplicationACLMapProto) GetAccessType() ApplicationAccessTypeProto {
@@ -4646,7 +5314,7 @@ type YarnClusterMetricsProto struct {
 
 func (x *YarnClusterMetricsProto) Reset() {
 	*x = YarnClusterMetricsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4658,7 +5326,7 @@ func (x *YarnClusterMetricsProto) String() string {
 func (*YarnClusterMetricsProto) ProtoMessage() {}
 
 func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4671,7 +5339,7 @@ func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YarnClusterMetricsProto.ProtoReflect.Descriptor instead.
 func (*YarnClusterMetricsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *YarnClusterMetricsProto) GetNumNodeManagers() int32 {
@@ -4745,13 +5413,29 @@ type QueueInfoProto struct {
 	PreemptionDisabled           *bool                          `protobuf:"varint,11,opt,name=preemptionDisabled" json:"preemptionDisabled,omitempty"`                     // 3.x
 	QueueConfigurationsMap       []*QueueConfigurationsMapProto `protobuf:"bytes,12,rep,name=queueConfigurationsMap" json:"queueConfigurationsMap,omitempty"`              // 3.x
 	IntraQueuePreemptionDisabled *bool                          `protobuf:"varint,13,opt,name=intraQueuePreemptionDisabled" json:"intraQueuePreemptionDisabled,omitempty"` // 3.x
-	unknownFields                protoimpl.UnknownFields
-	sizeCache                    protoimpl.SizeCache
+	// 3.3+
+	Weight          *float32 `protobuf:"fixed32,14,opt,name=weight" json:"weight,omitempty"`
+	QueuePath       *string  `protobuf:"bytes,15,opt,name=queuePath" json:"queuePath,omitempty"`
+	MaxParallelApps *int32   `protobuf:"varint,16,opt,name=maxParallelApps" json:"maxParallelApps,omitempty"`
+	// 3.4+: what `yarn queue -status` prints per scheduler.
+	SchedulerType          *string `protobuf:"bytes,17,opt,name=schedulerType" json:"schedulerType,omitempty"`
+	MinResourceVCore       *int32  `protobuf:"varint,18,opt,name=minResourceVCore" json:"minResourceVCore,omitempty"`
+	MinResourceMemory      *int64  `protobuf:"varint,19,opt,name=minResourceMemory" json:"minResourceMemory,omitempty"`
+	MaxResourceVCore       *int32  `protobuf:"varint,20,opt,name=maxResourceVCore" json:"maxResourceVCore,omitempty"`
+	MaxResourceMemory      *int64  `protobuf:"varint,21,opt,name=maxResourceMemory" json:"maxResourceMemory,omitempty"`
+	ReservedResourceVCore  *int32  `protobuf:"varint,22,opt,name=reservedResourceVCore" json:"reservedResourceVCore,omitempty"`
+	ReservedResourceMemory *int64  `protobuf:"varint,23,opt,name=reservedResourceMemory" json:"reservedResourceMemory,omitempty"`
+	SteadyFairShareVCore   *int32  `protobuf:"varint,24,opt,name=steadyFairShareVCore" json:"steadyFairShareVCore,omitempty"`
+	SteadyFairShareMemory  *int64  `protobuf:"varint,25,opt,name=steadyFairShareMemory" json:"steadyFairShareMemory,omitempty"`
+	SubClusterId           *string `protobuf:"bytes,26,opt,name=subClusterId" json:"subClusterId,omitempty"`
+	MaxRunningApp          *int32  `protobuf:"varint,27,opt,name=maxRunningApp" json:"maxRunningApp,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *QueueInfoProto) Reset() {
 	*x = QueueInfoProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4763,7 +5447,7 @@ func (x *QueueInfoProto) String() string {
 func (*QueueInfoProto) ProtoMessage() {}
 
 func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4776,7 +5460,7 @@ func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *QueueInfoProto) GetQueueName() string {
@@ -4870,6 +5554,104 @@ func (x *QueueInfoProto) GetIntraQueuePreemptionDisabled() bool {
 	return false
 }
 
+func (x *QueueInfoProto) GetWeight() float32 {
+	if x != nil && x.Weight != nil {
+		return *x.Weight
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetQueuePath() string {
+	if x != nil && x.QueuePath != nil {
+		return *x.QueuePath
+	}
+	return ""
+}
+
+func (x *QueueInfoProto) GetMaxParallelApps() int32 {
+	if x != nil && x.MaxParallelApps != nil {
+		return *x.MaxParallelApps
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetSchedulerType() string {
+	if x != nil && x.SchedulerType != nil {
+		return *x.SchedulerType
+	}
+	return ""
+}
+
+func (x *QueueInfoProto) GetMinResourceVCore() int32 {
+	if x != nil && x.MinResourceVCore != nil {
+		return *x.MinResourceVCore
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetMinResourceMemory() int64 {
+	if x != nil && x.MinResourceMemory != nil {
+		return *x.MinResourceMemory
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetMaxResourceVCore() int32 {
+	if x != nil && x.MaxResourceVCore != nil {
+		return *x.MaxResourceVCore
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetMaxResourceMemory() int64 {
+	if x != nil && x.MaxResourceMemory != nil {
+		return *x.MaxResourceMemory
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetReservedResourceVCore() int32 {
+	if x != nil && x.ReservedResourceVCore != nil {
+		return *x.ReservedResourceVCore
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetReservedResourceMemory() int64 {
+	if x != nil && x.ReservedResourceMemory != nil {
+		return *x.ReservedResourceMemory
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetSteadyFairShareVCore() int32 {
+	if x != nil && x.SteadyFairShareVCore != nil {
+		return *x.SteadyFairShareVCore
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetSteadyFairShareMemory() int64 {
+	if x != nil && x.SteadyFairShareMemory != nil {
+		return *x.SteadyFairShareMemory
+	}
+	return 0
+}
+
+func (x *QueueInfoProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
+func (x *QueueInfoProto) GetMaxRunningApp() int32 {
+	if x != nil && x.MaxRunningApp != nil {
+		return *x.MaxRunningApp
+	}
+	return 0
+}
+
 // 2.8+
 type QueueStatisticsProto struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -4897,7 +5679,7 @@ type QueueStatisticsProto struct {
 
 func (x *QueueStatisticsProto) Reset() {
 	*x = QueueStatisticsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4909,7 +5691,7 @@ func (x *QueueStatisticsProto) String() string {
 func (*QueueStatisticsProto) ProtoMessage() {}
 
 func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4922,7 +5704,7 @@ func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatisticsProto.ProtoReflect.Descriptor instead.
 func (*QueueStatisticsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *QueueStatisticsProto) GetNumAppsSubmitted() int64 {
@@ -5061,7 +5843,7 @@ type QueueUserACLInfoProto struct {
 
 func (x *QueueUserACLInfoProto) Reset() {
 	*x = QueueUserACLInfoProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5073,7 +5855,7 @@ func (x *QueueUserACLInfoProto) String() string {
 func (*QueueUserACLInfoProto) ProtoMessage() {}
 
 func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5086,7 +5868,7 @@ func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueUserACLInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueUserACLInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *QueueUserACLInfoProto) GetQueueName() string {
@@ -5113,7 +5895,7 @@ type ReservationIdProto struct {
 
 func (x *ReservationIdProto) Reset() {
 	*x = ReservationIdProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5125,7 +5907,7 @@ func (x *ReservationIdProto) String() string {
 func (*ReservationIdProto) ProtoMessage() {}
 
 func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5138,7 +5920,7 @@ func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationIdProto.ProtoReflect.Descriptor instead.
 func (*ReservationIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ReservationIdProto) GetId() int64 {
@@ -5174,7 +5956,7 @@ const (
 
 func (x *ReservationRequestProto) Reset() {
 	*x = ReservationRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5186,7 +5968,7 @@ func (x *ReservationRequestProto) String() string {
 func (*ReservationRequestProto) ProtoMessage() {}
 
 func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5199,7 +5981,7 @@ func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ReservationRequestProto) GetCapability() *ResourceProto {
@@ -5245,7 +6027,7 @@ const (
 
 func (x *ReservationRequestsProto) Reset() {
 	*x = ReservationRequestsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5257,7 +6039,7 @@ func (x *ReservationRequestsProto) String() string {
 func (*ReservationRequestsProto) ProtoMessage() {}
 
 func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5270,7 +6052,7 @@ func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestsProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ReservationRequestsProto) GetReservationResources() []*ReservationRequestProto {
@@ -5306,7 +6088,7 @@ const (
 
 func (x *ReservationDefinitionProto) Reset() {
 	*x = ReservationDefinitionProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5318,7 +6100,7 @@ func (x *ReservationDefinitionProto) String() string {
 func (*ReservationDefinitionProto) ProtoMessage() {}
 
 func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5331,7 +6113,7 @@ func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDefinitionProto.ProtoReflect.Descriptor instead.
 func (*ReservationDefinitionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ReservationDefinitionProto) GetReservationRequests() *ReservationRequestsProto {
@@ -5392,7 +6174,7 @@ type ContainerLaunchContextProto struct {
 
 func (x *ContainerLaunchContextProto) Reset() {
 	*x = ContainerLaunchContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5404,7 +6186,7 @@ func (x *ContainerLaunchContextProto) String() string {
 func (*ContainerLaunchContextProto) ProtoMessage() {}
 
 func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5417,7 +6199,7 @@ func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLaunchContextProto.ProtoReflect.Descriptor instead.
 func (*ContainerLaunchContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ContainerLaunchContextProto) GetLocalResources() []*StringLocalResourceMapProto {
@@ -5499,7 +6281,7 @@ const (
 
 func (x *ContainerStatusProto) Reset() {
 	*x = ContainerStatusProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5511,7 +6293,7 @@ func (x *ContainerStatusProto) String() string {
 func (*ContainerStatusProto) ProtoMessage() {}
 
 func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5524,7 +6306,7 @@ func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*ContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -5593,7 +6375,7 @@ type ContainerResourceIncreaseRequestProto struct {
 
 func (x *ContainerResourceIncreaseRequestProto) Reset() {
 	*x = ContainerResourceIncreaseRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5605,7 +6387,7 @@ func (x *ContainerResourceIncreaseRequestProto) String() string {
 func (*ContainerResourceIncreaseRequestProto) ProtoMessage() {}
 
 func (x *ContainerResourceIncreaseRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5618,7 +6400,7 @@ func (x *ContainerResourceIncreaseRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use ContainerResourceIncreaseRequestProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceIncreaseRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ContainerResourceIncreaseRequestProto) GetContainerId() *ContainerIdProto {
@@ -5646,7 +6428,7 @@ type ContainerResourceIncreaseProto struct {
 
 func (x *ContainerResourceIncreaseProto) Reset() {
 	*x = ContainerResourceIncreaseProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5658,7 +6440,7 @@ func (x *ContainerResourceIncreaseProto) String() string {
 func (*ContainerResourceIncreaseProto) ProtoMessage() {}
 
 func (x *ContainerResourceIncreaseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5671,7 +6453,7 @@ func (x *ContainerResourceIncreaseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceIncreaseProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceIncreaseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ContainerResourceIncreaseProto) GetContainerId() *ContainerIdProto {
@@ -5705,7 +6487,7 @@ type ContainerResourceDecreaseProto struct {
 
 func (x *ContainerResourceDecreaseProto) Reset() {
 	*x = ContainerResourceDecreaseProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5717,7 +6499,7 @@ func (x *ContainerResourceDecreaseProto) String() string {
 func (*ContainerResourceDecreaseProto) ProtoMessage() {}
 
 func (x *ContainerResourceDecreaseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5730,7 +6512,7 @@ func (x *ContainerResourceDecreaseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceDecreaseProto.ProtoReflect.Descriptor instead.
 func (*ContainerResourceDecreaseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ContainerResourceDecreaseProto) GetContainerId() *ContainerIdProto {
@@ -5757,7 +6539,7 @@ type StringLocalResourceMapProto struct {
 
 func (x *StringLocalResourceMapProto) Reset() {
 	*x = StringLocalResourceMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5769,7 +6551,7 @@ func (x *StringLocalResourceMapProto) String() string {
 func (*StringLocalResourceMapProto) ProtoMessage() {}
 
 func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5782,7 +6564,7 @@ func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringLocalResourceMapProto.ProtoReflect.Descriptor instead.
 func (*StringLocalResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StringLocalResourceMapProto) GetKey() string {
@@ -5809,7 +6591,7 @@ type StringStringMapProto struct {
 
 func (x *StringStringMapProto) Reset() {
 	*x = StringStringMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5821,7 +6603,7 @@ func (x *StringStringMapProto) String() string {
 func (*StringStringMapProto) ProtoMessage() {}
 
 func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5834,7 +6616,7 @@ func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringStringMapProto.ProtoReflect.Descriptor instead.
 func (*StringStringMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StringStringMapProto) GetKey() string {
@@ -5861,7 +6643,7 @@ type StringBytesMapProto struct {
 
 func (x *StringBytesMapProto) Reset() {
 	*x = StringBytesMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5873,7 +6655,7 @@ func (x *StringBytesMapProto) String() string {
 func (*StringBytesMapProto) ProtoMessage() {}
 
 func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5886,7 +6668,7 @@ func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringBytesMapProto.ProtoReflect.Descriptor instead.
 func (*StringBytesMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StringBytesMapProto) GetKey() string {
@@ -5922,7 +6704,7 @@ const (
 
 func (x *SchedulingRequestProto) Reset() {
 	*x = SchedulingRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5934,7 +6716,7 @@ func (x *SchedulingRequestProto) String() string {
 func (*SchedulingRequestProto) ProtoMessage() {}
 
 func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5947,7 +6729,7 @@ func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulingRequestProto.ProtoReflect.Descriptor instead.
 func (*SchedulingRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *SchedulingRequestProto) GetAllocationRequestId() int64 {
@@ -6002,7 +6784,7 @@ type ResourceSizingProto struct {
 
 func (x *ResourceSizingProto) Reset() {
 	*x = ResourceSizingProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6014,7 +6796,7 @@ func (x *ResourceSizingProto) String() string {
 func (*ResourceSizingProto) ProtoMessage() {}
 
 func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6027,7 +6809,7 @@ func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceSizingProto.ProtoReflect.Descriptor instead.
 func (*ResourceSizingProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ResourceSizingProto) GetNumAllocations() int32 {
@@ -6054,7 +6836,7 @@ type RejectedSchedulingRequestProto struct {
 
 func (x *RejectedSchedulingRequestProto) Reset() {
 	*x = RejectedSchedulingRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6066,7 +6848,7 @@ func (x *RejectedSchedulingRequestProto) String() string {
 func (*RejectedSchedulingRequestProto) ProtoMessage() {}
 
 func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6079,7 +6861,7 @@ func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedSchedulingRequestProto.ProtoReflect.Descriptor instead.
 func (*RejectedSchedulingRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RejectedSchedulingRequestProto) GetReason() RejectionReasonProto {
@@ -6106,7 +6888,7 @@ type ApplicationUpdateTimeoutMapProto struct {
 
 func (x *ApplicationUpdateTimeoutMapProto) Reset() {
 	*x = ApplicationUpdateTimeoutMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6118,7 +6900,7 @@ func (x *ApplicationUpdateTimeoutMapProto) String() string {
 func (*ApplicationUpdateTimeoutMapProto) ProtoMessage() {}
 
 func (x *ApplicationUpdateTimeoutMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6131,7 +6913,7 @@ func (x *ApplicationUpdateTimeoutMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationUpdateTimeoutMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationUpdateTimeoutMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ApplicationUpdateTimeoutMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -6165,7 +6947,7 @@ type QueueConfigurationsProto struct {
 
 func (x *QueueConfigurationsProto) Reset() {
 	*x = QueueConfigurationsProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6177,7 +6959,7 @@ func (x *QueueConfigurationsProto) String() string {
 func (*QueueConfigurationsProto) ProtoMessage() {}
 
 func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6190,7 +6972,7 @@ func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueConfigurationsProto.ProtoReflect.Descriptor instead.
 func (*QueueConfigurationsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *QueueConfigurationsProto) GetCapacity() float32 {
@@ -6266,7 +7048,7 @@ type QueueConfigurationsMapProto struct {
 
 func (x *QueueConfigurationsMapProto) Reset() {
 	*x = QueueConfigurationsMapProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6278,7 +7060,7 @@ func (x *QueueConfigurationsMapProto) String() string {
 func (*QueueConfigurationsMapProto) ProtoMessage() {}
 
 func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6291,7 +7073,7 @@ func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueConfigurationsMapProto.ProtoReflect.Descriptor instead.
 func (*QueueConfigurationsMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *QueueConfigurationsMapProto) GetPartitionName() string {
@@ -6318,7 +7100,7 @@ type PlacementConstraintProto struct {
 
 func (x *PlacementConstraintProto) Reset() {
 	*x = PlacementConstraintProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6330,7 +7112,7 @@ func (x *PlacementConstraintProto) String() string {
 func (*PlacementConstraintProto) ProtoMessage() {}
 
 func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6343,7 +7125,7 @@ func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *PlacementConstraintProto) GetSimpleConstraint() *SimplePlacementConstraintProto {
@@ -6366,13 +7148,14 @@ type SimplePlacementConstraintProto struct {
 	TargetExpressions []*PlacementConstraintTargetProto `protobuf:"bytes,2,rep,name=targetExpressions" json:"targetExpressions,omitempty"`
 	MinCardinality    *int32                            `protobuf:"varint,3,opt,name=minCardinality" json:"minCardinality,omitempty"`
 	MaxCardinality    *int32                            `protobuf:"varint,4,opt,name=maxCardinality" json:"maxCardinality,omitempty"`
+	AttributeOpCode   *NodeAttributeOpCodeProto         `protobuf:"varint,5,opt,name=attributeOpCode,enum=hadoop.yarn.NodeAttributeOpCodeProto" json:"attributeOpCode,omitempty"` // 3.2+
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SimplePlacementConstraintProto) Reset() {
 	*x = SimplePlacementConstraintProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6384,7 +7167,7 @@ func (x *SimplePlacementConstraintProto) String() string {
 func (*SimplePlacementConstraintProto) ProtoMessage() {}
 
 func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6397,7 +7180,7 @@ func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimplePlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*SimplePlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SimplePlacementConstraintProto) GetScope() string {
@@ -6428,6 +7211,13 @@ func (x *SimplePlacementConstraintProto) GetMaxCardinality() int32 {
 	return 0
 }
 
+func (x *SimplePlacementConstraintProto) GetAttributeOpCode() NodeAttributeOpCodeProto {
+	if x != nil && x.AttributeOpCode != nil {
+		return *x.AttributeOpCode
+	}
+	return NodeAttributeOpCodeProto_NO_OP
+}
+
 type PlacementConstraintTargetProto struct {
 	state         protoimpl.MessageState                     `protogen:"open.v1"`
 	TargetType    *PlacementConstraintTargetProto_TargetType `protobuf:"varint,1,req,name=targetType,enum=hadoop.yarn.PlacementConstraintTargetProto_TargetType" json:"targetType,omitempty"`
@@ -6439,7 +7229,7 @@ type PlacementConstraintTargetProto struct {
 
 func (x *PlacementConstraintTargetProto) Reset() {
 	*x = PlacementConstraintTargetProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6451,7 +7241,7 @@ func (x *PlacementConstraintTargetProto) String() string {
 func (*PlacementConstraintTargetProto) ProtoMessage() {}
 
 func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6464,7 +7254,7 @@ func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintTargetProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintTargetProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *PlacementConstraintTargetProto) GetTargetType() PlacementConstraintTargetProto_TargetType {
@@ -6504,7 +7294,7 @@ const (
 
 func (x *TimedPlacementConstraintProto) Reset() {
 	*x = TimedPlacementConstraintProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6516,7 +7306,7 @@ func (x *TimedPlacementConstraintProto) String() string {
 func (*TimedPlacementConstraintProto) ProtoMessage() {}
 
 func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6529,7 +7319,7 @@ func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimedPlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*TimedPlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *TimedPlacementConstraintProto) GetPlacementConstraint() *PlacementConstraintProto {
@@ -6564,7 +7354,7 @@ type CompositePlacementConstraintProto struct {
 
 func (x *CompositePlacementConstraintProto) Reset() {
 	*x = CompositePlacementConstraintProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6576,7 +7366,7 @@ func (x *CompositePlacementConstraintProto) String() string {
 func (*CompositePlacementConstraintProto) ProtoMessage() {}
 
 func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6589,7 +7379,7 @@ func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CompositePlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*CompositePlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CompositePlacementConstraintProto) GetCompositeType() CompositePlacementConstraintProto_CompositeType {
@@ -6623,7 +7413,7 @@ type PlacementConstraintMapEntryProto struct {
 
 func (x *PlacementConstraintMapEntryProto) Reset() {
 	*x = PlacementConstraintMapEntryProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6635,7 +7425,7 @@ func (x *PlacementConstraintMapEntryProto) String() string {
 func (*PlacementConstraintMapEntryProto) ProtoMessage() {}
 
 func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6648,7 +7438,7 @@ func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintMapEntryProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintMapEntryProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *PlacementConstraintMapEntryProto) GetAllocationTags() []string {
@@ -6676,7 +7466,7 @@ type ResourceAllocationRequestProto struct {
 
 func (x *ResourceAllocationRequestProto) Reset() {
 	*x = ResourceAllocationRequestProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6688,7 +7478,7 @@ func (x *ResourceAllocationRequestProto) String() string {
 func (*ResourceAllocationRequestProto) ProtoMessage() {}
 
 func (x *ResourceAllocationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6701,7 +7491,7 @@ func (x *ResourceAllocationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAllocationRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceAllocationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{66}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ResourceAllocationRequestProto) GetStartTime() int64 {
@@ -6741,7 +7531,7 @@ type ReservationAllocationStateProto struct {
 
 func (x *ReservationAllocationStateProto) Reset() {
 	*x = ReservationAllocationStateProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6753,7 +7543,7 @@ func (x *ReservationAllocationStateProto) String() string {
 func (*ReservationAllocationStateProto) ProtoMessage() {}
 
 func (x *ReservationAllocationStateProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6766,7 +7556,7 @@ func (x *ReservationAllocationStateProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationAllocationStateProto.ProtoReflect.Descriptor instead.
 func (*ReservationAllocationStateProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{67}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ReservationAllocationStateProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -6846,7 +7636,7 @@ const (
 
 func (x *ContainerRetryContextProto) Reset() {
 	*x = ContainerRetryContextProto{}
-	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6858,7 +7648,7 @@ func (x *ContainerRetryContextProto) String() string {
 func (*ContainerRetryContextProto) ProtoMessage() {}
 
 func (x *ContainerRetryContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6871,7 +7661,7 @@ func (x *ContainerRetryContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRetryContextProto.ProtoReflect.Descriptor instead.
 func (*ContainerRetryContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{68}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ContainerRetryContextProto) GetRetryPolicy() ContainerRetryPolicyProto {
@@ -6954,7 +7744,45 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x16enforce_execution_type\x18\x02 \x01(\b:\x05falseR\x14enforceExecutionType\"L\n" +
 	"\x0eNodeLabelProto\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
-	"\visExclusive\x18\x02 \x01(\b:\x04trueR\visExclusive\"\x9a\x01\n" +
+	"\visExclusive\x18\x02 \x01(\b:\x04trueR\visExclusive\"s\n" +
+	"\x15NodeAttributeKeyProto\x124\n" +
+	"\x0fattributePrefix\x18\x01 \x01(\t:\n" +
+	"rm.yarn.ioR\x0fattributePrefix\x12$\n" +
+	"\rattributeName\x18\x02 \x02(\tR\rattributeName\"\xd9\x01\n" +
+	"\x12NodeAttributeProto\x12F\n" +
+	"\fattributeKey\x18\x01 \x02(\v2\".hadoop.yarn.NodeAttributeKeyProtoR\fattributeKey\x12Q\n" +
+	"\rattributeType\x18\x02 \x01(\x0e2#.hadoop.yarn.NodeAttributeTypeProto:\x06STRINGR\rattributeType\x12(\n" +
+	"\x0eattributeValue\x18\x03 \x01(\t:\x00R\x0eattributeValue\"\xab\x01\n" +
+	"\x16NodeAttributeInfoProto\x12F\n" +
+	"\fattributeKey\x18\x01 \x02(\v2\".hadoop.yarn.NodeAttributeKeyProtoR\fattributeKey\x12I\n" +
+	"\rattributeType\x18\x02 \x02(\x0e2#.hadoop.yarn.NodeAttributeTypeProtoR\rattributeType\"_\n" +
+	"\x19NodeToAttributeValueProto\x12\x1a\n" +
+	"\bhostname\x18\x01 \x02(\tR\bhostname\x12&\n" +
+	"\x0eattributeValue\x18\x02 \x02(\tR\x0eattributeValue\"\xad\x01\n" +
+	"\x15AttributeToNodesProto\x12H\n" +
+	"\rnodeAttribute\x18\x01 \x02(\v2\".hadoop.yarn.NodeAttributeKeyProtoR\rnodeAttribute\x12J\n" +
+	"\fnodeValueMap\x18\x02 \x03(\v2&.hadoop.yarn.NodeToAttributeValueProtoR\fnodeValueMap\"t\n" +
+	"\x15NodeToAttributesProto\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12G\n" +
+	"\x0enodeAttributes\x18\x02 \x03(\v2\x1f.hadoop.yarn.NodeAttributeProtoR\x0enodeAttributes\"\xe4\x01\n" +
+	"\x1aDeregisterSubClustersProto\x12\"\n" +
+	"\fsubClusterId\x18\x01 \x01(\tR\fsubClusterId\x12(\n" +
+	"\x0fderegisterState\x18\x02 \x01(\tR\x0fderegisterState\x12,\n" +
+	"\x11lastHeartBeatTime\x18\x03 \x01(\tR\x11lastHeartBeatTime\x12 \n" +
+	"\vinformation\x18\x04 \x01(\tR\vinformation\x12(\n" +
+	"\x0fsubClusterState\x18\x05 \x01(\tR\x0fsubClusterState\"\xd4\x01\n" +
+	"\x1aFederationQueueWeightProto\x12\"\n" +
+	"\frouterWeight\x18\x01 \x01(\tR\frouterWeight\x12\x1e\n" +
+	"\n" +
+	"amrmWeight\x18\x02 \x01(\tR\n" +
+	"amrmWeight\x12$\n" +
+	"\rheadRoomAlpha\x18\x03 \x01(\tR\rheadRoomAlpha\x12\x14\n" +
+	"\x05queue\x18\x04 \x01(\tR\x05queue\x126\n" +
+	"\x16policyManagerClassName\x18\x05 \x01(\tR\x16policyManagerClassName\"\x97\x01\n" +
+	"\x19FederationSubClusterProto\x12\"\n" +
+	"\fsubClusterId\x18\x01 \x01(\tR\fsubClusterId\x12,\n" +
+	"\x11lastHeartBeatTime\x18\x02 \x01(\tR\x11lastHeartBeatTime\x12(\n" +
+	"\x0fsubClusterState\x18\x03 \x01(\tR\x0fsubClusterState\"\x9a\x01\n" +
 	"\x1aApplicationTimeoutMapProto\x12b\n" +
 	"\x18application_timeout_type\x18\x01 \x01(\x0e2(.hadoop.yarn.ApplicationTimeoutTypeProtoR\x16applicationTimeoutType\x12\x18\n" +
 	"\atimeout\x18\x02 \x01(\x03R\atimeout\"\xd0\x01\n" +
@@ -7095,7 +7923,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"finishTime\"5\n" +
 	"\vNodeIdProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x12\n" +
-	"\x04port\x18\x02 \x01(\x05R\x04port\"\x81\x06\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\"\xcb\x06\n" +
 	"\x0fNodeReportProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12 \n" +
 	"\vhttpAddress\x18\x02 \x01(\tR\vhttpAddress\x12\x1a\n" +
@@ -7115,7 +7943,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x16containers_utilization\x18\v \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x15containersUtilization\x12P\n" +
 	"\x10node_utilization\x18\f \x01(\v2%.hadoop.yarn.ResourceUtilizationProtoR\x0fnodeUtilization\x127\n" +
 	"\x17decommissioning_timeout\x18\r \x01(\rR\x16decommissioningTimeout\x12J\n" +
-	"\x10node_update_type\x18\x0e \x01(\x0e2 .hadoop.yarn.NodeUpdateTypeProtoR\x0enodeUpdateType\"g\n" +
+	"\x10node_update_type\x18\x0e \x01(\x0e2 .hadoop.yarn.NodeUpdateTypeProtoR\x0enodeUpdateType\x12H\n" +
+	"\x0fnode_attributes\x18\x0f \x03(\v2\x1f.hadoop.yarn.NodeAttributeProtoR\x0enodeAttributes\"g\n" +
 	"\x13NodeIdToLabelsProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1e\n" +
 	"\n" +
@@ -7195,7 +8024,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x11num_unhealthy_nms\x18\x05 \x01(\x05R\x0fnumUnhealthyNms\x12(\n" +
 	"\x10num_rebooted_nms\x18\x06 \x01(\x05R\x0enumRebootedNms\x126\n" +
 	"\x17num_decommissioning_nms\x18\a \x01(\x05R\x15numDecommissioningNms\x12(\n" +
-	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"\xf1\x05\n" +
+	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"\xcd\n" +
+	"\n" +
 	"\x0eQueueInfoProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x02R\bcapacity\x12(\n" +
@@ -7210,7 +8040,21 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	" \x01(\v2!.hadoop.yarn.QueueStatisticsProtoR\x0fqueueStatistics\x12.\n" +
 	"\x12preemptionDisabled\x18\v \x01(\bR\x12preemptionDisabled\x12`\n" +
 	"\x16queueConfigurationsMap\x18\f \x03(\v2(.hadoop.yarn.QueueConfigurationsMapProtoR\x16queueConfigurationsMap\x12B\n" +
-	"\x1cintraQueuePreemptionDisabled\x18\r \x01(\bR\x1cintraQueuePreemptionDisabled\"\x96\x06\n" +
+	"\x1cintraQueuePreemptionDisabled\x18\r \x01(\bR\x1cintraQueuePreemptionDisabled\x12\x16\n" +
+	"\x06weight\x18\x0e \x01(\x02R\x06weight\x12\x1c\n" +
+	"\tqueuePath\x18\x0f \x01(\tR\tqueuePath\x12(\n" +
+	"\x0fmaxParallelApps\x18\x10 \x01(\x05R\x0fmaxParallelApps\x12$\n" +
+	"\rschedulerType\x18\x11 \x01(\tR\rschedulerType\x12*\n" +
+	"\x10minResourceVCore\x18\x12 \x01(\x05R\x10minResourceVCore\x12,\n" +
+	"\x11minResourceMemory\x18\x13 \x01(\x03R\x11minResourceMemory\x12*\n" +
+	"\x10maxResourceVCore\x18\x14 \x01(\x05R\x10maxResourceVCore\x12,\n" +
+	"\x11maxResourceMemory\x18\x15 \x01(\x03R\x11maxResourceMemory\x124\n" +
+	"\x15reservedResourceVCore\x18\x16 \x01(\x05R\x15reservedResourceVCore\x126\n" +
+	"\x16reservedResourceMemory\x18\x17 \x01(\x03R\x16reservedResourceMemory\x122\n" +
+	"\x14steadyFairShareVCore\x18\x18 \x01(\x05R\x14steadyFairShareVCore\x124\n" +
+	"\x15steadyFairShareMemory\x18\x19 \x01(\x03R\x15steadyFairShareMemory\x12\"\n" +
+	"\fsubClusterId\x18\x1a \x01(\tR\fsubClusterId\x12$\n" +
+	"\rmaxRunningApp\x18\x1b \x01(\x05R\rmaxRunningApp\"\x96\x06\n" +
 	"\x14QueueStatisticsProto\x12*\n" +
 	"\x10numAppsSubmitted\x18\x01 \x01(\x03R\x10numAppsSubmitted\x12&\n" +
 	"\x0enumAppsRunning\x18\x02 \x01(\x03R\x0enumAppsRunning\x12&\n" +
@@ -7334,12 +8178,13 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x13queueConfigurations\x18\x02 \x01(\v2%.hadoop.yarn.QueueConfigurationsProtoR\x13queueConfigurations\"\xd5\x01\n" +
 	"\x18PlacementConstraintProto\x12W\n" +
 	"\x10simpleConstraint\x18\x01 \x01(\v2+.hadoop.yarn.SimplePlacementConstraintProtoR\x10simpleConstraint\x12`\n" +
-	"\x13compositeConstraint\x18\x02 \x01(\v2..hadoop.yarn.CompositePlacementConstraintProtoR\x13compositeConstraint\"\xe1\x01\n" +
+	"\x13compositeConstraint\x18\x02 \x01(\v2..hadoop.yarn.CompositePlacementConstraintProtoR\x13compositeConstraint\"\xb2\x02\n" +
 	"\x1eSimplePlacementConstraintProto\x12\x14\n" +
 	"\x05scope\x18\x01 \x02(\tR\x05scope\x12Y\n" +
 	"\x11targetExpressions\x18\x02 \x03(\v2+.hadoop.yarn.PlacementConstraintTargetProtoR\x11targetExpressions\x12&\n" +
 	"\x0eminCardinality\x18\x03 \x01(\x05R\x0eminCardinality\x12&\n" +
-	"\x0emaxCardinality\x18\x04 \x01(\x05R\x0emaxCardinality\"\xfa\x01\n" +
+	"\x0emaxCardinality\x18\x04 \x01(\x05R\x0emaxCardinality\x12O\n" +
+	"\x0fattributeOpCode\x18\x05 \x01(\x0e2%.hadoop.yarn.NodeAttributeOpCodeProtoR\x0fattributeOpCode\"\xfa\x01\n" +
 	"\x1ePlacementConstraintTargetProto\x12V\n" +
 	"\n" +
 	"targetType\x18\x01 \x02(\x0e26.hadoop.yarn.PlacementConstraintTargetProto.TargetTypeR\n" +
@@ -7484,7 +8329,10 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\rOPPORTUNISTIC\x10\x02*6\n" +
 	"\x12ContainerTypeProto\x12\x16\n" +
 	"\x12APPLICATION_MASTER\x10\x01\x12\b\n" +
-	"\x04TASK\x10\x02*\xa4\x01\n" +
+	"\x04TASK\x10\x02*$\n" +
+	"\x16NodeAttributeTypeProto\x12\n" +
+	"\n" +
+	"\x06STRING\x10\x01*\xa4\x01\n" +
 	"\x19LogAggregationStatusProto\x12\x10\n" +
 	"\fLOG_DISABLED\x10\x01\x12\x11\n" +
 	"\rLOG_NOT_START\x10\x02\x12\x0f\n" +
@@ -7517,7 +8365,11 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\x19ContainerRetryPolicyProto\x12\x0f\n" +
 	"\vNEVER_RETRY\x10\x00\x12\x17\n" +
 	"\x13RETRY_ON_ALL_ERRORS\x10\x01\x12!\n" +
-	"\x1dRETRY_ON_SPECIFIC_ERROR_CODES\x10\x02B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x1dRETRY_ON_SPECIFIC_ERROR_CODES\x10\x02*5\n" +
+	"\x18NodeAttributeOpCodeProto\x12\t\n" +
+	"\x05NO_OP\x10\x01\x12\x06\n" +
+	"\x02EQ\x10\x02\x12\x06\n" +
+	"\x02NE\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_protos_proto_rawDescOnce sync.Once
@@ -7531,8 +8383,8 @@ func file_yarn_yarn_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 26)
-var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 28)
+var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_yarn_yarn_protos_proto_goTypes = []any{
 	(ContainerStateProto)(0),                             // 0: hadoop.yarn.ContainerStateProto
 	(YarnApplicationStateProto)(0),                       // 1: hadoop.yarn.YarnApplicationStateProto
@@ -7550,229 +8402,249 @@ var file_yarn_yarn_protos_proto_goTypes = []any{
 	(ResourceTypesProto)(0),                              // 13: hadoop.yarn.ResourceTypesProto
 	(ExecutionTypeProto)(0),                              // 14: hadoop.yarn.ExecutionTypeProto
 	(ContainerTypeProto)(0),                              // 15: hadoop.yarn.ContainerTypeProto
-	(LogAggregationStatusProto)(0),                       // 16: hadoop.yarn.LogAggregationStatusProto
-	(ApplicationTimeoutTypeProto)(0),                     // 17: hadoop.yarn.ApplicationTimeoutTypeProto
-	(NodeUpdateTypeProto)(0),                             // 18: hadoop.yarn.NodeUpdateTypeProto
-	(ContainerSubStateProto)(0),                          // 19: hadoop.yarn.ContainerSubStateProto
-	(RejectionReasonProto)(0),                            // 20: hadoop.yarn.RejectionReasonProto
-	(SignalContainerCommandProto)(0),                     // 21: hadoop.yarn.SignalContainerCommandProto
-	(ContainerRetryPolicyProto)(0),                       // 22: hadoop.yarn.ContainerRetryPolicyProto
-	(PlacementConstraintTargetProto_TargetType)(0),       // 23: hadoop.yarn.PlacementConstraintTargetProto.TargetType
-	(TimedPlacementConstraintProto_DelayUnit)(0),         // 24: hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
-	(CompositePlacementConstraintProto_CompositeType)(0), // 25: hadoop.yarn.CompositePlacementConstraintProto.CompositeType
-	(*SerializedExceptionProto)(nil),                     // 26: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationIdProto)(nil),                           // 27: hadoop.yarn.ApplicationIdProto
-	(*ApplicationAttemptIdProto)(nil),                    // 28: hadoop.yarn.ApplicationAttemptIdProto
-	(*ContainerIdProto)(nil),                             // 29: hadoop.yarn.ContainerIdProto
-	(*ResourceProto)(nil),                                // 30: hadoop.yarn.ResourceProto
-	(*ResourceInformationProto)(nil),                     // 31: hadoop.yarn.ResourceInformationProto
-	(*ResourceUtilizationProto)(nil),                     // 32: hadoop.yarn.ResourceUtilizationProto
-	(*ExecutionTypeRequestProto)(nil),                    // 33: hadoop.yarn.ExecutionTypeRequestProto
-	(*NodeLabelProto)(nil),                               // 34: hadoop.yarn.NodeLabelProto
-	(*ApplicationTimeoutMapProto)(nil),                   // 35: hadoop.yarn.ApplicationTimeoutMapProto
-	(*AppTimeoutsMapProto)(nil),                          // 36: hadoop.yarn.AppTimeoutsMapProto
-	(*ApplicationTimeoutProto)(nil),                      // 37: hadoop.yarn.ApplicationTimeoutProto
-	(*ResourceOptionProto)(nil),                          // 38: hadoop.yarn.ResourceOptionProto
-	(*NodeResourceMapProto)(nil),                         // 39: hadoop.yarn.NodeResourceMapProto
-	(*PriorityProto)(nil),                                // 40: hadoop.yarn.PriorityProto
-	(*ContainerProto)(nil),                               // 41: hadoop.yarn.ContainerProto
-	(*ContainerReportProto)(nil),                         // 42: hadoop.yarn.ContainerReportProto
-	(*URLProto)(nil),                                     // 43: hadoop.yarn.URLProto
-	(*LocalResourceProto)(nil),                           // 44: hadoop.yarn.LocalResourceProto
-	(*ApplicationResourceUsageReportProto)(nil),          // 45: hadoop.yarn.ApplicationResourceUsageReportProto
-	(*StringLongMapProto)(nil),                           // 46: hadoop.yarn.StringLongMapProto
-	(*StringFloatMapProto)(nil),                          // 47: hadoop.yarn.StringFloatMapProto
-	(*ApplicationReportProto)(nil),                       // 48: hadoop.yarn.ApplicationReportProto
-	(*ApplicationAttemptReportProto)(nil),                // 49: hadoop.yarn.ApplicationAttemptReportProto
-	(*NodeIdProto)(nil),                                  // 50: hadoop.yarn.NodeIdProto
-	(*NodeReportProto)(nil),                              // 51: hadoop.yarn.NodeReportProto
-	(*NodeIdToLabelsProto)(nil),                          // 52: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                         // 53: hadoop.yarn.LabelsToNodeIdsProto
-	(*ResourceRequestProto)(nil),                         // 54: hadoop.yarn.ResourceRequestProto
-	(*PreemptionMessageProto)(nil),                       // 55: hadoop.yarn.PreemptionMessageProto
-	(*StrictPreemptionContractProto)(nil),                // 56: hadoop.yarn.StrictPreemptionContractProto
-	(*PreemptionContractProto)(nil),                      // 57: hadoop.yarn.PreemptionContractProto
-	(*PreemptionContainerProto)(nil),                     // 58: hadoop.yarn.PreemptionContainerProto
-	(*PreemptionResourceRequestProto)(nil),               // 59: hadoop.yarn.PreemptionResourceRequestProto
-	(*ResourceBlacklistRequestProto)(nil),                // 60: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ApplicationSubmissionContextProto)(nil),            // 61: hadoop.yarn.ApplicationSubmissionContextProto
-	(*LogAggregationContextProto)(nil),                   // 62: hadoop.yarn.LogAggregationContextProto
-	(*ApplicationACLMapProto)(nil),                       // 63: hadoop.yarn.ApplicationACLMapProto
-	(*YarnClusterMetricsProto)(nil),                      // 64: hadoop.yarn.YarnClusterMetricsProto
-	(*QueueInfoProto)(nil),                               // 65: hadoop.yarn.QueueInfoProto
-	(*QueueStatisticsProto)(nil),                         // 66: hadoop.yarn.QueueStatisticsProto
-	(*QueueUserACLInfoProto)(nil),                        // 67: hadoop.yarn.QueueUserACLInfoProto
-	(*ReservationIdProto)(nil),                           // 68: hadoop.yarn.ReservationIdProto
-	(*ReservationRequestProto)(nil),                      // 69: hadoop.yarn.ReservationRequestProto
-	(*ReservationRequestsProto)(nil),                     // 70: hadoop.yarn.ReservationRequestsProto
-	(*ReservationDefinitionProto)(nil),                   // 71: hadoop.yarn.ReservationDefinitionProto
-	(*ContainerLaunchContextProto)(nil),                  // 72: hadoop.yarn.ContainerLaunchContextProto
-	(*ContainerStatusProto)(nil),                         // 73: hadoop.yarn.ContainerStatusProto
-	(*ContainerResourceIncreaseRequestProto)(nil),        // 74: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(*ContainerResourceIncreaseProto)(nil),               // 75: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),               // 76: hadoop.yarn.ContainerResourceDecreaseProto
-	(*StringLocalResourceMapProto)(nil),                  // 77: hadoop.yarn.StringLocalResourceMapProto
-	(*StringStringMapProto)(nil),                         // 78: hadoop.yarn.StringStringMapProto
-	(*StringBytesMapProto)(nil),                          // 79: hadoop.yarn.StringBytesMapProto
-	(*SchedulingRequestProto)(nil),                       // 80: hadoop.yarn.SchedulingRequestProto
-	(*ResourceSizingProto)(nil),                          // 81: hadoop.yarn.ResourceSizingProto
-	(*RejectedSchedulingRequestProto)(nil),               // 82: hadoop.yarn.RejectedSchedulingRequestProto
-	(*ApplicationUpdateTimeoutMapProto)(nil),             // 83: hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	(*QueueConfigurationsProto)(nil),                     // 84: hadoop.yarn.QueueConfigurationsProto
-	(*QueueConfigurationsMapProto)(nil),                  // 85: hadoop.yarn.QueueConfigurationsMapProto
-	(*PlacementConstraintProto)(nil),                     // 86: hadoop.yarn.PlacementConstraintProto
-	(*SimplePlacementConstraintProto)(nil),               // 87: hadoop.yarn.SimplePlacementConstraintProto
-	(*PlacementConstraintTargetProto)(nil),               // 88: hadoop.yarn.PlacementConstraintTargetProto
-	(*TimedPlacementConstraintProto)(nil),                // 89: hadoop.yarn.TimedPlacementConstraintProto
-	(*CompositePlacementConstraintProto)(nil),            // 90: hadoop.yarn.CompositePlacementConstraintProto
-	(*PlacementConstraintMapEntryProto)(nil),             // 91: hadoop.yarn.PlacementConstraintMapEntryProto
-	(*ResourceAllocationRequestProto)(nil),               // 92: hadoop.yarn.ResourceAllocationRequestProto
-	(*ReservationAllocationStateProto)(nil),              // 93: hadoop.yarn.ReservationAllocationStateProto
-	(*ContainerRetryContextProto)(nil),                   // 94: hadoop.yarn.ContainerRetryContextProto
-	(*common.TokenProto)(nil),                            // 95: bobbin.hadoop.common.TokenProto
+	(NodeAttributeTypeProto)(0),                          // 16: hadoop.yarn.NodeAttributeTypeProto
+	(LogAggregationStatusProto)(0),                       // 17: hadoop.yarn.LogAggregationStatusProto
+	(ApplicationTimeoutTypeProto)(0),                     // 18: hadoop.yarn.ApplicationTimeoutTypeProto
+	(NodeUpdateTypeProto)(0),                             // 19: hadoop.yarn.NodeUpdateTypeProto
+	(ContainerSubStateProto)(0),                          // 20: hadoop.yarn.ContainerSubStateProto
+	(RejectionReasonProto)(0),                            // 21: hadoop.yarn.RejectionReasonProto
+	(SignalContainerCommandProto)(0),                     // 22: hadoop.yarn.SignalContainerCommandProto
+	(ContainerRetryPolicyProto)(0),                       // 23: hadoop.yarn.ContainerRetryPolicyProto
+	(NodeAttributeOpCodeProto)(0),                        // 24: hadoop.yarn.NodeAttributeOpCodeProto
+	(PlacementConstraintTargetProto_TargetType)(0),       // 25: hadoop.yarn.PlacementConstraintTargetProto.TargetType
+	(TimedPlacementConstraintProto_DelayUnit)(0),         // 26: hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
+	(CompositePlacementConstraintProto_CompositeType)(0), // 27: hadoop.yarn.CompositePlacementConstraintProto.CompositeType
+	(*SerializedExceptionProto)(nil),                     // 28: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationIdProto)(nil),                           // 29: hadoop.yarn.ApplicationIdProto
+	(*ApplicationAttemptIdProto)(nil),                    // 30: hadoop.yarn.ApplicationAttemptIdProto
+	(*ContainerIdProto)(nil),                             // 31: hadoop.yarn.ContainerIdProto
+	(*ResourceProto)(nil),                                // 32: hadoop.yarn.ResourceProto
+	(*ResourceInformationProto)(nil),                     // 33: hadoop.yarn.ResourceInformationProto
+	(*ResourceUtilizationProto)(nil),                     // 34: hadoop.yarn.ResourceUtilizationProto
+	(*ExecutionTypeRequestProto)(nil),                    // 35: hadoop.yarn.ExecutionTypeRequestProto
+	(*NodeLabelProto)(nil),                               // 36: hadoop.yarn.NodeLabelProto
+	(*NodeAttributeKeyProto)(nil),                        // 37: hadoop.yarn.NodeAttributeKeyProto
+	(*NodeAttributeProto)(nil),                           // 38: hadoop.yarn.NodeAttributeProto
+	(*NodeAttributeInfoProto)(nil),                       // 39: hadoop.yarn.NodeAttributeInfoProto
+	(*NodeToAttributeValueProto)(nil),                    // 40: hadoop.yarn.NodeToAttributeValueProto
+	(*AttributeToNodesProto)(nil),                        // 41: hadoop.yarn.AttributeToNodesProto
+	(*NodeToAttributesProto)(nil),                        // 42: hadoop.yarn.NodeToAttributesProto
+	(*DeregisterSubClustersProto)(nil),                   // 43: hadoop.yarn.DeregisterSubClustersProto
+	(*FederationQueueWeightProto)(nil),                   // 44: hadoop.yarn.FederationQueueWeightProto
+	(*FederationSubClusterProto)(nil),                    // 45: hadoop.yarn.FederationSubClusterProto
+	(*ApplicationTimeoutMapProto)(nil),                   // 46: hadoop.yarn.ApplicationTimeoutMapProto
+	(*AppTimeoutsMapProto)(nil),                          // 47: hadoop.yarn.AppTimeoutsMapProto
+	(*ApplicationTimeoutProto)(nil),                      // 48: hadoop.yarn.ApplicationTimeoutProto
+	(*ResourceOptionProto)(nil),                          // 49: hadoop.yarn.ResourceOptionProto
+	(*NodeResourceMapProto)(nil),                         // 50: hadoop.yarn.NodeResourceMapProto
+	(*PriorityProto)(nil),                                // 51: hadoop.yarn.PriorityProto
+	(*ContainerProto)(nil),                               // 52: hadoop.yarn.ContainerProto
+	(*ContainerReportProto)(nil),                         // 53: hadoop.yarn.ContainerReportProto
+	(*URLProto)(nil),                                     // 54: hadoop.yarn.URLProto
+	(*LocalResourceProto)(nil),                           // 55: hadoop.yarn.LocalResourceProto
+	(*ApplicationResourceUsageReportProto)(nil),          // 56: hadoop.yarn.ApplicationResourceUsageReportProto
+	(*StringLongMapProto)(nil),                           // 57: hadoop.yarn.StringLongMapProto
+	(*StringFloatMapProto)(nil),                          // 58: hadoop.yarn.StringFloatMapProto
+	(*ApplicationReportProto)(nil),                       // 59: hadoop.yarn.ApplicationReportProto
+	(*ApplicationAttemptReportProto)(nil),                // 60: hadoop.yarn.ApplicationAttemptReportProto
+	(*NodeIdProto)(nil),                                  // 61: hadoop.yarn.NodeIdProto
+	(*NodeReportProto)(nil),                              // 62: hadoop.yarn.NodeReportProto
+	(*NodeIdToLabelsProto)(nil),                          // 63: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                         // 64: hadoop.yarn.LabelsToNodeIdsProto
+	(*ResourceRequestProto)(nil),                         // 65: hadoop.yarn.ResourceRequestProto
+	(*PreemptionMessageProto)(nil),                       // 66: hadoop.yarn.PreemptionMessageProto
+	(*StrictPreemptionContractProto)(nil),                // 67: hadoop.yarn.StrictPreemptionContractProto
+	(*PreemptionContractProto)(nil),                      // 68: hadoop.yarn.PreemptionContractProto
+	(*PreemptionContainerProto)(nil),                     // 69: hadoop.yarn.PreemptionContainerProto
+	(*PreemptionResourceRequestProto)(nil),               // 70: hadoop.yarn.PreemptionResourceRequestProto
+	(*ResourceBlacklistRequestProto)(nil),                // 71: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ApplicationSubmissionContextProto)(nil),            // 72: hadoop.yarn.ApplicationSubmissionContextProto
+	(*LogAggregationContextProto)(nil),                   // 73: hadoop.yarn.LogAggregationContextProto
+	(*ApplicationACLMapProto)(nil),                       // 74: hadoop.yarn.ApplicationACLMapProto
+	(*YarnClusterMetricsProto)(nil),                      // 75: hadoop.yarn.YarnClusterMetricsProto
+	(*QueueInfoProto)(nil),                               // 76: hadoop.yarn.QueueInfoProto
+	(*QueueStatisticsProto)(nil),                         // 77: hadoop.yarn.QueueStatisticsProto
+	(*QueueUserACLInfoProto)(nil),                        // 78: hadoop.yarn.QueueUserACLInfoProto
+	(*ReservationIdProto)(nil),                           // 79: hadoop.yarn.ReservationIdProto
+	(*ReservationRequestProto)(nil),                      // 80: hadoop.yarn.ReservationRequestProto
+	(*ReservationRequestsProto)(nil),                     // 81: hadoop.yarn.ReservationRequestsProto
+	(*ReservationDefinitionProto)(nil),                   // 82: hadoop.yarn.ReservationDefinitionProto
+	(*ContainerLaunchContextProto)(nil),                  // 83: hadoop.yarn.ContainerLaunchContextProto
+	(*ContainerStatusProto)(nil),                         // 84: hadoop.yarn.ContainerStatusProto
+	(*ContainerResourceIncreaseRequestProto)(nil),        // 85: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(*ContainerResourceIncreaseProto)(nil),               // 86: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),               // 87: hadoop.yarn.ContainerResourceDecreaseProto
+	(*StringLocalResourceMapProto)(nil),                  // 88: hadoop.yarn.StringLocalResourceMapProto
+	(*StringStringMapProto)(nil),                         // 89: hadoop.yarn.StringStringMapProto
+	(*StringBytesMapProto)(nil),                          // 90: hadoop.yarn.StringBytesMapProto
+	(*SchedulingRequestProto)(nil),                       // 91: hadoop.yarn.SchedulingRequestProto
+	(*ResourceSizingProto)(nil),                          // 92: hadoop.yarn.ResourceSizingProto
+	(*RejectedSchedulingRequestProto)(nil),               // 93: hadoop.yarn.RejectedSchedulingRequestProto
+	(*ApplicationUpdateTimeoutMapProto)(nil),             // 94: hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	(*QueueConfigurationsProto)(nil),                     // 95: hadoop.yarn.QueueConfigurationsProto
+	(*QueueConfigurationsMapProto)(nil),                  // 96: hadoop.yarn.QueueConfigurationsMapProto
+	(*PlacementConstraintProto)(nil),                     // 97: hadoop.yarn.PlacementConstraintProto
+	(*SimplePlacementConstraintProto)(nil),               // 98: hadoop.yarn.SimplePlacementConstraintProto
+	(*PlacementConstraintTargetProto)(nil),               // 99: hadoop.yarn.PlacementConstraintTargetProto
+	(*TimedPlacementConstraintProto)(nil),                // 100: hadoop.yarn.TimedPlacementConstraintProto
+	(*CompositePlacementConstraintProto)(nil),            // 101: hadoop.yarn.CompositePlacementConstraintProto
+	(*PlacementConstraintMapEntryProto)(nil),             // 102: hadoop.yarn.PlacementConstraintMapEntryProto
+	(*ResourceAllocationRequestProto)(nil),               // 103: hadoop.yarn.ResourceAllocationRequestProto
+	(*ReservationAllocationStateProto)(nil),              // 104: hadoop.yarn.ReservationAllocationStateProto
+	(*ContainerRetryContextProto)(nil),                   // 105: hadoop.yarn.ContainerRetryContextProto
+	(*common.TokenProto)(nil),                            // 106: bobbin.hadoop.common.TokenProto
 }
 var file_yarn_yarn_protos_proto_depIdxs = []int32{
-	26,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
-	27,  // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	27,  // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
-	28,  // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	31,  // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
+	28,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
+	29,  // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	29,  // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
+	30,  // 3: hadoop.yarn.ContainerIdProto.app_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	33,  // 4: hadoop.yarn.ResourceProto.resource_value_map:type_name -> hadoop.yarn.ResourceInformationProto
 	13,  // 5: hadoop.yarn.ResourceInformationProto.type:type_name -> hadoop.yarn.ResourceTypesProto
-	78,  // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
-	47,  // 7: hadoop.yarn.ResourceUtilizationProto.customResources:type_name -> hadoop.yarn.StringFloatMapProto
+	89,  // 6: hadoop.yarn.ResourceInformationProto.attributes:type_name -> hadoop.yarn.StringStringMapProto
+	58,  // 7: hadoop.yarn.ResourceUtilizationProto.customResources:type_name -> hadoop.yarn.StringFloatMapProto
 	14,  // 8: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	17,  // 9: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	17,  // 10: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	37,  // 11: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
-	17,  // 12: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	30,  // 13: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
-	50,  // 14: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	38,  // 15: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
-	29,  // 16: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 17: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	30,  // 18: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
-	40,  // 19: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
-	95,  // 20: hadoop.yarn.ContainerProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
-	14,  // 21: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	29,  // 22: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	30,  // 23: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
-	50,  // 24: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	40,  // 25: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	0,   // 26: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	14,  // 27: hadoop.yarn.ContainerReportProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	43,  // 28: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
-	5,   // 29: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
-	4,   // 30: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
-	30,  // 31: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
-	30,  // 32: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
-	30,  // 33: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
-	46,  // 34: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
-	46,  // 35: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
-	27,  // 36: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	95,  // 37: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> bobbin.hadoop.common.TokenProto
-	1,   // 38: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
-	3,   // 39: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	45,  // 40: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
-	28,  // 41: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	95,  // 42: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
-	16,  // 43: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
-	40,  // 44: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	36,  // 45: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
-	28,  // 46: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	2,   // 47: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
-	29,  // 48: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 49: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	30,  // 50: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
-	30,  // 51: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
-	6,   // 52: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
-	32,  // 53: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	32,  // 54: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	18,  // 55: hadoop.yarn.NodeReportProto.node_update_type:type_name -> hadoop.yarn.NodeUpdateTypeProto
-	50,  // 56: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	50,  // 57: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	40,  // 58: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	30,  // 59: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	33,  // 60: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
-	56,  // 61: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
-	57,  // 62: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
-	58,  // 63: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	59,  // 64: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
-	58,  // 65: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	29,  // 66: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	54,  // 67: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
-	27,  // 68: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	40,  // 69: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
-	72,  // 70: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	30,  // 71: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
-	62,  // 72: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
-	68,  // 73: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	54,  // 74: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
-	35,  // 75: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
-	78,  // 76: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
-	8,   // 77: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
-	9,   // 78: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
-	65,  // 79: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
-	48,  // 80: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	66,  // 81: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
-	85,  // 82: hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> hadoop.yarn.QueueConfigurationsMapProto
-	10,  // 83: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
-	30,  // 84: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	69,  // 85: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
-	11,  // 86: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
-	70,  // 87: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
-	40,  // 88: hadoop.yarn.ReservationDefinitionProto.priority:type_name -> hadoop.yarn.PriorityProto
-	77,  // 89: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	79,  // 90: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
-	78,  // 91: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
-	63,  // 92: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	94,  // 93: hadoop.yarn.ContainerLaunchContextProto.container_retry_context:type_name -> hadoop.yarn.ContainerRetryContextProto
-	29,  // 94: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	0,   // 95: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
-	30,  // 96: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
-	14,  // 97: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	78,  // 98: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
-	19,  // 99: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
-	29,  // 100: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	30,  // 101: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	29,  // 102: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	30,  // 103: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	95,  // 104: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
-	29,  // 105: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	30,  // 106: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
-	44,  // 107: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
-	40,  // 108: hadoop.yarn.SchedulingRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	33,  // 109: hadoop.yarn.SchedulingRequestProto.executionType:type_name -> hadoop.yarn.ExecutionTypeRequestProto
-	81,  // 110: hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> hadoop.yarn.ResourceSizingProto
-	86,  // 111: hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
-	30,  // 112: hadoop.yarn.ResourceSizingProto.resources:type_name -> hadoop.yarn.ResourceProto
-	20,  // 113: hadoop.yarn.RejectedSchedulingRequestProto.reason:type_name -> hadoop.yarn.RejectionReasonProto
-	80,  // 114: hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> hadoop.yarn.SchedulingRequestProto
-	17,  // 115: hadoop.yarn.ApplicationUpdateTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	30,  // 116: hadoop.yarn.QueueConfigurationsProto.effectiveMinCapacity:type_name -> hadoop.yarn.ResourceProto
-	30,  // 117: hadoop.yarn.QueueConfigurationsProto.effectiveMaxCapacity:type_name -> hadoop.yarn.ResourceProto
-	30,  // 118: hadoop.yarn.QueueConfigurationsProto.configuredMinCapacity:type_name -> hadoop.yarn.ResourceProto
-	30,  // 119: hadoop.yarn.QueueConfigurationsProto.configuredMaxCapacity:type_name -> hadoop.yarn.ResourceProto
-	84,  // 120: hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> hadoop.yarn.QueueConfigurationsProto
-	87,  // 121: hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> hadoop.yarn.SimplePlacementConstraintProto
-	90,  // 122: hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> hadoop.yarn.CompositePlacementConstraintProto
-	88,  // 123: hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> hadoop.yarn.PlacementConstraintTargetProto
-	23,  // 124: hadoop.yarn.PlacementConstraintTargetProto.targetType:type_name -> hadoop.yarn.PlacementConstraintTargetProto.TargetType
-	86,  // 125: hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
-	24,  // 126: hadoop.yarn.TimedPlacementConstraintProto.delayUnit:type_name -> hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
-	25,  // 127: hadoop.yarn.CompositePlacementConstraintProto.compositeType:type_name -> hadoop.yarn.CompositePlacementConstraintProto.CompositeType
-	86,  // 128: hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> hadoop.yarn.PlacementConstraintProto
-	89,  // 129: hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> hadoop.yarn.TimedPlacementConstraintProto
-	86,  // 130: hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> hadoop.yarn.PlacementConstraintProto
-	30,  // 131: hadoop.yarn.ResourceAllocationRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
-	71,  // 132: hadoop.yarn.ReservationAllocationStateProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	92,  // 133: hadoop.yarn.ReservationAllocationStateProto.allocation_requests:type_name -> hadoop.yarn.ResourceAllocationRequestProto
-	68,  // 134: hadoop.yarn.ReservationAllocationStateProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	22,  // 135: hadoop.yarn.ContainerRetryContextProto.retry_policy:type_name -> hadoop.yarn.ContainerRetryPolicyProto
-	136, // [136:136] is the sub-list for method output_type
-	136, // [136:136] is the sub-list for method input_type
-	136, // [136:136] is the sub-list for extension type_name
-	136, // [136:136] is the sub-list for extension extendee
-	0,   // [0:136] is the sub-list for field type_name
+	37,  // 9: hadoop.yarn.NodeAttributeProto.attributeKey:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	16,  // 10: hadoop.yarn.NodeAttributeProto.attributeType:type_name -> hadoop.yarn.NodeAttributeTypeProto
+	37,  // 11: hadoop.yarn.NodeAttributeInfoProto.attributeKey:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	16,  // 12: hadoop.yarn.NodeAttributeInfoProto.attributeType:type_name -> hadoop.yarn.NodeAttributeTypeProto
+	37,  // 13: hadoop.yarn.AttributeToNodesProto.nodeAttribute:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	40,  // 14: hadoop.yarn.AttributeToNodesProto.nodeValueMap:type_name -> hadoop.yarn.NodeToAttributeValueProto
+	38,  // 15: hadoop.yarn.NodeToAttributesProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeProto
+	18,  // 16: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	18,  // 17: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	48,  // 18: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
+	18,  // 19: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	32,  // 20: hadoop.yarn.ResourceOptionProto.resource:type_name -> hadoop.yarn.ResourceProto
+	61,  // 21: hadoop.yarn.NodeResourceMapProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	49,  // 22: hadoop.yarn.NodeResourceMapProto.resource_option:type_name -> hadoop.yarn.ResourceOptionProto
+	31,  // 23: hadoop.yarn.ContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	61,  // 24: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	32,  // 25: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
+	51,  // 26: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
+	106, // 27: hadoop.yarn.ContainerProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
+	14,  // 28: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	31,  // 29: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	32,  // 30: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
+	61,  // 31: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	51,  // 32: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	0,   // 33: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	14,  // 34: hadoop.yarn.ContainerReportProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	54,  // 35: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
+	5,   // 36: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
+	4,   // 37: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
+	32,  // 38: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
+	32,  // 39: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
+	32,  // 40: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
+	57,  // 41: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	57,  // 42: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	29,  // 43: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	106, // 44: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> bobbin.hadoop.common.TokenProto
+	1,   // 45: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
+	3,   // 46: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	56,  // 47: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
+	30,  // 48: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	106, // 49: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
+	17,  // 50: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	51,  // 51: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	47,  // 52: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
+	30,  // 53: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	2,   // 54: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
+	31,  // 55: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
+	61,  // 56: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	32,  // 57: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
+	32,  // 58: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
+	6,   // 59: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
+	34,  // 60: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	34,  // 61: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	19,  // 62: hadoop.yarn.NodeReportProto.node_update_type:type_name -> hadoop.yarn.NodeUpdateTypeProto
+	38,  // 63: hadoop.yarn.NodeReportProto.node_attributes:type_name -> hadoop.yarn.NodeAttributeProto
+	61,  // 64: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	61,  // 65: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	51,  // 66: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	32,  // 67: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	35,  // 68: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	67,  // 69: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
+	68,  // 70: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
+	69,  // 71: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	70,  // 72: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
+	69,  // 73: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	31,  // 74: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	65,  // 75: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
+	29,  // 76: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	51,  // 77: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
+	83,  // 78: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	32,  // 79: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
+	73,  // 80: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
+	79,  // 81: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	65,  // 82: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
+	46,  // 83: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
+	89,  // 84: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
+	8,   // 85: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
+	9,   // 86: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
+	76,  // 87: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
+	59,  // 88: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	77,  // 89: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
+	96,  // 90: hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> hadoop.yarn.QueueConfigurationsMapProto
+	10,  // 91: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
+	32,  // 92: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	80,  // 93: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
+	11,  // 94: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
+	81,  // 95: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
+	51,  // 96: hadoop.yarn.ReservationDefinitionProto.priority:type_name -> hadoop.yarn.PriorityProto
+	88,  // 97: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	90,  // 98: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
+	89,  // 99: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
+	74,  // 100: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	105, // 101: hadoop.yarn.ContainerLaunchContextProto.container_retry_context:type_name -> hadoop.yarn.ContainerRetryContextProto
+	31,  // 102: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	0,   // 103: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
+	32,  // 104: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
+	14,  // 105: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	89,  // 106: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
+	20,  // 107: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
+	31,  // 108: hadoop.yarn.ContainerResourceIncreaseRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	32,  // 109: hadoop.yarn.ContainerResourceIncreaseRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	31,  // 110: hadoop.yarn.ContainerResourceIncreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	32,  // 111: hadoop.yarn.ContainerResourceIncreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	106, // 112: hadoop.yarn.ContainerResourceIncreaseProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
+	31,  // 113: hadoop.yarn.ContainerResourceDecreaseProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	32,  // 114: hadoop.yarn.ContainerResourceDecreaseProto.capability:type_name -> hadoop.yarn.ResourceProto
+	55,  // 115: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
+	51,  // 116: hadoop.yarn.SchedulingRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	35,  // 117: hadoop.yarn.SchedulingRequestProto.executionType:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	92,  // 118: hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> hadoop.yarn.ResourceSizingProto
+	97,  // 119: hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	32,  // 120: hadoop.yarn.ResourceSizingProto.resources:type_name -> hadoop.yarn.ResourceProto
+	21,  // 121: hadoop.yarn.RejectedSchedulingRequestProto.reason:type_name -> hadoop.yarn.RejectionReasonProto
+	91,  // 122: hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> hadoop.yarn.SchedulingRequestProto
+	18,  // 123: hadoop.yarn.ApplicationUpdateTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	32,  // 124: hadoop.yarn.QueueConfigurationsProto.effectiveMinCapacity:type_name -> hadoop.yarn.ResourceProto
+	32,  // 125: hadoop.yarn.QueueConfigurationsProto.effectiveMaxCapacity:type_name -> hadoop.yarn.ResourceProto
+	32,  // 126: hadoop.yarn.QueueConfigurationsProto.configuredMinCapacity:type_name -> hadoop.yarn.ResourceProto
+	32,  // 127: hadoop.yarn.QueueConfigurationsProto.configuredMaxCapacity:type_name -> hadoop.yarn.ResourceProto
+	95,  // 128: hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> hadoop.yarn.QueueConfigurationsProto
+	98,  // 129: hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> hadoop.yarn.SimplePlacementConstraintProto
+	101, // 130: hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> hadoop.yarn.CompositePlacementConstraintProto
+	99,  // 131: hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> hadoop.yarn.PlacementConstraintTargetProto
+	24,  // 132: hadoop.yarn.SimplePlacementConstraintProto.attributeOpCode:type_name -> hadoop.yarn.NodeAttributeOpCodeProto
+	25,  // 133: hadoop.yarn.PlacementConstraintTargetProto.targetType:type_name -> hadoop.yarn.PlacementConstraintTargetProto.TargetType
+	97,  // 134: hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	26,  // 135: hadoop.yarn.TimedPlacementConstraintProto.delayUnit:type_name -> hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
+	27,  // 136: hadoop.yarn.CompositePlacementConstraintProto.compositeType:type_name -> hadoop.yarn.CompositePlacementConstraintProto.CompositeType
+	97,  // 137: hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> hadoop.yarn.PlacementConstraintProto
+	100, // 138: hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> hadoop.yarn.TimedPlacementConstraintProto
+	97,  // 139: hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	32,  // 140: hadoop.yarn.ResourceAllocationRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
+	82,  // 141: hadoop.yarn.ReservationAllocationStateProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	103, // 142: hadoop.yarn.ReservationAllocationStateProto.allocation_requests:type_name -> hadoop.yarn.ResourceAllocationRequestProto
+	79,  // 143: hadoop.yarn.ReservationAllocationStateProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	23,  // 144: hadoop.yarn.ContainerRetryContextProto.retry_policy:type_name -> hadoop.yarn.ContainerRetryPolicyProto
+	145, // [145:145] is the sub-list for method output_type
+	145, // [145:145] is the sub-list for method input_type
+	145, // [145:145] is the sub-list for extension type_name
+	145, // [145:145] is the sub-list for extension extendee
+	0,   // [0:145] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_protos_proto_init() }
@@ -7785,8 +8657,8 @@ func file_yarn_yarn_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_protos_proto_rawDesc), len(file_yarn_yarn_protos_proto_rawDesc)),
-			NumEnums:      26,
-			NumMessages:   69,
+			NumEnums:      28,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

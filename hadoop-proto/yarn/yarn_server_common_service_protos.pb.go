@@ -37,10 +37,10 @@ type RegisterNodeManagerRequestProto struct {
 	NodeLabels                   *NodeLabelsProto             `protobuf:"bytes,8,opt,name=nodeLabels" json:"nodeLabels,omitempty"`                                                                                // 2.8+
 	PhysicalResource             *ResourceProto               `protobuf:"bytes,9,opt,name=physicalResource" json:"physicalResource,omitempty"`                                                                    // 3.x
 	LogAggregationReportsForApps []*LogAggregationReportProto `protobuf:"bytes,10,rep,name=log_aggregation_reports_for_apps,json=logAggregationReportsForApps" json:"log_aggregation_reports_for_apps,omitempty"` // 3.x
-	// 11 nodeAttributes (3.2+) is not modelled; unknown fields are kept.
-	NodeStatus    *NodeStatusProto `protobuf:"bytes,12,opt,name=nodeStatus" json:"nodeStatus,omitempty"` // 3.x
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NodeAttributes               *NodeAttributesProto         `protobuf:"bytes,11,opt,name=nodeAttributes" json:"nodeAttributes,omitempty"`                                                                       // 3.2+
+	NodeStatus                   *NodeStatusProto             `protobuf:"bytes,12,opt,name=nodeStatus" json:"nodeStatus,omitempty"`                                                                               // 3.x
+	unknownFields                protoimpl.UnknownFields
+	sizeCache                    protoimpl.SizeCache
 }
 
 func (x *RegisterNodeManagerRequestProto) Reset() {
@@ -136,6 +136,13 @@ func (x *RegisterNodeManagerRequestProto) GetLogAggregationReportsForApps() []*L
 	return nil
 }
 
+func (x *RegisterNodeManagerRequestProto) GetNodeAttributes() *NodeAttributesProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
 func (x *RegisterNodeManagerRequestProto) GetNodeStatus() *NodeStatusProto {
 	if x != nil {
 		return x.NodeStatus
@@ -188,6 +195,52 @@ func (x *NodeLabelsProto) GetNodeLabels() []*NodeLabelProto {
 	return nil
 }
 
+// 3.2+: the attributes a NodeManager reports of itself
+// (yarn.nodemanager.node-attributes.provider).
+type NodeAttributesProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	NodeAttributes []*NodeAttributeProto  `protobuf:"bytes,1,rep,name=nodeAttributes" json:"nodeAttributes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *NodeAttributesProto) Reset() {
+	*x = NodeAttributesProto{}
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeAttributesProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeAttributesProto) ProtoMessage() {}
+
+func (x *NodeAttributesProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeAttributesProto.ProtoReflect.Descriptor instead.
+func (*NodeAttributesProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *NodeAttributesProto) GetNodeAttributes() []*NodeAttributeProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
 // 2.8+
 type LogAggregationReportProto struct {
 	state                protoimpl.MessageState     `protogen:"open.v1"`
@@ -205,7 +258,7 @@ const (
 
 func (x *LogAggregationReportProto) Reset() {
 	*x = LogAggregationReportProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -217,7 +270,7 @@ func (x *LogAggregationReportProto) String() string {
 func (*LogAggregationReportProto) ProtoMessage() {}
 
 func (x *LogAggregationReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -230,7 +283,7 @@ func (x *LogAggregationReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAggregationReportProto.ProtoReflect.Descriptor instead.
 func (*LogAggregationReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *LogAggregationReportProto) GetApplicationId() *ApplicationIdProto {
@@ -255,27 +308,29 @@ func (x *LogAggregationReportProto) GetDiagnostics() string {
 }
 
 type RegisterNodeManagerResponseProto struct {
-	state                     protoimpl.MessageState `protogen:"open.v1"`
-	ContainerTokenMasterKey   *MasterKeyProto        `protobuf:"bytes,1,opt,name=container_token_master_key,json=containerTokenMasterKey" json:"container_token_master_key,omitempty"`
-	NmTokenMasterKey          *MasterKeyProto        `protobuf:"bytes,2,opt,name=nm_token_master_key,json=nmTokenMasterKey" json:"nm_token_master_key,omitempty"`
-	NodeAction                *NodeActionProto       `protobuf:"varint,3,opt,name=nodeAction,enum=hadoop.yarn.NodeActionProto" json:"nodeAction,omitempty"`
-	RmIdentifier              *int64                 `protobuf:"varint,4,opt,name=rm_identifier,json=rmIdentifier" json:"rm_identifier,omitempty"`
-	DiagnosticsMessage        *string                `protobuf:"bytes,5,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
-	RmVersion                 *string                `protobuf:"bytes,6,opt,name=rm_version,json=rmVersion" json:"rm_version,omitempty"`
-	AreNodeLabelsAcceptedByRM *bool                  `protobuf:"varint,7,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"` // 2.8+
-	Resource                  *ResourceProto         `protobuf:"bytes,8,opt,name=resource" json:"resource,omitempty"`                                          // 2.8+
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	state                         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerTokenMasterKey       *MasterKeyProto        `protobuf:"bytes,1,opt,name=container_token_master_key,json=containerTokenMasterKey" json:"container_token_master_key,omitempty"`
+	NmTokenMasterKey              *MasterKeyProto        `protobuf:"bytes,2,opt,name=nm_token_master_key,json=nmTokenMasterKey" json:"nm_token_master_key,omitempty"`
+	NodeAction                    *NodeActionProto       `protobuf:"varint,3,opt,name=nodeAction,enum=hadoop.yarn.NodeActionProto" json:"nodeAction,omitempty"`
+	RmIdentifier                  *int64                 `protobuf:"varint,4,opt,name=rm_identifier,json=rmIdentifier" json:"rm_identifier,omitempty"`
+	DiagnosticsMessage            *string                `protobuf:"bytes,5,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
+	RmVersion                     *string                `protobuf:"bytes,6,opt,name=rm_version,json=rmVersion" json:"rm_version,omitempty"`
+	AreNodeLabelsAcceptedByRM     *bool                  `protobuf:"varint,7,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`         // 2.8+
+	Resource                      *ResourceProto         `protobuf:"bytes,8,opt,name=resource" json:"resource,omitempty"`                                                  // 2.8+
+	AreNodeAttributesAcceptedByRM *bool                  `protobuf:"varint,9,opt,name=areNodeAttributesAcceptedByRM,def=0" json:"areNodeAttributesAcceptedByRM,omitempty"` // 3.2+
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
 }
 
 // Default values for RegisterNodeManagerResponseProto fields.
 const (
-	Default_RegisterNodeManagerResponseProto_AreNodeLabelsAcceptedByRM = bool(false)
+	Default_RegisterNodeManagerResponseProto_AreNodeLabelsAcceptedByRM     = bool(false)
+	Default_RegisterNodeManagerResponseProto_AreNodeAttributesAcceptedByRM = bool(false)
 )
 
 func (x *RegisterNodeManagerResponseProto) Reset() {
 	*x = RegisterNodeManagerResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +342,7 @@ func (x *RegisterNodeManagerResponseProto) String() string {
 func (*RegisterNodeManagerResponseProto) ProtoMessage() {}
 
 func (x *RegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +355,7 @@ func (x *RegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterNodeManagerResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterNodeManagerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RegisterNodeManagerResponseProto) GetContainerTokenMasterKey() *MasterKeyProto {
@@ -359,6 +414,13 @@ func (x *RegisterNodeManagerResponseProto) GetResource() *ResourceProto {
 	return nil
 }
 
+func (x *RegisterNodeManagerResponseProto) GetAreNodeAttributesAcceptedByRM() bool {
+	if x != nil && x.AreNodeAttributesAcceptedByRM != nil {
+		return *x.AreNodeAttributesAcceptedByRM
+	}
+	return Default_RegisterNodeManagerResponseProto_AreNodeAttributesAcceptedByRM
+}
+
 type NodeHeartbeatRequestProto struct {
 	state                            protoimpl.MessageState       `protogen:"open.v1"`
 	NodeStatus                       *NodeStatusProto             `protobuf:"bytes,1,opt,name=node_status,json=nodeStatus" json:"node_status,omitempty"`
@@ -366,8 +428,8 @@ type NodeHeartbeatRequestProto struct {
 	LastKnownNmTokenMasterKey        *MasterKeyProto              `protobuf:"bytes,3,opt,name=last_known_nm_token_master_key,json=lastKnownNmTokenMasterKey" json:"last_known_nm_token_master_key,omitempty"`
 	NodeLabels                       *NodeLabelsProto             `protobuf:"bytes,4,opt,name=nodeLabels" json:"nodeLabels,omitempty"`                                                                               // 2.8+
 	LogAggregationReportsForApps     []*LogAggregationReportProto `protobuf:"bytes,5,rep,name=log_aggregation_reports_for_apps,json=logAggregationReportsForApps" json:"log_aggregation_reports_for_apps,omitempty"` // 2.8+
-	// 7 nodeAttributes (3.2+) is not modelled; unknown fields are kept.
-	TokenSequenceNo *int64 `protobuf:"varint,8,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"` // 3.x
+	NodeAttributes                   *NodeAttributesProto         `protobuf:"bytes,7,opt,name=nodeAttributes" json:"nodeAttributes,omitempty"`                                                                       // 3.2+
+	TokenSequenceNo                  *int64                       `protobuf:"varint,8,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                                                    // 3.x
 	// Bobbin addition: a borrowed-mode NodeManager's capacity measured from its owner's
 	// load, what the RM may schedule on it now (zero: no new containers). An Apache RM
 	// ignores the field.
@@ -379,7 +441,7 @@ type NodeHeartbeatRequestProto struct {
 
 func (x *NodeHeartbeatRequestProto) Reset() {
 	*x = NodeHeartbeatRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +453,7 @@ func (x *NodeHeartbeatRequestProto) String() string {
 func (*NodeHeartbeatRequestProto) ProtoMessage() {}
 
 func (x *NodeHeartbeatRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +466,7 @@ func (x *NodeHeartbeatRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHeartbeatRequestProto.ProtoReflect.Descriptor instead.
 func (*NodeHeartbeatRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *NodeHeartbeatRequestProto) GetNodeStatus() *NodeStatusProto {
@@ -442,6 +504,13 @@ func (x *NodeHeartbeatRequestProto) GetLogAggregationReportsForApps() []*LogAggr
 	return nil
 }
 
+func (x *NodeHeartbeatRequestProto) GetNodeAttributes() *NodeAttributesProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
 func (x *NodeHeartbeatRequestProto) GetTokenSequenceNo() int64 {
 	if x != nil && x.TokenSequenceNo != nil {
 		return *x.TokenSequenceNo
@@ -464,37 +533,39 @@ func (x *NodeHeartbeatRequestProto) GetRegisteringCollectors() []*AppCollectorDa
 }
 
 type NodeHeartbeatResponseProto struct {
-	state                       protoimpl.MessageState           `protogen:"open.v1"`
-	ResponseId                  *int32                           `protobuf:"varint,1,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
-	ContainerTokenMasterKey     *MasterKeyProto                  `protobuf:"bytes,2,opt,name=container_token_master_key,json=containerTokenMasterKey" json:"container_token_master_key,omitempty"`
-	NmTokenMasterKey            *MasterKeyProto                  `protobuf:"bytes,3,opt,name=nm_token_master_key,json=nmTokenMasterKey" json:"nm_token_master_key,omitempty"`
-	NodeAction                  *NodeActionProto                 `protobuf:"varint,4,opt,name=nodeAction,enum=hadoop.yarn.NodeActionProto" json:"nodeAction,omitempty"`
-	ContainersToCleanup         []*ContainerIdProto              `protobuf:"bytes,5,rep,name=containers_to_cleanup,json=containersToCleanup" json:"containers_to_cleanup,omitempty"`
-	ApplicationsToCleanup       []*ApplicationIdProto            `protobuf:"bytes,6,rep,name=applications_to_cleanup,json=applicationsToCleanup" json:"applications_to_cleanup,omitempty"`
-	NextHeartBeatInterval       *int64                           `protobuf:"varint,7,opt,name=nextHeartBeatInterval" json:"nextHeartBeatInterval,omitempty"`
-	DiagnosticsMessage          *string                          `protobuf:"bytes,8,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
-	ContainersToBeRemovedFromNm []*ContainerIdProto              `protobuf:"bytes,9,rep,name=containers_to_be_removed_from_nm,json=containersToBeRemovedFromNm" json:"containers_to_be_removed_from_nm,omitempty"`
-	SystemCredentialsForApps    []*SystemCredentialsForAppsProto `protobuf:"bytes,10,rep,name=system_credentials_for_apps,json=systemCredentialsForApps" json:"system_credentials_for_apps,omitempty"`
-	AreNodeLabelsAcceptedByRM   *bool                            `protobuf:"varint,11,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`                 // 2.8+
-	ContainersToDecrease        []*ContainerProto                `protobuf:"bytes,12,rep,name=containers_to_decrease,json=containersToDecrease" json:"containers_to_decrease,omitempty"`    // 2.8+
-	Resource                    *ResourceProto                   `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                          // 2.8+
-	ContainersToUpdate          []*ContainerProto                `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"`          // 3.x
-	TokenSequenceNo             *int64                           `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                           // 3.x
-	ContainersToSignal          []*SignalContainerRequestProto   `protobuf:"bytes,13,rep,name=containers_to_signal,json=containersToSignal" json:"containers_to_signal,omitempty"`          // 3.x
-	ContainerQueuingLimit       *ContainerQueuingLimitProto      `protobuf:"bytes,15,opt,name=container_queuing_limit,json=containerQueuingLimit" json:"container_queuing_limit,omitempty"` // 3.x
-	AppCollectors               []*AppCollectorDataProto         `protobuf:"bytes,16,rep,name=app_collectors,json=appCollectors" json:"app_collectors,omitempty"`                           // 3.x
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	state                         protoimpl.MessageState           `protogen:"open.v1"`
+	ResponseId                    *int32                           `protobuf:"varint,1,opt,name=response_id,json=responseId" json:"response_id,omitempty"`
+	ContainerTokenMasterKey       *MasterKeyProto                  `protobuf:"bytes,2,opt,name=container_token_master_key,json=containerTokenMasterKey" json:"container_token_master_key,omitempty"`
+	NmTokenMasterKey              *MasterKeyProto                  `protobuf:"bytes,3,opt,name=nm_token_master_key,json=nmTokenMasterKey" json:"nm_token_master_key,omitempty"`
+	NodeAction                    *NodeActionProto                 `protobuf:"varint,4,opt,name=nodeAction,enum=hadoop.yarn.NodeActionProto" json:"nodeAction,omitempty"`
+	ContainersToCleanup           []*ContainerIdProto              `protobuf:"bytes,5,rep,name=containers_to_cleanup,json=containersToCleanup" json:"containers_to_cleanup,omitempty"`
+	ApplicationsToCleanup         []*ApplicationIdProto            `protobuf:"bytes,6,rep,name=applications_to_cleanup,json=applicationsToCleanup" json:"applications_to_cleanup,omitempty"`
+	NextHeartBeatInterval         *int64                           `protobuf:"varint,7,opt,name=nextHeartBeatInterval" json:"nextHeartBeatInterval,omitempty"`
+	DiagnosticsMessage            *string                          `protobuf:"bytes,8,opt,name=diagnostics_message,json=diagnosticsMessage" json:"diagnostics_message,omitempty"`
+	ContainersToBeRemovedFromNm   []*ContainerIdProto              `protobuf:"bytes,9,rep,name=containers_to_be_removed_from_nm,json=containersToBeRemovedFromNm" json:"containers_to_be_removed_from_nm,omitempty"`
+	SystemCredentialsForApps      []*SystemCredentialsForAppsProto `protobuf:"bytes,10,rep,name=system_credentials_for_apps,json=systemCredentialsForApps" json:"system_credentials_for_apps,omitempty"`
+	AreNodeLabelsAcceptedByRM     *bool                            `protobuf:"varint,11,opt,name=areNodeLabelsAcceptedByRM,def=0" json:"areNodeLabelsAcceptedByRM,omitempty"`                 // 2.8+
+	AreNodeAttributesAcceptedByRM *bool                            `protobuf:"varint,18,opt,name=areNodeAttributesAcceptedByRM,def=0" json:"areNodeAttributesAcceptedByRM,omitempty"`         // 3.2+
+	ContainersToDecrease          []*ContainerProto                `protobuf:"bytes,12,rep,name=containers_to_decrease,json=containersToDecrease" json:"containers_to_decrease,omitempty"`    // 2.8+
+	Resource                      *ResourceProto                   `protobuf:"bytes,14,opt,name=resource" json:"resource,omitempty"`                                                          // 2.8+
+	ContainersToUpdate            []*ContainerProto                `protobuf:"bytes,17,rep,name=containers_to_update,json=containersToUpdate" json:"containers_to_update,omitempty"`          // 3.x
+	TokenSequenceNo               *int64                           `protobuf:"varint,19,opt,name=tokenSequenceNo" json:"tokenSequenceNo,omitempty"`                                           // 3.x
+	ContainersToSignal            []*SignalContainerRequestProto   `protobuf:"bytes,13,rep,name=containers_to_signal,json=containersToSignal" json:"containers_to_signal,omitempty"`          // 3.x
+	ContainerQueuingLimit         *ContainerQueuingLimitProto      `protobuf:"bytes,15,opt,name=container_queuing_limit,json=containerQueuingLimit" json:"container_queuing_limit,omitempty"` // 3.x
+	AppCollectors                 []*AppCollectorDataProto         `protobuf:"bytes,16,rep,name=app_collectors,json=appCollectors" json:"app_collectors,omitempty"`                           // 3.x
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
 }
 
 // Default values for NodeHeartbeatResponseProto fields.
 const (
-	Default_NodeHeartbeatResponseProto_AreNodeLabelsAcceptedByRM = bool(false)
+	Default_NodeHeartbeatResponseProto_AreNodeLabelsAcceptedByRM     = bool(false)
+	Default_NodeHeartbeatResponseProto_AreNodeAttributesAcceptedByRM = bool(false)
 )
 
 func (x *NodeHeartbeatResponseProto) Reset() {
 	*x = NodeHeartbeatResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +577,7 @@ func (x *NodeHeartbeatResponseProto) String() string {
 func (*NodeHeartbeatResponseProto) ProtoMessage() {}
 
 func (x *NodeHeartbeatResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +590,7 @@ func (x *NodeHeartbeatResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHeartbeatResponseProto.ProtoReflect.Descriptor instead.
 func (*NodeHeartbeatResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeHeartbeatResponseProto) GetResponseId() int32 {
@@ -599,6 +670,13 @@ func (x *NodeHeartbeatResponseProto) GetAreNodeLabelsAcceptedByRM() bool {
 	return Default_NodeHeartbeatResponseProto_AreNodeLabelsAcceptedByRM
 }
 
+func (x *NodeHeartbeatResponseProto) GetAreNodeAttributesAcceptedByRM() bool {
+	if x != nil && x.AreNodeAttributesAcceptedByRM != nil {
+		return *x.AreNodeAttributesAcceptedByRM
+	}
+	return Default_NodeHeartbeatResponseProto_AreNodeAttributesAcceptedByRM
+}
+
 func (x *NodeHeartbeatResponseProto) GetContainersToDecrease() []*ContainerProto {
 	if x != nil {
 		return x.ContainersToDecrease
@@ -658,7 +736,7 @@ type SystemCredentialsForAppsProto struct {
 
 func (x *SystemCredentialsForAppsProto) Reset() {
 	*x = SystemCredentialsForAppsProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +748,7 @@ func (x *SystemCredentialsForAppsProto) String() string {
 func (*SystemCredentialsForAppsProto) ProtoMessage() {}
 
 func (x *SystemCredentialsForAppsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +761,7 @@ func (x *SystemCredentialsForAppsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemCredentialsForAppsProto.ProtoReflect.Descriptor instead.
 func (*SystemCredentialsForAppsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SystemCredentialsForAppsProto) GetAppId() *ApplicationIdProto {
@@ -727,7 +805,7 @@ const (
 
 func (x *NMContainerStatusProto) Reset() {
 	*x = NMContainerStatusProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +817,7 @@ func (x *NMContainerStatusProto) String() string {
 func (*NMContainerStatusProto) ProtoMessage() {}
 
 func (x *NMContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +830,7 @@ func (x *NMContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*NMContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NMContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -849,7 +927,7 @@ type SCMUploaderNotifyRequestProto struct {
 
 func (x *SCMUploaderNotifyRequestProto) Reset() {
 	*x = SCMUploaderNotifyRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +939,7 @@ func (x *SCMUploaderNotifyRequestProto) String() string {
 func (*SCMUploaderNotifyRequestProto) ProtoMessage() {}
 
 func (x *SCMUploaderNotifyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +952,7 @@ func (x *SCMUploaderNotifyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderNotifyRequestProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderNotifyRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SCMUploaderNotifyRequestProto) GetResourceKey() string {
@@ -900,7 +978,7 @@ type SCMUploaderNotifyResponseProto struct {
 
 func (x *SCMUploaderNotifyResponseProto) Reset() {
 	*x = SCMUploaderNotifyResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +990,7 @@ func (x *SCMUploaderNotifyResponseProto) String() string {
 func (*SCMUploaderNotifyResponseProto) ProtoMessage() {}
 
 func (x *SCMUploaderNotifyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1003,7 @@ func (x *SCMUploaderNotifyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderNotifyResponseProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderNotifyResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SCMUploaderNotifyResponseProto) GetAccepted() bool {
@@ -944,7 +1022,7 @@ type SCMUploaderCanUploadRequestProto struct {
 
 func (x *SCMUploaderCanUploadRequestProto) Reset() {
 	*x = SCMUploaderCanUploadRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1034,7 @@ func (x *SCMUploaderCanUploadRequestProto) String() string {
 func (*SCMUploaderCanUploadRequestProto) ProtoMessage() {}
 
 func (x *SCMUploaderCanUploadRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1047,7 @@ func (x *SCMUploaderCanUploadRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderCanUploadRequestProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderCanUploadRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SCMUploaderCanUploadRequestProto) GetResourceKey() string {
@@ -988,7 +1066,7 @@ type SCMUploaderCanUploadResponseProto struct {
 
 func (x *SCMUploaderCanUploadResponseProto) Reset() {
 	*x = SCMUploaderCanUploadResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1078,7 @@ func (x *SCMUploaderCanUploadResponseProto) String() string {
 func (*SCMUploaderCanUploadResponseProto) ProtoMessage() {}
 
 func (x *SCMUploaderCanUploadResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1091,7 @@ func (x *SCMUploaderCanUploadResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SCMUploaderCanUploadResponseProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderCanUploadResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SCMUploaderCanUploadResponseProto) GetUploadable() bool {
@@ -1028,13 +1106,14 @@ type RemoteNodeProto struct {
 	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=node_id,json=nodeId" json:"node_id,omitempty"`
 	HttpAddress   *string                `protobuf:"bytes,2,opt,name=http_address,json=httpAddress" json:"http_address,omitempty"`
 	RackName      *string                `protobuf:"bytes,3,opt,name=rack_name,json=rackName" json:"rack_name,omitempty"`
+	NodePartition *string                `protobuf:"bytes,4,opt,name=node_partition,json=nodePartition" json:"node_partition,omitempty"` // 3.3+
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RemoteNodeProto) Reset() {
 	*x = RemoteNodeProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1046,7 +1125,7 @@ func (x *RemoteNodeProto) String() string {
 func (*RemoteNodeProto) ProtoMessage() {}
 
 func (x *RemoteNodeProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1059,7 +1138,7 @@ func (x *RemoteNodeProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteNodeProto.ProtoReflect.Descriptor instead.
 func (*RemoteNodeProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RemoteNodeProto) GetNodeId() *NodeIdProto {
@@ -1083,6 +1162,13 @@ func (x *RemoteNodeProto) GetRackName() string {
 	return ""
 }
 
+func (x *RemoteNodeProto) GetNodePartition() string {
+	if x != nil && x.NodePartition != nil {
+		return *x.NodePartition
+	}
+	return ""
+}
+
 type RegisterDistributedSchedulingAMResponseProto struct {
 	state                        protoimpl.MessageState                  `protogen:"open.v1"`
 	RegisterResponse             *RegisterApplicationMasterResponseProto `protobuf:"bytes,1,opt,name=register_response,json=registerResponse" json:"register_response,omitempty"`
@@ -1098,7 +1184,7 @@ type RegisterDistributedSchedulingAMResponseProto struct {
 
 func (x *RegisterDistributedSchedulingAMResponseProto) Reset() {
 	*x = RegisterDistributedSchedulingAMResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1196,7 @@ func (x *RegisterDistributedSchedulingAMResponseProto) String() string {
 func (*RegisterDistributedSchedulingAMResponseProto) ProtoMessage() {}
 
 func (x *RegisterDistributedSchedulingAMResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1209,7 @@ func (x *RegisterDistributedSchedulingAMResponseProto) ProtoReflect() protorefle
 
 // Deprecated: Use RegisterDistributedSchedulingAMResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterDistributedSchedulingAMResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RegisterDistributedSchedulingAMResponseProto) GetRegisterResponse() *RegisterApplicationMasterResponseProto {
@@ -1185,7 +1271,7 @@ type DistributedSchedulingAllocateResponseProto struct {
 
 func (x *DistributedSchedulingAllocateResponseProto) Reset() {
 	*x = DistributedSchedulingAllocateResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1283,7 @@ func (x *DistributedSchedulingAllocateResponseProto) String() string {
 func (*DistributedSchedulingAllocateResponseProto) ProtoMessage() {}
 
 func (x *DistributedSchedulingAllocateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1296,7 @@ func (x *DistributedSchedulingAllocateResponseProto) ProtoReflect() protoreflect
 
 // Deprecated: Use DistributedSchedulingAllocateResponseProto.ProtoReflect.Descriptor instead.
 func (*DistributedSchedulingAllocateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DistributedSchedulingAllocateResponseProto) GetAllocateResponse() *AllocateResponseProto {
@@ -1237,7 +1323,7 @@ type DistributedSchedulingAllocateRequestProto struct {
 
 func (x *DistributedSchedulingAllocateRequestProto) Reset() {
 	*x = DistributedSchedulingAllocateRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1249,7 +1335,7 @@ func (x *DistributedSchedulingAllocateRequestProto) String() string {
 func (*DistributedSchedulingAllocateRequestProto) ProtoMessage() {}
 
 func (x *DistributedSchedulingAllocateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1262,7 +1348,7 @@ func (x *DistributedSchedulingAllocateRequestProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use DistributedSchedulingAllocateRequestProto.ProtoReflect.Descriptor instead.
 func (*DistributedSchedulingAllocateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DistributedSchedulingAllocateRequestProto) GetAllocateRequest() *AllocateRequestProto {
@@ -1288,7 +1374,7 @@ type UnRegisterNodeManagerRequestProto struct {
 
 func (x *UnRegisterNodeManagerRequestProto) Reset() {
 	*x = UnRegisterNodeManagerRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1386,7 @@ func (x *UnRegisterNodeManagerRequestProto) String() string {
 func (*UnRegisterNodeManagerRequestProto) ProtoMessage() {}
 
 func (x *UnRegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1399,7 @@ func (x *UnRegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UnRegisterNodeManagerRequestProto.ProtoReflect.Descriptor instead.
 func (*UnRegisterNodeManagerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UnRegisterNodeManagerRequestProto) GetNodeId() *NodeIdProto {
@@ -1331,7 +1417,7 @@ type UnRegisterNodeManagerResponseProto struct {
 
 func (x *UnRegisterNodeManagerResponseProto) Reset() {
 	*x = UnRegisterNodeManagerResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1429,7 @@ func (x *UnRegisterNodeManagerResponseProto) String() string {
 func (*UnRegisterNodeManagerResponseProto) ProtoMessage() {}
 
 func (x *UnRegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1442,7 @@ func (x *UnRegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UnRegisterNodeManagerResponseProto.ProtoReflect.Descriptor instead.
 func (*UnRegisterNodeManagerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 type ContainerQueuingLimitProto struct {
@@ -1369,7 +1455,7 @@ type ContainerQueuingLimitProto struct {
 
 func (x *ContainerQueuingLimitProto) Reset() {
 	*x = ContainerQueuingLimitProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1381,7 +1467,7 @@ func (x *ContainerQueuingLimitProto) String() string {
 func (*ContainerQueuingLimitProto) ProtoMessage() {}
 
 func (x *ContainerQueuingLimitProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1394,7 +1480,7 @@ func (x *ContainerQueuingLimitProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerQueuingLimitProto.ProtoReflect.Descriptor instead.
 func (*ContainerQueuingLimitProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ContainerQueuingLimitProto) GetMaxQueueLength() int32 {
@@ -1430,7 +1516,7 @@ const (
 
 func (x *AppCollectorDataProto) Reset() {
 	*x = AppCollectorDataProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1528,7 @@ func (x *AppCollectorDataProto) String() string {
 func (*AppCollectorDataProto) ProtoMessage() {}
 
 func (x *AppCollectorDataProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1541,7 @@ func (x *AppCollectorDataProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCollectorDataProto.ProtoReflect.Descriptor instead.
 func (*AppCollectorDataProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AppCollectorDataProto) GetAppId() *ApplicationIdProto {
@@ -1502,7 +1588,7 @@ type ReportNewCollectorInfoRequestProto struct {
 
 func (x *ReportNewCollectorInfoRequestProto) Reset() {
 	*x = ReportNewCollectorInfoRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1600,7 @@ func (x *ReportNewCollectorInfoRequestProto) String() string {
 func (*ReportNewCollectorInfoRequestProto) ProtoMessage() {}
 
 func (x *ReportNewCollectorInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1613,7 @@ func (x *ReportNewCollectorInfoRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportNewCollectorInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*ReportNewCollectorInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReportNewCollectorInfoRequestProto) GetAppCollectors() []*AppCollectorDataProto {
@@ -1545,7 +1631,7 @@ type ReportNewCollectorInfoResponseProto struct {
 
 func (x *ReportNewCollectorInfoResponseProto) Reset() {
 	*x = ReportNewCollectorInfoResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1643,7 @@ func (x *ReportNewCollectorInfoResponseProto) String() string {
 func (*ReportNewCollectorInfoResponseProto) ProtoMessage() {}
 
 func (x *ReportNewCollectorInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1656,7 @@ func (x *ReportNewCollectorInfoResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ReportNewCollectorInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*ReportNewCollectorInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 type GetTimelineCollectorContextRequestProto struct {
@@ -1582,7 +1668,7 @@ type GetTimelineCollectorContextRequestProto struct {
 
 func (x *GetTimelineCollectorContextRequestProto) Reset() {
 	*x = GetTimelineCollectorContextRequestProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1680,7 @@ func (x *GetTimelineCollectorContextRequestProto) String() string {
 func (*GetTimelineCollectorContextRequestProto) ProtoMessage() {}
 
 func (x *GetTimelineCollectorContextRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1693,7 @@ func (x *GetTimelineCollectorContextRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetTimelineCollectorContextRequestProto.ProtoReflect.Descriptor instead.
 func (*GetTimelineCollectorContextRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetTimelineCollectorContextRequestProto) GetAppId() *ApplicationIdProto {
@@ -1629,7 +1715,7 @@ type GetTimelineCollectorContextResponseProto struct {
 
 func (x *GetTimelineCollectorContextResponseProto) Reset() {
 	*x = GetTimelineCollectorContextResponseProto{}
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1727,7 @@ func (x *GetTimelineCollectorContextResponseProto) String() string {
 func (*GetTimelineCollectorContextResponseProto) ProtoMessage() {}
 
 func (x *GetTimelineCollectorContextResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1740,7 @@ func (x *GetTimelineCollectorContextResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetTimelineCollectorContextResponseProto.ProtoReflect.Descriptor instead.
 func (*GetTimelineCollectorContextResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetTimelineCollectorContextResponseProto) GetUserId() string {
@@ -1689,7 +1775,7 @@ var File_yarn_yarn_server_common_service_protos_proto protoreflect.FileDescripto
 
 const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
-	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\x1a\x1eyarn/yarn_service_protos.proto\x1a\x15common/Security.proto\"\xa3\x05\n" +
+	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\x1a\x1eyarn/yarn_service_protos.proto\x1a\x15common/Security.proto\"\xed\x05\n" +
 	"\x1fRegisterNodeManagerRequestProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1b\n" +
 	"\thttp_port\x18\x03 \x01(\x05R\bhttpPort\x126\n" +
@@ -1703,18 +1789,21 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"nodeLabels\x12F\n" +
 	"\x10physicalResource\x18\t \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x10physicalResource\x12n\n" +
 	" log_aggregation_reports_for_apps\x18\n" +
-	" \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12<\n" +
+	" \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12H\n" +
+	"\x0enodeAttributes\x18\v \x01(\v2 .hadoop.yarn.NodeAttributesProtoR\x0enodeAttributes\x12<\n" +
 	"\n" +
 	"nodeStatus\x18\f \x01(\v2\x1c.hadoop.yarn.NodeStatusProtoR\n" +
 	"nodeStatus\"N\n" +
 	"\x0fNodeLabelsProto\x12;\n" +
 	"\n" +
 	"nodeLabels\x18\x01 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
-	"nodeLabels\"\xe8\x01\n" +
+	"nodeLabels\"^\n" +
+	"\x13NodeAttributesProto\x12G\n" +
+	"\x0enodeAttributes\x18\x01 \x03(\v2\x1f.hadoop.yarn.NodeAttributeProtoR\x0enodeAttributes\"\xe8\x01\n" +
 	"\x19LogAggregationReportProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12\\\n" +
 	"\x16log_aggregation_status\x18\x02 \x01(\x0e2&.hadoop.yarn.LogAggregationStatusProtoR\x14logAggregationStatus\x12%\n" +
-	"\vdiagnostics\x18\x03 \x01(\t:\x03N/AR\vdiagnostics\"\xf8\x03\n" +
+	"\vdiagnostics\x18\x03 \x01(\t:\x03N/AR\vdiagnostics\"\xc5\x04\n" +
 	" RegisterNodeManagerResponseProto\x12X\n" +
 	"\x1acontainer_token_master_key\x18\x01 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR\x17containerTokenMasterKey\x12J\n" +
 	"\x13nm_token_master_key\x18\x02 \x01(\v2\x1b.hadoop.yarn.MasterKeyProtoR\x10nmTokenMasterKey\x12<\n" +
@@ -1726,7 +1815,8 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"rm_version\x18\x06 \x01(\tR\trmVersion\x12C\n" +
 	"\x19areNodeLabelsAcceptedByRM\x18\a \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x126\n" +
-	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\"\xb8\x05\n" +
+	"\bresource\x18\b \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x12K\n" +
+	"\x1dareNodeAttributesAcceptedByRM\x18\t \x01(\b:\x05falseR\x1dareNodeAttributesAcceptedByRM\"\x82\x06\n" +
 	"\x19NodeHeartbeatRequestProto\x12=\n" +
 	"\vnode_status\x18\x01 \x01(\v2\x1c.hadoop.yarn.NodeStatusProtoR\n" +
 	"nodeStatus\x12l\n" +
@@ -1735,11 +1825,11 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"nodeLabels\x18\x04 \x01(\v2\x1c.hadoop.yarn.NodeLabelsProtoR\n" +
 	"nodeLabels\x12n\n" +
-	" log_aggregation_reports_for_apps\x18\x05 \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12(\n" +
+	" log_aggregation_reports_for_apps\x18\x05 \x03(\v2&.hadoop.yarn.LogAggregationReportProtoR\x1clogAggregationReportsForApps\x12H\n" +
+	"\x0enodeAttributes\x18\a \x01(\v2 .hadoop.yarn.NodeAttributesProtoR\x0enodeAttributes\x12(\n" +
 	"\x0ftokenSequenceNo\x18\b \x01(\x03R\x0ftokenSequenceNo\x12[\n" +
 	"\x1bbobbin_schedulable_resource\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x19bobbinSchedulableResource\x12Y\n" +
-	"\x16registering_collectors\x18\x06 \x03(\v2\".hadoop.yarn.AppCollectorDataProtoR\x15registeringCollectors\"\xd6\n" +
-	"\n" +
+	"\x16registering_collectors\x18\x06 \x03(\v2\".hadoop.yarn.AppCollectorDataProtoR\x15registeringCollectors\"\xa3\v\n" +
 	"\x1aNodeHeartbeatResponseProto\x12\x1f\n" +
 	"\vresponse_id\x18\x01 \x01(\x05R\n" +
 	"responseId\x12X\n" +
@@ -1755,7 +1845,8 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	" containers_to_be_removed_from_nm\x18\t \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x1bcontainersToBeRemovedFromNm\x12i\n" +
 	"\x1bsystem_credentials_for_apps\x18\n" +
 	" \x03(\v2*.hadoop.yarn.SystemCredentialsForAppsProtoR\x18systemCredentialsForApps\x12C\n" +
-	"\x19areNodeLabelsAcceptedByRM\x18\v \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x12Q\n" +
+	"\x19areNodeLabelsAcceptedByRM\x18\v \x01(\b:\x05falseR\x19areNodeLabelsAcceptedByRM\x12K\n" +
+	"\x1dareNodeAttributesAcceptedByRM\x18\x12 \x01(\b:\x05falseR\x1dareNodeAttributesAcceptedByRM\x12Q\n" +
 	"\x16containers_to_decrease\x18\f \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x14containersToDecrease\x126\n" +
 	"\bresource\x18\x0e \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x12M\n" +
 	"\x14containers_to_update\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x12containersToUpdate\x12(\n" +
@@ -1791,11 +1882,12 @@ const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"!SCMUploaderCanUploadResponseProto\x12\x1e\n" +
 	"\n" +
 	"uploadable\x18\x01 \x01(\bR\n" +
-	"uploadable\"\x84\x01\n" +
+	"uploadable\"\xab\x01\n" +
 	"\x0fRemoteNodeProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12!\n" +
 	"\fhttp_address\x18\x02 \x01(\tR\vhttpAddress\x12\x1b\n" +
-	"\track_name\x18\x03 \x01(\tR\brackName\"\xcd\x04\n" +
+	"\track_name\x18\x03 \x01(\tR\brackName\x12%\n" +
+	"\x0enode_partition\x18\x04 \x01(\tR\rnodePartition\"\xcd\x04\n" +
 	",RegisterDistributedSchedulingAMResponseProto\x12`\n" +
 	"\x11register_response\x18\x01 \x01(\v23.hadoop.yarn.RegisterApplicationMasterResponseProtoR\x10registerResponse\x12P\n" +
 	"\x16max_container_resource\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x14maxContainerResource\x12P\n" +
@@ -1845,113 +1937,118 @@ func file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_server_common_service_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_yarn_yarn_server_common_service_protos_proto_goTypes = []any{
 	(*RegisterNodeManagerRequestProto)(nil),              // 0: hadoop.yarn.RegisterNodeManagerRequestProto
 	(*NodeLabelsProto)(nil),                              // 1: hadoop.yarn.NodeLabelsProto
-	(*LogAggregationReportProto)(nil),                    // 2: hadoop.yarn.LogAggregationReportProto
-	(*RegisterNodeManagerResponseProto)(nil),             // 3: hadoop.yarn.RegisterNodeManagerResponseProto
-	(*NodeHeartbeatRequestProto)(nil),                    // 4: hadoop.yarn.NodeHeartbeatRequestProto
-	(*NodeHeartbeatResponseProto)(nil),                   // 5: hadoop.yarn.NodeHeartbeatResponseProto
-	(*SystemCredentialsForAppsProto)(nil),                // 6: hadoop.yarn.SystemCredentialsForAppsProto
-	(*NMContainerStatusProto)(nil),                       // 7: hadoop.yarn.NMContainerStatusProto
-	(*SCMUploaderNotifyRequestProto)(nil),                // 8: hadoop.yarn.SCMUploaderNotifyRequestProto
-	(*SCMUploaderNotifyResponseProto)(nil),               // 9: hadoop.yarn.SCMUploaderNotifyResponseProto
-	(*SCMUploaderCanUploadRequestProto)(nil),             // 10: hadoop.yarn.SCMUploaderCanUploadRequestProto
-	(*SCMUploaderCanUploadResponseProto)(nil),            // 11: hadoop.yarn.SCMUploaderCanUploadResponseProto
-	(*RemoteNodeProto)(nil),                              // 12: hadoop.yarn.RemoteNodeProto
-	(*RegisterDistributedSchedulingAMResponseProto)(nil), // 13: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto
-	(*DistributedSchedulingAllocateResponseProto)(nil),   // 14: hadoop.yarn.DistributedSchedulingAllocateResponseProto
-	(*DistributedSchedulingAllocateRequestProto)(nil),    // 15: hadoop.yarn.DistributedSchedulingAllocateRequestProto
-	(*UnRegisterNodeManagerRequestProto)(nil),            // 16: hadoop.yarn.UnRegisterNodeManagerRequestProto
-	(*UnRegisterNodeManagerResponseProto)(nil),           // 17: hadoop.yarn.UnRegisterNodeManagerResponseProto
-	(*ContainerQueuingLimitProto)(nil),                   // 18: hadoop.yarn.ContainerQueuingLimitProto
-	(*AppCollectorDataProto)(nil),                        // 19: hadoop.yarn.AppCollectorDataProto
-	(*ReportNewCollectorInfoRequestProto)(nil),           // 20: hadoop.yarn.ReportNewCollectorInfoRequestProto
-	(*ReportNewCollectorInfoResponseProto)(nil),          // 21: hadoop.yarn.ReportNewCollectorInfoResponseProto
-	(*GetTimelineCollectorContextRequestProto)(nil),      // 22: hadoop.yarn.GetTimelineCollectorContextRequestProto
-	(*GetTimelineCollectorContextResponseProto)(nil),     // 23: hadoop.yarn.GetTimelineCollectorContextResponseProto
-	(*NodeIdProto)(nil),                                  // 24: hadoop.yarn.NodeIdProto
-	(*ResourceProto)(nil),                                // 25: hadoop.yarn.ResourceProto
-	(*ApplicationIdProto)(nil),                           // 26: hadoop.yarn.ApplicationIdProto
-	(*NodeStatusProto)(nil),                              // 27: hadoop.yarn.NodeStatusProto
-	(*NodeLabelProto)(nil),                               // 28: hadoop.yarn.NodeLabelProto
-	(LogAggregationStatusProto)(0),                       // 29: hadoop.yarn.LogAggregationStatusProto
-	(*MasterKeyProto)(nil),                               // 30: hadoop.yarn.MasterKeyProto
-	(NodeActionProto)(0),                                 // 31: hadoop.yarn.NodeActionProto
-	(*ContainerIdProto)(nil),                             // 32: hadoop.yarn.ContainerIdProto
-	(*ContainerProto)(nil),                               // 33: hadoop.yarn.ContainerProto
-	(*SignalContainerRequestProto)(nil),                  // 34: hadoop.yarn.SignalContainerRequestProto
-	(ContainerStateProto)(0),                             // 35: hadoop.yarn.ContainerStateProto
-	(*PriorityProto)(nil),                                // 36: hadoop.yarn.PriorityProto
-	(ExecutionTypeProto)(0),                              // 37: hadoop.yarn.ExecutionTypeProto
-	(*RegisterApplicationMasterResponseProto)(nil),       // 38: hadoop.yarn.RegisterApplicationMasterResponseProto
-	(*AllocateResponseProto)(nil),                        // 39: hadoop.yarn.AllocateResponseProto
-	(*AllocateRequestProto)(nil),                         // 40: hadoop.yarn.AllocateRequestProto
-	(*common.TokenProto)(nil),                            // 41: bobbin.hadoop.common.TokenProto
+	(*NodeAttributesProto)(nil),                          // 2: hadoop.yarn.NodeAttributesProto
+	(*LogAggregationReportProto)(nil),                    // 3: hadoop.yarn.LogAggregationReportProto
+	(*RegisterNodeManagerResponseProto)(nil),             // 4: hadoop.yarn.RegisterNodeManagerResponseProto
+	(*NodeHeartbeatRequestProto)(nil),                    // 5: hadoop.yarn.NodeHeartbeatRequestProto
+	(*NodeHeartbeatResponseProto)(nil),                   // 6: hadoop.yarn.NodeHeartbeatResponseProto
+	(*SystemCredentialsForAppsProto)(nil),                // 7: hadoop.yarn.SystemCredentialsForAppsProto
+	(*NMContainerStatusProto)(nil),                       // 8: hadoop.yarn.NMContainerStatusProto
+	(*SCMUploaderNotifyRequestProto)(nil),                // 9: hadoop.yarn.SCMUploaderNotifyRequestProto
+	(*SCMUploaderNotifyResponseProto)(nil),               // 10: hadoop.yarn.SCMUploaderNotifyResponseProto
+	(*SCMUploaderCanUploadRequestProto)(nil),             // 11: hadoop.yarn.SCMUploaderCanUploadRequestProto
+	(*SCMUploaderCanUploadResponseProto)(nil),            // 12: hadoop.yarn.SCMUploaderCanUploadResponseProto
+	(*RemoteNodeProto)(nil),                              // 13: hadoop.yarn.RemoteNodeProto
+	(*RegisterDistributedSchedulingAMResponseProto)(nil), // 14: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto
+	(*DistributedSchedulingAllocateResponseProto)(nil),   // 15: hadoop.yarn.DistributedSchedulingAllocateResponseProto
+	(*DistributedSchedulingAllocateRequestProto)(nil),    // 16: hadoop.yarn.DistributedSchedulingAllocateRequestProto
+	(*UnRegisterNodeManagerRequestProto)(nil),            // 17: hadoop.yarn.UnRegisterNodeManagerRequestProto
+	(*UnRegisterNodeManagerResponseProto)(nil),           // 18: hadoop.yarn.UnRegisterNodeManagerResponseProto
+	(*ContainerQueuingLimitProto)(nil),                   // 19: hadoop.yarn.ContainerQueuingLimitProto
+	(*AppCollectorDataProto)(nil),                        // 20: hadoop.yarn.AppCollectorDataProto
+	(*ReportNewCollectorInfoRequestProto)(nil),           // 21: hadoop.yarn.ReportNewCollectorInfoRequestProto
+	(*ReportNewCollectorInfoResponseProto)(nil),          // 22: hadoop.yarn.ReportNewCollectorInfoResponseProto
+	(*GetTimelineCollectorContextRequestProto)(nil),      // 23: hadoop.yarn.GetTimelineCollectorContextRequestProto
+	(*GetTimelineCollectorContextResponseProto)(nil),     // 24: hadoop.yarn.GetTimelineCollectorContextResponseProto
+	(*NodeIdProto)(nil),                                  // 25: hadoop.yarn.NodeIdProto
+	(*ResourceProto)(nil),                                // 26: hadoop.yarn.ResourceProto
+	(*ApplicationIdProto)(nil),                           // 27: hadoop.yarn.ApplicationIdProto
+	(*NodeStatusProto)(nil),                              // 28: hadoop.yarn.NodeStatusProto
+	(*NodeLabelProto)(nil),                               // 29: hadoop.yarn.NodeLabelProto
+	(*NodeAttributeProto)(nil),                           // 30: hadoop.yarn.NodeAttributeProto
+	(LogAggregationStatusProto)(0),                       // 31: hadoop.yarn.LogAggregationStatusProto
+	(*MasterKeyProto)(nil),                               // 32: hadoop.yarn.MasterKeyProto
+	(NodeActionProto)(0),                                 // 33: hadoop.yarn.NodeActionProto
+	(*ContainerIdProto)(nil),                             // 34: hadoop.yarn.ContainerIdProto
+	(*ContainerProto)(nil),                               // 35: hadoop.yarn.ContainerProto
+	(*SignalContainerRequestProto)(nil),                  // 36: hadoop.yarn.SignalContainerRequestProto
+	(ContainerStateProto)(0),                             // 37: hadoop.yarn.ContainerStateProto
+	(*PriorityProto)(nil),                                // 38: hadoop.yarn.PriorityProto
+	(ExecutionTypeProto)(0),                              // 39: hadoop.yarn.ExecutionTypeProto
+	(*RegisterApplicationMasterResponseProto)(nil),       // 40: hadoop.yarn.RegisterApplicationMasterResponseProto
+	(*AllocateResponseProto)(nil),                        // 41: hadoop.yarn.AllocateResponseProto
+	(*AllocateRequestProto)(nil),                         // 42: hadoop.yarn.AllocateRequestProto
+	(*common.TokenProto)(nil),                            // 43: bobbin.hadoop.common.TokenProto
 }
 var file_yarn_yarn_server_common_service_protos_proto_depIdxs = []int32{
-	24, // 0: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	25, // 1: hadoop.yarn.RegisterNodeManagerRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
-	7,  // 2: hadoop.yarn.RegisterNodeManagerRequestProto.container_statuses:type_name -> hadoop.yarn.NMContainerStatusProto
-	26, // 3: hadoop.yarn.RegisterNodeManagerRequestProto.runningApplications:type_name -> hadoop.yarn.ApplicationIdProto
+	25, // 0: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	26, // 1: hadoop.yarn.RegisterNodeManagerRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
+	8,  // 2: hadoop.yarn.RegisterNodeManagerRequestProto.container_statuses:type_name -> hadoop.yarn.NMContainerStatusProto
+	27, // 3: hadoop.yarn.RegisterNodeManagerRequestProto.runningApplications:type_name -> hadoop.yarn.ApplicationIdProto
 	1,  // 4: hadoop.yarn.RegisterNodeManagerRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
-	25, // 5: hadoop.yarn.RegisterNodeManagerRequestProto.physicalResource:type_name -> hadoop.yarn.ResourceProto
-	2,  // 6: hadoop.yarn.RegisterNodeManagerRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
-	27, // 7: hadoop.yarn.RegisterNodeManagerRequestProto.nodeStatus:type_name -> hadoop.yarn.NodeStatusProto
-	28, // 8: hadoop.yarn.NodeLabelsProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	26, // 9: hadoop.yarn.LogAggregationReportProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	29, // 10: hadoop.yarn.LogAggregationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
-	30, // 11: hadoop.yarn.RegisterNodeManagerResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	30, // 12: hadoop.yarn.RegisterNodeManagerResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	31, // 13: hadoop.yarn.RegisterNodeManagerResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	25, // 14: hadoop.yarn.RegisterNodeManagerResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
-	27, // 15: hadoop.yarn.NodeHeartbeatRequestProto.node_status:type_name -> hadoop.yarn.NodeStatusProto
-	30, // 16: hadoop.yarn.NodeHeartbeatRequestProto.last_known_container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	30, // 17: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	1,  // 18: hadoop.yarn.NodeHeartbeatRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
-	2,  // 19: hadoop.yarn.NodeHeartbeatRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
-	25, // 20: hadoop.yarn.NodeHeartbeatRequestProto.bobbin_schedulable_resource:type_name -> hadoop.yarn.ResourceProto
-	19, // 21: hadoop.yarn.NodeHeartbeatRequestProto.registering_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
-	30, // 22: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	30, // 23: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
-	31, // 24: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
-	32, // 25: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
-	26, // 26: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
-	32, // 27: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
-	6,  // 28: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
-	33, // 29: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
-	25, // 30: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
-	33, // 31: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
-	34, // 32: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_signal:type_name -> hadoop.yarn.SignalContainerRequestProto
-	18, // 33: hadoop.yarn.NodeHeartbeatResponseProto.container_queuing_limit:type_name -> hadoop.yarn.ContainerQueuingLimitProto
-	19, // 34: hadoop.yarn.NodeHeartbeatResponseProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
-	26, // 35: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
-	32, // 36: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	35, // 37: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	25, // 38: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
-	36, // 39: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
-	37, // 40: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	24, // 41: hadoop.yarn.RemoteNodeProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	38, // 42: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.register_response:type_name -> hadoop.yarn.RegisterApplicationMasterResponseProto
-	25, // 43: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.max_container_resource:type_name -> hadoop.yarn.ResourceProto
-	25, // 44: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.min_container_resource:type_name -> hadoop.yarn.ResourceProto
-	25, // 45: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.incr_container_resource:type_name -> hadoop.yarn.ResourceProto
-	12, // 46: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.nodes_for_scheduling:type_name -> hadoop.yarn.RemoteNodeProto
-	39, // 47: hadoop.yarn.DistributedSchedulingAllocateResponseProto.allocate_response:type_name -> hadoop.yarn.AllocateResponseProto
-	12, // 48: hadoop.yarn.DistributedSchedulingAllocateResponseProto.nodes_for_scheduling:type_name -> hadoop.yarn.RemoteNodeProto
-	40, // 49: hadoop.yarn.DistributedSchedulingAllocateRequestProto.allocate_request:type_name -> hadoop.yarn.AllocateRequestProto
-	33, // 50: hadoop.yarn.DistributedSchedulingAllocateRequestProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	24, // 51: hadoop.yarn.UnRegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	26, // 52: hadoop.yarn.AppCollectorDataProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
-	41, // 53: hadoop.yarn.AppCollectorDataProto.app_collector_token:type_name -> bobbin.hadoop.common.TokenProto
-	19, // 54: hadoop.yarn.ReportNewCollectorInfoRequestProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
-	26, // 55: hadoop.yarn.GetTimelineCollectorContextRequestProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	26, // 5: hadoop.yarn.RegisterNodeManagerRequestProto.physicalResource:type_name -> hadoop.yarn.ResourceProto
+	3,  // 6: hadoop.yarn.RegisterNodeManagerRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
+	2,  // 7: hadoop.yarn.RegisterNodeManagerRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributesProto
+	28, // 8: hadoop.yarn.RegisterNodeManagerRequestProto.nodeStatus:type_name -> hadoop.yarn.NodeStatusProto
+	29, // 9: hadoop.yarn.NodeLabelsProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	30, // 10: hadoop.yarn.NodeAttributesProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeProto
+	27, // 11: hadoop.yarn.LogAggregationReportProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	31, // 12: hadoop.yarn.LogAggregationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	32, // 13: hadoop.yarn.RegisterNodeManagerResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	32, // 14: hadoop.yarn.RegisterNodeManagerResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	33, // 15: hadoop.yarn.RegisterNodeManagerResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	26, // 16: hadoop.yarn.RegisterNodeManagerResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	28, // 17: hadoop.yarn.NodeHeartbeatRequestProto.node_status:type_name -> hadoop.yarn.NodeStatusProto
+	32, // 18: hadoop.yarn.NodeHeartbeatRequestProto.last_known_container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	32, // 19: hadoop.yarn.NodeHeartbeatRequestProto.last_known_nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	1,  // 20: hadoop.yarn.NodeHeartbeatRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelsProto
+	3,  // 21: hadoop.yarn.NodeHeartbeatRequestProto.log_aggregation_reports_for_apps:type_name -> hadoop.yarn.LogAggregationReportProto
+	2,  // 22: hadoop.yarn.NodeHeartbeatRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributesProto
+	26, // 23: hadoop.yarn.NodeHeartbeatRequestProto.bobbin_schedulable_resource:type_name -> hadoop.yarn.ResourceProto
+	20, // 24: hadoop.yarn.NodeHeartbeatRequestProto.registering_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
+	32, // 25: hadoop.yarn.NodeHeartbeatResponseProto.container_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	32, // 26: hadoop.yarn.NodeHeartbeatResponseProto.nm_token_master_key:type_name -> hadoop.yarn.MasterKeyProto
+	33, // 27: hadoop.yarn.NodeHeartbeatResponseProto.nodeAction:type_name -> hadoop.yarn.NodeActionProto
+	34, // 28: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_cleanup:type_name -> hadoop.yarn.ContainerIdProto
+	27, // 29: hadoop.yarn.NodeHeartbeatResponseProto.applications_to_cleanup:type_name -> hadoop.yarn.ApplicationIdProto
+	34, // 30: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_be_removed_from_nm:type_name -> hadoop.yarn.ContainerIdProto
+	7,  // 31: hadoop.yarn.NodeHeartbeatResponseProto.system_credentials_for_apps:type_name -> hadoop.yarn.SystemCredentialsForAppsProto
+	35, // 32: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_decrease:type_name -> hadoop.yarn.ContainerProto
+	26, // 33: hadoop.yarn.NodeHeartbeatResponseProto.resource:type_name -> hadoop.yarn.ResourceProto
+	35, // 34: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_update:type_name -> hadoop.yarn.ContainerProto
+	36, // 35: hadoop.yarn.NodeHeartbeatResponseProto.containers_to_signal:type_name -> hadoop.yarn.SignalContainerRequestProto
+	19, // 36: hadoop.yarn.NodeHeartbeatResponseProto.container_queuing_limit:type_name -> hadoop.yarn.ContainerQueuingLimitProto
+	20, // 37: hadoop.yarn.NodeHeartbeatResponseProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
+	27, // 38: hadoop.yarn.SystemCredentialsForAppsProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
+	34, // 39: hadoop.yarn.NMContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	37, // 40: hadoop.yarn.NMContainerStatusProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	26, // 41: hadoop.yarn.NMContainerStatusProto.resource:type_name -> hadoop.yarn.ResourceProto
+	38, // 42: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
+	39, // 43: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	25, // 44: hadoop.yarn.RemoteNodeProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	40, // 45: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.register_response:type_name -> hadoop.yarn.RegisterApplicationMasterResponseProto
+	26, // 46: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.max_container_resource:type_name -> hadoop.yarn.ResourceProto
+	26, // 47: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.min_container_resource:type_name -> hadoop.yarn.ResourceProto
+	26, // 48: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.incr_container_resource:type_name -> hadoop.yarn.ResourceProto
+	13, // 49: hadoop.yarn.RegisterDistributedSchedulingAMResponseProto.nodes_for_scheduling:type_name -> hadoop.yarn.RemoteNodeProto
+	41, // 50: hadoop.yarn.DistributedSchedulingAllocateResponseProto.allocate_response:type_name -> hadoop.yarn.AllocateResponseProto
+	13, // 51: hadoop.yarn.DistributedSchedulingAllocateResponseProto.nodes_for_scheduling:type_name -> hadoop.yarn.RemoteNodeProto
+	42, // 52: hadoop.yarn.DistributedSchedulingAllocateRequestProto.allocate_request:type_name -> hadoop.yarn.AllocateRequestProto
+	35, // 53: hadoop.yarn.DistributedSchedulingAllocateRequestProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	25, // 54: hadoop.yarn.UnRegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	27, // 55: hadoop.yarn.AppCollectorDataProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
+	43, // 56: hadoop.yarn.AppCollectorDataProto.app_collector_token:type_name -> bobbin.hadoop.common.TokenProto
+	20, // 57: hadoop.yarn.ReportNewCollectorInfoRequestProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
+	27, // 58: hadoop.yarn.GetTimelineCollectorContextRequestProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_common_service_protos_proto_init() }
@@ -1968,7 +2065,7 @@ func file_yarn_yarn_server_common_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_yarn_server_common_service_protos_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

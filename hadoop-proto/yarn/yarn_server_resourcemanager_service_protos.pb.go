@@ -87,8 +87,69 @@ func (DecommissionTypeProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{0}
 }
 
+// 3.2+: `yarn nodeattributes -add/-remove/-replace` (centralized node attributes).
+type AttributeMappingOperationTypeProto int32
+
+const (
+	AttributeMappingOperationTypeProto_REPLACE AttributeMappingOperationTypeProto = 1
+	AttributeMappingOperationTypeProto_ADD     AttributeMappingOperationTypeProto = 2
+	AttributeMappingOperationTypeProto_REMOVE  AttributeMappingOperationTypeProto = 3
+)
+
+// Enum value maps for AttributeMappingOperationTypeProto.
+var (
+	AttributeMappingOperationTypeProto_name = map[int32]string{
+		1: "REPLACE",
+		2: "ADD",
+		3: "REMOVE",
+	}
+	AttributeMappingOperationTypeProto_value = map[string]int32{
+		"REPLACE": 1,
+		"ADD":     2,
+		"REMOVE":  3,
+	}
+)
+
+func (x AttributeMappingOperationTypeProto) Enum() *AttributeMappingOperationTypeProto {
+	p := new(AttributeMappingOperationTypeProto)
+	*p = x
+	return p
+}
+
+func (x AttributeMappingOperationTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AttributeMappingOperationTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes[1].Descriptor()
+}
+
+func (AttributeMappingOperationTypeProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes[1]
+}
+
+func (x AttributeMappingOperationTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *AttributeMappingOperationTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = AttributeMappingOperationTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use AttributeMappingOperationTypeProto.Descriptor instead.
+func (AttributeMappingOperationTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{1}
+}
+
 type RefreshQueuesRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -121,6 +182,13 @@ func (x *RefreshQueuesRequestProto) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RefreshQueuesRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshQueuesRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RefreshQueuesRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshQueuesResponseProto struct {
@@ -163,6 +231,7 @@ type RefreshNodesRequestProto struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	DecommissionType    *DecommissionTypeProto `protobuf:"varint,1,opt,name=decommissionType,enum=hadoop.yarn.DecommissionTypeProto,def=1" json:"decommissionType,omitempty"` // 2.8+
 	DecommissionTimeout *int32                 `protobuf:"varint,2,opt,name=decommissionTimeout" json:"decommissionTimeout,omitempty"`                                        // 2.8+
+	SubClusterId        *string                `protobuf:"bytes,3,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"`                                 // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -216,6 +285,13 @@ func (x *RefreshNodesRequestProto) GetDecommissionTimeout() int32 {
 	return 0
 }
 
+func (x *RefreshNodesRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
 type RefreshNodesResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -254,6 +330,7 @@ func (*RefreshNodesResponseProto) Descriptor() ([]byte, []int) {
 
 type RefreshSuperUserGroupsConfigurationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -286,6 +363,13 @@ func (x *RefreshSuperUserGroupsConfigurationRequestProto) ProtoReflect() protore
 // Deprecated: Use RefreshSuperUserGroupsConfigurationRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshSuperUserGroupsConfigurationRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *RefreshSuperUserGroupsConfigurationRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshSuperUserGroupsConfigurationResponseProto struct {
@@ -326,6 +410,7 @@ func (*RefreshSuperUserGroupsConfigurationResponseProto) Descriptor() ([]byte, [
 
 type RefreshUserToGroupsMappingsRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -358,6 +443,13 @@ func (x *RefreshUserToGroupsMappingsRequestProto) ProtoReflect() protoreflect.Me
 // Deprecated: Use RefreshUserToGroupsMappingsRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshUserToGroupsMappingsRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RefreshUserToGroupsMappingsRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshUserToGroupsMappingsResponseProto struct {
@@ -398,6 +490,7 @@ func (*RefreshUserToGroupsMappingsResponseProto) Descriptor() ([]byte, []int) {
 
 type RefreshAdminAclsRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -430,6 +523,13 @@ func (x *RefreshAdminAclsRequestProto) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RefreshAdminAclsRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshAdminAclsRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RefreshAdminAclsRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshAdminAclsResponseProto struct {
@@ -470,6 +570,7 @@ func (*RefreshAdminAclsResponseProto) Descriptor() ([]byte, []int) {
 
 type RefreshServiceAclsRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +603,13 @@ func (x *RefreshServiceAclsRequestProto) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RefreshServiceAclsRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshServiceAclsRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RefreshServiceAclsRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshServiceAclsResponseProto struct {
@@ -631,6 +739,7 @@ func (x *GetGroupsForUserResponseProto) GetGroups() []string {
 type UpdateNodeResourceRequestProto struct {
 	state           protoimpl.MessageState  `protogen:"open.v1"`
 	NodeResourceMap []*NodeResourceMapProto `protobuf:"bytes,1,rep,name=node_resource_map,json=nodeResourceMap" json:"node_resource_map,omitempty"`
+	SubClusterId    *string                 `protobuf:"bytes,2,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -670,6 +779,13 @@ func (x *UpdateNodeResourceRequestProto) GetNodeResourceMap() []*NodeResourceMap
 		return x.NodeResourceMap
 	}
 	return nil
+}
+
+func (x *UpdateNodeResourceRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type UpdateNodeResourceResponseProto struct {
@@ -713,6 +829,7 @@ type AddToClusterNodeLabelsRequestProto struct {
 	// "nodeLabels" in 2.7; 3.x renamed it and added field 2.
 	DeprecatedNodeLabels []string          `protobuf:"bytes,1,rep,name=deprecatedNodeLabels" json:"deprecatedNodeLabels,omitempty"`
 	NodeLabels           []*NodeLabelProto `protobuf:"bytes,2,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	SubClusterId         *string           `protobuf:"bytes,3,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -761,6 +878,13 @@ func (x *AddToClusterNodeLabelsRequestProto) GetNodeLabels() []*NodeLabelProto {
 	return nil
 }
 
+func (x *AddToClusterNodeLabelsRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
 type AddToClusterNodeLabelsResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -800,6 +924,7 @@ func (*AddToClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
 type RemoveFromClusterNodeLabelsRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeLabels    []string               `protobuf:"bytes,1,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	SubClusterId  *string                `protobuf:"bytes,2,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -841,6 +966,13 @@ func (x *RemoveFromClusterNodeLabelsRequestProto) GetNodeLabels() []string {
 	return nil
 }
 
+func (x *RemoveFromClusterNodeLabelsRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
 type RemoveFromClusterNodeLabelsResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -880,7 +1012,8 @@ func (*RemoveFromClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
 type ReplaceLabelsOnNodeRequestProto struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	NodeToLabels       []*NodeIdToLabelsProto `protobuf:"bytes,1,rep,name=nodeToLabels" json:"nodeToLabels,omitempty"`
-	FailOnUnknownNodes *bool                  `protobuf:"varint,2,opt,name=failOnUnknownNodes" json:"failOnUnknownNodes,omitempty"` // 2.8+
+	FailOnUnknownNodes *bool                  `protobuf:"varint,2,opt,name=failOnUnknownNodes" json:"failOnUnknownNodes,omitempty"`          // 2.8+
+	SubClusterId       *string                `protobuf:"bytes,3,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -927,6 +1060,13 @@ func (x *ReplaceLabelsOnNodeRequestProto) GetFailOnUnknownNodes() bool {
 		return *x.FailOnUnknownNodes
 	}
 	return false
+}
+
+func (x *ReplaceLabelsOnNodeRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type ReplaceLabelsOnNodeResponseProto struct {
@@ -1019,6 +1159,7 @@ func (x *ActiveRMInfoProto) GetRmId() string {
 
 type RefreshNodesResourcesRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1051,6 +1192,13 @@ func (x *RefreshNodesResourcesRequestProto) ProtoReflect() protoreflect.Message 
 // Deprecated: Use RefreshNodesResourcesRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshNodesResourcesRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RefreshNodesResourcesRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshNodesResourcesResponseProto struct {
@@ -1127,6 +1275,7 @@ func (*UpdateNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
 
 type CheckForDecommissioningNodesRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1159,6 +1308,13 @@ func (x *CheckForDecommissioningNodesRequestProto) ProtoReflect() protoreflect.M
 // Deprecated: Use CheckForDecommissioningNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*CheckForDecommissioningNodesRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *CheckForDecommissioningNodesRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type CheckForDecommissioningNodesResponseProto struct {
@@ -1207,6 +1363,7 @@ func (x *CheckForDecommissioningNodesResponseProto) GetDecommissioningNodes() []
 
 type RefreshClusterMaxPriorityRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+, from the federation Router; a ResourceManager ignores it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1239,6 +1396,13 @@ func (x *RefreshClusterMaxPriorityRequestProto) ProtoReflect() protoreflect.Mess
 // Deprecated: Use RefreshClusterMaxPriorityRequestProto.ProtoReflect.Descriptor instead.
 func (*RefreshClusterMaxPriorityRequestProto) Descriptor() ([]byte, []int) {
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RefreshClusterMaxPriorityRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
 }
 
 type RefreshClusterMaxPriorityResponseProto struct {
@@ -1329,67 +1493,918 @@ func (x *NodeIdToLabelsNameProto) GetNodeLabels() []string {
 	return nil
 }
 
+type NodesToAttributesMappingRequestProto struct {
+	state              protoimpl.MessageState              `protogen:"open.v1"`
+	Operation          *AttributeMappingOperationTypeProto `protobuf:"varint,1,opt,name=operation,enum=hadoop.yarn.AttributeMappingOperationTypeProto,def=1" json:"operation,omitempty"`
+	NodeToAttributes   []*NodeToAttributesProto            `protobuf:"bytes,2,rep,name=nodeToAttributes" json:"nodeToAttributes,omitempty"`
+	FailOnUnknownNodes *bool                               `protobuf:"varint,3,opt,name=failOnUnknownNodes" json:"failOnUnknownNodes,omitempty"`
+	SubClusterId       *string                             `protobuf:"bytes,4,opt,name=sub_cluster_id,json=subClusterId" json:"sub_cluster_id,omitempty"` // 3.4+
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+// Default values for NodesToAttributesMappingRequestProto fields.
+const (
+	Default_NodesToAttributesMappingRequestProto_Operation = AttributeMappingOperationTypeProto_REPLACE
+)
+
+func (x *NodesToAttributesMappingRequestProto) Reset() {
+	*x = NodesToAttributesMappingRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodesToAttributesMappingRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodesToAttributesMappingRequestProto) ProtoMessage() {}
+
+func (x *NodesToAttributesMappingRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodesToAttributesMappingRequestProto.ProtoReflect.Descriptor instead.
+func (*NodesToAttributesMappingRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *NodesToAttributesMappingRequestProto) GetOperation() AttributeMappingOperationTypeProto {
+	if x != nil && x.Operation != nil {
+		return *x.Operation
+	}
+	return Default_NodesToAttributesMappingRequestProto_Operation
+}
+
+func (x *NodesToAttributesMappingRequestProto) GetNodeToAttributes() []*NodeToAttributesProto {
+	if x != nil {
+		return x.NodeToAttributes
+	}
+	return nil
+}
+
+func (x *NodesToAttributesMappingRequestProto) GetFailOnUnknownNodes() bool {
+	if x != nil && x.FailOnUnknownNodes != nil {
+		return *x.FailOnUnknownNodes
+	}
+	return false
+}
+
+func (x *NodesToAttributesMappingRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
+type NodesToAttributesMappingResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodesToAttributesMappingResponseProto) Reset() {
+	*x = NodesToAttributesMappingResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodesToAttributesMappingResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodesToAttributesMappingResponseProto) ProtoMessage() {}
+
+func (x *NodesToAttributesMappingResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodesToAttributesMappingResponseProto.ProtoReflect.Descriptor instead.
+func (*NodesToAttributesMappingResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{32}
+}
+
+// 3.4+: the federation Router's administration (`yarn routeradmin`); answered by a Router,
+// never by a ResourceManager.
+type DeregisterSubClusterRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SubClusterId  *string                `protobuf:"bytes,1,opt,name=subClusterId" json:"subClusterId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterSubClusterRequestProto) Reset() {
+	*x = DeregisterSubClusterRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterSubClusterRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterSubClusterRequestProto) ProtoMessage() {}
+
+func (x *DeregisterSubClusterRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterSubClusterRequestProto.ProtoReflect.Descriptor instead.
+func (*DeregisterSubClusterRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *DeregisterSubClusterRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
+type DeregisterSubClusterResponseProto struct {
+	state                 protoimpl.MessageState        `protogen:"open.v1"`
+	DeregisterSubClusters []*DeregisterSubClustersProto `protobuf:"bytes,1,rep,name=deregisterSubClusters" json:"deregisterSubClusters,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *DeregisterSubClusterResponseProto) Reset() {
+	*x = DeregisterSubClusterResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterSubClusterResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterSubClusterResponseProto) ProtoMessage() {}
+
+func (x *DeregisterSubClusterResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterSubClusterResponseProto.ProtoReflect.Descriptor instead.
+func (*DeregisterSubClusterResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *DeregisterSubClusterResponseProto) GetDeregisterSubClusters() []*DeregisterSubClustersProto {
+	if x != nil {
+		return x.DeregisterSubClusters
+	}
+	return nil
+}
+
+type SaveFederationQueuePolicyRequestProto struct {
+	state                  protoimpl.MessageState      `protogen:"open.v1"`
+	Queue                  *string                     `protobuf:"bytes,1,req,name=queue" json:"queue,omitempty"`
+	FederationQueueWeight  *FederationQueueWeightProto `protobuf:"bytes,2,req,name=federationQueueWeight" json:"federationQueueWeight,omitempty"`
+	PolicyManagerClassName *string                     `protobuf:"bytes,3,opt,name=policyManagerClassName" json:"policyManagerClassName,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *SaveFederationQueuePolicyRequestProto) Reset() {
+	*x = SaveFederationQueuePolicyRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SaveFederationQueuePolicyRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SaveFederationQueuePolicyRequestProto) ProtoMessage() {}
+
+func (x *SaveFederationQueuePolicyRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SaveFederationQueuePolicyRequestProto.ProtoReflect.Descriptor instead.
+func (*SaveFederationQueuePolicyRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *SaveFederationQueuePolicyRequestProto) GetQueue() string {
+	if x != nil && x.Queue != nil {
+		return *x.Queue
+	}
+	return ""
+}
+
+func (x *SaveFederationQueuePolicyRequestProto) GetFederationQueueWeight() *FederationQueueWeightProto {
+	if x != nil {
+		return x.FederationQueueWeight
+	}
+	return nil
+}
+
+func (x *SaveFederationQueuePolicyRequestProto) GetPolicyManagerClassName() string {
+	if x != nil && x.PolicyManagerClassName != nil {
+		return *x.PolicyManagerClassName
+	}
+	return ""
+}
+
+type SaveFederationQueuePolicyResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *string                `protobuf:"bytes,1,req,name=message" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SaveFederationQueuePolicyResponseProto) Reset() {
+	*x = SaveFederationQueuePolicyResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SaveFederationQueuePolicyResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SaveFederationQueuePolicyResponseProto) ProtoMessage() {}
+
+func (x *SaveFederationQueuePolicyResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SaveFederationQueuePolicyResponseProto.ProtoReflect.Descriptor instead.
+func (*SaveFederationQueuePolicyResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SaveFederationQueuePolicyResponseProto) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+type BatchSaveFederationQueuePoliciesRequestProto struct {
+	state                  protoimpl.MessageState        `protogen:"open.v1"`
+	FederationQueueWeights []*FederationQueueWeightProto `protobuf:"bytes,1,rep,name=federationQueueWeights" json:"federationQueueWeights,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *BatchSaveFederationQueuePoliciesRequestProto) Reset() {
+	*x = BatchSaveFederationQueuePoliciesRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchSaveFederationQueuePoliciesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchSaveFederationQueuePoliciesRequestProto) ProtoMessage() {}
+
+func (x *BatchSaveFederationQueuePoliciesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchSaveFederationQueuePoliciesRequestProto.ProtoReflect.Descriptor instead.
+func (*BatchSaveFederationQueuePoliciesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *BatchSaveFederationQueuePoliciesRequestProto) GetFederationQueueWeights() []*FederationQueueWeightProto {
+	if x != nil {
+		return x.FederationQueueWeights
+	}
+	return nil
+}
+
+type BatchSaveFederationQueuePoliciesResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *string                `protobuf:"bytes,1,req,name=message" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchSaveFederationQueuePoliciesResponseProto) Reset() {
+	*x = BatchSaveFederationQueuePoliciesResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchSaveFederationQueuePoliciesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchSaveFederationQueuePoliciesResponseProto) ProtoMessage() {}
+
+func (x *BatchSaveFederationQueuePoliciesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchSaveFederationQueuePoliciesResponseProto.ProtoReflect.Descriptor instead.
+func (*BatchSaveFederationQueuePoliciesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *BatchSaveFederationQueuePoliciesResponseProto) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+type QueryFederationQueuePoliciesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageSize      *int32                 `protobuf:"varint,1,opt,name=pageSize" json:"pageSize,omitempty"`
+	CurrentPage   *int32                 `protobuf:"varint,2,opt,name=currentPage" json:"currentPage,omitempty"`
+	Queue         *string                `protobuf:"bytes,3,opt,name=queue" json:"queue,omitempty"`
+	Queues        []string               `protobuf:"bytes,4,rep,name=queues" json:"queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryFederationQueuePoliciesRequestProto) Reset() {
+	*x = QueryFederationQueuePoliciesRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryFederationQueuePoliciesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryFederationQueuePoliciesRequestProto) ProtoMessage() {}
+
+func (x *QueryFederationQueuePoliciesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryFederationQueuePoliciesRequestProto.ProtoReflect.Descriptor instead.
+func (*QueryFederationQueuePoliciesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *QueryFederationQueuePoliciesRequestProto) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *QueryFederationQueuePoliciesRequestProto) GetCurrentPage() int32 {
+	if x != nil && x.CurrentPage != nil {
+		return *x.CurrentPage
+	}
+	return 0
+}
+
+func (x *QueryFederationQueuePoliciesRequestProto) GetQueue() string {
+	if x != nil && x.Queue != nil {
+		return *x.Queue
+	}
+	return ""
+}
+
+func (x *QueryFederationQueuePoliciesRequestProto) GetQueues() []string {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+type QueryFederationQueuePoliciesResponseProto struct {
+	state                  protoimpl.MessageState        `protogen:"open.v1"`
+	TotalSize              *int32                        `protobuf:"varint,1,opt,name=totalSize" json:"totalSize,omitempty"`
+	TotalPage              *int32                        `protobuf:"varint,2,opt,name=totalPage" json:"totalPage,omitempty"`
+	CurrentPage            *int32                        `protobuf:"varint,3,opt,name=currentPage" json:"currentPage,omitempty"`
+	PageSize               *int32                        `protobuf:"varint,4,opt,name=pageSize" json:"pageSize,omitempty"`
+	FederationQueueWeights []*FederationQueueWeightProto `protobuf:"bytes,5,rep,name=federationQueueWeights" json:"federationQueueWeights,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) Reset() {
+	*x = QueryFederationQueuePoliciesResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryFederationQueuePoliciesResponseProto) ProtoMessage() {}
+
+func (x *QueryFederationQueuePoliciesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryFederationQueuePoliciesResponseProto.ProtoReflect.Descriptor instead.
+func (*QueryFederationQueuePoliciesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) GetTotalSize() int32 {
+	if x != nil && x.TotalSize != nil {
+		return *x.TotalSize
+	}
+	return 0
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) GetTotalPage() int32 {
+	if x != nil && x.TotalPage != nil {
+		return *x.TotalPage
+	}
+	return 0
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) GetCurrentPage() int32 {
+	if x != nil && x.CurrentPage != nil {
+		return *x.CurrentPage
+	}
+	return 0
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *QueryFederationQueuePoliciesResponseProto) GetFederationQueueWeights() []*FederationQueueWeightProto {
+	if x != nil {
+		return x.FederationQueueWeights
+	}
+	return nil
+}
+
+type DeleteFederationApplicationRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Application   *string                `protobuf:"bytes,1,opt,name=application" json:"application,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteFederationApplicationRequestProto) Reset() {
+	*x = DeleteFederationApplicationRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFederationApplicationRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFederationApplicationRequestProto) ProtoMessage() {}
+
+func (x *DeleteFederationApplicationRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFederationApplicationRequestProto.ProtoReflect.Descriptor instead.
+func (*DeleteFederationApplicationRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *DeleteFederationApplicationRequestProto) GetApplication() string {
+	if x != nil && x.Application != nil {
+		return *x.Application
+	}
+	return ""
+}
+
+type DeleteFederationApplicationResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *string                `protobuf:"bytes,1,opt,name=message" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteFederationApplicationResponseProto) Reset() {
+	*x = DeleteFederationApplicationResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFederationApplicationResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFederationApplicationResponseProto) ProtoMessage() {}
+
+func (x *DeleteFederationApplicationResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFederationApplicationResponseProto.ProtoReflect.Descriptor instead.
+func (*DeleteFederationApplicationResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DeleteFederationApplicationResponseProto) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+type GetSubClustersRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSubClustersRequestProto) Reset() {
+	*x = GetSubClustersRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSubClustersRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSubClustersRequestProto) ProtoMessage() {}
+
+func (x *GetSubClustersRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSubClustersRequestProto.ProtoReflect.Descriptor instead.
+func (*GetSubClustersRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{43}
+}
+
+type GetSubClustersResponseProto struct {
+	state         protoimpl.MessageState       `protogen:"open.v1"`
+	SubClusters   []*FederationSubClusterProto `protobuf:"bytes,1,rep,name=subClusters" json:"subClusters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSubClustersResponseProto) Reset() {
+	*x = GetSubClustersResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSubClustersResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSubClustersResponseProto) ProtoMessage() {}
+
+func (x *GetSubClustersResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSubClustersResponseProto.ProtoReflect.Descriptor instead.
+func (*GetSubClustersResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *GetSubClustersResponseProto) GetSubClusters() []*FederationSubClusterProto {
+	if x != nil {
+		return x.SubClusters
+	}
+	return nil
+}
+
+type DeleteFederationQueuePoliciesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queues        []string               `protobuf:"bytes,1,rep,name=queues" json:"queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteFederationQueuePoliciesRequestProto) Reset() {
+	*x = DeleteFederationQueuePoliciesRequestProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFederationQueuePoliciesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFederationQueuePoliciesRequestProto) ProtoMessage() {}
+
+func (x *DeleteFederationQueuePoliciesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFederationQueuePoliciesRequestProto.ProtoReflect.Descriptor instead.
+func (*DeleteFederationQueuePoliciesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *DeleteFederationQueuePoliciesRequestProto) GetQueues() []string {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+type DeleteFederationQueuePoliciesResponseProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *string                `protobuf:"bytes,1,req,name=message" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteFederationQueuePoliciesResponseProto) Reset() {
+	*x = DeleteFederationQueuePoliciesResponseProto{}
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFederationQueuePoliciesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFederationQueuePoliciesResponseProto) ProtoMessage() {}
+
+func (x *DeleteFederationQueuePoliciesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFederationQueuePoliciesResponseProto.ProtoReflect.Descriptor instead.
+func (*DeleteFederationQueuePoliciesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *DeleteFederationQueuePoliciesResponseProto) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
 var File_yarn_yarn_server_resourcemanager_service_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc = "" +
 	"\n" +
-	"5yarn/yarn_server_resourcemanager_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\x1b\n" +
-	"\x19RefreshQueuesRequestProto\"\x1c\n" +
-	"\x1aRefreshQueuesResponseProto\"\xb1\x01\n" +
+	"5yarn/yarn_server_resourcemanager_service_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"A\n" +
+	"\x19RefreshQueuesRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"\x1c\n" +
+	"\x1aRefreshQueuesResponseProto\"\xd7\x01\n" +
 	"\x18RefreshNodesRequestProto\x12c\n" +
 	"\x10decommissionType\x18\x01 \x01(\x0e2\".hadoop.yarn.DecommissionTypeProto:\x13DECOMMISSION_NORMALR\x10decommissionType\x120\n" +
-	"\x13decommissionTimeout\x18\x02 \x01(\x05R\x13decommissionTimeout\"\x1b\n" +
-	"\x19RefreshNodesResponseProto\"1\n" +
-	"/RefreshSuperUserGroupsConfigurationRequestProto\"2\n" +
-	"0RefreshSuperUserGroupsConfigurationResponseProto\")\n" +
-	"'RefreshUserToGroupsMappingsRequestProto\"*\n" +
-	"(RefreshUserToGroupsMappingsResponseProto\"\x1e\n" +
-	"\x1cRefreshAdminAclsRequestProto\"\x1f\n" +
-	"\x1dRefreshAdminAclsResponseProto\" \n" +
-	"\x1eRefreshServiceAclsRequestProto\"!\n" +
+	"\x13decommissionTimeout\x18\x02 \x01(\x05R\x13decommissionTimeout\x12$\n" +
+	"\x0esub_cluster_id\x18\x03 \x01(\tR\fsubClusterId\"\x1b\n" +
+	"\x19RefreshNodesResponseProto\"W\n" +
+	"/RefreshSuperUserGroupsConfigurationRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"2\n" +
+	"0RefreshSuperUserGroupsConfigurationResponseProto\"O\n" +
+	"'RefreshUserToGroupsMappingsRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"*\n" +
+	"(RefreshUserToGroupsMappingsResponseProto\"D\n" +
+	"\x1cRefreshAdminAclsRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"\x1f\n" +
+	"\x1dRefreshAdminAclsResponseProto\"F\n" +
+	"\x1eRefreshServiceAclsRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"!\n" +
 	"\x1fRefreshServiceAclsResponseProto\"2\n" +
 	"\x1cGetGroupsForUserRequestProto\x12\x12\n" +
 	"\x04user\x18\x01 \x02(\tR\x04user\"7\n" +
 	"\x1dGetGroupsForUserResponseProto\x12\x16\n" +
-	"\x06groups\x18\x01 \x03(\tR\x06groups\"o\n" +
+	"\x06groups\x18\x01 \x03(\tR\x06groups\"\x95\x01\n" +
 	"\x1eUpdateNodeResourceRequestProto\x12M\n" +
-	"\x11node_resource_map\x18\x01 \x03(\v2!.hadoop.yarn.NodeResourceMapProtoR\x0fnodeResourceMap\"!\n" +
-	"\x1fUpdateNodeResourceResponseProto\"\x95\x01\n" +
+	"\x11node_resource_map\x18\x01 \x03(\v2!.hadoop.yarn.NodeResourceMapProtoR\x0fnodeResourceMap\x12$\n" +
+	"\x0esub_cluster_id\x18\x02 \x01(\tR\fsubClusterId\"!\n" +
+	"\x1fUpdateNodeResourceResponseProto\"\xbb\x01\n" +
 	"\"AddToClusterNodeLabelsRequestProto\x122\n" +
 	"\x14deprecatedNodeLabels\x18\x01 \x03(\tR\x14deprecatedNodeLabels\x12;\n" +
 	"\n" +
 	"nodeLabels\x18\x02 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
-	"nodeLabels\"%\n" +
-	"#AddToClusterNodeLabelsResponseProto\"I\n" +
+	"nodeLabels\x12$\n" +
+	"\x0esub_cluster_id\x18\x03 \x01(\tR\fsubClusterId\"%\n" +
+	"#AddToClusterNodeLabelsResponseProto\"o\n" +
 	"'RemoveFromClusterNodeLabelsRequestProto\x12\x1e\n" +
 	"\n" +
 	"nodeLabels\x18\x01 \x03(\tR\n" +
-	"nodeLabels\"*\n" +
-	"(RemoveFromClusterNodeLabelsResponseProto\"\x97\x01\n" +
+	"nodeLabels\x12$\n" +
+	"\x0esub_cluster_id\x18\x02 \x01(\tR\fsubClusterId\"*\n" +
+	"(RemoveFromClusterNodeLabelsResponseProto\"\xbd\x01\n" +
 	"\x1fReplaceLabelsOnNodeRequestProto\x12D\n" +
 	"\fnodeToLabels\x18\x01 \x03(\v2 .hadoop.yarn.NodeIdToLabelsProtoR\fnodeToLabels\x12.\n" +
-	"\x12failOnUnknownNodes\x18\x02 \x01(\bR\x12failOnUnknownNodes\"\"\n" +
+	"\x12failOnUnknownNodes\x18\x02 \x01(\bR\x12failOnUnknownNodes\x12$\n" +
+	"\x0esub_cluster_id\x18\x03 \x01(\tR\fsubClusterId\"\"\n" +
 	" ReplaceLabelsOnNodeResponseProto\"E\n" +
 	"\x11ActiveRMInfoProto\x12\x1c\n" +
 	"\tclusterId\x18\x01 \x01(\tR\tclusterId\x12\x12\n" +
-	"\x04rmId\x18\x02 \x01(\tR\x04rmId\"#\n" +
-	"!RefreshNodesResourcesRequestProto\"$\n" +
+	"\x04rmId\x18\x02 \x01(\tR\x04rmId\"I\n" +
+	"!RefreshNodesResourcesRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"$\n" +
 	"\"RefreshNodesResourcesResponseProto\"\x1f\n" +
-	"\x1dUpdateNodeLabelsResponseProto\"*\n" +
-	"(CheckForDecommissioningNodesRequestProto\"y\n" +
+	"\x1dUpdateNodeLabelsResponseProto\"P\n" +
+	"(CheckForDecommissioningNodesRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"y\n" +
 	")CheckForDecommissioningNodesResponseProto\x12L\n" +
-	"\x14decommissioningNodes\x18\x01 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x14decommissioningNodes\"'\n" +
-	"%RefreshClusterMaxPriorityRequestProto\"(\n" +
+	"\x14decommissioningNodes\x18\x01 \x03(\v2\x18.hadoop.yarn.NodeIdProtoR\x14decommissioningNodes\"M\n" +
+	"%RefreshClusterMaxPriorityRequestProto\x12$\n" +
+	"\x0esub_cluster_id\x18\x01 \x01(\tR\fsubClusterId\"(\n" +
 	"&RefreshClusterMaxPriorityResponseProto\"k\n" +
 	"\x17NodeIdToLabelsNameProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1e\n" +
 	"\n" +
 	"nodeLabels\x18\x02 \x03(\tR\n" +
-	"nodeLabels*f\n" +
+	"nodeLabels\"\xa4\x02\n" +
+	"$NodesToAttributesMappingRequestProto\x12V\n" +
+	"\toperation\x18\x01 \x01(\x0e2/.hadoop.yarn.AttributeMappingOperationTypeProto:\aREPLACER\toperation\x12N\n" +
+	"\x10nodeToAttributes\x18\x02 \x03(\v2\".hadoop.yarn.NodeToAttributesProtoR\x10nodeToAttributes\x12.\n" +
+	"\x12failOnUnknownNodes\x18\x03 \x01(\bR\x12failOnUnknownNodes\x12$\n" +
+	"\x0esub_cluster_id\x18\x04 \x01(\tR\fsubClusterId\"'\n" +
+	"%NodesToAttributesMappingResponseProto\"F\n" +
+	" DeregisterSubClusterRequestProto\x12\"\n" +
+	"\fsubClusterId\x18\x01 \x01(\tR\fsubClusterId\"\x82\x01\n" +
+	"!DeregisterSubClusterResponseProto\x12]\n" +
+	"\x15deregisterSubClusters\x18\x01 \x03(\v2'.hadoop.yarn.DeregisterSubClustersProtoR\x15deregisterSubClusters\"\xd4\x01\n" +
+	"%SaveFederationQueuePolicyRequestProto\x12\x14\n" +
+	"\x05queue\x18\x01 \x02(\tR\x05queue\x12]\n" +
+	"\x15federationQueueWeight\x18\x02 \x02(\v2'.hadoop.yarn.FederationQueueWeightProtoR\x15federationQueueWeight\x126\n" +
+	"\x16policyManagerClassName\x18\x03 \x01(\tR\x16policyManagerClassName\"B\n" +
+	"&SaveFederationQueuePolicyResponseProto\x12\x18\n" +
+	"\amessage\x18\x01 \x02(\tR\amessage\"\x8f\x01\n" +
+	",BatchSaveFederationQueuePoliciesRequestProto\x12_\n" +
+	"\x16federationQueueWeights\x18\x01 \x03(\v2'.hadoop.yarn.FederationQueueWeightProtoR\x16federationQueueWeights\"I\n" +
+	"-BatchSaveFederationQueuePoliciesResponseProto\x12\x18\n" +
+	"\amessage\x18\x01 \x02(\tR\amessage\"\x96\x01\n" +
+	"(QueryFederationQueuePoliciesRequestProto\x12\x1a\n" +
+	"\bpageSize\x18\x01 \x01(\x05R\bpageSize\x12 \n" +
+	"\vcurrentPage\x18\x02 \x01(\x05R\vcurrentPage\x12\x14\n" +
+	"\x05queue\x18\x03 \x01(\tR\x05queue\x12\x16\n" +
+	"\x06queues\x18\x04 \x03(\tR\x06queues\"\x86\x02\n" +
+	")QueryFederationQueuePoliciesResponseProto\x12\x1c\n" +
+	"\ttotalSize\x18\x01 \x01(\x05R\ttotalSize\x12\x1c\n" +
+	"\ttotalPage\x18\x02 \x01(\x05R\ttotalPage\x12 \n" +
+	"\vcurrentPage\x18\x03 \x01(\x05R\vcurrentPage\x12\x1a\n" +
+	"\bpageSize\x18\x04 \x01(\x05R\bpageSize\x12_\n" +
+	"\x16federationQueueWeights\x18\x05 \x03(\v2'.hadoop.yarn.FederationQueueWeightProtoR\x16federationQueueWeights\"K\n" +
+	"'DeleteFederationApplicationRequestProto\x12 \n" +
+	"\vapplication\x18\x01 \x01(\tR\vapplication\"D\n" +
+	"(DeleteFederationApplicationResponseProto\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\"\x1c\n" +
+	"\x1aGetSubClustersRequestProto\"g\n" +
+	"\x1bGetSubClustersResponseProto\x12H\n" +
+	"\vsubClusters\x18\x01 \x03(\v2&.hadoop.yarn.FederationSubClusterProtoR\vsubClusters\"C\n" +
+	")DeleteFederationQueuePoliciesRequestProto\x12\x16\n" +
+	"\x06queues\x18\x01 \x03(\tR\x06queues\"F\n" +
+	"*DeleteFederationQueuePoliciesResponseProto\x12\x18\n" +
+	"\amessage\x18\x01 \x02(\tR\amessage*f\n" +
 	"\x15DecommissionTypeProto\x12\x17\n" +
 	"\x13DECOMMISSION_NORMAL\x10\x01\x12\x19\n" +
 	"\x15DECOMMISSION_GRACEFUL\x10\x02\x12\x19\n" +
-	"\x15DECOMMISSION_FORCEFUL\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x15DECOMMISSION_FORCEFUL\x10\x03*F\n" +
+	"\"AttributeMappingOperationTypeProto\x12\v\n" +
+	"\aREPLACE\x10\x01\x12\a\n" +
+	"\x03ADD\x10\x02\x12\n" +
+	"\n" +
+	"\x06REMOVE\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescOnce sync.Once
@@ -1403,58 +2418,86 @@ func file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescGZIP() []
 	return file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_yarn_yarn_server_resourcemanager_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_yarn_yarn_server_resourcemanager_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_goTypes = []any{
 	(DecommissionTypeProto)(0),                               // 0: hadoop.yarn.DecommissionTypeProto
-	(*RefreshQueuesRequestProto)(nil),                        // 1: hadoop.yarn.RefreshQueuesRequestProto
-	(*RefreshQueuesResponseProto)(nil),                       // 2: hadoop.yarn.RefreshQueuesResponseProto
-	(*RefreshNodesRequestProto)(nil),                         // 3: hadoop.yarn.RefreshNodesRequestProto
-	(*RefreshNodesResponseProto)(nil),                        // 4: hadoop.yarn.RefreshNodesResponseProto
-	(*RefreshSuperUserGroupsConfigurationRequestProto)(nil),  // 5: hadoop.yarn.RefreshSuperUserGroupsConfigurationRequestProto
-	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 6: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
-	(*RefreshUserToGroupsMappingsRequestProto)(nil),          // 7: hadoop.yarn.RefreshUserToGroupsMappingsRequestProto
-	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 8: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
-	(*RefreshAdminAclsRequestProto)(nil),                     // 9: hadoop.yarn.RefreshAdminAclsRequestProto
-	(*RefreshAdminAclsResponseProto)(nil),                    // 10: hadoop.yarn.RefreshAdminAclsResponseProto
-	(*RefreshServiceAclsRequestProto)(nil),                   // 11: hadoop.yarn.RefreshServiceAclsRequestProto
-	(*RefreshServiceAclsResponseProto)(nil),                  // 12: hadoop.yarn.RefreshServiceAclsResponseProto
-	(*GetGroupsForUserRequestProto)(nil),                     // 13: hadoop.yarn.GetGroupsForUserRequestProto
-	(*GetGroupsForUserResponseProto)(nil),                    // 14: hadoop.yarn.GetGroupsForUserResponseProto
-	(*UpdateNodeResourceRequestProto)(nil),                   // 15: hadoop.yarn.UpdateNodeResourceRequestProto
-	(*UpdateNodeResourceResponseProto)(nil),                  // 16: hadoop.yarn.UpdateNodeResourceResponseProto
-	(*AddToClusterNodeLabelsRequestProto)(nil),               // 17: hadoop.yarn.AddToClusterNodeLabelsRequestProto
-	(*AddToClusterNodeLabelsResponseProto)(nil),              // 18: hadoop.yarn.AddToClusterNodeLabelsResponseProto
-	(*RemoveFromClusterNodeLabelsRequestProto)(nil),          // 19: hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto
-	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 20: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
-	(*ReplaceLabelsOnNodeRequestProto)(nil),                  // 21: hadoop.yarn.ReplaceLabelsOnNodeRequestProto
-	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 22: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
-	(*ActiveRMInfoProto)(nil),                                // 23: hadoop.yarn.ActiveRMInfoProto
-	(*RefreshNodesResourcesRequestProto)(nil),                // 24: hadoop.yarn.RefreshNodesResourcesRequestProto
-	(*RefreshNodesResourcesResponseProto)(nil),               // 25: hadoop.yarn.RefreshNodesResourcesResponseProto
-	(*UpdateNodeLabelsResponseProto)(nil),                    // 26: hadoop.yarn.UpdateNodeLabelsResponseProto
-	(*CheckForDecommissioningNodesRequestProto)(nil),         // 27: hadoop.yarn.CheckForDecommissioningNodesRequestProto
-	(*CheckForDecommissioningNodesResponseProto)(nil),        // 28: hadoop.yarn.CheckForDecommissioningNodesResponseProto
-	(*RefreshClusterMaxPriorityRequestProto)(nil),            // 29: hadoop.yarn.RefreshClusterMaxPriorityRequestProto
-	(*RefreshClusterMaxPriorityResponseProto)(nil),           // 30: hadoop.yarn.RefreshClusterMaxPriorityResponseProto
-	(*NodeIdToLabelsNameProto)(nil),                          // 31: hadoop.yarn.NodeIdToLabelsNameProto
-	(*NodeResourceMapProto)(nil),                             // 32: hadoop.yarn.NodeResourceMapProto
-	(*NodeLabelProto)(nil),                                   // 33: hadoop.yarn.NodeLabelProto
-	(*NodeIdToLabelsProto)(nil),                              // 34: hadoop.yarn.NodeIdToLabelsProto
-	(*NodeIdProto)(nil),                                      // 35: hadoop.yarn.NodeIdProto
+	(AttributeMappingOperationTypeProto)(0),                  // 1: hadoop.yarn.AttributeMappingOperationTypeProto
+	(*RefreshQueuesRequestProto)(nil),                        // 2: hadoop.yarn.RefreshQueuesRequestProto
+	(*RefreshQueuesResponseProto)(nil),                       // 3: hadoop.yarn.RefreshQueuesResponseProto
+	(*RefreshNodesRequestProto)(nil),                         // 4: hadoop.yarn.RefreshNodesRequestProto
+	(*RefreshNodesResponseProto)(nil),                        // 5: hadoop.yarn.RefreshNodesResponseProto
+	(*RefreshSuperUserGroupsConfigurationRequestProto)(nil),  // 6: hadoop.yarn.RefreshSuperUserGroupsConfigurationRequestProto
+	(*RefreshSuperUserGroupsConfigurationResponseProto)(nil), // 7: hadoop.yarn.RefreshSuperUserGroupsConfigurationResponseProto
+	(*RefreshUserToGroupsMappingsRequestProto)(nil),          // 8: hadoop.yarn.RefreshUserToGroupsMappingsRequestProto
+	(*RefreshUserToGroupsMappingsResponseProto)(nil),         // 9: hadoop.yarn.RefreshUserToGroupsMappingsResponseProto
+	(*RefreshAdminAclsRequestProto)(nil),                     // 10: hadoop.yarn.RefreshAdminAclsRequestProto
+	(*RefreshAdminAclsResponseProto)(nil),                    // 11: hadoop.yarn.RefreshAdminAclsResponseProto
+	(*RefreshServiceAclsRequestProto)(nil),                   // 12: hadoop.yarn.RefreshServiceAclsRequestProto
+	(*RefreshServiceAclsResponseProto)(nil),                  // 13: hadoop.yarn.RefreshServiceAclsResponseProto
+	(*GetGroupsForUserRequestProto)(nil),                     // 14: hadoop.yarn.GetGroupsForUserRequestProto
+	(*GetGroupsForUserResponseProto)(nil),                    // 15: hadoop.yarn.GetGroupsForUserResponseProto
+	(*UpdateNodeResourceRequestProto)(nil),                   // 16: hadoop.yarn.UpdateNodeResourceRequestProto
+	(*UpdateNodeResourceResponseProto)(nil),                  // 17: hadoop.yarn.UpdateNodeResourceResponseProto
+	(*AddToClusterNodeLabelsRequestProto)(nil),               // 18: hadoop.yarn.AddToClusterNodeLabelsRequestProto
+	(*AddToClusterNodeLabelsResponseProto)(nil),              // 19: hadoop.yarn.AddToClusterNodeLabelsResponseProto
+	(*RemoveFromClusterNodeLabelsRequestProto)(nil),          // 20: hadoop.yarn.RemoveFromClusterNodeLabelsRequestProto
+	(*RemoveFromClusterNodeLabelsResponseProto)(nil),         // 21: hadoop.yarn.RemoveFromClusterNodeLabelsResponseProto
+	(*ReplaceLabelsOnNodeRequestProto)(nil),                  // 22: hadoop.yarn.ReplaceLabelsOnNodeRequestProto
+	(*ReplaceLabelsOnNodeResponseProto)(nil),                 // 23: hadoop.yarn.ReplaceLabelsOnNodeResponseProto
+	(*ActiveRMInfoProto)(nil),                                // 24: hadoop.yarn.ActiveRMInfoProto
+	(*RefreshNodesResourcesRequestProto)(nil),                // 25: hadoop.yarn.RefreshNodesResourcesRequestProto
+	(*RefreshNodesResourcesResponseProto)(nil),               // 26: hadoop.yarn.RefreshNodesResourcesResponseProto
+	(*UpdateNodeLabelsResponseProto)(nil),                    // 27: hadoop.yarn.UpdateNodeLabelsResponseProto
+	(*CheckForDecommissioningNodesRequestProto)(nil),         // 28: hadoop.yarn.CheckForDecommissioningNodesRequestProto
+	(*CheckForDecommissioningNodesResponseProto)(nil),        // 29: hadoop.yarn.CheckForDecommissioningNodesResponseProto
+	(*RefreshClusterMaxPriorityRequestProto)(nil),            // 30: hadoop.yarn.RefreshClusterMaxPriorityRequestProto
+	(*RefreshClusterMaxPriorityResponseProto)(nil),           // 31: hadoop.yarn.RefreshClusterMaxPriorityResponseProto
+	(*NodeIdToLabelsNameProto)(nil),                          // 32: hadoop.yarn.NodeIdToLabelsNameProto
+	(*NodesToAttributesMappingRequestProto)(nil),             // 33: hadoop.yarn.NodesToAttributesMappingRequestProto
+	(*NodesToAttributesMappingResponseProto)(nil),            // 34: hadoop.yarn.NodesToAttributesMappingResponseProto
+	(*DeregisterSubClusterRequestProto)(nil),                 // 35: hadoop.yarn.DeregisterSubClusterRequestProto
+	(*DeregisterSubClusterResponseProto)(nil),                // 36: hadoop.yarn.DeregisterSubClusterResponseProto
+	(*SaveFederationQueuePolicyRequestProto)(nil),            // 37: hadoop.yarn.SaveFederationQueuePolicyRequestProto
+	(*SaveFederationQueuePolicyResponseProto)(nil),           // 38: hadoop.yarn.SaveFederationQueuePolicyResponseProto
+	(*BatchSaveFederationQueuePoliciesRequestProto)(nil),     // 39: hadoop.yarn.BatchSaveFederationQueuePoliciesRequestProto
+	(*BatchSaveFederationQueuePoliciesResponseProto)(nil),    // 40: hadoop.yarn.BatchSaveFederationQueuePoliciesResponseProto
+	(*QueryFederationQueuePoliciesRequestProto)(nil),         // 41: hadoop.yarn.QueryFederationQueuePoliciesRequestProto
+	(*QueryFederationQueuePoliciesResponseProto)(nil),        // 42: hadoop.yarn.QueryFederationQueuePoliciesResponseProto
+	(*DeleteFederationApplicationRequestProto)(nil),          // 43: hadoop.yarn.DeleteFederationApplicationRequestProto
+	(*DeleteFederationApplicationResponseProto)(nil),         // 44: hadoop.yarn.DeleteFederationApplicationResponseProto
+	(*GetSubClustersRequestProto)(nil),                       // 45: hadoop.yarn.GetSubClustersRequestProto
+	(*GetSubClustersResponseProto)(nil),                      // 46: hadoop.yarn.GetSubClustersResponseProto
+	(*DeleteFederationQueuePoliciesRequestProto)(nil),        // 47: hadoop.yarn.DeleteFederationQueuePoliciesRequestProto
+	(*DeleteFederationQueuePoliciesResponseProto)(nil),       // 48: hadoop.yarn.DeleteFederationQueuePoliciesResponseProto
+	(*NodeResourceMapProto)(nil),                             // 49: hadoop.yarn.NodeResourceMapProto
+	(*NodeLabelProto)(nil),                                   // 50: hadoop.yarn.NodeLabelProto
+	(*NodeIdToLabelsProto)(nil),                              // 51: hadoop.yarn.NodeIdToLabelsProto
+	(*NodeIdProto)(nil),                                      // 52: hadoop.yarn.NodeIdProto
+	(*NodeToAttributesProto)(nil),                            // 53: hadoop.yarn.NodeToAttributesProto
+	(*DeregisterSubClustersProto)(nil),                       // 54: hadoop.yarn.DeregisterSubClustersProto
+	(*FederationQueueWeightProto)(nil),                       // 55: hadoop.yarn.FederationQueueWeightProto
+	(*FederationSubClusterProto)(nil),                        // 56: hadoop.yarn.FederationSubClusterProto
 }
 var file_yarn_yarn_server_resourcemanager_service_protos_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.RefreshNodesRequestProto.decommissionType:type_name -> hadoop.yarn.DecommissionTypeProto
-	32, // 1: hadoop.yarn.UpdateNodeResourceRequestProto.node_resource_map:type_name -> hadoop.yarn.NodeResourceMapProto
-	33, // 2: hadoop.yarn.AddToClusterNodeLabelsRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	34, // 3: hadoop.yarn.ReplaceLabelsOnNodeRequestProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	35, // 4: hadoop.yarn.CheckForDecommissioningNodesResponseProto.decommissioningNodes:type_name -> hadoop.yarn.NodeIdProto
-	35, // 5: hadoop.yarn.NodeIdToLabelsNameProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	6,  // [6:6] is the sub-list for method output_type
-	6,  // [6:6] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	49, // 1: hadoop.yarn.UpdateNodeResourceRequestProto.node_resource_map:type_name -> hadoop.yarn.NodeResourceMapProto
+	50, // 2: hadoop.yarn.AddToClusterNodeLabelsRequestProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	51, // 3: hadoop.yarn.ReplaceLabelsOnNodeRequestProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	52, // 4: hadoop.yarn.CheckForDecommissioningNodesResponseProto.decommissioningNodes:type_name -> hadoop.yarn.NodeIdProto
+	52, // 5: hadoop.yarn.NodeIdToLabelsNameProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	1,  // 6: hadoop.yarn.NodesToAttributesMappingRequestProto.operation:type_name -> hadoop.yarn.AttributeMappingOperationTypeProto
+	53, // 7: hadoop.yarn.NodesToAttributesMappingRequestProto.nodeToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
+	54, // 8: hadoop.yarn.DeregisterSubClusterResponseProto.deregisterSubClusters:type_name -> hadoop.yarn.DeregisterSubClustersProto
+	55, // 9: hadoop.yarn.SaveFederationQueuePolicyRequestProto.federationQueueWeight:type_name -> hadoop.yarn.FederationQueueWeightProto
+	55, // 10: hadoop.yarn.BatchSaveFederationQueuePoliciesRequestProto.federationQueueWeights:type_name -> hadoop.yarn.FederationQueueWeightProto
+	55, // 11: hadoop.yarn.QueryFederationQueuePoliciesResponseProto.federationQueueWeights:type_name -> hadoop.yarn.FederationQueueWeightProto
+	56, // 12: hadoop.yarn.GetSubClustersResponseProto.subClusters:type_name -> hadoop.yarn.FederationSubClusterProto
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_server_resourcemanager_service_protos_proto_init() }
@@ -1468,8 +2511,8 @@ func file_yarn_yarn_server_resourcemanager_service_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc), len(file_yarn_yarn_server_resourcemanager_service_protos_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   31,
+			NumEnums:      2,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -204,6 +204,67 @@ func (ContainerUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
 	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{2}
 }
 
+// 3.3+: how far each of a container's resources has got in localization, asked of the
+// NodeManager.
+type LocalizationStateProto int32
+
+const (
+	LocalizationStateProto_L_PENDING   LocalizationStateProto = 1
+	LocalizationStateProto_L_COMPLETED LocalizationStateProto = 2
+	LocalizationStateProto_L_FAILED    LocalizationStateProto = 3
+)
+
+// Enum value maps for LocalizationStateProto.
+var (
+	LocalizationStateProto_name = map[int32]string{
+		1: "L_PENDING",
+		2: "L_COMPLETED",
+		3: "L_FAILED",
+	}
+	LocalizationStateProto_value = map[string]int32{
+		"L_PENDING":   1,
+		"L_COMPLETED": 2,
+		"L_FAILED":    3,
+	}
+)
+
+func (x LocalizationStateProto) Enum() *LocalizationStateProto {
+	p := new(LocalizationStateProto)
+	*p = x
+	return p
+}
+
+func (x LocalizationStateProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LocalizationStateProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_yarn_yarn_service_protos_proto_enumTypes[3].Descriptor()
+}
+
+func (LocalizationStateProto) Type() protoreflect.EnumType {
+	return &file_yarn_yarn_service_protos_proto_enumTypes[3]
+}
+
+func (x LocalizationStateProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *LocalizationStateProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = LocalizationStateProto(num)
+	return nil
+}
+
+// Deprecated: Use LocalizationStateProto.Descriptor instead.
+func (LocalizationStateProto) EnumDescriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{3}
+}
+
 type RegisterApplicationMasterRequestProto struct {
 	state                protoimpl.MessageState              `protogen:"open.v1"`
 	Host                 *string                             `protobuf:"bytes,1,opt,name=host" json:"host,omitempty"`
@@ -1067,6 +1128,7 @@ type AllocateResponseProto struct {
 	UpdatedContainers              []*UpdatedContainerProto          `protobuf:"bytes,16,rep,name=updated_containers,json=updatedContainers" json:"updated_containers,omitempty"`                                            // 3.x
 	ContainersFromPreviousAttempts []*ContainerProto                 `protobuf:"bytes,17,rep,name=containers_from_previous_attempts,json=containersFromPreviousAttempts" json:"containers_from_previous_attempts,omitempty"` // 3.x
 	RejectedSchedulingRequests     []*RejectedSchedulingRequestProto `protobuf:"bytes,18,rep,name=rejected_scheduling_requests,json=rejectedSchedulingRequests" json:"rejected_scheduling_requests,omitempty"`               // 3.x
+	EnhancedHeadroom               *EnhancedHeadroomProto            `protobuf:"bytes,19,opt,name=enhanced_headroom,json=enhancedHeadroom" json:"enhanced_headroom,omitempty"`                                               // 3.4+
 	unknownFields                  protoimpl.UnknownFields
 	sizeCache                      protoimpl.SizeCache
 }
@@ -1227,6 +1289,66 @@ func (x *AllocateResponseProto) GetRejectedSchedulingRequests() []*RejectedSched
 	return nil
 }
 
+func (x *AllocateResponseProto) GetEnhancedHeadroom() *EnhancedHeadroomProto {
+	if x != nil {
+		return x.EnhancedHeadroom
+	}
+	return nil
+}
+
+// 3.4+: the AMRMProxy's view of pending and running work across sub-clusters.
+type EnhancedHeadroomProto struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	TotalPendingCount *int32                 `protobuf:"varint,1,opt,name=total_pending_count,json=totalPendingCount" json:"total_pending_count,omitempty"`
+	TotalActiveCores  *int32                 `protobuf:"varint,2,opt,name=total_active_cores,json=totalActiveCores" json:"total_active_cores,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *EnhancedHeadroomProto) Reset() {
+	*x = EnhancedHeadroomProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnhancedHeadroomProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnhancedHeadroomProto) ProtoMessage() {}
+
+func (x *EnhancedHeadroomProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnhancedHeadroomProto.ProtoReflect.Descriptor instead.
+func (*EnhancedHeadroomProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *EnhancedHeadroomProto) GetTotalPendingCount() int32 {
+	if x != nil && x.TotalPendingCount != nil {
+		return *x.TotalPendingCount
+	}
+	return 0
+}
+
+func (x *EnhancedHeadroomProto) GetTotalActiveCores() int32 {
+	if x != nil && x.TotalActiveCores != nil {
+		return *x.TotalActiveCores
+	}
+	return 0
+}
+
 type GetNewApplicationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1235,7 +1357,7 @@ type GetNewApplicationRequestProto struct {
 
 func (x *GetNewApplicationRequestProto) Reset() {
 	*x = GetNewApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1369,7 @@ func (x *GetNewApplicationRequestProto) String() string {
 func (*GetNewApplicationRequestProto) ProtoMessage() {}
 
 func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1382,7 @@ func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 type GetNewApplicationResponseProto struct {
@@ -1273,7 +1395,7 @@ type GetNewApplicationResponseProto struct {
 
 func (x *GetNewApplicationResponseProto) Reset() {
 	*x = GetNewApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1407,7 @@ func (x *GetNewApplicationResponseProto) String() string {
 func (*GetNewApplicationResponseProto) ProtoMessage() {}
 
 func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1420,7 @@ func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetNewApplicationResponseProto) GetApplicationId() *ApplicationIdProto {
@@ -1324,7 +1446,7 @@ type GetApplicationReportRequestProto struct {
 
 func (x *GetApplicationReportRequestProto) Reset() {
 	*x = GetApplicationReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1458,7 @@ func (x *GetApplicationReportRequestProto) String() string {
 func (*GetApplicationReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1471,7 @@ func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetApplicationReportRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1368,7 +1490,7 @@ type GetApplicationReportResponseProto struct {
 
 func (x *GetApplicationReportResponseProto) Reset() {
 	*x = GetApplicationReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1502,7 @@ func (x *GetApplicationReportResponseProto) String() string {
 func (*GetApplicationReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1515,7 @@ func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetApplicationReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetApplicationReportResponseProto) GetApplicationReport() *ApplicationReportProto {
@@ -1412,7 +1534,7 @@ type SubmitApplicationRequestProto struct {
 
 func (x *SubmitApplicationRequestProto) Reset() {
 	*x = SubmitApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1546,7 @@ func (x *SubmitApplicationRequestProto) String() string {
 func (*SubmitApplicationRequestProto) ProtoMessage() {}
 
 func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1559,7 @@ func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitApplicationRequestProto) GetApplicationSubmissionContext() *ApplicationSubmissionContextProto {
@@ -1455,7 +1577,7 @@ type SubmitApplicationResponseProto struct {
 
 func (x *SubmitApplicationResponseProto) Reset() {
 	*x = SubmitApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1589,7 @@ func (x *SubmitApplicationResponseProto) String() string {
 func (*SubmitApplicationResponseProto) ProtoMessage() {}
 
 func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1602,7 @@ func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 type KillApplicationRequestProto struct {
@@ -1493,7 +1615,7 @@ type KillApplicationRequestProto struct {
 
 func (x *KillApplicationRequestProto) Reset() {
 	*x = KillApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1627,7 @@ func (x *KillApplicationRequestProto) String() string {
 func (*KillApplicationRequestProto) ProtoMessage() {}
 
 func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1640,7 @@ func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KillApplicationRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1549,7 +1671,7 @@ const (
 
 func (x *KillApplicationResponseProto) Reset() {
 	*x = KillApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1683,7 @@ func (x *KillApplicationResponseProto) String() string {
 func (*KillApplicationResponseProto) ProtoMessage() {}
 
 func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1696,7 @@ func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KillApplicationResponseProto) GetIsKillCompleted() bool {
@@ -1592,7 +1714,7 @@ type GetClusterMetricsRequestProto struct {
 
 func (x *GetClusterMetricsRequestProto) Reset() {
 	*x = GetClusterMetricsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1726,7 @@ func (x *GetClusterMetricsRequestProto) String() string {
 func (*GetClusterMetricsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1739,7 @@ func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 type GetClusterMetricsResponseProto struct {
@@ -1629,7 +1751,7 @@ type GetClusterMetricsResponseProto struct {
 
 func (x *GetClusterMetricsResponseProto) Reset() {
 	*x = GetClusterMetricsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1763,7 @@ func (x *GetClusterMetricsResponseProto) String() string {
 func (*GetClusterMetricsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1776,7 @@ func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetClusterMetricsResponseProto) GetClusterMetrics() *YarnClusterMetricsProto {
@@ -1674,7 +1796,7 @@ type MoveApplicationAcrossQueuesRequestProto struct {
 
 func (x *MoveApplicationAcrossQueuesRequestProto) Reset() {
 	*x = MoveApplicationAcrossQueuesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1808,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) String() string {
 func (*MoveApplicationAcrossQueuesRequestProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1821,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use MoveApplicationAcrossQueuesRequestProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MoveApplicationAcrossQueuesRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1724,7 +1846,7 @@ type MoveApplicationAcrossQueuesResponseProto struct {
 
 func (x *MoveApplicationAcrossQueuesResponseProto) Reset() {
 	*x = MoveApplicationAcrossQueuesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +1858,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) String() string {
 func (*MoveApplicationAcrossQueuesResponseProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +1871,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use MoveApplicationAcrossQueuesResponseProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
 }
 
 type GetApplicationsRequestProto struct {
@@ -1777,7 +1899,7 @@ const (
 
 func (x *GetApplicationsRequestProto) Reset() {
 	*x = GetApplicationsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1911,7 @@ func (x *GetApplicationsRequestProto) String() string {
 func (*GetApplicationsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1924,7 @@ func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetApplicationsRequestProto) GetApplicationTypes() []string {
@@ -1898,7 +2020,7 @@ type GetApplicationsResponseProto struct {
 
 func (x *GetApplicationsResponseProto) Reset() {
 	*x = GetApplicationsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2032,7 @@ func (x *GetApplicationsResponseProto) String() string {
 func (*GetApplicationsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2045,7 @@ func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetApplicationsResponseProto) GetApplications() []*ApplicationReportProto {
@@ -1942,7 +2064,7 @@ type GetClusterNodesRequestProto struct {
 
 func (x *GetClusterNodesRequestProto) Reset() {
 	*x = GetClusterNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1954,7 +2076,7 @@ func (x *GetClusterNodesRequestProto) String() string {
 func (*GetClusterNodesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1967,7 +2089,7 @@ func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetClusterNodesRequestProto) GetNodeStates() []NodeStateProto {
@@ -1986,7 +2108,7 @@ type GetClusterNodesResponseProto struct {
 
 func (x *GetClusterNodesResponseProto) Reset() {
 	*x = GetClusterNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2120,7 @@ func (x *GetClusterNodesResponseProto) String() string {
 func (*GetClusterNodesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2133,7 @@ func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterNodesResponseProto) GetNodeReports() []*NodeReportProto {
@@ -2027,13 +2149,14 @@ type GetQueueInfoRequestProto struct {
 	IncludeApplications *bool                  `protobuf:"varint,2,opt,name=includeApplications" json:"includeApplications,omitempty"`
 	IncludeChildQueues  *bool                  `protobuf:"varint,3,opt,name=includeChildQueues" json:"includeChildQueues,omitempty"`
 	Recursive           *bool                  `protobuf:"varint,4,opt,name=recursive" json:"recursive,omitempty"`
+	SubClusterId        *string                `protobuf:"bytes,5,opt,name=subClusterId" json:"subClusterId,omitempty"` // 3.4+, for the federation Router
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
 
 func (x *GetQueueInfoRequestProto) Reset() {
 	*x = GetQueueInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2168,7 @@ func (x *GetQueueInfoRequestProto) String() string {
 func (*GetQueueInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2181,7 @@ func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetQueueInfoRequestProto) GetQueueName() string {
@@ -2089,6 +2212,13 @@ func (x *GetQueueInfoRequestProto) GetRecursive() bool {
 	return false
 }
 
+func (x *GetQueueInfoRequestProto) GetSubClusterId() string {
+	if x != nil && x.SubClusterId != nil {
+		return *x.SubClusterId
+	}
+	return ""
+}
+
 type GetQueueInfoResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	QueueInfo     *QueueInfoProto        `protobuf:"bytes,1,opt,name=queueInfo" json:"queueInfo,omitempty"`
@@ -2098,7 +2228,7 @@ type GetQueueInfoResponseProto struct {
 
 func (x *GetQueueInfoResponseProto) Reset() {
 	*x = GetQueueInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2240,7 @@ func (x *GetQueueInfoResponseProto) String() string {
 func (*GetQueueInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2253,7 @@ func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
@@ -2141,7 +2271,7 @@ type GetQueueUserAclsInfoRequestProto struct {
 
 func (x *GetQueueUserAclsInfoRequestProto) Reset() {
 	*x = GetQueueUserAclsInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2283,7 @@ func (x *GetQueueUserAclsInfoRequestProto) String() string {
 func (*GetQueueUserAclsInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2296,7 @@ func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueUserAclsInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
 }
 
 type GetQueueUserAclsInfoResponseProto struct {
@@ -2178,7 +2308,7 @@ type GetQueueUserAclsInfoResponseProto struct {
 
 func (x *GetQueueUserAclsInfoResponseProto) Reset() {
 	*x = GetQueueUserAclsInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2320,7 @@ func (x *GetQueueUserAclsInfoResponseProto) String() string {
 func (*GetQueueUserAclsInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2333,7 @@ func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetQueueUserAclsInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetQueueUserAclsInfoResponseProto) GetQueueUserAcls() []*QueueUserACLInfoProto {
@@ -2221,7 +2351,7 @@ type GetNodesToLabelsRequestProto struct {
 
 func (x *GetNodesToLabelsRequestProto) Reset() {
 	*x = GetNodesToLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2363,7 @@ func (x *GetNodesToLabelsRequestProto) String() string {
 func (*GetNodesToLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2376,7 @@ func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
 }
 
 type GetNodesToLabelsResponseProto struct {
@@ -2258,7 +2388,7 @@ type GetNodesToLabelsResponseProto struct {
 
 func (x *GetNodesToLabelsResponseProto) Reset() {
 	*x = GetNodesToLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2400,7 @@ func (x *GetNodesToLabelsResponseProto) String() string {
 func (*GetNodesToLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2413,7 @@ func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetNodesToLabelsResponseProto) GetNodeToLabels() []*NodeIdToLabelsProto {
@@ -2302,7 +2432,7 @@ type GetLabelsToNodesRequestProto struct {
 
 func (x *GetLabelsToNodesRequestProto) Reset() {
 	*x = GetLabelsToNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2444,7 @@ func (x *GetLabelsToNodesRequestProto) String() string {
 func (*GetLabelsToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2457,7 @@ func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetLabelsToNodesRequestProto) GetNodeLabels() []string {
@@ -2346,7 +2476,7 @@ type GetLabelsToNodesResponseProto struct {
 
 func (x *GetLabelsToNodesResponseProto) Reset() {
 	*x = GetLabelsToNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2358,7 +2488,7 @@ func (x *GetLabelsToNodesResponseProto) String() string {
 func (*GetLabelsToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2371,7 +2501,7 @@ func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetLabelsToNodesResponseProto) GetLabelsToNodes() []*LabelsToNodeIdsProto {
@@ -2389,7 +2519,7 @@ type GetClusterNodeLabelsRequestProto struct {
 
 func (x *GetClusterNodeLabelsRequestProto) Reset() {
 	*x = GetClusterNodeLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2531,7 @@ func (x *GetClusterNodeLabelsRequestProto) String() string {
 func (*GetClusterNodeLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2544,7 @@ func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodeLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
 }
 
 type GetClusterNodeLabelsResponseProto struct {
@@ -2428,7 +2558,7 @@ type GetClusterNodeLabelsResponseProto struct {
 
 func (x *GetClusterNodeLabelsResponseProto) Reset() {
 	*x = GetClusterNodeLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2570,7 @@ func (x *GetClusterNodeLabelsResponseProto) String() string {
 func (*GetClusterNodeLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2583,7 @@ func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetClusterNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetClusterNodeLabelsResponseProto) GetDeprecatedNodeLabels() []string {
@@ -2480,7 +2610,7 @@ type StartContainerRequestProto struct {
 
 func (x *StartContainerRequestProto) Reset() {
 	*x = StartContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2492,7 +2622,7 @@ func (x *StartContainerRequestProto) String() string {
 func (*StartContainerRequestProto) ProtoMessage() {}
 
 func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2505,7 +2635,7 @@ func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
@@ -2531,7 +2661,7 @@ type StartContainerResponseProto struct {
 
 func (x *StartContainerResponseProto) Reset() {
 	*x = StartContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2673,7 @@ func (x *StartContainerResponseProto) String() string {
 func (*StartContainerResponseProto) ProtoMessage() {}
 
 func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2556,7 +2686,7 @@ func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StartContainerResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -2575,7 +2705,7 @@ type StopContainerRequestProto struct {
 
 func (x *StopContainerRequestProto) Reset() {
 	*x = StopContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2587,7 +2717,7 @@ func (x *StopContainerRequestProto) String() string {
 func (*StopContainerRequestProto) ProtoMessage() {}
 
 func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2600,7 +2730,7 @@ func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StopContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -2618,7 +2748,7 @@ type StopContainerResponseProto struct {
 
 func (x *StopContainerResponseProto) Reset() {
 	*x = StopContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2760,7 @@ func (x *StopContainerResponseProto) String() string {
 func (*StopContainerResponseProto) ProtoMessage() {}
 
 func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2773,7 @@ func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
 }
 
 type GetContainerStatusRequestProto struct {
@@ -2655,7 +2785,7 @@ type GetContainerStatusRequestProto struct {
 
 func (x *GetContainerStatusRequestProto) Reset() {
 	*x = GetContainerStatusRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2797,7 @@ func (x *GetContainerStatusRequestProto) String() string {
 func (*GetContainerStatusRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2810,7 @@ func (x *GetContainerStatusRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetContainerStatusRequestProto) GetContainerId() *ContainerIdProto {
@@ -2699,7 +2829,7 @@ type GetContainerStatusResponseProto struct {
 
 func (x *GetContainerStatusResponseProto) Reset() {
 	*x = GetContainerStatusResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2711,7 +2841,7 @@ func (x *GetContainerStatusResponseProto) String() string {
 func (*GetContainerStatusResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2724,7 +2854,7 @@ func (x *GetContainerStatusResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetContainerStatusResponseProto) GetStatus() *ContainerStatusProto {
@@ -2743,7 +2873,7 @@ type StartContainersRequestProto struct {
 
 func (x *StartContainersRequestProto) Reset() {
 	*x = StartContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2755,7 +2885,7 @@ func (x *StartContainersRequestProto) String() string {
 func (*StartContainersRequestProto) ProtoMessage() {}
 
 func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2768,7 +2898,7 @@ func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StartContainersRequestProto) GetStartContainerRequest() []*StartContainerRequestProto {
@@ -2788,7 +2918,7 @@ type ContainerExceptionMapProto struct {
 
 func (x *ContainerExceptionMapProto) Reset() {
 	*x = ContainerExceptionMapProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2800,7 +2930,7 @@ func (x *ContainerExceptionMapProto) String() string {
 func (*ContainerExceptionMapProto) ProtoMessage() {}
 
 func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2813,7 +2943,7 @@ func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExceptionMapProto.ProtoReflect.Descriptor instead.
 func (*ContainerExceptionMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ContainerExceptionMapProto) GetContainerId() *ContainerIdProto {
@@ -2841,7 +2971,7 @@ type StartContainersResponseProto struct {
 
 func (x *StartContainersResponseProto) Reset() {
 	*x = StartContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2853,7 +2983,7 @@ func (x *StartContainersResponseProto) String() string {
 func (*StartContainersResponseProto) ProtoMessage() {}
 
 func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2866,7 +2996,7 @@ func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StartContainersResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -2899,7 +3029,7 @@ type StopContainersRequestProto struct {
 
 func (x *StopContainersRequestProto) Reset() {
 	*x = StopContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2911,7 +3041,7 @@ func (x *StopContainersRequestProto) String() string {
 func (*StopContainersRequestProto) ProtoMessage() {}
 
 func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2924,7 +3054,7 @@ func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StopContainersRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2944,7 +3074,7 @@ type StopContainersResponseProto struct {
 
 func (x *StopContainersResponseProto) Reset() {
 	*x = StopContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2956,7 +3086,7 @@ func (x *StopContainersResponseProto) String() string {
 func (*StopContainersResponseProto) ProtoMessage() {}
 
 func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2969,7 +3099,7 @@ func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StopContainersResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -2995,7 +3125,7 @@ type GetContainerStatusesRequestProto struct {
 
 func (x *GetContainerStatusesRequestProto) Reset() {
 	*x = GetContainerStatusesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3137,7 @@ func (x *GetContainerStatusesRequestProto) String() string {
 func (*GetContainerStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3150,7 @@ func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetContainerStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -3040,7 +3170,7 @@ type GetContainerStatusesResponseProto struct {
 
 func (x *GetContainerStatusesResponseProto) Reset() {
 	*x = GetContainerStatusesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3052,7 +3182,7 @@ func (x *GetContainerStatusesResponseProto) String() string {
 func (*GetContainerStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3065,7 +3195,7 @@ func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetContainerStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetContainerStatusesResponseProto) GetStatus() []*ContainerStatusProto {
@@ -3091,7 +3221,7 @@ type GetApplicationAttemptReportRequestProto struct {
 
 func (x *GetApplicationAttemptReportRequestProto) Reset() {
 	*x = GetApplicationAttemptReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3103,7 +3233,7 @@ func (x *GetApplicationAttemptReportRequestProto) String() string {
 func (*GetApplicationAttemptReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3116,7 +3246,7 @@ func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetApplicationAttemptReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetApplicationAttemptReportRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -3135,7 +3265,7 @@ type GetApplicationAttemptReportResponseProto struct {
 
 func (x *GetApplicationAttemptReportResponseProto) Reset() {
 	*x = GetApplicationAttemptReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3147,7 +3277,7 @@ func (x *GetApplicationAttemptReportResponseProto) String() string {
 func (*GetApplicationAttemptReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3160,7 +3290,7 @@ func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetApplicationAttemptReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetApplicationAttemptReportResponseProto) GetApplicationAttemptReport() *ApplicationAttemptReportProto {
@@ -3179,7 +3309,7 @@ type GetApplicationAttemptsRequestProto struct {
 
 func (x *GetApplicationAttemptsRequestProto) Reset() {
 	*x = GetApplicationAttemptsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3191,7 +3321,7 @@ func (x *GetApplicationAttemptsRequestProto) String() string {
 func (*GetApplicationAttemptsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3204,7 +3334,7 @@ func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetApplicationAttemptsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetApplicationAttemptsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3223,7 +3353,7 @@ type GetApplicationAttemptsResponseProto struct {
 
 func (x *GetApplicationAttemptsResponseProto) Reset() {
 	*x = GetApplicationAttemptsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3365,7 @@ func (x *GetApplicationAttemptsResponseProto) String() string {
 func (*GetApplicationAttemptsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3378,7 @@ func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetApplicationAttemptsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetApplicationAttemptsResponseProto) GetApplicationAttempts() []*ApplicationAttemptReportProto {
@@ -3267,7 +3397,7 @@ type GetContainerReportRequestProto struct {
 
 func (x *GetContainerReportRequestProto) Reset() {
 	*x = GetContainerReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3409,7 @@ func (x *GetContainerReportRequestProto) String() string {
 func (*GetContainerReportRequestProto) ProtoMessage() {}
 
 func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3422,7 @@ func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetContainerReportRequestProto) GetContainerId() *ContainerIdProto {
@@ -3311,7 +3441,7 @@ type GetContainerReportResponseProto struct {
 
 func (x *GetContainerReportResponseProto) Reset() {
 	*x = GetContainerReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3323,7 +3453,7 @@ func (x *GetContainerReportResponseProto) String() string {
 func (*GetContainerReportResponseProto) ProtoMessage() {}
 
 func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3336,7 +3466,7 @@ func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetContainerReportResponseProto) GetContainerReport() *ContainerReportProto {
@@ -3355,7 +3485,7 @@ type GetContainersRequestProto struct {
 
 func (x *GetContainersRequestProto) Reset() {
 	*x = GetContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3367,7 +3497,7 @@ func (x *GetContainersRequestProto) String() string {
 func (*GetContainersRequestProto) ProtoMessage() {}
 
 func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3380,7 +3510,7 @@ func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetContainersRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -3399,7 +3529,7 @@ type GetContainersResponseProto struct {
 
 func (x *GetContainersResponseProto) Reset() {
 	*x = GetContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3411,7 +3541,7 @@ func (x *GetContainersResponseProto) String() string {
 func (*GetContainersResponseProto) ProtoMessage() {}
 
 func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3424,7 +3554,7 @@ func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetContainersResponseProto) GetContainers() []*ContainerReportProto {
@@ -3444,7 +3574,7 @@ type UseSharedCacheResourceRequestProto struct {
 
 func (x *UseSharedCacheResourceRequestProto) Reset() {
 	*x = UseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3456,7 +3586,7 @@ func (x *UseSharedCacheResourceRequestProto) String() string {
 func (*UseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3469,7 +3599,7 @@ func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *UseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3495,7 +3625,7 @@ type UseSharedCacheResourceResponseProto struct {
 
 func (x *UseSharedCacheResourceResponseProto) Reset() {
 	*x = UseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3507,7 +3637,7 @@ func (x *UseSharedCacheResourceResponseProto) String() string {
 func (*UseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3520,7 +3650,7 @@ func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *UseSharedCacheResourceResponseProto) GetPath() string {
@@ -3540,7 +3670,7 @@ type ReleaseSharedCacheResourceRequestProto struct {
 
 func (x *ReleaseSharedCacheResourceRequestProto) Reset() {
 	*x = ReleaseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3552,7 +3682,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) String() string {
 func (*ReleaseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3565,7 +3695,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ReleaseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3590,7 +3720,7 @@ type ReleaseSharedCacheResourceResponseProto struct {
 
 func (x *ReleaseSharedCacheResourceResponseProto) Reset() {
 	*x = ReleaseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3602,7 +3732,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) String() string {
 func (*ReleaseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3615,7 +3745,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ReleaseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
 }
 
 type ReservationSubmissionRequestProto struct {
@@ -3629,7 +3759,7 @@ type ReservationSubmissionRequestProto struct {
 
 func (x *ReservationSubmissionRequestProto) Reset() {
 	*x = ReservationSubmissionRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3641,7 +3771,7 @@ func (x *ReservationSubmissionRequestProto) String() string {
 func (*ReservationSubmissionRequestProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3654,7 +3784,7 @@ func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReservationSubmissionRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ReservationSubmissionRequestProto) GetQueue() string {
@@ -3687,7 +3817,7 @@ type ReservationSubmissionResponseProto struct {
 
 func (x *ReservationSubmissionResponseProto) Reset() {
 	*x = ReservationSubmissionResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3699,7 +3829,7 @@ func (x *ReservationSubmissionResponseProto) String() string {
 func (*ReservationSubmissionResponseProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3712,7 +3842,7 @@ func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReservationSubmissionResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ReservationSubmissionResponseProto) GetReservationId() *ReservationIdProto {
@@ -3732,7 +3862,7 @@ type ReservationUpdateRequestProto struct {
 
 func (x *ReservationUpdateRequestProto) Reset() {
 	*x = ReservationUpdateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3744,7 +3874,7 @@ func (x *ReservationUpdateRequestProto) String() string {
 func (*ReservationUpdateRequestProto) ProtoMessage() {}
 
 func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3757,7 +3887,7 @@ func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ReservationUpdateRequestProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -3782,7 +3912,7 @@ type ReservationUpdateResponseProto struct {
 
 func (x *ReservationUpdateResponseProto) Reset() {
 	*x = ReservationUpdateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3794,7 +3924,7 @@ func (x *ReservationUpdateResponseProto) String() string {
 func (*ReservationUpdateResponseProto) ProtoMessage() {}
 
 func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3807,7 +3937,7 @@ func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
 }
 
 type ReservationDeleteRequestProto struct {
@@ -3819,7 +3949,7 @@ type ReservationDeleteRequestProto struct {
 
 func (x *ReservationDeleteRequestProto) Reset() {
 	*x = ReservationDeleteRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3831,7 +3961,7 @@ func (x *ReservationDeleteRequestProto) String() string {
 func (*ReservationDeleteRequestProto) ProtoMessage() {}
 
 func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3844,7 +3974,7 @@ func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ReservationDeleteRequestProto) GetReservationId() *ReservationIdProto {
@@ -3862,7 +3992,7 @@ type ReservationDeleteResponseProto struct {
 
 func (x *ReservationDeleteResponseProto) Reset() {
 	*x = ReservationDeleteResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3874,7 +4004,7 @@ func (x *ReservationDeleteResponseProto) String() string {
 func (*ReservationDeleteResponseProto) ProtoMessage() {}
 
 func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3887,7 +4017,7 @@ func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{70}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{71}
 }
 
 type RunSharedCacheCleanerTaskRequestProto struct {
@@ -3898,7 +4028,7 @@ type RunSharedCacheCleanerTaskRequestProto struct {
 
 func (x *RunSharedCacheCleanerTaskRequestProto) Reset() {
 	*x = RunSharedCacheCleanerTaskRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3910,7 +4040,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) String() string {
 func (*RunSharedCacheCleanerTaskRequestProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3923,7 +4053,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RunSharedCacheCleanerTaskRequestProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{71}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{72}
 }
 
 type RunSharedCacheCleanerTaskResponseProto struct {
@@ -3935,7 +4065,7 @@ type RunSharedCacheCleanerTaskResponseProto struct {
 
 func (x *RunSharedCacheCleanerTaskResponseProto) Reset() {
 	*x = RunSharedCacheCleanerTaskResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4077,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) String() string {
 func (*RunSharedCacheCleanerTaskResponseProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4090,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RunSharedCacheCleanerTaskResponseProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{72}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RunSharedCacheCleanerTaskResponseProto) GetAccepted() bool {
@@ -3979,7 +4109,7 @@ type FailApplicationAttemptRequestProto struct {
 
 func (x *FailApplicationAttemptRequestProto) Reset() {
 	*x = FailApplicationAttemptRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3991,7 +4121,7 @@ func (x *FailApplicationAttemptRequestProto) String() string {
 func (*FailApplicationAttemptRequestProto) ProtoMessage() {}
 
 func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4004,7 +4134,7 @@ func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use FailApplicationAttemptRequestProto.ProtoReflect.Descriptor instead.
 func (*FailApplicationAttemptRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{73}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *FailApplicationAttemptRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -4022,7 +4152,7 @@ type FailApplicationAttemptResponseProto struct {
 
 func (x *FailApplicationAttemptResponseProto) Reset() {
 	*x = FailApplicationAttemptResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4034,7 +4164,7 @@ func (x *FailApplicationAttemptResponseProto) String() string {
 func (*FailApplicationAttemptResponseProto) ProtoMessage() {}
 
 func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4047,7 +4177,7 @@ func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use FailApplicationAttemptResponseProto.ProtoReflect.Descriptor instead.
 func (*FailApplicationAttemptResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{74}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{75}
 }
 
 type UpdateApplicationPriorityRequestProto struct {
@@ -4060,7 +4190,7 @@ type UpdateApplicationPriorityRequestProto struct {
 
 func (x *UpdateApplicationPriorityRequestProto) Reset() {
 	*x = UpdateApplicationPriorityRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4072,7 +4202,7 @@ func (x *UpdateApplicationPriorityRequestProto) String() string {
 func (*UpdateApplicationPriorityRequestProto) ProtoMessage() {}
 
 func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4085,7 +4215,7 @@ func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UpdateApplicationPriorityRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationPriorityRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{75}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *UpdateApplicationPriorityRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -4111,7 +4241,7 @@ type UpdateApplicationPriorityResponseProto struct {
 
 func (x *UpdateApplicationPriorityResponseProto) Reset() {
 	*x = UpdateApplicationPriorityResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4253,7 @@ func (x *UpdateApplicationPriorityResponseProto) String() string {
 func (*UpdateApplicationPriorityResponseProto) ProtoMessage() {}
 
 func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4266,7 @@ func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use UpdateApplicationPriorityResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationPriorityResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{76}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *UpdateApplicationPriorityResponseProto) GetApplicationPriority() *PriorityProto {
@@ -4156,7 +4286,7 @@ type SignalContainerRequestProto struct {
 
 func (x *SignalContainerRequestProto) Reset() {
 	*x = SignalContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4298,7 @@ func (x *SignalContainerRequestProto) String() string {
 func (*SignalContainerRequestProto) ProtoMessage() {}
 
 func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4311,7 @@ func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*SignalContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{77}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *SignalContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -4206,7 +4336,7 @@ type SignalContainerResponseProto struct {
 
 func (x *SignalContainerResponseProto) Reset() {
 	*x = SignalContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4218,7 +4348,7 @@ func (x *SignalContainerResponseProto) String() string {
 func (*SignalContainerResponseProto) ProtoMessage() {}
 
 func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4231,7 +4361,7 @@ func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*SignalContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{78}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{79}
 }
 
 type UpdateApplicationTimeoutsRequestProto struct {
@@ -4244,7 +4374,7 @@ type UpdateApplicationTimeoutsRequestProto struct {
 
 func (x *UpdateApplicationTimeoutsRequestProto) Reset() {
 	*x = UpdateApplicationTimeoutsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4256,7 +4386,7 @@ func (x *UpdateApplicationTimeoutsRequestProto) String() string {
 func (*UpdateApplicationTimeoutsRequestProto) ProtoMessage() {}
 
 func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4269,7 +4399,7 @@ func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UpdateApplicationTimeoutsRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationTimeoutsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{79}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *UpdateApplicationTimeoutsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -4295,7 +4425,7 @@ type UpdateApplicationTimeoutsResponseProto struct {
 
 func (x *UpdateApplicationTimeoutsResponseProto) Reset() {
 	*x = UpdateApplicationTimeoutsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4307,7 +4437,7 @@ func (x *UpdateApplicationTimeoutsResponseProto) String() string {
 func (*UpdateApplicationTimeoutsResponseProto) ProtoMessage() {}
 
 func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4320,7 +4450,7 @@ func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use UpdateApplicationTimeoutsResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationTimeoutsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{80}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *UpdateApplicationTimeoutsResponseProto) GetApplicationTimeouts() []*ApplicationUpdateTimeoutMapProto {
@@ -4338,7 +4468,7 @@ type GetAllResourceProfilesRequestProto struct {
 
 func (x *GetAllResourceProfilesRequestProto) Reset() {
 	*x = GetAllResourceProfilesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4350,7 +4480,7 @@ func (x *GetAllResourceProfilesRequestProto) String() string {
 func (*GetAllResourceProfilesRequestProto) ProtoMessage() {}
 
 func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4363,7 +4493,7 @@ func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAllResourceProfilesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceProfilesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{81}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{82}
 }
 
 type GetAllResourceProfilesResponseProto struct {
@@ -4375,7 +4505,7 @@ type GetAllResourceProfilesResponseProto struct {
 
 func (x *GetAllResourceProfilesResponseProto) Reset() {
 	*x = GetAllResourceProfilesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4387,7 +4517,7 @@ func (x *GetAllResourceProfilesResponseProto) String() string {
 func (*GetAllResourceProfilesResponseProto) ProtoMessage() {}
 
 func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4400,7 +4530,7 @@ func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetAllResourceProfilesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceProfilesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{82}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetAllResourceProfilesResponseProto) GetResourceProfiles() *ResourceProfilesProto {
@@ -4419,7 +4549,7 @@ type GetResourceProfileRequestProto struct {
 
 func (x *GetResourceProfileRequestProto) Reset() {
 	*x = GetResourceProfileRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4431,7 +4561,7 @@ func (x *GetResourceProfileRequestProto) String() string {
 func (*GetResourceProfileRequestProto) ProtoMessage() {}
 
 func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4444,7 +4574,7 @@ func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResourceProfileRequestProto.ProtoReflect.Descriptor instead.
 func (*GetResourceProfileRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{83}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetResourceProfileRequestProto) GetProfile() string {
@@ -4463,7 +4593,7 @@ type GetResourceProfileResponseProto struct {
 
 func (x *GetResourceProfileResponseProto) Reset() {
 	*x = GetResourceProfileResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4475,7 +4605,7 @@ func (x *GetResourceProfileResponseProto) String() string {
 func (*GetResourceProfileResponseProto) ProtoMessage() {}
 
 func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4488,7 +4618,7 @@ func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResourceProfileResponseProto.ProtoReflect.Descriptor instead.
 func (*GetResourceProfileResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{84}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetResourceProfileResponseProto) GetResources() *ResourceProto {
@@ -4506,7 +4636,7 @@ type GetAllResourceTypeInfoRequestProto struct {
 
 func (x *GetAllResourceTypeInfoRequestProto) Reset() {
 	*x = GetAllResourceTypeInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4518,7 +4648,7 @@ func (x *GetAllResourceTypeInfoRequestProto) String() string {
 func (*GetAllResourceTypeInfoRequestProto) ProtoMessage() {}
 
 func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4531,7 +4661,7 @@ func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAllResourceTypeInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceTypeInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{85}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{86}
 }
 
 type GetAllResourceTypeInfoResponseProto struct {
@@ -4543,7 +4673,7 @@ type GetAllResourceTypeInfoResponseProto struct {
 
 func (x *GetAllResourceTypeInfoResponseProto) Reset() {
 	*x = GetAllResourceTypeInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4555,7 +4685,7 @@ func (x *GetAllResourceTypeInfoResponseProto) String() string {
 func (*GetAllResourceTypeInfoResponseProto) ProtoMessage() {}
 
 func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4568,7 +4698,7 @@ func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetAllResourceTypeInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceTypeInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{86}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetAllResourceTypeInfoResponseProto) GetResourceTypeInfo() []*ResourceTypeInfoProto {
@@ -4588,7 +4718,7 @@ type ResourceLocalizationRequestProto struct {
 
 func (x *ResourceLocalizationRequestProto) Reset() {
 	*x = ResourceLocalizationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4600,7 +4730,7 @@ func (x *ResourceLocalizationRequestProto) String() string {
 func (*ResourceLocalizationRequestProto) ProtoMessage() {}
 
 func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4613,7 +4743,7 @@ func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceLocalizationRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceLocalizationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{87}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ResourceLocalizationRequestProto) GetContainerId() *ContainerIdProto {
@@ -4638,7 +4768,7 @@ type ResourceLocalizationResponseProto struct {
 
 func (x *ResourceLocalizationResponseProto) Reset() {
 	*x = ResourceLocalizationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4650,7 +4780,7 @@ func (x *ResourceLocalizationResponseProto) String() string {
 func (*ResourceLocalizationResponseProto) ProtoMessage() {}
 
 func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4663,7 +4793,7 @@ func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ResourceLocalizationResponseProto.ProtoReflect.Descriptor instead.
 func (*ResourceLocalizationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{88}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{89}
 }
 
 type ReInitializeContainerRequestProto struct {
@@ -4682,7 +4812,7 @@ const (
 
 func (x *ReInitializeContainerRequestProto) Reset() {
 	*x = ReInitializeContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4694,7 +4824,7 @@ func (x *ReInitializeContainerRequestProto) String() string {
 func (*ReInitializeContainerRequestProto) ProtoMessage() {}
 
 func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4707,7 +4837,7 @@ func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReInitializeContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*ReInitializeContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{89}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ReInitializeContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -4739,7 +4869,7 @@ type ReInitializeContainerResponseProto struct {
 
 func (x *ReInitializeContainerResponseProto) Reset() {
 	*x = ReInitializeContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4751,7 +4881,7 @@ func (x *ReInitializeContainerResponseProto) String() string {
 func (*ReInitializeContainerResponseProto) ProtoMessage() {}
 
 func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4764,7 +4894,7 @@ func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReInitializeContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*ReInitializeContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{90}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{91}
 }
 
 type RestartContainerResponseProto struct {
@@ -4775,7 +4905,7 @@ type RestartContainerResponseProto struct {
 
 func (x *RestartContainerResponseProto) Reset() {
 	*x = RestartContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4787,7 +4917,7 @@ func (x *RestartContainerResponseProto) String() string {
 func (*RestartContainerResponseProto) ProtoMessage() {}
 
 func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4800,7 +4930,7 @@ func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*RestartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{91}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{92}
 }
 
 type RollbackResponseProto struct {
@@ -4811,7 +4941,7 @@ type RollbackResponseProto struct {
 
 func (x *RollbackResponseProto) Reset() {
 	*x = RollbackResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4823,7 +4953,7 @@ func (x *RollbackResponseProto) String() string {
 func (*RollbackResponseProto) ProtoMessage() {}
 
 func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4836,7 +4966,7 @@ func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackResponseProto.ProtoReflect.Descriptor instead.
 func (*RollbackResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{92}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{93}
 }
 
 type CommitResponseProto struct {
@@ -4847,7 +4977,7 @@ type CommitResponseProto struct {
 
 func (x *CommitResponseProto) Reset() {
 	*x = CommitResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4859,7 +4989,7 @@ func (x *CommitResponseProto) String() string {
 func (*CommitResponseProto) ProtoMessage() {}
 
 func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4872,7 +5002,7 @@ func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponseProto.ProtoReflect.Descriptor instead.
 func (*CommitResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{93}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{94}
 }
 
 type IncreaseContainersResourceRequestProto struct {
@@ -4884,7 +5014,7 @@ type IncreaseContainersResourceRequestProto struct {
 
 func (x *IncreaseContainersResourceRequestProto) Reset() {
 	*x = IncreaseContainersResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4896,7 +5026,7 @@ func (x *IncreaseContainersResourceRequestProto) String() string {
 func (*IncreaseContainersResourceRequestProto) ProtoMessage() {}
 
 func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4909,7 +5039,7 @@ func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use IncreaseContainersResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*IncreaseContainersResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{94}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *IncreaseContainersResourceRequestProto) GetIncreaseContainers() []*common.TokenProto {
@@ -4929,7 +5059,7 @@ type IncreaseContainersResourceResponseProto struct {
 
 func (x *IncreaseContainersResourceResponseProto) Reset() {
 	*x = IncreaseContainersResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4941,7 +5071,7 @@ func (x *IncreaseContainersResourceResponseProto) String() string {
 func (*IncreaseContainersResourceResponseProto) ProtoMessage() {}
 
 func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4954,7 +5084,7 @@ func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use IncreaseContainersResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*IncreaseContainersResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{95}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *IncreaseContainersResourceResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4980,7 +5110,7 @@ type ContainerUpdateRequestProto struct {
 
 func (x *ContainerUpdateRequestProto) Reset() {
 	*x = ContainerUpdateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4992,7 +5122,7 @@ func (x *ContainerUpdateRequestProto) String() string {
 func (*ContainerUpdateRequestProto) ProtoMessage() {}
 
 func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5005,7 +5135,7 @@ func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ContainerUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{96}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ContainerUpdateRequestProto) GetUpdateContainerToken() []*common.TokenProto {
@@ -5025,7 +5155,7 @@ type ContainerUpdateResponseProto struct {
 
 func (x *ContainerUpdateResponseProto) Reset() {
 	*x = ContainerUpdateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5037,7 +5167,7 @@ func (x *ContainerUpdateResponseProto) String() string {
 func (*ContainerUpdateResponseProto) ProtoMessage() {}
 
 func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5050,7 +5180,7 @@ func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ContainerUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{97}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ContainerUpdateResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -5067,6 +5197,471 @@ func (x *ContainerUpdateResponseProto) GetFailedRequests() []*ContainerException
 	return nil
 }
 
+// 3.2+ node attributes, asked of the ResourceManager.
+type GetClusterNodeAttributesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterNodeAttributesRequestProto) Reset() {
+	*x = GetClusterNodeAttributesRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterNodeAttributesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterNodeAttributesRequestProto) ProtoMessage() {}
+
+func (x *GetClusterNodeAttributesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterNodeAttributesRequestProto.ProtoReflect.Descriptor instead.
+func (*GetClusterNodeAttributesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{99}
+}
+
+type GetClusterNodeAttributesResponseProto struct {
+	state          protoimpl.MessageState    `protogen:"open.v1"`
+	NodeAttributes []*NodeAttributeInfoProto `protobuf:"bytes,1,rep,name=nodeAttributes" json:"nodeAttributes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetClusterNodeAttributesResponseProto) Reset() {
+	*x = GetClusterNodeAttributesResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterNodeAttributesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterNodeAttributesResponseProto) ProtoMessage() {}
+
+func (x *GetClusterNodeAttributesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterNodeAttributesResponseProto.ProtoReflect.Descriptor instead.
+func (*GetClusterNodeAttributesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *GetClusterNodeAttributesResponseProto) GetNodeAttributes() []*NodeAttributeInfoProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
+type GetAttributesToNodesRequestProto struct {
+	state          protoimpl.MessageState   `protogen:"open.v1"`
+	NodeAttributes []*NodeAttributeKeyProto `protobuf:"bytes,1,rep,name=nodeAttributes" json:"nodeAttributes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetAttributesToNodesRequestProto) Reset() {
+	*x = GetAttributesToNodesRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAttributesToNodesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAttributesToNodesRequestProto) ProtoMessage() {}
+
+func (x *GetAttributesToNodesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAttributesToNodesRequestProto.ProtoReflect.Descriptor instead.
+func (*GetAttributesToNodesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *GetAttributesToNodesRequestProto) GetNodeAttributes() []*NodeAttributeKeyProto {
+	if x != nil {
+		return x.NodeAttributes
+	}
+	return nil
+}
+
+type GetAttributesToNodesResponseProto struct {
+	state             protoimpl.MessageState   `protogen:"open.v1"`
+	AttributesToNodes []*AttributeToNodesProto `protobuf:"bytes,1,rep,name=attributesToNodes" json:"attributesToNodes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *GetAttributesToNodesResponseProto) Reset() {
+	*x = GetAttributesToNodesResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAttributesToNodesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAttributesToNodesResponseProto) ProtoMessage() {}
+
+func (x *GetAttributesToNodesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAttributesToNodesResponseProto.ProtoReflect.Descriptor instead.
+func (*GetAttributesToNodesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *GetAttributesToNodesResponseProto) GetAttributesToNodes() []*AttributeToNodesProto {
+	if x != nil {
+		return x.AttributesToNodes
+	}
+	return nil
+}
+
+type GetNodesToAttributesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hostnames     []string               `protobuf:"bytes,1,rep,name=hostnames" json:"hostnames,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetNodesToAttributesRequestProto) Reset() {
+	*x = GetNodesToAttributesRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNodesToAttributesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNodesToAttributesRequestProto) ProtoMessage() {}
+
+func (x *GetNodesToAttributesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNodesToAttributesRequestProto.ProtoReflect.Descriptor instead.
+func (*GetNodesToAttributesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *GetNodesToAttributesRequestProto) GetHostnames() []string {
+	if x != nil {
+		return x.Hostnames
+	}
+	return nil
+}
+
+type GetNodesToAttributesResponseProto struct {
+	state             protoimpl.MessageState   `protogen:"open.v1"`
+	NodesToAttributes []*NodeToAttributesProto `protobuf:"bytes,1,rep,name=nodesToAttributes" json:"nodesToAttributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *GetNodesToAttributesResponseProto) Reset() {
+	*x = GetNodesToAttributesResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNodesToAttributesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNodesToAttributesResponseProto) ProtoMessage() {}
+
+func (x *GetNodesToAttributesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNodesToAttributesResponseProto.ProtoReflect.Descriptor instead.
+func (*GetNodesToAttributesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *GetNodesToAttributesResponseProto) GetNodesToAttributes() []*NodeToAttributesProto {
+	if x != nil {
+		return x.NodesToAttributes
+	}
+	return nil
+}
+
+type GetLocalizationStatusesRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerId   []*ContainerIdProto    `protobuf:"bytes,1,rep,name=container_id,json=containerId" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLocalizationStatusesRequestProto) Reset() {
+	*x = GetLocalizationStatusesRequestProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLocalizationStatusesRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLocalizationStatusesRequestProto) ProtoMessage() {}
+
+func (x *GetLocalizationStatusesRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLocalizationStatusesRequestProto.ProtoReflect.Descriptor instead.
+func (*GetLocalizationStatusesRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *GetLocalizationStatusesRequestProto) GetContainerId() []*ContainerIdProto {
+	if x != nil {
+		return x.ContainerId
+	}
+	return nil
+}
+
+type GetLocalizationStatusesResponseProto struct {
+	state                    protoimpl.MessageState                `protogen:"open.v1"`
+	CntnLocalizationStatuses []*ContainerLocalizationStatusesProto `protobuf:"bytes,1,rep,name=cntn_localization_statuses,json=cntnLocalizationStatuses" json:"cntn_localization_statuses,omitempty"`
+	FailedRequests           []*ContainerExceptionMapProto         `protobuf:"bytes,2,rep,name=failed_requests,json=failedRequests" json:"failed_requests,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *GetLocalizationStatusesResponseProto) Reset() {
+	*x = GetLocalizationStatusesResponseProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLocalizationStatusesResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLocalizationStatusesResponseProto) ProtoMessage() {}
+
+func (x *GetLocalizationStatusesResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLocalizationStatusesResponseProto.ProtoReflect.Descriptor instead.
+func (*GetLocalizationStatusesResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *GetLocalizationStatusesResponseProto) GetCntnLocalizationStatuses() []*ContainerLocalizationStatusesProto {
+	if x != nil {
+		return x.CntnLocalizationStatuses
+	}
+	return nil
+}
+
+func (x *GetLocalizationStatusesResponseProto) GetFailedRequests() []*ContainerExceptionMapProto {
+	if x != nil {
+		return x.FailedRequests
+	}
+	return nil
+}
+
+type LocalizationStatusProto struct {
+	state             protoimpl.MessageState  `protogen:"open.v1"`
+	ResourceKey       *string                 `protobuf:"bytes,1,opt,name=resource_key,json=resourceKey" json:"resource_key,omitempty"`
+	LocalizationState *LocalizationStateProto `protobuf:"varint,2,opt,name=localization_state,json=localizationState,enum=hadoop.yarn.LocalizationStateProto" json:"localization_state,omitempty"`
+	Diagnostics       *string                 `protobuf:"bytes,3,opt,name=diagnostics" json:"diagnostics,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *LocalizationStatusProto) Reset() {
+	*x = LocalizationStatusProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocalizationStatusProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocalizationStatusProto) ProtoMessage() {}
+
+func (x *LocalizationStatusProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocalizationStatusProto.ProtoReflect.Descriptor instead.
+func (*LocalizationStatusProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *LocalizationStatusProto) GetResourceKey() string {
+	if x != nil && x.ResourceKey != nil {
+		return *x.ResourceKey
+	}
+	return ""
+}
+
+func (x *LocalizationStatusProto) GetLocalizationState() LocalizationStateProto {
+	if x != nil && x.LocalizationState != nil {
+		return *x.LocalizationState
+	}
+	return LocalizationStateProto_L_PENDING
+}
+
+func (x *LocalizationStatusProto) GetDiagnostics() string {
+	if x != nil && x.Diagnostics != nil {
+		return *x.Diagnostics
+	}
+	return ""
+}
+
+type ContainerLocalizationStatusesProto struct {
+	state                protoimpl.MessageState     `protogen:"open.v1"`
+	ContainerId          *ContainerIdProto          `protobuf:"bytes,1,opt,name=container_id,json=containerId" json:"container_id,omitempty"`
+	LocalizationStatuses []*LocalizationStatusProto `protobuf:"bytes,2,rep,name=localization_statuses,json=localizationStatuses" json:"localization_statuses,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ContainerLocalizationStatusesProto) Reset() {
+	*x = ContainerLocalizationStatusesProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLocalizationStatusesProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLocalizationStatusesProto) ProtoMessage() {}
+
+func (x *ContainerLocalizationStatusesProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLocalizationStatusesProto.ProtoReflect.Descriptor instead.
+func (*ContainerLocalizationStatusesProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *ContainerLocalizationStatusesProto) GetContainerId() *ContainerIdProto {
+	if x != nil {
+		return x.ContainerId
+	}
+	return nil
+}
+
+func (x *ContainerLocalizationStatusesProto) GetLocalizationStatuses() []*LocalizationStatusProto {
+	if x != nil {
+		return x.LocalizationStatuses
+	}
+	return nil
+}
+
 type GetNewReservationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -5075,7 +5670,7 @@ type GetNewReservationRequestProto struct {
 
 func (x *GetNewReservationRequestProto) Reset() {
 	*x = GetNewReservationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5087,7 +5682,7 @@ func (x *GetNewReservationRequestProto) String() string {
 func (*GetNewReservationRequestProto) ProtoMessage() {}
 
 func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5100,7 +5695,7 @@ func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{98}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{109}
 }
 
 type GetNewReservationResponseProto struct {
@@ -5112,7 +5707,7 @@ type GetNewReservationResponseProto struct {
 
 func (x *GetNewReservationResponseProto) Reset() {
 	*x = GetNewReservationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5124,7 +5719,7 @@ func (x *GetNewReservationResponseProto) String() string {
 func (*GetNewReservationResponseProto) ProtoMessage() {}
 
 func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5137,7 +5732,7 @@ func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewReservationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewReservationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{99}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *GetNewReservationResponseProto) GetReservationId() *ReservationIdProto {
@@ -5160,7 +5755,7 @@ type ReservationListRequestProto struct {
 
 func (x *ReservationListRequestProto) Reset() {
 	*x = ReservationListRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5172,7 +5767,7 @@ func (x *ReservationListRequestProto) String() string {
 func (*ReservationListRequestProto) ProtoMessage() {}
 
 func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5185,7 +5780,7 @@ func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationListRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationListRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{100}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *ReservationListRequestProto) GetQueue() string {
@@ -5232,7 +5827,7 @@ type ReservationListResponseProto struct {
 
 func (x *ReservationListResponseProto) Reset() {
 	*x = ReservationListResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5244,7 +5839,7 @@ func (x *ReservationListResponseProto) String() string {
 func (*ReservationListResponseProto) ProtoMessage() {}
 
 func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5257,7 +5852,7 @@ func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationListResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationListResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{101}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *ReservationListResponseProto) GetReservations() []*ReservationAllocationStateProto {
@@ -5336,8 +5931,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x0fcollector_token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x0ecollectorToken\"x\n" +
 	"\fNMTokenProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x126\n" +
-	"\x05token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"\xd2\n" +
-	"\n" +
+	"\x05token\x18\x02 \x01(\v2 .bobbin.hadoop.common.TokenProtoR\x05token\"\xa3\v\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -5358,7 +5952,11 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\rupdate_errors\x18\x0f \x03(\v2&.hadoop.yarn.UpdateContainerErrorProtoR\fupdateErrors\x12Q\n" +
 	"\x12updated_containers\x18\x10 \x03(\v2\".hadoop.yarn.UpdatedContainerProtoR\x11updatedContainers\x12f\n" +
 	"!containers_from_previous_attempts\x18\x11 \x03(\v2\x1b.hadoop.yarn.ContainerProtoR\x1econtainersFromPreviousAttempts\x12m\n" +
-	"\x1crejected_scheduling_requests\x18\x12 \x03(\v2+.hadoop.yarn.RejectedSchedulingRequestProtoR\x1arejectedSchedulingRequests\"\x1f\n" +
+	"\x1crejected_scheduling_requests\x18\x12 \x03(\v2+.hadoop.yarn.RejectedSchedulingRequestProtoR\x1arejectedSchedulingRequests\x12O\n" +
+	"\x11enhanced_headroom\x18\x13 \x01(\v2\".hadoop.yarn.EnhancedHeadroomProtoR\x10enhancedHeadroom\"u\n" +
+	"\x15EnhancedHeadroomProto\x12.\n" +
+	"\x13total_pending_count\x18\x01 \x01(\x05R\x11totalPendingCount\x12,\n" +
+	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -5405,12 +6003,13 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"nodeStates\x18\x01 \x03(\x0e2\x1b.hadoop.yarn.NodeStateProtoR\n" +
 	"nodeStates\"^\n" +
 	"\x1cGetClusterNodesResponseProto\x12>\n" +
-	"\vnodeReports\x18\x01 \x03(\v2\x1c.hadoop.yarn.NodeReportProtoR\vnodeReports\"\xb8\x01\n" +
+	"\vnodeReports\x18\x01 \x03(\v2\x1c.hadoop.yarn.NodeReportProtoR\vnodeReports\"\xdc\x01\n" +
 	"\x18GetQueueInfoRequestProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x120\n" +
 	"\x13includeApplications\x18\x02 \x01(\bR\x13includeApplications\x12.\n" +
 	"\x12includeChildQueues\x18\x03 \x01(\bR\x12includeChildQueues\x12\x1c\n" +
-	"\trecursive\x18\x04 \x01(\bR\trecursive\"V\n" +
+	"\trecursive\x18\x04 \x01(\bR\trecursive\x12\"\n" +
+	"\fsubClusterId\x18\x05 \x01(\tR\fsubClusterId\"V\n" +
 	"\x19GetQueueInfoResponseProto\x129\n" +
 	"\tqueueInfo\x18\x01 \x01(\v2\x1b.hadoop.yarn.QueueInfoProtoR\tqueueInfo\"\"\n" +
 	" GetQueueUserAclsInfoRequestProto\"m\n" +
@@ -5554,7 +6153,30 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x16update_container_token\x18\x01 \x03(\v2 .bobbin.hadoop.common.TokenProtoR\x14updateContainerToken\"\xbe\x01\n" +
 	"\x1cContainerUpdateResponseProto\x12L\n" +
 	"\x12succeeded_requests\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x11succeededRequests\x12P\n" +
-	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"\x1f\n" +
+	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"&\n" +
+	"$GetClusterNodeAttributesRequestProto\"t\n" +
+	"%GetClusterNodeAttributesResponseProto\x12K\n" +
+	"\x0enodeAttributes\x18\x01 \x03(\v2#.hadoop.yarn.NodeAttributeInfoProtoR\x0enodeAttributes\"n\n" +
+	" GetAttributesToNodesRequestProto\x12J\n" +
+	"\x0enodeAttributes\x18\x01 \x03(\v2\".hadoop.yarn.NodeAttributeKeyProtoR\x0enodeAttributes\"u\n" +
+	"!GetAttributesToNodesResponseProto\x12P\n" +
+	"\x11attributesToNodes\x18\x01 \x03(\v2\".hadoop.yarn.AttributeToNodesProtoR\x11attributesToNodes\"@\n" +
+	" GetNodesToAttributesRequestProto\x12\x1c\n" +
+	"\thostnames\x18\x01 \x03(\tR\thostnames\"u\n" +
+	"!GetNodesToAttributesResponseProto\x12P\n" +
+	"\x11nodesToAttributes\x18\x01 \x03(\v2\".hadoop.yarn.NodeToAttributesProtoR\x11nodesToAttributes\"g\n" +
+	"#GetLocalizationStatusesRequestProto\x12@\n" +
+	"\fcontainer_id\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\"\xe7\x01\n" +
+	"$GetLocalizationStatusesResponseProto\x12m\n" +
+	"\x1acntn_localization_statuses\x18\x01 \x03(\v2/.hadoop.yarn.ContainerLocalizationStatusesProtoR\x18cntnLocalizationStatuses\x12P\n" +
+	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"\xb2\x01\n" +
+	"\x17LocalizationStatusProto\x12!\n" +
+	"\fresource_key\x18\x01 \x01(\tR\vresourceKey\x12R\n" +
+	"\x12localization_state\x18\x02 \x01(\x0e2#.hadoop.yarn.LocalizationStateProtoR\x11localizationState\x12 \n" +
+	"\vdiagnostics\x18\x03 \x01(\tR\vdiagnostics\"\xc1\x01\n" +
+	"\"ContainerLocalizationStatusesProto\x12@\n" +
+	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x12Y\n" +
+	"\x15localization_statuses\x18\x02 \x03(\v2$.hadoop.yarn.LocalizationStatusProtoR\x14localizationStatuses\"\x1f\n" +
 	"\x1dGetNewReservationRequestProto\"h\n" +
 	"\x1eGetNewReservationResponseProto\x12F\n" +
 	"\x0ereservation_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ReservationIdProtoR\rreservationId\"\xd6\x01\n" +
@@ -5579,7 +6201,11 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x11INCREASE_RESOURCE\x10\x00\x12\x15\n" +
 	"\x11DECREASE_RESOURCE\x10\x01\x12\x1a\n" +
 	"\x16PROMOTE_EXECUTION_TYPE\x10\x02\x12\x19\n" +
-	"\x15DEMOTE_EXECUTION_TYPE\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
+	"\x15DEMOTE_EXECUTION_TYPE\x10\x03*F\n" +
+	"\x16LocalizationStateProto\x12\r\n" +
+	"\tL_PENDING\x10\x01\x12\x0f\n" +
+	"\vL_COMPLETED\x10\x02\x12\f\n" +
+	"\bL_FAILED\x10\x03B8Z6github.com/bobbin-yarn/bobbin/hadoop-proto/yarn;yarnpb"
 
 var (
 	file_yarn_yarn_service_protos_proto_rawDescOnce sync.Once
@@ -5593,286 +6219,313 @@ func file_yarn_yarn_service_protos_proto_rawDescGZIP() []byte {
 	return file_yarn_yarn_service_protos_proto_rawDescData
 }
 
-var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
+var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 113)
 var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(SchedulerResourceTypes)(0),                      // 0: hadoop.yarn.SchedulerResourceTypes
 	(ApplicationsRequestScopeProto)(0),               // 1: hadoop.yarn.ApplicationsRequestScopeProto
 	(ContainerUpdateTypeProto)(0),                    // 2: hadoop.yarn.ContainerUpdateTypeProto
-	(*RegisterApplicationMasterRequestProto)(nil),    // 3: hadoop.yarn.RegisterApplicationMasterRequestProto
-	(*RegisterApplicationMasterResponseProto)(nil),   // 4: hadoop.yarn.RegisterApplicationMasterResponseProto
-	(*ResourceProfilesProto)(nil),                    // 5: hadoop.yarn.ResourceProfilesProto
-	(*ResourceProfileEntry)(nil),                     // 6: hadoop.yarn.ResourceProfileEntry
-	(*ResourceTypeInfoProto)(nil),                    // 7: hadoop.yarn.ResourceTypeInfoProto
-	(*FinishApplicationMasterRequestProto)(nil),      // 8: hadoop.yarn.FinishApplicationMasterRequestProto
-	(*FinishApplicationMasterResponseProto)(nil),     // 9: hadoop.yarn.FinishApplicationMasterResponseProto
-	(*AllocateRequestProto)(nil),                     // 10: hadoop.yarn.AllocateRequestProto
-	(*UpdateContainerRequestProto)(nil),              // 11: hadoop.yarn.UpdateContainerRequestProto
-	(*UpdateContainerErrorProto)(nil),                // 12: hadoop.yarn.UpdateContainerErrorProto
-	(*UpdatedContainerProto)(nil),                    // 13: hadoop.yarn.UpdatedContainerProto
-	(*CollectorInfoProto)(nil),                       // 14: hadoop.yarn.CollectorInfoProto
-	(*NMTokenProto)(nil),                             // 15: hadoop.yarn.NMTokenProto
-	(*AllocateResponseProto)(nil),                    // 16: hadoop.yarn.AllocateResponseProto
-	(*GetNewApplicationRequestProto)(nil),            // 17: hadoop.yarn.GetNewApplicationRequestProto
-	(*GetNewApplicationResponseProto)(nil),           // 18: hadoop.yarn.GetNewApplicationResponseProto
-	(*GetApplicationReportRequestProto)(nil),         // 19: hadoop.yarn.GetApplicationReportRequestProto
-	(*GetApplicationReportResponseProto)(nil),        // 20: hadoop.yarn.GetApplicationReportResponseProto
-	(*SubmitApplicationRequestProto)(nil),            // 21: hadoop.yarn.SubmitApplicationRequestProto
-	(*SubmitApplicationResponseProto)(nil),           // 22: hadoop.yarn.SubmitApplicationResponseProto
-	(*KillApplicationRequestProto)(nil),              // 23: hadoop.yarn.KillApplicationRequestProto
-	(*KillApplicationResponseProto)(nil),             // 24: hadoop.yarn.KillApplicationResponseProto
-	(*GetClusterMetricsRequestProto)(nil),            // 25: hadoop.yarn.GetClusterMetricsRequestProto
-	(*GetClusterMetricsResponseProto)(nil),           // 26: hadoop.yarn.GetClusterMetricsResponseProto
-	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 27: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
-	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 28: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	(*GetApplicationsRequestProto)(nil),              // 29: hadoop.yarn.GetApplicationsRequestProto
-	(*GetApplicationsResponseProto)(nil),             // 30: hadoop.yarn.GetApplicationsResponseProto
-	(*GetClusterNodesRequestProto)(nil),              // 31: hadoop.yarn.GetClusterNodesRequestProto
-	(*GetClusterNodesResponseProto)(nil),             // 32: hadoop.yarn.GetClusterNodesResponseProto
-	(*GetQueueInfoRequestProto)(nil),                 // 33: hadoop.yarn.GetQueueInfoRequestProto
-	(*GetQueueInfoResponseProto)(nil),                // 34: hadoop.yarn.GetQueueInfoResponseProto
-	(*GetQueueUserAclsInfoRequestProto)(nil),         // 35: hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	(*GetQueueUserAclsInfoResponseProto)(nil),        // 36: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*GetNodesToLabelsRequestProto)(nil),             // 37: hadoop.yarn.GetNodesToLabelsRequestProto
-	(*GetNodesToLabelsResponseProto)(nil),            // 38: hadoop.yarn.GetNodesToLabelsResponseProto
-	(*GetLabelsToNodesRequestProto)(nil),             // 39: hadoop.yarn.GetLabelsToNodesRequestProto
-	(*GetLabelsToNodesResponseProto)(nil),            // 40: hadoop.yarn.GetLabelsToNodesResponseProto
-	(*GetClusterNodeLabelsRequestProto)(nil),         // 41: hadoop.yarn.GetClusterNodeLabelsRequestProto
-	(*GetClusterNodeLabelsResponseProto)(nil),        // 42: hadoop.yarn.GetClusterNodeLabelsResponseProto
-	(*StartContainerRequestProto)(nil),               // 43: hadoop.yarn.StartContainerRequestProto
-	(*StartContainerResponseProto)(nil),              // 44: hadoop.yarn.StartContainerResponseProto
-	(*StopContainerRequestProto)(nil),                // 45: hadoop.yarn.StopContainerRequestProto
-	(*StopContainerResponseProto)(nil),               // 46: hadoop.yarn.StopContainerResponseProto
-	(*GetContainerStatusRequestProto)(nil),           // 47: hadoop.yarn.GetContainerStatusRequestProto
-	(*GetContainerStatusResponseProto)(nil),          // 48: hadoop.yarn.GetContainerStatusResponseProto
-	(*StartContainersRequestProto)(nil),              // 49: hadoop.yarn.StartContainersRequestProto
-	(*ContainerExceptionMapProto)(nil),               // 50: hadoop.yarn.ContainerExceptionMapProto
-	(*StartContainersResponseProto)(nil),             // 51: hadoop.yarn.StartContainersResponseProto
-	(*StopContainersRequestProto)(nil),               // 52: hadoop.yarn.StopContainersRequestProto
-	(*StopContainersResponseProto)(nil),              // 53: hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesRequestProto)(nil),         // 54: hadoop.yarn.GetContainerStatusesRequestProto
-	(*GetContainerStatusesResponseProto)(nil),        // 55: hadoop.yarn.GetContainerStatusesResponseProto
-	(*GetApplicationAttemptReportRequestProto)(nil),  // 56: hadoop.yarn.GetApplicationAttemptReportRequestProto
-	(*GetApplicationAttemptReportResponseProto)(nil), // 57: hadoop.yarn.GetApplicationAttemptReportResponseProto
-	(*GetApplicationAttemptsRequestProto)(nil),       // 58: hadoop.yarn.GetApplicationAttemptsRequestProto
-	(*GetApplicationAttemptsResponseProto)(nil),      // 59: hadoop.yarn.GetApplicationAttemptsResponseProto
-	(*GetContainerReportRequestProto)(nil),           // 60: hadoop.yarn.GetContainerReportRequestProto
-	(*GetContainerReportResponseProto)(nil),          // 61: hadoop.yarn.GetContainerReportResponseProto
-	(*GetContainersRequestProto)(nil),                // 62: hadoop.yarn.GetContainersRequestProto
-	(*GetContainersResponseProto)(nil),               // 63: hadoop.yarn.GetContainersResponseProto
-	(*UseSharedCacheResourceRequestProto)(nil),       // 64: hadoop.yarn.UseSharedCacheResourceRequestProto
-	(*UseSharedCacheResourceResponseProto)(nil),      // 65: hadoop.yarn.UseSharedCacheResourceResponseProto
-	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 66: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
-	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 67: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
-	(*ReservationSubmissionRequestProto)(nil),        // 68: hadoop.yarn.ReservationSubmissionRequestProto
-	(*ReservationSubmissionResponseProto)(nil),       // 69: hadoop.yarn.ReservationSubmissionResponseProto
-	(*ReservationUpdateRequestProto)(nil),            // 70: hadoop.yarn.ReservationUpdateRequestProto
-	(*ReservationUpdateResponseProto)(nil),           // 71: hadoop.yarn.ReservationUpdateResponseProto
-	(*ReservationDeleteRequestProto)(nil),            // 72: hadoop.yarn.ReservationDeleteRequestProto
-	(*ReservationDeleteResponseProto)(nil),           // 73: hadoop.yarn.ReservationDeleteResponseProto
-	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 74: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
-	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 75: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
-	(*FailApplicationAttemptRequestProto)(nil),       // 76: hadoop.yarn.FailApplicationAttemptRequestProto
-	(*FailApplicationAttemptResponseProto)(nil),      // 77: hadoop.yarn.FailApplicationAttemptResponseProto
-	(*UpdateApplicationPriorityRequestProto)(nil),    // 78: hadoop.yarn.UpdateApplicationPriorityRequestProto
-	(*UpdateApplicationPriorityResponseProto)(nil),   // 79: hadoop.yarn.UpdateApplicationPriorityResponseProto
-	(*SignalContainerRequestProto)(nil),              // 80: hadoop.yarn.SignalContainerRequestProto
-	(*SignalContainerResponseProto)(nil),             // 81: hadoop.yarn.SignalContainerResponseProto
-	(*UpdateApplicationTimeoutsRequestProto)(nil),    // 82: hadoop.yarn.UpdateApplicationTimeoutsRequestProto
-	(*UpdateApplicationTimeoutsResponseProto)(nil),   // 83: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
-	(*GetAllResourceProfilesRequestProto)(nil),       // 84: hadoop.yarn.GetAllResourceProfilesRequestProto
-	(*GetAllResourceProfilesResponseProto)(nil),      // 85: hadoop.yarn.GetAllResourceProfilesResponseProto
-	(*GetResourceProfileRequestProto)(nil),           // 86: hadoop.yarn.GetResourceProfileRequestProto
-	(*GetResourceProfileResponseProto)(nil),          // 87: hadoop.yarn.GetResourceProfileResponseProto
-	(*GetAllResourceTypeInfoRequestProto)(nil),       // 88: hadoop.yarn.GetAllResourceTypeInfoRequestProto
-	(*GetAllResourceTypeInfoResponseProto)(nil),      // 89: hadoop.yarn.GetAllResourceTypeInfoResponseProto
-	(*ResourceLocalizationRequestProto)(nil),         // 90: hadoop.yarn.ResourceLocalizationRequestProto
-	(*ResourceLocalizationResponseProto)(nil),        // 91: hadoop.yarn.ResourceLocalizationResponseProto
-	(*ReInitializeContainerRequestProto)(nil),        // 92: hadoop.yarn.ReInitializeContainerRequestProto
-	(*ReInitializeContainerResponseProto)(nil),       // 93: hadoop.yarn.ReInitializeContainerResponseProto
-	(*RestartContainerResponseProto)(nil),            // 94: hadoop.yarn.RestartContainerResponseProto
-	(*RollbackResponseProto)(nil),                    // 95: hadoop.yarn.RollbackResponseProto
-	(*CommitResponseProto)(nil),                      // 96: hadoop.yarn.CommitResponseProto
-	(*IncreaseContainersResourceRequestProto)(nil),   // 97: hadoop.yarn.IncreaseContainersResourceRequestProto
-	(*IncreaseContainersResourceResponseProto)(nil),  // 98: hadoop.yarn.IncreaseContainersResourceResponseProto
-	(*ContainerUpdateRequestProto)(nil),              // 99: hadoop.yarn.ContainerUpdateRequestProto
-	(*ContainerUpdateResponseProto)(nil),             // 100: hadoop.yarn.ContainerUpdateResponseProto
-	(*GetNewReservationRequestProto)(nil),            // 101: hadoop.yarn.GetNewReservationRequestProto
-	(*GetNewReservationResponseProto)(nil),           // 102: hadoop.yarn.GetNewReservationResponseProto
-	(*ReservationListRequestProto)(nil),              // 103: hadoop.yarn.ReservationListRequestProto
-	(*ReservationListResponseProto)(nil),             // 104: hadoop.yarn.ReservationListResponseProto
-	(*PlacementConstraintMapEntryProto)(nil),         // 105: hadoop.yarn.PlacementConstraintMapEntryProto
-	(*ResourceProto)(nil),                            // 106: hadoop.yarn.ResourceProto
-	(*ApplicationACLMapProto)(nil),                   // 107: hadoop.yarn.ApplicationACLMapProto
-	(*ContainerProto)(nil),                           // 108: hadoop.yarn.ContainerProto
-	(ResourceTypesProto)(0),                          // 109: hadoop.yarn.ResourceTypesProto
-	(FinalApplicationStatusProto)(0),                 // 110: hadoop.yarn.FinalApplicationStatusProto
-	(*ResourceRequestProto)(nil),                     // 111: hadoop.yarn.ResourceRequestProto
-	(*ContainerIdProto)(nil),                         // 112: hadoop.yarn.ContainerIdProto
-	(*ResourceBlacklistRequestProto)(nil),            // 113: hadoop.yarn.ResourceBlacklistRequestProto
-	(*ContainerResourceIncreaseRequestProto)(nil),    // 114: hadoop.yarn.ContainerResourceIncreaseRequestProto
-	(*SchedulingRequestProto)(nil),                   // 115: hadoop.yarn.SchedulingRequestProto
-	(ExecutionTypeProto)(0),                          // 116: hadoop.yarn.ExecutionTypeProto
-	(*common.TokenProto)(nil),                        // 117: bobbin.hadoop.common.TokenProto
-	(*NodeIdProto)(nil),                              // 118: hadoop.yarn.NodeIdProto
-	(AMCommandProto)(0),                              // 119: hadoop.yarn.AMCommandProto
-	(*ContainerStatusProto)(nil),                     // 120: hadoop.yarn.ContainerStatusProto
-	(*NodeReportProto)(nil),                          // 121: hadoop.yarn.NodeReportProto
-	(*PreemptionMessageProto)(nil),                   // 122: hadoop.yarn.PreemptionMessageProto
-	(*ContainerResourceIncreaseProto)(nil),           // 123: hadoop.yarn.ContainerResourceIncreaseProto
-	(*ContainerResourceDecreaseProto)(nil),           // 124: hadoop.yarn.ContainerResourceDecreaseProto
-	(*PriorityProto)(nil),                            // 125: hadoop.yarn.PriorityProto
-	(*RejectedSchedulingRequestProto)(nil),           // 126: hadoop.yarn.RejectedSchedulingRequestProto
-	(*ApplicationIdProto)(nil),                       // 127: hadoop.yarn.ApplicationIdProto
-	(*ApplicationReportProto)(nil),                   // 128: hadoop.yarn.ApplicationReportProto
-	(*ApplicationSubmissionContextProto)(nil),        // 129: hadoop.yarn.ApplicationSubmissionContextProto
-	(*YarnClusterMetricsProto)(nil),                  // 130: hadoop.yarn.YarnClusterMetricsProto
-	(YarnApplicationStateProto)(0),                   // 131: hadoop.yarn.YarnApplicationStateProto
-	(NodeStateProto)(0),                              // 132: hadoop.yarn.NodeStateProto
-	(*QueueInfoProto)(nil),                           // 133: hadoop.yarn.QueueInfoProto
-	(*QueueUserACLInfoProto)(nil),                    // 134: hadoop.yarn.QueueUserACLInfoProto
-	(*NodeIdToLabelsProto)(nil),                      // 135: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                     // 136: hadoop.yarn.LabelsToNodeIdsProto
-	(*NodeLabelProto)(nil),                           // 137: hadoop.yarn.NodeLabelProto
-	(*ContainerLaunchContextProto)(nil),              // 138: hadoop.yarn.ContainerLaunchContextProto
-	(*StringBytesMapProto)(nil),                      // 139: hadoop.yarn.StringBytesMapProto
-	(*SerializedExceptionProto)(nil),                 // 140: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationAttemptIdProto)(nil),                // 141: hadoop.yarn.ApplicationAttemptIdProto
-	(*ApplicationAttemptReportProto)(nil),            // 142: hadoop.yarn.ApplicationAttemptReportProto
-	(*ContainerReportProto)(nil),                     // 143: hadoop.yarn.ContainerReportProto
-	(*ReservationDefinitionProto)(nil),               // 144: hadoop.yarn.ReservationDefinitionProto
-	(*ReservationIdProto)(nil),                       // 145: hadoop.yarn.ReservationIdProto
-	(SignalContainerCommandProto)(0),                 // 146: hadoop.yarn.SignalContainerCommandProto
-	(*ApplicationUpdateTimeoutMapProto)(nil),         // 147: hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	(*StringLocalResourceMapProto)(nil),              // 148: hadoop.yarn.StringLocalResourceMapProto
-	(*ReservationAllocationStateProto)(nil),          // 149: hadoop.yarn.ReservationAllocationStateProto
+	(LocalizationStateProto)(0),                      // 3: hadoop.yarn.LocalizationStateProto
+	(*RegisterApplicationMasterRequestProto)(nil),    // 4: hadoop.yarn.RegisterApplicationMasterRequestProto
+	(*RegisterApplicationMasterResponseProto)(nil),   // 5: hadoop.yarn.RegisterApplicationMasterResponseProto
+	(*ResourceProfilesProto)(nil),                    // 6: hadoop.yarn.ResourceProfilesProto
+	(*ResourceProfileEntry)(nil),                     // 7: hadoop.yarn.ResourceProfileEntry
+	(*ResourceTypeInfoProto)(nil),                    // 8: hadoop.yarn.ResourceTypeInfoProto
+	(*FinishApplicationMasterRequestProto)(nil),      // 9: hadoop.yarn.FinishApplicationMasterRequestProto
+	(*FinishApplicationMasterResponseProto)(nil),     // 10: hadoop.yarn.FinishApplicationMasterResponseProto
+	(*AllocateRequestProto)(nil),                     // 11: hadoop.yarn.AllocateRequestProto
+	(*UpdateContainerRequestProto)(nil),              // 12: hadoop.yarn.UpdateContainerRequestProto
+	(*UpdateContainerErrorProto)(nil),                // 13: hadoop.yarn.UpdateContainerErrorProto
+	(*UpdatedContainerProto)(nil),                    // 14: hadoop.yarn.UpdatedContainerProto
+	(*CollectorInfoProto)(nil),                       // 15: hadoop.yarn.CollectorInfoProto
+	(*NMTokenProto)(nil),                             // 16: hadoop.yarn.NMTokenProto
+	(*AllocateResponseProto)(nil),                    // 17: hadoop.yarn.AllocateResponseProto
+	(*EnhancedHeadroomProto)(nil),                    // 18: hadoop.yarn.EnhancedHeadroomProto
+	(*GetNewApplicationRequestProto)(nil),            // 19: hadoop.yarn.GetNewApplicationRequestProto
+	(*GetNewApplicationResponseProto)(nil),           // 20: hadoop.yarn.GetNewApplicationResponseProto
+	(*GetApplicationReportRequestProto)(nil),         // 21: hadoop.yarn.GetApplicationReportRequestProto
+	(*GetApplicationReportResponseProto)(nil),        // 22: hadoop.yarn.GetApplicationReportResponseProto
+	(*SubmitApplicationRequestProto)(nil),            // 23: hadoop.yarn.SubmitApplicationRequestProto
+	(*SubmitApplicationResponseProto)(nil),           // 24: hadoop.yarn.SubmitApplicationResponseProto
+	(*KillApplicationRequestProto)(nil),              // 25: hadoop.yarn.KillApplicationRequestProto
+	(*KillApplicationResponseProto)(nil),             // 26: hadoop.yarn.KillApplicationResponseProto
+	(*GetClusterMetricsRequestProto)(nil),            // 27: hadoop.yarn.GetClusterMetricsRequestProto
+	(*GetClusterMetricsResponseProto)(nil),           // 28: hadoop.yarn.GetClusterMetricsResponseProto
+	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 29: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
+	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 30: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	(*GetApplicationsRequestProto)(nil),              // 31: hadoop.yarn.GetApplicationsRequestProto
+	(*GetApplicationsResponseProto)(nil),             // 32: hadoop.yarn.GetApplicationsResponseProto
+	(*GetClusterNodesRequestProto)(nil),              // 33: hadoop.yarn.GetClusterNodesRequestProto
+	(*GetClusterNodesResponseProto)(nil),             // 34: hadoop.yarn.GetClusterNodesResponseProto
+	(*GetQueueInfoRequestProto)(nil),                 // 35: hadoop.yarn.GetQueueInfoRequestProto
+	(*GetQueueInfoResponseProto)(nil),                // 36: hadoop.yarn.GetQueueInfoResponseProto
+	(*GetQueueUserAclsInfoRequestProto)(nil),         // 37: hadoop.yarn.GetQueueUserAclsInfoRequestProto
+	(*GetQueueUserAclsInfoResponseProto)(nil),        // 38: hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	(*GetNodesToLabelsRequestProto)(nil),             // 39: hadoop.yarn.GetNodesToLabelsRequestProto
+	(*GetNodesToLabelsResponseProto)(nil),            // 40: hadoop.yarn.GetNodesToLabelsResponseProto
+	(*GetLabelsToNodesRequestProto)(nil),             // 41: hadoop.yarn.GetLabelsToNodesRequestProto
+	(*GetLabelsToNodesResponseProto)(nil),            // 42: hadoop.yarn.GetLabelsToNodesResponseProto
+	(*GetClusterNodeLabelsRequestProto)(nil),         // 43: hadoop.yarn.GetClusterNodeLabelsRequestProto
+	(*GetClusterNodeLabelsResponseProto)(nil),        // 44: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*StartContainerRequestProto)(nil),               // 45: hadoop.yarn.StartContainerRequestProto
+	(*StartContainerResponseProto)(nil),              // 46: hadoop.yarn.StartContainerResponseProto
+	(*StopContainerRequestProto)(nil),                // 47: hadoop.yarn.StopContainerRequestProto
+	(*StopContainerResponseProto)(nil),               // 48: hadoop.yarn.StopContainerResponseProto
+	(*GetContainerStatusRequestProto)(nil),           // 49: hadoop.yarn.GetContainerStatusRequestProto
+	(*GetContainerStatusResponseProto)(nil),          // 50: hadoop.yarn.GetContainerStatusResponseProto
+	(*StartContainersRequestProto)(nil),              // 51: hadoop.yarn.StartContainersRequestProto
+	(*ContainerExceptionMapProto)(nil),               // 52: hadoop.yarn.ContainerExceptionMapProto
+	(*StartContainersResponseProto)(nil),             // 53: hadoop.yarn.StartContainersResponseProto
+	(*StopContainersRequestProto)(nil),               // 54: hadoop.yarn.StopContainersRequestProto
+	(*StopContainersResponseProto)(nil),              // 55: hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesRequestProto)(nil),         // 56: hadoop.yarn.GetContainerStatusesRequestProto
+	(*GetContainerStatusesResponseProto)(nil),        // 57: hadoop.yarn.GetContainerStatusesResponseProto
+	(*GetApplicationAttemptReportRequestProto)(nil),  // 58: hadoop.yarn.GetApplicationAttemptReportRequestProto
+	(*GetApplicationAttemptReportResponseProto)(nil), // 59: hadoop.yarn.GetApplicationAttemptReportResponseProto
+	(*GetApplicationAttemptsRequestProto)(nil),       // 60: hadoop.yarn.GetApplicationAttemptsRequestProto
+	(*GetApplicationAttemptsResponseProto)(nil),      // 61: hadoop.yarn.GetApplicationAttemptsResponseProto
+	(*GetContainerReportRequestProto)(nil),           // 62: hadoop.yarn.GetContainerReportRequestProto
+	(*GetContainerReportResponseProto)(nil),          // 63: hadoop.yarn.GetContainerReportResponseProto
+	(*GetContainersRequestProto)(nil),                // 64: hadoop.yarn.GetContainersRequestProto
+	(*GetContainersResponseProto)(nil),               // 65: hadoop.yarn.GetContainersResponseProto
+	(*UseSharedCacheResourceRequestProto)(nil),       // 66: hadoop.yarn.UseSharedCacheResourceRequestProto
+	(*UseSharedCacheResourceResponseProto)(nil),      // 67: hadoop.yarn.UseSharedCacheResourceResponseProto
+	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 68: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
+	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 69: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
+	(*ReservationSubmissionRequestProto)(nil),        // 70: hadoop.yarn.ReservationSubmissionRequestProto
+	(*ReservationSubmissionResponseProto)(nil),       // 71: hadoop.yarn.ReservationSubmissionResponseProto
+	(*ReservationUpdateRequestProto)(nil),            // 72: hadoop.yarn.ReservationUpdateRequestProto
+	(*ReservationUpdateResponseProto)(nil),           // 73: hadoop.yarn.ReservationUpdateResponseProto
+	(*ReservationDeleteRequestProto)(nil),            // 74: hadoop.yarn.ReservationDeleteRequestProto
+	(*ReservationDeleteResponseProto)(nil),           // 75: hadoop.yarn.ReservationDeleteResponseProto
+	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 76: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
+	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 77: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
+	(*FailApplicationAttemptRequestProto)(nil),       // 78: hadoop.yarn.FailApplicationAttemptRequestProto
+	(*FailApplicationAttemptResponseProto)(nil),      // 79: hadoop.yarn.FailApplicationAttemptResponseProto
+	(*UpdateApplicationPriorityRequestProto)(nil),    // 80: hadoop.yarn.UpdateApplicationPriorityRequestProto
+	(*UpdateApplicationPriorityResponseProto)(nil),   // 81: hadoop.yarn.UpdateApplicationPriorityResponseProto
+	(*SignalContainerRequestProto)(nil),              // 82: hadoop.yarn.SignalContainerRequestProto
+	(*SignalContainerResponseProto)(nil),             // 83: hadoop.yarn.SignalContainerResponseProto
+	(*UpdateApplicationTimeoutsRequestProto)(nil),    // 84: hadoop.yarn.UpdateApplicationTimeoutsRequestProto
+	(*UpdateApplicationTimeoutsResponseProto)(nil),   // 85: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	(*GetAllResourceProfilesRequestProto)(nil),       // 86: hadoop.yarn.GetAllResourceProfilesRequestProto
+	(*GetAllResourceProfilesResponseProto)(nil),      // 87: hadoop.yarn.GetAllResourceProfilesResponseProto
+	(*GetResourceProfileRequestProto)(nil),           // 88: hadoop.yarn.GetResourceProfileRequestProto
+	(*GetResourceProfileResponseProto)(nil),          // 89: hadoop.yarn.GetResourceProfileResponseProto
+	(*GetAllResourceTypeInfoRequestProto)(nil),       // 90: hadoop.yarn.GetAllResourceTypeInfoRequestProto
+	(*GetAllResourceTypeInfoResponseProto)(nil),      // 91: hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	(*ResourceLocalizationRequestProto)(nil),         // 92: hadoop.yarn.ResourceLocalizationRequestProto
+	(*ResourceLocalizationResponseProto)(nil),        // 93: hadoop.yarn.ResourceLocalizationResponseProto
+	(*ReInitializeContainerRequestProto)(nil),        // 94: hadoop.yarn.ReInitializeContainerRequestProto
+	(*ReInitializeContainerResponseProto)(nil),       // 95: hadoop.yarn.ReInitializeContainerResponseProto
+	(*RestartContainerResponseProto)(nil),            // 96: hadoop.yarn.RestartContainerResponseProto
+	(*RollbackResponseProto)(nil),                    // 97: hadoop.yarn.RollbackResponseProto
+	(*CommitResponseProto)(nil),                      // 98: hadoop.yarn.CommitResponseProto
+	(*IncreaseContainersResourceRequestProto)(nil),   // 99: hadoop.yarn.IncreaseContainersResourceRequestProto
+	(*IncreaseContainersResourceResponseProto)(nil),  // 100: hadoop.yarn.IncreaseContainersResourceResponseProto
+	(*ContainerUpdateRequestProto)(nil),              // 101: hadoop.yarn.ContainerUpdateRequestProto
+	(*ContainerUpdateResponseProto)(nil),             // 102: hadoop.yarn.ContainerUpdateResponseProto
+	(*GetClusterNodeAttributesRequestProto)(nil),     // 103: hadoop.yarn.GetClusterNodeAttributesRequestProto
+	(*GetClusterNodeAttributesResponseProto)(nil),    // 104: hadoop.yarn.GetClusterNodeAttributesResponseProto
+	(*GetAttributesToNodesRequestProto)(nil),         // 105: hadoop.yarn.GetAttributesToNodesRequestProto
+	(*GetAttributesToNodesResponseProto)(nil),        // 106: hadoop.yarn.GetAttributesToNodesResponseProto
+	(*GetNodesToAttributesRequestProto)(nil),         // 107: hadoop.yarn.GetNodesToAttributesRequestProto
+	(*GetNodesToAttributesResponseProto)(nil),        // 108: hadoop.yarn.GetNodesToAttributesResponseProto
+	(*GetLocalizationStatusesRequestProto)(nil),      // 109: hadoop.yarn.GetLocalizationStatusesRequestProto
+	(*GetLocalizationStatusesResponseProto)(nil),     // 110: hadoop.yarn.GetLocalizationStatusesResponseProto
+	(*LocalizationStatusProto)(nil),                  // 111: hadoop.yarn.LocalizationStatusProto
+	(*ContainerLocalizationStatusesProto)(nil),       // 112: hadoop.yarn.ContainerLocalizationStatusesProto
+	(*GetNewReservationRequestProto)(nil),            // 113: hadoop.yarn.GetNewReservationRequestProto
+	(*GetNewReservationResponseProto)(nil),           // 114: hadoop.yarn.GetNewReservationResponseProto
+	(*ReservationListRequestProto)(nil),              // 115: hadoop.yarn.ReservationListRequestProto
+	(*ReservationListResponseProto)(nil),             // 116: hadoop.yarn.ReservationListResponseProto
+	(*PlacementConstraintMapEntryProto)(nil),         // 117: hadoop.yarn.PlacementConstraintMapEntryProto
+	(*ResourceProto)(nil),                            // 118: hadoop.yarn.ResourceProto
+	(*ApplicationACLMapProto)(nil),                   // 119: hadoop.yarn.ApplicationACLMapProto
+	(*ContainerProto)(nil),                           // 120: hadoop.yarn.ContainerProto
+	(ResourceTypesProto)(0),                          // 121: hadoop.yarn.ResourceTypesProto
+	(FinalApplicationStatusProto)(0),                 // 122: hadoop.yarn.FinalApplicationStatusProto
+	(*ResourceRequestProto)(nil),                     // 123: hadoop.yarn.ResourceRequestProto
+	(*ContainerIdProto)(nil),                         // 124: hadoop.yarn.ContainerIdProto
+	(*ResourceBlacklistRequestProto)(nil),            // 125: hadoop.yarn.ResourceBlacklistRequestProto
+	(*ContainerResourceIncreaseRequestProto)(nil),    // 126: hadoop.yarn.ContainerResourceIncreaseRequestProto
+	(*SchedulingRequestProto)(nil),                   // 127: hadoop.yarn.SchedulingRequestProto
+	(ExecutionTypeProto)(0),                          // 128: hadoop.yarn.ExecutionTypeProto
+	(*common.TokenProto)(nil),                        // 129: bobbin.hadoop.common.TokenProto
+	(*NodeIdProto)(nil),                              // 130: hadoop.yarn.NodeIdProto
+	(AMCommandProto)(0),                              // 131: hadoop.yarn.AMCommandProto
+	(*ContainerStatusProto)(nil),                     // 132: hadoop.yarn.ContainerStatusProto
+	(*NodeReportProto)(nil),                          // 133: hadoop.yarn.NodeReportProto
+	(*PreemptionMessageProto)(nil),                   // 134: hadoop.yarn.PreemptionMessageProto
+	(*ContainerResourceIncreaseProto)(nil),           // 135: hadoop.yarn.ContainerResourceIncreaseProto
+	(*ContainerResourceDecreaseProto)(nil),           // 136: hadoop.yarn.ContainerResourceDecreaseProto
+	(*PriorityProto)(nil),                            // 137: hadoop.yarn.PriorityProto
+	(*RejectedSchedulingRequestProto)(nil),           // 138: hadoop.yarn.RejectedSchedulingRequestProto
+	(*ApplicationIdProto)(nil),                       // 139: hadoop.yarn.ApplicationIdProto
+	(*ApplicationReportProto)(nil),                   // 140: hadoop.yarn.ApplicationReportProto
+	(*ApplicationSubmissionContextProto)(nil),        // 141: hadoop.yarn.ApplicationSubmissionContextProto
+	(*YarnClusterMetricsProto)(nil),                  // 142: hadoop.yarn.YarnClusterMetricsProto
+	(YarnApplicationStateProto)(0),                   // 143: hadoop.yarn.YarnApplicationStateProto
+	(NodeStateProto)(0),                              // 144: hadoop.yarn.NodeStateProto
+	(*QueueInfoProto)(nil),                           // 145: hadoop.yarn.QueueInfoProto
+	(*QueueUserACLInfoProto)(nil),                    // 146: hadoop.yarn.QueueUserACLInfoProto
+	(*NodeIdToLabelsProto)(nil),                      // 147: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                     // 148: hadoop.yarn.LabelsToNodeIdsProto
+	(*NodeLabelProto)(nil),                           // 149: hadoop.yarn.NodeLabelProto
+	(*ContainerLaunchContextProto)(nil),              // 150: hadoop.yarn.ContainerLaunchContextProto
+	(*StringBytesMapProto)(nil),                      // 151: hadoop.yarn.StringBytesMapProto
+	(*SerializedExceptionProto)(nil),                 // 152: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationAttemptIdProto)(nil),                // 153: hadoop.yarn.ApplicationAttemptIdProto
+	(*ApplicationAttemptReportProto)(nil),            // 154: hadoop.yarn.ApplicationAttemptReportProto
+	(*ContainerReportProto)(nil),                     // 155: hadoop.yarn.ContainerReportProto
+	(*ReservationDefinitionProto)(nil),               // 156: hadoop.yarn.ReservationDefinitionProto
+	(*ReservationIdProto)(nil),                       // 157: hadoop.yarn.ReservationIdProto
+	(SignalContainerCommandProto)(0),                 // 158: hadoop.yarn.SignalContainerCommandProto
+	(*ApplicationUpdateTimeoutMapProto)(nil),         // 159: hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	(*StringLocalResourceMapProto)(nil),              // 160: hadoop.yarn.StringLocalResourceMapProto
+	(*NodeAttributeInfoProto)(nil),                   // 161: hadoop.yarn.NodeAttributeInfoProto
+	(*NodeAttributeKeyProto)(nil),                    // 162: hadoop.yarn.NodeAttributeKeyProto
+	(*AttributeToNodesProto)(nil),                    // 163: hadoop.yarn.AttributeToNodesProto
+	(*NodeToAttributesProto)(nil),                    // 164: hadoop.yarn.NodeToAttributesProto
+	(*ReservationAllocationStateProto)(nil),          // 165: hadoop.yarn.ReservationAllocationStateProto
 }
 var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
-	105, // 0: hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> hadoop.yarn.PlacementConstraintMapEntryProto
-	106, // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	107, // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	108, // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	15,  // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
+	117, // 0: hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> hadoop.yarn.PlacementConstraintMapEntryProto
+	118, // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	119, // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	120, // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	16,  // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
 	0,   // 5: hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> hadoop.yarn.SchedulerResourceTypes
-	5,   // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	7,   // 7: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	6,   // 8: hadoop.yarn.ResourceProfilesProto.resource_profiles_map:type_name -> hadoop.yarn.ResourceProfileEntry
-	106, // 9: hadoop.yarn.ResourceProfileEntry.resources:type_name -> hadoop.yarn.ResourceProto
-	109, // 10: hadoop.yarn.ResourceTypeInfoProto.type:type_name -> hadoop.yarn.ResourceTypesProto
-	110, // 11: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	111, // 12: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
-	112, // 13: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
-	113, // 14: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
-	114, // 15: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
-	11,  // 16: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	115, // 17: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
-	112, // 18: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	6,   // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	8,   // 7: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	7,   // 8: hadoop.yarn.ResourceProfilesProto.resource_profiles_map:type_name -> hadoop.yarn.ResourceProfileEntry
+	118, // 9: hadoop.yarn.ResourceProfileEntry.resources:type_name -> hadoop.yarn.ResourceProto
+	121, // 10: hadoop.yarn.ResourceTypeInfoProto.type:type_name -> hadoop.yarn.ResourceTypesProto
+	122, // 11: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	123, // 12: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
+	124, // 13: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
+	125, // 14: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
+	126, // 15: hadoop.yarn.AllocateRequestProto.increase_request:type_name -> hadoop.yarn.ContainerResourceIncreaseRequestProto
+	12,  // 16: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	127, // 17: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
+	124, // 18: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	2,   // 19: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	106, // 20: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	116, // 21: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	11,  // 22: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
+	118, // 20: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	128, // 21: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	12,  // 22: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
 	2,   // 23: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	108, // 24: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
-	117, // 25: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> bobbin.hadoop.common.TokenProto
-	118, // 26: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	117, // 27: hadoop.yarn.NMTokenProto.token:type_name -> bobbin.hadoop.common.TokenProto
-	119, // 28: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
-	108, // 29: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	120, // 30: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
-	106, // 31: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
-	121, // 32: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
-	122, // 33: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
-	15,  // 34: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	123, // 35: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
-	124, // 36: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
-	117, // 37: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
-	125, // 38: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
-	14,  // 39: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
-	12,  // 40: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
-	13,  // 41: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
-	108, // 42: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	126, // 43: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
-	127, // 44: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	106, // 45: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	127, // 46: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	128, // 47: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	129, // 48: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	127, // 49: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	130, // 50: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	127, // 51: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	131, // 52: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	1,   // 53: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	128, // 54: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	132, // 55: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	121, // 56: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	133, // 57: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	134, // 58: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	135, // 59: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	136, // 60: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	137, // 61: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	138, // 62: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	117, // 63: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
-	139, // 64: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	112, // 65: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	112, // 66: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 67: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	43,  // 68: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	112, // 69: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	140, // 70: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	139, // 71: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	112, // 72: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 73: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	112, // 74: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	112, // 75: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 76: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	112, // 77: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 78: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	50,  // 79: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	141, // 80: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	142, // 81: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	127, // 82: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	142, // 83: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	112, // 84: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	143, // 85: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	141, // 86: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	143, // 87: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	127, // 88: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	127, // 89: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	144, // 90: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	145, // 91: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	145, // 92: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	144, // 93: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	145, // 94: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	145, // 95: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	141, // 96: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	127, // 97: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	125, // 98: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	125, // 99: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	112, // 100: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	146, // 101: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
-	127, // 102: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	147, // 103: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	147, // 104: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	5,   // 105: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	106, // 106: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
-	7,   // 107: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	112, // 108: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	148, // 109: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	112, // 110: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	138, // 111: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	117, // 112: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> bobbin.hadoop.common.TokenProto
-	112, // 113: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 114: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	117, // 115: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> bobbin.hadoop.common.TokenProto
-	112, // 116: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	50,  // 117: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	145, // 118: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	149, // 119: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
-	120, // [120:120] is the sub-list for method output_type
-	120, // [120:120] is the sub-list for method input_type
-	120, // [120:120] is the sub-list for extension type_name
-	120, // [120:120] is the sub-list for extension extendee
-	0,   // [0:120] is the sub-list for field type_name
+	120, // 24: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
+	129, // 25: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> bobbin.hadoop.common.TokenProto
+	130, // 26: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	129, // 27: hadoop.yarn.NMTokenProto.token:type_name -> bobbin.hadoop.common.TokenProto
+	131, // 28: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
+	120, // 29: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	132, // 30: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
+	118, // 31: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
+	133, // 32: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
+	134, // 33: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
+	16,  // 34: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
+	135, // 35: hadoop.yarn.AllocateResponseProto.increased_containers:type_name -> hadoop.yarn.ContainerResourceIncreaseProto
+	136, // 36: hadoop.yarn.AllocateResponseProto.decreased_containers:type_name -> hadoop.yarn.ContainerResourceDecreaseProto
+	129, // 37: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> bobbin.hadoop.common.TokenProto
+	137, // 38: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
+	15,  // 39: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
+	13,  // 40: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
+	14,  // 41: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
+	120, // 42: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	138, // 43: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
+	18,  // 44: hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> hadoop.yarn.EnhancedHeadroomProto
+	139, // 45: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	118, // 46: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	139, // 47: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	140, // 48: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	141, // 49: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	139, // 50: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	142, // 51: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	139, // 52: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	143, // 53: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	1,   // 54: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	140, // 55: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	144, // 56: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	133, // 57: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	145, // 58: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	146, // 59: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	147, // 60: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	148, // 61: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	149, // 62: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	150, // 63: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	129, // 64: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> bobbin.hadoop.common.TokenProto
+	151, // 65: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	124, // 66: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	124, // 67: hadoop.yarn.GetContainerStatusRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	132, // 68: hadoop.yarn.GetContainerStatusResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	45,  // 69: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	124, // 70: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	152, // 71: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	151, // 72: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	124, // 73: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	52,  // 74: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	124, // 75: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	124, // 76: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	52,  // 77: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	124, // 78: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	132, // 79: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	52,  // 80: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	153, // 81: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	154, // 82: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	139, // 83: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	154, // 84: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	124, // 85: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	155, // 86: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	153, // 87: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	155, // 88: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	139, // 89: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	139, // 90: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	156, // 91: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	157, // 92: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	157, // 93: hadoop.yarn.ReservationSubmissionResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	156, // 94: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	157, // 95: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	157, // 96: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	153, // 97: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	139, // 98: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	137, // 99: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	137, // 100: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	124, // 101: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	158, // 102: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
+	139, // 103: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	159, // 104: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	159, // 105: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	6,   // 106: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	118, // 107: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
+	8,   // 108: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	124, // 109: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	160, // 110: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	124, // 111: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	150, // 112: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	129, // 113: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> bobbin.hadoop.common.TokenProto
+	124, // 114: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	52,  // 115: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	129, // 116: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> bobbin.hadoop.common.TokenProto
+	124, // 117: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	52,  // 118: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	161, // 119: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
+	162, // 120: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	163, // 121: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
+	164, // 122: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
+	124, // 123: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	112, // 124: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
+	52,  // 125: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	3,   // 126: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
+	124, // 127: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	111, // 128: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
+	157, // 129: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	165, // 130: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
+	131, // [131:131] is the sub-list for method output_type
+	131, // [131:131] is the sub-list for method input_type
+	131, // [131:131] is the sub-list for extension type_name
+	131, // [131:131] is the sub-list for extension extendee
+	0,   // [0:131] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
@@ -5886,8 +6539,8 @@ func file_yarn_yarn_service_protos_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   102,
+			NumEnums:      4,
+			NumMessages:   113,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -10,6 +10,13 @@
 #   $CACHE/spark-4.1.4              Spark 4 as PyPI's pyspark 4.1.4 ships it (bin, jars
 #                                   with the YARN module, python examples, python/lib);
 #                                   Maven Central has no spark-yarn_2.13 4.1
+#   $CACHE/hadoop-3.4.2/jars        today's Hadoop (issue 47): the jars of its clients,
+#   $CACHE/hadoop-3.5.0/jars        MapReduce and ResourceManager and NodeManager daemons
+#                                   (hadoop-3-pom.xml), as one resolved set
+#   $CACHE/hadoop-3.4.2/apps        MapReduce's examples, the distributed shell and the
+#                                   YARN service framework (hadoop-3-apps-pom.xml, without
+#                                   their dependencies: the jars above have them); Maven
+#                                   Central has none of them for 3.5.0
 #
 # Maven checks every artifact's checksum (-C fails on a mismatch); pip checks each
 # download against the sha256 pinned here. A finished directory has a .complete stamp,
@@ -33,9 +40,9 @@ pypi_sdist() {
   echo "$sha  $file" | sha256sum -c --quiet -
 }
 
-mvn_copy() { # POM SCOPE OUT
+mvn_copy() { # POM SCOPE OUT [MAVEN ARGS...]
   mvn -q -B -C -Dmaven.repo.local="$CACHE/m2" -f "$1" org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
-    -DincludeScope="$2" -DoutputDirectory="$3"
+    -DincludeScope="$2" -DoutputDirectory="$3" "${@:4}"
 }
 
 spark35() {
@@ -62,7 +69,20 @@ spark4() {
   touch "$dir/.complete"
 }
 
+hadoop3x() { # VERSION [APPS]: the apps too when APPS is set
+  local dir="$CACHE/hadoop-$1"
+  complete "$dir" && return
+  rm -rf "$dir"
+  mvn_copy "$here/hadoop-3-pom.xml" runtime "$dir/jars" -Dhadoop.version="$1"
+  if [ -n "${2:-}" ]; then
+    mvn_copy "$here/hadoop-3-apps-pom.xml" runtime "$dir/apps" -Dhadoop.version="$1" -DexcludeTransitive=true
+  fi
+  touch "$dir/.complete"
+}
+
 start=$(date +%s)
 spark35
 spark4
+hadoop3x 3.4.2 apps
+hadoop3x 3.5.0
 echo "peers in $CACHE ($(du -sh "$CACHE" | cut -f1), $(( $(date +%s) - start )) s)"

@@ -52,6 +52,10 @@ type Container struct {
 	// until the RM says to forget it, which it does once the AM has had the status.
 	reported bool
 	saves    uint64 // changes to its record
+	// Where the localization of its resources stands (getLocalizationStatuses), and why
+	// it failed.
+	localization Localization
+	locDiag      string
 
 	// Under the journal's lock: the newest change written, and whether its record was
 	// removed — a slower writer never puts an older or a removed record back.
@@ -106,11 +110,45 @@ type View struct {
 	Proc     container.Process // nil until its process started
 	Started  time.Time
 	Reported bool
+	// Localization is where its resources' localization stands; LocalizationDiag why it
+	// failed.
+	Localization     Localization
+	LocalizationDiag string
 }
 
 func (c *Container) viewLocked() View {
+	loc := c.localization
+	if loc == LocalizationPending && c.proc != nil {
+		loc = LocalizationDone // taken back running by a restarted NodeManager
+	}
 	return View{Container: c, Phase: c.phase, Exit: c.exit, Diag: c.diag, KillExit: c.killExit, KillDiag: c.killDiag, Proc: c.proc,
-		Started: c.started, Reported: c.reported}
+		Started: c.started, Reported: c.reported, Localization: loc, LocalizationDiag: c.locDiag}
+}
+
+// Localization is where the localization of a container's resources stands.
+type Localization uint8
+
+const (
+	LocalizationPending Localization = iota // not yet (or never) fetched
+	LocalizationDone                        // every resource is in place
+	LocalizationFailed                      // it failed: the container does not run
+)
+
+// LocalizationStatuses are its resources' localization, one per resource key, as
+// getLocalizationStatuses answers (Hadoop 3.3+). Bobbin's localizer fetches a container's
+// resources together, so they share one state; a failure marks each with its reason.
+func (v View) LocalizationStatuses() []*yarnpb.LocalizationStatusProto {
+	state := map[Localization]yarnpb.LocalizationStateProto{LocalizationPending: yarnpb.LocalizationStateProto_L_PENDING,
+		LocalizationDone: yarnpb.LocalizationStateProto_L_COMPLETED, LocalizationFailed: yarnpb.LocalizationStateProto_L_FAILED}[v.Localization]
+	var out []*yarnpb.LocalizationStatusProto
+	for _, e := range v.CLC.GetLocalResources() {
+		s := &yarnpb.LocalizationStatusProto{ResourceKey: proto.String(e.GetKey()), LocalizationState: state.Enum()}
+		if v.Localization == LocalizationFailed {
+			s.Diagnostics = proto.String(v.LocalizationDiag)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // Status is the container's status as heartbeats and getContainerStatuses report it.

@@ -112,6 +112,17 @@ func (t *Table) Restore(c *Container) {
 	}
 }
 
+// Localized records that c's resources are in place, or (err) that fetching them failed.
+func (t *Table) Localized(c *Container, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		c.localization, c.locDiag = LocalizationFailed, err.Error()
+		return
+	}
+	c.localization = LocalizationDone
+}
+
 // Launched records that c's process started: it is Running. false: c was asked to stop
 // (or completed) meanwhile, and the caller stops the process. A container recovered with
 // a kill asked before the restart is Killing.

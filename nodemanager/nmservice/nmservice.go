@@ -43,6 +43,8 @@ type Node interface {
 	Stop(who Caller, id records.ContainerID) error
 	// Status is a container's status now.
 	Status(who Caller, id records.ContainerID) (*yarnpb.ContainerStatusProto, error)
+	// LocalizationStatuses is where the localization of a container's resources stands.
+	LocalizationStatuses(who Caller, id records.ContainerID) ([]*yarnpb.LocalizationStatusProto, error)
 	// Signal sends a running container's processes a signal.
 	Signal(who Caller, id records.ContainerID, cmd yarnpb.SignalContainerCommandProto) error
 }
@@ -66,6 +68,8 @@ func New(node Node) (*rpc.Protocol, error) {
 		"restartContainer":             rpc.Unary(m.restartContainer),
 		"rollbackLastReInitialization": rpc.Unary(m.rollbackLastReInitialization),
 		"commitLastReInitialization":   rpc.Unary(m.commitLastReInitialization),
+		// Hadoop 3.3+
+		"getLocalizationStatuses": rpc.Unary(m.getLocalizationStatuses),
 	}, func(method string) error {
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this NodeManager", method)
 	})
@@ -143,6 +147,25 @@ func (m *service) stopContainers(ctx context.Context, req *yarnpb.StopContainers
 			continue
 		}
 		resp.SucceededRequests = append(resp.SucceededRequests, p)
+	}
+	return resp, nil
+}
+
+// getLocalizationStatuses answers, per container asked for, its resources' localization
+// (a container not here, or not the caller's: a failed request, as getContainerStatuses).
+func (m *service) getLocalizationStatuses(ctx context.Context, req *yarnpb.GetLocalizationStatusesRequestProto) (*yarnpb.GetLocalizationStatusesResponseProto, error) {
+	who, err := m.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &yarnpb.GetLocalizationStatusesResponseProto{}
+	for _, p := range req.GetContainerId() {
+		st, err := m.node.LocalizationStatuses(who, records.ContainerIDFromProto(p))
+		if err != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failureOf(p, err))
+			continue
+		}
+		resp.CntnLocalizationStatuses = append(resp.CntnLocalizationStatuses, &yarnpb.ContainerLocalizationStatusesProto{ContainerId: p, LocalizationStatuses: st})
 	}
 	return resp, nil
 }

@@ -226,6 +226,10 @@ func (c *Controller) Service() (*rpc.Protocol, error) {
 			}
 			return &commonpb.TransitionToStandbyResponseProto{}, nil
 		}),
+		// 3.3+ (HDFS's observer NameNodes): Apache's RM refuses it in these words.
+		"transitionToObserver": rpc.Unary(func(context.Context, *commonpb.TransitionToObserverRequestProto) (*commonpb.TransitionToObserverResponseProto, error) {
+			return nil, rpc.Errorf("org.apache.hadoop.ha.ServiceFailedException", "Does not support transition to Observer")
+		}),
 	}, func(method string) error { return rpc.Errorf(rpc.ClassUnsupportedOperation, "%s", method) })
 }
 

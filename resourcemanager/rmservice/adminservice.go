@@ -27,6 +27,7 @@ func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 		"removeFromClusterNodeLabels": rpc.Unary(s.removeFromClusterNodeLabels),
 		"replaceLabelsOnNodes":        rpc.Unary(s.replaceLabelsOnNodes),
 		"updateNodeResource":          rpc.Unary(s.updateNodeResource),
+		"mapAttributesToNodes":        rpc.Unary(s.mapAttributesToNodes),
 		"refreshSuperUserGroupsConfiguration": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshSuperUserGroupsConfigurationRequestProto) (*yarnpb.RefreshSuperUserGroupsConfigurationResponseProto, error) {
 			return &yarnpb.RefreshSuperUserGroupsConfigurationResponseProto{}, s.refresh(ctx, "refreshSuperUserGroupsConfiguration", s.rm.RefreshProxyUsers)
 		}),
@@ -43,8 +44,23 @@ func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 			return &yarnpb.GetGroupsForUserResponseProto{Groups: s.rm.UserGroups(req.GetUser())}, nil
 		}),
 	}, func(method string) error {
+		if msg, ok := routerOnly[method]; ok {
+			return rpc.Errorf(exceptions.YarnException, "%s", msg)
+		}
 		return rpc.Errorf(exceptions.YarnException, "%s is not supported by this ResourceManager yet", method)
 	})
+}
+
+// routerOnly are the 3.4 federation Router's administration calls, which a
+// ResourceManager refuses: Apache's AdminService's words.
+var routerOnly = map[string]string{
+	"deregisterSubCluster":             "It is not allowed to call the RM's deregisterSubCluster to set the subCluster(s) state to SC_LOST, Please call Router's deregisterSubCluster to set.",
+	"saveFederationQueuePolicy":        "It is not allowed to call the RM's saveFederationQueuePolicy.  Please call Router's saveFederationQueuePolicy to set Policy.",
+	"batchSaveFederationQueuePolicies": "It is not allowed to call the RM's  batchSaveFederationQueuePolicies.  Please call Router's batchSaveFederationQueuePolicies to set Policies.",
+	"listFederationQueuePolicies":      "It is not allowed to call the RM's  listFederationQueuePolicies.  Please call Router's listFederationQueuePolicies to list Policies.",
+	"deleteFederationApplication":      "It is not allowed to call the RM's  deleteFederationApplication.  Please call Router's deleteFederationApplication to delete Application.",
+	"getFederationSubClusters":         "It is not allowed to call the RM's  getFederationSubClusters.  Please call Router's getFederationSubClusters to get SubClusters.",
+	"deleteFederationPoliciesByQueues": "It is not allowed to call the RM's  deleteFederationQueuePoliciesByQueues.  Please call Router's deleteFederationQueuePoliciesByQueues to delete Policies.",
 }
 
 // authorize applies yarn.admin.acl when yarn.acl.enable is set.

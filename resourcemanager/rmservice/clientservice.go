@@ -60,6 +60,10 @@ func NewClientService(rm *rmcore.Core) (*rpc.Protocol, error) {
 		"updateApplicationTimeouts": rpc.Unary(s.updateApplicationTimeouts),
 		"signalToContainer":         rpc.Unary(s.signalToContainer),
 		"failApplicationAttempt":    rpc.Unary(s.failApplicationAttempt),
+		// Hadoop 3.2+
+		"getClusterNodeAttributes": rpc.Unary(s.getClusterNodeAttributes),
+		"getAttributesToNodes":     rpc.Unary(s.getAttributesToNodes),
+		"getNodesToAttributes":     rpc.Unary(s.getNodesToAttributes),
 	}, func(method string) error {
 		switch method {
 		case "submitReservation", "updateReservation", "deleteReservation", "getNewReservation", "listReservations":
