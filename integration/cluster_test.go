@@ -81,10 +81,16 @@ func newNSCluster(t *testing.T) *nsCluster {
 }
 
 // newNSClusterVersion is newNSCluster with the Hadoop of version v (clients, and the
-// Apache daemons when the cluster runs them).
+// Apache daemons when the cluster runs them): a distribution (2.7.3, 3.1.1) or one laid
+// out from Maven Central's jars (3.4.2, 3.5.0: requireCurrentHadoop).
 func newNSClusterVersion(t *testing.T, v string) *nsCluster {
 	t.Helper()
-	home := requireHadoopVersion(t, v)
+	var home string
+	if isCurrentHadoop(v) {
+		home = requireCurrentHadoop(t, v)
+	} else {
+		home = requireHadoopVersion(t, v)
+	}
 	if _, err := exec.LookPath("unshare"); err != nil || os.Geteuid() != 0 {
 		t.Skip("needs root and unshare for a private network namespace")
 	}
@@ -99,12 +105,12 @@ func newNSClusterVersion(t *testing.T, v string) *nsCluster {
 
 // examplesJar is the distribution's MapReduce examples jar (pi).
 func (c *nsCluster) examplesJar() string {
-	return hadoopJar(c.home, c.version, "mapreduce", "hadoop-mapreduce-examples")
+	return hadoopJar(c.home, appsVersion(c.version), "mapreduce", "hadoop-mapreduce-examples")
 }
 
 // dshellJar is the distribution's distributed-shell jar.
 func (c *nsCluster) dshellJar() string {
-	return hadoopJar(c.home, c.version, "yarn", "hadoop-yarn-applications-distributedshell")
+	return hadoopJar(c.home, appsVersion(c.version), "yarn", "hadoop-yarn-applications-distributedshell")
 }
 
 // dshellCommand is the command line prefix that runs the distributed shell's client:

@@ -19,6 +19,17 @@ const (
 
 var currentHadoopVersions = []string{hadoop34, hadoop35}
 
+func isCurrentHadoop(v string) bool { return v == hadoop34 || v == hadoop35 }
+
+// appsVersion is the version of the applications (examples, distributed shell) a
+// layout of version v holds: Maven Central has none of 3.5.0's.
+func appsVersion(v string) string {
+	if v == hadoop35 {
+		return hadoop34
+	}
+	return v
+}
+
 // currentHadoopJars is the directory of version v's jars (hadoop-3-pom.xml's resolved set)
 // in the peers cache, or skips the test.
 func currentHadoopJars(t *testing.T, v string) string {
@@ -95,6 +106,20 @@ func layOutHadoop(launchers, jars, apps, v string) (string, error) {
 			return "", fmt.Errorf("lay out Hadoop %s: cp %s: %v: %s", v, d, err, out)
 		}
 	}
+	// 3.1.1's log4j.properties names an appender (EventCounter) that 3.4 removed.
+	l4j := filepath.Join(home, "etc", "hadoop", "log4j.properties")
+	if b, err := os.ReadFile(l4j); err == nil {
+		var keep []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "log4j.appender.EventCounter") {
+				continue
+			}
+			keep = append(keep, strings.ReplaceAll(strings.ReplaceAll(l, ", EventCounter", ""), ",EventCounter", ""))
+		}
+		if err := os.WriteFile(l4j, []byte(strings.Join(keep, "\n")), 0o644); err != nil {
+			return "", err
+		}
+	}
 	link := func(jar string) error {
 		share := filepath.Join(home, "share", "hadoop", shareDir(filepath.Base(jar)))
 		if err := os.MkdirAll(share, 0o755); err != nil {
@@ -130,4 +155,25 @@ func shareDir(jar string) string {
 		}
 	}
 	return filepath.Join("common", "lib") // Hadoop's auth, annotations, shaded protobuf and guava, registry, and everything else
+}
+
+// TestCurrentHadoopJobs runs today's Hadoop (Maven Central's 3.4.2 and 3.5.0: the yarn
+// CLI and job clients, MapReduce's AM and tasks, the distributed shell) on every pairing
+// of ResourceManager and NodeManager: Bobbin's and Apache's own of the same version. Each
+// runs the distributed shell with two containers and MapReduce pi 2 10 (issue 47).
+func TestCurrentHadoopJobs(t *testing.T) {
+	t.Parallel() // its subtests are namespace clusters
+	for _, v := range currentHadoopVersions {
+		for _, setup := range []struct {
+			name               string
+			apacheRM, bobbinNM bool
+		}{{"bobbin-rm-bobbin-nm", false, true}, {"bobbin-rm-apache-nm", false, false}, {"apache-rm-bobbin-nm", true, true}, {"apache-rm-apache-nm", true, false}} {
+			t.Run(v+"-"+setup.name, func(t *testing.T) {
+				t.Parallel() // its own network namespace
+				c := newNSClusterVersion(t, v)
+				c.apacheRM, c.bobbinNM = setup.apacheRM, setup.bobbinNM
+				runDShellAndPi(t, c)
+			})
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,11 @@ func TestQueueInfoAndAcls(t *testing.T) {
 	}
 	if h := q.GetChildQueues()[1]; h.GetQueueName() != "hourly" || h.GetState() != yarnpb.QueueStateProto_Q_STOPPED || h.GetCapacity() != 0.5 {
 		t.Fatalf("hourly %v", h)
+	}
+	// What 3.4's `yarn queue -status` prints of a Capacity Scheduler queue.
+	if h := q.GetChildQueues()[1]; h.GetSchedulerType() != "CapacityScheduler" || h.GetQueuePath() != "root.etl.hourly" || h.GetWeight() != -1 ||
+		h.GetMaxParallelApps() != math.MaxInt32 {
+		t.Fatalf("hourly's 3.4 fields %v", h)
 	}
 	if q, err := cl.GetQueueInfo(ctx, &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String("nope")}); err != nil || q != nil {
 		t.Fatalf("unknown queue: %v %v", q, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
 	"github.com/bobbin-yarn/bobbin/conf/fairscheduler"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -89,6 +91,18 @@ func TestFairSchedulerAllocationFile(t *testing.T) {
 	// Weights 1:2:3, root.default's 1 and the created root.bob's 1: 2/8 for medium.
 	if name, got := capacityOf("root.medium"); name != "root.medium" || math.Abs(float64(got)-0.25) > 1e-6 {
 		t.Fatalf("root.medium: %q capacity %v, want 0.25", name, got)
+	}
+	// What 3.4's `yarn queue -status` prints of a Fair Scheduler queue: its weight, its
+	// maxRunningApps (unbounded: Integer.MAX_VALUE), nothing reserved.
+	for queue, want := range map[string][2]float32{"root.small": {1, 1}, "root.medium": {2, math.MaxInt32}, "root": {1, math.MaxInt32}} {
+		var resp yarnpb.GetQueueInfoResponseProto
+		if err := cl.Call(ctx, "getQueueInfo", &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String(queue)}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		qi := resp.GetQueueInfo()
+		if qi.GetSchedulerType() != "FairScheduler" || qi.GetWeight() != want[0] || float32(qi.GetMaxRunningApp()) != want[1] || qi.GetReservedResourceMemory() != 0 {
+			t.Errorf("%s's 3.4 fields: %v", queue, qi)
+		}
 	}
 	// The REST scheduler view is the Fair Scheduler's, queues named by path.
 	type fq struct {

@@ -146,8 +146,15 @@ func TestHAFailover(t *testing.T) {
 	testutil.Eventually(t, 20*time.Second, "rm2 stayed active without ZooKeeper", func() bool { return rm2.State() == commonpb.HAServiceStateProto_STANDBY })
 	zks.Restart()
 	testutil.Eventually(t, 30*time.Second, "rm2 not active again after ZooKeeper came back", func() bool { return rm2.State() == commonpb.HAServiceStateProto_ACTIVE })
-	if rep, err := cl2.GetApplicationReport(ctx, na.GetApplicationId()); err != nil || rep.GetName() != "before-failover" {
-		t.Fatalf("the application after ZooKeeper came back: %v %v", rep, err)
+	// An active that has not heard from ZooKeeper within two thirds of its 3 s session
+	// answers as a standby until it has (StillActive): on a loaded machine that can be a
+	// moment after it became active again.
+	testutil.Eventually(t, 20*time.Second, "the application not served after ZooKeeper came back", func() bool {
+		rep, err = cl2.GetApplicationReport(ctx, na.GetApplicationId())
+		return err == nil
+	})
+	if rep.GetName() != "before-failover" {
+		t.Fatalf("the application after ZooKeeper came back: %v", rep)
 	}
 }
 

@@ -149,6 +149,9 @@ type Queue struct {
 	// -> amount; nil: none), the Fair Scheduler's minResources and maxResources
 	// (bobbin.minimum-resource, bobbin.maximum-resource).
 	MinimumResource, MaximumResource map[string]int64
+	// FairWeight is the Fair Scheduler's <weight> of a queue read from its allocation
+	// file (0 for the Capacity Scheduler's queues).
+	FairWeight float64
 }
 
 // IsLeaf reports whether the queue has no children.

@@ -42,6 +42,7 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 		q.DefaultApplicationPriority = int32(n)
 	}
 	q.FairPolicy = p.str(pre+fairscheduler.KeyPolicy, "")
+	q.FairWeight = p.float(pre+fairscheduler.KeyWeight, 0)
 	parentQueue := len(splitList(p.str(pre+"queues", ""))) > 0
 	switch v := strings.TrimSpace(p.str(pre+"ordering-policy", "")); {
 	case v == "":

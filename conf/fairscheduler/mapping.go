@@ -21,6 +21,11 @@ const (
 	KeyMaximumResource = "bobbin.maximum-resource"
 )
 
+// KeyWeight is the per-queue key (after the queue's prefix) that carries a queue's
+// <weight>, which its capacity is computed from, for what clients are told of it.
+const KeyWeight = "bobbin.fair.weight"
+
+
 const prefix = "yarn.scheduler.capacity."
 
 // CapacityKeys maps the allocations onto the Capacity Scheduler's keys (and Bobbin's) that
@@ -76,6 +81,7 @@ func (a *Allocations) CapacityKeys(created []string, preemption bool) (map[strin
 		}
 		// As FairScheduler's REST view names it (SchedulingPolicy.getName).
 		keys[pre+KeyPolicy] = map[string]string{"fair": "fair", "drf": "DRF", "fifo": "FIFO"}[policy]
+		keys[pre+KeyWeight] = strconv.FormatFloat(q.Weight, 'g', -1, 64)
 		n := q.MaxRunningApps
 		if n < 0 && len(q.Children) == 0 && q.Path != "root" {
 			n = a.QueueMaxAppsDefault

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strings"
@@ -206,7 +207,7 @@ func (s *clientService) getQueueInfo(_ context.Context, req *yarnpb.GetQueueInfo
 	}
 	st := s.rm.SchedulerStats()
 	qs := queueStats{used: st.QueueUsed, clusterMB: st.Total[scheduler.Memory], preemption: s.rm.PreemptionEnabled(), fullNames: s.rm.Queues().Fair,
-		figures: s.rm.QueueFigures()}
+		figures: s.rm.QueueFigures(), core: s.rm, total: st.Total}
 	return &yarnpb.GetQueueInfoResponseProto{QueueInfo: qs.info(q, req.GetIncludeChildQueues(), req.GetRecursive())}, nil
 }
 
@@ -218,6 +219,8 @@ type queueStats struct {
 	preemption bool // the scheduler preempts to give starved queues their quota
 	fullNames  bool // queues are named by path ("root.a"), as the Fair Scheduler names them
 	figures    map[*capacity.Queue]rmcore.QueueFigures
+	core       *rmcore.Core
+	total      scheduler.Resource // the cluster's
 }
 
 // usedMB sums what q and the queues under it hold.
@@ -261,12 +264,40 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 		IntraQueuePreemptionDisabled: proto.Bool(true),
 		QueueStatistics:              qs.statistics(q),
 	}
+	qs.hadoop34(qi, q)
 	if children {
 		for _, c := range q.Children {
 			qi.ChildQueues = append(qi.ChildQueues, qs.info(c, recursive, recursive))
 		}
 	}
 	return qi
+}
+
+// hadoop34 fills what 3.3 and 3.4 clients add to QueueInfo (`yarn queue -status` prints
+// it by scheduler), as the Java RM's CSQueueInfoProvider and FSQueue fill it.
+func (qs queueStats) hadoop34(qi *yarnpb.QueueInfoProto, q *capacity.Queue) {
+	maxApps := int32(math.MaxInt32) // neither scheduler's default bounds it
+	if q.MaxRunningApps >= 0 {
+		maxApps = int32(min(q.MaxRunningApps, math.MaxInt32))
+	}
+	if !qs.fullNames {
+		qi.SchedulerType, qi.QueuePath = proto.String("CapacityScheduler"), proto.String(q.Path)
+		// -1: capacities are percentages, not weights (QueueCapacities' unset weight).
+		qi.Weight, qi.MaxParallelApps = proto.Float32(-1), proto.Int32(maxApps)
+		return
+	}
+	b := qs.core.FairBoundsOf(q, qs.total)
+	mem, vc := scheduler.Memory, scheduler.VCores
+	weight := q.FairWeight
+	if q.Parent == nil {
+		weight = 1 // root's, which no allocation file sets
+	}
+	qi.SchedulerType, qi.Weight, qi.MaxRunningApp = proto.String("FairScheduler"), proto.Float32(float32(weight)), proto.Int32(maxApps)
+	qi.MinResourceMemory, qi.MinResourceVCore = proto.Int64(b.Min[mem]), proto.Int32(int32(b.Min[vc]))
+	qi.MaxResourceMemory, qi.MaxResourceVCore = proto.Int64(b.Max[mem]), proto.Int32(int32(b.Max[vc]))
+	// Bobbin reserves nothing on nodes.
+	qi.ReservedResourceMemory, qi.ReservedResourceVCore = proto.Int64(0), proto.Int32(0)
+	qi.SteadyFairShareMemory, qi.SteadyFairShareVCore = proto.Int64(b.SteadyFair[mem]), proto.Int32(int32(b.SteadyFair[vc]))
 }
 
 // statistics are the queue's QueueStatistics, its QueueMetrics as the Java RM's

@@ -66,28 +66,12 @@ func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fai
 	if maxApps < 0 {
 		maxApps = math.MaxInt32
 	}
-	minimum, maximum := scheduler.Resource{}, b.scaled(q.AbsoluteMaximumCapacity)
-	types := b.s.rm.EngineTypes()
-	if q.MinimumResource != nil {
-		minimum, _ = types.Vector(q.MinimumResource)
-	}
-	if q.MaximumResource != nil {
-		// As FairSchedulerQueueInfo: the ceiling, within the cluster.
-		ceiling, _ := types.Ceiling(q.MaximumResource)
-		for i, x := range ceiling {
-			if x >= 0 {
-				maximum[i] = min(maximum[i], x)
-			}
-		}
-	}
-	fq := &fairQueue{MaxApps: maxApps, MinResources: resource(rm, minimum), MaxResources: resource(rm, maximum),
+	bounds := rm.FairBoundsOf(q, b.total)
+	fq := &fairQueue{MaxApps: maxApps, MinResources: resource(rm, bounds.Min), MaxResources: resource(rm, bounds.Max),
 		UsedResources: resource(rm, used), DemandResources: resource(rm, used.Add(b.pending(q))),
-		SteadyFairResources: resource(rm, b.scaled(q.AbsoluteCapacity)), FairResources: resource(rm, fair),
+		SteadyFairResources: resource(rm, bounds.SteadyFair), FairResources: resource(rm, fair),
 		ClusterResources: resource(rm, b.total), ReservedResources: zero, QueueName: q.Name, SchedulingPolicy: policy,
 		Preemptable: true, AMUsedResources: zero, AMMaxResources: zero}
-	if q.Parent == nil {
-		fq.MaxResources, fq.SteadyFairResources = resource(rm, b.total), resource(rm, b.total)
-	}
 	if q.IsLeaf() {
 		g := b.groups[q.Name]
 		counts := b.apps[q.Name]
