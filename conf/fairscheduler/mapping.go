@@ -25,7 +25,6 @@ const (
 // <weight>, which its capacity is computed from, for what clients are told of it.
 const KeyWeight = "bobbin.fair.weight"
 
-
 const prefix = "yarn.scheduler.capacity."
 
 // CapacityKeys maps the allocations onto the Capacity Scheduler's keys (and Bobbin's) that
