@@ -74,5 +74,8 @@ func nmConf(dir string) map[string]string {
 		"yarn.scheduler.minimum-allocation-mb":                    "128",
 		"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "500",
 		"yarn.nodemanager.admin-env":                              "JDK_JAVA_OPTIONS=@" + args,
+		// A 3.2+ Apache RM keeps node attributes there, by default under /tmp for every RM
+		// of the user: each cluster its own.
+		"yarn.node-attribute.fs-store.root-dir": "file://" + filepath.Join(dir, "node-attribute"),
 	}
 }

@@ -206,7 +206,7 @@ func (nm *NodeManager) launchNode() launch.Node {
 	port, httpPort := nm.port, nm.httpPort
 	nm.mu.Unlock()
 	return launch.Node{Host: s.Host, Port: port, HTTPPort: httpPort, UserHome: s.UserHome, AdminEnv: s.AdminEnv, Whitelist: s.EnvWhitelist,
-		ServiceEnv: nm.aux.Env(), DebugInfo: s.DebugInfo, Getenv: os.LookupEnv}
+		ServiceEnv: nm.aux.Env(), DebugInfo: s.DebugInfo, AddOpens: s.AddOpens, Getenv: os.LookupEnv}
 }
 
 // spec is what the executor is told of a container besides its script and environment.

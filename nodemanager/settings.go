@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,6 +47,8 @@ type Settings struct {
 	LogAggregation logaggregation.Settings
 	EnvWhitelist   []string
 	AdminEnv       []string
+	// AddOpens is what <ADD_OPENS> becomes (addOpensFor).
+	AddOpens string
 	// DebugInfo, StderrPattern and StderrTail: the launch script's copy of itself and its
 	// work dir listing, and what a failed container's diagnostics quote of its logs.
 	DebugInfo      bool
@@ -171,6 +174,7 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	add(err)
 	s.AdminEnv, err = c.Strings("yarn.nodemanager.admin-env")
 	add(err)
+	s.AddOpens = addOpensFor(os.Getenv)
 	s.DebugInfo, err = c.Bool("yarn.nodemanager.log-container-debug-info.enabled")
 	add(err)
 	if glob, err := c.Trimmed("yarn.nodemanager.container.stderr.pattern"); err != nil {

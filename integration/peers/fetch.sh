@@ -26,8 +26,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${BOBBIN_PEERS_CACHE:-${HOME:?set HOME or BOBBIN_PEERS_CACHE}/.cache/bobbin-peers}
 mkdir -p "$CACHE/pypi"
+pyspark35_sha=6effc9ce98edf231f4d683fd14f7270629bf8458c628d6a2620ded4bb34f3cb9
+pyspark4_sha=bcbd5e18690cf79d438e97210ad06fb8d451a251bb77becc2b0418868d2acd73
 
-complete() { [ -f "$1/.complete" ]; }
+# A finished directory's .complete holds the hash of what it was fetched from (its poms,
+# its pinned version and hash): an edited pom fetches that peer again.
+stamp() { printf '%s\n' "$@" | cat - $(printf '%s\n' "$@" | grep '\.xml$' | sed "s|^|$here/|") | sha256sum | cut -d' ' -f1; }
+complete() { [ "$(cat "$1/.complete" 2>/dev/null)" = "$2" ]; } # DIR STAMP
+done_with() { echo "$2" > "$1/.complete"; }
 
 # pypi_sdist NAME VERSION SHA256: the source archive in $CACHE/pypi, its hash checked.
 pypi_sdist() {
@@ -46,38 +52,41 @@ mvn_copy() { # POM SCOPE OUT [MAVEN ARGS...]
 }
 
 spark35() {
-  local dir="$CACHE/spark-3.5.5"
-  complete "$dir" && return
+  local dir="$CACHE/spark-3.5.5" st
+  st=$(stamp spark-3.5-pom.xml spark-3.5-shuffle-pom.xml "$pyspark35_sha")
+  complete "$dir" "$st" && return
   rm -rf "$dir"
   mkdir -p "$dir/python/lib"
   mvn_copy "$here/spark-3.5-pom.xml" runtime "$dir/jars"
   mvn_copy "$here/spark-3.5-shuffle-pom.xml" runtime "$dir/yarn-shuffle"
-  pypi_sdist pyspark 3.5.5 6effc9ce98edf231f4d683fd14f7270629bf8458c628d6a2620ded4bb34f3cb9
+  pypi_sdist pyspark 3.5.5 "$pyspark35_sha"
   tar xzf "$CACHE/pypi/pyspark-3.5.5.tar.gz" -C "$dir/python/lib" --strip-components=2 \
     pyspark-3.5.5/lib/pyspark.zip pyspark-3.5.5/lib/py4j-0.10.9.7-src.zip
-  touch "$dir/.complete"
+  done_with "$dir" "$st"
 }
 
 spark4() {
-  local dir="$CACHE/spark-4.1.4"
-  complete "$dir" && return
+  local dir="$CACHE/spark-4.1.4" st
+  st=$(stamp "$pyspark4_sha")
+  complete "$dir" "$st" && return
   rm -rf "$dir"
   mkdir -p "$dir/python/lib"
-  pypi_sdist pyspark 4.1.4 bcbd5e18690cf79d438e97210ad06fb8d451a251bb77becc2b0418868d2acd73
+  pypi_sdist pyspark 4.1.4 "$pyspark4_sha"
   tar xzf "$CACHE/pypi/pyspark-4.1.4.tar.gz" -C "$dir" --strip-components=2 pyspark-4.1.4/deps
   tar xzf "$CACHE/pypi/pyspark-4.1.4.tar.gz" -C "$dir/python/lib" --strip-components=2 pyspark-4.1.4/lib
-  touch "$dir/.complete"
+  done_with "$dir" "$st"
 }
 
 hadoop3x() { # VERSION [APPS]: the apps too when APPS is set
-  local dir="$CACHE/hadoop-$1"
-  complete "$dir" && return
+  local dir="$CACHE/hadoop-$1" st
+  st=$(stamp hadoop-3-pom.xml hadoop-3-apps-pom.xml "$1" "${2:-}")
+  complete "$dir" "$st" && return
   rm -rf "$dir"
   mvn_copy "$here/hadoop-3-pom.xml" runtime "$dir/jars" -Dhadoop.version="$1"
   if [ -n "${2:-}" ]; then
     mvn_copy "$here/hadoop-3-apps-pom.xml" runtime "$dir/apps" -Dhadoop.version="$1" -DexcludeTransitive=true
   fi
-  touch "$dir/.complete"
+  done_with "$dir" "$st"
 }
 
 start=$(date +%s)

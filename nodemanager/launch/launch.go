@@ -24,6 +24,9 @@ type Node struct {
 	// DebugInfo is yarn.nodemanager.log-container-debug-info.enabled: the script copies
 	// itself and lists the work dir into the log dir.
 	DebugInfo bool
+	// AddOpens replaces <ADD_OPENS> (Hadoop 3.4+ clients put it in JVM command lines):
+	// JDK17AddOpens when containers' Java is 17 or newer, else "".
+	AddOpens string
 	// Getenv reads the NodeManager's own environment (os.LookupEnv): HADOOP_CONF_DIR and
 	// the whitelisted variables a container did not set.
 	Getenv func(string) (string, bool)
@@ -42,10 +45,15 @@ type Container struct {
 
 var crossPlatformVar = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
 
-// expand applies the NodeManager's markers: <LOG_DIR>, <CPS> and {{VAR}}.
-func expand(s, logDir string) string {
+// JDK17AddOpens is what the 3.4 Java NodeManager running on Java 17 or newer puts for
+// <ADD_OPENS> (ContainerLaunch.expandEnvironment).
+const JDK17AddOpens = "--add-opens=java.base/java.lang=ALL-UNNAMED --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED"
+
+// expand applies the NodeManager's markers: <LOG_DIR>, <CPS>, <ADD_OPENS> and {{VAR}}.
+func expand(s, logDir, addOpens string) string {
 	s = strings.ReplaceAll(s, "<LOG_DIR>", logDir)
 	s = strings.ReplaceAll(s, "<CPS>", ":")
+	s = strings.ReplaceAll(s, "<ADD_OPENS>", addOpens)
 	return crossPlatformVar.ReplaceAllString(s, "$$$1")
 }
 
@@ -88,7 +96,7 @@ func Env(n Node, c Container) []Var {
 	}
 	clc := map[string]string{}
 	for k, v := range c.Env {
-		clc[k] = expand(v, logDir)
+		clc[k] = expand(v, logDir, n.AddOpens)
 	}
 	for _, k := range n.Whitelist {
 		if _, set := clc[k]; !set {
@@ -202,7 +210,7 @@ func Script(n Node, c Container, links map[string]string) string {
 	b.WriteString("echo \"Launching container\"\n")
 	cmd := make([]string, 0, len(c.Command))
 	for _, part := range c.Command {
-		cmd = append(cmd, expand(part, logDir))
+		cmd = append(cmd, expand(part, logDir, n.AddOpens))
 	}
 	fmt.Fprintf(&b, "exec /bin/bash -c \"%s\"\n", strings.Join(cmd, " "))
 	return b.String()

@@ -124,3 +124,19 @@ func TestScriptRunsPastALinkLoop(t *testing.T) {
 		}
 	}
 }
+
+// <ADD_OPENS>, which Hadoop 3.4+ clients put into JVM command lines and environments,
+// becomes the node's JDK 17 options, or nothing on an older Java.
+func TestAddOpensMarker(t *testing.T) {
+	c := testContainer()
+	c.Command = []string{"java <ADD_OPENS> -Xmx200m Main"}
+	c.Env = map[string]string{"JAVA_OPTS": "<ADD_OPENS>"}
+	n := testNode()
+	n.AddOpens = JDK17AddOpens
+	if s := Script(n, c, nil); !strings.Contains(s, "java "+JDK17AddOpens+" -Xmx200m Main") || !strings.Contains(s, "export JAVA_OPTS=\""+JDK17AddOpens+"\"") {
+		t.Errorf("on Java 17:\n%s", s)
+	}
+	if s := Script(testNode(), c, nil); !strings.Contains(s, "java  -Xmx200m Main") || strings.Contains(s, "ADD_OPENS") {
+		t.Errorf("on an older Java:\n%s", s)
+	}
+}
