@@ -21,7 +21,8 @@ import (
 // handler (and the MapReduce AM) bind wildcard addresses.
 type nsCluster struct {
 	home, dir, confDir string
-	// version is the Hadoop version at home (2.7.3 or 3.1.1).
+	// version is the Hadoop version at home (2.7.3, 3.1.1, or a Maven Central layout:
+	// 3.4.2, 3.5.0).
 	version string
 	// bobbinNM runs `bobbin nodemanager` instead of the Apache NodeManager; apacheRM runs
 	// the Apache ResourceManager instead of Bobbin's.

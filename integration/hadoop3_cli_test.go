@@ -111,7 +111,10 @@ func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 					})
 				}
 			})
-			if len(runs) != 2 {
+			switch {
+			case len(runs) == 0 && !t.Failed():
+				t.Skipf("no cluster of Hadoop %s ran (its subtests say why)", v)
+			case len(runs) != 2:
 				t.FailNow()
 			}
 			compareCLIRuns(t, v, runs)

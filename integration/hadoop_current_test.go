@@ -68,10 +68,7 @@ func requireCurrentHadoop(t *testing.T, v string) string {
 	t.Helper()
 	launchers := requireHadoopVersion(t, hadoop3)
 	jars := currentHadoopJars(t, v)
-	apps := filepath.Join(peersCache(), "hadoop-"+hadoop34, "apps")
-	if _, err := os.Stat(apps); err != nil {
-		t.Skipf("Hadoop %s's applications are not in the peers cache (%s): run integration/peers/fetch.sh", hadoop34, apps)
-	}
+	apps := filepath.Join(filepath.Dir(currentHadoopJars(t, hadoop34)), "apps")
 	currentHomes.Lock()
 	defer currentHomes.Unlock()
 	if home, ok := currentHomes.dirs[v]; ok {

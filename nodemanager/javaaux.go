@@ -90,11 +90,18 @@ func (nm *NodeManager) javaAuxService(a javaAux) (*javahost.Service, error) {
 		if p == "" {
 			continue
 		}
-		if _, err := os.Stat(strings.TrimSuffix(p, "/*")); err != nil {
+		st, err := os.Stat(strings.TrimSuffix(p, "/*"))
+		switch {
+		case err != nil:
 			// The Java NodeManager skips it without a word, leaving a ClassNotFoundException
 			// to explain.
 			nm.log.WithFields(logrus.Fields{"service": a.Name, "entry": p}).Warnf(
 				"yarn.nodemanager.aux-services.%s.classpath names what is not there (entries are split on ':'); it is skipped: %v", a.Name, err)
+		case st.IsDir() && !strings.HasSuffix(p, "/*"):
+			if jars, _ := filepath.Glob(filepath.Join(p, "*.jar")); len(jars) > 0 {
+				nm.log.WithFields(logrus.Fields{"service": a.Name, "entry": p}).Warnf(
+					"yarn.nodemanager.aux-services.%s.classpath names a directory that holds jars: as the Java NodeManager reads it, a directory is one of classes; %s/* is its jars", a.Name, p)
+			}
 		}
 	}
 	cfg := javahost.Config{Name: a.Name, Class: a.Class, Java: java, Classpath: cp, ServiceClasspath: a.Classpath,

@@ -29,9 +29,16 @@ mkdir -p "$CACHE/pypi"
 pyspark35_sha=6effc9ce98edf231f4d683fd14f7270629bf8458c628d6a2620ded4bb34f3cb9
 pyspark4_sha=bcbd5e18690cf79d438e97210ad06fb8d451a251bb77becc2b0418868d2acd73
 
-# A finished directory's .complete holds the hash of what it was fetched from (its poms,
-# its pinned version and hash): an edited pom fetches that peer again.
-stamp() { printf '%s\n' "$@" | cat - $(printf '%s\n' "$@" | grep '\.xml$' | sed "s|^|$here/|") | sha256sum | cut -d' ' -f1; }
+# A finished directory's .complete holds the hash of what it was fetched from: the words
+# given (its pinned versions and hashes, the text of the function that fetches it) and the
+# poms among them. An edited pom or fetch fetches that peer again.
+stamp() {
+  local w
+  for w in "$@"; do
+    printf '%s\n' "$w"
+    case $w in *.xml) cat "$here/$w" ;; esac
+  done | sha256sum | cut -d' ' -f1
+}
 complete() { [ "$(cat "$1/.complete" 2>/dev/null)" = "$2" ]; } # DIR STAMP
 done_with() { echo "$2" > "$1/.complete"; }
 
@@ -53,7 +60,7 @@ mvn_copy() { # POM SCOPE OUT [MAVEN ARGS...]
 
 spark35() {
   local dir="$CACHE/spark-3.5.5" st
-  st=$(stamp spark-3.5-pom.xml spark-3.5-shuffle-pom.xml "$pyspark35_sha")
+  st=$(stamp spark-3.5-pom.xml spark-3.5-shuffle-pom.xml "$pyspark35_sha" "$(declare -f spark35 mvn_copy pypi_sdist)")
   complete "$dir" "$st" && return
   rm -rf "$dir"
   mkdir -p "$dir/python/lib"
@@ -67,7 +74,7 @@ spark35() {
 
 spark4() {
   local dir="$CACHE/spark-4.1.4" st
-  st=$(stamp "$pyspark4_sha")
+  st=$(stamp "$pyspark4_sha" "$(declare -f spark4 pypi_sdist)")
   complete "$dir" "$st" && return
   rm -rf "$dir"
   mkdir -p "$dir/python/lib"
@@ -79,7 +86,7 @@ spark4() {
 
 hadoop3x() { # VERSION [APPS]: the apps too when APPS is set
   local dir="$CACHE/hadoop-$1" st
-  st=$(stamp hadoop-3-pom.xml hadoop-3-apps-pom.xml "$1" "${2:-}")
+  st=$(stamp hadoop-3-pom.xml "$1" "$(declare -f hadoop3x mvn_copy)" ${2:+hadoop-3-apps-pom.xml})
   complete "$dir" "$st" && return
   rm -rf "$dir"
   mvn_copy "$here/hadoop-3-pom.xml" runtime "$dir/jars" -Dhadoop.version="$1"

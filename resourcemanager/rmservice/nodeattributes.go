@@ -1,9 +1,10 @@
 package rmservice
 
 // Node attributes (Hadoop 3.2+: `yarn nodeattributes`, node-attribute targets in placement
-// constraints). Bobbin's ResourceManager keeps none: an administrator's mapping is refused
-// by name, and the queries answer truthfully that no node has any, as Apache's RM answers
-// a cluster where none were set.
+// constraints). Bobbin's ResourceManager keeps none of Hadoop's (a borrowed server's
+// automatic labels show in node reports' labels, not here): an administrator's mapping is
+// refused by name, and the queries answer truthfully that no node has any, as Apache's RM
+// answers a cluster where none were set.
 
 import (
 	"context"
@@ -15,7 +16,7 @@ import (
 
 // nodeAttributesRefused answers an administrator's attempt to set node attributes.
 func nodeAttributesRefused() error {
-	return rpc.Errorf(exceptions.YarnException, "node attributes (mapAttributesToNodes, `yarn nodeattributes -add/-remove/-replace`) are not supported by Bobbin's ResourceManager: no node has any, and placement constraints on node attributes are refused")
+	return rpc.Errorf(exceptions.YarnException, "node attributes (mapAttributesToNodes, `yarn nodeattributes -add/-remove/-replace`) are not supported by Bobbin's ResourceManager: no node has any, and placement constraints (on node attributes too) are refused")
 }
 
 func (s *clientService) getClusterNodeAttributes(context.Context, *yarnpb.GetClusterNodeAttributesRequestProto) (*yarnpb.GetClusterNodeAttributesResponseProto, error) {

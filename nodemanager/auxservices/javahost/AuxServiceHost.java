@@ -64,6 +64,10 @@ public final class AuxServiceHost {
         loader = new ApplicationClassLoader(args[3], loader, Arrays.asList(system));
         // Every call comes from this thread, and the service's own threads inherit it.
         Thread.currentThread().setContextClassLoader(loader);
+        // As AuxiliaryServiceWithCustomClassLoader: the service's configuration finds
+        // classes (getClass, getInstances) in its own classpath.
+        conf = new YarnConfiguration(conf);
+        conf.setClassLoader(loader);
       }
       Class<?> cls = Class.forName(args[1], true, loader);
       if (!AuxiliaryService.class.isAssignableFrom(cls)) {

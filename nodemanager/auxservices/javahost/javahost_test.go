@@ -132,8 +132,13 @@ func TestJavaServiceClasspathAsJavaReadsIt(t *testing.T) {
 			Logger: testutil.QuietLogger().WithField("test", t.Name())})
 		return s, s.Start()
 	}
-	if _, err := start(lib); err == nil || !strings.Contains(err.Error(), "ClassNotFoundException: RecordingService") {
+	if s, err := start(lib); err == nil || !strings.Contains(err.Error(), "ClassNotFoundException: RecordingService") {
 		t.Errorf("a directory of jars without /*: %v, want ClassNotFoundException", err)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			s.Stop(ctx)
+			cancel()
+		}
 	}
 	s, err := start(filepath.Join(dir, "nothing-here") + ":" + lib + "/*")
 	if err != nil {

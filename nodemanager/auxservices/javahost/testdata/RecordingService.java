@@ -1,7 +1,8 @@
 // An auxiliary service for javahost's test: it writes each call it gets to the file
 // named by the configuration key recording.file, answers getMetaData with "meta:<name>",
 // and refuses an application whose service data is "bad". At init it records whether it
-// was loaded in its own class loader, the context class loader of its calls.
+// was loaded in its own class loader, the context class loader of its calls and its
+// configuration's.
 import java.io.FileWriter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,7 +36,7 @@ public class RecordingService extends AuxiliaryService {
     ClassLoader own = getClass().getClassLoader();
     record("init recovery=" + (getRecoveryPath() != null)
         + " isolated=" + (own instanceof org.apache.hadoop.util.ApplicationClassLoader
-            && Thread.currentThread().getContextClassLoader() == own));
+            && Thread.currentThread().getContextClassLoader() == own && conf.getClassLoader() == own));
     System.out.println("a line the service prints to stdout");
     super.serviceInit(conf);
   }
