@@ -145,15 +145,24 @@ $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell,
 		t.Fatalf("%s\nerr %v\noutput:\n%s\nNM log:\n%s\nRM log:\n%s\npi (tail):\n%s\ndshell client (tail):\n%s", what, err, out, c.logTail("nm.log", 60),
 			c.logTail("rm.log", 40), tail(string(piLog), 40), c.logTail("client.log", 30))
 	}
-	if !strings.Contains(out, "dshell exit 0") {
-		fail("distributed shell did not succeed")
-	}
 	hellos := 0
 	outs, _ := filepath.Glob(filepath.Join(c.path("nm-logs"), "application_*", "container_*", "stdout"))
 	for _, f := range outs {
 		if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == "hello" {
 			hellos++
 		}
+	}
+	if !strings.Contains(out, "dshell exit 0") {
+		if c.version == hadoop2 && hellos == 3 {
+			// Upstream: 2.7.3's shell AM, given the third container of its raced asks (below),
+			// finishes only when its count of completed containers equals 2 exactly
+			// (RMCallbackHandler.onContainersCompleted, checked in the jar); when the last two
+			// completions reach it in one allocate response the count goes from 1 to 3 and
+			// it never finishes, under any RM.
+			c.keep(t)
+			t.Skipf("2.7.3's distributed shell AM ran 3 containers and never finished (upstream, see the comment); output:\n%s", out)
+		}
+		fail("distributed shell did not succeed")
 	}
 	// 2.7.3's shell AM adds its two requests one by one while its heartbeat thread already
 	// runs, so its asks can reach the RM as 1 and then 2; any RM (the Java one too, seen
