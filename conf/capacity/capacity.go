@@ -111,8 +111,9 @@ type Queue struct {
 	MinimumUserLimitPercent  float64
 	MaximumApplications      int
 	MaximumAMResourcePercent float64
-	// MaxRunningApps (bobbin.max-running-apps, the Fair Scheduler's maxRunningApps) bounds
-	// the applications of the queue and its descendants that run at once; the others are
+	// MaxRunningApps (3.3+'s max-parallel-apps, else max-parallel-apps for every queue;
+	// the Fair Scheduler's maxRunningApps, as bobbin.max-running-apps) bounds the
+	// applications of the queue and its descendants that run at once; the others are
 	// accepted and wait. -1: no bound.
 	MaxRunningApps int
 
@@ -332,7 +333,7 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 	q.MaximumAMResourcePercent = p.float(Prefix+"maximum-am-resource-percent", 0.1)
 	q.MaximumAMResourcePercent = p.float(pre+"maximum-am-resource-percent", q.MaximumAMResourcePercent)
 	q.MaximumApplications = int(p.float(pre+"maximum-applications", -1))
-	q.MaxRunningApps = int(p.float(pre+"bobbin.max-running-apps", -1))
+	q.MaxRunningApps = p.maxParallel(pre)
 
 	defaultACL := " " // sub-queues inherit access through their parents
 	if parent == nil {

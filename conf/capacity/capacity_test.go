@@ -173,3 +173,32 @@ func TestLoadDefaultAndFile(t *testing.T) {
 		t.Fatalf("broken file: %v", err)
 	}
 }
+
+// Hadoop 3.3+'s max-parallel-apps bound a queue's (and its subtree's) running
+// applications, with a default for every queue and per-user bounds; they are Bobbin's
+// running-application bounds, not ignored.
+func TestMaxParallelApps(t *testing.T) {
+	tr, err := Parse(confWith(
+		"root.queues", "a,b",
+		"root.a.capacity", "50", "root.b.capacity", "50",
+		"max-parallel-apps", "10",
+		"root.a.max-parallel-apps", "2",
+		"user.max-parallel-apps", "3",
+		"user.alice.max-parallel-apps", "1",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"root": 10, "a": 2, "b": 10} {
+		if q, _ := tr.Queue(name); q.MaxRunningApps != want {
+			t.Errorf("%s: max running apps %d, want %d", name, q.MaxRunningApps, want)
+		}
+	}
+	if tr.UserMaxRunning("alice") != 1 || tr.UserMaxRunning("bob") != 3 {
+		t.Errorf("users: alice %d, bob %d", tr.UserMaxRunning("alice"), tr.UserMaxRunning("bob"))
+	}
+	if _, err := Parse(confWith("root.queues", "a", "root.a.capacity", "100", "root.a.max-parallel-apps", "-2")); err == nil ||
+		!strings.Contains(err.Error(), "root.a.max-parallel-apps") {
+		t.Errorf("a negative bound: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -106,18 +107,51 @@ func LoadFair(base *conf.Configuration, dir string, created []string) (*Tree, er
 	return t, nil
 }
 
-// userRunningBounds reads the users' running-application bounds (Bobbin keys, which the
-// Fair Scheduler's <user> elements and userMaxAppsDefault become).
+// userRunningBounds reads the users' running-application bounds: the Capacity
+// Scheduler's (3.3+) user.max-parallel-apps and user.<name>.max-parallel-apps, and the
+// Bobbin keys the Fair Scheduler's <user> elements and userMaxAppsDefault become.
 func (p *parser) userRunningBounds() {
-	p.t.UserMaxRunningAppsDefault = int(p.float(Prefix+"bobbin.user-max-running-apps-default", -1))
+	p.t.UserMaxRunningAppsDefault = p.count(Prefix+"user.max-parallel-apps", -1)
+	p.t.UserMaxRunningAppsDefault = p.count(Prefix+"bobbin.user-max-running-apps-default", p.t.UserMaxRunningAppsDefault)
 	p.t.UserMaxRunningApps = map[string]int{}
 	for _, k := range p.c.Keys() {
-		if rest, ok := strings.CutPrefix(k, Prefix+"bobbin.user."); ok {
-			if user, ok := strings.CutSuffix(rest, ".max-running-apps"); ok && user != "" {
-				p.t.UserMaxRunningApps[user] = int(p.float(k, -1))
+		for _, form := range [][2]string{{Prefix + "user.", ".max-parallel-apps"}, {Prefix + "bobbin.user.", ".max-running-apps"}} {
+			if rest, ok := strings.CutPrefix(k, form[0]); ok {
+				if user, ok := strings.CutSuffix(rest, form[1]); ok && user != "" {
+					p.t.UserMaxRunningApps[user] = p.count(k, -1)
+				}
 			}
 		}
 	}
+}
+
+// maxParallel is the running-application bound of the queue at pre: its own
+// max-parallel-apps (Hadoop 3.3+), else the default for every queue
+// (yarn.scheduler.capacity.max-parallel-apps), else what the Fair Scheduler's allocation
+// file set (bobbin.max-running-apps); -1: none.
+func (p *parser) maxParallel(pre string) int {
+	n := p.count(Prefix+"max-parallel-apps", -1)
+	n = p.count(pre+"bobbin.max-running-apps", n)
+	return p.count(pre+"max-parallel-apps", n)
+}
+
+// count reads a whole number of applications (0 or more; the Bobbin keys also -1, no
+// bound), def when unset.
+func (p *parser) count(key string, def int) int {
+	v, ok := p.lookup(key)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	least := 0
+	if strings.Contains(key, ".bobbin.") {
+		least = -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < least {
+		p.errorf(key, v, "must be a whole number of applications, 0 or more")
+		return def
+	}
+	return n
 }
 
 // UserMaxRunning is the running-application bound of user (-1: none).

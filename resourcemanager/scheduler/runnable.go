@@ -1,7 +1,8 @@
 package scheduler
 
 // Running-application bounds (the Fair Scheduler's maxRunningApps, which Bobbin also reads
-// as capacity-scheduler.xml's bobbin.max-running-apps keys): an application is accepted
+// as capacity-scheduler.xml's bobbin.max-running-apps keys, and the Capacity Scheduler's
+// max-parallel-apps of Hadoop 3.3+): an application is accepted
 // whatever the bounds, and starts — gets its first container — only while its queue, each
 // of the queue's parents and its user run fewer applications than their bounds. Until
 // then it waits, and the applications behind it are served. It counts as running from its
