@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,14 +112,17 @@ func LoadFair(base *conf.Configuration, dir string, created []string) (*Tree, er
 // Scheduler's (3.3+) user.max-parallel-apps and user.<name>.max-parallel-apps, and the
 // Bobbin keys the Fair Scheduler's <user> elements and userMaxAppsDefault become.
 func (p *parser) userRunningBounds() {
-	p.t.UserMaxRunningAppsDefault = p.count(Prefix+"user.max-parallel-apps", -1)
-	p.t.UserMaxRunningAppsDefault = p.count(Prefix+"bobbin.user-max-running-apps-default", p.t.UserMaxRunningAppsDefault)
+	p.t.UserMaxRunningAppsDefault = p.count(Prefix+"user.max-parallel-apps", -1, 0)
+	p.t.UserMaxRunningAppsDefault = p.count(Prefix+"bobbin.user-max-running-apps-default", p.t.UserMaxRunningAppsDefault, -1)
 	p.t.UserMaxRunningApps = map[string]int{}
 	for _, k := range p.c.Keys() {
-		for _, form := range [][2]string{{Prefix + "user.", ".max-parallel-apps"}, {Prefix + "bobbin.user.", ".max-running-apps"}} {
-			if rest, ok := strings.CutPrefix(k, form[0]); ok {
-				if user, ok := strings.CutSuffix(rest, form[1]); ok && user != "" {
-					p.t.UserMaxRunningApps[user] = p.count(k, -1)
+		for _, form := range []struct {
+			prefix, suffix string
+			least          int
+		}{{Prefix + "user.", ".max-parallel-apps", 0}, {Prefix + "bobbin.user.", ".max-running-apps", -1}} {
+			if rest, ok := strings.CutPrefix(k, form.prefix); ok {
+				if user, ok := strings.CutSuffix(rest, form.suffix); ok && user != "" {
+					p.t.UserMaxRunningApps[user] = p.count(k, -1, form.least)
 				}
 			}
 		}
@@ -130,21 +134,17 @@ func (p *parser) userRunningBounds() {
 // (yarn.scheduler.capacity.max-parallel-apps), else what the Fair Scheduler's allocation
 // file set (bobbin.max-running-apps); -1: none.
 func (p *parser) maxParallel(pre string) int {
-	n := p.count(Prefix+"max-parallel-apps", -1)
-	n = p.count(pre+"bobbin.max-running-apps", n)
-	return p.count(pre+"max-parallel-apps", n)
+	n := p.count(Prefix+"max-parallel-apps", -1, 0)
+	n = p.count(pre+"bobbin.max-running-apps", n, -1)
+	return p.count(pre+"max-parallel-apps", n, 0)
 }
 
-// count reads a whole number of applications (0 or more; the Bobbin keys also -1, no
-// bound), def when unset.
-func (p *parser) count(key string, def int) int {
+// count reads a whole number of applications, least or more (Hadoop's keys 0; Bobbin's
+// also -1, no bound), def when unset.
+func (p *parser) count(key string, def, least int) int {
 	v, ok := p.lookup(key)
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
-	}
-	least := 0
-	if strings.Contains(key, ".bobbin.") {
-		least = -1
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < least {
@@ -152,6 +152,15 @@ func (p *parser) count(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+// RunningBound is q's MaxRunningApps as the Java schedulers report it: Integer.MAX_VALUE
+// when there is none.
+func (q *Queue) RunningBound() int32 {
+	if q.MaxRunningApps < 0 {
+		return math.MaxInt32
+	}
+	return int32(min(q.MaxRunningApps, math.MaxInt32))
 }
 
 // UserMaxRunning is the running-application bound of user (-1: none).

@@ -138,8 +138,13 @@ const (
 // getLocalizationStatuses answers (Hadoop 3.3+). Bobbin's localizer fetches a container's
 // resources together, so they share one state; a failure marks each with its reason.
 func (v View) LocalizationStatuses() []*yarnpb.LocalizationStatusProto {
-	state := map[Localization]yarnpb.LocalizationStateProto{LocalizationPending: yarnpb.LocalizationStateProto_L_PENDING,
-		LocalizationDone: yarnpb.LocalizationStateProto_L_COMPLETED, LocalizationFailed: yarnpb.LocalizationStateProto_L_FAILED}[v.Localization]
+	state := yarnpb.LocalizationStateProto_L_PENDING
+	switch v.Localization {
+	case LocalizationDone:
+		state = yarnpb.LocalizationStateProto_L_COMPLETED
+	case LocalizationFailed:
+		state = yarnpb.LocalizationStateProto_L_FAILED
+	}
 	var out []*yarnpb.LocalizationStatusProto
 	for _, e := range v.CLC.GetLocalResources() {
 		s := &yarnpb.LocalizationStatusProto{ResourceKey: proto.String(e.GetKey()), LocalizationState: state.Enum()}

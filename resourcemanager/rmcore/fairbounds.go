@@ -15,14 +15,7 @@ type FairBounds struct {
 
 // FairBoundsOf computes q's FairBounds in a cluster of total.
 func (rm *Core) FairBoundsOf(q *capacity.Queue, total scheduler.Resource) FairBounds {
-	scaled := func(frac float64) scheduler.Resource {
-		var v scheduler.Resource
-		for i := range v {
-			v[i] = int64(float64(total[i]) * frac)
-		}
-		return v
-	}
-	b := FairBounds{Max: scaled(q.AbsoluteMaximumCapacity), SteadyFair: scaled(q.AbsoluteCapacity)}
+	b := FairBounds{Max: total.Scaled(q.AbsoluteMaximumCapacity), SteadyFair: total.Scaled(q.AbsoluteCapacity)}
 	types := rm.EngineTypes()
 	if q.MinimumResource != nil {
 		b.Min, _ = types.Vector(q.MinimumResource)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"sort"
 	"strings"
@@ -276,10 +275,7 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 // hadoop34 fills what 3.3 and 3.4 clients add to QueueInfo (`yarn queue -status` prints
 // it by scheduler), as the Java RM's CSQueueInfoProvider and FSQueue fill it.
 func (qs queueStats) hadoop34(qi *yarnpb.QueueInfoProto, q *capacity.Queue) {
-	maxApps := int32(math.MaxInt32) // neither scheduler's default bounds it
-	if q.MaxRunningApps >= 0 {
-		maxApps = int32(min(q.MaxRunningApps, math.MaxInt32))
-	}
+	maxApps := q.RunningBound() // neither scheduler's default bounds it
 	if !qs.fullNames {
 		qi.SchedulerType, qi.QueuePath = proto.String("CapacityScheduler"), proto.String(q.Path)
 		// -1: capacities are percentages, not weights (QueueCapacities' unset weight).

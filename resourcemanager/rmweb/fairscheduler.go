@@ -1,8 +1,6 @@
 package rmweb
 
 import (
-	"math"
-
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
@@ -62,10 +60,7 @@ func (b *treeBuilder) fairQueue(q *capacity.Queue, fair scheduler.Resource) *fai
 	if policy == "" {
 		policy = "fair"
 	}
-	maxApps := q.MaxRunningApps
-	if maxApps < 0 {
-		maxApps = math.MaxInt32
-	}
+	maxApps := int(q.RunningBound())
 	bounds := rm.FairBoundsOf(q, b.total)
 	fq := &fairQueue{MaxApps: maxApps, MinResources: resource(rm, bounds.Min), MaxResources: resource(rm, bounds.Max),
 		UsedResources: resource(rm, used), DemandResources: resource(rm, used.Add(b.pending(q))),

@@ -254,13 +254,7 @@ func (b *treeBuilder) usedIn(q *capacity.Queue, label string) scheduler.Resource
 	return sum
 }
 
-func (b *treeBuilder) scaled(frac float64) scheduler.Resource {
-	var v scheduler.Resource
-	for i := range v {
-		v[i] = int64(float64(b.total[i]) * frac)
-	}
-	return v
-}
+func (b *treeBuilder) scaled(frac float64) scheduler.Resource { return b.total.Scaled(frac) }
 
 func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *capacitiesDAO {
 	rm := b.s.rm

@@ -33,6 +33,14 @@ func (r Resource) Add(o Resource) Resource {
 	return r
 }
 
+// Scaled returns r × frac in every type, truncated.
+func (r Resource) Scaled(frac float64) Resource {
+	for i := range r {
+		r[i] = int64(float64(r[i]) * frac)
+	}
+	return r
+}
+
 // Sub returns r - o.
 func (r Resource) Sub(o Resource) Resource {
 	for i := range r {
