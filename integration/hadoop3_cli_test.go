@@ -35,6 +35,9 @@ run attemptStatus $Y applicationattempt -status $ATT
 run containers $Y container -list $ATT
 run nodes $Y node -list -showDetails
 run queue $Y queue -status default
+run queueListAll $Y queue -list all
+run serviceState $Y rmadmin -getAllServiceState
+run nodeAttributes $Y nodeattributes -list
 run refreshQueues $Y rmadmin -refreshQueues
 run kill $Y application -kill $APP
 sleep 2
@@ -127,6 +130,12 @@ func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 func cliRun(t *testing.T, name, v string) map[string]string {
 	c := newNSClusterVersion(t, v)
 	c.apacheRM = name == "apache"
+	if v == hadoop34 {
+		// 3.3+'s weights for capacities, as both RMs read them: default's 3 of 4.
+		c.capacityProps = map[string]string{"yarn.scheduler.capacity.root.queues": "default,analytics",
+			"yarn.scheduler.capacity.root.default.capacity": "3w", "yarn.scheduler.capacity.root.default.maximum-capacity": "90",
+			"yarn.scheduler.capacity.root.default.user-limit-factor": "2", "yarn.scheduler.capacity.root.analytics.capacity": "1w"}
+	}
 	// Each yarn command starts a JVM: with another test's cluster beside this one
 	// (t.Parallel) the script's 20-odd commands take minutes.
 	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))

@@ -87,6 +87,7 @@ func (a ACL) String() string {
 type LabelShare struct {
 	Capacity        float64 // percent of the parent's share of the label
 	MaximumCapacity float64 // percent, 100 when unset
+	Weight          float64 // the capacity written as a weight ("2w"), -1 when not
 }
 
 // Queue is one queue of the tree. Capacities are percentages of the parent, as written;
@@ -99,6 +100,10 @@ type Queue struct {
 
 	Capacity        float64
 	MaximumCapacity float64
+	// Weight is the capacity written as a weight (Hadoop 3.3+, "2w"): the queue's share
+	// of its parent is its weight over its siblings' sum, which Capacity then holds as a
+	// percentage. -1 when the capacity is not a weight.
+	Weight float64
 	// CapacityResource is set when capacity is written as an absolute resource,
 	// "[memory=10240,vcores=12]" (resource name -> amount; memory in MB). Capacity is
 	// then 0 and the scheduler derives the quota from the cluster's size.
@@ -294,7 +299,7 @@ func (p *parser) errorf(key, value, format string, args ...any) {
 const maxDepth = 64
 
 func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
-	q := &Queue{Name: name, Path: path, Parent: parent, Labels: map[string]LabelShare{}}
+	q := &Queue{Name: name, Path: path, Parent: parent, Labels: map[string]LabelShare{}, Weight: -1}
 	pre := Prefix + path + "."
 	if depth > maxDepth {
 		p.errorf(pre+"queues", "", "queue hierarchy deeper than %d levels", maxDepth)
@@ -311,7 +316,7 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 	} else if raw, _ := p.lookup(pre + "capacity"); strings.HasPrefix(strings.TrimSpace(raw), "[") {
 		q.CapacityResource = p.absolute(pre+"capacity", raw)
 	} else {
-		q.Capacity = p.percent(pre+"capacity", math.NaN())
+		q.Capacity, q.Weight = p.capacity(pre+"capacity", math.NaN())
 	}
 	q.MaximumCapacity = p.percent(pre+"maximum-capacity", 100)
 	if q.MaximumCapacity == -1 { // Hadoop's "undefined"
@@ -355,7 +360,8 @@ func (p *parser) queue(parent *Queue, name, path string, depth int) *Queue {
 	q.DefaultNodeLabelExpression = strings.TrimSpace(p.str(pre+"default-node-label-expression", ""))
 	for _, label := range p.labelKeys(pre) {
 		lp := pre + "accessible-node-labels." + label + "."
-		share := LabelShare{Capacity: p.percent(lp+"capacity", 0), MaximumCapacity: p.percent(lp+"maximum-capacity", 100)}
+		share := LabelShare{MaximumCapacity: p.percent(lp+"maximum-capacity", 100)}
+		share.Capacity, share.Weight = p.capacity(lp+"capacity", 0)
 		if parent == nil {
 			share.Capacity = 100
 		}
@@ -438,6 +444,7 @@ func (p *parser) validate(q *Queue) {
 	if len(q.Children) == 0 {
 		return
 	}
+	p.resolveWeights(q)
 	var sum float64
 	absolute := 0
 	for _, c := range q.Children {
@@ -534,6 +541,73 @@ func (p *parser) float(key string, def float64) float64 {
 		return def
 	}
 	return f
+}
+
+// capacity reads a capacity: a percentage, or (Hadoop 3.3+) a weight written "<w>w",
+// returned as weight with the percentage left for resolveWeights (NaN). weight is -1
+// for a percentage.
+func (p *parser) capacity(key string, def float64) (percent, weight float64) {
+	v, _ := p.lookup(key)
+	if w, ok := strings.CutSuffix(strings.TrimSpace(v), "w"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			p.errorf(key, v, "a weight must be a number of at least 0 followed by w (2w)")
+			return 0, -1
+		}
+		return math.NaN(), f
+	}
+	return p.percent(key, def), -1
+}
+
+// resolveWeights turns the weights of q's children (capacity "<w>w", and per label) into
+// the percentages of q they stand for: each child's weight over the children's sum.
+// Children either all use weights or none does, as in Apache's (default) legacy queue
+// mode.
+func (p *parser) resolveWeights(q *Queue) {
+	pre := Prefix + q.Path + "."
+	weighted, sum := 0, 0.0
+	for _, c := range q.Children {
+		if c.Weight >= 0 {
+			weighted++
+			sum += c.Weight
+		}
+	}
+	if weighted > 0 && weighted != len(q.Children) {
+		p.errorf(pre+"queues", strings.Join(childNames(q), ","), "children of %s mix weights (capacity <w>w) and other capacities; give all of them weights or none", q.Path)
+	}
+	for _, c := range q.Children {
+		if c.Weight >= 0 {
+			c.Capacity = 0
+			if sum > 0 {
+				c.Capacity = 100 * c.Weight / sum
+			}
+		}
+	}
+	for label := range q.Labels {
+		weighted, sum := 0, 0.0
+		users := 0
+		for _, c := range q.Children {
+			if share, ok := c.Labels[label]; ok {
+				users++
+				if share.Weight >= 0 {
+					weighted++
+					sum += share.Weight
+				}
+			}
+		}
+		if weighted > 0 && weighted != users {
+			p.errorf(pre+"queues", strings.Join(childNames(q), ","), "children of %s mix weights and percentages for label %s; give all of them weights or none", q.Path, label)
+		}
+		for _, c := range q.Children {
+			if share, ok := c.Labels[label]; ok && share.Weight >= 0 {
+				share.Capacity = 0
+				if sum > 0 {
+					share.Capacity = 100 * share.Weight / sum
+				}
+				c.Labels[label] = share
+			}
+		}
+	}
 }
 
 // percent reads a 0..100 percentage (-1 is accepted for maximum-capacity: "undefined").

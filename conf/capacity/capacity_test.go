@@ -202,3 +202,40 @@ func TestMaxParallelApps(t *testing.T) {
 		t.Errorf("a negative bound: %v", err)
 	}
 }
+
+// Hadoop 3.3+'s weights: capacity "<w>w" is a share of the parent in proportion to the
+// siblings' weights (labels too); a parent whose children mix weights and percentages,
+// or a weight that is not a number, is refused naming the key.
+func TestWeightCapacities(t *testing.T) {
+	tr, err := Parse(confWith("root.queues", "a,b", "root.a.capacity", "2w", "root.b.capacity", " 1w ",
+		"root.a.queues", "x,y", "root.a.x.capacity", "1w", "root.a.y.capacity", "3w", "root.b.maximum-capacity", "50",
+		"root.accessible-node-labels", "gpu", "root.accessible-node-labels.gpu.capacity", "100",
+		"root.a.accessible-node-labels", "gpu", "root.a.accessible-node-labels.gpu.capacity", "1w",
+		"root.b.accessible-node-labels", "gpu", "root.b.accessible-node-labels.gpu.capacity", "4w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := func(name string) *Queue { q, _ := tr.Queue(name); return q }
+	for name, want := range map[string][3]float64{"a": {2, 200.0 / 3, 2.0 / 3}, "b": {1, 100.0 / 3, 1.0 / 3}, "x": {1, 25, 2.0 / 3 / 4}, "y": {3, 75, 2.0 / 3 * 3 / 4}} {
+		q := queue(name)
+		if q.Weight != want[0] || !near(q.Capacity, want[1]) || !near(q.AbsoluteCapacity, want[2]) {
+			t.Errorf("%s: weight %g capacity %g absolute %g, want %v", name, q.Weight, q.Capacity, q.AbsoluteCapacity, want)
+		}
+	}
+	if a, b := queue("a").Labels["gpu"], queue("b").Labels["gpu"]; !near(a.Capacity, 20) || !near(b.Capacity, 80) || a.Weight != 1 {
+		t.Errorf("label gpu: a %+v b %+v", a, b)
+	}
+	if queue("root").Weight != -1 {
+		t.Errorf("root's weight %g, want -1 (not a weight)", queue("root").Weight)
+	}
+	for kv, want := range map[[4]string]string{
+		{"root.a.capacity", "2w", "root.b.capacity", "50"}:  "root.queues",
+		{"root.a.capacity", "-2w", "root.b.capacity", "1w"}: "root.a.capacity",
+		{"root.a.capacity", "xw", "root.b.capacity", "1w"}:  "a weight must be a number",
+	} {
+		_, err := Parse(confWith("root.queues", "a,b", kv[0], kv[1], kv[2], kv[3]))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v, want an error naming %q", kv, err, want)
+		}
+	}
+}

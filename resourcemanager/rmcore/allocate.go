@@ -69,7 +69,8 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	case replay != nil:
 		return replay, nil
 	}
-	if err := rm.CheckSchedulingRequests(att, len(req.GetSchedulingRequests())); err != nil {
+	scheduling, err := rm.SchedulingAsks(att, req.GetSchedulingRequests())
+	if err != nil {
 		return nil, err
 	}
 	// Asks are held to the cluster's maximum, not the queue's: the Java RM (2.7.3 and
@@ -93,14 +94,14 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 		return nil, err
 	}
 	appID := EngineID(att.App)
-	if err := rm.engine.UpdateAsks(appID, rm.AsksFrom(req.GetAsk())); err != nil {
+	if err := rm.engine.UpdateAsks(appID, append(rm.AsksFrom(req.GetAsk()), scheduling...)); err != nil {
 		return nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 	}
 	if bl := req.GetBlacklistRequest(); bl != nil {
 		rm.engine.UpdateBlacklist(appID, rm.nodes.HostsToNodes(bl.GetBlacklistAdditions()), rm.nodes.HostsToNodes(bl.GetBlacklistRemovals()))
 	}
 	rm.Release(req.GetRelease())
-	if len(req.GetAsk()) > 0 {
+	if len(req.GetAsk()) > 0 || len(scheduling) > 0 {
 		rm.KickScheduler()
 	}
 	// Fields up to response_id, the allocated containers (field 3) and completed statuses
@@ -133,6 +134,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	after := &yarnpb.AllocateResponseProto{
 		// 3.x AMs (MapReduce's RMContainerAllocator) read it on every answer.
 		ApplicationPriority: &yarnpb.PriorityProto{Priority: proto.Int32(priority)},
+		UpdateErrors:        rm.UpdateErrors(att, req.GetUpdateRequests()),
 	}
 	if tok, ok := rm.amrm.IssueNext(att, keyID); ok {
 		// A key roll is under way: the AM switches to a token of the next key.

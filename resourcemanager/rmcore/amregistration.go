@@ -22,8 +22,9 @@ type AMRegistration struct {
 // RegisterAM registers att's AM: the attempt is RUNNING, and so is its application
 // unless it ended meanwhile. An AM that registered already is refused, as is one whose
 // attempt is unknown. constraints counts the placement constraints it registered with.
-func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, trackingURL string, constraints int) (AMRegistration, error) {
-	if err := rm.CheckRegisterConstraints(att, constraints); err != nil {
+func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, trackingURL string, constraints []*yarnpb.PlacementConstraintMapEntryProto) (AMRegistration, error) {
+	byTag, err := rm.RegisterConstraints(att, constraints)
+	if err != nil {
 		return AMRegistration{}, err
 	}
 	var reg AMRegistration
@@ -49,6 +50,9 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 		at.Registered, at.LastPing = true, rm.opts.Now()
 		at.Host, at.RPCPort, at.TrackingURL = host, rpcPort, trackingURL
 		at.LastResponse, at.LastResponseID, at.SpareResponse = nil, 0, nil
+		// A registration (the first, or again after an RM restart) brings the AM's
+		// constraints, and its client sends its pending SchedulingRequests anew.
+		at.Constraints, at.SchedulingRequests = byTag, nil
 		_ = a.Move(rmstate.AppAMRegistered) // no move once the application ended
 		reg = AMRegistration{Queue: a.Queue, ClientKey: at.ClientKey}
 	})

@@ -31,7 +31,7 @@ const (
 	// NMTokenIdentifierProto
 	ntiAttempt, ntiNodeID, ntiSubmitter, ntiKeyID = 1, 2, 3, 4
 
-	ctrID, ctrNodeID, ctrHTTP, ctrResource, ctrPriority, ctrToken = 1, 2, 3, 4, 5, 6
+	ctrID, ctrNodeID, ctrHTTP, ctrResource, ctrPriority, ctrToken, ctrAllocationRequestID, ctrAllocationTags = 1, 2, 3, 4, 5, 6, 8, 10
 
 	tokIdentifier, tokPassword, tokKind, tokService = 1, 2, 3, 4
 
@@ -66,6 +66,12 @@ func (rm *Core) appendContainer(b []byte, c *rmstate.Container, now time.Time) [
 		b = wire.AppendString(b, tokKind, token.KindContainer)
 		return wire.AppendString(b, tokService, c.At.Key)
 	})
+	if p := c.Placement; p != nil {
+		b = wire.AppendInt64(b, ctrAllocationRequestID, p.RequestID)
+		for _, tag := range p.Tags {
+			b = wire.AppendString(b, ctrAllocationTags, tag)
+		}
+	}
 	return b
 }
 

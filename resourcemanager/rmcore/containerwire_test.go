@@ -38,6 +38,8 @@ func TestContainerWireIsTheMarshalledProto(t *testing.T) {
 				At: at, Priority: 20, Resource: scheduler.Resource{1024, 1, 0}, User: "alice"},
 			{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 123456}, Attempt: 3}, ID: 7<<40 | 999999},
 				At: at, Priority: -1, Resource: scheduler.Resource{262144, 64, 4}, User: "a-rather-long-user-name-to-pass-one-hundred-and-twenty-eight-bytes"},
+			{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 3}, Attempt: 1}, ID: 4},
+				At: at, Priority: 0, Resource: scheduler.Resource{1024, 1, 0}, User: "alice", Placement: &scheduler.Placement{RequestID: 7, Tags: []string{"hbase", "zk"}}},
 		} {
 			now := clock.Now()
 			want, err := rm.containerProto(ctr, now)

@@ -176,7 +176,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 			continue
 		}
 		rc := &rmstate.Container{EngineID: a.Container, At: at, AM: a.AM, Resource: a.Resource, Priority: a.Priority,
-			Created: now.UnixMilli(), User: user}
+			Created: now.UnixMilli(), User: user, Placement: a.Placement}
 		if a.AM {
 			// An AM container is launched by the RM at once, with a token made now.
 			if err := rm.amContainerFor(att, rc); err != nil {
@@ -296,8 +296,12 @@ func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.Con
 	if err != nil {
 		return nil, fmt.Errorf("container token for %s: %w", c.ID, err)
 	}
-	return &yarnpb.ContainerProto{Id: c.ID.Proto(), NodeId: c.At.ID, NodeHttpAddress: proto.String(c.At.HTTP),
-		Resource: rm.ResourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}, nil
+	out := &yarnpb.ContainerProto{Id: c.ID.Proto(), NodeId: c.At.ID, NodeHttpAddress: proto.String(c.At.HTTP),
+		Resource: rm.ResourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}
+	if p := c.Placement; p != nil {
+		out.AllocationRequestId, out.AllocationTags = proto.Int64(p.RequestID), p.Tags
+	}
+	return out, nil
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its
@@ -329,16 +333,8 @@ func EngineLabel(expr *string) string {
 // normalize keeps memory alone: Resources.createResource(memory)).
 func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 	out := make([]scheduler.Ask, 0, len(reqs))
-	memoryOnly := rm.engine.FitsByMemory()
 	for _, r := range reqs {
-		c := rm.ResourceOf(r.GetCapability())
-		if step := int64(rm.settings.MinAllocationMB); step > 0 {
-			c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
-		}
-		c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.settings.MinAllocationCore))
-		if memoryOnly {
-			c = scheduler.Resource{scheduler.Memory: c[scheduler.Memory], scheduler.VCores: 1}
-		}
+		c := rm.normalized(r.GetCapability())
 		label := ""
 		if r.GetResourceName() == "*" {
 			label = EngineLabel(r.NodeLabelExpression)
@@ -347,6 +343,19 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(), Label: label})
 	}
 	return out
+}
+
+// normalized is a requested capability as the engine takes it (see AsksFrom).
+func (rm *Core) normalized(r *yarnpb.ResourceProto) scheduler.Resource {
+	c := rm.ResourceOf(r)
+	if step := int64(rm.settings.MinAllocationMB); step > 0 {
+		c[scheduler.Memory] = max(step, (c[scheduler.Memory]+step-1)/step*step)
+	}
+	c[scheduler.VCores] = max(c[scheduler.VCores], int64(rm.settings.MinAllocationCore))
+	if rm.engine.FitsByMemory() {
+		c = scheduler.Resource{scheduler.Memory: c[scheduler.Memory], scheduler.VCores: 1}
+	}
+	return c
 }
 
 // DrainFor hands an attempt what it is owed, appending to b (an AllocateResponseProto's

@@ -60,7 +60,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	if err != nil {
 		return nil, err
 	}
-	reg, err := s.rm.RegisterAM(att, req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl(), len(req.GetPlacementConstraints()))
+	reg, err := s.rm.RegisterAM(att, req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl(), req.GetPlacementConstraints())
 	if err != nil {
 		return nil, err
 	}

@@ -278,8 +278,8 @@ func (qs queueStats) hadoop34(qi *yarnpb.QueueInfoProto, q *capacity.Queue) {
 	maxApps := q.RunningBound() // neither scheduler's default bounds it
 	if !qs.fullNames {
 		qi.SchedulerType, qi.QueuePath = proto.String("CapacityScheduler"), proto.String(q.Path)
-		// -1: capacities are percentages, not weights (QueueCapacities' unset weight).
-		qi.Weight, qi.MaxParallelApps = proto.Float32(-1), proto.Int32(maxApps)
+		// The capacity's weight ("2w"), or -1 for a percentage (QueueCapacities' unset weight).
+		qi.Weight, qi.MaxParallelApps = proto.Float32(float32(q.Weight)), proto.Int32(maxApps)
 		return
 	}
 	b := qs.core.FairBoundsOf(q, qs.total)

@@ -6,6 +6,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
@@ -87,9 +88,20 @@ type Attempt struct {
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
 	// Zero while the AM container is not launched yet.
 	LastPing time.Time
+	// Constraints are the placement constraints the AM registered, by source tag; and
+	// SchedulingRequests its pending SchedulingRequests without their counts, by key, so
+	// that a request changing more than its count is refused (rmcore/placement.go).
+	Constraints        map[string]*scheduler.Constraint
+	SchedulingRequests map[SchedulingKey]*yarnpb.SchedulingRequestProto
 
 	// serial orders the attempt's allocate calls and its failure (Apps.Serialize).
 	serial sync.Mutex
+}
+
+// SchedulingKey keys an attempt's SchedulingRequests as the Java RM's SchedulerRequestKey.
+type SchedulingKey struct {
+	Priority  int32
+	RequestID int64
 }
 
 // serialize runs fn holding the attempt's own lock.

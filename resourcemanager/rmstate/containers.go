@@ -49,6 +49,9 @@ type Container struct {
 	Resource  scheduler.Resource
 	Created   int64 // ms since the epoch
 	User      string
+	// Placement is the SchedulingRequest it was allocated for (nil: a ResourceRequest):
+	// its AM finds the request id and allocation tags on the container.
+	Placement *scheduler.Placement
 }
 
 // NodeAddr is a node's identity as its containers show it, made once at registration

@@ -102,7 +102,7 @@ func (e *Engine) app(id AppID) (*app, error) {
 func (e *Engine) updateAsks(a *app, asks []Ask) {
 	for _, ask := range asks {
 		ask.Count = max(0, ask.Count-a.unseen(ask))
-		k := askKey{ask.Priority, ask.ResourceName, ask.Capability}
+		k := ask.key()
 		if old, ok := a.asks[k]; ok && k.name == "*" {
 			e.addPending(a, old.partition, -old.Count)
 			e.shape(old.partition, old.Capability, -old.Count)
@@ -121,7 +121,7 @@ func (e *Engine) updateAsks(a *app, asks []Ask) {
 		}
 		cp := ask
 		cp.partition = e.askPartition(a, &cp)
-		if a.spec.Gang && k.name == "*" && !cp.AM {
+		if a.spec.Gang && k.name == "*" && !cp.AM && cp.Placement == nil {
 			cp.Gang = true
 		}
 		a.asks[k] = &cp
@@ -272,6 +272,7 @@ func (e *Engine) unbook(c *container) {
 	if c.am {
 		a.group.addAMUse(a.spec.User, c.resource, -1)
 	}
+	e.tagPlaced(c, -1)
 	e.containers.del(c.id)
 	delete(e.preempting, c.id)
 	a.containers.remove(c)
@@ -285,9 +286,12 @@ func (e *Engine) unbook(c *container) {
 // grew from 1 to 2 between two heartbeats gets 3 containers, and the 2.7 shell then never
 // finishes). Bobbin subtracts them.
 func (a *app) unseen(ask Ask) int {
+	if ask.Placement != nil {
+		return 0 // a SchedulingRequest is sent once, not repeated as a running total
+	}
 	n := 0
 	for _, c := range a.undelivered.items {
-		if c.priority != ask.Priority || c.resource != ask.Capability {
+		if c.priority != ask.Priority || c.resource != ask.Capability || c.placement != nil {
 			continue
 		}
 		if ask.ResourceName == "*" || ask.ResourceName == c.node.spec.Rack || ask.ResourceName == hostOf(c.node.spec.ID) {

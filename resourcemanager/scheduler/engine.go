@@ -160,6 +160,8 @@ type Engine struct {
 	rankByMemory bool
 	// nonExclusive names the partitions that lend (SetNonExclusive).
 	nonExclusive map[string]bool
+	// rackTags counts allocation tags per rack (constraints.go).
+	rackTags map[string]tagCounts
 }
 
 // clusterSums are the cluster's capacity and allocation, written under Engine.mu and
@@ -226,7 +228,8 @@ func New(cfg Config, queues *capacity.Tree) (*Engine, error) {
 	e := &Engine{cfg: cfg, partitions: map[string]*partition{}, nodes: map[string]*node{},
 		hosts: map[string][]*node{}, racks: map[string][]*node{},
 		groups: map[string]*group{}, apps: map[AppID]*app{},
-		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning}
+		preempting: map[ContainerID]*container{}, startedIn: map[string]int{}, startedBy: map[string]int{}, userMaxRunning: queues.UserMaxRunning,
+		rackTags: map[string]tagCounts{}}
 	qt, err := newQueueTree(cfg.Types, queues)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,9 @@ func localAsks(a *app, ask *Ask) (hosts, racks []string) {
 // chooseLocal picks a node for a's ask honouring its locality. wait reports that the
 // ask skips this opportunity to wait for a better-placed node.
 func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool) {
+	if ask.Placement != nil {
+		return e.chooseNode(p, a, ask), false // a SchedulingRequest names no hosts or racks
+	}
 	hosts, racks := localAsks(a, ask)
 	if len(hosts) == 0 && len(racks) == 0 {
 		return e.chooseNode(p, a, ask), false
@@ -60,7 +63,7 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 			return n, false
 		}
 	}
-	anyAsk := a.asks[askKey{ask.Priority, "*", ask.Capability}]
+	anyAsk := a.asks[askKey{priority: ask.Priority, name: "*", cap: ask.Capability}]
 	if anyAsk != nil && !anyAsk.RelaxLocality {
 		// Strict locality: only the named hosts (or racks) will do.
 		for _, r := range racks {
@@ -102,11 +105,11 @@ func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) {
 	if len(a.missed) > 0 {
 		delete(a.missed, ask.Priority)
 	}
-	if a.localAsks == 0 {
+	if a.localAsks == 0 || ask.Placement != nil {
 		return
 	}
 	for _, name := range [2]string{hostOf(n.spec.ID), n.spec.Rack} {
-		k := askKey{ask.Priority, name, ask.Capability}
+		k := askKey{priority: ask.Priority, name: name, cap: ask.Capability}
 		if x, ok := a.asks[k]; ok {
 			if x.Count--; x.Count <= 0 {
 				delete(a.asks, k)

@@ -27,6 +27,8 @@ type node struct {
 	allocated  Resource
 	containers containerSet
 	order      int // insertion order, the first-fit scan order
+	// tags counts its containers' allocation tags (constraints.go); nil until it has one.
+	tags tagCounts
 	// memoryOnly: only memory decides what fits (Config.FitByMemory, unless the node's
 	// capacity is measured).
 	memoryOnly bool
@@ -99,6 +101,9 @@ type Ask struct {
 	// Gang: the Count containers are placed together, all in one round or none (gang.go).
 	// Only ANY asks can be gangs.
 	Gang bool
+	// Placement: the ask is a SchedulingRequest's, its containers tagged and placed under
+	// its constraint (constraints.go). Only ANY asks carry one.
+	Placement *Placement
 
 	partition string // the effective partition, set by the engine
 }
@@ -107,6 +112,9 @@ type askKey struct {
 	priority int32
 	name     string
 	cap      Resource
+	// scheduling: a SchedulingRequest's ask, request its allocation request id.
+	scheduling bool
+	request    int64
 }
 
 // ContainerID identifies an allocated container within the engine (the RM maps it to a
@@ -128,6 +136,10 @@ type container struct {
 	preemptedFor *group
 	// assumed: planned by Schedule and not yet confirmed by the caller (see Plan).
 	assumed bool
+	// placement: the SchedulingRequest it was placed for (nil: a ResourceRequest), its
+	// tags counted on its node and on rack, its rack when it was placed.
+	placement *Placement
+	rack      string
 	// slots are its places in its node's and application's sets (containerSet).
 	slots [setKinds]int32
 }
@@ -141,6 +153,8 @@ type Allocation struct {
 	Resource  Resource
 	AM        bool
 	Time      time.Time
+	// Placement: the SchedulingRequest it was made for (nil: a ResourceRequest).
+	Placement *Placement
 }
 
 // app is the engine's state of one application.
@@ -181,7 +195,16 @@ func sortAsks(asks []*Ask) {
 		if asks[i].Priority != asks[j].Priority {
 			return asks[i].Priority < asks[j].Priority
 		}
-		return lessResource(asks[i].Capability, asks[j].Capability)
+		if asks[i].Capability != asks[j].Capability {
+			return lessResource(asks[i].Capability, asks[j].Capability)
+		}
+		// SchedulingRequests share priorities and capabilities: ResourceRequests first,
+		// then by request id, so the order never depends on a map's.
+		pi, pj := asks[i].Placement, asks[j].Placement
+		if (pi == nil) != (pj == nil) {
+			return pi == nil
+		}
+		return pi != nil && pi.RequestID < pj.RequestID
 	})
 }
 

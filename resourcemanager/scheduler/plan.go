@@ -94,7 +94,8 @@ const (
 	FilterResources     = "insufficient-resources"
 	FilterStaticAM      = "not-static-for-am" // AM containers go to static nodes when there are any
 	FilterBlacklisted   = "blacklisted"
-	FilterStrategy      = "strategy-declined" // the balance gate or a backfill reservation
+	FilterConstraint    = "placement-constraint" // a SchedulingRequest's constraint on the node's tags
+	FilterStrategy      = "strategy-declined"    // the balance gate or a backfill reservation
 )
 
 // nodeFilter is one named test a node must pass to take a container.
@@ -112,6 +113,9 @@ func (e *Engine) filtersFor(p *partition, a *app, ask *Ask, accept func(*node) b
 	}
 	if len(a.blacklist) > 0 {
 		fs = append(fs, nodeFilter{FilterBlacklisted, func(n *node) bool { return !a.blacklist[n.spec.ID] }})
+	}
+	if ask.Placement != nil && ask.Placement.Constraint != nil {
+		fs = append(fs, nodeFilter{FilterConstraint, func(n *node) bool { return e.satisfies(a, n, ask.Placement.Constraint) }})
 	}
 	if accept != nil {
 		fs = append(fs, nodeFilter{FilterStrategy, accept})
@@ -246,10 +250,10 @@ func (e *Engine) Forget(id ContainerID) error {
 
 // restoreAsk gives one container back to the ANY ask that c was placed for.
 func (e *Engine) restoreAsk(a *app, c *container) {
-	k := askKey{c.priority, "*", c.resource}
+	cp := Ask{Priority: c.priority, ResourceName: "*", Capability: c.resource, RelaxLocality: true, AM: c.am, Placement: c.placement}
+	k := cp.key()
 	ask, ok := a.asks[k]
 	if !ok || ask.Count == 0 {
-		cp := Ask{Priority: c.priority, ResourceName: "*", Capability: c.resource, RelaxLocality: true, AM: c.am}
 		if c.node.spec.Partition != a.label {
 			cp.Label = c.node.spec.Partition
 		}

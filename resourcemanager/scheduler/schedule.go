@@ -120,6 +120,13 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 			continue
 		}
 		n, wait := e.chooseLocal(p, a, ask)
+		if n == nil && ask.Placement != nil {
+			// A SchedulingRequest no node meets now does not hold back the requests
+			// behind it (the Java scheduler tries each of an application's keys in turn).
+			if alt, an := e.placeableBehind(g, p, a, ask); alt != nil {
+				ask, n = alt, an
+			}
+		}
 		if wait {
 			unplaced.note(e, p, a, ask, ReasonLocality)
 			continue // delay scheduling: this ask lets the opportunity pass
@@ -307,7 +314,9 @@ func (e *Engine) chooseNodeWhere(p *partition, a *app, ask *Ask, accept func(*no
 // placeOn allocates one container of ask on n.
 func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	e.nextCID++
-	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now(), assumed: true}
+	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now(), assumed: true,
+		placement: ask.Placement, rack: n.spec.Rack}
+	e.tagPlaced(c, +1)
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
 	n.containers.add(c)
@@ -342,7 +351,8 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 		e.shape(ask.partition, ask.Capability, -1)
 	}
 	if ask.Count == 0 {
-		delete(a.asks, askKey{ask.Priority, ask.ResourceName, ask.Capability})
+		delete(a.asks, ask.key())
 	}
-	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start}
+	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start,
+		Placement: ask.Placement}
 }
