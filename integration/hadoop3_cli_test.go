@@ -37,7 +37,7 @@ run nodes $Y node -list -showDetails
 run queue $Y queue -status default
 run queueListAll $Y queue -list all
 run serviceState $Y rmadmin -getAllServiceState
-run nodeAttributes $Y nodeattributes -list
+run nodeAttributes $Y org.apache.hadoop.yarn.client.cli.NodeAttributesCLI -list
 run refreshQueues $Y rmadmin -refreshQueues
 run kill $Y application -kill $APP
 sleep 2

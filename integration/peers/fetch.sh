@@ -17,6 +17,9 @@
 #                                   YARN service framework (hadoop-3-apps-pom.xml, without
 #                                   their dependencies: the jars above have them); Maven
 #                                   Central has none of them for 3.5.0
+#   $CACHE/tez-0.10.4/lib           Apache Tez as its full tarball holds it: its jars,
+#                                   the examples, their dependencies and Hadoop 3.3.6's
+#                                   client jars (tez-pom.xml)
 #
 # Maven checks every artifact's checksum (-C fails on a mismatch); pip checks each
 # download against the sha256 pinned here. A finished directory has a .complete stamp,
@@ -96,9 +99,19 @@ hadoop3x() { # VERSION [APPS]: the apps too when APPS is set
   done_with "$dir" "$st"
 }
 
+tez() {
+  local dir="$CACHE/tez-0.10.4" st
+  st=$(stamp tez-pom.xml "$(declare -f tez mvn_copy)")
+  complete "$dir" "$st" && return
+  rm -rf "$dir"
+  mvn_copy "$here/tez-pom.xml" runtime "$dir/lib"
+  done_with "$dir" "$st"
+}
+
 start=$(date +%s)
 spark35
 spark4
 hadoop3x 3.4.2 apps
 hadoop3x 3.5.0
+tez
 echo "peers in $CACHE ($(du -sh "$CACHE" | cut -f1), $(( $(date +%s) - start )) s)"

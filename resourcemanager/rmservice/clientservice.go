@@ -250,9 +250,15 @@ func (qs queueStats) info(q *capacity.Queue, children, recursive bool) *yarnpb.Q
 	if qs.fullNames {
 		name = q.Path
 	}
+	// A capacity given as a weight is no percentage: the Java RM (3.4) reports 0 for it,
+	// and the weight in the 3.4 fields (hadoop34).
+	configured := q.Capacity / 100
+	if q.Weight >= 0 {
+		configured = 0
+	}
 	qi := &yarnpb.QueueInfoProto{
 		QueueName:                  proto.String(name),
-		Capacity:                   proto.Float32(float32(q.Capacity / 100)),
+		Capacity:                   proto.Float32(float32(configured)),
 		MaximumCapacity:            proto.Float32(float32(q.MaximumCapacity / 100)),
 		CurrentCapacity:            proto.Float32(float32(current)),
 		State:                      state.Enum(),

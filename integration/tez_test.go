@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tezVersion is the Tez integration/peers/fetch.sh fetches (tez-pom.xml).
+const tezVersion = "0.10.4"
+
+// requireTez is the directory of Tez's jars (its full tarball's set), or skips the test.
+func requireTez(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(peersCache(), "tez-"+tezVersion)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
+		t.Skipf("Tez %s is not in the peers cache (%s): run integration/peers/fetch.sh (.ci/run does)", tezVersion, dir)
+	}
+	return filepath.Join(dir, "lib")
+}
+
+// TestTezOrderedWordCount runs Tez's OrderedWordCount example, unchanged, on file://
+// paths (issue 47 item 5): on Bobbin's RM and NodeManager, and on Apache 3.4.2's RM and
+// NodeManager with the same configuration. The Tez AM and tasks run from the jars
+// tez.lib.uris names (Tez's full set, with Hadoop 3.3.6's clients), and the tasks fetch
+// their inputs through the NodeManager's mapreduce_shuffle service, as Tez does by
+// default. The counts must be the words' and ordered by count.
+func TestTezOrderedWordCount(t *testing.T) {
+	t.Parallel() // its subtests are namespace clusters
+	lib := requireTez(t)
+	for _, setup := range []struct {
+		name               string
+		apacheRM, bobbinNM bool
+	}{{"bobbin", false, true}, {"apache", true, false}} {
+		t.Run(setup.name, func(t *testing.T) {
+			t.Parallel() // its own network namespace
+			c := newNSClusterVersion(t, hadoop34)
+			c.apacheRM, c.bobbinNM = setup.apacheRM, setup.bobbinNM
+			// The input: word i of 12 occurs i times... over enough lines for two splits' worth of work.
+			var in strings.Builder
+			want := map[string]int{}
+			for i := 1; i <= 12; i++ {
+				w := fmt.Sprintf("w%02d", i)
+				for j := 0; j < i*50; j++ {
+					in.WriteString(w)
+					in.WriteString(" ")
+					want[w]++
+					if j%10 == 9 {
+						in.WriteString("\n")
+					}
+				}
+				in.WriteString("\n")
+			}
+			inDir := c.path("tez-in")
+			os.MkdirAll(inDir, 0o755)
+			if err := os.WriteFile(filepath.Join(inDir, "words.txt"), []byte(in.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tezConf := c.path("tez-conf")
+			os.MkdirAll(tezConf, 0o755)
+			opts := javaOpts + " -Xmx300m"
+			if err := os.WriteFile(filepath.Join(tezConf, "tez-site.xml"), []byte(configXML(map[string]string{
+				"tez.lib.uris":                       "file://" + lib,
+				"tez.use.cluster.hadoop-libs":        "false",
+				"tez.staging-dir":                    "file://" + c.path("tez-staging"),
+				"tez.am.resource.memory.mb":          "512",
+				"tez.task.resource.memory.mb":        "512",
+				"tez.am.launch.cmd-opts":             opts,
+				"tez.task.launch.cmd-opts":           opts,
+				"tez.runtime.io.sort.mb":             "32",
+				"tez.am.session.min.held-containers": "0",
+			})), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := c.path("tez-out")
+			script := fmt.Sprintf(`cp %[1]s/*.xml %[2]s/
+S=$(date +%%s.%%N)
+timeout 300 $JAVA_HOME/bin/java %[5]s -cp "%[2]s:%[3]s/*" org.apache.tez.examples.OrderedWordCount file://%[4]s file://%[6]s 2 > tez.log 2>&1
+echo "=== tez_exit $?"
+echo "=== tez_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
+$HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_`, c.confDir, tezConf, lib, inDir, javaOpts, out)
+			res, err := c.run(t, 8*time.Minute, script)
+			got := map[string]string{}
+			for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(res, -1) {
+				got[m[1]] = strings.TrimSpace(m[2])
+			}
+			fail := func(what string) {
+				c.keep(t)
+				t.Fatalf("%s\nerr %v\n%s\nRM log:\n%s\nNM log:\n%s\nclient:\n%s", what, err, res, c.logTail("rm.log", 30), c.logTail("nm.log", 40), c.logTail("work/tez.log", 60))
+			}
+			if err != nil || got["tez_exit"] != "0" {
+				fail("OrderedWordCount did not succeed")
+			}
+			parts, _ := filepath.Glob(filepath.Join(out, "part-*"))
+			sort.Strings(parts)
+			counts := map[string]int{}
+			var order []int
+			for _, p := range parts {
+				b, _ := os.ReadFile(p)
+				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					f := strings.Fields(l)
+					if len(f) != 2 {
+						continue
+					}
+					n, _ := strconv.Atoi(f[1])
+					counts[f[0]] = n
+					order = append(order, n)
+				}
+			}
+			if fmt.Sprint(counts) != fmt.Sprint(want) || !sort.IntsAreSorted(order) {
+				fail(fmt.Sprintf("counts %v in order %v; want %v ordered by count", counts, order, want))
+			}
+			t.Logf("Tez %s OrderedWordCount on the %s RM and NM: %s s", tezVersion, setup.name, got["tez_seconds"])
+		})
+	}
+}
