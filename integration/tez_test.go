@@ -26,8 +26,8 @@ func requireTez(t *testing.T) string {
 }
 
 // TestTezOrderedWordCount runs Tez's OrderedWordCount example, unchanged, on file://
-// paths (issue 47 item 5): on Bobbin's RM and NodeManager, and on Apache 3.4.2's RM and
-// NodeManager with the same configuration. The Tez AM and tasks run from the jars
+// paths (issue 47 item 5): on Bobbin's RM and NodeManager, on Apache 3.4.2's RM and
+// NodeManager with the same configuration, and on each mix of the two. The Tez AM and tasks run from the jars
 // tez.lib.uris names (Tez's full set, with Hadoop 3.3.6's clients), and the tasks fetch
 // their inputs through the NodeManager's mapreduce_shuffle service, as Tez does by
 // default. The counts must be the words' and ordered by count.
@@ -37,7 +37,7 @@ func TestTezOrderedWordCount(t *testing.T) {
 	for _, setup := range []struct {
 		name               string
 		apacheRM, bobbinNM bool
-	}{{"bobbin", false, true}, {"apache", true, false}} {
+	}{{"bobbin", false, true}, {"apache", true, false}, {"bobbin-rm-apache-nm", false, false}, {"apache-rm-bobbin-nm", true, true}} {
 		t.Run(setup.name, func(t *testing.T) {
 			t.Parallel() // its own network namespace
 			c := newNSClusterVersion(t, hadoop34)
@@ -84,6 +84,8 @@ S=$(date +%%s.%%N)
 timeout 300 $JAVA_HOME/bin/java %[5]s -cp "%[2]s:%[3]s/*" org.apache.tez.examples.OrderedWordCount file://%[4]s file://%[6]s 2 > tez.log 2>&1
 echo "=== tez_exit $?"
 echo "=== tez_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
+# The client is done when the DAG is; the Tez AM then shuts down.
+for i in $(seq 1 120); do [ -z "$(running_app)" ] && break; sleep 0.5; done
 $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_`, c.confDir, tezConf, lib, inDir, javaOpts, out)
 			res, err := c.run(t, 8*time.Minute, script)
 			got := map[string]string{}
@@ -96,6 +98,10 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_`
 			}
 			if err != nil || got["tez_exit"] != "0" {
 				fail("OrderedWordCount did not succeed")
+			}
+			// It ran on the cluster, as a TEZ application, not in Tez's local mode.
+			if !regexp.MustCompile(`application_\d+_\d+\s+\S+\s+TEZ\s+.*FINISHED\s+SUCCEEDED`).MatchString(res) {
+				fail("no finished TEZ application in the RM's list")
 			}
 			parts, _ := filepath.Glob(filepath.Join(out, "part-*"))
 			sort.Strings(parts)
@@ -116,7 +122,7 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_`
 			if fmt.Sprint(counts) != fmt.Sprint(want) || !sort.IntsAreSorted(order) {
 				fail(fmt.Sprintf("counts %v in order %v; want %v ordered by count", counts, order, want))
 			}
-			t.Logf("Tez %s OrderedWordCount on the %s RM and NM: %s s", tezVersion, setup.name, got["tez_seconds"])
+			t.Logf("Tez %s OrderedWordCount, %s: %s s", tezVersion, setup.name, got["tez_seconds"])
 		})
 	}
 }
