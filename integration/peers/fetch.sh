@@ -17,6 +17,9 @@
 #                                   YARN service framework (hadoop-3-apps-pom.xml, without
 #                                   their dependencies: the jars above have them); Maven
 #                                   Central has none of them for 3.5.0
+#   $CACHE/flink-1.20.3/lib         Flink's lib directory (flink-dist with its YARN
+#                                   deployment, log4j) from PyPI's apache-flink-libraries
+#                                   1.20.3: Maven Central serves no flink-dist
 #   $CACHE/tez-0.10.4/lib           Apache Tez as its full tarball holds it: its jars,
 #                                   the examples, their dependencies and Hadoop 3.3.6's
 #                                   client jars (tez-pom.xml)
@@ -31,6 +34,7 @@ CACHE=${BOBBIN_PEERS_CACHE:-${HOME:?set HOME or BOBBIN_PEERS_CACHE}/.cache/bobbi
 mkdir -p "$CACHE/pypi"
 pyspark35_sha=6effc9ce98edf231f4d683fd14f7270629bf8458c628d6a2620ded4bb34f3cb9
 pyspark4_sha=bcbd5e18690cf79d438e97210ad06fb8d451a251bb77becc2b0418868d2acd73
+flink_libraries_sha=f07f07a46bb272c1e851379ed92105928367019db31240091a5367fc92800289
 
 # A finished directory's .complete holds the hash of what it was fetched from: the words
 # given (its pinned versions and hashes, the text of the function that fetches it) and the
@@ -108,10 +112,22 @@ tez() {
   done_with "$dir" "$st"
 }
 
+flink() {
+  local dir="$CACHE/flink-1.20.3" st
+  st=$(stamp "$flink_libraries_sha" "$(declare -f flink pypi_sdist)")
+  complete "$dir" "$st" && return
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  pypi_sdist apache-flink-libraries 1.20.3 "$flink_libraries_sha"
+  tar xzf "$CACHE/pypi/apache-flink-libraries-1.20.3.tar.gz" -C "$dir" --strip-components=2 apache-flink-libraries-1.20.3/deps/lib
+  done_with "$dir" "$st"
+}
+
 start=$(date +%s)
 spark35
 spark4
 hadoop3x 3.4.2 apps
 hadoop3x 3.5.0
 tez
+flink
 echo "peers in $CACHE ($(du -sh "$CACHE" | cut -f1), $(( $(date +%s) - start )) s)"
