@@ -19,6 +19,8 @@ import (
 //     with GUARANTEED containers and no promotion, as on the Java RM with opportunistic
 //     allocation off;
 //   - `yarn queue -status default` says Preemption : disabled (no scheduling monitor);
+//   - `yarn container -signal C GRACEFUL_SHUTDOWN` ends a distributed shell's container
+//     (SIGTERM from its NodeManager), and the shell with it, FAILED;
 //   - the NodeManager serving on 127.0.0.1:8041 is the node localhost:8041, its canonical
 //     name, as the Java NodeManager names itself.
 func TestHadoop3FeaturesOffLikeApache(t *testing.T) {
@@ -44,7 +46,16 @@ echo "=== placement_state $($Y application -list -appStates ALL 2>/dev/null | gr
 timeout 200 %[2]s -shell_command 'echo hello' -num_containers 1 -master_memory 256 -container_memory 128 -container_type OPPORTUNISTIC -promote_opportunistic_after_start > opportunistic.log 2>&1
 echo "=== opportunistic_exit $?"
 echo "=== promotions $(cat nm-logs/application_*/container_*/AppMaster.* 2>/dev/null | grep -ci 'promot')"
-grep -hi 'promot' nm-logs/application_*/container_*/AppMaster.* 2>/dev/null | head -5`, c.dir, dshell))
+grep -hi 'promot' nm-logs/application_*/container_*/AppMaster.* 2>/dev/null | head -5
+timeout 300 %[2]s -shell_command 'sleep 600' -num_containers 1 -master_memory 256 -container_memory 128 > signal.log 2>&1 &
+for i in $(seq 1 240); do APP=$(running_app); [ -n "$APP" ] && [ "$(app_containers $APP)" -ge 2 ] && break; sleep 0.5; done
+C=$($Y container -list appattempt_${APP#application_}_000001 2>/dev/null | grep -o 'container_[0-9e_]*' | grep -v '_000001$' | head -1)
+S=$(date +%%s)
+echo "=== signal_out $($Y container -signal $C GRACEFUL_SHUTDOWN 2>&1 | grep -Ev '^[0-9]{4}-|^WARNING' | tr '\n' ' ' | sed "s/$C/CONTAINER/g")"
+for i in $(seq 1 240); do [ -z "$(running_app)" ] && break; sleep 0.5; done
+echo "=== signal_seconds $(( $(date +%%s) - S ))"
+echo "=== signal_state $($Y application -list -appStates ALL 2>/dev/null | grep $APP | awk '{print $6 "/" $7}')"
+echo "=== signal_exit $(grep -ho 'exit status=[-0-9]*\|exitStatus=[-0-9]*' nm-logs/$APP/container_*_000001/AppMaster.* 2>/dev/null | sort -u | tr '\n' ' ')"`, c.dir, dshell))
 				if err != nil || !strings.Contains(out, "=== opportunistic_exit") {
 					t.Fatalf("%s: %v\n%s\nRM log:\n%s\nplacement client:\n%s", name, err, out, c.logTail("rm.log", 30), c.logTail("placement.log", 20))
 				}
@@ -61,10 +72,16 @@ grep -hi 'promot' nm-logs/application_*/container_*/AppMaster.* 2>/dev/null | he
 	if t.Failed() || len(results["apache"]) == 0 || len(results["bobbin"]) == 0 {
 		return
 	}
-	for _, k := range []string{"node", "preemption", "placement_exit", "placement_state", "opportunistic_exit", "promotions"} {
+	for _, k := range []string{"node", "preemption", "placement_exit", "placement_state", "opportunistic_exit", "promotions", "signal_out", "signal_state", "signal_exit"} {
 		if results["bobbin"][k] != results["apache"][k] {
 			t.Errorf("%s: Bobbin %q, Apache %q", k, results["bobbin"][k], results["apache"][k])
 		}
+	}
+	// The signalled container ends (SIGTERM) within seconds, and the shell with it, FAILED
+	// (one of its containers failed), on both RMs.
+	if secs, _ := strconv.Atoi(results["bobbin"]["signal_seconds"]); secs > 60 || results["bobbin"]["signal_state"] != "FINISHED/FAILED" {
+		t.Errorf("Bobbin: after yarn container -signal GRACEFUL_SHUTDOWN the shell ended %q after %s s; want FINISHED/FAILED within a minute",
+			results["bobbin"]["signal_state"], results["bobbin"]["signal_seconds"])
 	}
 	if results["bobbin"]["node"] != "localhost:8041" || results["bobbin"]["preemption"] != "Preemption : disabled" || results["bobbin"]["opportunistic_exit"] != "0" {
 		t.Errorf("Bobbin: %v", results["bobbin"])

@@ -60,16 +60,13 @@ func flinkJob(t *testing.T, lib, dir string) string {
 
 // TestFlinkWordCountApplicationMode runs a Flink word count in YARN application mode
 // (`flink run-application -t yarn-application`, Flink's CLI run by its class) on Bobbin's
-// RM and NodeManager, on Apache 3.4.2's, and on each mix, with the same configuration
+// RM and NodeManager, on Apache 3.4.2's (and each mix: pairings), with the same configuration
 // (issue 47 item 5): the client ships flink-dist and the job jar, the JobManager runs as the AM and asks
 // for a TaskManager container, and the job's output must hold the words' counts.
 func TestFlinkWordCountApplicationMode(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	lib := requireFlink(t)
-	for _, setup := range []struct {
-		name               string
-		apacheRM, bobbinNM bool
-	}{{"bobbin", false, true}, {"apache", true, false}, {"bobbin-rm-apache-nm", false, false}, {"apache-rm-bobbin-nm", true, true}} {
+	for _, setup := range pairings() {
 		t.Run(setup.name, func(t *testing.T) {
 			t.Parallel() // its own network namespace
 			c := newNSClusterVersion(t, hadoop34)
