@@ -2,6 +2,8 @@ package nodemanager
 
 import (
 	"fmt"
+	"net"
+	"strings"
 	"syscall"
 
 	"google.golang.org/protobuf/proto"
@@ -136,7 +138,35 @@ func (p protocolNode) Status(who nmservice.Caller, id records.ContainerID) (*yar
 	if !ok {
 		return nil, notHandled(id)
 	}
-	return v.Status(), nil
+	st := v.Status()
+	if v.Proc != nil {
+		// Once launched, the container's address, as the Java NM reports it (ContainerStatus
+		// IPS and HOST attributes: the NM's host for a process container): the YARN service
+		// AM waits for them before it calls a component instance ready.
+		st.ContainerAttributes = p.nm.ipAndHost()
+	}
+	return st, nil
+}
+
+// ipAndHost are the IPS and HOST container attributes of a container run on this node:
+// the node's host name and its first address (IPv4 first), as the Java NM's
+// ContainerExecutor.getIpAndHost gives for a process on the host.
+func (nm *NodeManager) ipAndHost() []*yarnpb.StringStringMapProto {
+	host := nm.NodeID()
+	if i := strings.LastIndexByte(host, ':'); i > 0 {
+		host = host[:i]
+	}
+	ip := host
+	if addrs, err := net.LookupIP(host); err == nil && len(addrs) > 0 {
+		ip = addrs[0].String()
+		for _, a := range addrs {
+			if a.To4() != nil {
+				ip = a.String()
+				break
+			}
+		}
+	}
+	return []*yarnpb.StringStringMapProto{{Key: proto.String("IPS"), Value: proto.String(ip)}, {Key: proto.String("HOST"), Value: proto.String(host)}}
 }
 
 // LocalizationStatuses is where the localization of a container's resources stands.

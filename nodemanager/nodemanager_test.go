@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -252,6 +253,15 @@ func TestLaunchContract(t *testing.T) {
 	if status.GetExitStatus() != 4 || !strings.Contains(status.GetDiagnostics(), "Exit code: 4") || !strings.Contains(status.GetDiagnostics(), "Error file: prelaunch.err.\nLast 4096 bytes of prelaunch.err :\noops\n") {
 		t.Fatalf("status %v", status)
 	}
+	// A container that was launched has the node's address among its attributes, as the
+	// Java NM reports it (the YARN service AM waits for it).
+	attrs := map[string]string{}
+	for _, a := range status.GetContainerAttributes() {
+		attrs[a.GetKey()] = a.GetValue()
+	}
+	if attrs["HOST"] == "" || net.ParseIP(attrs["IPS"]) == nil {
+		t.Errorf("container attributes %v, want IPS and HOST (ContainerStatusPBImpl's keys)", attrs)
+	}
 	// Its resource was localized (getLocalizationStatuses, 3.3+); a container the node does
 	// not have is a failed request.
 	if ls, err := nm.LocalizationStatuses(context.Background(), ctrs[0].GetId()); err != nil || len(ls) != 1 || ls[0].GetResourceKey() != "dir/res.txt" ||
@@ -358,8 +368,8 @@ func TestLocalizationFailureIsReported(t *testing.T) {
 	if _, err := nm.Start(context.Background(), clc, ctrs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if st := completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second); !strings.Contains(st.GetDiagnostics(), "Resource localization failed") {
-		t.Fatalf("status %v", st)
+	if st := completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second); !strings.Contains(st.GetDiagnostics(), "Resource localization failed") || len(st.GetContainerAttributes()) != 0 {
+		t.Fatalf("status %v (a container never launched has no address)", st)
 	}
 	ls, err := nm.LocalizationStatuses(context.Background(), ctrs[0].GetId())
 	if err != nil || len(ls) != 1 || ls[0].GetResourceKey() != "job.jar" || ls[0].GetLocalizationState() != yarnpb.LocalizationStateProto_L_FAILED ||

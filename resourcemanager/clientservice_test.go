@@ -217,6 +217,7 @@ func TestBadSettingsRefuseToStart(t *testing.T) {
 		"yarn.resourcemanager.resource-profiles.enabled = \"true\": Bobbin does not support":                  {"yarn.resourcemanager.resource-profiles.enabled", "true"},
 		"yarn.resourcemanager.reservation-system.enable = \"true\"":                                           {"yarn.resourcemanager.reservation-system.enable", "true"},
 		"yarn.resourcemanager.opportunistic-container-allocation.enabled = \"true\": Bobbin does not support": {"yarn.resourcemanager.opportunistic-container-allocation.enabled", "true"},
+		"yarn.webapp.api-service.enable = \"true\": Bobbin does not support":                                  {"yarn.webapp.api-service.enable", "true"},
 		"5 resource types with memory-mb and vcores; Bobbin supports at most 4":                               {"yarn.resource-types", "yarn.io/gpu,yarn.io/fpga,disks"},
 		"yarn.resource-types.fpga.units = \"bogus\": unknown unit":                                            {"yarn.resource-types", "fpga", "yarn.resource-types.fpga.units", "bogus"},
 		"resource type yarn.io/gpu is listed twice":                                                           {"yarn.resource-types", "yarn.io/gpu,yarn.io/gpu"},

@@ -66,8 +66,10 @@ func (rm *Core) appendContainer(b []byte, c *rmstate.Container, now time.Time) [
 		b = wire.AppendString(b, tokKind, token.KindContainer)
 		return wire.AppendString(b, tokService, c.At.Key)
 	})
+	if c.RequestID != -1 {
+		b = wire.AppendInt64(b, ctrAllocationRequestID, c.RequestID)
+	}
 	if p := c.Placement; p != nil {
-		b = wire.AppendInt64(b, ctrAllocationRequestID, p.RequestID)
 		for _, tag := range p.Tags {
 			b = wire.AppendString(b, ctrAllocationTags, tag)
 		}

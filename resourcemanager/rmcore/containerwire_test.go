@@ -35,11 +35,11 @@ func TestContainerWireIsTheMarshalledProto(t *testing.T) {
 		at := &rmstate.NodeAddr{Key: "worker-17.example.com:45454", ID: &yarnpb.NodeIdProto{Host: proto.String("worker-17.example.com"), Port: proto.Int32(45454)}, HTTP: "worker-17.example.com:8042"}
 		for _, ctr := range []*rmstate.Container{
 			{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 1}, Attempt: 1}, ID: 2},
-				At: at, Priority: 20, Resource: scheduler.Resource{1024, 1, 0}, User: "alice"},
+				At: at, Priority: 20, Resource: scheduler.Resource{1024, 1, 0}, User: "alice", RequestID: -1},
 			{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 123456}, Attempt: 3}, ID: 7<<40 | 999999},
-				At: at, Priority: -1, Resource: scheduler.Resource{262144, 64, 4}, User: "a-rather-long-user-name-to-pass-one-hundred-and-twenty-eight-bytes"},
+				At: at, Priority: -1, Resource: scheduler.Resource{262144, 64, 4}, User: "a-rather-long-user-name-to-pass-one-hundred-and-twenty-eight-bytes", RequestID: 0},
 			{ID: records.ContainerID{Attempt: records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1795740979941, ID: 3}, Attempt: 1}, ID: 4},
-				At: at, Priority: 0, Resource: scheduler.Resource{1024, 1, 0}, User: "alice", Placement: &scheduler.Placement{RequestID: 7, Tags: []string{"hbase", "zk"}}},
+				At: at, Priority: 0, Resource: scheduler.Resource{1024, 1, 0}, User: "alice", RequestID: 7, Placement: &scheduler.Placement{RequestID: 7, Tags: []string{"hbase", "zk"}}},
 		} {
 			now := clock.Now()
 			want, err := rm.containerProto(ctr, now)

@@ -82,7 +82,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		created = rm.opts.Now().UnixMilli()
 	}
 	rc := &rmstate.Container{ID: id, At: node, AM: am, Resource: rm.ResourceOf(st.GetResource()), Priority: st.GetPriority().GetPriority(),
-		Created: created, User: user}
+		Created: created, User: user, RequestID: st.GetAllocationRequestId()}
 	log := rm.log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
 	if complete {
 		final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),

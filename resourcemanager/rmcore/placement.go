@@ -140,7 +140,8 @@ func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingR
 		bare.ResourceSizing.NumAllocations = nil
 		bares[schedulingKey{Priority: r.GetPriority().GetPriority(), RequestID: r.GetAllocationRequestId()}] = bare
 		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: "*", Capability: rm.normalized(capability),
-			Count: int(sizing.GetNumAllocations()), RelaxLocality: true, Placement: &scheduler.Placement{RequestID: r.GetAllocationRequestId(), Tags: tags, Constraint: c}})
+			Count: int(sizing.GetNumAllocations()), RelaxLocality: true, RequestID: r.GetAllocationRequestId(),
+			Placement: &scheduler.Placement{RequestID: r.GetAllocationRequestId(), Tags: tags, Constraint: c}})
 	}
 	var rerr error
 	rm.apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {

@@ -176,7 +176,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 			continue
 		}
 		rc := &rmstate.Container{EngineID: a.Container, At: at, AM: a.AM, Resource: a.Resource, Priority: a.Priority,
-			Created: now.UnixMilli(), User: user, Placement: a.Placement}
+			Created: now.UnixMilli(), User: user, RequestID: a.RequestID, Placement: a.Placement}
 		if a.AM {
 			// An AM container is launched by the RM at once, with a token made now.
 			if err := rm.amContainerFor(att, rc); err != nil {
@@ -298,8 +298,11 @@ func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.Con
 	}
 	out := &yarnpb.ContainerProto{Id: c.ID.Proto(), NodeId: c.At.ID, NodeHttpAddress: proto.String(c.At.HTTP),
 		Resource: rm.ResourceProto(c.Resource), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, ContainerToken: tok.Proto()}
+	if c.RequestID != -1 {
+		out.AllocationRequestId = proto.Int64(c.RequestID)
+	}
 	if p := c.Placement; p != nil {
-		out.AllocationRequestId, out.AllocationTags = proto.Int64(p.RequestID), p.Tags
+		out.AllocationTags = p.Tags
 	}
 	return out, nil
 }
@@ -339,7 +342,7 @@ func (rm *Core) AsksFrom(reqs []*yarnpb.ResourceRequestProto) []scheduler.Ask {
 		if r.GetResourceName() == "*" {
 			label = EngineLabel(r.NodeLabelExpression)
 		}
-		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: r.GetResourceName(),
+		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: r.GetResourceName(), RequestID: r.GetAllocationRequestId(),
 			Capability: c, Count: int(r.GetNumContainers()), RelaxLocality: r.GetRelaxLocality(), Label: label})
 	}
 	return out

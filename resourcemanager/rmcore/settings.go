@@ -300,8 +300,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	// (opportunistic-container-allocation: the Java RM then hands out OPPORTUNISTIC
 	// containers, queued at the NodeManagers; off, it grants such asks as GUARANTEED
 	// containers, as Bobbin always does.)
+	// (webapp.api-service.enable: the Java RM then serves the YARN services REST API,
+	// /app/v1/services, that `yarn app -launch` calls by default; docs/hadoop3.md.)
 	for _, key := range []string{"yarn.resourcemanager.resource-profiles.enabled", "yarn.resourcemanager.reservation-system.enable",
-		"yarn.resourcemanager.proxy-user-privileges.enabled", "yarn.resourcemanager.opportunistic-container-allocation.enabled"} {
+		"yarn.resourcemanager.proxy-user-privileges.enabled", "yarn.resourcemanager.opportunistic-container-allocation.enabled",
+		"yarn.webapp.api-service.enable"} {
 		on, err := c.Bool(key)
 		if err != nil {
 			errs = append(errs, err)

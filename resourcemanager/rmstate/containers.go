@@ -49,8 +49,11 @@ type Container struct {
 	Resource  scheduler.Resource
 	Created   int64 // ms since the epoch
 	User      string
-	// Placement is the SchedulingRequest it was allocated for (nil: a ResourceRequest):
-	// its AM finds the request id and allocation tags on the container.
+	// RequestID is the allocation_request_id of the ask it was allocated for, which its
+	// AM finds on the container (-1, YARN's default, is not written); Placement the
+	// SchedulingRequest it was allocated for (nil: a ResourceRequest), whose allocation
+	// tags the container carries.
+	RequestID int64
 	Placement *scheduler.Placement
 }
 

@@ -291,7 +291,7 @@ func (a *app) unseen(ask Ask) int {
 	}
 	n := 0
 	for _, c := range a.undelivered.items {
-		if c.priority != ask.Priority || c.resource != ask.Capability || c.placement != nil {
+		if c.priority != ask.Priority || c.resource != ask.Capability || c.request != ask.RequestID || c.placement != nil {
 			continue
 		}
 		if ask.ResourceName == "*" || ask.ResourceName == c.node.spec.Rack || ask.ResourceName == hostOf(c.node.spec.ID) {

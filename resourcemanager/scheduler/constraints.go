@@ -213,12 +213,9 @@ func (e *Engine) placeableBehind(g *group, p *partition, a *app, head *Ask) (*As
 	return nil, nil
 }
 
-// key is the ask's key in its application's asks: a SchedulingRequest's ask is keyed
-// apart from a ResourceRequest's of the same priority and capability, by its request id.
+// key is the ask's key in its application's asks: asks of one priority and capability
+// are told apart by their allocation request ids, and a SchedulingRequest's from a
+// ResourceRequest's.
 func (ask *Ask) key() askKey {
-	k := askKey{priority: ask.Priority, name: ask.ResourceName, cap: ask.Capability}
-	if ask.Placement != nil {
-		k.scheduling, k.request = true, ask.Placement.RequestID
-	}
-	return k
+	return askKey{priority: ask.Priority, name: ask.ResourceName, cap: ask.Capability, request: ask.RequestID, scheduling: ask.Placement != nil}
 }

@@ -7,7 +7,7 @@ import (
 
 // tagged is a SchedulingRequest's ask of n containers of 1 GB with tag and constraint c.
 func tagged(id int64, n int, tag string, c *Constraint) Ask {
-	return Ask{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: n, RelaxLocality: true,
+	return Ask{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: n, RelaxLocality: true, RequestID: id,
 		Placement: &Placement{RequestID: id, Tags: []string{tag}, Constraint: c}}
 }
 
@@ -138,4 +138,23 @@ func ids(allocs []Allocation) []ContainerID {
 		out[i] = a.Container
 	}
 	return out
+}
+
+// Asks of one priority and capability with different allocation request ids (the YARN
+// service AM's components) are kept apart, and each container carries its ask's id.
+func TestRequestIDsKeepAsksApart(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	unitNodes(t, e, 10)
+	must(t, e.AddApp(AppSpec{ID: "svc", Queue: "a"}))
+	ask := func(id int64, n int) Ask {
+		return Ask{Priority: 1, ResourceName: "*", Capability: res(1024, 1), Count: n, RelaxLocality: true, RequestID: id}
+	}
+	must(t, e.UpdateAsks("svc", []Ask{ask(0, 2), ask(1, 3)}))
+	byID := map[int64]int{}
+	for _, a := range e.Schedule(0).Allocations {
+		byID[a.RequestID]++
+	}
+	if byID[0] != 2 || byID[1] != 3 || len(byID) != 2 {
+		t.Fatalf("containers by request id %v, want 2 of 0 and 3 of 1", byID)
+	}
 }

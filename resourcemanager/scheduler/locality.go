@@ -25,7 +25,7 @@ func localAsks(a *app, ask *Ask) (hosts, racks []string) {
 		return nil, nil
 	}
 	for k, x := range a.asks {
-		if k.priority != ask.Priority || k.cap != ask.Capability || k.name == "*" || x.Count <= 0 {
+		if k.priority != ask.Priority || k.cap != ask.Capability || k.request != ask.RequestID || k.scheduling || k.name == "*" || x.Count <= 0 {
 			continue
 		}
 		if strings.HasPrefix(k.name, "/") {
@@ -63,7 +63,7 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 			return n, false
 		}
 	}
-	anyAsk := a.asks[askKey{priority: ask.Priority, name: "*", cap: ask.Capability}]
+	anyAsk := a.asks[askKey{priority: ask.Priority, name: "*", cap: ask.Capability, request: ask.RequestID}]
 	if anyAsk != nil && !anyAsk.RelaxLocality {
 		// Strict locality: only the named hosts (or racks) will do.
 		for _, r := range racks {
@@ -109,7 +109,7 @@ func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) {
 		return
 	}
 	for _, name := range [2]string{hostOf(n.spec.ID), n.spec.Rack} {
-		k := askKey{priority: ask.Priority, name: name, cap: ask.Capability}
+		k := askKey{priority: ask.Priority, name: name, cap: ask.Capability, request: ask.RequestID}
 		if x, ok := a.asks[k]; ok {
 			if x.Count--; x.Count <= 0 {
 				delete(a.asks, k)

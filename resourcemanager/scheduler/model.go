@@ -101,6 +101,11 @@ type Ask struct {
 	// Gang: the Count containers are placed together, all in one round or none (gang.go).
 	// Only ANY asks can be gangs.
 	Gang bool
+	// RequestID is YARN's allocation_request_id (3.x): asks of one priority and
+	// capability with different ids are different asks, and their containers carry the
+	// id back (the YARN service AM finds each container's component by it). A
+	// SchedulingRequest's is its Placement's.
+	RequestID int64
 	// Placement: the ask is a SchedulingRequest's, its containers tagged and placed under
 	// its constraint (constraints.go). Only ANY asks carry one.
 	Placement *Placement
@@ -112,7 +117,7 @@ type askKey struct {
 	priority int32
 	name     string
 	cap      Resource
-	// scheduling: a SchedulingRequest's ask, request its allocation request id.
+	// request is the allocation request id; scheduling: a SchedulingRequest's ask.
 	scheduling bool
 	request    int64
 }
@@ -140,6 +145,7 @@ type container struct {
 	// tags counted on its node and on rack, its rack when it was placed.
 	placement *Placement
 	rack      string
+	request   int64 // its ask's RequestID
 	// slots are its places in its node's and application's sets (containerSet).
 	slots [setKinds]int32
 }
@@ -153,7 +159,9 @@ type Allocation struct {
 	Resource  Resource
 	AM        bool
 	Time      time.Time
-	// Placement: the SchedulingRequest it was made for (nil: a ResourceRequest).
+	// RequestID is its ask's; Placement the SchedulingRequest it was made for (nil: a
+	// ResourceRequest).
+	RequestID int64
 	Placement *Placement
 }
 

@@ -250,7 +250,7 @@ func (e *Engine) Forget(id ContainerID) error {
 
 // restoreAsk gives one container back to the ANY ask that c was placed for.
 func (e *Engine) restoreAsk(a *app, c *container) {
-	cp := Ask{Priority: c.priority, ResourceName: "*", Capability: c.resource, RelaxLocality: true, AM: c.am, Placement: c.placement}
+	cp := Ask{Priority: c.priority, ResourceName: "*", Capability: c.resource, RelaxLocality: true, AM: c.am, RequestID: c.request, Placement: c.placement}
 	k := cp.key()
 	ask, ok := a.asks[k]
 	if !ok || ask.Count == 0 {

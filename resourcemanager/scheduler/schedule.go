@@ -315,7 +315,7 @@ func (e *Engine) chooseNodeWhere(p *partition, a *app, ask *Ask, accept func(*no
 func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	e.nextCID++
 	c := &container{id: e.nextCID, app: a, node: n, resource: ask.Capability, priority: ask.Priority, am: ask.AM, start: e.cfg.Now(), assumed: true,
-		placement: ask.Placement, rack: n.spec.Rack}
+		placement: ask.Placement, rack: n.spec.Rack, request: ask.RequestID}
 	e.tagPlaced(c, +1)
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
@@ -354,5 +354,5 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 		delete(a.asks, ask.key())
 	}
 	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start,
-		Placement: ask.Placement}
+		RequestID: ask.RequestID, Placement: ask.Placement}
 }
