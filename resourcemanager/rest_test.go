@@ -130,7 +130,8 @@ func TestRESTAPI(t *testing.T) {
 	if a["clusterUsagePercentage"] != 25.0 {
 		t.Errorf("clusterUsagePercentage %v, want 25 (2048 of 8192 MB)", a["clusterUsagePercentage"])
 	}
-	for _, q := range []string{"", "?states=running", "?state=RUNNING&user=alice&queue=default&limit=1", "?applicationTypes=yarn"} {
+	// A queue by name or, as 3.3+ clients name it, by path.
+	for _, q := range []string{"", "?states=running", "?state=RUNNING&user=alice&queue=default&limit=1", "?queue=root.default", "?applicationTypes=yarn"} {
 		_, v, raw = restCall(t, sc.rm, "GET", "/ws/v1/cluster/apps"+q, "", "")
 		list, _ := v["apps"].(map[string]any)["app"].([]any)
 		if len(list) != 1 {

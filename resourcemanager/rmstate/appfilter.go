@@ -20,6 +20,21 @@ type AppFilter struct {
 	StartBegin, StartEnd, FinishBegin, FinishEnd int64
 }
 
+// queueMatches reports whether an application of queue q passes the queue filter: by
+// the name it is kept under, or by a path that ends in it (a Capacity Scheduler leaf is
+// kept by its name, which is unique, and 3.3+ clients name it by its path, root.default).
+func (f *AppFilter) queueMatches(q string) bool {
+	if f.Queues[q] {
+		return true
+	}
+	for name := range f.Queues {
+		if strings.HasSuffix(name, "."+q) {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *AppFilter) match(a *App) bool {
 	if len(f.States) > 0 && !f.States[a.State()] {
 		return false
@@ -30,7 +45,7 @@ func (f *AppFilter) match(a *App) bool {
 	if len(f.Users) > 0 && !f.Users[a.User] {
 		return false
 	}
-	if len(f.Queues) > 0 && !f.Queues[a.Queue] {
+	if len(f.Queues) > 0 && !f.queueMatches(a.Queue) {
 		return false
 	}
 	if f.Name != "" && a.Name != f.Name {
