@@ -19,8 +19,9 @@ import (
 //     puts the two hb containers on the zk container's node.
 //
 // Each job succeeds and its containers are where the constraints say, on both RMs. The
-// containers run 10 s: constraints count the containers running now, and a container that
-// has ended no longer holds its node (an hb placed after its zk ended would go anywhere).
+// containers run 20 s: constraints count the containers running now, and a container that
+// has ended no longer holds its node (an hb placed after its zk ended would go anywhere),
+// so each job's containers must overlap even on a slow machine.
 func TestPlacementConstraintsLikeApache(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	jobs := map[string][]struct {
@@ -43,7 +44,7 @@ func TestPlacementConstraintsLikeApache(t *testing.T) {
 				script := "Y=$HADOOP_HOME/bin/yarn\n"
 				for _, j := range jobs[v] {
 					script += fmt.Sprintf(`S=$(date +%%s.%%N)
-timeout 240 %[1]s -shell_command 'sleep 10; echo hello' -num_containers %[4]d -master_memory 256 -container_memory 128 -placement_spec '%[2]s' > %[3]s.log 2>&1
+timeout 240 %[1]s -shell_command 'sleep 20; echo hello' -num_containers %[4]d -master_memory 256 -container_memory 128 -placement_spec '%[2]s' > %[3]s.log 2>&1
 echo "=== %[3]s_exit $?"
 echo "=== %[3]s_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
 `, c.dshellCommand(), j.spec, j.name, j.tasks)

@@ -152,6 +152,10 @@ func (p protocolNode) Status(who nmservice.Caller, id records.ContainerID) (*yar
 // the node's host name and its first address (IPv4 first), as the Java NM's
 // ContainerExecutor.getIpAndHost gives for a process on the host.
 func (nm *NodeManager) ipAndHost() []*yarnpb.StringStringMapProto {
+	// Worked out once: the YARN service AM asks for its containers' statuses every second.
+	if attrs := nm.containerAddr.Load(); attrs != nil {
+		return *attrs
+	}
 	host := nm.NodeID()
 	if i := strings.LastIndexByte(host, ':'); i > 0 {
 		host = host[:i]
@@ -166,7 +170,9 @@ func (nm *NodeManager) ipAndHost() []*yarnpb.StringStringMapProto {
 			}
 		}
 	}
-	return []*yarnpb.StringStringMapProto{{Key: proto.String("IPS"), Value: proto.String(ip)}, {Key: proto.String("HOST"), Value: proto.String(host)}}
+	attrs := []*yarnpb.StringStringMapProto{{Key: proto.String("IPS"), Value: proto.String(ip)}, {Key: proto.String("HOST"), Value: proto.String(host)}}
+	nm.containerAddr.Store(&attrs)
+	return attrs
 }
 
 // LocalizationStatuses is where the localization of a container's resources stands.

@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metrics "github.com/rcrowley/go-metrics"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
@@ -102,16 +104,19 @@ type NodeManager struct {
 	// mu guards the node's own facts below (its address, its link to the RM, its disks).
 	// It is never held with the table's lock or the journal's: what the containers need
 	// goes through the table's methods.
-	mu           sync.Mutex
-	nodeID       string // "host:port" once bound
-	port         int32
-	httpPort     int32
-	registered   bool
-	rmIdentifier int64
-	disks        diskHealth
-	host         *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
-	startedAt    time.Time  // when Start began serving
-	counts       nmCounters
+	mu     sync.Mutex
+	nodeID string // "host:port" once bound
+	// containerAddr are the IPS and HOST attributes of its launched containers' statuses
+	// (ipAndHost), worked out on first use, after the node is bound.
+	containerAddr atomic.Pointer[[]*yarnpb.StringStringMapProto]
+	port          int32
+	httpPort      int32
+	registered    bool
+	rmIdentifier  int64
+	disks         diskHealth
+	host          *hostMeter // nil unless the host is measured (borrowed mode, automatic labels)
+	startedAt     time.Time  // when Start began serving
+	counts        nmCounters
 }
 
 // nmVersion is the Hadoop version the node says it is: at registration (Java RMs compare

@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -100,16 +101,9 @@ func TestPlacementConstraintsPlaced(t *testing.T) {
 		reqs = append(reqs, schedulingRequest(id, 1, "zk", notInNode("zk")))
 	}
 	reqs = append(reqs, schedulingRequest(6, 3, "hb", nil))
-	if _, err := allocate(reqs...); err != nil {
-		t.Fatal(err)
-	}
 	byTag := map[string]map[string]int{}
 	ids := map[int64]int{}
-	testutil.Eventually(t, 10*time.Second, "the placeable containers allocated", func() bool {
-		resp, err := allocate()
-		if err != nil {
-			t.Fatal(err)
-		}
+	collect := func(resp *yarnpb.AllocateResponseProto) {
 		for _, c := range resp.GetAllocatedContainers() {
 			if len(c.GetAllocationTags()) != 1 {
 				t.Fatalf("container %v has tags %v", c.GetId(), c.GetAllocationTags())
@@ -121,6 +115,19 @@ func TestPlacementConstraintsPlaced(t *testing.T) {
 			byTag[tag][c.GetNodeId().String()]++
 			ids[c.GetAllocationRequestId()]++
 		}
+	}
+	// The first containers may come in this very answer (the pass can run before it is written).
+	resp, err := allocate(reqs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(resp)
+	testutil.Eventually(t, 10*time.Second, "the placeable containers allocated", func() bool {
+		resp, err := allocate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		collect(resp)
 		return len(byTag["zk"]) == 3 && len(byTag["hb"]) == 3
 	})
 	for tag, nodes := range byTag {
@@ -132,6 +139,14 @@ func TestPlacementConstraintsPlaced(t *testing.T) {
 	}
 	if ids[6] != 3 || ids[2]+ids[3]+ids[4]+ids[5] != 3 {
 		t.Fatalf("containers by allocation request id: %v", ids)
+	}
+	// The REST API shows each node's tags, as the Java RM's allocationTags.
+	_, v, raw := restCall(t, rm, "GET", "/ws/v1/cluster/nodes", "", "")
+	for _, n := range v["nodes"].(map[string]any)["node"].([]any) {
+		tags := fmt.Sprint(n.(map[string]any)["allocationTags"])
+		if tags != "map[allocationTagInfo:[map[allocationTag:hb allocationsCount:1] map[allocationTag:zk allocationsCount:1]]]" {
+			t.Fatalf("node allocationTags %s in %s", tags, raw)
+		}
 	}
 	// A pending request whose count alone changes is taken; one changing anything else
 	// is refused in the Java RM's words, as are a missing sizing and OPPORTUNISTIC.

@@ -69,7 +69,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	case replay != nil:
 		return replay, nil
 	}
-	scheduling, err := rm.SchedulingAsks(att, req.GetSchedulingRequests())
+	scheduling, commitScheduling, err := rm.SchedulingAsks(att, req.GetSchedulingRequests())
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,7 @@ func (rm *Core) allocateSerialized(att records.AttemptID, keyID int32, req *yarn
 	if err := rm.engine.UpdateAsks(appID, append(rm.AsksFrom(req.GetAsk()), scheduling...)); err != nil {
 		return nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "%v", err)
 	}
+	commitScheduling()
 	if bl := req.GetBlacklistRequest(); bl != nil {
 		rm.engine.UpdateBlacklist(appID, rm.nodes.HostsToNodes(bl.GetBlacklistAdditions()), rm.nodes.HostsToNodes(bl.GetBlacklistRemovals()))
 	}

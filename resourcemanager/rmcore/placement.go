@@ -1,6 +1,7 @@
 package rmcore
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,13 +91,15 @@ type schedulingKey = rmstate.SchedulingKey
 // engine's asks. The checks and their words are the Java RM's
 // (SingleConstraintAppPlacementAllocator, raised as SchedulerInvalidResoureRequestException
 // inside a YarnException): a sizing, GUARANTEED execution, a count of at least 0, and,
-// for a request already pending, nothing but its count changed.
-func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingRequestProto) ([]scheduler.Ask, error) {
+// for a request already pending, nothing but its count changed. commit records the
+// requests as pending; the caller runs it once the engine has taken the asks, so that a
+// call failing later leaves the record as it was.
+func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingRequestProto) (asks []scheduler.Ask, commit func(), err error) {
 	if len(reqs) == 0 {
-		return nil, nil
+		return nil, func() {}, nil
 	}
 	if err := rm.checkSchedulingServed(att); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	invalid := func(r *yarnpb.SchedulingRequestProto, format string, args ...any) error {
 		rm.log.WithFields(map[string]any{"attempt": att.String(), "allocation_request_id": r.GetAllocationRequestId()}).Warn("SchedulingRequest refused: " + fmt.Sprintf(format, args...))
@@ -112,23 +115,23 @@ func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingR
 		sizing := r.GetResourceSizing()
 		switch {
 		case sizing == nil:
-			return nil, invalid(r, "No ResourceSizing found in the scheduling request, please double check")
+			return nil, nil, invalid(r, "No ResourceSizing found in the scheduling request, please double check")
 		case sizing.GetNumAllocations() < 0:
-			return nil, invalid(r, "numAllocation in ResourceSizing field must be >= 0, updating schedulingRequest failed.")
+			return nil, nil, invalid(r, "numAllocation in ResourceSizing field must be >= 0, updating schedulingRequest failed.")
 		case r.GetExecutionType() != nil && r.GetExecutionType().GetExecutionType() != yarnpb.ExecutionTypeProto_GUARANTEED:
-			return nil, invalid(r, "Only GUARANTEED execution type is supported.")
+			return nil, nil, invalid(r, "Only GUARANTEED execution type is supported.")
 		}
 		capability := sizing.GetResources()
 		if capability.GetMemory() > maxMB || int64(capability.GetVirtualCores()) > maxVCores || capability.GetMemory() < 0 || capability.GetVirtualCores() < 0 {
-			return nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", capability.GetMemory(), maxMB)
+			return nil, nil, exceptions.Errorf(exceptions.InvalidResourceRequest, "Invalid resource request, requested memory < 0, or requested memory > max configured, requestedMemory=%d, maxMemory=%d", capability.GetMemory(), maxMB)
 		}
 		if err := rm.CheckExtraTypes(capability); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tags := slices.Compact(slices.Sorted(slices.Values(r.GetAllocationTags())))
 		c, err := rm.constraintFrom(r.GetPlacementConstraint())
 		if err != nil {
-			return nil, invalid(r, "%v", err)
+			return nil, nil, invalid(r, "%v", err)
 		}
 		// The constraint registered for the request's (single) source tag applies too
 		// (PlacementConstraintsUtil.getMultilevelConstraint).
@@ -139,9 +142,15 @@ func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingR
 		bare := proto.Clone(r).(*yarnpb.SchedulingRequestProto)
 		bare.ResourceSizing.NumAllocations = nil
 		bares[schedulingKey{Priority: r.GetPriority().GetPriority(), RequestID: r.GetAllocationRequestId()}] = bare
-		out = append(out, scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: "*", Capability: rm.normalized(capability),
+		ask := scheduler.Ask{Priority: r.GetPriority().GetPriority(), ResourceName: "*", Capability: rm.normalized(capability),
 			Count: int(sizing.GetNumAllocations()), RelaxLocality: true, RequestID: r.GetAllocationRequestId(),
-			Placement: &scheduler.Placement{RequestID: r.GetAllocationRequestId(), Tags: tags, Constraint: c}})
+			Placement: &scheduler.Placement{RequestID: r.GetAllocationRequestId(), Tags: tags, Constraint: c}}
+		// A request IN a node partition is scheduled in that partition, as the Java
+		// RM's SingleConstraintAppPlacementAllocator takes it as the request's label.
+		if label, ok := partitionOf(c); ok {
+			ask.Label = cmp.Or(label, scheduler.DefaultPartition)
+		}
+		out = append(out, ask)
 	}
 	var rerr error
 	rm.apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
@@ -152,22 +161,48 @@ func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingR
 				return
 			}
 		}
-		if at.SchedulingRequests == nil {
-			at.SchedulingRequests = map[schedulingKey]*yarnpb.SchedulingRequestProto{}
-		}
-		for _, ask := range out {
-			k := schedulingKey{Priority: ask.Priority, RequestID: ask.Placement.RequestID}
-			if ask.Count == 0 {
-				delete(at.SchedulingRequests, k)
-			} else {
-				at.SchedulingRequests[k] = bares[k]
-			}
-		}
 	})
 	if rerr != nil {
-		return nil, rerr
+		return nil, nil, rerr
 	}
-	return out, nil
+	commit = func() {
+		rm.apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
+			if at.SchedulingRequests == nil {
+				at.SchedulingRequests = map[schedulingKey]*yarnpb.SchedulingRequestProto{}
+			}
+			for _, ask := range out {
+				k := schedulingKey{Priority: ask.Priority, RequestID: ask.Placement.RequestID}
+				if ask.Count == 0 {
+					delete(at.SchedulingRequests, k)
+				} else {
+					at.SchedulingRequests[k] = bares[k]
+				}
+			}
+		})
+	}
+	return out, commit, nil
+}
+
+// partitionOf is the node partition constraint c asks to be IN (a single partition, at
+// its top or in an AND), if any.
+func partitionOf(c *scheduler.Constraint) (string, bool) {
+	switch {
+	case c == nil:
+		return "", false
+	case c.Op == scheduler.ConstraintAnd:
+		for _, child := range c.Children {
+			if p, ok := partitionOf(child); ok {
+				return p, true
+			}
+		}
+	case c.Op == scheduler.ConstraintSingle && c.Min >= 1:
+		for _, t := range c.Targets {
+			if len(t.Partitions) == 1 {
+				return t.Partitions[0], true
+			}
+		}
+	}
+	return "", false
 }
 
 func andConstraints(a, b *scheduler.Constraint) *scheduler.Constraint {
@@ -272,6 +307,9 @@ func target(te *yarnpb.PlacementConstraintTargetProto) (scheduler.Target, error)
 		parts := make([]string, 0, len(te.GetTargetValues()))
 		for _, v := range te.GetTargetValues() {
 			parts = append(parts, strings.TrimSpace(v))
+		}
+		if len(parts) == 0 {
+			parts = []string{""} // no value: the default partition, as in Java
 		}
 		return scheduler.Target{Partitions: parts}, nil
 	}

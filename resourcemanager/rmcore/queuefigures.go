@@ -145,3 +145,6 @@ func (rm *Core) PreemptionEnabled() bool { return rm.engine.Config().Preemption.
 // EngineTypes are the resource types in the engine's order, for reading configured
 // vectors (a queue's minimum and maximum resources).
 func (rm *Core) EngineTypes() scheduler.Types { return rm.engine.Types() }
+
+// NodeAllocationTags counts, per node, the allocation tags of its containers.
+func (rm *Core) NodeAllocationTags() map[string]map[string]int64 { return rm.engine.NodeTags() }

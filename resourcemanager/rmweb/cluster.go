@@ -1,7 +1,9 @@
 package rmweb
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
@@ -125,6 +127,7 @@ func (s *rest) node(w http.ResponseWriter, r *http.Request) {
 func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo {
 	rm := s.rm
 	usage := rm.NodeUsage()
+	tags := rm.NodeAllocationTags()
 	var out []nodeInfo
 	for _, rep := range rm.NodeReports(states) {
 		key := rmstate.NodeKey(rep.GetNodeId())
@@ -148,6 +151,9 @@ func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo
 			info.NodeHTTPAddress = ""
 		}
 		info.NodeLabels = labelsOnly(rep.GetNodeLabels(), n.AutoLabels)
+		for _, tag := range slices.Sorted(maps.Keys(tags[key])) {
+			info.AllocationTags.Info = append(info.AllocationTags.Info, allocationTagInfo{Tag: tag, Count: tags[key][tag]})
+		}
 		if nu, cu := rep.GetNodeUtilization(), rep.GetContainersUtilization(); nu != nil || cu != nil {
 			info.ResourceUtilization = &nodeUtilization{NodePhysicalMemoryMB: int64(nu.GetPmem()), NodeVirtualMemoryMB: int64(nu.GetVmem()),
 				NodeCPUUsage: float64(nu.GetCpu()), AggregatedContainersPhysicalMemoryMB: int64(cu.GetPmem()),

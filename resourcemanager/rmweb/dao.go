@@ -234,11 +234,22 @@ type nodeInfo struct {
 	UsedVirtualCoresOpport int32              `json:"usedVirtualCoresOpport"`
 	NumQueuedContainers    int32              `json:"numQueuedContainers"`
 	NodeLabels             []string           `json:"nodeLabels,omitempty"`
-	AllocationTags         struct{}           `json:"allocationTags"` // 3.x placement tags: Bobbin has none
+	AllocationTags         allocationTags     `json:"allocationTags"` // 3.x placement constraints' tags (scheduling.md §8)
 	ResourceUtilization    *nodeUtilization   `json:"resourceUtilization,omitempty"`
 	UsedResource           *resourceInfo      `json:"usedResource"`
 	AvailableResource      *resourceInfo      `json:"availableResource"`
 	Bobbin                 *bobbinNodeDetails `json:"bobbin,omitempty"`
+}
+
+// allocationTags are a node's allocation tags and how many of its containers carry each,
+// as the Java RM's AllocationTagsInfo (empty: {}).
+type allocationTags struct {
+	Info []allocationTagInfo `json:"allocationTagInfo,omitempty"`
+}
+
+type allocationTagInfo struct {
+	Tag   string `json:"allocationTag"`
+	Count int64  `json:"allocationsCount"`
 }
 
 type nodeUtilization struct {

@@ -213,9 +213,63 @@ func (e *Engine) placeableBehind(g *group, p *partition, a *app, head *Ask) (*As
 	return nil, nil
 }
 
+// nextAppPlaceable finds, among the applications waiting in g after blocked (whose
+// SchedulingRequests no node meets now), the first whose best request a node takes within
+// the queue's limits, and that node: one application's unmeetable constraint does not
+// stop its queue (the Java scheduler goes on to the next application). Applications with
+// host or rack requests are passed over, so that their delay-scheduling counts stay
+// theirs.
+func (e *Engine) nextAppPlaceable(g *group, p *partition, blocked *app) (*app, *Ask, *node) {
+	limitTypes, limitCPUOnly := e.limitMeasure(e.cfg.Types.Len())
+	tried := 0
+	for _, b := range g.waiting[p.name] {
+		if b == blocked || b.pendingIn[p.name] <= 0 || b.localAsks > 0 {
+			continue
+		}
+		if tried++; tried > behindLimit {
+			break
+		}
+		ask := b.nextAskIn(p.name)
+		if ask == nil || ask.Gang || !e.mayStart(b) || !e.unmanagedAMFits(b, p, limitTypes, limitCPUOnly) ||
+			!g.limitsAllow(b, oneOf(ask), p, e.cfg.MinimumAllocation, limitTypes, limitCPUOnly) {
+			continue
+		}
+		n := e.chooseNode(p, b, ask)
+		if n == nil && ask.Placement != nil {
+			ask, n = e.placeableBehind(g, p, b, ask)
+		}
+		if n != nil {
+			return b, ask, n
+		}
+	}
+	return nil, nil, nil
+}
+
+// constrained reports whether ask waits on a placement constraint.
+func constrained(ask *Ask) bool { return ask.Placement != nil && ask.Placement.Constraint != nil }
+
 // key is the ask's key in its application's asks: asks of one priority and capability
 // are told apart by their allocation request ids, and a SchedulingRequest's from a
 // ResourceRequest's.
 func (ask *Ask) key() askKey {
 	return askKey{priority: ask.Priority, name: ask.ResourceName, cap: ask.Capability, request: ask.RequestID, scheduling: ask.Placement != nil}
+}
+
+// NodeTags counts the allocation tags of the containers on each node, every
+// application's together (the REST API's allocationTags): node id -> tag -> count.
+func (e *Engine) NodeTags() map[string]map[string]int64 {
+	e.lock()
+	defer e.mu.Unlock()
+	out := map[string]map[string]int64{}
+	for id, n := range e.nodes {
+		for tag, byApp := range n.tags {
+			for _, k := range byApp {
+				if out[id] == nil {
+					out[id] = map[string]int64{}
+				}
+				out[id][tag] += int64(k)
+			}
+		}
+	}
+	return out
 }

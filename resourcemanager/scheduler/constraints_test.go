@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // tagged is a SchedulingRequest's ask of n containers of 1 GB with tag and constraint c.
@@ -156,5 +157,31 @@ func TestRequestIDsKeepAsksApart(t *testing.T) {
 	}
 	if byID[0] != 2 || byID[1] != 3 || len(byID) != 2 {
 		t.Fatalf("containers by request id %v, want 2 of 0 and 3 of 1", byID)
+	}
+}
+
+// A request no node can meet does not stop its queue: the next application's request is
+// placed (FIFO would otherwise serve the blocked head forever), and no room is preempted
+// for it, which freeing room would never help.
+func TestUnmeetableConstraintYields(t *testing.T) {
+	e, clk := preemptEngine(t, "root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50")
+	in := &Constraint{Scope: ScopeNode, Targets: []Target{{Tags: []string{"nowhere"}}}, Min: 1, Max: -1}
+	must(t, e.AddApp(AppSpec{ID: "first", Queue: "a"}))
+	must(t, e.UpdateAsks("first", []Ask{tagged(1, 1, "x", in)}))
+	must(t, e.AddApp(AppSpec{ID: "second", Queue: "a"}))
+	must(t, e.UpdateAsks("second", ask1(1)))
+	got := e.Schedule(0).Allocations
+	if len(got) != 1 || got[0].App != "second" {
+		t.Fatalf("placed %+v, want second's container", got)
+	}
+	// b fills the cluster; a's unmeetable request then asks nothing of b.
+	must(t, e.AddApp(AppSpec{ID: "b1", Queue: "b"}))
+	must(t, e.UpdateAsks("b1", ask1(9)))
+	e.Confirm(ids(append(got, e.Schedule(0).Allocations...)))
+	for i := 0; i < 5; i++ {
+		if pre := e.Schedule(0).Preemptions; len(pre) != 0 {
+			t.Fatalf("preempted %+v for a request only a tag can unblock", pre)
+		}
+		clk.t = clk.t.Add(time.Minute)
 	}
 }

@@ -206,13 +206,14 @@ func sortAsks(asks []*Ask) {
 		if asks[i].Capability != asks[j].Capability {
 			return lessResource(asks[i].Capability, asks[j].Capability)
 		}
-		// SchedulingRequests share priorities and capabilities: ResourceRequests first,
-		// then by request id, so the order never depends on a map's.
-		pi, pj := asks[i].Placement, asks[j].Placement
-		if (pi == nil) != (pj == nil) {
-			return pi == nil
+		// Asks of one priority and capability differ in their allocation request ids
+		// (and SchedulingRequests from ResourceRequests): ResourceRequests first, then by
+		// request id, so the order never depends on a map's.
+		pi, pj := asks[i].Placement != nil, asks[j].Placement != nil
+		if pi != pj {
+			return !pi
 		}
-		return pi != nil && pi.RequestID < pj.RequestID
+		return asks[i].RequestID < asks[j].RequestID
 	})
 }
 

@@ -37,9 +37,17 @@ func (e *Engine) UpdateNode(spec NodeSpec) error {
 	if spec.Rack == "" {
 		spec.Rack = n.spec.Rack
 	}
-	from := n.spec.Partition
+	from, fromRack := n.spec.Partition, n.spec.Rack
 	e.detach(n)
 	n.spec = spec
+	if spec.Rack != fromRack {
+		// Its containers' allocation tags now count in its new rack.
+		for _, c := range n.containers.items {
+			e.tagPlaced(c, -1)
+			c.rack = spec.Rack
+			e.tagPlaced(c, +1)
+		}
+	}
 	n.memoryOnly = e.cfg.FitByMemory && !spec.Measured
 	e.attach(n)
 	if from != spec.Partition {

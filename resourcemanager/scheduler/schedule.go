@@ -122,9 +122,13 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 		n, wait := e.chooseLocal(p, a, ask)
 		if n == nil && ask.Placement != nil {
 			// A SchedulingRequest no node meets now does not hold back the requests
-			// behind it (the Java scheduler tries each of an application's keys in turn).
+			// behind it (the Java scheduler tries each of an application's keys in turn),
+			// nor, when none of those places, the queue's other applications.
 			if alt, an := e.placeableBehind(g, p, a, ask); alt != nil {
 				ask, n = alt, an
+			} else if b, bask, bn := e.nextAppPlaceable(g, p, a); b != nil {
+				unplaced.note(e, p, a, ask, ReasonNoNode)
+				a, ask, n = b, bask, bn
 			}
 		}
 		if wait {
@@ -150,8 +154,9 @@ func (e *Engine) round(p *partition, ranked []rankedGroup, now time.Time, unplac
 			}
 		}
 		if n == nil {
-			// Steps 6-7: a starved group under quota×A gets room preempted for it.
-			if e.cfg.Preemption.Enabled {
+			// Steps 6-7: a starved group under quota×A gets room preempted for it; not for
+			// a request whose constraint, not room, keeps it waiting.
+			if e.cfg.Preemption.Enabled && !constrained(ask) {
 				if pre := e.preemptFor(g, p, ask, now); len(pre) > 0 {
 					unplaced.note(e, p, a, ask, ReasonPreempting)
 					return nil, pre
