@@ -236,6 +236,9 @@ func (t *Table) RegistrationStatuses() []*yarnpb.NMContainerStatusProto {
 			ContainerExitStatus: proto.Int32(c.exit)}
 		if c.Ident != nil {
 			st.Resource, st.Priority, st.CreationTime = c.Ident.GetResource(), c.Ident.GetPriority(), c.Ident.CreationTime
+			// The request id and allocation tags the RM put in its token (3.x): a restarted
+			// RM counts the container's tags again from them.
+			st.AllocationRequestId, st.AllocationTags = c.Ident.AllocationRequestId, c.Ident.GetAllocationTags()
 		}
 		out = append(out, st)
 	}

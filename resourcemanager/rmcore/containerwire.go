@@ -37,6 +37,7 @@ const (
 
 	// ContainerTokenIdentifierProto
 	ctiContainerID, ctiNMHost, ctiSubmitter, ctiResource, ctiExpiry, ctiKeyID, ctiRMID, ctiPriority, ctiCreation = 1, 2, 3, 4, 5, 6, 7, 8, 9
+	ctiAllocationRequestID, ctiAllocationTags                                                                    = 15, 16
 )
 
 // containerEntryBytes is room enough for most allocated_containers entries,
@@ -135,7 +136,18 @@ func (rm *Core) appendContainerIdentifier(b []byte, c *rmstate.Container, keyID 
 	b = wire.AppendInt32(b, ctiKeyID, keyID)
 	b = wire.AppendInt64(b, ctiRMID, rm.containerTokens.RMIdentifier)
 	b, _ = wire.AppendMessage(b, ctiPriority, func(b []byte) []byte { return wire.AppendInt32(b, 1, c.Priority) })
-	return wire.AppendInt64(b, ctiCreation, now.UnixMilli())
+	b = wire.AppendInt64(b, ctiCreation, now.UnixMilli())
+	// The request id and tags, which the NodeManager reports back when it registers again
+	// (NMContainerStatus), so that a restarted RM keeps counting the container's tags.
+	if c.RequestID != -1 {
+		b = wire.AppendInt64(b, ctiAllocationRequestID, c.RequestID)
+	}
+	if c.Placement != nil {
+		for _, tag := range c.Placement.Tags {
+			b = wire.AppendString(b, ctiAllocationTags, tag)
+		}
+	}
+	return b
 }
 
 // appendResource appends the ResourceProto of ResourceProto(r).

@@ -2,6 +2,7 @@ package rmcore
 
 import (
 	"errors"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -83,6 +84,11 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 	}
 	rc := &rmstate.Container{ID: id, At: node, AM: am, Resource: rm.ResourceOf(st.GetResource()), Priority: st.GetPriority().GetPriority(),
 		Created: created, User: user, RequestID: st.GetAllocationRequestId()}
+	if tags := st.GetAllocationTags(); len(tags) > 0 {
+		// A SchedulingRequest's container: its tags count again (no constraint: the
+		// request it met is the AM's, long placed).
+		rc.Placement = &scheduler.Placement{RequestID: rc.RequestID, Tags: slices.Compact(slices.Sorted(slices.Values(tags)))}
+	}
 	log := rm.log.WithFields(map[string]any{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
 	if complete {
 		final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
@@ -97,7 +103,7 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		return true
 	}
 	eid, err := rm.engine.Recover(scheduler.RecoveredContainer{App: EngineID(id.Attempt.App), Node: node.Key, Resource: rc.Resource,
-		Priority: rc.Priority, AM: am, Start: rm.opts.Now()})
+		Priority: rc.Priority, AM: am, Start: rm.opts.Now(), RequestID: rc.RequestID, Placement: rc.Placement})
 	if err != nil {
 		log.WithError(err).Warn("running container not recovered; killing it")
 		return false

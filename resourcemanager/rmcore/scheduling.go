@@ -292,6 +292,7 @@ func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.Con
 		ContainerId: c.ID.Proto(), NmHostAddr: proto.String(c.At.Key), AppSubmitter: proto.String(c.User),
 		Resource: rm.ResourceProto(c.Resource), ExpiryTimeStamp: proto.Int64(now.Add(containerTokenLife).UnixMilli()),
 		Priority: &yarnpb.PriorityProto{Priority: proto.Int32(c.Priority)}, CreationTime: proto.Int64(now.UnixMilli()),
+		AllocationRequestId: requestIDField(c.RequestID), AllocationTags: c.PlacementTags(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("container token for %s: %w", c.ID, err)
@@ -305,6 +306,14 @@ func (rm *Core) containerProto(c *rmstate.Container, now time.Time) (*yarnpb.Con
 		out.AllocationTags = p.Tags
 	}
 	return out, nil
+}
+
+// requestIDField is an allocation_request_id as a proto field: unset for -1, YARN's default.
+func requestIDField(id int64) *int64 {
+	if id == -1 {
+		return nil
+	}
+	return proto.Int64(id)
 }
 
 // preemptContainer carries out one preemption decision: a notice goes to the AM in its

@@ -57,6 +57,14 @@ type Container struct {
 	Placement *scheduler.Placement
 }
 
+// PlacementTags are the allocation tags c carries (none for a ResourceRequest's).
+func (c *Container) PlacementTags() []string {
+	if c.Placement == nil {
+		return nil
+	}
+	return c.Placement.Tags
+}
+
 // NodeAddr is a node's identity as its containers show it, made once at registration
 // and never modified, so containers share it without locks.
 type NodeAddr struct {

@@ -185,3 +185,21 @@ func TestUnmeetableConstraintYields(t *testing.T) {
 		clk.t = clk.t.Add(time.Minute)
 	}
 }
+
+// A container recovered after an RM restart brings its allocation tags back (the
+// NodeManager reports them from its token): anti-affinity still sees it.
+func TestRecoveredContainersKeepTheirTags(t *testing.T) {
+	e := newEngine(t, StrategyRings, queues(t, "root.queues", "a", "root.a.capacity", "100"))
+	for i := 0; i < 2; i++ {
+		must(t, e.AddNode(NodeSpec{ID: fmt.Sprintf("n%d:8041", i), Capacity: res(8192, 8)}))
+	}
+	must(t, e.AddApp(AppSpec{ID: "zk", Queue: "a"}))
+	if _, err := e.Recover(RecoveredContainer{App: "zk", Node: "n0:8041", Resource: res(1024, 1), Priority: 1, Start: t0,
+		RequestID: 2, Placement: &Placement{RequestID: 2, Tags: []string{"zk"}}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, e.UpdateAsks("zk", []Ask{tagged(3, 1, "zk", notIn(ScopeNode, NamespaceSelf, "zk"))}))
+	if got := placedOn(e.Schedule(0).Allocations); len(got) != 1 || got["n1:8041"] != 1 {
+		t.Fatalf("placed %v, want the new zk on n1 (n0 holds the recovered one)", got)
+	}
+}

@@ -14,6 +14,10 @@ type RecoveredContainer struct {
 	Priority int32
 	AM       bool // the attempt's AM container
 	Start    time.Time
+	// RequestID and Placement (its allocation tags only) as the NodeManager reported
+	// them: the container's tags count for placement constraints again.
+	RequestID int64
+	Placement *Placement
 }
 
 // Recover books a running container of an earlier RM run — work-preserving recovery —
@@ -37,7 +41,9 @@ func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	}
 	p := e.partitions[n.spec.Partition]
 	e.nextCID++
-	c := &container{id: e.nextCID, app: a, node: n, resource: rc.Resource, priority: rc.Priority, am: rc.AM, start: rc.Start}
+	c := &container{id: e.nextCID, app: a, node: n, resource: rc.Resource, priority: rc.Priority, am: rc.AM, start: rc.Start,
+		request: rc.RequestID, placement: rc.Placement, rack: n.spec.Rack}
+	e.tagPlaced(c, +1)
 	old := n.free()
 	n.allocated = n.allocated.Add(c.resource)
 	n.containers.add(c)
