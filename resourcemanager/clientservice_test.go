@@ -508,3 +508,30 @@ func TestQueueInfoStatistics(t *testing.T) {
 		t.Fatalf("etl's statistics: %v", st)
 	}
 }
+
+// A queue's available resources are what the Java Capacity Scheduler reports (3.1 to 3.4,
+// what `yarn top` adds up over root's children): its guarantee, multiplied as Java
+// multiplies (float, rounded down), less its use; its maximum capacity plays no part.
+// On 4096 MB and 4 vcores, default (60 %) has 2457 MB and 2 vcores, etl (40 %) 1638 MB
+// and 1 vcore, the root all of it.
+func TestQueueStatisticsAvailableLikeJava(t *testing.T) {
+	rm, cl := startRM(t, testConf())
+	nm := newFakeNM(t, rm, 45454)
+	nm.register(4096, 4)
+	nm.heartbeat(0)
+	ctx := context.Background()
+	want := map[string][2]int64{"root": {4096, 4}, "default": {2457, 2}, "etl": {1638, 1}}
+	testutil.Eventually(t, 5*time.Second, "queue statistics", func() bool {
+		for name, w := range want {
+			q, err := cl.GetQueueInfo(ctx, &yarnpb.GetQueueInfoRequestProto{QueueName: proto.String(name)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := q.GetQueueStatistics(); st.GetAvailableMemoryMB() != w[0] || st.GetAvailableVCores() != w[1] {
+				t.Logf("%s: available %d MB %d vcores, want %v", name, st.GetAvailableMemoryMB(), st.GetAvailableVCores(), w)
+				return false
+			}
+		}
+		return true
+	})
+}

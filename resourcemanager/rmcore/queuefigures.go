@@ -48,8 +48,8 @@ func (f *queueSums) add(o *queueSums) {
 }
 
 // QueueFigures computes every queue's figures now, keyed by the queue of the current tree.
-// Available is what the queue may still take: its maximum capacity of the cluster less its
-// use, and no more than the cluster has free.
+// Available is what Java's QueueMetrics report as available to the queue (QueueStatistics,
+// the AvailableMB MBean attribute, what `yarn top` adds up): see guaranteedLeft.
 func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 	now := rm.opts.Now()
 	leaves := map[string]*queueSums{}
@@ -104,7 +104,8 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 		f.PendingRes, f.PendingContainers = g.PendingResource, int64(g.Pending)
 	}
 	st := rm.engine.Stats()
-	free := st.Total.Sub(st.Allocated)
+	types := rm.engine.Types()
+	memoryOnly := rm.engine.FitsByMemory()
 	out := map[*capacity.Queue]QueueFigures{}
 	var walk func(q *capacity.Queue) *queueSums
 	walk = func(q *capacity.Queue) *queueSums {
@@ -117,18 +118,49 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 		for _, c := range q.Children {
 			f.add(walk(c))
 		}
-		absMax := q.AbsoluteMaximumCapacity
-		if q.Parent == nil {
-			absMax = 1
-		}
-		for i := range f.Available {
-			f.Available[i] = max(0, min(int64(float64(st.Total[i])*absMax)-f.Allocated[i], free[i]))
-		}
+		f.Available = guaranteedLeft(q, st.Total, f.Allocated, types, memoryOnly)
 		f.ActiveUsers = len(f.users)
 		out[q] = f.QueueFigures
 		return f
 	}
 	walk(rm.Queues().Root)
+	return out
+}
+
+// guaranteedLeft is what the Java Capacity Scheduler (3.1 to 3.4) reports as available to
+// queue q (CSQueueUtils.getMaxAvailableResourceToQueuePartition): its guaranteed resources
+// less what it uses, each type at least 0, and nothing once it uses its guarantee or more
+// as the resource calculator compares them (memory alone under the default calculator,
+// the dominant share under DRF). The guarantee is its absolute capacity of the cluster,
+// multiplied as Java multiplies, in float and rounded down (70 % of 4096 MB is 2867 MB), or
+// its absolute-resource capacity; the root's is the cluster. Maximum capacity, which lets a
+// queue go past its guarantee, plays no part.
+func guaranteedLeft(q *capacity.Queue, total, used scheduler.Resource, types scheduler.Types, memoryOnly bool) scheduler.Resource {
+	var guaranteed scheduler.Resource
+	switch {
+	case q.Parent == nil:
+		guaranteed = total
+	case q.CapacityResource != nil:
+		if v, err := types.Vector(q.CapacityResource); err == nil {
+			guaranteed = v
+		}
+	default:
+		for i := range guaranteed {
+			guaranteed[i] = int64(float32(total[i]) * float32(q.AbsoluteCapacity))
+		}
+	}
+	var out scheduler.Resource
+	n := types.Len()
+	if memoryOnly {
+		if guaranteed[scheduler.Memory] <= used[scheduler.Memory] {
+			return out
+		}
+	} else if !scheduler.DominantShare(used, total, n, false).Less(scheduler.DominantShare(guaranteed, total, n, false)) {
+		return out
+	}
+	for i := 0; i < n; i++ {
+		out[i] = max(0, guaranteed[i]-used[i])
+	}
 	return out
 }
 
