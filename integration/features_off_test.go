@@ -58,7 +58,7 @@ cd %[1]s
 echo "=== node $($Y node -list -all 2>/dev/null | grep -o '^ *[a-z0-9.]*:8041' | tr -d ' ')"
 echo "=== preemption $($Y queue -status default 2>/dev/null | grep -o 'Preemption : [a-z]*')"
 START=$(date +%%s)
-timeout 200 %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 -placement_spec %[3]s > placement.log 2>&1
+timeout 200 %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 -placement_spec '%[3]s' > placement.log 2>&1
 echo "=== placement_exit $?"
 echo "=== placement_seconds $(( $(date +%%s) - START ))"
 echo "=== placement_state $($Y application -list -appStates ALL 2>/dev/null | grep DistributedShell | awk '{print $6 "/" $7}' | tail -1)"

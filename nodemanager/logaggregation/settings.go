@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
 )
 
@@ -15,7 +16,7 @@ type Settings struct {
 	Enabled bool
 	// FS and Root are yarn.nodemanager.remote-app-log-dir resolved against fs.defaultFS.
 	FS, Root string
-	Suffix   string // yarn.nodemanager.remote-app-log-dir-suffix
+	Suffix   string // yarn.nodemanager.remote-app-log-dir-suffix (aggregatedlog.LocationKeys)
 	// RollInterval > 0 is rolling aggregation: running applications' logs are uploaded
 	// every interval (at least an hour unless yarn.nodemanager.log-aggregation.debug-enabled,
 	// as in the Java NM), each upload a file <node>_<time> of the files not uploaded yet.
@@ -40,18 +41,16 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	var err error
 	s.Enabled, err = c.Bool("yarn.log-aggregation-enable")
 	add(err)
-	dir, err := c.Trimmed("yarn.nodemanager.remote-app-log-dir")
+	dirKey, dir, suffixKey, suffix, err := aggregatedlog.LocationKeys(c)
 	add(err)
 	if err == nil {
 		s.FS, s.Root, err = remotefs.Resolve(c, dir)
 		if err != nil && s.Enabled {
-			add(&conf.ValueError{Source: c.Source("yarn.nodemanager.remote-app-log-dir"), Key: "yarn.nodemanager.remote-app-log-dir", Value: dir, Reason: err.Error()})
+			add(&conf.ValueError{Source: c.Source(dirKey), Key: dirKey, Value: dir, Reason: err.Error()})
 		}
-	}
-	s.Suffix, err = c.Trimmed("yarn.nodemanager.remote-app-log-dir-suffix")
-	add(err)
-	if s.Suffix == "" || strings.Contains(s.Suffix, "/") {
-		add(&conf.ValueError{Source: c.Source("yarn.nodemanager.remote-app-log-dir-suffix"), Key: "yarn.nodemanager.remote-app-log-dir-suffix", Value: s.Suffix, Reason: "must be one path component"})
+		if s.Suffix = suffix; s.Suffix == "" || strings.Contains(s.Suffix, "/") {
+			add(&conf.ValueError{Source: c.Source(suffixKey), Key: suffixKey, Value: s.Suffix, Reason: "must be one path component"})
+		}
 	}
 	s.RollInterval, err = c.Duration("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds", time.Second)
 	add(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
 )
 
@@ -47,16 +48,14 @@ func ReadSettings(c *conf.Configuration) (s Settings, on bool, err error) {
 	if s.Interval <= 0 {
 		s.Interval = max(s.Retain/10, time.Second)
 	}
-	dir, err := c.Trimmed("yarn.nodemanager.remote-app-log-dir")
+	dirKey, dir, _, suffix, err := aggregatedlog.LocationKeys(c)
 	if err != nil {
 		return s, false, err
 	}
 	if s.FS, s.Root, err = remotefs.Resolve(c, dir); err != nil {
-		return s, false, fmt.Errorf("yarn.nodemanager.remote-app-log-dir: %w", err)
+		return s, false, fmt.Errorf("%s: %w", dirKey, err)
 	}
-	if s.Suffix, err = c.Trimmed("yarn.nodemanager.remote-app-log-dir-suffix"); err != nil {
-		return s, false, err
-	}
+	s.Suffix = suffix
 	return s, true, nil
 }
 
