@@ -156,8 +156,9 @@ func shareDir(jar string) string {
 
 // TestCurrentHadoopJobs runs today's Hadoop (Maven Central's 3.4.2 and 3.5.0: the yarn
 // CLI and job clients, MapReduce's AM and tasks, the distributed shell) on every pairing
-// of ResourceManager and NodeManager: Bobbin's and Apache's own of the same version. Each
-// runs the distributed shell with two containers and MapReduce pi 2 10 (issue 47).
+// of ResourceManager and NodeManager: Bobbin's and Apache's own of the same version
+// (3.5.0's mixes with BOBBIN_ALL_PAIRINGS=1). Each runs the distributed shell with two
+// containers and MapReduce pi 2 10 (issue 47).
 func TestCurrentHadoopJobs(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	for _, v := range currentHadoopVersions {
@@ -165,6 +166,11 @@ func TestCurrentHadoopJobs(t *testing.T) {
 			name               string
 			apacheRM, bobbinNM bool
 		}{{"bobbin-rm-bobbin-nm", false, true}, {"bobbin-rm-apache-nm", false, false}, {"apache-rm-bobbin-nm", true, true}, {"apache-rm-apache-nm", true, false}} {
+			// A mix (Apache's RM with Bobbin's NM, or the reverse): 3.4.2's always, 3.5.0's with
+			// BOBBIN_ALL_PAIRINGS=1 only, for CI's time.
+			if mixed := setup.apacheRM == setup.bobbinNM; mixed && v == hadoop35 && os.Getenv("BOBBIN_ALL_PAIRINGS") == "" {
+				continue
+			}
 			t.Run(v+"-"+setup.name, func(t *testing.T) {
 				t.Parallel() // its own network namespace
 				c := newNSClusterVersion(t, v)
