@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -220,6 +221,17 @@ kill $RM; wait $RM; echo "rm exit $?"
 `, rm, c.dir, start, body, len(nms), restPolls, c.preStart)
 	return c.exec(t, timeout, script)
 }
+
+// scriptResults are a script's "=== key value" lines, by key.
+func scriptResults(out string) map[string]string {
+	got := map[string]string{}
+	for _, m := range scriptResultLine.FindAllStringSubmatch(out, -1) {
+		got[m[1]] = strings.TrimSpace(m[2])
+	}
+	return got
+}
+
+var scriptResultLine = regexp.MustCompile(`(?m)^=== (\w+) (.*)$`)
 
 // restPolls are shell functions for scripts that wait on the RM (at 127.0.0.1:8088, as in
 // every namespace cluster) over its REST API: polling with a yarn CLI JVM a second cost

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -133,10 +132,7 @@ echo "=== final $STATE"
 echo "=== seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
 $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_`, flinkConf, slim, flinkJavaOpts, job, input, output)
 			res, err := c.run(t, 8*time.Minute, script)
-			got := map[string]string{}
-			for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(res, -1) {
-				got[m[1]] = strings.TrimSpace(m[2])
-			}
+			got := scriptResults(res)
 			fail := func(what string) {
 				c.keep(t)
 				t.Fatalf("%s\nerr %v\n%s\nRM log:\n%s\nNM log:\n%s\nclient:\n%s", what, err, res, c.logTail("rm.log", 30), c.logTail("nm.log", 40), c.logTail("work/flink.log", 80))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -50,10 +49,7 @@ echo "=== %[3]s_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
 `, c.dshellCommand(), j.spec, j.name, j.tasks)
 				}
 				out, err := c.run(t, 10*time.Minute, script+"$Y application -list -appStates ALL 2>&1 | grep application_")
-				got := map[string]string{}
-				for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(out, -1) {
-					got[m[1]] = strings.TrimSpace(m[2])
-				}
+				got := scriptResults(out)
 				for i, j := range jobs[v] {
 					// The job's hello containers, by node (each NM's log dir).
 					byNode := map[string]int{}

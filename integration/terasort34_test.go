@@ -2,8 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -19,7 +17,6 @@ func TestCurrentHadoopTerasortAndLogs(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	for _, setup := range pairings() {
 		t.Run(setup.name, func(t *testing.T) {
-			got := map[string]string{}
 			t.Parallel() // its own network namespace
 			c := newNSClusterVersion(t, hadoop34)
 			c.apacheRM, c.bobbinNM = setup.apacheRM, setup.bobbinNM
@@ -47,9 +44,7 @@ for i in $(seq 1 60); do $Y logs -applicationId $APP > logs.out 2>&1 && [ "$(gre
 echo "=== logs_containers $(grep -o '^Container: container_[0-9e_]*' logs.out | sort -u | wc -l)"
 echo "=== logs_syslogs $(grep -c '^LogType:syslog$' logs.out)"
 echo "=== validate_errors $(grep -c 'misorder\|error' tera-report/part-r-00000 2>/dev/null)"`, c.examplesJar()))
-			for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(out, -1) {
-				got[m[1]] = strings.TrimSpace(m[2])
-			}
+			got := scriptResults(out)
 			if err != nil || got["teragen_exit"] != "0" || got["terasort_exit"] != "0" || got["teravalidate_exit"] != "0" ||
 				got["logs_containers"] != "4" || got["logs_syslogs"] != "4" || got["validate_errors"] != "0" {
 				c.keep(t)

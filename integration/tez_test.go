@@ -102,10 +102,7 @@ echo "=== tez_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
 for i in $(seq 1 120); do [ -z "$(running_app)" ] && break; sleep 0.5; done
 $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_`, c.confDir, tezConf, lib, inDir, javaOpts, out)
 			res, err := c.run(t, 8*time.Minute, script)
-			got := map[string]string{}
-			for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(res, -1) {
-				got[m[1]] = strings.TrimSpace(m[2])
-			}
+			got := scriptResults(res)
 			fail := func(what string) {
 				c.keep(t)
 				t.Fatalf("%s\nerr %v\n%s\nRM log:\n%s\nNM log:\n%s\nclient:\n%s", what, err, res, c.logTail("rm.log", 30), c.logTail("nm.log", 40), c.logTail("work/tez.log", 60))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,10 +81,7 @@ echo "=== destroy_exit $?"
 echo "=== final $($Y application -list -appStates ALL 2>/dev/null | grep application_ | awk '{print $3 "/" $6 "/" $7}' | tr '\n' ' ')"
 kill $ZK`, c.dir, zktest.Script)
 			res, err := c.run(t, 10*time.Minute, script)
-			got := map[string]string{}
-			for _, m := range regexp.MustCompile(`(?m)^=== (\w+) (.*)$`).FindAllStringSubmatch(res, -1) {
-				got[m[1]] = strings.TrimSpace(m[2])
-			}
+			got := scriptResults(res)
 			if err != nil || got["launch_exit"] != "0" || got["containers"] != "2" || !strings.Contains(got["state"], `"state" : "STABLE"`) ||
 				got["stop_exit"] != "0" || got["destroy_exit"] != "0" {
 				c.keep(t)
