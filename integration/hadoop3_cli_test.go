@@ -36,7 +36,7 @@ run containers $Y container -list $ATT
 run nodes $Y node -list -showDetails
 run queue $Y queue -status default
 run queueListAll $Y queue -list all
-run top bash -c "timeout 8 script -qc '$Y top -delay 2' /dev/null < /dev/null | tr -d '\r' | sed 's/\x1b\[[0-9;]*[A-Za-z]//g; s/Session terminated[^N]*//' | grep -aE '^(NodeManager|Queue\(s\))' | sort -u"
+run top bash -c "timeout 8 script -qc '$Y top -delay 2' /dev/null < /dev/null 2>/dev/null | tr -d '\r' | sed 's/\x1b\[[0-9;]*[A-Za-z]//g' | grep -aE '^(NodeManager|Queue\(s\))' | sort -u"
 run serviceState $Y rmadmin -getAllServiceState
 run nodeAttributes $Y org.apache.hadoop.yarn.client.cli.NodeAttributesCLI -list
 run refreshQueues $Y rmadmin -refreshQueues
