@@ -16,7 +16,8 @@ type Settings struct {
 	Enabled bool
 	// FS and Root are yarn.nodemanager.remote-app-log-dir resolved against fs.defaultFS.
 	FS, Root string
-	Suffix   string // yarn.nodemanager.remote-app-log-dir-suffix (aggregatedlog.LocationKeys)
+	// Location is the layout and suffix under Root (aggregatedlog.ReadLocation).
+	Location aggregatedlog.Location
 	// RollInterval > 0 is rolling aggregation: running applications' logs are uploaded
 	// every interval (at least an hour unless yarn.nodemanager.log-aggregation.debug-enabled,
 	// as in the Java NM), each upload a file <node>_<time> of the files not uploaded yet.
@@ -41,15 +42,15 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	var err error
 	s.Enabled, err = c.Bool("yarn.log-aggregation-enable")
 	add(err)
-	dirKey, dir, suffixKey, suffix, err := aggregatedlog.LocationKeys(c)
+	s.Location, err = aggregatedlog.ReadLocation(c)
 	add(err)
-	if err == nil {
-		s.FS, s.Root, err = remotefs.Resolve(c, dir)
+	if l := s.Location; err == nil {
+		s.FS, s.Root, err = remotefs.Resolve(c, l.Dir)
 		if err != nil && s.Enabled {
-			add(&conf.ValueError{Source: c.Source(dirKey), Key: dirKey, Value: dir, Reason: err.Error()})
+			add(&conf.ValueError{Source: c.Source(l.DirKey), Key: l.DirKey, Value: l.Dir, Reason: err.Error()})
 		}
-		if s.Suffix = suffix; s.Suffix == "" || strings.Contains(s.Suffix, "/") {
-			add(&conf.ValueError{Source: c.Source(suffixKey), Key: suffixKey, Value: s.Suffix, Reason: "must be one path component"})
+		if l.Suffix == "" || strings.Contains(l.Suffix, "/") {
+			add(&conf.ValueError{Source: c.Source(l.SuffixKey), Key: l.SuffixKey, Value: l.Suffix, Reason: "must be one path component"})
 		}
 	}
 	s.RollInterval, err = c.Duration("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds", time.Second)

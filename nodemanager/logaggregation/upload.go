@@ -131,7 +131,8 @@ func (g *Aggregator) upload(a *containers.App, final bool) Result {
 	} else if err != nil {
 		return fail(fmt.Errorf("%s: %w", fs.URI(s.Root), err))
 	}
-	dir := aggregatedlog.AppDir(s.Root, a.User, s.Suffix, a.ID.String())
+	dirs := s.Location.AppDirs(s.Root, a.User, a.ID)
+	dir := dirs[len(dirs)-1]
 	name := aggregatedlog.NodeFileName(g.o.NodeID())
 	if rolling {
 		name += fmt.Sprintf("_%d", g.o.Now().UnixMilli())
@@ -143,7 +144,7 @@ func (g *Aggregator) upload(a *containers.App, final bool) Result {
 		owner = uid
 	}
 	write := func() error {
-		err := writeUpload(fs, a, containers, []string{path.Join(s.Root, a.User), path.Join(s.Root, a.User, s.Suffix), dir}, target, owner)
+		err := writeUpload(fs, a, containers, dirs, target, owner)
 		if err == nil && rolling {
 			g.pruneRolled(fs, dir, log)
 		}

@@ -1,9 +1,11 @@
 // Package logretention deletes aggregated application logs once they are older than
 // yarn.log-aggregation.retain-seconds, as Hadoop's AggregatedLogDeletionService does:
 // every retain-check-interval-seconds (a tenth of retain-seconds when unset) it walks
-// <remote-app-log-dir>/<user>/<suffix>/<application id> and removes the directory of an
-// application that is not running and whose files were all last written before the
-// cut-off. It runs in the ResourceManager, which knows which applications still run.
+// every place an application's logs may be (<remote-app-log-dir>/<user>/<suffix>/<app>,
+// and Hadoop 3.3+'s <...>/<user>/bucket-<suffix>/<bucket>/<app>: aggregatedlog.SweepLocations)
+// and removes the directory of an application that is not running and whose files were all
+// last written before the cut-off. It runs in the ResourceManager, which knows which
+// applications still run.
 package logretention
 
 import (
@@ -24,9 +26,10 @@ import (
 
 // Settings are the retention keys and where the aggregated logs are.
 type Settings struct {
-	FS, Root, Suffix string        // yarn.nodemanager.remote-app-log-dir (resolved) and -suffix
-	Retain           time.Duration // yarn.log-aggregation.retain-seconds (< 0: kept forever)
-	Interval         time.Duration // how often to look
+	FS, Root  string                   // yarn.nodemanager.remote-app-log-dir, resolved
+	Locations []aggregatedlog.Location // the layouts and suffixes to look under
+	Retain    time.Duration            // yarn.log-aggregation.retain-seconds (< 0: kept forever)
+	Interval  time.Duration            // how often to look
 }
 
 // ReadSettings reads the keys; on is false when aggregated logs are never deleted (log
@@ -48,14 +51,13 @@ func ReadSettings(c *conf.Configuration) (s Settings, on bool, err error) {
 	if s.Interval <= 0 {
 		s.Interval = max(s.Retain/10, time.Second)
 	}
-	dirKey, dir, _, suffix, err := aggregatedlog.LocationKeys(c)
-	if err != nil {
+	if s.Locations, err = aggregatedlog.SweepLocations(c); err != nil {
 		return s, false, err
 	}
-	if s.FS, s.Root, err = remotefs.Resolve(c, dir); err != nil {
-		return s, false, fmt.Errorf("%s: %w", dirKey, err)
+	l := s.Locations[0] // all share the directory
+	if s.FS, s.Root, err = remotefs.Resolve(c, l.Dir); err != nil {
+		return s, false, fmt.Errorf("%s: %w", l.DirKey, err)
 	}
-	s.Suffix = suffix
 	return s, true, nil
 }
 
@@ -119,40 +121,64 @@ func (d *Deleter) Sweep() (deleted []string, err error) {
 		if !u.IsDir() {
 			continue
 		}
-		base := path.Join(s.Root, u.Name(), s.Suffix)
-		apps, err := fs.ReadDir(base)
-		if err != nil {
-			if !errors.Is(err, remotefs.ErrNotExist) {
+		for _, l := range s.Locations {
+			base := l.UserDir(s.Root, u.Name())
+			if !l.Bucketed {
+				d, err := d.sweepApps(fs, base, cutoff)
+				deleted, errs = append(deleted, d...), append(errs, err)
+				continue
+			}
+			buckets, err := fs.ReadDir(base)
+			if err != nil && !errors.Is(err, remotefs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("%s: %w", fs.URI(base), err))
 			}
-			continue
-		}
-		for _, a := range apps {
-			id, perr := records.ParseApplicationID(a.Name())
-			if !a.IsDir() || perr != nil || a.ModTime().After(cutoff) || d.Running(id) {
-				continue
-			}
-			dir := path.Join(base, a.Name())
-			files, err := fs.ReadDir(dir)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", fs.URI(dir), err))
-				continue
-			}
-			fresh := false
-			for _, f := range files {
-				if f.ModTime().After(cutoff) {
-					fresh = true
+			for _, b := range buckets {
+				if b.IsDir() {
+					d, err := d.sweepApps(fs, path.Join(base, b.Name()), cutoff)
+					deleted, errs = append(deleted, d...), append(errs, err)
 				}
 			}
-			if fresh {
-				continue
-			}
-			if err := fs.RemoveAll(dir); err != nil {
-				errs = append(errs, fmt.Errorf("delete %s: %w", fs.URI(dir), err))
-				continue
-			}
-			deleted = append(deleted, fs.URI(dir))
 		}
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// sweepApps deletes the expired application directories in base, the directory that
+// holds them.
+func (d *Deleter) sweepApps(fs remotefs.FS, base string, cutoff time.Time) (deleted []string, err error) {
+	apps, err := fs.ReadDir(base)
+	if errors.Is(err, remotefs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fs.URI(base), err)
+	}
+	var errs []error
+	for _, a := range apps {
+		id, perr := records.ParseApplicationID(a.Name())
+		if !a.IsDir() || perr != nil || a.ModTime().After(cutoff) || d.Running(id) {
+			continue
+		}
+		dir := path.Join(base, a.Name())
+		files, err := fs.ReadDir(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", fs.URI(dir), err))
+			continue
+		}
+		fresh := false
+		for _, f := range files {
+			if f.ModTime().After(cutoff) {
+				fresh = true
+			}
+		}
+		if fresh {
+			continue
+		}
+		if err := fs.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("delete %s: %w", fs.URI(dir), err))
+			continue
+		}
+		deleted = append(deleted, fs.URI(dir))
 	}
 	return deleted, errors.Join(errs...)
 }

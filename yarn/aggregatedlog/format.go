@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -164,9 +163,6 @@ func NodeFileName(nodeID string) string { return strings.ReplaceAll(nodeID, ":",
 
 // TmpSuffix marks a file being written; readers skip it.
 const TmpSuffix = ".tmp"
-
-// AppDir is <remote-app-log-dir>/<user>/<suffix>/<application id>.
-func AppDir(root, user, suffix, appID string) string { return path.Join(root, user, suffix, appID) }
 
 // ErrFormat is a file that is not an aggregated log.
 var ErrFormat = errors.New("aggregatedlog: not an aggregated log file")
