@@ -27,7 +27,10 @@ for i in $(seq 1 240); do
 done
 sleep 2
 run status $Y application -status $APP
-run updatePriority $Y application -updatePriority 3 -appId $APP
+W=http://127.0.0.1:8088
+NODE=$(curl -s "$W/ws/v1/cluster/nodes" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
+rest() { echo "=== rest-$1"; curl -s -w '\n%%{http_code}\n' "$W$2"; }
+%[3]srun updatePriority $Y application -updatePriority 3 -appId $APP
 run updateLifetime $Y application -updateLifetime 3600 -appId $APP
 run statusAfterUpdates $Y application -status $APP
 run attempts $Y applicationattempt -list $APP
@@ -43,9 +46,58 @@ run refreshQueues $Y rmadmin -refreshQueues
 run kill $Y application -kill $APP
 sleep 2
 run statusAfterKill $Y application -status $APP
+rest app-killed "/ws/v1/cluster/apps/$APP"
 run list $Y application -list -appStates KILLED
 echo "=== end"
 `
+
+// cliRESTEndpoints are the RM's REST resources the CLI script also saves, each as a
+// section "rest-<file>" (the body, then the status), while the shell runs ($APP, on
+// $NODE); app-killed after the kill. Their key sets are compared as
+// TestRESTSchemaMatchesApache compares 2.7.3's and 3.1.1's (compareRESTKeys).
+var cliRESTEndpoints = []struct{ file, path string }{
+	{"info", "/ws/v1/cluster/info"},
+	{"metrics", "/ws/v1/cluster/metrics"},
+	{"scheduler", "/ws/v1/cluster/scheduler"},
+	{"apps", "/ws/v1/cluster/apps"},
+	{"app-running", "/ws/v1/cluster/apps/$APP"},
+	{"attempts", "/ws/v1/cluster/apps/$APP/appattempts"},
+	{"state", "/ws/v1/cluster/apps/$APP/state"},
+	{"nodes", "/ws/v1/cluster/nodes"},
+	{"node", "/ws/v1/cluster/nodes/$NODE"},
+	{"appstatistics", "/ws/v1/cluster/appstatistics"},
+	{"app-unknown", "/ws/v1/cluster/apps/application_1_0099"},
+	{"app-killed", "/ws/v1/cluster/apps/$APP"},
+}
+
+// cliRESTFetches is the script's lines that save cliRESTEndpoints (app-killed apart).
+func cliRESTFetches() string {
+	var b strings.Builder
+	for _, e := range cliRESTEndpoints {
+		if e.file != "app-killed" {
+			fmt.Fprintf(&b, "rest %s \"%s\"\n", e.file, e.path)
+		}
+	}
+	return b.String()
+}
+
+// restSections takes the "rest-" sections out of a run's sections, as responses.
+func restSections(secs map[string]string) map[string]restResponse {
+	out := map[string]restResponse{}
+	for name, body := range secs {
+		file, ok := strings.CutPrefix(name, "rest-")
+		if !ok {
+			continue
+		}
+		delete(secs, name)
+		body = strings.TrimRight(body, "\n")
+		i := strings.LastIndexByte(body, '\n')
+		var code int
+		fmt.Sscan(body[i+1:], &code)
+		out[file] = restResponse{status: code, body: body[:max(i, 0)]}
+	}
+	return out
+}
 
 // cliNormalizers mask what differs between any two runs (ids, times, ports, durations),
 // so that what is left is what each RM chose to answer.
@@ -95,7 +147,8 @@ func cliSections(out string) map[string]string {
 // TestHadoop3CLISameAnswersAsApacheRM runs the yarn CLI on a running application against
 // the Apache RM and then against Bobbin's RM (each with an unchanged Apache NodeManager),
 // all of one version, and compares the answers section by section: Hadoop 3.1.1, and
-// today's 3.4.2 from Maven Central (issue 47).
+// today's 3.4.2 from Maven Central (issue 47). The RM's REST resources of the same moment
+// are compared by their keys and statuses (cliRESTEndpoints).
 func TestHadoop3CLISameAnswersAsApacheRM(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
 	for _, v := range []string{hadoop3, hadoop34} {
@@ -139,7 +192,7 @@ func cliRun(t *testing.T, name, v string) map[string]string {
 	}
 	// Each yarn command starts a JVM: with another test's cluster beside this one
 	// (t.Parallel) the script's 20-odd commands take minutes.
-	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log")))
+	out, err := c.run(t, 12*time.Minute, fmt.Sprintf(cliScript, c.dshellJar(), c.path("ds.log"), cliRESTFetches()))
 	if err != nil || !strings.Contains(out, "=== list") {
 		t.Fatalf("%s RM: %v\n%s\nRM log:\n%s", name, err, out, c.logTail("rm.log", 40))
 	}
@@ -149,6 +202,7 @@ func cliRun(t *testing.T, name, v string) map[string]string {
 
 // compareCLIRuns compares the sections of the Apache run with Bobbin's.
 func compareCLIRuns(t *testing.T, v string, runs map[string]map[string]string) {
+	compareRESTKeys(t, v, cliRESTEndpoints, restSections(runs["apache"]), restSections(runs["bobbin"]))
 	var names []string
 	for n := range runs["apache"] {
 		if n != "end" {

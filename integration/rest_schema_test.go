@@ -118,44 +118,7 @@ func TestRESTSchemaMatchesApache(t *testing.T) {
 			if apache == nil || bobbin == nil {
 				t.Fatal("a cluster's scenario failed (above)")
 			}
-			var missing, added []string
-			for _, e := range restEndpoints {
-				a, b := apache[e.file], bobbin[e.file]
-				if a.status != b.status {
-					t.Errorf("%s: Apache answers %d, Bobbin %d\nApache: %s\nBobbin: %s", e.path, a.status, b.status, a.body, b.body)
-				}
-				ak, bk := jsonKeys(t, e.file, a.body), jsonKeys(t, e.file, b.body)
-				shown := false
-				for k := range ak {
-					if !bk[k] {
-						missing = append(missing, e.file+": "+k)
-						if _, ok := missingOK(k); !ok && !shown {
-							shown = true
-							t.Logf("%s: Apache's answer %.1500s\nBobbin's %.1500s", e.path, a.body, b.body)
-						}
-					}
-				}
-				for k := range bk {
-					if !ak[k] {
-						added = append(added, e.file+": "+k)
-					}
-				}
-			}
-			sort.Strings(missing)
-			sort.Strings(added)
-			t.Logf("Bobbin's additions to the Apache RM's keys (%d):\n%s", len(added), strings.Join(added, "\n"))
-			var bad []string
-			for _, m := range missing {
-				key := m[strings.Index(m, ": ")+2:]
-				if why, ok := missingOK(key); ok {
-					t.Logf("left out on purpose: %s (%s)", m, why)
-					continue
-				}
-				bad = append(bad, m)
-			}
-			if len(bad) > 0 {
-				t.Errorf("keys the Apache %s RM sends and Bobbin does not (%d):\n%s", v, len(bad), strings.Join(bad, "\n"))
-			}
+			compareRESTKeys(t, v, restEndpoints, apache, bobbin)
 			if a, b := apache["nm-log"], bobbin["nm-log"]; a.status != 200 || b.status != 200 {
 				t.Errorf("a container's stdout over the NM's REST API: Apache %d, Bobbin %d %q", a.status, b.status, b.body)
 			}
@@ -406,6 +369,51 @@ echo "dshell exit $?"
 		res[name] = restResponse{status: code, body: string(body), location: location}
 	}
 	return res
+}
+
+// compareRESTKeys compares the endpoints' answers of the Apache RM with Bobbin's: the
+// statuses agree, and every key the Apache RM sends Bobbin sends too (restMissingOK lists
+// the exceptions, logged). Bobbin's additions are logged.
+func compareRESTKeys(t *testing.T, v string, endpoints []struct{ file, path string }, apache, bobbin map[string]restResponse) {
+	t.Helper()
+	var missing, added []string
+	for _, e := range endpoints {
+		a, b := apache[e.file], bobbin[e.file]
+		if a.status != b.status {
+			t.Errorf("%s: Apache answers %d, Bobbin %d\nApache: %s\nBobbin: %s", e.path, a.status, b.status, a.body, b.body)
+		}
+		ak, bk := jsonKeys(t, e.file, a.body), jsonKeys(t, e.file, b.body)
+		shown := false
+		for k := range ak {
+			if !bk[k] {
+				missing = append(missing, e.file+": "+k)
+				if _, ok := missingOK(k); !ok && !shown {
+					shown = true
+					t.Logf("%s: Apache's answer %.1500s\nBobbin's %.1500s", e.path, a.body, b.body)
+				}
+			}
+		}
+		for k := range bk {
+			if !ak[k] {
+				added = append(added, e.file+": "+k)
+			}
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(added)
+	t.Logf("Bobbin's additions to the Apache %s RM's keys (%d):\n%s", v, len(added), strings.Join(added, "\n"))
+	var bad []string
+	for _, m := range missing {
+		key := m[strings.Index(m, ": ")+2:]
+		if why, ok := missingOK(key); ok {
+			t.Logf("left out on purpose: %s (%s)", m, why)
+			continue
+		}
+		bad = append(bad, m)
+	}
+	if len(bad) > 0 {
+		t.Errorf("keys the Apache %s RM sends and Bobbin does not (%d):\n%s", v, len(bad), strings.Join(bad, "\n"))
+	}
 }
 
 // jsonKeys lists every key path in a JSON document ("app.timeouts.timeout.type"); list

@@ -182,6 +182,11 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the AM did not get its first containers")
 	}
+	// The first AM container's launch time is reported, and kept across the restart.
+	first, err := sc.cl.GetApplicationReport(context.Background(), app)
+	if err != nil || first.GetLaunchTime() < first.GetStartTime() || first.GetLaunchTime() <= 0 {
+		t.Fatalf("launch time %d (start %d): %v", first.GetLaunchTime(), first.GetStartTime(), err)
+	}
 	rm2 := restart(nil)
 	// The node comes back with its three containers (the AM's and two tasks) booked.
 	testutil.Eventually(t, 10*time.Second, "the node's containers were not recovered", func() bool {
@@ -198,8 +203,8 @@ func workPreservingRestart(t *testing.T, class string, storeConf ...string) {
 	close(resume)
 	resumed = true
 	rep := sc.waitFinal(app, 30*time.Second)
-	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FINISHED || rep.GetDiagnostics() != "carried on" {
-		t.Fatalf("report %v", rep)
+	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FINISHED || rep.GetDiagnostics() != "carried on" || rep.GetLaunchTime() != first.GetLaunchTime() {
+		t.Fatalf("report %v (launch time before the restart %d)", rep, first.GetLaunchTime())
 	}
 	if atts := sc.attempts(app); len(atts) != 1 {
 		t.Fatalf("attempts after a work-preserving restart: %v", atts)

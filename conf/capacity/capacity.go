@@ -158,6 +158,9 @@ type Queue struct {
 	// FairWeight is the Fair Scheduler's <weight> of a queue read from its allocation
 	// file (0 for the Capacity Scheduler's queues).
 	FairWeight float64
+	// Priority is the queue's priority (3.x): reported; it orders nothing, as the
+	// priority-utilization ordering that would read it is refused.
+	Priority int32
 }
 
 // IsLeaf reports whether the queue has no children.

@@ -105,9 +105,11 @@ func (p *parser) queueExtras(q, parent *Queue, pre string) {
 	// A queue's priority orders it among its siblings only under its parent's
 	// priority-utilization ordering, refused above; as on the Java RM it does nothing else.
 	if v, ok := p.lookup(pre + "priority"); ok && strings.TrimSpace(v) != "" {
-		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err != nil {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
 			p.errorf(pre+"priority", v, "must be a whole number")
 		}
+		q.Priority = int32(n)
 	}
 }
 

@@ -154,6 +154,9 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	rm.containers.Launched(cid)
 	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		at.Launched = true
+		if a.LaunchTime == 0 {
+			a.LaunchTime = rm.opts.Now().UnixMilli()
+		}
 		if !at.Registered {
 			// The liveness clock starts at launch; an AM that registered already (it can
 			// before this answer is handled) has started it itself, later.

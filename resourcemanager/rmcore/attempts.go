@@ -47,6 +47,9 @@ func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
 			return err
 		}
 		at.Launched, at.LastPing = true, now
+		if a.LaunchTime == 0 {
+			a.LaunchTime = now.UnixMilli()
+		}
 	}
 	a.Attempt = at
 	a.Attempts = append(a.Attempts, at)

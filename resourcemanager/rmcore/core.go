@@ -79,6 +79,7 @@ type Core struct {
 	login      *rmLogin
 	stepMu     sync.Mutex     // one Step at a time (the monitor's, or a test's)
 	passMu     sync.Mutex     // one SchedulePass at a time
+	passes     passMeter      // the passes' busy time and assignments (leaf lock)
 	tasks      sync.WaitGroup // the loops Run starts and AM launches
 	// stopped is Run's context's Done: AM launches waiting to try again end with it.
 	stopped <-chan struct{}

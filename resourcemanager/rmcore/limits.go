@@ -102,6 +102,19 @@ func (rm *Core) CheckExtraTypes(r *yarnpb.ResourceProto) error {
 }
 
 // maxAllocation is the largest container, in every type.
+// MaximumAllocationOf is the largest container in queue q: its maximum-allocation-mb
+// and -vcores where set (inherited), else the cluster's; other types the cluster's.
+func (rm *Core) MaximumAllocationOf(q *capacity.Queue) scheduler.Resource {
+	v := rm.maxAllocation()
+	if q.MaximumAllocationMB > 0 {
+		v[scheduler.Memory] = q.MaximumAllocationMB
+	}
+	if q.MaximumAllocationVCores > 0 {
+		v[scheduler.VCores] = q.MaximumAllocationVCores
+	}
+	return v
+}
+
 func (rm *Core) maxAllocation() scheduler.Resource {
 	var v scheduler.Resource
 	for i, t := range rm.types.All() {

@@ -63,7 +63,7 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 	}
 	now := rm.opts.Now()
 	n := &rmstate.Node{NodeAddr: &rmstate.NodeAddr{Key: key, ID: id, HTTP: fmt.Sprintf("%s:%d", id.GetHost(), req.GetHttpPort())}, Rack: "/default-rack",
-		Capability: capability, Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
+		Capability: capability, Physical: req.GetPhysicalResource(), Version: req.GetNmVersion(), LastHeartbeat: now, HealthTime: now.UnixMilli()}
 	first := yarnpb.NodeStateProto_NS_RUNNING
 	if decommissioning {
 		first, n.DecommissionBy = yarnpb.NodeStateProto_NS_DECOMMISSIONING, decommissionBy

@@ -72,8 +72,11 @@ func (rm *Core) SchedulePass() {
 		if open, _ := rm.schedulingOpen(rm.opts.Now()); !open {
 			return
 		}
+		start := rm.opts.Now()
 		res := rm.engine.Schedule(scheduler.SliceSize)
 		rm.applyPlan(res)
+		end := rm.opts.Now()
+		rm.passes.add(end, end.Sub(start), len(res.Allocations))
 		if len(res.Allocations) < scheduler.SliceSize {
 			return
 		}

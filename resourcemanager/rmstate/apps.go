@@ -44,8 +44,11 @@ type App struct {
 	// LabelExpr and amLabelExpr are the submission's node-label expressions (nil: not set).
 	LabelExpr, AMLabelExpr *string
 	StartTime              int64
-	FinishTime             int64
-	Diagnostics            string
+	// LaunchTime is when its first AM container was launched (ms; 0: not yet), as the
+	// Java RM's RMAppImpl.launchTime: application reports and REST show it.
+	LaunchTime  int64
+	FinishTime  int64
+	Diagnostics string
 
 	// logAgg is each node's log aggregation of the application (nil: none yet);
 	// logAggFinal its settled status once every node's is final (0: not yet).

@@ -20,8 +20,11 @@ type Node struct {
 	// nodeAddr is its id, key ("host:port") and web address ("host:httpPort"), shared
 	// with its containers.
 	*NodeAddr
-	Rack          string
-	Capability    *yarnpb.ResourceProto
+	Rack       string
+	Capability *yarnpb.ResourceProto
+	// Physical is the machine's resource as the NodeManager registered it (3.x; nil:
+	// not sent): node utilization is a share of it.
+	Physical      *yarnpb.ResourceProto
 	state         yarnpb.NodeStateProto // moved by move only (lifecycle.go)
 	Version       string
 	healthReport  string

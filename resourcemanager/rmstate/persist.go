@@ -47,7 +47,10 @@ func (r *Apps) SetStoreLimit(n int) {
 }
 
 // extraKeepTokens is the AppRecord.Extra key of App.KeepTokens (1 when set).
-const extraKeepTokens = "keep_tokens"
+const (
+	extraKeepTokens = "keep_tokens"
+	extraLaunchTime = "launch_time"
+)
 
 // record is what is stored of a, without the launch context and AM resource (which never
 // change after submission and are added when writing).
@@ -64,6 +67,12 @@ func (a *App) record() *statestore.AppRecord {
 			rec.Extra = map[string]int64{}
 		}
 		rec.Extra[extraKeepTokens] = 1
+	}
+	if a.LaunchTime != 0 {
+		if rec.Extra == nil {
+			rec.Extra = map[string]int64{}
+		}
+		rec.Extra[extraLaunchTime] = a.LaunchTime
 	}
 	if len(a.Timeouts) > 0 {
 		rec.Timeouts = make(map[int32]int64, len(a.Timeouts))
@@ -162,7 +171,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 		MaxAttempts: rec.MaxAttempts, Unmanaged: rec.Unmanaged, Failures: rec.Failures, FailuresValidity: rec.FailuresValidity,
 		state: yarnpb.YarnApplicationStateProto(rec.State), Final: yarnpb.FinalApplicationStatusProto(rec.Final), SubmitTime: rec.SubmitTime,
 		StartTime: rec.StartTime, FinishTime: rec.FinishTime, Diagnostics: rec.Diagnostics, LabelExpr: rec.LabelExpr, AMLabelExpr: rec.AMLabelExpr,
-		Runtime: rec.Runtime, logAggFinal: yarnpb.LogAggregationStatusProto(rec.Extra[extraLogAggregation]), KeepTokens: rec.Extra[extraKeepTokens] != 0}
+		Runtime: rec.Runtime, logAggFinal: yarnpb.LogAggregationStatusProto(rec.Extra[extraLogAggregation]), KeepTokens: rec.Extra[extraKeepTokens] != 0, LaunchTime: rec.Extra[extraLaunchTime]}
 	if len(rec.AMSpec) > 0 {
 		a.AMSpec = &yarnpb.ContainerLaunchContextProto{}
 		if err := proto.Unmarshal(rec.AMSpec, a.AMSpec); err != nil {

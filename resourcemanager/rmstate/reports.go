@@ -68,6 +68,7 @@ func (a *App) report(now time.Time, web webBases, la LogAggregationSettings) *ya
 		TrackingUrl:            proto.String("N/A"),
 		Diagnostics:            proto.String(a.Diagnostics),
 		StartTime:              proto.Int64(a.StartTime),
+		LaunchTime:             proto.Int64(a.LaunchTime),
 		FinishTime:             proto.Int64(a.FinishTime),
 		FinalApplicationStatus: a.Final.Enum(),
 		Progress:               proto.Float32(progressOf(a)),

@@ -215,7 +215,7 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	ai := appInfo{ID: id.String(), User: rep.GetUser(), Name: rep.GetName(), Queue: rep.GetQueue(), State: state.String(),
 		FinalStatus: finalStatus(rep), Progress: float64(rep.GetProgress()) * 100, Diagnostics: rep.GetDiagnostics(),
 		ClusterID: rm.ClusterTimestamp(), ApplicationType: rep.GetApplicationType(), ApplicationTags: strings.Join(rep.GetApplicationTags(), ","),
-		Priority: rep.GetPriority().GetPriority(), StartedTime: rep.GetStartTime(), FinishedTime: rep.GetFinishTime(),
+		Priority: rep.GetPriority().GetPriority(), StartedTime: rep.GetStartTime(), LaunchTime: rep.GetLaunchTime(), FinishedTime: rep.GetFinishTime(),
 		LogAggregationStatus: strings.TrimPrefix(rep.GetLogAggregationStatus().String(), "LOG_"),
 		UnmanagedApplication: rep.GetUnmanagedApplication(), AppNodeLabelExpression: rep.GetAppNodeLabelExpression(),
 		AMNodeLabelExpression: rep.GetAmNodeLabelExpression()}
@@ -325,9 +325,11 @@ func (s *rest) attemptInfos(rep *yarnpb.ApplicationReportProto) []appAttemptInfo
 	for _, att := range s.rm.AttemptIDs(id) {
 		s.rm.ViewPastAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
 			info := appAttemptInfo{ID: int32(att.Attempt), StartTime: at.StartTime, FinishedTime: at.FinishTime,
-				NodeHTTPAddress: at.AMNodeHTTP, NodeID: at.AMNode, AppAttemptID: att.String()}
+				NodeHTTPAddress: at.AMNodeHTTP, NodeID: at.AMNode, AppAttemptID: att.String(),
+				AppAttemptState: strings.TrimPrefix(at.State().String(), "APP_ATTEMPT_")}
 			if at.AMContainer != nil {
 				info.ContainerID = at.AMContainer.String()
+				info.ExportPorts = "null" // Bobbin's NodeManagers expose no container ports
 				if at.AMNodeHTTP != "" {
 					info.LogsLink = fmt.Sprintf("http://%s/node/containerlogs/%s/%s", at.AMNodeHTTP, at.AMContainer, rep.GetUser())
 				}

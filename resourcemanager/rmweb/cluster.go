@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -60,6 +61,17 @@ func (s *rest) metricsInfo() clusterMetricsInfo {
 		total += n
 	}
 	free := st.Total.Sub(st.Allocated)
+	var pendingRes scheduler.Resource
+	for _, g := range rm.GroupStats() {
+		pendingRes = pendingRes.Add(g.PendingResource)
+	}
+	utilMB, utilVCores := clusterUtilization(rm)
+	percent := func(part, whole int64) int64 {
+		if whole <= 0 {
+			return 0
+		}
+		return part * 100 / whole
+	}
 	return clusterMetricsInfo{
 		AppsSubmitted: m.AppsSubmitted.Count(), AppsCompleted: m.AppsCompleted.Count(), AppsPending: pending, AppsRunning: running,
 		AppsFailed: m.AppsFailed.Count(), AppsKilled: m.AppsKilled.Count(),
@@ -76,6 +88,16 @@ func (s *rest) metricsInfo() clusterMetricsInfo {
 		ShutdownNodes:                        c[yarnpb.NodeStateProto_NS_SHUTDOWN],
 		TotalUsedResourcesAcrossPartition:    resource(rm, st.Allocated),
 		TotalClusterResourcesAcrossPartition: resource(rm, st.Total),
+		// The engine reserves nothing on a node: it plans whole passes (scheduling.md).
+		TotalReservedResourcesAcrossPartition:   resource(rm, scheduler.Resource{}),
+		TotalAllocatedContainersAcrossPartition: int64(st.Running),
+		// As the Java RM's: the Capacity Scheduler's root queue reports them, the Fair
+		// Scheduler's not (Bobbin's figures are the same under both).
+		CrossPartitionMetricsAvailable: !capacity.UsesFairScheduler(rm.Conf()),
+		PendingMB:                      pendingRes[scheduler.Memory], PendingVirtualCores: pendingRes[scheduler.VCores],
+		UtilizedMB: utilMB, UtilizedVirtualCores: utilVCores,
+		UtilizedMBPercent: percent(utilMB, st.Total[scheduler.Memory]), UtilizedVirtualCoresPercent: percent(utilVCores, st.Total[scheduler.VCores]),
+		RMSchedulerBusyPercent: int64(rm.SchedulerBusyPercent()), ContainerAssignedPerSecond: int64(rm.ContainersAssignedLastSecond()),
 	}
 }
 
@@ -154,6 +176,8 @@ func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo
 		for _, tag := range slices.Sorted(maps.Keys(tags[key])) {
 			info.AllocationTags.Info = append(info.AllocationTags.Info, allocationTagInfo{Tag: tag, Count: tags[key][tag]})
 		}
+		info.TotalResource = resource(rm, capacity)
+		info.MemUtilization, info.CPUUtilization = nodeUtilizationPercent(rm, rep, n, u.Used[scheduler.Memory]+free[scheduler.Memory])
 		if nu, cu := rep.GetNodeUtilization(), rep.GetContainersUtilization(); nu != nil || cu != nil {
 			info.ResourceUtilization = &nodeUtilization{NodePhysicalMemoryMB: int64(nu.GetPmem()), NodeVirtualMemoryMB: int64(nu.GetVmem()),
 				NodeCPUUsage: float64(nu.GetCpu()), AggregatedContainersPhysicalMemoryMB: int64(cu.GetPmem()),
@@ -165,6 +189,50 @@ func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo
 		out = append(out, info)
 	}
 	return out
+}
+
+// nodeUtilizationPercent is NodeInfo's memUtilization and cpuUtilization: the machine's
+// measured memory in percent of its physical memory, and its CPU in percent of one core
+// times its physical cores. A node that did not register its physical resource counts its
+// capacity's memory (schedMB) and one core, as the Java RM does.
+func nodeUtilizationPercent(rm *rmcore.Core, rep *yarnpb.NodeReportProto, n rmstate.Node, schedMB int64) (mem, cpu float32) {
+	nu := rep.GetNodeUtilization()
+	if nu == nil {
+		return 0, 0
+	}
+	physMB, cores := schedMB, int64(1)
+	if n.Physical != nil {
+		p := rm.ResourceOf(n.Physical)
+		physMB, cores = p[scheduler.Memory], p[scheduler.VCores]
+	}
+	if physMB > 0 {
+		mem = float32(nu.GetPmem()) * 100 / float32(physMB)
+	}
+	if cores > 0 {
+		cpu = nu.GetCpu() * 100 / float32(cores)
+	}
+	return mem, cpu
+}
+
+// clusterUtilization is ClusterMetrics' utilizedMB and utilizedVirtualCores: each active
+// node's measured use scaled from its physical resource to its capacity, summed
+// (RMNodeImpl.updateClusterUtilizationMetrics).
+func clusterUtilization(rm *rmcore.Core) (mb, vcores int64) {
+	for _, rep := range rm.NodeReports([]yarnpb.NodeStateProto{yarnpb.NodeStateProto_NS_RUNNING, yarnpb.NodeStateProto_NS_UNHEALTHY,
+		yarnpb.NodeStateProto_NS_DECOMMISSIONING}) {
+		nu := rep.GetNodeUtilization()
+		if nu == nil {
+			continue
+		}
+		total := rm.ResourceOf(rep.GetCapability())
+		phys := total
+		if n, ok := rm.NodeSnapshot(rmstate.NodeKey(rep.GetNodeId())); ok && n.Physical != nil {
+			phys = rm.ResourceOf(n.Physical)
+		}
+		mb += int64(float32(nu.GetPmem()) / max(1, float32(phys[scheduler.Memory])) * float32(total[scheduler.Memory]))
+		vcores += int64(nu.GetCpu() / max(1, float32(phys[scheduler.VCores])) * float32(total[scheduler.VCores]))
+	}
+	return mb, vcores
 }
 
 // labelsOnly drops the measured labels a report appends after the partition labels.

@@ -10,8 +10,9 @@ import (
 )
 
 // The objects below are the Java RM's web DAOs (org.apache.hadoop.yarn.server.
-// resourcemanager.webapp.dao) as 3.1.1 renders them: the same names, the same order, a
-// superset of 2.7.3's. Where a Java field is null the key is left out, as Jersey does.
+// resourcemanager.webapp.dao) as 3.1.1 renders them, with the keys 3.3+ adds: the same
+// names, the same order, a superset of 2.7.3's. Where a Java field is null the key is left
+// out, as Jersey does.
 
 // resourceInfo is ResourceInfo: memory and vCores, and (3.x) every resource type.
 type resourceInfo struct {
@@ -26,12 +27,14 @@ type resourceInformations struct {
 
 // resourceInformation's keys are in alphabetical order: Java serialises it from getters.
 type resourceInformation struct {
-	MaximumAllocation int64  `json:"maximumAllocation"`
-	MinimumAllocation int64  `json:"minimumAllocation"`
-	Name              string `json:"name"`
-	ResourceType      string `json:"resourceType"`
-	Units             string `json:"units"`
-	Value             int64  `json:"value"`
+	// Attributes are the type's attributes (3.x; none for the types Bobbin knows).
+	Attributes        struct{} `json:"attributes"`
+	MaximumAllocation int64    `json:"maximumAllocation"`
+	MinimumAllocation int64    `json:"minimumAllocation"`
+	Name              string   `json:"name"`
+	ResourceType      string   `json:"resourceType"`
+	Units             string   `json:"units"`
+	Value             int64    `json:"value"`
 }
 
 // resource renders an engine vector.
@@ -102,33 +105,48 @@ type clusterInfo struct {
 }
 
 type clusterMetricsInfo struct {
-	AppsSubmitted                        int64         `json:"appsSubmitted"`
-	AppsCompleted                        int64         `json:"appsCompleted"`
-	AppsPending                          int64         `json:"appsPending"`
-	AppsRunning                          int64         `json:"appsRunning"`
-	AppsFailed                           int64         `json:"appsFailed"`
-	AppsKilled                           int64         `json:"appsKilled"`
-	ReservedMB                           int64         `json:"reservedMB"`
-	AvailableMB                          int64         `json:"availableMB"`
-	AllocatedMB                          int64         `json:"allocatedMB"`
-	ReservedVirtualCores                 int64         `json:"reservedVirtualCores"`
-	AvailableVirtualCores                int64         `json:"availableVirtualCores"`
-	AllocatedVirtualCores                int64         `json:"allocatedVirtualCores"`
-	ContainersAllocated                  int64         `json:"containersAllocated"`
-	ContainersReserved                   int64         `json:"containersReserved"`
-	ContainersPending                    int64         `json:"containersPending"`
-	TotalMB                              int64         `json:"totalMB"`
-	TotalVirtualCores                    int64         `json:"totalVirtualCores"`
-	TotalNodes                           int32         `json:"totalNodes"`
-	LostNodes                            int32         `json:"lostNodes"`
-	UnhealthyNodes                       int32         `json:"unhealthyNodes"`
-	DecommissioningNodes                 int32         `json:"decommissioningNodes"`
-	DecommissionedNodes                  int32         `json:"decommissionedNodes"`
-	RebootedNodes                        int32         `json:"rebootedNodes"`
-	ActiveNodes                          int32         `json:"activeNodes"`
-	ShutdownNodes                        int32         `json:"shutdownNodes"`
-	TotalUsedResourcesAcrossPartition    *resourceInfo `json:"totalUsedResourcesAcrossPartition"`
-	TotalClusterResourcesAcrossPartition *resourceInfo `json:"totalClusterResourcesAcrossPartition"`
+	AppsSubmitted                           int64         `json:"appsSubmitted"`
+	AppsCompleted                           int64         `json:"appsCompleted"`
+	AppsPending                             int64         `json:"appsPending"`
+	AppsRunning                             int64         `json:"appsRunning"`
+	AppsFailed                              int64         `json:"appsFailed"`
+	AppsKilled                              int64         `json:"appsKilled"`
+	ReservedMB                              int64         `json:"reservedMB"`
+	AvailableMB                             int64         `json:"availableMB"`
+	AllocatedMB                             int64         `json:"allocatedMB"`
+	PendingMB                               int64         `json:"pendingMB"` // 3.x, as the others below
+	ReservedVirtualCores                    int64         `json:"reservedVirtualCores"`
+	AvailableVirtualCores                   int64         `json:"availableVirtualCores"`
+	AllocatedVirtualCores                   int64         `json:"allocatedVirtualCores"`
+	PendingVirtualCores                     int64         `json:"pendingVirtualCores"`
+	ContainersAllocated                     int64         `json:"containersAllocated"`
+	ContainersReserved                      int64         `json:"containersReserved"`
+	ContainersPending                       int64         `json:"containersPending"`
+	TotalMB                                 int64         `json:"totalMB"`
+	UtilizedMB                              int64         `json:"utilizedMB"`
+	TotalVirtualCores                       int64         `json:"totalVirtualCores"`
+	UtilizedVirtualCores                    int64         `json:"utilizedVirtualCores"`
+	UtilizedMBPercent                       int64         `json:"utilizedMBPercent"`
+	UtilizedVirtualCoresPercent             int64         `json:"utilizedVirtualCoresPercent"`
+	RMSchedulerBusyPercent                  int64         `json:"rmSchedulerBusyPercent"`
+	TotalNodes                              int32         `json:"totalNodes"`
+	LostNodes                               int32         `json:"lostNodes"`
+	UnhealthyNodes                          int32         `json:"unhealthyNodes"`
+	DecommissioningNodes                    int32         `json:"decommissioningNodes"`
+	DecommissionedNodes                     int32         `json:"decommissionedNodes"`
+	RebootedNodes                           int32         `json:"rebootedNodes"`
+	ActiveNodes                             int32         `json:"activeNodes"`
+	ShutdownNodes                           int32         `json:"shutdownNodes"`
+	ContainerAssignedPerSecond              int64         `json:"containerAssignedPerSecond"`
+	TotalUsedResourcesAcrossPartition       *resourceInfo `json:"totalUsedResourcesAcrossPartition"`
+	TotalClusterResourcesAcrossPartition    *resourceInfo `json:"totalClusterResourcesAcrossPartition"`
+	TotalReservedResourcesAcrossPartition   *resourceInfo `json:"totalReservedResourcesAcrossPartition"`
+	TotalAllocatedContainersAcrossPartition int64         `json:"totalAllocatedContainersAcrossPartition"`
+	CrossPartitionMetricsAvailable          bool          `json:"crossPartitionMetricsAvailable"`
+	// The Java RM's dispatcher queues; Bobbin handles every event in the call that
+	// brings it (no dispatcher), so none ever waits in a queue.
+	RMEventQueueSize        int64 `json:"rmEventQueueSize"`
+	SchedulerEventQueueSize int64 `json:"schedulerEventQueueSize"`
 }
 
 type appInfo struct {
@@ -147,6 +165,7 @@ type appInfo struct {
 	ApplicationTags             string        `json:"applicationTags"`
 	Priority                    int32         `json:"priority"`
 	StartedTime                 int64         `json:"startedTime"`
+	LaunchTime                  int64         `json:"launchTime"` // 3.x: the first AM container's launch
 	FinishedTime                int64         `json:"finishedTime"`
 	ElapsedTime                 int64         `json:"elapsedTime"`
 	AMContainerLogs             string        `json:"amContainerLogs,omitempty"`
@@ -213,32 +232,42 @@ type appAttemptInfo struct {
 	BlacklistedNodes         string `json:"blacklistedNodes"`
 	NodesBlacklistedBySystem string `json:"nodesBlacklistedBySystem"`
 	AppAttemptID             string `json:"appAttemptId"`
+	// 3.x: the AM container's exposed ports as JSON (Docker's; "null": none, "": no AM
+	// container yet) and the attempt's state.
+	ExportPorts     string `json:"exportPorts"`
+	AppAttemptState string `json:"appAttemptState"`
 }
 
 type nodeInfo struct {
-	Rack                   string             `json:"rack"`
-	State                  string             `json:"state"`
-	ID                     string             `json:"id"`
-	NodeHostName           string             `json:"nodeHostName"`
-	NodeHTTPAddress        string             `json:"nodeHTTPAddress"`
-	LastHealthUpdate       int64              `json:"lastHealthUpdate"`
-	Version                string             `json:"version"`
-	HealthReport           string             `json:"healthReport"`
-	NumContainers          int32              `json:"numContainers"`
-	UsedMemoryMB           int64              `json:"usedMemoryMB"`
-	AvailMemoryMB          int64              `json:"availMemoryMB"`
-	UsedVirtualCores       int64              `json:"usedVirtualCores"`
-	AvailableVirtualCores  int64              `json:"availableVirtualCores"`
-	NumRunningOpportContrs int32              `json:"numRunningOpportContainers"`
-	UsedMemoryOpportGB     int64              `json:"usedMemoryOpportGB"`
-	UsedVirtualCoresOpport int32              `json:"usedVirtualCoresOpport"`
-	NumQueuedContainers    int32              `json:"numQueuedContainers"`
-	NodeLabels             []string           `json:"nodeLabels,omitempty"`
-	AllocationTags         allocationTags     `json:"allocationTags"` // 3.x placement constraints' tags (scheduling.md §8)
-	ResourceUtilization    *nodeUtilization   `json:"resourceUtilization,omitempty"`
-	UsedResource           *resourceInfo      `json:"usedResource"`
-	AvailableResource      *resourceInfo      `json:"availableResource"`
-	Bobbin                 *bobbinNodeDetails `json:"bobbin,omitempty"`
+	Rack                  string `json:"rack"`
+	State                 string `json:"state"`
+	ID                    string `json:"id"`
+	NodeHostName          string `json:"nodeHostName"`
+	NodeHTTPAddress       string `json:"nodeHTTPAddress"`
+	LastHealthUpdate      int64  `json:"lastHealthUpdate"`
+	Version               string `json:"version"`
+	HealthReport          string `json:"healthReport"`
+	NumContainers         int32  `json:"numContainers"`
+	UsedMemoryMB          int64  `json:"usedMemoryMB"`
+	AvailMemoryMB         int64  `json:"availMemoryMB"`
+	UsedVirtualCores      int64  `json:"usedVirtualCores"`
+	AvailableVirtualCores int64  `json:"availableVirtualCores"`
+	// 3.x: the machine's measured use, percent of its physical memory and of one core.
+	MemUtilization         float32          `json:"memUtilization"`
+	CPUUtilization         float32          `json:"cpuUtilization"`
+	NumRunningOpportContrs int32            `json:"numRunningOpportContainers"`
+	UsedMemoryOpportGB     int64            `json:"usedMemoryOpportGB"`
+	UsedVirtualCoresOpport int32            `json:"usedVirtualCoresOpport"`
+	NumQueuedContainers    int32            `json:"numQueuedContainers"`
+	NodeLabels             []string         `json:"nodeLabels,omitempty"`
+	AllocationTags         allocationTags   `json:"allocationTags"` // 3.x placement constraints' tags (scheduling.md §8)
+	ResourceUtilization    *nodeUtilization `json:"resourceUtilization,omitempty"`
+	UsedResource           *resourceInfo    `json:"usedResource"`
+	AvailableResource      *resourceInfo    `json:"availableResource"`
+	// 3.2+: the node's attributes (Bobbin serves none: docs/hadoop3.md) and capacity.
+	NodeAttributesInfo struct{}           `json:"nodeAttributesInfo"`
+	TotalResource      *resourceInfo      `json:"totalResource"`
+	Bobbin             *bobbinNodeDetails `json:"bobbin,omitempty"`
 }
 
 // allocationTags are a node's allocation tags and how many of its containers carry each,

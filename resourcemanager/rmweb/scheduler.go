@@ -27,6 +27,7 @@ type schedulerInfo struct {
 	QueueName    string         `json:"queueName"`
 	Queues       *queueList     `json:"queues"`
 	Capacities   *capacitiesDAO `json:"capacities"`
+	queueConf
 }
 
 type queueList struct {
@@ -38,18 +39,22 @@ type capacitiesDAO struct {
 }
 
 type partitionCapacities struct {
-	PartitionName         string        `json:"partitionName"`
-	Capacity              float64       `json:"capacity"`
-	UsedCapacity          float64       `json:"usedCapacity"`
-	MaxCapacity           float64       `json:"maxCapacity"`
-	AbsoluteCapacity      float64       `json:"absoluteCapacity"`
-	AbsoluteUsedCapacity  float64       `json:"absoluteUsedCapacity"`
-	AbsoluteMaxCapacity   float64       `json:"absoluteMaxCapacity"`
-	MaxAMLimitPercentage  float64       `json:"maxAMLimitPercentage"`
-	ConfiguredMinResource *resourceInfo `json:"configuredMinResource"`
-	ConfiguredMaxResource *resourceInfo `json:"configuredMaxResource"`
-	EffectiveMinResource  *resourceInfo `json:"effectiveMinResource"`
-	EffectiveMaxResource  *resourceInfo `json:"effectiveMaxResource"`
+	PartitionName        string  `json:"partitionName"`
+	Capacity             float64 `json:"capacity"`
+	UsedCapacity         float64 `json:"usedCapacity"`
+	MaxCapacity          float64 `json:"maxCapacity"`
+	AbsoluteCapacity     float64 `json:"absoluteCapacity"`
+	AbsoluteUsedCapacity float64 `json:"absoluteUsedCapacity"`
+	AbsoluteMaxCapacity  float64 `json:"absoluteMaxCapacity"`
+	MaxAMLimitPercentage float64 `json:"maxAMLimitPercentage"`
+	// 3.3+: the capacity as configured, and the weight and its share of the siblings'.
+	QueueCapacityVectorInfo *capacityVectorInfo `json:"queueCapacityVectorInfo"`
+	Weight                  float64             `json:"weight"`
+	NormalizedWeight        float64             `json:"normalizedWeight"`
+	ConfiguredMinResource   *resourceInfo       `json:"configuredMinResource"`
+	ConfiguredMaxResource   *resourceInfo       `json:"configuredMaxResource"`
+	EffectiveMinResource    *resourceInfo       `json:"effectiveMinResource"`
+	EffectiveMaxResource    *resourceInfo       `json:"effectiveMaxResource"`
 }
 
 // queueInfo is a parent queue's CapacitySchedulerQueueInfo; a leaf adds the type and
@@ -93,6 +98,12 @@ type queueInfo struct {
 	DefaultNodeLabelExpression   *string       `json:"defaultNodeLabelExpression,omitempty"`
 	DefaultPriority              *int          `json:"defaultPriority,omitempty"`
 	IsAutoCreatedLeafQueue       *bool         `json:"isAutoCreatedLeafQueue,omitempty"`
+	// 3.x: maximum-am-resource-percent as configured (a fraction), and the lifetimes in
+	// seconds (-1: none).
+	ConfiguredMaxAMResourceLimit *float64 `json:"configuredMaxAMResourceLimit,omitempty"`
+	MaxApplicationLifetime       *int64   `json:"maxApplicationLifetime,omitempty"`
+	DefaultApplicationLifetime   *int64   `json:"defaultApplicationLifetime,omitempty"`
+	queueConf
 	// QuotaGroup is Bobbin's addition: the leaf as the two-level group scheduler sees it.
 	QuotaGroup *quotaGroup `json:"quotaGroup,omitempty"`
 }
@@ -198,7 +209,7 @@ func (b *treeBuilder) schedulerInfo() schedulerInfo {
 	root := b.s.rm.Queues().Root
 	used := b.used(root)
 	info := schedulerInfo{Type: "capacityScheduler", Capacity: 100, MaxCapacity: 100, QueueName: root.Name,
-		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: b.capacities(root, used)}
+		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: b.capacities(root, used), queueConf: b.conf34(root)}
 	for _, c := range root.Children {
 		info.Queues.Queue = append(info.Queues.Queue, b.queue(c))
 	}
@@ -269,10 +280,15 @@ func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *ca
 	if q.Parent == nil {
 		capOf, maxOf, absCap, absMax = 100, 100, 100, 100
 	}
+	weight, normalized := weights(q, "")
+	if weight >= 0 {
+		capOf = 0 // the Java RM's capacity of a queue written as a weight
+	}
 	zero := resource(rm, scheduler.Resource{})
 	out := &capacitiesDAO{QueueCapacitiesByPartition: []partitionCapacities{{PartitionName: "",
 		Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf), AbsoluteCapacity: pct(absCap),
 		AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax), MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100),
+		QueueCapacityVectorInfo: b.capacityVector(q, ""), Weight: weight, NormalizedWeight: pct(normalized),
 		ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
 		EffectiveMinResource: resource(rm, b.scaled(absCap/100)), EffectiveMaxResource: resource(rm, b.scaled(absMax/100))}}}
 	labels := make([]string, 0, len(q.Labels))
@@ -313,10 +329,15 @@ func (b *treeBuilder) labelCapacities(q *capacity.Queue, l string) partitionCapa
 		}
 		return resource(rm, v)
 	}
+	weight, normalized := weights(q, l)
+	if weight >= 0 {
+		capOf = 0
+	}
 	zero := resource(rm, scheduler.Resource{})
 	return partitionCapacities{PartitionName: l, Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf),
 		AbsoluteCapacity: pct(abs * 100), AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax * 100),
-		MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100), ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
+		MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100), QueueCapacityVectorInfo: b.capacityVector(q, l),
+		Weight: weight, NormalizedWeight: pct(normalized), ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
 		EffectiveMinResource: scaled(abs), EffectiveMaxResource: scaled(absMax)}
 }
 
@@ -332,7 +353,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	qi := &queueInfo{Capacity: pc.Capacity, UsedCapacity: pc.UsedCapacity, MaxCapacity: pc.MaxCapacity, AbsoluteCapacity: pc.AbsoluteCapacity,
 		AbsoluteMaxCapacity: pc.AbsoluteMaxCapacity, AbsoluteUsedCapacity: pc.AbsoluteUsedCapacity, QueueName: q.Name, State: state,
 		ResourcesUsed: resource(rm, used), NodeLabels: q.AccessibleNodeLabels, Capacities: caps,
-		MinEffectiveCapacity: pc.EffectiveMinResource, MaxEffectiveCapacity: pc.EffectiveMaxResource}
+		MinEffectiveCapacity: pc.EffectiveMinResource, MaxEffectiveCapacity: pc.EffectiveMaxResource, queueConf: b.conf34(q)}
 	zero := resource(rm, scheduler.Resource{})
 	if !q.IsLeaf() {
 		qi.Queues = &queueList{}
@@ -379,13 +400,21 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 				AMUsed: zero, AMLimit: resource(rm, userAMLimit), UserAMLimit: resource(rm, userAMLimit)}}}})
 	}
 	t := true
-	dp, notAuto := 0, false
+	dp, notAuto := int(q.DefaultApplicationPriority), false
 	preemptionDisabled := !b.preemption || q.DisablePreemption
 	qi.NumActiveApplications, qi.NumPendingApplications, qi.NumContainers = &active, &pendingApps, &containers
 	qi.MaxApplications, qi.MaxApplicationsPerUser, qi.UserLimit, qi.Users = &maxApps, &perUser, &userLimitPct, users
 	qi.UserLimitFactor, qi.AMResourceLimit, qi.UsedAMResource = &q.UserLimitFactor, resource(rm, amLimit), resource(rm, g.AMUsed)
 	qi.UserAMResourceLimit, qi.PreemptionDisabled, qi.IntraQueuePreemptionDisabled = resource(rm, userAMLimit), &preemptionDisabled, &t
 	qi.DefaultNodeLabelExpression, qi.DefaultPriority, qi.IsAutoCreatedLeafQueue = &q.DefaultNodeLabelExpression, &dp, &notAuto
+	amPct, maxLife, defLife := q.MaximumAMResourcePercent, max(q.MaxAppLifetime, -1), max(q.DefaultAppLifetime, -1)
+	if maxLife == 0 {
+		maxLife = -1
+	}
+	if defLife == 0 {
+		defLife = -1
+	}
+	qi.ConfiguredMaxAMResourceLimit, qi.MaxApplicationLifetime, qi.DefaultApplicationLifetime = &amPct, &maxLife, &defLife
 	qg := &quotaGroup{Policy: g.Policy, PreemptionPolicy: g.PreemptionPolicy, Preemption: b.preemption}
 	if !g.PreemptedAt.IsZero() {
 		qg.LastPreemptedAt = g.PreemptedAt.UnixMilli()
