@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -82,6 +83,11 @@ func (l *rmLink) register(ctx context.Context) error {
 	// The applications with containers here: a Java RM keeps a re-registering node's
 	// containers only when it lists some (otherwise it takes the node for a new one).
 	req.RunningApplications = nm.table.RunningApps()
+	// The machine itself (3.x's physicalResource), which the RM's node utilization is a
+	// share of; the Java NM sends it when it can read the machine, as here.
+	if h, err := borrowed.ReadHost("/proc", nil); err == nil && h.MemTotal > 0 && h.Cores > 0 {
+		req.PhysicalResource = &yarnpb.ResourceProto{Memory: proto.Int64(h.MemTotal >> 20), VirtualCores: proto.Int32(int32(h.Cores))}
+	}
 	err := l.rt.Call(ctx, "registerNodeManager", req, &resp)
 	// With RMs in HA the active one may be any of them, or none yet (an election under
 	// way): they are tried in turn, a second between rounds, for as long as one RM's

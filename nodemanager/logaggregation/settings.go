@@ -2,7 +2,6 @@ package logaggregation
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -48,9 +47,6 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		s.FS, s.Root, err = remotefs.Resolve(c, l.Dir)
 		if err != nil && s.Enabled {
 			add(&conf.ValueError{Source: c.Source(l.DirKey), Key: l.DirKey, Value: l.Dir, Reason: err.Error()})
-		}
-		if l.Suffix == "" || strings.Contains(l.Suffix, "/") {
-			add(&conf.ValueError{Source: c.Source(l.SuffixKey), Key: l.SuffixKey, Value: l.Suffix, Reason: "must be one path component"})
 		}
 	}
 	s.RollInterval, err = c.Duration("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds", time.Second)

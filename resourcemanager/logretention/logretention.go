@@ -124,8 +124,8 @@ func (d *Deleter) Sweep() (deleted []string, err error) {
 		for _, l := range s.Locations {
 			base := l.UserDir(s.Root, u.Name())
 			if !l.Bucketed {
-				d, err := d.sweepApps(fs, base, cutoff)
-				deleted, errs = append(deleted, d...), append(errs, err)
+				got, err := d.sweepApps(fs, base, cutoff)
+				deleted, errs = append(deleted, got...), append(errs, err)
 				continue
 			}
 			buckets, err := fs.ReadDir(base)
@@ -134,8 +134,8 @@ func (d *Deleter) Sweep() (deleted []string, err error) {
 			}
 			for _, b := range buckets {
 				if b.IsDir() {
-					d, err := d.sweepApps(fs, path.Join(base, b.Name()), cutoff)
-					deleted, errs = append(deleted, d...), append(errs, err)
+					got, err := d.sweepApps(fs, path.Join(base, b.Name()), cutoff)
+					deleted, errs = append(deleted, got...), append(errs, err)
 				}
 			}
 		}

@@ -101,7 +101,6 @@ func (rm *Core) CheckExtraTypes(r *yarnpb.ResourceProto) error {
 	return nil
 }
 
-// maxAllocation is the largest container, in every type.
 // MaximumAllocationOf is the largest container in queue q: its maximum-allocation-mb
 // and -vcores where set (inherited), else the cluster's; other types the cluster's.
 func (rm *Core) MaximumAllocationOf(q *capacity.Queue) scheduler.Resource {
@@ -115,6 +114,7 @@ func (rm *Core) MaximumAllocationOf(q *capacity.Queue) scheduler.Resource {
 	return v
 }
 
+// maxAllocation is the largest container, in every type.
 func (rm *Core) maxAllocation() scheduler.Resource {
 	var v scheduler.Resource
 	for i, t := range rm.types.All() {

@@ -177,7 +177,7 @@ func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo
 			info.AllocationTags.Info = append(info.AllocationTags.Info, allocationTagInfo{Tag: tag, Count: tags[key][tag]})
 		}
 		info.TotalResource = resource(rm, capacity)
-		info.MemUtilization, info.CPUUtilization = nodeUtilizationPercent(rm, rep, n, u.Used[scheduler.Memory]+free[scheduler.Memory])
+		info.MemUtilization, info.CPUUtilization = nodeUtilizationPercent(rm, rep, n)
 		if nu, cu := rep.GetNodeUtilization(), rep.GetContainersUtilization(); nu != nil || cu != nil {
 			info.ResourceUtilization = &nodeUtilization{NodePhysicalMemoryMB: int64(nu.GetPmem()), NodeVirtualMemoryMB: int64(nu.GetVmem()),
 				NodeCPUUsage: float64(nu.GetCpu()), AggregatedContainersPhysicalMemoryMB: int64(cu.GetPmem()),
@@ -192,19 +192,19 @@ func (s *rest) nodeInfos(states []yarnpb.NodeStateProto, only string) []nodeInfo
 }
 
 // nodeUtilizationPercent is NodeInfo's memUtilization and cpuUtilization: the machine's
-// measured memory in percent of its physical memory, and its CPU in percent of one core
-// times its physical cores. A node that did not register its physical resource counts its
-// capacity's memory (schedMB) and one core, as the Java RM does.
-func nodeUtilizationPercent(rm *rmcore.Core, rep *yarnpb.NodeReportProto, n rmstate.Node, schedMB int64) (mem, cpu float32) {
+// measured memory in percent of its physical memory, and its CPU (in cores) in percent of
+// its physical cores. A node that did not register its physical resource is taken to be
+// its capacity, as RMNodeImpl takes it.
+func nodeUtilizationPercent(rm *rmcore.Core, rep *yarnpb.NodeReportProto, n rmstate.Node) (mem, cpu float32) {
 	nu := rep.GetNodeUtilization()
 	if nu == nil {
 		return 0, 0
 	}
-	physMB, cores := schedMB, int64(1)
+	phys := rm.ResourceOf(rep.GetCapability())
 	if n.Physical != nil {
-		p := rm.ResourceOf(n.Physical)
-		physMB, cores = p[scheduler.Memory], p[scheduler.VCores]
+		phys = rm.ResourceOf(n.Physical)
 	}
+	physMB, cores := phys[scheduler.Memory], phys[scheduler.VCores]
 	if physMB > 0 {
 		mem = float32(nu.GetPmem()) * 100 / float32(physMB)
 	}

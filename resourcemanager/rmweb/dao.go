@@ -11,8 +11,9 @@ import (
 
 // The objects below are the Java RM's web DAOs (org.apache.hadoop.yarn.server.
 // resourcemanager.webapp.dao) as 3.1.1 renders them, with the keys 3.3+ adds: the same
-// names, the same order, a superset of 2.7.3's. Where a Java field is null the key is left
-// out, as Jersey does.
+// names, a superset of 2.7.3's, in 3.1.1's order (3.3+'s keys are placed near theirs,
+// not always in Java's order). Where a Java field is null the key is left out, as Jersey
+// does.
 
 // resourceInfo is ResourceInfo: memory and vCores, and (3.x) every resource type.
 type resourceInfo struct {

@@ -14,25 +14,26 @@ import (
 // is refused at start), so every queue is static, none is eligible for auto-creation and
 // the templates are empty.
 type queueConf struct {
-	QueuePath                         string              `json:"queuePath"`
-	Weight                            float64             `json:"weight"`
-	NormalizedWeight                  float64             `json:"normalizedWeight"`
-	QueueCapacityVectorInfo           *capacityVectorInfo `json:"queueCapacityVectorInfo,omitempty"` // the root's only
-	MaxParallelApps                   int                 `json:"maxParallelApps"`
-	IsAbsoluteResource                bool                `json:"isAbsoluteResource"`
-	MaximumAllocation                 *resourceInfo       `json:"maximumAllocation"`
-	QueueAcls                         queueAcls           `json:"queueAcls"`
-	QueuePriority                     int32               `json:"queuePriority"`
-	OrderingPolicyInfo                string              `json:"orderingPolicyInfo"`
-	AutoCreateChildQueueEnabled       bool                `json:"autoCreateChildQueueEnabled"`
-	LeafQueueTemplate                 struct{}            `json:"leafQueueTemplate"`
-	Mode                              string              `json:"mode"`
-	QueueType                         string              `json:"queueType"`
-	CreationMethod                    string              `json:"creationMethod"`
-	AutoCreationEligibility           string              `json:"autoCreationEligibility"`
-	AutoQueueTemplateProperties       struct{}            `json:"autoQueueTemplateProperties"`
-	AutoQueueParentTemplateProperties struct{}            `json:"autoQueueParentTemplateProperties"`
-	AutoQueueLeafTemplateProperties   struct{}            `json:"autoQueueLeafTemplateProperties"`
+	QueuePath               string              `json:"queuePath"`
+	Weight                  float64             `json:"weight"`
+	NormalizedWeight        float64             `json:"normalizedWeight"`
+	QueueCapacityVectorInfo *capacityVectorInfo `json:"queueCapacityVectorInfo,omitempty"` // the root's only
+	MaxParallelApps         int                 `json:"maxParallelApps"`
+	IsAbsoluteResource      bool                `json:"isAbsoluteResource"`
+	MaximumAllocation       *resourceInfo       `json:"maximumAllocation"`
+	QueueAcls               queueAcls           `json:"queueAcls"`
+	QueuePriority           int32               `json:"queuePriority"`
+	OrderingPolicyInfo      string              `json:"orderingPolicyInfo"`
+	// Not the root's (CapacitySchedulerInfo has neither): nil there.
+	AutoCreateChildQueueEnabled       *bool     `json:"autoCreateChildQueueEnabled,omitempty"`
+	LeafQueueTemplate                 *struct{} `json:"leafQueueTemplate,omitempty"`
+	Mode                              string    `json:"mode"`
+	QueueType                         string    `json:"queueType"`
+	CreationMethod                    string    `json:"creationMethod"`
+	AutoCreationEligibility           string    `json:"autoCreationEligibility"`
+	AutoQueueTemplateProperties       struct{}  `json:"autoQueueTemplateProperties"`
+	AutoQueueParentTemplateProperties struct{}  `json:"autoQueueParentTemplateProperties"`
+	AutoQueueLeafTemplateProperties   struct{}  `json:"autoQueueLeafTemplateProperties"`
 }
 
 // capacityVectorInfo is QueueCapacityVectorInfo: the capacity as configured, per
@@ -65,7 +66,11 @@ func javaFloat(v float64) string {
 		if !strings.Contains(mant, ".") {
 			mant += ".0"
 		}
-		return mant + "E" + strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "0")
+		sign, digits := "", strings.TrimPrefix(exp, "+")
+		if strings.HasPrefix(digits, "-") {
+			sign, digits = "-", digits[1:]
+		}
+		return mant + "E" + sign + strings.TrimLeft(digits, "0")
 	}
 	s := strconv.FormatFloat(float64(f), 'f', -1, 32)
 	if !strings.Contains(s, ".") {
@@ -90,8 +95,11 @@ func (b *treeBuilder) conf34(q *capacity.Queue) queueConf {
 		c.OrderingPolicyInfo = q.OrderingPolicy
 	}
 	c.Weight, c.NormalizedWeight = weights(q, "")
+	c.NormalizedWeight = pct(c.NormalizedWeight)
 	if q.Parent == nil {
 		c.QueueCapacityVectorInfo = b.capacityVector(q, "")
+	} else {
+		c.AutoCreateChildQueueEnabled, c.LeafQueueTemplate = new(bool), &struct{}{}
 	}
 	switch {
 	case q.CapacityResource != nil:

@@ -85,12 +85,15 @@ func readLocation(c *conf.Configuration, bucketed bool) (Location, error) {
 	}
 	if v, _ := c.Trimmed(KeyTFileSuffix); v != "" {
 		l.SuffixKey, l.Suffix = KeyTFileSuffix, v
-		return l, nil
-	}
-	if l.Suffix, err = c.Trimmed(KeySuffix); err != nil {
+	} else if l.Suffix, err = c.Trimmed(KeySuffix); err != nil {
 		return Location{}, err
 	}
-	if bucketed && l.Suffix != "" {
+	// One plain path component: the writer and the retention's sweep stay under the
+	// user's directory.
+	if l.Suffix == "" || l.Suffix == "." || l.Suffix == ".." || strings.Contains(l.Suffix, "/") {
+		return Location{}, &conf.ValueError{Source: c.Source(l.SuffixKey), Key: l.SuffixKey, Value: l.Suffix, Reason: "must be one path component"}
+	}
+	if bucketed && l.SuffixKey == KeySuffix {
 		// LogAggregationFileController.extractRemoteRootLogDirSuffix: the NodeManager's
 		// suffix with the controller's name, lower case.
 		l.Suffix += "-" + strings.ToLower(formatTFileName)

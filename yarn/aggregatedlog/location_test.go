@@ -51,6 +51,14 @@ func TestReadLocation(t *testing.T) {
 		t.Fatalf("layout indexed: %v, want a refusal naming %s", err, KeyLayout)
 	}
 	c.Set(KeyLayout, LayoutFlat)
+	for _, bad := range []string{"..", ".", "a/b"} {
+		c.Set(KeyTFileSuffix, bad)
+		if _, err := ReadLocation(c); err == nil || !strings.Contains(err.Error(), KeyTFileSuffix) {
+			t.Errorf("suffix %q: %v, want a refusal naming %s", bad, err, KeyTFileSuffix)
+		}
+	}
+	c.Set(KeyTFileSuffix, "tf")
+	c.Set(KeyLayout, LayoutFlat)
 	c.Set(KeyFileFormats, "IFile,TFile")
 	if _, err := ReadLocation(c); err == nil || !strings.Contains(err.Error(), KeyFileFormats) {
 		t.Fatalf("IFile: %v, want a refusal naming %s", err, KeyFileFormats)
