@@ -210,3 +210,26 @@ func notInNode(tag string) *yarnpb.PlacementConstraintProto {
 		TargetExpressions: []*yarnpb.PlacementConstraintTargetProto{{TargetType: yarnpb.PlacementConstraintTargetProto_ALLOCATION_TAG.Enum(), TargetKey: proto.String("self"), TargetValues: []string{tag}}},
 		MinCardinality:    proto.Int32(0), MaxCardinality: proto.Int32(0)}}
 }
+
+// A SchedulingRequest IN a node partition its queue may not use is refused: the Java
+// scheduler never offers that queue the partition's nodes, so it would wait for ever.
+func TestPlacementPartitionTargetNeedsQueueAccess(t *testing.T) {
+	rm, cl := startRM(t, testConf("yarn.resourcemanager.placement-constraints.handler", "scheduler",
+		"yarn.node-labels.enabled", "true", "yarn.scheduler.capacity.root.default.accessible-node-labels", " "))
+	nm := newFakeNM(t, rm, 45454)
+	nm.register(8192, 8)
+	nm.heartbeat(0)
+	am, _ := unregisteredAM(t, rm, cl)
+	ctx := context.Background()
+	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	inGPU := &yarnpb.PlacementConstraintProto{SimpleConstraint: &yarnpb.SimplePlacementConstraintProto{Scope: proto.String("node"),
+		TargetExpressions: []*yarnpb.PlacementConstraintTargetProto{{TargetType: yarnpb.PlacementConstraintTargetProto_NODE_ATTRIBUTE.Enum(), TargetKey: proto.String("yarn_node_partition/"), TargetValues: []string{"gpu"}}},
+		MinCardinality:    proto.Int32(1), MaxCardinality: proto.Int32(1<<31 - 1)}}
+	err := am.Call(ctx, "allocate", &yarnpb.AllocateRequestProto{ResponseId: proto.Int32(0), SchedulingRequests: []*yarnpb.SchedulingRequestProto{schedulingRequest(1, 1, "g", inGPU)}}, &yarnpb.AllocateResponseProto{})
+	re := remote(t, err)
+	if re.Class != exceptions.YarnException || !strings.Contains(re.Message, "queue=default doesn't have permission to access node partition gpu") {
+		t.Fatalf("%s %q, want a YarnException refusing partition gpu to queue default", re.Class, re.Message)
+	}
+}

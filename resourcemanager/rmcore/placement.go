@@ -107,7 +107,8 @@ func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingR
 			att.App, r.GetPriority().GetPriority(), r.GetAllocationRequestId(), fmt.Sprintf(format, args...))
 	}
 	var registered map[string]*scheduler.Constraint
-	rm.apps.WithAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) { registered = at.Constraints })
+	var queue string
+	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) { registered, queue = at.Constraints, a.Queue })
 	maxMB, maxVCores := int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
 	out := make([]scheduler.Ask, 0, len(reqs))
 	bares := make(map[schedulingKey]*yarnpb.SchedulingRequestProto, len(reqs))
@@ -149,6 +150,12 @@ func (rm *Core) SchedulingAsks(att records.AttemptID, reqs []*yarnpb.SchedulingR
 		// RM's SingleConstraintAppPlacementAllocator takes it as the request's label.
 		if label, ok := partitionOf(c); ok {
 			ask.Label = cmp.Or(label, scheduler.DefaultPartition)
+			// The Java scheduler never offers a queue the nodes of a partition it may not
+			// use, so such a request would wait for ever: it is refused, in the words a
+			// ResourceRequest's label gets.
+			if q, known := rm.Queues().Queue(queue); known && label != "" && !q.CanAccess(label) {
+				return nil, nil, invalid(r, "queue=%s doesn't have permission to access node partition %s (queue labels=%s)", q.Name, label, strings.Join(q.AccessibleNodeLabels, ","))
+			}
 		}
 		out = append(out, ask)
 	}
