@@ -5,6 +5,7 @@ import (
 
 	metrics "github.com/rcrowley/go-metrics"
 	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
@@ -25,12 +26,33 @@ func (rm *Core) AppExists(id records.ApplicationID) bool { return rm.apps.Exists
 
 // AppReport is an application's report.
 func (rm *Core) AppReport(id records.ApplicationID) (*yarnpb.ApplicationReportProto, bool) {
-	return rm.apps.ReportOf(id)
+	r, ok := rm.apps.ReportOf(id)
+	if ok {
+		r.Queue = proto.String(rm.ReportedQueue(r.GetQueue()))
+	}
+	return r, ok
 }
 
 // AppReports are the reports of the applications f selects.
 func (rm *Core) AppReports(f *rmstate.AppFilter) []*yarnpb.ApplicationReportProto {
-	return rm.apps.List(f)
+	list := rm.apps.List(f)
+	for _, r := range list {
+		r.Queue = proto.String(rm.ReportedQueue(r.GetQueue()))
+	}
+	return list
+}
+
+// ReportedQueue is how reports name an application's queue: its leaf name, or with
+// bobbin.resourcemanager.application-queue-names=path its path, as the Capacity Scheduler
+// of 2.x-3.2 and of 3.3+ name it. The Fair Scheduler's names are paths already.
+func (rm *Core) ReportedQueue(queue string) string {
+	if !rm.settings.QueuePaths {
+		return queue
+	}
+	if q, ok := rm.Queues().Queue(queue); ok {
+		return q.Path
+	}
+	return queue
 }
 
 // EachApp runs fn on every application under the applications' lock: fn reads, and calls

@@ -115,7 +115,15 @@ type Settings struct {
 	// running to register again before it allocates
 	// (yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms).
 	SchedulingWait time.Duration
+	// QueuePaths names an application's queue by its path in reports (root.default), as
+	// Hadoop 3.3+'s Capacity Scheduler does, instead of its leaf name (2.x-3.2's):
+	// bobbin.resourcemanager.application-queue-names=path.
+	QueuePaths bool
 }
+
+// KeyQueueNames is how reports name an application's queue (Bobbin addition): leaf or
+// path.
+const KeyQueueNames = "bobbin.resourcemanager.application-queue-names"
 
 // KeyHeartbeatSpread bounds the move of a node's heartbeat per answer (Bobbin addition).
 const KeyHeartbeatSpread = "bobbin.resourcemanager.nodemanagers.heartbeat-spread-percent"
@@ -276,6 +284,15 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	}
 	if s.Pprof, err = c.Bool("bobbin.resourcemanager.webapp.pprof.enabled"); err != nil {
 		errs = append(errs, err)
+	}
+	switch v, err := c.Trimmed(KeyQueueNames); {
+	case err != nil:
+		errs = append(errs, err)
+	case v == "path":
+		s.QueuePaths = true
+	case v != "leaf":
+		errs = append(errs, &conf.ValueError{Source: c.Source(KeyQueueNames), Key: KeyQueueNames, Value: v,
+			Reason: "must be leaf (Hadoop 2.x-3.2's Capacity Scheduler: default) or path (3.3+'s: root.default)"})
 	}
 	// HA is the resourcemanager package's layer; a core given ha.enabled directly refuses
 	// it rather than run as if it were the only RM.

@@ -66,7 +66,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 	}
 	return &yarnpb.RegisterApplicationMasterResponseProto{
 		MaximumCapability:        s.rm.MaximumCapabilityIn(reg.Queue),
-		Queue:                    proto.String(reg.Queue),
+		Queue:                    proto.String(s.rm.ReportedQueue(reg.Queue)),
 		ClientToAmTokenMasterKey: reg.ClientKey,
 		SchedulerResourceTypes:   []yarnpb.SchedulerResourceTypes{yarnpb.SchedulerResourceTypes_MEMORY},
 		// 3.x AMRM clients take the cluster's resource types from here.
