@@ -134,11 +134,19 @@ func runDShellAndPi(t *testing.T, c *nsCluster) {
 	examples := c.examplesJar()
 	dshell := c.dshellCommand()
 	out, err := c.run(t, 8*time.Minute, fmt.Sprintf(`Y=$HADOOP_HOME/bin/yarn
+S=$(date +%%s.%%N)
 timeout 150 %[2]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 > %[4]s 2>&1
 echo "dshell exit $?"
+echo "=== dshell_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
+S=$(date +%%s.%%N)
 timeout 240 $HADOOP_HOME/bin/hadoop jar %[1]s pi 2 10 > %[3]s 2>&1
 echo "pi exit $?"
+echo "=== pi_seconds $(echo "$(date +%%s.%%N) - $S" | bc)"
 $Y application -list -appStates ALL 2>&1 | grep application_`, examples, dshell, c.path("pi.log"), c.path("client.log")))
+	// The jobs' wall times, client start to end, on this pairing (issue 47's figures).
+	times := scriptResults(out)
+	t.Logf("Hadoop %s, %s RM with %s NM: distributed shell %s s, pi 2 10 %s s", c.version, map[bool]string{true: "Apache", false: "Bobbin"}[c.apacheRM],
+		map[bool]string{true: "Bobbin", false: "Apache"}[c.bobbinNM], times["dshell_seconds"], times["pi_seconds"])
 	piLog, _ := os.ReadFile(c.path("pi.log"))
 	fail := func(what string) {
 		c.keep(t)
