@@ -287,7 +287,7 @@ func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *ca
 	zero := resource(rm, scheduler.Resource{})
 	out := &capacitiesDAO{QueueCapacitiesByPartition: []partitionCapacities{{PartitionName: "",
 		Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf), AbsoluteCapacity: pct(absCap),
-		AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax), MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100),
+		AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax), MaxAMLimitPercentage: amLimitPercent(q),
 		QueueCapacityVectorInfo: b.capacityVector(q, ""), Weight: weight, NormalizedWeight: pct(normalized),
 		ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
 		EffectiveMinResource: resource(rm, b.scaled(absCap/100)), EffectiveMaxResource: resource(rm, b.scaled(absMax/100))}}}
@@ -300,6 +300,15 @@ func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *ca
 		out.QueueCapacitiesByPartition = append(out.QueueCapacitiesByPartition, b.labelCapacities(q, l))
 	}
 	return out
+}
+
+// amLimitPercent is maxAMLimitPercentage: a leaf's maximum-am-resource-percent; a parent
+// has none (0), as the Java RM's parent queues report.
+func amLimitPercent(q *capacity.Queue) float64 {
+	if !q.IsLeaf() {
+		return 0
+	}
+	return pct(q.MaximumAMResourcePercent * 100)
 }
 
 // labelCapacities is q's entry for node label l: its accessible-node-labels.<l>.capacity
@@ -336,7 +345,7 @@ func (b *treeBuilder) labelCapacities(q *capacity.Queue, l string) partitionCapa
 	zero := resource(rm, scheduler.Resource{})
 	return partitionCapacities{PartitionName: l, Capacity: pct(capOf), UsedCapacity: pct(usedCap), MaxCapacity: pct(maxOf),
 		AbsoluteCapacity: pct(abs * 100), AbsoluteUsedCapacity: pct(absUsed), AbsoluteMaxCapacity: pct(absMax * 100),
-		MaxAMLimitPercentage: pct(q.MaximumAMResourcePercent * 100), QueueCapacityVectorInfo: b.capacityVector(q, l),
+		MaxAMLimitPercentage: amLimitPercent(q), QueueCapacityVectorInfo: b.capacityVector(q, l),
 		Weight: weight, NormalizedWeight: pct(normalized), ConfiguredMinResource: zero, ConfiguredMaxResource: zero,
 		EffectiveMinResource: scaled(abs), EffectiveMaxResource: scaled(absMax)}
 }
