@@ -110,7 +110,7 @@ var Defaults = []Default{
 	{Key: "yarn.scheduler.minimum-allocation-mb", Value: "1024", Doc: "Smallest container memory; requests are rounded up to a multiple of it."},
 	{Key: "yarn.scheduler.maximum-allocation-mb", Value: "8192", Doc: "Largest container memory; also GetNewApplicationResponse.maximumCapability."},
 	{Key: "yarn.scheduler.minimum-allocation-vcores", Value: "1", Doc: "Smallest container vcores."},
-	{Key: "yarn.scheduler.maximum-allocation-vcores", Value: "32", Doc: "Largest container vcores."},
+	{Key: "yarn.scheduler.maximum-allocation-vcores", Value: "32", Doc: "Largest container vcores. 32 is Hadoop 2.x's default; Hadoop 3.x's yarn-default.xml says 4, so a 3.x cluster that relied on that default sets 4 here."},
 	{Key: "yarn.nodemanager.resource-plugins", Value: "", Doc: "Hadoop 3.1 device plugins (yarn.io/gpu discovery and isolation). Not supported by Bobbin's NodeManager, which refuses to start when it is set: offer GPUs as a count with `yarn.nodemanager.resource-type.yarn.io/gpu` (yarn-site.xml or node-resources.xml); they are scheduled and reported but not isolated."},
 	{Key: "yarn.cluster.max-application-priority", Value: "0", Doc: "Highest application priority (Hadoop 2.8+/3.x): a submission or `yarn application -updatePriority` above it gets this priority, as in the Capacity Scheduler."},
 	{Key: "yarn.resource-types", Value: "", Doc: "Hadoop 3.1 resource types beyond memory-mb and vcores (e.g. `yarn.io/gpu`), usually in resource-types.xml; with `yarn.resource-types.<name>.units`, `.minimum-allocation`, `.maximum-allocation`. Bobbin schedules up to two extra types."},
