@@ -17,15 +17,8 @@ import (
 // silence): the Java RM's reasons for a container that is not the application's and for
 // a wrong version (with the current one, 0), its own for a valid request.
 func TestContainerUpdatesAnsweredWithErrors(t *testing.T) {
-	rm, cl := startRM(t, testConf())
-	nm := newFakeNM(t, rm, 45454)
-	nm.register(8192, 8)
-	nm.heartbeat(0)
-	am, _ := unregisteredAM(t, rm, cl)
+	rm, am := registeredAMBesideOneNode(t, testConf())
 	ctx := context.Background()
-	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
-		t.Fatal(err)
-	}
 	responseID := int32(0)
 	allocate := func(req *yarnpb.AllocateRequestProto) *yarnpb.AllocateResponseProto {
 		req.ResponseId = proto.Int32(responseID)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/client/rmclient"
+	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -196,6 +197,21 @@ func unregisteredAM(t *testing.T, rm *ResourceManager, cl *rmclient.Client) (*rp
 	return amClient(t, rm, token.FromProto(rep.GetAmRmToken())), records.AppIDFromProto(id).Attempt(1).String()
 }
 
+// registeredAMBesideOneNode starts an RM of conf c with one NodeManager (8 GB, 8 vcores)
+// and returns it with the registered AM of an unmanaged application.
+func registeredAMBesideOneNode(t *testing.T, c *conf.Configuration) (*ResourceManager, *rpc.Client) {
+	t.Helper()
+	rm, cl := startRM(t, c)
+	nm := newFakeNM(t, rm, 45454)
+	nm.register(8192, 8)
+	nm.heartbeat(0)
+	am, _ := unregisteredAM(t, rm, cl)
+	if err := am.Call(context.Background(), "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	return rm, am
+}
+
 func schedulingRequest(id int64, n int32, tag string, c *yarnpb.PlacementConstraintProto) *yarnpb.SchedulingRequestProto {
 	return &yarnpb.SchedulingRequestProto{AllocationRequestId: proto.Int64(id), Priority: &yarnpb.PriorityProto{Priority: proto.Int32(0)},
 		ExecutionType:  &yarnpb.ExecutionTypeRequestProto{ExecutionType: yarnpb.ExecutionTypeProto_GUARANTEED.Enum()},
@@ -214,16 +230,9 @@ func notInNode(tag string) *yarnpb.PlacementConstraintProto {
 // A SchedulingRequest IN a node partition its queue may not use is refused: the Java
 // scheduler never offers that queue the partition's nodes, so it would wait for ever.
 func TestPlacementPartitionTargetNeedsQueueAccess(t *testing.T) {
-	rm, cl := startRM(t, testConf("yarn.resourcemanager.placement-constraints.handler", "scheduler",
+	_, am := registeredAMBesideOneNode(t, testConf("yarn.resourcemanager.placement-constraints.handler", "scheduler",
 		"yarn.node-labels.enabled", "true", "yarn.scheduler.capacity.root.default.accessible-node-labels", " "))
-	nm := newFakeNM(t, rm, 45454)
-	nm.register(8192, 8)
-	nm.heartbeat(0)
-	am, _ := unregisteredAM(t, rm, cl)
 	ctx := context.Background()
-	if err := am.Call(ctx, "registerApplicationMaster", &yarnpb.RegisterApplicationMasterRequestProto{}, &yarnpb.RegisterApplicationMasterResponseProto{}); err != nil {
-		t.Fatal(err)
-	}
 	inGPU := &yarnpb.PlacementConstraintProto{SimpleConstraint: &yarnpb.SimplePlacementConstraintProto{Scope: proto.String("node"),
 		TargetExpressions: []*yarnpb.PlacementConstraintTargetProto{{TargetType: yarnpb.PlacementConstraintTargetProto_NODE_ATTRIBUTE.Enum(), TargetKey: proto.String("yarn_node_partition/"), TargetValues: []string{"gpu"}}},
 		MinCardinality:    proto.Int32(1), MaxCardinality: proto.Int32(1<<31 - 1)}}

@@ -50,16 +50,11 @@ func (rm *Core) MaximumCapability() *yarnpb.ResourceProto {
 // MaxAllocationIn is the largest container's memory and vcores in queue: the queue's
 // maximum-allocation-mb and -vcores where set, else the cluster's.
 func (rm *Core) MaxAllocationIn(queue string) (mb, vcores int64) {
-	mb, vcores = int64(rm.settings.MaxAllocationMB), int64(rm.settings.MaxAllocationCore)
+	v := rm.maxAllocation()
 	if q, ok := rm.Queues().Queue(queue); ok {
-		if q.MaximumAllocationMB > 0 {
-			mb = q.MaximumAllocationMB
-		}
-		if q.MaximumAllocationVCores > 0 {
-			vcores = q.MaximumAllocationVCores
-		}
+		v = rm.MaximumAllocationOf(q)
 	}
-	return mb, vcores
+	return v[scheduler.Memory], v[scheduler.VCores]
 }
 
 // MaximumCapabilityIn is MaximumCapability for an application in queue (its AM's

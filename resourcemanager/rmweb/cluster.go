@@ -200,10 +200,7 @@ func nodeUtilizationPercent(rm *rmcore.Core, rep *yarnpb.NodeReportProto, n rmst
 	if nu == nil {
 		return 0, 0
 	}
-	phys := rm.ResourceOf(rep.GetCapability())
-	if n.Physical != nil {
-		phys = rm.ResourceOf(n.Physical)
-	}
+	phys := physicalOf(rm, rep, n)
 	physMB, cores := phys[scheduler.Memory], phys[scheduler.VCores]
 	if physMB > 0 {
 		mem = float32(nu.GetPmem()) * 100 / float32(physMB)
@@ -212,6 +209,15 @@ func nodeUtilizationPercent(rm *rmcore.Core, rep *yarnpb.NodeReportProto, n rmst
 		cpu = nu.GetCpu() * 100 / float32(cores)
 	}
 	return mem, cpu
+}
+
+// physicalOf is the machine's resource as the node registered it, or its capacity when it
+// registered none (RMNodeImpl's fallback).
+func physicalOf(rm *rmcore.Core, rep *yarnpb.NodeReportProto, n rmstate.Node) scheduler.Resource {
+	if n.Physical != nil {
+		return rm.ResourceOf(n.Physical)
+	}
+	return rm.ResourceOf(rep.GetCapability())
 }
 
 // clusterUtilization is ClusterMetrics' utilizedMB and utilizedVirtualCores: each active
@@ -225,10 +231,8 @@ func clusterUtilization(rm *rmcore.Core) (mb, vcores int64) {
 			continue
 		}
 		total := rm.ResourceOf(rep.GetCapability())
-		phys := total
-		if n, ok := rm.NodeSnapshot(rmstate.NodeKey(rep.GetNodeId())); ok && n.Physical != nil {
-			phys = rm.ResourceOf(n.Physical)
-		}
+		n, _ := rm.NodeSnapshot(rmstate.NodeKey(rep.GetNodeId()))
+		phys := physicalOf(rm, rep, n)
 		mb += int64(float32(nu.GetPmem()) / max(1, float32(phys[scheduler.Memory])) * float32(total[scheduler.Memory]))
 		vcores += int64(nu.GetCpu() / max(1, float32(phys[scheduler.VCores])) * float32(total[scheduler.VCores]))
 	}

@@ -253,7 +253,7 @@ type nodeInfo struct {
 	AvailMemoryMB         int64  `json:"availMemoryMB"`
 	UsedVirtualCores      int64  `json:"usedVirtualCores"`
 	AvailableVirtualCores int64  `json:"availableVirtualCores"`
-	// 3.x: the machine's measured use, percent of its physical memory and of one core.
+	// 3.x: the machine's measured use, in percent of its physical memory and cores.
 	MemUtilization         float32          `json:"memUtilization"`
 	CPUUtilization         float32          `json:"cpuUtilization"`
 	NumRunningOpportContrs int32            `json:"numRunningOpportContainers"`

@@ -79,9 +79,9 @@ func javaFloat(v float64) string {
 	return s
 }
 
-// conf34 is q's queueConf. Its capacity, weight and normalized weight are the default
-// partition's.
-func (b *treeBuilder) conf34(q *capacity.Queue) queueConf {
+// conf34 is q's queueConf. Its weight, normalized weight and (for the root) capacity
+// vector are those of the default partition's entry, def.
+func (b *treeBuilder) conf34(q *capacity.Queue, def partitionCapacities) queueConf {
 	rm := b.s.rm
 	c := queueConf{QueuePath: q.Path, MaxParallelApps: math.MaxInt32, QueuePriority: q.Priority,
 		MaximumAllocation: resource(rm, rm.MaximumAllocationOf(q)), CreationMethod: "static", AutoCreationEligibility: "off",
@@ -94,10 +94,9 @@ func (b *treeBuilder) conf34(q *capacity.Queue) queueConf {
 	} else if q.OrderingPolicy != "" {
 		c.OrderingPolicyInfo = q.OrderingPolicy
 	}
-	c.Weight, c.NormalizedWeight = weights(q, "")
-	c.NormalizedWeight = pct(c.NormalizedWeight)
+	c.Weight, c.NormalizedWeight = def.Weight, def.NormalizedWeight
 	if q.Parent == nil {
-		c.QueueCapacityVectorInfo = b.capacityVector(q, "")
+		c.QueueCapacityVectorInfo = def.QueueCapacityVectorInfo
 	} else {
 		c.AutoCreateChildQueueEnabled, c.LeafQueueTemplate = new(bool), &struct{}{}
 	}

@@ -208,8 +208,9 @@ func (s *rest) treeBuilder() *treeBuilder {
 func (b *treeBuilder) schedulerInfo() schedulerInfo {
 	root := b.s.rm.Queues().Root
 	used := b.used(root)
+	caps := b.capacities(root, used)
 	info := schedulerInfo{Type: "capacityScheduler", Capacity: 100, MaxCapacity: 100, QueueName: root.Name,
-		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: b.capacities(root, used), queueConf: b.conf34(root)}
+		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: caps, queueConf: b.conf34(root, caps.QueueCapacitiesByPartition[0])}
 	for _, c := range root.Children {
 		info.Queues.Queue = append(info.Queues.Queue, b.queue(c))
 	}
@@ -302,6 +303,15 @@ func (b *treeBuilder) capacities(q *capacity.Queue, used scheduler.Resource) *ca
 	return out
 }
 
+// lifetimeOrNone is an application lifetime as the Java RM reports it: -1 for none (0 or
+// less).
+func lifetimeOrNone(seconds int64) int64 {
+	if seconds <= 0 {
+		return -1
+	}
+	return seconds
+}
+
 // amLimitPercent is maxAMLimitPercentage: a leaf's maximum-am-resource-percent; a parent
 // has none (0), as the Java RM's parent queues report.
 func amLimitPercent(q *capacity.Queue) float64 {
@@ -362,7 +372,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	qi := &queueInfo{Capacity: pc.Capacity, UsedCapacity: pc.UsedCapacity, MaxCapacity: pc.MaxCapacity, AbsoluteCapacity: pc.AbsoluteCapacity,
 		AbsoluteMaxCapacity: pc.AbsoluteMaxCapacity, AbsoluteUsedCapacity: pc.AbsoluteUsedCapacity, QueueName: q.Name, State: state,
 		ResourcesUsed: resource(rm, used), NodeLabels: q.AccessibleNodeLabels, Capacities: caps,
-		MinEffectiveCapacity: pc.EffectiveMinResource, MaxEffectiveCapacity: pc.EffectiveMaxResource, queueConf: b.conf34(q)}
+		MinEffectiveCapacity: pc.EffectiveMinResource, MaxEffectiveCapacity: pc.EffectiveMaxResource, queueConf: b.conf34(q, pc)}
 	zero := resource(rm, scheduler.Resource{})
 	if !q.IsLeaf() {
 		qi.Queues = &queueList{}
@@ -416,13 +426,7 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	qi.UserLimitFactor, qi.AMResourceLimit, qi.UsedAMResource = &q.UserLimitFactor, resource(rm, amLimit), resource(rm, g.AMUsed)
 	qi.UserAMResourceLimit, qi.PreemptionDisabled, qi.IntraQueuePreemptionDisabled = resource(rm, userAMLimit), &preemptionDisabled, &t
 	qi.DefaultNodeLabelExpression, qi.DefaultPriority, qi.IsAutoCreatedLeafQueue = &q.DefaultNodeLabelExpression, &dp, &notAuto
-	amPct, maxLife, defLife := q.MaximumAMResourcePercent, max(q.MaxAppLifetime, -1), max(q.DefaultAppLifetime, -1)
-	if maxLife == 0 {
-		maxLife = -1
-	}
-	if defLife == 0 {
-		defLife = -1
-	}
+	amPct, maxLife, defLife := q.MaximumAMResourcePercent, lifetimeOrNone(q.MaxAppLifetime), lifetimeOrNone(q.DefaultAppLifetime)
 	qi.ConfiguredMaxAMResourceLimit, qi.MaxApplicationLifetime, qi.DefaultApplicationLifetime = &amPct, &maxLife, &defLife
 	qg := &quotaGroup{Policy: g.Policy, PreemptionPolicy: g.PreemptionPolicy, Preemption: b.preemption}
 	if !g.PreemptedAt.IsZero() {
