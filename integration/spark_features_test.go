@@ -25,8 +25,10 @@ aggregated() { for i in $(seq 1 240); do [ "$(app_field $1 logAggregationStatus)
 attempts() { curl -s "http://127.0.0.1:8088/ws/v1/cluster/apps/$1/appattempts" 2>/dev/null | grep -o '"appAttemptId" *: *"[^"]*"' | sort -u | wc -l; }`
 
 // TestSparkFeaturesOnYarn is the rest of issue 46's second item with real Spark 3.5 and
-// 4.x on Bobbin's RM and two NodeManagers (with BOBBIN_SPARK_APACHE=1, on Apache's 3.1.1
-// too, the same checks), the first labelled "lab" (exclusive), log aggregation on:
+// 4.x on Bobbin's RM and two NodeManagers, on Bobbin's RM with Apache 3.1.1's and on
+// Apache 3.1.1's RM with Bobbin's (one release each: skipMixUnlessRun; with
+// BOBBIN_SPARK_APACHE=1, on Apache's alone too, the same checks), the first NodeManager
+// labelled "lab" (exclusive), log aggregation on:
 //   - spark.yarn.queue to the "spark" queue with spark.yarn.am.nodeLabelExpression and
 //     spark.yarn.executor.nodeLabelExpression "lab": every container on the lab node, the
 //     application in its queue; then `yarn logs -applicationId` prints the driver's and
@@ -40,16 +42,14 @@ attempts() { curl -s "http://127.0.0.1:8088/ws/v1/cluster/apps/$1/appattempts" 2
 //     Chromium), then `yarn application -kill` ends it KILLED.
 func TestSparkFeaturesOnYarn(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters: see parallelism in cluster_test.go
-	for _, daemons := range []string{"bobbin", "apache"} {
+	for _, kind := range sparkPairings {
 		for _, r := range sparkReleases {
-			t.Run(daemons+"-spark-"+r.version, func(t *testing.T) {
+			t.Run(kind.name+"-spark-"+r.version, func(t *testing.T) {
 				t.Parallel() // its own network namespace
-				if daemons == "apache" && os.Getenv("BOBBIN_SPARK_APACHE") == "" {
-					t.Skip("Apache's 3.1.1 RM and NodeManagers are the comparison: BOBBIN_SPARK_APACHE=1 runs them")
-				}
+				kind.skipMixUnlessRun(t, r)
 				sparkHome := requireSpark(t, r)
 				c := newNSClusterVersion(t, hadoop3)
-				c.bobbinNM, c.apacheRM, c.secondNM, c.nmMemoryMB = daemons == "bobbin", daemons == "apache", true, 2048
+				c.bobbinNM, c.apacheRM, c.secondNM, c.nmMemoryMB = kind.bobbinNM, kind.apacheRM, true, 2048
 				c.capacityProps = map[string]string{
 					"yarn.scheduler.capacity.maximum-am-resource-percent":                    "0.5",
 					"yarn.scheduler.capacity.root.queues":                                    "default,spark",

@@ -18,24 +18,24 @@ import (
 // spark.dynamicAllocation.enabled and spark.shuffle.service.enabled counts, lets every
 // executor idle out (5 s), then reads the first action's shuffle output again through
 // the service, from new executors, and its counts are right. The NodeManager's resident
-// memory and its service JVM's are logged. With BOBBIN_SPARK_APACHE=1 the same runs on
-// Apache 3.1.1's RM and NodeManager, from the same yarn-site.xml: the comparison.
+// memory and its service JVM's are logged. It runs on Bobbin's RM and NodeManager and on
+// each mix with Apache 3.1.1's (one release each: skipMixUnlessRun); with
+// BOBBIN_SPARK_APACHE=1 on Apache's RM and NodeManager too, from the same yarn-site.xml:
+// the comparison.
 func TestSparkDynamicAllocationWithShuffleService(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters
-	for _, daemons := range []string{"bobbin", "apache"} {
+	for _, kind := range sparkPairings {
 		for _, r := range sparkReleases {
-			t.Run(daemons+"-spark-"+r.version, func(t *testing.T) {
+			t.Run(kind.name+"-spark-"+r.version, func(t *testing.T) {
 				t.Parallel() // its own network namespace
-				if daemons == "apache" && os.Getenv("BOBBIN_SPARK_APACHE") == "" {
-					t.Skip("Apache 3.1.1's RM and NodeManager are the comparison: BOBBIN_SPARK_APACHE=1 runs it")
-				}
+				kind.skipMixUnlessRun(t, r)
 				sparkHome := requireSpark(t, r)
 				service := filepath.Join(peersCache(), "spark-3.5.5", "yarn-shuffle")
 				if !fileExists(filepath.Join(service, "spark-network-yarn_2.12-3.5.5.jar")) {
 					t.Skipf("Spark's shuffle service is not in the peers cache (%s): run integration/peers/fetch.sh", service)
 				}
 				c := newNSClusterVersion(t, hadoop3)
-				c.bobbinNM, c.apacheRM, c.nmMemoryMB = daemons == "bobbin", daemons == "apache", 4096
+				c.bobbinNM, c.apacheRM, c.nmMemoryMB = kind.bobbinNM, kind.apacheRM, 4096
 				c.capacityProps = map[string]string{
 					"yarn.scheduler.capacity.maximum-am-resource-percent":   "0.5",
 					"yarn.scheduler.capacity.root.queues":                   "default",
@@ -74,8 +74,9 @@ timeout 300 $S --deploy-mode client --conf spark.ui.enabled=false --conf spark.d
 RC=$?
 echo "=== dynamic exit $RC wall $(echo "$(date +%%s.%%N) - $T0" | bc)"
 NM=$(echo $NMS | cut -d' ' -f1)
-# The service's JVM (with Bobbin's NodeManager; [.] keeps this script's own text out).
-HELPER=$(pgrep -f 'AuxServiceHost[.]java spark_shuffle' | head -1)
+# The service's JVM: a child of Bobbin's NodeManager (none of Apache's, which hosts the
+# service itself); [.] keeps this script's own text out.
+HELPER=$(pgrep -P $NM -f 'AuxServiceHost[.]java spark_shuffle' | head -1)
 echo "=== rss nm $(ps -o rss= -p $NM 2>/dev/null | tr -d ' ') helper $( [ -n "$HELPER" ] && ps -o rss= -p $HELPER | tr -d ' ')"`,
 		sparkHome, r.scala, sparkSubmitPrefix(submit), c.dir, jar))
 	t.Logf("%s", out)

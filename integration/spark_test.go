@@ -23,6 +23,50 @@ type sparkRelease struct {
 
 var sparkReleases = []sparkRelease{{"3.5.5", "2.12"}, {"4.1.4", "2.13"}}
 
+// sparkPairing is whose RM and whose NodeManagers a Spark test runs on: Bobbin's, Apache
+// 3.1.1's, or one of each.
+type sparkPairing struct {
+	name               string
+	bobbinNM, apacheRM bool
+}
+
+var sparkPairings = []sparkPairing{
+	{"bobbin-rm-bobbin-nm", true, false},
+	{"bobbin-rm-apache-nm", false, false},
+	{"apache-rm-bobbin-nm", true, true},
+	{"apache-rm-apache-nm", false, true},
+}
+
+// skipUnlessRun skips Apache's RM with Apache's NodeManagers, the comparison, unless
+// BOBBIN_SPARK_APACHE=1 asks for it.
+func (p sparkPairing) skipUnlessRun(t *testing.T) {
+	t.Helper()
+	if p.name == "apache-rm-apache-nm" && os.Getenv("BOBBIN_SPARK_APACHE") == "" {
+		t.Skip("Apache 3.1.1's RM and NodeManagers alone are the comparison (docs/benchmarks.md): BOBBIN_SPARK_APACHE=1 runs them")
+	}
+}
+
+// skipMixUnlessRun is skipUnlessRun for the features and shuffle-service tests, whose
+// mixed pairings run one release each by default, for CI's time: Bobbin's RM with
+// Apache's NodeManagers on Spark 3.5, Apache's RM with Bobbin's on Spark 4.
+// BOBBIN_ALL_PAIRINGS=1 runs both releases on each mix.
+func (p sparkPairing) skipMixUnlessRun(t *testing.T, r sparkRelease) {
+	t.Helper()
+	p.skipUnlessRun(t)
+	mixed := p.bobbinNM == p.apacheRM
+	first := r.version == sparkReleases[0].version
+	if mixed && first != (p.name == "bobbin-rm-apache-nm") && os.Getenv("BOBBIN_ALL_PAIRINGS") == "" {
+		t.Skipf("%s runs Spark %s in CI; BOBBIN_ALL_PAIRINGS=1 runs it with Spark %s too", p.name, otherSparkRelease(r).version, r.version)
+	}
+}
+
+func otherSparkRelease(r sparkRelease) sparkRelease {
+	if r.version == sparkReleases[0].version {
+		return sparkReleases[1]
+	}
+	return sparkReleases[0]
+}
+
 // peersCache is where integration/peers/fetch.sh puts the peers.
 func peersCache() string {
 	if d := os.Getenv("BOBBIN_PEERS_CACHE"); d != "" {
@@ -108,21 +152,11 @@ func fileExists(p string) bool {
 // (docs/benchmarks.md).
 func TestSparkOnYarn(t *testing.T) {
 	t.Parallel() // its subtests are namespace clusters: see parallelism in cluster_test.go
-	for _, kind := range []struct {
-		name               string
-		bobbinNM, apacheRM bool
-	}{
-		{"bobbin-rm-bobbin-nm", true, false},
-		{"bobbin-rm-apache-nm", false, false},
-		{"apache-rm-bobbin-nm", true, true},
-		{"apache-rm-apache-nm", false, true},
-	} {
+	for _, kind := range sparkPairings {
 		for _, r := range sparkReleases {
 			t.Run(fmt.Sprintf("%s-spark-%s", kind.name, r.version), func(t *testing.T) {
 				t.Parallel() // its own network namespace
-				if kind.name == "apache-rm-apache-nm" && os.Getenv("BOBBIN_SPARK_APACHE") == "" {
-					t.Skip("Apache's RM and NodeManagers alone are the benchmark's baseline (docs/benchmarks.md): BOBBIN_SPARK_APACHE=1 runs them")
-				}
+				kind.skipUnlessRun(t)
 				sparkHome := requireSpark(t, r)
 				c := newNSClusterVersion(t, hadoop3)
 				c.bobbinNM, c.apacheRM, c.secondNM, c.nmMemoryMB = kind.bobbinNM, kind.apacheRM, true, 2048
