@@ -1,0 +1,338 @@
+package cgroups
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
+	"github.com/opencontainers/cgroups/fs2"
+)
+
+// Limits are what a container's cgroup enforces; zero values set nothing.
+type Limits struct {
+	// CPUShares is the v1 cpu.shares (Java: 1024 per vcore, 2 for an OPPORTUNISTIC
+	// container); on v2 it becomes cpu.weight by runc's conversion.
+	CPUShares uint64
+	// CPUCores, when > 0, caps the container at that many processors (a CFS quota: Java's
+	// strict-resource-usage).
+	CPUCores float64
+	// MemoryBytes is the hard limit (memory.limit_in_bytes, memory.max); MemorySoftBytes
+	// the soft one (memory.soft_limit_in_bytes, memory.low); Swappiness v1's
+	// memory.swappiness when set.
+	MemoryBytes, MemorySoftBytes int64
+	Swappiness                   *uint64
+	// PidsMax caps the container's processes and threads.
+	PidsMax int64
+}
+
+// resources are the limits as opencontainers' Resources.
+func (l Limits) resources(v Version) *cgroups.Resources {
+	r := &cgroups.Resources{MemorySwappiness: l.Swappiness}
+	if l.CPUShares > 0 {
+		if v == V2 {
+			r.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(l.CPUShares)
+		} else {
+			r.CpuShares = l.CPUShares
+		}
+	}
+	if l.CPUCores > 0 {
+		r.CpuPeriod, r.CpuQuota = CPULimits(l.CPUCores)
+	}
+	if l.MemoryBytes > 0 {
+		r.Memory = l.MemoryBytes // no memsw limit, as Java sets none
+	}
+	if l.MemorySoftBytes > 0 {
+		r.MemoryReservation = l.MemorySoftBytes
+	}
+	if l.PidsMax > 0 {
+		n := l.PidsMax
+		r.PidsLimit = &n
+	}
+	if v == V2 {
+		r.MemorySwappiness = nil // v2 has no per-cgroup swappiness
+	}
+	return r
+}
+
+// Group is one container's cgroup (a directory in each controller's hierarchy on v1).
+type Group struct {
+	id      string
+	version Version
+	mgr     cgroups.Manager
+	// paths are the cgroup's directories by controller ("" on v2), kept here: the
+	// manager forgets those it removed.
+	paths map[string]string
+	// primary is the directory whose cgroup.procs lists the processes (opencontainers'
+	// v1 manager reads the devices controller's, which containers need not join).
+	primary string
+}
+
+// manager is opencontainers' manager for the given directories.
+func (t *Subtree) manager(paths map[string]string, r *cgroups.Resources) (cgroups.Manager, error) {
+	cg := &cgroups.Cgroup{Resources: r}
+	if t.version == V2 {
+		return fs2.NewManager(cg, paths[""])
+	}
+	return fs.NewManager(cg, paths)
+}
+
+// groupPaths are a container's directories: its id under the subtree in every hierarchy.
+func (t *Subtree) groupPaths(id string) (map[string]string, error) {
+	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") {
+		return nil, fmt.Errorf("%q cannot name a cgroup", id)
+	}
+	out := map[string]string{}
+	for c, p := range t.paths {
+		out[c] = filepath.Join(p, id)
+	}
+	return out, nil
+}
+
+// Create makes a container's cgroup with its limits. A cgroup left by an earlier
+// container of that id (which cannot be running: ids are not reused) is emptied first.
+func (t *Subtree) Create(id string, l Limits) (*Group, error) {
+	paths, err := t.groupPaths(id)
+	if err != nil {
+		return nil, err
+	}
+	r := l.resources(t.version)
+	mgr, err := t.manager(paths, r)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup of %s: %w", id, err)
+	}
+	g := &Group{id: id, version: t.version, mgr: mgr, paths: maps.Clone(paths), primary: primaryPath(paths)}
+	if g.Exists() {
+		g.Destroy()
+	}
+	for _, p := range paths {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			g.Destroy()
+			return nil, fmt.Errorf("create the cgroup of %s: %w", id, err)
+		}
+	}
+	if err := mgr.Set(r); err != nil {
+		g.Destroy()
+		return nil, fmt.Errorf("set the limits of %s's cgroup: %w", id, err)
+	}
+	return g, nil
+}
+
+// Adopt takes back the cgroup of a container an earlier NodeManager process started;
+// false if it has none.
+func (t *Subtree) Adopt(id string) (*Group, bool) {
+	paths, err := t.groupPaths(id)
+	if err != nil {
+		return nil, false
+	}
+	mgr, err := t.manager(paths, &cgroups.Resources{})
+	if err != nil {
+		return nil, false
+	}
+	g := &Group{id: id, version: t.version, mgr: mgr, paths: maps.Clone(paths), primary: primaryPath(paths)}
+	return g, g.Exists()
+}
+
+// primaryPath is the directory of a v1 cgroup that lists its processes: the freezer's,
+// else the memory controller's, else any (v2: the only one).
+func primaryPath(paths map[string]string) string {
+	for _, c := range []string{"", "freezer", "memory", "pids", "cpu", "cpuacct"} {
+		if p, ok := paths[c]; ok {
+			return p
+		}
+	}
+	for _, p := range paths {
+		return p
+	}
+	return ""
+}
+
+// Groups lists the ids of the containers' cgroups in the subtree (those a NodeManager
+// left: recovery adopts its containers' and removes the others).
+func (t *Subtree) Groups() ([]string, error) {
+	entries, err := os.ReadDir(primaryPath(t.paths))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// ID is the container id the cgroup is named by.
+func (g *Group) ID() string { return g.id }
+
+// Add moves a process into the cgroup, in every hierarchy.
+func (g *Group) Add(pid int) error {
+	// Into cgroup.procs directly: the directories exist (Create), and opencontainers'
+	// v2 Apply would create them again relative to /sys/fs/cgroup, which a hybrid host's
+	// unified hierarchy is not.
+	for _, p := range g.paths {
+		if err := cgroups.WriteCgroupProc(p, pid); err != nil {
+			return fmt.Errorf("put process %d into %s's cgroup: %w", pid, g.id, err)
+		}
+	}
+	return nil
+}
+
+// Start starts cmd inside the cgroup: from its first instruction, so that nothing it
+// runs (a fork, a setsid, a double fork) was ever outside. The command is started under
+// a small shell that waits on a pipe until the NodeManager has moved it into the cgroup,
+// then execs the command; a shell that reads anything else (the NodeManager died first)
+// exits 126 without running it. The caller waits for cmd as usual once Start returned
+// nil; on an error the process is gone.
+func (g *Group) Start(cmd *exec.Cmd) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	fd := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	path := cmd.Path
+	if len(cmd.Args) == 0 {
+		cmd.Args = []string{path}
+	}
+	cmd.Args = append([]string{"/bin/sh", "-c",
+		fmt.Sprintf(`read -r go <&%[1]d && [ "$go" = go ] && exec %[1]d<&- && exec "$@"; exit 126`, fd),
+		"bobbin-cgroup-join", path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		return err
+	}
+	if err := g.Add(cmd.Process.Pid); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return err
+	}
+	if _, err := w.WriteString("go\n"); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("release process %d into %s's cgroup: %w", cmd.Process.Pid, g.id, err)
+	}
+	return nil
+}
+
+// Pids lists the processes in the cgroup.
+func (g *Group) Pids() ([]int, error) {
+	return cgroups.GetAllPids(g.primary)
+}
+
+// Signal sends sig to every process in the cgroup.
+func (g *Group) Signal(sig syscall.Signal) error {
+	pids, err := g.Pids()
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, sig)
+	}
+	return nil
+}
+
+// Kill SIGKILLs every process in the cgroup and returns when none is left or after
+// timeout. A process cannot escape meanwhile by forking: v2's cgroup.kill is atomic,
+// and on v1 the cgroup is frozen while its processes are listed and signalled.
+func (g *Group) Kill(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		pids, err := g.Pids()
+		if err != nil || len(pids) == 0 {
+			if os.IsNotExist(err) || errors.Is(err, syscall.ENOENT) {
+				return nil
+			}
+			return err
+		}
+		g.killOnce(pids)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d processes left in %s's cgroup after %v", len(pids), g.id, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (g *Group) killOnce(pids []int) {
+	if g.version == V2 {
+		if err := os.WriteFile(filepath.Join(g.mgr.Path(""), "cgroup.kill"), []byte("1"), 0o644); err == nil {
+			return
+		}
+		// Before Linux 5.14: signal each process, as on v1 without a freezer.
+	}
+	frozen := g.mgr.Path("freezer") != "" || g.version == V2
+	if frozen {
+		frozen = g.mgr.Freeze(cgroups.Frozen) == nil
+	}
+	if frozen {
+		// The list again: none can fork now.
+		if p, err := g.Pids(); err == nil {
+			pids = p
+		}
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if frozen {
+		g.mgr.Freeze(cgroups.Thawed) // SIGKILL is delivered once thawed
+	}
+}
+
+// Destroy kills what is left in the cgroup and removes it.
+func (g *Group) Destroy() error {
+	kerr := g.Kill(5 * time.Second)
+	if err := g.mgr.Destroy(); err != nil {
+		return fmt.Errorf("remove %s's cgroup: %w", g.id, errors.Join(kerr, err))
+	}
+	return nil
+}
+
+// Stats are a container's figures, read from its cgroup.
+type Stats struct {
+	// MemoryUsage is what the kernel charges the cgroup and holds against its limit
+	// (page cache included); RSS its anonymous memory, the processes' resident share.
+	MemoryUsage, MemoryMaxUsage, RSS uint64
+	MemoryLimit                      uint64
+	CPU                              time.Duration // CPU time used
+	Pids                             uint64
+}
+
+// Stats reads the cgroup's memory, CPU and process figures (what its controllers have).
+func (g *Group) Stats() (Stats, error) {
+	st, err := g.mgr.GetStats()
+	if err != nil {
+		return Stats{}, err
+	}
+	m := st.MemoryStats
+	s := Stats{MemoryUsage: m.Usage.Usage, MemoryMaxUsage: m.Usage.MaxUsage, MemoryLimit: m.Usage.Limit,
+		CPU: time.Duration(st.CpuStats.CpuUsage.TotalUsage), Pids: st.PidsStats.Current}
+	if g.version == V2 {
+		s.RSS = m.Stats["anon"]
+	} else {
+		s.RSS = m.Stats["total_rss"]
+	}
+	return s, nil
+}
+
+// OOMKills is how many processes the kernel's OOM killer ended in the cgroup.
+func (g *Group) OOMKills() uint64 {
+	n, err := g.mgr.OOMKillCount()
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Exists says the cgroup is still there.
+func (g *Group) Exists() bool { return cgroups.PathExists(g.primary) }
