@@ -13,6 +13,8 @@ import (
 	"context"
 	"syscall"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
 )
 
 // Spec is one container process to start.
@@ -26,6 +28,8 @@ type Spec struct {
 	Dirs []string
 	// MemoryMB is the container's memory allocation (an isolating executor enforces it).
 	MemoryMB int64
+	// Limits are what the container's cgroup enforces, when the executor puts it in one.
+	Limits cgroups.Limits
 	// OutputFile receives what the script itself writes, stdout and stderr (the command
 	// redirects its own output into the log dir); the NM reads its tail (Tail) for
 	// diagnostics. A file, not a pipe to the NodeManager: a container must outlive a

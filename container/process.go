@@ -10,8 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // MarkerEnv is set in every container process's environment to the container id; it is
@@ -26,6 +30,10 @@ const OwnerEnv = "BOBBIN_NODEMANAGER"
 type ProcessExecutor struct {
 	// Bash is the shell (default /bin/bash).
 	Bash string
+	// Cgroups, when set, puts each container into a cgroup of its own under this subtree
+	// (with Spec.Limits) before its script's first instruction: then every process it
+	// starts is counted, limited and killed with it, however it leaves its session.
+	Cgroups *cgroups.Subtree
 }
 
 // exitWrapper runs the launch script as a child and records its exit code in a file
@@ -64,13 +72,26 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 		defer out.Close()
 		cmd.Stdout, cmd.Stderr = out, out
 	}
-	if err := cmd.Start(); err != nil {
+	var group *cgroups.Group
+	if e.Cgroups != nil {
+		if group, err = e.Cgroups.Create(spec.ID, spec.Limits); err != nil {
+			return nil, fmt.Errorf("container %s: %w", spec.ID, err)
+		}
+		err = group.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if group != nil {
+			group.Destroy()
+		}
 		return nil, fmt.Errorf("container %s: start %s: %w", spec.ID, spec.Script, err)
 	}
-	p := &process{id: spec.ID, pid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &process{id: spec.ID, pid: cmd.Process.Pid, done: make(chan struct{}), group: group, memoryLimited: spec.Limits.MemoryBytes > 0}
 	go func() {
 		err := cmd.Wait()
 		p.exit = exitCode(cmd.ProcessState, err)
+		p.countOOM()
 		close(p.done)
 	}()
 	return p, nil
@@ -78,7 +99,13 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 
 // Reattach takes back a process container an earlier NodeManager process started.
 func (e ProcessExecutor) Reattach(spec Spec, pid int) (Process, error) {
-	p := &process{id: spec.ID, pid: findLeader(spec.ID, pid), done: make(chan struct{})}
+	p := &process{id: spec.ID, pid: findLeader(spec.ID, pid), done: make(chan struct{}), memoryLimited: spec.Limits.MemoryBytes > 0}
+	if e.Cgroups != nil {
+		// Its cgroup, by its id: what it left running is found there, and killed with it.
+		if g, ok := e.Cgroups.Adopt(spec.ID); ok {
+			p.group = g
+		}
+	}
 	ef := exitFile(spec.WorkDir)
 	if p.pid == 0 {
 		p.exit = readExitFile(ef)
@@ -122,7 +149,40 @@ type process struct {
 	done chan struct{}
 	exit int
 
+	// group is the container's cgroup (nil without cgroups); memoryLimited says the
+	// kernel holds it to its memory (a hard limit).
+	group         *cgroups.Group
+	memoryLimited bool
+	oomKills      atomic.Uint64 // the cgroup's OOM kills, read before it is removed
+
 	stopOnce sync.Once
+}
+
+// countOOM records the cgroup's OOM kills while it exists.
+func (p *process) countOOM() {
+	if p.group != nil {
+		if n := p.group.OOMKills(); n > p.oomKills.Load() {
+			p.oomKills.Store(n)
+		}
+	}
+}
+
+// MemoryEnforced says the kernel holds the container to its memory: the NodeManager's
+// own check skips it, as Java's ContainersMonitor skips containers under strict cgroups
+// memory enforcement.
+func (p *process) MemoryEnforced() bool { return p.group != nil && p.memoryLimited }
+
+// Verdict reports a container the kernel's OOM killer ended in its cgroup as the Java
+// NodeManager reports one over its physical memory: KILLED_EXCEEDED_PMEM, which
+// MapReduce and Spark tell their users to give more memory.
+func (p *process) Verdict() (int32, string, bool) {
+	p.countOOM()
+	n := p.oomKills.Load()
+	if n == 0 {
+		return 0, "", false
+	}
+	return exitcode.KilledExceededPmem, fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. "+
+		"The kernel's OOM killer ended %d of its processes in its memory cgroup, at its limit (yarn.nodemanager.resource.memory.enforced). Killing container.", p.pid, p.id, n), true
 }
 
 func (p *process) Pid() int { return p.pid }
@@ -140,7 +200,32 @@ func exitCode(st *os.ProcessState, err error) int {
 	return st.ExitCode()
 }
 
-func (p *process) Usage() Usage { return TreeUsage(p.id, p.Pid()) }
+func (p *process) Usage() Usage {
+	if p.group == nil {
+		return TreeUsage(p.id, p.Pid())
+	}
+	return p.cgroupUsage()
+}
+
+// cgroupUsage is the container's usage from its cgroup: every process in it, however it
+// left the container's session, is counted.
+func (p *process) cgroupUsage() Usage {
+	var u Usage
+	pids, _ := p.group.Pids()
+	for _, pid := range pids {
+		if f, ok := statFields(pid); ok && f[0] != "Z" && f[0] != "X" {
+			u.add(f)
+		}
+	}
+	if st, err := p.group.Stats(); err == nil {
+		// Resident memory as the kernel charges it: anonymous and mapped file pages.
+		u.RSS = int64(st.RSS)
+		if st.CPU > 0 {
+			u.CPU = st.CPU
+		}
+	}
+	return u
+}
 
 func (p *process) Wait() int {
 	<-p.done
@@ -163,14 +248,26 @@ func (p *process) Signal(sig syscall.Signal) error {
 func (p *process) Stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		pgid := p.Pid()
-		if pgid > 0 {
-			syscall.Kill(-pgid, syscall.SIGTERM)
+		if pgid > 0 || p.group != nil {
+			if pgid > 0 {
+				syscall.Kill(-pgid, syscall.SIGTERM)
+			}
+			if p.group != nil {
+				p.group.Signal(syscall.SIGTERM) // those that left the group too
+			}
 			select {
 			case <-p.done:
 			case <-time.After(grace):
 			}
 		}
+		if p.group != nil {
+			p.group.Kill(5 * time.Second)
+		}
 		killAll(p.id, pgid, p.done)
+		if p.group != nil {
+			p.countOOM()
+			p.group.Destroy()
+		}
 	})
 }
 

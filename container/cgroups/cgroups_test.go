@@ -22,18 +22,7 @@ func testSubtree(t *testing.T, s Settings) *Subtree {
 	if err != nil {
 		t.Skipf("no cgroups for the test here: %v", err)
 	}
-	t.Cleanup(func() {
-		if ids, err := tree.Groups(); err == nil {
-			for _, id := range ids {
-				if g, ok := tree.Adopt(id); ok {
-					g.Destroy()
-				}
-			}
-		}
-		for _, p := range tree.paths {
-			os.Remove(p)
-		}
-	})
+	t.Cleanup(func() { tree.Remove() })
 	return tree
 }
 

@@ -301,7 +301,8 @@ func (g *Group) Destroy() error {
 // Stats are a container's figures, read from its cgroup.
 type Stats struct {
 	// MemoryUsage is what the kernel charges the cgroup and holds against its limit
-	// (page cache included); RSS its anonymous memory, the processes' resident share.
+	// (page cache included); RSS its processes' resident memory: anonymous pages and
+	// mapped files, as their RSS counts them (shared pages once).
 	MemoryUsage, MemoryMaxUsage, RSS uint64
 	MemoryLimit                      uint64
 	CPU                              time.Duration // CPU time used
@@ -318,9 +319,9 @@ func (g *Group) Stats() (Stats, error) {
 	s := Stats{MemoryUsage: m.Usage.Usage, MemoryMaxUsage: m.Usage.MaxUsage, MemoryLimit: m.Usage.Limit,
 		CPU: time.Duration(st.CpuStats.CpuUsage.TotalUsage), Pids: st.PidsStats.Current}
 	if g.version == V2 {
-		s.RSS = m.Stats["anon"]
+		s.RSS = m.Stats["anon"] + m.Stats["file_mapped"]
 	} else {
-		s.RSS = m.Stats["total_rss"]
+		s.RSS = m.Stats["total_rss"] + m.Stats["total_mapped_file"]
 	}
 	return s, nil
 }

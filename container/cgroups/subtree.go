@@ -280,6 +280,25 @@ func (t *Subtree) Path(controller string) string {
 	return t.paths[controller]
 }
 
+// Remove kills every container left in the subtree and removes it (a NodeManager that
+// stops without keeping its containers; tests).
+func (t *Subtree) Remove() error {
+	var errs []error
+	if ids, err := t.Groups(); err == nil {
+		for _, id := range ids {
+			if g, ok := t.Adopt(id); ok {
+				errs = append(errs, g.Destroy())
+			}
+		}
+	}
+	for _, p := range t.paths {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // SetCPULimit caps the CPU of every container together at cpus processors (a CFS quota
 // on the subtree, as Java's percentage-physical-cpu-limit does); cpus <= 0 lifts it.
 func (t *Subtree) SetCPULimit(cpus float64) error {
