@@ -31,6 +31,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/auxservices"
 	"github.com/bobbin-yarn/bobbin/nodemanager/borrowed"
@@ -74,7 +75,9 @@ type NodeManager struct {
 	settings  Settings
 	log       *logrus.Entry
 	exec      container.Executor
-	local     *localizer.Localizer
+	// cgroups is the subtree containers' cgroups live in (nil: containers run without).
+	cgroups *cgroups.Subtree
+	local   *localizer.Localizer
 
 	cm *rpc.Server
 	// webOpts are the web port's (package nmweb), checked at New and served from Start by
@@ -166,6 +169,19 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	var tree *cgroups.Subtree
+	if s.Cgroups.Enabled {
+		if opts.Executor != nil || s.Borrow.Executor == "uml" {
+			krb.close()
+			return nil, fmt.Errorf("nodemanager: %s: cgroups are served for process containers (bobbin.nodemanager.container-executor=process), not for UML guests yet", strings.Join(s.Cgroups.On, ", "))
+		}
+		if tree, err = openCgroups(s.Cgroups); err != nil {
+			krb.close()
+			return nil, err
+		}
+		opts.Logger.WithFields(logrus.Fields{"component": "nodemanager", "cgroups": fmt.Sprintf("v%d", tree.Version()), "controllers": strings.Join(tree.Controllers(), ","),
+			"subtree": s.Cgroups.Tree.Hierarchy}).Info("containers run in cgroups")
+	}
 	if opts.Executor == nil {
 		switch s.Borrow.Executor {
 		case "uml":
@@ -183,11 +199,11 @@ func New(opts Options) (*NodeManager, error) {
 			}
 			opts.Executor = &u
 		default:
-			opts.Executor = container.ProcessExecutor{}
+			opts.Executor = container.ProcessExecutor{Cgroups: tree}
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor, cgroups: tree,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		done: make(chan struct{}), counts: newNMCounters(opts.Metrics)}
 	nm.journal = containers.NewJournal(func(err error, what string) {

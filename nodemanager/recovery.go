@@ -99,6 +99,37 @@ func (nm *NodeManager) recoverState(st *nmstore.State) {
 		nm.log.WithFields(logrus.Fields{"container": id, "pid": pid}).Warn("killing a container process the NodeManager cannot account for")
 		container.Kill(id, pid)
 	}
+	nm.sweepCgroups()
+}
+
+// sweepCgroups kills and removes the cgroups of containers the NodeManager does not run:
+// those an earlier process left (unrecovered, or without recovery) and whatever is
+// still in them, however it left its session.
+func (nm *NodeManager) sweepCgroups() {
+	if nm.cgroups == nil {
+		return
+	}
+	ids, err := nm.cgroups.Groups()
+	if err != nil {
+		nm.log.WithError(err).Warn("cannot list the containers' cgroups")
+		return
+	}
+	live := map[string]bool{}
+	for _, c := range nm.table.Live() {
+		live[c.ID.String()] = true
+	}
+	for _, id := range ids {
+		if live[id] {
+			continue
+		}
+		if g, ok := nm.cgroups.Adopt(id); ok {
+			pids, _ := g.Pids()
+			nm.log.WithFields(logrus.Fields{"container": id, "processes": len(pids)}).Warn("removing the cgroup of a container the NodeManager does not run")
+			if err := g.Destroy(); err != nil {
+				nm.log.WithError(err).WithField("container", id).Warn("cannot remove a container's cgroup")
+			}
+		}
+	}
 }
 
 func (nm *NodeManager) recoverKeys(rec *nmstore.KeysRecord) {

@@ -69,12 +69,6 @@ func readRunAs(c *conf.Configuration, confDir string) (runAs, error) {
 		return r, &conf.ValueError{Source: c.Source(keyExecutorClass), Key: keyExecutorClass, Value: class,
 			Reason: "LinuxContainerExecutor starts containers as other users, which needs the NodeManager to run as root (Bobbin needs no setuid container-executor binary)"}
 	}
-	const handlerKey = "yarn.nodemanager.linux-container-executor.resources-handler.class"
-	if h, err := c.Trimmed(handlerKey); err != nil {
-		return r, err
-	} else if h != "" && h != "org.apache.hadoop.yarn.server.nodemanager.util.DefaultLCEResourcesHandler" {
-		return r, &conf.ValueError{Source: c.Source(handlerKey), Key: handlerKey, Value: h, Reason: "cgroups resource enforcement is not served by Bobbin's NodeManager"}
-	}
 	r.enabled = true
 	var err error
 	if r.secure, err = kerberos.Enabled(c); err != nil {

@@ -213,7 +213,8 @@ func (nm *NodeManager) launchNode() launch.Node {
 func (nm *NodeManager) spec(c *containers.Container) container.Spec {
 	d := c.Dirs
 	return container.Spec{ID: c.ID.String(), WorkDir: d.Work, OutputFile: filepath.Join(d.Work, ".bobbin-launch.out"),
-		Dirs: append(append([]string(nil), d.AppDirs...), d.LogDirs...), MemoryMB: c.Resource().GetMemory(), Owner: nm.owner}
+		Dirs: append(append([]string(nil), d.AppDirs...), d.LogDirs...), MemoryMB: c.Resource().GetMemory(), Owner: nm.owner,
+		Limits: nm.settings.Cgroups.limits(c, nm.settings.VCores)}
 }
 
 // watch waits for a running container's process and says how it ended. When the

@@ -72,6 +72,8 @@ type Settings struct {
 	MonitorEvery   time.Duration
 	// Borrow holds the borrowed-mode, automatic-label and UML executor settings.
 	Borrow hostSettings
+	// Cgroups says whether and how containers run in cgroups (cgroupsettings.go).
+	Cgroups cgroupSettings
 	// Recovery is yarn.nodemanager.recovery.enabled: a work-preserving NodeManager
 	// restart, with its store in RecoveryDir; Supervised (yarn.nodemanager.recovery.supervised)
 	// leaves containers running when the NodeManager stops.
@@ -255,6 +257,8 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	hs, err := readHostSettings(c, &s)
 	add(err)
 	s.Borrow = hs
+	s.Cgroups, err = readCgroupSettings(c)
+	add(err)
 	s.JavaAux, err = readJavaAux(c, s.AuxServices)
 	add(err)
 	return s, errors.Join(errs...)

@@ -1,0 +1,194 @@
+package nodemanager
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
+	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"google.golang.org/protobuf/proto"
+)
+
+// The cgroups keys mean what they mean to the Java NodeManager, and those Bobbin cannot
+// serve are refused by name.
+func TestCgroupSettingsAsJava(t *testing.T) {
+	read := func(kv ...string) (cgroupSettings, error) {
+		c := conf.New()
+		for i := 0; i+1 < len(kv); i += 2 {
+			c.Set(kv[i], kv[i+1])
+		}
+		return readCgroupSettings(c)
+	}
+	if s, err := read(); err != nil || s.Enabled {
+		t.Fatalf("defaults: %+v, %v: cgroups should be off", s, err)
+	}
+	s, err := read(keyResourcesHandler, classCgroupsHandler)
+	if err != nil || !s.Enabled || !s.Tree.CPU || s.Tree.Memory || s.Tree.Hierarchy != "/hadoop-yarn" || s.Tree.Version != cgroups.V1 {
+		t.Fatalf("2.x's handler class: %+v, %v: want the CPU controller under /hadoop-yarn", s, err)
+	}
+	s, err = read(keyMemoryEnabled, "true", keyCPUEnabled, "true", keyStrict, "true", keyCPUPercent, "50",
+		keyV2Enabled, "true", keyV2MountPath, "/sys/fs/cgroup")
+	if err != nil || !s.Tree.Memory || !s.Tree.CPU || s.Tree.Version != cgroups.V2 || s.Tree.MountPath != "/sys/fs/cgroup" || s.SoftLimit != 0.9 {
+		t.Fatalf("3.x's keys: %+v, %v", s, err)
+	}
+	if want := float64(s.CPUs) / 2; s.YarnCPUs != want {
+		t.Errorf("containers' processors at 50 %%: %v, want %v", s.YarnCPUs, want)
+	}
+	// A 2-vcore, 1000 MB container on an 8-vcore node.
+	ctr := &containers.Container{Ident: &yarnpb.ContainerTokenIdentifierProto{Resource: &yarnpb.ResourceProto{Memory: proto.Int64(1000), VirtualCores: proto.Int32(2)}}}
+	l := s.limits(ctr, 8)
+	if l.CPUShares != 2048 || l.CPUCores != 2*s.YarnCPUs/8 || l.MemoryBytes != 1000<<20 || l.MemorySoftBytes != 900<<20 || l.Swappiness == nil || *l.Swappiness != 0 {
+		t.Errorf("limits %+v", l)
+	}
+	ctr.Ident.ExecutionType = yarnpb.ExecutionTypeProto_OPPORTUNISTIC.Enum()
+	if l := s.limits(ctr, 8); l.CPUShares != 2 || *l.Swappiness != 100 {
+		t.Errorf("an OPPORTUNISTIC container's limits %+v: want 2 shares, swappiness 100", l)
+	}
+	for _, c := range []struct {
+		kv  []string
+		key string
+	}{
+		{[]string{keyElastic, "true"}, keyElastic},
+		{[]string{keyCPUEnabled, "true", keyMount, "true"}, keyMount},
+		{[]string{"yarn.nodemanager.resource.disk.enabled", "true"}, "yarn.nodemanager.resource.disk.enabled"},
+		{[]string{"yarn.nodemanager.resource.network.enabled", "true"}, "yarn.nodemanager.resource.network.enabled"},
+		{[]string{keyCPUPercent, "0"}, keyCPUPercent},
+		{[]string{keySoftLimit, "120"}, keySoftLimit},
+		{[]string{keySwappiness, "-1"}, keySwappiness},
+		{[]string{keyResourcesHandler, "com.example.Handler"}, keyResourcesHandler},
+	} {
+		if _, err := read(c.kv...); err == nil || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%v: %v, want an error naming %s", c.kv, err, c.key)
+		}
+	}
+}
+
+// cgroupNode is a NodeManager whose containers run in cgroups under a subtree of the
+// test's own, or skips where this machine has no cgroups to give it.
+func cgroupNode(t *testing.T, extra ...string) (*cluster, string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create cgroups")
+	}
+	hierarchy := fmt.Sprintf("bobbin-test-%d-%s", os.Getpid(), t.Name())
+	probe, err := cgroups.Open(cgroups.Settings{Version: cgroups.V1, Hierarchy: hierarchy, CPU: true, Memory: true, Pids: true})
+	if err != nil {
+		t.Skipf("no cgroups v1 cpu, memory and pids controllers here: %v", err)
+	}
+	t.Cleanup(func() { probe.Remove() })
+	kv := append([]string{keyResourcesHandler, classCgroupsHandler, keyMemoryEnabled, "true", keyPidsMax, "64", keyHierarchy, hierarchy}, extra...)
+	return newCluster(t, kv...), hierarchy
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
+}
+
+// A container's cgroup holds what leaves its session, counts it and kills it; a memory
+// hog is ended by the kernel and reported as Java reports one over its memory; a fork
+// bomb stops at the pids limit and the NodeManager keeps serving; a cgroup an earlier
+// NodeManager left is swept at start.
+func TestCgroupsContainEscapesHogsAndBombs(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	// A cgroup left by an earlier NodeManager process, with a process still in it.
+	hierarchy := fmt.Sprintf("bobbin-test-%d-%s", os.Getpid(), t.Name())
+	left, err := cgroups.Open(cgroups.Settings{Version: cgroups.V1, Hierarchy: hierarchy})
+	if err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	g, err := left.Create("container_9_0009_01_000009", cgroups.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := exec.Command("/bin/sleep", "300")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := g.Start(orphan); err != nil {
+		t.Fatal(err)
+	}
+	go orphan.Wait()
+
+	c, _ := cgroupNode(t)
+	if alive(orphan.Process.Pid) || g.Exists() {
+		t.Errorf("the NodeManager left an earlier container's cgroup (process alive %v)", alive(orphan.Process.Pid))
+	}
+	ctrs := c.containers(t, 3) // 128 MB each
+	nm := c.client()
+	defer nm.Close()
+	ctx := context.Background()
+	start := func(ctr *yarnpb.ContainerProto, command string) {
+		t.Helper()
+		if _, err := nm.Start(ctx, &yarnpb.ContainerLaunchContextProto{Command: []string{command}}, ctr); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The escape: its process is in the container's cgroup and dies with it.
+	start(ctrs[0], "setsid env -i sleep 300 & sleep 301")
+	id := records.ContainerIDFromProto(ctrs[0].GetId()).String()
+	var pids []int
+	testutil.Eventually(t, 10*time.Second, "the container's two sleeps in its cgroup", func() bool {
+		grp, ok := c.nm.cgroups.Adopt(id)
+		if ok {
+			pids, _ = grp.Pids()
+		}
+		return len(pids) >= 3
+	})
+	if err := nm.Stop(ctx, ctrs[0].GetId()); err != nil {
+		t.Fatal(err)
+	}
+	completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second)
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d outlived its stopped container", pid)
+		}
+	}
+
+	// The hog: 400 MB in a 128 MB container.
+	start(ctrs[1], `python3 -c 'b = bytearray(400 << 20)
+for i in range(0, len(b), 4096): b[i] = 1'`)
+	st := completeStatus(t, nm, ctrs[1].GetId(), 20*time.Second)
+	if st.GetExitStatus() != exitcode.KilledExceededPmem || !strings.Contains(st.GetDiagnostics(), "is running beyond physical memory limits") {
+		t.Errorf("the memory hog's status: %d %q, want KILLED_EXCEEDED_PMEM", st.GetExitStatus(), st.GetDiagnostics())
+	}
+
+	// The bomb: held at 64 processes; the NodeManager answers, and stops it whole.
+	start(ctrs[2], `bomb() { bomb | bomb & }; bomb; sleep 300`)
+	bid := records.ContainerIDFromProto(ctrs[2].GetId()).String()
+	testutil.Eventually(t, 20*time.Second, "the bomb at its limit", func() bool {
+		grp, ok := c.nm.cgroups.Adopt(bid)
+		if !ok {
+			return false
+		}
+		s, err := grp.Stats()
+		return err == nil && s.Pids >= 50
+	})
+	if st, err := nm.Status(ctx, ctrs[2].GetId()); err != nil || st.GetState() != yarnpb.ContainerStateProto_C_RUNNING {
+		t.Fatalf("the NodeManager under a fork bomb: %v, %v", st, err)
+	}
+	if err := nm.Stop(ctx, ctrs[2].GetId()); err != nil {
+		t.Fatal(err)
+	}
+	completeStatus(t, nm, ctrs[2].GetId(), 30*time.Second)
+	if grp, ok := c.nm.cgroups.Adopt(bid); ok {
+		n, _ := grp.Pids()
+		t.Errorf("the bomb's cgroup is still there, with %d processes", len(n))
+	}
+}

@@ -1,0 +1,201 @@
+package nodemanager
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
+)
+
+// The keys by which the Java NodeManager's LinuxContainerExecutor puts containers into
+// cgroups (ResourceHandlerModule): each turns them on, with its controller's limits.
+const (
+	keyResourcesHandler = "yarn.nodemanager.linux-container-executor.resources-handler.class"
+	keyCPUEnabled       = "yarn.nodemanager.resource.cpu.enabled"
+	keyMemoryEnabled    = "yarn.nodemanager.resource.memory.enabled"
+	keyMemoryEnforced   = "yarn.nodemanager.resource.memory.enforced"
+	keySoftLimit        = "yarn.nodemanager.resource.memory.cgroups.soft-limit-percentage"
+	keySwappiness       = "yarn.nodemanager.resource.memory.cgroups.swappiness"
+	keyElastic          = "yarn.nodemanager.elastic-memory-control.enabled"
+	keyHierarchy        = "yarn.nodemanager.linux-container-executor.cgroups.hierarchy"
+	keyMount            = "yarn.nodemanager.linux-container-executor.cgroups.mount"
+	keyMountPath        = "yarn.nodemanager.linux-container-executor.cgroups.mount-path"
+	keyV2Enabled        = "yarn.nodemanager.linux-container-executor.cgroups.v2.enabled"
+	keyV2MountPath      = "yarn.nodemanager.linux-container-executor.cgroups.v2.mount-path"
+	keyStrict           = "yarn.nodemanager.linux-container-executor.cgroups.strict-resource-usage"
+	keyCPUPercent       = "yarn.nodemanager.resource.percentage-physical-cpu-limit"
+	keyPidsMax          = "bobbin.nodemanager.cgroups.pids-max"
+
+	classCgroupsHandler = "org.apache.hadoop.yarn.server.nodemanager.util.CgroupsLCEResourcesHandler"
+	classDefaultHandler = "org.apache.hadoop.yarn.server.nodemanager.util.DefaultLCEResourcesHandler"
+)
+
+// cgroupSettings are how containers are put into cgroups, if they are.
+type cgroupSettings struct {
+	// Enabled: containers run in cgroups; On names the keys that asked for it.
+	Enabled bool
+	On      []string
+	Tree    cgroups.Settings
+	// Strict caps each container's CPU at its share of the node (strict-resource-usage);
+	// YarnCPUs is what the containers together may use: the node's processors times
+	// percentage-physical-cpu-limit, as Java's getContainersCPUs.
+	Strict   bool
+	YarnCPUs float64
+	CPUs     int // the node's processors
+	// MemoryEnforced sets hard and soft limits (Java's memory.enforced); SoftLimit is the
+	// soft limit's share of the allocation, Swappiness the cgroup's.
+	MemoryEnforced bool
+	SoftLimit      float64
+	Swappiness     uint64
+	PidsMax        int64
+}
+
+// readCgroupSettings reads the cgroups keys as the Java NodeManager reads them. Bobbin
+// applies them under either executor (Java only under LinuxContainerExecutor): the
+// NodeManager needs only to write its subtree, as root or in a delegated one.
+func readCgroupSettings(c *conf.Configuration) (cgroupSettings, error) {
+	var s cgroupSettings
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	flag := func(key string) bool {
+		v, err := c.Bool(key)
+		add(err)
+		return v
+	}
+	handler, err := c.Trimmed(keyResourcesHandler)
+	add(err)
+	switch handler {
+	case "", classDefaultHandler:
+	case classCgroupsHandler:
+		s.On = append(s.On, keyResourcesHandler)
+	default:
+		add(&conf.ValueError{Source: c.Source(keyResourcesHandler), Key: keyResourcesHandler, Value: handler,
+			Reason: "Bobbin serves " + classDefaultHandler + " and " + classCgroupsHandler})
+	}
+	s.Tree.CPU = handler == classCgroupsHandler || flag(keyCPUEnabled)
+	if flag(keyCPUEnabled) {
+		s.On = append(s.On, keyCPUEnabled)
+	}
+	if s.Tree.Memory = flag(keyMemoryEnabled); s.Tree.Memory {
+		s.On = append(s.On, keyMemoryEnabled)
+	}
+	s.PidsMax, err = c.Int64(keyPidsMax)
+	add(err)
+	if s.Tree.Pids = s.PidsMax > 0; s.Tree.Pids {
+		s.On = append(s.On, keyPidsMax)
+	}
+	for _, k := range []string{"yarn.nodemanager.resource.disk.enabled", "yarn.nodemanager.resource.network.enabled"} {
+		if flag(k) {
+			add(&conf.ValueError{Source: c.Source(k), Key: k, Value: "true", Reason: "disk (blkio) and network (net_cls, tc) isolation are not served by Bobbin's NodeManager"})
+		}
+	}
+	if flag(keyElastic) {
+		add(&conf.ValueError{Source: c.Source(keyElastic), Key: keyElastic, Value: "true",
+			Reason: "the elastic memory control (an OOM listener over the containers' shared limit) is not served by Bobbin's NodeManager yet; " +
+				keyMemoryEnforced + " gives each container a hard limit"})
+	}
+	s.Enabled = len(s.On) > 0
+	s.MemoryEnforced = flag(keyMemoryEnforced)
+	soft, err := c.Float(keySoftLimit)
+	add(err)
+	if err == nil && (soft < 0 || soft > 100) {
+		add(&conf.ValueError{Source: c.Source(keySoftLimit), Key: keySoftLimit, Value: fmt.Sprint(soft), Reason: "Value must be between 0 and 100."})
+	}
+	s.SoftLimit = soft / 100
+	sw, err := c.Int(keySwappiness)
+	add(err)
+	if err == nil && (sw < 0 || sw > 100) {
+		add(&conf.ValueError{Source: c.Source(keySwappiness), Key: keySwappiness, Value: fmt.Sprint(sw), Reason: "Value must be between 0 and 100."})
+	}
+	s.Swappiness = uint64(max(sw, 0))
+	s.Strict = flag(keyStrict)
+	pct, err := c.Float(keyCPUPercent)
+	add(err)
+	if err == nil && pct <= 0 {
+		add(&conf.ValueError{Source: c.Source(keyCPUPercent), Key: keyCPUPercent, Value: fmt.Sprint(pct), Reason: "Value cannot be less than or equal to 0."})
+	}
+	s.CPUs = runtime.NumCPU()
+	s.YarnCPUs = float64(s.CPUs) * min(pct, 100) / 100
+	s.Tree.Hierarchy, err = c.Trimmed(keyHierarchy)
+	add(err)
+	if flag(keyMount) && s.Enabled {
+		add(&conf.ValueError{Source: c.Source(keyMount), Key: keyMount, Value: "true",
+			Reason: "Bobbin's NodeManager mounts no cgroup controllers: mount them (as systemd does) and leave " + keyMountPath + " empty to find them, or name where they are"})
+	}
+	s.Tree.Version = cgroups.V1
+	mountKey := keyMountPath
+	if flag(keyV2Enabled) {
+		s.Tree.Version, mountKey = cgroups.V2, keyV2MountPath
+	}
+	s.Tree.MountPath, err = c.Trimmed(mountKey)
+	add(err)
+	return s, errors.Join(errs...)
+}
+
+// openCgroups opens the NodeManager's subtree and sets its overall CPU limit, or says
+// why it cannot, naming the keys that asked for cgroups.
+func openCgroups(s cgroupSettings) (*cgroups.Subtree, error) {
+	fail := func(err error) error {
+		return fmt.Errorf("nodemanager: %s: containers cannot be put into cgroups here: %w", strings.Join(s.On, ", "), err)
+	}
+	t, err := cgroups.Open(s.Tree)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if s.Tree.CPU {
+		// As Java's CGroupsCpuResourceHandlerImpl.bootstrap: the containers together get
+		// percentage-physical-cpu-limit of the processors; at 100 % any earlier cap goes.
+		cpus := s.YarnCPUs
+		if int(cpus) == s.CPUs {
+			cpus = 0
+		}
+		if err := t.SetCPULimit(cpus); err != nil {
+			return nil, fail(err)
+		}
+	}
+	return t, nil
+}
+
+// cgroupLimits are a container's limits, as Java's cgroups CPU and memory handlers set
+// them: 1024 CPU shares a vcore (2 for an OPPORTUNISTIC container), a CFS quota of its
+// share of the containers' processors under strict usage; a hard limit of its memory
+// and a soft limit of soft-limit-percentage of it (0, with swappiness 100, for an
+// OPPORTUNISTIC one).
+func (s cgroupSettings) limits(c *containers.Container, nodeVCores int32) cgroups.Limits {
+	var l cgroups.Limits
+	if !s.Enabled {
+		return l
+	}
+	opportunistic := c.Ident.GetExecutionType() == yarnpb.ExecutionTypeProto_OPPORTUNISTIC
+	if s.Tree.CPU {
+		vcores := c.Resource().GetVirtualCores()
+		l.CPUShares = 1024 * uint64(max(vcores, 0))
+		if opportunistic {
+			l.CPUShares = 2
+		}
+		if s.Strict && vcores != nodeVCores && nodeVCores > 0 {
+			l.CPUCores = float64(vcores) * s.YarnCPUs / float64(nodeVCores)
+		}
+	}
+	if s.Tree.Memory && s.MemoryEnforced {
+		mb := c.Resource().GetMemory()
+		l.MemoryBytes = mb << 20
+		l.MemorySoftBytes = int64(float64(mb)*s.SoftLimit) << 20
+		sw := s.Swappiness
+		if opportunistic {
+			l.MemorySoftBytes, sw = 0, 100
+		}
+		l.Swappiness = &sw
+	}
+	l.PidsMax = s.PidsMax
+	return l
+}
