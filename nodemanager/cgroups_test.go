@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/container"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
@@ -74,9 +76,9 @@ func TestCgroupSettingsAsJava(t *testing.T) {
 	}
 }
 
-// cgroupNode is a NodeManager whose containers run in cgroups under a subtree of the
+// cgroupNodeIn is a NodeManager with its directories under dir whose containers run in cgroups under a subtree of the
 // test's own, or skips where this machine has no cgroups to give it.
-func cgroupNode(t *testing.T, extra ...string) (*cluster, string) {
+func cgroupNodeIn(t *testing.T, dir string, extra ...string) (*cluster, string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create cgroups")
@@ -88,7 +90,7 @@ func cgroupNode(t *testing.T, extra ...string) (*cluster, string) {
 	}
 	t.Cleanup(func() { probe.Remove() })
 	kv := append([]string{keyResourcesHandler, classCgroupsHandler, keyMemoryEnabled, "true", keyPidsMax, "64", keyHierarchy, hierarchy}, extra...)
-	return newCluster(t, kv...), hierarchy
+	return newClusterIn(t, dir, "", kv...), hierarchy
 }
 
 func alive(pid int) bool {
@@ -118,16 +120,27 @@ func TestCgroupsContainEscapesHogsAndBombs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan := exec.Command("/bin/sleep", "300")
+	// It leads its session with the container's and the NodeManager's markers, as the
+	// container's launch did, and has a child that left with neither.
+	dir := t.TempDir()
+	orphan := exec.Command("/bin/bash", "-c", "setsid env -i sleep 301 & sleep 300")
+	orphan.Env = append(os.Environ(), container.MarkerEnv+"=container_9_0009_01_000009", container.OwnerEnv+"="+ownerMark([]string{filepath.Join(dir, "local")}))
 	orphan.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := g.Start(orphan); err != nil {
 		t.Fatal(err)
 	}
 	go orphan.Wait()
+	var orphans []int
+	testutil.Eventually(t, 10*time.Second, "the orphans", func() bool { orphans, _ = g.Pids(); return len(orphans) >= 3 })
 
-	c, _ := cgroupNode(t)
-	if alive(orphan.Process.Pid) || g.Exists() {
-		t.Errorf("the NodeManager left an earlier container's cgroup (process alive %v)", alive(orphan.Process.Pid))
+	c, _ := cgroupNodeIn(t, dir)
+	for _, pid := range orphans {
+		if alive(pid) {
+			t.Errorf("process %d of an earlier NodeManager's container survived the start", pid)
+		}
+	}
+	if g.Exists() {
+		t.Error("the NodeManager left an earlier container's cgroup")
 	}
 	ctrs := c.containers(t, 3) // 128 MB each
 	nm := c.client()

@@ -98,36 +98,20 @@ func (nm *NodeManager) recoverState(st *nmstore.State) {
 	for id, pid := range leaders {
 		nm.log.WithFields(logrus.Fields{"container": id, "pid": pid}).Warn("killing a container process the NodeManager cannot account for")
 		container.Kill(id, pid)
+		nm.removeCgroup(id)
 	}
-	nm.sweepCgroups()
 }
 
-// sweepCgroups kills and removes the cgroups of containers the NodeManager does not run:
-// those an earlier process left (unrecovered, or without recovery) and whatever is
-// still in them, however it left its session.
-func (nm *NodeManager) sweepCgroups() {
+// removeCgroup kills what is left in the cgroup of a container this NodeManager's
+// earlier process ran and no longer runs, however it left its session, and removes the
+// cgroup. Only such containers: other NodeManagers on the host may share the subtree.
+func (nm *NodeManager) removeCgroup(id string) {
 	if nm.cgroups == nil {
 		return
 	}
-	ids, err := nm.cgroups.Groups()
-	if err != nil {
-		nm.log.WithError(err).Warn("cannot list the containers' cgroups")
-		return
-	}
-	live := map[string]bool{}
-	for _, c := range nm.table.Live() {
-		live[c.ID.String()] = true
-	}
-	for _, id := range ids {
-		if live[id] {
-			continue
-		}
-		if g, ok := nm.cgroups.Adopt(id); ok {
-			pids, _ := g.Pids()
-			nm.log.WithFields(logrus.Fields{"container": id, "processes": len(pids)}).Warn("removing the cgroup of a container the NodeManager does not run")
-			if err := g.Destroy(); err != nil {
-				nm.log.WithError(err).WithField("container", id).Warn("cannot remove a container's cgroup")
-			}
+	if g, ok := nm.cgroups.Adopt(id); ok {
+		if err := g.Destroy(); err != nil {
+			nm.log.WithError(err).WithField("container", id).Warn("cannot remove a container's cgroup")
 		}
 	}
 }
