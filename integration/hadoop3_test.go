@@ -2,19 +2,52 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
 )
 
 // TestHadoop3OnBobbinRMAndNM runs the Hadoop 3.1.1 distributed shell and `pi 2 10` with the
-// 3.1.1 clients, MapReduce AM and tasks on Bobbin's RM and Bobbin's NM.
+// 3.1.1 clients, MapReduce AM and tasks on Bobbin's RM and Bobbin's NM, whose containers
+// run in cgroups (3.x's keys: CPU shares and hard memory limits) where this machine has
+// them to give.
 func TestHadoop3OnBobbinRMAndNM(t *testing.T) {
 	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSClusterVersion(t, hadoop3)
 	c.bobbinNM = true
+	cgroupsOn := withCgroups(t, c)
 	runDShellAndPi(t, c)
+	if cgroupsOn && !strings.Contains(c.logTail("nm.log", 100000), "containers run in cgroups") {
+		t.Error("the NodeManager did not put its containers into cgroups")
+	}
+}
+
+// withCgroups turns cgroups on for the cluster's NodeManagers, under a subtree of the
+// test's own, when this machine has the v1 cpu and memory controllers for root; false
+// (said in the log) where it has not.
+func withCgroups(t *testing.T, c *nsCluster) bool {
+	t.Helper()
+	hierarchy := fmt.Sprintf("bobbin-it-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	if os.Geteuid() != 0 {
+		t.Log("not root: the jobs run without cgroups")
+		return false
+	}
+	probe, err := cgroups.Open(cgroups.Settings{Version: cgroups.V1, Hierarchy: hierarchy, CPU: true, Memory: true})
+	if err != nil {
+		t.Logf("no cgroups here (%v): the jobs run without", err)
+		return false
+	}
+	t.Cleanup(func() { probe.Remove() })
+	c.nmProps = func(_ int, props map[string]string) {
+		props["yarn.nodemanager.resource.cpu.enabled"] = "true"
+		props["yarn.nodemanager.resource.memory.enabled"] = "true"
+		props["yarn.nodemanager.linux-container-executor.cgroups.hierarchy"] = hierarchy
+	}
+	return true
 }
 
 // TestHadoop3ApacheNMUnderBobbinRM: an unchanged Apache 3.1.1 NodeManager under Bobbin's
