@@ -26,6 +26,7 @@ type hostMeter struct {
 	have    bool
 	history []borrowed.Point
 	next    int
+	caps    borrowedCaps // only observeHost's
 
 	gExtCPU, gJobCPU, gFreeCPU, gExtMem, gJobMem, gFreeMem metrics.GaugeFloat64
 	gVCores, gMB                                           metrics.Gauge
@@ -85,6 +86,7 @@ func (nm *NodeManager) observeHost() {
 	d := h.meter.Observe(borrowed.Reading{At: nm.opts.Now(), Host: host, Containers: readings})
 
 	prev, had := h.record(d)
+	nm.capToOwner(d, host, readings)
 
 	h.gExtCPU.Update(d.Shares.ExternalCPU)
 	h.gJobCPU.Update(d.Shares.JobCPU)

@@ -179,6 +179,12 @@ func New(opts Options) (*NodeManager, error) {
 			krb.close()
 			return nil, err
 		}
+		if s.Borrow.Meter.Borrowed {
+			if err := tree.SetCPUShares(borrowedShares); err != nil {
+				krb.close()
+				return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.borrowed.enabled with cgroups: the containers' subtree must weigh least against the owner: %w", err)
+			}
+		}
 		opts.Logger.WithFields(logrus.Fields{"component": "nodemanager", "cgroups": fmt.Sprintf("v%d", tree.Version()), "controllers": strings.Join(tree.Controllers(), ","),
 			"subtree": s.Cgroups.Tree.Hierarchy}).Info("containers run in cgroups")
 	}

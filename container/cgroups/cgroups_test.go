@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -255,5 +256,37 @@ func TestCPULimitsAsJava(t *testing.T) {
 		if p != c.period || q != c.quota {
 			t.Errorf("CPULimits(%v) = %d, %d; Java gives %d, %d", c.cpus, p, q, c.period, c.quota)
 		}
+	}
+}
+
+// A container denied a GPU's device cannot open it; the device it was given opens as far
+// as the driver (none here: "no such device"), on v1's devices controller and v2's eBPF.
+func TestDeniedDevicesCannotBeOpened(t *testing.T) {
+	for _, v := range []Version{V1, V2} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			tree := testSubtree(t, Settings{Version: v, Devices: v == V1})
+			dir := t.TempDir()
+			for _, minor := range []int{7, 8} {
+				// Nodes of the NVIDIA major with no driver behind them.
+				if err := syscall.Mknod(filepath.Join(dir, fmt.Sprint("nvidia", minor)), syscall.S_IFCHR|0o666, int(195<<8|minor)); err != nil {
+					t.Skipf("mknod: %v", err)
+				}
+			}
+			g, err := tree.Create("container_1_0001_01_000040", Limits{DenyDevices: []DeviceNumber{{195, 8}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("/bin/bash", "-c", "exec 2>&1; cat "+dir+"/nvidia7; cat "+dir+"/nvidia8; true")
+			var b strings.Builder
+			cmd.Stdout = &b
+			if err := g.Start(cmd); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			got := b.String()
+			if !strings.Contains(got, "nvidia7: No such device") || !strings.Contains(got, "nvidia8: Operation not permitted") {
+				t.Errorf("the container opening its GPU and another's:\n%s", got)
+			}
+		})
 	}
 }

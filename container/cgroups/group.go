@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/opencontainers/cgroups"
+	// Registers the device-rule writers: v1's devices.allow/deny, v2's eBPF program.
+	_ "github.com/opencontainers/cgroups/devices"
+	devconfig "github.com/opencontainers/cgroups/devices/config"
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
 )
@@ -31,7 +34,14 @@ type Limits struct {
 	Swappiness                   *uint64
 	// PidsMax caps the container's processes and threads.
 	PidsMax int64
+	// DenyDevices are character devices (major, minor) the container may not open, read,
+	// write or create: the node's GPUs it was not given (v1 devices.deny, as Java's
+	// container-executor writes it; an eBPF device program on v2).
+	DenyDevices []DeviceNumber
 }
+
+// DeviceNumber is a character device's major and minor number.
+type DeviceNumber struct{ Major, Minor int64 }
 
 // resources are the limits as opencontainers' Resources.
 func (l Limits) resources(v Version) *cgroups.Resources {
@@ -58,6 +68,16 @@ func (l Limits) resources(v Version) *cgroups.Resources {
 	}
 	if v == V2 {
 		r.MemorySwappiness = nil // v2 has no per-cgroup swappiness
+	}
+	if len(l.DenyDevices) == 0 {
+		// Untouched: the container sees the devices the NodeManager does. (An empty rule
+		// list would be runc's deny-all.)
+		r.SkipDevices = true
+	} else {
+		r.Devices = []*devconfig.Rule{{Type: devconfig.WildcardDevice, Major: devconfig.Wildcard, Minor: devconfig.Wildcard, Permissions: "rwm", Allow: true}}
+		for _, d := range l.DenyDevices {
+			r.Devices = append(r.Devices, &devconfig.Rule{Type: devconfig.CharDevice, Major: d.Major, Minor: d.Minor, Permissions: "rwm", Allow: false})
+		}
 	}
 	return r
 }
@@ -244,11 +264,16 @@ func (g *Group) Signal(sig syscall.Signal) error {
 }
 
 // Kill SIGKILLs every process in the cgroup and returns when none is left or after
-// timeout. A process cannot escape meanwhile by forking: v2's cgroup.kill is atomic,
-// and on v1 the cgroup is frozen while its processes are listed and signalled.
+// timeout. v2's cgroup.kill is atomic. On v1 each process listed is killed, again until
+// none is left: a process that forks meanwhile leaves its child in the cgroup, to be
+// killed next round. Only when a round finds more processes than the last (a fork
+// bomb) is the cgroup frozen while they are listed and killed: a freeze waits for every process
+// to run to its freezing point, which a process starved of CPU (a borrowed server's
+// containers under their owner's load) takes long to reach, and it holds back the
+// deaths it waits for.
 func (g *Group) Kill(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	for {
+	for last := -1; ; {
 		pids, err := g.Pids()
 		if err != nil || len(pids) == 0 {
 			if os.IsNotExist(err) || errors.Is(err, syscall.ENOENT) {
@@ -256,7 +281,8 @@ func (g *Group) Kill(timeout time.Duration) error {
 			}
 			return err
 		}
-		g.killOnce(pids)
+		g.killOnce(pids, last >= 0 && len(pids) > last) // more than last round: forks
+		last = len(pids)
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d processes left in %s's cgroup after %v", len(pids), g.id, timeout)
 		}
@@ -264,29 +290,58 @@ func (g *Group) Kill(timeout time.Duration) error {
 	}
 }
 
-func (g *Group) killOnce(pids []int) {
+func (g *Group) killOnce(pids []int, freeze bool) {
 	if g.version == V2 {
-		if err := os.WriteFile(filepath.Join(g.mgr.Path(""), "cgroup.kill"), []byte("1"), 0o644); err == nil {
+		if err := os.WriteFile(filepath.Join(g.paths[""], "cgroup.kill"), []byte("1"), 0o644); err == nil {
 			return
 		}
-		// Before Linux 5.14: signal each process, as on v1 without a freezer.
+		// Before Linux 5.14: signal each process, as on v1.
 	}
-	frozen := g.mgr.Path("freezer") != "" || g.version == V2
-	if frozen {
+	frozen := false
+	if freeze && (g.version == V2 || g.paths["freezer"] != "") {
 		frozen = g.mgr.Freeze(cgroups.Frozen) == nil
-	}
-	if frozen {
-		// The list again: none can fork now.
-		if p, err := g.Pids(); err == nil {
-			pids = p
+		if frozen {
+			if p, err := g.Pids(); err == nil {
+				pids = p // none can fork now
+			}
 		}
 	}
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if frozen {
-		g.mgr.Freeze(cgroups.Thawed) // SIGKILL is delivered once thawed
+	// A frozen cgroup (critical hours, or the freeze above) takes its SIGKILLs once thawed.
+	g.thaw()
+}
+
+// thaw resumes the cgroup without waiting.
+func (g *Group) thaw() {
+	if g.version == V2 {
+		os.WriteFile(filepath.Join(g.paths[""], "cgroup.freeze"), []byte("0"), 0o644)
+	} else if p := g.paths["freezer"]; p != "" {
+		os.WriteFile(filepath.Join(p, "freezer.state"), []byte(cgroups.Thawed), 0o644)
 	}
+}
+
+// Freeze stops (true) or resumes (false) every process in the cgroup, without waiting
+// for the kernel to have frozen them all (a process starved of CPU reaches its freezing
+// point late). Kill still ends a frozen cgroup's processes: it thaws them to take
+// SIGKILL.
+func (g *Group) Freeze(frozen bool) error {
+	file, value := "freezer.state", string(cgroups.Thawed)
+	dir := g.paths["freezer"]
+	if frozen {
+		value = string(cgroups.Frozen)
+	}
+	if g.version == V2 {
+		file, value, dir = "cgroup.freeze", map[bool]string{true: "1", false: "0"}[frozen], g.paths[""]
+	}
+	if dir == "" {
+		return fmt.Errorf("%s's cgroup has no freezer", g.id)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
+		return fmt.Errorf("freeze %s's cgroup: %w", g.id, err)
+	}
+	return nil
 }
 
 // Destroy kills what is left in the cgroup and removes it.

@@ -43,10 +43,11 @@ type Settings struct {
 	// (yarn.nodemanager.linux-container-executor.cgroups.hierarchy, /hadoop-yarn).
 	Hierarchy string
 	// CPU and Memory are the controllers whose limits the NodeManager sets; Pids the
-	// pids controller (a process limit per container). Containers always join the
-	// memory, cpuacct, freezer and pids controllers where they are mounted, to be
-	// counted and killed whole.
-	CPU, Memory, Pids bool
+	// pids controller (a process limit per container); Devices v1's devices controller
+	// (GPU isolation; v2 needs none). Containers always join the memory, cpuacct,
+	// freezer, pids and devices controllers where they are mounted, to be counted and
+	// killed whole.
+	CPU, Memory, Pids, Devices bool
 }
 
 // Subtree is the NodeManager's part of the hierarchies: the parent of every container's
@@ -69,6 +70,7 @@ var v1Controllers = []struct {
 	{"memory", func(s Settings) bool { return s.Memory }},
 	{"freezer", func(Settings) bool { return false }},
 	{"pids", func(s Settings) bool { return s.Pids }},
+	{"devices", func(s Settings) bool { return s.Devices }},
 }
 
 // Open finds the hierarchies, checks that every controller the settings need is there,
@@ -306,6 +308,25 @@ func (t *Subtree) SetCPULimit(cpus float64) error {
 	return t.set(&cgroups.Resources{CpuPeriod: period, CpuQuota: quota}, "cpu")
 }
 
+// CapCPU caps the CPU of every container together at cpus processors, however few: at
+// least Java's shortest quota (1 % of a processor), never "no limit" (borrowed servers:
+// the owner's share left to it).
+func (t *Subtree) CapCPU(cpus float64) error {
+	return t.SetCPULimit(max(cpus, 0.01))
+}
+
+// SetCPUShares weights the containers together against the host's other processes
+// (v1 cpu.shares; v2 cpu.weight by runc's conversion): below 1024, the owner of a
+// borrowed server gets more of a contended processor than the containers, at once,
+// whatever the quota.
+func (t *Subtree) SetCPUShares(shares uint64) error {
+	r := &cgroups.Resources{CpuShares: shares}
+	if t.version == V2 {
+		r = &cgroups.Resources{CpuWeight: cgroups.ConvertCPUSharesToCgroupV2Value(shares)}
+	}
+	return t.set(r, "cpu")
+}
+
 // SetMemoryLimit caps the memory of every container together at bytes; 0 lifts it.
 func (t *Subtree) SetMemoryLimit(bytes int64) error {
 	if bytes <= 0 {
@@ -320,6 +341,7 @@ func (t *Subtree) set(r *cgroups.Resources, controller string) error {
 	if p == "" {
 		return fmt.Errorf("the containers do not join the %s controller", controller)
 	}
+	r.SkipDevices = true // the subtree's own device rules stay the host's
 	m, err := t.manager(map[string]string{controllerKey(t.version, controller): p}, r)
 	if err != nil {
 		return err

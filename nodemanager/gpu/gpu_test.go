@@ -1,0 +1,103 @@
+package gpu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fakeSMI is an nvidia-smi that prints the fixture (nvidia-smi's -q -x schema) when
+// called as discovery calls it, and fails otherwise.
+func fakeSMI(t *testing.T) string {
+	t.Helper()
+	xml, err := filepath.Abs("testdata/nvidia-smi-q-x.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "nvidia-smi")
+	script := "#!/bin/sh\n[ \"$1 $2\" = \"-x -q\" ] || { echo \"unexpected arguments: $*\" >&2; exit 2; }\ncat " + xml + "\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestDiscoverWithNvidiaSMI(t *testing.T) {
+	devs, info, err := Discover(context.Background(), Settings{Allowed: "auto", Executable: fakeSMI(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Index is the position in nvidia-smi's list; the minor numbers need not follow it.
+	if want := []Device{{0, 0}, {1, 2}}; !reflect.DeepEqual(devs, want) {
+		t.Fatalf("devices %v, want %v", devs, want)
+	}
+	if info.DriverVersion != "570.133.20" || len(info.GPUs) != 2 || info.GPUs[1].UUID != "GPU-8a2e6f10-3c4d-4e7b-9f21-5d8c0b1a2e77" ||
+		info.GPUs[1].Memory.Used != "40960 MiB" || info.GPUs[1].Utilization.GPU != "37 %" || info.GPUs[0].Temperature.Current != "29 C" {
+		t.Errorf("nvidia-smi's information: %+v", info)
+	}
+}
+
+func TestDiscoveryFailuresSayWhy(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver' >&2\nexit 9\n"), 0o755)
+	if _, _, err := Discover(context.Background(), Settings{Allowed: "auto", Executable: dir}); err == nil || !strings.Contains(err.Error(), "could not communicate") {
+		t.Errorf("a failing nvidia-smi: %v", err)
+	}
+	if _, _, err := Discover(context.Background(), Settings{Allowed: "auto", Executable: filepath.Join(dir, "missing")}); err == nil {
+		t.Error("a missing nvidia-smi was not an error")
+	}
+	os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\necho '<nvidia_smi_log><gpu>'\n"), 0o755)
+	if _, _, err := Discover(context.Background(), Settings{Allowed: "auto", Executable: dir}); err == nil || !strings.Contains(err.Error(), "XML") {
+		t.Errorf("broken XML: %v", err)
+	}
+}
+
+func TestAllowedList(t *testing.T) {
+	devs, err := ParseAllowed("1:3, 0:0")
+	if err != nil || !reflect.DeepEqual(devs, []Device{{0, 0}, {1, 3}}) {
+		t.Fatalf("%v %v", devs, err)
+	}
+	for _, bad := range []string{"0", "a:1", "0:0,1:0", "", "-1:2"} {
+		if _, err := ParseAllowed(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestAllocatorAssignsLowestFreeAndRestores(t *testing.T) {
+	a := NewAllocator([]Device{{1, 2}, {0, 0}, {2, 5}})
+	got, err := a.Assign("c1", 2)
+	if err != nil || !reflect.DeepEqual(got, []Device{{0, 0}, {1, 2}}) {
+		t.Fatalf("c1: %v %v", got, err)
+	}
+	if again, _ := a.Assign("c1", 2); !reflect.DeepEqual(again, got) {
+		t.Errorf("a relaunch got %v, want the same %v", again, got)
+	}
+	if _, err := a.Assign("c2", 2); err == nil {
+		t.Error("two GPUs given where one is free")
+	}
+	if others := a.Others(got); !reflect.DeepEqual(others, []Device{{2, 5}}) {
+		t.Errorf("others %v", others)
+	}
+	a.Release("c1")
+	if got, _ := a.Assign("c2", 1); !reflect.DeepEqual(got, []Device{{0, 0}}) {
+		t.Errorf("c2 after c1 ended: %v", got)
+	}
+	b := NewAllocator([]Device{{0, 0}, {1, 2}})
+	if err := b.Restore("c3", []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restore("c4", []int{2}); err == nil {
+		t.Error("a GPU restored to two containers")
+	}
+	if err := b.Restore("c4", []int{7}); err == nil {
+		t.Error("a GPU the node lacks restored")
+	}
+	if as := b.Assigned(); len(as) != 1 || as[0].Container != "c3" || as[0].Minor != 2 {
+		t.Errorf("assigned %v", as)
+	}
+}
