@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,9 +78,21 @@ func TestHadoop3GPUsOnBobbin(t *testing.T) {
 	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 	c := newNSClusterVersion(t, hadoop3)
 	c.bobbinNM, c.secondNM = true, true
+	// Where this machine gives cgroups, each NodeManager finds its two GPUs with
+	// nvidia-smi (a stand-in printing nvidia-smi's XML for two GPUs, minor numbers 0 and
+	// 2) and isolates them; each GPU container then reports what it was given and tries
+	// both GPUs' device files (nodes of NVIDIA's major with no driver: the one it holds
+	// answers "No such device", the other is denied). Elsewhere the count is configured.
+	plugin := gpuPluginFixture(t, c)
 	c.nmProps = func(_ int, props map[string]string) {
 		props["yarn.resource-types"] = "yarn.io/gpu"
-		props["yarn.nodemanager.resource-type.yarn.io/gpu"] = "2"
+		if plugin == nil {
+			props["yarn.nodemanager.resource-type.yarn.io/gpu"] = "2"
+			return
+		}
+		for k, v := range plugin {
+			props[k] = v
+		}
 	}
 	// The default queue may use the whole cluster: with writeConf's 90 % maximum it could
 	// hold only 3 of the 4 GPUs (Bobbin limits a queue in every resource type, as the Java
@@ -92,8 +107,15 @@ func TestHadoop3GPUsOnBobbin(t *testing.T) {
 		"yarn.scheduler.capacity.root.default.maximum-capacity": "100",
 	}
 	gpuDS := func(sleep, n int, log string) string {
-		return fmt.Sprintf(`$Y jar %[1]s -jar %[1]s -shell_command 'sleep %[2]d' -container_resources memory-mb=128,vcores=1,yarn.io/gpu=1 -num_containers %[3]d -master_memory 256 > %[4]s 2>&1 &`,
-			c.dshellJar(), sleep, n, log)
+		return fmt.Sprintf(`$Y jar %[1]s -jar %[1]s -shell_command 'sh %[5]s %[2]d' -container_resources memory-mb=128,vcores=1,yarn.io/gpu=1 -num_containers %[3]d -master_memory 256 > %[4]s 2>&1 &`,
+			c.dshellJar(), sleep, n, log, c.path("gpu-probe.sh"))
+	}
+	probe := "echo gpus=$CUDA_VISIBLE_DEVICES nvidia=$NVIDIA_VISIBLE_DEVICES\n"
+	if plugin != nil {
+		probe += fmt.Sprintf("cat %[1]s/nvidia0 2>&1 | sed 's/^/minor0: /'\ncat %[1]s/nvidia2 2>&1 | sed 's/^/minor2: /'\n", c.path("dev"))
+	}
+	if err := os.WriteFile(c.path("gpu-probe.sh"), []byte(probe+"sleep $1\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	out, err := c.run(t, 6*time.Minute, `Y=$HADOOP_HOME/bin/yarn
 running() { $Y container -list appattempt_${1#application_}_000001 2>/dev/null | grep -c '^container_'; }
@@ -117,6 +139,7 @@ echo "second $A2 containers $(running $A2)"
 echo "=== nodes"
 $Y node -list -showDetails 2>&1 | grep -v WARN
 echo "=== end nodes"
+echo "=== nm gpus $(curl -s http://127.0.0.1:8042/ws/v1/node/resources/yarn.io%2Fgpu)"
 # The first is killed once looked at (its sleep outlasts any slow check): its GPUs go to
 # the second's waiting container.
 $Y application -kill $A1 > /dev/null 2>&1
@@ -139,6 +162,80 @@ wait $SECOND; echo "second exit $?"`)
 		fail("yarn node -list -showDetails does not show 2 GPUs configured and 2 in use on both nodes")
 	}
 	t.Logf("nodes while the first held every GPU:\n%s", nodes)
+	if plugin == nil {
+		t.Log("no cgroups here: GPUs offered as a configured count, not discovered or isolated")
+		return
+	}
+	// nvidia-smi's two GPUs, both held by the first application's containers.
+	var rest struct {
+		Info     struct{ GPUs []struct{ UUID string } } `json:"gpuDeviceInformation"`
+		Total    []struct{ Index, MinorNumber int }     `json:"totalGpuDevices"`
+		Assigned []struct{ ContainerID string }         `json:"assignedGpuDevices"`
+	}
+	if m := regexp.MustCompile(`=== nm gpus (.*)`).FindStringSubmatch(out); m == nil || json.Unmarshal([]byte(m[1]), &rest) != nil ||
+		len(rest.Info.GPUs) != 2 || len(rest.Total) != 2 || rest.Total[1].MinorNumber != 2 || len(rest.Assigned) != 2 {
+		fail("the NodeManager's /ws/v1/node/resources/yarn.io%2Fgpu does not show its two GPUs, both assigned")
+	}
+	// Each of the first application's GPU containers holds one GPU, the other denied.
+	outs, _ := filepath.Glob(c.path("*/application_*_0001/container_*/stdout"))
+	more, _ := filepath.Glob(c.path("nm-logs/application_*_0001/container_*/stdout"))
+	byIndex := map[string]int{}
+	for _, f := range append(outs, more...) {
+		b, _ := os.ReadFile(f)
+		text := string(b)
+		m := regexp.MustCompile(`gpus=(\S*) nvidia=(\S*)`).FindStringSubmatch(text)
+		if m == nil || m[1] == "" {
+			continue // the AM
+		}
+		held, other := map[string][2]string{"0": {"minor0", "minor2"}, "1": {"minor2", "minor0"}}[m[1]][0], map[string][2]string{"0": {"minor0", "minor2"}, "1": {"minor2", "minor0"}}[m[1]][1]
+		if m[1] != m[2] || held == "" || !strings.Contains(text, held+": cat: ") || !strings.Contains(text, "No such device") ||
+			!strings.Contains(text, other+": cat: "+c.path("dev")) || !strings.Contains(text, "Operation not permitted") {
+			fail(fmt.Sprintf("GPU container %s:\n%s\nwant its GPU index in both variables, its own device opening as far as the driver, the other denied", f, text))
+		}
+		byIndex[m[1]]++
+	}
+	if byIndex["0"] != 2 || byIndex["1"] != 2 {
+		fail(fmt.Sprintf("the four GPU containers held GPUs %v, want each node's two GPUs once", byIndex))
+	}
+}
+
+// gpuPluginFixture sets up the yarn.io/gpu plugin for the cluster's NodeManagers when
+// this machine gives them cgroups: nvidia-smi as a script printing its XML for two GPUs
+// (minor numbers 0 and 2), their device nodes (NVIDIA's major, no driver) under the
+// cluster's dev/, a cgroups subtree of the test's own. nil where it cannot.
+func gpuPluginFixture(t *testing.T, c *nsCluster) map[string]string {
+	t.Helper()
+	hierarchy := fmt.Sprintf("bobbin-it-%d-%s", os.Getpid(), t.Name())
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	probe, err := cgroups.Open(cgroups.Settings{Version: cgroups.V1, Hierarchy: hierarchy, Devices: true})
+	if err != nil {
+		t.Logf("no cgroups devices controller (%v)", err)
+		return nil
+	}
+	t.Cleanup(func() { probe.Remove() })
+	xml, err := filepath.Abs("../nodemanager/gpu/testdata/nvidia-smi-q-x.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := c.path("nvidia-bin")
+	os.MkdirAll(bin, 0o755)
+	os.MkdirAll(c.path("dev"), 0o755)
+	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte("#!/bin/sh\ncat "+xml+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, minor := range []int{0, 2} {
+		if err := syscall.Mknod(c.path(fmt.Sprint("dev/nvidia", minor)), syscall.S_IFCHR|0o666, 195<<8|minor); err != nil {
+			t.Logf("mknod: %v", err)
+			return nil
+		}
+	}
+	return map[string]string{
+		"yarn.nodemanager.resource-plugins":                                   "yarn.io/gpu",
+		"yarn.nodemanager.resource-plugins.gpu.path-to-discovery-executables": bin,
+		"yarn.nodemanager.linux-container-executor.cgroups.hierarchy":         hierarchy,
+	}
 }
 
 // TestMixedHadoopVersionsOnBobbinRM: clients of one Hadoop version and an unchanged Apache

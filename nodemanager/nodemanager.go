@@ -77,7 +77,9 @@ type NodeManager struct {
 	exec      container.Executor
 	// cgroups is the subtree containers' cgroups live in (nil: containers run without).
 	cgroups *cgroups.Subtree
-	local   *localizer.Localizer
+	// gpus are the node's GPUs and who holds them (nil: no yarn.io/gpu plugin).
+	gpus  *gpuPlugin
+	local *localizer.Localizer
 
 	cm *rpc.Server
 	// webOpts are the web port's (package nmweb), checked at New and served from Start by
@@ -169,6 +171,14 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	var gpus *gpuPlugin
+	if s.GPU != nil {
+		if gpus, err = discoverGPUs(&s); err != nil {
+			krb.close()
+			return nil, err
+		}
+		opts.Logger.WithFields(logrus.Fields{"component": "nodemanager", "gpus": len(gpus.alloc.Devices())}).Info("GPUs found")
+	}
 	var tree *cgroups.Subtree
 	if s.Cgroups.Enabled {
 		if opts.Executor != nil || s.Borrow.Executor == "uml" {
@@ -209,7 +219,7 @@ func New(opts Options) (*NodeManager, error) {
 		}
 	}
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
-	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor, cgroups: tree,
+	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor, cgroups: tree, gpus: gpus,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
 		done: make(chan struct{}), counts: newNMCounters(opts.Metrics)}
 	nm.journal = containers.NewJournal(func(err error, what string) {

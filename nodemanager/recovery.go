@@ -177,7 +177,7 @@ func (nm *NodeManager) recoverContainer(rec *nmstore.ContainerRecord, leaders ma
 		d = nm.dirsFor(id, rec.User)
 	}
 	c := containers.New(nm.ctx, containers.Spec{ID: id, Ident: ident, User: rec.User, CLC: req.GetContainerLaunchContext(), Request: rec.Request,
-		Dirs: d, KillExit: rec.KillExit, KillDiag: rec.KillDiag, Reported: rec.Reported})
+		Dirs: d, KillExit: rec.KillExit, KillDiag: rec.KillDiag, Reported: rec.Reported, GPUs: rec.GPUs})
 	log = log.WithField("application", app.String())
 	nm.table.Restore(c)
 	pid, running := leaders[rec.ID]

@@ -57,6 +57,7 @@ type stopHook interface {
 type launchPlan struct {
 	runUser   *container.User   // nil: the NodeManager's own user runs it
 	localized map[string]string // link name → localized path
+	env       map[string]string // what the node sets in the container's environment, over its own
 	script    string            // launch_container.sh
 }
 
@@ -159,7 +160,11 @@ type scriptHook struct{ node func() launch.Node }
 func (scriptHook) Name() string { return "script" }
 
 func (h scriptHook) Prestart(_ context.Context, c *containers.Container, p *launchPlan) error {
-	script := launch.Script(h.node(), launchContainer(c), p.localized)
+	lc := launchContainer(c)
+	for k, v := range p.env {
+		lc.Env[k] = v
+	}
+	script := launch.Script(h.node(), lc, p.localized)
 	p.script = filepath.Join(c.Dirs.Work, launch.ScriptName)
 	return os.WriteFile(p.script, []byte(script), 0o700)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/launch"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -68,17 +69,19 @@ type containerRun struct {
 }
 
 func (nm *NodeManager) newRun(c *containers.Container) *containerRun {
+	hooks := []runHook{
+		userHook{nm.runAs},
+		dirsHook{},
+		&localizeHook{local: nm.local, table: nm.table},
+		tokensHook{},
+	}
+	if nm.gpus != nil {
+		hooks = append(hooks, gpuHook{g: nm.gpus, table: nm.table}) // before the script: it sets the environment
+	}
+	hooks = append(hooks, scriptHook{nm.launchNode}, handOverHook{nm.runAs}, &auxHook{aux: nm.aux})
 	return &containerRun{nm: nm, c: c,
-		log: nm.log.WithFields(map[string]any{"container": c.ID.String(), "application": c.ID.Attempt.App.String()}),
-		hooks: []runHook{
-			userHook{nm.runAs},
-			dirsHook{},
-			&localizeHook{local: nm.local, table: nm.table},
-			tokensHook{},
-			scriptHook{nm.launchNode},
-			handOverHook{nm.runAs},
-			&auxHook{aux: nm.aux},
-		}}
+		log:   nm.log.WithFields(map[string]any{"container": c.ID.String(), "application": c.ID.Attempt.App.String()}),
+		hooks: hooks}
 }
 
 // run is a container's life on this node, from its acceptance to its stop hooks.
@@ -129,7 +132,7 @@ func (r *containerRun) killed() ending {
 // the process to its end.
 func (r *containerRun) launchAndWatch() ending {
 	ctx := r.c.Context()
-	var plan launchPlan
+	plan := launchPlan{env: map[string]string{}}
 	for _, h := range r.hooks {
 		ph, ok := h.(prestartHook)
 		if !ok {
@@ -214,7 +217,17 @@ func (nm *NodeManager) spec(c *containers.Container) container.Spec {
 	d := c.Dirs
 	return container.Spec{ID: c.ID.String(), WorkDir: d.Work, OutputFile: filepath.Join(d.Work, ".bobbin-launch.out"),
 		Dirs: append(append([]string(nil), d.AppDirs...), d.LogDirs...), MemoryMB: c.Resource().GetMemory(), Owner: nm.owner,
-		Limits: nm.settings.Cgroups.limits(c, nm.settings.VCores)}
+		Limits: nm.containerLimits(c)}
+}
+
+// containerLimits are what c's cgroup enforces: its CPU and memory, and no GPU it was
+// not given.
+func (nm *NodeManager) containerLimits(c *containers.Container) cgroups.Limits {
+	l := nm.settings.Cgroups.limits(c, nm.settings.VCores)
+	if nm.gpus != nil {
+		l.DenyDevices = nm.gpus.denied(c.ID.String())
+	}
+	return l
 }
 
 // watch waits for a running container's process and says how it ended. When the

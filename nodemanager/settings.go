@@ -15,6 +15,8 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
+	"github.com/bobbin-yarn/bobbin/nodemanager/gpu"
 	"github.com/bobbin-yarn/bobbin/nodemanager/logaggregation"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 )
@@ -74,6 +76,8 @@ type Settings struct {
 	Borrow hostSettings
 	// Cgroups says whether and how containers run in cgroups (cgroupsettings.go).
 	Cgroups cgroupSettings
+	// GPU is the yarn.io/gpu resource plugin's settings (gpuplugin.go); nil: off.
+	GPU *gpu.Settings
 	// Recovery is yarn.nodemanager.recovery.enabled: a work-preserving NodeManager
 	// restart, with its store in RecoveryDir; Supervised (yarn.nodemanager.recovery.supervised)
 	// leaves containers running when the NodeManager stops.
@@ -152,16 +156,8 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 		}
 	}
 	add(err)
-	// GPU discovery and isolation (Hadoop 3.1's resource plugins) need GPU hardware and
-	// cgroups; Bobbin offers a configured count without isolating devices.
-	plugins, err := c.Strings("yarn.nodemanager.resource-plugins")
+	s.GPU, err = readGPUSettings(c)
 	add(err)
-	for _, p := range plugins {
-		if p != "" {
-			add(&conf.ValueError{Source: c.Source("yarn.nodemanager.resource-plugins"), Key: "yarn.nodemanager.resource-plugins", Value: strings.Join(plugins, ","),
-				Reason: fmt.Sprintf("resource plugin %s (device discovery and isolation) is not supported on this node by Bobbin's NodeManager; offer a count with %s%s instead", p, resourcetypes.KeyNodePrefix, p)})
-		}
-	}
 	s.Handlers, err = c.Int("yarn.nodemanager.container-manager.thread-count")
 	add(err)
 	s.AuxServices, err = c.Strings("yarn.nodemanager.aux-services")
@@ -259,6 +255,11 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	s.Borrow = hs
 	s.Cgroups, err = readCgroupSettings(c)
 	add(err)
+	if s.GPU != nil {
+		// Each container is denied the GPUs it was not given: through its cgroup.
+		s.Cgroups.Enabled, s.Cgroups.On = true, append(s.Cgroups.On, keyResourcePlugins)
+		s.Cgroups.Tree.Devices = s.Cgroups.Tree.Version == cgroups.V1
+	}
 	s.JavaAux, err = readJavaAux(c, s.AuxServices)
 	add(err)
 	return s, errors.Join(errs...)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/bobbin-yarn/bobbin/nodemanager/gpu"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmweb"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
@@ -45,6 +46,13 @@ func (w webNode) Borrowed() (nmweb.Borrowed, bool) {
 }
 
 func (w webNode) Figures() nmweb.Figures { return w.nm.figures() }
+
+func (w webNode) Resource(name string) (any, bool) {
+	if name != gpu.ResourceName || w.nm.gpus == nil {
+		return nil, false
+	}
+	return w.nm.gpus.resourceInfo(), true
+}
 
 func (nm *NodeManager) figures() nmweb.Figures {
 	s := nm.settings

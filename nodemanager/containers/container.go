@@ -47,6 +47,7 @@ type Container struct {
 	killDiag string
 	proc     container.Process
 	started  time.Time // when its process started (the youngest are evicted first)
+	gpus     []int     // the minor numbers of the GPUs it holds
 	// reported: the RM has had its completed status. As the Java NM does, a completed
 	// container is reported once and kept (getContainerStatuses still answers for it)
 	// until the RM says to forget it, which it does once the AM has had the status.
@@ -76,6 +77,7 @@ type Spec struct {
 	KillExit int32
 	KillDiag string
 	Reported bool
+	GPUs     []int // the GPUs it held before a NodeManager restart
 }
 
 // New is an accepted container. parent is the NodeManager's life: its end, as a kill,
@@ -84,7 +86,7 @@ func New(parent context.Context, s Spec) *Container {
 	ctx, cancel := context.WithCancel(parent)
 	return &Container{ID: s.ID, Ident: s.Ident, User: s.User, CLC: s.CLC, Request: s.Request, Dirs: s.Dirs,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		phase: Accepted, exit: exitcode.Invalid, killExit: s.KillExit, killDiag: s.KillDiag, reported: s.Reported}
+		phase: Accepted, exit: exitcode.Invalid, killExit: s.KillExit, killDiag: s.KillDiag, reported: s.Reported, gpus: s.GPUs}
 }
 
 // Context ends when a kill is asked or the NodeManager stops.
@@ -171,7 +173,7 @@ func (v View) Runs() bool { return v.Phase == Running && v.Proc != nil }
 func (c *Container) recordLocked() *nmstore.ContainerRecord {
 	rec := &nmstore.ContainerRecord{ID: c.ID.String(), Request: c.Request, User: c.User, State: nmstore.Requested,
 		WorkDir: c.Dirs.Work, LocalDir: c.Dirs.LocalDir, AppDirs: c.Dirs.AppDirs, LogDirs: c.Dirs.LogDirs,
-		Exit: c.exit, Diag: c.diag, KillExit: c.killExit, KillDiag: c.killDiag, Reported: c.reported}
+		Exit: c.exit, Diag: c.diag, KillExit: c.killExit, KillDiag: c.killDiag, Reported: c.reported, GPUs: c.gpus}
 	if c.proc != nil {
 		rec.State, rec.Pid, rec.Started = nmstore.Launched, c.proc.Pid(), c.started.UnixMilli()
 	}

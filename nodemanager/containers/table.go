@@ -123,6 +123,21 @@ func (t *Table) Localized(c *Container, err error) {
 	c.localization = LocalizationDone
 }
 
+// HoldsGPUs records the GPUs (minor numbers) c was given; its record carries them
+// from its launch on, for a restarted NodeManager to give them back.
+func (t *Table) HoldsGPUs(c *Container, minors []int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.gpus = append([]int(nil), minors...)
+}
+
+// GPUsOf are the GPUs c holds (or held before a restart).
+func (t *Table) GPUsOf(c *Container) []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]int(nil), c.gpus...)
+}
+
 // Launched records that c's process started: it is Running. false: c was asked to stop
 // (or completed) meanwhile, and the caller stops the process. A container recovered with
 // a kill asked before the restart is Killing.

@@ -82,6 +82,8 @@ type ContainerRecord struct {
 	KillDiag string `json:"kill_diagnostics,omitempty"`
 	// Reported: the RM has had its completed status.
 	Reported bool `json:"reported,omitempty"`
+	// GPUs are the minor numbers of the GPUs it holds (yarn.io/gpu).
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // KeysRecord is the master keys the node holds: of each kind the current and the

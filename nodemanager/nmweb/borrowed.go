@@ -2,6 +2,7 @@ package nmweb
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -20,4 +21,19 @@ func (s *server) serveBorrowed(w http.ResponseWriter, _ *http.Request) {
 		"enabled": b.Settings.Borrowed, "autoLabels": b.Settings.AutoLabels,
 		"intervalMs": b.Interval.Milliseconds(), "configuredVCores": b.Settings.VCores,
 		"configuredMemoryMB": b.Settings.MemoryMB, "history": b.History}})
+}
+
+// serveResource is a resource plugin's devices (Java's NMResourceInfo): for yarn.io/gpu
+// nvidia-smi's information, every GPU and those assigned, with their containers.
+func (s *server) serveResource(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	info, ok := s.Node.Resource(name)
+	w.Header().Set("Content-Type", "application/json")
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{"exception": "NotFoundException",
+			"message": fmt.Sprintf("no resource plugin serves %q (yarn.nodemanager.resource-plugins)", name)}})
+		return
+	}
+	json.NewEncoder(w).Encode(info)
 }

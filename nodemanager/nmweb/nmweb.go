@@ -45,6 +45,9 @@ type Node interface {
 	Borrowed() (b Borrowed, ok bool)
 	// Figures are the counts the JMX beans show.
 	Figures() Figures
+	// Resource is what a resource plugin says of its devices (name "yarn.io/gpu"), as
+	// Java's /ws/v1/node/resources/{resourcename} serves it; false: no such plugin.
+	Resource(name string) (any, bool)
 }
 
 // Status is the node's state now.
@@ -131,6 +134,7 @@ func Handler(o Options) (http.Handler, error) {
 		Started: o.Now(), Beans: s.beans, Web: o.Users, Redact: o.Redact}
 	d.Install(mux)
 	mux.HandleFunc("GET /ws/v1/node/borrowed", s.serveBorrowed)
+	mux.HandleFunc("GET /ws/v1/node/resources/{name...}", s.serveResource)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		metrics.WriteJSONOnce(o.Metrics, w)
