@@ -15,10 +15,12 @@ package cgroups
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/opencontainers/cgroups"
 )
@@ -57,6 +59,14 @@ type Subtree struct {
 	// paths maps each controller the containers join to the subtree's directory in its
 	// hierarchy; on v2 the only key is "".
 	paths map[string]string
+
+	// mu guards what was last written to the subtree's own limits: the same value is not
+	// written again, since writing a CFS quota refills its period's runtime (a cap
+	// rewritten every measurement would be no cap).
+	mu                  sync.Mutex
+	period              uint64
+	quota, memory       int64
+	quotaSet, memorySet bool
 }
 
 // v1Controllers are the v1 controllers containers join, and whether a Settings field
@@ -304,15 +314,36 @@ func (t *Subtree) Remove() error {
 // SetCPULimit caps the CPU of every container together at cpus processors (a CFS quota
 // on the subtree, as Java's percentage-physical-cpu-limit does); cpus <= 0 lifts it.
 func (t *Subtree) SetCPULimit(cpus float64) error {
-	period, quota := CPULimits(cpus)
-	return t.set(&cgroups.Resources{CpuPeriod: period, CpuQuota: quota}, "cpu")
+	return t.setQuota(CPULimits(cpus))
 }
 
 // CapCPU caps the CPU of every container together at cpus processors, however few: at
 // least Java's shortest quota (1 % of a processor), never "no limit" (borrowed servers:
 // the owner's share left to it).
+//
+// Unlike Java's overall limit (a period of up to a second), the period is the kernel's
+// default 100 ms, so that the cap bites within a measurement; and the cap moves in steps
+// of a twentieth of a processor, so that a measurement's jitter does not rewrite it (a
+// rewrite refills the period's runtime).
 func (t *Subtree) CapCPU(cpus float64) error {
-	return t.SetCPULimit(max(cpus, 0.01))
+	const period = 100000
+	steps := math.Round(max(cpus, 0.01) * 20)
+	quota := int64(max(steps*period/20, 1000))
+	return t.setQuota(period, quota)
+}
+
+// setQuota writes the subtree's CFS period and quota, unless they are what it has.
+func (t *Subtree) setQuota(period uint64, quota int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.quotaSet && period == t.period && quota == t.quota {
+		return nil
+	}
+	if err := t.set(&cgroups.Resources{CpuPeriod: period, CpuQuota: quota}, "cpu"); err != nil {
+		return err
+	}
+	t.period, t.quota, t.quotaSet = period, quota, true
+	return nil
 }
 
 // SetCPUShares weights the containers together against the host's other processes
@@ -332,7 +363,16 @@ func (t *Subtree) SetMemoryLimit(bytes int64) error {
 	if bytes <= 0 {
 		bytes = -1
 	}
-	return t.set(&cgroups.Resources{Memory: bytes}, "memory")
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.memorySet && bytes == t.memory {
+		return nil
+	}
+	if err := t.set(&cgroups.Resources{Memory: bytes}, "memory"); err != nil {
+		return err
+	}
+	t.memory, t.memorySet = bytes, true
+	return nil
 }
 
 // set writes resources to the subtree's own cgroup in one controller.
