@@ -69,6 +69,7 @@ func TestDaemonsDoNotImportEachOther(t *testing.T) {
 		module + "/nodemanager/borrowed":    0,
 		module + "/nodemanager/auxservices": 0,
 		module + "/nodemanager/launch":      0,
+		module + "/nodemanager/gpu":         0, // nvidia-smi discovery and the allocator: no NM package below it
 		module + "/nodemanager/nmstore":     1, // it records the localizer's cached resources
 		// A Java auxiliary service in its helper JVM is one of the services.
 		module + "/nodemanager/auxservices/javahost": 1,
