@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -67,6 +68,21 @@ type UMLExecutor struct {
 	// ExtraDirs are further host directories mounted read-write in every guest (a
 	// shared file system that jobs with a file:// default FS write their output to).
 	ExtraDirs []string
+	// Cgroups, when set, puts each guest's host processes (the kernel, its helpers, one
+	// per guest address space, slirp) into the container's cgroup from the kernel's
+	// first instruction, with Spec.Limits but for memory: the guest's mem= stays its
+	// memory cap. Its CPU weight and quota, pids limit and devices then bind the whole
+	// guest, a borrowed server's caps and freezes reach it, and a stop kills every host
+	// process it has.
+	Cgroups *cgroups.Subtree
+}
+
+// umlLimits are a guest's cgroup limits: the container's, without the memory ones (the
+// guest's own kernel enforces mem=; a cgroup limit would kill the guest's kernel, not
+// the process that used the memory).
+func umlLimits(l cgroups.Limits) cgroups.Limits {
+	l.MemoryBytes, l.MemorySoftBytes, l.Swappiness = 0, 0, nil
+	return l
 }
 
 // CheckUML verifies what a UML executor needs on this host: the kernel, mconsole and
@@ -270,7 +286,20 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		defer out.Close()
 		cmd.Stdout, cmd.Stderr = out, out
 	}
-	if err := cmd.Start(); err != nil {
+	var group *cgroups.Group
+	if e.Cgroups != nil {
+		if group, err = e.Cgroups.Create(spec.ID, umlLimits(spec.Limits)); err != nil {
+			e.freeAddress(slot)
+			return fail(err)
+		}
+		err = group.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if group != nil {
+			group.Destroy()
+		}
 		e.freeAddress(slot)
 		return fail(fmt.Errorf("start %s: %w", e.Kernel, err))
 	}
@@ -278,6 +307,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		os.WriteFile(slot, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 	}
 	p := e.process(spec, cmd.Process.Pid, slot)
+	p.group = group
 	go func() { p.finish(cmd.Wait()) }()
 	released = true
 	go p.releaseWhenUp(unlock)
@@ -397,6 +427,11 @@ func (e *UMLExecutor) Reattach(spec Spec, pid int) (Process, error) {
 		}
 	}
 	p := e.process(spec, pid, slot)
+	if e.Cgroups != nil {
+		if g, ok := e.Cgroups.Adopt(spec.ID); ok {
+			p.group = g
+		}
+	}
 	if pid == 0 {
 		p.finish(errors.New("the guest was not running when the NodeManager restarted"))
 		return p, nil
@@ -418,6 +453,7 @@ type umlProcess struct {
 	mconsole string
 	umidDir  string
 	done     chan struct{}
+	group    *cgroups.Group // the guest's host processes' cgroup (nil without cgroups)
 
 	exit     int
 	verdict  int32
@@ -522,6 +558,11 @@ func (p *umlProcess) Stop(grace time.Duration) {
 			}
 		}
 		killAll(p.spec.ID, pgid, p.done)
+		if p.group != nil {
+			// What halt and the group's signals left (a helper in a session of its own)
+			// dies with the cgroup; a cgroup that cannot go is swept at the next start.
+			p.group.Destroy()
+		}
 		os.RemoveAll(p.umidDir)
 	})
 }
@@ -538,6 +579,12 @@ func (p *umlProcess) Usage() Usage {
 		}
 	})
 	u.RSS, u.VSize = kernel.RSS, kernel.VSize
+	if p.group != nil {
+		// Every host process of the guest, however it left the session, in CPU time.
+		if st, err := p.group.Stats(); err == nil && st.CPU > 0 {
+			u.CPU = st.CPU
+		}
+	}
 	return u
 }
 

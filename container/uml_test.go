@@ -1,6 +1,8 @@
 package container
 
 import (
+	"github.com/bobbin-yarn/bobbin/container/cgroups"
+	"github.com/bobbin-yarn/bobbin/container/cgroups/cgroupstest"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
 
 	"context"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -405,4 +408,79 @@ func TestUMLMapCountKillIsExplained(t *testing.T) {
 		t.Fatalf("verdict %d %q %v; console:\n%s", exit, diag, ok, out.String())
 	}
 	t.Log(diag)
+}
+
+// With cgroups, a guest's host processes (the kernel, a process per guest address
+// space, its helpers) are in the container's cgroup from the kernel's first
+// instruction: a quarter-processor cap binds the whole guest, its memory is left to
+// mem=, and a stop leaves neither a process nor the cgroup.
+func TestUMLGuestInItsCgroup(t *testing.T) {
+	e := umlExecutor(t)
+	tree := cgroupstest.Subtree(t, cgroups.Settings{Version: cgroups.V1, CPU: true, Pids: true})
+	if tree.Path("cpuacct") == "" {
+		t.Skip("no cpuacct controller to measure with")
+	}
+	e.Cgroups = tree
+	id := "container_1_0001_01_000051"
+	work := filepath.Join(t.TempDir(), id)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(work, "launch_container.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/bash\necho started; while :; do :; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := outputFile(filepath.Join(work, "launch.out"))
+	p, err := e.Launch(context.Background(), Spec{ID: id, Script: script, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin"}, OutputFile: string(out),
+		MemoryMB: 64, Limits: cgroups.Limits{CPUShares: 1024, CPUCores: 0.25, PidsMax: 256, MemoryBytes: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { p.Stop(0); p.Wait() }()
+	testutil.PollEvery(time.Minute, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "started") })
+	g, ok := tree.Adopt(id)
+	if !ok {
+		t.Fatal("the guest has no cgroup")
+	}
+	in, err := g.Pids()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := Stragglers(id, p.Pid())
+	for _, pid := range append(host, p.Pid()) {
+		if !slices.Contains(in, pid) {
+			t.Errorf("the guest's host process %d is not in its cgroup (%v)", pid, in)
+		}
+	}
+	if len(in) < 2 {
+		t.Errorf("the guest's cgroup holds %v: want the kernel and its helpers", in)
+	}
+	cpu := func() time.Duration {
+		st, err := g.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CPU
+	}
+	c0, w0 := cpu(), time.Now()
+	testutil.PollEvery(time.Minute, 100*time.Millisecond, func() bool { return time.Since(w0) > 4*time.Second })
+	w := time.Since(w0)
+	share, bound := float64(cpu()-c0)/float64(w), 0.25*float64(w+time.Second)/float64(w)
+	t.Logf("a busy guest under a 0.25 quota: %.3f of a processor (at most %.3f over %v)", share, bound, w)
+	if share > bound || share < 0.1 {
+		t.Errorf("the busy guest used %.3f of a processor; want its cap, 0.25", share)
+	}
+	if st, err := g.Stats(); err == nil && st.MemoryLimit != 0 && st.MemoryLimit < 1<<40 {
+		t.Errorf("the guest's cgroup has a memory limit of %d: mem= is its cap", st.MemoryLimit)
+	}
+	p.Stop(500 * time.Millisecond)
+	p.Wait()
+	if g.Exists() {
+		t.Error("the guest's cgroup is left after its stop")
+	}
+	for _, pid := range in {
+		if alive(pid) {
+			t.Errorf("the guest's host process %d outlived its stop", pid)
+		}
+	}
 }

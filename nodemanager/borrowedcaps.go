@@ -50,6 +50,9 @@ func (nm *NodeManager) capToOwner(d borrowed.Decision, host borrowed.Host, runni
 		held += c.RSS
 	}
 	mb := max(d.MeasuredMB, int64(math.Ceil(float64(held)*1.1))>>20+32)
+	if ceil := nm.elastic.ceiling(); ceil > 0 {
+		mb = min(mb, ceil>>20) // the elastic control's limit, whatever the owner leaves
+	}
 	if err := nm.cgroups.SetMemoryLimit(mb << 20); err != nil {
 		log.WithError(err).Warn("cannot cap the containers' memory")
 	}

@@ -65,7 +65,9 @@ func TestCgroupSettingsAsJava(t *testing.T) {
 		kv  []string
 		key string
 	}{
-		{[]string{keyElastic, "true"}, keyElastic},
+		{[]string{keyElastic, "true"}, keyMemoryEnabled}, // Java: not available without memory cgroups
+		{[]string{keyMemoryEnabled, "true", keyElastic, "true", keyElasticTimeout, "0"}, keyElasticTimeout},
+		{[]string{keyMemoryEnabled, "true", keyElastic, "true", keyOOMHandler, "com.example.OOMHandler"}, keyOOMHandler},
 		{[]string{keyCPUEnabled, "true", keyMount, "true"}, keyMount},
 		{[]string{"yarn.nodemanager.resource.disk.enabled", "true"}, "yarn.nodemanager.resource.disk.enabled"},
 		{[]string{"yarn.nodemanager.resource.network.enabled", "true"}, "yarn.nodemanager.resource.network.enabled"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
@@ -22,6 +23,8 @@ const (
 	keySoftLimit        = "yarn.nodemanager.resource.memory.cgroups.soft-limit-percentage"
 	keySwappiness       = "yarn.nodemanager.resource.memory.cgroups.swappiness"
 	keyElastic          = "yarn.nodemanager.elastic-memory-control.enabled"
+	keyElasticTimeout   = "yarn.nodemanager.elastic-memory-control.timeout-sec"
+	keyOOMHandler       = "yarn.nodemanager.elastic-memory-control.oom-handler"
 	keyHierarchy        = "yarn.nodemanager.linux-container-executor.cgroups.hierarchy"
 	keyMount            = "yarn.nodemanager.linux-container-executor.cgroups.mount"
 	keyMountPath        = "yarn.nodemanager.linux-container-executor.cgroups.mount-path"
@@ -33,6 +36,7 @@ const (
 
 	classCgroupsHandler = "org.apache.hadoop.yarn.server.nodemanager.util.CgroupsLCEResourcesHandler"
 	classDefaultHandler = "org.apache.hadoop.yarn.server.nodemanager.util.DefaultLCEResourcesHandler"
+	classDefaultOOM     = "org.apache.hadoop.yarn.server.nodemanager.containermanager.linux.resources.DefaultOOMHandler"
 )
 
 // cgroupSettings are how containers are put into cgroups, if they are.
@@ -53,6 +57,12 @@ type cgroupSettings struct {
 	SoftLimit      float64
 	Swappiness     uint64
 	PidsMax        int64
+	// Elastic: the containers share one limit (the node's memory) with the kernel's OOM
+	// killer off, and when they reach it the NodeManager chooses whom to kill (Java's
+	// elastic memory control); ElasticTimeout is how long that may take before the
+	// NodeManager gives the choice back to the kernel.
+	Elastic        bool
+	ElasticTimeout time.Duration
 }
 
 // readCgroupSettings reads the cgroups keys as the Java NodeManager reads them. Bobbin
@@ -98,10 +108,25 @@ func readCgroupSettings(c *conf.Configuration) (cgroupSettings, error) {
 			add(&conf.ValueError{Source: c.Source(k), Key: k, Value: "true", Reason: "disk (blkio) and network (net_cls, tc) isolation are not served by Bobbin's NodeManager"})
 		}
 	}
-	if flag(keyElastic) {
-		add(&conf.ValueError{Source: c.Source(keyElastic), Key: keyElastic, Value: "true",
-			Reason: "the elastic memory control (an OOM listener over the containers' shared limit) is not served by Bobbin's NodeManager yet; " +
-				keyMemoryEnforced + " gives each container a hard limit"})
+	if s.Elastic = flag(keyElastic); s.Elastic {
+		s.On = append(s.On, keyElastic)
+		if !s.Tree.Memory {
+			// Java: "CGroup Elastic Memory controller enabled but it is not available."
+			add(&conf.ValueError{Source: c.Source(keyElastic), Key: keyElastic, Value: "true",
+				Reason: "the elastic memory control limits the containers through their memory cgroups: set " + keyMemoryEnabled + "=true"})
+		}
+	}
+	secs, err := c.Int(keyElasticTimeout)
+	add(err)
+	if err == nil && secs <= 0 {
+		add(&conf.ValueError{Source: c.Source(keyElasticTimeout), Key: keyElasticTimeout, Value: fmt.Sprint(secs), Reason: "must be at least one second"})
+	}
+	s.ElasticTimeout = time.Duration(secs) * time.Second
+	if h, err := c.Trimmed(keyOOMHandler); err != nil {
+		add(err)
+	} else if h != "" && h != classDefaultOOM {
+		add(&conf.ValueError{Source: c.Source(keyOOMHandler), Key: keyOOMHandler, Value: h,
+			Reason: "Bobbin's NodeManager loads no Java class: it chooses as " + classDefaultOOM + " does (OPPORTUNISTIC first, then those over their allocation, then the latest launched)"})
 	}
 	s.Enabled = len(s.On) > 0
 	s.MemoryEnforced = flag(keyMemoryEnforced)
@@ -197,5 +222,8 @@ func (s cgroupSettings) limits(c *containers.Container, nodeVCores int32) cgroup
 		l.Swappiness = &sw
 	}
 	l.PidsMax = s.PidsMax
+	// Under the elastic control the subtree's OOM killer is off and a new cgroup inherits
+	// that: a container over its own hard limit would be held, not killed.
+	l.KernelOOMKill = s.Elastic
 	return l
 }

@@ -13,6 +13,11 @@ import (
 // interval when either check is on.
 func (nm *NodeManager) checkMemory() {
 	s := nm.settings
+	if s.Cgroups.Elastic && !s.Cgroups.MemoryEnforced {
+		// As Java's since YARN-10863: the containers may burst past their allocation;
+		// only their common limit is enforced, by the elastic control.
+		return
+	}
 	for _, v := range nm.table.Views() {
 		if !v.Runs() || enforced(v.Proc) {
 			continue

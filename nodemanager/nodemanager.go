@@ -77,6 +77,8 @@ type NodeManager struct {
 	exec      container.Executor
 	// cgroups is the subtree containers' cgroups live in (nil: containers run without).
 	cgroups *cgroups.Subtree
+	// elastic is the elastic memory control over the subtree (nil: off); set at Start.
+	elastic *elasticMemory
 	// gpus are the node's GPUs and who holds them (nil: no yarn.io/gpu plugin).
 	gpus  *gpuPlugin
 	local *localizer.Localizer
@@ -181,9 +183,9 @@ func New(opts Options) (*NodeManager, error) {
 	}
 	var tree *cgroups.Subtree
 	if s.Cgroups.Enabled {
-		if opts.Executor != nil || s.Borrow.Executor == "uml" {
+		if opts.Executor != nil {
 			krb.close()
-			return nil, fmt.Errorf("nodemanager: %s: cgroups are served for process containers (bobbin.nodemanager.container-executor=process), not for UML guests yet", strings.Join(s.Cgroups.On, ", "))
+			return nil, fmt.Errorf("nodemanager: %s: cgroups are served by Bobbin's own executors (process and uml), not by the one given", strings.Join(s.Cgroups.On, ", "))
 		}
 		if tree, err = openCgroups(s.Cgroups); err != nil {
 			krb.close()
@@ -213,6 +215,7 @@ func New(opts Options) (*NodeManager, error) {
 					"a guest process using more than about %d MB is killed (exit 137) though the guest has memory left; raise it: sysctl -w vm.max_map_count=%d",
 					have, need, s.MemoryMB, container.MapCountMB(have), need)
 			}
+			u.Cgroups = tree
 			opts.Executor = &u
 		default:
 			opts.Executor = container.ProcessExecutor{Cgroups: tree}
@@ -336,6 +339,14 @@ func (nm *NodeManager) Start() error {
 	nm.recoverState(recovered)
 	if recovered == nil {
 		nm.cleanStaleLocalDirs()
+	}
+	if s.Cgroups.Elastic {
+		if err := nm.startElastic(); err != nil {
+			ln.Close()
+			wln.Close()
+			nm.Shutdown(context.Background())
+			return err
+		}
 	}
 
 	nm.cm = rpc.NewServer(rpc.ServerOptions{ErrorClass: exceptions.YarnException, Name: "ContainerManager", MaxDataLength: s.MaxDataLength, Handlers: s.Handlers,

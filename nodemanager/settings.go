@@ -255,6 +255,12 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	s.Borrow = hs
 	s.Cgroups, err = readCgroupSettings(c)
 	add(err)
+	if s.Cgroups.Elastic && !s.PmemCheck && !s.VmemCheck {
+		// Java's CGroupElasticMemoryController refuses so too: the checks say which
+		// memory the one limit counts.
+		add(&conf.ValueError{Source: c.Source(keyElastic), Key: keyElastic, Value: "true",
+			Reason: "we need either virtual or physical memory check requested: if swapping is enabled set only yarn.nodemanager.pmem-check-enabled to true, otherwise set only yarn.nodemanager.vmem-check-enabled to true"})
+	}
 	if s.GPU != nil {
 		// Each container is denied the GPUs it was not given: through its cgroup.
 		s.Cgroups.Enabled, s.Cgroups.On = true, append(s.Cgroups.On, keyResourcePlugins)

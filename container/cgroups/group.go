@@ -38,6 +38,11 @@ type Limits struct {
 	// write or create: the node's GPUs it was not given (v1 devices.deny, as Java's
 	// container-executor writes it; an eBPF device program on v2).
 	DenyDevices []DeviceNumber
+	// KernelOOMKill turns the kernel's OOM killer back on for the container (v1), which
+	// its cgroup inherits off from a subtree under the elastic memory control: a
+	// container over its own hard limit is then OOM-killed as without the control, not
+	// held until someone frees memory.
+	KernelOOMKill bool
 }
 
 // DeviceNumber is a character device's major and minor number.
@@ -141,6 +146,12 @@ func (t *Subtree) Create(id string, l Limits) (*Group, error) {
 	if err := mgr.Set(r); err != nil {
 		g.Destroy()
 		return nil, fmt.Errorf("set the limits of %s's cgroup: %w", id, err)
+	}
+	if p := paths["memory"]; l.KernelOOMKill && t.version == V1 && p != "" {
+		if err := os.WriteFile(filepath.Join(p, "memory.oom_control"), []byte("0"), 0o644); err != nil {
+			g.Destroy()
+			return nil, fmt.Errorf("turn the OOM killer on in %s's cgroup: %w", id, err)
+		}
 	}
 	return g, nil
 }
