@@ -11,12 +11,20 @@ import (
 	"time"
 )
 
+// guestV2Env, set to a cgroup2 mount, runs every test on that v2 hierarchy: in a User-Mode
+// Linux guest whose own kernel has the controllers on v2 (TestCgroupsV2InAUMLGuest),
+// where the host binds them to v1.
+const guestV2Env = "BOBBIN_TEST_CGROUPS_V2_MOUNT"
+
 // testSubtree opens a subtree of its own for the test (removed after it), or skips when
 // this machine gives the test no cgroups to write.
 func testSubtree(t *testing.T, s Settings) *Subtree {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create cgroups")
+	}
+	if m := os.Getenv(guestV2Env); m != "" {
+		s.Version, s.MountPath = V2, m
 	}
 	s.Hierarchy = fmt.Sprintf("bobbin-test-%d-%s", os.Getpid(), filepath.Base(t.Name()))
 	tree, err := Open(s)
