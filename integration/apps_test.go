@@ -14,14 +14,21 @@ import (
 func writeMapredSite(t *testing.T, c *nsCluster) {
 	t.Helper()
 	home := c.frameworkHome()
+	writeMapredSiteWith(t, c, prop("yarn.app.mapreduce.am.env", "HADOOP_MAPRED_HOME="+home)+
+		prop("mapreduce.map.env", "HADOOP_MAPRED_HOME="+home)+
+		prop("mapreduce.reduce.env", "HADOOP_MAPRED_HOME="+home))
+}
+
+// writeMapredSiteWith writes writeMapredSite's mapred-site.xml with framework's
+// properties saying where the MapReduce framework comes from.
+func writeMapredSiteWith(t *testing.T, c *nsCluster, framework string) {
+	t.Helper()
 	os.MkdirAll(c.path("staging"), 0o755)
 	opens := javaOpts
 	mapred := "<?xml version=\"1.0\"?>\n<configuration>\n" +
 		prop("mapreduce.framework.name", "yarn") +
 		prop("yarn.app.mapreduce.am.staging-dir", c.path("staging")) +
-		prop("yarn.app.mapreduce.am.env", "HADOOP_MAPRED_HOME="+home) +
-		prop("mapreduce.map.env", "HADOOP_MAPRED_HOME="+home) +
-		prop("mapreduce.reduce.env", "HADOOP_MAPRED_HOME="+home) +
+		framework +
 		prop("yarn.app.mapreduce.am.command-opts", "-Xmx256m "+opens) +
 		prop("yarn.app.mapreduce.am.resource.mb", "512") +
 		prop("mapreduce.map.memory.mb", "256") +

@@ -173,6 +173,11 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What its containers will lack, said once at start (Hadoop's launcher sets these for
+	// a Java NodeManager; `bobbin nodemanager` sets what it can derive before this).
+	for _, gap := range ContainerEnvGaps(os.LookupEnv) {
+		opts.Logger.WithField("component", "nodemanager").Warn(gap)
+	}
 	var gpus *gpuPlugin
 	if s.GPU != nil {
 		if gpus, err = discoverGPUs(&s); err != nil {

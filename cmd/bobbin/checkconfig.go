@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -110,6 +112,9 @@ func runCheckConfig(args []string, stdout, stderr io.Writer) int {
 	}{{"resourcemanager", rmErr}, {"nodemanager", nmErr}} {
 		if part.err == nil {
 			fmt.Fprintf(stdout, "%s: starts with this configuration.\n", part.daemon)
+			if part.daemon == "nodemanager" {
+				nmEnvGaps(stdout, dir)
+			}
 			continue
 		}
 		bad = true
@@ -159,4 +164,19 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
+}
+
+// nmEnvGaps prints what containers of a NodeManager started from this shell, with this
+// configuration directory, would lack (the launcher's derivations applied).
+func nmEnvGaps(stdout io.Writer, dir string) {
+	vars, _ := nodemanager.LauncherEnv(os.LookupEnv, dir, exec.LookPath)
+	getenv := func(k string) (string, bool) {
+		if v, ok := vars[k]; ok {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}
+	for _, gap := range nodemanager.ContainerEnvGaps(getenv) {
+		fmt.Fprintf(stdout, "  WARN  %s\n", gap)
+	}
 }

@@ -97,3 +97,31 @@ func TestCheckConfigOnTestdata(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }
+
+// On a node without Java or Hadoop, check-config says what the NodeManager's containers
+// would lack and which jobs that breaks (the NodeManager still starts: jobs may ship
+// their framework); with HADOOP_HOME set, the launcher's derivations leave no gap.
+func TestCheckConfigSaysWhatContainersLack(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"yarn-site.xml": xmlProps("yarn.resourcemanager.hostname", "rm1.example.com")})
+	for _, k := range []string{"JAVA_HOME", "HADOOP_HOME", "HADOOP_PREFIX", "HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", "HADOOP_YARN_HOME", "HADOOP_MAPRED_HOME"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("PATH", t.TempDir()) // no java on it
+	var out, errb bytes.Buffer
+	if code := run([]string{"check-config", "--conf", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"nodemanager: starts with this configuration.\n  WARN  containers get no JAVA_HOME",
+		"NoClassDefFoundError: org/apache/hadoop/service/CompositeService", "containers get no HADOOP_MAPRED_HOME"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Setenv("JAVA_HOME", "/usr/lib/jvm/java-17")
+	t.Setenv("HADOOP_HOME", "/opt/hadoop")
+	out.Reset()
+	run([]string{"check-config", "--conf", dir}, &out, &errb)
+	if strings.Contains(out.String(), "WARN") {
+		t.Errorf("with JAVA_HOME and HADOOP_HOME set, check-config warns:\n%s", out.String())
+	}
+}

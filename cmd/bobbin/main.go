@@ -17,10 +17,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 	"time"
 
@@ -366,6 +368,12 @@ func runNodeManager(args []string, stderr io.Writer) int {
 	}
 	if dir != "" {
 		log.WithField("conf_dir", dir).Info("configuration loaded")
+	}
+	// As Hadoop's yarn launcher does for a Java NodeManager: what its containers inherit.
+	vars, from := nodemanager.LauncherEnv(os.LookupEnv, dir, exec.LookPath)
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		os.Setenv(k, vars[k])
+		log.WithFields(logrus.Fields{"variable": k, "value": vars[k], "from": from[k]}).Info("container environment: set as Hadoop's launcher would")
 	}
 	nm, err := nodemanager.New(nodemanager.Options{Conf: c, ConfDir: dir, Logger: logrus.NewEntry(log)})
 	if err != nil {
