@@ -48,6 +48,21 @@ func ParseApplicationID(s string) (ApplicationID, error) {
 	return ApplicationID{ClusterTimestamp: ts, ID: int32(id)}, nil
 }
 
+// ParseAttemptID parses appattempt_<ts>_<app>_<attempt>.
+func ParseAttemptID(s string) (AttemptID, error) {
+	parts := strings.Split(s, "_")
+	if len(parts) != 4 || parts[0] != "appattempt" {
+		return AttemptID{}, fmt.Errorf("invalid AppAttemptId: %s", s)
+	}
+	ts, err1 := strconv.ParseInt(parts[1], 10, 64)
+	app, err2 := strconv.ParseInt(parts[2], 10, 32)
+	att, err3 := strconv.ParseInt(parts[3], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil || ts < 0 || app < 0 || att < 0 {
+		return AttemptID{}, fmt.Errorf("invalid AppAttemptId: %s", s)
+	}
+	return AttemptID{App: ApplicationID{ClusterTimestamp: ts, ID: int32(app)}, Attempt: int32(att)}, nil
+}
+
 // AttemptID is appattempt_<ts>_<app 4+>_<attempt 6+>.
 type AttemptID struct {
 	App     ApplicationID

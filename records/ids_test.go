@@ -45,6 +45,14 @@ func TestIDStrings(t *testing.T) {
 	if _, err := ParseContainerID("container_1_2_3"); err == nil {
 		t.Error("short container id accepted")
 	}
+	if back, err := ParseAttemptID(att.String()); err != nil || back != att {
+		t.Errorf("%s -> %v %v", att, back, err)
+	}
+	for _, bad := range []string{"appattempt_1_2", "attempt_1_2_3", "appattempt_1_2_x", "appattempt_1_2_-3"} {
+		if _, err := ParseAttemptID(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
 }
 
 // AppendString writes what the fmt verbs it replaced wrote, for every kind of field.

@@ -56,6 +56,8 @@ func TestWebUIPages(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the AM did not get its container")
 	}
+	attempt := strings.Replace(app, "application_", "appattempt_", 1) + "_000001"
+	amContainer := strings.Replace(app, "application_", "container_", 1) + "_01_000001"
 	web := "http://" + sc.rm.WebAddr().String()
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -71,10 +73,19 @@ func TestWebUIPages(t *testing.T) {
 		"/cluster":                {`<a href="/cluster/app/` + app + `">`, "RUNNING", "Apps running", "/proxy/" + app + "/"},
 		"/cluster/apps/RUNNING":   {app},
 		"/cluster/app/" + app:     {"appattempt_", "_000002", "/node/containerlogs/", "3072 MB", "Running containers"},
-		"/cluster/scheduler":      {`id="queue-default"`, "Quota group", "capacity"},
+		"/cluster/scheduler":      {`id="queue-default"`, "Quota group", "capacity", "user limit 100% × factor 1", "AM resources", "maximum allocation", `<td><a href="/cluster/app/` + app + `">`},
 		"/cluster/nodes":          {"RUNNING", "/default-rack", "3072 MB"},
-		"/static/bobbin.js":       {"sortable"},
+		"/static/bobbin.js":       {"sortable", "table.paged", "button.kill"},
+		"/static/hadoop-st.png":   {"\x89PNG"}, // the proxied MR AM's pages show it
 		"/cluster/failure/" + app: {"sent the proxy's request back"},
+		// The Java RM's other pages (the MR AM's navigation links to /cluster/cluster).
+		"/cluster/cluster":                       {"Cluster ID", "ResourceManager version", "1 submitted", `href="/cluster/nodes/running">1 active`},
+		"/cluster/appattempt/" + attempt:         {`href="/cluster/app/` + app + `"`, "RUNNING", `href="/cluster/container/` + amContainer + `"`, "_000002"},
+		"/cluster/container/" + amContainer:      {`href="/cluster/appattempt/` + attempt + `"`, "RUNNING", "/node/containerlogs/", "GUARANTEED"},
+		"/cluster/nodes/running":                 {"RUNNING nodes", "3072 MB"},
+		"/cluster/nodes/lost":                    {"No node is LOST."},
+		"/cluster/nodelabels":                    {"The cluster has no node labels."},
+		"/cluster/app/" + app + "?user.name=bob": {`class="kill" data-app="` + app + `"`},
 	} {
 		code, body := get(path)
 		if code != 200 {
@@ -92,5 +103,16 @@ func TestWebUIPages(t *testing.T) {
 	}
 	if code, _ := get("/cluster/app/application_1_0042"); code != http.StatusNotFound {
 		t.Errorf("unknown application page: %d", code)
+	}
+	for path, want := range map[string]int{"/cluster/appattempt/appattempt_1_0042_000001": http.StatusNotFound, "/cluster/appattempt/nonsense": http.StatusBadRequest,
+		"/cluster/container/nonsense": http.StatusBadRequest, "/cluster/nodes/sleepy": http.StatusBadRequest} {
+		if code, body := get(path); code != want {
+			t.Errorf("%s: %d, want %d\n%.300s", path, code, want, body)
+		}
+	}
+	// A container that is not running: said so, with its application.
+	gone := strings.Replace(app, "application_", "container_", 1) + "_01_000099"
+	if _, body := get("/cluster/container/" + gone); !strings.Contains(body, gone+" is not running") || !strings.Contains(body, `href="/cluster/app/`+app+`"`) {
+		t.Errorf("an ended container's page:\n%.2000s", body)
 	}
 }

@@ -23,6 +23,11 @@ type rest struct {
 }
 
 func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
+	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterInfo": s.clusterInfoNow()})
+}
+
+// clusterInfoNow is ClusterInfo: the REST resource and the About page.
+func (s *rest) clusterInfoNow() clusterInfo {
 	rm := s.rm
 	info := clusterInfo{ID: rm.ClusterTimestamp(), StartedOn: rm.ClusterTimestamp(), State: "STARTED", HAState: "ACTIVE",
 		RMStateStoreName:       statestore.ClassName(rm.Conf()),
@@ -33,7 +38,7 @@ func (s *rest) clusterInfo(w http.ResponseWriter, r *http.Request) {
 		info.HAZooKeeperConnectionState = "CONNECTED" // an active HA core holds its ZooKeeper lock
 	}
 	info.RMStateStoreLocation = rm.StoreLocation()
-	webapp.Write(w, r, http.StatusOK, map[string]any{"clusterInfo": info})
+	return info
 }
 
 func (s *rest) clusterMetrics(w http.ResponseWriter, r *http.Request) {
