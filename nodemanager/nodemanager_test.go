@@ -327,7 +327,10 @@ func TestLaunchContract(t *testing.T) {
 	for path, wants := range map[string][]string{
 		"/node":                 {id.String(), "DONE", "/node/containerlogs/" + id.String() + "/alice"},
 		"/node/allContainers":   {id.String(), "Exception from container-launch"},
-		"/node/allApplications": {id.Attempt.App.String()},
+		"/node/allApplications": {`href="/node/application/` + id.Attempt.App.String() + `"`, `href="/node/container/` + id.String() + `"`},
+		// The Java NM's pages of one application and one container, and its link home.
+		"/node/application/" + id.Attempt.App.String():         {"alice", `href="/node/container/` + id.String() + `"`, "RM Home", "/cluster/app/" + id.Attempt.App.String()},
+		"/node/container/" + id.String():                       {`href="/node/application/` + id.Attempt.App.String() + `"`, "DONE", "stdout", "Exception from container-launch"},
 		"/node/containerlogs/" + id.String() + "/alice":        {`href="/node/containerlogs/` + id.String() + `/alice/stdout"`},
 		"/node/containerlogs/" + id.String() + "/alice/stdout": {`<pre class="log">` + strings.TrimSpace(string(out))},
 	} {
@@ -340,12 +343,13 @@ func TestLaunchContract(t *testing.T) {
 	}
 	for path, want := range map[string]int{
 		"/node/containerlogs/container_1_0001_01_000009/alice": 404, "/node/containerlogs/bogus/alice": 400,
+		"/node/container/container_1_0001_01_000009": 404, "/node/container/bogus": 400, "/node/application/application_1_0042": 404,
 		"/ws/v1/node/containers/container_1_0001_01_000009": 404, "/ws/v1/node/containers/bogus": 400,
 		"/ws/v1/node/apps/application_1_0042": 404, "/ws/v1/node/apps?state=BOGUS": 400,
 		"/ws/v1/node/containerlogs/" + id.String() + "/nothere": 404, "/ws/v1/node/containerlogs/" + id.String() + "/%2e%2e": 400,
 	} {
 		// Errors of the JSON resources are RemoteExceptions; a log file's are text.
-		if code, v, raw := get(path); code != want || !strings.Contains(path, "containerlogs") && v["RemoteException"] == nil {
+		if code, v, raw := get(path); code != want || strings.HasPrefix(path, "/ws/") && !strings.Contains(path, "containerlogs") && v["RemoteException"] == nil {
 			t.Errorf("%s: %d %s, want %d", path, code, raw, want)
 		}
 	}

@@ -29,15 +29,29 @@ type nmUI struct {
 	s     *server
 	pages map[string]*template.Template
 	host  string
+	// rmHome is the ResourceManager's web base ("RM Home", as the Java NM's pages link
+	// it; with HA the first RM, whose standby page leads to the active one).
+	rmHome string
 }
 
 func (s *server) uiRoutes(mux *http.ServeMux) error {
-	pages, err := webui.Templates(uiFiles, "ui/node.html", "ui/apps.html", "ui/containers.html", "ui/logs.html")
-	if err != nil {
-		return fmt.Errorf("nodemanager: the web pages' templates: %w", err)
+	// Every page may show containers in table.html's "containers" table.
+	pages := map[string]*template.Template{}
+	for _, p := range []string{"ui/node.html", "ui/apps.html", "ui/containers.html", "ui/logs.html", "ui/application.html", "ui/container.html"} {
+		t, err := webui.Templates(uiFiles, p)
+		if err == nil {
+			_, err = t[p].ParseFS(uiFiles, "ui/table.html")
+		}
+		if err != nil {
+			return fmt.Errorf("nodemanager: the web pages' templates: %w", err)
+		}
+		pages[p] = t[p]
 	}
 	host, _ := os.Hostname()
 	u := &nmUI{s: s, pages: pages, host: host}
+	if webs, err := s.Conf.RMAddresses("yarn.resourcemanager.webapp.address", 8088); err == nil && len(webs) > 0 {
+		u.rmHome = "http://" + webs[0]
+	}
 	mux.Handle("GET /static/", webui.Static())
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/node", http.StatusFound) })
 	for _, p := range []string{"/node", "/node/{$}", "/node/node"} {
@@ -45,14 +59,21 @@ func (s *server) uiRoutes(mux *http.ServeMux) error {
 	}
 	mux.HandleFunc("GET /node/allApplications", u.apps)
 	mux.HandleFunc("GET /node/allContainers", u.containers)
+	mux.HandleFunc("GET /node/application/{id}", u.application)
+	mux.HandleFunc("GET /node/container/{id}", u.container)
 	mux.HandleFunc("GET /node/containerlogs/{id}/{user}", u.logs)
 	mux.HandleFunc("GET /node/containerlogs/{id}/{user}/{file}", u.logs)
 	return nil
 }
 
 func (u *nmUI) render(w http.ResponseWriter, status int, page, title, active string, data any) {
-	nav := webui.Nav(active, webui.Link{Href: "/node", Text: "Node"}, webui.Link{Href: "/node/allApplications", Text: "Applications"},
-		webui.Link{Href: "/node/allContainers", Text: "Containers"}, webui.Link{Href: "/jmx", Text: "JMX"}, webui.Link{Href: "/conf", Text: "Configuration"})
+	var links []webui.Link
+	if u.rmHome != "" {
+		links = append(links, webui.Link{Href: u.rmHome + "/cluster", Text: "RM Home"})
+	}
+	nav := webui.Nav(active, append(links, webui.Link{Href: "/node", Text: "Node"}, webui.Link{Href: "/node/allApplications", Text: "Applications"},
+		webui.Link{Href: "/node/allContainers", Text: "Containers"}, webui.Link{Href: "/jmx", Text: "JMX"}, webui.Link{Href: "/conf", Text: "Configuration"},
+		webui.Link{Href: "/logs/", Text: "Logs"})...)
 	webui.Render(w, u.pages["ui/"+page+".html"], status, webui.Page{Title: title, Daemon: "NodeManager", Host: u.host, Started: u.s.Node.Status().Started, Nav: nav, Data: data})
 }
 
@@ -84,6 +105,48 @@ func (u *nmUI) apps(w http.ResponseWriter, r *http.Request) {
 
 func (u *nmUI) containers(w http.ResponseWriter, r *http.Request) {
 	u.render(w, http.StatusOK, "containers", "Containers on this node", "/node/allContainers", newestFirst(u.s.containerInfos()))
+}
+
+// application is /node/application/{id}: an application on this node and its containers.
+func (u *nmUI) application(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := records.ParseApplicationID(raw)
+	if err != nil {
+		u.render(w, http.StatusBadRequest, "logs", "Application", "", map[string]any{"Missing": err.Error()})
+		return
+	}
+	for _, a := range u.s.appInfos() {
+		if a.ID != id.String() {
+			continue
+		}
+		var mine []nmContainerInfo
+		for _, c := range newestFirst(u.s.containerInfos()) {
+			if slices.Contains(a.ContainerIDs, c.ID) {
+				mine = append(mine, c)
+			}
+		}
+		u.render(w, http.StatusOK, "application", "Application "+a.ID, "", map[string]any{"App": a, "Containers": mine, "RM": u.rmHome})
+		return
+	}
+	u.render(w, http.StatusNotFound, "logs", "Application "+id.String(), "", map[string]any{"Missing": id.String() + " has no container on this node (it never ran here, or it finished and was cleaned up)."})
+}
+
+// container is /node/container/{id}: a container on this node.
+func (u *nmUI) container(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := records.ParseContainerID(raw)
+	if err != nil {
+		u.render(w, http.StatusBadRequest, "logs", "Container", "", map[string]any{"Missing": err.Error()})
+		return
+	}
+	v, ok := u.s.Table.View(id)
+	if !ok {
+		u.render(w, http.StatusNotFound, "logs", "Container "+id.String(), "", map[string]any{"Missing": id.String() + " is not on this node (it never ran here, or it was cleaned up)."})
+		return
+	}
+	info := u.s.containerInfo(v, u.s.Node.Status())
+	u.s.withLogFiles(&info)
+	u.render(w, http.StatusOK, "container", "Container "+id.String(), "", map[string]any{"Container": info, "App": id.Attempt.App.String()})
 }
 
 // logFile is one file of a container's log dir.
