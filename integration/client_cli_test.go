@@ -23,12 +23,13 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 	home := requireHadoop(t)
 	confDir := t.TempDir()
 	rmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	webAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	writeConf(t, confDir, map[string]string{
 		"yarn.resourcemanager.hostname":                 "127.0.0.1",
 		"yarn.resourcemanager.address":                  rmAddr,
 		"yarn.resourcemanager.resource-tracker.address": fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.resourcemanager.scheduler.address":        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"yarn.resourcemanager.webapp.address":           fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"yarn.resourcemanager.webapp.address":           webAddr,
 		"yarn.resourcemanager.admin.address":            fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"yarn.scheduler.maximum-allocation-mb":          "2048",
 		"yarn.node-labels.enabled":                      "true",
@@ -53,6 +54,26 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 
 	code, out := yarnCLI(t, home, confDir, nil, "application", "-list")
 	check("application -list", 0, out, code, "Total number of applications (application-types: [] and states: [SUBMITTED, ACCEPTED, RUNNING]):0")
+
+	// yarn daemonlog: a level per logger. The IPC server's lines (debug, for each call)
+	// stop at ERROR while the rest of the RM stays at DEBUG.
+	code, out = yarnCLI(t, home, confDir, nil, "daemonlog", "-getlevel", webAddr, "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager")
+	check("daemonlog -getlevel", 0, out, code, "Submitted Log Name: org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "Effective Level: DEBUG")
+	code, out = yarnCLI(t, home, confDir, nil, "daemonlog", "-setlevel", webAddr, "org.apache.hadoop.ipc", "ERROR")
+	check("daemonlog -setlevel", 0, out, code, "Submitted Level: ERROR", "Setting Level to ERROR ...", "Effective Level: ERROR")
+	code, out = yarnCLI(t, home, confDir, nil, "daemonlog", "-getlevel", webAddr, "org.apache.hadoop.ipc.Server")
+	check("daemonlog -getlevel under a set name", 0, out, code, "Effective Level: ERROR")
+	code, out = yarnCLI(t, home, confDir, nil, "daemonlog", "-getlevel", webAddr, "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler")
+	check("daemonlog -getlevel beside a set name", 0, out, code, "Effective Level: DEBUG")
+	ipcLines := func() int { return strings.Count(rm.Log(), `msg="IPC connection established"`) }
+	ipcBefore := ipcLines()
+	code, out = yarnCLI(t, home, confDir, nil, "application", "-list")
+	check("application -list with the IPC logger at ERROR", 0, out, code, "Total number of applications")
+	if after := ipcLines(); after > ipcBefore || ipcBefore == 0 {
+		t.Errorf("the IPC server's debug lines: %d before its logger was set to ERROR, %d after:\n%s", ipcBefore, after, tail(rm.Log(), 20))
+	}
+	code, out = yarnCLI(t, home, confDir, nil, "daemonlog", "-setlevel", webAddr, "org.apache.hadoop.ipc", "DEBUG")
+	check("daemonlog -setlevel back", 0, out, code, "Effective Level: DEBUG")
 
 	code, out = yarnCLI(t, home, confDir, nil, "node", "-list", "-all")
 	check("node -list -all", 0, out, code, "Total Nodes:0")

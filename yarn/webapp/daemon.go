@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +39,9 @@ type Daemon struct {
 	// Redact masks /conf's sensitive values (nil: Hadoop's default list).
 	Redact *Redactor
 
-	logs logCounts
+	logs       logCounts
+	levelsOnce sync.Once
+	levels     *Levels
 }
 
 // Install registers the pages on mux and counts the daemon's log lines for JvmMetrics.
@@ -45,6 +49,7 @@ func (d *Daemon) Install(mux *http.ServeMux) {
 	// The process-wide standard logger may serve several daemons (tests): its lines are
 	// not counted rather than counted for all of them.
 	if d.Log != nil && d.Log != logrus.StandardLogger() {
+		d.logs.levels = d.levelsOf()
 		d.Log.AddHook(&d.logs)
 	}
 	instr := func(h http.HandlerFunc) http.HandlerFunc {
@@ -76,12 +81,19 @@ func (d *Daemon) AllBeans() []Bean {
 	return out
 }
 
-// logCounts counts log lines by level (JvmMetrics' LogFatal, LogError, LogWarn, LogInfo).
-type logCounts struct{ fatal, errs, warn, info atomic.Int64 }
+// logCounts counts log lines by level (JvmMetrics' LogFatal, LogError, LogWarn, LogInfo):
+// the lines written, not those a logger's level drops.
+type logCounts struct {
+	fatal, errs, warn, info atomic.Int64
+	levels                  *Levels
+}
 
 func (l *logCounts) Levels() []logrus.Level { return logrus.AllLevels }
 
 func (l *logCounts) Fire(e *logrus.Entry) error {
+	if l.levels != nil && !l.levels.Enabled(e) {
+		return nil
+	}
 	switch e.Level {
 	case logrus.PanicLevel, logrus.FatalLevel:
 		l.fatal.Add(1)
@@ -144,33 +156,66 @@ func (d *Daemon) serveConf(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveLogLevel answers /logLevel as Hadoop's LogLevel servlet: ?log=<name> shows the
-// level, &level=<LEVEL> sets it. The daemon has one logger; every name is it.
+// logMarker starts every line of /logLevel's answer that Hadoop's LogLevel client
+// (`yarn daemonlog`) prints: it prints those lines, tags stripped, and nothing else.
+const logMarker = "<!-- OUTPUT -->"
+
+// loggerRoots are the Java packages of the daemons' loggers.
+var loggerRoots = map[string]string{
+	"ResourceManager":   "org.apache.hadoop.yarn.server.resourcemanager",
+	"NodeManager":       "org.apache.hadoop.yarn.server.nodemanager",
+	"WebAppProxyServer": "org.apache.hadoop.yarn.server.webproxy",
+}
+
+// levels are the daemon's per-logger levels (nil without a logger).
+func (d *Daemon) levelsOf() *Levels {
+	d.levelsOnce.Do(func() {
+		if d.Log != nil {
+			root := loggerRoots[d.Service]
+			if root == "" {
+				root = "org.apache.hadoop"
+			}
+			d.levels = NewLevels(d.Log, root)
+		}
+	})
+	return d.levels
+}
+
+// serveLogLevel answers /logLevel as Hadoop's LogLevel servlet: ?log=<name> shows a
+// logger's effective level, &level=<LEVEL> sets that logger's (and so of those under
+// it), each answer line behind the marker `yarn daemonlog` looks for.
 func (d *Daemon) serveLogLevel(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	q := r.URL.Query()
 	name, level := q.Get("log"), q.Get("level")
-	var lv logrus.Level
-	if level != "" {
-		var err error
-		if lv, err = parseLevel(level); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, "<!DOCTYPE html>\n<html><body>Bad Level : <b>%s</b></body></html>\n", html.EscapeString(level))
-			return
-		}
-	}
 	fmt.Fprint(w, "<!DOCTYPE html>\n<html><head><title>Log Level</title></head><body><h1>Log Level</h1>\n")
-	defer fmt.Fprint(w, `<hr><form>Log: <input type="text" size="50" name="log"> Level: <input type="text" name="level"> <input type="submit" value="Get / Set Log Level"></form></body></html>`+"\n")
-	if name == "" || d.Log == nil {
+	defer func() {
+		if lv := d.levelsOf(); lv != nil {
+			if named := lv.Named(); len(named) > 0 {
+				fmt.Fprintf(w, "<p>Levels set by name: %s</p>\n", html.EscapeString(strings.Join(named, ", ")))
+			}
+		}
+		fmt.Fprint(w, `<hr><form>Log: <input type="text" size="50" name="log"> Level: <input type="text" name="level"> <input type="submit" value="Get / Set Log Level"></form></body></html>`+"\n")
+	}()
+	levels := d.levelsOf()
+	if name == "" || levels == nil {
 		return
 	}
-	fmt.Fprintf(w, "Submitted Log Name: <b>%s</b><br>\nLog Class: <b>logrus</b><br>\n", html.EscapeString(name))
+	fmt.Fprintf(w, "%sSubmitted Log Name: <b>%s</b><br />\n", logMarker, html.EscapeString(name))
+	fmt.Fprintf(w, "%sLog Class: <b>org.apache.log4j.Logger</b><br />\n", logMarker)
 	if level != "" {
-		d.Log.SetLevel(lv)
-		d.Log.WithFields(logrus.Fields{"log": name, "level": level}).Warn("log level set over the web")
-		fmt.Fprintf(w, "Submitted Level: <b>%s</b><br>\nSetting Level to %s ...<br>\n", html.EscapeString(level), html.EscapeString(level))
+		fmt.Fprintf(w, "%sSubmitted Level: <b>%s</b><br />\n", logMarker, html.EscapeString(level))
+		lv, err := parseLevel(level)
+		if err != nil {
+			// log4j's Level.toLevel falls back to DEBUG; the servlet says the name is bad.
+			fmt.Fprintf(w, "%sBad Level : <b>%s</b><br />\n", logMarker, html.EscapeString(level))
+		} else {
+			levels.Set(name, lv)
+			d.Log.WithFields(logrus.Fields{"log": name, "level": level}).Warn("log level set over the web")
+			fmt.Fprintf(w, "%sSetting Level to %s ...<br />\n", logMarker, html.EscapeString(level))
+		}
 	}
-	fmt.Fprintf(w, "Effective Level: <b>%s</b><br>\n", javaLevel(d.Log.GetLevel()))
+	fmt.Fprintf(w, "%sEffective Level: <b>%s</b><br />\n", logMarker, javaLevel(levels.Effective(name)))
 }
 
 // parseLevel takes log4j's level names and logrus's.
@@ -186,10 +231,12 @@ func parseLevel(s string) (logrus.Level, error) {
 		return logrus.WarnLevel, nil
 	case "ERROR":
 		return logrus.ErrorLevel, nil
-	case "FATAL", "OFF":
+	case "FATAL":
 		return logrus.FatalLevel, nil
+	case "OFF":
+		return logrus.PanicLevel, nil
 	}
-	return logrus.ParseLevel(s)
+	return logrus.ParseLevel(strings.ToLower(s))
 }
 
 func javaLevel(l logrus.Level) string {
