@@ -329,7 +329,7 @@ func (nm *NodeManager) Start() error {
 	nm.mu.Unlock()
 	nm.log = nm.log.WithField("node", nm.nodeID)
 	nm.logs = logaggregation.New(logaggregation.Options{Settings: s.LogAggregation, Conf: nm.opts.Conf, LogDirs: s.LogDirs, Table: nm.table,
-		NodeID: nm.NodeID, Now: nm.opts.Now, Log: nm.log, OwnerOf: nm.appFileOwner, ActAs: nm.runAs.actAs})
+		NodeID: nm.NodeID, Now: nm.opts.Now, Log: nm.log.WithField("component", "logaggregation"), OwnerOf: nm.appFileOwner, ActAs: nm.runAs.actAs})
 	// What the previous process left is settled before anything is served: recovered
 	// containers are in place when the RM and the AMs ask, orphans are gone.
 	var recovered *nmstore.State

@@ -1,6 +1,8 @@
 package rmcore
 
 import (
+	"github.com/sirupsen/logrus"
+
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +26,7 @@ import (
 func (rm *Core) ResourceOf(r *yarnpb.ResourceProto) scheduler.Resource {
 	var v scheduler.Resource
 	if unknown, err := rm.types.FromProto(r, v[:rm.types.Len()]); err != nil || len(unknown) > 0 {
-		rm.log.WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
+		rm.schedLog().WithError(err).WithField("unknown_types", unknown).Debug("resource types skipped")
 	}
 	return v
 }
@@ -154,7 +156,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		lost[k]++
 		// An application removed meanwhile took its planned containers with it.
 		if err := rm.engine.Forget(a.Container); err != nil && !errors.Is(err, scheduler.ErrUnknownContainer) {
-			rm.log.WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
+			rm.schedLog().WithError(err).WithField("application", a.App).Error("engine refused to forget an allocation")
 		}
 	}
 	// A plan holds thousands of allocations of a few hundred applications: each
@@ -214,10 +216,10 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	rm.metrics.ContainersAlloc.Inc(int64(len(made)))
 	rm.engine.Confirm(confirmed)
 	for _, k := range lostOrder {
-		rm.log.WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
+		rm.schedLog().WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
 	}
 	for _, g := range order {
-		rm.log.WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
+		rm.schedLog().WithFields(map[string]any{"application": g.app, "memory_mb": g.res[scheduler.Memory], "vcores": g.res[scheduler.VCores],
 			"containers": lines[g]}).Info("containers allocated")
 	}
 	for _, p := range res.Preemptions {
@@ -324,7 +326,7 @@ func requestIDField(id int64) *int64 {
 // and the AM will see exit status PREEMPTED (-102), which MapReduce and Spark do not count
 // as a task failure.
 func (rm *Core) preemptContainer(p scheduler.Preemption) {
-	rm.containers.PreemptContainer(p, rm.log)
+	rm.containers.PreemptContainer(p, rm.schedLog())
 }
 
 // EngineLabel is a node-label expression as the engine takes it: an unset one inherits
@@ -406,3 +408,7 @@ func (rm *Core) DrainFor(b []byte, att records.AttemptID) ([]byte, []*yarnpb.Nod
 func (rm *Core) TakePreemptions(att records.AttemptID) *yarnpb.PreemptionMessageProto {
 	return rm.containers.TakePreemptions(att)
 }
+
+// schedLog is the scheduling passes' logger: its lines are the scheduler's
+// (org.apache.hadoop.yarn.server.resourcemanager.scheduler under /logLevel).
+func (rm *Core) schedLog() *logrus.Entry { return rm.log.WithField("component", "scheduler") }
