@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ import (
 func TestLogAggregationForYarnLogs(t *testing.T) {
 	remote := filepath.Join(t.TempDir(), "app-logs")
 	c := startBobbinCluster(t, "yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", remote,
-		"yarn.nodemanager.delete.debug-delay-sec", "0")
+		"yarn.nodemanager.delete.debug-delay-sec", "0", "yarn.log.server.url", "http://jhs.example:19888/jobhistory/logs")
 	out, err := c.demo(t, "--containers", "2", "--command", `echo "hello from $CONTAINER_ID"`)
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
@@ -79,6 +80,31 @@ func TestLogAggregationForYarnLogs(t *testing.T) {
 		return appLogAggregation(t, c, app) == "SUCCEEDED"
 	})
 	worker := f.Containers[1].ID
+	// The NodeManager's log page still shows the logs, read from the aggregated file; a
+	// container it cannot find there goes to yarn.log.server.url, as on a Java NM.
+	page := func(path string) (int, string, string) {
+		t.Helper()
+		cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := cl.Get("http://" + c.nmWeb + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Location")
+	}
+	if code, body, _ := page("/node/containerlogs/" + worker + "/" + me + "/stdout"); code != 200 || !strings.Contains(body, "hello from "+worker) ||
+		!strings.Contains(body, "they were aggregated to file://"+dir) {
+		t.Errorf("the NodeManager's page of an aggregated container's stdout: %d\n%.3000s", code, body)
+	}
+	if code, body, _ := page("/node/containerlogs/" + worker + "/" + me); code != 200 || !strings.Contains(body, `href="/node/containerlogs/`+worker+`/`+me+`/stdout"`) {
+		t.Errorf("the NodeManager's list of an aggregated container's logs: %d\n%.3000s", code, body)
+	}
+	gone := strings.Replace(worker, "_00000", "_00009", 1)
+	if code, _, loc := page("/node/containerlogs/" + gone + "/" + me); code != http.StatusFound ||
+		loc != "http://jhs.example:19888/jobhistory/logs/"+nmNodeID(t, c)+"/"+gone+"/"+gone+"/"+me {
+		t.Errorf("a container with no logs here or aggregated: %d to %q, want Java's redirect to yarn.log.server.url", code, loc)
+	}
 	for _, v := range []string{hadoop2, hadoop3} {
 		home := hadoopHomeIfPresent(v)
 		if home == "" {

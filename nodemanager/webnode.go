@@ -1,6 +1,7 @@
 package nodemanager
 
 import (
+	"errors"
 	"net"
 	"os"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/gpu"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmweb"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
+	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 )
 
@@ -31,6 +34,21 @@ func (w webNode) ContainerLogs(id records.ContainerID, appUser string) ([]secure
 
 func (w webNode) OpenContainerLog(id records.ContainerID, name string) (*os.File, error) {
 	return w.nm.openContainerLog(id, name)
+}
+
+func (w webNode) AggregatedLogs(id records.ContainerID, user string) (*aggregatedlog.Found, string, error) {
+	s := w.nm.settings.LogAggregation
+	if !s.Enabled {
+		return nil, "", errors.New("log aggregation is off (yarn.log-aggregation-enable)")
+	}
+	fs, err := remotefs.Open(w.nm.opts.Conf, s.FS, user)
+	if err != nil {
+		return nil, "", err
+	}
+	defer fs.Close()
+	dir := s.Location.AppDir(s.Root, user, id.Attempt.App)
+	f, err := aggregatedlog.ContainerLogs(fs, dir, id.String(), aggregatedlog.NodeFileName(w.nm.NodeID()))
+	return f, fs.URI(dir), err
 }
 
 func (w webNode) Borrowed() (nmweb.Borrowed, bool) {

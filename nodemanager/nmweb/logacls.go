@@ -9,6 +9,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
 	"github.com/bobbin-yarn/bobbin/yarn/webuser"
@@ -52,25 +53,52 @@ func (l LogACLs) IsAdmin(user string) bool { return l.admins.Allows(user, l.grou
 
 // mayViewLogs returns why the request may not read app's logs ("" when it may).
 func (s *server) mayViewLogs(r *http.Request, app records.ApplicationID) string {
+	a, ok := s.Table.App(app)
+	if !ok {
+		return s.mayView(r, app, "", nil, false)
+	}
+	var views []string
+	for _, e := range a.ACLs {
+		if e.GetAccessType() == yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP {
+			views = append(views, e.GetAcl())
+		}
+	}
+	return s.mayView(r, app, a.User, views, true)
+}
+
+// mayViewAggregated is mayViewLogs for logs read from their aggregated file, whose
+// owner and ACLs (AggregatedLogFormat's) decide, as the Java log servlets' do.
+func (s *server) mayViewAggregated(r *http.Request, app records.ApplicationID, f *aggregatedlog.Found) string {
+	var views []string
+	for _, a := range f.ACLs {
+		if a.Type == "VIEW_APP" {
+			views = append(views, a.ACL)
+		}
+	}
+	return s.mayView(r, app, f.Owner, views, true)
+}
+
+// mayView decides for an application of owner whose VIEW_APP ACLs are views (known:
+// the node knows the application).
+func (s *server) mayView(r *http.Request, app records.ApplicationID, owner string, views []string, known bool) string {
 	caller := webuser.From(r)
 	if !s.LogACLs.enabled || !caller.Authenticated && !s.LogACLs.secure {
 		return ""
 	}
 	who := caller.Name
 	refused := fmt.Sprintf("User [%s] is not authorized to view the logs for application %s", who, app)
-	a, ok := s.Table.App(app)
-	if !ok {
+	if !known {
 		return refused
 	}
-	if who == a.User && caller.Authenticated {
+	if who == owner && caller.Authenticated {
 		return ""
 	}
 	groups := s.LogACLs.groups.Of(who)
 	if s.LogACLs.admins.Allows(who, groups) && caller.Authenticated {
 		return ""
 	}
-	for _, e := range a.ACLs {
-		if e.GetAccessType() == yarnpb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP && capacity.ParseACL(e.GetAcl()).Allows(who, groups) {
+	for _, acl := range views {
+		if capacity.ParseACL(acl).Allows(who, groups) {
 			return ""
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/shuffle"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 	"github.com/bobbin-yarn/bobbin/yarn/spnego"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
@@ -41,6 +42,10 @@ type Node interface {
 	// OpenContainerLog opens one of a container's log files: fs.ErrNotExist when no log
 	// dir has it, a *secureio.RefusedError when one has it but it may not be read.
 	OpenContainerLog(id records.ContainerID, name string) (*os.File, error)
+	// AggregatedLogs reads a container of this node's logs from its application's
+	// aggregated directory (of user) once they are not on the node any more; where is the
+	// directory, as a URI.
+	AggregatedLogs(id records.ContainerID, user string) (found *aggregatedlog.Found, where string, err error)
 	// Borrowed is the borrowed-mode state (ok false: the host is not measured).
 	Borrowed() (b Borrowed, ok bool)
 	// Figures are the counts the JMX beans show.

@@ -1,6 +1,7 @@
 package nmweb
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"html/template"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 	"github.com/bobbin-yarn/bobbin/yarn/webui"
 )
@@ -179,8 +181,7 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	data["Files"] = files
 	if !found {
-		data["Missing"] = "No logs of " + id.String() + " on this node (the container never ran here, or its logs were deleted after yarn.nodemanager.log.retain-seconds)."
-		u.render(w, http.StatusNotFound, "logs", title, "", data)
+		u.aggregatedLogs(w, r, id, user, file, data, title)
 		return
 	}
 	if file == "" {
@@ -191,12 +192,6 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 		data["Missing"] = "Invalid log file name " + file
 		u.render(w, http.StatusBadRequest, "logs", title, "", data)
 		return
-	}
-	start := int64(-4096)
-	if v := r.URL.Query().Get("start"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			start = n
-		}
 	}
 	f, err := u.s.Node.OpenContainerLog(id, file)
 	if secureio.IsRefused(err) {
@@ -216,17 +211,75 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusInternalServerError, "logs", title, "", data)
 		return
 	}
-	size := st.Size()
+	showPart(data, file, io.NewSectionReader(f, 0, st.Size()), st.Size(), logStart(r))
+	u.render(w, http.StatusOK, "logs", title, "", data)
+}
+
+// logStart is the page's start parameter: -N the last N bytes (4 KiB by default, as the
+// Java NM's page), 0 the whole file.
+func logStart(r *http.Request) int64 {
+	start := int64(-4096)
+	if v := r.URL.Query().Get("start"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			start = n
+		}
+	}
+	return start
+}
+
+// showPart puts the part of a log file from start into the page's data: at most 4 MiB
+// (the REST resource gives whole files).
+func showPart(data map[string]any, name string, r io.ReaderAt, size, start int64) {
 	from := start
 	if from < 0 {
 		from = max(0, size+from)
 	}
 	from = min(from, size)
-	// A page shows at most 4 MiB; the REST resource gives whole files.
 	n := min(size-from, 4<<20)
 	buf := make([]byte, n)
-	m, _ := io.ReadFull(io.NewSectionReader(f, from, n), buf)
-	data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = file, string(buf[:m]), from > 0, m, size
+	m, _ := io.ReadFull(io.NewSectionReader(r, from, n), buf)
+	data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = name, string(buf[:m]), from > 0, m, size
+}
+
+// aggregatedLogs answers for a container whose logs are no longer on this node: from its
+// application's aggregated logs, which the node reads itself (the link works as long as
+// they are kept), else, as the Java NM does, a redirect to yarn.log.server.url, else why
+// there is nothing to show.
+func (u *nmUI) aggregatedLogs(w http.ResponseWriter, r *http.Request, id records.ContainerID, user, file string, data map[string]any, title string) {
+	agg, where, err := u.s.Node.AggregatedLogs(id, user)
+	if err != nil {
+		if server, _ := u.s.Conf.Trimmed("yarn.log.server.url"); server != "" {
+			// LogServer/<node>/<container>/<container>/<user>, as ContainerLogsPage builds it.
+			http.Redirect(w, r, strings.TrimSuffix(server, "/")+"/"+u.s.Node.Status().ID+"/"+id.String()+"/"+id.String()+"/"+user, http.StatusFound)
+			return
+		}
+		data["Missing"] = "No logs of " + id.String() + " on this node (it never ran here, or its logs were deleted after yarn.nodemanager.log.retain-seconds), " +
+			"and none could be read from the aggregated logs: " + err.Error() + "."
+		u.render(w, http.StatusNotFound, "logs", title, "", data)
+		return
+	}
+	if why := u.s.mayViewAggregated(r, id.Attempt.App, agg); why != "" {
+		u.render(w, http.StatusForbidden, "logs", title, "", map[string]any{"Missing": why})
+		return
+	}
+	var files []logFile
+	var shown *aggregatedlog.Log
+	for i, l := range agg.Logs {
+		files = append(files, logFile{Name: l.Type, Size: int64(len(l.Data))})
+		if l.Type == file {
+			shown = &agg.Logs[i]
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	data["Files"], data["Aggregated"] = files, where
+	if file != "" {
+		if shown == nil {
+			data["Missing"] = "No log file " + file + " of " + id.String() + " in its aggregated logs."
+			u.render(w, http.StatusNotFound, "logs", title, "", data)
+			return
+		}
+		showPart(data, file, bytes.NewReader(shown.Data), int64(len(shown.Data)), logStart(r))
+	}
 	u.render(w, http.StatusOK, "logs", title, "", data)
 }
 
