@@ -10,6 +10,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/client/amclient"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 )
 
@@ -49,5 +50,32 @@ func TestSchedulerRESTPendingResources(t *testing.T) {
 			}
 		}
 		return false
+	})
+	// The application's own view: what it waits for (ResourceRequestInfo), and its
+	// pending resources.
+	app := "/ws/v1/cluster/apps/" + records.AppIDFromProto(na.GetApplicationId()).String()
+	_, v, raw := restCall(t, rm, "GET", app, "", "")
+	ai := v["app"].(map[string]any)
+	reqs, _ := ai["resourceRequests"].([]any)
+	if len(reqs) != 1 {
+		t.Fatalf("resourceRequests: %s", raw)
+	}
+	r := reqs[0].(map[string]any)
+	if r["priority"] != 10.0 || r["resourceName"] != "*" || r["numContainers"] != 2.0 || r["relaxLocality"] != true ||
+		r["capability"].(map[string]any)["memory"] != 1024.0 || r["executionTypeRequest"].(map[string]any)["executionType"] != "GUARANTEED" {
+		t.Errorf("the outstanding ask: %v", r)
+	}
+	if p := ai["resourceInfo"].(map[string]any)["resourceUsagesByPartition"].([]any)[0].(map[string]any)["pending"].(map[string]any)["memory"]; p != 2048.0 {
+		t.Errorf("the application's pending memory: %v, want 2048", p)
+	}
+	// Satisfied asks leave the list empty, not absent, while the application runs.
+	am.Request(10, "*", 1024, 1, 0)
+	if _, err := am.Allocate(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, "an empty resourceRequests", func() bool {
+		_, v, _ := restCall(t, rm, "GET", app, "", "")
+		reqs, ok := v["app"].(map[string]any)["resourceRequests"].([]any)
+		return ok && len(reqs) == 0
 	})
 }

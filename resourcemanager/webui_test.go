@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -103,6 +104,34 @@ func TestWebUIPages(t *testing.T) {
 	}
 	if code, _ := get("/cluster/app/application_1_0042"); code != http.StatusNotFound {
 		t.Errorf("unknown application page: %d", code)
+	}
+	// The scheduler's health (3.x's scheduler.health): the last allocation is the task
+	// container, in the default queue; a pass has run.
+	_, raw := get("/ws/v1/cluster/scheduler")
+	var sched struct {
+		Scheduler struct {
+			SchedulerInfo struct {
+				Health struct {
+					LastRun        int64 `json:"lastrun"`
+					OperationsInfo []struct {
+						Operation, NodeID, ContainerID, Queue string
+					} `json:"operationsInfo"`
+					LastRunDetails []struct {
+						Operation string
+						Count     int64
+					} `json:"lastRunDetails"`
+				} `json:"health"`
+			} `json:"schedulerInfo"`
+		} `json:"scheduler"`
+	}
+	if err := json.Unmarshal([]byte(raw), &sched); err != nil {
+		t.Fatal(err)
+	}
+	h := sched.Scheduler.SchedulerInfo.Health
+	if h.LastRun <= 0 || len(h.OperationsInfo) != 4 || h.OperationsInfo[0].Operation != "last-allocation" ||
+		h.OperationsInfo[0].ContainerID != strings.Replace(app, "application_", "container_", 1)+"_01_000002" || h.OperationsInfo[0].Queue != "default" ||
+		!strings.Contains(h.OperationsInfo[0].NodeID, ":") || h.OperationsInfo[2].ContainerID != "N/A" || len(h.LastRunDetails) != 3 {
+		t.Errorf("scheduler health: %+v\n%.2000s", h, raw)
 	}
 	for path, want := range map[string]int{"/cluster/appattempt/appattempt_1_0042_000001": http.StatusNotFound, "/cluster/appattempt/nonsense": http.StatusBadRequest,
 		"/cluster/container/nonsense": http.StatusBadRequest, "/cluster/nodes/sleepy": http.StatusBadRequest} {

@@ -77,10 +77,11 @@ type Core struct {
 	tokens     *tokenrenewer.Renewer
 	hdfsTokens *hdfsdt.Client
 	login      *rmLogin
-	stepMu     sync.Mutex     // one Step at a time (the monitor's, or a test's)
-	passMu     sync.Mutex     // one SchedulePass at a time
-	passes     passMeter      // the passes' busy time and assignments (leaf lock)
-	tasks      sync.WaitGroup // the loops Run starts and AM launches
+	stepMu     sync.Mutex      // one Step at a time (the monitor's, or a test's)
+	passMu     sync.Mutex      // one SchedulePass at a time
+	passes     passMeter       // the passes' busy time and assignments (leaf lock)
+	health     schedulerHealth // what the scheduler did last (leaf lock)
+	tasks      sync.WaitGroup  // the loops Run starts and AM launches
 	// stopped is Run's context's Done: AM launches waiting to try again end with it.
 	stopped <-chan struct{}
 	// logRetention deletes aggregated logs past yarn.log-aggregation.retain-seconds

@@ -180,3 +180,8 @@ func (rm *Core) EngineTypes() scheduler.Types { return rm.engine.Types() }
 
 // NodeAllocationTags counts, per node, the allocation tags of its containers.
 func (rm *Core) NodeAllocationTags() map[string]map[string]int64 { return rm.engine.NodeTags() }
+
+// PendingAsks are an application's outstanding asks as the engine holds them.
+func (rm *Core) PendingAsks(app records.ApplicationID) []scheduler.Ask {
+	return rm.engine.AppAsks(EngineID(app))
+}

@@ -214,6 +214,16 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	rm.apps.RanOnAll(ranOn) // their logs will be aggregated there
 	rm.metrics.ContainersAlloc.Inc(int64(len(made)))
+	var allocated scheduler.Resource
+	var last *HealthOp
+	for _, m := range made {
+		allocated = allocated.Add(m.a.Resource)
+	}
+	if len(made) > 0 {
+		op := rm.healthOp(made[len(made)-1].rc)
+		last = &op
+	}
+	rm.health.pass(now, len(made), allocated, last)
 	rm.engine.Confirm(confirmed)
 	for _, k := range lostOrder {
 		rm.schedLog().WithFields(map[string]any{"application": k.app, "containers": lost[k], "reason": k.reason}).Info("allocations forgotten")
@@ -327,6 +337,9 @@ func requestIDField(id int64) *int64 {
 // as a task failure.
 func (rm *Core) preemptContainer(p scheduler.Preemption) {
 	rm.containers.PreemptContainer(p, rm.schedLog())
+	if id, node, ok := rm.containers.EngineContainer(p.Container); ok {
+		rm.health.preempt(rm.appQueueOp(node, id))
+	}
 }
 
 // EngineLabel is a node-label expression as the engine takes it: an unset one inherits

@@ -598,3 +598,14 @@ func (t *Containers) ForgetNMTokens() {
 	defer t.mu.Unlock()
 	t.boxes.forgetTokens()
 }
+
+// EngineContainer is the live container the engine knows as id: its id and node.
+func (t *Containers) EngineContainer(id scheduler.ContainerID) (records.ContainerID, string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.index.engine(id)
+	if c == nil {
+		return records.ContainerID{}, "", false
+	}
+	return c.ID, c.Node(), true
+}

@@ -12,6 +12,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/yarn/webuser"
@@ -285,8 +286,23 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 		}
 	}
 	zero := resource(rm, scheduler.Resource{})
+	var pending scheduler.Resource
+	if !finished {
+		reqs := []resourceRequestInfo{}
+		for _, a := range rm.PendingAsks(id) {
+			reqs = append(reqs, askInfo(rm, a))
+			if a.ResourceName == "*" {
+				each := a.Capability
+				for i := range each {
+					each[i] *= int64(a.Count)
+				}
+				pending = pending.Add(each)
+			}
+		}
+		ai.ResourceRequests = &reqs
+	}
 	ai.ResourceInfo = &appResources{ResourceUsagesByPartition: []partitionUsage{{PartitionName: rep.GetAppNodeLabelExpression(),
-		Used: resource(rm, used), Reserved: zero, Pending: zero, AMUsed: zero, AMLimit: zero, UserAMLimit: zero}}}
+		Used: resource(rm, used), Reserved: zero, Pending: resource(rm, pending), AMUsed: zero, AMLimit: zero, UserAMLimit: zero}}}
 	ai.Timeouts = &appTimeouts{}
 	timeouts := map[yarnpb.ApplicationTimeoutTypeProto]*yarnpb.ApplicationTimeoutProto{}
 	for _, t := range rep.GetAppTimeouts() {
@@ -454,4 +470,20 @@ func (s *rest) viewable(r *http.Request, ai appInfo) appInfo {
 		Progress: ai.Progress, TrackingUI: ai.TrackingUI, TrackingURL: ai.TrackingURL, Diagnostics: ai.Diagnostics, ClusterID: ai.ClusterID,
 		ApplicationType: ai.ApplicationType, ApplicationTags: ai.ApplicationTags, StartedTime: ai.StartedTime, FinishedTime: ai.FinishedTime,
 		ElapsedTime: ai.ElapsedTime, LogAggregationStatus: ai.LogAggregationStatus, Timeouts: ai.Timeouts}
+}
+
+// askInfo is an outstanding ask as ResourceRequestInfo: a SchedulingRequest's with its
+// constraint and tags, a ResourceRequest's with its locality and label.
+func askInfo(rm *rmcore.Core, a scheduler.Ask) resourceRequestInfo {
+	ri := resourceRequestInfo{Priority: a.Priority, AllocationRequestID: a.RequestID, Capability: resource(rm, a.Capability), NumContainers: a.Count,
+		ExecutionTypeRequest: &executionTypeRequestInfo{ExecutionType: "GUARANTEED"}}
+	if a.Placement != nil {
+		ri.PlacementConstraint, ri.AllocationTags = a.Placement.Constraint.String(), a.Placement.Tags
+		return ri
+	}
+	ri.ResourceName, ri.RelaxLocality = a.ResourceName, a.RelaxLocality
+	if a.Label != scheduler.DefaultPartition {
+		ri.NodeLabelExpression = a.Label
+	}
+	return ri
 }

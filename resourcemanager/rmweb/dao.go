@@ -196,6 +196,28 @@ type appInfo struct {
 	AMNodeLabelExpression       string        `json:"amNodeLabelExpression,omitempty"`
 	ResourceInfo                *appResources `json:"resourceInfo,omitempty"`
 	Timeouts                    *appTimeouts  `json:"timeouts,omitempty"`
+	// ResourceRequests are what a running application waits for (ResourceRequestInfo):
+	// its outstanding asks; left out once it finished, as in the Java RM.
+	ResourceRequests *[]resourceRequestInfo `json:"resourceRequests,omitempty"`
+}
+
+// resourceRequestInfo is ResourceRequestInfo: one outstanding ask.
+type resourceRequestInfo struct {
+	Priority             int32                     `json:"priority"`
+	AllocationRequestID  int64                     `json:"allocationRequestId"`
+	ResourceName         string                    `json:"resourceName,omitempty"`
+	Capability           *resourceInfo             `json:"capability"`
+	NumContainers        int                       `json:"numContainers"`
+	RelaxLocality        bool                      `json:"relaxLocality"`
+	NodeLabelExpression  string                    `json:"nodeLabelExpression,omitempty"`
+	ExecutionTypeRequest *executionTypeRequestInfo `json:"executionTypeRequest,omitempty"`
+	PlacementConstraint  string                    `json:"placementConstraint,omitempty"`
+	AllocationTags       []string                  `json:"allocationTags,omitempty"`
+}
+
+type executionTypeRequestInfo struct {
+	ExecutionType        string `json:"executionType"`
+	EnforceExecutionType bool   `json:"enforceExecutionType"`
 }
 
 type appResources struct {

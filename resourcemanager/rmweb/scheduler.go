@@ -10,6 +10,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
@@ -27,7 +28,54 @@ type schedulerInfo struct {
 	QueueName    string         `json:"queueName"`
 	Queues       *queueList     `json:"queues"`
 	Capacities   *capacitiesDAO `json:"capacities"`
+	// Health is 3.x's CapacitySchedulerHealthInfo: what the scheduler did last.
+	Health *schedulerHealthInfo `json:"health,omitempty"`
 	queueConf
+}
+
+// schedulerHealthInfo is CapacitySchedulerHealthInfo, in 3.4's shape (operationsInfo a
+// list naming each operation; 3.1.1 wrote it as a map).
+type schedulerHealthInfo struct {
+	LastRun        int64           `json:"lastrun"`
+	OperationsInfo []operationInfo `json:"operationsInfo"`
+	LastRunDetails []lastRunDetail `json:"lastRunDetails"`
+}
+
+type operationInfo struct {
+	Operation   string `json:"operation"`
+	NodeID      string `json:"nodeId"`
+	ContainerID string `json:"containerId"`
+	Queue       string `json:"queue"`
+}
+
+type lastRunDetail struct {
+	Operation string        `json:"operation"`
+	Count     int64         `json:"count"`
+	Resources *resourceInfo `json:"resources"`
+}
+
+// healthInfo is the scheduler's health as the REST API gives it ("N/A" where an
+// operation has not happened, as Java writes it).
+func (s *rest) healthInfo() *schedulerHealthInfo {
+	h := s.rm.SchedulerHealth()
+	na := func(v string) string {
+		if v == "" {
+			return "N/A"
+		}
+		return v
+	}
+	op := func(name string, o rmcore.HealthOp) operationInfo {
+		return operationInfo{Operation: name, NodeID: na(o.Node), ContainerID: na(o.Container), Queue: na(o.Queue)}
+	}
+	info := &schedulerHealthInfo{OperationsInfo: []operationInfo{op("last-allocation", h.LastAllocation), op("last-release", h.LastRelease),
+		op("last-preemption", h.LastPreemption), op("last-reservation", h.LastReservation)},
+		LastRunDetails: []lastRunDetail{{Operation: "releases", Count: h.Releases, Resources: resource(s.rm, h.Released)},
+			{Operation: "allocations", Count: h.Allocations, Resources: resource(s.rm, h.Allocated)},
+			{Operation: "reservations", Count: 0, Resources: resource(s.rm, scheduler.Resource{})}}}
+	if !h.LastRun.IsZero() {
+		info.LastRun = h.LastRun.UnixMilli()
+	}
+	return info
 }
 
 type queueList struct {
@@ -210,7 +258,8 @@ func (b *treeBuilder) schedulerInfo() schedulerInfo {
 	used := b.used(root)
 	caps := b.capacities(root, used)
 	info := schedulerInfo{Type: "capacityScheduler", Capacity: 100, MaxCapacity: 100, QueueName: root.Name,
-		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: caps, queueConf: b.conf34(root, caps.QueueCapacitiesByPartition[0])}
+		UsedCapacity: pct(share(used, b.total) * 100), Queues: &queueList{}, Capacities: caps, queueConf: b.conf34(root, caps.QueueCapacitiesByPartition[0]),
+		Health: b.s.healthInfo()}
 	for _, c := range root.Children {
 		info.Queues.Queue = append(info.Queues.Queue, b.queue(c))
 	}
@@ -414,9 +463,9 @@ func (b *treeBuilder) queue(q *capacity.Queue) *queueInfo {
 	for _, u := range names {
 		c := b.byUser[q.Name][u]
 		users.User = append(users.User, userInfo{Username: u, ResourcesUsed: resource(rm, g.UserUsed[u]), NumActiveApplications: c[0],
-			NumPendingApplications: c[1], AMResourceUsed: zero, UserResourceLimit: resource(rm, userLimit), UserWeight: 1, IsActive: c[0] > 0,
+			NumPendingApplications: c[1], AMResourceUsed: resource(rm, g.UserAMUsed[u]), UserResourceLimit: resource(rm, userLimit), UserWeight: 1, IsActive: c[0] > 0,
 			Resources: &appResources{ResourceUsagesByPartition: []partitionUsage{{Used: resource(rm, g.UserUsed[u]), Reserved: zero, Pending: zero,
-				AMUsed: zero, AMLimit: resource(rm, userAMLimit), UserAMLimit: resource(rm, userAMLimit)}}}})
+				AMUsed: resource(rm, g.UserAMUsed[u]), AMLimit: resource(rm, userAMLimit), UserAMLimit: resource(rm, userAMLimit)}}}})
 	}
 	t := true
 	dp, notAuto := int(q.DefaultApplicationPriority), false

@@ -1,6 +1,11 @@
 package scheduler
 
-import "slices"
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
 
 // Placement constraints (YARN 3.x SchedulingRequests, scheduling.md §9): an ask may carry
 // the allocation tags its containers get and a constraint on the tags already on a node
@@ -272,4 +277,67 @@ func (e *Engine) NodeTags() map[string]map[string]int64 {
 		}
 	}
 	return out
+}
+
+// String writes the constraint as Java's PlacementConstraint.toString does (the REST
+// API's placementConstraint): "notin,node,hbase", "in,rack,zk", "cardinality,node,spark,0,3",
+// "and(c1:c2)", "or(c1:c2)".
+func (c *Constraint) String() string {
+	if c == nil {
+		return ""
+	}
+	if c.Op != ConstraintSingle {
+		parts := make([]string, 0, len(c.Children))
+		for _, ch := range c.Children {
+			parts = append(parts, ch.String())
+		}
+		op := "and"
+		if c.Op == ConstraintOr {
+			op = "or"
+		}
+		return op + "(" + strings.Join(parts, ":") + ")"
+	}
+	scope := "node"
+	if c.Scope == ScopeRack {
+		scope = "rack"
+	}
+	var out []string
+	for _, t := range c.Targets {
+		target := t.String()
+		switch {
+		case c.Min == 0 && c.Max == 0:
+			out = append(out, "notin,"+scope+","+target)
+		case c.Min == 1 && c.Max < 0:
+			out = append(out, "in,"+scope+","+target)
+		default:
+			max := c.Max
+			if max < 0 {
+				max = math.MaxInt32
+			}
+			out = append(out, fmt.Sprintf("cardinality,%s,%s,%d,%d", scope, target, c.Min, max))
+		}
+	}
+	return strings.Join(out, ":")
+}
+
+// String is Java's TargetExpression.toString: the tags (with their namespace's prefix
+// outside the application's own), or yarn_node_partition=[p1:p2].
+func (t Target) String() string {
+	if t.Partitions != nil {
+		return "yarn_node_partition=[" + strings.Join(t.Partitions, ":") + "]"
+	}
+	prefix := ""
+	switch t.Namespace {
+	case NamespaceAll:
+		prefix = "all/"
+	case NamespaceNotSelf:
+		prefix = "not-self/"
+	case NamespaceApp:
+		prefix = "app-id/" + string(t.App) + "/"
+	}
+	tags := make([]string, 0, len(t.Tags))
+	for _, tag := range t.Tags {
+		tags = append(tags, prefix+tag)
+	}
+	return strings.Join(tags, ",")
 }

@@ -1,6 +1,9 @@
 package scheduler
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // Stats is a point-in-time summary of the engine for reports and metrics.
 type Stats struct {
@@ -82,8 +85,9 @@ type GroupStats struct {
 	// Used is what it holds in each partition; AMUsed what its AM containers hold.
 	Used   map[string]Resource
 	AMUsed Resource
-	// UserUsed is what each user's applications hold.
-	UserUsed map[string]Resource
+	// UserUsed is what each user's applications hold; UserAMUsed what their AM
+	// containers hold.
+	UserUsed, UserAMUsed map[string]Resource
 	// UserLimit is what of the default partition a user may hold now (the Capacity
 	// Scheduler's user limit); ActiveUsers how many users have outstanding asks.
 	UserLimit   Resource
@@ -111,7 +115,7 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 	out := map[string]GroupStats{}
 	types := e.cfg.Types.Len()
 	for _, g := range e.leaves {
-		gs := GroupStats{Quota: map[string]float64{}, Used: map[string]Resource{}, UserUsed: map[string]Resource{}, Value: map[string]float64{},
+		gs := GroupStats{Quota: map[string]float64{}, Used: map[string]Resource{}, UserUsed: map[string]Resource{}, UserAMUsed: map[string]Resource{}, Value: map[string]float64{},
 			AMUsed: g.amUsed, Apps: len(g.apps), PreemptedAt: g.preemptedAt, Policy: g.policy, PreemptionPolicy: g.preemptionPolicy}
 		for p, q := range g.quota {
 			gs.Quota[p] = float64(q) / ppm
@@ -126,6 +130,9 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 		}
 		for u, r := range g.userUsed {
 			gs.UserUsed[u] = r
+		}
+		for u, r := range g.userAMUsed {
+			gs.UserAMUsed[u] = r
 		}
 		if part := e.partitions[""]; part != nil {
 			lt, lc := e.limitMeasure(types)
@@ -142,5 +149,33 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 		}
 		out[g.name] = gs
 	}
+	return out
+}
+
+// AppAsks are an application's outstanding asks (a count above zero), by priority, then
+// resource name: what the REST API shows as its resourceRequests. Copies: the caller may
+// keep them.
+func (e *Engine) AppAsks(id AppID) []Ask {
+	e.lock()
+	defer e.mu.Unlock()
+	a, ok := e.apps[id]
+	if !ok {
+		return nil
+	}
+	out := make([]Ask, 0, len(a.asks))
+	for _, k := range a.asks {
+		if k.Count > 0 {
+			out = append(out, *k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Priority != out[j].Priority {
+			return out[i].Priority < out[j].Priority
+		}
+		if out[i].ResourceName != out[j].ResourceName {
+			return out[i].ResourceName < out[j].ResourceName
+		}
+		return out[i].RequestID < out[j].RequestID
+	})
 	return out
 }
