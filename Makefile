@@ -8,8 +8,14 @@ FUZZTIME  ?= 60s
 
 .PHONY: build test test-short proto proto-check run bench fuzz fuzz-seed vet fmt-check clean kill-matrix
 
+# The version is the commit's description; the build date is now (bobbin version says both,
+# with the commit the Go toolchain records).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')
+LDFLAGS   := -X main.Version=$(VERSION) -X 'main.Commit=$(COMMIT)' -X main.BuildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/bobbin
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/bobbin
 
 # The whole suite: formatting, vet, generated code up to date, race-enabled tests
 # (which include the fuzz seed corpora), then the integration tests (which skip with a

@@ -38,9 +38,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/rpc/connkeep"
 )
 
-// Version is set at build time with -ldflags "-X main.Version=...".
-var Version = "dev"
-
 const usage = `usage: bobbin <command> [flags]
 
 commands:
@@ -89,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check-config":
 		return runCheckConfig(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "Bobbin %s (speaks Hadoop YARN 2.7-3.x protocols)\n", Version)
+		printVersion(stdout)
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -12,6 +13,17 @@ func TestCommandLine(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Bobbin ") {
 		t.Fatalf("version: %d %q", code, out.String())
+	}
+	// What it was built from and when, as far as the build recorded it.
+	if !strings.Contains(out.String(), "\ncommit: ") || !strings.Contains(out.String(), "\nbuilt: ") || !strings.Contains(out.String(), runtime.Version()) {
+		t.Errorf("version lacks the commit or the build: %q", out.String())
+	}
+	out.Reset()
+	Commit, BuildDate = "0123abcd", "2026-11-29T12:00:00Z"
+	defer func() { Commit, BuildDate = "", "" }()
+	run([]string{"version"}, &out, &errb)
+	if !strings.Contains(out.String(), "commit: 0123abcd\n") || !strings.Contains(out.String(), "built: 2026-11-29T12:00:00Z with ") {
+		t.Errorf("version with the build's flags: %q", out.String())
 	}
 	if code := run([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
 		t.Fatalf("unknown command: %d %q", code, errb.String())
