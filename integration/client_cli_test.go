@@ -144,6 +144,16 @@ func TestYarnCLIAgainstBobbinRM(t *testing.T) {
 	}
 	code, out = yarnCLI(t, home, confDir, nil, "queue", "-status", "adhoc")
 	check("queue -status adhoc after a failed refresh", 0, out, code, "Queue Name : adhoc")
+	// Both refreshes are in the audit log, as RMAuditLogger writes them (the failure with
+	// its reason), and so are the submission and the kill.
+	for _, want := range []string{`OPERATION=refreshQueues\tTARGET=AdminService\tRESULT=SUCCESS`,
+		`OPERATION=refreshQueues\tTARGET=AdminService\tRESULT=FAILURE\tDESCRIPTION=Failed to re-init queues`,
+		`OPERATION=Submit Application Request\tTARGET=ClientRMService\tRESULT=SUCCESS\tAPPID=` + appID,
+		`OPERATION=Kill Application Request\tTARGET=ClientRMService\tRESULT=SUCCESS\tAPPID=` + appID, "component=rmaudit"} {
+		if !strings.Contains(rm.Log(), want) {
+			t.Errorf("the RM's audit lines lack %q:\n%s", want, tail(rm.Log(), 30))
+		}
+	}
 
 	// Node administration: include/exclude refresh and node labels, 2.7.3 CLI syntax.
 	code, out = yarnCLI(t, home, confDir, nil, "rmadmin", "-refreshNodes")

@@ -16,6 +16,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
@@ -42,8 +43,24 @@ func (p protocolNode) Ready() error {
 
 func (p protocolNode) ServicesMeta() []*yarnpb.StringBytesMapProto { return p.nm.aux.Meta() }
 
-// Start checks one request's token and launch context, and starts its container.
-func (p protocolNode) Start(who nmservice.Caller, r *yarnpb.StartContainerRequestProto) (cidp *yarnpb.ContainerIdProto, _ error) {
+// Start checks one request's token and launch context, and starts its container; the
+// audit line says how it went (NMAuditLogger's "Start Container Request").
+func (p protocolNode) Start(who nmservice.Caller, r *yarnpb.StartContainerRequestProto) (*yarnpb.ContainerIdProto, error) {
+	cidp, err := p.start(who, r)
+	var ids []audit.KV
+	if cidp != nil {
+		id := records.ContainerIDFromProto(cidp)
+		ids = []audit.KV{{Key: "APPID", Value: id.Attempt.App.String()}, {Key: "CONTAINERID", Value: id.String()}}
+	}
+	if err != nil {
+		p.nm.audit.Failure(who.User, who.IP, "Start Container Request", "ContainerManageImpl", audit.Why(err), "", ids...)
+	} else {
+		p.nm.audit.Success(who.User, who.IP, "Start Container Request", "ContainerManageImpl", ids...)
+	}
+	return cidp, err
+}
+
+func (p protocolNode) start(who nmservice.Caller, r *yarnpb.StartContainerRequestProto) (cidp *yarnpb.ContainerIdProto, _ error) {
 	nm := p.nm
 	tok := token.FromProto(r.GetContainerToken())
 	var ident yarnpb.ContainerTokenIdentifierProto
@@ -117,14 +134,20 @@ func notHandled(id records.ContainerID) error {
 }
 
 func (p protocolNode) Stop(who nmservice.Caller, id records.ContainerID) error {
-	if err := authorizeFor(who, id); err != nil {
+	ids := []audit.KV{{Key: "APPID", Value: id.Attempt.App.String()}, {Key: "CONTAINERID", Value: id.String()}}
+	fail := func(err error) error {
+		p.nm.audit.Failure(who.User, who.IP, "Stop Container Request", "ContainerManageImpl", audit.Why(err), "", ids...)
 		return err
+	}
+	if err := authorizeFor(who, id); err != nil {
+		return fail(err)
 	}
 	nm := p.nm
 	c := nm.table.Get(id)
 	if c == nil {
-		return notHandled(id)
+		return fail(notHandled(id))
 	}
+	nm.audit.Success(who.User, who.IP, "Stop Container Request", "ContainerManageImpl", ids...)
 	// Stopping is asynchronous in the Java NM too: the call returns, the status follows.
 	nm.spawn(func() { nm.kill(c, exitcode.KilledByAppMaster, "Container killed by the ApplicationMaster.") })
 	return nil

@@ -42,6 +42,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmstore"
 	"github.com/bobbin-yarn/bobbin/nodemanager/nmweb"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
@@ -77,6 +78,8 @@ type NodeManager struct {
 	exec      container.Executor
 	// cgroups is the subtree containers' cgroups live in (nil: containers run without).
 	cgroups *cgroups.Subtree
+	// audit writes NMAuditLogger's lines.
+	audit *audit.Logger
 	// elastic is the elastic memory control over the subtree (nil: off); set at Start.
 	elastic *elasticMemory
 	// gpus are the node's GPUs and who holds them (nil: no yarn.io/gpu plugin).
@@ -229,7 +232,7 @@ func New(opts Options) (*NodeManager, error) {
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
 	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor, cgroups: tree, gpus: gpus,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
-		done: make(chan struct{}), counts: newNMCounters(opts.Metrics)}
+		done: make(chan struct{}), counts: newNMCounters(opts.Metrics), audit: audit.New(opts.Logger, "nmaudit")}
 	nm.journal = containers.NewJournal(func(err error, what string) {
 		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
 	})

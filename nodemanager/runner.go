@@ -15,6 +15,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/launch"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -279,6 +280,15 @@ func (r *containerRun) watch(proc container.Process) ending {
 func (nm *NodeManager) end(c *containers.Container, exit int32, diag string) {
 	if first, killed := nm.table.End(c, exit, diag); first {
 		nm.counts.ended(killed, exit)
+		// NMAuditLogger's "Container Finished - Succeeded|Failed|Killed".
+		op := "Container Finished - Succeeded"
+		switch {
+		case killed:
+			op = "Container Finished - Killed"
+		case exit != 0:
+			op = "Container Finished - Failed"
+		}
+		nm.audit.Success(c.User, "", op, "ContainerImpl", audit.KV{Key: "APPID", Value: c.ID.Attempt.App.String()}, audit.KV{Key: "CONTAINERID", Value: c.ID.String()})
 	}
 }
 

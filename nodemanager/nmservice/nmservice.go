@@ -13,6 +13,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
@@ -23,6 +24,9 @@ import (
 type Caller struct {
 	Attempt records.AttemptID
 	Token   bool
+	// User is the connection's user (the NMToken's application submitter for a token
+	// caller), IP its host: what the audit lines name.
+	User, IP string
 }
 
 // Node is what the protocol asks of the NodeManager. Its errors are YARN facts
@@ -77,15 +81,23 @@ func New(node Node) (*rpc.Protocol, error) {
 
 func (m *service) caller(ctx context.Context) (Caller, error) {
 	c, _ := rpc.CallerFrom(ctx)
+	var who Caller
+	if c != nil {
+		who.User, who.IP = c.User, audit.IP(c.RemoteAddr)
+	}
 	if c != nil && c.Auth == rpc.AuthToken && c.TokenKind == token.KindNM {
 		var id yarnpb.NMTokenIdentifierProto
 		if err := proto.Unmarshal(c.TokenID, &id); err != nil {
 			return Caller{}, rpc.Errorf(rpc.ClassInvalidToken, "malformed NMTokenIdentifier")
 		}
-		return Caller{Attempt: records.AttemptIDFromProto(id.GetAppAttemptId()), Token: true}, nil
+		who.Attempt, who.Token = records.AttemptIDFromProto(id.GetAppAttemptId()), true
+		if u := id.GetAppSubmitter(); u != "" {
+			who.User = u
+		}
+		return who, nil
 	}
 	if m.node.AllowSimple() {
-		return Caller{}, nil
+		return who, nil
 	}
 	return Caller{}, rpc.Errorf(rpc.ClassInvalidToken, "No NMToken sent for %s", m.node.NodeID())
 }

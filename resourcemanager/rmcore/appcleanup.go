@@ -5,6 +5,8 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
@@ -45,6 +47,17 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 // are told it ended, its AMRMTokens stop working, and the oldest finished applications
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *Core) EndApp(id records.ApplicationID) {
+	// RMAuditLogger's "Application Finished - Succeeded|Failed|Killed".
+	rm.apps.View(id, func(a *rmstate.App) {
+		op := "Application Finished - Succeeded"
+		switch a.State() {
+		case yarnpb.YarnApplicationStateProto_FAILED:
+			op = "Application Finished - Failed"
+		case yarnpb.YarnApplicationStateProto_KILLED:
+			op = "Application Finished - Killed"
+		}
+		rm.audit.Success(a.User, "", op, "RMAppManager", audit.KV{Key: "APPID", Value: id.String()}, audit.KV{Key: "QUEUENAME", Value: a.Queue})
+	})
 	rm.engine.RemoveApp(EngineID(id))
 	rm.containers.CleanupContainers(id, func(records.ContainerID) bool { return true })
 	rm.containers.AppEnded(id)

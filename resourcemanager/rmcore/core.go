@@ -24,6 +24,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/tokenrenewer"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/hdfsdt"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
@@ -34,6 +35,7 @@ type Core struct {
 	opts     Options
 	settings Settings
 	log      *logrus.Entry
+	audit    *audit.Logger // RMAuditLogger's lines
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 
@@ -175,6 +177,7 @@ func New(opts Options) (*Core, error) {
 		settings:         settings,
 		types:            types,
 		log:              opts.Logger.WithField("component", "resourcemanager"),
+		audit:            audit.New(opts.Logger, "rmaudit"),
 		clusterTimestamp: opts.Now().UnixMilli(),
 		done:             make(chan struct{}),
 	}
@@ -403,3 +406,6 @@ func firstKeyID() int32 {
 	}
 	return int32(binary.BigEndian.Uint32(b[:])>>2) + 1
 }
+
+// Audit is the RM's audit logger (RMAuditLogger's lines).
+func (rm *Core) Audit() *audit.Logger { return rm.audit }

@@ -8,6 +8,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -21,25 +22,25 @@ func NewAdminService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	s := &adminService{rm: rm}
 	sd := yarnpb.File_yarn_resourcemanager_administration_protocol_proto.Services().ByName("ResourceManagerAdministrationProtocolService")
 	return rpc.ServiceProtocol(protocol.ResourceManagerAdministration, sd, map[string]rpc.Method{
-		"refreshQueues":               rpc.Unary(s.refreshQueues),
-		"refreshNodes":                rpc.Unary(s.refreshNodes),
-		"addToClusterNodeLabels":      rpc.Unary(s.addToClusterNodeLabels),
-		"removeFromClusterNodeLabels": rpc.Unary(s.removeFromClusterNodeLabels),
-		"replaceLabelsOnNodes":        rpc.Unary(s.replaceLabelsOnNodes),
-		"updateNodeResource":          rpc.Unary(s.updateNodeResource),
-		"mapAttributesToNodes":        rpc.Unary(s.mapAttributesToNodes),
-		"refreshSuperUserGroupsConfiguration": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshSuperUserGroupsConfigurationRequestProto) (*yarnpb.RefreshSuperUserGroupsConfigurationResponseProto, error) {
+		"refreshQueues":               rpc.Unary(audited(s, "refreshQueues", s.refreshQueues)),
+		"refreshNodes":                rpc.Unary(audited(s, "refreshNodes", s.refreshNodes)),
+		"addToClusterNodeLabels":      rpc.Unary(audited(s, "addToClusterNodeLabels", s.addToClusterNodeLabels)),
+		"removeFromClusterNodeLabels": rpc.Unary(audited(s, "removeFromClusterNodeLabels", s.removeFromClusterNodeLabels)),
+		"replaceLabelsOnNodes":        rpc.Unary(audited(s, "replaceLabelsOnNode", s.replaceLabelsOnNodes)),
+		"updateNodeResource":          rpc.Unary(audited(s, "updateNodeResource", s.updateNodeResource)),
+		"mapAttributesToNodes":        rpc.Unary(audited(s, "mapAttributesToNodes", s.mapAttributesToNodes)),
+		"refreshSuperUserGroupsConfiguration": rpc.Unary(audited(s, "refreshSuperUserGroupsConfiguration", func(ctx context.Context, _ *yarnpb.RefreshSuperUserGroupsConfigurationRequestProto) (*yarnpb.RefreshSuperUserGroupsConfigurationResponseProto, error) {
 			return &yarnpb.RefreshSuperUserGroupsConfigurationResponseProto{}, s.refresh(ctx, "refreshSuperUserGroupsConfiguration", s.rm.RefreshProxyUsers)
-		}),
-		"refreshUserToGroupsMappings": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshUserToGroupsMappingsRequestProto) (*yarnpb.RefreshUserToGroupsMappingsResponseProto, error) {
+		})),
+		"refreshUserToGroupsMappings": rpc.Unary(audited(s, "refreshUserToGroupsMappings", func(ctx context.Context, _ *yarnpb.RefreshUserToGroupsMappingsRequestProto) (*yarnpb.RefreshUserToGroupsMappingsResponseProto, error) {
 			return &yarnpb.RefreshUserToGroupsMappingsResponseProto{}, s.refresh(ctx, "refreshUserToGroupsMappings", func() error { s.rm.RefreshGroups(); return nil })
-		}),
-		"refreshAdminAcls": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshAdminAclsRequestProto) (*yarnpb.RefreshAdminAclsResponseProto, error) {
+		})),
+		"refreshAdminAcls": rpc.Unary(audited(s, "refreshAdminAcls", func(ctx context.Context, _ *yarnpb.RefreshAdminAclsRequestProto) (*yarnpb.RefreshAdminAclsResponseProto, error) {
 			return &yarnpb.RefreshAdminAclsResponseProto{}, s.refresh(ctx, "refreshAdminAcls", s.rm.RefreshAdminACLs)
-		}),
-		"refreshServiceAcls": rpc.Unary(func(ctx context.Context, _ *yarnpb.RefreshServiceAclsRequestProto) (*yarnpb.RefreshServiceAclsResponseProto, error) {
+		})),
+		"refreshServiceAcls": rpc.Unary(audited(s, "refreshServiceAcls", func(ctx context.Context, _ *yarnpb.RefreshServiceAclsRequestProto) (*yarnpb.RefreshServiceAclsResponseProto, error) {
 			return &yarnpb.RefreshServiceAclsResponseProto{}, s.refresh(ctx, "refreshServiceAcls", s.rm.RefreshServiceACLs)
-		}),
+		})),
 		"getGroupsForUser": rpc.Unary(func(_ context.Context, req *yarnpb.GetGroupsForUserRequestProto) (*yarnpb.GetGroupsForUserResponseProto, error) {
 			return &yarnpb.GetGroupsForUserResponseProto{Groups: s.rm.UserGroups(req.GetUser())}, nil
 		}),
@@ -61,6 +62,24 @@ var routerOnly = map[string]string{
 	"deleteFederationApplication":      "It is not allowed to call the RM's  deleteFederationApplication.  Please call Router's deleteFederationApplication to delete Application.",
 	"getFederationSubClusters":         "It is not allowed to call the RM's  getFederationSubClusters.  Please call Router's getFederationSubClusters to get SubClusters.",
 	"deleteFederationPoliciesByQueues": "It is not allowed to call the RM's  deleteFederationQueuePoliciesByQueues.  Please call Router's deleteFederationQueuePoliciesByQueues to delete Policies.",
+}
+
+// audited writes an administration call's audit line, as Java's AdminService does:
+// success, or failure with the reason (a refused caller, a broken file).
+func audited[Req, Resp any](s *adminService, op string, fn func(context.Context, Req) (Resp, error)) func(context.Context, Req) (Resp, error) {
+	return func(ctx context.Context, req Req) (Resp, error) {
+		resp, err := fn(ctx, req)
+		user, ip := "", ""
+		if c, ok := rpc.CallerFrom(ctx); ok && c != nil {
+			user, ip = c.User, audit.IP(c.RemoteAddr)
+		}
+		if err != nil {
+			s.rm.Audit().Failure(user, ip, op, "AdminService", audit.Why(err), "yarn.admin.acl")
+		} else {
+			s.rm.Audit().Success(user, ip, op, "AdminService")
+		}
+		return resp, err
+	}
 }
 
 // authorize applies yarn.admin.acl when yarn.acl.enable is set.

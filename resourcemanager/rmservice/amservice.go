@@ -10,6 +10,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
@@ -61,6 +62,7 @@ func (s *amService) register(ctx context.Context, req *yarnpb.RegisterApplicatio
 		return nil, err
 	}
 	reg, err := s.rm.RegisterAM(att, req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl(), req.GetPlacementConstraints())
+	s.auditAM(ctx, "Register App Master", att, err)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +91,23 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 		return nil, err
 	}
 	done, err := s.rm.FinishAM(att, req.GetFinalApplicationStatus(), req.GetDiagnostics(), req.GetTrackingUrl())
+	s.auditAM(ctx, "Unregister App Master", att, err)
 	if err != nil {
 		return nil, err
 	}
 	return &yarnpb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(done)}, nil
+}
+
+// auditAM writes an AM call's audit line (RMAuditLogger's REGISTER_AM, UNREGISTER_AM).
+func (s *amService) auditAM(ctx context.Context, op string, att records.AttemptID, err error) {
+	user, ip := "", ""
+	if c, ok := rpc.CallerFrom(ctx); ok && c != nil {
+		user, ip = c.User, audit.IP(c.RemoteAddr)
+	}
+	ids := []audit.KV{{Key: "APPID", Value: att.App.String()}, {Key: "APPATTEMPTID", Value: att.String()}}
+	if err != nil {
+		s.rm.Audit().Failure(user, ip, op, "ApplicationMasterService", audit.Why(err), "", ids...)
+		return
+	}
+	s.rm.Audit().Success(user, ip, op, "ApplicationMasterService", ids...)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -32,10 +33,12 @@ func NewClientService(rm *rmcore.Core) (*rpc.Protocol, error) {
 	s := &clientService{rm: rm}
 	sd := yarnpb.File_yarn_applicationclient_protocol_proto.Services().ByName("ApplicationClientProtocolService")
 	return rpc.ServiceProtocol(protocol.ApplicationClient, sd, map[string]rpc.Method{
-		"getNewApplication":           rpc.Unary(s.getNewApplication),
-		"getApplicationReport":        rpc.Unary(s.getApplicationReport),
-		"submitApplication":           rpc.Unary(s.submitApplication),
-		"forceKillApplication":        rpc.Unary(s.forceKillApplication),
+		"getNewApplication":    rpc.Unary(s.getNewApplication),
+		"getApplicationReport": rpc.Unary(s.getApplicationReport),
+		"submitApplication": rpc.Unary(auditedApp(s.rm, "Submit Application Request", func(r *yarnpb.SubmitApplicationRequestProto) *yarnpb.ApplicationIdProto {
+			return r.GetApplicationSubmissionContext().GetApplicationId()
+		}, s.submitApplication)),
+		"forceKillApplication":        rpc.Unary(auditedApp(s.rm, "Kill Application Request", (*yarnpb.KillApplicationRequestProto).GetApplicationId, s.forceKillApplication)),
 		"getClusterMetrics":           rpc.Unary(s.getClusterMetrics),
 		"getApplications":             rpc.Unary(s.getApplications),
 		"getClusterNodes":             rpc.Unary(s.getClusterNodes),
@@ -44,7 +47,7 @@ func NewClientService(rm *rmcore.Core) (*rpc.Protocol, error) {
 		"getDelegationToken":          rpc.Unary(s.getDelegationToken),
 		"renewDelegationToken":        rpc.Unary(s.renewDelegationToken),
 		"cancelDelegationToken":       rpc.Unary(s.cancelDelegationToken),
-		"moveApplicationAcrossQueues": rpc.Unary(s.moveApplicationAcrossQueues),
+		"moveApplicationAcrossQueues": rpc.Unary(auditedApp(s.rm, "Move Application Request", (*yarnpb.MoveApplicationAcrossQueuesRequestProto).GetApplicationId, s.moveApplicationAcrossQueues)),
 		"getApplicationAttemptReport": rpc.Unary(s.getApplicationAttemptReport),
 		"getApplicationAttempts":      rpc.Unary(s.getApplicationAttempts),
 		"getContainerReport":          rpc.Unary(s.getContainerReport),
@@ -56,7 +59,7 @@ func NewClientService(rm *rmcore.Core) (*rpc.Protocol, error) {
 		"getResourceTypeInfo":       rpc.Unary(s.getResourceTypeInfo),
 		"getResourceProfiles":       rpc.Unary(s.getResourceProfiles),
 		"getResourceProfile":        rpc.Unary(s.getResourceProfile),
-		"updateApplicationPriority": rpc.Unary(s.updateApplicationPriority),
+		"updateApplicationPriority": rpc.Unary(auditedApp(s.rm, "Update Application Priority", (*yarnpb.UpdateApplicationPriorityRequestProto).GetApplicationId, s.updateApplicationPriority)),
 		"updateApplicationTimeouts": rpc.Unary(s.updateApplicationTimeouts),
 		"signalToContainer":         rpc.Unary(s.signalToContainer),
 		"failApplicationAttempt":    rpc.Unary(s.failApplicationAttempt),
@@ -547,3 +550,26 @@ func setOf(items []string, fold bool) map[string]bool {
 }
 
 func lower(s string) string { return strings.ToLower(s) }
+
+// auditedApp writes the audit line of a call on one application, as Java's
+// ClientRMService does (RMAuditLogger's operations): success, or failure with the
+// exception's message.
+func auditedApp[Req, Resp any](rm *rmcore.Core, op string, appOf func(Req) *yarnpb.ApplicationIdProto, fn func(context.Context, Req) (Resp, error)) func(context.Context, Req) (Resp, error) {
+	return func(ctx context.Context, req Req) (Resp, error) {
+		resp, err := fn(ctx, req)
+		user, ip := "", ""
+		if c, ok := rpc.CallerFrom(ctx); ok && c != nil {
+			user, ip = c.User, audit.IP(c.RemoteAddr)
+		}
+		app := ""
+		if p := appOf(req); p != nil {
+			app = records.AppIDFromProto(p).String()
+		}
+		if err != nil {
+			rm.Audit().Failure(user, ip, op, "ClientRMService", audit.Why(err), "", audit.KV{Key: "APPID", Value: app})
+		} else {
+			rm.Audit().Success(user, ip, op, "ClientRMService", audit.KV{Key: "APPID", Value: app})
+		}
+		return resp, err
+	}
+}

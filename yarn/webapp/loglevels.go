@@ -28,6 +28,8 @@ var componentLoggers = map[string]string{
 	"webproxy":        "org.apache.hadoop.yarn.server.webproxy",
 	"elector":         "org.apache.hadoop.ha.ActiveStandbyElector",
 	"ipc":             "org.apache.hadoop.ipc.Server",
+	"rmaudit":         "org.apache.hadoop.yarn.server.resourcemanager.RMAuditLogger",
+	"nmaudit":         "org.apache.hadoop.yarn.server.nodemanager.NMAuditLogger",
 }
 
 // LoggerOf is the Java logger name of a log entry: its component's, the IPC server's for
