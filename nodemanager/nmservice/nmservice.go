@@ -13,8 +13,8 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc"
-	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
