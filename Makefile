@@ -6,7 +6,7 @@ PROTO_DIR := hadoop-proto
 PROTOS    := $(wildcard $(PROTO_DIR)/common/*.proto) $(wildcard $(PROTO_DIR)/yarn/*.proto)
 FUZZTIME  ?= 60s
 
-.PHONY: build test test-short proto proto-check run bench fuzz fuzz-seed vet fmt-check clean kill-matrix
+.PHONY: install build test test-short proto proto-check run bench fuzz fuzz-seed vet fmt-check clean kill-matrix
 
 # The version is the commit's description; the build date is now (bobbin version says both,
 # with the commit the Go toolchain records).
@@ -16,6 +16,19 @@ LDFLAGS   := -X main.Version=$(VERSION) -X 'main.Commit=$(COMMIT)' -X main.Build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/bobbin
+
+# Installs the binary under $(PREFIX) and the systemd units (their ExecStart naming it)
+# under $(UNITDIR), both below $(DESTDIR): `sudo make install`, then
+# `systemctl enable --now bobbin-resourcemanager` (or bobbin-nodemanager).
+PREFIX    ?= /usr/local
+UNITDIR   ?= /lib/systemd/system
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/bobbin
+	for u in scripts/systemd/*.service; do \
+		install -d $(DESTDIR)$(UNITDIR) && \
+		sed 's#/usr/local/bin/bobbin#$(PREFIX)/bin/bobbin#' $$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u) && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); \
+	done
 
 # The whole suite: formatting, vet, generated code up to date, race-enabled tests
 # (which include the fuzz seed corpora), then the integration tests (which skip with a
