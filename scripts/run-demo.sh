@@ -3,13 +3,16 @@
 # (only addresses and directories are set), runs the demo application — a Go AM that runs a
 # shell command in three containers through Bobbin's own AM and NM clients — prints what
 # the containers wrote, then keeps the cluster running until Ctrl-C (BOBBIN_RUN_ONCE=1
-# stops at once). No Hadoop needed.
+# stops at once). No Hadoop needed. The configuration it writes stays in $BOBBIN_RUN_CONF
+# (/tmp/bobbin-run-conf) after it stops, for Hadoop clients to point at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(pwd)/bin/bobbin
 work=$(mktemp -d /tmp/bobbin-run.XXXXXX)
+conf=${BOBBIN_RUN_CONF:-/tmp/bobbin-run-conf}
+mkdir -p "$conf"
 port=${BOBBIN_RM_PORT:-8032}
-cat >"$work/yarn-site.xml" <<XML
+cat >"$conf/yarn-site.xml" <<XML
 <configuration>
   <property><name>yarn.resourcemanager.hostname</name><value>127.0.0.1</value></property>
   <property><name>yarn.resourcemanager.address</name><value>127.0.0.1:${port}</value></property>
@@ -23,7 +26,8 @@ cat >"$work/yarn-site.xml" <<XML
 </configuration>
 XML
 echo "Starting bobbin resourcemanager on 127.0.0.1:${port} and a nodemanager (logs: $work/rm.log, $work/nm.log)"
-"$bin" resourcemanager --conf "$work" >"$work/rm.log" 2>&1 &
+echo "Configuration: $conf/yarn-site.xml (kept after this stops: export HADOOP_CONF_DIR=$conf for the yarn CLI)"
+"$bin" resourcemanager --conf "$conf" >"$work/rm.log" 2>&1 &
 rm_pid=$!
 nm_pid=
 cleanup() {
@@ -37,7 +41,7 @@ for _ in $(seq 1 100); do
   if ! kill -0 $rm_pid 2>/dev/null; then cat "$work/rm.log"; exit 1; fi
   sleep 0.1
 done
-"$bin" nodemanager --conf "$work" >"$work/nm.log" 2>&1 &
+"$bin" nodemanager --conf "$conf" >"$work/nm.log" 2>&1 &
 nm_pid=$!
 for _ in $(seq 1 100); do
   if grep -q "registered with the ResourceManager" "$work/nm.log"; then break; fi
@@ -57,5 +61,5 @@ for f in "$work"/nm-logs/application_*/container_*/stdout; do
 done
 if [ -n "${BOBBIN_RUN_ONCE:-}" ]; then exit 0; fi
 echo
-echo "RM and NM running; point HADOOP_CONF_DIR at a conf with yarn.resourcemanager.address=127.0.0.1:${port}. Ctrl-C stops them."
+echo "RM and NM running (web UI: http://127.0.0.1:8088/cluster). Hadoop clients: export HADOOP_CONF_DIR=$conf; yarn node -list. Ctrl-C stops them."
 wait $rm_pid
