@@ -137,6 +137,17 @@ func TestWebUIInBrowser(t *testing.T) {
 		{"nm-container-logs", logLink[1], "stdout"},
 		{"nm-container-stdout", logLink[1] + "/stdout", "hello from " + container},
 		{"nm-node", "http://" + c.nmWeb + "/node", container},
+		// The apps table's search and pages, made by the script.
+		{"rm-cluster-paged", "http://" + c.rmWeb + "/cluster", `class="table-tools"`},
+		// The Java daemons' other pages, and the kill button's script.
+		{"rm-about", "http://" + c.rmWeb + "/cluster/cluster", "ResourceManager version"},
+		{"rm-attempt", "http://" + c.rmWeb + "/cluster/appattempt/" + strings.Replace(app, "application_", "appattempt_", 1) + "_000001", container},
+		{"rm-container", "http://" + c.rmWeb + "/cluster/container/" + container, "Diagnostics"},
+		{"rm-nodes-running", "http://" + c.rmWeb + "/cluster/nodes/running", "RUNNING nodes"},
+		{"rm-nodelabels", "http://" + c.rmWeb + "/cluster/nodelabels", "no node labels"},
+		{"rm-app-kill", "http://" + c.rmWeb + "/cluster/app/" + app, `class="kill"`},
+		{"nm-application", "http://" + c.nmWeb + "/node/application/" + app, container},
+		{"nm-container", "http://" + c.nmWeb + "/node/container/" + container, "RUNNING"},
 	} {
 		shot := filepath.Join(dir, p.name+".png")
 		dom, console := b.load(t, p.url, shot)
