@@ -45,7 +45,14 @@ func LauncherEnv(getenv func(string) (string, bool), confDir string, lookPath fu
 		}
 	}
 	if confDir != "" {
-		set("HADOOP_CONF_DIR", confDir, "the configuration directory")
+		// As yarn --config: the directory the daemon reads is its containers' too,
+		// whatever the environment said, and absolute (containers run elsewhere).
+		if abs, err := filepath.Abs(confDir); err == nil {
+			confDir = abs
+		}
+		if cur, _ := getenv("HADOOP_CONF_DIR"); cur != confDir {
+			vars["HADOOP_CONF_DIR"], from["HADOOP_CONF_DIR"] = confDir, "--conf"
+		}
 	} else if home := get("HADOOP_HOME"); home != "" {
 		if st, err := os.Stat(filepath.Join(home, "etc", "hadoop")); err == nil && st.IsDir() {
 			set("HADOOP_CONF_DIR", filepath.Join(home, "etc", "hadoop"), "HADOOP_HOME")

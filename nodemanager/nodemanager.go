@@ -80,6 +80,8 @@ type NodeManager struct {
 	cgroups *cgroups.Subtree
 	// audit writes NMAuditLogger's lines.
 	audit *audit.Logger
+	// aggReads bounds the web pages' reads of aggregated logs at once.
+	aggReads chan struct{}
 	// elastic is the elastic memory control over the subtree (nil: off); set at Start.
 	elastic *elasticMemory
 	// gpus are the node's GPUs and who holds them (nil: no yarn.io/gpu plugin).
@@ -232,7 +234,8 @@ func New(opts Options) (*NodeManager, error) {
 	fss := map[string]localizer.FileSystem{"hdfs": localizer.HDFS{DefaultNameNode: hostOfURI(s.DefaultFS)}}
 	nm := &NodeManager{opts: opts, settings: s, policy: policy, krb: krb, runAs: ra, log: opts.Logger.WithField("component", "nodemanager"), exec: opts.Executor, cgroups: tree, gpus: gpus,
 		keys: security.NewNodeKeys(), owner: ownerMark(s.LocalDirs),
-		done: make(chan struct{}), counts: newNMCounters(opts.Metrics), audit: audit.New(opts.Logger, "nmaudit")}
+		done: make(chan struct{}), counts: newNMCounters(opts.Metrics), audit: audit.New(opts.Logger, "nmaudit"),
+		aggReads: make(chan struct{}, 2)}
 	nm.journal = containers.NewJournal(func(err error, what string) {
 		nm.log.WithError(err).WithField("action", what).Error("recovery store write failed")
 	})

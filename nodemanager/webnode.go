@@ -41,6 +41,13 @@ func (w webNode) AggregatedLogs(id records.ContainerID, user string) (*aggregate
 	if !s.Enabled {
 		return nil, "", errors.New("log aggregation is off (yarn.log-aggregation-enable)")
 	}
+	// A read holds up to aggregatedlog.MaxFileBytes: two at a time, the others refused.
+	select {
+	case w.nm.aggReads <- struct{}{}:
+		defer func() { <-w.nm.aggReads }()
+	default:
+		return nil, "", errors.New("the node is reading other aggregated logs; try again")
+	}
 	fs, err := remotefs.Open(w.nm.opts.Conf, s.FS, user)
 	if err != nil {
 		return nil, "", err

@@ -96,12 +96,13 @@ func (t *Subtree) SetMemorySwapLimit(bytes int64) error {
 	if bytes <= 0 {
 		bytes = -1
 	}
+	// Under the lock, so that a SetMemoryLimit meanwhile is not written over.
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	mem := t.memory
 	if !t.memorySet {
 		mem = -1
 	}
-	t.mu.Unlock()
 	if err := t.set(&cgroups.Resources{Memory: mem, MemorySwap: bytes}, "memory"); err != nil {
 		return fmt.Errorf("%w (is swap accounting on? memory.memsw.limit_in_bytes)", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -151,6 +152,12 @@ func (u *nmUI) container(w http.ResponseWriter, r *http.Request) {
 	u.render(w, http.StatusOK, "container", "Container "+id.String(), "", map[string]any{"Container": info, "App": id.Attempt.App.String()})
 }
 
+// userName is what a user name in a log URL may be: it names a directory of the remote
+// log dir, so nothing that leaves it.
+var userName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._@$-]{0,255}$`)
+
+func validUser(u string) bool { return userName.MatchString(u) && !strings.Contains(u, "..") }
+
 // logFile is one file of a container's log dir.
 type logFile struct {
 	Name  string
@@ -167,8 +174,12 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusBadRequest, "logs", "Container logs", "", map[string]any{"Missing": "Invalid container id " + raw + ": " + err.Error()})
 		return
 	}
-	if why := u.s.mayViewLogs(r, id.Attempt.App); why != "" {
-		u.render(w, http.StatusForbidden, "logs", "Container logs", "", map[string]any{"Missing": why})
+	// An application the node no longer knows is judged by its aggregated logs' owner
+	// and ACLs, where its logs are now; one it knows, here.
+	_, known := u.s.Table.App(id.Attempt.App)
+	refused := u.s.mayViewLogs(r, id.Attempt.App)
+	if refused != "" && known {
+		u.render(w, http.StatusForbidden, "logs", "Container logs", "", map[string]any{"Missing": refused})
 		return
 	}
 	data := map[string]any{"Container": id.String(), "User": user}
@@ -182,6 +193,10 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 	data["Files"] = files
 	if !found {
 		u.aggregatedLogs(w, r, id, user, file, data, title)
+		return
+	}
+	if refused != "" {
+		u.render(w, http.StatusForbidden, "logs", "Container logs", "", map[string]any{"Missing": refused})
 		return
 	}
 	if file == "" {
@@ -246,6 +261,11 @@ func showPart(data map[string]any, name string, r io.ReaderAt, size, start int64
 // they are kept), else, as the Java NM does, a redirect to yarn.log.server.url, else why
 // there is nothing to show.
 func (u *nmUI) aggregatedLogs(w http.ResponseWriter, r *http.Request, id records.ContainerID, user, file string, data map[string]any, title string) {
+	if !validUser(user) {
+		data["Missing"] = "Invalid user name " + user
+		u.render(w, http.StatusBadRequest, "logs", title, "", data)
+		return
+	}
 	agg, where, err := u.s.Node.AggregatedLogs(id, user)
 	if err != nil {
 		if server, _ := u.s.Conf.Trimmed("yarn.log.server.url"); server != "" {

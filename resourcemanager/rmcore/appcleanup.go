@@ -47,17 +47,22 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 // are told it ended, its AMRMTokens stop working, and the oldest finished applications
 // beyond yarn.resourcemanager.max-completed-applications are forgotten.
 func (rm *Core) EndApp(id records.ApplicationID) {
-	// RMAuditLogger's "Application Finished - Succeeded|Failed|Killed".
-	rm.apps.View(id, func(a *rmstate.App) {
+	// RMAuditLogger's "Application Finished - Succeeded|Failed|Killed", once per
+	// application (EndApp may run again for it), written outside the applications' lock.
+	var user, queue string
+	var state yarnpb.YarnApplicationStateProto
+	found := false
+	rm.apps.View(id, func(a *rmstate.App) { user, queue, state, found = a.User, a.Queue, a.State(), true })
+	if _, again := rm.endAudited.LoadOrStore(id, struct{}{}); found && !again {
 		op := "Application Finished - Succeeded"
-		switch a.State() {
+		switch state {
 		case yarnpb.YarnApplicationStateProto_FAILED:
 			op = "Application Finished - Failed"
 		case yarnpb.YarnApplicationStateProto_KILLED:
 			op = "Application Finished - Killed"
 		}
-		rm.audit.Success(a.User, "", op, "RMAppManager", audit.KV{Key: "APPID", Value: id.String()}, audit.KV{Key: "QUEUENAME", Value: a.Queue})
-	})
+		rm.audit.Success(user, "", op, "RMAppManager", audit.KV{Key: "APPID", Value: id.String()}, audit.KV{Key: "QUEUENAME", Value: queue})
+	}
 	rm.engine.RemoveApp(EngineID(id))
 	rm.containers.CleanupContainers(id, func(records.ContainerID) bool { return true })
 	rm.containers.AppEnded(id)
@@ -69,5 +74,6 @@ func (rm *Core) EndApp(id records.ApplicationID) {
 	}
 	for _, gone := range rm.apps.Retire(id, rm.settings.MaxCompletedApps) {
 		rm.containers.ForgetApp(gone)
+		rm.endAudited.Delete(gone)
 	}
 }

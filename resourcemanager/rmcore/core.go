@@ -36,6 +36,9 @@ type Core struct {
 	settings Settings
 	log      *logrus.Entry
 	audit    *audit.Logger // RMAuditLogger's lines
+	// endAudited holds the applications whose end the audit log has (EndApp may run
+	// more than once for one), until they are retired.
+	endAudited sync.Map
 	// clusterTimestamp is the RM start time in ms, the first number of every id.
 	clusterTimestamp int64
 

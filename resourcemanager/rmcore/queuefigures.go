@@ -185,3 +185,19 @@ func (rm *Core) NodeAllocationTags() map[string]map[string]int64 { return rm.eng
 func (rm *Core) PendingAsks(app records.ApplicationID) []scheduler.Ask {
 	return rm.engine.AppAsks(EngineID(app))
 }
+
+// PendingAsksOf are PendingAsks of each of apps, read at once.
+func (rm *Core) PendingAsksOf(apps []records.ApplicationID) map[records.ApplicationID][]scheduler.Ask {
+	ids := make([]scheduler.AppID, len(apps))
+	for i, a := range apps {
+		ids[i] = EngineID(a)
+	}
+	got := rm.engine.AppsAsks(ids)
+	out := make(map[records.ApplicationID][]scheduler.Ask, len(got))
+	for i, a := range apps {
+		if asks, ok := got[ids[i]]; ok {
+			out[a] = asks
+		}
+	}
+	return out
+}

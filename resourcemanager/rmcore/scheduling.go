@@ -337,8 +337,8 @@ func requestIDField(id int64) *int64 {
 // as a task failure.
 func (rm *Core) preemptContainer(p scheduler.Preemption) {
 	rm.containers.PreemptContainer(p, rm.schedLog())
-	if id, node, ok := rm.containers.EngineContainer(p.Container); ok {
-		rm.health.preempt(rm.appQueueOp(node, id))
+	if id, node, ok := rm.containers.EngineContainer(p.Container); ok && p.Kill {
+		rm.health.preempt(rm.appQueueOp(node, id)) // a notice to the AM preempts nothing yet
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -149,6 +150,11 @@ func (s *rest) appInfos(r *http.Request) ([]appInfo, error) {
 	}
 	s.rm.FillUsage(reports...)
 	c := s.context(r)
+	ids := make([]records.ApplicationID, 0, len(reports))
+	for _, rep := range reports {
+		ids = append(ids, records.AppIDFromProto(rep.GetApplicationId()))
+	}
+	c.asks = s.rm.PendingAsksOf(ids)
 	list := make([]appInfo, 0, len(reports))
 	for _, rep := range reports {
 		list = append(list, s.viewable(r, c.appInfo(rep)))
@@ -200,6 +206,9 @@ func finalStatus(rep *yarnpb.ApplicationReportProto) string {
 type appContext struct {
 	*rest
 	total scheduler.Resource
+	// asks are the listed applications' outstanding asks, read at once (nil: each
+	// application's are read when its info is made).
+	asks map[records.ApplicationID][]scheduler.Ask
 }
 
 func (s *rest) context(*http.Request) appContext {
@@ -289,7 +298,11 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	var pending scheduler.Resource
 	if !finished {
 		reqs := []resourceRequestInfo{}
-		for _, a := range rm.PendingAsks(id) {
+		asks := s.asks[id]
+		if s.asks == nil {
+			asks = rm.PendingAsks(id)
+		}
+		for _, a := range asks {
 			reqs = append(reqs, askInfo(rm, a))
 			if a.ResourceName == "*" {
 				each := a.Capability
@@ -409,9 +422,11 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 		diag = fmt.Sprintf("Application %s was killed by user %s at %s", id, user, from)
 	}
 	if !s.rm.KillApp(id, user, diag) {
+		s.rm.Audit().Failure(user, from, "Kill Application Request", "RMWebService", "Trying to kill an absent application", "", audit.KV{Key: "APPID", Value: id.String()})
 		webapp.WriteError(w, r, webapp.NotFound("app with id: %s not found", id))
 		return
 	}
+	s.rm.Audit().Success(user, from, "Kill Application Request", "RMWebService", audit.KV{Key: "APPID", Value: id.String()})
 	rep, _ = s.rm.AppReport(id)
 	writeBare(w, r, http.StatusOK, "appstate", appState{State: rep.GetYarnApplicationState().String()})
 }
@@ -437,10 +452,23 @@ func (s *rest) changeRequest(w http.ResponseWriter, r *http.Request, body any) (
 func (s *rest) mayModify(w http.ResponseWriter, r *http.Request, id records.ApplicationID, verb string) (string, bool) {
 	user := callerOf(r)
 	if !s.rm.MayModifyApp(user, id) {
-		http.Error(w, fmt.Sprintf("Unauthorized attempt to %s appid %s by remote user %s", verb, id, user), http.StatusForbidden)
+		msg := fmt.Sprintf("Unauthorized attempt to %s appid %s by remote user %s", verb, id, user)
+		s.rm.Audit().Failure(user, remoteIP(r), restOperations[verb], "RMWebService", msg, "MODIFY_APP", audit.KV{Key: "APPID", Value: id.String()})
+		http.Error(w, msg, http.StatusForbidden)
 		return "", false
 	}
 	return user, true
+}
+
+// restOperations are RMAuditLogger's names of the REST writes, by mayModify's verb.
+var restOperations = map[string]string{"kill": "Kill Application Request", "move": "Move Application Request", "change the priority of": "Update Application Priority"}
+
+// remoteIP is a web caller's host.
+func remoteIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 // callerOf is the web caller as yarn/webuser decided it: the SPNEGO principal's user, the

@@ -13,6 +13,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
+	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
@@ -289,9 +290,12 @@ func (s *rest) appQueuePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.rm.MoveApp(id, want.Queue, user); err != nil {
+		s.rm.Audit().Failure(user, remoteIP(r), "Move Application Request", "RMWebService", audit.Why(err), "", audit.KV{Key: "APPID", Value: id.String()})
 		webapp.WriteError(w, r, webapp.FromRPC(err))
 		return
 	}
+	s.rm.Audit().Success(user, remoteIP(r), "Move Application Request", "RMWebService", audit.KV{Key: "APPID", Value: id.String()},
+		audit.KV{Key: "QUEUENAME", Value: want.Queue})
 	rep, _ = s.rm.AppReport(id)
 	writeBare(w, r, http.StatusOK, "appqueue", appQueue{Queue: rep.GetQueue()})
 }
@@ -321,6 +325,7 @@ func (s *rest) appPriorityPut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	got, _ := s.rm.SetAppPriority(id, want.Priority, user)
+	s.rm.Audit().Success(user, remoteIP(r), "Update Application Priority", "RMWebService", audit.KV{Key: "APPID", Value: id.String()})
 	writeBare(w, r, http.StatusOK, "applicationpriority", appPriority{Priority: got})
 }
 

@@ -170,12 +170,12 @@ func (u *ui) attempt(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusBadRequest, "failure", "Bad attempt id", "", err.Error())
 		return
 	}
+	if !u.viewable(w, r, att.App) {
+		return
+	}
 	rep, ok := u.rm.AppReport(att.App)
 	if !ok {
 		u.render(w, http.StatusNotFound, "failure", "Application not found", "", att.App.String())
-		return
-	}
-	if !u.viewable(w, r, att.App) {
 		return
 	}
 	for _, a := range u.attemptInfos(rep) {

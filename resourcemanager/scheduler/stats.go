@@ -162,6 +162,11 @@ func (e *Engine) AppAsks(id AppID) []Ask {
 	if !ok {
 		return nil
 	}
+	return outstanding(a)
+}
+
+// outstanding are a's asks with a count above zero, sorted.
+func outstanding(a *app) []Ask {
 	out := make([]Ask, 0, len(a.asks))
 	for _, k := range a.asks {
 		if k.Count > 0 {
@@ -177,5 +182,19 @@ func (e *Engine) AppAsks(id AppID) []Ask {
 		}
 		return out[i].RequestID < out[j].RequestID
 	})
+	return out
+}
+
+// AppsAsks are AppAsks of each of ids, under one hold of the engine's lock (a page of
+// applications must not wait for a scheduling pass per application).
+func (e *Engine) AppsAsks(ids []AppID) map[AppID][]Ask {
+	e.lock()
+	defer e.mu.Unlock()
+	out := make(map[AppID][]Ask, len(ids))
+	for _, id := range ids {
+		if a, ok := e.apps[id]; ok {
+			out[id] = outstanding(a)
+		}
+	}
 	return out
 }

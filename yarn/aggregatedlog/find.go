@@ -17,8 +17,8 @@ type Dir interface {
 	Open(p string) (io.ReadCloser, error)
 }
 
-// MaxFileBytes bounds the aggregated file a daemon reads whole to show a container's
-// logs on a page.
+// MaxFileBytes bounds what a daemon reads whole (the node's files of an application
+// together) to show a container's logs on a page.
 const MaxFileBytes = 512 << 20
 
 // Found is a container's logs as aggregated: its log files (one per type, the parts of
@@ -53,13 +53,14 @@ func ContainerLogs(d Dir, appDir, container, node string) (*Found, error) {
 	})
 	out := &Found{}
 	byType := map[string]int{}
+	var total int64
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || strings.HasSuffix(name, TmpSuffix) || node != "" && name != node && !strings.HasPrefix(name, node+"_") {
 			continue
 		}
-		if e.Size() > MaxFileBytes {
-			return nil, fmt.Errorf("%s is %d bytes, over the %d a page reads: use yarn logs", path.Join(appDir, name), e.Size(), MaxFileBytes)
+		if total += e.Size(); total > MaxFileBytes {
+			return nil, fmt.Errorf("the node's aggregated files of the application hold over %d bytes, more than a page reads: use yarn logs", MaxFileBytes)
 		}
 		b, err := readAll(d, path.Join(appDir, name))
 		if err != nil {

@@ -251,6 +251,8 @@ func javaLevel(l logrus.Level) string {
 		return "WARN"
 	case logrus.ErrorLevel:
 		return "ERROR"
+	case logrus.PanicLevel:
+		return "OFF" // what OFF sets: nothing but a panic is written
 	}
 	return "FATAL"
 }
