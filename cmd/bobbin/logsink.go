@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+
+	"github.com/bobbin-yarn/bobbin/internal/logfile"
+
 	"bufio"
 	"bytes"
 	"io"
@@ -17,6 +21,17 @@ type logSink struct {
 	w    *bufio.Writer
 	stop chan struct{}
 	done chan struct{}
+	// file is the rolling log file under the buffer (nil: standard error).
+	file *logfile.Writer
+}
+
+// LogDir is the directory of the daemon's log files ("" when it logs to standard
+// error): the daemons' /logs/ page lists it.
+func (s *logSink) LogDir() string {
+	if s.file == nil {
+		return ""
+	}
+	return s.file.LogDir()
 }
 
 const flushEvery = 50 * time.Millisecond
@@ -83,5 +98,9 @@ func (s *logSink) Close() error {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Flush()
+	err := s.w.Flush()
+	if s.file != nil {
+		err = errors.Join(err, s.file.Close())
+	}
+	return err
 }

@@ -101,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 type daemonFlags struct {
 	confDir  string
 	logLevel string
+	logDir   string
+	levelSet bool // --log-level given
 }
 
 func parseDaemonFlags(name string, args []string, stderr io.Writer) (*daemonFlags, error) {
@@ -109,9 +111,12 @@ func parseDaemonFlags(name string, args []string, stderr io.Writer) (*daemonFlag
 	f := &daemonFlags{}
 	fs.StringVar(&f.confDir, "conf", "", "configuration directory (default $YARN_CONF_DIR, else $HADOOP_CONF_DIR)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&f.logDir, "log-dir", "", "write the log to a rolling file yarn-<user>-<daemon>-<host>.log there (default: standard error, "+
+		"or $YARN_LOG_DIR when $YARN_ROOT_LOGGER names RFA, as `yarn --daemon start` sets them)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	fs.Visit(func(fl *flag.Flag) { f.levelSet = f.levelSet || fl.Name == "log-level" })
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("bobbin %s: unexpected argument %q", name, fs.Arg(0))
 	}
@@ -163,7 +168,27 @@ func daemonPrologue(name string, args []string, stderr io.Writer) (*daemonFlags,
 		fmt.Fprintln(stderr, err)
 		return nil, nil, nil, 2
 	}
+	dir, envLevel := logDestination(f.logDir, os.Getenv)
+	if envLevel != "" && !f.levelSet {
+		f.logLevel = envLevel
+	}
 	sink := newLogSink(stderr)
+	if dir != "" {
+		confDir := firstSet(os.Getenv, "YARN_CONF_DIR", "HADOOP_CONF_DIR")
+		if f.confDir != "" {
+			confDir = f.confDir
+		}
+		file, err := openLogFile(dir, name, confDir)
+		if err != nil {
+			sink.Close()
+			fmt.Fprintf(stderr, "bobbin %s: %v\n", name, err)
+			return nil, nil, nil, 2
+		}
+		sink.Close()
+		sink = newLogSink(file)
+		sink.file = file
+		fmt.Fprintf(stderr, "bobbin %s: logging to %s\n", name, file.Path())
+	}
 	log, err := newLogger(f.logLevel, sink)
 	if err != nil {
 		sink.Close()

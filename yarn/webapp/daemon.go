@@ -67,6 +67,11 @@ func (d *Daemon) Install(mux *http.ServeMux) {
 		}
 	})
 	mux.HandleFunc("GET /stacks", instr(serveStacks))
+	mux.HandleFunc("GET /logs/", func(w http.ResponseWriter, r *http.Request) {
+		if d.Web == nil || d.Web.AdminAccess(w, r) {
+			d.serveLogs(w, r)
+		}
+	})
 	mux.HandleFunc("GET /prom", instr(d.serveProm))
 }
 
@@ -154,6 +159,32 @@ func (d *Daemon) serveConf(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "Bad format: "+f, http.StatusBadRequest)
 	}
+}
+
+// logDir is the directory the daemon's log files are in: its logger writes to a
+// rolling file (bobbin's --log-dir, YARN_LOG_DIR), else "".
+func (d *Daemon) logDir() string {
+	if d.Log == nil {
+		return ""
+	}
+	if o, ok := d.Log.Out.(interface{ LogDir() string }); ok {
+		return o.LogDir()
+	}
+	return ""
+}
+
+// serveLogs answers /logs/ as the Java daemons' HttpServer2 does (administrators only):
+// the log directory's listing and its files; a daemon logging to standard error says so.
+func (d *Daemon) serveLogs(w http.ResponseWriter, r *http.Request) {
+	dir := d.logDir()
+	if dir == "" {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!DOCTYPE html>\n<html><head><title>Logs</title></head><body><h1>Logs</h1>\n"+
+			"<p>This daemon writes its log to its standard error, not to files: start it with --log-dir, "+
+			"or with YARN_LOG_DIR and YARN_ROOT_LOGGER=INFO,RFA as <code>yarn --daemon start</code> sets them.</p></body></html>\n")
+		return
+	}
+	http.StripPrefix("/logs/", http.FileServer(http.Dir(dir))).ServeHTTP(w, r)
 }
 
 // logMarker starts every line of /logLevel's answer that Hadoop's LogLevel client

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,40 @@ func TestDaemonPages(t *testing.T) {
 	cmd.Stdin = f
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// logDirWriter is a log output in a directory, as bobbin's rolling file sink.
+type logDirWriter struct {
+	io.Writer
+	dir string
+}
+
+func (l logDirWriter) LogDir() string { return l.dir }
+
+// /logs/ lists the daemon's log directory and serves its files (administrators only, as
+// the Java daemons' HttpServer2); a daemon logging to standard error says so.
+func TestLogsPage(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "yarn-u-resourcemanager-h.log"), []byte("a line\n"), 0o644)
+	log := logrus.New()
+	log.SetOutput(logDirWriter{io.Discard, dir})
+	mux := http.NewServeMux()
+	(&Daemon{Service: "ResourceManager", Log: log}).Install(mux)
+	get := func(path string) string {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Body.String()
+	}
+	if body := get("/logs/"); !strings.Contains(body, `href="yarn-u-resourcemanager-h.log"`) {
+		t.Errorf("/logs/ listing: %s", body)
+	}
+	if body := get("/logs/yarn-u-resourcemanager-h.log"); body != "a line\n" {
+		t.Errorf("a log file: %q", body)
+	}
+	mux = http.NewServeMux()
+	(&Daemon{Service: "ResourceManager", Log: logrus.New()}).Install(mux)
+	if body := get("/logs/"); !strings.Contains(body, "standard error") {
+		t.Errorf("/logs/ of a daemon without files: %s", body)
 	}
 }
