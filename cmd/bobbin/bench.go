@@ -169,6 +169,13 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A run takes its setup and then the window: say how it goes, on stderr (the result
+	// is stdout's JSON).
+	fmt.Fprintf(stderr, "bobbin bench rm: registering %d NodeManagers and starting %d applications, then measuring for %v\n", o.Nodes, o.Apps, o.Duration)
+	o.Progress = func(elapsed time.Duration, allocated uint64) {
+		fmt.Fprintf(stderr, "bobbin bench rm: %v of %v measured, %d containers allocated (%.0f/s)\n", elapsed.Round(time.Second), o.Duration, allocated,
+			float64(allocated)/elapsed.Seconds())
+	}
 	res, err := rmbench.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)

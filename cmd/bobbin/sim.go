@@ -5,6 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler/sim"
 )
@@ -42,12 +46,25 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		spec.Strategy = *strategy
+		// A large run takes minutes: say how it goes on stderr (the report is stdout's).
+		started := time.Now()
+		spec.Progress = func(n int) {
+			fmt.Fprintf(stderr, "bobbin sim: %d of %d asks placed in %v\n", n, spec.Asks, time.Since(started).Round(time.Second))
+		}
 		rep, err := sim.RunSynthetic(spec)
 		if err != nil {
 			fmt.Fprintf(stderr, "bobbin sim: %v\n", err)
 			return 1
 		}
 		enc.Encode(rep)
+		if rep.Unplaced > 0 {
+			var why []string
+			for _, r := range slices.Sorted(maps.Keys(rep.UnplacedReasons)) {
+				why = append(why, fmt.Sprintf("%s (%d)", r, rep.UnplacedReasons[r]))
+			}
+			fmt.Fprintf(stderr, "bobbin sim: %d asks stayed unplaced; the last pass passed over applications' asks for: %s (docs/simulator.md explains each; --explain on a trace names the nodes' filters)\n",
+				rep.Unplaced, strings.Join(why, ", "))
+		}
 		return 0
 	}
 	if fs.NArg() != 1 {

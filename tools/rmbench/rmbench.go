@@ -32,6 +32,11 @@ import (
 
 // Options configure a run. Zero values take the defaults noted.
 type Options struct {
+	// Progress, when set, hears how the measured window goes, every ProgressEvery (10 s
+	// by default): its time so far and the containers allocated in it.
+	Progress      func(elapsed time.Duration, allocated uint64)
+	ProgressEvery time.Duration
+
 	TrackerAddr   string // yarn.resourcemanager.resource-tracker.address
 	ClientAddr    string // yarn.resourcemanager.address
 	SchedulerAddr string // yarn.resourcemanager.scheduler.address
@@ -257,6 +262,26 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			r.amLoop(windowCtx, a)
+		}()
+	}
+	if o.Progress != nil {
+		every := o.ProgressEvery
+		if every <= 0 {
+			every = 10 * time.Second
+		}
+		wg.Add(1)
+		go func() { // the window's: it ends with it
+			defer wg.Done()
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-windowCtx.Done():
+					return
+				case <-t.C:
+					o.Progress(time.Since(windowStart), r.allocated.Load())
+				}
+			}
 		}()
 	}
 	wg.Wait()

@@ -130,6 +130,9 @@ func TestTraceEASYBackfill(t *testing.T) {
 
 func TestSyntheticSmall(t *testing.T) {
 	rep, err := RunSynthetic(SyntheticSpec{Nodes: 200, Apps: 40, Asks: 2000, Queues: 4})
+	if err == nil && (rep.Unplaced != 2000-rep.Allocations || rep.Unplaced > 0 && len(rep.UnplacedReasons) == 0) {
+		t.Errorf("unplaced %d of %d with reasons %v: every ask not placed is counted, and why", rep.Unplaced, 2000-rep.Allocations, rep.UnplacedReasons)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

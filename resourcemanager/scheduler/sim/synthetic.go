@@ -17,7 +17,12 @@ import (
 type SyntheticSpec struct {
 	Nodes, Apps, Asks, Queues int
 	Strategy                  string
+	// Progress, when set, hears the allocations so far every progressEvery of them.
+	Progress func(allocations int) `json:"-"`
 }
+
+// progressEvery is how many allocations a synthetic run makes between Progress calls.
+const progressEvery = 50000
 
 // ParseSynthetic reads "nodes=10000,apps=1000,asks=100000,queues=20".
 func ParseSynthetic(s string) (SyntheticSpec, error) {
@@ -67,6 +72,10 @@ type SyntheticReport struct {
 	LatencyMicros        struct {
 		P50, P90, P99, Max float64
 	} `json:"allocation_latency_us"`
+	// Unplaced are the asks left when no more could be placed, and UnplacedReasons why:
+	// the last pass's reason for each (application, ask) it passed over, counted.
+	Unplaced        int            `json:"unplaced"`
+	UnplacedReasons map[string]int `json:"unplaced_reasons,omitempty"`
 }
 
 // NewSyntheticEngine builds the throughput scenario: nodes of four sizes (a tenth in a
@@ -161,7 +170,16 @@ func RunSynthetic(spec SyntheticSpec) (*SyntheticReport, error) {
 		res := e.Schedule(1)
 		d := time.Since(start)
 		if len(res.Allocations) == 0 {
+			for _, u := range res.Unplaced {
+				if rep.UnplacedReasons == nil {
+					rep.UnplacedReasons = map[string]int{}
+				}
+				rep.UnplacedReasons[string(u.Reason)]++
+			}
 			break
+		}
+		if spec.Progress != nil && len(lat) > 0 && len(lat)%progressEvery == 0 {
+			spec.Progress(len(lat))
 		}
 		total += d
 		lat = append(lat, d)
@@ -170,6 +188,7 @@ func RunSynthetic(spec SyntheticSpec) (*SyntheticReport, error) {
 		}
 	}
 	rep.Allocations = len(lat)
+	rep.Unplaced = max(spec.Asks-len(lat), 0)
 	rep.PlacementDigest = fmt.Sprintf("%016x", digest.Sum64())
 	rep.EngineSeconds = total.Seconds()
 	if total > 0 {
