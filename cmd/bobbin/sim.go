@@ -62,7 +62,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			for _, r := range slices.Sorted(maps.Keys(rep.UnplacedReasons)) {
 				why = append(why, fmt.Sprintf("%s (%d)", r, rep.UnplacedReasons[r]))
 			}
-			fmt.Fprintf(stderr, "bobbin sim: %d asks stayed unplaced; the last pass passed over applications' asks for: %s (docs/simulator.md explains each; --explain on a trace names the nodes' filters)\n",
+			fmt.Fprintf(stderr, "bobbin sim: %d asks stayed unplaced; the last pass passed over applications' asks for: %s (docs/scheduling.md explains each; --explain on a trace names the nodes' filters)\n",
 				rep.Unplaced, strings.Join(why, ", "))
 		}
 		return 0
