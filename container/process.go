@@ -72,19 +72,8 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 		defer out.Close()
 		cmd.Stdout, cmd.Stderr = out, out
 	}
-	var group *cgroups.Group
-	if e.Cgroups != nil {
-		if group, err = e.Cgroups.Create(spec.ID, spec.Limits); err != nil {
-			return nil, fmt.Errorf("container %s: %w", spec.ID, err)
-		}
-		err = group.Start(cmd)
-	} else {
-		err = cmd.Start()
-	}
+	group, err := startContained(e.Cgroups, spec.ID, spec.Limits, cmd)
 	if err != nil {
-		if group != nil {
-			group.Destroy()
-		}
 		return nil, fmt.Errorf("container %s: start %s: %w", spec.ID, spec.Script, err)
 	}
 	p := &process{id: spec.ID, pid: cmd.Process.Pid, done: make(chan struct{}), group: group, memoryLimited: spec.Limits.MemoryBytes > 0}
@@ -398,4 +387,22 @@ func splitStat(b []byte) ([]string, bool) {
 	}
 	f := strings.Fields(string(b[i+1:]))
 	return f, len(f) >= 4
+}
+
+// startContained starts cmd in a new cgroup of the container with its limits when the
+// executor puts containers into cgroups (t set), else as it is; the group is nil then.
+// On an error nothing is left: no process, no cgroup.
+func startContained(t *cgroups.Subtree, id string, l cgroups.Limits, cmd *exec.Cmd) (*cgroups.Group, error) {
+	if t == nil {
+		return nil, cmd.Start()
+	}
+	g, err := t.Create(id, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Start(cmd); err != nil {
+		g.Destroy()
+		return nil, err
+	}
+	return g, nil
 }

@@ -286,20 +286,8 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		defer out.Close()
 		cmd.Stdout, cmd.Stderr = out, out
 	}
-	var group *cgroups.Group
-	if e.Cgroups != nil {
-		if group, err = e.Cgroups.Create(spec.ID, umlLimits(spec.Limits)); err != nil {
-			e.freeAddress(slot)
-			return fail(err)
-		}
-		err = group.Start(cmd)
-	} else {
-		err = cmd.Start()
-	}
+	group, err := startContained(e.Cgroups, spec.ID, umlLimits(spec.Limits), cmd)
 	if err != nil {
-		if group != nil {
-			group.Destroy()
-		}
 		e.freeAddress(slot)
 		return fail(fmt.Errorf("start %s: %w", e.Kernel, err))
 	}

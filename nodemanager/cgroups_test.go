@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/container"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -29,13 +28,7 @@ import (
 // The cgroups keys mean what they mean to the Java NodeManager, and those Bobbin cannot
 // serve are refused by name.
 func TestCgroupSettingsAsJava(t *testing.T) {
-	read := func(kv ...string) (cgroupSettings, error) {
-		c := conf.New()
-		for i := 0; i+1 < len(kv); i += 2 {
-			c.Set(kv[i], kv[i+1])
-		}
-		return readCgroupSettings(c)
-	}
+	read := func(kv ...string) (cgroupSettings, error) { return readCgroupSettings(confOf(kv...)) }
 	if s, err := read(); err != nil || s.Enabled {
 		t.Fatalf("defaults: %+v, %v: cgroups should be off", s, err)
 	}

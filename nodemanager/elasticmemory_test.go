@@ -22,13 +22,7 @@ import (
 // The elastic control needs what Java's needs: memory cgroups, and the pmem or vmem
 // check to say which memory its one limit counts.
 func TestElasticMemorySettingsAsJava(t *testing.T) {
-	read := func(kv ...string) (Settings, error) {
-		c := conf.New()
-		for i := 0; i+1 < len(kv); i += 2 {
-			c.Set(kv[i], kv[i+1])
-		}
-		return ReadSettings(c)
-	}
+	read := func(kv ...string) (Settings, error) { return ReadSettings(confOf(kv...)) }
 	s, err := read(keyMemoryEnabled, "true", keyElastic, "true", keyMemoryEnforced, "false")
 	if err != nil || !s.Cgroups.Elastic || s.Cgroups.ElasticTimeout != 5*time.Second || !slices.Contains(s.Cgroups.On, keyElastic) {
 		t.Fatalf("elastic with memory cgroups: %+v, %v", s.Cgroups, err)
@@ -189,4 +183,13 @@ print("got it")`)
 	if b, err := os.ReadFile(filepath.Join(mem, "memory.limit_in_bytes")); err != nil || len(strings.TrimSpace(string(b))) < 15 {
 		t.Errorf("after the control gave up, the containers' limit: %q, %v; want none", b, err)
 	}
+}
+
+// confOf is a configuration with the keys and values kv set.
+func confOf(kv ...string) *conf.Configuration {
+	c := conf.New()
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Set(kv[i], kv[i+1])
+	}
+	return c
 }

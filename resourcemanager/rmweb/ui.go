@@ -72,13 +72,7 @@ func (u *ui) render(w http.ResponseWriter, status int, page, title, active strin
 
 func (u *ui) cluster(w http.ResponseWriter, r *http.Request) {
 	state := strings.ToUpper(r.PathValue("state"))
-	q := r.URL.Query()
-	if state != "" {
-		q.Set("states", state)
-	}
-	r2 := r.Clone(r.Context())
-	r2.URL.RawQuery = q.Encode()
-	apps, err := u.appInfos(r2)
+	apps, err := u.appsIn(r, state)
 	if err != nil {
 		u.render(w, http.StatusBadRequest, "failure", "Bad request", "", err.Error())
 		return
@@ -90,6 +84,17 @@ func (u *ui) cluster(w http.ResponseWriter, r *http.Request) {
 		title = state + " applications"
 	}
 	u.render(w, http.StatusOK, "cluster", title, "/cluster", map[string]any{"Metrics": u.metricsInfo(), "Apps": apps, "State": state, "States": appStates})
+}
+
+// appsIn are the applications the request's filters select, in states ("": all).
+func (u *ui) appsIn(r *http.Request, states string) ([]appInfo, error) {
+	q := r.URL.Query()
+	if states != "" {
+		q.Set("states", states)
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = q.Encode()
+	return u.appInfos(r2)
 }
 
 // containerRow is one running container on the application and attempt pages, and the
@@ -257,11 +262,7 @@ func (u *ui) scheduler(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Name < parts[j].Name })
 	// The queues' applications not finished yet, by queue.
-	q := r.URL.Query()
-	q.Set("states", "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")
-	r2 := r.Clone(r.Context())
-	r2.URL.RawQuery = q.Encode()
-	apps, err := u.appInfos(r2)
+	apps, err := u.appsIn(r, "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")
 	if err != nil {
 		u.render(w, http.StatusBadRequest, "failure", "Bad request", "", err.Error())
 		return
