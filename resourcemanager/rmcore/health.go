@@ -63,12 +63,15 @@ func (h *schedulerHealth) preempt(op HealthOp) {
 	h.now.LastPreemption = op
 }
 
-// SchedulerHealth is what the scheduler did last.
-func (rm *Core) SchedulerHealth() SchedulerHealth {
-	rm.health.mu.Lock()
-	defer rm.health.mu.Unlock()
-	return rm.health.now
+// snapshot is the health now.
+func (h *schedulerHealth) snapshot() SchedulerHealth {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
 }
+
+// SchedulerHealth is what the scheduler did last.
+func (rm *Core) SchedulerHealth() SchedulerHealth { return rm.health.snapshot() }
 
 // healthOp names a container's operation: its node, id and its application's queue.
 func (rm *Core) healthOp(c *rmstate.Container) HealthOp {
