@@ -170,8 +170,15 @@ func (e *elasticMemory) candidates() []oomCandidate {
 			continue
 		}
 		c := v.Container
-		out = append(out, oomCandidate{v: v, group: g, usage: int64(st.MemoryUsage),
-			overLimit:     int64(st.MemoryUsage) > c.Resource().GetMemory()<<20,
+		// What the common limit counts: memory, or memory and swap with the vmem check
+		// (DefaultOOMHandler reads memory.memsw.usage_in_bytes then), against the
+		// container's memory request either way, as Java's.
+		usage := int64(st.MemoryUsage)
+		if e.virtual && st.MemorySwapUsage > 0 {
+			usage = int64(st.MemorySwapUsage)
+		}
+		out = append(out, oomCandidate{v: v, group: g, usage: usage,
+			overLimit:     usage > c.Resource().GetMemory()<<20,
 			opportunistic: c.Ident.GetExecutionType() == yarnpb.ExecutionTypeProto_OPPORTUNISTIC})
 	}
 	slices.SortStableFunc(out, oomOrder)

@@ -371,6 +371,9 @@ type Stats struct {
 	// mapped files, as their RSS counts them (shared pages once).
 	MemoryUsage, MemoryMaxUsage, RSS uint64
 	MemoryLimit                      uint64
+	// MemorySwapUsage is memory and swap together (v1 memory.memsw.usage_in_bytes; 0
+	// without swap accounting).
+	MemorySwapUsage uint64
 	CPU                              time.Duration // CPU time used
 	Pids                             uint64
 }
@@ -382,7 +385,7 @@ func (g *Group) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	m := st.MemoryStats
-	s := Stats{MemoryUsage: m.Usage.Usage, MemoryMaxUsage: m.Usage.MaxUsage, MemoryLimit: m.Usage.Limit,
+	s := Stats{MemoryUsage: m.Usage.Usage, MemoryMaxUsage: m.Usage.MaxUsage, MemoryLimit: m.Usage.Limit, MemorySwapUsage: m.SwapUsage.Usage,
 		CPU: time.Duration(st.CpuStats.CpuUsage.TotalUsage), Pids: st.PidsStats.Current}
 	if g.version == V2 {
 		s.RSS = m.Stats["anon"] + m.Stats["file_mapped"]
