@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,6 +91,12 @@ func TestJMXOfBothDaemons(t *testing.T) {
 		cmd.Stdin = f
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("promtool check metrics of %s/prom: %v\n%s", base, err, out)
+		}
+		// Ports are labels, not parts of names; the process is a Go one.
+		text := string(body)
+		if strings.Contains(text, "for_port") || !regexp.MustCompile(`rpc_activity_[a-z_]+\{[^}]*port="\d+"`).MatchString(text) ||
+			!strings.Contains(text, "go_memstats_heap_alloc_bytes") || strings.Contains(text, "jvm_metrics_") {
+			t.Errorf("%s/prom: ports in names, or no port labels, or no Go runtime figures:\n%.3000s", base, text)
 		}
 	}
 }

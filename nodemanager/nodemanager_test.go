@@ -525,7 +525,7 @@ func TestBorrowedEvictionIsPreempted(t *testing.T) {
 	if !evicted || !busy {
 		t.Errorf("history does not show the busy container and its eviction: %+v", hist.Borrowed.History)
 	}
-	if m := get("/metrics"); !strings.Contains(m, `"nm.borrowed.Evictions":{"count":1}`) || !strings.Contains(m, "nm.borrowed.ExternalCpuShare") {
+	if m := get("/metrics?format=json"); !strings.Contains(m, `"nm.borrowed.Evictions":{"count":1}`) || !strings.Contains(m, "nm.borrowed.ExternalCpuShare") {
 		t.Errorf("metrics: %s", m)
 	}
 	cl := rmclient.New(c.rm.ClientAddr().String(), "alice", rpc.ClientOptions{ConnectRetries: -1, Logger: testutil.QuietLogger()})

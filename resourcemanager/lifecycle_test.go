@@ -774,7 +774,7 @@ func TestWebEndpoints(t *testing.T) {
 	if m["activeNodes"].(float64) != 1 || m["totalMB"].(float64) != 8192 {
 		t.Fatalf("metrics %v", m)
 	}
-	if _, ok := get("/metrics")["rm.AppsSubmitted"]; !ok {
+	if _, ok := get("/metrics?format=json")["rm.AppsSubmitted"]; !ok {
 		t.Fatal("go-metrics JSON lacks rm.AppsSubmitted")
 	}
 	if get("/ws/v1/cluster/info")["clusterInfo"].(map[string]any)["state"] != "STARTED" {

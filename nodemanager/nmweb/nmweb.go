@@ -140,10 +140,6 @@ func Handler(o Options) (http.Handler, error) {
 	d.Install(mux)
 	mux.HandleFunc("GET /ws/v1/node/borrowed", s.serveBorrowed)
 	mux.HandleFunc("GET /ws/v1/node/resources/{name...}", s.serveResource)
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		metrics.WriteJSONOnce(o.Metrics, w)
-	})
 	if err := s.uiRoutes(mux); err != nil {
 		return nil, err
 	}

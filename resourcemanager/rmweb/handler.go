@@ -8,7 +8,6 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
-	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 )
@@ -59,10 +58,6 @@ func Handler(rm *rmcore.Core, opts Options) http.Handler {
 	if opts.Proxy != nil {
 		mux.Handle("/proxy/", opts.Proxy)
 	}
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		metrics.WriteJSONOnce(rm.Registry(), w)
-	})
 	if rm.Settings().Pprof {
 		// Registered on this mux, not http.DefaultServeMux, so only an RM that asks for
 		// the profiler serves it.

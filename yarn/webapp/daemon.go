@@ -42,6 +42,8 @@ type Daemon struct {
 	logs       logCounts
 	levelsOnce sync.Once
 	levels     *Levels
+	promOnce   sync.Once
+	prom       http.Handler
 }
 
 // Install registers the pages on mux and counts the daemon's log lines for JvmMetrics.
@@ -73,6 +75,18 @@ func (d *Daemon) Install(mux *http.ServeMux) {
 		}
 	})
 	mux.HandleFunc("GET /prom", instr(d.serveProm))
+	// Where scrapers look by default; ?format=json is the go-metrics registry as JSON
+	// (what /metrics was before).
+	mux.HandleFunc("GET /metrics", instr(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "json" {
+			w.Header().Set("Content-Type", "application/json")
+			if d.Metrics != nil {
+				metrics.WriteJSONOnce(d.Metrics, w)
+			}
+			return
+		}
+		d.serveProm(w, r)
+	}))
 }
 
 // AllBeans are the daemon's beans and the runtime's, sorted by name.

@@ -2,35 +2,60 @@ package webapp
 
 import (
 	"fmt"
-	"math"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metrics "github.com/rcrowley/go-metrics"
 )
 
-// serveProm answers /prom in Prometheus' text exposition format (version 0.0.4): every
-// numeric attribute of every bean, as a gauge named after the bean's name= and the
-// attribute (QueueMetrics' AppsRunning: queue_metrics_apps_running) with the bean's other
-// name properties and tags as labels; then the daemon's go-metrics (bobbin_*). Units are
-// turned into Prometheus' base units (MB and GB into bytes, milliseconds into seconds), so
-// promtool's lint passes.
-func (d *Daemon) serveProm(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+// The Prometheus exposition (/prom, and /metrics where scrapers look): the daemon's
+// beans and go-metrics as families with their types (counters for what only grows, with
+// _total; gauges for the rest), with what varies (ports, queues, users, RPC calls) in
+// labels, not names, in base units (bytes, seconds); the JvmMetrics bean is left to /jmx:
+// the Go runtime's and the process's own collectors (go_*, process_*) describe this
+// process. Written by the Prometheus Go client, so types, escaping and content
+// negotiation are its.
+
+// promHandler is the daemon's exposition handler, built once.
+func (d *Daemon) promHandler() http.Handler {
+	d.promOnce.Do(func() {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), daemonCollector{d})
+		d.prom = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	})
+	return d.prom
+}
+
+func (d *Daemon) serveProm(w http.ResponseWriter, r *http.Request) { d.promHandler().ServeHTTP(w, r) }
+
+// daemonCollector turns the beans and go-metrics into families at each scrape. It is
+// unchecked (Describe sends nothing): its families change with the queues and ports.
+type daemonCollector struct{ d *Daemon }
+
+func (daemonCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 	fams := map[string]*promFamily{}
-	add := func(name, help string, labels map[string]string, v float64) {
+	add := func(name, help string, counter bool, labels map[string]string, v float64) {
+		if counter {
+			name += "_total"
+		}
 		f := fams[name]
 		if f == nil {
-			f = &promFamily{help: help}
+			f = &promFamily{help: help, counter: counter}
 			fams[name] = f
 		}
-		f.samples = append(f.samples, promSample{labels: promLabels(labels), value: v})
+		f.samples = append(f.samples, promSample{labels: labels, value: v})
 	}
-	for _, b := range d.AllBeans() {
+	for _, b := range c.d.AllBeans() {
 		record, labels := beanLabels(b)
-		if record == "" {
+		if record == "" || record == "JvmMetrics" {
 			continue
 		}
 		for _, a := range b.Attrs {
@@ -39,78 +64,135 @@ func (d *Daemon) serveProm(w http.ResponseWriter, _ *http.Request) {
 				continue
 			}
 			name, scale := promName(record, a.Key)
-			add(name, fmt.Sprintf("%s of %s", a.Key, b.Name), labels, v*scale)
+			add(name, fmt.Sprintf("%s of %s", a.Key, b.Name), cumulative(record, a.Key), labels, v*scale)
 		}
 	}
-	if d.Metrics != nil {
-		d.Metrics.Each(func(name string, m any) {
-			// The last part of a go-metrics name is the measure, in Hadoop's unit words.
-			prefix, last := "", name
-			if i := strings.LastIndexByte(name, '.'); i >= 0 {
-				prefix, last = name[:i], name[i+1:]
-			}
-			base, scale := promName("bobbin_"+prefix, last)
-			switch m := m.(type) {
-			case metrics.Counter:
-				add(base, "go-metrics counter "+name, nil, float64(m.Count())*scale)
-			case metrics.Gauge:
-				add(base, "go-metrics gauge "+name, nil, float64(m.Value())*scale)
-			case metrics.GaugeFloat64:
-				add(base, "go-metrics gauge "+name, nil, m.Value()*scale)
-			case metrics.Meter:
-				add(base+"_events", "go-metrics meter "+name+": events", nil, float64(m.Count()))
-				add(base+"_rate1m", "go-metrics meter "+name+": one-minute rate per second", nil, m.Rate1())
-			case metrics.Timer:
-				s := m.Snapshot()
-				if parts := strings.Split(name, "."); len(parts) == 4 && parts[0] == "rpc" {
-					// rpc.<server>.<protocol>.<method>: one family, the call in labels.
-					l := map[string]string{"server": parts[1], "protocol": strings.TrimSuffix(parts[2], "PB"), "method": parts[3]}
-					add("bobbin_rpc_calls", "IPC calls answered", l, float64(s.Count()))
-					add("bobbin_rpc_call_mean_seconds", "IPC call time, mean", l, s.Mean()/1e9)
-					add("bobbin_rpc_call_p50_seconds", "IPC call time, median", l, s.Percentile(0.5)/1e9)
-					add("bobbin_rpc_call_p99_seconds", "IPC call time, 99th percentile", l, s.Percentile(0.99)/1e9)
-					return
-				}
-				add(base+"_calls", "go-metrics timer "+name+": calls timed", nil, float64(s.Count()))
-				add(base+"_mean_seconds", "go-metrics timer "+name+": mean", nil, s.Mean()/1e9)
-				add(base+"_p50_seconds", "go-metrics timer "+name+": median", nil, s.Percentile(0.5)/1e9)
-				add(base+"_p99_seconds", "go-metrics timer "+name+": 99th percentile", nil, s.Percentile(0.99)/1e9)
-			case metrics.Histogram:
-				s := m.Snapshot()
-				add(base+"_samples", "go-metrics histogram "+name+": samples", nil, float64(s.Count()))
-				add(base+"_mean", "go-metrics histogram "+name+": mean", nil, s.Mean())
-			}
-		})
+	if c.d.Metrics != nil {
+		c.d.Metrics.Each(func(name string, m any) { goMetric(add, name, m) })
 	}
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
+	for name, f := range fams {
+		f.emit(ch, name)
 	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, n := range names {
-		f := fams[n]
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", n, escapeHelp(f.help), n)
-		seen := map[string]bool{}
-		for _, s := range f.samples {
-			if seen[s.labels] { // one sample per label set
-				continue
-			}
-			seen[s.labels] = true
-			fmt.Fprintf(&b, "%s%s %s\n", n, s.labels, promValue(s.value))
+}
+
+// goMetric adds a go-metrics value: a counter or meter as a counter, a gauge as a gauge,
+// a timer's calls as a counter and its times as gauges; a queue's or an RPC method's
+// name parts become labels.
+func goMetric(add func(name, help string, counter bool, labels map[string]string, v float64), name string, m any) {
+	var labels map[string]string
+	parts := strings.Split(name, ".")
+	switch {
+	case len(parts) == 4 && parts[0] == "rpc":
+		// rpc.<server>.<protocol>.<method>: one family, the call in labels.
+		if t, ok := m.(metrics.Timer); ok {
+			s := t.Snapshot()
+			l := map[string]string{"server": parts[1], "protocol": strings.TrimSuffix(parts[2], "PB"), "method": parts[3]}
+			add("bobbin_rpc_calls", "IPC calls answered", true, l, float64(s.Count()))
+			add("bobbin_rpc_call_mean_seconds", "IPC call time, mean", false, l, s.Mean()/1e9)
+			add("bobbin_rpc_call_p50_seconds", "IPC call time, median", false, l, s.Percentile(0.5)/1e9)
+			add("bobbin_rpc_call_p99_seconds", "IPC call time, 99th percentile", false, l, s.Percentile(0.99)/1e9)
+			return
 		}
+	case len(parts) == 4 && parts[0] == "rm" && parts[1] == "queue":
+		// rm.queue.<queue>.<measure>
+		labels, parts = map[string]string{"queue": parts[2]}, []string{"rm", "queue", parts[3]}
 	}
-	w.Write([]byte(b.String()))
+	prefix, last := strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1]
+	base, scale := promName("bobbin_"+prefix, last)
+	switch m := m.(type) {
+	case metrics.Counter:
+		add(base, "go-metrics counter "+name, true, labels, float64(m.Count())*scale)
+	case metrics.Gauge:
+		add(base, "go-metrics gauge "+name, false, labels, float64(m.Value())*scale)
+	case metrics.GaugeFloat64:
+		add(base, "go-metrics gauge "+name, false, labels, m.Value()*scale)
+	case metrics.Meter:
+		add(base+"_events", "go-metrics meter "+name+": events", true, labels, float64(m.Count()))
+		add(base+"_rate1m", "go-metrics meter "+name+": one-minute rate per second", false, labels, m.Rate1())
+	case metrics.Timer:
+		s := m.Snapshot()
+		add(base+"_calls", "go-metrics timer "+name+": calls timed", true, labels, float64(s.Count()))
+		add(base+"_mean_seconds", "go-metrics timer "+name+": mean", false, labels, s.Mean()/1e9)
+		add(base+"_p50_seconds", "go-metrics timer "+name+": median", false, labels, s.Percentile(0.5)/1e9)
+		add(base+"_p99_seconds", "go-metrics timer "+name+": 99th percentile", false, labels, s.Percentile(0.99)/1e9)
+	case metrics.Histogram:
+		s := m.Snapshot()
+		add(base+"_samples", "go-metrics histogram "+name+": samples", true, labels, float64(s.Count()))
+		add(base+"_mean", "go-metrics histogram "+name+": mean", false, labels, s.Mean())
+	}
+}
+
+// cumulative says a bean attribute only grows (Hadoop's MutableCounter): it is exported
+// as a counter. Everything else is a gauge.
+func cumulative(record, attr string) bool {
+	switch {
+	case strings.HasSuffix(attr, "NumOps"), strings.HasPrefix(attr, "Aggregate"),
+		strings.HasPrefix(attr, "Rpc") && (strings.HasSuffix(attr, "Successes") || strings.HasSuffix(attr, "Failures")):
+		return true
+	}
+	switch attr {
+	case "ReceivedBytes", "SentBytes", "RpcClientBackoff", "RpcSlowCalls", "NumDroppedConnections",
+		"AppsSubmitted", "AppsCompleted", "AppsKilled", "AppsFailed",
+		"ShuffleOutputBytes", "ShuffleOutputsFailed", "ShuffleOutputsOK", "ShuffleConnections":
+		return true
+	case "ContainersLaunched", "ContainersCompleted", "ContainersFailed", "ContainersKilled":
+		return record == "NodeManagerMetrics"
+	}
+	return false
 }
 
 type promFamily struct {
 	help    string
+	counter bool
 	samples []promSample
 }
 
 type promSample struct {
-	labels string
+	labels map[string]string
 	value  float64
+}
+
+// emit sends the family's samples, each with every label any of them has (a label a
+// sample lacks is empty: a family's label names are one set), once per label values.
+func (f *promFamily) emit(ch chan<- prometheus.Metric, name string) {
+	keys := map[string]bool{}
+	for _, s := range f.samples {
+		for k := range s.labels {
+			keys[snake(k)] = true
+		}
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	desc := prometheus.NewDesc(name, f.help, names, nil)
+	typ := prometheus.GaugeValue
+	if f.counter {
+		typ = prometheus.CounterValue
+	}
+	seen := map[string]bool{}
+	for _, s := range f.samples {
+		named := make(map[string]string, len(s.labels))
+		for k, v := range s.labels {
+			named[snake(k)] = v
+		}
+		values := make([]string, len(names))
+		for i, n := range names {
+			values[i] = named[n]
+		}
+		key := strings.Join(values, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		m, err := prometheus.NewConstMetric(desc, typ, s.value, values...)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(desc, err)
+			continue
+		}
+		ch <- m
+	}
 }
 
 // beanLabels splits a bean's object name: name=X is the record ("ClusterMetrics"), the
@@ -137,8 +219,15 @@ func beanLabels(b Bean) (string, map[string]string) {
 			labels[strings.TrimPrefix(a.Key, "tag.")] = s
 		}
 	}
+	// RpcActivityForPort8032: the record is RpcActivity, the port a label.
+	if m := forPort.FindStringSubmatch(record); m != nil {
+		record = m[1]
+		labels["port"] = m[2]
+	}
 	return record, labels
 }
+
+var forPort = regexp.MustCompile(`^(.+)ForPort(\d+)$`)
 
 // promName is the metric name of a bean attribute and the factor to its base unit.
 func promName(record, attr string) (string, float64) {
@@ -190,41 +279,6 @@ func snake(s string) string {
 		out = strings.ReplaceAll(out, "__", "_")
 	}
 	return out
-}
-
-func promLabels(l map[string]string) string {
-	if len(l) == 0 {
-		return ""
-	}
-	named := make(map[string]string, len(l))
-	keys := make([]string, 0, len(l))
-	for k, v := range l {
-		named[snake(k)] = v
-		keys = append(keys, snake(k))
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		v := strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`).Replace(named[k])
-		parts = append(parts, fmt.Sprintf(`%s="%s"`, k, v))
-	}
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
-
-func promValue(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
-	}
-	return fmt.Sprint(v)
 }
 
 // number reads a bean attribute's numeric value (bools as 0/1).

@@ -124,12 +124,22 @@ func TestDaemonPages(t *testing.T) {
 		t.Errorf("/stacks: %.200s", body)
 	}
 	_, prom := get("/prom")
+	t.Logf("/prom:\n%s", prom)
 	for _, want := range []string{`cluster_metrics_num_active_nms{hostname="h",service="ResourceManager"} 2`,
 		`queue_metrics_allocated_bytes{q0="root",q1="default",queue="root.default",service="ResourceManager"} 1.073741824e+09`,
-		`bobbin_rm_apps_submitted 3`, "# TYPE jvm_metrics_mem_heap_used_bytes gauge"} {
+		"# TYPE bobbin_rm_apps_submitted_total counter", `bobbin_rm_apps_submitted_total 3`, "# TYPE go_goroutines gauge", "process_resident_memory_bytes"} {
 		if !strings.Contains(prom, want) {
 			t.Errorf("/prom lacks %q:\n%s", want, prom)
 		}
+	}
+	if strings.Contains(prom, "jvm_metrics_") {
+		t.Error("/prom exports JvmMetrics for a Go process")
+	}
+	if _, metricsText := get("/metrics"); !strings.Contains(metricsText, "# TYPE bobbin_rm_apps_submitted_total counter") {
+		t.Errorf("/metrics is not the Prometheus exposition:\n%.500s", metricsText)
+	}
+	if _, js := get("/metrics?format=json"); !strings.Contains(js, `"rm.AppsSubmitted":{"count":3}`) {
+		t.Errorf("/metrics?format=json: %.300s", js)
 	}
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
