@@ -374,8 +374,8 @@ type Stats struct {
 	// MemorySwapUsage is memory and swap together (v1 memory.memsw.usage_in_bytes; 0
 	// without swap accounting).
 	MemorySwapUsage uint64
-	CPU                              time.Duration // CPU time used
-	Pids                             uint64
+	CPU             time.Duration // CPU time used
+	Pids            uint64
 }
 
 // Stats reads the cgroup's memory, CPU and process figures (what its controllers have).

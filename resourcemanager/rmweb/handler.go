@@ -8,7 +8,6 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 
-
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 )
 
