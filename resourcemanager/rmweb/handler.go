@@ -6,9 +6,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/bobbin-yarn/bobbin/yarn/webapp"
-
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
 // Options are what the web layer knows beyond the core.
