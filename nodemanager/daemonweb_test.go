@@ -60,6 +60,12 @@ func TestJMXOfBothDaemons(t *testing.T) {
 		q["AvailableMB"].(float64) <= 0 || q["tag.Queue"] != "root.default" {
 		t.Errorf("RM beans: cluster %v\nqueue %v\nroot %v", cm, q, root)
 	}
+	// RMNMInfo: the live NodeManagers as the JSON string Hadoop's tools parse.
+	var live []map[string]any
+	if info := rm["Hadoop:service=ResourceManager,name=RMNMInfo"]; info == nil || json.Unmarshal([]byte(info["LiveNodeManagers"].(string)), &live) != nil ||
+		len(live) != 1 || live[0]["NodeId"] != c.nm.NodeID() || live[0]["State"] != "RUNNING" || live[0]["AvailableMemoryMB"].(float64) <= 0 {
+		t.Errorf("RMNMInfo: %v", info)
+	}
 	var rpcSeen bool
 	for name, b := range rm {
 		if strings.Contains(name, "RpcActivityForPort") && b["RpcProcessingTimeNumOps"].(float64) > 0 && b["ReceivedBytes"].(float64) > 0 {

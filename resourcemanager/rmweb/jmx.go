@@ -1,12 +1,14 @@
 package rmweb
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/webapp"
@@ -36,6 +38,7 @@ func Beans(rm *rmcore.Core, host string, servers []RPCServer) []webapp.Bean {
 		{Key: "NumShutdownNMs", Value: c[yarnpb.NodeStateProto_NS_SHUTDOWN]},
 	}})
 	out = append(out, queueBeans(rm, host)...)
+	out = append(out, nmInfoBean(rm))
 	for _, s := range servers {
 		out = append(out, webapp.RPCActivityBean("ResourceManager", host, s.Port, s.Activity()))
 	}
@@ -81,4 +84,43 @@ func qTags(path []string) string {
 		parts[i] = "q" + strconv.Itoa(i) + "=" + p
 	}
 	return strings.Join(parts, ",")
+}
+
+// liveNM is one entry of RMNMInfo's LiveNodeManagers, in Java's order.
+type liveNM struct {
+	HostName           string
+	Rack               string
+	State              string
+	NodeID             string `json:"NodeId"`
+	NodeHTTPAddress    string
+	LastHealthUpdate   int64
+	HealthReport       string
+	NodeManagerVersion string
+	NumContainers      int64
+	UsedMemoryMB       int64
+	AvailableMemoryMB  int64
+}
+
+// nmInfoBean is RMNMInfo: the NodeManagers the RM holds active (not lost, decommissioned,
+// rebooted or shut down), as a JSON string, which Hadoop's tools parse.
+func nmInfoBean(rm *rmcore.Core) webapp.Bean {
+	usage := rm.NodeUsage()
+	live := []liveNM{}
+	for _, rep := range rm.NodeReports(nil) {
+		switch rep.GetNodeState() {
+		case yarnpb.NodeStateProto_NS_LOST, yarnpb.NodeStateProto_NS_DECOMMISSIONED, yarnpb.NodeStateProto_NS_REBOOTED, yarnpb.NodeStateProto_NS_SHUTDOWN:
+			continue
+		}
+		key := rmstate.NodeKey(rep.GetNodeId())
+		n, _ := rm.NodeSnapshot(key)
+		u := usage[key]
+		capacity := rm.ResourceOf(rep.GetCapability())
+		live = append(live, liveNM{HostName: rep.GetNodeId().GetHost(), Rack: rep.GetRackName(), State: strings.TrimPrefix(rep.GetNodeState().String(), "NS_"),
+			NodeID: key, NodeHTTPAddress: rep.GetHttpAddress(), LastHealthUpdate: rep.GetLastHealthReportTime(), HealthReport: rep.GetHealthReport(),
+			NodeManagerVersion: n.Version, NumContainers: int64(u.Containers), UsedMemoryMB: u.Used[scheduler.Memory],
+			AvailableMemoryMB: capacity[scheduler.Memory] - u.Used[scheduler.Memory]})
+	}
+	b, _ := json.Marshal(live) // strings and numbers only: it cannot fail
+	return webapp.Bean{Name: "Hadoop:service=ResourceManager,name=RMNMInfo", ModelerType: "org.apache.hadoop.yarn.server.resourcemanager.RMNMInfo",
+		Attrs: []webapp.Attr{{Key: "LiveNodeManagers", Value: string(b)}}}
 }
