@@ -60,6 +60,11 @@ func TestJMXOfBothDaemons(t *testing.T) {
 		q["AvailableMB"].(float64) <= 0 || q["tag.Queue"] != "root.default" {
 		t.Errorf("RM beans: cluster %v\nqueue %v\nroot %v", cm, q, root)
 	}
+	// RpcDetailedActivityForPort<client port>: the calls by method.
+	if d := rm["Hadoop:service=ResourceManager,name=RpcDetailedActivityForPort"+strconv.Itoa(clientPort)]; d == nil ||
+		d["GetApplicationReportNumOps"] == nil && d["SubmitApplicationNumOps"] == nil || d["tag.Context"] != "rpcdetailed" {
+		t.Errorf("the client port's detailed RPC activity: %v", d)
+	}
 	// RMNMInfo: the live NodeManagers as the JSON string Hadoop's tools parse.
 	var live []map[string]any
 	if info := rm["Hadoop:service=ResourceManager,name=RMNMInfo"]; info == nil || json.Unmarshal([]byte(info["LiveNodeManagers"].(string)), &live) != nil ||

@@ -270,7 +270,7 @@ func (rm *ResourceManager) beans() []webapp.Bean {
 	var servers []rmweb.RPCServer
 	for i, s := range []*rpc.Server{rm.client, rm.tracker, rm.scheduler, rm.admin} {
 		if tcp, ok := addrs[i].(*net.TCPAddr); ok {
-			servers = append(servers, rmweb.RPCServer{Port: tcp.Port, Activity: s.Activity})
+			servers = append(servers, rmweb.RPCServer{Port: tcp.Port, Name: s.Name(), Activity: s.Activity})
 		}
 	}
 	if core == nil || !active {

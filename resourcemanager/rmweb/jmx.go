@@ -2,8 +2,11 @@ package rmweb
 
 import (
 	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
+
+	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -17,6 +20,7 @@ import (
 // RPCServer is one of the RM's IPC servers, for its RpcActivityForPort<port> bean.
 type RPCServer struct {
 	Port     int
+	Name     string // the server's name in its calls' timers (rpc.<name>.<protocol>.<method>)
 	Activity func() rpc.Activity
 }
 
@@ -41,6 +45,7 @@ func Beans(rm *rmcore.Core, host string, servers []RPCServer) []webapp.Bean {
 	out = append(out, nmInfoBean(rm))
 	for _, s := range servers {
 		out = append(out, webapp.RPCActivityBean("ResourceManager", host, s.Port, s.Activity()))
+		out = append(out, detailedBean(rm.Registry(), host, s))
 	}
 	return out
 }
@@ -123,4 +128,28 @@ func nmInfoBean(rm *rmcore.Core) webapp.Bean {
 	b, _ := json.Marshal(live) // strings and numbers only: it cannot fail
 	return webapp.Bean{Name: "Hadoop:service=ResourceManager,name=RMNMInfo", ModelerType: "org.apache.hadoop.yarn.server.resourcemanager.RMNMInfo",
 		Attrs: []webapp.Attr{{Key: "LiveNodeManagers", Value: string(b)}}}
+}
+
+// detailedBean is RpcDetailedActivityForPort<port>: each method the server answered, its
+// calls (<Method>NumOps) and their mean time in milliseconds (<Method>AvgTime), from the
+// server's call timers.
+func detailedBean(reg metrics.Registry, host string, s RPCServer) webapp.Bean {
+	port := strconv.Itoa(s.Port)
+	attrs := []webapp.Attr{{Key: "tag.port", Value: port}, {Key: "tag.Context", Value: "rpcdetailed"}, {Key: "tag.Hostname", Value: host}}
+	var methods []webapp.Attr
+	if reg != nil && s.Name != "" {
+		reg.Each(func(name string, m any) {
+			parts := strings.Split(name, ".")
+			t, ok := m.(metrics.Timer)
+			if !ok || len(parts) != 4 || parts[0] != "rpc" || parts[1] != s.Name || parts[3] == "" {
+				return
+			}
+			snap := t.Snapshot()
+			method := strings.ToUpper(parts[3][:1]) + parts[3][1:]
+			methods = append(methods, webapp.Attr{Key: method + "NumOps", Value: snap.Count()}, webapp.Attr{Key: method + "AvgTime", Value: snap.Mean() / 1e6})
+		})
+	}
+	sort.Slice(methods, func(i, j int) bool { return methods[i].Key < methods[j].Key })
+	return webapp.Bean{Name: "Hadoop:service=ResourceManager,name=RpcDetailedActivityForPort" + port, ModelerType: "RpcDetailedActivityForPort" + port,
+		Attrs: append(attrs, methods...)}
 }
