@@ -37,7 +37,7 @@ func (rm *Core) Release(ids []*yarnpb.ContainerIdProto) {
 		}
 		rm.engine.Release(c.EngineID)
 		rm.metrics.containerReleased()
-		rm.health.release(rm.healthOp(c), c.Resource)
+		rm.health.release(c.Node(), c.ID, c.Resource)
 		rm.containers.KillOnNode(c.Node(), p)
 	}
 }

@@ -31,6 +31,9 @@ type SchedulerHealth struct {
 type schedulerHealth struct {
 	mu  sync.Mutex
 	now SchedulerHealth
+	// lastReleased is the last released container, whose queue is looked up when the
+	// health is read: a completion (thousands a second) takes no applications' lock.
+	lastReleased records.ContainerID
 	// Releases since the last pass, moved into now at the next.
 	releases int64
 	released scheduler.Resource
@@ -49,10 +52,11 @@ func (h *schedulerHealth) pass(at time.Time, n int, allocated scheduler.Resource
 	}
 }
 
-func (h *schedulerHealth) release(op HealthOp, r scheduler.Resource) {
+func (h *schedulerHealth) release(node string, id records.ContainerID, r scheduler.Resource) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.now.LastRelease = op
+	h.now.LastRelease = HealthOp{Node: node, Container: id.String()}
+	h.lastReleased = id
 	h.releases++
 	h.released = h.released.Add(r)
 }
@@ -63,15 +67,21 @@ func (h *schedulerHealth) preempt(op HealthOp) {
 	h.now.LastPreemption = op
 }
 
-// snapshot is the health now.
-func (h *schedulerHealth) snapshot() SchedulerHealth {
+// snapshot is the health now, and the last released container.
+func (h *schedulerHealth) snapshot() (SchedulerHealth, records.ContainerID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.now
+	return h.now, h.lastReleased
 }
 
 // SchedulerHealth is what the scheduler did last.
-func (rm *Core) SchedulerHealth() SchedulerHealth { return rm.health.snapshot() }
+func (rm *Core) SchedulerHealth() SchedulerHealth {
+	h, released := rm.health.snapshot()
+	if h.LastRelease.Container != "" {
+		rm.apps.View(released.Attempt.App, func(a *rmstate.App) { h.LastRelease.Queue = a.Queue })
+	}
+	return h
+}
 
 // healthOp names a container's operation: its node, id and its application's queue.
 func (rm *Core) healthOp(c *rmstate.Container) HealthOp {

@@ -179,7 +179,7 @@ func (rm *Core) applyReports() {
 func (rm *Core) completed(node string, finished []rmstate.Completion) {
 	for _, f := range finished {
 		rm.metrics.containerCompleted(f.Exit())
-		rm.health.release(rm.healthOp(f.C), f.C.Resource)
+		rm.health.release(f.C.Node(), f.C.ID, f.C.Resource)
 		if f.C.AM {
 			rm.amExited(f.C.ID, f.Final())
 		}
