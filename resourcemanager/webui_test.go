@@ -133,6 +133,15 @@ func TestWebUIPages(t *testing.T) {
 		!strings.Contains(h.OperationsInfo[0].NodeID, ":") || h.OperationsInfo[2].ContainerID != "N/A" || len(h.LastRunDetails) != 3 {
 		t.Errorf("scheduler health: %+v\n%.2000s", h, raw)
 	}
+	// ClusterMetrics' AM delays: the AM was launched once and registered once.
+	_, jmx := get("/jmx?qry=Hadoop:service=ResourceManager,name=ClusterMetrics")
+	var beans struct {
+		Beans []map[string]any `json:"beans"`
+	}
+	if err := json.Unmarshal([]byte(jmx), &beans); err != nil || len(beans.Beans) != 1 || beans.Beans[0]["AMLaunchDelayNumOps"] != 1.0 ||
+		beans.Beans[0]["AMRegisterDelayNumOps"] != 1.0 || beans.Beans[0]["AMLaunchDelayAvgTime"].(float64) <= 0 {
+		t.Errorf("ClusterMetrics' AM delays: %v\n%s", err, jmx)
+	}
 	for path, want := range map[string]int{"/cluster/appattempt/appattempt_1_0042_000001": http.StatusNotFound, "/cluster/appattempt/nonsense": http.StatusBadRequest,
 		"/cluster/container/nonsense": http.StatusBadRequest, "/cluster/nodes/sleepy": http.StatusBadRequest} {
 		if code, body := get(path); code != want {

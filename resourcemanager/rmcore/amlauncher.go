@@ -45,10 +45,13 @@ func (rm *Core) launchAM(att records.AttemptID, c *yarnpb.ContainerProto, contai
 			log.WithError(err).Info("AM container not launched: its attempt ended meanwhile")
 			return
 		}
-		deadline := rm.opts.Now().Add(rm.settings.NMExpiry)
+		start := rm.opts.Now()
+		deadline := start.Add(rm.settings.NMExpiry)
 		for pause := time.Second; ; pause = min(2*pause, 10*time.Second) {
 			err := rm.startAMContainer(att, c, containerToken)
 			if err == nil {
+				// ClusterMetrics' AMLaunchDelay: from the launch's start to its answer.
+				rm.metrics.AMLaunchDelay.Update(rm.opts.Now().Sub(start))
 				return
 			}
 			if !nodeNotServing(err) || rm.stopped == nil || rm.opts.Now().After(deadline) {
@@ -153,7 +156,7 @@ func (rm *Core) startAMContainer(att records.AttemptID, c *yarnpb.ContainerProto
 	// Started by the NodeManager's answer: no expiry while its heartbeat is on its way.
 	rm.containers.Launched(cid)
 	rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
-		at.Launched = true
+		at.Launched, at.LaunchedAt = true, rm.opts.Now()
 		if a.LaunchTime == 0 {
 			a.LaunchTime = rm.opts.Now().UnixMilli()
 		}

@@ -47,6 +47,11 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 		if rm.settings.Kerberos && at.ClientKey == nil {
 			at.ClientKey = newClientKey()
 		}
+		if !at.Registered && !at.LaunchedAt.IsZero() {
+			// ClusterMetrics' AMRegisterDelay: from the launch's answer to the AM's
+			// first registration.
+			rm.metrics.AMRegisterDelay.Update(rm.opts.Now().Sub(at.LaunchedAt))
+		}
 		at.Registered, at.LastPing = true, rm.opts.Now()
 		at.Host, at.RPCPort, at.TrackingURL = host, rpcPort, trackingURL
 		at.LastResponse, at.LastResponseID, at.SpareResponse = nil, 0, nil

@@ -31,6 +31,9 @@ type Metrics struct {
 	availableVCores    metrics.Gauge
 	pendingContainers  metrics.Gauge
 	RunningContainers  metrics.Gauge
+	// AMLaunchDelay times AM launches (start to the NodeManager's answer),
+	// AMRegisterDelay an AM's first registration after its launch (ClusterMetrics').
+	AMLaunchDelay, AMRegisterDelay metrics.Timer
 
 	mu     sync.Mutex
 	queues map[string]*QueueCounts // by leaf queue
@@ -48,6 +51,7 @@ func NewMetrics(reg metrics.Registry) *Metrics {
 	return &Metrics{reg: reg,
 		AppsSubmitted: c("AppsSubmitted"), AppsCompleted: c("AppsCompleted"), AppsFailed: c("AppsFailed"), AppsKilled: c("AppsKilled"),
 		attemptsFailed: c("AttemptsFailed"), AttemptsRetried: c("AttemptsRetried"),
+		AMLaunchDelay: metrics.GetOrRegisterTimer("rm.AMLaunchDelay", reg), AMRegisterDelay: metrics.GetOrRegisterTimer("rm.AMRegisterDelay", reg),
 		ContainersAlloc: c("ContainersAllocated"), containersDone: c("ContainersCompleted"), containersReleased: c("ContainersReleased"),
 		containersPreempt: c("ContainersPreempted"), ContainersExpired: c("ContainersExpired"),
 		allocatedMB: g("AllocatedMB"), allocatedVCores: g("AllocatedVCores"), availableMB: g("AvailableMB"), availableVCores: g("AvailableVCores"),

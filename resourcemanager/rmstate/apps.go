@@ -85,6 +85,7 @@ type Attempt struct {
 	// AMNode and AMNodeHTTP are the AM container's node: its id and web address.
 	AMNode, AMNodeHTTP string
 	Launched           bool
+	LaunchedAt         time.Time // when the NodeManager answered the AM's launch (zero: not yet)
 	// ClientKey signs client-to-AM tokens on a kerberized RM (handed to the AM at register).
 	ClientKey []byte
 	// LastPing is the AM's last sign of life (launch, register, allocate); the liveness

@@ -31,6 +31,7 @@ func Beans(rm *rmcore.Core, host string, servers []RPCServer) []webapp.Bean {
 	var out []webapp.Bean
 	const svc = "Hadoop:service=ResourceManager,"
 	c := rm.NodeCounts()
+	launch, register := rm.Metrics().AMLaunchDelay.Snapshot(), rm.Metrics().AMRegisterDelay.Snapshot()
 	out = append(out, webapp.Bean{Name: svc + "name=ClusterMetrics", ModelerType: "ClusterMetrics", Attrs: []webapp.Attr{
 		{Key: "tag.ClusterMetrics", Value: "ResourceManager"}, {Key: "tag.Context", Value: "yarn"}, {Key: "tag.Hostname", Value: host},
 		{Key: "NumActiveNMs", Value: c[yarnpb.NodeStateProto_NS_RUNNING]},
@@ -40,6 +41,9 @@ func Beans(rm *rmcore.Core, host string, servers []RPCServer) []webapp.Bean {
 		{Key: "NumUnhealthyNMs", Value: c[yarnpb.NodeStateProto_NS_UNHEALTHY]},
 		{Key: "NumRebootedNMs", Value: c[yarnpb.NodeStateProto_NS_REBOOTED]},
 		{Key: "NumShutdownNMs", Value: c[yarnpb.NodeStateProto_NS_SHUTDOWN]},
+		// How long AM launches take, and AMs to register after (ms, as Java's MutableRate).
+		{Key: "AMLaunchDelayNumOps", Value: launch.Count()}, {Key: "AMLaunchDelayAvgTime", Value: launch.Mean() / 1e6},
+		{Key: "AMRegisterDelayNumOps", Value: register.Count()}, {Key: "AMRegisterDelayAvgTime", Value: register.Mean() / 1e6},
 	}})
 	out = append(out, queueBeans(rm, host)...)
 	out = append(out, nmInfoBean(rm))
