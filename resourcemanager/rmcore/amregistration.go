@@ -2,6 +2,7 @@ package rmcore
 
 import (
 	"crypto/rand"
+	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -47,10 +48,14 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 		if rm.settings.Kerberos && at.ClientKey == nil {
 			at.ClientKey = newClientKey()
 		}
-		if !at.Registered && !at.LaunchedAt.IsZero() {
-			// ClusterMetrics' AMRegisterDelay: from the launch's answer to the AM's
-			// first registration.
-			rm.metrics.AMRegisterDelay.Update(rm.opts.Now().Sub(at.LaunchedAt))
+		if !at.Registered && at.AMContainer != nil {
+			// ClusterMetrics' AMRegisterDelay: from the launch's answer to a launched AM's
+			// first registration (none when the AM registered before the answer came).
+			var d time.Duration
+			if !at.LaunchedAt.IsZero() {
+				d = max(rm.opts.Now().Sub(at.LaunchedAt), 0)
+			}
+			rm.metrics.AMRegisterDelay.Update(d)
 		}
 		at.Registered, at.LastPing = true, rm.opts.Now()
 		at.Host, at.RPCPort, at.TrackingURL = host, rpcPort, trackingURL
