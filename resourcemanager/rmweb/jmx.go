@@ -76,6 +76,9 @@ func queueBeans(rm *rmcore.Core, host string) []webapp.Bean {
 			{Key: "AvailableMB", Value: f.Available[scheduler.Memory]}, {Key: "AvailableVCores", Value: f.Available[scheduler.VCores]},
 			{Key: "PendingMB", Value: f.PendingRes[scheduler.Memory]}, {Key: "PendingVCores", Value: f.PendingRes[scheduler.VCores]},
 			{Key: "PendingContainers", Value: f.PendingContainers},
+			// Bobbin's engine places a container or leaves the ask waiting; it never holds a
+			// node's room for one (a reservation), so these are always none.
+			{Key: "ReservedMB", Value: 0}, {Key: "ReservedVCores", Value: 0}, {Key: "ReservedContainers", Value: 0},
 			{Key: "ActiveUsers", Value: f.ActiveUsers}, {Key: "ActiveApplications", Value: f.Running},
 		}})
 		for _, c := range q.Children {
