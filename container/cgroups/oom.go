@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
@@ -68,24 +67,6 @@ func (t *Subtree) UnderOOM() (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("%s has no under_oom line", f)
-}
-
-// MemoryUsage is what the kernel charges the containers together (memory.usage_in_bytes
-// of the subtree; v2 memory.current).
-func (t *Subtree) MemoryUsage() (int64, error) {
-	p := t.Path("memory")
-	name := "memory.usage_in_bytes"
-	if t.version == V2 {
-		name = "memory.current"
-	}
-	if p == "" {
-		return 0, errors.New("the containers do not join the memory controller")
-	}
-	v, err := cgroups.ReadFile(p, name)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(string(bytes.TrimSpace([]byte(v))), 10, 64)
 }
 
 // SetMemorySwapLimit caps the containers' memory and swap together at bytes (v1

@@ -84,11 +84,7 @@ func (rm *Core) SchedulerHealth() SchedulerHealth {
 }
 
 // healthOp names a container's operation: its node, id and its application's queue.
-func (rm *Core) healthOp(c *rmstate.Container) HealthOp {
-	op := HealthOp{Node: c.Node(), Container: c.ID.String()}
-	rm.apps.View(c.ID.Attempt.App, func(a *rmstate.App) { op.Queue = a.Queue })
-	return op
-}
+func (rm *Core) healthOp(c *rmstate.Container) HealthOp { return rm.appQueueOp(c.Node(), c.ID) }
 
 // appQueueOp is healthOp for a container known by id only.
 func (rm *Core) appQueueOp(node string, id records.ContainerID) HealthOp {

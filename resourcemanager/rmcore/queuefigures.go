@@ -181,12 +181,8 @@ func (rm *Core) EngineTypes() scheduler.Types { return rm.engine.Types() }
 // NodeAllocationTags counts, per node, the allocation tags of its containers.
 func (rm *Core) NodeAllocationTags() map[string]map[string]int64 { return rm.engine.NodeTags() }
 
-// PendingAsks are an application's outstanding asks as the engine holds them.
-func (rm *Core) PendingAsks(app records.ApplicationID) []scheduler.Ask {
-	return rm.engine.AppAsks(EngineID(app))
-}
-
-// PendingAsksOf are PendingAsks of each of apps, read at once.
+// PendingAsksOf are the outstanding asks of each of apps as the engine holds them, read
+// at once.
 func (rm *Core) PendingAsksOf(apps []records.ApplicationID) map[records.ApplicationID][]scheduler.Ask {
 	ids := make([]scheduler.AppID, len(apps))
 	for i, a := range apps {

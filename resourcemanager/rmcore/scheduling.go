@@ -199,8 +199,10 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	// The pairs as they come (a plan's containers are spread over nodes, so repeats are
 	// few): a set of nodes per application was a map per application per slice.
 	ranOn := make([]rmstate.AppNode, 0, len(made))
+	var allocated scheduler.Resource // what this slice's containers hold, for its health
 	for _, m := range made {
 		a, rc := m.a, m.rc
+		allocated = allocated.Add(a.Resource)
 		ranOn = append(ranOn, rmstate.AppNode{App: rc.ID.Attempt.App, Node: a.Node})
 		confirmed = append(confirmed, a.Container)
 		if lines == nil {
@@ -214,11 +216,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	}
 	rm.apps.RanOnAll(ranOn) // their logs will be aggregated there
 	rm.metrics.ContainersAlloc.Inc(int64(len(made)))
-	var allocated scheduler.Resource
 	var last *HealthOp
-	for _, m := range made {
-		allocated = allocated.Add(m.a.Resource)
-	}
 	if len(made) > 0 {
 		op := rm.healthOp(made[len(made)-1].rc)
 		last = &op

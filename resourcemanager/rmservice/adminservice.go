@@ -8,7 +8,6 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/rpc"
-	"github.com/bobbin-yarn/bobbin/yarn/audit"
 	"github.com/bobbin-yarn/bobbin/yarn/exceptions"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -69,15 +68,7 @@ var routerOnly = map[string]string{
 func audited[Req, Resp any](s *adminService, op string, fn func(context.Context, Req) (Resp, error)) func(context.Context, Req) (Resp, error) {
 	return func(ctx context.Context, req Req) (Resp, error) {
 		resp, err := fn(ctx, req)
-		user, ip := "", ""
-		if c, ok := rpc.CallerFrom(ctx); ok && c != nil {
-			user, ip = c.User, audit.IP(c.RemoteAddr)
-		}
-		if err != nil {
-			s.rm.Audit().Failure(user, ip, op, "AdminService", audit.Why(err), "yarn.admin.acl")
-		} else {
-			s.rm.Audit().Success(user, ip, op, "AdminService")
-		}
+		auditCall(ctx, s.rm, op, "AdminService", "yarn.admin.acl", err)
 		return resp, err
 	}
 }

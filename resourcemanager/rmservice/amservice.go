@@ -100,14 +100,5 @@ func (s *amService) finish(ctx context.Context, req *yarnpb.FinishApplicationMas
 
 // auditAM writes an AM call's audit line (RMAuditLogger's REGISTER_AM, UNREGISTER_AM).
 func (s *amService) auditAM(ctx context.Context, op string, att records.AttemptID, err error) {
-	user, ip := "", ""
-	if c, ok := rpc.CallerFrom(ctx); ok && c != nil {
-		user, ip = c.User, audit.IP(c.RemoteAddr)
-	}
-	ids := []audit.KV{{Key: "APPID", Value: att.App.String()}, {Key: "APPATTEMPTID", Value: att.String()}}
-	if err != nil {
-		s.rm.Audit().Failure(user, ip, op, "ApplicationMasterService", audit.Why(err), "", ids...)
-		return
-	}
-	s.rm.Audit().Success(user, ip, op, "ApplicationMasterService", ids...)
+	auditCall(ctx, s.rm, op, "ApplicationMasterService", "", err, audit.KV{Key: "APPID", Value: att.App.String()}, audit.KV{Key: "APPATTEMPTID", Value: att.String()})
 }

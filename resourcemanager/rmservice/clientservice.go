@@ -557,19 +557,11 @@ func lower(s string) string { return strings.ToLower(s) }
 func auditedApp[Req, Resp any](rm *rmcore.Core, op string, appOf func(Req) *yarnpb.ApplicationIdProto, fn func(context.Context, Req) (Resp, error)) func(context.Context, Req) (Resp, error) {
 	return func(ctx context.Context, req Req) (Resp, error) {
 		resp, err := fn(ctx, req)
-		user, ip := "", ""
-		if c, ok := rpc.CallerFrom(ctx); ok && c != nil {
-			user, ip = c.User, audit.IP(c.RemoteAddr)
-		}
 		app := ""
 		if p := appOf(req); p != nil {
 			app = records.AppIDFromProto(p).String()
 		}
-		if err != nil {
-			rm.Audit().Failure(user, ip, op, "ClientRMService", audit.Why(err), "", audit.KV{Key: "APPID", Value: app})
-		} else {
-			rm.Audit().Success(user, ip, op, "ClientRMService", audit.KV{Key: "APPID", Value: app})
-		}
+		auditCall(ctx, rm, op, "ClientRMService", "", err, audit.KV{Key: "APPID", Value: app})
 		return resp, err
 	}
 }

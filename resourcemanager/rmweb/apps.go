@@ -298,11 +298,11 @@ func (s appContext) appInfo(rep *yarnpb.ApplicationReportProto) appInfo {
 	var pending scheduler.Resource
 	if !finished {
 		reqs := []resourceRequestInfo{}
-		asks := s.asks[id]
-		if s.asks == nil {
-			asks = rm.PendingAsks(id)
+		asks := s.asks
+		if asks == nil {
+			asks = rm.PendingAsksOf([]records.ApplicationID{id})
 		}
-		for _, a := range asks {
+		for _, a := range asks[id] {
 			reqs = append(reqs, askInfo(rm, a))
 			if a.ResourceName == "*" {
 				each := a.Capability
@@ -413,10 +413,7 @@ func (s *rest) appStatePut(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	from := r.RemoteAddr
-	if h, _, err := net.SplitHostPort(from); err == nil {
-		from = h
-	}
+	from := remoteIP(r)
 	diag := want.Diagnostics
 	if diag == "" {
 		diag = fmt.Sprintf("Application %s was killed by user %s at %s", id, user, from)

@@ -127,8 +127,7 @@ func (u *ui) app(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Java's AppBlock shows nothing of an application the caller may not view.
-	if id := records.AppIDFromProto(rep.GetApplicationId()); u.rm.Settings().ACLEnabled && !u.rm.MayViewApp(callerOf(r), id) {
-		u.render(w, http.StatusForbidden, "failure", "Not authorized", "", fmt.Sprintf("You (User %s) are not authorized to view application %s", callerOf(r), id))
+	if !u.viewable(w, r, records.AppIDFromProto(rep.GetApplicationId())) {
 		return
 	}
 	u.rm.FillUsage(rep)

@@ -152,19 +152,6 @@ func (e *Engine) GroupStats() map[string]GroupStats {
 	return out
 }
 
-// AppAsks are an application's outstanding asks (a count above zero), by priority, then
-// resource name: what the REST API shows as its resourceRequests. Copies: the caller may
-// keep them.
-func (e *Engine) AppAsks(id AppID) []Ask {
-	e.lock()
-	defer e.mu.Unlock()
-	a, ok := e.apps[id]
-	if !ok {
-		return nil
-	}
-	return outstanding(a)
-}
-
 // outstanding are a's asks with a count above zero, sorted.
 func outstanding(a *app) []Ask {
 	out := make([]Ask, 0, len(a.asks))
@@ -185,8 +172,10 @@ func outstanding(a *app) []Ask {
 	return out
 }
 
-// AppsAsks are AppAsks of each of ids, under one hold of the engine's lock (a page of
-// applications must not wait for a scheduling pass per application).
+// AppsAsks are the outstanding asks (a count above zero) of each of ids, by priority,
+// then resource name: what the REST API shows as their resourceRequests. They are read
+// under one hold of the engine's lock (a page of applications must not wait for a
+// scheduling pass per application), and are copies the caller may keep.
 func (e *Engine) AppsAsks(ids []AppID) map[AppID][]Ask {
 	e.lock()
 	defer e.mu.Unlock()
