@@ -74,7 +74,8 @@ type MemoryEnforcer interface {
 
 // Verdicter is implemented by processes whose executor can say more than an exit code
 // about how the container ended (out of memory in a guest, a guest that left no exit
-// code): ok is true when exit and diagnostics should be reported instead.
+// code): ok is true when exit and diagnostics should be reported instead. It is asked
+// after Wait and Stop.
 type Verdicter interface {
 	Verdict() (exit int32, diagnostics string, ok bool)
 }

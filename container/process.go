@@ -163,9 +163,9 @@ func (p *process) MemoryEnforced() bool { return p.group != nil && p.memoryLimit
 
 // Verdict reports a container the kernel's OOM killer ended in its cgroup as the Java
 // NodeManager reports one over its physical memory: KILLED_EXCEEDED_PMEM, which
-// MapReduce and Spark tell their users to give more memory.
+// MapReduce and Spark tell their users to give more memory. It is asked once the
+// container has ended: its end and Stop have counted the kills (the cgroup may be gone).
 func (p *process) Verdict() (int32, string, bool) {
-	p.countOOM()
 	n := p.oomKills.Load()
 	if n == 0 {
 		return 0, "", false

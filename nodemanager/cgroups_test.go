@@ -28,12 +28,12 @@ import (
 // The cgroups keys mean what they mean to the Java NodeManager, and those Bobbin cannot
 // serve are refused by name.
 func TestCgroupSettingsAsJava(t *testing.T) {
-	read := func(kv ...string) (cgroupSettings, error) { return readCgroupSettings(confOf(kv...)) }
-	if s, err := read(); err != nil || s.Enabled {
+	read := func(kv ...string) (cgroupSettings, error) { return readCgroupSettings(confOf(kv...), false) }
+	if s, err := read(); err != nil || s.enabled() {
 		t.Fatalf("defaults: %+v, %v: cgroups should be off", s, err)
 	}
 	s, err := read(keyResourcesHandler, classCgroupsHandler)
-	if err != nil || !s.Enabled || !s.Tree.CPU || s.Tree.Memory || s.Tree.Hierarchy != "/hadoop-yarn" || s.Tree.Version != cgroups.V1 {
+	if err != nil || !s.enabled() || !s.Tree.CPU || s.Tree.Memory || s.Tree.Hierarchy != "/hadoop-yarn" || s.Tree.Version != cgroups.V1 {
 		t.Fatalf("2.x's handler class: %+v, %v: want the CPU controller under /hadoop-yarn", s, err)
 	}
 	s, err = read(keyMemoryEnabled, "true", keyCPUEnabled, "true", keyStrict, "true", keyCPUPercent, "50",

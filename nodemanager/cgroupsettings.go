@@ -41,10 +41,9 @@ const (
 
 // cgroupSettings are how containers are put into cgroups, if they are.
 type cgroupSettings struct {
-	// Enabled: containers run in cgroups; On names the keys that asked for it.
-	Enabled bool
-	On      []string
-	Tree    cgroups.Settings
+	// On names the keys that asked for cgroups: none, and containers run without them.
+	On   []string
+	Tree cgroups.Settings
 	// Strict caps each container's CPU at its share of the node (strict-resource-usage);
 	// YarnCPUs is what the containers together may use: the node's processors times
 	// percentage-physical-cpu-limit, as Java's getContainersCPUs.
@@ -65,10 +64,15 @@ type cgroupSettings struct {
 	ElasticTimeout time.Duration
 }
 
+// enabled says containers run in cgroups.
+func (s cgroupSettings) enabled() bool { return len(s.On) > 0 }
+
 // readCgroupSettings reads the cgroups keys as the Java NodeManager reads them. Bobbin
 // applies them under either executor (Java only under LinuxContainerExecutor): the
-// NodeManager needs only to write its subtree, as root or in a delegated one.
-func readCgroupSettings(c *conf.Configuration) (cgroupSettings, error) {
+// NodeManager needs only to write its subtree, as root or in a delegated one. gpus says
+// the yarn.io/gpu plugin is on: each container is denied, through its cgroup, the GPUs
+// it was not given.
+func readCgroupSettings(c *conf.Configuration, gpus bool) (cgroupSettings, error) {
 	var s cgroupSettings
 	var errs []error
 	add := func(err error) {
@@ -128,7 +132,9 @@ func readCgroupSettings(c *conf.Configuration) (cgroupSettings, error) {
 		add(&conf.ValueError{Source: c.Source(keyOOMHandler), Key: keyOOMHandler, Value: h,
 			Reason: "Bobbin's NodeManager loads no Java class: it chooses as " + classDefaultOOM + " does (OPPORTUNISTIC first, then those over their allocation, then the latest launched)"})
 	}
-	s.Enabled = len(s.On) > 0
+	if gpus {
+		s.On = append(s.On, keyResourcePlugins)
+	}
 	s.MemoryEnforced = flag(keyMemoryEnforced)
 	soft, err := c.Float(keySoftLimit)
 	add(err)
@@ -152,7 +158,7 @@ func readCgroupSettings(c *conf.Configuration) (cgroupSettings, error) {
 	s.YarnCPUs = float64(s.CPUs) * min(pct, 100) / 100
 	s.Tree.Hierarchy, err = c.Trimmed(keyHierarchy)
 	add(err)
-	if flag(keyMount) && s.Enabled {
+	if flag(keyMount) && s.enabled() {
 		add(&conf.ValueError{Source: c.Source(keyMount), Key: keyMount, Value: "true",
 			Reason: "Bobbin's NodeManager mounts no cgroup controllers: mount them (as systemd does) and leave " + keyMountPath + " empty to find them, or name where they are"})
 	}
@@ -163,6 +169,8 @@ func readCgroupSettings(c *conf.Configuration) (cgroupSettings, error) {
 	}
 	s.Tree.MountPath, err = c.Trimmed(mountKey)
 	add(err)
+	// v2 denies devices through an eBPF program the cgroups library attaches.
+	s.Tree.Devices = gpus && s.Tree.Version == cgroups.V1
 	return s, errors.Join(errs...)
 }
 
@@ -197,7 +205,7 @@ func openCgroups(s cgroupSettings) (*cgroups.Subtree, error) {
 // OPPORTUNISTIC one).
 func (s cgroupSettings) limits(c *containers.Container, nodeVCores int32) cgroups.Limits {
 	var l cgroups.Limits
-	if !s.Enabled {
+	if !s.enabled() {
 		return l
 	}
 	opportunistic := c.Ident.GetExecutionType() == yarnpb.ExecutionTypeProto_OPPORTUNISTIC

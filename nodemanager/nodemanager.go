@@ -192,7 +192,7 @@ func New(opts Options) (*NodeManager, error) {
 		opts.Logger.WithFields(logrus.Fields{"component": "nodemanager", "gpus": len(gpus.alloc.Devices())}).Info("GPUs found")
 	}
 	var tree *cgroups.Subtree
-	if s.Cgroups.Enabled {
+	if s.Cgroups.enabled() {
 		if opts.Executor != nil {
 			krb.close()
 			return nil, fmt.Errorf("nodemanager: %s: cgroups are served by Bobbin's own executors (process and uml), not by the one given", strings.Join(s.Cgroups.On, ", "))

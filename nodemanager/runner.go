@@ -216,10 +216,14 @@ func (nm *NodeManager) launchNode() launch.Node {
 // spec is what the executor is told of a container besides its script and environment.
 func (nm *NodeManager) spec(c *containers.Container) container.Spec {
 	d := c.Dirs
-	return container.Spec{ID: c.ID.String(), WorkDir: d.Work, OutputFile: filepath.Join(d.Work, ".bobbin-launch.out"),
+	return container.Spec{ID: c.ID.String(), WorkDir: d.Work, OutputFile: launchOutput(d.Work),
 		Dirs: append(append([]string(nil), d.AppDirs...), d.LogDirs...), MemoryMB: c.Resource().GetMemory(), Owner: nm.owner,
 		Limits: nm.containerLimits(c)}
 }
+
+// launchOutput is the file in a container's work directory that receives what its launch
+// script writes.
+func launchOutput(workDir string) string { return filepath.Join(workDir, ".bobbin-launch.out") }
 
 // containerLimits are what c's cgroup enforces: its CPU and memory, and no GPU it was
 // not given.
@@ -253,7 +257,7 @@ func (r *containerRun) watch(proc container.Process) ending {
 	if vd, ok := proc.(container.Verdicter); ok && v.KillExit == 0 {
 		verdict, verdictDiag, judged = vd.Verdict()
 	}
-	out := container.Tail(proc, nm.spec(c).OutputFile, 4096)
+	out := container.Tail(proc, launchOutput(c.Dirs.Work), 4096)
 	var e ending
 	switch {
 	case v.KillExit != 0:

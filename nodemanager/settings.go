@@ -15,7 +15,6 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
-	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	"github.com/bobbin-yarn/bobbin/nodemanager/gpu"
 	"github.com/bobbin-yarn/bobbin/nodemanager/logaggregation"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
@@ -253,18 +252,13 @@ func ReadSettings(c *conf.Configuration) (Settings, error) {
 	hs, err := readHostSettings(c, &s)
 	add(err)
 	s.Borrow = hs
-	s.Cgroups, err = readCgroupSettings(c)
+	s.Cgroups, err = readCgroupSettings(c, s.GPU != nil)
 	add(err)
 	if s.Cgroups.Elastic && !s.PmemCheck && !s.VmemCheck {
 		// Java's CGroupElasticMemoryController refuses so too: the checks say which
 		// memory the one limit counts.
 		add(&conf.ValueError{Source: c.Source(keyElastic), Key: keyElastic, Value: "true",
 			Reason: "we need either virtual or physical memory check requested: if swapping is enabled set only yarn.nodemanager.pmem-check-enabled to true, otherwise set only yarn.nodemanager.vmem-check-enabled to true"})
-	}
-	if s.GPU != nil {
-		// Each container is denied the GPUs it was not given: through its cgroup.
-		s.Cgroups.Enabled, s.Cgroups.On = true, append(s.Cgroups.On, keyResourcePlugins)
-		s.Cgroups.Tree.Devices = s.Cgroups.Tree.Version == cgroups.V1
 	}
 	s.JavaAux, err = readJavaAux(c, s.AuxServices)
 	add(err)

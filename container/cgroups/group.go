@@ -321,16 +321,7 @@ func (g *Group) killOnce(pids []int, freeze bool) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	// A frozen cgroup (critical hours, or the freeze above) takes its SIGKILLs once thawed.
-	g.thaw()
-}
-
-// thaw resumes the cgroup without waiting.
-func (g *Group) thaw() {
-	if g.version == V2 {
-		os.WriteFile(filepath.Join(g.paths[""], "cgroup.freeze"), []byte("0"), 0o644)
-	} else if p := g.paths["freezer"]; p != "" {
-		os.WriteFile(filepath.Join(p, "freezer.state"), []byte(cgroups.Thawed), 0o644)
-	}
+	_ = g.Freeze(false) // none to thaw without a freezer
 }
 
 // Freeze stops (true) or resumes (false) every process in the cgroup, without waiting
@@ -379,8 +370,10 @@ type Stats struct {
 }
 
 // Stats reads the cgroup's memory, CPU and process figures (what its controllers have).
+// It reads only those controllers: the heartbeat and the monitor call it for every
+// container, and the io, hugetlb, rdma and pressure files would be read for nothing.
 func (g *Group) Stats() (Stats, error) {
-	st, err := g.mgr.GetStats()
+	st, err := g.mgr.Stats(&cgroups.StatsOptions{Controllers: cgroups.CPU | cgroups.Memory | cgroups.Pids})
 	if err != nil {
 		return Stats{}, err
 	}

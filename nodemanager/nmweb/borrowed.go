@@ -1,23 +1,20 @@
 package nmweb
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
+
+	"github.com/bobbin-yarn/bobbin/yarn/webapp"
 )
 
 // serveBorrowed serves /ws/v1/node/borrowed: the settings' essentials and the history of
 // measurements, oldest first.
-func (s *server) serveBorrowed(w http.ResponseWriter, _ *http.Request) {
+func (s *server) serveBorrowed(w http.ResponseWriter, r *http.Request) {
 	b, ok := s.Node.Borrowed()
-	w.Header().Set("Content-Type", "application/json")
 	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{"exception": "NotFoundException",
-			"message": "borrowed mode and automatic labels are off (bobbin.nodemanager.borrowed.enabled, bobbin.nodemanager.auto-labels.enabled)"}})
+		webapp.WriteError(w, r, webapp.NotFound("borrowed mode and automatic labels are off (bobbin.nodemanager.borrowed.enabled, bobbin.nodemanager.auto-labels.enabled)"))
 		return
 	}
-	json.NewEncoder(w).Encode(map[string]any{"borrowed": map[string]any{
+	webapp.Write(w, r, http.StatusOK, map[string]any{"borrowed": map[string]any{
 		"enabled": b.Settings.Borrowed, "autoLabels": b.Settings.AutoLabels,
 		"intervalMs": b.Interval.Milliseconds(), "configuredVCores": b.Settings.VCores,
 		"configuredMemoryMB": b.Settings.MemoryMB, "history": b.History}})
@@ -28,12 +25,9 @@ func (s *server) serveBorrowed(w http.ResponseWriter, _ *http.Request) {
 func (s *server) serveResource(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	info, ok := s.Node.Resource(name)
-	w.Header().Set("Content-Type", "application/json")
 	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{"exception": "NotFoundException",
-			"message": fmt.Sprintf("no resource plugin serves %q (yarn.nodemanager.resource-plugins)", name)}})
+		webapp.WriteError(w, r, webapp.NotFound("no resource plugin serves %q (yarn.nodemanager.resource-plugins)", name))
 		return
 	}
-	json.NewEncoder(w).Encode(info)
+	webapp.Write(w, r, http.StatusOK, info)
 }
