@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/gpu"
@@ -66,6 +67,9 @@ func readGPUSettings(c *conf.Configuration) (*gpu.Settings, error) {
 type gpuPlugin struct {
 	alloc *gpu.Allocator
 	info  *gpu.Info // nvidia-smi's, nil for an admin's list
+	// types are the cluster's resource types, yarn.io/gpu at index.
+	types resourcetypes.Types
+	index int
 }
 
 // discoverGPUs finds the node's GPUs and offers their count; the resource type must be
@@ -80,17 +84,16 @@ func discoverGPUs(s *Settings) (*gpuPlugin, error) {
 		return nil, fmt.Errorf("nodemanager: %s=%s: the resource type %s is not declared (yarn.resource-types in resource-types.xml)", keyResourcePlugins, gpu.ResourceName, gpu.ResourceName)
 	}
 	s.Offer[i] = int64(len(devs))
-	return &gpuPlugin{alloc: gpu.NewAllocator(devs), info: info}, nil
+	return &gpuPlugin{alloc: gpu.NewAllocator(devs), info: info, types: s.Types, index: i}, nil
 }
 
-// gpusAsked is how many GPUs a container's resource holds.
-func gpusAsked(c *containers.Container) int {
-	for _, ri := range c.Resource().GetResourceValueMap() {
-		if ri.GetKey() == gpu.ResourceName {
-			return int(ri.GetValue())
-		}
+// asked is how many GPUs a container's resource holds, in the type's units.
+func (g *gpuPlugin) asked(c *containers.Container) (int, error) {
+	v := make([]int64, g.types.Len())
+	if _, err := g.types.FromProto(c.Resource(), v); err != nil {
+		return 0, err
 	}
-	return 0
+	return int(v[g.index]), nil
 }
 
 // denied are the device numbers of the node's GPUs container c does not hold.
@@ -122,7 +125,10 @@ type gpuHook struct {
 func (gpuHook) Name() string { return "gpu" }
 
 func (h gpuHook) Prestart(_ context.Context, c *containers.Container, p *launchPlan) error {
-	n := gpusAsked(c)
+	n, err := h.g.asked(c)
+	if err != nil {
+		return fmt.Errorf("Failed to assign GPUs to %s: %v", c.ID, err)
+	}
 	devs, err := h.g.alloc.Assign(c.ID.String(), n)
 	if err != nil {
 		return fmt.Errorf("Failed to assign GPUs to %s: %v", c.ID, err)

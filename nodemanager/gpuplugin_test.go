@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
@@ -60,7 +61,8 @@ func gpuContainer(t *testing.T, nm *NodeManager, id int64, n int64, held []int) 
 // container back the GPUs it recorded.
 func TestGPUHookAssignsTellsDeniesAndRestores(t *testing.T) {
 	nm := runnerNode(t)
-	g := &gpuPlugin{alloc: gpu.NewAllocator([]gpu.Device{{Index: 0, Minor: 0}, {Index: 1, Minor: 2}})}
+	types := resourcetypes.New(append(resourcetypes.Default().All(), resourcetypes.Type{Name: gpu.ResourceName}))
+	g := &gpuPlugin{alloc: gpu.NewAllocator([]gpu.Device{{Index: 0, Minor: 0}, {Index: 1, Minor: 2}}), types: types, index: 2}
 	h := gpuHook{g: g, table: nm.table}
 	ctx := context.Background()
 	a, b, none := gpuContainer(t, nm, 2, 1, nil), gpuContainer(t, nm, 3, 1, nil), gpuContainer(t, nm, 4, 0, nil)
@@ -95,7 +97,7 @@ func TestGPUHookAssignsTellsDeniesAndRestores(t *testing.T) {
 	}
 
 	// A restarted NodeManager: b comes back running with its recorded GPU.
-	g2 := &gpuPlugin{alloc: gpu.NewAllocator(g.alloc.Devices())}
+	g2 := &gpuPlugin{alloc: gpu.NewAllocator(g.alloc.Devices()), types: types, index: 2}
 	back := gpuContainer(t, nm, 6, 1, []int{2})
 	gpuHook{g: g2, table: nm.table}.Restore(back)
 	if held := g2.alloc.Held(back.ID.String()); !reflect.DeepEqual(held, []gpu.Device{{Index: 1, Minor: 2}}) {
