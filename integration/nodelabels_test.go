@@ -44,7 +44,7 @@ func labelCluster(t *testing.T, v string, bobbin bool) *nsCluster {
 // placedOn is a script function: `placed APP` prints "APP nm1=N nm2=M", the containers
 // (log dirs) the application had on each NodeManager.
 const placedOn = `placed() { echo "$1 nm1=$(ls -d nm-logs/$1/container_* 2>/dev/null | wc -l) nm2=$(ls -d nm2/nm-logs/$1/container_* 2>/dev/null | wc -l)"; }
-last_app() { ls -d nm-logs/application_* nm2/nm-logs/application_* 2>/dev/null | xargs -n1 basename | sort -u | tail -1; }`
+last_app() { ls -d nm-logs/application_* nm2/nm-logs/application_* 2>/dev/null | xargs -rn1 basename | sort -u | tail -1; }`
 
 var placedLine = regexp.MustCompile(`(?m)^=== (\S+) (application_\d+_\d+) nm1=(\d+) nm2=(\d+)$`)
 
@@ -194,7 +194,22 @@ H=$HADOOP_HOME/bin/hadoop
 cd %[1]s
 %[2]s
 echo "=== node labels: $($Y node -list -all 2>/dev/null | grep -c 8041) $(curl -s http://127.0.0.1:8088/ws/v1/cluster/nodes | grep -o '"nodeLabels":\["lab"\]')"
-timeout 150 %[4]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 -queue labelled -node_label_expression lab > dshell.log 2>&1; echo "dshell exit $?"
+%[4]s -shell_command 'echo hello' -num_containers 2 -master_memory 256 -container_memory 128 -queue labelled -node_label_expression lab > dshell.log 2>&1 &
+DS=$! OVER=
+# The 2.7.3 distributed shell's AM never ends when it gets (and runs) more containers
+# than it asked for and their ends reach it in certain batches; the 2.7.3 RM sometimes
+# gives it one more under load. That is said, and the shell given 20 s, then stopped.
+for i in $(seq 1 300); do
+  kill -0 $DS 2>/dev/null || break
+  A=$(last_app)
+  if [ -z "$OVER" ] && [ -n "$A" ] && [ "$(ls -d nm-logs/$A/container_* nm2/nm-logs/$A/container_* 2>/dev/null | wc -l)" -gt 3 ]; then
+    echo "dshell over-allocated"; OVER=$i
+  fi
+  [ -n "$OVER" ] && [ $((i - OVER)) -gt 40 ] && { $Y application -kill $A > /dev/null 2>&1; kill $DS; }
+  sleep 0.5
+done
+kill $DS 2>/dev/null
+wait $DS; echo "dshell exit $?"
 echo "=== dshell $(last_app) $(placed $(last_app) | cut -d' ' -f2-)"
 timeout 240 $H jar %[3]s pi -D mapreduce.job.queuename=labelled 2 10 > pi.log 2>&1; echo "pi exit $?"
 echo "=== pi $(last_app) $(placed $(last_app) | cut -d' ' -f2-)"
@@ -204,7 +219,15 @@ echo "=== plain $(last_app) $(placed $(last_app) | cut -d' ' -f2-)"`, c.dir, pla
 				c.keep(t)
 				t.Fatalf("%s\nerr %v\noutput:\n%s\nRM log:\n%s\npi:\n%s\ndshell:\n%s", what, err, out, c.logTail("rm.log", 40), c.logTail("pi.log", 15), c.logTail("dshell.log", 15))
 			}
-			for _, step := range []string{"dshell", "pi", "plain pi"} {
+			steps := []string{"dshell", "pi", "plain pi"}
+			if strings.Contains(out, "dshell over-allocated") {
+				if name == "bobbin" {
+					fail("Bobbin's RM gave the distributed shell more containers than it asked for")
+				}
+				t.Log("Apache 2.7.3's RM gave the distributed shell a container more than it asked for; its AM may then never end")
+				steps = steps[1:]
+			}
+			for _, step := range steps {
 				if !strings.Contains(out, step+" exit 0") {
 					fail(step + " did not succeed")
 				}

@@ -200,8 +200,16 @@ var jmxBeans = []struct {
 	file, name string
 	attrs      []string
 }{
-	{"jmx-rm", "Hadoop:service=ResourceManager,name=ClusterMetrics", []string{"NumActiveNMs", "NumLostNMs", "NumUnhealthyNMs", "NumDecommissionedNMs", "NumRebootedNMs"}},
-	{"jmx-rm", "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root", []string{"AppsSubmitted", "AppsRunning", "AppsPending", "AppsCompleted", "AppsKilled", "AppsFailed", "AllocatedMB", "AllocatedVCores", "AllocatedContainers", "AvailableMB", "AvailableVCores", "PendingMB", "PendingVCores", "PendingContainers", "ActiveUsers", "ActiveApplications", "running_0", "running_60", "running_300", "running_1440"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=ClusterMetrics", []string{"NumActiveNMs", "NumLostNMs", "NumUnhealthyNMs", "NumDecommissionedNMs", "NumRebootedNMs",
+		"AMLaunchDelayNumOps", "AMLaunchDelayAvgTime", "AMRegisterDelayNumOps", "AMRegisterDelayAvgTime"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root", []string{"AppsSubmitted", "AppsRunning", "AppsPending", "AppsCompleted", "AppsKilled", "AppsFailed", "AllocatedMB", "AllocatedVCores", "AllocatedContainers", "AvailableMB", "AvailableVCores", "PendingMB", "PendingVCores", "PendingContainers", "ActiveUsers", "ActiveApplications", "running_0", "running_60", "running_300", "running_1440",
+		"AggregateContainersAllocated", "AggregateNodeLocalContainersAllocated", "AggregateRackLocalContainersAllocated", "AggregateOffSwitchContainersAllocated", "AggregateContainersReleased",
+		"ReservedMB", "ReservedVCores", "ReservedContainers"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=RMNMInfo", []string{"LiveNodeManagers"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=RpcDetailedActivityForPort8032", []string{"tag.port", "tag.Context"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=UgiMetrics", []string{"LoginSuccessNumOps", "LoginSuccessAvgTime", "LoginFailureNumOps", "LoginFailureAvgTime", "GetGroupsNumOps", "GetGroupsAvgTime"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=MetricsSystem,sub=Stats", []string{"NumActiveSources", "NumAllSources", "NumActiveSinks", "NumAllSinks", "SnapshotNumOps", "SnapshotAvgTime", "PublishNumOps", "PublishAvgTime", "DroppedPubAll"}},
+	{"jmx-rm", "Hadoop:service=ResourceManager,name=MetricsSystem,sub=Control", nil},
 	{"jmx-rm", "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root,q1=default", []string{"AppsRunning", "AllocatedMB", "PendingMB", "AvailableMB"}},
 	{"jmx-rm", "Hadoop:service=ResourceManager,name=RpcActivityForPort8032", []string{"ReceivedBytes", "SentBytes", "RpcQueueTimeNumOps", "RpcQueueTimeAvgTime", "RpcProcessingTimeNumOps", "RpcProcessingTimeAvgTime", "NumOpenConnections", "CallQueueLength", "RpcAuthenticationFailures", "RpcAuthorizationSuccesses"}},
 	{"jmx-rm", "Hadoop:service=ResourceManager,name=JvmMetrics", []string{"MemHeapUsedM", "MemHeapCommittedM", "GcCount", "GcTimeMillis", "ThreadsRunnable", "LogError", "LogWarn"}},
@@ -209,6 +217,8 @@ var jmxBeans = []struct {
 	{"jmx-nm", "Hadoop:service=NodeManager,name=NodeManagerMetrics", []string{"ContainersLaunched", "ContainersCompleted", "ContainersFailed", "ContainersKilled", "ContainersIniting", "ContainersRunning", "AllocatedGB", "AllocatedContainers", "AvailableGB", "AllocatedVCores", "AvailableVCores"}},
 	{"jmx-nm", "Hadoop:service=NodeManager,name=ShuffleMetrics", []string{"ShuffleOutputBytes", "ShuffleOutputsFailed", "ShuffleOutputsOK", "ShuffleConnections"}},
 	{"jmx-nm", "Hadoop:service=NodeManager,name=JvmMetrics", []string{"MemHeapUsedM", "GcCount"}},
+	{"jmx-nm", "Hadoop:service=NodeManager,name=UgiMetrics", []string{"LoginSuccessNumOps", "LoginFailureNumOps", "GetGroupsNumOps", "GetGroupsAvgTime"}},
+	{"jmx-nm", "Hadoop:service=NodeManager,name=MetricsSystem,sub=Stats", []string{"NumAllSources", "SnapshotNumOps", "PublishNumOps", "DroppedPubAll"}},
 }
 
 // compareJMX checks jmxBeans in both clusters' /jmx.

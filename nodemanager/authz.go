@@ -14,6 +14,7 @@ func newPolicy(opts Options) (*authz.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups.TimeLookups(opts.Metrics)
 	p, err := authz.NewPolicy(opts.Conf, opts.ConfDir, authz.NMServices, groups)
 	if err != nil {
 		return nil, fmt.Errorf("nodemanager: service authorization: %w", err)

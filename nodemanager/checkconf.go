@@ -20,7 +20,7 @@ func CheckConf(c *conf.Configuration, dir string) error {
 		errs = append(errs, err)
 	}
 	if err == nil {
-		if _, err := newNMKerberos(c, s); err != nil {
+		if _, err := newNMKerberos(c, s, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}

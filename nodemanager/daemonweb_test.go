@@ -15,6 +15,7 @@ import (
 	"time"
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // jmxBeans fetches /jmx from a daemon's web address, by bean name.
@@ -48,7 +49,36 @@ func TestJMXOfBothDaemons(t *testing.T) {
 	}
 	completeStatus(t, nm, ctrs[0].GetId(), 10*time.Second)
 	rmWeb := "http://" + c.rm.WebAddr().String()
-	rm := jmxBeans(t, rmWeb)
+	// The queue's Aggregate* counters: the one container allocated (off-switch: its ask
+	// named no host) and, once the NM's heartbeat told the RM, ended.
+	var rm map[string]map[string]any
+	testutil.Eventually(t, 10*time.Second, "the RM's QueueMetrics never counted the container's end", func() bool {
+		rm = jmxBeans(t, rmWeb)
+		return rm["Hadoop:service=ResourceManager,name=QueueMetrics,q0=root,q1=default"]["AggregateContainersReleased"] == 1.0
+	})
+	for _, name := range []string{"q0=root,q1=default", "q0=root"} {
+		b := rm["Hadoop:service=ResourceManager,name=QueueMetrics,"+name]
+		if b["AggregateContainersAllocated"] != 1.0 || b["AggregateOffSwitchContainersAllocated"] != 1.0 ||
+			b["AggregateNodeLocalContainersAllocated"] != 0.0 || b["AggregateRackLocalContainersAllocated"] != 0.0 ||
+			b["AggregateContainersReleased"] != 1.0 || b["AggregateContainersPreempted"] != 0.0 || b["AggregateMemoryMBSecondsPreempted"] != 0.0 {
+			t.Errorf("QueueMetrics %s Aggregate* counters: %v", name, b)
+		}
+	}
+	// UgiMetrics and the metrics system: this is the second snapshot of the RM's
+	// sources (every Hadoop: bean but the metrics system's own two).
+	sources := 0
+	for name := range rm {
+		if strings.HasPrefix(name, "Hadoop:") && !strings.Contains(name, "name=MetricsSystem") {
+			sources++
+		}
+	}
+	if u := rm["Hadoop:service=ResourceManager,name=UgiMetrics"]; u == nil || u["tag.Context"] != "ugi" || u["LoginSuccessNumOps"] != 0.0 || u["GetGroupsNumOps"] == nil {
+		t.Errorf("UgiMetrics (no Kerberos here: no login): %v", u)
+	}
+	if ms := rm["Hadoop:service=ResourceManager,name=MetricsSystem,sub=Stats"]; ms == nil || ms["NumAllSources"] != float64(sources) ||
+		ms["SnapshotNumOps"].(float64) < 1 || ms["NumActiveSinks"] != 1.0 {
+		t.Errorf("MetricsSystem,sub=Stats: %v, want %d sources and the earlier snapshots", ms, sources)
+	}
 	cm := rm["Hadoop:service=ResourceManager,name=ClusterMetrics"]
 	q := rm["Hadoop:service=ResourceManager,name=QueueMetrics,q0=root,q1=default"]
 	root := rm["Hadoop:service=ResourceManager,name=QueueMetrics,q0=root"]
@@ -102,6 +132,11 @@ func TestJMXOfBothDaemons(t *testing.T) {
 		cmd.Stdin = f
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("promtool check metrics of %s/prom: %v\n%s", base, err, out)
+		}
+		if base == rmWeb {
+			if ms := jmxBeans(t, rmWeb)["Hadoop:service=ResourceManager,name=MetricsSystem,sub=Stats"]; ms["PublishNumOps"].(float64) < 1 || ms["Sink_prometheusNumOps"] != ms["PublishNumOps"] {
+				t.Errorf("a /prom scrape is not counted as the metrics system's publish: %v", ms)
+			}
 		}
 		// Ports are labels, not parts of names; the process is a Go one.
 		text := string(body)

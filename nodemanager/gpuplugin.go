@@ -124,12 +124,12 @@ type gpuHook struct {
 
 func (gpuHook) Name() string { return "gpu" }
 
-func (h gpuHook) Prestart(_ context.Context, c *containers.Container, p *launchPlan) error {
+func (h gpuHook) Prestart(ctx context.Context, c *containers.Container, p *launchPlan) error {
 	n, err := h.g.asked(c)
 	if err != nil {
 		return fmt.Errorf("Failed to assign GPUs to %s: %v", c.ID, err)
 	}
-	devs, err := h.g.alloc.Assign(c.ID.String(), n)
+	devs, err := h.g.alloc.Assign(ctx, c.ID.String(), n)
 	if err != nil {
 		return fmt.Errorf("Failed to assign GPUs to %s: %v", c.ID, err)
 	}

@@ -3,6 +3,8 @@ package nodemanager
 import (
 	"fmt"
 
+	metrics "github.com/rcrowley/go-metrics"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/yarn/kerberos"
@@ -20,8 +22,8 @@ type nmKerberos struct {
 }
 
 // newNMKerberos is nil without Kerberos; a configuration it cannot serve is an error
-// naming its key.
-func newNMKerberos(c *conf.Configuration, s Settings) (*nmKerberos, error) {
+// naming its key. reg (when not nil) times the login.
+func newNMKerberos(c *conf.Configuration, s Settings, reg metrics.Registry) (*nmKerberos, error) {
 	on, err := kerberos.Enabled(c)
 	if err != nil || !on {
 		return nil, err
@@ -31,7 +33,7 @@ func newNMKerberos(c *conf.Configuration, s Settings) (*nmKerberos, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nodemanager: %w", err)
 	}
-	login, err := kerberos.LoginFromConf(c, principalKey, keytabKey, s.Host)
+	login, err := kerberos.LoginFromConf(c, principalKey, keytabKey, s.Host, reg)
 	if err != nil {
 		return nil, fmt.Errorf("nodemanager: %w", err)
 	}

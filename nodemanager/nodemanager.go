@@ -163,7 +163,7 @@ func New(opts Options) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := nmweb.ReadLogACLs(opts.Conf, opts.Now)
+	logs, err := nmweb.ReadLogACLs(opts.Conf, opts.Now, opts.Metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func New(opts Options) (*NodeManager, error) {
 	if ra.enabled && s.Borrow.Executor == "uml" {
 		return nil, fmt.Errorf("nodemanager: %s = LinuxContainerExecutor: UML containers (bobbin.nodemanager.container-executor=uml) run no host processes as users; choose one", keyExecutorClass)
 	}
-	krb, err := newNMKerberos(opts.Conf, s)
+	krb, err := newNMKerberos(opts.Conf, s, opts.Metrics)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func CheckConf(c *conf.Configuration, dir string) error {
 	}
 	_, _, err = logretention.ReadSettings(own)
 	note(err)
-	_, err = rmcore.NewSecurity(own, dir, time.Now)
+	_, err = rmcore.NewSecurity(own, dir, time.Now, nil)
 	note(err)
 	if err == nil {
 		_, err = rmKerberos(own, settings.ClientAddr)

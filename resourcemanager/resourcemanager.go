@@ -131,7 +131,7 @@ func New(opts Options) (*ResourceManager, error) {
 	}
 	settings := rm.settings
 	if rm.opts.Security == nil {
-		if rm.opts.Security, err = rmcore.NewSecurity(rm.opts.Conf, rm.opts.ConfDir, rm.opts.Now); err != nil {
+		if rm.opts.Security, err = rmcore.NewSecurity(rm.opts.Conf, rm.opts.ConfDir, rm.opts.Now, rm.opts.Metrics); err != nil {
 			return nil, err
 		}
 	}

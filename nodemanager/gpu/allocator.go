@@ -1,10 +1,16 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
+
+// ReleaseWait is how long a container waits for GPUs still held by ending containers,
+// as Java's GpuResourceAllocator waits (120 one-second rounds).
+const ReleaseWait = 120 * time.Second
 
 // Allocator says which container holds which of the node's GPUs, as Java's
 // GpuResourceAllocator: a container asking for n gets the n free GPUs of lowest index.
@@ -12,42 +18,81 @@ import (
 type Allocator struct {
 	devices []Device
 
+	// wait bounds Assign's wait for GPUs being released (ReleaseWait unless a test
+	// says otherwise).
+	wait time.Duration
+
 	mu     sync.Mutex
 	holder map[int]string // minor number → container id
+	freed  chan struct{}  // closed, and replaced, when a Release frees a GPU
 }
 
 // NewAllocator is an allocator over the node's GPUs, none held.
 func NewAllocator(devices []Device) *Allocator {
 	d := append([]Device(nil), devices...)
 	sort.Slice(d, func(a, b int) bool { return d[a].Index < d[b].Index })
-	return &Allocator{devices: d, holder: map[int]string{}}
+	return &Allocator{devices: d, wait: ReleaseWait, holder: map[int]string{}, freed: make(chan struct{})}
 }
 
 // Devices are the node's GPUs, by index.
 func (a *Allocator) Devices() []Device { return append([]Device(nil), a.devices...) }
 
 // Assign gives container n GPUs. A container that holds some already (a relaunch)
-// keeps them. The RM never gives a node more GPU containers than it has GPUs: too few
-// free is an error (the container fails, as Java's does).
-func (a *Allocator) Assign(container string, n int) ([]Device, error) {
+// keeps them. The RM gives a node no more GPU containers than it has GPUs, but it frees
+// a killed application's GPUs before this node has stopped its containers: with too few
+// free, Assign waits for Releases, up to the allocator's wait or ctx's end (the
+// container killed meanwhile), as Java's GpuResourceAllocator waits for GPUs being
+// released. Still too few is an error: the container fails, as Java's does.
+func (a *Allocator) Assign(ctx context.Context, container string, n int) ([]Device, error) {
+	var deadline <-chan time.Time
+	for {
+		devs, free, freed := a.tryAssign(container, n)
+		if devs != nil || n <= 0 {
+			return devs, nil
+		}
+		if deadline == nil {
+			if a.wait <= 0 {
+				return nil, a.tooFew(n, free)
+			}
+			t := time.NewTimer(a.wait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-freed:
+		case <-deadline:
+			return nil, a.tooFew(n, free)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w while waiting for %d GPUs to be released", ctx.Err(), n)
+		}
+	}
+}
+
+func (a *Allocator) tooFew(n, free int) error {
+	return fmt.Errorf("failed to find enough GPUs: %d requested, %d available of %d", n, free, len(a.devices))
+}
+
+// tryAssign gives the container its GPUs if enough are free; if not, it says how many
+// are and returns the channel the next Release closes.
+func (a *Allocator) tryAssign(container string, n int) (devs []Device, free int, freed <-chan struct{}) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if held := a.heldLocked(container); len(held) > 0 || n <= 0 {
-		return held, nil
+		return held, 0, nil
 	}
-	var free []Device
+	var avail []Device
 	for _, d := range a.devices {
 		if _, taken := a.holder[d.Minor]; !taken {
-			free = append(free, d)
+			avail = append(avail, d)
 		}
 	}
-	if len(free) < n {
-		return nil, fmt.Errorf("failed to find enough GPUs: %d requested, %d available of %d", n, len(free), len(a.devices))
+	if len(avail) < n {
+		return nil, len(avail), a.freed
 	}
-	for _, d := range free[:n] {
+	for _, d := range avail[:n] {
 		a.holder[d.Minor] = container
 	}
-	return free[:n], nil
+	return avail[:n], len(avail), nil
 }
 
 // Restore gives a container back the GPUs it held before a NodeManager restart.
@@ -72,10 +117,16 @@ func (a *Allocator) Restore(container string, minors []int) error {
 func (a *Allocator) Release(container string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	released := false
 	for m, h := range a.holder {
 		if h == container {
 			delete(a.holder, m)
+			released = true
 		}
+	}
+	if released {
+		close(a.freed)
+		a.freed = make(chan struct{})
 	}
 }
 

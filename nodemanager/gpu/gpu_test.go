@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -68,23 +69,60 @@ func TestAllowedList(t *testing.T) {
 	}
 }
 
+// A container asking for GPUs that an ending container still holds waits for their
+// release (the RM frees a killed application's GPUs before the node has stopped its
+// containers), and gives up when it is killed meanwhile.
+func TestAllocatorWaitsForGPUsBeingReleased(t *testing.T) {
+	a := NewAllocator([]Device{{0, 0}, {1, 2}})
+	if _, err := a.Assign(context.Background(), "old", 2); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []Device)
+	go func() {
+		devs, err := a.Assign(context.Background(), "new", 1)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- devs
+	}()
+	a.Release("old")
+	if devs := <-got; !reflect.DeepEqual(devs, []Device{{0, 0}}) {
+		t.Errorf("the waiting container got %v, want GPU 0", devs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	failed := make(chan error)
+	go func() {
+		_, err := a.Assign(ctx, "killed", 2)
+		failed <- err
+	}()
+	cancel()
+	if err := <-failed; err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("a container killed while it waited: %v, want context.Canceled", err)
+	}
+	if as := a.Assigned(); len(as) != 1 || as[0].Container != "new" {
+		t.Errorf("assigned %v, want only the waiting container's GPU", as)
+	}
+}
+
 func TestAllocatorAssignsLowestFreeAndRestores(t *testing.T) {
+	ctx := context.Background()
 	a := NewAllocator([]Device{{1, 2}, {0, 0}, {2, 5}})
-	got, err := a.Assign("c1", 2)
+	a.wait = 0 // too few free fails at once
+	got, err := a.Assign(ctx, "c1", 2)
 	if err != nil || !reflect.DeepEqual(got, []Device{{0, 0}, {1, 2}}) {
 		t.Fatalf("c1: %v %v", got, err)
 	}
-	if again, _ := a.Assign("c1", 2); !reflect.DeepEqual(again, got) {
+	if again, _ := a.Assign(ctx, "c1", 2); !reflect.DeepEqual(again, got) {
 		t.Errorf("a relaunch got %v, want the same %v", again, got)
 	}
-	if _, err := a.Assign("c2", 2); err == nil {
+	if _, err := a.Assign(ctx, "c2", 2); err == nil {
 		t.Error("two GPUs given where one is free")
 	}
 	if others := a.Others(got); !reflect.DeepEqual(others, []Device{{2, 5}}) {
 		t.Errorf("others %v", others)
 	}
 	a.Release("c1")
-	if got, _ := a.Assign("c2", 1); !reflect.DeepEqual(got, []Device{{0, 0}}) {
+	if got, _ := a.Assign(ctx, "c2", 1); !reflect.DeepEqual(got, []Device{{0, 0}}) {
 		t.Errorf("c2 after c1 ended: %v", got)
 	}
 	b := NewAllocator([]Device{{0, 0}, {1, 2}})

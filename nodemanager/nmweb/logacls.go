@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	metrics "github.com/rcrowley/go-metrics"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
@@ -28,7 +30,7 @@ type LogACLs struct {
 	groups  *authz.Groups
 }
 
-func ReadLogACLs(c *conf.Configuration, now func() time.Time) (LogACLs, error) {
+func ReadLogACLs(c *conf.Configuration, now func() time.Time, reg metrics.Registry) (LogACLs, error) {
 	enabled, err := c.Bool("yarn.acl.enable")
 	if err != nil {
 		return LogACLs{}, err
@@ -41,6 +43,7 @@ func ReadLogACLs(c *conf.Configuration, now func() time.Time) (LogACLs, error) {
 	if err != nil {
 		return LogACLs{}, err
 	}
+	groups.TimeLookups(reg)
 	secure, err := kerberos.Enabled(c)
 	if err != nil {
 		return LogACLs{}, err

@@ -21,7 +21,7 @@ func TestContainerLogACLs(t *testing.T) {
 	c := conf.New()
 	c.Set("yarn.acl.enable", "true")
 	c.Set("yarn.admin.acl", "root")
-	acls, err := ReadLogACLs(c, time.Now)
+	acls, err := ReadLogACLs(c, time.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/records"
@@ -152,12 +150,6 @@ func (u *nmUI) container(w http.ResponseWriter, r *http.Request) {
 	u.render(w, http.StatusOK, "container", "Container "+id.String(), "", map[string]any{"Container": info, "App": id.Attempt.App.String()})
 }
 
-// userName is what a user name in a log URL may be: it names a directory of the remote
-// log dir, so nothing that leaves it.
-var userName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._@$-]{0,255}$`)
-
-func validUser(u string) bool { return userName.MatchString(u) && !strings.Contains(u, "..") }
-
 // logFile is one file of a container's log dir.
 type logFile struct {
 	Name  string
@@ -226,34 +218,8 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusInternalServerError, "logs", title, "", data)
 		return
 	}
-	showPart(data, file, io.NewSectionReader(f, 0, st.Size()), st.Size(), logStart(r))
+	webui.ShowPart(data, file, io.NewSectionReader(f, 0, st.Size()), st.Size(), webui.LogStart(r))
 	u.render(w, http.StatusOK, "logs", title, "", data)
-}
-
-// logStart is the page's start parameter: -N the last N bytes (4 KiB by default, as the
-// Java NM's page), 0 the whole file.
-func logStart(r *http.Request) int64 {
-	start := int64(-4096)
-	if v := r.URL.Query().Get("start"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			start = n
-		}
-	}
-	return start
-}
-
-// showPart puts the part of a log file from start into the page's data: at most 4 MiB
-// (the REST resource gives whole files).
-func showPart(data map[string]any, name string, r io.ReaderAt, size, start int64) {
-	from := start
-	if from < 0 {
-		from = max(0, size+from)
-	}
-	from = min(from, size)
-	n := min(size-from, 4<<20)
-	buf := make([]byte, n)
-	m, _ := io.ReadFull(io.NewSectionReader(r, from, n), buf)
-	data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = name, string(buf[:m]), from > 0, m, size
 }
 
 // aggregatedLogs answers for a container whose logs are no longer on this node: from its
@@ -261,7 +227,7 @@ func showPart(data map[string]any, name string, r io.ReaderAt, size, start int64
 // they are kept), else, as the Java NM does, a redirect to yarn.log.server.url, else why
 // there is nothing to show.
 func (u *nmUI) aggregatedLogs(w http.ResponseWriter, r *http.Request, id records.ContainerID, user, file string, data map[string]any, title string) {
-	if !validUser(user) {
+	if !webui.ValidUser(user) {
 		data["Missing"] = "Invalid user name " + user
 		u.render(w, http.StatusBadRequest, "logs", title, "", data)
 		return
@@ -298,7 +264,7 @@ func (u *nmUI) aggregatedLogs(w http.ResponseWriter, r *http.Request, id records
 			u.render(w, http.StatusNotFound, "logs", title, "", data)
 			return
 		}
-		showPart(data, file, bytes.NewReader(shown.Data), int64(len(shown.Data)), logStart(r))
+		webui.ShowPart(data, file, bytes.NewReader(shown.Data), int64(len(shown.Data)), webui.LogStart(r))
 	}
 	u.render(w, http.StatusOK, "logs", title, "", data)
 }

@@ -63,6 +63,25 @@ func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb
 	return ok && HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, who, groups)
 }
 
+// MayViewLogsOf decides for an application the RM no longer knows (its aggregated logs
+// outlive it) from the owner and VIEW_APP ACLs its aggregated file records: the owner, an
+// administrator or a user an ACL admits, as the Java log servlets decide.
+func (rm *Core) MayViewLogsOf(who, owner string, views []string) bool {
+	if !rm.settings.ACLEnabled || who == owner {
+		return true
+	}
+	groups := rm.UserGroups(who)
+	if rm.opts.Security.Admins().Allows(who, groups) {
+		return true
+	}
+	for _, acl := range views {
+		if capacity.ParseACL(acl).Allows(who, groups) {
+			return true
+		}
+	}
+	return false
+}
+
 // MoveApp moves an application to another leaf queue (moveApplicationAcrossQueues and
 // the REST queue change), with the Java RM's refusals.
 func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
@@ -80,6 +99,7 @@ func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
 	if finished {
 		return exceptions.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
+	rm.containers.SetQueue(id, q.Name)
 	rm.log.WithFields(map[string]any{"application": id.String(), "queue": q.Name, "user": user}).Info("application moved")
 	return nil
 }

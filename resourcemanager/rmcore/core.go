@@ -139,7 +139,7 @@ func New(opts Options) (*Core, error) {
 		return nil, err
 	}
 	if opts.Security == nil {
-		if opts.Security, err = NewSecurity(opts.Conf, opts.ConfDir, opts.Now); err != nil {
+		if opts.Security, err = NewSecurity(opts.Conf, opts.ConfDir, opts.Now, opts.Metrics); err != nil {
 			return nil, err
 		}
 	}

@@ -40,9 +40,12 @@ type Metrics struct {
 }
 
 // QueueCounts are a leaf queue's application totals since the RM started (QueueMetrics'
-// AppsSubmitted, AppsCompleted, AppsKilled, AppsFailed).
+// AppsSubmitted, AppsCompleted, AppsKilled, AppsFailed), and its containers allocated,
+// by how near their asks (the Aggregate*ContainersAllocated counters).
 type QueueCounts struct {
 	Submitted, Completed, Killed, Failed int64
+	Allocated                            int64
+	ByLocality                           [3]int64 // by scheduler.Locality
 }
 
 func NewMetrics(reg metrics.Registry) *Metrics {
@@ -115,7 +118,29 @@ func (m *Metrics) attemptFailed(retried bool) {
 	}
 }
 
-func (m *Metrics) containerAllocated() { m.ContainersAlloc.Inc(1) }
+// containerRecovered counts a container a NodeManager reported after an RM restart
+// as allocated in its queue, as Java's recovery does (at no locality).
+func (m *Metrics) containerRecovered(queue string) {
+	m.ContainersAlloc.Inc(1)
+	m.mu.Lock()
+	m.queue(queue).Allocated++
+	m.mu.Unlock()
+}
+
+// allocatedIn counts a plan's containers in their queues, by locality.
+func (m *Metrics) allocatedIn(made []*scheduler.Allocation) {
+	m.ContainersAlloc.Inc(int64(len(made)))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var q *QueueCounts
+	for i, a := range made {
+		if i == 0 || a.Queue != made[i-1].Queue {
+			q = m.queue(a.Queue)
+		}
+		q.Allocated++
+		q.ByLocality[a.Locality]++
+	}
+}
 
 func (m *Metrics) containerCompleted(exit int32) {
 	m.containersDone.Inc(1)

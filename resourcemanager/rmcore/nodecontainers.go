@@ -114,7 +114,8 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, id records.ContainerID,
 		rm.engine.Release(eid) // another registration rebuilt it first
 		return true
 	}
-	rm.metrics.containerAllocated()
+	_, queue, _, _ := rm.apps.AccessOf(id.Attempt.App)
+	rm.metrics.containerRecovered(queue)
 	log.WithField("am", am).Info("container recovered")
 	return true
 }

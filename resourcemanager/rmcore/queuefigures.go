@@ -20,6 +20,11 @@ type QueueFigures struct {
 	Allocated, PendingRes, Available     scheduler.Resource
 	Containers, PendingContainers        int64
 	ActiveUsers                          int
+	// Since the RM started: containers allocated (and by scheduler.Locality), ended,
+	// and preempted, with the MB- and vcore-seconds the preempted ones had held.
+	ContainersAllocated, ContainersReleased, ContainersPreempted int64
+	AllocatedByLocality                                          [3]int64
+	PreemptedMBSeconds, PreemptedVcoreSeconds                    int64
 }
 
 // queueSums are QueueFigures while they are summed (users counted once up the tree).
@@ -42,6 +47,14 @@ func (f *queueSums) add(o *queueSums) {
 	f.PendingRes = f.PendingRes.Add(o.PendingRes)
 	f.Containers += o.Containers
 	f.PendingContainers += o.PendingContainers
+	f.ContainersAllocated += o.ContainersAllocated
+	f.ContainersReleased += o.ContainersReleased
+	f.ContainersPreempted += o.ContainersPreempted
+	for i := range f.AllocatedByLocality {
+		f.AllocatedByLocality[i] += o.AllocatedByLocality[i]
+	}
+	f.PreemptedMBSeconds += o.PreemptedMBSeconds
+	f.PreemptedVcoreSeconds += o.PreemptedVcoreSeconds
 	for u := range o.users {
 		f.users[u] = true
 	}
@@ -64,6 +77,12 @@ func (rm *Core) QueueFigures() map[*capacity.Queue]QueueFigures {
 	for q, c := range rm.metrics.Queues() {
 		f := leaf(q)
 		f.Submitted, f.Completed, f.Killed, f.Failed = c.Submitted, c.Completed, c.Killed, c.Failed
+		f.ContainersAllocated, f.AllocatedByLocality = c.Allocated, c.ByLocality
+	}
+	for q, e := range rm.containers.QueueEnds() {
+		f := leaf(q)
+		f.ContainersReleased, f.ContainersPreempted = e.Ended, e.Preempted
+		f.PreemptedMBSeconds, f.PreemptedVcoreSeconds = e.PreemptedSeconds[scheduler.Memory], e.PreemptedSeconds[scheduler.VCores]
 	}
 	live := map[records.ApplicationID]bool{}
 	queueOf := map[records.ApplicationID]string{}

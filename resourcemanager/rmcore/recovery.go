@@ -96,6 +96,7 @@ func (rm *Core) recover(st *statestore.State) error {
 			return fmt.Errorf("state store %s: %w", rm.store.Location(), err)
 		}
 		apps = append(apps, a)
+		rm.containers.SetQueue(a.ID, a.Queue)
 	}
 	rm.apps.Restore(apps)
 	if st.Labels != nil {

@@ -200,8 +200,10 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 	// few): a set of nodes per application was a map per application per slice.
 	ranOn := make([]rmstate.AppNode, 0, len(made))
 	var allocated scheduler.Resource // what this slice's containers hold, for its health
-	for _, m := range made {
+	allocs := make([]*scheduler.Allocation, len(made))
+	for i, m := range made {
 		a, rc := m.a, m.rc
+		allocs[i] = a
 		allocated = allocated.Add(a.Resource)
 		ranOn = append(ranOn, rmstate.AppNode{App: rc.ID.Attempt.App, Node: a.Node})
 		confirmed = append(confirmed, a.Container)
@@ -215,7 +217,7 @@ func (rm *Core) applyPlan(res scheduler.Plan) {
 		lines[g] = append(lines[g], rc)
 	}
 	rm.apps.RanOnAll(ranOn) // their logs will be aggregated there
-	rm.metrics.ContainersAlloc.Inc(int64(len(made)))
+	rm.metrics.allocatedIn(allocs)
 	var last *HealthOp
 	if len(made) > 0 {
 		op := rm.healthOp(made[len(made)-1].rc)

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	metrics "github.com/rcrowley/go-metrics"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/capacity"
 	"github.com/bobbin-yarn/bobbin/yarn/authz"
@@ -22,12 +24,14 @@ type Security struct {
 	ShortName func(principal string) (string, error)
 }
 
-// NewSecurity reads the RM's authorization settings from c and confDir's hadoop-policy.xml.
-func NewSecurity(c *conf.Configuration, confDir string, now func() time.Time) (*Security, error) {
+// NewSecurity reads the RM's authorization settings from c and confDir's hadoop-policy.xml;
+// reg (when not nil) times the group lookups.
+func NewSecurity(c *conf.Configuration, confDir string, now func() time.Time, reg metrics.Registry) (*Security, error) {
 	groups, err := authz.GroupsFromConf(c, now)
 	if err != nil {
 		return nil, err
 	}
+	groups.TimeLookups(reg)
 	s := &Security{Groups: groups}
 	if s.Policy, err = authz.NewPolicy(c, confDir, authz.RMServices, s.Groups); err != nil {
 		return nil, fmt.Errorf("service authorization: %w", err)

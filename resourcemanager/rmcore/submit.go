@@ -159,6 +159,9 @@ func (rm *Core) Submit(sc *yarnpb.ApplicationSubmissionContextProto, user string
 		log.Info("application submitted again; keeping the first submission")
 		return nil
 	}
+	if rejected == "" {
+		rm.containers.SetQueue(id, a.Queue)
+	}
 	rm.metrics.AppSubmitted(a.Queue)
 	if a.State() == yarnpb.YarnApplicationStateProto_FAILED {
 		log.WithField("diagnostics", a.Diagnostics).Warn("application rejected")

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	metrics "github.com/rcrowley/go-metrics"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -26,6 +28,7 @@ import (
 type rmLogin struct {
 	conf *conf.Configuration
 	host string
+	reg  metrics.Registry // times the logins (UgiMetrics)
 
 	mu    sync.Mutex
 	login *kerberos.Login
@@ -35,7 +38,7 @@ func (l *rmLogin) clientFor(c *conf.Configuration, serverPrincipalKey, addr stri
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.login == nil {
-		login, err := kerberos.LoginFromConf(l.conf, "yarn.resourcemanager.principal", "yarn.resourcemanager.keytab", l.host)
+		login, err := kerberos.LoginFromConf(l.conf, "yarn.resourcemanager.principal", "yarn.resourcemanager.keytab", l.host, l.reg)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +65,7 @@ func (rm *Core) startTokenRenewer() {
 		return
 	}
 	host, _, _ := net.SplitHostPort(rm.settings.ClientAddr)
-	rm.login = &rmLogin{conf: rm.opts.Conf, host: host}
+	rm.login = &rmLogin{conf: rm.opts.Conf, host: host, reg: rm.opts.Metrics}
 	log := rm.log.WithField("service", "delegation-token-renewer")
 	rm.hdfsTokens = hdfsdt.NewClient(rm.opts.Conf, rm.login.clientFor, log)
 	rm.tokens = tokenrenewer.New(tokenrenewer.Options{

@@ -128,6 +128,18 @@ type Containers struct {
 	// spent is what each application's completed containers held, times how long (in
 	// resource-milliseconds): the report's aggregate resource allocation.
 	spent map[records.ApplicationID]*spentResources
+	// queueOf is each application's queue (SetQueue), for ends: what QueueMetrics'
+	// Aggregate* counters report, kept by queue since the RM started.
+	queueOf map[records.ApplicationID]string
+	ends    map[string]*QueueEnds
+}
+
+// QueueEnds count a leaf queue's containers that ended since the RM started, and of them
+// those the scheduler preempted, with what they held times how long (resource-seconds,
+// each container's rounded down, as Java's QueueMetrics add them).
+type QueueEnds struct {
+	Ended, Preempted int64
+	PreemptedSeconds scheduler.Resource
 }
 
 // spentResources are resource-milliseconds, all and preempted.
@@ -153,6 +165,7 @@ func (t *Containers) SetEpoch(epoch int64) {
 
 func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers {
 	return &Containers{types: types, now: now, spent: map[records.ApplicationID]*spentResources{},
+		queueOf: map[records.ApplicationID]string{}, ends: map[string]*QueueEnds{},
 		index:   newContainerIndex(),
 		seq:     map[records.AttemptID]int64{},
 		orders:  newNodeOrders(),
@@ -185,9 +198,40 @@ func (t *Containers) accountLocked(c *Container) {
 	}
 	h := c.held(t.now().UnixMilli())
 	s.used = s.used.Add(h)
+	q := t.queueOf[app]
+	e := t.ends[q]
+	if e == nil {
+		e = &QueueEnds{}
+		t.ends[q] = e
+	}
+	e.Ended++
 	if c.preempted {
 		s.preempted = s.preempted.Add(h)
+		e.Preempted++
+		for i, ms := range h {
+			e.PreemptedSeconds[i] += ms / 1000
+		}
 	}
+}
+
+// SetQueue says which queue app is in (submitted, recovered or moved): its containers'
+// ends count to that queue from then on.
+func (t *Containers) SetQueue(app records.ApplicationID, queue string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.queueOf[app] = queue
+}
+
+// QueueEnds copies every queue's container ends (those of applications whose queue was
+// never set are under "").
+func (t *Containers) QueueEnds() map[string]QueueEnds {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]QueueEnds, len(t.ends))
+	for q, e := range t.ends {
+		out[q] = *e
+	}
+	return out
 }
 
 // completeLocked records a finished container once and queues its status d for its
@@ -531,6 +575,7 @@ func (t *Containers) ForgetApp(id records.ApplicationID) {
 	}
 	t.index.removeApp(id)
 	delete(t.spent, id)
+	delete(t.queueOf, id)
 }
 
 // attemptsOf adds to set the attempts of app that m has.

@@ -80,6 +80,14 @@ func queueBeans(rm *rmcore.Core, host string) []webapp.Bean {
 			// node's room for one (a reservation), so these are always none.
 			{Key: "ReservedMB", Value: 0}, {Key: "ReservedVCores", Value: 0}, {Key: "ReservedContainers", Value: 0},
 			{Key: "ActiveUsers", Value: f.ActiveUsers}, {Key: "ActiveApplications", Value: f.Running},
+			{Key: "AggregateContainersAllocated", Value: f.ContainersAllocated},
+			{Key: "AggregateNodeLocalContainersAllocated", Value: f.AllocatedByLocality[scheduler.NodeLocal]},
+			{Key: "AggregateRackLocalContainersAllocated", Value: f.AllocatedByLocality[scheduler.RackLocal]},
+			{Key: "AggregateOffSwitchContainersAllocated", Value: f.AllocatedByLocality[scheduler.OffSwitch]},
+			{Key: "AggregateContainersReleased", Value: f.ContainersReleased},
+			{Key: "AggregateContainersPreempted", Value: f.ContainersPreempted},
+			{Key: "AggregateMemoryMBSecondsPreempted", Value: f.PreemptedMBSeconds},
+			{Key: "AggregateVcoreSecondsPreempted", Value: f.PreemptedVcoreSeconds},
 		}})
 		for _, c := range q.Children {
 			walk(c, path)

@@ -28,18 +28,19 @@ var uiFiles embed.FS
 
 type ui struct {
 	*rest
-	pages map[string]*template.Template
-	host  string
+	pages   map[string]*template.Template
+	host    string
+	aggLogs *aggregatedLogs
 }
 
 func newUI(s *rest) (*ui, error) {
 	pages, err := webui.Templates(uiFiles, "ui/cluster.html", "ui/app.html", "ui/scheduler.html", "ui/nodes.html", "ui/failure.html",
-		"ui/about.html", "ui/attempt.html", "ui/container.html", "ui/nodelabels.html")
+		"ui/about.html", "ui/attempt.html", "ui/container.html", "ui/nodelabels.html", "ui/logs.html")
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	return &ui{rest: s, pages: pages, host: host}, nil
+	return &ui{rest: s, pages: pages, host: host, aggLogs: readAggregatedLogs(s.rm.Conf())}, nil
 }
 
 func (u *ui) routes(mux *http.ServeMux) {
@@ -59,6 +60,9 @@ func (u *ui) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /cluster/appattempt/{id}", u.attempt)
 	mux.HandleFunc("GET /cluster/container/{id}", u.container)
 	mux.HandleFunc("GET /cluster/nodelabels", u.nodeLabels)
+	// Bobbin's: a container's aggregated logs, once its NodeManager has left.
+	mux.HandleFunc("GET /cluster/logs/{id}/{user}", u.containerLogs)
+	mux.HandleFunc("GET /cluster/logs/{id}/{user}/{file}", u.containerLogs)
 }
 
 func (u *ui) render(w http.ResponseWriter, status int, page, title, active string, data any) {
@@ -132,12 +136,13 @@ func (u *ui) app(w http.ResponseWriter, r *http.Request) {
 	}
 	u.rm.FillUsage(rep)
 	info := u.context(r).appInfo(rep)
+	info.AMContainerLogs = u.reachableLogs(info.AMContainerLogs, info.MasterNodeID)
 	var rows []containerRow
 	if att := rep.GetCurrentApplicationAttemptId(); att != nil {
 		rows = u.containerRows(records.AttemptIDFromProto(att))
 	}
 	final := info.State == "FINISHED" || info.State == "FAILED" || info.State == "KILLED"
-	u.render(w, http.StatusOK, "app", "Application "+info.ID, "", map[string]any{"App": info, "Attempts": u.attemptInfos(rep), "Containers": rows, "Killable": !final})
+	u.render(w, http.StatusOK, "app", "Application "+info.ID, "", map[string]any{"App": info, "Attempts": u.reachableAttempts(rep), "Containers": rows, "Killable": !final})
 }
 
 // containerRows are an attempt's live containers, by id.
@@ -182,7 +187,7 @@ func (u *ui) attempt(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusNotFound, "failure", "Application not found", "", att.App.String())
 		return
 	}
-	for _, a := range u.attemptInfos(rep) {
+	for _, a := range u.reachableAttempts(rep) {
 		if a.AppAttemptID == att.String() {
 			u.render(w, http.StatusOK, "attempt", "Attempt "+att.String(), "", map[string]any{"App": att.App.String(), "Attempt": a, "Containers": u.containerRows(att)})
 			return
@@ -202,8 +207,11 @@ func (u *ui) container(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := map[string]any{"ID": id.String()}
-	if _, ok := u.rm.AppReport(id.Attempt.App); ok {
+	if rep, ok := u.rm.AppReport(id.Attempt.App); ok {
 		data["App"] = id.Attempt.App.String()
+		if u.aggLogs.enabled {
+			data["Logs"] = "/cluster/logs/" + id.String() + "/" + rep.GetUser()
+		}
 	}
 	if c, ok := u.rm.ContainerReport(id); ok {
 		data["Container"] = u.containerRowOf(c)

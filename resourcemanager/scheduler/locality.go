@@ -99,24 +99,43 @@ func (e *Engine) chooseLocal(p *partition, a *app, ask *Ask) (n *node, wait bool
 	return e.chooseNode(p, a, ask), false
 }
 
+// Locality is how near its asks a container was placed, as the Java schedulers'
+// NodeType counts it in QueueMetrics: on a host an ask named, in a rack one named, or
+// anywhere (every container of an application that names none, AMs among them).
+type Locality uint8
+
+const (
+	OffSwitch Locality = iota
+	RackLocal
+	NodeLocal
+)
+
 // consumeLocal decrements the node-local and rack-local asks a placement on n satisfies,
-// as YARN does, and resets the ask's missed opportunities.
-func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) {
+// as YARN does, resets the ask's missed opportunities, and says how local the placement
+// was.
+func (e *Engine) consumeLocal(a *app, ask *Ask, n *node) Locality {
 	if len(a.missed) > 0 {
 		delete(a.missed, ask.Priority)
 	}
 	if a.localAsks == 0 || ask.Placement != nil {
-		return
+		return OffSwitch
 	}
-	for _, name := range [2]string{hostOf(n.spec.ID), n.spec.Rack} {
+	loc := OffSwitch
+	for i, name := range [2]string{hostOf(n.spec.ID), n.spec.Rack} {
 		k := askKey{priority: ask.Priority, name: name, cap: ask.Capability, request: ask.RequestID}
 		if x, ok := a.asks[k]; ok {
+			if i == 0 {
+				loc = NodeLocal
+			} else if loc == OffSwitch {
+				loc = RackLocal
+			}
 			if x.Count--; x.Count <= 0 {
 				delete(a.asks, k)
 				a.localAsks--
 			}
 		}
 	}
+	return loc
 }
 
 // anyIn reports whether partition p has a node under any of names (hosts or racks). An

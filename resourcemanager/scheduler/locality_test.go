@@ -28,8 +28,8 @@ func TestNodeLocalPlacement(t *testing.T) {
 	must(t, e.AddApp(AppSpec{ID: "x", Queue: "a"}))
 	must(t, e.UpdateAsks("x", localAsk("h3", "/r2", true)))
 	got := e.Schedule(0).Allocations
-	if len(got) != 1 || got[0].Node != "h3:8041" {
-		t.Fatalf("placed %+v, want node-local h3", got)
+	if len(got) != 1 || got[0].Node != "h3:8041" || got[0].Locality != NodeLocal || got[0].Queue != "a" {
+		t.Fatalf("placed %+v, want node-local h3 in queue a", got)
 	}
 	if len(e.apps["x"].asks) != 0 {
 		t.Fatalf("node and rack asks not consumed: %v", e.apps["x"].asks)
@@ -53,7 +53,7 @@ func TestDelaySchedulingFallsBackToRackThenAny(t *testing.T) {
 			t.Fatalf("pass %d placed %+v before the node-locality delay", i, got)
 		}
 	}
-	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h2:8041" {
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h2:8041" || got[0].Locality != RackLocal {
 		t.Fatalf("after the delay: %+v, want rack-local h2", got)
 	}
 }
@@ -119,7 +119,7 @@ func TestRackLocalityAdditionalDelay(t *testing.T) {
 				t.Fatalf("additional %d: pass %d placed %+v, want a wait of %d", tc.extra, i, got, tc.waits)
 			}
 		}
-		if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h1:8041" {
+		if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Node != "h1:8041" || got[0].Locality != OffSwitch {
 			t.Fatalf("additional %d: after %d waits %+v, want off-switch h1", tc.extra, tc.waits, got)
 		}
 	}
@@ -136,7 +136,7 @@ func TestNoWaitForHostsTheClusterLacks(t *testing.T) {
 	}
 	must(t, e.AddApp(AppSpec{ID: "y", Queue: "a"}))
 	must(t, e.UpdateAsks("y", localAsk("localhost", "/default-rack", true)))
-	if got := e.Schedule(0).Allocations; len(got) != 1 {
+	if got := e.Schedule(0).Allocations; len(got) != 1 || got[0].Locality != OffSwitch {
 		t.Fatalf("placed %+v, want off-switch at once", got)
 	}
 }

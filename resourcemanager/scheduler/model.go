@@ -163,6 +163,9 @@ type Allocation struct {
 	// ResourceRequest).
 	RequestID int64
 	Placement *Placement
+	// Queue is its application's leaf queue; Locality how near its asks it was placed.
+	Queue    string
+	Locality Locality
 }
 
 // app is the engine's state of one application.

@@ -343,7 +343,7 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 	if c.am {
 		a.group.addAMUse(a.spec.User, c.resource, 1)
 	}
-	e.consumeLocal(a, ask, n)
+	loc := e.consumeLocal(a, ask, n)
 	// The ask's own partition: a non-exclusive partition's node may serve the default
 	// partition's ask (shared.go).
 	ask.Count--
@@ -359,5 +359,5 @@ func (e *Engine) placeOn(p *partition, a *app, ask *Ask, n *node) Allocation {
 		delete(a.asks, ask.key())
 	}
 	return Allocation{Container: c.id, App: a.spec.ID, Node: n.spec.ID, Priority: ask.Priority, Resource: c.resource, AM: ask.AM, Time: c.start,
-		RequestID: ask.RequestID, Placement: ask.Placement}
+		RequestID: ask.RequestID, Placement: ask.Placement, Queue: a.group.name, Locality: loc}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	metrics "github.com/rcrowley/go-metrics"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 )
 
@@ -26,6 +28,9 @@ type Groups struct {
 	// static are hadoop.user.group.static.mapping.overrides: users whose groups are
 	// given in the configuration, never looked up.
 	static map[string][]string
+	// lookups times the lookups that reach the system (cache misses): UgiMetrics'
+	// GetGroups.
+	lookups metrics.Timer
 
 	mu    sync.Mutex
 	cache map[string]groupsEntry
@@ -41,8 +46,21 @@ func NewGroups(ttl time.Duration, now func() time.Time) *Groups {
 	if now == nil {
 		now = time.Now
 	}
-	return &Groups{ttl: ttl, now: now, lookup: SystemGroups, cache: map[string]groupsEntry{}}
+	return &Groups{ttl: ttl, now: now, lookup: SystemGroups, lookups: metrics.NewTimer(), cache: map[string]groupsEntry{}}
 }
+
+// TimeLookups times the lookups in reg's "ugi.GetGroups" timer (shared by every mapping
+// of the daemon, as Java's UgiMetrics are the process's), before the mapping is used.
+func (g *Groups) TimeLookups(reg metrics.Registry) *Groups {
+	if reg != nil {
+		g.lookups = metrics.GetOrRegisterTimer(UgiGetGroups, reg)
+	}
+	return g
+}
+
+// UgiGetGroups is the daemon's registry's timer of group lookups (UgiMetrics'
+// GetGroups).
+const UgiGetGroups = "ugi.GetGroups"
 
 // localGroupMapping reports whether class is one of the group mappings Hadoop ships that
 // resolve groups from the local system, as Groups does; any other
@@ -120,7 +138,9 @@ func (g *Groups) Of(name string) []string {
 	if ok && now.Sub(e.at) < g.ttl {
 		return e.groups
 	}
+	start := time.Now()
 	groups := g.lookup(name)
+	g.lookups.UpdateSince(start)
 	if g.ttl > 0 {
 		g.mu.Lock()
 		g.cache[name] = groupsEntry{groups: groups, at: now}

@@ -3,8 +3,10 @@ package kerberos
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/jcmturner/gokrb5/v8/client"
+	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/rpc"
@@ -19,9 +21,29 @@ type Login struct {
 	principal Name
 }
 
+// The daemon's registry's timers of keytab logins (UgiMetrics' LoginSuccess and
+// LoginFailure).
+const (
+	UgiLoginSuccess = "ugi.LoginSuccess"
+	UgiLoginFailure = "ugi.LoginFailure"
+)
+
 // LoginFromConf logs in as the principal at principalKey (_HOST resolved against host)
-// with the keytab at keytabKey.
-func LoginFromConf(c *conf.Configuration, principalKey, keytabKey, host string) (*Login, error) {
+// with the keytab at keytabKey; reg (when not nil) times the login, as Java's UgiMetrics.
+func LoginFromConf(c *conf.Configuration, principalKey, keytabKey, host string, reg metrics.Registry) (*Login, error) {
+	start := time.Now()
+	l, err := loginFromConf(c, principalKey, keytabKey, host)
+	if reg != nil {
+		name := UgiLoginSuccess
+		if err != nil {
+			name = UgiLoginFailure
+		}
+		metrics.GetOrRegisterTimer(name, reg).UpdateSince(start)
+	}
+	return l, err
+}
+
+func loginFromConf(c *conf.Configuration, principalKey, keytabKey, host string) (*Login, error) {
 	n, kt, err := identity(c, principalKey, keytabKey, host)
 	if err != nil {
 		return nil, err

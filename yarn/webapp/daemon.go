@@ -44,6 +44,10 @@ type Daemon struct {
 	levels     *Levels
 	promOnce   sync.Once
 	prom       http.Handler
+	// snapshots time the beans' computations (each /jmx and /prom request), publishes
+	// the /prom scrapes: MetricsSystem's Snapshot and Publish (metricssystem.go).
+	timersOnce           sync.Once
+	snapshots, publishes metrics.Timer
 }
 
 // Install registers the pages on mux and counts the daemon's log lines for JvmMetrics.
@@ -89,14 +93,20 @@ func (d *Daemon) Install(mux *http.ServeMux) {
 	}))
 }
 
-// AllBeans are the daemon's beans and the runtime's, sorted by name.
+// AllBeans are the daemon's beans, the runtime's, UgiMetrics and the metrics system's,
+// sorted by name.
 func (d *Daemon) AllBeans() []Bean {
+	start := time.Now()
 	var out []Bean
 	if d.Beans != nil {
 		out = append(out, d.Beans()...)
 	}
 	out = append(out, RuntimeBeans(d.Service, d.Host, d.Started, d.logs.counts)...)
+	out = append(out, d.ugiBean())
+	out = append(out, d.metricsSystemBeans(out)...)
 	SortBeans(out)
+	d.timers()
+	d.snapshots.UpdateSince(start)
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,7 +33,13 @@ func (d *Daemon) promHandler() http.Handler {
 	return d.prom
 }
 
-func (d *Daemon) serveProm(w http.ResponseWriter, r *http.Request) { d.promHandler().ServeHTTP(w, r) }
+// serveProm answers a scrape, timed as the metrics system's publish.
+func (d *Daemon) serveProm(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	d.promHandler().ServeHTTP(w, r)
+	d.timers()
+	d.publishes.UpdateSince(start)
+}
 
 // daemonCollector turns the beans and go-metrics into families at each scrape. It is
 // unchecked (Describe sends nothing): its families change with the queues and ports.
@@ -55,7 +62,9 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, b := range c.d.AllBeans() {
 		record, labels := beanLabels(b)
-		if record == "" || record == "JvmMetrics" {
+		// JvmMetrics: the Go and process collectors say it; UgiMetrics: its timers are
+		// the registry's (ugi.*), exported below.
+		if record == "" || record == "JvmMetrics" || record == "UgiMetrics" {
 			continue
 		}
 		for _, a := range b.Attrs {
@@ -233,6 +242,9 @@ var forPort = regexp.MustCompile(`^(.+)ForPort(\d+)$`)
 func promName(record, attr string) (string, float64) {
 	scale := 1.0
 	switch {
+	case strings.Contains(attr, "MBSeconds"):
+		// AggregateMemoryMBSecondsPreempted: megabyte-seconds to byte-seconds.
+		attr, scale = strings.Replace(attr, "MBSeconds", "ByteSeconds", 1), 1<<20
 	case strings.HasSuffix(attr, "MB") || strings.HasSuffix(attr, "Mb"):
 		attr, scale = attr[:len(attr)-2]+"Bytes", 1<<20
 	case strings.HasSuffix(attr, "GB"):
