@@ -198,11 +198,12 @@ echo "=== node labels: $($Y node -list -all 2>/dev/null | grep -c 8041) $(curl -
 DS=$! OVER=
 # The 2.7.3 distributed shell's AM never ends when it gets (and runs) more containers
 # than it asked for and their ends reach it in certain batches; the 2.7.3 RM sometimes
-# gives it one more under load. That is said, and the shell given 20 s, then stopped.
+# gives it one more under load (its first attempt's containers: the AM and two asked for).
+# That is said, and the shell given 20 s, then stopped.
 for i in $(seq 1 300); do
   kill -0 $DS 2>/dev/null || break
   A=$(last_app)
-  if [ -z "$OVER" ] && [ -n "$A" ] && [ "$(ls -d nm-logs/$A/container_* nm2/nm-logs/$A/container_* 2>/dev/null | wc -l)" -gt 3 ]; then
+  if [ -z "$OVER" ] && [ -n "$A" ] && [ "$(ls -d nm-logs/$A/container_*_01_* nm2/nm-logs/$A/container_*_01_* 2>/dev/null | wc -l)" -gt 3 ]; then
     echo "dshell over-allocated"; OVER=$i
   fi
   [ -n "$OVER" ] && [ $((i - OVER)) -gt 40 ] && { $Y application -kill $A > /dev/null 2>&1; kill $DS; }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
@@ -120,6 +122,7 @@ func (g *gpuPlugin) resourceInfo() map[string]any {
 type gpuHook struct {
 	g     *gpuPlugin
 	table *containers.Table
+	log   *logrus.Entry
 }
 
 func (gpuHook) Name() string { return "gpu" }
@@ -128,6 +131,10 @@ func (h gpuHook) Prestart(ctx context.Context, c *containers.Container, p *launc
 	n, err := h.g.asked(c)
 	if err != nil {
 		return fmt.Errorf("Failed to assign GPUs to %s: %v", c.ID, err)
+	}
+	if free := h.g.alloc.Free(); n > free && len(h.g.alloc.Held(c.ID.String())) == 0 {
+		h.log.WithFields(map[string]any{"container": c.ID.String(), "application": c.ID.Attempt.App.String(), "gpus": n, "free": free}).
+			Info("container waiting for GPUs an ending container still holds")
 	}
 	devs, err := h.g.alloc.Assign(ctx, c.ID.String(), n)
 	if err != nil {

@@ -77,7 +77,7 @@ func (nm *NodeManager) newRun(c *containers.Container) *containerRun {
 		tokensHook{},
 	}
 	if nm.gpus != nil {
-		hooks = append(hooks, gpuHook{g: nm.gpus, table: nm.table}) // before the script: it sets the environment
+		hooks = append(hooks, gpuHook{g: nm.gpus, table: nm.table, log: nm.log}) // before the script: it sets the environment
 	}
 	hooks = append(hooks, scriptHook{nm.launchNode}, handOverHook{nm.runAs}, &auxHook{aux: nm.aux})
 	return &containerRun{nm: nm, c: c,

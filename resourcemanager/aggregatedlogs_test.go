@@ -19,6 +19,62 @@ import (
 	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 )
 
+// finishingAM registers and finishes at once.
+func finishingAM(t *testing.T) amFunc {
+	return func(ctx context.Context, _ *nmsim.Launch, am *amclient.Client) int32 {
+		if _, err := am.Register(ctx, "am-host", 0, ""); err != nil {
+			t.Errorf("register: %v", err)
+			return 1
+		}
+		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", ""); err != nil {
+			t.Errorf("finish: %v", err)
+			return 1
+		}
+		return 0
+	}
+}
+
+// writeAggregatedLog writes what a NodeManager's upload of an application's AM container
+// holds (AggregatedLogFormat): the owner, a VIEW_APP ACL and the AM's stdout. It returns
+// the AM container's id.
+func writeAggregatedLog(t *testing.T, remote, user, node, viewACL string, app records.ApplicationID, stdout []byte) string {
+	t.Helper()
+	am := records.ContainerID{Attempt: app.Attempt(1), ID: 1}.String()
+	appDir := filepath.Join(remote, user, "logs", app.String())
+	if err := os.MkdirAll(appDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := aggregatedlog.NewWriter(&buf, user, []aggregatedlog.ACL{{Type: "VIEW_APP", ACL: viewACL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(am, []aggregatedlog.LogFile{{Name: "stdout", Length: int64(len(stdout)), Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(stdout)), nil
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(appDir, aggregatedlog.NodeFileName(node)), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return am
+}
+
+// webGet fetches a page of the RM's web port: its status and body.
+func webGet(t *testing.T, rm *ResourceManager, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + rm.WebAddr().String() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // Once the NodeManager that ran an application's AM has left the cluster (decommissioned
 // here), the RM's pages link the AM's logs to the RM itself, which reads them from the
 // aggregated logs: the page lists the container's files and shows one; a file it lacks,
@@ -33,61 +89,20 @@ func TestRMServesAggregatedLogsOnceTheNodeLeft(t *testing.T) {
 	remote := filepath.Join(dir, "remote")
 	c := testConf("yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", "file://"+remote,
 		"yarn.resourcemanager.nodes.exclude-path", exclude)
-	sc := newSimCluster(t, c, 1, func(ctx context.Context, _ *nmsim.Launch, am *amclient.Client) int32 {
-		if _, err := am.Register(ctx, "am-host", 0, ""); err != nil {
-			t.Errorf("register: %v", err)
-			return 1
-		}
-		if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "", ""); err != nil {
-			t.Errorf("finish: %v", err)
-			return 1
-		}
-		return 0
-	})
+	sc := newSimCluster(t, c, 1, finishingAM(t))
 	id := sc.submit(1, 0)
 	rep := sc.waitFinal(id, 20*time.Second)
 	app := records.AppIDFromProto(id)
 	user := rep.GetUser()
-	am := records.ContainerID{Attempt: app.Attempt(1), ID: 1}.String()
-	node := sc.nms[0].Key()
-
-	// The NodeManager's upload, as AggregatedLogFormat writes it.
-	appDir := filepath.Join(remote, user, "logs", app.String())
-	if err := os.MkdirAll(appDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w, err := aggregatedlog.NewWriter(&buf, user, []aggregatedlog.ACL{{Type: "VIEW_APP", ACL: " "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := []byte(strings.Repeat("x", 5000) + "the AM's last words\n")
-	if err := w.Append(am, []aggregatedlog.LogFile{{Name: "stdout", Length: int64(len(stdout)), Open: func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(stdout)), nil
-	}}}); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	if err := os.WriteFile(filepath.Join(appDir, aggregatedlog.NodeFileName(node)), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	web := "http://" + sc.rm.WebAddr().String()
-	get := func(path string) (int, string) {
-		t.Helper()
-		resp, err := http.Get(web + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	am := writeAggregatedLog(t, remote, user, sc.nms[0].Key(), " ", app, []byte(strings.Repeat("x", 5000)+"the AM's last words\n"))
+	get := func(path string) (int, string) { t.Helper(); return webGet(t, sc.rm, path) }
 	// While the NodeManager is in the cluster, its page is where the logs are.
 	if _, page := get("/cluster/app/" + app.String()); !strings.Contains(page, "/node/containerlogs/"+am+"/"+user) {
 		t.Fatalf("the app page does not link the AM's logs to its NodeManager:\n%s", page)
 	}
-	os.WriteFile(exclude, []byte(sc.nms[0].NodeID().GetHost()+"\n"), 0o644)
+	if err := os.WriteFile(exclude, []byte(sc.nms[0].NodeID().GetHost()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := sc.rm.Core().RefreshNodes(false, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -121,5 +136,40 @@ func TestRMServesAggregatedLogsOnceTheNodeLeft(t *testing.T) {
 		if status, page := get(path); status != want.status || !strings.Contains(page, want.text) {
 			t.Errorf("%s: %d, want %d with %q\n%s", path, status, want.status, want.text, page)
 		}
+	}
+}
+
+// With yarn.acl.enable, the logs of an application the RM has forgotten (beyond
+// max-completed-applications) are read for its owner, an administrator and the users its
+// aggregated file's VIEW_APP ACL names; anyone else is refused, and learns neither where
+// the logs are nor whether there are any.
+func TestRMAggregatedLogsOfAForgottenApplicationFollowTheFileACLs(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "remote")
+	c := testConf("yarn.log-aggregation-enable", "true", "yarn.nodemanager.remote-app-log-dir", "file://"+remote,
+		"yarn.acl.enable", "true", "yarn.admin.acl", "admin", "yarn.resourcemanager.max-completed-applications", "1")
+	sc := newSimCluster(t, c, 1, finishingAM(t))
+	first := sc.submit(1, 0)
+	user := sc.waitFinal(first, 20*time.Second).GetUser()
+	sc.waitFinal(sc.submit(1, 0), 20*time.Second)
+	app := records.AppIDFromProto(first)
+	testutil.Eventually(t, 10*time.Second, app.String()+" is still known with max-completed-applications 1", func() bool {
+		_, known := sc.rm.Core().AppReport(app)
+		return !known
+	})
+	am := writeAggregatedLog(t, remote, user, sc.nms[0].Key(), "carol", app, []byte("forgotten but kept\n"))
+	link := "/cluster/logs/" + am + "/" + user + "/stdout"
+	for who, want := range map[string]int{user: http.StatusOK, "admin": http.StatusOK, "carol": http.StatusOK, "mallory": http.StatusForbidden} {
+		status, page := webGet(t, sc.rm, link+"?user.name="+who)
+		if status != want || (want == http.StatusOK) != strings.Contains(page, "forgotten but kept") {
+			t.Errorf("%s: %d, want %d\n%s", who, status, want, page)
+		}
+	}
+	// Another container of it, which has no logs: mallory learns nothing of where.
+	other := "/cluster/logs/" + records.ContainerID{Attempt: app.Attempt(1), ID: 2}.String() + "/" + user
+	if status, page := webGet(t, sc.rm, other+"?user.name=mallory"); status != http.StatusNotFound || !strings.Contains(page, "that you may read") || strings.Contains(page, remote) {
+		t.Errorf("mallory, a container without logs: %d\n%s", status, page)
+	}
+	if status, page := webGet(t, sc.rm, other+"?user.name="+user); status != http.StatusNotFound || !strings.Contains(page, "No aggregated logs of") {
+		t.Errorf("the owner, a container without logs: %d\n%s", status, page)
 	}
 }

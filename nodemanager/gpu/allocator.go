@@ -22,9 +22,10 @@ type Allocator struct {
 	// says otherwise).
 	wait time.Duration
 
-	mu     sync.Mutex
-	holder map[int]string // minor number → container id
-	freed  chan struct{}  // closed, and replaced, when a Release frees a GPU
+	mu      sync.Mutex
+	holder  map[int]string // minor number → container id
+	freed   chan struct{}  // closed, and replaced, when a Release frees a GPU
+	waiting int            // Assigns waiting for a Release
 }
 
 // NewAllocator is an allocator over the node's GPUs, none held.
@@ -38,12 +39,17 @@ func NewAllocator(devices []Device) *Allocator {
 func (a *Allocator) Devices() []Device { return append([]Device(nil), a.devices...) }
 
 // Assign gives container n GPUs. A container that holds some already (a relaunch)
-// keeps them. The RM gives a node no more GPU containers than it has GPUs, but it frees
-// a killed application's GPUs before this node has stopped its containers: with too few
-// free, Assign waits for Releases, up to the allocator's wait or ctx's end (the
-// container killed meanwhile), as Java's GpuResourceAllocator waits for GPUs being
-// released. Still too few is an error: the container fails, as Java's does.
+// keeps them. More than the node has fails at once. The RM gives a node no more GPU
+// containers than it has GPUs, but it frees a killed application's GPUs before this node
+// has even heard of the kill: with too few free, Assign waits for Releases, up to the
+// allocator's wait or ctx's end (the container killed meanwhile). Java's
+// GpuResourceAllocator waits the same 120 s, but only for GPUs of containers it already
+// stops, so that race fails the container there. Still too few is an error: the
+// container fails, as Java's does.
 func (a *Allocator) Assign(ctx context.Context, container string, n int) ([]Device, error) {
+	if n > len(a.devices) {
+		return nil, a.tooFew(n, -1)
+	}
 	var deadline <-chan time.Time
 	for {
 		devs, free, freed := a.tryAssign(container, n)
@@ -57,6 +63,14 @@ func (a *Allocator) Assign(ctx context.Context, container string, n int) ([]Devi
 			t := time.NewTimer(a.wait)
 			defer t.Stop()
 			deadline = t.C
+			a.mu.Lock()
+			a.waiting++
+			a.mu.Unlock()
+			defer func() {
+				a.mu.Lock()
+				a.waiting--
+				a.mu.Unlock()
+			}()
 		}
 		select {
 		case <-freed:
@@ -68,7 +82,24 @@ func (a *Allocator) Assign(ctx context.Context, container string, n int) ([]Devi
 	}
 }
 
+// Waiting counts the containers waiting for GPUs to be released.
+func (a *Allocator) Waiting() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waiting
+}
+
+// Free counts the GPUs no container holds.
+func (a *Allocator) Free() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.devices) - len(a.holder)
+}
+
 func (a *Allocator) tooFew(n, free int) error {
+	if free < 0 {
+		return fmt.Errorf("failed to find enough GPUs: %d requested, the node has %d", n, len(a.devices))
+	}
 	return fmt.Errorf("failed to find enough GPUs: %d requested, %d available of %d", n, free, len(a.devices))
 }
 

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 )
 
 // fakeSMI is an nvidia-smi that prints the fixture (nvidia-smi's -q -x schema) when
@@ -77,6 +80,9 @@ func TestAllocatorWaitsForGPUsBeingReleased(t *testing.T) {
 	if _, err := a.Assign(context.Background(), "old", 2); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := a.Assign(context.Background(), "too-many", 3); err == nil || a.Waiting() != 0 {
+		t.Fatalf("more GPUs than the node has: %v, waiting %d; want a failure at once", err, a.Waiting())
+	}
 	got := make(chan []Device)
 	go func() {
 		devs, err := a.Assign(context.Background(), "new", 1)
@@ -85,6 +91,7 @@ func TestAllocatorWaitsForGPUsBeingReleased(t *testing.T) {
 		}
 		got <- devs
 	}()
+	testutil.Eventually(t, 5*time.Second, "the container never waited", func() bool { return a.Waiting() == 1 })
 	a.Release("old")
 	if devs := <-got; !reflect.DeepEqual(devs, []Device{{0, 0}}) {
 		t.Errorf("the waiting container got %v, want GPU 0", devs)
@@ -95,9 +102,13 @@ func TestAllocatorWaitsForGPUsBeingReleased(t *testing.T) {
 		_, err := a.Assign(ctx, "killed", 2)
 		failed <- err
 	}()
+	testutil.Eventually(t, 5*time.Second, "the container never waited", func() bool { return a.Waiting() == 1 })
 	cancel()
 	if err := <-failed; err == nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("a container killed while it waited: %v, want context.Canceled", err)
+	}
+	if a.Waiting() != 0 {
+		t.Errorf("%d still waiting", a.Waiting())
 	}
 	if as := a.Assigned(); len(as) != 1 || as[0].Container != "new" {
 		t.Errorf("assigned %v, want only the waiting container's GPU", as)

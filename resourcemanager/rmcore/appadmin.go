@@ -99,7 +99,7 @@ func (rm *Core) MoveApp(id records.ApplicationID, queue, user string) error {
 	if finished {
 		return exceptions.Errorf(exceptions.YarnException, "App in FINISHED state cannot be moved.")
 	}
-	rm.containers.SetQueue(id, q.Name)
+	rm.metrics.movedIn(q.Name, rm.containers.MoveQueue(id, q.Name))
 	rm.log.WithFields(map[string]any{"application": id.String(), "queue": q.Name, "user": user}).Info("application moved")
 	return nil
 }

@@ -127,6 +127,15 @@ func (m *Metrics) containerRecovered(queue string) {
 	m.mu.Unlock()
 }
 
+// movedIn counts the live containers of an application that moved to queue as allocated
+// there (Java's move re-accounts them; rmstate.Containers.MoveQueue ends them in the
+// queue it left).
+func (m *Metrics) movedIn(queue string, live int) {
+	m.mu.Lock()
+	m.queue(queue).Allocated += int64(live)
+	m.mu.Unlock()
+}
+
 // allocatedIn counts a plan's containers in their queues, by locality.
 func (m *Metrics) allocatedIn(made []*scheduler.Allocation) {
 	m.ContainersAlloc.Inc(int64(len(made)))

@@ -180,7 +180,7 @@ func NewContainers(types resourcetypes.Types, now func() time.Time) *Containers 
 func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerStatusProto) (*Container, *yarnpb.ContainerStatusProto, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, d, fresh := t.completeLocked(id, compactStatus(status))
+	c, d, fresh := t.completeLocked(id, compactStatus(status), true)
 	if !fresh {
 		return c, status, false
 	}
@@ -188,8 +188,10 @@ func (t *Containers) Complete(id records.ContainerID, status *yarnpb.ContainerSt
 }
 
 // accountLocked adds what a container that just ended held, for how long, to its
-// application's resource-seconds (and preempted resource-seconds); t.mu is held.
-func (t *Containers) accountLocked(c *Container) {
+// application's resource-seconds (and preempted resource-seconds), and counts its end to
+// its queue unless it ended while the RM was down (counted as an end, as Java's
+// recovery does not, it would be one its queue never counted allocated); t.mu is held.
+func (t *Containers) accountLocked(c *Container, queued bool) {
 	app := c.ID.Attempt.App
 	s := t.spent[app]
 	if s == nil {
@@ -198,6 +200,12 @@ func (t *Containers) accountLocked(c *Container) {
 	}
 	h := c.held(t.now().UnixMilli())
 	s.used = s.used.Add(h)
+	if c.preempted {
+		s.preempted = s.preempted.Add(h)
+	}
+	if !queued {
+		return
+	}
 	q := t.queueOf[app]
 	e := t.ends[q]
 	if e == nil {
@@ -206,7 +214,6 @@ func (t *Containers) accountLocked(c *Container) {
 	}
 	e.Ended++
 	if c.preempted {
-		s.preempted = s.preempted.Add(h)
 		e.Preempted++
 		for i, ms := range h {
 			e.PreemptedSeconds[i] += ms / 1000
@@ -214,12 +221,36 @@ func (t *Containers) accountLocked(c *Container) {
 	}
 }
 
-// SetQueue says which queue app is in (submitted, recovered or moved): its containers'
-// ends count to that queue from then on.
+// SetQueue says which queue app is in (submitted or recovered): its containers' ends
+// count to that queue.
 func (t *Containers) SetQueue(app records.ApplicationID, queue string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.queueOf[app] = queue
+}
+
+// MoveQueue moves app to queue, as Java's SchedulerApplicationAttempt.move re-accounts an
+// application that moves: its live containers end in the queue it leaves (counted here)
+// and are allocated again in the one it joins (live, for the caller to count).
+func (t *Containers) MoveQueue(app records.ApplicationID, queue string) (live int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.queueOf[app]
+	t.queueOf[app] = queue
+	for _, c := range t.index.list(app) {
+		if !c.done() {
+			live++
+		}
+	}
+	if live > 0 {
+		e := t.ends[old]
+		if e == nil {
+			e = &QueueEnds{}
+			t.ends[old] = e
+		}
+		e.Ended += int64(live)
+	}
+	return live
 }
 
 // QueueEnds copies every queue's container ends (those of applications whose queue was
@@ -236,13 +267,13 @@ func (t *Containers) QueueEnds() map[string]QueueEnds {
 
 // completeLocked records a finished container once and queues its status d for its
 // attempt; it returns the status as the AM will see it and whether the container was
-// still running; t.mu is held.
-func (t *Containers) completeLocked(id records.ContainerID, d doneStatus) (*Container, doneStatus, bool) {
+// still running; t.mu is held. queued: its end counts to its queue (accountLocked).
+func (t *Containers) completeLocked(id records.ContainerID, d doneStatus, queued bool) (*Container, doneStatus, bool) {
 	c := t.index.get(id)
 	if c == nil || c.move(cEnded) != nil {
 		return c, d, false
 	}
-	t.accountLocked(c)
+	t.accountLocked(c, queued)
 	t.clockStoppedLocked(c)
 	t.startedLocked(c)
 	d.c = c
@@ -541,7 +572,7 @@ func (t *Containers) CleanupContainers(app records.ApplicationID, match func(rec
 	defer t.mu.Unlock()
 	for _, c := range t.index.list(app) {
 		if match(c.ID) && c.move(cKilledWithApp) == nil {
-			t.accountLocked(c) // a killed application's containers count to the kill
+			t.accountLocked(c, true) // a killed application's containers count to the kill
 			t.clockStoppedLocked(c)
 			t.startedLocked(c)
 			t.orders.kill(c.Node(), c.ID.Proto())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
@@ -227,5 +228,50 @@ func TestUnstartedSinceFollowsHandOuts(t *testing.T) {
 			}
 			c.Launched(rc.ID) // as expiry completes it
 		}
+	}
+}
+
+// A queue counts each of its containers' ends once: reported complete, killed with the
+// application, the live ones of an application moved away (Java's move re-accounts them);
+// one that ended while the RM was down, recovered complete, is not counted (nor allocated).
+// A preempted container's resource-seconds count to its queue.
+func TestQueueEndsCountEachEndOnce(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	c := NewContainers(resourcetypes.Default(), func() time.Time { return now })
+	app := records.ApplicationID{ClusterTimestamp: 1, ID: 1}
+	att := app.Attempt(1)
+	at := &NodeAddr{Key: "n1:1", ID: &yarnpb.NodeIdProto{Host: proto.String("n1"), Port: proto.Int32(1)}}
+	c.SetQueue(app, "a")
+	engine := scheduler.ContainerID(0)
+	add := func() *Container {
+		engine++
+		rc := &Container{EngineID: engine, ID: records.ContainerID{Attempt: att}, At: at, Created: now.UnixMilli(), Resource: scheduler.Resource{2048, 2}}
+		c.AddAll([]*Container{rc})
+		return rc
+	}
+	complete := func(rc *Container) {
+		c.TakeReports([]NodeReport{{Node: rc.Node(), Statuses: []*yarnpb.ContainerStatusProto{{ContainerId: rc.ID.Proto(),
+			State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}}})
+	}
+	first, second, third := add(), add(), add()
+	complete(first)
+	c.PreemptContainer(scheduler.Preemption{Container: second.EngineID, Kill: true}, testutil.QuietLogger())
+	now = now.Add(10 * time.Second)
+	if _, _, fresh := c.Complete(second.ID, &yarnpb.ContainerStatusProto{ContainerId: second.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		ExitStatus: proto.Int32(-102)}); !fresh {
+		t.Fatal("the preempted container was not live")
+	}
+	if live := c.MoveQueue(app, "b"); live != 1 {
+		t.Fatalf("moved with %d live containers, want 1", live)
+	}
+	complete(third)
+	recovered := &Container{ID: records.ContainerID{Attempt: att, ID: 99}, At: at, Created: now.UnixMilli()}
+	if _, ok := c.Recover(recovered, &yarnpb.ContainerStatusProto{ContainerId: recovered.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
+		t.Fatal("not recovered")
+	}
+	ends := c.QueueEnds()
+	want := map[string]QueueEnds{"a": {Ended: 3, Preempted: 1, PreemptedSeconds: scheduler.Resource{20480, 20}}, "b": {Ended: 1}}
+	if len(ends) != 2 || ends["a"] != want["a"] || ends["b"] != want["b"] {
+		t.Fatalf("ends %+v, want %+v", ends, want)
 	}
 }

@@ -105,7 +105,7 @@ func (t *Containers) completedOnLocked(node string, id records.ContainerID, d do
 	if orphans := t.orphans[node]; orphans[id] {
 		delete(orphans, id)
 	}
-	c, d, fresh := t.completeLocked(id, d)
+	c, d, fresh := t.completeLocked(id, d, true)
 	if fresh {
 		finished = append(finished, Completion{c, d})
 		release = append(release, c.EngineID)
@@ -225,7 +225,7 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 	if done == nil {
 		return nil, true
 	}
-	_, d, _ := t.completeLocked(rc.ID, compactStatus(done))
+	_, d, _ := t.completeLocked(rc.ID, compactStatus(done), false)
 	return d.status(), true
 }
 

@@ -117,6 +117,10 @@ func (u *ui) containerLogs(w http.ResponseWriter, r *http.Request) {
 	found, where, err := u.aggLogs.find(u.rm.Conf(), id, user)
 	if err != nil {
 		data["Missing"] = "No aggregated logs of " + id.String() + ": " + err.Error() + "."
+		if !known && !u.rm.MayViewLogsOf(callerOf(r), user, nil) {
+			// Where they are, or whether there are any, is for those who may read them.
+			data["Missing"] = "No aggregated logs of " + id.String() + " that you may read."
+		}
 		u.render(w, http.StatusNotFound, "logs", title, "", data)
 		return
 	}
