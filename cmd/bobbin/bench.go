@@ -115,6 +115,7 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.User, "user", currentUser(), "submitting user")
 	fs.IntVar(&o.FirstPort, "first-port", 20000, "NodeId port of the first simulated NM (they share host 127.0.0.1)")
 	fs.IntVar(&o.RMPid, "rm-pid", 0, "the RM's process id: report its peak RSS and CPU time from /proc")
+	fs.StringVar(&o.RMWeb, "rm-web", "", "a Bobbin RM's web address (host:port): report its GC pauses in the window and its live heap from its /prom")
 	logLevel := fs.String("log-level", "warn", "generator log level")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
 	fs.DurationVar(&o.SlowAllocate, "slow-allocate", 0, "log each allocate call that takes at least this long, with its start time (0: none)")

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,10 @@ type Options struct {
 	// that long, with its start time.
 	SlowAllocate time.Duration
 	// RMPid, when set, is sampled for RSS and CPU time through /proc.
-	RMPid  int
+	RMPid int
+	// RMWeb, when set, is a Bobbin RM's web address (host:port): its /prom is read at the
+	// window's start and end for its GC pauses and live heap.
+	RMWeb  string
 	Logger *logrus.Entry
 }
 
@@ -169,6 +173,20 @@ type Result struct {
 	RMCPUSeconds        float64 `json:"rm_cpu_s,omitempty"`
 	RMPeakRSSMB         float64 `json:"rm_peak_rss_mb,omitempty"`
 	RMEndRSSMB          float64 `json:"rm_end_rss_mb,omitempty"`
+	// RMRSSBeforeAppsMB is the RM's RSS once the NodeManagers registered, before any
+	// application: what the applications and containers add is RMEndRSSMB less it, over
+	// RunningAtEnd containers of Apps applications.
+	RMRSSBeforeAppsMB float64 `json:"rm_rss_before_apps_mb,omitempty"`
+	RunningAtEnd      int64   `json:"containers_running_at_end"`
+
+	// From a Bobbin RM's /prom (RMWeb): its stop-the-world GC pauses in the window (the
+	// upper bounds of the runtime histogram's buckets holding the median, the 99th
+	// percentile and the longest; -1: beyond its last bound) and its live heap at the end.
+	RMGCPauses      uint64  `json:"rm_gc_pauses,omitempty"`
+	RMGCPauseP50Ms  float64 `json:"rm_gc_pause_p50_ms,omitempty"`
+	RMGCPauseP99Ms  float64 `json:"rm_gc_pause_p99_ms,omitempty"`
+	RMGCPauseMaxMs  float64 `json:"rm_gc_pause_max_ms,omitempty"`
+	RMLiveHeapEndMB float64 `json:"rm_live_heap_end_mb,omitempty"`
 }
 
 // errorLog counts errors by kind and keeps the first few messages.
@@ -234,6 +252,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := r.startNodes(ctx); err != nil {
 		return nil, err
 	}
+	var rssBeforeApps int64
+	if o.RMPid > 0 {
+		rssBeforeApps, _, _ = processRSS(o.RMPid)
+	}
 	ams, err := r.startApps(ctx)
 	defer func() {
 		for _, a := range ams {
@@ -245,7 +267,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{Nodes: o.Nodes, Apps: o.Apps, HeartbeatMs: o.Heartbeat.Milliseconds(), AMIntervalMs: o.AMInterval.Milliseconds(),
 		ContainerMs: o.ContainerTime.Milliseconds(), AsksPerApp: o.AsksPerApp, OfferedRate: o.Rate, SetupSeconds: time.Since(setupStart).Seconds(),
-		NMRegister: r.nmReg.Summarize(), AppStart: r.appStart.Summarize()}
+		NMRegister: r.nmReg.Summarize(), AppStart: r.appStart.Summarize(), RMRSSBeforeAppsMB: round3(float64(rssBeforeApps) / 1024)}
+	var rt0 rmRuntime
+	if o.RMWeb != "" {
+		if rt0, err = scrapeRuntime(ctx, o.RMWeb); err != nil {
+			return nil, err
+		}
+	}
 
 	var rmStats *procSampler
 	if o.RMPid > 0 {
@@ -288,6 +316,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	stop()
 	window := time.Since(windowStart)
 	r.recording.Store(false)
+	res.RunningAtEnd = r.running.Load()
+	if o.RMWeb != "" {
+		rt1, err := scrapeRuntime(ctx, o.RMWeb)
+		if err != nil {
+			return nil, err
+		}
+		p := pausesBetween(rt0, rt1)
+		ms := func(s float64) float64 {
+			if math.IsInf(s, 1) {
+				return -1
+			}
+			return round3(s * 1000)
+		}
+		res.RMGCPauses, res.RMGCPauseP50Ms, res.RMGCPauseP99Ms, res.RMGCPauseMaxMs = p.n, ms(p.p50), ms(p.p99), ms(p.maxSeconds)
+		res.RMLiveHeapEndMB = round3(rt1.liveHeap / (1 << 20))
+	}
 	res.GeneratorCPUSeconds = round3((selfCPU() - cpu0).Seconds())
 	if rmStats != nil {
 		s := rmStats.stop()

@@ -27,7 +27,12 @@ import (
 func (d *Daemon) promHandler() http.Handler {
 	d.promOnce.Do(func() {
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), daemonCollector{d})
+		// Beside the Go collector's defaults: the stop-the-world pauses for GC as a
+		// histogram (go_sched_pauses_total_gc_seconds, whose tail a summary hides) and
+		// the live heap after the last GC (go_gc_heap_live_bytes).
+		goc := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{
+			Matcher: regexp.MustCompile(`^/sched/pauses/total/gc:seconds$|^/gc/heap/live:bytes$`)}))
+		reg.MustRegister(goc, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), daemonCollector{d})
 		d.prom = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	})
 	return d.prom
@@ -136,11 +141,12 @@ func goMetric(add func(name, help string, counter bool, labels map[string]string
 func cumulative(record, attr string) bool {
 	switch {
 	case strings.HasSuffix(attr, "NumOps"), strings.HasPrefix(attr, "Aggregate"),
+		strings.HasPrefix(attr, "Sink_") && strings.HasSuffix(attr, "Dropped"),
 		strings.HasPrefix(attr, "Rpc") && (strings.HasSuffix(attr, "Successes") || strings.HasSuffix(attr, "Failures")):
 		return true
 	}
 	switch attr {
-	case "ReceivedBytes", "SentBytes", "RpcClientBackoff", "RpcSlowCalls", "NumDroppedConnections",
+	case "ReceivedBytes", "SentBytes", "RpcClientBackoff", "RpcSlowCalls", "NumDroppedConnections", "DroppedPubAll",
 		"AppsSubmitted", "AppsCompleted", "AppsKilled", "AppsFailed",
 		"ShuffleOutputBytes", "ShuffleOutputsFailed", "ShuffleOutputsOK", "ShuffleConnections":
 		return true

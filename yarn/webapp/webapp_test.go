@@ -127,7 +127,9 @@ func TestDaemonPages(t *testing.T) {
 	t.Logf("/prom:\n%s", prom)
 	for _, want := range []string{`cluster_metrics_num_active_nms{hostname="h",service="ResourceManager"} 2`,
 		`queue_metrics_allocated_bytes{q0="root",q1="default",queue="root.default",service="ResourceManager"} 1.073741824e+09`,
-		"# TYPE bobbin_rm_apps_submitted_total counter", `bobbin_rm_apps_submitted_total 3`, "# TYPE go_goroutines gauge", "process_resident_memory_bytes"} {
+		"# TYPE bobbin_rm_apps_submitted_total counter", `bobbin_rm_apps_submitted_total 3`, "# TYPE go_goroutines gauge", "process_resident_memory_bytes",
+		"# TYPE go_sched_pauses_total_gc_seconds histogram", "go_gc_heap_live_bytes",
+		`metrics_system_num_all_sources{context="metricssystem"`, "# TYPE metrics_system_dropped_pub_all_total counter"} {
 		if !strings.Contains(prom, want) {
 			t.Errorf("/prom lacks %q:\n%s", want, prom)
 		}
