@@ -154,7 +154,9 @@ for rm in $rms; do
 	esac
 	pid=$!
 	wait_serving "$pid"
-	"${gen_cpu[@]}" "$bobbin" bench rm --conf "$conf" --rm-pid "$pid" "$@" >"$out/$rm.json" || { stop_rm "$pid"; exit 1; }
+	web=()
+	if [ "$rm" = bobbin ]; then web=(--rm-web "127.0.0.1:${WEB_PORT:-8088}"); fi # its GC pauses and live heap
+	"${gen_cpu[@]}" "$bobbin" bench rm --conf "$conf" --rm-pid "$pid" "${web[@]}" "$@" >"$out/$rm.json" || { stop_rm "$pid"; exit 1; }
 	stop_rm "$pid"
 	wait "$pid" 2>/dev/null || true
 	sleep 2
