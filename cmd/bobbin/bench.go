@@ -101,6 +101,7 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Nodes, "nodes", 2000, "simulated NodeManagers")
 	fs.IntVar(&o.Apps, "apps", 200, "applications with unmanaged AMs")
 	fs.DurationVar(&o.Duration, "duration", 60*time.Second, "measured window")
+	fs.DurationVar(&o.Warmup, "warmup", 0, "how long the AMs run before the window opens, unmeasured (with a long --container-ms the cluster fills meanwhile)")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", time.Second, "NodeManager heartbeat interval until the RM answers; then, as Java NMs do, each waits the nextHeartBeatInterval of its last answer (the RM's yarn.resourcemanager.nodemanagers.heartbeat-interval-ms, 1 s by default)")
 	fs.DurationVar(&o.AMInterval, "am-interval", time.Second, "AM allocate interval")
 	containerMs := fs.Int("container-ms", 2000, "how long each granted container runs (ms)")

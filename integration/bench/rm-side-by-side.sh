@@ -21,6 +21,7 @@
 #   bobbin         `bobbin resourcemanager` with its defaults
 # RECOVERY=1 runs each RM with its state store on (yarn.resourcemanager.recovery.enabled,
 # FileSystemRMStateStore in OUT_DIR/rmstore-<rm>, emptied first).
+# PPROF=1 serves the Bobbin RM's /debug/pprof (bobbin.resourcemanager.webapp.pprof.enabled).
 # RM_GOMAXPROCS sets the Bobbin RM's GOMAXPROCS (not the generator's), RM_GOGC its GOGC.
 # PIN=1 runs the RM on CPU 0 and the load generator on CPU 1 (taskset), so neither can
 # take the other's processor; unset, both share every CPU.
@@ -57,6 +58,7 @@ prop() { printf '  <property><name>%s</name><value>%s</value></property>\n' "$1"
 	prop yarn.resourcemanager.hostname 127.0.0.1
 	prop yarn.resourcemanager.webapp.address 127.0.0.1:${WEB_PORT:-8088}
 	prop yarn.nodemanager.resource.memory-mb 65536
+	if [ -n "${PPROF:-}" ]; then prop bobbin.resourcemanager.webapp.pprof.enabled true; fi
 	if [ -n "${RECOVERY:-}" ]; then
 		prop yarn.resourcemanager.recovery.enabled true
 		prop yarn.resourcemanager.fs.state-store.uri "file://$out/rmstore"

@@ -42,9 +42,13 @@ type Options struct {
 	ClientAddr    string // yarn.resourcemanager.address
 	SchedulerAddr string // yarn.resourcemanager.scheduler.address
 
-	Nodes         int           // simulated NodeManagers
-	Apps          int           // applications, each with an unmanaged AM run here
-	Duration      time.Duration // the measured window
+	Nodes    int           // simulated NodeManagers
+	Apps     int           // applications, each with an unmanaged AM run here
+	Duration time.Duration // the measured window
+	// Warmup is how long the AMs run before the window opens, unmeasured: with long
+	// containers the cluster fills meanwhile, and the window measures the RM holding
+	// that state.
+	Warmup        time.Duration
 	Heartbeat     time.Duration // NM heartbeat interval until the RM names one (default 1 s); then, as Java NMs, the RM's nextHeartBeatInterval
 	AMInterval    time.Duration // AM allocate interval (default 1 s, as MapReduce's AM)
 	ContainerTime time.Duration // how long each granted container "runs" (default 2 s)
@@ -178,6 +182,10 @@ type Result struct {
 	// RunningAtEnd containers of Apps applications.
 	RMRSSBeforeAppsMB float64 `json:"rm_rss_before_apps_mb,omitempty"`
 	RunningAtEnd      int64   `json:"containers_running_at_end"`
+	// WarmupSeconds is how long the AMs ran before the window; RunningAfterWarmup the
+	// containers running when it opened.
+	WarmupSeconds      float64 `json:"warmup_s,omitempty"`
+	RunningAfterWarmup int64   `json:"containers_running_after_warmup,omitempty"`
 
 	// From a Bobbin RM's /prom (RMWeb): its stop-the-world GC pauses in the window (the
 	// upper bounds of the runtime histogram's buckets holding the median, the 99th
@@ -219,7 +227,8 @@ func (e *errorLog) add(kind string, err error) {
 
 type run struct {
 	o         Options
-	recording atomic.Bool
+	recording atomic.Bool // the window is open: calls and grants are measured
+	live      atomic.Bool // the AMs run (warm-up and window)
 	errs      errorLog
 
 	nodes     map[nodeKey]*nmsim.NodeManager // fixed after setup
@@ -267,23 +276,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{Nodes: o.Nodes, Apps: o.Apps, HeartbeatMs: o.Heartbeat.Milliseconds(), AMIntervalMs: o.AMInterval.Milliseconds(),
 		ContainerMs: o.ContainerTime.Milliseconds(), AsksPerApp: o.AsksPerApp, OfferedRate: o.Rate, SetupSeconds: time.Since(setupStart).Seconds(),
-		NMRegister: r.nmReg.Summarize(), AppStart: r.appStart.Summarize(), RMRSSBeforeAppsMB: round3(float64(rssBeforeApps) / 1024)}
-	var rt0 rmRuntime
-	if o.RMWeb != "" {
-		if rt0, err = scrapeRuntime(ctx, o.RMWeb); err != nil {
-			return nil, err
-		}
-	}
-
-	var rmStats *procSampler
-	if o.RMPid > 0 {
-		rmStats = startSampler(o.RMPid, 250*time.Millisecond)
-	}
-	cpu0 := selfCPU()
-	hb0 := r.heartbeatsSeen()
-	r.recording.Store(true)
-	windowStart := time.Now()
-	windowCtx, stop := context.WithDeadline(ctx, windowStart.Add(o.Duration))
+		NMRegister: r.nmReg.Summarize(), AppStart: r.appStart.Summarize(), RMRSSBeforeAppsMB: round3(float64(rssBeforeApps) / 1024),
+		WarmupSeconds: o.Warmup.Seconds()}
+	// The AMs run from the warm-up's start to the window's end; the window opens once
+	// the warm-up is over.
+	r.live.Store(true)
+	windowCtx, stop := context.WithDeadline(ctx, time.Now().Add(o.Warmup+o.Duration))
 	var wg sync.WaitGroup
 	for _, a := range ams {
 		wg.Add(1)
@@ -292,6 +290,32 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			r.amLoop(windowCtx, a)
 		}()
 	}
+	if o.Warmup > 0 {
+		t := time.NewTimer(o.Warmup)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		res.RunningAfterWarmup = r.running.Load()
+	}
+	var rt0 rmRuntime
+	if o.RMWeb != "" {
+		if rt0, err = scrapeRuntime(ctx, o.RMWeb); err != nil {
+			stop()
+			r.live.Store(false)
+			wg.Wait()
+			return nil, err
+		}
+	}
+	var rmStats *procSampler
+	if o.RMPid > 0 {
+		rmStats = startSampler(o.RMPid, 250*time.Millisecond)
+	}
+	cpu0 := selfCPU()
+	hb0 := r.heartbeatsSeen()
+	r.recording.Store(true)
+	windowStart := time.Now()
 	if o.Progress != nil {
 		every := o.ProgressEvery
 		if every <= 0 {
@@ -316,6 +340,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	stop()
 	window := time.Since(windowStart)
 	r.recording.Store(false)
+	r.live.Store(false)
 	res.RunningAtEnd = r.running.Load()
 	if o.RMWeb != "" {
 		rt1, err := scrapeRuntime(ctx, o.RMWeb)
@@ -579,29 +604,37 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		_, lean, err := a.client.AllocateGranted(callCtx, 0.5)
 		cancel()
 		got := time.Now()
-		if !r.recording.Load() {
+		if !r.live.Load() {
 			return
 		}
+		rec := r.recording.Load()
 		if err != nil {
-			r.errs.add("allocate", err)
+			if rec {
+				r.errs.add("allocate", err)
+			}
 			continue
 		}
-		r.allocateCalls.Add(1)
-		r.alloc.Record(got.Sub(start))
-		if r.o.SlowAllocate > 0 && got.Sub(start) >= r.o.SlowAllocate {
-			// When in the window the tail happens (start-up, a GC) is what a p99 hides.
-			r.o.Logger.WithFields(logrus.Fields{"start_unix_us": start.UnixMicro(), "took_us": got.Sub(start).Microseconds()}).Warn("slow allocate")
+		if rec {
+			r.allocateCalls.Add(1)
+			r.alloc.Record(got.Sub(start))
+			if r.o.SlowAllocate > 0 && got.Sub(start) >= r.o.SlowAllocate {
+				// When in the window the tail happens (start-up, a GC) is what a p99 hides.
+				r.o.Logger.WithFields(logrus.Fields{"start_unix_us": start.UnixMicro(), "took_us": got.Sub(start).Microseconds()}).Warn("slow allocate")
+			}
 		}
-		r.granted(a, lean.Granted, got)
+		r.granted(a, lean.Granted, got, rec)
 		for _, st := range lean.Completed {
-			r.completedOne(st.ExitStatus, st.Diagnostics)
+			r.completedOne(st.ExitStatus, st.Diagnostics, rec)
 		}
 	}
 }
 
-// completedOne counts a container its AM heard completed.
-func (r *run) completedOne(exit int32, diagnostics string) {
+// completedOne counts a container its AM heard completed (in the window: rec).
+func (r *run) completedOne(exit int32, diagnostics string, rec bool) {
 	r.running.Add(-1)
+	if !rec {
+		return
+	}
 	if exit != 0 {
 		r.errs.add(fmt.Sprintf("container exit %d", exit), errors.New(diagnostics))
 		return
@@ -615,11 +648,17 @@ type nodeKey struct {
 	port int32
 }
 
-func (r *run) granted(a *am, ctrs []amclient.Granted, at time.Time) {
+// granted starts an AM's new containers on their nodes, and measures them in the window
+// (rec).
+func (r *run) granted(a *am, ctrs []amclient.Granted, at time.Time, rec bool) {
 	for _, c := range ctrs {
-		r.allocated.Add(1)
+		if rec {
+			r.allocated.Add(1)
+		}
 		if len(a.asked) > 0 {
-			r.grant.Record(at.Sub(a.asked[0]))
+			if rec {
+				r.grant.Record(at.Sub(a.asked[0]))
+			}
 			a.asked = a.asked[1:]
 		}
 		nm := r.nodes[nodeKey{c.Host, c.Port}]
