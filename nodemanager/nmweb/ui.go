@@ -1,7 +1,6 @@
 package nmweb
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"html/template"
@@ -14,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/records"
-	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 	"github.com/bobbin-yarn/bobbin/yarn/secureio"
 	"github.com/bobbin-yarn/bobbin/yarn/webui"
 )
@@ -150,13 +148,6 @@ func (u *nmUI) container(w http.ResponseWriter, r *http.Request) {
 	u.render(w, http.StatusOK, "container", "Container "+id.String(), "", map[string]any{"Container": info, "App": id.Attempt.App.String()})
 }
 
-// logFile is one file of a container's log dir.
-type logFile struct {
-	Name  string
-	Size  int64
-	ModMs int64
-}
-
 // logs lists a container's log files, and shows one (the last 4 KiB unless start says
 // otherwise, as the Java NM's page does: start=-N from the end, start=0 the whole file).
 func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
@@ -177,9 +168,9 @@ func (u *nmUI) logs(w http.ResponseWriter, r *http.Request) {
 	data := map[string]any{"Container": id.String(), "User": user}
 	title := "Logs of " + id.String()
 	entries, found := u.s.Node.ContainerLogs(id, u.s.Table.UserOf(id.Attempt.App))
-	var files []logFile
+	var files []webui.LogFile
 	for _, e := range entries {
-		files = append(files, logFile{Name: e.Name, Size: e.Size, ModMs: e.ModTime.UnixMilli()})
+		files = append(files, webui.LogFile{Name: e.Name, Size: e.Size, ModMs: e.ModTime.UnixMilli()})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	data["Files"] = files
@@ -248,23 +239,11 @@ func (u *nmUI) aggregatedLogs(w http.ResponseWriter, r *http.Request, id records
 		u.render(w, http.StatusForbidden, "logs", title, "", map[string]any{"Missing": why})
 		return
 	}
-	var files []logFile
-	var shown *aggregatedlog.Log
-	for i, l := range agg.Logs {
-		files = append(files, logFile{Name: l.Type, Size: int64(len(l.Data))})
-		if l.Type == file {
-			shown = &agg.Logs[i]
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-	data["Files"], data["Aggregated"] = files, where
-	if file != "" {
-		if shown == nil {
-			data["Missing"] = "No log file " + file + " of " + id.String() + " in its aggregated logs."
-			u.render(w, http.StatusNotFound, "logs", title, "", data)
-			return
-		}
-		webui.ShowPart(data, file, bytes.NewReader(shown.Data), int64(len(shown.Data)), webui.LogStart(r))
+	data["Aggregated"] = where
+	if !webui.AggregatedLogPage(data, agg.Logs, file, r) {
+		data["Missing"] = "No log file " + file + " of " + id.String() + " in its aggregated logs."
+		u.render(w, http.StatusNotFound, "logs", title, "", data)
+		return
 	}
 	u.render(w, http.StatusOK, "logs", title, "", data)
 }

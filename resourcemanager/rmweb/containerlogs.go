@@ -1,11 +1,9 @@
 package rmweb
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/bobbin-yarn/bobbin/conf"
@@ -138,27 +136,11 @@ func (u *ui) containerLogs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	type logFile struct {
-		Name string
-		Size int
-	}
-	var files []logFile
-	var shown *aggregatedlog.Log
-	for i, l := range found.Logs {
-		files = append(files, logFile{Name: l.Type, Size: len(l.Data)})
-		if l.Type == file {
-			shown = &found.Logs[i]
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-	data["Files"], data["Aggregated"], data["Nodes"] = files, where, strings.Join(found.Files, ", ")
-	if file != "" {
-		if shown == nil {
-			data["Missing"] = "No log file " + file + " of " + id.String() + " in its aggregated logs."
-			u.render(w, http.StatusNotFound, "logs", title, "", data)
-			return
-		}
-		webui.ShowPart(data, file, bytes.NewReader(shown.Data), int64(len(shown.Data)), webui.LogStart(r))
+	data["Aggregated"], data["Nodes"] = where, strings.Join(found.Files, ", ")
+	if !webui.AggregatedLogPage(data, found.Logs, file, r) {
+		data["Missing"] = "No log file " + file + " of " + id.String() + " in its aggregated logs."
+		u.render(w, http.StatusNotFound, "logs", title, "", data)
+		return
 	}
 	u.render(w, http.StatusOK, "logs", title, "", data)
 }

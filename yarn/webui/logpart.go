@@ -1,11 +1,15 @@
 package webui
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bobbin-yarn/bobbin/yarn/aggregatedlog"
 )
 
 // What both daemons' container-log pages share: the user part of their URLs, and the
@@ -42,4 +46,35 @@ func ShowPart(data map[string]any, name string, r io.ReaderAt, size, start int64
 	buf := make([]byte, n)
 	m, _ := io.ReadFull(io.NewSectionReader(r, from, n), buf)
 	data["Shown"], data["Text"], data["From"], data["Len"], data["Size"] = name, string(buf[:m]), from > 0, m, size
+}
+
+// LogFile is one file on a container-log page.
+type LogFile struct {
+	Name  string
+	Size  int64
+	ModMs int64 // last modified, ms since the epoch (0: not known)
+}
+
+// AggregatedLogPage puts a container's aggregated log files into a page's data (Files,
+// by name) and, when file is named, that file's part (ShowPart). It reports false when
+// the container has no log file of that name.
+func AggregatedLogPage(data map[string]any, logs []aggregatedlog.Log, file string, r *http.Request) bool {
+	var files []LogFile
+	var shown *aggregatedlog.Log
+	for i, l := range logs {
+		files = append(files, LogFile{Name: l.Type, Size: int64(len(l.Data))})
+		if l.Type == file {
+			shown = &logs[i]
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	data["Files"] = files
+	if file == "" {
+		return true
+	}
+	if shown == nil {
+		return false
+	}
+	ShowPart(data, file, bytes.NewReader(shown.Data), int64(len(shown.Data)), LogStart(r))
+	return true
 }
