@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/conf/resourcetypes"
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/nodemanager/containers"
 	"github.com/bobbin-yarn/bobbin/nodemanager/gpu"
 	"github.com/bobbin-yarn/bobbin/records"
@@ -57,13 +59,14 @@ func gpuContainer(t *testing.T, nm *NodeManager, id int64, n int64, held []int) 
 }
 
 // Containers get the free GPUs of lowest index, told by index in their environment, the
-// others denied; the GPUs go back at their end; a restarted NodeManager gives a running
-// container back the GPUs it recorded.
+// others denied; the GPUs go back at their end, to a container waiting for them; one
+// killed while it waits fails; a restarted NodeManager gives a running container back the
+// GPUs it recorded.
 func TestGPUHookAssignsTellsDeniesAndRestores(t *testing.T) {
 	nm := runnerNode(t)
 	types := resourcetypes.New(append(resourcetypes.Default().All(), resourcetypes.Type{Name: gpu.ResourceName}))
 	g := &gpuPlugin{alloc: gpu.NewAllocator([]gpu.Device{{Index: 0, Minor: 0}, {Index: 1, Minor: 2}}), types: types, index: 2}
-	h := gpuHook{g: g, table: nm.table}
+	h := gpuHook{g: g, table: nm.table, log: testutil.QuietLogger()}
 	ctx := context.Background()
 	a, b, none := gpuContainer(t, nm, 2, 1, nil), gpuContainer(t, nm, 3, 1, nil), gpuContainer(t, nm, 4, 0, nil)
 	pa, pb, pn := launchPlan{env: map[string]string{}}, launchPlan{env: map[string]string{}}, launchPlan{env: map[string]string{}}
@@ -88,18 +91,29 @@ func TestGPUHookAssignsTellsDeniesAndRestores(t *testing.T) {
 	if d := g.denied(none.ID.String()); len(d) != 2 {
 		t.Errorf("a container without GPUs is denied %v, want both", d)
 	}
-	if err := h.Prestart(ctx, gpuContainer(t, nm, 5, 1, nil), &launchPlan{env: map[string]string{}}); err == nil || !strings.Contains(err.Error(), "Failed to assign GPUs") {
-		t.Errorf("a third GPU container: %v", err)
-	}
+	// A third waits for a GPU, and gets a's at its end.
+	third, pt := gpuContainer(t, nm, 5, 1, nil), launchPlan{env: map[string]string{}}
+	waited := make(chan error)
+	go func() { waited <- h.Prestart(ctx, third, &pt) }()
+	testutil.Eventually(t, 5*time.Second, "the third GPU container never waited", func() bool { return g.alloc.Waiting() == 1 })
 	h.Stop(a, true)
+	if err := <-waited; err != nil || pt.env["CUDA_VISIBLE_DEVICES"] != "0" {
+		t.Errorf("the third GPU container, once a ended: %v, environment %v", err, pt.env)
+	}
 	if held := g.alloc.Held(a.ID.String()); len(held) != 0 {
 		t.Errorf("a's GPUs not freed at its end: %v", held)
+	}
+	// A fourth is killed while it waits.
+	killed, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := h.Prestart(killed, gpuContainer(t, nm, 7, 1, nil), &launchPlan{env: map[string]string{}}); err == nil || !strings.Contains(err.Error(), "Failed to assign GPUs") {
+		t.Errorf("a GPU container killed while it waited: %v", err)
 	}
 
 	// A restarted NodeManager: b comes back running with its recorded GPU.
 	g2 := &gpuPlugin{alloc: gpu.NewAllocator(g.alloc.Devices()), types: types, index: 2}
 	back := gpuContainer(t, nm, 6, 1, []int{2})
-	gpuHook{g: g2, table: nm.table}.Restore(back)
+	gpuHook{g: g2, table: nm.table, log: testutil.QuietLogger()}.Restore(back)
 	if held := g2.alloc.Held(back.ID.String()); !reflect.DeepEqual(held, []gpu.Device{{Index: 1, Minor: 2}}) {
 		t.Errorf("restored %v", held)
 	}
