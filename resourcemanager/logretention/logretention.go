@@ -51,12 +51,8 @@ func ReadSettings(c *conf.Configuration) (s Settings, on bool, err error) {
 	if s.Interval <= 0 {
 		s.Interval = max(s.Retain/10, time.Second)
 	}
-	if s.Locations, err = aggregatedlog.SweepLocations(c); err != nil {
+	if s.Locations, s.FS, s.Root, err = aggregatedlog.Remote(c); err != nil {
 		return s, false, err
-	}
-	l := s.Locations[0] // all share the directory
-	if s.FS, s.Root, err = remotefs.Resolve(c, l.Dir); err != nil {
-		return s, false, fmt.Errorf("%s: %w", l.DirKey, err)
 	}
 	return s, true, nil
 }

@@ -49,24 +49,21 @@ func (rm *Core) MayAccessApp(who string, id records.ApplicationID, access yarnpb
 	if !ok {
 		return false
 	}
-	if who == owner {
-		return true
+	var named []string
+	if acl, ok := acls[access]; ok {
+		named = []string{acl}
 	}
-	groups := rm.UserGroups(who)
-	if rm.opts.Security.Admins().Allows(who, groups) {
-		return true
-	}
-	if acl, ok := acls[access]; ok && capacity.ParseACL(acl).Allows(who, groups) {
+	if rm.MayViewLogsOf(who, owner, named) {
 		return true
 	}
 	q, ok := rm.Queues().Queue(queue)
-	return ok && HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, who, groups)
+	return ok && HasAccess(q, func(q *capacity.Queue) capacity.ACL { return q.AdministerACL }, who, rm.UserGroups(who))
 }
 
-// MayViewLogsOf decides for an application the RM no longer knows (its aggregated logs
-// outlive it) from the owner and VIEW_APP ACLs its aggregated file records: the owner, an
-// administrator or a user an ACL admits, as the Java log servlets decide.
-func (rm *Core) MayViewLogsOf(who, owner string, views []string) bool {
+// MayViewLogsOf is the owner, administrator and ACL part of MayAccessApp, which decides
+// alone for an application the RM no longer knows (its aggregated logs outlive it) from
+// the owner and VIEW_APP ACLs its aggregated file records, as the Java log servlets do.
+func (rm *Core) MayViewLogsOf(who, owner string, acls []string) bool {
 	if !rm.settings.ACLEnabled || who == owner {
 		return true
 	}
@@ -74,7 +71,7 @@ func (rm *Core) MayViewLogsOf(who, owner string, views []string) bool {
 	if rm.opts.Security.Admins().Allows(who, groups) {
 		return true
 	}
-	for _, acl := range views {
+	for _, acl := range acls {
 		if capacity.ParseACL(acl).Allows(who, groups) {
 			return true
 		}

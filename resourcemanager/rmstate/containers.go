@@ -206,12 +206,7 @@ func (t *Containers) accountLocked(c *Container, queued bool) {
 	if !queued {
 		return
 	}
-	q := t.queueOf[app]
-	e := t.ends[q]
-	if e == nil {
-		e = &QueueEnds{}
-		t.ends[q] = e
-	}
+	e := t.endsLocked(t.queueOf[app])
 	e.Ended++
 	if c.preempted {
 		e.Preempted++
@@ -243,14 +238,19 @@ func (t *Containers) MoveQueue(app records.ApplicationID, queue string) (live in
 		}
 	}
 	if live > 0 {
-		e := t.ends[old]
-		if e == nil {
-			e = &QueueEnds{}
-			t.ends[old] = e
-		}
-		e.Ended += int64(live)
+		t.endsLocked(old).Ended += int64(live)
 	}
 	return live
+}
+
+// endsLocked is queue's count of ends, made at its first; t.mu is held.
+func (t *Containers) endsLocked(queue string) *QueueEnds {
+	e := t.ends[queue]
+	if e == nil {
+		e = &QueueEnds{}
+		t.ends[queue] = e
+	}
+	return e
 }
 
 // QueueEnds copies every queue's container ends (those of applications whose queue was

@@ -37,13 +37,7 @@ func readAggregatedLogs(c *conf.Configuration) *aggregatedLogs {
 	if a.enabled, a.err = c.Bool("yarn.log-aggregation-enable"); a.err != nil || !a.enabled {
 		return a
 	}
-	if a.locations, a.err = aggregatedlog.SweepLocations(c); a.err != nil {
-		return a
-	}
-	l := a.locations[0] // all share the directory
-	if a.fs, a.root, a.err = remotefs.Resolve(c, l.Dir); a.err != nil {
-		a.err = fmt.Errorf("%s: %w", l.DirKey, a.err)
-	}
+	a.locations, a.fs, a.root, a.err = aggregatedlog.Remote(c)
 	return a
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/remotefs"
 )
 
 // Where aggregated logs go, as the keys name it. Two layouts are in use by Hadoop's own
@@ -154,4 +155,18 @@ func SweepLocations(c *conf.Configuration) ([]Location, error) {
 		out = append(out, olderBucketed)
 	}
 	return out, nil
+}
+
+// Remote is where a cluster's aggregated logs are, for a daemon that reads or sweeps
+// them whatever the layout: every location SweepLocations names, and the file system and
+// absolute root they share (remotefs.Resolve of the directory key's value).
+func Remote(c *conf.Configuration) (locations []Location, fsURI, root string, err error) {
+	if locations, err = SweepLocations(c); err != nil {
+		return nil, "", "", err
+	}
+	l := locations[0] // all share the directory
+	if fsURI, root, err = remotefs.Resolve(c, l.Dir); err != nil {
+		return nil, "", "", fmt.Errorf("%s: %w", l.DirKey, err)
+	}
+	return locations, fsURI, root, nil
 }
