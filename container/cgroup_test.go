@@ -21,7 +21,7 @@ func launchIn(t *testing.T, e ProcessExecutor, id, script string, l cgroups.Limi
 	if err := os.WriteFile(path, []byte("#!/bin/bash\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{ID: id, Script: path, WorkDir: dir, Env: os.Environ(), OutputFile: filepath.Join(dir, "launch.out"), Limits: l}
+	spec := Spec{ID: id, Script: path, WorkDir: dir, Env: os.Environ(), OutputFile: filepath.Join(dir, "launch.out"), Limits: l, Owner: testMark(t, id).Owner}
 	p, err := e.Launch(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestCgroupCountsAndKillsTheEscapedProcess(t *testing.T) {
 	if u := p.Usage(); u.RSS < 280<<20 {
 		t.Fatalf("the container's memory: %d bytes, without the escaped process's 300 MB", u.RSS)
 	}
-	if u := TreeUsage(id, p.Pid()); u.RSS > 200<<20 {
+	if u := TreeUsage(spec.Mark(), p.Pid()); u.RSS > 200<<20 {
 		t.Logf("(the marker scan found it too: %d bytes)", u.RSS)
 	}
 	g, _ := tree.Adopt(id)

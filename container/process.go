@@ -57,7 +57,7 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 	os.Remove(ef)
 	cmd := exec.Command(bash, "-c", exitWrapper, "bobbin-container", spec.Script, ef)
 	cmd.Dir = spec.WorkDir
-	cmd.Env = append(append([]string(nil), spec.Env...), markers(spec)...)
+	cmd.Env = append(append([]string(nil), spec.Env...), spec.Mark().env()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if u := spec.User; u != nil {
 		// Credentials are set before the child changes to WorkDir, which is the user's.
@@ -76,7 +76,7 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: start %s: %w", spec.ID, spec.Script, err)
 	}
-	p := &process{id: spec.ID, pid: cmd.Process.Pid, done: make(chan struct{}), group: group, memoryLimited: spec.Limits.MemoryBytes > 0}
+	p := &process{mark: spec.Mark(), pid: cmd.Process.Pid, done: make(chan struct{}), group: group, memoryLimited: spec.Limits.MemoryBytes > 0}
 	go func() {
 		err := cmd.Wait()
 		p.exit = exitCode(cmd.ProcessState, err)
@@ -88,7 +88,7 @@ func (e ProcessExecutor) Launch(ctx context.Context, spec Spec) (Process, error)
 
 // Reattach takes back a process container an earlier NodeManager process started.
 func (e ProcessExecutor) Reattach(spec Spec, pid int) (Process, error) {
-	p := &process{id: spec.ID, pid: findLeader(spec.ID, pid), done: make(chan struct{}), memoryLimited: spec.Limits.MemoryBytes > 0}
+	p := &process{mark: spec.Mark(), pid: findLeader(spec.Mark(), pid), done: make(chan struct{}), memoryLimited: spec.Limits.MemoryBytes > 0}
 	if e.Cgroups != nil {
 		// Its cgroup, by its id: what it left running is found there, and killed with it.
 		if g, ok := e.Cgroups.Adopt(spec.ID); ok {
@@ -109,15 +109,6 @@ func (e ProcessExecutor) Reattach(spec Spec, pid int) (Process, error) {
 	return p, nil
 }
 
-// markers are the environment entries that identify a container's processes.
-func markers(spec Spec) []string {
-	m := []string{MarkerEnv + "=" + spec.ID}
-	if spec.Owner != "" {
-		m = append(m, OwnerEnv+"="+spec.Owner)
-	}
-	return m
-}
-
 // openOutput opens the container's output file for appending (nil: none asked for).
 func openOutput(spec Spec) (*os.File, error) {
 	if spec.OutputFile == "" {
@@ -133,7 +124,7 @@ func openOutput(spec Spec) (*os.File, error) {
 // process is a process container: one the executor started (its child) or one it took
 // back after a NodeManager restart (not its child: waited for through a pidfd).
 type process struct {
-	id   string
+	mark Mark
 	pid  int
 	done chan struct{}
 	exit int
@@ -171,7 +162,7 @@ func (p *process) Verdict() (int32, string, bool) {
 		return 0, "", false
 	}
 	return exitcode.KilledExceededPmem, fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. "+
-		"The kernel's OOM killer ended %d of its processes in its memory cgroup, at its limit (yarn.nodemanager.resource.memory.enforced). Killing container.", p.pid, p.id, n), true
+		"The kernel's OOM killer ended %d of its processes in its memory cgroup, at its limit (yarn.nodemanager.resource.memory.enforced). Killing container.", p.pid, p.mark.ID, n), true
 }
 
 func (p *process) Pid() int { return p.pid }
@@ -191,7 +182,7 @@ func exitCode(st *os.ProcessState, err error) int {
 
 func (p *process) Usage() Usage {
 	if p.group == nil {
-		return TreeUsage(p.id, p.Pid())
+		return TreeUsage(p.mark, p.Pid())
 	}
 	return p.cgroupUsage()
 }
@@ -225,11 +216,11 @@ func (p *process) Wait() int {
 func (p *process) Signal(sig syscall.Signal) error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("container %s has exited", p.id)
+		return fmt.Errorf("container %s has exited", p.mark.ID)
 	default:
 	}
 	if err := syscall.Kill(-p.Pid(), sig); err != nil {
-		return fmt.Errorf("signal %v to container %s (process group %d): %w", sig, p.id, p.Pid(), err)
+		return fmt.Errorf("signal %v to container %s (process group %d): %w", sig, p.mark.ID, p.Pid(), err)
 	}
 	return nil
 }
@@ -252,7 +243,7 @@ func (p *process) Stop(grace time.Duration) {
 		if p.group != nil {
 			p.group.Kill(5 * time.Second)
 		}
-		killAll(p.id, pgid, p.done)
+		killAll(p.mark, pgid, p.done)
 		if p.group != nil {
 			p.countOOM()
 			p.group.Destroy()
@@ -263,12 +254,12 @@ func (p *process) Stop(grace time.Duration) {
 // killAll SIGKILLs a container's process group and, until none is left, every process
 // that escaped it (Stragglers); it returns once done is closed and nothing is left, or
 // after about five seconds.
-func killAll(id string, pgid int, done <-chan struct{}) {
+func killAll(m Mark, pgid int, done <-chan struct{}) {
 	if pgid > 0 {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	for i := 0; i < 500; i++ {
-		left := Stragglers(id, pgid)
+		left := Stragglers(m, pgid)
 		for _, pid := range left {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -284,17 +275,16 @@ func killAll(id string, pgid int, done <-chan struct{}) {
 }
 
 // Stragglers lists the live processes of a container: those in its session or process
-// group, and those whose environment carries its marker. Zombies are not counted.
-func Stragglers(id string, pgid int) []int {
+// group, and those whose environment carries its mark. Zombies are not counted.
+func Stragglers(m Mark, pgid int) []int {
 	var out []int
-	eachProcess(id, pgid, func(pid int, _ []string) { out = append(out, pid) })
+	eachProcess(m, pgid, func(pid int, _ []string) { out = append(out, pid) })
 	return out
 }
 
 // eachProcess calls f with the pid and the /proc/<pid>/stat fields (statFields) of every
 // live process of a container, as Stragglers defines them.
-func eachProcess(id string, pgid int, f func(pid int, stat []string)) {
-	marker := []byte(MarkerEnv + "=" + id + "\x00")
+func eachProcess(m Mark, pgid int, f func(pid int, stat []string)) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -315,7 +305,7 @@ func eachProcess(id string, pgid int, f func(pid int, stat []string)) {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && (bytes.Contains(env, marker) || bytes.HasSuffix(env, marker[:len(marker)-1])) {
+		if err == nil && m.carriedBy(env) {
 			f(pid, fields)
 		}
 	}
@@ -334,9 +324,9 @@ const clockTick = 100
 
 // TreeUsage sums the memory and CPU time of a container's live processes (as Stragglers
 // finds them), from /proc/<pid>/stat.
-func TreeUsage(id string, pgid int) Usage {
+func TreeUsage(m Mark, pgid int) Usage {
 	var u Usage
-	eachProcess(id, pgid, func(_ int, f []string) { u.add(f) })
+	eachProcess(m, pgid, func(_ int, f []string) { u.add(f) })
 	return u
 }
 

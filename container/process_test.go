@@ -1,15 +1,16 @@
 package container
 
 import (
-	"github.com/bobbin-yarn/bobbin/internal/testutil"
-
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bobbin-yarn/bobbin/internal/testutil"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -29,11 +30,18 @@ func launch(t *testing.T, id, script string) (Process, outputFile) {
 		t.Fatal(err)
 	}
 	out := outputFile(filepath.Join(dir, "launch.out"))
-	p, err := ProcessExecutor{}.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: dir, Env: os.Environ(), OutputFile: string(out)})
+	p, err := ProcessExecutor{}.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: dir, Env: os.Environ(), OutputFile: string(out), Owner: testMark(t, id).Owner})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p, out
+}
+
+// testMark is the mark of a test's container id: the owner names this test process and
+// test, so that tests running beside each other (other packages' among them) never take
+// each other's processes for their own.
+func testMark(t testing.TB, id string) Mark {
+	return Mark{ID: id, Owner: fmt.Sprintf("test-%d-%s", os.Getpid(), t.Name())}
 }
 
 func TestExitCodes(t *testing.T) {
@@ -55,13 +63,13 @@ func TestExitCodes(t *testing.T) {
 func TestStopLeavesNoProcessBehind(t *testing.T) {
 	id := "container_1_0001_01_000003"
 	p, _ := launch(t, id, "setsid sleep 300 &\n( ( sleep 301 & ) & )\ntrap '' TERM\nsleep 302\n")
-	testutil.Poll(5*time.Second, func() bool { return len(Stragglers(id, p.Pid())) >= 4 })
-	if n := len(Stragglers(id, p.Pid())); n < 4 {
+	testutil.Poll(5*time.Second, func() bool { return len(Stragglers(testMark(t, id), p.Pid())) >= 4 })
+	if n := len(Stragglers(testMark(t, id), p.Pid())); n < 4 {
 		t.Fatalf("only %d processes seen before stop", n)
 	}
 	start := time.Now()
 	p.Stop(200 * time.Millisecond)
-	if left := Stragglers(id, p.Pid()); len(left) != 0 {
+	if left := Stragglers(testMark(t, id), p.Pid()); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 	if code := p.Wait(); code != 137 {
@@ -69,6 +77,48 @@ func TestStopLeavesNoProcessBehind(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("stop took %v", d)
+	}
+}
+
+// Two NodeManagers on one host (two clusters, or tests beside each other) may both run
+// a container_1_0001_01_000001: stopping one, or measuring it, leaves the other's
+// processes alone. (The runner's tests once killed the UML test's guest this way.)
+func TestStopSparesAnotherOwnersContainerWithTheSameID(t *testing.T) {
+	id := "container_1_0001_01_000004"
+	launchAs := func(owner string) Process {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "launch_container.sh")
+		if err := os.WriteFile(path, []byte("#!/bin/bash\nsetsid sleep 300 &\nsleep 301\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ProcessExecutor{}.Launch(context.Background(), Spec{ID: id, Owner: owner, Script: path, WorkDir: dir, Env: os.Environ()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Stop(0); p.Wait() })
+		return p
+	}
+	mine, theirs := testMark(t, id), Mark{ID: id, Owner: testMark(t, id).Owner + "-other"}
+	p, q := launchAs(mine.Owner), launchAs(theirs.Owner)
+	if !testutil.Poll(5*time.Second, func() bool { return len(Stragglers(mine, p.Pid())) >= 2 && len(Stragglers(theirs, q.Pid())) >= 2 }) {
+		t.Fatalf("processes seen: %v and %v", Stragglers(mine, p.Pid()), Stragglers(theirs, q.Pid()))
+	}
+	// Only the session each leads and the processes carrying its owner's mark.
+	for _, pid := range Stragglers(mine, p.Pid()) {
+		if slices.Contains(Stragglers(theirs, q.Pid()), pid) {
+			t.Fatalf("process %d counted as both owners'", pid)
+		}
+	}
+	theirsBefore := Stragglers(theirs, q.Pid())
+	p.Stop(0)
+	p.Wait()
+	if left := Stragglers(mine, p.Pid()); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	for _, pid := range theirsBefore {
+		if f, ok := statFields(pid); !ok || f[0] == "Z" || f[0] == "X" {
+			t.Errorf("process %d of another owner's container with the same id was killed", pid)
+		}
 	}
 }
 
@@ -86,7 +136,7 @@ func TestTreeUsage(t *testing.T) {
 	defer p.Stop(0)
 	var u Usage
 	if !testutil.PollEvery(10*time.Second, 50*time.Millisecond, func() bool {
-		u = TreeUsage(id, p.Pid())
+		u = TreeUsage(testMark(t, id), p.Pid())
 		return u.RSS > 150<<20 && u.VSize >= u.RSS && u.Procs >= 2
 	}) {
 		t.Fatalf("usage %+v", u)
@@ -107,14 +157,15 @@ func TestReattach(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id, owner := "container_1_0001_01_000031", "nm-"+t.Name()
+	id := "container_1_0001_01_000031"
+	owner := testMark(t, id).Owner
 	spec := Spec{ID: id, Script: script, WorkDir: dir, Env: os.Environ(), OutputFile: filepath.Join(dir, "launch.out"), Owner: owner}
 	first, err := ProcessExecutor{}.Launch(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Stop(0)
-	testutil.Poll(5*time.Second, func() bool { return len(Stragglers(id, first.Pid())) >= 3 })
+	testutil.Poll(5*time.Second, func() bool { return len(Stragglers(spec.Mark(), first.Pid())) >= 3 })
 	if got := Leaders(owner); got[id] != first.Pid() || len(got) != 1 {
 		t.Fatalf("leaders %v, want %s → %d", got, id, first.Pid())
 	}
@@ -157,7 +208,7 @@ func TestReattach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Kill(id, killed.Pid())
+	Kill(spec.Mark(), killed.Pid())
 	killed.Wait()
 	lost, _ := ProcessExecutor{}.Reattach(spec, killed.Pid())
 	if code := lost.Wait(); code != exitcode.Lost {

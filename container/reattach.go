@@ -25,13 +25,13 @@ import (
 
 // findLeader is the session leader of container id: pid if that process is it, else the
 // one found in /proc; 0 if none is running.
-func findLeader(id string, pid int) int {
-	if pid > 0 && isLeader(id, pid) {
+func findLeader(m Mark, pid int) int {
+	if pid > 0 && isLeader(m, pid) {
 		return pid
 	}
 	found, first := 0, int64(0)
 	eachLeader(func(p int, started int64, env []byte) bool {
-		if hasEnv(env, MarkerEnv, id) && (found == 0 || started < first) {
+		if m.carriedBy(env) && (found == 0 || started < first) {
 			found, first = p, started
 		}
 		return true
@@ -40,13 +40,13 @@ func findLeader(id string, pid int) int {
 }
 
 // isLeader reports whether pid is a live session leader carrying container id's marker.
-func isLeader(id string, pid int) bool {
+func isLeader(m Mark, pid int) bool {
 	f, ok := statFields(pid)
 	if !ok || f[0] == "Z" || f[0] == "X" || f[3] != strconv.Itoa(pid) {
 		return false
 	}
 	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
-	return err == nil && hasEnv(env, MarkerEnv, id)
+	return err == nil && m.carriedBy(env)
 }
 
 // eachLeader calls f with every live session leader's pid, start time (clock ticks
@@ -120,10 +120,10 @@ func Leaders(owner string) map[string]int {
 // Kill ends a container nobody tracks any more (an orphan a restarted NodeManager
 // cannot account for): its process group, then every process carrying its marker. It
 // returns when none is left, or after about five seconds.
-func Kill(id string, pid int) {
+func Kill(m Mark, pid int) {
 	done := make(chan struct{})
 	close(done)
-	killAll(id, pid, done)
+	killAll(m, pid, done)
 }
 
 // waitExit blocks until process pid, which need not be a child, has exited: through a

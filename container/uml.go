@@ -275,7 +275,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	cmd.Dir = spec.WorkDir
 	// The kernel and slirp get an environment of their own (the container's is in the
 	// env file): slirp needs a HOME, and must not read the NodeManager user's ~/.slirprc.
-	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.StateDir, "TMPDIR=" + e.TmpDir}, markers(spec)...)
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.StateDir, "TMPDIR=" + e.TmpDir}, spec.Mark().env()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := openOutput(spec)
 	if err != nil {
@@ -403,7 +403,7 @@ func (e *UMLExecutor) guestMem(spec Spec) int64 {
 // process, its address slot (the slot file names the kernel's pid) and its management
 // console are where that process left them.
 func (e *UMLExecutor) Reattach(spec Spec, pid int) (Process, error) {
-	pid = findLeader(spec.ID, pid)
+	pid = findLeader(spec.Mark(), pid)
 	slot := ""
 	if pid > 0 {
 		ents, _ := os.ReadDir(filepath.Join(e.StateDir, "ip"))
@@ -545,7 +545,7 @@ func (p *umlProcess) Stop(grace time.Duration) {
 			case <-time.After(time.Second):
 			}
 		}
-		killAll(p.spec.ID, pgid, p.done)
+		killAll(p.spec.Mark(), pgid, p.done)
 		if p.group != nil {
 			// What halt and the group's signals left (a helper in a session of its own)
 			// dies with the cgroup; a cgroup that cannot go is swept at the next start.
@@ -560,7 +560,7 @@ func (p *umlProcess) Stop(grace time.Duration) {
 // the same pages); CPU is summed over every process of the guest.
 func (p *umlProcess) Usage() Usage {
 	var u, kernel Usage
-	eachProcess(p.spec.ID, p.Pid(), func(pid int, f []string) {
+	eachProcess(p.spec.Mark(), p.Pid(), func(pid int, f []string) {
 		u.add(f)
 		if pid == p.Pid() {
 			kernel.add(f)

@@ -57,7 +57,7 @@ func umlLaunch(t *testing.T, e *UMLExecutor, id, script string, memMB int64, dir
 		t.Fatal(err)
 	}
 	out := outputFile(filepath.Join(work, "launch.out"))
-	p, err := e.Launch(context.Background(), Spec{ID: id, Script: path, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin", "GREETING=it's me"},
+	p, err := e.Launch(context.Background(), Spec{ID: id, Owner: testMark(t, id).Owner, Script: path, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin", "GREETING=it's me"},
 		OutputFile: string(out), MemoryMB: memMB, Dirs: dirs})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,8 @@ echo written > %s/out.txt
 	p.Stop(time.Second)
 	t.Logf("guest boot + job + halt: %v", time.Since(start))
 	if code != 3 {
-		t.Fatalf("exit code %d, want 3; console:\n%s", code, out.String())
+		_, diag, _ := p.(Verdicter).Verdict()
+		t.Fatalf("exit code %d, want 3 (%s); console:\n%s", code, diag, out.String())
 	}
 	for _, want := range []string{"User Mode Linux", "greeting: it's me", "marker: container_1_0001_01_000001"} {
 		if !strings.Contains(out.String(), want) {
@@ -142,7 +143,7 @@ func TestUMLStopLeavesNothing(t *testing.T) {
 	}
 	p.Stop(500 * time.Millisecond)
 	p.Wait()
-	if left := Stragglers(id, p.Pid()); len(left) != 0 {
+	if left := Stragglers(testMark(t, id), p.Pid()); len(left) != 0 {
 		t.Fatalf("processes left after Stop: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(e.StateDir, "umid", id)); !os.IsNotExist(err) {
@@ -353,7 +354,7 @@ func TestUMLReattach(t *testing.T) {
 	p, out, work := umlLaunch(t, e, id, "echo started; sleep 4; exit 5\n", 48)
 	testutil.PollEvery(time.Minute, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "started") })
 	again := *e
-	r, err := again.Reattach(Spec{ID: id, WorkDir: work, MemoryMB: 48}, 0)
+	r, err := again.Reattach(Spec{ID: id, Owner: testMark(t, id).Owner, WorkDir: work, MemoryMB: 48}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,11 +372,11 @@ func TestUMLReattach(t *testing.T) {
 	id = "container_1_0001_01_000042"
 	p, out, work = umlLaunch(t, e, id, "echo started; sleep 1000\n", 48)
 	testutil.PollEvery(time.Minute, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "started") })
-	r, _ = again.Reattach(Spec{ID: id, WorkDir: work, MemoryMB: 48}, p.Pid())
+	r, _ = again.Reattach(Spec{ID: id, Owner: testMark(t, id).Owner, WorkDir: work, MemoryMB: 48}, p.Pid())
 	r.Stop(500 * time.Millisecond)
 	r.Wait()
 	p.Wait()
-	if left := Stragglers(id, p.Pid()); len(left) != 0 {
+	if left := Stragglers(testMark(t, id), p.Pid()); len(left) != 0 {
 		t.Fatalf("processes left after a reattached Stop: %v", left)
 	}
 }
@@ -431,7 +432,7 @@ func TestUMLGuestInItsCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := outputFile(filepath.Join(work, "launch.out"))
-	p, err := e.Launch(context.Background(), Spec{ID: id, Script: script, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin"}, OutputFile: string(out),
+	p, err := e.Launch(context.Background(), Spec{ID: id, Owner: testMark(t, id).Owner, Script: script, WorkDir: work, Env: []string{"PATH=/usr/bin:/bin"}, OutputFile: string(out),
 		MemoryMB: 64, Limits: cgroups.Limits{CPUShares: 1024, CPUCores: 0.25, PidsMax: 256, MemoryBytes: 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +447,7 @@ func TestUMLGuestInItsCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := Stragglers(id, p.Pid())
+	host := Stragglers(testMark(t, id), p.Pid())
 	for _, pid := range append(host, p.Pid()) {
 		if !slices.Contains(in, pid) {
 			t.Errorf("the guest's host process %d is not in its cgroup (%v)", pid, in)

@@ -97,7 +97,7 @@ func (nm *NodeManager) recoverState(st *nmstore.State) {
 	}
 	for id, pid := range leaders {
 		nm.log.WithFields(logrus.Fields{"container": id, "pid": pid}).Warn("killing a container process the NodeManager cannot account for")
-		container.Kill(id, pid)
+		container.Kill(container.Mark{ID: id, Owner: nm.owner}, pid)
 		nm.removeCgroup(id)
 	}
 }

@@ -163,15 +163,20 @@ func (r *containerRun) launchAndWatch() ending {
 }
 
 // launch starts the container's process and records it launched. Launch may take a
-// while (a UML guest waits for the node's start lock); a kill meanwhile ends ctx, and
-// completes the container itself.
+// while (a UML guest waits for the node's start lock); a kill meanwhile ends ctx and
+// waits for the launch: it stops what started (a process can run before Launch returns),
+// and completes the container itself when nothing did.
 func (r *containerRun) launch(ctx context.Context, plan *launchPlan) (container.Process, ending, bool) {
 	nm, c := r.nm, r.c
 	spec := nm.spec(c)
 	spec.Script, spec.Env, spec.User = plan.script, os.Environ(), plan.runUser
 	os.Remove(spec.OutputFile)
+	if !nm.table.Launching(c) {
+		return nil, r.killed(), false // asked to stop first
+	}
 	proc, err := nm.exec.Launch(ctx, spec)
 	if err != nil {
+		nm.table.LaunchFailed(c)
 		if ctx.Err() != nil {
 			return nil, r.killed(), false
 		}
@@ -302,6 +307,10 @@ func (nm *NodeManager) kill(c *containers.Container, exit int32, diag string) {
 	_, done, proc := nm.table.AskKill(c, exit, diag)
 	if done {
 		return
+	}
+	if proc == nil {
+		// A launch under way is told by the context's end; what it started is stopped here.
+		proc = nm.table.AwaitLaunch(c)
 	}
 	if proc == nil {
 		// Not started yet: it never will be.

@@ -46,8 +46,13 @@ type Container struct {
 	killExit int32 // set once a kill was asked: the status the kill reports
 	killDiag string
 	proc     container.Process
-	started  time.Time // when its process started (the youngest are evicted first)
-	gpus     []int     // the minor numbers of the GPUs it holds
+	// launching is open while the runner starts its process (the executor's Launch is
+	// under way), closed once Launched or LaunchFailed says how it went. A kill meanwhile
+	// waits for it and stops the process that started: a container is never reported
+	// complete with its processes still running.
+	launching chan struct{}
+	started   time.Time // when its process started (the youngest are evicted first)
+	gpus      []int     // the minor numbers of the GPUs it holds
 	// reported: the RM has had its completed status. As the Java NM does, a completed
 	// container is reported once and kept (getContainerStatuses still answers for it)
 	// until the RM says to forget it, which it does once the AM has had the status.

@@ -143,11 +143,14 @@ func (t *Table) GPUsOf(c *Container) []int {
 // a kill asked before the restart is Killing.
 func (t *Table) Launched(c *Container, proc container.Process, started time.Time) bool {
 	t.mu.Lock()
+	// The process is c's even when a kill came first: a kill waiting for the launch stops
+	// it, and a restart finds its pid.
+	c.proc, c.started = proc, started
+	c.launchOverLocked()
 	if c.moveLocked(Launched) != nil {
 		t.mu.Unlock()
 		return false
 	}
-	c.proc, c.started = proc, started
 	if c.killExit != 0 {
 		_ = c.moveLocked(KillAsked) // Running → Killing
 	}
@@ -156,10 +159,50 @@ func (t *Table) Launched(c *Container, proc container.Process, started time.Time
 	return true
 }
 
+// LaunchFailed says the launch Launching began started no process.
+func (t *Table) LaunchFailed(c *Container) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.launchOverLocked()
+}
+
+func (c *Container) launchOverLocked() {
+	if c.launching != nil {
+		close(c.launching)
+		c.launching = nil
+	}
+}
+
+// AwaitLaunch waits for the launch under way (a kill's context ends it soon) and returns
+// the process it started; nil when none did, or when no launch was under way and none ran.
+func (t *Table) AwaitLaunch(c *Container) container.Process {
+	t.mu.Lock()
+	ch := c.launching
+	t.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return c.proc
+}
+
+// Launching says the runner starts c's process now; false when a kill was asked first
+// (it must not start). Launched, or the runner's own end of c, follows.
+func (t *Table) Launching(c *Container) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.phase != Accepted {
+		return false
+	}
+	c.launching = make(chan struct{})
+	return true
+}
+
 // AskKill asks c to stop with exit as the status the kill reports: its context ends, so
 // nothing starts it any more. asked is false when a kill was asked before (the first one's
 // status stands); done when it completed already. proc is its process, nil if it never
-// started.
+// started (AwaitLaunch says what a launch under way started).
 func (t *Table) AskKill(c *Container, exit int32, diag string) (asked, done bool, proc container.Process) {
 	t.mu.Lock()
 	if c.phase == Done {

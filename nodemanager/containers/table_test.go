@@ -114,11 +114,48 @@ func TestTableMovesAContainerThroughItsLife(t *testing.T) {
 		t.Fatal("Done() not closed")
 	}
 
-	// Killed while it was starting: the launch that follows is refused.
+	// Killed before its launch began: no launch starts.
 	d := newContainer(t, tb, 2)
 	tb.AskKill(d, -105, "")
-	if tb.Launched(d, startProcess(t), d.started) {
+	if tb.Launching(d) {
+		t.Fatal("a container asked to stop began its launch")
+	}
+	if p := tb.AwaitLaunch(d); p != nil {
+		t.Fatalf("no launch ran, yet AwaitLaunch found process %v", p)
+	}
+
+	// Killed while its process was being started (the executor's Launch had started it,
+	// and not yet returned: the CI failure of TestCgroupsContainEscapesHogsAndBombs, where
+	// the kill completed the container while its processes ran). The kill waits for the
+	// launch and gets the process to stop; the launch is refused.
+	e := newContainer(t, tb, 3)
+	if !tb.Launching(e) {
+		t.Fatal("launch refused before any kill")
+	}
+	if _, done, proc := tb.AskKill(e, -105, ""); done || proc != nil {
+		t.Fatalf("kill during the launch: done %v proc %v", done, proc)
+	}
+	got := make(chan any, 1)
+	go func() { got <- tb.AwaitLaunch(e) }()
+	select {
+	case p := <-got:
+		t.Fatalf("AwaitLaunch returned %v before the launch said how it went", p)
+	default:
+	}
+	p := startProcess(t)
+	if tb.Launched(e, p, e.started) {
 		t.Fatal("a container asked to stop was launched")
+	}
+	if w := <-got; w != p {
+		t.Fatalf("AwaitLaunch gave %v, want the process the launch started", w)
+	}
+
+	// A launch that started nothing: the kill finds no process and ends it itself.
+	f := newContainer(t, tb, 4)
+	tb.Launching(f)
+	go tb.LaunchFailed(f)
+	if p := tb.AwaitLaunch(f); p != nil {
+		t.Fatalf("a failed launch left process %v", p)
 	}
 }
 
