@@ -17,14 +17,22 @@ import (
 )
 
 // BenchmarkRestartToServing measures a work-preserving restart at scale: a store holding
-// 10,000 running applications (each attempt launched) and 1,000 NodeManagers, an RM
+// 10,000 running applications (each attempt launched) and the NodeManagers, an RM
 // started on it (restart-to-serving: open, load, restore, admit every application to the
-// engine, listen), then the 1,000 NodeManagers registering with 100 running containers
-// each, until all 100,000 are rebuilt in the engine. Run it once:
+// engine, listen), then the NodeManagers registering with their running containers,
+// until every container is rebuilt in the engine. Two sizes: 1,000 NodeManagers with 100
+// containers each (100,000), and issue 50's 2,000 with 500 each (1,000,000). Run it once:
 //
 //	go test -run x -bench RestartToServing -benchtime 1x ./resourcemanager/
 func BenchmarkRestartToServing(b *testing.B) {
-	const apps, nodes, perApp = 10000, 1000, 10
+	for _, size := range []struct{ apps, nodes, perApp int }{{10000, 1000, 10}, {10000, 2000, 100}} {
+		b.Run(fmt.Sprintf("apps=%d/containers=%d", size.apps, size.apps*size.perApp), func(b *testing.B) {
+			benchRestart(b, size.apps, size.nodes, size.perApp)
+		})
+	}
+}
+
+func benchRestart(b *testing.B, apps, nodes, perApp int) {
 	for range b.N {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -60,12 +68,13 @@ func BenchmarkRestartToServing(b *testing.B) {
 			b.Fatal(err)
 		}
 		serving := time.Since(start)
-		// Each node's registration carries its 100 containers: container k of application
-		// i runs on node (i*perApp+k) % nodes.
+		// Each node's registration carries its containers: container k of application i
+		// runs on node (i*perApp+k) % nodes.
 		reqs := make([]*yarnpb.RegisterNodeManagerRequestProto, nodes)
 		for n := range nodes {
 			reqs[n] = &yarnpb.RegisterNodeManagerRequestProto{NodeId: &yarnpb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(30000 + n))},
-				HttpPort: proto.Int32(8042), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(128 << 10), VirtualCores: proto.Int32(128)}, NmVersion: proto.String("2.7.3")}
+				HttpPort: proto.Int32(8042), Resource: &yarnpb.ResourceProto{Memory: proto.Int64(int64(perApp*apps/nodes+1) << 10), VirtualCores: proto.Int32(int32(perApp*apps/nodes + 1))},
+				NmVersion: proto.String("2.7.3")}
 		}
 		for i := 1; i <= apps; i++ {
 			att := records.ApplicationID{ClusterTimestamp: ts, ID: int32(i)}.Attempt(1)
@@ -98,7 +107,7 @@ func BenchmarkRestartToServing(b *testing.B) {
 		wg.Wait()
 		rebuilt := time.Since(registered)
 		b.StopTimer()
-		if _, used := rm.Core().Totals(); used[0] != apps*perApp*1024 {
+		if _, used := rm.Core().Totals(); used[0] != int64(apps*perApp*1024) {
 			b.Fatalf("engine books %d MB after the registrations, want %d", used[0], apps*perApp*1024)
 		}
 		b.ReportMetric(float64(serving.Milliseconds()), "restart-to-serving-ms")
