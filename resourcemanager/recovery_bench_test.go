@@ -9,10 +9,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/internal/zktest"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+	"github.com/bobbin-yarn/bobbin/rpc"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 )
 
@@ -23,23 +26,43 @@ import (
 // until every container is rebuilt in the engine. Two sizes: 1,000 NodeManagers with 100
 // containers each (100,000), and issue 50's 2,000 with 500 each (1,000,000). Run it once:
 //
-//	go test -run x -bench RestartToServing -benchtime 1x ./resourcemanager/
+//	go test -run '^$' -bench RestartToServing -benchtime 1x ./resourcemanager/
+//
+// The store is the embedded one (a restart) or, with ZooKeeper installed, ZKRMStateStore
+// (what a standby reads when it becomes active: a failover's load).
 func BenchmarkRestartToServing(b *testing.B) {
-	for _, size := range []struct{ apps, nodes, perApp int }{{10000, 1000, 10}, {10000, 2000, 100}} {
-		b.Run(fmt.Sprintf("apps=%d/containers=%d", size.apps, size.apps*size.perApp), func(b *testing.B) {
-			benchRestart(b, size.apps, size.nodes, size.perApp)
-		})
+	for _, store := range []string{"embedded", "zk"} {
+		for _, size := range []struct{ apps, nodes, perApp int }{{10000, 1000, 10}, {10000, 2000, 100}} {
+			b.Run(fmt.Sprintf("store=%s/apps=%d/containers=%d", store, size.apps, size.apps*size.perApp), func(b *testing.B) {
+				benchRestart(b, store, size.apps, size.nodes, size.perApp)
+			})
+		}
 	}
 }
 
-func benchRestart(b *testing.B, apps, nodes, perApp int) {
-	for range b.N {
-		b.StopTimer()
-		dir := b.TempDir()
-		s, err := statestore.OpenEmbedded(dir)
+// benchStore is an empty store of the kind asked for and the configuration that opens it.
+func benchStore(b *testing.B, kind string) (statestore.Store, *conf.Configuration) {
+	if kind == "zk" {
+		zks := zktest.Start(b)
+		s, err := statestore.OpenZK(zks.Addr, "/rmstore", 10*time.Second, "bench", testutil.QuietLogger())
 		if err != nil {
 			b.Fatal(err)
 		}
+		return s, testConf(statestore.KeyRecovery, "true", statestore.KeyStoreClass, "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+			"hadoop.zk.address", zks.Addr)
+	}
+	dir := b.TempDir()
+	s, err := statestore.OpenEmbedded(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, dir)
+}
+
+func benchRestart(b *testing.B, store string, apps, nodes, perApp int) {
+	for range b.N {
+		b.StopTimer()
+		s, c := benchStore(b, store)
 		const ts = 1795000000000
 		st := &statestore.State{}
 		for i := 1; i <= apps; i++ {
@@ -53,11 +76,20 @@ func benchRestart(b *testing.B, apps, nodes, perApp int) {
 		for n := range nodes {
 			st.Nodes = append(st.Nodes, &statestore.NodeRecord{ID: fmt.Sprintf("127.0.0.1:%d", 30000+n)})
 		}
-		if err := s.Import(st); err != nil {
+		for i := 0; i < len(st.Apps); i += 500 {
+			if err := s.PutApps(st.Apps[i:min(i+500, len(st.Apps))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, n := range st.Nodes {
+			if err := s.PutNode(n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := s.NextEpoch(); err != nil { // the earlier run's epoch: its containers' ids are of it
 			b.Fatal(err)
 		}
 		s.Close()
-		c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, dir)
 		b.StartTimer()
 		start := time.Now()
 		rm, err := New(Options{Conf: c, Logger: testutil.QuietLogger()})
@@ -86,6 +118,16 @@ func benchRestart(b *testing.B, apps, nodes, perApp int) {
 					CreationTime: proto.Int64(ts)})
 			}
 		}
+		// Encoded before the clock: the NodeManagers' work, on their own machines.
+		encoded := make([]*rpc.Encoded, nodes)
+		for n, req := range reqs {
+			bs, err := proto.Marshal(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			encoded[n] = &rpc.Encoded{Bytes: bs}
+		}
+		reqs = nil
 		registered := time.Now()
 		var wg sync.WaitGroup
 		const conns = 8
@@ -97,7 +139,7 @@ func benchRestart(b *testing.B, apps, nodes, perApp int) {
 				defer cl.Close()
 				for n := w; n < nodes; n += conns {
 					var resp yarnpb.RegisterNodeManagerResponseProto
-					if err := cl.Call(context.Background(), "registerNodeManager", reqs[n], &resp); err != nil {
+					if err := cl.Call(context.Background(), "registerNodeManager", encoded[n], &resp); err != nil {
 						b.Error(err)
 						return
 					}

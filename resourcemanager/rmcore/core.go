@@ -70,7 +70,11 @@ type Core struct {
 	// decommissioning are the graceful decommissions a restart recovered, until their node
 	// registers again (zero time: no deadline).
 	decommissioning map[string]time.Time
-	rollers         []*keyRoller
+	// storedNodes are the node records as the store holds them (read at recovery, then
+	// as written): a NodeManager registering again as it was is not written again — a
+	// restart's thousands of registrations would each wait for a store write.
+	storedNodes map[string]statestore.NodeRecord
+	rollers     []*keyRoller
 	// delegation issues and verifies RM delegation tokens; delegTick is when its expired
 	// tokens were last swept.
 	delegation *delegation.Manager

@@ -156,7 +156,9 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 	now := rm.opts.Now()
 	var spec scheduler.AppSpec
 	var resumed bool
-	rm.apps.With(rec.ID, func(a *rmstate.App, ok bool) {
+	// Nothing resuming changes needs storing: the next restart resumes the stored
+	// attempt the same way (its registration cleared again).
+	rm.apps.Rederive(rec.ID, func(a *rmstate.App, ok bool) {
 		at := a.Attempt
 		if !ok || a.Unmanaged || at == nil || at.Ended() || at.AMContainer == nil {
 			return
@@ -283,7 +285,9 @@ func (rm *Core) recoverNodes(recs []*statestore.NodeRecord) (awaited []string) {
 	rm.nodeAdminMu.Lock()
 	defer rm.nodeAdminMu.Unlock()
 	rm.decommissioning = map[string]time.Time{}
+	rm.storedNodes = make(map[string]statestore.NodeRecord, len(recs))
 	for _, r := range recs {
+		rm.storedNodes[r.ID] = *r
 		switch r.State {
 		case statestore.NodeDecommissioned:
 			id := records.NodeIDFromKey(r.ID)
@@ -345,15 +349,31 @@ func (rm *Core) RememberNode(key string) {
 		rm.forgetNode(key)
 		return
 	}
+	rm.nodeAdminMu.Lock()
+	stored, same := rm.storedNodes[key]
+	rm.nodeAdminMu.Unlock()
+	if same && stored == *rec {
+		return
+	}
 	if err := rm.store.PutNode(rec); err != nil {
 		rm.log.WithError(err).WithField("node", key).Error("state store write failed")
+		return
 	}
+	rm.nodeAdminMu.Lock()
+	if rm.storedNodes == nil {
+		rm.storedNodes = map[string]statestore.NodeRecord{}
+	}
+	rm.storedNodes[key] = *rec
+	rm.nodeAdminMu.Unlock()
 }
 
 func (rm *Core) forgetNode(key string) {
 	if rm.store == nil {
 		return
 	}
+	rm.nodeAdminMu.Lock()
+	delete(rm.storedNodes, key)
+	rm.nodeAdminMu.Unlock()
 	if err := rm.store.RemoveNode(key); err != nil {
 		rm.log.WithError(err).WithField("node", key).Error("state store write failed")
 	}

@@ -116,6 +116,30 @@ func (r *Apps) changedLocked(a *App) *statestore.AppRecord {
 	return &w
 }
 
+// Rederive runs fn like With, for changes a restart derives again from the stored
+// record, and writes nothing for them: resuming an attempt after a restart clears its
+// registration (its AM must register again), which the next restart would clear again
+// from the record as stored. A restart with 10,000 running applications would otherwise
+// rewrite every one before it serves (a second on ZooKeeper). A change made before fn
+// and not yet written is written as With would.
+func (r *Apps) Rederive(id records.ApplicationID, fn func(a *App, ok bool)) {
+	r.mu.Lock()
+	a, ok := r.apps[id]
+	settled := ok && r.journal != nil && !a.saved.dropped && a.saved.last != nil && reflect.DeepEqual(a.record(), a.saved.last)
+	fn(a, ok)
+	var rec *statestore.AppRecord
+	switch {
+	case settled:
+		// What is stored stands for the new state: the next change is compared with it
+		// as changed, and written with the stored version's successor.
+		a.saved.last = a.record()
+	case ok:
+		rec = r.changedLocked(a)
+	}
+	r.mu.Unlock()
+	r.writeOrReport(rec)
+}
+
 // write stores records taken under the lock; it runs after the lock is released.
 func (r *Apps) write(recs ...*statestore.AppRecord) error {
 	var first error

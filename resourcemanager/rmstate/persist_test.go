@@ -158,3 +158,37 @@ func TestRefusedWritesAreRetried(t *testing.T) {
 		t.Fatalf("nothing left to retry, yet stored %d, %v", n, err)
 	}
 }
+
+// What a restart derives again from the stored record is not written: resuming a running
+// attempt clears its registration and writes nothing (a restart with 10,000 applications
+// rewrote every one before serving). The AM's registration that follows is written, with
+// the stored version's successor; a change pending before Rederive is written by it.
+func TestRederiveWritesOnlyWhatTheStoreLacks(t *testing.T) {
+	j := &memJournal{apps: map[string]*statestore.AppRecord{}}
+	r := NewApps(1, time.Now)
+	r.SetJournal(j, func(err error) { t.Error(err) })
+	id := records.ApplicationID{ClusterTimestamp: 1, ID: 1}
+	am := records.ContainerID{Attempt: id.Attempt(1), ID: 1}
+	a, err := AppFromRecord(&statestore.AppRecord{ID: id.String(), Version: 7, User: "u", Queue: "default",
+		State: int32(yarnpb.YarnApplicationStateProto_RUNNING), Attempts: []statestore.AttemptRecord{{Attempt: 1,
+			State: int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING), Registered: true, AMContainer: am.String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Restore([]*App{a})
+	r.Rederive(id, func(a *App, _ bool) { a.Attempt.Registered = false })
+	if j.puts != 0 {
+		t.Fatalf("resuming wrote %d records: %+v", j.puts, j.apps[id.String()])
+	}
+	r.With(id, func(a *App, _ bool) { a.Attempt.Registered = true })
+	if rec := j.apps[id.String()]; j.puts != 1 || rec == nil || rec.Version != 8 || !rec.Attempts[0].Registered {
+		t.Fatalf("the AM's registration: %d writes, %+v; want one, version 8", j.puts, rec)
+	}
+	// Pending before Rederive (a change made while batching, say): written all the same.
+	r.With(id, func(a *App, _ bool) {}) // nothing changed: nothing written
+	a.Diagnostics = "changed outside the registry's methods"
+	r.Rederive(id, func(a *App, _ bool) { a.Attempt.Registered = false })
+	if rec := j.apps[id.String()]; j.puts != 2 || rec.Diagnostics == "" || rec.Version != 9 {
+		t.Fatalf("a pending change: %d writes, %+v; want it written as version 9", j.puts, rec)
+	}
+}
