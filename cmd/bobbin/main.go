@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -209,17 +210,17 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	stopFloor, err := setGCPercent(c, "bobbin.resourcemanager.gc-percent", "bobbin.resourcemanager.gc-heap-floor-mb", log)
+	gc, err := readGCTarget(c, "bobbin.resourcemanager.gc-percent", "bobbin.resourcemanager.gc-heap-floor-mb")
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	defer stopFloor()
 	rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, ConfDir: dir, Queues: queues, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
+	defer gc.apply(rm.Core().RunningNodes, log)()
 	kc, err := rm.ConnectionKeeper()
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
@@ -430,41 +431,63 @@ func runWebProxy(args []string, stderr io.Writer) int {
 	return serveUntilSignal("web proxy", p, log)
 }
 
-// setGCPercent applies a daemon's GC target from its configuration key, unless GOGC is
-// set in the environment (which the Go runtime has already applied).
-// setGCPercent sets the GC percentage from key and, when floorKey names a heap floor,
-// starts raising it while the live heap is below the floor (internal/gcfloor); stop
-// ends that. A GOGC environment variable overrides both.
-func setGCPercent(c *conf.Configuration, key, floorKey string, log *logrus.Logger) (stop func(), err error) {
+// gcTarget is a daemon's GC settings from its configuration: the percentage (GOGC) and
+// the heap floor (internal/gcfloor), fixed or, for the RM, following its NodeManagers.
+type gcTarget struct {
+	fromEnv bool // GOGC is set: the runtime applied it, and nothing else is
+	percent int
+	floorMB int  // a fixed floor (0: none)
+	auto    bool // gcfloor.PerNode for each running NodeManager
+}
+
+// readGCTarget reads key (a positive percentage) and floorKey ("auto", or a size in MB,
+// 0 for none), naming either when it is wrong.
+func readGCTarget(c *conf.Configuration, key, floorKey string) (gcTarget, error) {
 	if _, ok := os.LookupEnv("GOGC"); ok {
-		return func() {}, nil
+		return gcTarget{fromEnv: true}, nil
 	}
 	p, err := c.Int(key)
 	if err != nil {
-		return nil, err
+		return gcTarget{}, err
 	}
 	if p <= 0 {
 		raw, _ := c.Raw(key)
-		return nil, &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be a positive percentage"}
+		return gcTarget{}, &conf.ValueError{Source: c.Source(key), Key: key, Value: raw, Reason: "must be a positive percentage"}
+	}
+	g := gcTarget{percent: p}
+	if raw, _ := c.Trimmed(floorKey); strings.EqualFold(raw, "auto") {
+		g.auto = true
+		return g, nil
 	}
 	floor, err := c.Int(floorKey)
-	if err != nil {
-		return nil, err
-	}
-	if floor < 0 {
+	if err != nil || floor < 0 {
 		raw, _ := c.Raw(floorKey)
-		return nil, &conf.ValueError{Source: c.Source(floorKey), Key: floorKey, Value: raw, Reason: "must be 0 (no floor) or a size in MB"}
+		return gcTarget{}, &conf.ValueError{Source: c.Source(floorKey), Key: floorKey, Value: raw, Reason: "must be auto, 0 (no floor) or a size in MB"}
 	}
-	debug.SetGCPercent(p)
-	log.WithFields(logrus.Fields{"gc_percent": p, "gc_heap_floor_mb": floor}).Debug("GC target set")
-	if floor == 0 {
-		return func() {}, nil
+	g.floorMB = int(floor)
+	return g, nil
+}
+
+// apply sets the percentage and starts the floor; nodes counts the running
+// NodeManagers an automatic floor follows. stop ends the floor.
+func (g gcTarget) apply(nodes func() int, log *logrus.Logger) (stop func()) {
+	if g.fromEnv {
+		return func() {}
+	}
+	debug.SetGCPercent(g.percent)
+	floor := gcfloor.Fixed(uint64(g.floorMB) << 20)
+	if g.auto {
+		floor = func() uint64 { return uint64(max(nodes(), 0)) * gcfloor.PerNode }
+	}
+	log.WithFields(logrus.Fields{"gc_percent": g.percent, "gc_heap_floor_mb": g.floorMB, "gc_heap_floor_auto": g.auto}).Debug("GC target set")
+	if !g.auto && g.floorMB == 0 {
+		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		gcfloor.Run(ctx, uint64(floor)<<20, p, time.Second)
+		gcfloor.Run(ctx, floor, g.percent, time.Second)
 	}()
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done }
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,17 +32,29 @@ func TestPercent(t *testing.T) {
 	}
 }
 
-// Run raises the percentage for a small live heap and puts the base back when it stops.
-func TestRunRaisesThenRestores(t *testing.T) {
+// Run follows the floor it is given: none (no NodeManager yet) keeps the base; a floor
+// no test heap reaches raises the percentage to its bound; the floor gone again, the base
+// comes back; and the base is left when Run stops.
+func TestRunFollowsTheFloorThenRestores(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	runtime.GC() // a live-heap figure to work from
+	var floor atomic.Uint64
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, 1<<40, 100, time.Millisecond) // a floor no test heap reaches
+		Run(ctx, floor.Load, 100, time.Millisecond)
 	}()
 	var p int
+	floor.Store(1 << 40)
+	if !testutil.PollEvery(5*time.Second, time.Millisecond, func() bool { p = gogc(); return p == maxPercent }) {
+		t.Fatalf("percentage %d, want %d", p, maxPercent)
+	}
+	floor.Store(0)
+	if !testutil.PollEvery(5*time.Second, time.Millisecond, func() bool { p = gogc(); return p == 100 }) {
+		t.Fatalf("the floor gone: percentage %d, want the base 100", p)
+	}
+	floor.Store(1 << 40)
 	if !testutil.PollEvery(5*time.Second, time.Millisecond, func() bool { p = gogc(); return p == maxPercent }) {
 		t.Fatalf("percentage %d, want %d", p, maxPercent)
 	}

@@ -389,6 +389,9 @@ func (rm *Core) applyQueues(tree *capacity.Tree) error {
 // ClusterTimestamp is the RM's start time in milliseconds.
 func (rm *Core) ClusterTimestamp() int64 { return rm.clusterTimestamp }
 
+// RunningNodes is the number of RUNNING NodeManagers.
+func (rm *Core) RunningNodes() int { return int(rm.nodes.Running()) }
+
 // Version is what the RM reports to NodeManagers and on its web endpoints.
 const Version = "2.7.3-bobbin"
 
