@@ -1,8 +1,9 @@
-// Package nmheartbeat decodes a NodeManager's nodeHeartbeat request for the RM without
-// building what it does not read. Like the Java NM, every NodeManager repeats the status
-// of each of its running containers in every heartbeat, and of those the RM needs the
-// container id alone (to see a container start); decoded as protobuf messages they were
-// a dozen allocations each, a million a second on a busy RM.
+// Package nmheartbeat decodes a NodeManager's nodeHeartbeat and registerNodeManager
+// requests for the RM without building what it does not read. Like the Java NM, every
+// NodeManager repeats the status of each of its running containers in every heartbeat,
+// and of those the RM needs the container id alone (to see a container start); decoded
+// as protobuf messages they were a dozen allocations each, a million a second on a busy
+// RM. A registration after an RM restart carries every container the node runs.
 package nmheartbeat
 
 import (

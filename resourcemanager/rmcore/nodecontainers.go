@@ -9,20 +9,58 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/nmheartbeat"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 )
 
-// RegisteredContainers takes the containers a (re-)registering NodeManager reports
-// (NMContainerStatus). Containers of attempts that carry on after a work-preserving
-// restart are rebuilt: a running one is booked again in the engine — node, application,
-// group, partition, as if just placed — and in the container table, without its AM being
-// told anything; one that completed while the RM was down goes to its AM as completed (an
-// AM container's end fails its attempt). Every other running container — of an attempt
-// that was failed, of an application that ended or is unknown — is killed, and the kill
-// repeated while the NodeManager still reports it. It returns the ids rebuilt and killed.
-func (rm *Core) RegisteredContainers(node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID) {
-	return rm.applyRebuild(node, rm.planRebuild(node, statuses))
+// A (re-)registering NodeManager's containers (NMContainerStatus): those of attempts
+// that carry on after a work-preserving restart are rebuilt — a running one is booked
+// again in the engine (node, application, group, partition, as if just placed) and in the
+// container table, without its AM being told anything; one that completed while the RM
+// was down goes to its AM as completed (an AM container's end fails its attempt). Every
+// other running container — of an attempt that was failed, of an application that ended
+// or is unknown — is killed, and the kill repeated while the NodeManager still reports
+// it. RegisterNode does it in two steps: planRebuild reads, applyRebuild books.
+
+// reported is a container a registering NodeManager reports: a plain status as decoded
+// lean (nmheartbeat), or, with full, one protobuf decoded (allocation tags, other
+// resource types).
+type reported struct {
+	nmheartbeat.Reported
+	full *yarnpb.NMContainerStatusProto
+}
+
+// reportsOf lists a registration's statuses, the plain ones first.
+func reportsOf(reg nmheartbeat.Registration) []reported {
+	out := make([]reported, 0, len(reg.Plain)+len(reg.GetContainerStatuses()))
+	for _, r := range reg.Plain {
+		out = append(out, reported{Reported: r})
+	}
+	for _, st := range reg.GetContainerStatuses() {
+		out = append(out, reported{Reported: nmheartbeat.ReportedOf(st), full: st})
+	}
+	return out
+}
+
+func (r *reported) complete() bool { return r.State == yarnpb.ContainerStateProto_C_COMPLETE }
+
+// idProto is the container id as the NodeManager sent it.
+func (r *reported) idProto() *yarnpb.ContainerIdProto {
+	if r.full != nil {
+		return r.full.GetContainerId()
+	}
+	return r.ID.Proto()
+}
+
+// resource is what the container holds, in the cluster's resource types.
+func (rm *Core) reportedResource(r *reported) scheduler.Resource {
+	if r.full != nil {
+		return rm.ResourceOf(r.full.GetResource())
+	}
+	var v scheduler.Resource
+	v[scheduler.Memory], v[scheduler.VCores] = r.MemoryMB, int64(r.VCores)
+	return v
 }
 
 // rebuild is what a registration's container statuses come to, read before the
@@ -37,27 +75,26 @@ type rebuild struct {
 
 // kept is a reported container of a current attempt, its record built.
 type kept struct {
-	rc       *rmstate.Container
-	complete bool
-	st       *yarnpb.NMContainerStatusProto
+	rc *rmstate.Container
+	r  *reported
 }
 
 // planRebuild reads the container table and the applications for each status: none of
 // it needs the pass's lock, which a restart's registrations of a million containers
 // would otherwise hold for all of it.
-func (rm *Core) planRebuild(node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) rebuild {
+func (rm *Core) planRebuild(node *rmstate.NodeAddr, reports []reported) rebuild {
 	var b rebuild
-	b.seen = make([]records.ContainerID, 0, len(statuses))
+	b.seen = make([]records.ContainerID, 0, len(reports))
 	epoch := rm.containers.Epoch()
-	for _, st := range statuses {
-		id := records.ContainerIDFromProto(st.GetContainerId())
+	for i := range reports {
+		r := &reports[i]
+		id := r.ID
 		b.seen = append(b.seen, id)
-		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
 		if known, done := rm.containers.State(id); known {
 			// This run's container: still live, it goes on; done (the node was lost and
 			// its containers ended for the RM and their AMs) but running, it is killed.
-			if done && !complete {
-				b.orphanIDs = append(b.orphanIDs, st.GetContainerId())
+			if done && !r.complete() {
+				b.orphanIDs = append(b.orphanIDs, r.idProto())
 				b.orphans = append(b.orphans, id)
 			}
 			continue
@@ -65,13 +102,13 @@ func (rm *Core) planRebuild(node *rmstate.NodeAddr, statuses []*yarnpb.NMContain
 		// Only an earlier run's containers are rebuilt: one of this run's that the table
 		// no longer holds has ended for the RM already.
 		if id.ID>>40 < epoch {
-			if rc := rm.recoveredRecord(node, id, st); rc != nil {
-				b.keep = append(b.keep, kept{rc: rc, complete: complete, st: st})
+			if rc := rm.recoveredRecord(node, r); rc != nil {
+				b.keep = append(b.keep, kept{rc: rc, r: r})
 				continue
 			}
 		}
-		if !complete {
-			b.orphanIDs = append(b.orphanIDs, st.GetContainerId())
+		if !r.complete() {
+			b.orphanIDs = append(b.orphanIDs, r.idProto())
 			b.orphans = append(b.orphans, id)
 		}
 	}
@@ -82,12 +119,12 @@ func (rm *Core) planRebuild(node *rmstate.NodeAddr, statuses []*yarnpb.NMContain
 func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orphans []records.ContainerID) {
 	orphans = b.orphans
 	for _, k := range b.keep {
-		if rm.recoverContainer(node, k.rc, k.st, k.complete) {
+		if rm.recoverContainer(node, k.rc, k.r) {
 			recovered = append(recovered, k.rc.ID)
 			continue
 		}
-		if !k.complete {
-			b.orphanIDs = append(b.orphanIDs, k.st.GetContainerId())
+		if !k.r.complete() {
+			b.orphanIDs = append(b.orphanIDs, k.r.idProto())
 			orphans = append(orphans, k.rc.ID)
 		}
 	}
@@ -100,7 +137,8 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 
 // recoveredRecord is the record of a reported container of a current attempt, to be
 // rebuilt; nil: the container is not one to keep.
-func (rm *Core) recoveredRecord(node *rmstate.NodeAddr, id records.ContainerID, st *yarnpb.NMContainerStatusProto) *rmstate.Container {
+func (rm *Core) recoveredRecord(node *rmstate.NodeAddr, r *reported) *rmstate.Container {
+	id := r.ID
 	if rm.recovery == nil {
 		return nil // no work-preserving restart: nothing from an earlier run is kept
 	}
@@ -121,13 +159,13 @@ func (rm *Core) recoveredRecord(node *rmstate.NodeAddr, id records.ContainerID, 
 		rm.log.WithFields(logrus.Fields{"container": id.String(), "node": node.Key}).Info("recovered container was released by its AM; killing it")
 		return nil
 	}
-	created := st.GetCreationTime()
+	created := r.Created
 	if created <= 0 {
 		created = rm.opts.Now().UnixMilli()
 	}
-	rc := &rmstate.Container{ID: id, At: node, AM: am, Resource: rm.ResourceOf(st.GetResource()), Priority: st.GetPriority().GetPriority(),
-		Created: created, User: user, RequestID: st.GetAllocationRequestId()}
-	if tags := st.GetAllocationTags(); len(tags) > 0 {
+	rc := &rmstate.Container{ID: id, At: node, AM: am, Resource: rm.reportedResource(r), Priority: r.Priority,
+		Created: created, User: user, RequestID: r.RequestID}
+	if tags := r.full.GetAllocationTags(); len(tags) > 0 {
 		// A SchedulingRequest's container: its tags count again (no constraint: the
 		// request it met is the AM's, long placed).
 		rc.Placement = &scheduler.Placement{RequestID: rc.RequestID, Tags: slices.Compact(slices.Sorted(slices.Values(tags)))}
@@ -137,7 +175,7 @@ func (rm *Core) recoveredRecord(node *rmstate.NodeAddr, id records.ContainerID, 
 
 // recoverContainer books one kept container again, under the pass's lock; false: it
 // cannot be (its node has no room for it any more), and a running one is killed.
-func (rm *Core) recoverContainer(node *rmstate.NodeAddr, rc *rmstate.Container, st *yarnpb.NMContainerStatusProto, complete bool) bool {
+func (rm *Core) recoverContainer(node *rmstate.NodeAddr, rc *rmstate.Container, r *reported) bool {
 	id, am := rc.ID, rc.AM
 	// Built only when it logs: a restart rebuilds up to a million containers, and their
 	// registrations' summary line ("NodeManager registered", containers_recovered) is the
@@ -145,13 +183,13 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, rc *rmstate.Container, 
 	log := func() *logrus.Entry {
 		return rm.log.WithFields(logrus.Fields{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
 	}
-	if complete {
+	if r.complete() {
 		final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
+			ExitStatus: proto.Int32(r.Exit), Diagnostics: proto.String(r.Diagnostics)})
 		if !ok {
 			return true
 		}
-		log().WithField("exit_status", st.GetContainerExitStatus()).Info("recovered container had completed while the ResourceManager was down")
+		log().WithField("exit_status", r.Exit).Info("recovered container had completed while the ResourceManager was down")
 		if am && final != nil {
 			rm.amExited(id, final)
 		}
@@ -183,8 +221,8 @@ func (rm *Core) recoverContainer(node *rmstate.NodeAddr, rc *rmstate.Container, 
 // containers it reports, with no scheduling pass in between: a pass must not fill the
 // node before its running containers are booked. What the statuses come to is read
 // before the pass's lock is taken.
-func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, statuses []*yarnpb.NMContainerStatusProto) (recovered, orphans []records.ContainerID, err error) {
-	plan := rm.planRebuild(node, statuses)
+func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, reports []reported) (recovered, orphans []records.ContainerID, err error) {
+	plan := rm.planRebuild(node, reports)
 	rm.passMu.Lock()
 	defer rm.passMu.Unlock()
 	if err := rm.engine.AddNode(spec); err != nil {
@@ -201,7 +239,7 @@ func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, st
 // completed statuses are applied as a heartbeat's would be; running containers the RM
 // does not hold (any more) are killed. ok is false when the engine no longer holds the
 // node (it was lost meanwhile): the caller registers it afresh.
-func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMContainerStatusProto) (ok bool, orphans []records.ContainerID, err error) {
+func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, reports []reported) (ok bool, orphans []records.ContainerID, err error) {
 	rm.passMu.Lock()
 	err = rm.engine.UpdateNode(spec)
 	rm.passMu.Unlock()
@@ -213,16 +251,15 @@ func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, statuses []*yarnpb.NMCont
 	}
 	var sts []*yarnpb.ContainerStatusProto
 	var orphanIDs []*yarnpb.ContainerIdProto
-	for _, st := range statuses {
-		id := records.ContainerIDFromProto(st.GetContainerId())
-		complete := st.GetContainerState() == yarnpb.ContainerStateProto_C_COMPLETE
-		if known, done := rm.containers.State(id); !complete && (!known || done) {
-			orphanIDs = append(orphanIDs, st.GetContainerId())
-			orphans = append(orphans, id)
+	for i := range reports {
+		r := &reports[i]
+		if known, done := rm.containers.State(r.ID); !r.complete() && (!known || done) {
+			orphanIDs = append(orphanIDs, r.idProto())
+			orphans = append(orphans, r.ID)
 			continue
 		}
-		sts = append(sts, &yarnpb.ContainerStatusProto{ContainerId: st.GetContainerId(), State: st.GetContainerState().Enum(),
-			ExitStatus: proto.Int32(st.GetContainerExitStatus()), Diagnostics: proto.String(st.GetDiagnostics())})
+		sts = append(sts, &yarnpb.ContainerStatusProto{ContainerId: r.idProto(), State: r.State.Enum(),
+			ExitStatus: proto.Int32(r.Exit), Diagnostics: proto.String(r.Diagnostics)})
 	}
 	rm.containers.KillOrphans(spec.ID, orphanIDs)
 	rm.NodeStatuses(spec.ID, sts, nil)

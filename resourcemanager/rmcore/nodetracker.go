@@ -27,7 +27,9 @@ func masterKey(k security.MasterKey) *yarnpb.MasterKeyProto {
 }
 
 // RegisterNodeManager registers a NodeManager (ResourceTracker's registerNodeManager).
-func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto) (*yarnpb.RegisterNodeManagerResponseProto, error) {
+// Its container statuses come decoded lean where they are plain (package nmheartbeat).
+func (rm *Core) RegisterNodeManager(reg nmheartbeat.Registration) (*yarnpb.RegisterNodeManagerResponseProto, error) {
+	req := reg.RegisterNodeManagerRequestProto
 	resp := &yarnpb.RegisterNodeManagerResponseProto{
 		ContainerTokenMasterKey: masterKey(rm.containerKeys.Current()),
 		NmTokenMasterKey:        masterKey(rm.nmKeys.Current()),
@@ -81,14 +83,14 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 	reconnected := false
 	var recovered, orphans []records.ContainerID
 	if again && len(req.GetRunningApplications()) > 0 {
-		reconnected, orphans, err = rm.ReconnectNode(spec, req.GetContainerStatuses())
+		reconnected, orphans, err = rm.ReconnectNode(spec, reportsOf(reg))
 	} else if again {
 		rm.NodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
 	if !reconnected && err == nil {
 		// The containers the NodeManager kept: after a work-preserving RM restart those
 		// of attempts that carry on are rebuilt, any other running one is killed.
-		recovered, orphans, err = rm.RegisterNode(spec, n.NodeAddr, req.GetContainerStatuses())
+		recovered, orphans, err = rm.RegisterNode(spec, n.NodeAddr, reportsOf(reg))
 	}
 	if err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
@@ -111,7 +113,7 @@ func (rm *Core) RegisterNodeManager(req *yarnpb.RegisterNodeManagerRequestProto)
 	}
 	rm.RememberNode(key)
 	rm.KickScheduler()
-	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(req.GetContainerStatuses()),
+	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(reg.Plain) + len(req.GetContainerStatuses()),
 		"version": req.GetNmVersion(), "reregistered": again, "reconnected_with_containers": reconnected}).Info("NodeManager registered")
 	return resp, nil
 }

@@ -15,7 +15,8 @@ import (
 // NodeManagers register, then heartbeat. See protocol.md §4.4.
 type resourceTracker struct {
 	rm *rmcore.Core
-	// heartbeats decodes nodeHeartbeat requests, running containers' statuses by id.
+	// heartbeats decodes nodeHeartbeat requests, running containers' statuses by id, and
+	// registerNodeManager requests, plain container statuses lean.
 	heartbeats nmheartbeat.Decoder
 }
 
@@ -23,7 +24,7 @@ func NewResourceTracker(rm *rmcore.Core) (*rpc.Protocol, error) {
 	t := &resourceTracker{rm: rm}
 	sd := yarnpb.File_yarn_ResourceTracker_proto.Services().ByName("ResourceTrackerService")
 	return rpc.ServiceProtocol(protocol.ResourceTracker, sd, map[string]rpc.Method{
-		"registerNodeManager":   rpc.Unary(t.registerNodeManager),
+		"registerNodeManager":   rpc.UnaryDecoded(t.heartbeats.DecodeRegistration, t.registerNodeManager),
 		"nodeHeartbeat":         rpc.UnaryDecoded(t.heartbeats.Decode, t.nodeHeartbeat),
 		"unRegisterNodeManager": rpc.Unary(t.unRegisterNodeManager),
 	}, func(method string) error {
@@ -31,8 +32,8 @@ func NewResourceTracker(rm *rmcore.Core) (*rpc.Protocol, error) {
 	})
 }
 
-func (t *resourceTracker) registerNodeManager(_ context.Context, req *yarnpb.RegisterNodeManagerRequestProto) (*yarnpb.RegisterNodeManagerResponseProto, error) {
-	return t.rm.RegisterNodeManager(req)
+func (t *resourceTracker) registerNodeManager(_ context.Context, reg nmheartbeat.Registration) (*yarnpb.RegisterNodeManagerResponseProto, error) {
+	return t.rm.RegisterNodeManager(reg)
 }
 
 func (t *resourceTracker) nodeHeartbeat(_ context.Context, hb nmheartbeat.Request) (*yarnpb.NodeHeartbeatResponseProto, error) {
