@@ -477,7 +477,7 @@ func (g gcTarget) apply(nodes func() int, log *logrus.Logger) (stop func()) {
 	debug.SetGCPercent(g.percent)
 	floor := gcfloor.Fixed(uint64(g.floorMB) << 20)
 	if g.auto {
-		floor = func() uint64 { return uint64(max(nodes(), 0)) * gcfloor.PerNode }
+		floor = func() uint64 { return gcfloor.Auto(nodes()) }
 	}
 	log.WithFields(logrus.Fields{"gc_percent": g.percent, "gc_heap_floor_mb": g.floorMB, "gc_heap_floor_auto": g.auto}).Debug("GC target set")
 	if !g.auto && g.floorMB == 0 {

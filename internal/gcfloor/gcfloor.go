@@ -43,6 +43,14 @@ func Percent(live, floor uint64, base int) int {
 // make the 256-MB floor that took their heartbeats' p99 from 20-50 ms to 16-24 ms.
 const PerNode = 256 << 20 / 10000
 
+// MaxAuto bounds the automatic floor (20,000 NodeManagers' worth): at 50,000 the floor
+// would be 1.3 GB, most of the RM's memory, for collections already rare against a live
+// heap that large.
+const MaxAuto = 512 << 20
+
+// Auto is the RM's automatic floor for nodes running NodeManagers.
+func Auto(nodes int) uint64 { return min(uint64(max(nodes, 0))*PerNode, MaxAuto) }
+
 // Fixed is a floor of bytes whatever the load.
 func Fixed(bytes uint64) func() uint64 { return func() uint64 { return bytes } }
 

@@ -32,6 +32,14 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestAuto(t *testing.T) {
+	for nodes, want := range map[int]uint64{0: 0, -1: 0, 2000: 2000 * PerNode, 10000: 10000 * PerNode, 20000: 20000 * PerNode, 21000: MaxAuto, 50000: MaxAuto} {
+		if got := Auto(nodes); got != want {
+			t.Errorf("Auto(%d) = %d, want %d", nodes, got, want)
+		}
+	}
+}
+
 // Run follows the floor it is given: none (no NodeManager yet) keeps the base; a floor
 // no test heap reaches raises the percentage to its bound; the floor gone again, the base
 // comes back; and the base is left when Run stops.
