@@ -86,11 +86,15 @@ type Core struct {
 	tokens     *tokenrenewer.Renewer
 	hdfsTokens *hdfsdt.Client
 	login      *rmLogin
-	stepMu     sync.Mutex      // one Step at a time (the monitor's, or a test's)
-	passMu     sync.Mutex      // one SchedulePass at a time
-	passes     passMeter       // the passes' busy time and assignments (leaf lock)
-	health     schedulerHealth // what the scheduler did last (leaf lock)
-	tasks      sync.WaitGroup  // the loops Run starts and AM launches
+	stepMu     sync.Mutex // one Step at a time (the monitor's, or a test's)
+	// passMu: one SchedulePass slice at a time, held exclusively; a registration holds it
+	// shared while it adds its node and books the containers it reports, so that no pass
+	// sees the node before they are booked, while registrations (a restart's thousands)
+	// book theirs side by side. Taken before the engine's lock and the tables'.
+	passMu sync.RWMutex
+	passes passMeter       // the passes' busy time and assignments (leaf lock)
+	health schedulerHealth // what the scheduler did last (leaf lock)
+	tasks  sync.WaitGroup  // the loops Run starts and AM launches
 	// stopped is Run's context's Done: AM launches waiting to try again end with it.
 	stopped <-chan struct{}
 	// logRetention deletes aggregated logs past yarn.log-aggregation.retain-seconds

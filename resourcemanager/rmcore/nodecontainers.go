@@ -115,17 +115,56 @@ func (rm *Core) planRebuild(node *rmstate.NodeAddr, reports []reported) rebuild 
 	return b
 }
 
-// applyRebuild books the kept containers and kills the orphans.
+// applyRebuild books the kept containers and kills the orphans. The running ones are
+// booked in the engine and the container table together, each under one hold of its
+// lock: a restart's registrations bring hundreds of containers each, side by side.
 func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orphans []records.ContainerID) {
 	orphans = b.orphans
+	kill := func(k kept) {
+		b.orphanIDs = append(b.orphanIDs, k.r.idProto())
+		orphans = append(orphans, k.rc.ID)
+	}
+	var running []kept
 	for _, k := range b.keep {
-		if rm.recoverContainer(node, k.rc, k.r) {
+		if k.r.complete() {
+			rm.recoverCompleted(node, k.rc, k.r)
 			recovered = append(recovered, k.rc.ID)
+		} else {
+			running = append(running, k)
+		}
+	}
+	now := rm.opts.Now()
+	recs := make([]scheduler.RecoveredContainer, len(running))
+	for i, k := range running {
+		rc := k.rc
+		recs[i] = scheduler.RecoveredContainer{App: EngineID(rc.ID.Attempt.App), Node: node.Key, Resource: rc.Resource,
+			Priority: rc.Priority, AM: rc.AM, Start: now, RequestID: rc.RequestID, Placement: rc.Placement}
+	}
+	eids, errs := rm.engine.RecoverAll(recs)
+	booked := make([]*rmstate.Container, 0, len(running))
+	for i, k := range running {
+		if errs[i] != nil {
+			rm.recoveredLog(node, k.rc.ID).WithError(errs[i]).Warn("running container not recovered; killing it")
+			kill(k)
 			continue
 		}
-		if !k.r.complete() {
-			b.orphanIDs = append(b.orphanIDs, k.r.idProto())
-			orphans = append(orphans, k.rc.ID)
+		k.rc.EngineID = eids[i]
+		rm.apps.RanOn(k.rc.ID.Attempt.App, node.Key)
+		booked = append(booked, k.rc)
+	}
+	for i, ok := range rm.containers.RecoverRunning(booked) {
+		rc := booked[i]
+		recovered = append(recovered, rc.ID)
+		if !ok {
+			rm.engine.Release(rc.EngineID) // another registration rebuilt it first
+			continue
+		}
+		_, queue, _, _ := rm.apps.AccessOf(rc.ID.Attempt.App)
+		rm.metrics.containerRecovered(queue)
+		if rc.AM {
+			rm.recoveredLog(node, rc.ID).Info("AM container recovered") // one per application: worth a line
+		} else if rm.log.Logger.IsLevelEnabled(logrus.DebugLevel) {
+			rm.recoveredLog(node, rc.ID).Debug("container recovered")
 		}
 	}
 	rm.containers.KillOrphans(node.Key, b.orphanIDs)
@@ -133,6 +172,28 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 		rm.KickScheduler()
 	}
 	return recovered, orphans
+}
+
+// recoveredLog is the entry a rebuilt container's lines are logged with. They are few: a
+// restart rebuilds up to a million containers, and their registrations' summary line
+// ("NodeManager registered", containers_recovered) is the event an administrator reads;
+// one line per running container is at debug level.
+func (rm *Core) recoveredLog(node *rmstate.NodeAddr, id records.ContainerID) *logrus.Entry {
+	return rm.log.WithFields(logrus.Fields{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
+}
+
+// recoverCompleted takes a kept container that completed while the RM was down: its AM
+// hears of it (an AM container's end fails its attempt).
+func (rm *Core) recoverCompleted(node *rmstate.NodeAddr, rc *rmstate.Container, r *reported) {
+	final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+		ExitStatus: proto.Int32(r.Exit), Diagnostics: proto.String(r.Diagnostics)})
+	if !ok {
+		return // another registration took it first
+	}
+	rm.recoveredLog(node, rc.ID).WithField("exit_status", r.Exit).Info("recovered container had completed while the ResourceManager was down")
+	if rc.AM && final != nil {
+		rm.amExited(rc.ID, final)
+	}
 }
 
 // recoveredRecord is the record of a reported container of a current attempt, to be
@@ -173,58 +234,14 @@ func (rm *Core) recoveredRecord(node *rmstate.NodeAddr, r *reported) *rmstate.Co
 	return rc
 }
 
-// recoverContainer books one kept container again, under the pass's lock; false: it
-// cannot be (its node has no room for it any more), and a running one is killed.
-func (rm *Core) recoverContainer(node *rmstate.NodeAddr, rc *rmstate.Container, r *reported) bool {
-	id, am := rc.ID, rc.AM
-	// Built only when it logs: a restart rebuilds up to a million containers, and their
-	// registrations' summary line ("NodeManager registered", containers_recovered) is the
-	// event an administrator reads; one line per running container is at debug level.
-	log := func() *logrus.Entry {
-		return rm.log.WithFields(logrus.Fields{"container": id.String(), "node": node.Key, "attempt": id.Attempt.String()})
-	}
-	if r.complete() {
-		final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: id.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
-			ExitStatus: proto.Int32(r.Exit), Diagnostics: proto.String(r.Diagnostics)})
-		if !ok {
-			return true
-		}
-		log().WithField("exit_status", r.Exit).Info("recovered container had completed while the ResourceManager was down")
-		if am && final != nil {
-			rm.amExited(id, final)
-		}
-		return true
-	}
-	eid, err := rm.engine.Recover(scheduler.RecoveredContainer{App: EngineID(id.Attempt.App), Node: node.Key, Resource: rc.Resource,
-		Priority: rc.Priority, AM: am, Start: rm.opts.Now(), RequestID: rc.RequestID, Placement: rc.Placement})
-	if err != nil {
-		log().WithError(err).Warn("running container not recovered; killing it")
-		return false
-	}
-	rc.EngineID = eid
-	rm.apps.RanOn(id.Attempt.App, node.Key)
-	if _, ok := rm.containers.Recover(rc, nil); !ok {
-		rm.engine.Release(eid) // another registration rebuilt it first
-		return true
-	}
-	_, queue, _, _ := rm.apps.AccessOf(id.Attempt.App)
-	rm.metrics.containerRecovered(queue)
-	if am {
-		log().Info("AM container recovered") // one per application: worth a line
-	} else if rm.log.Logger.IsLevelEnabled(logrus.DebugLevel) {
-		log().Debug("container recovered")
-	}
-	return true
-}
-
 // RegisterNode adds a registering NodeManager's node to the engine and rebuilds the
 // containers it reports, with no scheduling pass in between: a pass must not fill the
 // node before its running containers are booked. What the statuses come to is read
 // before the pass's lock is taken.
 func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, reports []reported) (recovered, orphans []records.ContainerID, err error) {
 	plan := rm.planRebuild(node, reports)
-	rm.passMu.Lock()
-	defer rm.passMu.Unlock()
+	rm.passMu.RLock()
+	defer rm.passMu.RUnlock()
 	if err := rm.engine.AddNode(spec); err != nil {
 		return nil, nil, err
 	}
@@ -240,9 +257,9 @@ func (rm *Core) RegisterNode(spec scheduler.NodeSpec, node *rmstate.NodeAddr, re
 // does not hold (any more) are killed. ok is false when the engine no longer holds the
 // node (it was lost meanwhile): the caller registers it afresh.
 func (rm *Core) ReconnectNode(spec scheduler.NodeSpec, reports []reported) (ok bool, orphans []records.ContainerID, err error) {
-	rm.passMu.Lock()
+	rm.passMu.RLock()
 	err = rm.engine.UpdateNode(spec)
-	rm.passMu.Unlock()
+	rm.passMu.RUnlock()
 	if errors.Is(err, scheduler.ErrUnknownNode) {
 		return false, nil, nil
 	}

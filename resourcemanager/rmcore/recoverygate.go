@@ -94,6 +94,17 @@ func (g *recoveryGate) released(id records.ContainerID) bool {
 // every expected node came back (else an AM may run on a node still to come, and the AM
 // liveness monitor decides).
 // The nodes that did not come back in time are returned in gone.
+// waiting reports, without opening it, that the gate stays closed at now: NodeManagers
+// are still awaited and the deadline has not come.
+func (g *recoveryGate) waiting(now time.Time) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.opened && len(g.missing) > 0 && now.Before(g.deadline)
+}
+
 func (g *recoveryGate) check(now time.Time) (open, justOpened bool, lost []records.AttemptID, gone []string) {
 	if g == nil {
 		return true, false, nil, nil

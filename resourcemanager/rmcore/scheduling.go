@@ -64,6 +64,12 @@ func (rm *Core) KickScheduler() {
 // containers with container tokens, queued for their attempts' next allocate. The loop
 // calls it on its tick and when kicked; tests call it to schedule at a known moment.
 func (rm *Core) SchedulePass() {
+	// While a restart waits for its NodeManagers nothing is scheduled: the kick each
+	// registration gives must not take the pass's lock from the others (a restart's
+	// thousands of registrations queued behind each kick's exclusive turn).
+	if rm.recovery.waiting(rm.opts.Now()) {
+		return
+	}
 	// One slice at a time, each committed before the next begins: a caller that returns
 	// from SchedulePass knows every plan made before it is in the container table.
 	rm.passMu.Lock()

@@ -204,29 +204,50 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 // is handed out and not queued for an allocate answer. A running one is live (and booked
 // in the engine under rc.EngineID by the caller); one that completed while the RM was
 // down is completed now, its status queued for the attempt's next allocate, and returned.
+//
+// The attempt is not marked as holding an NMToken for the node: which tokens an AM holds
+// is not known after a restart (its own container's node it never had one for: the RM
+// started that container), so, as the Java RM's in-memory set starts empty, its next
+// container on each node carries a token.
 func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.index.get(rc.ID) != nil {
-		return nil, false // two registrations raced: the first rebuilt it
-	}
-	rc.handedOut = max(rc.Created, 1)
 	if done == nil {
-		rc.move(cReportedRunning)
+		return nil, t.recoverLocked(rc, true)
 	}
-	t.index.add(rc, done == nil)
-	i := t.nodes.of(rc.Node())
-	rc.nodeIdx = int32(i)
-	t.ranOnLocked(rc)
-	// The attempt is not marked as holding an NMToken for the node: which tokens an AM
-	// holds is not known after a restart (its own container's node it never had one
-	// for: the RM started that container), so, as the Java RM's in-memory set starts
-	// empty, its next container on each node carries a token.
-	if done == nil {
-		return nil, true
+	if !t.recoverLocked(rc, false) {
+		return nil, false
 	}
 	_, d, _ := t.completeLocked(rc.ID, compactStatus(done), false)
 	return d.status(), true
+}
+
+// RecoverRunning is Recover for running containers (each booked in the engine by the
+// caller), under one hold of the table's lock; ok[i] is Recover's ok for rcs[i].
+func (t *Containers) RecoverRunning(rcs []*Container) (ok []bool) {
+	ok = make([]bool, len(rcs))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, rc := range rcs {
+		ok[i] = t.recoverLocked(rc, true)
+	}
+	return ok
+}
+
+// recoverLocked tracks rc, running or (to be completed by the caller) not; false when
+// the table tracks it already.
+func (t *Containers) recoverLocked(rc *Container, running bool) bool {
+	if t.index.get(rc.ID) != nil {
+		return false // two registrations raced: the first rebuilt it
+	}
+	rc.handedOut = max(rc.Created, 1)
+	if running {
+		rc.move(cReportedRunning)
+	}
+	t.index.add(rc, running)
+	rc.nodeIdx = int32(t.nodes.of(rc.Node()))
+	t.ranOnLocked(rc)
+	return true
 }
 
 // State reports whether the table tracks container id, and whether it is done.

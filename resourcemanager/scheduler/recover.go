@@ -28,6 +28,23 @@ type RecoveredContainer struct {
 func (e *Engine) Recover(rc RecoveredContainer) (ContainerID, error) {
 	e.lock()
 	defer e.mu.Unlock()
+	return e.recoverLocked(rc)
+}
+
+// RecoverAll is Recover for each of rcs under one hold of the engine's lock (a restart's
+// registrations bring five hundred containers each, and each taking the lock apart kept
+// the registrations waiting on each other). ids[i] and errs[i] are Recover's for rcs[i].
+func (e *Engine) RecoverAll(rcs []RecoveredContainer) (ids []ContainerID, errs []error) {
+	ids, errs = make([]ContainerID, len(rcs)), make([]error, len(rcs))
+	e.lock()
+	defer e.mu.Unlock()
+	for i, rc := range rcs {
+		ids[i], errs[i] = e.recoverLocked(rc)
+	}
+	return ids, errs
+}
+
+func (e *Engine) recoverLocked(rc RecoveredContainer) (ContainerID, error) {
 	a, err := e.app(rc.App)
 	if err != nil {
 		return 0, err
