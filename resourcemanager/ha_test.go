@@ -74,6 +74,11 @@ func TestHAFailover(t *testing.T) {
 	testutil.Eventually(t, 20*time.Second, "rm1 never became active", func() bool { return rm1.State() == commonpb.HAServiceStateProto_ACTIVE })
 	rm2 := startHA(t, haConf(t, zks.Addr, ports, "rm2"))
 	testutil.Eventually(t, 20*time.Second, "rm2 does not see rm1 as active", func() bool { return rm2.ha.Leader() == "rm1" })
+	// A standby has no core yet: what reads the active core's figures (the GC floor
+	// follows RunningNodes) gets none, and no panic.
+	if rm2.Core() != nil || rm2.RunningNodes() != 0 {
+		t.Fatalf("a standby that was never active: core %v, %d running nodes", rm2.Core(), rm2.RunningNodes())
+	}
 	ctx := context.Background()
 	status := func(id string) commonpb.HAServiceStateProto {
 		cl := rpc.NewClient(rpc.ClientOptions{Addr: ports["yarn.resourcemanager.admin.address."+id], Protocol: rmha.Protocol, User: "admin", ConnectRetries: -1, Logger: testutil.QuietLogger()})

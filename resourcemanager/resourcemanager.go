@@ -96,6 +96,15 @@ func (rm *ResourceManager) Core() *rmcore.Core {
 	return rm.core
 }
 
+// RunningNodes is the number of RUNNING NodeManagers the active core holds (0 while
+// standby, before the first activation).
+func (rm *ResourceManager) RunningNodes() int {
+	if c := rm.Core(); c != nil {
+		return c.RunningNodes()
+	}
+	return 0
+}
+
 // New builds a ResourceManager from configuration; nothing listens until Start.
 func New(opts Options) (*ResourceManager, error) {
 	if opts.Conf == nil {

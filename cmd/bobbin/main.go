@@ -220,7 +220,7 @@ func runResourceManager(args []string, stderr io.Writer) int {
 		log.Errorf("ResourceManager not started: %v", err)
 		return 1
 	}
-	defer gc.apply(rm.Core().RunningNodes, log)()
+	defer gc.apply(rm.RunningNodes, log)() // the active core's, whichever it is (HA)
 	kc, err := rm.ConnectionKeeper()
 	if err != nil {
 		log.Errorf("ResourceManager not started: %v", err)
