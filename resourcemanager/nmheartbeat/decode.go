@@ -57,6 +57,14 @@ type Decoder struct {
 	scratch sync.Pool // *[]byte buffers requests are rewritten in
 }
 
+// buffer is a scratch buffer to rewrite a request in; it goes back to d.scratch after.
+func (d *Decoder) buffer() *[]byte {
+	if buf, _ := d.scratch.Get().(*[]byte); buf != nil {
+		return buf
+	}
+	return new([]byte)
+}
+
 // Decode parses a nodeHeartbeat request's bytes. It fails exactly where proto.Unmarshal
 // fails, and gives what it would, save the running statuses moved to Running and the
 // completed ones to Completed. A status goes to Running only when it holds nothing but a
@@ -66,10 +74,7 @@ type Decoder struct {
 // protobuf reads them. Anything else (another field, a wire type protobuf would keep as
 // unknown, an unknown state) is left for protobuf to decode.
 func (d *Decoder) Decode(b []byte) (Request, error) {
-	buf, _ := d.scratch.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
+	buf := d.buffer()
 	defer d.scratch.Put(buf)
 	// The request is copied to out without the running statuses, then decoded from there
 	// (protobuf copies what it keeps, so out is reused).

@@ -19,11 +19,6 @@ type Registration struct {
 	Plain []Reported
 }
 
-// RegistrationOf is a registration whose statuses are all in the request.
-func RegistrationOf(req *yarnpb.RegisterNodeManagerRequestProto) Registration {
-	return Registration{RegisterNodeManagerRequestProto: req}
-}
-
 // Reported is what the RM reads of a container a registering NodeManager reports
 // (NMContainerStatusProto), the defaults as the message's getters give them.
 type Reported struct {
@@ -76,10 +71,7 @@ const (
 // field, a wire type protobuf would keep as unknown, a state or type it does not know) is
 // left for protobuf to decode.
 func (d *Decoder) DecodeRegistration(b []byte) (Registration, error) {
-	buf, _ := d.scratch.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
+	buf := d.buffer()
 	defer d.scratch.Put(buf)
 	// A status is at least a dozen bytes: room for them all from the start.
 	plain := make([]Reported, 0, len(b)/48)

@@ -53,7 +53,7 @@ func (r *reported) idProto() *yarnpb.ContainerIdProto {
 	return r.ID.Proto()
 }
 
-// resource is what the container holds, in the cluster's resource types.
+// reportedResource is what the container holds, in the cluster's resource types.
 func (rm *Core) reportedResource(r *reported) scheduler.Resource {
 	if r.full != nil {
 		return rm.ResourceOf(r.full.GetResource())
@@ -120,10 +120,6 @@ func (rm *Core) planRebuild(node *rmstate.NodeAddr, reports []reported) rebuild 
 // lock: a restart's registrations bring hundreds of containers each, side by side.
 func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orphans []records.ContainerID) {
 	orphans = b.orphans
-	kill := func(k kept) {
-		b.orphanIDs = append(b.orphanIDs, k.r.idProto())
-		orphans = append(orphans, k.rc.ID)
-	}
 	var running []kept
 	for _, k := range b.keep {
 		if k.r.complete() {
@@ -145,7 +141,8 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 	for i, k := range running {
 		if errs[i] != nil {
 			rm.recoveredLog(node, k.rc.ID).WithError(errs[i]).Warn("running container not recovered; killing it")
-			kill(k)
+			b.orphanIDs = append(b.orphanIDs, k.r.idProto())
+			orphans = append(orphans, k.rc.ID)
 			continue
 		}
 		k.rc.EngineID = eids[i]
@@ -185,7 +182,7 @@ func (rm *Core) recoveredLog(node *rmstate.NodeAddr, id records.ContainerID) *lo
 // recoverCompleted takes a kept container that completed while the RM was down: its AM
 // hears of it (an AM container's end fails its attempt).
 func (rm *Core) recoverCompleted(node *rmstate.NodeAddr, rc *rmstate.Container, r *reported) {
-	final, ok := rm.containers.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
+	final, ok := rm.containers.RecoverCompleted(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(),
 		ExitStatus: proto.Int32(r.Exit), Diagnostics: proto.String(r.Diagnostics)})
 	if !ok {
 		return // another registration took it first

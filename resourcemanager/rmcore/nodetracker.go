@@ -82,15 +82,16 @@ func (rm *Core) RegisterNodeManager(reg nmheartbeat.Registration) (*yarnpb.Regis
 	// containers stay. One that lists none lost them with its restart.
 	reconnected := false
 	var recovered, orphans []records.ContainerID
+	reports := reportsOf(reg)
 	if again && len(req.GetRunningApplications()) > 0 {
-		reconnected, orphans, err = rm.ReconnectNode(spec, reportsOf(reg))
+		reconnected, orphans, err = rm.ReconnectNode(spec, reports)
 	} else if again {
 		rm.NodeLost(key, "Container released on a *lost* node") // its containers did not survive the NodeManager's restart
 	}
 	if !reconnected && err == nil {
 		// The containers the NodeManager kept: after a work-preserving RM restart those
 		// of attempts that carry on are rebuilt, any other running one is killed.
-		recovered, orphans, err = rm.RegisterNode(spec, n.NodeAddr, reportsOf(reg))
+		recovered, orphans, err = rm.RegisterNode(spec, n.NodeAddr, reports)
 	}
 	if err != nil {
 		log.WithError(err).Warn("node not added to the scheduler")
@@ -113,7 +114,7 @@ func (rm *Core) RegisterNodeManager(reg nmheartbeat.Registration) (*yarnpb.Regis
 	}
 	rm.RememberNode(key)
 	rm.KickScheduler()
-	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(reg.Plain) + len(req.GetContainerStatuses()),
+	log.WithFields(logrus.Fields{"memory_mb": capability.GetMemory(), "vcores": capability.GetVirtualCores(), "http_port": req.GetHttpPort(), "orphans_killed": joinIDs(orphans), "containers_recovered": len(recovered), "containers_reported": len(reports),
 		"version": req.GetNmVersion(), "reregistered": again, "reconnected_with_containers": reconnected}).Info("NodeManager registered")
 	return resp, nil
 }

@@ -167,7 +167,7 @@ func TestForgetAppDropsRecoveredAttempts(t *testing.T) {
 	att := records.AttemptID{App: records.ApplicationID{ClusterTimestamp: 1, ID: 7}, Attempt: 1}
 	at := &NodeAddr{Key: "n1:1", ID: &yarnpb.NodeIdProto{Host: proto.String("n1"), Port: proto.Int32(1)}}
 	rc := &Container{ID: records.ContainerID{Attempt: att, ID: 2}, At: at, Created: now.UnixMilli()}
-	if _, ok := c.Recover(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
+	if _, ok := c.RecoverCompleted(rc, &yarnpb.ContainerStatusProto{ContainerId: rc.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
 		t.Fatal("not recovered")
 	}
 	if b := c.boxes.get(att); b == nil || len(b.completed) != 1 || len(c.seq) != 0 {
@@ -266,7 +266,7 @@ func TestQueueEndsCountEachEndOnce(t *testing.T) {
 	}
 	complete(third)
 	recovered := &Container{ID: records.ContainerID{Attempt: att, ID: 99}, At: at, Created: now.UnixMilli()}
-	if _, ok := c.Recover(recovered, &yarnpb.ContainerStatusProto{ContainerId: recovered.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
+	if _, ok := c.RecoverCompleted(recovered, &yarnpb.ContainerStatusProto{ContainerId: recovered.ID.Proto(), State: yarnpb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}); !ok {
 		t.Fatal("not recovered")
 	}
 	ends := c.QueueEnds()

@@ -199,22 +199,21 @@ func (t *Containers) UnstartedSince(cutoff time.Time) []*Container {
 	return due
 }
 
-// Recover tracks a container an earlier run of the RM allocated, which its NodeManager
-// reports as it registers after a work-preserving restart. Its AM holds it already, so it
-// is handed out and not queued for an allocate answer. A running one is live (and booked
-// in the engine under rc.EngineID by the caller); one that completed while the RM was
-// down is completed now, its status queued for the attempt's next allocate, and returned.
+// RecoverCompleted and RecoverRunning track containers an earlier run of the RM
+// allocated, which their NodeManager reports as it registers after a work-preserving
+// restart. Their AM holds them already, so they are handed out and not queued for an
+// allocate answer. A running one is live (and booked in the engine under rc.EngineID by
+// the caller); one that completed while the RM was down (RecoverCompleted, with its
+// status done) is completed now, its status queued for the attempt's next allocate, and
+// returned. ok is false for a container the table tracks already.
 //
 // The attempt is not marked as holding an NMToken for the node: which tokens an AM holds
 // is not known after a restart (its own container's node it never had one for: the RM
 // started that container), so, as the Java RM's in-memory set starts empty, its next
 // container on each node carries a token.
-func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto, ok bool) {
+func (t *Containers) RecoverCompleted(rc *Container, done *yarnpb.ContainerStatusProto) (final *yarnpb.ContainerStatusProto, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if done == nil {
-		return nil, t.recoverLocked(rc, true)
-	}
 	if !t.recoverLocked(rc, false) {
 		return nil, false
 	}
@@ -222,8 +221,8 @@ func (t *Containers) Recover(rc *Container, done *yarnpb.ContainerStatusProto) (
 	return d.status(), true
 }
 
-// RecoverRunning is Recover for running containers (each booked in the engine by the
-// caller), under one hold of the table's lock; ok[i] is Recover's ok for rcs[i].
+// RecoverRunning takes running containers (each booked in the engine by the caller),
+// under one hold of the table's lock: a restart's registrations bring hundreds each.
 func (t *Containers) RecoverRunning(rcs []*Container) (ok []bool) {
 	ok = make([]bool, len(rcs))
 	t.mu.Lock()
