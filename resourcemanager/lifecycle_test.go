@@ -528,7 +528,7 @@ func TestIncludeExcludeAndDecommission(t *testing.T) {
 	defer b.Stop()
 	// node-a leaves gracefully while a container runs on it.
 	cid := records.ContainerID{Attempt: records.ApplicationID{ClusterTimestamp: 1, ID: 1}.Attempt(1), ID: 2}
-	a.Run(cid, 400*time.Millisecond)
+	a.Run(cid, 400*time.Millisecond, 1024, 1)
 	os.WriteFile(exclude, []byte("node-a\nnode-b\n"), 0o644)
 	if err := sc.rm.Core().RefreshNodes(true, 0); err != nil {
 		t.Fatal(err)

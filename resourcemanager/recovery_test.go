@@ -25,6 +25,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 	"github.com/bobbin-yarn/bobbin/rpc"
+	"github.com/bobbin-yarn/bobbin/rpc/token"
 	"github.com/bobbin-yarn/bobbin/tools/nmsim"
 	"github.com/bobbin-yarn/bobbin/yarn/protocol"
 )
@@ -511,4 +512,83 @@ func TestDecommissionSurvivesRestart(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, "node-a's graceful decommission did not finish after its container ended", func() bool {
 		return maps.Equal(states(cl2), want)
 	})
+}
+
+// An unmanaged AM's application carries on across a work-preserving restart, as on the
+// 3.x Java RM (YARN-1815): the client's AM registers again with the AMRMToken it holds,
+// the containers it runs stay booked, and it finishes in its first attempt. Bobbin used
+// to fail such applications at recovery and to drop their containers.
+func TestUnmanagedAMSurvivesWorkPreservingRestart(t *testing.T) {
+	c := testConf(statestore.KeyRecovery, "true", statestore.KeyFSURI, "file://"+t.TempDir(),
+		"yarn.resourcemanager.address", freeAddr(t), "yarn.resourcemanager.resource-tracker.address", freeAddr(t),
+		"yarn.resourcemanager.scheduler.address", freeAddr(t))
+	sc, restart := restartableSimCluster(t, c)
+	nm := sc.addNode(nmsim.Options{MemoryMB: 4096, VCores: 8, KeepOnResync: true})
+	ctx := context.Background()
+	na, err := sc.cl.GetNewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := na.GetApplicationId()
+	if err := sc.cl.Call(ctx, "submitApplication", &yarnpb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{
+		ApplicationId: app, Queue: proto.String("default"), UnmanagedAm: proto.Bool(true)}}, &yarnpb.SubmitApplicationResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sc.cl.GetApplicationReport(ctx, app)
+	if err != nil || rep.GetAmRmToken() == nil {
+		t.Fatalf("report %v: %v", rep, err)
+	}
+	am := amclient.New(amclient.Options{Addr: sc.rm.SchedulerAddr().String(), Token: token.FromProto(rep.GetAmRmToken()), User: "alice",
+		ConnectRetries: 50, RetryInterval: 20 * time.Millisecond, Logger: testutil.QuietLogger()})
+	defer am.Close()
+	if _, err := am.Register(ctx, "uam-host", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	am.Request(1, "*", 1024, 1, 2)
+	var granted []records.ContainerID
+	testutil.Eventually(t, 10*time.Second, "two containers granted", func() bool {
+		resp, err := am.Allocate(ctx, 0.1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ctr := range resp.GetAllocatedContainers() {
+			id := records.ContainerIDFromProto(ctr.GetId())
+			nm.Run(id, time.Hour, ctr.GetResource().GetMemory(), ctr.GetResource().GetVirtualCores())
+			granted = append(granted, id)
+		}
+		return len(granted) == 2
+	})
+	if !nm.HeartbeatNow() {
+		t.Fatal("heartbeat failed")
+	}
+
+	rm2 := restart(nil)
+	testutil.Eventually(t, 10*time.Second, "the node's two containers booked again", func() bool {
+		_, used := rm2.Core().Totals()
+		return used[0] == 2048
+	})
+	// The AM's next allocate meets ApplicationMasterNotRegistered; the client registers
+	// again with the token it holds and goes on.
+	resp, err := am.Allocate(ctx, 0.5)
+	if err != nil {
+		t.Fatalf("allocate after the restart: %v", err)
+	}
+	if n := len(resp.GetCompletedContainerStatuses()); n != 0 {
+		t.Fatalf("%d containers completed across the restart: %v", n, resp.GetCompletedContainerStatuses())
+	}
+	for _, id := range granted {
+		if st, _, ok := nm.ContainerState(id); !ok || st != yarnpb.ContainerStateProto_C_RUNNING {
+			t.Fatalf("container %s after the restart: %v %v", id, st, ok)
+		}
+	}
+	if err := am.Finish(ctx, yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED, "carried on", ""); err != nil {
+		t.Fatal(err)
+	}
+	rep = sc.waitFinal(app, 10*time.Second)
+	if rep.GetYarnApplicationState() != yarnpb.YarnApplicationStateProto_FINISHED || rep.GetDiagnostics() != "carried on" {
+		t.Fatalf("report %v", rep)
+	}
+	if atts := sc.attempts(app); len(atts) != 1 {
+		t.Fatalf("attempts after a work-preserving restart: %v", atts)
+	}
 }

@@ -29,8 +29,10 @@ type Options struct {
 	Addr  string       // yarn.resourcemanager.scheduler.address
 	Token *token.Token // the attempt's AMRMToken
 	User  string       // the connection's user name (the AM's user); informational
-	// ConnectRetries as in rpc.ClientOptions (negative: none).
+	// ConnectRetries and RetryInterval as in rpc.ClientOptions (negative retries: none;
+	// zero interval: 1 s, Java's ipc.client.connect.retry.interval).
 	ConnectRetries int
+	RetryInterval  time.Duration
 	Logger         *logrus.Entry
 }
 
@@ -72,7 +74,7 @@ func New(opts Options) *Client {
 
 func (c *Client) dial(tok *token.Token) *rpc.Client {
 	return rpc.NewClient(rpc.ClientOptions{Addr: c.opts.Addr, Protocol: protocol.ApplicationMaster, User: c.opts.User, Token: tok,
-		ConnectRetries: c.opts.ConnectRetries, Logger: c.opts.Logger})
+		ConnectRetries: c.opts.ConnectRetries, RetryInterval: c.opts.RetryInterval, Logger: c.opts.Logger})
 }
 
 // Close closes the connection.

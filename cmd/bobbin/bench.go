@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,12 +67,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// rmAddrs reads the RM's client, scheduler and tracker addresses from a configuration
-// directory as a YARN client would (wildcard hosts are reached on loopback).
-func rmAddrs(dir string) (client, scheduler, tracker string, err error) {
+// rmAddrs reads the RM's client, scheduler, tracker and web app addresses from a
+// configuration directory as a YARN client would (wildcard hosts are reached on
+// loopback).
+func rmAddrs(dir string) (client, scheduler, tracker, web string, err error) {
 	c, _, err := conf.LoadDir(dir)
 	if err != nil {
-		return "", "", "", err
+		return "", "", "", "", err
 	}
 	addr := func(key string, port int) (string, error) {
 		h, p, err := c.HostPort(key, port)
@@ -89,7 +91,10 @@ func rmAddrs(dir string) (client, scheduler, tracker string, err error) {
 	if scheduler, err = addr("yarn.resourcemanager.scheduler.address", 8030); err != nil {
 		return
 	}
-	tracker, err = addr("yarn.resourcemanager.resource-tracker.address", 8031)
+	if tracker, err = addr("yarn.resourcemanager.resource-tracker.address", 8031); err != nil {
+		return
+	}
+	web, err = addr("yarn.resourcemanager.webapp.address", 8088)
 	return
 }
 
@@ -117,6 +122,8 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.FirstPort, "first-port", 20000, "NodeId port of the first simulated NM (they share host 127.0.0.1)")
 	fs.IntVar(&o.RMPid, "rm-pid", 0, "the RM's process id: report its peak RSS and CPU time from /proc")
 	fs.StringVar(&o.RMWeb, "rm-web", "", "a Bobbin RM's web address (host:port): report its GC pauses in the window and its live heap from its /prom")
+	restartCmd := fs.String("restart-cmd", "", "a shell command that kills the RM (kill -9) and starts it again in the background on the same state store, printing the new RM's pid as its last line: run --restart-after into the window, the result's \"restart\" says how the RM came back")
+	fs.DurationVar(&o.RestartAfter, "restart-after", 10*time.Second, "with --restart-cmd: how far into the window the RM is restarted")
 	logLevel := fs.String("log-level", "warn", "generator log level")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
 	fs.DurationVar(&o.SlowAllocate, "slow-allocate", 0, "log each allocate call that takes at least this long, with its start time (0: none)")
@@ -165,9 +172,13 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.Logger = logrus.NewEntry(log)
-	if o.ClientAddr, o.SchedulerAddr, o.TrackerAddr, err = rmAddrs(*confDir); err != nil {
+	var web string
+	if o.ClientAddr, o.SchedulerAddr, o.TrackerAddr, web, err = rmAddrs(*confDir); err != nil {
 		fmt.Fprintf(stderr, "bobbin bench rm: %v\n", err)
 		return 2
+	}
+	if *restartCmd != "" {
+		o.Restart, o.RMREST = restartCommand(*restartCmd, stderr), web
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -191,6 +202,29 @@ func runBenchRM(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// restartCommand runs a restart command through bash -c (which, unlike some sh, passes
+// on the functions a calling script exported); its last line of output, when
+// a number, is the new RM's pid.
+func restartCommand(command string, stderr io.Writer) rmbench.RestartFunc {
+	return func(ctx context.Context) (int, error) {
+		cmd := exec.CommandContext(ctx, "bash", "-c", command)
+		cmd.Stderr = stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", command, err)
+		}
+		lines := strings.Fields(string(out))
+		if len(lines) == 0 {
+			return 0, nil
+		}
+		pid, err := strconv.Atoi(lines[len(lines)-1])
+		if err != nil {
+			return 0, nil // no pid said: the RM is not sampled after the restart
+		}
+		return pid, nil
+	}
+}
+
 // runBenchStartup times a ResourceManager from exec to its first answered client call.
 func runBenchStartup(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bobbin bench startup", flag.ContinueOnError)
@@ -204,7 +238,7 @@ func runBenchStartup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, benchUsage)
 		return 2
 	}
-	client, _, _, err := rmAddrs(*confDir)
+	client, _, _, _, err := rmAddrs(*confDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "bobbin bench startup: %v\n", err)
 		return 2

@@ -20,7 +20,14 @@
 #                  per-node-heartbeat.maximum-offswitch-assignments=100
 #   bobbin         `bobbin resourcemanager` with its defaults
 # RECOVERY=1 runs each RM with its state store on (yarn.resourcemanager.recovery.enabled,
-# FileSystemRMStateStore in OUT_DIR/rmstore-<rm>, emptied first).
+# FileSystemRMStateStore in OUT_DIR/rmstore, emptied before each RM).
+# ZK_ADDRESS=host:port (with RECOVERY=1) puts the store in that running ZooKeeper instead
+# (ZKRMStateStore under /rmbench, deleted before each RM with $ZK_CLI, by default
+# /usr/share/zookeeper/bin/zkCli.sh).
+# RESTART_AFTER=DURATION (implies RECOVERY=1) kills each RM (kill -9) that far into the
+# window and starts it again on its store: the result's "restart" says when it served,
+# when every NodeManager and AM had resynced, and the containers it held then
+# (`bobbin bench rm --restart-cmd`).
 # PPROF=1 serves the Bobbin RM's /debug/pprof (bobbin.resourcemanager.webapp.pprof.enabled).
 # RM_GOMAXPROCS sets the Bobbin RM's GOMAXPROCS (not the generator's), RM_GOGC its GOGC.
 # PIN=1 runs the RM on CPU 0 and the load generator on CPU 1 (taskset), so neither can
@@ -32,10 +39,11 @@ shift
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bobbin=${BOBBIN:-$here/bin/bobbin}
 rms=${RMS:-apache bobbin}
-rm_cpu=() gen_cpu=()
+rm_cpu_s="" gen_cpu=() # rm_cpu_s is a string: restart_rm, run by the generator, needs it
 if [ -n "${PIN:-}" ]; then
-	rm_cpu=(taskset -c 0) gen_cpu=(taskset -c 1)
+	rm_cpu_s="taskset -c 0" gen_cpu=(taskset -c 1)
 fi
+export rm_cpu_s
 [ -x "$bobbin" ] || { echo "no $bobbin: run make build" >&2; exit 1; }
 if [[ " $rms " == *" apache"* ]] && [ -z "${HADOOP_HOME:-}" ]; then
 	echo "HADOOP_HOME is unset: eval \"\$(../shared/hadoop/real-hadoop.sh env /root/hadoop)\" first (or RMS=bobbin)" >&2
@@ -59,9 +67,15 @@ prop() { printf '  <property><name>%s</name><value>%s</value></property>\n' "$1"
 	prop yarn.resourcemanager.webapp.address 127.0.0.1:${WEB_PORT:-8088}
 	prop yarn.nodemanager.resource.memory-mb 65536
 	if [ -n "${PPROF:-}" ]; then prop bobbin.resourcemanager.webapp.pprof.enabled true; fi
-	if [ -n "${RECOVERY:-}" ]; then
+	if [ -n "${RECOVERY:-}${RESTART_AFTER:-}" ]; then
 		prop yarn.resourcemanager.recovery.enabled true
 		prop yarn.resourcemanager.fs.state-store.uri "file://$out/rmstore"
+		if [ -n "${ZK_ADDRESS:-}" ]; then
+			prop yarn.resourcemanager.store.class org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore
+			prop yarn.resourcemanager.zk-address "$ZK_ADDRESS"
+			prop hadoop.zk.address "$ZK_ADDRESS"
+			prop yarn.resourcemanager.zk-state-store.parent-path /rmbench
+		fi
 	fi
 	echo '</configuration>'
 } >"$conf/yarn-site.xml"
@@ -135,9 +149,29 @@ wait_serving() { # pid
 	return 1
 }
 
+# start_rm RM: starts it in the background, its pid in OUT_DIR/rm.pid (a restart appends
+# to its log; a JVM's GC log is the last process's).
+start_rm() {
+	case $1 in
+	apache*) $rm_cpu_s bash -c "${1//-/_}_cmd -Xlog:gc:file=$out/$1-gc.log" >>"$out/$1-rm.out" 2>&1 </dev/null & ;;
+	bobbin) GODEBUG=gctrace=1 $rm_cpu_s bash -c bobbin_cmd >>"$out/bobbin-rm.log" 2>&1 </dev/null & ;;
+	esac
+	echo $! >"$out/rm.pid"
+}
+# restart_rm RM: kill -9 and start again; prints the new pid (bench rm --restart-cmd).
+restart_rm() {
+	kill -9 "$(cat "$out/rm.pid")"
+	start_rm "$1"
+	cat "$out/rm.pid"
+}
+export -f start_rm restart_rm
+
+gone() { # pid: exited (a zombie too: a restarted RM is not this shell's child)
+	! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
 stop_rm() { # pid
 	kill "$1" 2>/dev/null || true
-	for _ in $(seq 150); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.2; done
+	for _ in $(seq 150); do gone "$1" && return 0; sleep 0.2; done
 	kill -9 "$1" 2>/dev/null || true
 }
 
@@ -145,20 +179,23 @@ for rm in $rms; do
 	declare -F "${rm//-/_}_cmd" >/dev/null || { echo "unknown RM $rm (apache, apache-fair, apache3-async, bobbin)" >&2; exit 1; }
 	if [ -z "${SKIP_STARTUP:-}" ]; then
 		echo "== $rm: start-to-serving" >&2
-		"$bobbin" bench startup --conf "$conf" -- "${rm_cpu[@]}" bash -c "${rm//-/_}_cmd" >"$out/$rm-startup.json"
+		"$bobbin" bench startup --conf "$conf" -- $rm_cpu_s bash -c "${rm//-/_}_cmd" >"$out/$rm-startup.json"
 		cat "$out/$rm-startup.json" >&2
 		sleep 2
 	fi
 	echo "== $rm: load" >&2
-	case $rm in
-	apache*) "${rm_cpu[@]}" bash -c "${rm//-/_}_cmd -Xlog:gc:file=$out/$rm-gc.log" >"$out/$rm-rm.out" 2>&1 & ;;
-	bobbin) GODEBUG=gctrace=1 "${rm_cpu[@]}" bash -c bobbin_cmd >"$out/bobbin-rm.log" 2>&1 & ;;
-	esac
-	pid=$!
+	rm -rf "$out/rmstore" "$out/$rm-rm.out" "$out/bobbin-rm.log"
+	if [ -n "${ZK_ADDRESS:-}" ] && [ -n "${RECOVERY:-}${RESTART_AFTER:-}" ]; then
+		"${ZK_CLI:-/usr/share/zookeeper/bin/zkCli.sh}" -server "$ZK_ADDRESS" deleteall /rmbench >/dev/null 2>&1 || true
+	fi
+	start_rm "$rm"
+	pid=$(cat "$out/rm.pid")
 	wait_serving "$pid"
-	web=()
-	if [ "$rm" = bobbin ]; then web=(--rm-web "127.0.0.1:${WEB_PORT:-8088}"); fi # its GC pauses and live heap
-	"${gen_cpu[@]}" "$bobbin" bench rm --conf "$conf" --rm-pid "$pid" "${web[@]}" "$@" >"$out/$rm.json" || { stop_rm "$pid"; exit 1; }
+	extra=()
+	if [ "$rm" = bobbin ]; then extra=(--rm-web "127.0.0.1:${WEB_PORT:-8088}"); fi # its GC pauses and live heap
+	if [ -n "${RESTART_AFTER:-}" ]; then extra+=(--restart-after "$RESTART_AFTER" --restart-cmd "restart_rm $rm"); fi
+	"${gen_cpu[@]}" "$bobbin" bench rm --conf "$conf" --rm-pid "$pid" "${extra[@]}" "$@" >"$out/$rm.json" || { stop_rm "$(cat "$out/rm.pid")"; exit 1; }
+	pid=$(cat "$out/rm.pid")
 	stop_rm "$pid"
 	wait "$pid" 2>/dev/null || true
 	sleep 2

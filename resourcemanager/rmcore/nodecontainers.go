@@ -203,7 +203,7 @@ func (rm *Core) recoveredRecord(node *rmstate.NodeAddr, r *reported) *rmstate.Co
 	var user string
 	var am, ok bool
 	rm.apps.ViewAttempt(id.Attempt, func(a *rmstate.App, at *rmstate.Attempt) {
-		if a.Over() || a.Unmanaged || at.Ended() {
+		if a.Over() || at.Ended() {
 			return
 		}
 		user, ok = a.User, true

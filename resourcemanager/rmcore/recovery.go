@@ -151,16 +151,18 @@ func (rm *Core) settleFinished(rec *rmstate.App) {
 }
 
 // resumeApp carries a recovered application's launched attempt on (work-preserving): it
-// reports false, changing nothing, when the attempt's AM was not launched.
+// reports false, changing nothing, when the attempt's AM was not launched. An unmanaged
+// AM's attempt carries on too (launched when it was created), as on the 3.x Java RM
+// since YARN-1815: its client goes on with the AMRMToken it holds, registering again.
 func (rm *Core) resumeApp(rec *rmstate.App) bool {
 	now := rm.opts.Now()
 	var spec scheduler.AppSpec
-	var resumed bool
+	var resumed, unmanaged bool
 	// Nothing resuming changes needs storing: the next restart resumes the stored
 	// attempt the same way (its registration cleared again).
 	rm.apps.Rederive(rec.ID, func(a *rmstate.App, ok bool) {
 		at := a.Attempt
-		if !ok || a.Unmanaged || at == nil || at.Ended() || at.AMContainer == nil {
+		if !ok || at == nil || at.Ended() || (at.AMContainer == nil && !a.Unmanaged) {
 			return
 		}
 		switch at.State() {
@@ -172,18 +174,24 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 		// runs from now.
 		at.Registered, at.Launched, at.LastPing, at.LastResponse, at.LastResponseID = false, true, now, nil, 0
 		rm.amrm.Recover(at.ID)
-		spec, resumed = EngineSpec(a), true
+		spec, resumed, unmanaged = EngineSpec(a), true, a.Unmanaged
 	})
 	if !resumed {
 		return false
 	}
 	log := rm.log.WithField("application", rec.ID.String())
 	rm.ensureFairQueue(spec.Queue)
-	spec.Recovering = true
+	spec.Recovering, spec.UnmanagedAM = true, unmanaged
 	if err := rm.engine.AddApp(spec); err != nil {
 		if !rm.killQueueless(rec.ID, spec.Queue, err) {
 			log.WithError(err).Error("recovered application not scheduled")
 		}
+		return true
+	}
+	if unmanaged {
+		// No AM container to wait for: the AM's liveness clock, started above, ends the
+		// attempt if its client is gone.
+		log.WithField("attempt", rec.Attempt.ID.String()).Info("recovered application: unmanaged attempt carries on, waiting for its AM to re-register")
 		return true
 	}
 	rm.recovery.awaitAM(rec.Attempt.ID, *rec.Attempt.AMContainer)

@@ -185,6 +185,7 @@ const FileName = "bobbin-rmstore.db"
 type Embedded struct {
 	path string
 	db   *bolt.DB
+	apps groupCommit // application writes, grouped into shared transactions
 }
 
 // OpenEmbedded opens (creating it if need be) the store in dir.
@@ -245,7 +246,9 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		db.Close()
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
-	return &Embedded{path: path, db: db}, nil
+	s := &Embedded{path: path, db: db}
+	s.apps.commit = s.commitApps
+	return s, nil
 }
 
 // checkWhole refuses a store file shorter than its last commit says it is (truncated:
@@ -361,27 +364,35 @@ func (s *Embedded) PutApp(rec *AppRecord) error {
 }
 
 // PutApps stores records, each unless the stored one is as new or newer, in one
-// transaction.
+// transaction (shared with other callers' writes made meanwhile: groupCommit).
 func (s *Embedded) PutApps(recs []*AppRecord) error {
-	data := make([][]byte, len(recs))
+	enc := make([]encodedApp, len(recs))
 	for i, rec := range recs {
-		var err error
-		if data[i], err = json.Marshal(rec); err != nil {
+		data, err := json.Marshal(rec)
+		if err != nil {
 			return fmt.Errorf("state store: application %s: %w", rec.ID, err)
 		}
+		enc[i] = encodedApp{rec, data}
 	}
+	return s.apps.put(enc)
+}
+
+// commitApps writes encoded records in one transaction, each unless the stored one is as
+// new or newer (a transaction reads its own writes: of two versions of one application
+// in it, the newer stands).
+func (s *Embedded) commitApps(recs []encodedApp) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketApps)
-		for i, rec := range recs {
-			if old := b.Get([]byte(rec.ID)); old != nil {
+		for _, r := range recs {
+			if old := b.Get([]byte(r.rec.ID)); old != nil {
 				var v struct {
 					Version uint64 `json:"version"`
 				}
-				if json.Unmarshal(old, &v) == nil && v.Version >= rec.Version {
+				if json.Unmarshal(old, &v) == nil && v.Version >= r.rec.Version {
 					continue
 				}
 			}
-			if err := b.Put([]byte(rec.ID), data[i]); err != nil {
+			if err := b.Put([]byte(r.rec.ID), r.data); err != nil {
 				return err
 			}
 		}

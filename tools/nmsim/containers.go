@@ -21,6 +21,10 @@ type simContainer struct {
 	// endAt, when set, is when a container started with Run completes by itself (ns
 	// since the epoch).
 	endAt int64
+	// memoryMB and vcores are a container's size when it was started with Run (with
+	// ident, the token's): a registration reports it, as a Java NM's does.
+	memoryMB int64
+	vcores   int32
 	// reportedIn is the heartbeat (NodeManager.sent) that last carried its completed
 	// status: once that heartbeat is answered (NodeManager.answered) the RM has had it.
 	// Like the Java NM, the simulated NM reports a completed container until then and
@@ -57,10 +61,12 @@ func (n *NodeManager) killLocked(c *simContainer, exit int32, diag string) {
 // goroutine or timer runs per container: the container is seen to have ended when a
 // heartbeat (or ContainerState) looks at it after d, as a real NM reports an exit on its
 // next heartbeat, so tens of thousands of running containers cost only their records.
-func (n *NodeManager) Run(id records.ContainerID, d time.Duration) {
+// memoryMB and vcores are its size, reported when the node registers again.
+func (n *NodeManager) Run(id records.ContainerID, d time.Duration, memoryMB int64, vcores int32) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.containers = append(n.containers, simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid, endAt: time.Now().Add(d).UnixNano()})
+	n.containers = append(n.containers, simContainer{id: id, state: yarnpb.ContainerStateProto_C_RUNNING, exit: exitcode.Invalid,
+		endAt: time.Now().Add(d).UnixNano(), memoryMB: memoryMB, vcores: vcores})
 }
 
 // endIfDue completes c if it was started with Run and its time is up (now: ns since

@@ -84,6 +84,10 @@ type Options struct {
 	Logger       *logrus.Entry
 	// OnHeartbeat, when set, sees the latency of each heartbeat call (for benchmarks).
 	OnHeartbeat func(d time.Duration, err error)
+	// OnRegister, when set, hears each registration the RM accepted (the first and each
+	// after a resync): when it was answered and how many containers it reported. It is
+	// called with the NM's lock held, so it must not call the NM.
+	OnRegister func(at time.Time, containers int)
 	// Tracker, when set, is a ResourceTracker client shared with other simulated NMs: a
 	// load generator can multiplex many nodes' calls over a few IPC connections (the RM
 	// tells nodes apart by the NodeId in each call). Stop leaves it open. Nil: the NM
@@ -230,6 +234,8 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 			Diagnostics: proto.String(c.diag)}
 		if c.ident != nil {
 			st.Resource, st.Priority, st.CreationTime = c.ident.GetResource(), c.ident.GetPriority(), c.ident.CreationTime
+		} else if c.memoryMB > 0 {
+			st.Resource = &yarnpb.ResourceProto{Memory: proto.Int64(c.memoryMB), VirtualCores: proto.Int32(c.vcores)}
 		}
 		req.ContainerStatuses = append(req.ContainerStatuses, st)
 		// As a Java NodeManager does, it names the applications it still holds: those
@@ -248,6 +254,9 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 	}
 	n.responseID, n.rmIdentifier = 0, resp.GetRmIdentifier()
 	n.keys.Update(resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey())
+	if n.opts.OnRegister != nil {
+		n.opts.OnRegister(time.Now(), len(req.ContainerStatuses))
+	}
 	return nil
 }
 

@@ -81,7 +81,17 @@ type Options struct {
 	RMPid int
 	// RMWeb, when set, is a Bobbin RM's web address (host:port): its /prom is read at the
 	// window's start and end for its GC pauses and live heap.
-	RMWeb  string
+	RMWeb string
+	// Restart, when set, is called RestartAfter into the window: it kills the RM and
+	// starts it again (work-preserving recovery on), and Result.Restart says how the RM
+	// came back with the state the generator built. The simulated NMs keep their
+	// containers when the RM asks them to resync, as Java NMs do under work-preserving
+	// recovery, and report them as they register again.
+	Restart      RestartFunc
+	RestartAfter time.Duration
+	// RMREST is the RM's web app (host:port, any RM): a restart run reads the RM's
+	// allocated containers from its REST API once everything resynced.
+	RMREST string
 	Logger *logrus.Entry
 }
 
@@ -195,6 +205,8 @@ type Result struct {
 	RMGCPauseP99Ms  float64 `json:"rm_gc_pause_p99_ms,omitempty"`
 	RMGCPauseMaxMs  float64 `json:"rm_gc_pause_max_ms,omitempty"`
 	RMLiveHeapEndMB float64 `json:"rm_live_heap_end_mb,omitempty"`
+
+	Restart *RestartResult `json:"restart,omitempty"` // Options.Restart's measure
 }
 
 // errorLog counts errors by kind and keeps the first few messages.
@@ -234,6 +246,7 @@ type run struct {
 	nodes     map[nodeKey]*nmsim.NodeManager // fixed after setup
 	nodeOrder []*nmsim.NodeManager
 	trackers  []*rpc.Client // shared ResourceTracker connections (Options.TrackerConnections)
+	watch     *restartWatch // with Options.Restart: the nodes and AMs coming back
 
 	hb, alloc, grant, nmReg, appStart Histogram
 	heartbeats, allocateCalls         atomic.Uint64
@@ -244,6 +257,7 @@ type run struct {
 
 // am is one application and its unmanaged AM.
 type am struct {
+	idx    int // its index among the run's AMs
 	id     *yarnpb.ApplicationIdProto
 	client *amclient.Client
 	asked  []time.Time // when each outstanding ask was made, oldest first
@@ -256,6 +270,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	r := &run{o: o, nodes: make(map[nodeKey]*nmsim.NodeManager, o.Nodes)}
+	if o.Restart != nil {
+		r.watch = newRestartWatch(o.Nodes, o.Apps)
+	}
 	setupStart := time.Now()
 	defer r.stopNodes()
 	if err := r.startNodes(ctx); err != nil {
@@ -308,14 +325,29 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	var rmStats *procSampler
+	var rmStats *rmSampling
 	if o.RMPid > 0 {
-		rmStats = startSampler(o.RMPid, 250*time.Millisecond)
+		rmStats = &rmSampling{}
+		rmStats.start(o.RMPid)
 	}
 	cpu0 := selfCPU()
 	hb0 := r.heartbeatsSeen()
 	r.recording.Store(true)
 	windowStart := time.Now()
+	if o.Restart != nil {
+		wg.Add(1)
+		go func() { // the window's: it ends with it (a restart it began is waited for)
+			defer wg.Done()
+			t := time.NewTimer(o.RestartAfter)
+			defer t.Stop()
+			select {
+			case <-windowCtx.Done():
+				return
+			case <-t.C:
+			}
+			res.Restart = r.restart(ctx, windowCtx, windowStart, rmStats)
+		}()
+	}
 	if o.Progress != nil {
 		every := o.ProgressEvery
 		if every <= 0 {
@@ -347,6 +379,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if res.Restart != nil {
+			// The RM was restarted in the window: its pauses are the new process's,
+			// from its start.
+			rt0 = rmRuntime{bounds: rt1.bounds, counts: make([]uint64, len(rt1.counts))}
+		}
 		p := pausesBetween(rt0, rt1)
 		ms := func(s float64) float64 {
 			if math.IsInf(s, 1) {
@@ -359,8 +396,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.GeneratorCPUSeconds = round3((selfCPU() - cpu0).Seconds())
 	if rmStats != nil {
-		s := rmStats.stop()
-		res.RMCPUSeconds, res.RMPeakRSSMB, res.RMEndRSSMB = round3(s.cpu.Seconds()), round3(s.peakRSSMB), round3(s.endRSSMB)
+		cpu, peak, end := rmStats.stop()
+		res.RMCPUSeconds, res.RMPeakRSSMB, res.RMEndRSSMB = round3(cpu.Seconds()), round3(peak), round3(end)
 	}
 	res.NodesLive = r.nodesHeartbeatingSince(hb0)
 
@@ -436,7 +473,8 @@ func (r *run) startNodes(ctx context.Context) error {
 		nm, err := nmsim.Start(nmsim.Options{TrackerAddr: r.o.TrackerAddr, Host: r.o.Host, Port: int32(r.o.FirstPort + i),
 			HTTPPort: 8042, MemoryMB: r.o.NodeMemoryMB, VCores: r.o.NodeVCores, Heartbeat: r.o.Heartbeat, FollowRM: true,
 			FirstHeartbeat: time.Duration(rand.Int64N(int64(r.o.Heartbeat))) + time.Millisecond, Logger: r.o.Logger,
-			OnHeartbeat: r.onHeartbeat, Tracker: shared})
+			OnHeartbeat: func(d time.Duration, err error) { r.onHeartbeat(i, d, err) }, Tracker: shared, KeepOnResync: true,
+			OnRegister: func(at time.Time, containers int) { r.watch.nodeRegistered(i, at, containers) }})
 		if err != nil {
 			return fmt.Errorf("registering simulated NM %d: %w", i, err)
 		}
@@ -453,12 +491,14 @@ func (r *run) startNodes(ctx context.Context) error {
 	return err
 }
 
-func (r *run) onHeartbeat(d time.Duration, err error) {
+func (r *run) onHeartbeat(i int, d time.Duration, err error) {
 	if !r.recording.Load() {
 		return
 	}
 	if err != nil {
-		r.errs.add("heartbeat", err)
+		if r.watch == nil || !r.watch.outage(&r.watch.nodeBack[i]) {
+			r.errs.add("heartbeat", err)
+		}
 		return
 	}
 	r.heartbeats.Add(1)
@@ -518,6 +558,7 @@ func (r *run) startApps(ctx context.Context) ([]*am, error) {
 	var out []*am
 	for _, a := range ams {
 		if a != nil {
+			a.idx = len(out)
 			out = append(out, a)
 		}
 	}
@@ -564,7 +605,10 @@ func (r *run) startApp(ctx context.Context, c *rmclient.Client, i int) (*am, err
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	a := &am{id: id, client: amclient.New(amclient.Options{Addr: r.o.SchedulerAddr, Token: tok, User: r.o.User, ConnectRetries: 3, Logger: r.o.Logger})}
+	// A refused connection is retried every 100 ms, as the simulated NMs' are: a
+	// restart run measures when the RM is back, not the clients' back-off.
+	a := &am{id: id, client: amclient.New(amclient.Options{Addr: r.o.SchedulerAddr, Token: tok, User: r.o.User, ConnectRetries: 30,
+		RetryInterval: 100 * time.Millisecond, Logger: r.o.Logger})}
 	if _, err := a.client.Register(ctx, r.o.Host, 0, ""); err != nil {
 		a.client.Close()
 		return nil, fmt.Errorf("application %s: %w", records.AppIDFromProto(id), err)
@@ -609,11 +653,12 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		}
 		rec := r.recording.Load()
 		if err != nil {
-			if rec {
+			if rec && (r.watch == nil || !r.watch.outage(&r.watch.amBack[a.idx])) {
 				r.errs.add("allocate", err)
 			}
 			continue
 		}
+		r.watch.amAnswered(a.idx, got)
 		if rec {
 			r.allocateCalls.Add(1)
 			r.alloc.Record(got.Sub(start))
@@ -651,6 +696,9 @@ type nodeKey struct {
 // granted starts an AM's new containers on their nodes, and measures them in the window
 // (rec).
 func (r *run) granted(a *am, ctrs []amclient.Granted, at time.Time, rec bool) {
+	if len(ctrs) > 0 {
+		r.watch.granted(at)
+	}
 	for _, c := range ctrs {
 		if rec {
 			r.allocated.Add(1)
@@ -666,7 +714,7 @@ func (r *run) granted(a *am, ctrs []amclient.Granted, at time.Time, rec bool) {
 			r.errs.add("grant", fmt.Errorf("container %s on unknown node %s:%d", c.ID, c.Host, c.Port))
 			continue
 		}
-		nm.Run(c.ID, r.o.ContainerTime)
+		nm.Run(c.ID, r.o.ContainerTime, c.MemoryMB, c.VCores)
 		now := r.running.Add(1)
 		for m := r.maxRunning.Load(); now > m && !r.maxRunning.CompareAndSwap(m, now); m = r.maxRunning.Load() {
 		}

@@ -97,3 +97,70 @@ func TestRunRejectsImpossibleOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartMeasuresTheRMComingBack restarts a real in-process RM (work-preserving
+// recovery, embedded store) in the middle of the window: every node and AM must come
+// back to the new RM, the RM must hold the containers the generator runs, and the calls
+// that failed while it was down are the restart's, not errors.
+func TestRestartMeasuresTheRMComingBack(t *testing.T) {
+	c := conf.New()
+	for _, k := range []string{"address", "resource-tracker.address", "scheduler.address", "admin.address", "webapp.address"} {
+		c.Set("yarn.resourcemanager."+k, testutil.FreeAddr(t))
+	}
+	c.Set("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "200")
+	c.Set("yarn.resourcemanager.recovery.enabled", "true")
+	c.Set("yarn.resourcemanager.fs.state-store.uri", "file://"+t.TempDir())
+	start := func() *resourcemanager.ResourceManager {
+		rm, err := resourcemanager.New(resourcemanager.Options{Conf: c, Logger: testutil.QuietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rm.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return rm
+	}
+	stop := func(rm *resourcemanager.ResourceManager) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := rm.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	rm := start()
+	t.Cleanup(func() { stop(rm) })
+	restarts := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := rmbench.Run(ctx, rmbench.Options{TrackerAddr: rm.TrackerAddr().String(), ClientAddr: rm.ClientAddr().String(),
+		SchedulerAddr: rm.SchedulerAddr().String(), RMREST: rm.WebAddr().String(), Nodes: 6, Apps: 3, Duration: 4 * time.Second,
+		Warmup: time.Second, Heartbeat: 200 * time.Millisecond, AMInterval: 200 * time.Millisecond, ContainerTime: time.Hour,
+		AsksPerApp: 4, NodeMemoryMB: 2048, FirstPort: 31000, RMPid: os.Getpid(), RestartAfter: 500 * time.Millisecond, Logger: testutil.QuietLogger(),
+		Restart: func(context.Context) (int, error) {
+			// In process a graceful stop stands for the kill: the store is what the
+			// new RM starts from either way.
+			restarts++
+			stop(rm)
+			rm = start()
+			return os.Getpid(), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Restart
+	if restarts != 1 || r == nil {
+		t.Fatalf("restarts %d, result %+v", restarts, r)
+	}
+	if r.Failure != "" {
+		t.Fatalf("restart: %s (%+v)", r.Failure, r)
+	}
+	if r.NodesResynced != 6 || r.AMsResynced != 3 || r.ServingMs <= 0 || r.NodesResyncedMs < r.CommandMs || r.AMsResyncedMs <= 0 {
+		t.Errorf("not everything measured back: %+v", r)
+	}
+	if r.ContainersRunning != 12 || r.ContainersReported != 12 || r.GeneratorContainers != 12 || r.RMContainers != 12 || r.RMAllocatedMB != 12*1024 {
+		t.Errorf("containers across the restart (want 12 everywhere): %+v", r)
+	}
+	if res.Errors != 0 || res.AppsFinished != 3 {
+		t.Errorf("errors %v %v, apps finished %d", res.ErrorKinds, res.ErrorSamples, res.AppsFinished)
+	}
+}
