@@ -161,6 +161,9 @@ start_rm() {
 # restart_rm RM: kill -9 and start again; prints the new pid (bench rm --restart-cmd).
 restart_rm() {
 	kill -9 "$(cat "$out/rm.pid")"
+	# The killed JVM stays a zombie of this script's shell, so Hadoop's start script
+	# would find its pid alive in the pid file and refuse to start.
+	rm -f "$out"/*-resourcemanager.pid
 	start_rm "$1"
 	cat "$out/rm.pid"
 }

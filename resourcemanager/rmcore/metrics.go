@@ -118,12 +118,12 @@ func (m *Metrics) attemptFailed(retried bool) {
 	}
 }
 
-// containerRecovered counts a container a NodeManager reported after an RM restart
+// containersRecovered counts n containers a NodeManager reported after an RM restart
 // as allocated in its queue, as Java's recovery does (at no locality).
-func (m *Metrics) containerRecovered(queue string) {
-	m.ContainersAlloc.Inc(1)
+func (m *Metrics) containersRecovered(queue string, n int64) {
+	m.ContainersAlloc.Inc(n)
 	m.mu.Lock()
-	m.queue(queue).Allocated++
+	m.queue(queue).Allocated += n
 	m.mu.Unlock()
 }
 

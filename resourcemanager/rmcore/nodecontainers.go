@@ -130,14 +130,23 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 		}
 	}
 	now := rm.opts.Now()
+	// What is per application is done once per application: a registration after a
+	// restart brings hundreds of containers of fewer applications.
+	apps := map[records.ApplicationID]*rebuiltApp{}
 	recs := make([]scheduler.RecoveredContainer, len(running))
 	for i, k := range running {
 		rc := k.rc
-		recs[i] = scheduler.RecoveredContainer{App: EngineID(rc.ID.Attempt.App), Node: node.Key, Resource: rc.Resource,
+		ra := apps[rc.ID.Attempt.App]
+		if ra == nil {
+			ra = &rebuiltApp{engineID: EngineID(rc.ID.Attempt.App)}
+			apps[rc.ID.Attempt.App] = ra
+		}
+		recs[i] = scheduler.RecoveredContainer{App: ra.engineID, Node: node.Key, Resource: rc.Resource,
 			Priority: rc.Priority, AM: rc.AM, Start: now, RequestID: rc.RequestID, Placement: rc.Placement}
 	}
 	eids, errs := rm.engine.RecoverAll(recs)
 	booked := make([]*rmstate.Container, 0, len(running))
+	var ranOn []rmstate.AppNode
 	for i, k := range running {
 		if errs[i] != nil {
 			rm.recoveredLog(node, k.rc.ID).WithError(errs[i]).Warn("running container not recovered; killing it")
@@ -146,9 +155,13 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 			continue
 		}
 		k.rc.EngineID = eids[i]
-		rm.apps.RanOn(k.rc.ID.Attempt.App, node.Key)
+		if ra := apps[k.rc.ID.Attempt.App]; !ra.ranOn {
+			ra.ranOn = true
+			ranOn = append(ranOn, rmstate.AppNode{App: k.rc.ID.Attempt.App, Node: node.Key})
+		}
 		booked = append(booked, k.rc)
 	}
+	rm.apps.RanOnAll(ranOn)
 	for i, ok := range rm.containers.RecoverRunning(booked) {
 		rc := booked[i]
 		recovered = append(recovered, rc.ID)
@@ -156,12 +169,17 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 			rm.engine.Release(rc.EngineID) // another registration rebuilt it first
 			continue
 		}
-		_, queue, _, _ := rm.apps.AccessOf(rc.ID.Attempt.App)
-		rm.metrics.containerRecovered(queue)
+		apps[rc.ID.Attempt.App].recovered++
 		if rc.AM {
 			rm.recoveredLog(node, rc.ID).Info("AM container recovered") // one per application: worth a line
 		} else if rm.log.Logger.IsLevelEnabled(logrus.DebugLevel) {
 			rm.recoveredLog(node, rc.ID).Debug("container recovered")
+		}
+	}
+	for id, ra := range apps {
+		if ra.recovered > 0 {
+			_, queue, _, _ := rm.apps.AccessOf(id)
+			rm.metrics.containersRecovered(queue, ra.recovered)
 		}
 	}
 	rm.containers.KillOrphans(node.Key, b.orphanIDs)
@@ -169,6 +187,13 @@ func (rm *Core) applyRebuild(node *rmstate.NodeAddr, b rebuild) (recovered, orph
 		rm.KickScheduler()
 	}
 	return recovered, orphans
+}
+
+// rebuiltApp is what a registration's rebuild keeps of one application.
+type rebuiltApp struct {
+	engineID  scheduler.AppID
+	ranOn     bool // its log aggregation knows the node
+	recovered int64
 }
 
 // recoveredLog is the entry a rebuilt container's lines are logged with. They are few: a

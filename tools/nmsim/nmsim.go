@@ -228,6 +228,13 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 	// the answer carries.
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	// A set, not a scan of the list per container: a node of a large cluster runs
+	// hundreds of containers of hundreds of applications.
+	named := map[records.ApplicationID]bool{}
+	for _, app := range n.finishedApps {
+		named[app] = true
+	}
+	req.ContainerStatuses = make([]*yarnpb.NMContainerStatusProto, 0, len(n.containers))
 	for i := range n.containers {
 		c := &n.containers[i]
 		st := &yarnpb.NMContainerStatusProto{ContainerId: c.id.Proto(), ContainerState: c.state.Enum(), ContainerExitStatus: proto.Int32(c.exit),
@@ -240,8 +247,8 @@ func (n *NodeManager) registerNM(ctx context.Context) error {
 		req.ContainerStatuses = append(req.ContainerStatuses, st)
 		// As a Java NodeManager does, it names the applications it still holds: those
 		// whose end the RM has not told it.
-		if app := c.id.Attempt.App; !slices.Contains(n.finishedApps, app) && !slices.ContainsFunc(req.RunningApplications,
-			func(p *yarnpb.ApplicationIdProto) bool { return records.AppIDFromProto(p) == app }) {
+		if app := c.id.Attempt.App; !named[app] {
+			named[app] = true
 			req.RunningApplications = append(req.RunningApplications, app.Proto())
 		}
 	}

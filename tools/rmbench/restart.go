@@ -100,9 +100,10 @@ func (w *restartWatch) nodeRegistered(i int, at time.Time, containers int) {
 	}
 }
 
-// amAnswered notes AM i's allocate answered at at.
-func (w *restartWatch) amAnswered(i int, at time.Time) {
-	if w == nil || !w.after(at) || !w.amBack[i].CompareAndSwap(0, at.UnixNano()) {
+// amAnswered notes AM i's allocate, made at start and answered at at. Only a call made
+// after the kill counts: one in flight then may have been answered by the old RM.
+func (w *restartWatch) amAnswered(i int, start, at time.Time) {
+	if w == nil || !w.after(start) || !w.amBack[i].CompareAndSwap(0, at.UnixNano()) {
 		return
 	}
 	storeMax(&w.lastAM, at.UnixNano())

@@ -658,7 +658,7 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 			}
 			continue
 		}
-		r.watch.amAnswered(a.idx, got)
+		r.watch.amAnswered(a.idx, start, got)
 		if rec {
 			r.allocateCalls.Add(1)
 			r.alloc.Record(got.Sub(start))
