@@ -568,10 +568,16 @@ func TestUnmanagedAMSurvivesWorkPreservingRestart(t *testing.T) {
 		return used[0] == 2048
 	})
 	// The AM's next allocate meets ApplicationMasterNotRegistered; the client registers
-	// again with the token it holds and goes on.
+	// again with the token it holds and goes on. The store already says the AM
+	// registered: registering again writes nothing.
+	writes := metrics.GetOrRegisterTimer("rm.statestore.write", rm2.Core().Registry())
+	before := writes.Count()
 	resp, err := am.Allocate(ctx, 0.5)
 	if err != nil {
 		t.Fatalf("allocate after the restart: %v", err)
+	}
+	if n := writes.Count() - before; n != 0 {
+		t.Errorf("the AM's registering again wrote %d times to the store", n)
 	}
 	if n := len(resp.GetCompletedContainerStatuses()); n != 0 {
 		t.Fatalf("%d containers completed across the restart: %v", n, resp.GetCompletedContainerStatuses())

@@ -30,7 +30,15 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 	}
 	var reg AMRegistration
 	var rerr error
-	found := rm.apps.WithAttempt(att, func(a *rmstate.App, at *rmstate.Attempt) {
+	// An AM registering again after a restart that resumed its registered attempt
+	// changes nothing the store needs: the registration is written only the first time.
+	with := rm.apps.WithAttempt
+	rm.apps.ViewAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
+		if at.RegisteredBefore {
+			with = rm.apps.RederiveAttempt
+		}
+	})
+	found := with(att, func(a *rmstate.App, at *rmstate.Attempt) {
 		if at.Registered {
 			rerr = exceptions.Errorf(exceptions.InvalidAMRequest, "Application Master is already registered : %s", att.App)
 			return
@@ -57,7 +65,7 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 			}
 			rm.metrics.AMRegisterDelay.Update(d)
 		}
-		at.Registered, at.LastPing = true, rm.opts.Now()
+		at.Registered, at.RegisteredBefore, at.LastPing = true, false, rm.opts.Now()
 		at.Host, at.RPCPort, at.TrackingURL = host, rpcPort, trackingURL
 		at.LastResponse, at.LastResponseID, at.SpareResponse = nil, 0, nil
 		// A registration (the first, or again after an RM restart) brings the AM's

@@ -172,6 +172,7 @@ func (rm *Core) resumeApp(rec *rmstate.App) bool {
 		}
 		// The AM registers again before its next allocate; until then its liveness clock
 		// runs from now.
+		at.RegisteredBefore = at.Registered
 		at.Registered, at.Launched, at.LastPing, at.LastResponse, at.LastResponseID = false, true, now, nil, 0
 		rm.amrm.Recover(at.ID)
 		spec, resumed, unmanaged = EngineSpec(a), true, a.Unmanaged

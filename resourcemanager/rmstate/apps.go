@@ -60,17 +60,22 @@ type App struct {
 
 // Attempt is one application attempt: its AMRMToken, its state and what its AM registered.
 type Attempt struct {
-	ID           records.AttemptID
-	Token        *token.Token
-	state        yarnpb.YarnApplicationAttemptStateProto // moved by Move only (lifecycle.go)
-	Registered   bool
-	Unregistered bool
-	Host         string
-	RPCPort      int32
-	TrackingURL  string
-	Diagnostics  string
-	StartTime    int64
-	FinishTime   int64
+	ID         records.AttemptID
+	Token      *token.Token
+	state      yarnpb.YarnApplicationAttemptStateProto // moved by Move only (lifecycle.go)
+	Registered bool
+	// RegisteredBefore: a restart resumed the attempt from a record that says its AM
+	// had registered. The AM's registration again changes nothing the store needs
+	// (RegisterAgain), as the Java RM, which stores nothing at registration, writes
+	// nothing either: after a restart with 10,000 AMs it would be 10,000 writes.
+	RegisteredBefore bool
+	Unregistered     bool
+	Host             string
+	RPCPort          int32
+	TrackingURL      string
+	Diagnostics      string
+	StartTime        int64
+	FinishTime       int64
 	// LastResponse is the last allocate answer, marshalled, for an AM that retries
 	// the call (same responseId) to get it again; kept as bytes because it carries
 	// every container it handed out, and hundreds of AMs keep one each.

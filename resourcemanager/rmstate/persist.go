@@ -140,6 +140,20 @@ func (r *Apps) Rederive(id records.ApplicationID, fn func(a *App, ok bool)) {
 	r.writeOrReport(rec)
 }
 
+// RederiveAttempt is Rederive for att, the current attempt of its application (false,
+// running nothing, when it is not): an AM registering again after a restart, with the
+// store's record already saying it registered, writes nothing.
+func (r *Apps) RederiveAttempt(att records.AttemptID, fn func(a *App, at *Attempt)) bool {
+	found := false
+	r.Rederive(att.App, func(a *App, ok bool) {
+		if ok && a.Attempt != nil && a.Attempt.ID == att {
+			found = true
+			fn(a, a.Attempt)
+		}
+	})
+	return found
+}
+
 // write stores records taken under the lock; it runs after the lock is released.
 func (r *Apps) write(recs ...*statestore.AppRecord) error {
 	var first error
