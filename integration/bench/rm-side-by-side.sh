@@ -160,18 +160,22 @@ start_rm() {
 }
 # restart_rm RM: kill -9 and start again; prints the new pid (bench rm --restart-cmd).
 restart_rm() {
-	kill -9 "$(cat "$out/rm.pid")"
+	local old
+	old=$(cat "$out/rm.pid")
+	kill -9 "$old"
+	# The new RM opens the same store and ports: wait until the old one is gone.
+	for _ in $(seq 300); do gone "$old" && break; sleep 0.1; done
 	# The killed JVM stays a zombie of this script's shell, so Hadoop's start script
 	# would find its pid alive in the pid file and refuse to start.
 	rm -f "$out"/*-resourcemanager.pid
 	start_rm "$1"
 	cat "$out/rm.pid"
 }
-export -f start_rm restart_rm
 
 gone() { # pid: exited (a zombie too: a restarted RM is not this shell's child)
 	! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
 }
+export -f start_rm restart_rm gone
 stop_rm() { # pid
 	kill "$1" 2>/dev/null || true
 	for _ in $(seq 150); do gone "$1" && return 0; sleep 0.2; done

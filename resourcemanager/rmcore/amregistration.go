@@ -32,9 +32,11 @@ func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, tr
 	var rerr error
 	// An AM registering again after a restart that resumed its registered attempt
 	// changes nothing the store needs: the registration is written only the first time.
+	// Unless it brings what the store lacks: a client-to-AM key made now (a cluster
+	// kerberized across the restart), or an attempt that ended meanwhile.
 	with := rm.apps.WithAttempt
 	rm.apps.ViewAttempt(att, func(_ *rmstate.App, at *rmstate.Attempt) {
-		if at.RegisteredBefore {
+		if at.RegisteredBefore && !at.Ended() && (at.ClientKey != nil || !rm.settings.Kerberos) {
 			with = rm.apps.RederiveAttempt
 		}
 	})

@@ -105,6 +105,11 @@ func (r *Apps) changedLocked(a *App) *statestore.AppRecord {
 	a.saved.version++
 	rec.Version = a.saved.version
 	a.saved.last = rec
+	if a.Attempt != nil {
+		// What is written now is what the store says: no longer the record that said
+		// the AM had registered.
+		a.Attempt.RegisteredBefore = false
+	}
 	if a.saved.spec == nil && a.AMSpec != nil {
 		a.saved.spec, _ = proto.Marshal(a.AMSpec)
 	}

@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"fmt"
 	"sync"
 )
 
@@ -8,15 +9,19 @@ import (
 // transaction, so one commit (two fsyncs) serves them all. Each transaction costs the
 // same whether it writes one record or a thousand, and without it every caller's write
 // waited for every earlier caller's own commit: after a restart with 10,000 running
-// applications, their AMs registering again (each registration is written) queued for
-// one commit each.
+// applications, their AMs registering again queued for one commit each.
 //
 // There is no goroutine of its own: the first caller to find no commit running leads,
-// committing what is pending until nothing is, while the others wait for their batch's
-// result. A caller alone commits at once, so an idle store adds no delay.
+// committing what is pending until its own records are committed, then hands the lead to
+// the oldest caller still waiting (so no caller leads through a whole burst of others'
+// writes). A caller alone commits at once, so an idle store adds no delay.
 type groupCommit struct {
 	// commit writes records in one transaction.
 	commit func(recs []encodedApp) error
+	// perRecord says whether a shared commit's error may be one record's (then each
+	// caller's records are committed alone, so only the culprit's caller hears it); nil:
+	// never, every caller of the batch hears the error.
+	perRecord func(err error) bool
 
 	mu      sync.Mutex
 	pending []*appWrite
@@ -30,11 +35,13 @@ type encodedApp struct {
 	data []byte
 }
 
-// appWrite is one caller's records and, once committed, their result.
+// appWrite is one caller's records and, once committed, their result. wake tells a
+// waiting caller that its records were committed (done) or, if not, that it leads now.
 type appWrite struct {
 	recs []encodedApp
 	err  error
-	done chan struct{}
+	done bool
+	wake chan struct{}
 }
 
 // maxGroup bounds the records in one transaction, so a burst of writers does not
@@ -44,24 +51,31 @@ const maxGroup = 2048
 // put writes recs, grouped with whatever other callers write meanwhile, and returns
 // their result.
 func (g *groupCommit) put(recs []encodedApp) error {
-	w := &appWrite{recs: recs, done: make(chan struct{})}
+	w := &appWrite{recs: recs, wake: make(chan struct{}, 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, w)
 	if g.leading {
 		g.mu.Unlock()
-		<-w.done
-		return w.err
+		<-w.wake
+		if w.done {
+			return w.err
+		}
+		g.mu.Lock() // handed the lead, its records still pending
 	}
 	g.leading = true
-	for len(g.pending) > 0 {
+	for !w.done {
 		batch := g.take()
 		g.mu.Unlock()
-		g.run(batch)
+		g.run(batch, w)
 		g.mu.Lock()
 	}
-	g.leading = false
+	if len(g.pending) > 0 {
+		g.pending[0].wake <- struct{}{} // the oldest waiter leads now
+	} else {
+		g.leading = false
+	}
 	g.mu.Unlock()
-	return w.err // its batch ran in the loop
+	return w.err
 }
 
 // take removes the next batch from pending; g.mu is held.
@@ -76,26 +90,39 @@ func (g *groupCommit) take() []*appWrite {
 	return batch
 }
 
-// run commits a batch in one transaction. If that fails, each caller's records are
-// committed alone, so a caller hears only its own write's error.
-func (g *groupCommit) run(batch []*appWrite) {
-	defer func() {
-		for _, w := range batch {
-			close(w.done)
-		}
-	}()
-	if len(batch) == 1 {
-		batch[0].err = g.commit(batch[0].recs)
-		return
-	}
+// run commits a batch in one transaction for the leader self, and wakes the batch's
+// other callers. If it fails with an error that may be one record's, each caller's
+// records are committed alone, so a caller hears only its own write's error.
+func (g *groupCommit) run(batch []*appWrite, self *appWrite) {
 	var all []encodedApp
 	for _, w := range batch {
 		all = append(all, w.recs...)
 	}
-	if g.commit(all) == nil {
-		return
+	err := g.safeCommit(all)
+	if err != nil && len(batch) > 1 && g.perRecord != nil && g.perRecord(err) {
+		for _, w := range batch {
+			w.err = g.safeCommit(w.recs)
+		}
+	} else {
+		for _, w := range batch {
+			w.err = err
+		}
 	}
 	for _, w := range batch {
-		w.err = g.commit(w.recs)
+		w.done = true
+		if w != self {
+			w.wake <- struct{}{}
+		}
 	}
+}
+
+// safeCommit is commit with a panic (bbolt panics on some corrupt pages) turned into the
+// callers' error: the lead must go on, and no caller may hear its write succeeded.
+func (g *groupCommit) safeCommit(recs []encodedApp) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("state store commit failed: %v", p)
+		}
+	}()
+	return g.commit(recs)
 }

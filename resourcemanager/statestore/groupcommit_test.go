@@ -36,6 +36,7 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 		}
 		return nil
 	}}
+	g.perRecord = func(error) bool { return true }
 	put := func(id string) error { return g.put([]encodedApp{{rec: &AppRecord{ID: id}}}) }
 	lead := make(chan error, 1)
 	go func() { lead <- put("leader") }()
@@ -123,5 +124,27 @@ func TestEmbeddedConcurrentPutApps(t *testing.T) {
 		if a.Version != 3 || a.Name != "v3" {
 			t.Fatalf("%s stored at version %d (%s), want its last", a.ID, a.Version, a.Name)
 		}
+	}
+}
+
+// A commit that panics (bbolt does on some corrupt pages) fails its callers' writes with
+// an error and leaves the store's writers able to go on.
+func TestGroupCommitSurvivesAPanic(t *testing.T) {
+	calls := 0
+	g := &groupCommit{commit: func(recs []encodedApp) error {
+		calls++
+		if calls == 1 {
+			panic("corrupt page")
+		}
+		return nil
+	}}
+	if err := g.put([]encodedApp{{rec: &AppRecord{ID: "a"}}}); err == nil {
+		t.Fatal("a panicking commit reported success")
+	}
+	if err := g.put([]encodedApp{{rec: &AppRecord{ID: "b"}}}); err != nil {
+		t.Fatalf("after the panic: %v", err)
+	}
+	if g.leading || len(g.pending) != 0 {
+		t.Fatalf("left leading %v with %d pending", g.leading, len(g.pending))
 	}
 }

@@ -248,6 +248,9 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 	}
 	s := &Embedded{path: path, db: db}
 	s.apps.commit = s.commitApps
+	s.apps.perRecord = func(err error) bool {
+		return errors.Is(err, bolt.ErrKeyRequired) || errors.Is(err, bolt.ErrKeyTooLarge) || errors.Is(err, bolt.ErrValueTooLarge)
+	}
 	return s, nil
 }
 

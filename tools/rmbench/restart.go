@@ -196,7 +196,7 @@ func (r *run) restart(ctx, window context.Context, windowStart time.Time, sampli
 	res.GeneratorContainers = r.running.Load()
 	if r.o.RMREST != "" {
 		n, mb, err := clusterContainers(ctx, r.o.RMREST)
-		if err != nil {
+		if err != nil && res.Failure == "" {
 			res.Failure = err.Error()
 		}
 		res.RMContainers, res.RMAllocatedMB = n, mb

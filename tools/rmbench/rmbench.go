@@ -379,7 +379,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if res.Restart != nil {
+		if res.Restart != nil && res.Restart.ServingMs > 0 {
 			// The RM was restarted in the window: its pauses are the new process's,
 			// from its start.
 			rt0 = rmRuntime{bounds: rt1.bounds, counts: make([]uint64, len(rt1.counts))}
