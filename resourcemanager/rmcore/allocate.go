@@ -15,6 +15,7 @@ import (
 // with), following the response-id rules: a retried call gets the last answer again; one
 // further behind is refused. The answer is returned marshalled (see allocateSerialized).
 func (rm *Core) Allocate(att records.AttemptID, keyID int32, req *yarnpb.AllocateRequestProto) ([]byte, error) {
+	defer rm.recovery.admitAM()() // after a restart, the NodeManagers' registrations first
 	var b []byte
 	var err error
 	if !rm.apps.Serialize(att, func() { b, err = rm.allocateSerialized(att, keyID, req) }) {

@@ -24,6 +24,7 @@ type AMRegistration struct {
 // unless it ended meanwhile. An AM that registered already is refused, as is one whose
 // attempt is unknown. constraints counts the placement constraints it registered with.
 func (rm *Core) RegisterAM(att records.AttemptID, host string, rpcPort int32, trackingURL string, constraints []*yarnpb.PlacementConstraintMapEntryProto) (AMRegistration, error) {
+	defer rm.recovery.admitAM()() // after a restart, the NodeManagers' registrations first
 	byTag, err := rm.RegisterConstraints(att, constraints)
 	if err != nil {
 		return AMRegistration{}, err

@@ -29,15 +29,60 @@ type recoveryGate struct {
 	// releasedEarly are containers AMs released (re-sending their releases as they
 	// re-registered) before their NodeManager came back: they are killed, not rebuilt.
 	releasedEarly map[records.ContainerID]bool
+	// amSlots lets AM calls through amCallsWhileAwaiting at a time while NodeManagers
+	// are awaited (admitAM); nodesDone is closed (closeNodesDone) once every awaited node
+	// is back or the gate opened, and the AM calls go freely again.
+	amSlots    chan struct{}
+	nodesDone  chan struct{}
+	doneClosed bool
 }
+
+// amCallsWhileAwaiting is how many AM calls are handled at once while a restart awaits
+// its NodeManagers. Nothing can be allocated until they are back, and their
+// registrations (each books hundreds of containers) are what the restart waits for: with
+// 10,000 AMs registering again and re-sending their asks at the same moment, the AMs'
+// thousands of handlers took the CPU from the 2,000 registrations, which then took 20 s
+// on two cores. One at a time, the AMs' calls queue instead, a few milliseconds each.
+const amCallsWhileAwaiting = 1
 
 func newRecoveryGate(nodes []string, since, deadline time.Time) *recoveryGate {
 	g := &recoveryGate{since: since, deadline: deadline, expected: len(nodes), missing: map[string]bool{}, amWait: map[records.ContainerID]records.AttemptID{},
-		releasedEarly: map[records.ContainerID]bool{}}
+		releasedEarly: map[records.ContainerID]bool{}, amSlots: make(chan struct{}, amCallsWhileAwaiting), nodesDone: make(chan struct{})}
 	for _, n := range nodes {
 		g.missing[n] = true
 	}
+	if len(nodes) == 0 {
+		g.closeNodesDoneLocked()
+	}
 	return g
+}
+
+// closeNodesDoneLocked ends the AM calls' queueing (once); g.mu is held.
+func (g *recoveryGate) closeNodesDoneLocked() {
+	if !g.doneClosed {
+		g.doneClosed = true
+		close(g.nodesDone)
+	}
+}
+
+// admitAM lets an AM call through: at once when no NodeManager is awaited, else when a
+// slot is free or the nodes are back (or the gate opened). The call runs, then calls
+// the returned release.
+func (g *recoveryGate) admitAM() (release func()) {
+	if g == nil {
+		return func() {}
+	}
+	select {
+	case <-g.nodesDone:
+		return func() {}
+	default:
+	}
+	select {
+	case g.amSlots <- struct{}{}:
+		return func() { <-g.amSlots }
+	case <-g.nodesDone:
+		return func() {}
+	}
 }
 
 // awaitAM notes a resumed attempt and its AM container.
@@ -63,6 +108,9 @@ func (g *recoveryGate) nodeBack(node string, containers []records.ContainerID) b
 	delete(g.missing, node)
 	for _, id := range containers {
 		delete(g.amWait, id)
+	}
+	if len(g.missing) == 0 {
+		g.closeNodesDoneLocked()
 	}
 	return len(g.missing) == 0
 }
@@ -119,6 +167,7 @@ func (g *recoveryGate) check(now time.Time) (open, justOpened bool, lost []recor
 		return false, false, nil, nil
 	}
 	g.opened = true
+	g.closeNodesDoneLocked()
 	if allBack && g.expected > 0 {
 		for _, att := range g.amWait {
 			lost = append(lost, att)
