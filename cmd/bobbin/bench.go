@@ -213,11 +213,11 @@ func restartCommand(command string, stderr io.Writer) rmbench.RestartFunc {
 		if err != nil {
 			return 0, fmt.Errorf("%q: %w", command, err)
 		}
-		lines := strings.Fields(string(out))
-		if len(lines) == 0 {
+		words := strings.Fields(string(out))
+		if len(words) == 0 {
 			return 0, nil
 		}
-		pid, err := strconv.Atoi(lines[len(lines)-1])
+		pid, err := strconv.Atoi(words[len(words)-1])
 		if err != nil {
 			return 0, nil // no pid said: the RM is not sampled after the restart
 		}

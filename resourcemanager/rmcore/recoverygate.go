@@ -32,9 +32,8 @@ type recoveryGate struct {
 	// amSlots lets AM calls through amCallsWhileAwaiting at a time while NodeManagers
 	// are awaited (admitAM); nodesDone is closed (closeNodesDone) once every awaited node
 	// is back or the gate opened, and the AM calls go freely again.
-	amSlots    chan struct{}
-	nodesDone  chan struct{}
-	doneClosed bool
+	amSlots   chan struct{}
+	nodesDone chan struct{}
 }
 
 // amCallsWhileAwaiting is how many AM calls are handled at once while a restart awaits
@@ -59,8 +58,9 @@ func newRecoveryGate(nodes []string, since, deadline time.Time) *recoveryGate {
 
 // closeNodesDoneLocked ends the AM calls' queueing (once); g.mu is held.
 func (g *recoveryGate) closeNodesDoneLocked() {
-	if !g.doneClosed {
-		g.doneClosed = true
+	select {
+	case <-g.nodesDone: // closed already
+	default:
 		close(g.nodesDone)
 	}
 }

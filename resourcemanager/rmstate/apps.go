@@ -66,7 +66,7 @@ type Attempt struct {
 	Registered bool
 	// RegisteredBefore: a restart resumed the attempt from a record that says its AM
 	// had registered. The AM's registration again changes nothing the store needs
-	// (RegisterAgain), as the Java RM, which stores nothing at registration, writes
+	// (RederiveAttempt), as the Java RM, which stores nothing at registration, writes
 	// nothing either: after a restart with 10,000 AMs it would be 10,000 writes.
 	RegisteredBefore bool
 	Unregistered     bool

@@ -69,11 +69,10 @@ type restartWatch struct {
 	outageErrors atomic.Int64
 	nodesDone    chan struct{} // closed when every node is back
 	amsDone      chan struct{} // closed when every AM is back
-	nodes, ams   int
 }
 
 func newRestartWatch(nodes, ams int) *restartWatch {
-	return &restartWatch{nodeBack: make([]atomic.Int64, nodes), amBack: make([]atomic.Int64, ams), nodes: nodes, ams: ams,
+	return &restartWatch{nodeBack: make([]atomic.Int64, nodes), amBack: make([]atomic.Int64, ams),
 		nodesDone: make(chan struct{}), amsDone: make(chan struct{})}
 }
 
@@ -95,7 +94,7 @@ func (w *restartWatch) nodeRegistered(i int, at time.Time, containers int) {
 	}
 	w.reported.Add(int64(containers))
 	storeMax(&w.lastNode, at.UnixNano())
-	if w.nodesBack.Add(1) == int64(w.nodes) {
+	if w.nodesBack.Add(1) == int64(len(w.nodeBack)) {
 		close(w.nodesDone)
 	}
 }
@@ -107,7 +106,7 @@ func (w *restartWatch) amAnswered(i int, start, at time.Time) {
 		return
 	}
 	storeMax(&w.lastAM, at.UnixNano())
-	if w.amsBack.Add(1) == int64(w.ams) {
+	if w.amsBack.Add(1) == int64(len(w.amBack)) {
 		close(w.amsDone)
 	}
 }
@@ -119,10 +118,13 @@ func (w *restartWatch) granted(at time.Time) {
 	}
 }
 
-// outage says whether a failed call of a caller not yet back (its back time zero) is
-// the restart's: it is then counted here, not as an error.
+// nodeOutage and amOutage say whether a failed call of node or AM i is the restart's
+// (the caller is not back yet): it is then counted here, not as an error.
+func (w *restartWatch) nodeOutage(i int) bool { return w != nil && w.outage(&w.nodeBack[i]) }
+func (w *restartWatch) amOutage(i int) bool   { return w != nil && w.outage(&w.amBack[i]) }
+
 func (w *restartWatch) outage(back *atomic.Int64) bool {
-	if w == nil || w.killAt.Load() == 0 || back.Load() != 0 {
+	if w.killAt.Load() == 0 || back.Load() != 0 {
 		return false
 	}
 	w.outageErrors.Add(1)
@@ -138,7 +140,7 @@ const restartResultWait = 2 * time.Minute
 // stops before the kill and follows the new process.
 func (r *run) restart(ctx, window context.Context, windowStart time.Time, sampling *rmSampling) *RestartResult {
 	w := r.watch
-	res := &RestartResult{AtWindowSeconds: round3(time.Since(windowStart).Seconds()), ContainersRunning: r.running.Load(), AppsRunning: w.ams}
+	res := &RestartResult{AtWindowSeconds: round3(time.Since(windowStart).Seconds()), ContainersRunning: r.running.Load(), AppsRunning: len(w.amBack)}
 	ms := func(t int64) float64 {
 		if t == 0 {
 			return 0
@@ -181,10 +183,10 @@ func (r *run) restart(ctx, window context.Context, windowStart time.Time, sampli
 		case <-done:
 		case <-timer.C:
 			res.Failure = fmt.Sprintf("after %v, %d of %d nodes and %d of %d AMs had resynced", restartResultWait,
-				w.nodesBack.Load(), w.nodes, w.amsBack.Load(), w.ams)
+				w.nodesBack.Load(), len(w.nodeBack), w.amsBack.Load(), len(w.amBack))
 		case <-window.Done():
 			res.Failure = fmt.Sprintf("the window ended before everything resynced: %d of %d nodes and %d of %d AMs had",
-				w.nodesBack.Load(), w.nodes, w.amsBack.Load(), w.ams)
+				w.nodesBack.Load(), len(w.nodeBack), w.amsBack.Load(), len(w.amBack))
 		}
 		if res.Failure != "" {
 			break

@@ -496,7 +496,7 @@ func (r *run) onHeartbeat(i int, d time.Duration, err error) {
 		return
 	}
 	if err != nil {
-		if r.watch == nil || !r.watch.outage(&r.watch.nodeBack[i]) {
+		if !r.watch.nodeOutage(i) {
 			r.errs.add("heartbeat", err)
 		}
 		return
@@ -653,7 +653,7 @@ func (r *run) amLoop(ctx context.Context, a *am) {
 		}
 		rec := r.recording.Load()
 		if err != nil {
-			if rec && (r.watch == nil || !r.watch.outage(&r.watch.amBack[a.idx])) {
+			if rec && !r.watch.amOutage(a.idx) {
 				r.errs.add("allocate", err)
 			}
 			continue
