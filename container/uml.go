@@ -262,7 +262,10 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		"mem=" + strconv.FormatInt(mem, 10) + "M",
 		"umid=" + umid, "uml_dir=" + umlDir,
 		"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
-		"con=null", "con0=null,fd:1", "quiet", "loglevel=2",
+		// loglevel=4: the guest kernel's errors reach the console (and so a failed
+		// container's diagnostics), the ptrace failures of a kernel that cannot run on
+		// this host among them; a guest that runs prints none.
+		"con=null", "con0=null,fd:1", "quiet", "loglevel=4",
 		"init=" + g["init"], "BOBBIN_CONF=" + g["conf"],
 	}
 	if e.RootDir != "" {

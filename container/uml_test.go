@@ -3,7 +3,9 @@ package container
 import (
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	"github.com/bobbin-yarn/bobbin/container/cgroups/cgroupstest"
+	"github.com/bobbin-yarn/bobbin/container/umltest"
 	"github.com/bobbin-yarn/bobbin/internal/testutil"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 
 	"context"
 	"fmt"
@@ -23,10 +25,7 @@ import (
 
 func umlExecutor(t *testing.T) *UMLExecutor {
 	t.Helper()
-	kernel, err := exec.LookPath("linux.uml")
-	if err != nil {
-		t.Skip("linux.uml not installed (apt-get install user-mode-linux uml-utilities slirp); skipping UML executor tests")
-	}
+	kernel := umltest.Kernel(t, ProbeKernel)
 	tmp := "/dev/shm"
 	if st, err := os.Stat(tmp); err != nil || !st.IsDir() {
 		tmp = os.TempDir()
@@ -118,6 +117,25 @@ echo written > %s/out.txt
 	}
 	if ents, _ := os.ReadDir(filepath.Join(e.StateDir, "ip")); len(ents) != 0 {
 		t.Errorf("address slot not freed: %v", ents)
+	}
+}
+
+// A container whose guest dies before its launch script ran (here its kernel's writes of
+// FP registers refused by the host, as a host with AMX refuses Debian's 6.1 UML) is lost,
+// and its diagnostics carry the guest's console: the line that says why.
+func TestUMLGuestThatDiesShowsItsConsole(t *testing.T) {
+	e := umlExecutor(t)
+	e.Kernel = umltest.FPFaultKernel(t, e.Kernel)
+	p, out, _ := umlLaunch(t, e, "container_1_0001_01_000009", "echo never\n", 64)
+	code := p.Wait()
+	p.Stop(time.Second)
+	verdict, diag, ok := p.(Verdicter).Verdict()
+	if code != exitcode.Lost || !ok || verdict != exitcode.Lost || !strings.Contains(diag, "its console is below") {
+		t.Fatalf("exit %d, verdict %d %v %q", code, verdict, ok, diag)
+	}
+	tail := Tail(p, string(out), 4096)
+	if !strings.Contains(tail, "ptrace set fp regs failed, errno = 14") || strings.Contains(tail, "never") {
+		t.Errorf("the console's tail does not say why the guest died:\n%s", tail)
 	}
 }
 

@@ -71,7 +71,7 @@ func capacities(out, tag string) []int {
 //     REST, since a CLI JVM is owner load itself), the evicted task is rescheduled and
 //     pi completes, with the task counted as killed, not failed.
 func TestBorrowedNodeEvictsAndPiCompletes(t *testing.T) {
-	requireUML(t)
+	kernel := requireUML(t)
 	c := newNSCluster(t)
 	c.bobbinNM, c.secondNM = true, true
 	c.nmProps = func(i int, p map[string]string) {
@@ -81,7 +81,7 @@ func TestBorrowedNodeEvictsAndPiCompletes(t *testing.T) {
 			return
 		}
 		borrowedNM(p)
-		umlNM(c, p)
+		umlNM(c, kernel, p)
 		p["yarn.nodemanager.resource.memory-mb"] = "2048"
 	}
 	writeMapredSite(t, c)

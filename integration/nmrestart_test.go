@@ -37,8 +37,9 @@ func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 		{"bobbin-rm-uml", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			kernel := ""
 			if tc.uml {
-				requireUML(t)
+				kernel = requireUML(t)
 			}
 			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 			c := newNSCluster(t)
@@ -47,7 +48,7 @@ func TestNMKilledDuringPiKeepsContainers(t *testing.T) {
 				p["yarn.nodemanager.recovery.enabled"] = "true"
 				p["yarn.nodemanager.recovery.dir"] = c.path("nm-recovery")
 				if tc.uml {
-					umlNM(c, p)
+					umlNM(c, kernel, p)
 				}
 			}
 			if tc.uml {

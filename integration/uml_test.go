@@ -11,25 +11,29 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/container/umltest"
 )
 
-// requireUML skips a test when the UML packages are not installed.
-func requireUML(t *testing.T) {
+// requireUML skips a test when the UML packages are not installed, or when the UML
+// kernel cannot run guests on this host (its probe's reason); it returns the kernel.
+func requireUML(t *testing.T) string {
 	t.Helper()
-	for _, bin := range []string{"linux.uml", "uml_mconsole", "slirp-fullbolt"} {
+	for _, bin := range []string{"uml_mconsole", "slirp-fullbolt"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s not installed (apt-get install user-mode-linux uml-utilities slirp); skipping the UML executor test", bin)
 		}
 	}
+	return umltest.Kernel(t, container.ProbeKernel)
 }
 
 // umlMemOverheadMB is the guests' memory beside their container's: the JVMs of AMs and
 // tasks need room beside the container's memory in the guest.
 const umlMemOverheadMB = 320
 
-// umlNM makes a NodeManager run its containers in User-Mode Linux guests.
-func umlNM(c *nsCluster, props map[string]string) {
+// umlNM makes a NodeManager run its containers in User-Mode Linux guests of kernel.
+func umlNM(c *nsCluster, kernel string, props map[string]string) {
 	props["bobbin.nodemanager.container-executor"] = "uml"
+	props["bobbin.nodemanager.uml.kernel"] = kernel
 	props["bobbin.nodemanager.uml.memory-overhead-mb"] = fmt.Sprint(umlMemOverheadMB)
 	// Jobs with a file:// default FS write their output under the client's directory.
 	props["bobbin.nodemanager.uml.extra-rw-dirs"] = c.path("work") + "," + filepath.Join(c.confDir, "tmp")
@@ -48,10 +52,10 @@ func umlNM(c *nsCluster, props map[string]string) {
 //     saves an AM's start in a guest, a minute or two of the suite.)
 func TestDistributedShellInUMLGuests(t *testing.T) {
 	t.Parallel() // its own network namespace: see parallelism in cluster_test.go
-	requireUML(t)
+	kernel := requireUML(t)
 	c := newNSCluster(t)
 	c.bobbinNM = true
-	c.nmProps = func(_ int, p map[string]string) { umlNM(c, p) }
+	c.nmProps = func(_ int, p map[string]string) { umlNM(c, kernel, p) }
 	dshell := c.dshellJar()
 	// Shell commands reach the container through the launch script's exec /bin/bash -c
 	// "...", so they hold no double quotes.

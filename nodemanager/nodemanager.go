@@ -218,6 +218,16 @@ func New(opts Options) (*NodeManager, error) {
 				krb.close()
 				return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.container-executor=uml: %w", err)
 			}
+			// Whether this kernel runs guests on this host's CPU is known only by booting
+			// one: a NodeManager that offered containers it cannot run would fail every
+			// job sent to it.
+			probe := u.ProbeUML(context.Background())
+			if probe.Err != nil {
+				krb.close()
+				return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.container-executor=uml: %w", probe.Err)
+			}
+			opts.Logger.WithFields(logrus.Fields{"component": "nodemanager", "kernel": probe.Kernel, "version": probe.KernelVersion,
+				"boot_ms": probe.Boot.Milliseconds()}).Info("UML kernel runs guests on this host")
 			// A container as large as the node must not have its processes killed by
 			// the host's mapping limit; say so now rather than in a job's failure.
 			if have, need, short, err := u.MapCountShortfall(s.MemoryMB); err == nil && short {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bobbin-yarn/bobbin/container/umltest"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -86,6 +88,23 @@ func TestCheckConfigReportsWhatStopsADaemon(t *testing.T) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s: output lacks %q:\n%s", name, want, out.String())
 			}
+		}
+	}
+}
+
+// With the UML executor, check-config boots a probe guest with the configured kernel, as
+// the NodeManager does at start, and reports a kernel that cannot run guests here.
+func TestCheckConfigProbesTheUMLKernel(t *testing.T) {
+	kernel := umltest.InstalledKernel(t)
+	dir := writeFiles(t, map[string]string{"yarn-site.xml": xmlProps("bobbin.nodemanager.container-executor", "uml",
+		"bobbin.nodemanager.uml.kernel", umltest.FPFaultKernel(t, kernel), "bobbin.nodemanager.uml.slirp", "", "bobbin.nodemanager.uml.tmp-dir", umltest.RAMDir())})
+	var out, errb bytes.Buffer
+	if code := run([]string{"check-config", "--conf", dir}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"nodemanager: would not start:", "cannot run guests on this host", "errno = 14"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bobbin-yarn/bobbin/container"
+	"github.com/bobbin-yarn/bobbin/container/umltest"
 )
 
 // The v2 tests the host cannot run (it binds every controller to v1, leaving its v2
@@ -29,13 +30,11 @@ func TestCgroupsV2InAUMLGuest(t *testing.T) {
 	if os.Getenv("BOBBIN_TEST_CGROUPS_V2_MOUNT") != "" {
 		t.Skip("in the guest already")
 	}
-	kernel, err := exec.LookPath("linux.uml")
-	if err != nil {
-		t.Skip("linux.uml not installed (apt-get install user-mode-linux uml-utilities): the v2 controllers are tested in a UML guest")
-	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the guest's tests create cgroups and device nodes as the guest's root, which is the host's user")
 	}
+	// The v2 controllers are tested in a UML guest, on a kernel that runs on this host.
+	kernel := umltest.Kernel(t, container.ProbeKernel)
 	// This package's tests, built without the race detector: its shadow memory cannot be
 	// mapped in a guest's address space.
 	goTool, err := exec.LookPath("go")
