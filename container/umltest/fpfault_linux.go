@@ -39,7 +39,9 @@ const (
 )
 
 func fpFaultFilter() []unix.SockFilter {
-	ld := func(off uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off} }
+	ld := func(off uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+	}
 	// jeq jumps to the next instruction on a match and to the allow at the end otherwise
 	// (jf counts the instructions between).
 	jeq := func(v uint32, toAllow uint8) unix.SockFilter {
