@@ -6,7 +6,7 @@ PROTO_DIR := hadoop-proto
 PROTOS    := $(wildcard $(PROTO_DIR)/common/*.proto) $(wildcard $(PROTO_DIR)/yarn/*.proto)
 FUZZTIME  ?= 60s
 
-.PHONY: install build test test-short proto proto-check run bench fuzz fuzz-seed vet fmt-check clean kill-matrix
+.PHONY: uml-kernel install build test test-short proto proto-check run bench fuzz fuzz-seed vet fmt-check clean kill-matrix
 
 # The version is the commit's description; the build date is now (bobbin version says both,
 # with the commit the Go toolchain records).
@@ -16,6 +16,14 @@ LDFLAGS   := -X main.Version=$(VERSION) -X 'main.Commit=$(COMMIT)' -X main.Build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/bobbin
+
+# A User-Mode Linux kernel for hosts where Debian's packaged linux.uml cannot run guests
+# (bobbin uml-probe says so): built from Debian's kernel source by
+# container/umlkernel/build.sh, as any user, cached outside the repository. It prints the
+# key that names it for the NodeManager.
+uml-kernel: build
+	@k=$$(container/umlkernel/build.sh) && $(BIN) uml-probe --kernel "$$k" && \
+		echo "set in yarn-site.xml: bobbin.nodemanager.uml.kernel=$$k"
 
 # Installs the binary under $(PREFIX) and the systemd units (their ExecStart naming it)
 # under $(UNITDIR), both below $(DESTDIR): `sudo make install`, then

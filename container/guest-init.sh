@@ -50,8 +50,10 @@ IFS=$old_ifs
 
 if [ -n "$BOBBIN_IP" ]; then
 	ip link set lo up
-	ip addr add "$BOBBIN_IP/24" dev eth0 || die "cannot configure eth0 with $BOBBIN_IP"
-	ip link set eth0 up
+	# eth0 behind UML's slirp transport, vec0 behind the vector driver's (umlnet.go).
+	dev=${BOBBIN_NETDEV:-eth0}
+	ip addr add "$BOBBIN_IP/24" dev "$dev" || die "cannot configure $dev with $BOBBIN_IP"
+	ip link set "$dev" up
 	ip route add default via 10.0.2.2
 	if [ "$BOBBIN_HOST_LOOPBACK" = true ]; then
 		# The guest's 127.0.0.0/8 is routed to slirp, which connects to the host's
@@ -59,8 +61,8 @@ if [ -n "$BOBBIN_IP" ]; then
 		# the host's services, as they do for a container that is a plain process.
 		ip addr del 127.0.0.1/8 dev lo 2>/dev/null
 		echo 1 >/proc/sys/net/ipv4/conf/all/route_localnet
-		echo 1 >/proc/sys/net/ipv4/conf/eth0/route_localnet
-		ip route add 127.0.0.0/8 via 10.0.2.2 dev eth0
+		echo 1 >"/proc/sys/net/ipv4/conf/$dev/route_localnet"
+		ip route add 127.0.0.0/8 via 10.0.2.2 dev "$dev"
 	fi
 else
 	ip link set lo up 2>/dev/null

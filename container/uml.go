@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
@@ -43,10 +45,14 @@ const firstGuestIP, lastGuestIP = 16, 253
 type UMLExecutor struct {
 	Kernel   string // the UML kernel binary (linux.uml)
 	Mconsole string // uml_mconsole, used to halt a guest
-	// Slirp is the slirp binary behind the guest's eth0; empty leaves the guest without
-	// a network. Debian's plain slirp starts but its connections time out;
-	// slirp-fullbolt works.
+	// Slirp is the slirp binary behind the guest's eth0, for kernels with UML's slirp
+	// transport (Debian's 6.1); kernels without it (7.x) use vde_plug's slirp plugin
+	// (umlnet.go). Empty leaves the guest without a network. Debian's plain slirp
+	// starts but its connections time out; slirp-fullbolt works.
 	Slirp string
+	// Network is the route guests reach the network by, chosen by CheckUML from the
+	// kernel's configuration.
+	Network UMLNetwork
 	// RootDir, when set, confines the guest: it is the guest's root (hostfs=RootDir), so
 	// nothing outside it is reachable, and the container's directories must lie inside
 	// it (the guest sees them without the RootDir prefix).
@@ -85,12 +91,13 @@ func umlLimits(l cgroups.Limits) cgroups.Limits {
 	return l
 }
 
-// CheckUML verifies what a UML executor needs on this host: the kernel, mconsole and
-// slirp binaries, usable state and tmp directories, and a host network that does not
-// overlap slirp's 10.0.2.0/24.
+// CheckUML verifies what a UML executor needs on this host — the kernel and mconsole,
+// the helpers of the kernel's network route (and chooses it: Network), usable state and
+// tmp directories, and a host network that does not overlap slirp's 10.0.2.0/24 — and
+// must come before Launch.
 func (e *UMLExecutor) CheckUML() error {
 	var errs []error
-	for _, bin := range []string{e.Kernel, e.Mconsole, e.Slirp} {
+	for _, bin := range []string{e.Kernel, e.Mconsole} {
 		if bin == "" {
 			continue
 		}
@@ -110,6 +117,11 @@ func (e *UMLExecutor) CheckUML() error {
 		if st, err := os.Stat(filepath.Join(e.RootDir, "bin", "sh")); err != nil || st.IsDir() {
 			errs = append(errs, fmt.Errorf("uml executor: confined root %s has no bin/sh", e.RootDir))
 		}
+	}
+	if e.Kernel != "" && len(errs) == 0 {
+		n, err := e.chooseNetwork()
+		errs = append(errs, err)
+		e.Network = n
 	}
 	if e.Slirp != "" {
 		if addrs, err := net.InterfaceAddrs(); err == nil {
@@ -213,6 +225,9 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		}
 	}
 
+	if e.Slirp != "" && e.Network == NetworkNone {
+		return fail(errors.New("the executor's network route is not chosen (CheckUML comes before Launch)"))
+	}
 	unlock, err := e.lock(ctx)
 	if err != nil {
 		return fail(err)
@@ -225,7 +240,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	}()
 	ip := ""
 	slot := ""
-	if e.Slirp != "" {
+	if e.Network != NetworkNone {
 		if ip, slot, err = e.takeAddress(); err != nil {
 			return fail(err)
 		}
@@ -235,6 +250,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 		{"BOBBIN_RW_DIRS", strings.Join(rw, "\n")},
 		{"BOBBIN_HOSTNAME", e.Hostname},
 		{"BOBBIN_IP", ip},
+		{"BOBBIN_NETDEV", e.Network.device()},
 		{"BOBBIN_HOST_LOOPBACK", strconv.FormatBool(e.HostLoopback)},
 		{"BOBBIN_TMP", map[bool]string{true: "tmpfs", false: "host"}[e.RootDir != ""]},
 		{"BOBBIN_WORKDIR", work},
@@ -271,8 +287,8 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	if e.RootDir != "" {
 		args = append(args, "hostfs="+filepath.Clean(e.RootDir))
 	}
-	if e.Slirp != "" {
-		args = append(args, "eth0=slirp,,"+e.Slirp)
+	if e.Network != NetworkNone {
+		args = append(args, e.Network.kernelArg(e.Slirp))
 	}
 	cmd := exec.Command(e.Kernel, args...)
 	cmd.Dir = spec.WorkDir
@@ -498,8 +514,13 @@ func (p *umlProcess) finish(err error) {
 			// Not the container's fault: its exit code stands, with the cause beside it.
 			have, _ := hostMaxMapCount()
 			p.verdict = int32(p.exit)
-			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s]: the host refused to map User-Mode Linux guest memory (%d time(s)) and the guest killed the process that needed it (SIGKILL), though the guest had memory left: the host's vm.max_map_count (%d) is below the guest's %d pages (guest mem=%dM). Raise it: sysctl -w vm.max_map_count=%d",
-				p.Pid(), p.spec.ID, maps, have, guestPages(p.mem), p.mem, guestPages(p.mem))
+			// 6.1 guests kill that process with SIGKILL (137), 7.x ones with SIGSEGV (139).
+			how := "killed the process that needed it"
+			if p.exit > 128 {
+				how += " (" + unix.SignalName(syscall.Signal(p.exit-128)) + ")"
+			}
+			p.diag = fmt.Sprintf("Container [pid=%d,containerID=%s]: the host refused to map User-Mode Linux guest memory (%d time(s)) and the guest %s, though the guest had memory left: the host's vm.max_map_count (%d) is below the guest's %d pages (guest mem=%dM). Raise it: sysctl -w vm.max_map_count=%d",
+				p.Pid(), p.spec.ID, maps, how, have, guestPages(p.mem), p.mem, guestPages(p.mem))
 		}
 	default:
 		p.exit = exitcode.Lost

@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,12 +17,13 @@ import (
 // kernel cannot run guests on this host (its probe's reason); it returns the kernel.
 func requireUML(t *testing.T) string {
 	t.Helper()
-	for _, bin := range []string{"uml_mconsole", "slirp-fullbolt"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed (apt-get install user-mode-linux uml-utilities slirp); skipping the UML executor test", bin)
-		}
+	kernel := umltest.Kernel(t, container.ProbeKernel)
+	// The NodeManagers' guests have a network, by the route the kernel has.
+	e := &container.UMLExecutor{Kernel: kernel, Mconsole: "uml_mconsole", Slirp: "/usr/bin/slirp-fullbolt", StateDir: t.TempDir(), TmpDir: umltest.RAMDir()}
+	if err := e.CheckUML(); err != nil {
+		t.Skipf("skipping the UML executor test: %v (apt-get install uml-utilities slirp vdeplug libvdeplug-slirp)", err)
 	}
-	return umltest.Kernel(t, container.ProbeKernel)
+	return kernel
 }
 
 // umlMemOverheadMB is the guests' memory beside their container's: the JVMs of AMs and
