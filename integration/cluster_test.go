@@ -49,6 +49,9 @@ type nsCluster struct {
 	// nmWithoutHadoop starts Bobbin's NodeManagers with no Hadoop in their environment
 	// (no HADOOP_* variable, no JAVA_HOME): a borrowed server without a Hadoop install.
 	nmWithoutHadoop bool
+	// nmUser, when set, runs Bobbin's NodeManagers as that unprivileged user
+	// (withRootlessNM).
+	nmUser *rootlessUser
 	// ha runs two `bobbin resourcemanager`s (rm1, web 8088, the first active; rm2, web
 	// 18088) on a private ZooKeeper, everyone configured for HA (haConf); $RM is rm1.
 	ha bool
@@ -247,6 +250,9 @@ app_containers() { N=$(curl -s "http://127.0.0.1:8088/ws/v1/cluster/apps/$1" 2>/
 // bobbinNMCommand is the command line that starts `bobbin nodemanager` with a conf dir.
 // The yarn launcher exports these for a Java NM; containers' classpaths need them.
 func (c *nsCluster) bobbinNMCommand(t *testing.T, confDir string) string {
+	if u := c.nmUser; u != nil {
+		return fmt.Sprintf("%s %s %s nodemanager --conf %s", u.runAs(), u.hadoopEnv(confDir), u.bin, confDir)
+	}
 	if c.nmWithoutHadoop {
 		return fmt.Sprintf("env -u HADOOP_HOME -u HADOOP_PREFIX -u HADOOP_CONF_DIR -u YARN_CONF_DIR -u HADOOP_COMMON_HOME -u HADOOP_HDFS_HOME -u HADOOP_YARN_HOME -u HADOOP_MAPRED_HOME -u JAVA_HOME %s nodemanager --conf %s",
 			bobbinBinary(t), confDir)

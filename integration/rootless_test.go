@@ -1,0 +1,259 @@
+package integration
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A NodeManager on a borrowed server runs as an ordinary user: no root, no capabilities,
+// no setuid helper (the source documents' promise for such servers). rootlessUser is
+// that user in a namespace cluster: an entry of its own in the cluster's /etc/passwd and
+// /etc/group (bind-mounted over the host's in the cluster's mount namespace, so nothing
+// of the host changes), the NodeManager's directories its own, and copies of what it
+// runs where it can reach them (the test's binary and a kernel built under root's home
+// are not).
+type rootlessUser struct {
+	name     string
+	uid, gid int
+	home     string // its home directory, in the cluster's directory
+	hadoop   string // the cluster's Hadoop distribution, bind-mounted where the user reaches it
+	bin      string // the bobbin binary, copied
+}
+
+// runAs is the command prefix that runs a command as the user, with no capability in
+// any set and no way to gain one.
+func (u *rootlessUser) runAs() string {
+	return fmt.Sprintf("setpriv --reuid=%d --regid=%d --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env HOME=%s USER=%s LOGNAME=%s",
+		u.uid, u.gid, u.home, u.name, u.name)
+}
+
+// hadoopEnv is the Hadoop environment of the user's commands: the bind-mounted
+// distribution.
+func (u *rootlessUser) hadoopEnv(confDir string) string {
+	return fmt.Sprintf("HADOOP_HOME=%[1]s HADOOP_PREFIX=%[1]s HADOOP_COMMON_HOME=%[1]s HADOOP_HDFS_HOME=%[1]s HADOOP_YARN_HOME=%[1]s HADOOP_MAPRED_HOME=%[1]s HADOOP_CONF_DIR=%[2]s YARN_CONF_DIR=%[2]s HADOOP_LOG_DIR=%[3]s YARN_LOG_DIR=%[3]s",
+		u.hadoop, confDir, filepath.Join(u.home, "logs"))
+}
+
+// freeUID is the first uid from 1500 on that the host's /etc/passwd does not name.
+func freeUID(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[int]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		if f := strings.Split(sc.Text(), ":"); len(f) > 3 {
+			if n, err := strconv.Atoi(f[2]); err == nil {
+				used[n] = true
+			}
+			if n, err := strconv.Atoi(f[3]); err == nil {
+				used[n] = true
+			}
+		}
+	}
+	for uid := 1500; ; uid++ {
+		if !used[uid] {
+			return uid
+		}
+	}
+}
+
+// withRootlessNM makes the cluster's Bobbin NodeManager run as a new unprivileged user;
+// kernel, when set, is a UML kernel to copy where the user can run it (its new path is
+// returned).
+func (c *nsCluster) withRootlessNM(t *testing.T, kernel string) (*rootlessUser, string) {
+	t.Helper()
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("needs setpriv (util-linux) to run the NodeManager as an unprivileged user")
+	}
+	uid := freeUID(t)
+	u := &rootlessUser{name: "bobbinrl", uid: uid, gid: uid, home: c.path("home"), hadoop: c.path("hadoop"), bin: c.path("bin/bobbin")}
+	// The test's temporary directories are 0700: the user must traverse them to its own.
+	for d := c.dir; d != "/" && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	for _, d := range []string{"home", "hadoop", "bin", "staging", filepath.Join("conf", "tmp")} {
+		os.MkdirAll(c.path(d), 0o755)
+	}
+	copyExecutable(t, bobbinBinary(t), u.bin)
+	if kernel != "" {
+		k := c.path("bin/linux.uml")
+		copyExecutable(t, kernel, k)
+		kernel = k
+	}
+	c.mountNS = true
+	// The user's entries, its directories, and the distribution where it can read it.
+	c.preStart += fmt.Sprintf(`
+cp /etc/passwd %[1]s/passwd && echo "%[2]s:x:%[3]d:%[4]d:rootless NodeManager:%[5]s:/bin/bash" >> %[1]s/passwd && mount --bind %[1]s/passwd /etc/passwd
+cp /etc/group %[1]s/group && echo "%[2]s:x:%[4]d:" >> %[1]s/group && mount --bind %[1]s/group /etc/group
+mount --bind %[6]s %[7]s && mount -o remount,bind,ro %[7]s
+chown -R %[3]d:%[4]d %[1]s/nm-local %[1]s/nm-logs %[1]s/home %[1]s/staging %[1]s/work %[1]s/conf/tmp
+`, c.dir, u.name, u.uid, u.gid, u.home, c.home, u.hadoop)
+	c.nmUser = u
+	return u, kernel
+}
+
+func copyExecutable(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRootlessNodeManager: Bobbin's RM as root and Bobbin's NodeManager as an ordinary
+// user (uid ≥ 1000, no capabilities), with the process executor and, where the UML
+// probe passes, the UML executor; MapReduce pi (2.7.3 and 3.1.1) and a distributed
+// shell whose container exits 3 are submitted by that user. Pi completes; the shell's
+// exit status 3 reaches its AM and the client fails the job; no process of the
+// NodeManager — it, its containers, UML guests and their helpers — runs as root.
+func TestRootlessNodeManager(t *testing.T) {
+	for _, tc := range []struct {
+		executor, version string
+	}{
+		{"process", hadoop2}, {"process", hadoop3}, {"uml", hadoop2}, {"uml", hadoop3},
+	} {
+		t.Run(tc.executor+"-"+tc.version, func(t *testing.T) {
+			kernel := ""
+			if tc.executor == "uml" {
+				kernel = requireUML(t)
+			}
+			t.Parallel() // its own network namespace: see parallelism in cluster_test.go
+			c := newNSClusterVersion(t, tc.version)
+			c.bobbinNM = true
+			u, kernel := c.withRootlessNM(t, kernel)
+			if kernel != "" {
+				c.nmProps = func(_ int, p map[string]string) { umlNM(c, kernel, p) }
+			}
+			writeMapredSiteWith(t, c, prop("yarn.app.mapreduce.am.env", "HADOOP_MAPRED_HOME="+u.hadoop)+
+				prop("mapreduce.map.env", "HADOOP_MAPRED_HOME="+u.hadoop)+
+				prop("mapreduce.reduce.env", "HADOOP_MAPRED_HOME="+u.hadoop))
+			examples := strings.Replace(c.examplesJar(), c.home, u.hadoop, 1)
+			dshell := strings.Replace(c.dshellJar(), c.home, u.hadoop, 1)
+			as := u.runAs() + " " + u.hadoopEnv(c.confDir)
+			// What needs root is refused at start, naming the key: containers run as
+			// their submitters (LinuxContainerExecutor), and cgroups outside a subtree
+			// delegated to the user.
+			refusals := ""
+			refused := map[string][2]string{
+				"lce":     {"yarn.nodemanager.container-executor.class", "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"},
+				"cgroups": {"yarn.nodemanager.resource.memory.enabled", "true"},
+			}
+			if tc.executor == "process" && tc.version == hadoop2 {
+				for name, kv := range refused {
+					props := nmConf(c.dir)
+					props[kv[0]] = kv[1]
+					dir := c.path("conf-" + name)
+					os.MkdirAll(dir, 0o755)
+					writeConf(t, dir, props)
+					refusals += fmt.Sprintf("timeout 30 %[1]s %[2]s nodemanager --conf %[3]s > %[4]s 2>&1; echo \"refuse-%[5]s exit $?\"\n",
+						u.runAs(), u.bin, dir, c.path("refuse-"+name+".log"), name)
+				}
+			}
+			start := time.Now()
+			out, err := c.run(t, 20*time.Minute, refusals+fmt.Sprintf(`
+# Every process of the NodeManager's, as ps sees it, while the jobs run.
+(while :; do ps -eo uid=,args= | grep -F '%[4]s/' >> %[4]s/ps.log; sleep 0.5; done) &
+PS=$!
+timeout 600 %[1]s %[5]s/bin/hadoop jar %[2]s pi 2 10 > %[4]s/pi.log 2>&1
+echo "pi exit $?"
+timeout 300 %[1]s %[5]s/bin/yarn jar %[3]s -jar %[3]s -shell_command 'echo about to fail; exit 3' -num_containers 1 -master_memory 256 -container_memory 128 > %[4]s/ds.log 2>&1
+echo "dshell exit $?"
+kill $PS
+$HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
+`, as, examples, dshell, c.dir, u.hadoop))
+			took := time.Since(start)
+			piLog, _ := os.ReadFile(c.path("pi.log"))
+			fail := func(what string) {
+				c.keep(t)
+				t.Fatalf("%s\nerr %v\noutput:\n%s\nNM log:\n%s\npi (tail):\n%s\ndshell (tail):\n%s", what, err, out, c.logTail("nm.log", 60),
+					tail(string(piLog), 40), c.logTail("ds.log", 30))
+			}
+			if !strings.Contains(out, "pi exit 0") || !strings.Contains(string(piLog), "Estimated value of Pi is 3.8") {
+				fail("pi did not succeed")
+			}
+			if strings.Contains(out, "dshell exit 0") || !strings.Contains(out, "dshell exit ") {
+				fail("the distributed shell whose container exits 3 did not fail")
+			}
+			for name, kv := range refused {
+				if refusals == "" {
+					break
+				}
+				log, _ := os.ReadFile(c.path("refuse-" + name + ".log"))
+				if strings.Contains(out, "refuse-"+name+" exit 0") || strings.Contains(out, "refuse-"+name+" exit 124") || !strings.Contains(string(log), kv[0]) {
+					fail(fmt.Sprintf("the rootless NodeManager with %s=%s did not refuse to start naming the key:\n%s", kv[0], kv[1], tail(string(log), 10)))
+				}
+				t.Logf("refused: %s", strings.TrimSpace(lastLine(string(log))))
+			}
+			apps := appDirs(c.path("nm-logs"))
+			if len(apps) != 2 {
+				fail(fmt.Sprintf("%d application log dirs, want 2: %v", len(apps), apps))
+			}
+			// The shell's AM got exit status 3 from the RM, and said so.
+			amLog, _ := os.ReadFile(filepath.Join(c.path("nm-logs"), apps[1], containerOf(apps[1], 1), "AppMaster.stderr"))
+			if !strings.Contains(string(amLog), "exitStatus=3") {
+				fail(fmt.Sprintf("the shell's AM log does not show exit status 3:\n%s", tail(string(amLog), 30)))
+			}
+			// Who ran what: the NodeManager, its containers, and the guests with their
+			// helpers.
+			psLog, _ := os.ReadFile(c.path("ps.log"))
+			counts := map[string]int{}
+			for _, l := range strings.Split(string(psLog), "\n") {
+				f := strings.Fields(l)
+				if len(f) < 2 {
+					continue
+				}
+				args := strings.Join(f[1:], " ")
+				kind := ""
+				switch {
+				case strings.Contains(args, "nodemanager --conf"):
+					kind = "nodemanager"
+				case strings.Contains(args, "linux.uml") || strings.Contains(args, "vde_plug") || strings.Contains(args, "slirp"):
+					kind = "guest"
+				case strings.Contains(args, "/nm-local/"):
+					kind = "container"
+				default:
+					continue
+				}
+				if f[0] != strconv.Itoa(u.uid) {
+					fail(fmt.Sprintf("a %s process runs as uid %s, not the NodeManager's user (%d): %s", kind, f[0], u.uid, args))
+				}
+				counts[kind]++
+			}
+			if counts["nodemanager"] == 0 || counts["container"] == 0 || (tc.executor == "uml" && counts["guest"] == 0) {
+				fail(fmt.Sprintf("ps saw too little to judge: %v", counts))
+			}
+			for _, l := range strings.Split(string(piLog), "\n") {
+				if strings.Contains(l, "Job Finished in") {
+					t.Logf("%s executor, Hadoop %s: pi %s; whole run %v; ps samples as uid %d: %v", tc.executor, tc.version, strings.TrimSpace(l), took.Round(time.Second), u.uid, counts)
+				}
+			}
+		})
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
