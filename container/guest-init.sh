@@ -87,6 +87,14 @@ if mkdir -p /sys/fs/cgroup 2>/dev/null && mount -t cgroup2 cgroup2 /sys/fs/cgrou
 	fi
 fi
 
+# The relay agent: the ports the container's processes listen on are forwarded from the
+# same ports at the host (umlrelay), so that its tasks and its job client reach an AM
+# that runs here. Out of the container's cgroup, its output nowhere.
+if [ -n "$BOBBIN_RELAY" ] && [ -n "$BOBBIN_IP" ]; then
+	BOBBIN_RELAY_TOKEN=$BOBBIN_RELAY_TOKEN "$BOBBIN_RELAY_AGENT" uml-guest-relay --relay "$BOBBIN_RELAY" --guest-ip "$BOBBIN_IP" >/dev/null 2>&1 &
+fi
+unset BOBBIN_RELAY_TOKEN
+
 : >"$BOBBIN_UP_FILE"
 
 cd "$BOBBIN_WORKDIR" || die "cannot enter $BOBBIN_WORKDIR"

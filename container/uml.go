@@ -17,9 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/bobbin-yarn/bobbin/container/cgroups"
+	"github.com/bobbin-yarn/bobbin/container/umlrelay"
 	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
@@ -53,6 +55,14 @@ type UMLExecutor struct {
 	// Network is the route guests reach the network by, chosen by CheckUML from the
 	// kernel's configuration.
 	Network UMLNetwork
+	// RelayAgent, when set, is a bobbin binary the guest runs (as `bobbin
+	// uml-guest-relay`) so that the ports it listens on are forwarded from the same
+	// ports at the host (umlrelay): a MapReduce AM in a guest is reached by its tasks
+	// in other guests and by its job client. It needs a network, and the binary visible
+	// in the guest (not in confined mode).
+	RelayAgent string
+	// Log receives the relays' warnings (a port taken at the host); nil discards them.
+	Log logrus.FieldLogger
 	// RootDir, when set, confines the guest: it is the guest's root (hostfs=RootDir), so
 	// nothing outside it is reachable, and the container's directories must lie inside
 	// it (the guest sees them without the RootDir prefix).
@@ -245,6 +255,23 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 			return fail(err)
 		}
 	}
+	var relay *umlrelay.Relay
+	if e.RelayAgent != "" && e.Network != NetworkNone && e.RootDir == "" {
+		log := e.Log
+		if log != nil {
+			log = log.WithField("container", spec.ID)
+		}
+		if relay, err = umlrelay.Start(log, ""); err != nil {
+			e.freeAddress(slot)
+			return fail(err)
+		}
+	}
+	abandon := func() {
+		e.freeAddress(slot)
+		if relay != nil {
+			relay.Close()
+		}
+	}
 	var conf bytes.Buffer
 	for _, kv := range [][2]string{
 		{"BOBBIN_RW_DIRS", strings.Join(rw, "\n")},
@@ -261,14 +288,24 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	} {
 		fmt.Fprintf(&conf, "%s=%s\n", kv[0], shellQuote(kv[1]))
 	}
-	if err := os.WriteFile(filepath.Join(meta, "conf"), conf.Bytes(), 0o644); err != nil {
-		e.freeAddress(slot)
+	if relay != nil {
+		for _, kv := range [][2]string{
+			{"BOBBIN_RELAY_AGENT", e.RelayAgent},
+			{"BOBBIN_RELAY", "10.0.2.2:" + strconv.Itoa(relay.Port())},
+			{"BOBBIN_RELAY_TOKEN", relay.Token()},
+		} {
+			fmt.Fprintf(&conf, "%s=%s\n", kv[0], shellQuote(kv[1]))
+		}
+	}
+	// 0600: it holds the relay's token (the guest reads it as the NodeManager's user).
+	if err := os.WriteFile(filepath.Join(meta, "conf"), conf.Bytes(), 0o600); err != nil {
+		abandon()
 		return fail(err)
 	}
 
 	umlDir := filepath.Join(e.StateDir, "umid")
 	if err := os.MkdirAll(umlDir, 0o755); err != nil {
-		e.freeAddress(slot)
+		abandon()
 		return fail(err)
 	}
 	umid := spec.ID
@@ -298,7 +335,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := openOutput(spec)
 	if err != nil {
-		e.freeAddress(slot)
+		abandon()
 		return fail(err)
 	}
 	if out != nil {
@@ -307,7 +344,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	}
 	group, err := startContained(e.Cgroups, spec.ID, umlLimits(spec.Limits), cmd)
 	if err != nil {
-		e.freeAddress(slot)
+		abandon()
 		return fail(fmt.Errorf("start %s: %w", e.Kernel, err))
 	}
 	if slot != "" {
@@ -315,6 +352,7 @@ func (e *UMLExecutor) Launch(ctx context.Context, spec Spec) (Process, error) {
 	}
 	p := e.process(spec, cmd.Process.Pid, slot)
 	p.group = group
+	p.relay = relay
 	go func() { p.finish(cmd.Wait()) }()
 	released = true
 	go p.releaseWhenUp(unlock)
@@ -461,6 +499,7 @@ type umlProcess struct {
 	umidDir  string
 	done     chan struct{}
 	group    *cgroups.Group // the guest's host processes' cgroup (nil without cgroups)
+	relay    *umlrelay.Relay // the guest's forwarded ports (nil without a relay)
 
 	exit     int
 	verdict  int32
@@ -529,6 +568,9 @@ func (p *umlProcess) finish(err error) {
 			p.spec.ID, err, rerr)
 	}
 	p.e.freeAddress(p.slot)
+	if p.relay != nil {
+		p.relay.Close()
+	}
 	os.RemoveAll(p.umidDir)
 	close(p.done)
 }

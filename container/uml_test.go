@@ -9,7 +9,9 @@ import (
 
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -514,4 +516,60 @@ func TestUMLGuestInItsCgroup(t *testing.T) {
 	if !testutil.PollEvery(10*time.Second, 50*time.Millisecond, func() bool { return len(running()) == 0 }) {
 		t.Errorf("the guest's host processes %v outlived its stop", running())
 	}
+}
+
+// A service a container listens on in its guest is reached from the host at the same
+// port (the relay agent in the guest, the relay in the executor), as a process
+// container's would be; once the guest has ended, the port is free again.
+func TestUMLGuestServiceIsReachedFromTheHost(t *testing.T) {
+	e := umlExecutor(t)
+	if e.Network == NetworkNone {
+		t.Skip("guests have no network here")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3 for the guest's web server")
+	}
+	e.RelayAgent = buildBobbin(t)
+	port := testutil.FreePort(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("served from the guest\n"), 0o644)
+	stop := filepath.Join(dir, "stop")
+	script := fmt.Sprintf("python3 -m http.server %d --bind 0.0.0.0 --directory %s >/dev/null 2>&1 &\nfor i in $(seq 1 600); do [ -e %s ] && break; sleep 0.1; done\n", port, dir, stop)
+	p, out, _ := umlLaunch(t, e, "container_1_0001_01_000020", script, 128, dir)
+	url := fmt.Sprintf("http://127.0.0.1:%d/hello.txt", port)
+	var body string
+	testutil.Eventually(t, 60*time.Second, "the guest's web server was not reached from the host", func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == 200
+	})
+	if body != "served from the guest\n" {
+		t.Errorf("the host read %q", body)
+	}
+	os.WriteFile(stop, nil, 0o644)
+	if code := p.Wait(); code != 0 {
+		t.Errorf("exit %d; console:\n%s", code, out.String())
+	}
+	p.Stop(time.Second)
+	if ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port)); err != nil {
+		t.Errorf("the forwarded port is still held after the guest ended: %v", err)
+	} else {
+		ln.Close()
+	}
+}
+
+// buildBobbin builds the bobbin binary (without the race detector, whose shadow memory a
+// guest cannot map) for a guest to run.
+func buildBobbin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bobbin")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/bobbin").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

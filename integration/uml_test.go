@@ -36,7 +36,8 @@ func umlNM(c *nsCluster, kernel string, props map[string]string) {
 	props["bobbin.nodemanager.uml.kernel"] = kernel
 	props["bobbin.nodemanager.uml.memory-overhead-mb"] = fmt.Sprint(umlMemOverheadMB)
 	// Jobs with a file:// default FS write their output under the client's directory.
-	props["bobbin.nodemanager.uml.extra-rw-dirs"] = c.path("work") + "," + filepath.Join(c.confDir, "tmp")
+	// and an AM in a guest writes its job's history files to the staging dir.
+	props["bobbin.nodemanager.uml.extra-rw-dirs"] = c.path("work") + "," + filepath.Join(c.confDir, "tmp") + "," + c.path("staging")
 	props["yarn.nodemanager.delete.debug-delay-sec"] = "600"
 	os.MkdirAll(filepath.Join(c.confDir, "tmp"), 0o755)
 }

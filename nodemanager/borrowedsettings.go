@@ -17,6 +17,7 @@ import (
 type hostSettings struct {
 	Executor     string // "process" or "uml"
 	UML          container.UMLExecutor
+	ForwardPorts bool // bobbin.nodemanager.uml.forward-ports: guests run the relay agent
 	Meter        borrowed.Settings
 	Interval     time.Duration
 	HistorySize  int
@@ -94,6 +95,7 @@ func readHostSettings(c *conf.Configuration, s *Settings) (hostSettings, error) 
 		}
 	}
 	h.UML = u
+	h.ForwardPorts = boolean("bobbin.nodemanager.uml.forward-ports")
 
 	m := borrowed.Settings{
 		Borrowed: boolean("bobbin.nodemanager.borrowed.enabled"), VCores: s.VCores, MemoryMB: s.MemoryMB,

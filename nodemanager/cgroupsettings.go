@@ -3,6 +3,8 @@ package nodemanager
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -178,6 +180,12 @@ func readCgroupSettings(c *conf.Configuration, gpus bool) (cgroupSettings, error
 // why it cannot, naming the keys that asked for cgroups.
 func openCgroups(s cgroupSettings) (*cgroups.Subtree, error) {
 	fail := func(err error) error {
+		if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 {
+			// A rootless NodeManager (a borrowed server's ordinary user): the fix is the
+			// administrator's, or turning the keys off.
+			err = fmt.Errorf("%w: the NodeManager runs as uid %d, not root, and may write cgroups only in a subtree delegated to it (%s naming a subtree its user owns in each controller; docs/cgroups.md), or run without cgroups (unset %s)",
+				err, os.Geteuid(), keyHierarchy, strings.Join(s.On, ", "))
+		}
 		return fmt.Errorf("nodemanager: %s: containers cannot be put into cgroups here: %w", strings.Join(s.On, ", "), err)
 	}
 	t, err := cgroups.Open(s.Tree)

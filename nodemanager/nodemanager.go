@@ -236,6 +236,16 @@ func New(opts Options) (*NodeManager, error) {
 					have, need, s.MemoryMB, container.MapCountMB(have), need)
 			}
 			u.Cgroups = tree
+			u.Log = opts.Logger.WithField("component", "nodemanager")
+			if s.Borrow.ForwardPorts {
+				// The guests run this binary as their relay agent (bobbin uml-guest-relay).
+				exe, err := os.Executable()
+				if err != nil {
+					krb.close()
+					return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.uml.forward-ports: the NodeManager's own binary: %w", err)
+				}
+				u.RelayAgent = exe
+			}
 			opts.Executor = &u
 		default:
 			opts.Executor = container.ProcessExecutor{Cgroups: tree}

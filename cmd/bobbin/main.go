@@ -90,6 +90,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCheckConfig(args[1:], stdout, stderr)
 	case "uml-probe":
 		return runUMLProbe(args[1:], stdout, stderr)
+	case "uml-guest-relay": // started by a UML guest's init; not for people
+		return runUMLGuestRelay(args[1:], stderr)
 	case "version", "--version", "-version":
 		printVersion(stdout)
 		return 0
