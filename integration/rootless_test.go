@@ -175,7 +175,7 @@ func TestRootlessNodeManager(t *testing.T) {
 			start := time.Now()
 			out, err := c.run(t, 20*time.Minute, refusals+fmt.Sprintf(`
 # Every process of the NodeManager's, as ps sees it, while the jobs run.
-(while :; do ps -eo uid=,args= | grep -F '%[4]s/' >> %[4]s/ps.log; sleep 0.5; done) &
+(while :; do echo "=== ps" >> %[4]s/ps.log; ps -eo uid=,pid=,ppid=,args= -ww | cut -c1-400 >> %[4]s/ps.log; sleep 1; done) &
 PS=$!
 timeout 600 %[1]s %[5]s/bin/hadoop jar %[2]s pi 2 10 > %[4]s/pi.log 2>&1
 echo "pi exit $?"
@@ -222,33 +222,13 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 			// Who ran what: the NodeManager, its containers, and the guests with their
 			// helpers.
 			psLog, _ := os.ReadFile(c.path("ps.log"))
-			counts := map[string]int{}
-			for _, l := range strings.Split(string(psLog), "\n") {
-				f := strings.Fields(l)
-				if len(f) < 2 {
-					continue
-				}
-				args := strings.Join(f[1:], " ")
-				if strings.Contains(args, "ip link set lo up") {
-					continue // the test's own script, which names them all
-				}
-				kind := ""
-				switch prog := filepath.Base(f[1]); {
-				case strings.HasPrefix(args, u.bin+" nodemanager"):
-					kind = "nodemanager"
-				case prog == "linux.uml" || prog == "vde_plug" || strings.HasPrefix(prog, "slirp"):
-					kind = "guest"
-				case strings.Contains(args, "/nm-local/"):
-					kind = "container"
-				default:
-					continue
-				}
-				if f[0] != strconv.Itoa(u.uid) {
-					fail(fmt.Sprintf("a %s process runs as uid %s, not the NodeManager's user (%d): %s", kind, f[0], u.uid, args))
-				}
-				counts[kind]++
+			counts, err := nodeManagerProcesses(string(psLog), u)
+			if err != nil {
+				fail(err.Error())
 			}
-			if counts["nodemanager"] == 0 || counts["container"] == 0 || (tc.executor == "uml" && counts["guest"] == 0) {
+			// A guest's processes are the kernel's on the host (its command line).
+			inside := map[string]string{"process": "container", "uml": "guest"}[tc.executor]
+			if counts["nodemanager"] == 0 || counts[inside] == 0 {
 				fail(fmt.Sprintf("ps saw too little to judge: %v", counts))
 			}
 			for _, l := range strings.Split(string(piLog), "\n") {
@@ -263,4 +243,59 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// nodeManagerProcesses reads ps snapshots ("=== ps", then "uid pid ppid args" lines)
+// and counts, by kind, the rootless NodeManager's processes and all their descendants
+// (containers, UML kernels and their helpers: slirp, vde_plug), over every snapshot; any
+// of them not running as the user's uid is an error.
+func nodeManagerProcesses(log string, u *rootlessUser) (map[string]int, error) {
+	counts := map[string]int{}
+	for _, snap := range strings.Split(log, "=== ps\n") {
+		type proc struct {
+			uid, ppid int
+			args      string
+		}
+		procs := map[int]proc{}
+		children := map[int][]int{}
+		var roots []int
+		for _, l := range strings.Split(snap, "\n") {
+			f := strings.Fields(l)
+			if len(f) < 4 {
+				continue
+			}
+			uid, e1 := strconv.Atoi(f[0])
+			pid, e2 := strconv.Atoi(f[1])
+			ppid, e3 := strconv.Atoi(f[2])
+			if e1 != nil || e2 != nil || e3 != nil {
+				continue
+			}
+			args := strings.Join(f[3:], " ")
+			procs[pid] = proc{uid, ppid, args}
+			children[ppid] = append(children[ppid], pid)
+			if strings.HasPrefix(args, u.bin+" nodemanager") {
+				roots = append(roots, pid)
+			}
+		}
+		for _, root := range roots {
+			todo := []int{root}
+			for len(todo) > 0 {
+				pid := todo[0]
+				todo = append(todo[1:], children[pid]...)
+				p := procs[pid]
+				kind := "container"
+				switch prog := filepath.Base(strings.Fields(p.args + " x")[0]); {
+				case pid == root:
+					kind = "nodemanager"
+				case prog == "linux.uml" || prog == "vde_plug" || strings.HasPrefix(prog, "slirp"):
+					kind = "guest"
+				}
+				if p.uid != u.uid {
+					return counts, fmt.Errorf("a %s process of the rootless NodeManager runs as uid %d, not its user's %d: %s", kind, p.uid, u.uid, p.args)
+				}
+				counts[kind]++
+			}
+		}
+	}
+	return counts, nil
 }
