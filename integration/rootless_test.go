@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func (c *nsCluster) withRootlessNM(t *testing.T, kernel string) (*rootlessUser, 
 	for d := c.dir; d != "/" && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
 	}
-	for _, d := range []string{"home", "hadoop", "bin", "staging", filepath.Join("conf", "tmp")} {
+	for _, d := range []string{"home", "hadoop", "bin", "staging", "app-logs", filepath.Join("conf", "tmp")} {
 		os.MkdirAll(c.path(d), 0o755)
 	}
 	copyExecutable(t, bobbinBinary(t), u.bin)
@@ -98,7 +99,7 @@ func (c *nsCluster) withRootlessNM(t *testing.T, kernel string) (*rootlessUser, 
 cp /etc/passwd %[1]s/passwd && echo "%[2]s:x:%[3]d:%[4]d:rootless NodeManager:%[5]s:/bin/bash" >> %[1]s/passwd && mount --bind %[1]s/passwd /etc/passwd
 cp /etc/group %[1]s/group && echo "%[2]s:x:%[4]d:" >> %[1]s/group && mount --bind %[1]s/group /etc/group
 mount --bind %[6]s %[7]s && mount -o remount,bind,ro %[7]s
-chown -R %[3]d:%[4]d %[1]s/nm-local %[1]s/nm-logs %[1]s/home %[1]s/staging %[1]s/work %[1]s/conf/tmp
+chown -R %[3]d:%[4]d %[1]s/nm-local %[1]s/nm-logs %[1]s/home %[1]s/staging %[1]s/app-logs %[1]s/work %[1]s/conf/tmp
 `, c.dir, u.name, u.uid, u.gid, u.home, c.home, u.hadoop)
 	c.nmUser = u
 	return u, kernel
@@ -144,8 +145,13 @@ func TestRootlessNodeManager(t *testing.T) {
 			c := newNSClusterVersion(t, tc.version)
 			c.bobbinNM = true
 			u, kernel := c.withRootlessNM(t, kernel)
-			if kernel != "" {
-				c.nmProps = func(_ int, p map[string]string) { umlNM(c, kernel, p) }
+			c.nmProps = func(_ int, p map[string]string) {
+				// Logs aggregated by the user's NodeManager, read back by the user's yarn logs.
+				p["yarn.log-aggregation-enable"] = "true"
+				p["yarn.nodemanager.remote-app-log-dir"] = c.path("app-logs")
+				if kernel != "" {
+					umlNM(c, kernel, p)
+				}
 			}
 			writeMapredSiteWith(t, c, prop("yarn.app.mapreduce.am.env", "HADOOP_MAPRED_HOME="+u.hadoop)+
 				prop("mapreduce.map.env", "HADOOP_MAPRED_HOME="+u.hadoop)+
@@ -181,9 +187,12 @@ timeout 600 %[1]s %[5]s/bin/hadoop jar %[2]s pi 2 10 > %[4]s/pi.log 2>&1
 echo "pi exit $?"
 timeout 300 %[1]s %[5]s/bin/yarn jar %[3]s -jar %[3]s -shell_command 'echo about to fail; exit 3' -num_containers 1 -master_memory 256 -container_memory 128 > %[4]s/ds.log 2>&1
 echo "dshell exit $?"
+for i in $(seq 1 120); do [ -n "$(ls %[4]s/app-logs/%[6]s/logs/application_*_0002/ 2>/dev/null)" ] && break; sleep 0.5; done
+timeout 120 %[1]s %[5]s/bin/yarn logs -applicationId $(ls %[4]s/app-logs/%[6]s/logs | sort | tail -1) > %[4]s/yarnlogs.log 2>&1
+echo "yarn logs exit $?"
 kill $PS
 $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
-`, as, examples, dshell, c.dir, u.hadoop))
+`, as, examples, dshell, c.dir, u.hadoop, u.name))
 			took := time.Since(start)
 			piLog, _ := os.ReadFile(c.path("pi.log"))
 			fail := func(what string) {
@@ -207,9 +216,14 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 				}
 				t.Logf("refused: %s", strings.TrimSpace(lastLine(string(log))))
 			}
-			apps := appDirs(c.path("nm-logs"))
+			// The shell's logs, aggregated by the NodeManager as its user, read by the user.
+			if yl, _ := os.ReadFile(c.path("yarnlogs.log")); !strings.Contains(out, "yarn logs exit 0") || !strings.Contains(string(yl), "about to fail") {
+				fail(fmt.Sprintf("yarn logs as the user does not show the shell's aggregated output:\n%s", tail(string(yl), 20)))
+			}
+			// The applications, pi's and the shell's, as the RM listed them.
+			apps := slices.Compact(slices.Sorted(slices.Values(regexp.MustCompile(`application_\d+_\d+`).FindAllString(out, -1))))
 			if len(apps) != 2 {
-				fail(fmt.Sprintf("%d application log dirs, want 2: %v", len(apps), apps))
+				fail(fmt.Sprintf("%d applications listed, want 2: %v", len(apps), apps))
 			}
 			// The RM handed the shell's AM exit status 3 (in allocate's completed
 			// statuses), and the AM failed the job for it.
