@@ -348,10 +348,7 @@ func BenchmarkContainerStart(b *testing.B) {
 	}
 	b.Run("process", func(b *testing.B) { run(b, ProcessExecutor{}, false) })
 	b.Run("uml", func(b *testing.B) {
-		kernel, err := exec.LookPath("linux.uml")
-		if err != nil {
-			b.Skip("linux.uml not installed")
-		}
+		kernel := umltest.Kernel(b, ProbeKernel)
 		host, _ := os.Hostname()
 		e := &UMLExecutor{Kernel: kernel, Mconsole: "uml_mconsole", Slirp: "/usr/bin/slirp-fullbolt", StateDir: b.TempDir(),
 			TmpDir: "/dev/shm", MemOverheadMB: 32, HostLoopback: true, BootTimeout: time.Minute, Hostname: host}
