@@ -80,7 +80,9 @@ if mkdir -p /sys/fs/cgroup 2>/dev/null && mount -t cgroup2 cgroup2 /sys/fs/cgrou
 	while read -r k v _; do
 		[ "$k" = MemTotal: ] && total=$v
 	done </proc/meminfo
+	# KB for init, and for the relay agent (a Go process) when it runs.
 	reserve=16384
+	[ -n "$BOBBIN_RELAY" ] && reserve=40960
 	if [ "$total" -gt $((reserve * 2)) ] && echo $(((total - reserve) * 1024)) >/sys/fs/cgroup/container/memory.max; then
 		echo 1 >/sys/fs/cgroup/container/memory.oom.group 2>/dev/null
 		cg=/sys/fs/cgroup/container
@@ -89,9 +91,11 @@ fi
 
 # The relay agent: the ports the container's processes listen on are forwarded from the
 # same ports at the host (umlrelay), so that its tasks and its job client reach an AM
-# that runs here. Out of the container's cgroup, its output nowhere.
+# that runs here. Out of the container's cgroup (its memory in the reserve above),
+# its output in the container's .bobbin-uml/relay.log.
 if [ -n "$BOBBIN_RELAY" ] && [ -n "$BOBBIN_IP" ]; then
-	BOBBIN_RELAY_TOKEN=$BOBBIN_RELAY_TOKEN "$BOBBIN_RELAY_AGENT" uml-guest-relay --relay "$BOBBIN_RELAY" --guest-ip "$BOBBIN_IP" >/dev/null 2>&1 &
+	BOBBIN_RELAY_TOKEN=$BOBBIN_RELAY_TOKEN GOMEMLIMIT=16MiB "$BOBBIN_RELAY_AGENT" uml-guest-relay --relay "$BOBBIN_RELAY" --guest-ip "$BOBBIN_IP" \
+		>"${BOBBIN_UP_FILE%/*}/relay.log" 2>&1 &
 fi
 unset BOBBIN_RELAY_TOKEN
 

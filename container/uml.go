@@ -498,7 +498,7 @@ type umlProcess struct {
 	mconsole string
 	umidDir  string
 	done     chan struct{}
-	group    *cgroups.Group // the guest's host processes' cgroup (nil without cgroups)
+	group    *cgroups.Group  // the guest's host processes' cgroup (nil without cgroups)
 	relay    *umlrelay.Relay // the guest's forwarded ports (nil without a relay)
 
 	exit     int

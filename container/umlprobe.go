@@ -31,8 +31,9 @@ import (
 //go:embed uml-probe-init.sh
 var probeInit []byte
 
-// ProbeTimeout bounds a probe: a guest that runs boots and powers off in a second or
-// two; one that hangs is a failure too.
+// ProbeTimeout bounds a probe, or the executor's BootTimeout when that is longer: a guest
+// that runs boots and powers off in a second or two (a kernel that cannot run fails at
+// once); one that hangs is a failure too, but a loaded host must not pass for one.
 const ProbeTimeout = 8 * time.Second
 
 // UMLProbe is what booting one probe guest showed.
@@ -93,8 +94,8 @@ func (e *UMLExecutor) ProbeUML(ctx context.Context) *UMLProbe {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return fail(fmt.Errorf("uml executor: probe: %w", err))
 	}
-	init := filepath.Join(dir, "init")
-	if err := os.WriteFile(init, probeInit, 0o755); err != nil {
+	initPath := filepath.Join(dir, "init")
+	if err := os.WriteFile(initPath, probeInit, 0o755); err != nil {
 		return fail(fmt.Errorf("uml executor: probe: %w", err))
 	}
 	tmp := e.TmpDir
@@ -107,7 +108,7 @@ func (e *UMLExecutor) ProbeUML(ctx context.Context) *UMLProbe {
 	// where a container's guest (loglevel=2) shows only emergencies.
 	cmd := exec.Command(kernel, "mem=64M", "umid="+umid, "uml_dir="+dir,
 		"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
-		"con=null", "con0=null,fd:1", "quiet", "loglevel=4", "init="+init)
+		"con=null", "con0=null,fd:1", "quiet", "loglevel=4", "init="+initPath)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + tmp}, mark.env()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -129,7 +130,8 @@ func (e *UMLExecutor) ProbeUML(ctx context.Context) *UMLProbe {
 		waitErr = cmd.Wait()
 		close(done)
 	}()
-	timer := time.NewTimer(ProbeTimeout)
+	limit := max(ProbeTimeout, e.BootTimeout)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	timedOut := false
 	select {
@@ -159,7 +161,7 @@ func (e *UMLExecutor) ProbeUML(ctx context.Context) *UMLProbe {
 	case timedOut && ctx.Err() != nil:
 		how = fmt.Sprintf("the probe was cancelled after %v", p.Boot.Round(time.Millisecond))
 	case timedOut:
-		how = fmt.Sprintf("its guest did not power off within %v", ProbeTimeout)
+		how = fmt.Sprintf("its guest did not power off within %v", limit)
 	default:
 		how = fmt.Sprintf("its guest ended after %v (%v)", p.Boot.Round(time.Millisecond), exitDescription(waitErr))
 	}
@@ -305,6 +307,6 @@ func quoteLines(lines []string) string {
 // ProbeKernel boots a probe guest with kernel (its files under stateDir, its RAM file in
 // tmpDir) and returns why guests cannot run on this host, nil when they can.
 func ProbeKernel(kernel, stateDir, tmpDir string) error {
-	e := &UMLExecutor{Kernel: kernel, StateDir: stateDir, TmpDir: tmpDir}
+	e := &UMLExecutor{Kernel: kernel, StateDir: stateDir, TmpDir: tmpDir, BootTimeout: 30 * time.Second}
 	return e.ProbeUML(context.Background()).Err
 }

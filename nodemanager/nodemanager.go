@@ -227,7 +227,10 @@ func New(opts Options) (*NodeManager, error) {
 				return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.container-executor=uml: %w", probe.Err)
 			}
 			opts.Logger.WithFields(logrus.Fields{"component": "nodemanager", "kernel": probe.Kernel, "version": probe.KernelVersion,
-				"boot_ms": probe.Boot.Milliseconds()}).Info("UML kernel runs guests on this host")
+				"boot_ms": probe.Boot.Milliseconds(), "network": string(u.Network)}).Info("UML kernel runs guests on this host")
+			if u.Network == container.NetworkVDESlirp {
+				opts.Logger.WithField("component", "nodemanager").Infof("the UML kernel has no slirp transport: guests reach the network through vde_plug's slirp plugin, and bobbin.nodemanager.uml.slirp (%s) only turns their network on", u.Slirp)
+			}
 			// A container as large as the node must not have its processes killed by
 			// the host's mapping limit; say so now rather than in a job's failure.
 			if have, need, short, err := u.MapCountShortfall(s.MemoryMB); err == nil && short {
@@ -245,6 +248,9 @@ func New(opts Options) (*NodeManager, error) {
 					return nil, fmt.Errorf("nodemanager: bobbin.nodemanager.uml.forward-ports: the NodeManager's own binary: %w", err)
 				}
 				u.RelayAgent = exe
+				if u.Network == container.NetworkNone || u.RootDir != "" {
+					opts.Logger.WithField("component", "nodemanager").Warn("bobbin.nodemanager.uml.forward-ports: guests without a network, or confined (bobbin.nodemanager.uml.root-dir), have no relay: services in them are reached from nowhere else")
+				}
 			}
 			opts.Executor = &u
 		default:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/bobbin-yarn/bobbin/container"
 )
@@ -31,7 +32,7 @@ func runUMLProbe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	e := &container.UMLExecutor{Kernel: *kernel, StateDir: dir, TmpDir: *tmp}
+	e := &container.UMLExecutor{Kernel: *kernel, StateDir: dir, TmpDir: *tmp, BootTimeout: 30 * time.Second}
 	p := e.ProbeUML(context.Background())
 	if p.Err != nil {
 		fmt.Fprintf(stderr, "bobbin uml-probe: %v\n", p.Err)

@@ -47,7 +47,7 @@ done
 # The archive this host's apt uses for Debian's own packages.
 mirror=${BOBBIN_UML_MIRROR:-}
 if [ -z "$mirror" ] && command -v apt-get >/dev/null 2>&1; then
-	mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 'Label: Debian' 2>/dev/null | head -1)
+	mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 'Label: Debian' 2>/dev/null | head -1 || true)
 	[ -n "$mirror" ] || mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 2>/dev/null | grep -m1 '/debian/$' || true)
 fi
 
@@ -89,32 +89,37 @@ fi
 
 say "building a UML kernel from $package $version ($suite) with $jobs jobs: a few minutes"
 work=$(mktemp -d "$cache/build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "${staged:-}"' EXIT
 (cd "$work" && apt-get -q "${apt_opts[@]}" download "$package=$version" >"$work/download.log" 2>&1) ||
 	die "apt-get download $package=$version failed: $(tail -3 "$work/download.log")"
-dpkg-deb -x "$work"/"$package"_*.deb "$work/deb"
-tarball=$(ls "$work"/deb/usr/src/linux-source-*.tar.xz | head -1)
+dpkg-deb -x "$work"/"$package"_*.deb "$work/deb" || die "cannot unpack $package"
+tarball=$(find "$work/deb/usr/src" -maxdepth 1 -name 'linux-source-*.tar.xz' | head -1)
 [ -n "$tarball" ] || die "$package has no source tarball"
-tar -C "$work" -xf "$tarball"
-src=$(ls -1d "$work"/linux-source-*/ | head -1)
-(
-	cd "$src"
-	make -s ARCH=um defconfig
-	scripts/kconfig/merge_config.sh -m .config "$here/uml.config" >/dev/null
-	make -s ARCH=um olddefconfig
-	# Every option asked for must have survived olddefconfig (a dependency missing
-	# drops one silently).
-	grep -v '^#' "$here/uml.config" | grep . | while read -r want; do
-		grep -qx "$want" .config || { echo "uml-kernel: $want did not survive olddefconfig" >&2; exit 1; }
-	done
-	make -s ARCH=um -j"$jobs" linux >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
-	strip --strip-debug linux
-) || die "building $package $version failed"
-mkdir -p "$out.tmp"
-cp "$src/linux" "$out.tmp/linux"
-cp "$src/.config" "$out.tmp/config"
-echo "$package $version from $suite; recipe $recipe; built $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$out.tmp/SOURCE"
+tar -C "$work" -xf "$tarball" || die "cannot unpack $tarball"
+src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -1)
+[ -n "$src" ] || die "$tarball holds no linux-source-* tree"
+# Each step checked on its own line: set -e does not hold inside a group on the left of ||.
+cd "$src" || die "cannot enter $src"
+make -s ARCH=um defconfig || die "make defconfig failed"
+scripts/kconfig/merge_config.sh -m .config "$here/uml.config" >/dev/null || die "merging uml.config failed"
+make -s ARCH=um olddefconfig || die "make olddefconfig failed"
+# Every option asked for must have survived olddefconfig (a dependency missing drops one
+# silently).
+while read -r want; do
+	case $want in '' | '#'*) continue ;; esac
+	grep -qx "$want" .config || die "$want did not survive olddefconfig"
+done <"$here/uml.config"
+make -s ARCH=um -j"$jobs" linux >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; die "building $package $version failed"; }
+strip --strip-debug linux || die "strip failed"
+cd - >/dev/null
+# Into place by rename, from a directory of this run's own: two runs on one cache do not
+# mix their files.
+staged=$(mktemp -d "$cache/staged.XXXXXX")
+cp "$src/linux" "$staged/linux"
+cp "$src/.config" "$staged/config"
+echo "$package $version from $suite; recipe $recipe; built $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$staged/SOURCE"
+chmod 755 "$staged"
 rm -rf "$out"
-mv "$out.tmp" "$out"
+mv -T "$staged" "$out" || die "cannot move the kernel to $out"
 say "built $out/linux"
 echo "$out/linux"

@@ -49,7 +49,7 @@ func (g *Guest) Run(ctx context.Context) error {
 	defer cancel()
 	defer ctl.Close()
 	if _, err := fmt.Fprintf(ctl, "%s\n", message{verb: "CTL", token: g.Token}); err != nil {
-		return err
+		return fmt.Errorf("umlrelay: greeting the relay: %w", err)
 	}
 	// The relay's OPENs.
 	readErr := make(chan error, 1)
@@ -88,14 +88,14 @@ func (g *Guest) Run(ctx context.Context) error {
 			for p := range now {
 				if !known[p] {
 					if _, err := fmt.Fprintf(ctl, "%s\n", message{verb: "LISTEN", port: p}); err != nil {
-						return err
+						return fmt.Errorf("umlrelay: reporting port %d: %w", p, err)
 					}
 				}
 			}
 			for p := range known {
 				if !now[p] {
 					if _, err := fmt.Fprintf(ctl, "%s\n", message{verb: "CLOSE", port: p}); err != nil {
-						return err
+						return fmt.Errorf("umlrelay: reporting port %d closed: %w", p, err)
 					}
 				}
 			}
@@ -114,24 +114,28 @@ func (g *Guest) Run(ctx context.Context) error {
 	}
 }
 
-// open connects to the guest's service and to the relay, and joins them.
+// open connects to the guest's service and to the relay, and joins them. When the
+// service cannot be reached, the data connection is closed at once, and so the host's.
 func (g *Guest) open(ctx context.Context, m message) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	svc, err := g.Dial(dctx, m.port)
-	if err != nil {
-		return // the relay gives up on its side
-	}
-	defer svc.Close()
+	svc, svcErr := g.Dial(dctx, m.port)
 	var d net.Dialer
 	up, err := d.DialContext(dctx, "tcp", g.Relay)
 	if err != nil {
-		return
+		if svc != nil {
+			svc.Close()
+		}
+		return // the relay gives up on its side
 	}
 	defer up.Close()
-	if _, err := fmt.Fprintf(up, "%s\n", message{verb: "DATA", token: g.Token, id: m.id}); err != nil {
+	if _, err := fmt.Fprintf(up, "%s\n", message{verb: "DATA", token: g.Token, id: m.id}); err != nil || svcErr != nil {
+		if svc != nil {
+			svc.Close()
+		}
 		return
 	}
+	defer svc.Close()
 	stop := context.AfterFunc(ctx, func() { svc.Close(); up.Close() })
 	defer stop()
 	join(svc, up)

@@ -29,6 +29,11 @@ type Relay struct {
 	// address, as a process container's wildcard bind).
 	listenAddr string
 
+	// done is closed by Close: a connection waiting for the guest's data connection
+	// gives up at once.
+	done      chan struct{}
+	closeOnce sync.Once
+
 	// mu guards the fields below. Lock order: mu is a leaf.
 	mu       sync.Mutex
 	ctl      net.Conn
@@ -36,7 +41,7 @@ type Relay struct {
 	pending  map[uint64]chan net.Conn
 	nextID   uint64
 	closed   bool
-	conns    map[net.Conn]bool // open relayed connections, closed with the relay
+	conns    map[net.Conn]bool // every open connection the relay holds, closed with it
 
 	wg sync.WaitGroup
 }
@@ -58,7 +63,7 @@ func Start(log logrus.FieldLogger, listenAddr string) (*Relay, error) {
 		l.SetOutput(io.Discard)
 		log = l
 	}
-	r := &Relay{token: hex.EncodeToString(b), ln: ln, log: log, listenAddr: listenAddr,
+	r := &Relay{token: hex.EncodeToString(b), ln: ln, log: log, listenAddr: listenAddr, done: make(chan struct{}),
 		forwards: map[int]net.Listener{}, pending: map[uint64]chan net.Conn{}, conns: map[net.Conn]bool{}}
 	r.wg.Add(1)
 	go r.accept()
@@ -79,13 +84,15 @@ func (r *Relay) Forwarded() []int {
 }
 
 // Close stops forwarding and closes every connection the relay holds, then waits for its
-// goroutines.
+// goroutines (every call waits).
 func (r *Relay) Close() {
+	r.closeOnce.Do(r.shut)
+	r.wg.Wait()
+}
+
+func (r *Relay) shut() {
+	close(r.done)
 	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
-	}
 	r.closed = true
 	r.ln.Close()
 	if r.ctl != nil {
@@ -98,7 +105,25 @@ func (r *Relay) Close() {
 		c.Close()
 	}
 	r.mu.Unlock()
-	r.wg.Wait()
+}
+
+// track records an open connection, to be closed with the relay; false when the relay is
+// closed already (the connection is then closed).
+func (r *Relay) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		c.Close()
+		return false
+	}
+	r.conns[c] = true
+	return true
+}
+
+func (r *Relay) untrack(c net.Conn) {
+	r.mu.Lock()
+	delete(r.conns, c)
+	r.mu.Unlock()
 }
 
 // accept serves the agent's connections: one control connection, then data connections.
@@ -118,6 +143,15 @@ func (r *Relay) accept() {
 }
 
 func (r *Relay) serveAgent(c net.Conn) {
+	if !r.track(c) {
+		return
+	}
+	handedOn := false
+	defer func() {
+		if !handedOn {
+			r.untrack(c)
+		}
+	}()
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := readLine(c)
 	c.SetReadDeadline(time.Time{})
@@ -128,14 +162,18 @@ func (r *Relay) serveAgent(c net.Conn) {
 	}
 	if m.verb == "DATA" {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		ch, ok := r.pending[m.id]
 		delete(r.pending, m.id)
-		r.mu.Unlock()
 		if !ok {
 			c.Close()
 			return
 		}
-		ch <- c // buffered: the waiter may have given up
+		// Under mu, so a waiter that gives up (deleting its entry under mu first) never
+		// leaves it in the channel; buffered, so this never blocks. The waiter owns it
+		// now, still tracked.
+		ch <- c
+		handedOn = true
 		return
 	}
 	r.mu.Lock()
@@ -222,8 +260,10 @@ func (r *Relay) relay(c net.Conn, port int) {
 		delete(r.conns, c)
 		r.mu.Unlock()
 		c.Close()
-		select { // a data connection that came as this gave up
+		// A data connection handed on as this gave up (none can come after the delete).
+		select {
 		case late := <-ch:
+			r.untrack(late)
 			late.Close()
 		default:
 		}
@@ -231,25 +271,19 @@ func (r *Relay) relay(c net.Conn, port int) {
 	if _, err := fmt.Fprintf(ctl, "%s\n", message{verb: "OPEN", id: id, port: port}); err != nil {
 		return
 	}
+	timer := time.NewTimer(openTimeout)
+	defer timer.Stop()
 	var g net.Conn
 	select {
 	case g = <-ch:
-	case <-time.After(openTimeout):
+	case <-r.done:
+		return
+	case <-timer.C:
 		r.log.WithField("port", port).Warn("UML relay: the guest's agent did not open a connection to its service in time")
 		return
 	}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		g.Close()
-		return
-	}
-	r.conns[g] = true
-	r.mu.Unlock()
 	defer func() {
-		r.mu.Lock()
-		delete(r.conns, g)
-		r.mu.Unlock()
+		r.untrack(g)
 		g.Close()
 	}()
 	join(c, g)

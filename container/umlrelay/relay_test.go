@@ -141,3 +141,70 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+// startPair runs a relay and an agent whose guest listens on one free port, dialled by
+// dial; it returns the port and the relay.
+func startPair(t *testing.T, dial func(ctx context.Context, port int) (net.Conn, error)) (int, *Relay) {
+	t.Helper()
+	port := testutil.FreePort(t)
+	r, err := Start(nil, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Guest{Relay: net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port())), Token: r.Token(), Poll: 10 * time.Millisecond,
+		Listening: func() (map[int]bool, error) { return map[int]bool{port: true}, nil }, Dial: dial}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() { cancel(); r.Close(); <-done })
+	testutil.Eventually(t, 5*time.Second, "the port is not forwarded", func() bool { return len(r.Forwarded()) == 1 })
+	return port, r
+}
+
+// A connection to a port whose service the agent cannot reach is closed at once, not
+// after the relay's wait for a data connection.
+func TestRelayClosesWhatTheGuestCannotServe(t *testing.T) {
+	port, _ := startPair(t, func(ctx context.Context, port int) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Err: io.ErrClosedPipe}
+	})
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(openTimeout / 3))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("read %d, %v: want the connection closed at once", n, err)
+	}
+}
+
+// Closing the relay while a connection waits for the guest's data connection ends the
+// wait at once.
+func TestRelayCloseEndsAWait(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	port, r := startPair(t, func(ctx context.Context, port int) (net.Conn, error) {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+		return nil, ctx.Err()
+	})
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	testutil.Eventually(t, 5*time.Second, "the relay has not asked the agent", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.pending) == 1
+	})
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(openTimeout / 3):
+		t.Fatal("Close waited for the guest's data connection")
+	}
+}
