@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -149,6 +150,12 @@ func TestRootlessNodeManager(t *testing.T) {
 				// Logs aggregated by the user's NodeManager, read back by the user's yarn logs.
 				p["yarn.log-aggregation-enable"] = "true"
 				p["yarn.nodemanager.remote-app-log-dir"] = c.path("app-logs")
+				// Borrowed mode: the owner's load measured as the user (thresholds that
+				// never take the node away from the jobs on this small machine).
+				for k, v := range map[string]string{"enabled": "true", "interval-ms": "500", "window-ms": "2000", "leave-below": "0",
+					"rejoin-above": "0", "evict-external-cpu": "1", "memory-reserve-mb": "256", "disk-min-free-mb": "0"} {
+					p["bobbin.nodemanager.borrowed."+k] = v
+				}
 				if kernel != "" {
 					umlNM(c, kernel, p)
 				}
@@ -190,6 +197,7 @@ echo "dshell exit $?"
 for i in $(seq 1 120); do [ -n "$(ls %[4]s/app-logs/%[6]s/logs/application_*_0002/ 2>/dev/null)" ] && break; sleep 0.5; done
 timeout 120 %[1]s %[5]s/bin/yarn logs -applicationId $(ls %[4]s/app-logs/%[6]s/logs | sort | tail -1) > %[4]s/yarnlogs.log 2>&1
 echo "yarn logs exit $?"
+curl -s http://127.0.0.1:8042/ws/v1/node/borrowed > %[4]s/borrowed.json
 kill $PS
 $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 `, as, examples, dshell, c.dir, u.hadoop, u.name))
@@ -219,6 +227,27 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 			// The shell's logs, aggregated by the NodeManager as its user, read by the user.
 			if yl, _ := os.ReadFile(c.path("yarnlogs.log")); !strings.Contains(out, "yarn logs exit 0") || !strings.Contains(string(yl), "about to fail") {
 				fail(fmt.Sprintf("yarn logs as the user does not show the shell's aggregated output:\n%s", tail(string(yl), 20)))
+			}
+			// The owner's load, measured by the user's NodeManager all along.
+			var borrowed struct {
+				Borrowed struct {
+					Enabled bool
+					History []struct {
+						External float64 `json:"externalCpuShare"`
+						Job      float64 `json:"jobCpuShare"`
+					}
+				}
+			}
+			if b, _ := os.ReadFile(c.path("borrowed.json")); json.Unmarshal(b, &borrowed) != nil || !borrowed.Borrowed.Enabled || len(borrowed.Borrowed.History) < 10 {
+				fail(fmt.Sprintf("the rootless NodeManager's borrowed-mode measurements: %+v", borrowed))
+			}
+			// Its containers' CPU (a guest's: every host process of it) seen as the jobs'.
+			jobSeen := false
+			for _, p := range borrowed.Borrowed.History {
+				jobSeen = jobSeen || p.Job > 0
+			}
+			if !jobSeen {
+				fail(fmt.Sprintf("the rootless NodeManager never measured its containers' CPU: %+v", borrowed.Borrowed.History))
 			}
 			// The applications, pi's and the shell's, as the RM listed them.
 			apps := slices.Compact(slices.Sorted(slices.Values(regexp.MustCompile(`application_\d+_\d+`).FindAllString(out, -1))))

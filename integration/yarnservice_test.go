@@ -39,6 +39,13 @@ func TestYarnServiceSleeperLikeApache(t *testing.T) {
 			t.Parallel() // its own network namespace
 			c := newNSClusterVersion(t, hadoop34)
 			c.apacheRM, c.bobbinNM = setup.apacheRM, setup.bobbinNM
+			// The 3.4 client uploads the framework's dependency tarball to a fixed path,
+			// /yarn-services/<version>/service-dep.tar.gz on the default FS (here the
+			// host's root), when it is not there: clusters side by side re-uploading it
+			// under each other's AM failed its localization ("changed on src
+			// filesystem"). Each cluster has its own, in its own mount namespace.
+			c.mountNS = true
+			c.preStart = fmt.Sprintf("mkdir -p %[1]s/yarn-services /yarn-services && mount --bind %[1]s/yarn-services /yarn-services", c.dir)
 			props := nmConf(c.dir)
 			props["yarn.application.admin.client.class.yarn-service"] = "org.apache.hadoop.yarn.service.client.ServiceClient"
 			props["hadoop.registry.zk.quorum"] = "127.0.0.1:2181"
