@@ -222,7 +222,7 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 				if strings.Contains(out, "refuse-"+name+" exit 0") || strings.Contains(out, "refuse-"+name+" exit 124") || !strings.Contains(string(log), kv[0]) {
 					fail(fmt.Sprintf("the rootless NodeManager with %s=%s did not refuse to start naming the key:\n%s", kv[0], kv[1], tail(string(log), 10)))
 				}
-				t.Logf("refused: %s", strings.TrimSpace(lastLine(string(log))))
+				t.Logf("refused: %s", tail(strings.TrimSpace(string(log)), 1))
 			}
 			// The shell's logs, aggregated by the NodeManager as its user, read by the user.
 			if yl, _ := os.ReadFile(c.path("yarnlogs.log")); !strings.Contains(out, "yarn logs exit 0") || !strings.Contains(string(yl), "about to fail") {
@@ -281,11 +281,6 @@ $HADOOP_HOME/bin/yarn application -list -appStates ALL 2>&1 | grep application_
 			}
 		})
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // nodeManagerProcesses reads ps snapshots ("=== ps", then "uid pid ppid args" lines)

@@ -38,11 +38,8 @@ var probed struct {
 func Kernel(t testing.TB, probe Probe) string {
 	t.Helper()
 	probed.once.Do(func() {
-		kernel := os.Getenv(KernelEnv)
-		probed.fatal = kernel != ""
-		if kernel == "" {
-			kernel = "linux.uml"
-		}
+		kernel, named := kernelName()
+		probed.fatal = named
 		path, err := exec.LookPath(kernel)
 		if err != nil {
 			probed.skip = kernel + " not installed (apt-get install user-mode-linux uml-utilities slirp, or " + KernelEnv + "=<kernel>); skipping the UML test"
@@ -69,6 +66,14 @@ func Kernel(t testing.TB, probe Probe) string {
 	return probed.kernel
 }
 
+// kernelName is the kernel the tests use: KernelEnv's (named true), else linux.uml.
+func kernelName() (kernel string, named bool) {
+	if k := os.Getenv(KernelEnv); k != "" {
+		return k, true
+	}
+	return "linux.uml", false
+}
+
 // RAMDir is where the tests' guests keep their RAM files: /dev/shm where there is one.
 func RAMDir() string {
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
@@ -81,10 +86,7 @@ func RAMDir() string {
 // is installed.
 func InstalledKernel(t testing.TB) string {
 	t.Helper()
-	kernel := os.Getenv(KernelEnv)
-	if kernel == "" {
-		kernel = "linux.uml"
-	}
+	kernel, _ := kernelName()
 	path, err := exec.LookPath(kernel)
 	if err != nil {
 		t.Skip(kernel + " not installed (apt-get install user-mode-linux); skipping the UML test")
