@@ -87,6 +87,14 @@ const (
 	// killActive: the active of two HA RMs (ZooKeeper store and election, a 4 s session);
 	// the standby must take over within the session timeout + 1 s.
 	killActive killTarget = "ha-active"
+	// switchToBobbin: Apache's RM of the cell's version (work-preserving recovery,
+	// FileSystemRMStateStore on file://) killed, Bobbin's RM started at once on the same
+	// configuration and store (issue 63); switchToJava the other way.
+	switchToBobbin killTarget = "java-to-bobbin"
+	switchToJava   killTarget = "bobbin-to-java"
+	// restartJava: Apache's RM killed and started again at once on its store, the
+	// baseline the switches are measured beside.
+	restartJava killTarget = "java-to-java"
 )
 
 // fullKillMatrix is whether BOBBIN_KILL_MATRIX=full asks for every cell (`make
@@ -205,6 +213,27 @@ func TestRMKilledAtEachPhaseOfDShell(t *testing.T) {
 	}
 }
 
+// TestRMSwitchedBetweenJavaAndBobbin is issue 63's switch of a live cluster: Apache's RM
+// killed at a phase of pi and Bobbin's started on the same configuration and
+// FileSystemRMStateStore, and the other way, with Apache's NodeManagers (a Java cluster
+// being switched) of both versions. Each time pi succeeds on its first attempt with no
+// task run twice, and is listed SUCCEEDED by the RM it ended on. Apache's RM restarted on
+// its own store is the baseline (full matrix).
+func TestRMSwitchedBetweenJavaAndBobbin(t *testing.T) {
+	t.Parallel() // its subtests are clusters in their own network namespaces
+	targets := []killTarget{switchToBobbin, switchToJava}
+	if fullKillMatrix() {
+		targets = append(targets, restartJava)
+	}
+	for _, target := range targets {
+		for _, v := range []string{hadoop2, hadoop3} {
+			for _, ph := range []string{"am-starting", "registered", "maps"} {
+				killAt(t, killCell{target, v, false, ph}, piJob)
+			}
+		}
+	}
+}
+
 // killScripts are a target's script fragments: kill (at the phase), and back (once the
 // killed daemons are serving again, or the standby is active: it prints the failover time).
 func killScripts(t *testing.T, c *nsCluster, target killTarget) (kill, back string) {
@@ -215,6 +244,22 @@ func killScripts(t *testing.T, c *nsCluster, target killTarget) (kill, back stri
 		return "kill -9 $NM0\nwait $NM0 2>/dev/null", "sleep 2\nrestart_nm0"
 	case killBoth:
 		return "kill -9 $RM $NM0\nwait $RM $NM0 2>/dev/null", "sleep 2\n" + rm + "\nrestart_nm0\n" + waitRM
+	case switchToBobbin, switchToJava, restartJava:
+		// The other RM starts at once; the time is from the kill to its client port
+		// answering (a JVM's start included for Apache's).
+		next := fmt.Sprintf("%s resourcemanager --conf %s", bobbinBinary(t), c.confDir)
+		switch target {
+		case switchToJava:
+			// The killed RM's connection keeper holds its ports for a Bobbin RM to take
+			// back: they are freed first (docs/migration.md).
+			next = fmt.Sprintf("%s release-rm-ports --conf %s > release.log 2>&1; echo \"=== released $?\"\n$HADOOP_HOME/bin/yarn resourcemanager", bobbinBinary(t), c.confDir)
+		case restartJava:
+			next = "$HADOOP_HOME/bin/yarn resourcemanager"
+		}
+		return "T1=$(date +%s.%N)\nkill -9 $RM\nwait $RM 2>/dev/null", next + ` > rm-restarted.log 2>&1 &
+RM=$!
+for i in $(seq 1 1200); do (exec 3<>/dev/tcp/127.0.0.1/8032) 2>/dev/null && break; sleep 0.05; done
+echo "=== serving $(echo "$(date +%s.%N) - $T1" | bc) s"`
 	case killActive:
 		// The failover time is from the kill to rm2's log line saying it is active (a poll's
 		// time would add the poll's own delay on a loaded machine).
@@ -246,6 +291,7 @@ func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
 		c := newNSClusterVersion(t, cell.version)
 		c.bobbinNM = cell.bobbinNM
 		c.ha = cell.target == killActive
+		c.apacheRM = cell.target == switchToBobbin || cell.target == restartJava
 		c.nmMemoryMB = 1536
 		c.nmProps = func(_ int, p map[string]string) {
 			p["yarn.resourcemanager.recovery.enabled"] = "true"
@@ -315,7 +361,7 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, 
 			fail("cluster script failed")
 		}
 		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, "=== phase") || strings.HasPrefix(l, "=== AM container") || strings.HasPrefix(l, "=== containers") {
+			if strings.HasPrefix(l, "=== phase") || strings.HasPrefix(l, "=== AM container") || strings.HasPrefix(l, "=== containers") || strings.HasPrefix(l, "=== serving") {
 				t.Log(l)
 			}
 		}

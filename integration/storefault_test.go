@@ -102,7 +102,7 @@ echo "=== end after the restart"`, c.dir, c.examplesJar(), fs, ds, bobbinBinary(
 	if err != nil || strings.Contains(out, "=== no file system") {
 		fail("cluster script failed")
 	}
-	store := fs + "/rmstore/bobbin-rmstore.db"
+	store := fs + "/rmstore/FSRMStateRoot"
 	for _, want := range []string{
 		"=== pi running: application_",
 		"=== full: 0 KB free",

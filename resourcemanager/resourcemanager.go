@@ -419,8 +419,14 @@ type KeeperConfig struct {
 // ConnectionKeeper reads the connection keeper's keys. The socket is named after the
 // client address (one keeper per RM on the host).
 func (rm *ResourceManager) ConnectionKeeper() (KeeperConfig, error) {
-	c := rm.opts.Conf
-	k := KeeperConfig{Name: "rm-" + strings.ReplaceAll(rm.settings.ClientAddr, "/", "_") + ".sock"}
+	return KeeperConfigOf(rm.opts.Conf, rm.settings.ClientAddr, rm.ha != nil)
+}
+
+// KeeperConfigOf is ConnectionKeeper for the RM configured by c, with client address
+// clientAddr and, when ha, high availability: for `bobbin release-rm-ports`, which frees
+// a killed RM's ports without starting one.
+func KeeperConfigOf(c *conf.Configuration, clientAddr string, ha bool) (KeeperConfig, error) {
+	k := KeeperConfig{Name: "rm-" + strings.ReplaceAll(clientAddr, "/", "_") + ".sock"}
 	on, err := c.Bool("bobbin.resourcemanager.connection-keeper.enabled")
 	if err != nil {
 		return k, err
@@ -435,8 +441,8 @@ func (rm *ResourceManager) ConnectionKeeper() (KeeperConfig, error) {
 	if err != nil {
 		return k, err
 	}
-	_, port, perr := net.SplitHostPort(rm.settings.ClientAddr)
-	k.Keep = on && recovery && rm.ha == nil && perr == nil && port != "0" && k.Linger > 0 && k.Dir != ""
+	_, port, perr := net.SplitHostPort(clientAddr)
+	k.Keep = on && recovery && !ha && perr == nil && port != "0" && k.Linger > 0 && k.Dir != ""
 	return k, nil
 }
 

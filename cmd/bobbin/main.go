@@ -51,6 +51,8 @@ commands:
   bench             load-test a ResourceManager (rm) or time its start-up (startup)
   check-config      list every key a configuration directory sets, what Bobbin does with it,
                     and what would stop a daemon (--conf DIR)
+  release-rm-ports  free the ports a killed ResourceManager's connection keeper holds, before
+                    another RM (Apache's) starts in its place (--conf DIR)
   uml-probe         boot one tiny User-Mode Linux guest and say whether guests run on this
                     host (--kernel FILE)
   version           print the version
@@ -88,6 +90,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBench(args[1:], stdout, stderr)
 	case "check-config":
 		return runCheckConfig(args[1:], stdout, stderr)
+	case "release-rm-ports":
+		return runReleaseRMPorts(args[1:], stdout, stderr)
 	case "uml-probe":
 		return runUMLProbe(args[1:], stdout, stderr)
 	case "uml-guest-relay": // started by a UML guest's init; not for people

@@ -107,7 +107,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 			stale = true
 			return
 		}
-		at.Diagnostics, at.FinishTime = diagnostics, nowMs
+		at.Diagnostics, at.FinishTime, at.AMExitStatus = diagnostics, nowMs, exit
 		if countsAsFailure(exit) {
 			a.Failures = append(a.Failures, nowMs)
 		}

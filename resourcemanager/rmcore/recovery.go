@@ -12,6 +12,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 	"github.com/bobbin-yarn/bobbin/yarn/security"
 )
 
@@ -245,7 +246,9 @@ func (rm *Core) restartApp(rec *rmstate.App) {
 			}
 		}
 		if at := a.Attempt; at != nil && at.Move(rmstate.AttemptFailed) == nil {
-			at.Diagnostics, at.FinishTime = why, now.UnixMilli()
+			// Not counted toward max-attempts: the Java RM stores such an attempt with
+			// its AM container KILLED_BY_RESOURCEMANAGER (the NodeManager's resync).
+			at.Diagnostics, at.FinishTime, at.AMExitStatus = why, now.UnixMilli(), exitcode.KilledByResourceManager
 		}
 		if a.Unmanaged {
 			// The client runs an unmanaged AM with a token of the old RM's: it cannot go on.

@@ -93,6 +93,9 @@ type Attempt struct {
 	LaunchedAt         time.Time // when the NodeManager answered the AM's launch (zero: not yet)
 	// ClientKey signs client-to-AM tokens on a kerberized RM (handed to the AM at register).
 	ClientKey []byte
+	// AMExitStatus is the AM container's exit status once the attempt failed
+	// (exitcode.Invalid: none), which says whether the failure counted.
+	AMExitStatus int32
 	// LastPing is the AM's last sign of life (launch, register, allocate); the liveness
 	// monitor expires attempts silent for yarn.am.liveness-monitor.expiry-interval-ms.
 	// Zero while the AM container is not launched yet.

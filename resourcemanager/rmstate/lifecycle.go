@@ -208,7 +208,7 @@ var attemptMoves = map[attemptMove]yarnpb.YarnApplicationAttemptStateProto{
 // NewAttempt is an application's attempt as it starts: SCHEDULED, its AM container to be
 // asked for.
 func NewAttempt(id records.AttemptID, now int64) *Attempt {
-	return &Attempt{ID: id, state: attScheduled, StartTime: now}
+	return &Attempt{ID: id, state: attScheduled, StartTime: now, AMExitStatus: -1000} // ContainerExitStatus.INVALID
 }
 
 // Move applies ev to the attempt. A move the table does not allow changes nothing and is

@@ -11,7 +11,7 @@ import (
 
 // extraLogAggregation is the AppRecord.Extra key of an application's final log
 // aggregation status.
-const extraLogAggregation = "log_aggregation_status"
+const extraLogAggregation = statestore.ExtraLogAggregation
 
 // Log aggregation status, as the Java RM's RMAppImpl reports it (3.x field
 // log_aggregation_status): every node an application ran on starts NOT_START; the

@@ -48,8 +48,8 @@ func (r *Apps) SetStoreLimit(n int) {
 
 // extraKeepTokens is the AppRecord.Extra key of App.KeepTokens (1 when set).
 const (
-	extraKeepTokens = "keep_tokens"
-	extraLaunchTime = "launch_time"
+	extraKeepTokens = statestore.ExtraKeepTokens
+	extraLaunchTime = statestore.ExtraLaunchTime
 )
 
 // record is what is stored of a, without the launch context and AM resource (which never
@@ -83,7 +83,8 @@ func (a *App) record() *statestore.AppRecord {
 	rec.Attempts = make([]statestore.AttemptRecord, len(a.Attempts))
 	for i, at := range a.Attempts {
 		ar := statestore.AttemptRecord{Attempt: at.ID.Attempt, State: int32(at.State()), Registered: at.Registered, Unregistered: at.Unregistered,
-			Host: at.Host, RPCPort: at.RPCPort, TrackingURL: at.TrackingURL, Diagnostics: at.Diagnostics, StartTime: at.StartTime, FinishTime: at.FinishTime, ClientKey: at.ClientKey}
+			Host: at.Host, RPCPort: at.RPCPort, TrackingURL: at.TrackingURL, Diagnostics: at.Diagnostics, StartTime: at.StartTime, FinishTime: at.FinishTime, ClientKey: at.ClientKey,
+			AMNode: at.AMNode, AMNodeHTTP: at.AMNodeHTTP, AMExitStatus: at.AMExitStatus}
 		if at.AMContainer != nil {
 			ar.AMContainer = at.AMContainer.String()
 		}
@@ -236,7 +237,7 @@ func AppFromRecord(rec *statestore.AppRecord) (*App, error) {
 	for _, ar := range rec.Attempts {
 		at := &Attempt{ID: id.Attempt(ar.Attempt), state: yarnpb.YarnApplicationAttemptStateProto(ar.State), Registered: ar.Registered,
 			Unregistered: ar.Unregistered, Host: ar.Host, RPCPort: ar.RPCPort, TrackingURL: ar.TrackingURL, Diagnostics: ar.Diagnostics,
-			StartTime: ar.StartTime, FinishTime: ar.FinishTime, ClientKey: ar.ClientKey}
+			StartTime: ar.StartTime, FinishTime: ar.FinishTime, ClientKey: ar.ClientKey, AMNode: ar.AMNode, AMNodeHTTP: ar.AMNodeHTTP, AMExitStatus: ar.AMExitStatus}
 		if ar.AMContainer != "" {
 			cid, err := records.ParseContainerID(ar.AMContainer)
 			if err != nil {

@@ -3,6 +3,8 @@ package statestore
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,9 +49,16 @@ func Open(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error)
 		if dir, err = localDir(raw); err != nil {
 			return nil, &conf.ValueError{Source: c.Source(KeyFSURI), Key: KeyFSURI, Value: raw, Reason: err.Error()}
 		}
+		return openJavaFSMigrating(raw, dir, log)
 	case "LeveldbRMStateStore":
 		if dir, err = c.Trimmed(KeyLevelDBPath); err != nil {
 			return nil, err
+		}
+		// The Java RM's LevelDB store is not one Bobbin reads yet: never start beside it
+		// as if the cluster had no applications.
+		if _, err := os.Stat(filepath.Join(dir, "yarn-rm-state")); err == nil {
+			return nil, fmt.Errorf("state store %s: %s is the Java ResourceManager's LeveldbRMStateStore, which Bobbin does not read yet; refusing to start without its applications (docs/migration.md: switch with FileSystemRMStateStore or ZKRMStateStore)",
+				dir, filepath.Join(dir, "yarn-rm-state"))
 		}
 	case "ZKRMStateStore":
 		return openZKFromConf(c, owner, log)
@@ -117,4 +126,88 @@ func openZKFromConf(c *conf.Configuration, owner string, log *logrus.Entry) (Sto
 		return nil, err
 	}
 	return OpenZK(addr, parent, timeout, owner, log)
+}
+
+// openJavaFSMigrating opens FileSystemRMStateStore at dir (uri as configured). A Bobbin
+// store of an earlier release in the same directory (bobbin-rmstore.db) is moved into it
+// once: its applications, keys, nodes, labels and delegation state written in the Java
+// layout, then the file renamed to bobbin-rmstore.db.migrated. Both holding applications
+// is refused, naming both: which is the cluster's is the administrator's call.
+func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
+	s, err := OpenJavaFS(uri, dir)
+	if err != nil {
+		return nil, err
+	}
+	old := filepath.Join(dir, FileName)
+	if _, err := os.Stat(old); err != nil {
+		return s, nil
+	}
+	emb, err := OpenEmbedded(dir)
+	if err != nil {
+		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+	}
+	defer emb.Close()
+	from, err := emb.Load()
+	if err != nil {
+		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+	}
+	into, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	if len(from.Apps) > 0 && len(into.Apps) > 0 {
+		return nil, fmt.Errorf("state store %s holds %d applications and Bobbin's earlier store %s holds %d: refusing to choose between them (move the one that is not the cluster's away)",
+			s.Location(), len(into.Apps), old, len(from.Apps))
+	}
+	if len(from.Apps) > 0 || len(into.Apps) == 0 {
+		if err := migrateInto(s, from); err != nil {
+			return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+		}
+	}
+	emb.Close()
+	if err := os.Rename(old, old+".migrated"); err != nil {
+		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+	}
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	log.WithFields(logrus.Fields{"from": old, "into": s.Location(), "applications": len(from.Apps)}).Warn("state store migrated into the Java ResourceManager's layout")
+	return s, nil
+}
+
+// migrateInto writes everything st holds into s.
+func migrateInto(s *JavaFS, st *State) error {
+	if st.Epoch > 0 {
+		// The Java layout stores the epoch the next RM takes.
+		s.epoch = st.Epoch
+		if _, err := s.storeEpoch(st.Epoch + 1); err != nil {
+			return err
+		}
+	}
+	for _, rec := range st.Apps {
+		if err := s.PutApp(rec); err != nil {
+			return err
+		}
+	}
+	for name, k := range st.Keys {
+		if err := s.PutKeys(name, k); err != nil {
+			return err
+		}
+	}
+	for _, n := range st.Nodes {
+		if err := s.PutNode(n); err != nil {
+			return err
+		}
+	}
+	if st.Labels != nil {
+		if err := s.PutLabels(st.Labels); err != nil {
+			return err
+		}
+	}
+	for name, d := range st.Delegation {
+		if err := s.PutDelegation(name, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }

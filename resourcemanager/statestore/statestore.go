@@ -165,7 +165,14 @@ type AttemptRecord struct {
 	StartTime    int64  `json:"start_time"`
 	FinishTime   int64  `json:"finish_time,omitempty"`
 	AMContainer  string `json:"am_container,omitempty"`
+	AMNode       string `json:"am_node,omitempty"`      // the AM container's node, host:port
+	AMNodeHTTP   string `json:"am_node_http,omitempty"` // and its web address
 	ClientKey    []byte `json:"client_key,omitempty"`
+	// AMExitStatus is the AM container's exit status once the attempt failed (-1000,
+	// ContainerExitStatus.INVALID: none), which says whether the failure counts.
+	AMExitStatus int32 `json:"am_exit_status,omitempty"`
+
+	final int32 // the final status a Java RM stored with the attempt (decodeJavaApp)
 }
 
 var (

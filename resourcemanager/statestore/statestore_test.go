@@ -111,7 +111,7 @@ func TestStoreFromHadoopKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Location() != filepath.Join(dir, FileName) {
+	if s.Location() != "file://"+filepath.Join(dir, "FSRMStateRoot") {
 		t.Errorf("location %s", s.Location())
 	}
 	s.Close()

@@ -1,0 +1,577 @@
+package statestore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/rpc/writable"
+)
+
+// JavaFS is FileSystemRMStateStore on local disk, in the Java RM's layout and records, so
+// that either RM takes over from the other on the same yarn.resourcemanager.fs.state-store.uri
+// (docs/migration.md):
+//
+//	FSRMStateRoot/RMVersionNode                    VersionProto (1.x)
+//	FSRMStateRoot/EpochNode                        EpochProto: the epoch the next RM runs with
+//	FSRMStateRoot/RMAppRoot/<app>/<app>            ApplicationStateDataProto
+//	FSRMStateRoot/RMAppRoot/<app>/<attempt>        ApplicationAttemptStateDataProto
+//	FSRMStateRoot/AMRMTokenSecretManagerRoot/AMRMTokenSecretManagerNode
+//	FSRMStateRoot/RMDTSecretManagerRoot/DelegationKey_<id>, RMDelegationToken_<seq>,
+//	                                    RMDTSequenceNumber_<seq>
+//	FSRMStateRoot/BobbinRoot/...                   Bobbin's own (below); a Java RM reads past it
+//
+// each file with Hadoop's .crc beside it (hadoopfile.go). BobbinRoot holds what only
+// Bobbin keeps — the container and NMToken master keys, the NodeManagers a restart waits
+// for, the node labels — each stamped with the epoch of the RM that wrote it: a Java RM
+// that ran since (the epoch moved on by more than one start) makes the keys and nodes
+// stale, and they are left out, as a Java RM would start without them.
+type JavaFS struct {
+	uri  string // as configured, for Location
+	root string // .../FSRMStateRoot
+
+	mu sync.Mutex // guards the maps and orders the writes of one application
+	// written is what was last written (or read) of each application's files, by
+	// application and file name: an unchanged record is not written again.
+	written map[string]map[string][]byte
+	version map[string]uint64 // the newest AppRecord.Version written, by application
+	epoch   int64             // the epoch this RM runs with (NextEpoch)
+	seqFile string            // the RMDTSequenceNumber_ file, once known
+}
+
+// Names in the Java RM's layout.
+const (
+	javaFSRoot       = "FSRMStateRoot"
+	javaVersionNode  = "RMVersionNode"
+	javaEpochNode    = "EpochNode"
+	javaAppRoot      = "RMAppRoot"
+	javaAMRMRoot     = "AMRMTokenSecretManagerRoot"
+	javaAMRMNode     = "AMRMTokenSecretManagerNode"
+	javaDTRoot       = "RMDTSecretManagerRoot"
+	javaDTKeyPrefix  = "DelegationKey_"
+	javaDTTokPrefix  = "RMDelegationToken_"
+	javaDTSeqPrefix  = "RMDTSequenceNumber_"
+	bobbinRoot       = "BobbinRoot"
+	javaStoreMajor   = 1
+	javaFSStoreMinor = 2 // Hadoop 2.7.3's FileSystemRMStateStore
+)
+
+// OpenJavaFS opens (creating it if need be) the store under dir, the path of
+// yarn.resourcemanager.fs.state-store.uri. A store whose version's major is not 1 (a newer
+// Java RM's) is refused, naming it.
+func OpenJavaFS(uri, dir string) (*JavaFS, error) {
+	s := &JavaFS{uri: uri, root: filepath.Join(dir, javaFSRoot), written: map[string]map[string][]byte{}, version: map[string]uint64{}}
+	for _, d := range []string{javaAppRoot, javaAMRMRoot, javaDTRoot, bobbinRoot} {
+		if err := os.MkdirAll(filepath.Join(s.root, d), 0o755); err != nil {
+			return nil, fmt.Errorf("state store %s: %w", s.Location(), err)
+		}
+	}
+	vpath := filepath.Join(s.root, javaVersionNode)
+	data, err := readHadoopFile(vpath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		b, _ := proto.Marshal(&yarnpb.VersionProto{MajorVersion: proto.Int32(javaStoreMajor), MinorVersion: proto.Int32(javaFSStoreMinor)})
+		if err := writeHadoopFile(vpath, b); err != nil {
+			return nil, fmt.Errorf("state store %s: writing its version: %w", s.Location(), err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("state store %s: %w", s.Location(), err)
+	default:
+		var v yarnpb.VersionProto
+		if err := proto.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("state store %s: %s is not a version record: %w", s.Location(), vpath, err)
+		}
+		if v.GetMajorVersion() != javaStoreMajor {
+			return nil, fmt.Errorf("state store %s: version %d.%d (%s) is not one Bobbin reads (1.x): written by a newer ResourceManager; refusing to start rather than lose its applications",
+				s.Location(), v.GetMajorVersion(), v.GetMinorVersion(), vpath)
+		}
+		// A 1.x minor version is the Java RM's to keep (each writes its own on start;
+		// every 1.x reads every other).
+	}
+	return s, nil
+}
+
+// Location names the store as configured.
+func (s *JavaFS) Location() string { return s.uri + "/" + javaFSRoot }
+
+// Close has nothing to release: every write is synced when it returns.
+func (s *JavaFS) Close() error { return nil }
+
+// Load reads the whole store, finishing the writes a stopped RM left half done first.
+func (s *JavaFS) Load() (*State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &State{Keys: map[string]*KeysRecord{}, Delegation: map[string]*DelegationRecord{}}
+	fail := func(err error) (*State, error) { return nil, fmt.Errorf("state store %s: %w", s.Location(), err) }
+	epoch, err := s.readEpoch()
+	if err != nil {
+		return fail(err)
+	}
+	st.Epoch = epoch
+	// What this RM writes to BobbinRoot before it takes its epoch (its keys) is stamped
+	// with the epoch it will take.
+	s.epoch = epoch
+
+	appRoot := filepath.Join(s.root, javaAppRoot)
+	dirs, err := os.ReadDir(appRoot)
+	if err != nil {
+		return fail(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || !strings.HasPrefix(d.Name(), "application_") {
+			continue
+		}
+		rec, err := s.loadApp(filepath.Join(appRoot, d.Name()))
+		if err != nil {
+			return fail(err)
+		}
+		if rec != nil {
+			st.Apps = append(st.Apps, rec)
+		}
+	}
+	sort.Slice(st.Apps, func(i, j int) bool { return st.Apps[i].ID < st.Apps[j].ID })
+
+	if err := finishHadoopWrites(filepath.Join(s.root, javaAMRMRoot)); err != nil {
+		return fail(err)
+	}
+	amrm, err := readHadoopFile(filepath.Join(s.root, javaAMRMRoot, javaAMRMNode))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fail(err)
+	default:
+		var k yarnpb.AMRMTokenSecretManagerStateProto
+		if err := proto.Unmarshal(amrm, &k); err != nil {
+			return fail(fmt.Errorf("%s: not an AMRMTokenSecretManagerStateProto: %w", filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), err))
+		}
+		if k.CurrentMasterKey != nil {
+			ring := &KeysRecord{Current: KeyRecord{ID: k.CurrentMasterKey.GetKeyId(), Bytes: k.CurrentMasterKey.GetBytes()}, LastID: k.CurrentMasterKey.GetKeyId()}
+			if n := k.NextMasterKey; n != nil {
+				ring.Next = &KeyRecord{ID: n.GetKeyId(), Bytes: n.GetBytes()}
+				ring.LastID = max(ring.LastID, n.GetKeyId())
+			}
+			st.Keys[KeysAMRM] = ring
+		}
+	}
+	if err := s.loadDelegation(st); err != nil {
+		return fail(err)
+	}
+	if err := s.loadBobbin(st, epoch); err != nil {
+		return fail(err)
+	}
+	return st, nil
+}
+
+// loadApp reads one application's directory (nil for a directory without the
+// application's record: an attempt's record without one is an error, as the Java RM
+// fails on it).
+func (s *JavaFS) loadApp(dir string) (*AppRecord, error) {
+	if err := finishHadoopWrites(dir); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	app := filepath.Base(dir)
+	var appData []byte
+	attempts := map[string][]byte{}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		data, err := readHadoopFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case name == app:
+			appData = data
+		case strings.HasPrefix(name, "appattempt_"):
+			attempts[name] = data
+		default:
+			continue // the Java RM logs and skips an unknown child too
+		}
+		files[name] = data
+	}
+	if appData == nil {
+		if len(attempts) > 0 {
+			return nil, fmt.Errorf("%s: attempt records without the application's record %s", dir, app)
+		}
+		return nil, nil
+	}
+	rec, err := decodeJavaApp(filepath.Join(dir, app), appData, attempts)
+	if err != nil {
+		return nil, err
+	}
+	if rec.ID != app {
+		return nil, fmt.Errorf("%s: the record is of application %s", filepath.Join(dir, app), rec.ID)
+	}
+	s.written[rec.ID] = files
+	s.version[rec.ID] = rec.Version
+	return rec, nil
+}
+
+// readEpoch is the epoch the store says the next RM runs with (0 for a new store).
+func (s *JavaFS) readEpoch() (int64, error) {
+	p := filepath.Join(s.root, javaEpochNode)
+	if err := finishHadoopWrites(s.root); err != nil {
+		return 0, err
+	}
+	data, err := readHadoopFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var e yarnpb.EpochProto
+	if err := proto.Unmarshal(data, &e); err != nil {
+		return 0, fmt.Errorf("%s: not an EpochProto: %w", p, err)
+	}
+	return e.GetEpoch(), nil
+}
+
+// NextEpoch is the Java RM's getAndIncrementEpoch: the stored epoch is this RM's, and the
+// one after it is stored for the next.
+func (s *JavaFS) NextEpoch() (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.readEpoch()
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: %w", s.Location(), err)
+	}
+	if _, err := s.storeEpochLocked(e + 1); err != nil {
+		return 0, err
+	}
+	s.epoch = e
+	return e, nil
+}
+
+// storeEpoch stores the epoch the next RM takes.
+func (s *JavaFS) storeEpoch(next int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeEpochLocked(next)
+}
+
+func (s *JavaFS) storeEpochLocked(next int64) (int64, error) {
+	b, _ := proto.Marshal(&yarnpb.EpochProto{Epoch: proto.Int64(next)})
+	if err := writeHadoopFile(filepath.Join(s.root, javaEpochNode), b); err != nil {
+		return 0, fmt.Errorf("state store %s: storing the epoch: %w", s.Location(), err)
+	}
+	return next, nil
+}
+
+// PutApp writes an application's records that changed, unless a newer version of it was
+// written.
+func (s *JavaFS) PutApp(rec *AppRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.putAppLocked(rec)
+}
+
+// PutApps is PutApp for each.
+func (s *JavaFS) PutApps(recs []*AppRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rec := range recs {
+		if err := s.putAppLocked(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *JavaFS) putAppLocked(rec *AppRecord) error {
+	if v, ok := s.version[rec.ID]; ok && rec.Version != 0 && rec.Version < v {
+		return nil // a newer version is stored
+	}
+	appData, attempts, err := encodeJavaApp(rec)
+	if err != nil {
+		return fmt.Errorf("state store %s: %w", s.Location(), err)
+	}
+	dir := filepath.Join(s.root, javaAppRoot, rec.ID)
+	files := s.written[rec.ID]
+	if files == nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("state store %s: %w", s.Location(), err)
+		}
+		files = map[string][]byte{}
+		s.written[rec.ID] = files
+	}
+	// The application's record first: an attempt's is never without it.
+	put := func(name string, data []byte) error {
+		if old, ok := files[name]; ok && string(old) == string(data) {
+			return nil
+		}
+		if err := writeHadoopFile(filepath.Join(dir, name), data); err != nil {
+			return fmt.Errorf("state store %s: application %s: %w", s.Location(), rec.ID, err)
+		}
+		files[name] = data
+		return nil
+	}
+	if err := put(rec.ID, appData); err != nil {
+		return err
+	}
+	id := strings.TrimPrefix(rec.ID, "application_")
+	for _, a := range attempts {
+		if err := put(fmt.Sprintf("appattempt_%s_%06d", id, a.attempt), a.data); err != nil {
+			return err
+		}
+	}
+	s.version[rec.ID] = rec.Version
+	return nil
+}
+
+// RemoveApps removes applications' directories.
+func (s *JavaFS) RemoveApps(ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if err := os.RemoveAll(filepath.Join(s.root, javaAppRoot, id)); err != nil {
+			return fmt.Errorf("state store %s: removing %s: %w", s.Location(), id, err)
+		}
+		delete(s.written, id)
+		delete(s.version, id)
+	}
+	return syncDir(filepath.Join(s.root, javaAppRoot))
+}
+
+// KeysAMRM is the master-key ring of AMRMTokens, the one ring the Java RM stores.
+const KeysAMRM = "amrm"
+
+// PutKeys stores a master-key ring: the AMRMToken ring where the Java RM keeps it (its
+// current and next keys), the others in BobbinRoot.
+func (s *JavaFS) PutKeys(name string, keys *KeysRecord) error {
+	if name != KeysAMRM {
+		return s.putBobbin("keys-"+name, keys)
+	}
+	k := &yarnpb.AMRMTokenSecretManagerStateProto{CurrentMasterKey: &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Current.ID), Bytes: keys.Current.Bytes}}
+	if keys.Next != nil {
+		k.NextMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Next.ID), Bytes: keys.Next.Bytes}
+	}
+	b, _ := proto.Marshal(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := writeHadoopFile(filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), b); err != nil {
+		return fmt.Errorf("state store %s: AMRMToken keys: %w", s.Location(), err)
+	}
+	return nil
+}
+
+// PutNode stores a running NodeManager in BobbinRoot.
+func (s *JavaFS) PutNode(rec *NodeRecord) error { return s.putBobbin("node-"+rec.ID, rec) }
+
+// RemoveNode forgets one.
+func (s *JavaFS) RemoveNode(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return removeHadoopFile(filepath.Join(s.root, bobbinRoot, "node-"+id))
+}
+
+// PutLabels stores the node labels in BobbinRoot.
+func (s *JavaFS) PutLabels(rec *LabelsRecord) error { return s.putBobbin("labels", rec) }
+
+// bobbinRecord is a record of BobbinRoot: its value and the epoch of the RM that wrote it.
+type bobbinRecord struct {
+	Epoch int64           `json:"epoch"`
+	Value json.RawMessage `json:"value"`
+}
+
+func (s *JavaFS) putBobbin(name string, v any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(bobbinRecord{Epoch: s.epoch, Value: raw})
+	if err := writeHadoopFile(filepath.Join(s.root, bobbinRoot, name), b); err != nil {
+		return fmt.Errorf("state store %s: %s: %w", s.Location(), name, err)
+	}
+	return nil
+}
+
+// loadBobbin reads BobbinRoot. next is the epoch the store gives the RM starting now: the
+// records of the RM that ran before it (epoch next-1) are its own; older ones were
+// written before a Java RM ran, which kept neither keys nor nodes there, so only the
+// labels (an administrator's, not a run's) are read from them.
+func (s *JavaFS) loadBobbin(st *State, next int64) error {
+	dir := filepath.Join(s.root, bobbinRoot)
+	if err := finishHadoopWrites(dir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		data, err := readHadoopFile(p)
+		if err != nil {
+			return err
+		}
+		var r bobbinRecord
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		fresh := r.Epoch == next-1
+		switch {
+		case name == "labels":
+			st.Labels = &LabelsRecord{}
+			err = json.Unmarshal(r.Value, st.Labels)
+		case !fresh:
+			continue
+		case strings.HasPrefix(name, "keys-"):
+			k := &KeysRecord{}
+			err = json.Unmarshal(r.Value, k)
+			st.Keys[strings.TrimPrefix(name, "keys-")] = k
+		case strings.HasPrefix(name, "node-"):
+			n := &NodeRecord{}
+			err = json.Unmarshal(r.Value, n)
+			st.Nodes = append(st.Nodes, n)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
+	return nil
+}
+
+// PutDelegation stores a piece of the RM delegation-token state as the Java RM does:
+// a master key as DelegationKey_<id> (its Writable), a token as RMDelegationToken_<seq>
+// (RMDelegationTokenIdentifierDataProto), the sequence number as the name of an empty
+// RMDTSequenceNumber_<seq>.
+func (s *JavaFS) PutDelegation(name string, rec *DelegationRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir := filepath.Join(s.root, javaDTRoot)
+	var err error
+	switch {
+	case name == "seq":
+		next := filepath.Join(dir, javaDTSeqPrefix+strconv.Itoa(int(rec.Seq)))
+		if err = writeHadoopFile(next, nil); err == nil && s.seqFile != "" && s.seqFile != next {
+			err = removeHadoopFile(s.seqFile)
+		}
+		s.seqFile = next
+	case len(rec.Identifier) > 0:
+		var id yarnpb.YARNDelegationTokenIdentifierProto
+		if err := proto.Unmarshal(rec.Identifier, &id); err != nil {
+			return fmt.Errorf("state store %s: delegation token %s: %w", s.Location(), name, err)
+		}
+		b, _ := proto.Marshal(&yarnpb.RMDelegationTokenIdentifierDataProto{TokenIdentifier: &id, RenewDate: proto.Int64(rec.RenewDateMs)})
+		err = writeHadoopFile(filepath.Join(dir, javaDTTokPrefix+strconv.Itoa(int(id.GetSequenceNumber()))), b)
+	default:
+		b := writable.AppendVInt(nil, rec.KeyID)
+		b = writable.AppendVLong(b, rec.ExpiryMs)
+		b = writable.AppendVInt(b, int32(len(rec.Bytes)))
+		b = append(b, rec.Bytes...)
+		err = writeHadoopFile(filepath.Join(dir, javaDTKeyPrefix+strconv.Itoa(int(rec.KeyID))), b)
+	}
+	if err != nil {
+		return fmt.Errorf("state store %s: delegation %s: %w", s.Location(), name, err)
+	}
+	return nil
+}
+
+// RemoveDelegation removes a key ("key-<id>") or token ("token-<seq>").
+func (s *JavaFS) RemoveDelegation(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	file := ""
+	switch {
+	case strings.HasPrefix(name, "key-"):
+		file = javaDTKeyPrefix + strings.TrimPrefix(name, "key-")
+	case strings.HasPrefix(name, "token-"):
+		file = javaDTTokPrefix + strings.TrimPrefix(name, "token-")
+	default:
+		return fmt.Errorf("state store %s: no delegation record %q", s.Location(), name)
+	}
+	if err := removeHadoopFile(filepath.Join(s.root, javaDTRoot, file)); err != nil {
+		return fmt.Errorf("state store %s: %w", s.Location(), err)
+	}
+	return nil
+}
+
+// loadDelegation reads RMDTSecretManagerRoot into the records PutDelegation takes.
+func (s *JavaFS) loadDelegation(st *State) error {
+	dir := filepath.Join(s.root, javaDTRoot)
+	if err := finishHadoopWrites(dir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		switch {
+		case strings.HasPrefix(name, javaDTSeqPrefix):
+			n, err := strconv.Atoi(strings.TrimPrefix(name, javaDTSeqPrefix))
+			if err != nil {
+				return fmt.Errorf("%s: not a sequence number", p)
+			}
+			if r := st.Delegation["seq"]; r == nil || int32(n) > r.Seq {
+				st.Delegation["seq"] = &DelegationRecord{Seq: int32(n)}
+				s.seqFile = p
+			}
+		case strings.HasPrefix(name, javaDTKeyPrefix):
+			data, err := readHadoopFile(p)
+			if err != nil {
+				return err
+			}
+			k, err := readDelegationKey(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			st.Delegation["key-"+strconv.Itoa(int(k.KeyID))] = k
+		case strings.HasPrefix(name, javaDTTokPrefix):
+			data, err := readHadoopFile(p)
+			if err != nil {
+				return err
+			}
+			var d yarnpb.RMDelegationTokenIdentifierDataProto
+			if err := proto.Unmarshal(data, &d); err != nil || d.TokenIdentifier == nil {
+				return fmt.Errorf("%s: not an RMDelegationTokenIdentifierData: %v", p, err)
+			}
+			ident, _ := proto.Marshal(d.TokenIdentifier)
+			st.Delegation["token-"+strconv.Itoa(int(d.TokenIdentifier.GetSequenceNumber()))] = &DelegationRecord{Identifier: ident, RenewDateMs: d.GetRenewDate()}
+		}
+	}
+	return nil
+}
+
+// readDelegationKey reads a DelegationKey's Writable: VInt id, VLong expiry, VInt length
+// and the key.
+func readDelegationKey(data []byte) (*DelegationRecord, error) {
+	r := writable.NewReader(strings.NewReader(string(data)))
+	id, err1 := r.VInt()
+	expiry, err2 := r.VLong()
+	key, err3 := r.Bytes(len(data))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, fmt.Errorf("not a DelegationKey: %w", err)
+	}
+	return &DelegationRecord{KeyID: id, Bytes: key, ExpiryMs: expiry}, nil
+}
