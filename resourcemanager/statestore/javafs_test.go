@@ -164,7 +164,7 @@ func TestJavaFSReadsWhatJavaRewrote(t *testing.T) {
 	id := &yarnpb.ApplicationIdProto{Id: proto.Int32(3), ClusterTimestamp: proto.Int64(1700000000000)}
 	app, _ := proto.Marshal(&yarnpb.ApplicationStateDataProto{SubmitTime: proto.Int64(1), User: proto.String("u"),
 		ApplicationSubmissionContext: &yarnpb.ApplicationSubmissionContextProto{ApplicationId: id, MaxAppAttempts: proto.Int32(4)},
-		ApplicationState: yarnpb.RMAppStateProto_RMAPP_FINISHED.Enum(), FinishTime: proto.Int64(70)})
+		ApplicationState:             yarnpb.RMAppStateProto_RMAPP_FINISHED.Enum(), FinishTime: proto.Int64(70)})
 	attempt := func(n int32, state *yarnpb.RMAppAttemptStateProto, exit int32, fs yarnpb.FinalApplicationStatusProto) []byte {
 		b, _ := proto.Marshal(&yarnpb.ApplicationAttemptStateDataProto{
 			AttemptId:       &yarnpb.ApplicationAttemptIdProto{ApplicationId: id, AttemptId: proto.Int32(n)},
