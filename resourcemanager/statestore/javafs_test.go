@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 )
 
@@ -376,4 +377,23 @@ func FuzzDecodeJavaApp(f *testing.F) {
 		decodeJavaApp("app", app, map[string][]byte{"a": at})
 		readDelegationKey(app)
 	})
+}
+
+// TestLeveldbStoreOfJavaRefused: LeveldbRMStateStore's path holding the Java RM's LevelDB
+// (yarn-rm-state) is refused by name, not started beside.
+func TestLeveldbStoreOfJavaRefused(t *testing.T) {
+	dir := t.TempDir()
+	c := conf.New()
+	c.Set(KeyRecovery, "true")
+	c.Set(KeyStoreClass, "org.apache.hadoop.yarn.server.resourcemanager.recovery.LeveldbRMStateStore")
+	c.Set(KeyLevelDBPath, dir)
+	s, err := Open(c, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	os.Mkdir(filepath.Join(dir, "yarn-rm-state"), 0o755)
+	if _, err := Open(c, "test", nil); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "yarn-rm-state")) {
+		t.Errorf("beside the Java RM's LevelDB: %v", err)
+	}
 }
