@@ -295,12 +295,14 @@ func (c *nsCluster) exec(t *testing.T, timeout time.Duration, script string) (st
 // Apache NodeManager starts each container in a session of its own (setsid), out of the
 // script's process group, and one killed with -9 leaves them running (a JVM AM that then
 // retries a dead RM for minutes, taking CPU from the tests after it). They are found by
-// the cluster's directory on their command line.
+// the cluster's directory on their command line or as their working directory (a
+// distributed shell's AM names no path of the cluster's, but runs in its container's).
 func killStrays(dir string) {
 	entries, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, e := range entries {
 		b, err := os.ReadFile(e)
-		if err != nil || !strings.Contains(string(b), dir+"/") {
+		cwd, _ := os.Readlink(filepath.Join(filepath.Dir(e), "cwd"))
+		if err != nil || !strings.Contains(string(b), dir+"/") && !strings.HasPrefix(cwd, dir+"/") {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(e))); err == nil && pid != os.Getpid() {

@@ -61,8 +61,25 @@ func (c *nsCluster) writeRMConfs(t *testing.T, props map[string]string) {
 		writeConf(t, dir, own)
 		copyFile(t, filepath.Join(c.confDir, "capacity-scheduler.xml"), filepath.Join(dir, "capacity-scheduler.xml"))
 	}
+	c.writeZKConf()
+}
+
+// writeZKConf writes the cluster's ZooKeeper configuration (zk/zoo.cfg: 127.0.0.1:2181).
+func (c *nsCluster) writeZKConf() {
 	os.MkdirAll(c.path("zk/data"), 0o755)
 	os.WriteFile(c.path("zk/zoo.cfg"), []byte("tickTime=250\ndataDir="+c.path("zk/data")+"\nclientPort=2181\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nminSessionTimeout=1000\n"), 0o644)
+}
+
+// startZK is the script that starts the cluster's ZooKeeper alone (for a one-RM cluster
+// with ZKRMStateStore, as its preStart) and waits for its port.
+func (c *nsCluster) startZK(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(zktest.Script); err != nil {
+		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
+	}
+	c.writeZKConf()
+	return fmt.Sprintf(`ZOO_LOG_DIR=%[1]s/zk %[2]s start-foreground %[1]s/zk/zoo.cfg >> %[1]s/zk/zk.out 2>&1 &
+for i in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/2181) 2>/dev/null && break; sleep 0.2; done`, c.dir, zktest.Script)
 }
 
 // startHA is the script that starts an HA cluster's ZooKeeper (start_zk, $ZK) and its

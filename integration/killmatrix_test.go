@@ -108,7 +108,13 @@ type killCell struct {
 	version  string
 	bobbinNM bool
 	phase    string
+	// store is the RM state store: "" FileSystemRMStateStore on file://, storeZK
+	// ZKRMStateStore on a ZooKeeper of the cluster's own (killActive always has one).
+	store string
 }
+
+// storeZK is a kill cell's ZKRMStateStore.
+const storeZK = "zk"
 
 // killMatrix runs, as parallel subtests of t, the cells of job for target: every version,
 // NodeManager and phase when the full matrix is asked for, else ci.
@@ -119,7 +125,7 @@ func killMatrix(t *testing.T, target killTarget, job func(*nsCluster) killJob, c
 		for _, v := range []string{hadoop2, hadoop3} {
 			for _, bobbinNM := range []bool{true, false} {
 				for _, ph := range killPhases {
-					cells = append(cells, killCell{target, v, bobbinNM, ph.name})
+					cells = append(cells, killCell{target: target, version: v, bobbinNM: bobbinNM, phase: ph.name})
 				}
 			}
 		}
@@ -206,7 +212,7 @@ func TestRMKilledAtEachPhaseOfDShell(t *testing.T) {
 					if ph.name == "reduce" || ph.name == "commit" {
 						continue // a shell has neither
 					}
-					killAt(t, killCell{target, v, bobbinNM, ph.name}, dshellJob)
+					killAt(t, killCell{target: target, version: v, bobbinNM: bobbinNM, phase: ph.name}, dshellJob)
 				}
 			}
 		}
@@ -225,10 +231,15 @@ func TestRMSwitchedBetweenJavaAndBobbin(t *testing.T) {
 	if fullKillMatrix() {
 		targets = append(targets, restartJava)
 	}
-	for _, target := range targets {
-		for _, v := range []string{hadoop2, hadoop3} {
-			for _, ph := range []string{"am-starting", "registered", "maps"} {
-				killAt(t, killCell{target, v, false, ph}, piJob)
+	for _, store := range []string{"", storeZK} {
+		for _, target := range targets {
+			for _, v := range []string{hadoop2, hadoop3} {
+				for _, ph := range []string{"am-starting", "registered", "maps"} {
+					if store == storeZK && !fullKillMatrix() && ph != "registered" {
+						continue // CI: the ZooKeeper store at one phase
+					}
+					killAt(t, killCell{target: target, version: v, phase: ph, store: store}, piJob)
+				}
 			}
 		}
 	}
@@ -283,7 +294,11 @@ func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
 	if cell.bobbinNM {
 		nm = "bobbin-nm"
 	}
-	t.Run(fmt.Sprintf("%s-%s-%s-%s", cell.target, ph.name, cell.version, nm), func(t *testing.T) {
+	name := fmt.Sprintf("%s-%s-%s-%s", cell.target, ph.name, cell.version, nm)
+	if cell.store != "" {
+		name += "-" + cell.store
+	}
+	t.Run(name, func(t *testing.T) {
 		t.Parallel() // its own network namespace: see parallelism in cluster_test.go
 		if !cell.bobbinNM && cell.version == hadoop2 && (cell.target == killNM || cell.target == killBoth) {
 			skipOnProcpsKill(t)
@@ -292,12 +307,19 @@ func killAt(t *testing.T, cell killCell, job func(*nsCluster) killJob) {
 		c.bobbinNM = cell.bobbinNM
 		c.ha = cell.target == killActive
 		c.apacheRM = cell.target == switchToBobbin || cell.target == restartJava
+		if cell.store == storeZK {
+			c.preStart = c.startZK(t)
+		}
 		c.nmMemoryMB = 1536
 		c.nmProps = func(_ int, p map[string]string) {
 			p["yarn.resourcemanager.recovery.enabled"] = "true"
 			p["yarn.resourcemanager.fs.state-store.uri"] = "file://" + c.path("rmstore")
 			p["yarn.nodemanager.recovery.enabled"] = "true"
 			p["yarn.nodemanager.recovery.dir"] = c.path("nm-recovery")
+			if cell.store == storeZK {
+				p["yarn.resourcemanager.store.class"] = "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore"
+				p["hadoop.zk.address"], p["yarn.resourcemanager.zk-address"] = "127.0.0.1:2181", "127.0.0.1:2181"
+			}
 			// The containers are counted from what `yarn logs` prints of them.
 			p["yarn.log-aggregation-enable"] = "true"
 			p["yarn.nodemanager.remote-app-log-dir"] = "file://" + c.path("app-logs")

@@ -45,7 +45,7 @@ func TestStateStoreFullOrReadOnly(t *testing.T) {
 cd %[1]s
 app_state() { curl -s http://127.0.0.1:8088/ws/v1/cluster/apps/$1 | grep -o '"\(state\|finalStatus\)":"[A-Z]*"' | cut -d'"' -f4 | tr '\n' ' '; }
 outcome() { [ $1 = 0 ] && echo accepted || echo refused; }
-refusal() { grep -o 'could not record the submission.*' $1 | head -1 | cut -c1-300; }
+refusal() { grep -o 'could not record the submission.*' $1 | head -1 | cut -c1-700; }
 PAD=$(head -c 100000 /dev/zero | tr '\0' x)
 timeout 300 $HADOOP_HOME/bin/hadoop jar %[2]s pi 2 10 > pi.out 2>&1 &
 PI=$!
@@ -106,11 +106,11 @@ echo "=== end after the restart"`, c.dir, c.examplesJar(), fs, ds, bobbinBinary(
 	for _, want := range []string{
 		"=== pi running: application_",
 		"=== full: 0 KB free",
-		"=== submission while full: refused; could not record the submission: application application_",
+		"=== submission while full: refused; could not record the submission: state store file://" + fs + "/rmstore/FSRMStateRoot: application application_",
 		"=== pi exit 0; RM serving while full: 200",
 		"=== pi once space returned: FINISHED SUCCEEDED",
 		"=== submission once space returned: accepted",
-		"=== submission while read-only: refused; could not record the submission: application application_",
+		"=== submission while read-only: refused; could not record the submission: state store file://" + fs + "/rmstore/FSRMStateRoot: application application_",
 		"=== finish while read-only: not unregistered yet",
 		"=== RM serving while read-only: 200",
 		"=== second pi exit 0",

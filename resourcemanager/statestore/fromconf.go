@@ -1,12 +1,17 @@
 package statestore
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/sirupsen/logrus"
 
@@ -125,7 +130,78 @@ func openZKFromConf(c *conf.Configuration, owner string, log *logrus.Entry) (Sto
 	if err != nil {
 		return nil, err
 	}
-	return OpenZK(addr, parent, timeout, owner, log)
+	split := 0
+	if raw, err := c.Trimmed(KeyZKSplitIndex); err != nil {
+		return nil, err
+	} else if raw != "" {
+		if split, err = strconv.Atoi(raw); err != nil || split < 0 || split > 4 {
+			return nil, &conf.ValueError{Source: c.Source(KeyZKSplitIndex), Key: KeyZKSplitIndex, Value: raw, Reason: "must be 0 to 4"}
+		}
+	}
+	return openJavaZKMigrating(addr, parent, timeout, owner, split, log)
+}
+
+// KeyZKSplitIndex splits application znodes in ZKRMStateStore (3.x; 0: flat).
+const KeyZKSplitIndex = "yarn.resourcemanager.zk-appid-node.split-index"
+
+// openJavaZKMigrating opens ZKRMStateStore in the Java layout. Bobbin's earlier layout
+// under the same parent (BobbinRMStateRoot) is moved into it once, and marked migrated;
+// both holding applications is refused, naming both.
+func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner string, split int, log *logrus.Entry) (Store, error) {
+	s, err := OpenJavaZK(addr, parent, timeout, owner, split, log)
+	if err != nil {
+		return nil, err
+	}
+	oldRoot := path.Join(parent, zkRoot)
+	there, _, err := s.conn.Exists(path.Join(oldRoot, "apps"))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("state store %s: %s: %w", s.Location(), oldRoot, err)
+	}
+	done, _, err := s.conn.Exists(path.Join(oldRoot, "migrated"))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("state store %s: %s: %w", s.Location(), oldRoot, err)
+	}
+	if !there || done {
+		return s, nil
+	}
+	fail := func(err error) (Store, error) {
+		s.Close()
+		return nil, fmt.Errorf("migrating zk://%s%s into %s: %w", addr, oldRoot, s.Location(), err)
+	}
+	old, err := OpenZK(addr, parent, timeout, owner+" (migrating)", log)
+	if err != nil {
+		return fail(err)
+	}
+	defer old.Close()
+	from, err := old.Load()
+	if err != nil {
+		return fail(err)
+	}
+	into, err := s.Load()
+	if err != nil {
+		return fail(err)
+	}
+	if len(from.Apps) > 0 && len(into.Apps) > 0 {
+		return fail(fmt.Errorf("both hold applications (%d in Bobbin's earlier layout, %d in the Java RM's): refusing to choose between them (delete the one that is not the cluster's)",
+			len(from.Apps), len(into.Apps)))
+	}
+	if len(into.Apps) == 0 {
+		if err := migrateStore(s, from, func(next int64) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.epoch = next - 1
+			return s.storeEpochLocked(next)
+		}); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := s.conn.Create(path.Join(oldRoot, "migrated"), []byte(s.Location()), 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fail(err)
+	}
+	log.WithFields(logrus.Fields{"from": "zk://" + addr + oldRoot, "into": s.Location(), "applications": len(from.Apps)}).Warn("state store migrated into the Java ResourceManager's layout")
+	return s, nil
 }
 
 // openJavaFSMigrating opens FileSystemRMStateStore at dir (uri as configured). A Bobbin
@@ -160,7 +236,11 @@ func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
 			s.Location(), len(into.Apps), old, len(from.Apps))
 	}
 	if len(from.Apps) > 0 || len(into.Apps) == 0 {
-		if err := migrateInto(s, from); err != nil {
+		if err := migrateStore(s, from, func(next int64) error {
+			s.epoch = next - 1
+			_, err := s.storeEpoch(next)
+			return err
+		}); err != nil {
 			return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
 		}
 	}
@@ -175,12 +255,11 @@ func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
 	return s, nil
 }
 
-// migrateInto writes everything st holds into s.
-func migrateInto(s *JavaFS, st *State) error {
+// migrateStore writes everything st holds into s; storeEpoch stores the epoch the next RM
+// takes (st's, the last one used, plus one).
+func migrateStore(s Store, st *State, storeEpoch func(next int64) error) error {
 	if st.Epoch > 0 {
-		// The Java layout stores the epoch the next RM takes.
-		s.epoch = st.Epoch
-		if _, err := s.storeEpoch(st.Epoch + 1); err != nil {
+		if err := storeEpoch(st.Epoch + 1); err != nil {
 			return err
 		}
 	}

@@ -307,7 +307,7 @@ func (s *JavaFS) putAppLocked(rec *AppRecord) error {
 	files := s.written[rec.ID]
 	if files == nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("state store %s: %w", s.Location(), err)
+			return fmt.Errorf("state store %s: application %s: %w", s.Location(), rec.ID, err)
 		}
 		files = map[string][]byte{}
 		s.written[rec.ID] = files
@@ -428,27 +428,7 @@ func (s *JavaFS) loadBobbin(st *State, next int64) error {
 		if err != nil {
 			return err
 		}
-		var r bobbinRecord
-		if err := json.Unmarshal(data, &r); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		fresh := r.Epoch == next-1
-		switch {
-		case name == "labels":
-			st.Labels = &LabelsRecord{}
-			err = json.Unmarshal(r.Value, st.Labels)
-		case !fresh:
-			continue
-		case strings.HasPrefix(name, "keys-"):
-			k := &KeysRecord{}
-			err = json.Unmarshal(r.Value, k)
-			st.Keys[strings.TrimPrefix(name, "keys-")] = k
-		case strings.HasPrefix(name, "node-"):
-			n := &NodeRecord{}
-			err = json.Unmarshal(r.Value, n)
-			st.Nodes = append(st.Nodes, n)
-		}
-		if err != nil {
+		if err := readBobbinRecord(st, name, data, next); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}

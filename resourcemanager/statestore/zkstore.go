@@ -18,8 +18,8 @@ import (
 // has taken over: this one must stop acting as the active RM.
 var ErrFenced = errors.New("fenced: another ResourceManager took over the state store")
 
-// ZK is the ZooKeeper state store (ZKRMStateStore), which RMs in high availability
-// share. Under <parent-path>/BobbinRMStateRoot it keeps one znode per application
+// ZK is Bobbin's earlier ZooKeeper state store, read once to move its records into the
+// Java RM's layout (JavaZK, migrateZK). Under <parent-path>/BobbinRMStateRoot it keeps one znode per application
 // (apps/<id>), master-key ring (keys/<name>) and running NodeManager (nodes/<id>), the
 // epoch, and a fence.
 //
@@ -173,46 +173,8 @@ func (s *ZK) getAll(paths []string) (datas [][]byte, stats []*zk.Stat, errs []er
 	return datas, stats, errs
 }
 
-// javaApps counts the applications a Java RM's ZKRMStateStore keeps beside this store
-// (<parent>/ZKRMStateRoot/RMAppRoot, its HIERARCHIES/1..4 split layout included).
-func (s *ZK) javaApps() (int, string, error) {
-	root := path.Join(path.Dir(s.root), "ZKRMStateRoot", "RMAppRoot")
-	names, _, err := s.conn.Children(root)
-	if errors.Is(err, zk.ErrNoNode) {
-		return 0, root, nil
-	}
-	if err != nil {
-		return 0, root, err
-	}
-	n := 0
-	for _, name := range names {
-		if name != "HIERARCHIES" {
-			n++
-		}
-	}
-	for split := 1; split <= 4; split++ {
-		parents, _, err := s.conn.Children(path.Join(root, "HIERARCHIES", fmt.Sprint(split)))
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return 0, root, err
-		}
-		n += len(parents)
-	}
-	return n, root, nil
-}
-
 // Load reads everything: the children of apps, keys and nodes in parallel.
 func (s *ZK) Load() (*State, error) {
-	// The Java RM's store under the same parent path is not one Bobbin reads yet: never
-	// start beside it as if the cluster had no applications.
-	if n, root, err := s.javaApps(); err != nil {
-		return nil, fmt.Errorf("state store %s: reading %s: %w", s.Location(), root, err)
-	} else if n > 0 {
-		return nil, fmt.Errorf("state store %s: zk://%s%s holds the Java ResourceManager's applications (%d), in its ZKRMStateStore, which Bobbin does not read yet; refusing to start without them (docs/migration.md: switch with FileSystemRMStateStore)",
-			s.Location(), s.addr, root, n)
-	}
 	st := &State{Keys: map[string]*KeysRecord{}, Delegation: map[string]*DelegationRecord{}}
 	if data, _, err := s.conn.Get(path.Join(s.root, "epoch")); err == nil {
 		if err := json.Unmarshal(data, &st.Epoch); err != nil {

@@ -85,32 +85,3 @@ func TestZKStoreKeepsStateAndFences(t *testing.T) {
 	}
 }
 
-// TestZKStoreRefusesBesideJavaApplications: a Java RM's ZKRMStateStore under the same
-// parent path, holding applications (flat or in the split layout), stops the store at
-// Load naming it; one without applications does not.
-func TestZKStoreRefusesBesideJavaApplications(t *testing.T) {
-	zks := zktest.Start(t)
-	log := testutil.QuietLogger()
-	s, err := OpenZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, p := range []string{"/rmstore/ZKRMStateRoot", "/rmstore/ZKRMStateRoot/RMAppRoot", "/rmstore/ZKRMStateRoot/RMAppRoot/HIERARCHIES",
-		"/rmstore/ZKRMStateRoot/RMAppRoot/HIERARCHIES/2"} {
-		if err := s.ensure(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.Load(); err != nil {
-		t.Fatalf("no Java applications: %v", err)
-	}
-	for _, app := range []string{"/rmstore/ZKRMStateRoot/RMAppRoot/HIERARCHIES/2/application_1_00", "/rmstore/ZKRMStateRoot/RMAppRoot/application_1_0002"} {
-		if err := s.ensure(app); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), "ZKRMStateRoot/RMAppRoot holds the Java ResourceManager's applications") {
-			t.Fatalf("beside %s: %v", app, err)
-		}
-	}
-}

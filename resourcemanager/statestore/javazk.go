@@ -1,0 +1,771 @@
+package statestore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/rpc/writable"
+)
+
+// JavaZK is ZKRMStateStore in the Java RM's layout and records, so that either RM takes
+// over from the other on the same ZooKeeper (docs/migration.md). Under
+// <yarn.resourcemanager.zk-state-store.parent-path>/ZKRMStateRoot:
+//
+//	RMVersionNode                        VersionProto (1.x)
+//	EpochNode                            EpochProto: the epoch the next RM takes
+//	RMAppRoot/<app>                      ApplicationStateDataProto; its children the
+//	RMAppRoot/<app>/<attempt>            attempts' ApplicationAttemptStateDataProto
+//	RMAppRoot/HIERARCHIES/<n>/<head>/<tail>  an application split by
+//	                                     yarn.resourcemanager.zk-appid-node.split-index (3.x)
+//	AMRMTokenSecretManagerRoot           AMRMTokenSecretManagerStateProto, as its data
+//	RMDTSecretManagerRoot/RMDTMasterKeysRoot/DelegationKey_<id>
+//	RMDTSecretManagerRoot/RMDelegationTokensRoot/RMDelegationToken_<seq>
+//	RMDTSecretManagerRoot/RMDTSequentialNumber    a big-endian int32
+//	BobbinRoot/...                       Bobbin's own, as in JavaFS, and its fence
+//
+// Every write is one multi-operation that, as the Java RM's, creates and deletes
+// RM_ZK_FENCING_LOCK under the root (an RM the root's ACL shuts out has every write
+// refused), and first checks Bobbin's fence: an RM that opens the store sets the fence
+// znode's data, moving its version, so a paused old active's writes are refused with
+// ErrFenced and never overwrite the new active's state.
+type JavaZK struct {
+	conn  *zk.Conn
+	addr  string
+	root  string // .../ZKRMStateRoot
+	acl   []zk.ACL
+	split int // yarn.resourcemanager.zk-appid-node.split-index for new applications
+	log   *logrus.Entry
+
+	mu       sync.Mutex // one writer at a time; guards the fields below
+	fence    string
+	fenceVer int32
+	epoch    int64
+	// where each application's znode is, and what was last written of it and its
+	// attempts (by znode name; "" the application's own): an unchanged record is not
+	// written again, and a znode known to exist is set, not created.
+	appPath map[string]string
+	written map[string]map[string][]byte
+	version map[string]uint64
+}
+
+// Names in the Java RM's ZooKeeper layout.
+const (
+	javaZKRoot       = "ZKRMStateRoot"
+	javaFencingLock  = "RM_ZK_FENCING_LOCK"
+	javaHierarchies  = "HIERARCHIES"
+	javaDTKeysRoot   = "RMDTMasterKeysRoot"
+	javaDTTokensRoot = "RMDelegationTokensRoot"
+	javaDTSeqNode    = "RMDTSequentialNumber"
+	javaZKStoreMinor = 2 // Hadoop 2.7.3's ZKRMStateStore
+)
+
+// OpenJavaZK connects to the quorum addr, creates the layout if need be and takes the
+// fence as owner. split is yarn.resourcemanager.zk-appid-node.split-index (0..4).
+func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split int, log *logrus.Entry) (*JavaZK, error) {
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if split < 0 || split > 4 {
+		return nil, fmt.Errorf("state store: yarn.resourcemanager.zk-appid-node.split-index %d is not 0 to 4", split)
+	}
+	conn, err := connectZK(addr, timeout, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &JavaZK{conn: conn, addr: addr, root: path.Join(parent, javaZKRoot), acl: zk.WorldACL(zk.PermAll), split: split, log: log,
+		appPath: map[string]string{}, written: map[string]map[string][]byte{}, version: map[string]uint64{}}
+	s.fence = path.Join(s.root, bobbinRoot, "fence")
+	dirs := []string{parent, s.root, path.Join(s.root, javaAppRoot), path.Join(s.root, javaAMRMRoot), path.Join(s.root, javaDTRoot),
+		path.Join(s.root, javaDTRoot, javaDTKeysRoot), path.Join(s.root, javaDTRoot, javaDTTokensRoot), path.Join(s.root, bobbinRoot), s.fence}
+	for _, p := range dirs {
+		if err := ensureZNode(conn, p, s.acl); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("state store %s: %w", s.Location(), err)
+		}
+	}
+	if err := s.checkVersion(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	stat, err := conn.Set(s.fence, []byte(owner), -1)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("state store %s: taking the fence: %w", s.Location(), err)
+	}
+	s.fenceVer = stat.Version
+	// A fencing lock left by a Java RM's client that died mid-operation (the Java RM
+	// deletes it at start too).
+	if err := conn.Delete(path.Join(s.root, javaFencingLock), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		conn.Close()
+		return nil, fmt.Errorf("state store %s: %s: %w", s.Location(), javaFencingLock, err)
+	}
+	return s, nil
+}
+
+// connectZK opens a session with the quorum ("host:port,host:port").
+func connectZK(addr string, timeout time.Duration, log *logrus.Entry) (*zk.Conn, error) {
+	servers := strings.Split(addr, ",")
+	for i := range servers {
+		servers[i] = strings.TrimSpace(servers[i])
+	}
+	conn, events, err := zk.Connect(servers, timeout, zk.WithLogger(zkLogger{log}))
+	if err != nil {
+		return nil, fmt.Errorf("state store: ZooKeeper %s: %w", addr, err)
+	}
+	deadline := time.After(timeout)
+	for connected := false; !connected; {
+		select {
+		case ev := <-events:
+			connected = ev.State == zk.StateHasSession
+		case <-deadline:
+			conn.Close()
+			return nil, fmt.Errorf("state store: ZooKeeper %s: no session within %s", addr, timeout)
+		}
+	}
+	go func() { // drain the session's events (the library blocks on a full channel)
+		for range events {
+		}
+	}()
+	return conn, nil
+}
+
+// ensureZNode creates p and what is missing above it.
+func ensureZNode(conn *zk.Conn, p string, acl []zk.ACL) error {
+	if p == "/" || p == "" {
+		return nil
+	}
+	_, err := conn.Create(p, nil, 0, acl)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		if err := ensureZNode(conn, path.Dir(p), acl); err != nil {
+			return err
+		}
+		return ensureZNode(conn, p, acl)
+	}
+	return fmt.Errorf("creating %s: %w", p, err)
+}
+
+// checkVersion refuses a store of another major version; a new store gets its version.
+func (s *JavaZK) checkVersion() error {
+	p := path.Join(s.root, javaVersionNode)
+	data, _, err := s.conn.Get(p)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		b, _ := proto.Marshal(&yarnpb.VersionProto{MajorVersion: proto.Int32(javaStoreMajor), MinorVersion: proto.Int32(javaZKStoreMinor)})
+		if _, err := s.conn.Create(p, b, 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("state store %s: writing its version: %w", s.Location(), err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("state store %s: %s: %w", s.Location(), p, err)
+	}
+	var v yarnpb.VersionProto
+	if err := proto.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("state store %s: %s is not a version record: %w", s.Location(), p, err)
+	}
+	if v.GetMajorVersion() != javaStoreMajor {
+		return fmt.Errorf("state store %s: version %d.%d (%s) is not one Bobbin reads (1.x): written by a newer ResourceManager; refusing to start rather than lose its applications",
+			s.Location(), v.GetMajorVersion(), v.GetMinorVersion(), p)
+	}
+	return nil
+}
+
+// Location names the quorum and the root.
+func (s *JavaZK) Location() string { return "zk://" + s.addr + s.root }
+
+// Close ends the ZooKeeper session.
+func (s *JavaZK) Close() error {
+	s.conn.Close()
+	return nil
+}
+
+// multi runs ops as the Java RM does, between the fencing lock's create and delete, behind
+// Bobbin's fence check; a moved fence is ErrFenced, a root that shuts this RM out
+// (another RM's ACL) too.
+func (s *JavaZK) multi(ops ...any) error {
+	lock := path.Join(s.root, javaFencingLock)
+	all := make([]any, 0, len(ops)+3)
+	all = append(all, &zk.CheckVersionRequest{Path: s.fence, Version: s.fenceVer}, &zk.CreateRequest{Path: lock, Acl: s.acl})
+	all = append(all, ops...)
+	all = append(all, &zk.DeleteRequest{Path: lock, Version: -1})
+	res, err := s.conn.Multi(all...)
+	if err == nil {
+		for _, r := range res { // a failed multi may say so only per operation
+			if r.Error != nil {
+				err = r.Error
+				break
+			}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, zk.ErrBadVersion):
+		if _, stat, gerr := s.conn.Get(s.fence); gerr == nil && stat.Version != s.fenceVer {
+			return fmt.Errorf("state store %s: %w", s.Location(), ErrFenced)
+		}
+	case errors.Is(err, zk.ErrNoAuth):
+		return fmt.Errorf("state store %s: the root's ACL shuts this RM out (another RM is active): %w", s.Location(), ErrFenced)
+	}
+	return fmt.Errorf("state store %s: %w", s.Location(), err)
+}
+
+// getAll reads znodes concurrently (the connection pipelines requests).
+func (s *JavaZK) getAll(paths []string) (datas [][]byte, errs []error) {
+	datas, errs = make([][]byte, len(paths)), make([]error, len(paths))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			datas[i], _, errs[i] = s.conn.Get(p)
+		}()
+	}
+	wg.Wait()
+	return datas, errs
+}
+
+// appNodes lists every application's znode: name → path, flat or split.
+func (s *JavaZK) appNodes() (map[string]string, error) {
+	root := path.Join(s.root, javaAppRoot)
+	names, _, err := s.conn.Children(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	apps := map[string]string{}
+	for _, n := range names {
+		if strings.HasPrefix(n, "application_") {
+			apps[n] = path.Join(root, n)
+		}
+	}
+	for split := 1; split <= 4; split++ {
+		dir := path.Join(root, javaHierarchies, strconv.Itoa(split))
+		heads, _, err := s.conn.Children(dir)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		for _, h := range heads {
+			tails, _, err := s.conn.Children(path.Join(dir, h))
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return nil, fmt.Errorf("%s/%s: %w", dir, h, err)
+			}
+			for _, t := range tails {
+				apps[h+t] = path.Join(dir, h, t)
+			}
+		}
+	}
+	return apps, nil
+}
+
+// Load reads the whole store.
+func (s *JavaZK) Load() (*State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := func(err error) (*State, error) { return nil, fmt.Errorf("state store %s: %w", s.Location(), err) }
+	st := &State{Keys: map[string]*KeysRecord{}, Delegation: map[string]*DelegationRecord{}}
+	epoch, err := s.readEpoch()
+	if err != nil {
+		return fail(err)
+	}
+	st.Epoch, s.epoch = epoch, epoch
+	apps, err := s.appNodes()
+	if err != nil {
+		return fail(err)
+	}
+	ids := make([]string, 0, len(apps))
+	for id := range apps {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = apps[id]
+	}
+	datas, errs := s.getAll(paths)
+	for i, id := range ids {
+		if errs[i] != nil {
+			if errors.Is(errs[i], zk.ErrNoNode) {
+				continue
+			}
+			return fail(fmt.Errorf("%s: %w", paths[i], errs[i]))
+		}
+		names, _, err := s.conn.Children(paths[i])
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", paths[i], err))
+		}
+		var atPaths []string
+		for _, n := range names {
+			atPaths = append(atPaths, path.Join(paths[i], n))
+		}
+		atDatas, atErrs := s.getAll(atPaths)
+		attempts := map[string][]byte{}
+		files := map[string][]byte{"": datas[i]}
+		for j, n := range names {
+			if atErrs[j] != nil {
+				return fail(fmt.Errorf("%s: %w", atPaths[j], atErrs[j]))
+			}
+			if strings.HasPrefix(n, "appattempt_") {
+				attempts[n] = atDatas[j]
+				files[n] = atDatas[j]
+			}
+		}
+		rec, err := decodeJavaApp(paths[i], datas[i], attempts)
+		if err != nil {
+			return fail(err)
+		}
+		if rec.ID != id {
+			return fail(fmt.Errorf("%s: the record is of application %s", paths[i], rec.ID))
+		}
+		st.Apps = append(st.Apps, rec)
+		s.appPath[id], s.written[id], s.version[id] = paths[i], files, rec.Version
+	}
+
+	data, _, err := s.conn.Get(path.Join(s.root, javaAMRMRoot))
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", path.Join(s.root, javaAMRMRoot), err))
+	}
+	if len(data) > 0 {
+		var k yarnpb.AMRMTokenSecretManagerStateProto
+		if err := proto.Unmarshal(data, &k); err != nil {
+			return fail(fmt.Errorf("%s: not an AMRMTokenSecretManagerStateProto: %w", path.Join(s.root, javaAMRMRoot), err))
+		}
+		if ring := amrmRing(&k); ring != nil {
+			st.Keys[KeysAMRM] = ring
+		}
+	}
+	if err := s.loadDelegation(st); err != nil {
+		return fail(err)
+	}
+	if err := s.loadBobbin(st, epoch); err != nil {
+		return fail(err)
+	}
+	return st, nil
+}
+
+// amrmRing is the key ring of the Java RM's AMRMToken state (nil without a current key).
+func amrmRing(k *yarnpb.AMRMTokenSecretManagerStateProto) *KeysRecord {
+	if k.CurrentMasterKey == nil {
+		return nil
+	}
+	ring := &KeysRecord{Current: KeyRecord{ID: k.CurrentMasterKey.GetKeyId(), Bytes: k.CurrentMasterKey.GetBytes()}, LastID: k.CurrentMasterKey.GetKeyId()}
+	if n := k.NextMasterKey; n != nil {
+		ring.Next = &KeyRecord{ID: n.GetKeyId(), Bytes: n.GetBytes()}
+		ring.LastID = max(ring.LastID, n.GetKeyId())
+	}
+	return ring
+}
+
+func (s *JavaZK) readEpoch() (int64, error) {
+	p := path.Join(s.root, javaEpochNode)
+	data, _, err := s.conn.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p, err)
+	}
+	var e yarnpb.EpochProto
+	if err := proto.Unmarshal(data, &e); err != nil {
+		return 0, fmt.Errorf("%s: not an EpochProto: %w", p, err)
+	}
+	return e.GetEpoch(), nil
+}
+
+// NextEpoch is the Java RM's getAndIncrementEpoch.
+func (s *JavaZK) NextEpoch() (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.readEpoch()
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: %w", s.Location(), err)
+	}
+	if err := s.storeEpochLocked(e + 1); err != nil {
+		return 0, err
+	}
+	s.epoch = e
+	return e, nil
+}
+
+func (s *JavaZK) storeEpochLocked(next int64) error {
+	p := path.Join(s.root, javaEpochNode)
+	b, _ := proto.Marshal(&yarnpb.EpochProto{Epoch: proto.Int64(next)})
+	if ok, _, err := s.conn.Exists(p); err != nil {
+		return fmt.Errorf("state store %s: %w", s.Location(), err)
+	} else if ok {
+		return s.multi(&zk.SetDataRequest{Path: p, Data: b, Version: -1})
+	}
+	return s.multi(&zk.CreateRequest{Path: p, Data: b, Acl: s.acl})
+}
+
+// PutApp writes an application's records that changed.
+func (s *JavaZK) PutApp(rec *AppRecord) error { return s.PutApps([]*AppRecord{rec}) }
+
+// PutApps writes records, each unless a newer version of it was written, in as few
+// multi-operations as ZooKeeper's request size allows.
+func (s *JavaZK) PutApps(recs []*AppRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ops []any
+	var done []func() // cache updates once their multi went through
+	size := 0
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		err := s.multi(ops...)
+		if err == nil {
+			for _, f := range done {
+				f()
+			}
+		}
+		ops, done, size = nil, nil, 0
+		return err
+	}
+	for _, rec := range recs {
+		if v, ok := s.version[rec.ID]; ok && rec.Version != 0 && rec.Version < v {
+			continue
+		}
+		appData, attempts, err := encodeJavaApp(rec)
+		if err != nil {
+			return fmt.Errorf("state store %s: %w", s.Location(), err)
+		}
+		p, known := s.appPath[rec.ID]
+		if !known {
+			p = s.newAppPath(rec.ID)
+			if dir := path.Dir(p); dir != path.Join(s.root, javaAppRoot) {
+				if err := ensureZNode(s.conn, dir, s.acl); err != nil {
+					return fmt.Errorf("state store %s: %w", s.Location(), err)
+				}
+			}
+		}
+		files := s.written[rec.ID]
+		changed := map[string][]byte{}
+		put := func(name, p string, data []byte) {
+			old, exists := files[name]
+			switch {
+			case exists && string(old) == string(data):
+				return
+			case exists:
+				ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: -1})
+			default:
+				ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: s.acl})
+			}
+			changed[name] = data
+			size += len(data) + len(p)
+		}
+		put("", p, appData)
+		id := strings.TrimPrefix(rec.ID, "application_")
+		for _, a := range attempts {
+			name := fmt.Sprintf("appattempt_%s_%06d", id, a.attempt)
+			put(name, path.Join(p, name), a.data)
+		}
+		appID, version := rec.ID, rec.Version
+		done = append(done, func() {
+			if s.written[appID] == nil {
+				s.written[appID] = map[string][]byte{}
+			}
+			for n, d := range changed {
+				s.written[appID][n] = d
+			}
+			s.appPath[appID], s.version[appID] = p, version
+		})
+		if size >= zkMaxMulti {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// newAppPath is where a new application's znode goes: flat, or split by the index.
+func (s *JavaZK) newAppPath(id string) string {
+	root := path.Join(s.root, javaAppRoot)
+	if s.split == 0 || len(id) <= s.split {
+		return path.Join(root, id)
+	}
+	return path.Join(root, javaHierarchies, strconv.Itoa(s.split), id[:len(id)-s.split], id[len(id)-s.split:])
+}
+
+// RemoveApps deletes applications' znodes with their attempts.
+func (s *JavaZK) RemoveApps(ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ops []any
+	var removed []string
+	for _, id := range ids {
+		p, ok := s.appPath[id]
+		if !ok {
+			continue
+		}
+		kids, _, err := s.conn.Children(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("state store %s: %w", s.Location(), err)
+		}
+		for _, k := range kids {
+			ops = append(ops, &zk.DeleteRequest{Path: path.Join(p, k), Version: -1})
+		}
+		ops = append(ops, &zk.DeleteRequest{Path: p, Version: -1})
+		removed = append(removed, id)
+		if len(ops) >= 1000 {
+			if err := s.multi(ops...); err != nil {
+				return err
+			}
+			ops = nil
+		}
+	}
+	if len(ops) > 0 {
+		if err := s.multi(ops...); err != nil {
+			return err
+		}
+	}
+	for _, id := range removed {
+		delete(s.appPath, id)
+		delete(s.written, id)
+		delete(s.version, id)
+	}
+	return nil
+}
+
+// PutKeys stores a master-key ring: the AMRMToken ring as the Java RM keeps it, the others
+// in BobbinRoot.
+func (s *JavaZK) PutKeys(name string, keys *KeysRecord) error {
+	if name != KeysAMRM {
+		return s.putBobbin("keys-"+name, keys)
+	}
+	k := &yarnpb.AMRMTokenSecretManagerStateProto{CurrentMasterKey: &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Current.ID), Bytes: keys.Current.Bytes}}
+	if keys.Next != nil {
+		k.NextMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Next.ID), Bytes: keys.Next.Bytes}
+	}
+	b, _ := proto.Marshal(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.multi(&zk.SetDataRequest{Path: path.Join(s.root, javaAMRMRoot), Data: b, Version: -1})
+}
+
+// PutNode stores a running NodeManager in BobbinRoot.
+func (s *JavaZK) PutNode(rec *NodeRecord) error { return s.putBobbin("node-"+rec.ID, rec) }
+
+// RemoveNode forgets one.
+func (s *JavaZK) RemoveNode(id string) error { return s.removeIfThere(path.Join(s.root, bobbinRoot, "node-"+id)) }
+
+// PutLabels stores the node labels in BobbinRoot.
+func (s *JavaZK) PutLabels(rec *LabelsRecord) error { return s.putBobbin("labels", rec) }
+
+func (s *JavaZK) putBobbin(name string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := json.Marshal(bobbinRecord{Epoch: s.epoch, Value: raw})
+	return s.putLocked(path.Join(s.root, bobbinRoot, name), b)
+}
+
+// putLocked sets p's data, creating it if missing, behind the fence.
+func (s *JavaZK) putLocked(p string, data []byte) error {
+	ok, _, err := s.conn.Exists(p)
+	switch {
+	case err != nil:
+		return fmt.Errorf("state store %s: %s: %w", s.Location(), p, err)
+	case ok:
+		return s.multi(&zk.SetDataRequest{Path: p, Data: data, Version: -1})
+	}
+	return s.multi(&zk.CreateRequest{Path: p, Data: data, Acl: s.acl})
+}
+
+func (s *JavaZK) removeIfThere(p string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ok, _, err := s.conn.Exists(p); err != nil || !ok {
+		return err
+	}
+	return s.multi(&zk.DeleteRequest{Path: p, Version: -1})
+}
+
+// loadBobbin reads BobbinRoot, as JavaFS.loadBobbin.
+func (s *JavaZK) loadBobbin(st *State, next int64) error {
+	dir := path.Join(s.root, bobbinRoot)
+	names, _, err := s.conn.Children(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	var paths []string
+	var kept []string
+	for _, n := range names {
+		if n != "fence" {
+			paths, kept = append(paths, path.Join(dir, n)), append(kept, n)
+		}
+	}
+	datas, errs := s.getAll(paths)
+	for i, name := range kept {
+		if errs[i] != nil {
+			return fmt.Errorf("%s: %w", paths[i], errs[i])
+		}
+		if err := readBobbinRecord(st, name, datas[i], next); err != nil {
+			return fmt.Errorf("%s: %w", paths[i], err)
+		}
+	}
+	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
+	return nil
+}
+
+// readBobbinRecord adds one BobbinRoot record to st; keys and nodes only when written by
+// the RM that ran with the epoch before next.
+func readBobbinRecord(st *State, name string, data []byte, next int64) error {
+	var r bobbinRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return err
+	}
+	fresh := r.Epoch == next-1
+	switch {
+	case name == "labels":
+		st.Labels = &LabelsRecord{}
+		return json.Unmarshal(r.Value, st.Labels)
+	case !fresh:
+		return nil
+	case strings.HasPrefix(name, "keys-"):
+		k := &KeysRecord{}
+		st.Keys[strings.TrimPrefix(name, "keys-")] = k
+		return json.Unmarshal(r.Value, k)
+	case strings.HasPrefix(name, "node-"):
+		n := &NodeRecord{}
+		st.Nodes = append(st.Nodes, n)
+		return json.Unmarshal(r.Value, n)
+	}
+	return nil
+}
+
+// PutDelegation stores a piece of the RM delegation-token state as the Java RM does.
+func (s *JavaZK) PutDelegation(name string, rec *DelegationRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dt := path.Join(s.root, javaDTRoot)
+	switch {
+	case name == "seq":
+		return s.putLocked(path.Join(dt, javaDTSeqNode), binary.BigEndian.AppendUint32(nil, uint32(rec.Seq)))
+	case len(rec.Identifier) > 0:
+		var id yarnpb.YARNDelegationTokenIdentifierProto
+		if err := proto.Unmarshal(rec.Identifier, &id); err != nil {
+			return fmt.Errorf("state store %s: delegation token %s: %w", s.Location(), name, err)
+		}
+		b, _ := proto.Marshal(&yarnpb.RMDelegationTokenIdentifierDataProto{TokenIdentifier: &id, RenewDate: proto.Int64(rec.RenewDateMs)})
+		return s.putLocked(path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strconv.Itoa(int(id.GetSequenceNumber()))), b)
+	}
+	b := writable.AppendVInt(nil, rec.KeyID)
+	b = writable.AppendVLong(b, rec.ExpiryMs)
+	b = writable.AppendVInt(b, int32(len(rec.Bytes)))
+	b = append(b, rec.Bytes...)
+	return s.putLocked(path.Join(dt, javaDTKeysRoot, javaDTKeyPrefix+strconv.Itoa(int(rec.KeyID))), b)
+}
+
+// RemoveDelegation removes a key ("key-<id>") or token ("token-<seq>").
+func (s *JavaZK) RemoveDelegation(name string) error {
+	dt := path.Join(s.root, javaDTRoot)
+	switch {
+	case strings.HasPrefix(name, "key-"):
+		return s.removeIfThere(path.Join(dt, javaDTKeysRoot, javaDTKeyPrefix+strings.TrimPrefix(name, "key-")))
+	case strings.HasPrefix(name, "token-"):
+		return s.removeIfThere(path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strings.TrimPrefix(name, "token-")))
+	}
+	return fmt.Errorf("state store %s: no delegation record %q", s.Location(), name)
+}
+
+// loadDelegation reads RMDTSecretManagerRoot (tokens flat, or split by
+// yarn.resourcemanager.zk-delegation-token-node.split-index under <n>/<head>/<tail>).
+func (s *JavaZK) loadDelegation(st *State) error {
+	dt := path.Join(s.root, javaDTRoot)
+	// The Java RM creates the node empty at start, and writes it with its first token.
+	data, _, err := s.conn.Get(path.Join(dt, javaDTSeqNode))
+	switch {
+	case errors.Is(err, zk.ErrNoNode) || err == nil && len(data) == 0:
+	case err != nil:
+		return fmt.Errorf("%s: %w", path.Join(dt, javaDTSeqNode), err)
+	case len(data) != 4:
+		return fmt.Errorf("%s: not a sequence number (%d bytes)", path.Join(dt, javaDTSeqNode), len(data))
+	default:
+		st.Delegation["seq"] = &DelegationRecord{Seq: int32(binary.BigEndian.Uint32(data))}
+	}
+	keysDir := path.Join(dt, javaDTKeysRoot)
+	names, _, err := s.conn.Children(keysDir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", keysDir, err)
+	}
+	for _, n := range names {
+		p := path.Join(keysDir, n)
+		data, _, err := s.conn.Get(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		k, err := readDelegationKey(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		st.Delegation["key-"+strconv.Itoa(int(k.KeyID))] = k
+	}
+	var tokens []string
+	tokDir := path.Join(dt, javaDTTokensRoot)
+	names, _, err = s.conn.Children(tokDir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tokDir, err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, javaDTTokPrefix) {
+			tokens = append(tokens, path.Join(tokDir, n))
+			continue
+		}
+		// A split level: <n>/<head>/<tail>.
+		heads, _, err := s.conn.Children(path.Join(tokDir, n))
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", tokDir, n, err)
+		}
+		for _, h := range heads {
+			tails, _, err := s.conn.Children(path.Join(tokDir, n, h))
+			if err != nil {
+				return fmt.Errorf("%s/%s/%s: %w", tokDir, n, h, err)
+			}
+			for _, t := range tails {
+				tokens = append(tokens, path.Join(tokDir, n, h, t))
+			}
+		}
+	}
+	datas, errs := s.getAll(tokens)
+	for i, p := range tokens {
+		if errs[i] != nil {
+			return fmt.Errorf("%s: %w", p, errs[i])
+		}
+		var d yarnpb.RMDelegationTokenIdentifierDataProto
+		if err := proto.Unmarshal(datas[i], &d); err != nil || d.TokenIdentifier == nil {
+			return fmt.Errorf("%s: not an RMDelegationTokenIdentifierData: %v", p, err)
+		}
+		ident, _ := proto.Marshal(d.TokenIdentifier)
+		st.Delegation["token-"+strconv.Itoa(int(d.TokenIdentifier.GetSequenceNumber()))] = &DelegationRecord{Identifier: ident, RenewDateMs: d.GetRenewDate()}
+	}
+	return nil
+}
