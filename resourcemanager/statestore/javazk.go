@@ -572,7 +572,9 @@ func (s *JavaZK) PutKeys(name string, keys *KeysRecord) error {
 func (s *JavaZK) PutNode(rec *NodeRecord) error { return s.putBobbin("node-"+rec.ID, rec) }
 
 // RemoveNode forgets one.
-func (s *JavaZK) RemoveNode(id string) error { return s.removeIfThere(path.Join(s.root, bobbinRoot, "node-"+id)) }
+func (s *JavaZK) RemoveNode(id string) error {
+	return s.removeIfThere(path.Join(s.root, bobbinRoot, "node-"+id))
+}
 
 // PutLabels stores the node labels in BobbinRoot.
 func (s *JavaZK) PutLabels(rec *LabelsRecord) error { return s.putBobbin("labels", rec) }

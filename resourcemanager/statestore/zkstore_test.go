@@ -84,4 +84,3 @@ func TestZKStoreKeepsStateAndFences(t *testing.T) {
 		t.Fatalf("the fenced RM changed the store: %d apps, first %+v, nodes %v", len(st.Apps), st.Apps[0], st.Nodes)
 	}
 }
-
