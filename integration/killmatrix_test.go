@@ -395,6 +395,9 @@ echo "=== running on the node $N"`, c.dir, filler, j.command, ph.wait, ph.name, 
 		if !strings.Contains(out, "=== phase "+ph.name+" reached: application_") {
 			fail("the phase was not reached")
 		}
+		if cell.target == switchToJava && !strings.Contains(out, "=== released 0") {
+			fail("bobbin release-rm-ports failed:\n" + c.logTail("release.log", 10))
+		}
 		if !strings.Contains(out, "job exit 0") || !strings.Contains(c.logTail("job.out", 40), j.success) {
 			if !jobHistoryMissed(c, out) {
 				fail(j.name + " did not succeed across the kill")

@@ -44,7 +44,7 @@ func BenchmarkRestartToServing(b *testing.B) {
 func benchStore(b *testing.B, kind string) (statestore.Store, *conf.Configuration) {
 	if kind == "zk" {
 		zks := zktest.Start(b)
-		s, err := statestore.OpenZK(zks.Addr, "/rmstore", 10*time.Second, "bench", testutil.QuietLogger())
+		s, err := statestore.OpenJavaZK(zks.Addr, "/rmstore", 10*time.Second, "bench", 0, testutil.QuietLogger())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func benchStore(b *testing.B, kind string) (statestore.Store, *conf.Configuratio
 			"hadoop.zk.address", zks.Addr)
 	}
 	dir := b.TempDir()
-	s, err := statestore.OpenEmbedded(dir)
+	s, err := statestore.OpenJavaFS(dir, dir)
 	if err != nil {
 		b.Fatal(err)
 	}
