@@ -44,7 +44,7 @@ func BenchmarkRestartToServing(b *testing.B) {
 func benchStore(b *testing.B, kind string) (statestore.Store, *conf.Configuration) {
 	if kind == "zk" {
 		zks := zktest.Start(b)
-		s, err := statestore.OpenJavaZK(zks.Addr, "/rmstore", 10*time.Second, "bench", 0, testutil.QuietLogger())
+		s, err := statestore.OpenJavaZK(zks.Addr, "/rmstore", 10*time.Second, "bench", 0, false, testutil.QuietLogger())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -138,7 +138,17 @@ func openZKFromConf(c *conf.Configuration, owner string, log *logrus.Entry) (Sto
 			return nil, &conf.ValueError{Source: c.Source(KeyZKSplitIndex), Key: KeyZKSplitIndex, Value: raw, Reason: "must be 0 to 4"}
 		}
 	}
-	return openJavaZKMigrating(addr, parent, timeout, owner, split, log)
+	ha, err := c.Bool("yarn.resourcemanager.ha.enabled")
+	if err != nil {
+		return nil, err
+	}
+	if acl, err := c.Trimmed("yarn.resourcemanager.zk-state-store.root-node.acl"); err != nil {
+		return nil, err
+	} else if acl != "" {
+		return nil, &conf.ValueError{Source: c.Source("yarn.resourcemanager.zk-state-store.root-node.acl"), Key: "yarn.resourcemanager.zk-state-store.root-node.acl", Value: acl,
+			Reason: "Bobbin fences the store's root with an ACL of its own (create and delete for the active RM alone, as the Java RM's default); unset it"}
+	}
+	return openJavaZKMigrating(addr, parent, timeout, owner, split, ha, log)
 }
 
 // KeyZKSplitIndex splits application znodes in ZKRMStateStore (3.x; 0: flat).
@@ -147,8 +157,8 @@ const KeyZKSplitIndex = "yarn.resourcemanager.zk-appid-node.split-index"
 // openJavaZKMigrating opens ZKRMStateStore in the Java layout. Bobbin's earlier layout
 // under the same parent (BobbinRMStateRoot) is moved into it once, and marked migrated;
 // both holding applications is refused, naming both.
-func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner string, split int, log *logrus.Entry) (Store, error) {
-	s, err := OpenJavaZK(addr, parent, timeout, owner, split, log)
+func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner string, split int, rootFence bool, log *logrus.Entry) (Store, error) {
+	s, err := OpenJavaZK(addr, parent, timeout, owner, split, rootFence, log)
 	if err != nil {
 		return nil, err
 	}

@@ -154,12 +154,7 @@ func (s *JavaFS) Load() (*State, error) {
 		if err := proto.Unmarshal(amrm, &k); err != nil {
 			return fail(fmt.Errorf("%s: not an AMRMTokenSecretManagerStateProto: %w", filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), err))
 		}
-		if k.CurrentMasterKey != nil {
-			ring := &KeysRecord{Current: KeyRecord{ID: k.CurrentMasterKey.GetKeyId(), Bytes: k.CurrentMasterKey.GetBytes()}, LastID: k.CurrentMasterKey.GetKeyId()}
-			if n := k.NextMasterKey; n != nil {
-				ring.Next = &KeyRecord{ID: n.GetKeyId(), Bytes: n.GetBytes()}
-				ring.LastID = max(ring.LastID, n.GetKeyId())
-			}
+		if ring := amrmRing(&k); ring != nil {
 			st.Keys[KeysAMRM] = ring
 		}
 	}

@@ -1,7 +1,9 @@
 package statestore
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,8 +75,13 @@ const (
 )
 
 // OpenJavaZK connects to the quorum addr, creates the layout if need be and takes the
-// fence as owner. split is yarn.resourcemanager.zk-appid-node.split-index (0..4).
-func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split int, log *logrus.Entry) (*JavaZK, error) {
+// fence as owner. split is yarn.resourcemanager.zk-appid-node.split-index (0..4). With
+// rootFence (high availability), it also fences as the Java RM does when it becomes
+// active: the root's ACL is set so that only this RM (a digest identity of its own, with
+// a password no other process knows) may create and delete its children — which every
+// write does (the fencing lock) — so the RM that was active before, Java's or Bobbin's,
+// has every write refused.
+func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split int, rootFence bool, log *logrus.Entry) (*JavaZK, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
@@ -85,12 +92,34 @@ func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split 
 	if err != nil {
 		return nil, err
 	}
+	var rootACL []zk.ACL
+	if rootFence {
+		var pw [16]byte
+		if _, err := rand.Read(pw[:]); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		user, password := strings.ReplaceAll(owner, ":", "_"), hex.EncodeToString(pw[:])
+		if err := conn.AddAuth("digest", []byte(user+":"+password)); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("state store: ZooKeeper %s: authenticating: %w", addr, err)
+		}
+		rootACL = append(zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermAdmin), zk.DigestACL(zk.PermCreate|zk.PermDelete, user, password)...)
+	}
 	s := &JavaZK{conn: conn, addr: addr, root: path.Join(parent, javaZKRoot), acl: zk.WorldACL(zk.PermAll), split: split, log: log,
 		appPath: map[string]string{}, written: map[string]map[string][]byte{}, version: map[string]uint64{}}
 	s.fence = path.Join(s.root, bobbinRoot, "fence")
 	dirs := []string{parent, s.root, path.Join(s.root, javaAppRoot), path.Join(s.root, javaAMRMRoot), path.Join(s.root, javaDTRoot),
 		path.Join(s.root, javaDTRoot, javaDTKeysRoot), path.Join(s.root, javaDTRoot, javaDTTokensRoot), path.Join(s.root, bobbinRoot), s.fence}
-	for _, p := range dirs {
+	for i, p := range dirs {
+		if i == 2 && rootACL != nil {
+			// The root's ACL first: creating under it, even a child that exists, needs
+			// its create permission, which the RM active before kept to itself.
+			if _, err := conn.SetACL(s.root, rootACL, -1); err != nil {
+				conn.Close()
+				return nil, fmt.Errorf("state store %s: fencing the root (its ACL): %w", s.Location(), err)
+			}
+		}
 		if err := ensureZNode(conn, p, s.acl); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("state store %s: %w", s.Location(), err)

@@ -32,7 +32,7 @@ func zkApp(i int, user string, version uint64) *AppRecord {
 func TestJavaZKKeepsStateAndFences(t *testing.T) {
 	zks := zktest.Start(t)
 	log := testutil.QuietLogger()
-	s1, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 0, log)
+	s1, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 0, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestJavaZKKeepsStateAndFences(t *testing.T) {
 		t.Errorf("attempts of application 1: %v %v", kids, err)
 	}
 
-	s2, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm2", 0, log)
+	s2, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm2", 0, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestJavaZKKeepsStateAndFences(t *testing.T) {
 func TestJavaZKSplitAndVersion(t *testing.T) {
 	zks := zktest.Start(t)
 	log := testutil.QuietLogger()
-	s, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 2, log)
+	s, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 2, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestJavaZKSplitAndVersion(t *testing.T) {
 		t.Fatalf("no attempt under %s", want)
 	}
 	s.Close()
-	s, err = OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm2", 0, log)
+	s, err = OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm2", 0, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestJavaZKSplitAndVersion(t *testing.T) {
 	b, _ := proto.Marshal(&yarnpb.VersionProto{MajorVersion: proto.Int32(2), MinorVersion: proto.Int32(1)})
 	s.conn.Set("/rmstore/ZKRMStateRoot/RMVersionNode", b, -1)
 	s.Close()
-	if _, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm3", 0, log); err == nil || !strings.Contains(err.Error(), "version 2.1") {
+	if _, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm3", 0, false, log); err == nil || !strings.Contains(err.Error(), "version 2.1") {
 		t.Errorf("newer version: %v", err)
 	}
 }
@@ -175,7 +175,7 @@ func TestJavaZKSplitAndVersion(t *testing.T) {
 func TestJavaZKShutOutByTheRootACL(t *testing.T) {
 	zks := zktest.Start(t)
 	log := testutil.QuietLogger()
-	s, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 0, log)
+	s, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 0, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +224,50 @@ func TestJavaZKMigratesBobbinsEarlierLayout(t *testing.T) {
 			t.Errorf("start %d: epoch %d %v", i, e, err)
 		}
 		s.Close()
+	}
+}
+
+// TestJavaZKRootFenceTakesOverFromJava: under high availability the RM that opens the
+// store sets the root's ACL as the Java RM does (create and delete for itself alone):
+// the RM active before — here one whose ACL a Java RM set — is shut out, and the new one
+// writes.
+func TestJavaZKRootFenceTakesOverFromJava(t *testing.T) {
+	zks := zktest.Start(t)
+	log := testutil.QuietLogger()
+	old, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 0, true, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if _, err := old.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.PutApp(zkApp(1, "alice", 1)); err != nil {
+		t.Fatalf("the active's own write: %v", err)
+	}
+	// A Java RM becomes active: its ACL on the root.
+	acl := append(zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermAdmin), zk.DigestACL(zk.PermCreate|zk.PermDelete, "127.0.0.1", "8032:java-secret")...)
+	if _, err := old.conn.SetACL("/rmstore/ZKRMStateRoot", acl, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.PutApp(zkApp(1, "alice", 2)); !errors.Is(err, ErrFenced) {
+		t.Errorf("the old active's write under the Java RM's ACL: %v, want ErrFenced", err)
+	}
+	// Bobbin takes over from the Java RM.
+	s, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm2", 0, true, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Load()
+	if err != nil || len(st.Apps) != 1 {
+		t.Fatalf("%v %+v", err, st)
+	}
+	if err := s.PutApp(zkApp(2, "bob", 1)); err != nil {
+		t.Errorf("the new active's write: %v", err)
+	}
+	got, _, err := s.conn.GetACL("/rmstore/ZKRMStateRoot")
+	if err != nil || len(got) != 2 || got[1].Scheme != "digest" || !strings.HasPrefix(got[1].ID, "rm2:") || got[1].Perms != zk.PermCreate|zk.PermDelete {
+		t.Errorf("root ACL %+v %v", got, err)
 	}
 }
