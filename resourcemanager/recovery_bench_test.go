@@ -28,10 +28,11 @@ import (
 //
 //	go test -run '^$' -bench RestartToServing -benchtime 1x ./resourcemanager/
 //
-// The store is the embedded one (a restart) or, with ZooKeeper installed, ZKRMStateStore
-// (what a standby reads when it becomes active: a failover's load).
+// The store is FileSystemRMStateStore in the Java RM's layout on local disk (a restart) or,
+// with ZooKeeper installed, ZKRMStateStore (what a standby reads when it becomes active: a
+// failover's load).
 func BenchmarkRestartToServing(b *testing.B) {
-	for _, store := range []string{"embedded", "zk"} {
+	for _, store := range []string{"fs", "zk"} {
 		for _, size := range []struct{ apps, nodes, perApp int }{{10000, 1000, 10}, {10000, 2000, 100}} {
 			b.Run(fmt.Sprintf("store=%s/apps=%d/containers=%d", store, size.apps, size.apps*size.perApp), func(b *testing.B) {
 				benchRestart(b, store, size.apps, size.nodes, size.perApp)

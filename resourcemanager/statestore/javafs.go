@@ -127,16 +127,38 @@ func (s *JavaFS) Load() (*State, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// Read 8 applications at a time: the files' reads and the records' decoding overlap.
+	type loaded struct {
+		rec   *AppRecord
+		files map[string][]byte
+		err   error
+	}
+	var names []string
 	for _, d := range dirs {
-		if !d.IsDir() || !strings.HasPrefix(d.Name(), "application_") {
-			continue
+		if d.IsDir() && strings.HasPrefix(d.Name(), "application_") {
+			names = append(names, d.Name())
 		}
-		rec, err := s.loadApp(filepath.Join(appRoot, d.Name()))
-		if err != nil {
-			return fail(err)
+	}
+	results := make([]loaded, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i].rec, results[i].files, results[i].err = loadJavaFSApp(filepath.Join(appRoot, name))
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.err != nil {
+			return fail(r.err)
 		}
-		if rec != nil {
-			st.Apps = append(st.Apps, rec)
+		if r.rec != nil {
+			st.Apps = append(st.Apps, r.rec)
+			s.written[r.rec.ID], s.version[r.rec.ID] = r.files, r.rec.Version
 		}
 	}
 	sort.Slice(st.Apps, func(i, j int) bool { return st.Apps[i].ID < st.Apps[j].ID })
@@ -167,16 +189,16 @@ func (s *JavaFS) Load() (*State, error) {
 	return st, nil
 }
 
-// loadApp reads one application's directory (nil for a directory without the
-// application's record: an attempt's record without one is an error, as the Java RM
-// fails on it).
-func (s *JavaFS) loadApp(dir string) (*AppRecord, error) {
+// loadJavaFSApp reads one application's directory and the files it holds (nil for a
+// directory without the application's record: an attempt's record without one is an
+// error, as the Java RM fails on it).
+func loadJavaFSApp(dir string) (*AppRecord, map[string][]byte, error) {
 	if err := finishHadoopWrites(dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	app := filepath.Base(dir)
 	var appData []byte
@@ -189,7 +211,7 @@ func (s *JavaFS) loadApp(dir string) (*AppRecord, error) {
 		}
 		data, err := readHadoopFile(filepath.Join(dir, name))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch {
 		case name == app:
@@ -203,20 +225,18 @@ func (s *JavaFS) loadApp(dir string) (*AppRecord, error) {
 	}
 	if appData == nil {
 		if len(attempts) > 0 {
-			return nil, fmt.Errorf("%s: attempt records without the application's record %s", dir, app)
+			return nil, nil, fmt.Errorf("%s: attempt records without the application's record %s", dir, app)
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	rec, err := decodeJavaApp(filepath.Join(dir, app), appData, attempts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rec.ID != app {
-		return nil, fmt.Errorf("%s: the record is of application %s", filepath.Join(dir, app), rec.ID)
+		return nil, nil, fmt.Errorf("%s: the record is of application %s", filepath.Join(dir, app), rec.ID)
 	}
-	s.written[rec.ID] = files
-	s.version[rec.ID] = rec.Version
-	return rec, nil
+	return rec, files, nil
 }
 
 // readEpoch is the epoch the store says the next RM runs with (0 for a new store).

@@ -332,43 +332,40 @@ func (s *JavaZK) Load() (*State, error) {
 	for i, id := range ids {
 		paths[i] = apps[id]
 	}
-	datas, errs := s.getAll(paths)
+	// Each application is its znode, its children's names and theirs: read 32 at a time
+	// over the one session (one after the other, 10,000 applications were 3 s of round
+	// trips at a failover).
+	type loaded struct {
+		rec   *AppRecord
+		files map[string][]byte
+		err   error
+	}
+	results := make([]loaded, len(ids))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i].rec, results[i].files, results[i].err = s.loadApp(paths[i])
+		}()
+	}
+	wg.Wait()
 	for i, id := range ids {
-		if errs[i] != nil {
-			if errors.Is(errs[i], zk.ErrNoNode) {
-				continue
-			}
-			return fail(fmt.Errorf("%s: %w", paths[i], errs[i]))
+		r := results[i]
+		if r.err != nil {
+			return fail(r.err)
 		}
-		names, _, err := s.conn.Children(paths[i])
-		if err != nil {
-			return fail(fmt.Errorf("%s: %w", paths[i], err))
+		if r.rec == nil {
+			continue // removed while reading
 		}
-		var atPaths []string
-		for _, n := range names {
-			atPaths = append(atPaths, path.Join(paths[i], n))
+		if r.rec.ID != id {
+			return fail(fmt.Errorf("%s: the record is of application %s", paths[i], r.rec.ID))
 		}
-		atDatas, atErrs := s.getAll(atPaths)
-		attempts := map[string][]byte{}
-		files := map[string][]byte{"": datas[i]}
-		for j, n := range names {
-			if atErrs[j] != nil {
-				return fail(fmt.Errorf("%s: %w", atPaths[j], atErrs[j]))
-			}
-			if strings.HasPrefix(n, "appattempt_") {
-				attempts[n] = atDatas[j]
-				files[n] = atDatas[j]
-			}
-		}
-		rec, err := decodeJavaApp(paths[i], datas[i], attempts)
-		if err != nil {
-			return fail(err)
-		}
-		if rec.ID != id {
-			return fail(fmt.Errorf("%s: the record is of application %s", paths[i], rec.ID))
-		}
-		st.Apps = append(st.Apps, rec)
-		s.appPath[id], s.written[id], s.version[id] = paths[i], files, rec.Version
+		st.Apps = append(st.Apps, r.rec)
+		s.appPath[id], s.written[id], s.version[id] = paths[i], r.files, r.rec.Version
 	}
 
 	data, _, err := s.conn.Get(path.Join(s.root, javaAMRMRoot))
@@ -391,6 +388,63 @@ func (s *JavaZK) Load() (*State, error) {
 		return fail(err)
 	}
 	return st, nil
+}
+
+// loadApp reads one application's znode and its attempts' (nil, nil, nil when it was
+// removed while reading).
+func (s *JavaZK) loadApp(p string) (*AppRecord, map[string][]byte, error) {
+	data, stat, err := s.conn.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
+	}
+	attempts := map[string][]byte{}
+	files := map[string][]byte{"": data}
+	// An application with n children nearly always has attempts 1..n: read them by name
+	// (a round trip less each, a third of a failover's reads); otherwise list them.
+	id := strings.TrimPrefix(path.Base(p), "application_")
+	if !strings.HasPrefix(path.Base(p), "application_") { // split: <head>/<tail>
+		id = strings.TrimPrefix(path.Base(path.Dir(p))+path.Base(p), "application_")
+	}
+	guessed := true
+	for n := int32(1); n <= stat.NumChildren && guessed; n++ {
+		name := fmt.Sprintf("appattempt_%s_%06d", id, n)
+		d, _, err := s.conn.Get(path.Join(p, name))
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			guessed = false
+		case err != nil:
+			return nil, nil, fmt.Errorf("%s/%s: %w", p, name, err)
+		default:
+			attempts[name], files[name] = d, d
+		}
+	}
+	if !guessed {
+		names, _, err := s.conn.Children(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		for _, n := range names {
+			if !strings.HasPrefix(n, "appattempt_") || attempts[n] != nil {
+				continue
+			}
+			d, _, err := s.conn.Get(path.Join(p, n))
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s/%s: %w", p, n, err)
+			}
+			attempts[n], files[n] = d, d
+		}
+	}
+	rec, err := decodeJavaApp(p, data, attempts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, files, nil
 }
 
 // amrmRing is the key ring of the Java RM's AMRMToken state (nil without a current key).
