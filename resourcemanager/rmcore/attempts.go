@@ -33,7 +33,13 @@ func countsAsFailure(exit int32) bool {
 
 // NewAttemptLocked starts the next attempt of a; the registry lock is held.
 func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
-	att := a.ID.Attempt(int32(len(a.Attempts) + 1))
+	// After the last attempt's id, not the count: a Java RM removes an application's
+	// oldest attempts past those it keeps (RMAppImpl.removeExcessAttempts).
+	n := int32(len(a.Attempts) + 1)
+	if k := len(a.Attempts); k > 0 {
+		n = max(n, a.Attempts[k-1].ID.Attempt+1)
+	}
+	att := a.ID.Attempt(n)
 	tok, err := rm.amrm.Issue(att)
 	if err != nil {
 		return fmt.Errorf("AMRMToken for %s: %w", att, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/bobbin-yarn/bobbin/conf"
+	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 )
 
 // Keys the RM reads to choose its store.
@@ -155,21 +157,22 @@ func openZKFromConf(c *conf.Configuration, owner string, log *logrus.Entry) (Sto
 const KeyZKSplitIndex = "yarn.resourcemanager.zk-appid-node.split-index"
 
 // openJavaZKMigrating opens ZKRMStateStore in the Java layout. Bobbin's earlier layout
-// under the same parent (BobbinRMStateRoot) is moved into it once, and marked migrated;
-// both holding applications is refused, naming both.
+// under the same parent (BobbinRMStateRoot) is moved into it once (migrateStore), then
+// marked migrated.
 func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner string, split int, rootFence bool, log *logrus.Entry) (Store, error) {
 	s, err := OpenJavaZK(addr, parent, timeout, owner, split, rootFence, log)
 	if err != nil {
 		return nil, err
 	}
 	oldRoot := path.Join(parent, zkRoot)
-	there, _, err := s.conn.Exists(path.Join(oldRoot, "apps"))
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("state store %s: %s: %w", s.Location(), oldRoot, err)
+	exists := func(name string) (bool, error) {
+		ok, _, err := s.conn.Exists(path.Join(oldRoot, name))
+		return ok, err
 	}
-	done, _, err := s.conn.Exists(path.Join(oldRoot, "migrated"))
-	if err != nil {
+	there, err1 := exists("apps")
+	done, err2 := exists("migrated")
+	midway, err3 := exists("migrating")
+	if err := errors.Join(err1, err2, err3); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("state store %s: %s: %w", s.Location(), oldRoot, err)
 	}
@@ -189,36 +192,42 @@ func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner strin
 	if err != nil {
 		return fail(err)
 	}
-	into, err := s.Load()
-	if err != nil {
-		return fail(err)
-	}
-	if len(from.Apps) > 0 && len(into.Apps) > 0 {
-		return fail(fmt.Errorf("both hold applications (%d in Bobbin's earlier layout, %d in the Java RM's): refusing to choose between them (delete the one that is not the cluster's)",
-			len(from.Apps), len(into.Apps)))
-	}
-	if len(into.Apps) == 0 {
-		if err := migrateStore(s, from, func(next int64) error {
+	err = migrateStore(s, from, "zk://"+addr+oldRoot, midway, migrationSteps{
+		begin: func() error {
+			_, err := s.conn.Create(path.Join(oldRoot, "migrating"), nil, 0, s.acl)
+			if errors.Is(err, zk.ErrNodeExists) {
+				return nil
+			}
+			return err
+		},
+		epoch: func(next int64) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.epoch = next - 1
-			return s.storeEpochLocked(next)
-		}); err != nil {
-			return fail(err)
-		}
-	}
-	if _, err := s.conn.Create(path.Join(oldRoot, "migrated"), []byte(s.Location()), 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if err := s.storeEpochLocked(next); err != nil {
+				return err
+			}
+			return s.takeBobbinRootLocked(next - 1)
+		},
+		end: func() error {
+			if _, err := s.conn.Create(path.Join(oldRoot, "migrated"), []byte(s.Location()), 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+			if err := s.conn.Delete(path.Join(oldRoot, "migrating"), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+			return nil
+		},
+	}, log)
+	if err != nil {
 		return fail(err)
 	}
-	log.WithFields(logrus.Fields{"from": "zk://" + addr + oldRoot, "into": s.Location(), "applications": len(from.Apps)}).Warn("state store migrated into the Java ResourceManager's layout")
 	return s, nil
 }
 
 // openJavaFSMigrating opens FileSystemRMStateStore at dir (uri as configured). A Bobbin
 // store of an earlier release in the same directory (bobbin-rmstore.db) is moved into it
-// once: its applications, keys, nodes, labels and delegation state written in the Java
-// layout, then the file renamed to bobbin-rmstore.db.migrated. Both holding applications
-// is refused, naming both: which is the cluster's is the administrator's call.
+// once (migrateStore), then renamed bobbin-rmstore.db.migrated.
 func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
 	s, err := OpenJavaFS(uri, dir)
 	if err != nil {
@@ -228,6 +237,9 @@ func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
 	if _, err := os.Stat(old); err != nil {
 		return s, nil
 	}
+	marker := old + ".migrating"
+	_, statErr := os.Stat(marker)
+	midway := statErr == nil
 	emb, err := OpenEmbedded(dir)
 	if err != nil {
 		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
@@ -237,43 +249,99 @@ func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
 	}
+	err = migrateStore(s, from, old, midway, migrationSteps{
+		begin: func() error {
+			if err := writeSynced(marker, nil); err != nil {
+				return err
+			}
+			return syncDir(dir)
+		},
+		epoch: func(next int64) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.epoch = next - 1
+			if _, err := s.storeEpochLocked(next); err != nil {
+				return err
+			}
+			return s.takeBobbinRootLocked(next - 1)
+		},
+		end: func() error {
+			emb.Close()
+			if err := os.Rename(old, old+".migrated"); err != nil {
+				return err
+			}
+			if err := os.Remove(marker); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			return syncDir(dir)
+		},
+	}, log)
+	if err != nil {
+		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+	}
+	return s, nil
+}
+
+// migrationSteps are a store's own moves in migrateStore: mark a migration begun (so a
+// crash in the middle is resumed, not refused), store the epoch the next RM takes, mark
+// it done.
+type migrationSteps struct {
+	begin, end func() error
+	epoch      func(next int64) error
+}
+
+// migrateStore moves the state an earlier release of Bobbin kept (from, read from where)
+// into s, in the Java layout. When both hold applications and no migration was begun
+// (midway), it refuses, naming both: which is the cluster's is the administrator's call.
+// The epoch goes on from the earlier store's (it stored the last one used; the Java
+// layout stores the next), and never back.
+func migrateStore(s Store, from *State, where string, midway bool, steps migrationSteps, log *logrus.Entry) error {
 	into, err := s.Load()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(from.Apps) > 0 && len(into.Apps) > 0 {
-		return nil, fmt.Errorf("state store %s holds %d applications and Bobbin's earlier store %s holds %d: refusing to choose between them (move the one that is not the cluster's away)",
-			s.Location(), len(into.Apps), old, len(from.Apps))
+	if !midway && len(from.Apps) > 0 && len(into.Apps) > 0 {
+		return fmt.Errorf("%s holds %d applications and Bobbin's earlier store %s holds %d: refusing to choose between them (move the one that is not the cluster's away)",
+			s.Location(), len(into.Apps), where, len(from.Apps))
 	}
-	if len(from.Apps) > 0 || len(into.Apps) == 0 {
-		if err := migrateStore(s, from, func(next int64) error {
-			s.epoch = next - 1
-			_, err := s.storeEpoch(next)
+	ran := len(from.Apps) > 0 || len(from.Keys) > 0 // an RM ran on it: it took epoch from.Epoch
+	if ran && (len(into.Apps) == 0 || midway) {
+		if err := steps.begin(); err != nil {
 			return err
-		}); err != nil {
-			return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+		}
+		if err := steps.epoch(max(from.Epoch+1, into.Epoch)); err != nil {
+			return err
+		}
+		if err := copyState(s, from); err != nil {
+			return err
 		}
 	}
-	emb.Close()
-	if err := os.Rename(old, old+".migrated"); err != nil {
-		return nil, fmt.Errorf("migrating %s into %s: %w", old, s.Location(), err)
+	if err := steps.end(); err != nil {
+		return err
 	}
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	log.WithFields(logrus.Fields{"from": old, "into": s.Location(), "applications": len(from.Apps)}).Warn("state store migrated into the Java ResourceManager's layout")
-	return s, nil
+	log.WithFields(logrus.Fields{"from": where, "into": s.Location(), "applications": len(from.Apps)}).Warn("state store migrated into the Java ResourceManager's layout")
+	return nil
 }
 
-// migrateStore writes everything st holds into s; storeEpoch stores the epoch the next RM
-// takes (st's, the last one used, plus one).
-func migrateStore(s Store, st *State, storeEpoch func(next int64) error) error {
-	if st.Epoch > 0 {
-		if err := storeEpoch(st.Epoch + 1); err != nil {
-			return err
-		}
-	}
+// copyState writes everything st holds into s. The earlier stores kept no AM exit status:
+// a failed attempt that did not count toward max-attempts (its finish is not among the
+// application's failures) gets KILLED_BY_RESOURCEMANAGER's, which does not count either
+// when the failures are derived from the attempts again.
+func copyState(s Store, st *State) error {
 	for _, rec := range st.Apps {
+		for i := range rec.Attempts {
+			at := &rec.Attempts[i]
+			if at.State != int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED) || at.AMExitStatus != 0 {
+				continue
+			}
+			at.AMExitStatus = -106
+			if slices.Contains(rec.Failures, at.FinishTime) {
+				at.AMExitStatus = -1000 // INVALID: counts
+			}
+		}
 		if err := s.PutApp(rec); err != nil {
 			return err
 		}

@@ -57,6 +57,9 @@ func readHadoopFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: its checksum file says %d bytes per checksum", path, per)
 	}
 	sums := sum[8:]
+	if want := 4 * ((len(data) + per - 1) / per); len(sums) != want {
+		return nil, fmt.Errorf("%s: its checksum file covers %d bytes' chunks, the file has %d bytes (damaged or torn)", path, len(sums)/4*per, len(data))
+	}
 	for i, n := 0, 0; i < len(data); i, n = i+per, n+1 {
 		if len(sums) < 4*(n+1) {
 			return nil, fmt.Errorf("%s: its checksum file ends before the data (damaged or torn)", path)

@@ -47,6 +47,7 @@ type JavaFS struct {
 	version map[string]uint64 // the newest AppRecord.Version written, by application
 	epoch   int64             // the epoch this RM runs with (NextEpoch)
 	seqFile string            // the RMDTSequenceNumber_ file, once known
+	stale   map[string]bool   // BobbinRoot's records that are not current (bobbinroot.go)
 }
 
 // Names in the Java RM's layout.
@@ -272,6 +273,9 @@ func (s *JavaFS) NextEpoch() (int64, error) {
 		return 0, err
 	}
 	s.epoch = e
+	if err := s.takeBobbinRootLocked(e); err != nil {
+		return 0, err
+	}
 	return e, nil
 }
 
@@ -324,6 +328,11 @@ func (s *JavaFS) putAppLocked(rec *AppRecord) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("state store %s: application %s: %w", s.Location(), rec.ID, err)
 		}
+		// The new directory's entry is synced too: an acknowledged submission survives a
+		// power cut.
+		if err := syncDir(filepath.Join(s.root, javaAppRoot)); err != nil {
+			return fmt.Errorf("state store %s: application %s: %w", s.Location(), rec.ID, err)
+		}
 		files = map[string][]byte{}
 		s.written[rec.ID] = files
 	}
@@ -356,13 +365,37 @@ func (s *JavaFS) RemoveApps(ids []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		if err := os.RemoveAll(filepath.Join(s.root, javaAppRoot, id)); err != nil {
+		if err := removeAppDir(filepath.Join(s.root, javaAppRoot, id), id); err != nil {
 			return fmt.Errorf("state store %s: removing %s: %w", s.Location(), id, err)
 		}
 		delete(s.written, id)
 		delete(s.version, id)
 	}
 	return syncDir(filepath.Join(s.root, javaAppRoot))
+}
+
+// removeAppDir removes an application's directory so that a crash at any point leaves
+// no attempt's record without the application's (which stops either RM at its next start):
+// the attempts' files first, then the application's, then the directory.
+func removeAppDir(dir, id string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() != id && e.Name() != "."+id+".crc" {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
 }
 
 // KeysAMRM is the master-key ring of AMRMTokens, the one ring the Java RM stores.
@@ -394,17 +427,12 @@ func (s *JavaFS) PutNode(rec *NodeRecord) error { return s.putBobbin("node-"+rec
 func (s *JavaFS) RemoveNode(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.stale, "node-"+id)
 	return removeHadoopFile(filepath.Join(s.root, bobbinRoot, "node-"+id))
 }
 
 // PutLabels stores the node labels in BobbinRoot.
 func (s *JavaFS) PutLabels(rec *LabelsRecord) error { return s.putBobbin("labels", rec) }
-
-// bobbinRecord is a record of BobbinRoot: its value and the epoch of the RM that wrote it.
-type bobbinRecord struct {
-	Epoch int64           `json:"epoch"`
-	Value json.RawMessage `json:"value"`
-}
 
 func (s *JavaFS) putBobbin(name string, v any) error {
 	s.mu.Lock()
@@ -417,13 +445,28 @@ func (s *JavaFS) putBobbin(name string, v any) error {
 	if err := writeHadoopFile(filepath.Join(s.root, bobbinRoot, name), b); err != nil {
 		return fmt.Errorf("state store %s: %s: %w", s.Location(), name, err)
 	}
+	delete(s.stale, name)
 	return nil
 }
 
-// loadBobbin reads BobbinRoot. next is the epoch the store gives the RM starting now: the
-// records of the RM that ran before it (epoch next-1) are its own; older ones were
-// written before a Java RM ran, which kept neither keys nor nodes there, so only the
-// labels (an administrator's, not a run's) are read from them.
+// takeBobbinRootLocked makes BobbinRoot this RM's, which takes epoch e: the records that
+// were not current are removed, and "run" says e.
+func (s *JavaFS) takeBobbinRootLocked(e int64) error {
+	dir := filepath.Join(s.root, bobbinRoot)
+	for name := range s.stale {
+		if err := removeHadoopFile(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("state store %s: %s: %w", s.Location(), name, err)
+		}
+	}
+	s.stale = nil
+	b, _ := json.Marshal(e)
+	if err := writeHadoopFile(filepath.Join(dir, bobbinRun), b); err != nil {
+		return fmt.Errorf("state store %s: %s: %w", s.Location(), bobbinRun, err)
+	}
+	return nil
+}
+
+// loadBobbin reads BobbinRoot (bobbinroot.go) for an RM that takes epoch next.
 func (s *JavaFS) loadBobbin(st *State, next int64) error {
 	dir := filepath.Join(s.root, bobbinRoot)
 	if err := finishHadoopWrites(dir); err != nil {
@@ -433,20 +476,21 @@ func (s *JavaFS) loadBobbin(st *State, next int64) error {
 	if err != nil {
 		return err
 	}
+	recs := map[string][]byte{}
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") {
 			continue
 		}
-		p := filepath.Join(dir, name)
-		data, err := readHadoopFile(p)
-		if err != nil {
+		if recs[name], err = readHadoopFile(filepath.Join(dir, name)); err != nil {
 			return err
 		}
-		if err := readBobbinRecord(st, name, data, next); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
 	}
+	stale, err := readBobbinRoot(st, recs, next)
+	if err != nil {
+		return fmt.Errorf("%s/%w", dir, err)
+	}
+	s.stale = stale
 	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
 	return nil
 }
@@ -462,11 +506,21 @@ func (s *JavaFS) PutDelegation(name string, rec *DelegationRecord) error {
 	var err error
 	switch {
 	case name == "seq":
+		// As the Java RM: the one file renamed to the new number, so that a crash never
+		// leaves two.
 		next := filepath.Join(dir, javaDTSeqPrefix+strconv.Itoa(int(rec.Seq)))
-		if err = writeHadoopFile(next, nil); err == nil && s.seqFile != "" && s.seqFile != next {
-			err = removeHadoopFile(s.seqFile)
+		switch {
+		case s.seqFile == next:
+		case s.seqFile != "":
+			if err = os.Rename(s.seqFile, next); err == nil {
+				err = syncDir(dir)
+			}
+		default:
+			err = writeHadoopFile(next, nil)
 		}
-		s.seqFile = next
+		if err == nil {
+			s.seqFile = next
+		}
 	case len(rec.Identifier) > 0:
 		var id yarnpb.YARNDelegationTokenIdentifierProto
 		if err := proto.Unmarshal(rec.Identifier, &id); err != nil {

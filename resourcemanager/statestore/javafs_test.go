@@ -230,6 +230,12 @@ func TestJavaFSRefusesWhatItCannotRead(t *testing.T) {
 			os.WriteFile(p, b, 0o644)
 			return "checksum error"
 		},
+		"truncated at a chunk's end": func(dir string) string {
+			p := filepath.Join(dir, app)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:1024], 0o644)
+			return "damaged or torn"
+		},
 		"not a record": func(dir string) string {
 			p := filepath.Join(dir, app)
 			os.Remove(crcName(p))
@@ -291,8 +297,9 @@ func TestJavaFSFinishesHalfDoneWrites(t *testing.T) {
 }
 
 // TestJavaFSBobbinRecordsGoStaleAfterAJavaRM: the container and NMToken keys and the
-// NodeManagers Bobbin keeps in BobbinRoot are its own next start's, but not after a Java
-// RM started in between (the epoch moved on twice); the labels are kept either way.
+// NodeManagers Bobbin keeps in BobbinRoot are its next start's — and the one after, though
+// nothing wrote them again — but not after a Java RM started in between: then they are
+// left out, and removed once this RM takes its epoch; the labels are kept either way.
 func TestJavaFSBobbinRecordsGoStaleAfterAJavaRM(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*JavaFS, *State) {
@@ -313,18 +320,33 @@ func TestJavaFSBobbinRecordsGoStaleAfterAJavaRM(t *testing.T) {
 	s.NextEpoch()
 	s.PutNode(&NodeRecord{ID: "h1:8041"})
 	s.PutLabels(&LabelsRecord{Cluster: []string{"gpu"}})
-	s, st := open()
-	if st.Keys["container"] == nil || len(st.Nodes) != 1 || st.Labels == nil {
-		t.Fatalf("the next start: %+v", st)
+	for restart := 1; restart <= 2; restart++ {
+		s, st := open()
+		if st.Keys["container"] == nil || len(st.Nodes) != 1 || st.Labels == nil {
+			t.Fatalf("Bobbin's restart %d: %+v", restart, st)
+		}
+		if _, err := s.NextEpoch(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	s.NextEpoch()
 	// A Java RM starts on the store: it takes the epoch and stores the next.
-	if _, err := s.storeEpoch(st.Epoch + 2); err != nil {
+	s, st := open()
+	if _, err := s.storeEpoch(st.Epoch + 1); err != nil {
+		t.Fatal(err)
+	}
+	s, st = open()
+	if st.Keys["container"] != nil || len(st.Nodes) != 0 || st.Labels == nil || st.Labels.Cluster[0] != "gpu" {
+		t.Errorf("after a Java RM: keys %v nodes %v labels %v", st.Keys, st.Nodes, st.Labels)
+	}
+	if err := s.PutKeys("nmtoken", &KeysRecord{Current: KeyRecord{ID: 9, Bytes: []byte("n")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NextEpoch(); err != nil {
 		t.Fatal(err)
 	}
 	_, st = open()
-	if st.Keys["container"] != nil || len(st.Nodes) != 0 || st.Labels == nil || st.Labels.Cluster[0] != "gpu" {
-		t.Errorf("after a Java RM: keys %v nodes %v labels %v", st.Keys, st.Nodes, st.Labels)
+	if st.Keys["container"] != nil || len(st.Nodes) != 0 || st.Keys["nmtoken"] == nil {
+		t.Errorf("the stale records came back, or this RM's own went: keys %v nodes %v", st.Keys, st.Nodes)
 	}
 }
 
@@ -338,10 +360,18 @@ func TestJavaFSMigratesBobbinsEarlierStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb.NextEpoch()
-	emb.NextEpoch()
+	emb.NextEpoch() // the earlier RM ran with epoch 1: the next takes 2
+	emb.PutKeys("container", &KeysRecord{Current: KeyRecord{ID: 4, Bytes: []byte("k")}})
 	emb.PutApp(&AppRecord{ID: "application_1700000000000_0001", Version: 1, User: "u", Queue: "default", Type: "YARN", MaxAttempts: 2,
-		State: int32(yarnpb.YarnApplicationStateProto_FINISHED), Final: int32(yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED), FinishTime: 5})
+		State: int32(yarnpb.YarnApplicationStateProto_FINISHED), Final: int32(yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED), FinishTime: 5,
+		Attempts: []AttemptRecord{
+			{Attempt: 1, State: int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED), FinishTime: 2, AMContainer: "container_1700000000000_0001_01_000001"},
+			{Attempt: 2, State: int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED), FinishTime: 3, AMContainer: "container_1700000000000_0001_02_000001"},
+			{Attempt: 3, State: int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED), FinishTime: 4, AMContainer: "container_1700000000000_0001_03_000001"}},
+		Failures: []int64{3}})
 	emb.Close()
+	// A migration cut short before: it is taken up again, not refused.
+	os.WriteFile(filepath.Join(dir, FileName+".migrating"), nil, 0o644)
 	s, err := openJavaFSMigrating(dir, dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -350,11 +380,18 @@ func TestJavaFSMigratesBobbinsEarlierStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Apps) != 1 || st.Apps[0].Final != int32(yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED) || st.Epoch != 2 {
+	if len(st.Apps) != 1 || st.Apps[0].Final != int32(yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED) || st.Epoch != 2 || st.Keys["container"] == nil {
 		t.Errorf("migrated: epoch %d, %+v", st.Epoch, st.Apps)
+	}
+	// The failure that counted still does, the one that did not (a restart's) does not.
+	if !reflect.DeepEqual(st.Apps[0].Failures, []int64{3}) {
+		t.Errorf("failures after migrating: %v", st.Apps[0].Failures)
 	}
 	if _, err := os.Stat(filepath.Join(dir, FileName+".migrated")); err != nil {
 		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName+".migrating")); err == nil {
+		t.Error("the migration's marker was left")
 	}
 
 	// Both with applications: refused.

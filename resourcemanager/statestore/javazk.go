@@ -61,6 +61,10 @@ type JavaZK struct {
 	appPath map[string]string
 	written map[string]map[string][]byte
 	version map[string]uint64
+	stale   map[string]bool // BobbinRoot's records that are not current (bobbinroot.go)
+	// tokenPath is where each delegation token read at load is (a Java RM's split layout
+	// keeps them under <n>/<head>/<tail>); new ones go flat.
+	tokenPath map[string]string
 }
 
 // Names in the Java RM's ZooKeeper layout.
@@ -107,7 +111,7 @@ func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split 
 		rootACL = append(zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermAdmin), zk.DigestACL(zk.PermCreate|zk.PermDelete, user, password)...)
 	}
 	s := &JavaZK{conn: conn, addr: addr, root: path.Join(parent, javaZKRoot), acl: zk.WorldACL(zk.PermAll), split: split, log: log,
-		appPath: map[string]string{}, written: map[string]map[string][]byte{}, version: map[string]uint64{}}
+		appPath: map[string]string{}, written: map[string]map[string][]byte{}, version: map[string]uint64{}, tokenPath: map[string]string{}}
 	s.fence = path.Join(s.root, bobbinRoot, "fence")
 	dirs := []string{parent, s.root, path.Join(s.root, javaAppRoot), path.Join(s.root, javaAMRMRoot), path.Join(s.root, javaDTRoot),
 		path.Join(s.root, javaDTRoot, javaDTKeysRoot), path.Join(s.root, javaDTRoot, javaDTTokensRoot), path.Join(s.root, bobbinRoot), s.fence}
@@ -488,6 +492,9 @@ func (s *JavaZK) NextEpoch() (int64, error) {
 		return 0, err
 	}
 	s.epoch = e
+	if err := s.takeBobbinRootLocked(e); err != nil {
+		return 0, err
+	}
 	return e, nil
 }
 
@@ -512,6 +519,7 @@ func (s *JavaZK) PutApps(recs []*AppRecord) error {
 	defer s.mu.Unlock()
 	var ops []any
 	var done []func() // cache updates once their multi went through
+	var batch []string
 	size := 0
 	flush := func() error {
 		if len(ops) == 0 {
@@ -522,8 +530,15 @@ func (s *JavaZK) PutApps(recs []*AppRecord) error {
 			for _, f := range done {
 				f()
 			}
+		} else {
+			// The multi may have gone through before the error (a connection lost on
+			// the answer): what these applications' znodes hold is not known any more,
+			// and is read again before their next write.
+			for _, id := range batch {
+				delete(s.written, id)
+			}
 		}
-		ops, done, size = nil, nil, 0
+		ops, done, batch, size = nil, nil, nil, 0
 		return err
 	}
 	for _, rec := range recs {
@@ -544,6 +559,17 @@ func (s *JavaZK) PutApps(recs []*AppRecord) error {
 			}
 		}
 		files := s.written[rec.ID]
+		if files == nil {
+			// Not written by this RM (or unknown since an error): what is there decides
+			// between creating and setting each znode.
+			_, there, err := s.loadApp(p)
+			if err != nil {
+				return fmt.Errorf("state store %s: %w", s.Location(), err)
+			}
+			files = there
+		}
+		var appOps []any
+		appSize := 0
 		changed := map[string][]byte{}
 		put := func(name, p string, data []byte) {
 			old, exists := files[name]
@@ -551,12 +577,12 @@ func (s *JavaZK) PutApps(recs []*AppRecord) error {
 			case exists && string(old) == string(data):
 				return
 			case exists:
-				ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: -1})
+				appOps = append(appOps, &zk.SetDataRequest{Path: p, Data: data, Version: -1})
 			default:
-				ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: s.acl})
+				appOps = append(appOps, &zk.CreateRequest{Path: p, Data: data, Acl: s.acl})
 			}
 			changed[name] = data
-			size += len(data) + len(p)
+			appSize += len(data) + len(p) + zkOpOverhead
 		}
 		put("", p, appData)
 		id := strings.TrimPrefix(rec.ID, "application_")
@@ -564,24 +590,37 @@ func (s *JavaZK) PutApps(recs []*AppRecord) error {
 			name := fmt.Sprintf("appattempt_%s_%06d", id, a.attempt)
 			put(name, path.Join(p, name), a.data)
 		}
+		// An application's znodes go in one multi, and a multi stays under the limit.
+		if size+appSize > zkMaxMulti {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		ops = append(ops, appOps...)
+		size += appSize
 		appID, version := rec.ID, rec.Version
+		batch = append(batch, appID)
 		done = append(done, func() {
 			if s.written[appID] == nil {
 				s.written[appID] = map[string][]byte{}
+			}
+			for n, d := range files {
+				if _, ok := s.written[appID][n]; !ok {
+					s.written[appID][n] = d
+				}
 			}
 			for n, d := range changed {
 				s.written[appID][n] = d
 			}
 			s.appPath[appID], s.version[appID] = p, version
 		})
-		if size >= zkMaxMulti {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
 	}
 	return flush()
 }
+
+// zkOpOverhead is what a multi's operation costs besides its path and data (its header and
+// ACL), counted toward zkMaxMulti.
+const zkOpOverhead = 100
 
 // newAppPath is where a new application's znode goes: flat, or split by the index.
 func (s *JavaZK) newAppPath(id string) string {
@@ -656,6 +695,9 @@ func (s *JavaZK) PutNode(rec *NodeRecord) error { return s.putBobbin("node-"+rec
 
 // RemoveNode forgets one.
 func (s *JavaZK) RemoveNode(id string) error {
+	s.mu.Lock()
+	delete(s.stale, "node-"+id)
+	s.mu.Unlock()
 	return s.removeIfThere(path.Join(s.root, bobbinRoot, "node-"+id))
 }
 
@@ -670,7 +712,11 @@ func (s *JavaZK) putBobbin(name string, v any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, _ := json.Marshal(bobbinRecord{Epoch: s.epoch, Value: raw})
-	return s.putLocked(path.Join(s.root, bobbinRoot, name), b)
+	if err := s.putLocked(path.Join(s.root, bobbinRoot, name), b); err != nil {
+		return err
+	}
+	delete(s.stale, name)
+	return nil
 }
 
 // putLocked sets p's data, creating it if missing, behind the fence.
@@ -694,57 +740,57 @@ func (s *JavaZK) removeIfThere(p string) error {
 	return s.multi(&zk.DeleteRequest{Path: p, Version: -1})
 }
 
-// loadBobbin reads BobbinRoot, as JavaFS.loadBobbin.
+// loadBobbin reads BobbinRoot (bobbinroot.go) for an RM that takes epoch next.
 func (s *JavaZK) loadBobbin(st *State, next int64) error {
 	dir := path.Join(s.root, bobbinRoot)
 	names, _, err := s.conn.Children(dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	var paths []string
-	var kept []string
+	var paths, kept []string
 	for _, n := range names {
 		if n != "fence" {
 			paths, kept = append(paths, path.Join(dir, n)), append(kept, n)
 		}
 	}
 	datas, errs := s.getAll(paths)
+	recs := map[string][]byte{}
 	for i, name := range kept {
 		if errs[i] != nil {
 			return fmt.Errorf("%s: %w", paths[i], errs[i])
 		}
-		if err := readBobbinRecord(st, name, datas[i], next); err != nil {
-			return fmt.Errorf("%s: %w", paths[i], err)
-		}
+		recs[name] = datas[i]
 	}
+	stale, err := readBobbinRoot(st, recs, next)
+	if err != nil {
+		return fmt.Errorf("%s/%w", dir, err)
+	}
+	s.stale = stale
 	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
 	return nil
 }
 
-// readBobbinRecord adds one BobbinRoot record to st; keys and nodes only when written by
-// the RM that ran with the epoch before next.
-func readBobbinRecord(st *State, name string, data []byte, next int64) error {
-	var r bobbinRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return err
+// takeBobbinRootLocked makes BobbinRoot this RM's, which takes epoch e: the records that
+// were not current are removed, and "run" says e.
+func (s *JavaZK) takeBobbinRootLocked(e int64) error {
+	var ops []any
+	for name := range s.stale {
+		ops = append(ops, &zk.DeleteRequest{Path: path.Join(s.root, bobbinRoot, name), Version: -1})
+		if len(ops) >= 1000 {
+			if err := s.multi(ops...); err != nil {
+				return err
+			}
+			ops = nil
+		}
 	}
-	fresh := r.Epoch == next-1
-	switch {
-	case name == "labels":
-		st.Labels = &LabelsRecord{}
-		return json.Unmarshal(r.Value, st.Labels)
-	case !fresh:
-		return nil
-	case strings.HasPrefix(name, "keys-"):
-		k := &KeysRecord{}
-		st.Keys[strings.TrimPrefix(name, "keys-")] = k
-		return json.Unmarshal(r.Value, k)
-	case strings.HasPrefix(name, "node-"):
-		n := &NodeRecord{}
-		st.Nodes = append(st.Nodes, n)
-		return json.Unmarshal(r.Value, n)
+	if len(ops) > 0 {
+		if err := s.multi(ops...); err != nil {
+			return err
+		}
 	}
-	return nil
+	s.stale = nil
+	b, _ := json.Marshal(e)
+	return s.putLocked(path.Join(s.root, bobbinRoot, bobbinRun), b)
 }
 
 // PutDelegation stores a piece of the RM delegation-token state as the Java RM does.
@@ -761,7 +807,11 @@ func (s *JavaZK) PutDelegation(name string, rec *DelegationRecord) error {
 			return fmt.Errorf("state store %s: delegation token %s: %w", s.Location(), name, err)
 		}
 		b, _ := proto.Marshal(&yarnpb.RMDelegationTokenIdentifierDataProto{TokenIdentifier: &id, RenewDate: proto.Int64(rec.RenewDateMs)})
-		return s.putLocked(path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strconv.Itoa(int(id.GetSequenceNumber()))), b)
+		p, ok := s.tokenPath[name]
+		if !ok {
+			p = path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strconv.Itoa(int(id.GetSequenceNumber())))
+		}
+		return s.putLocked(p, b)
 	}
 	b := writable.AppendVInt(nil, rec.KeyID)
 	b = writable.AppendVLong(b, rec.ExpiryMs)
@@ -777,7 +827,14 @@ func (s *JavaZK) RemoveDelegation(name string) error {
 	case strings.HasPrefix(name, "key-"):
 		return s.removeIfThere(path.Join(dt, javaDTKeysRoot, javaDTKeyPrefix+strings.TrimPrefix(name, "key-")))
 	case strings.HasPrefix(name, "token-"):
-		return s.removeIfThere(path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strings.TrimPrefix(name, "token-")))
+		s.mu.Lock()
+		p, ok := s.tokenPath[name]
+		delete(s.tokenPath, name)
+		s.mu.Unlock()
+		if !ok {
+			p = path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strings.TrimPrefix(name, "token-"))
+		}
+		return s.removeIfThere(p)
 	}
 	return fmt.Errorf("state store %s: no delegation record %q", s.Location(), name)
 }
@@ -850,7 +907,9 @@ func (s *JavaZK) loadDelegation(st *State) error {
 			return fmt.Errorf("%s: not an RMDelegationTokenIdentifierData: %v", p, err)
 		}
 		ident, _ := proto.Marshal(d.TokenIdentifier)
-		st.Delegation["token-"+strconv.Itoa(int(d.TokenIdentifier.GetSequenceNumber()))] = &DelegationRecord{Identifier: ident, RenewDateMs: d.GetRenewDate()}
+		name := "token-" + strconv.Itoa(int(d.TokenIdentifier.GetSequenceNumber()))
+		st.Delegation[name] = &DelegationRecord{Identifier: ident, RenewDateMs: d.GetRenewDate()}
+		s.tokenPath[name] = p
 	}
 	return nil
 }

@@ -271,3 +271,34 @@ func TestJavaZKRootFenceTakesOverFromJava(t *testing.T) {
 		t.Errorf("root ACL %+v %v", got, err)
 	}
 }
+
+// TestJavaZKWritesAfterLosingTrack: when a write's outcome is unknown (an error after the
+// multi may have gone through), what the store holds is read again before the next write:
+// znodes that exist are set, not created again.
+func TestJavaZKWritesAfterLosingTrack(t *testing.T) {
+	zks := zktest.Start(t)
+	s, err := OpenJavaZK(zks.Addr, "/rmstore", 5*time.Second, "rm1", 0, false, testutil.QuietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutApp(zkApp(1, "alice", 1)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	delete(s.written, "application_1700000000000_0001") // as flush does after an error
+	s.mu.Unlock()
+	a := zkApp(1, "alice", 2)
+	a.Attempts = append(a.Attempts, AttemptRecord{Attempt: 2, State: int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED),
+		AMContainer: "container_1700000000000_0001_02_000001", AMNode: "h1:8041", AMExitStatus: -1000})
+	a.Attempts[0].State = int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED)
+	if err := s.PutApp(a); err != nil {
+		t.Fatalf("the write after losing track: %v", err)
+	}
+	if kids, _, _ := s.conn.Children("/rmstore/ZKRMStateRoot/RMAppRoot/application_1700000000000_0001"); len(kids) != 2 {
+		t.Errorf("attempts %v", kids)
+	}
+}
