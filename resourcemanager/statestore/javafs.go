@@ -33,9 +33,9 @@ import (
 //
 // each file with Hadoop's .crc beside it (hadoopfile.go). BobbinRoot holds what only
 // Bobbin keeps — the container and NMToken master keys, the NodeManagers a restart waits
-// for, the node labels — each stamped with the epoch of the RM that wrote it: a Java RM
-// that ran since (the epoch moved on by more than one start) makes the keys and nodes
-// stale, and they are left out, as a Java RM would start without them.
+// for, the node labels — and which RM they are current for (bobbinroot.go): a Java RM
+// that ran since makes the keys and nodes stale, and they are left out, as a Java RM would
+// start without them.
 type JavaFS struct {
 	uri  string // as configured, for Location
 	root string // .../FSRMStateRoot
@@ -120,7 +120,7 @@ func (s *JavaFS) Load() (*State, error) {
 	}
 	st.Epoch = epoch
 	// What this RM writes to BobbinRoot before it takes its epoch (its keys) is stamped
-	// with the epoch it will take.
+	// with the epoch it will take (for people reading the store; "run" decides).
 	s.epoch = epoch
 
 	appRoot := filepath.Join(s.root, javaAppRoot)
