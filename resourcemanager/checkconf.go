@@ -11,11 +11,12 @@ import (
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmcore"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmha"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 )
 
 // CheckConf reads everything a ResourceManager reads from c and the configuration
 // directory at start-up — its settings, HA, the queues and the scheduler's keys, resource
-// types, log retention, security and Kerberos — and returns every problem that would stop
+// types, log retention, the state store's keys, security and Kerberos — and returns every problem that would stop
 // it, without binding a port or opening the state store (bobbin check-config).
 func CheckConf(c *conf.Configuration, dir string) error {
 	var errs []error
@@ -42,6 +43,7 @@ func CheckConf(c *conf.Configuration, dir string) error {
 	}
 	_, _, err = logretention.ReadSettings(own)
 	note(err)
+	note(statestore.CheckConf(own))
 	_, err = rmcore.NewSecurity(own, dir, time.Now, nil)
 	note(err)
 	if err == nil {

@@ -31,49 +31,89 @@ const (
 
 const recoveryPkg = "org.apache.hadoop.yarn.server.resourcemanager.recovery."
 
-// Open returns the store Hadoop's keys select, or nil when recovery is off (or the class
-// is NullRMStateStore). A class Bobbin cannot serve is an error naming the key.
-// owner names this RM in a ZooKeeper store's fence.
-func Open(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error) {
+// storePlan is the store Hadoop's keys select, read and checked, not opened.
+type storePlan struct {
+	kind string // "": none; "fs", "leveldb", "zk"
+	uri  string // fs: as configured
+	dir  string // fs, leveldb
+	zk   zkPlan
+}
+
+type zkPlan struct {
+	addr, parent string
+	timeout      time.Duration
+	split        int
+	ha           bool
+}
+
+// planFromConf reads the store's keys. A class Bobbin cannot serve, a value it cannot
+// use, or a Java RM's store it cannot read yet is an error naming the key or the store.
+func planFromConf(c *conf.Configuration) (storePlan, error) {
 	on, err := c.Bool(KeyRecovery)
 	if err != nil || !on {
-		return nil, err
+		return storePlan{}, err
 	}
 	class, err := c.Trimmed(KeyStoreClass)
 	if err != nil {
-		return nil, err
+		return storePlan{}, err
 	}
-	short := strings.TrimPrefix(class, recoveryPkg)
-	var dir string
-	switch short {
+	switch strings.TrimPrefix(class, recoveryPkg) {
 	case "NullRMStateStore":
-		return nil, nil
+		return storePlan{}, nil
 	case "FileSystemRMStateStore":
 		raw, err := c.Trimmed(KeyFSURI)
 		if err != nil {
-			return nil, err
+			return storePlan{}, err
 		}
-		if dir, err = localDir(raw); err != nil {
-			return nil, &conf.ValueError{Source: c.Source(KeyFSURI), Key: KeyFSURI, Value: raw, Reason: err.Error()}
+		dir, err := localDir(raw)
+		if err != nil {
+			return storePlan{}, &conf.ValueError{Source: c.Source(KeyFSURI), Key: KeyFSURI, Value: raw, Reason: err.Error()}
 		}
-		return openJavaFSMigrating(raw, dir, log)
+		return storePlan{kind: "fs", uri: raw, dir: dir}, nil
 	case "LeveldbRMStateStore":
-		if dir, err = c.Trimmed(KeyLevelDBPath); err != nil {
-			return nil, err
+		dir, err := c.Trimmed(KeyLevelDBPath)
+		if err != nil {
+			return storePlan{}, err
 		}
 		// The Java RM's LevelDB store is not one Bobbin reads yet: never start beside it
 		// as if the cluster had no applications.
 		if _, err := os.Stat(filepath.Join(dir, "yarn-rm-state")); err == nil {
-			return nil, fmt.Errorf("state store %s: %s is the Java ResourceManager's LeveldbRMStateStore, which Bobbin does not read yet; refusing to start without its applications (docs/migration.md: switch with FileSystemRMStateStore or ZKRMStateStore)",
+			return storePlan{}, fmt.Errorf("state store %s: %s is the Java ResourceManager's LeveldbRMStateStore, which Bobbin does not read yet; refusing to start without its applications (docs/migration.md: switch with FileSystemRMStateStore or ZKRMStateStore)",
 				dir, filepath.Join(dir, "yarn-rm-state"))
 		}
+		return storePlan{kind: "leveldb", dir: dir}, nil
 	case "ZKRMStateStore":
-		return openZKFromConf(c, owner, log)
-	default:
-		return nil, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: KeyStoreClass, Value: class,
-			Reason: "Bobbin keeps RM state in its embedded store (FileSystemRMStateStore with a local path, LeveldbRMStateStore), in ZooKeeper (ZKRMStateStore) or not at all (NullRMStateStore)"}
+		z, err := zkPlanFromConf(c)
+		return storePlan{kind: "zk", zk: z}, err
 	}
-	return OpenEmbedded(dir)
+	return storePlan{}, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: KeyStoreClass, Value: class,
+		Reason: "Bobbin keeps RM state as the Java RM does (FileSystemRMStateStore with a local path, ZKRMStateStore), in its embedded store (LeveldbRMStateStore) or not at all (NullRMStateStore)"}
+}
+
+// CheckConf returns what in c would stop the RM opening its state store, without opening
+// it (bobbin check-config).
+func CheckConf(c *conf.Configuration) error {
+	_, err := planFromConf(c)
+	return err
+}
+
+// Open returns the store Hadoop's keys select, or nil when recovery is off (or the class
+// is NullRMStateStore). A class Bobbin cannot serve is an error naming the key.
+// owner names this RM in a ZooKeeper store's fence.
+func Open(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error) {
+	p, err := planFromConf(c)
+	if err != nil {
+		return nil, err
+	}
+	switch p.kind {
+	case "fs":
+		return openJavaFSMigrating(p.uri, p.dir, log)
+	case "leveldb":
+		return OpenEmbedded(p.dir)
+	case "zk":
+		return openJavaZKMigrating(p.zk.addr, p.zk.parent, p.zk.timeout, owner, p.zk.split, p.zk.ha, log)
+	}
+	return nil, nil
 }
 
 // localDir reads a FileSystemRMStateStore URI that names local disk.
@@ -104,53 +144,53 @@ func ClassName(c *conf.Configuration) string {
 	return class
 }
 
-// openZKFromConf opens ZKRMStateStore from hadoop.zk.address (3.x) or
-// yarn.resourcemanager.zk-address (2.x), zk-state-store.parent-path and zk-timeout-ms.
-func openZKFromConf(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error) {
+// zkPlanFromConf reads ZKRMStateStore's keys: hadoop.zk.address (3.x) or
+// yarn.resourcemanager.zk-address (2.x), zk-state-store.parent-path, zk-timeout-ms,
+// zk-appid-node.split-index and, for fencing, ha.enabled.
+func zkPlanFromConf(c *conf.Configuration) (zkPlan, error) {
+	var z zkPlan
 	addr, err := c.Trimmed("hadoop.zk.address")
 	if err != nil {
-		return nil, err
+		return z, err
 	}
 	if addr == "" {
 		if addr, err = c.Trimmed("yarn.resourcemanager.zk-address"); err != nil {
-			return nil, err
+			return z, err
 		}
 	}
 	if addr == "" {
-		return nil, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: "hadoop.zk.address", Value: "",
+		return z, &conf.ValueError{Source: c.Source(KeyStoreClass), Key: "hadoop.zk.address", Value: "",
 			Reason: "ZKRMStateStore needs the ZooKeeper quorum: set hadoop.zk.address (or yarn.resourcemanager.zk-address)"}
 	}
-	parent, err := c.Trimmed("yarn.resourcemanager.zk-state-store.parent-path")
-	if err != nil {
-		return nil, err
+	z.addr = addr
+	if z.parent, err = c.Trimmed("yarn.resourcemanager.zk-state-store.parent-path"); err != nil {
+		return z, err
 	}
-	if !strings.HasPrefix(parent, "/") {
-		return nil, &conf.ValueError{Source: c.Source("yarn.resourcemanager.zk-state-store.parent-path"), Key: "yarn.resourcemanager.zk-state-store.parent-path",
-			Value: parent, Reason: "must be an absolute ZooKeeper path"}
+	if !strings.HasPrefix(z.parent, "/") {
+		return z, &conf.ValueError{Source: c.Source("yarn.resourcemanager.zk-state-store.parent-path"), Key: "yarn.resourcemanager.zk-state-store.parent-path",
+			Value: z.parent, Reason: "must be an absolute ZooKeeper path"}
 	}
-	timeout, err := c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond)
-	if err != nil {
-		return nil, err
+	if z.timeout, err = c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond); err != nil {
+		return z, err
 	}
-	split := 0
 	if raw, err := c.Trimmed(KeyZKSplitIndex); err != nil {
-		return nil, err
+		return z, err
 	} else if raw != "" {
-		if split, err = strconv.Atoi(raw); err != nil || split < 0 || split > 4 {
-			return nil, &conf.ValueError{Source: c.Source(KeyZKSplitIndex), Key: KeyZKSplitIndex, Value: raw, Reason: "must be 0 to 4"}
+		if z.split, err = strconv.Atoi(raw); err != nil || z.split < 0 || z.split > 4 {
+			return z, &conf.ValueError{Source: c.Source(KeyZKSplitIndex), Key: KeyZKSplitIndex, Value: raw, Reason: "must be 0 to 4"}
 		}
 	}
-	ha, err := c.Bool("yarn.resourcemanager.ha.enabled")
-	if err != nil {
-		return nil, err
+	if z.ha, err = c.Bool("yarn.resourcemanager.ha.enabled"); err != nil {
+		return z, err
 	}
-	if acl, err := c.Trimmed("yarn.resourcemanager.zk-state-store.root-node.acl"); err != nil {
-		return nil, err
+	const aclKey = "yarn.resourcemanager.zk-state-store.root-node.acl"
+	if acl, err := c.Trimmed(aclKey); err != nil {
+		return z, err
 	} else if acl != "" {
-		return nil, &conf.ValueError{Source: c.Source("yarn.resourcemanager.zk-state-store.root-node.acl"), Key: "yarn.resourcemanager.zk-state-store.root-node.acl", Value: acl,
+		return z, &conf.ValueError{Source: c.Source(aclKey), Key: aclKey, Value: acl,
 			Reason: "Bobbin fences the store's root with an ACL of its own (create and delete for the active RM alone, as the Java RM's default); unset it"}
 	}
-	return openJavaZKMigrating(addr, parent, timeout, owner, split, ha, log)
+	return z, nil
 }
 
 // KeyZKSplitIndex splits application znodes in ZKRMStateStore (3.x; 0: flat).

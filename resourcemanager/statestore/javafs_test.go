@@ -434,3 +434,31 @@ func TestLeveldbStoreOfJavaRefused(t *testing.T) {
 		t.Errorf("beside the Java RM's LevelDB: %v", err)
 	}
 }
+
+// TestCheckConfNamesWhatStopsTheStore: bobbin check-config's view of the store's keys,
+// without opening anything.
+func TestCheckConfNamesWhatStopsTheStore(t *testing.T) {
+	for key, want := range map[string][2]string{
+		"yarn.resourcemanager.zk-state-store.root-node.acl": {"sasl:rm:cd", "root-node.acl"},
+		KeyZKSplitIndex: {"7", KeyZKSplitIndex},
+	} {
+		c := conf.New()
+		c.Set(KeyRecovery, "true")
+		c.Set(KeyStoreClass, "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore")
+		c.Set("hadoop.zk.address", "127.0.0.1:1")
+		c.Set(key, want[0])
+		if err := CheckConf(c); err == nil || !strings.Contains(err.Error(), want[1]) {
+			t.Errorf("%s=%s: %v", key, want[0], err)
+		}
+	}
+	c := conf.New()
+	c.Set(KeyRecovery, "true")
+	c.Set(KeyFSURI, "hdfs://nn:8020/rmstore")
+	if err := CheckConf(c); err == nil || !strings.Contains(err.Error(), KeyFSURI) {
+		t.Errorf("hdfs: %v", err)
+	}
+	c.Set(KeyFSURI, "file:///tmp/x")
+	if err := CheckConf(c); err != nil {
+		t.Errorf("file store: %v", err)
+	}
+}
