@@ -183,6 +183,24 @@ func zkPlanFromConf(c *conf.Configuration) (zkPlan, error) {
 	if z.ha, err = c.Bool("yarn.resourcemanager.ha.enabled"); err != nil {
 		return z, err
 	}
+	// Znodes are created world:anyone:rwcda, the Java RM's default; another ACL, or
+	// credentials to authenticate with, are not ignored but refused by name.
+	for _, key := range []string{"hadoop.zk.acl", "yarn.resourcemanager.zk-acl"} {
+		if v, err := c.Trimmed(key); err != nil {
+			return z, err
+		} else if v != "" && v != "world:anyone:rwcda" {
+			return z, &conf.ValueError{Source: c.Source(key), Key: key, Value: v,
+				Reason: "Bobbin creates the store's znodes with world:anyone:rwcda (the default) and fences with the root's ACL; another ACL is not supported yet"}
+		}
+	}
+	for _, key := range []string{"hadoop.zk.auth", "yarn.resourcemanager.zk-auth"} {
+		if v, err := c.Trimmed(key); err != nil {
+			return z, err
+		} else if v != "" {
+			return z, &conf.ValueError{Source: c.Source(key), Key: key, Value: "<redacted>",
+				Reason: "Bobbin does not authenticate to ZooKeeper with configured credentials yet"}
+		}
+	}
 	const aclKey = "yarn.resourcemanager.zk-state-store.root-node.acl"
 	if acl, err := c.Trimmed(aclKey); err != nil {
 		return z, err

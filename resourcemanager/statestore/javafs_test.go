@@ -440,7 +440,9 @@ func TestLeveldbStoreOfJavaRefused(t *testing.T) {
 func TestCheckConfNamesWhatStopsTheStore(t *testing.T) {
 	for key, want := range map[string][2]string{
 		"yarn.resourcemanager.zk-state-store.root-node.acl": {"sasl:rm:cd", "root-node.acl"},
-		KeyZKSplitIndex: {"7", KeyZKSplitIndex},
+		KeyZKSplitIndex:               {"7", KeyZKSplitIndex},
+		"yarn.resourcemanager.zk-acl": {"sasl:rm:rwcda", "yarn.resourcemanager.zk-acl"},
+		"hadoop.zk.auth":              {"digest:u:p", "hadoop.zk.auth"},
 	} {
 		c := conf.New()
 		c.Set(KeyRecovery, "true")
