@@ -78,8 +78,9 @@ func (c *nsCluster) startZK(t *testing.T) string {
 		t.Skipf("ZooKeeper is not installed (%s): apt-get install zookeeper (.ci/run does)", zktest.Script)
 	}
 	c.writeZKConf()
+	// Up to 3 minutes: CI's loaded cores have taken over a minute to start its JVM.
 	return fmt.Sprintf(`ZOO_LOG_DIR=%[1]s/zk %[2]s start-foreground %[1]s/zk/zoo.cfg >> %[1]s/zk/zk.out 2>&1 &
-for i in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/2181) 2>/dev/null && break; sleep 0.2; done`, c.dir, zktest.Script)
+for i in $(seq 1 900); do (exec 3<>/dev/tcp/127.0.0.1/2181) 2>/dev/null && break; sleep 0.2; done`, c.dir, zktest.Script)
 }
 
 // startHA is the script that starts an HA cluster's ZooKeeper (start_zk, $ZK) and its

@@ -40,10 +40,10 @@ type storePlan struct {
 }
 
 type zkPlan struct {
-	addr, parent string
-	timeout      time.Duration
-	split        int
-	ha           bool
+	addr, parent         string
+	timeout, connectWait time.Duration
+	split                int
+	ha                   bool
 }
 
 // planFromConf reads the store's keys. A class Bobbin cannot serve, a value it cannot
@@ -111,7 +111,7 @@ func Open(c *conf.Configuration, owner string, log *logrus.Entry) (Store, error)
 	case "leveldb":
 		return OpenEmbedded(p.dir)
 	case "zk":
-		return openJavaZKMigrating(p.zk.addr, p.zk.parent, p.zk.timeout, owner, p.zk.split, p.zk.ha, log)
+		return openJavaZKMigrating(p.zk, owner, log)
 	}
 	return nil, nil
 }
@@ -173,6 +173,32 @@ func zkPlanFromConf(c *conf.Configuration) (zkPlan, error) {
 	if z.timeout, err = c.Duration("yarn.resourcemanager.zk-timeout-ms", time.Millisecond); err != nil {
 		return z, err
 	}
+	// How long a quorum that is not up yet is waited for at start: the Java RM's client
+	// retries zk-num-retries times (1,000), zk-retry-interval-ms apart (1 s).
+	retries, interval := int64(1000), time.Second
+	for _, k := range []string{"hadoop.zk.num-retries", "yarn.resourcemanager.zk-num-retries"} {
+		if raw, err := c.Trimmed(k); err != nil {
+			return z, err
+		} else if raw != "" {
+			if retries, err = strconv.ParseInt(raw, 10, 64); err != nil || retries < 0 {
+				return z, &conf.ValueError{Source: c.Source(k), Key: k, Value: raw, Reason: "not a number of retries"}
+			}
+			break
+		}
+	}
+	for _, k := range []string{"hadoop.zk.retry-interval-ms", "yarn.resourcemanager.zk-retry-interval-ms"} {
+		if raw, err := c.Trimmed(k); err != nil {
+			return z, err
+		} else if raw != "" {
+			ms, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil || ms < 0 {
+				return z, &conf.ValueError{Source: c.Source(k), Key: k, Value: raw, Reason: "not a number of milliseconds"}
+			}
+			interval = time.Duration(ms) * time.Millisecond
+			break
+		}
+	}
+	z.connectWait = time.Duration(retries) * interval
 	if raw, err := c.Trimmed(KeyZKSplitIndex); err != nil {
 		return z, err
 	} else if raw != "" {
@@ -182,6 +208,11 @@ func zkPlanFromConf(c *conf.Configuration) (zkPlan, error) {
 	}
 	if z.ha, err = c.Bool("yarn.resourcemanager.ha.enabled"); err != nil {
 		return z, err
+	}
+	if z.ha {
+		// An RM becomes active only once elected, in the same quorum: one that cannot
+		// reach it within the session timeout steps back and stands again.
+		z.connectWait = 0
 	}
 	// Znodes are created world:anyone:rwcda, the Java RM's default; another ACL, or
 	// credentials to authenticate with, are not ignored but refused by name.
@@ -217,8 +248,9 @@ const KeyZKSplitIndex = "yarn.resourcemanager.zk-appid-node.split-index"
 // openJavaZKMigrating opens ZKRMStateStore in the Java layout. Bobbin's earlier layout
 // under the same parent (BobbinRMStateRoot) is moved into it once (migrateStore), then
 // marked migrated.
-func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner string, split int, rootFence bool, log *logrus.Entry) (Store, error) {
-	s, err := OpenJavaZK(addr, parent, timeout, owner, split, rootFence, log)
+func openJavaZKMigrating(z zkPlan, owner string, log *logrus.Entry) (Store, error) {
+	addr, parent, timeout := z.addr, z.parent, z.timeout
+	s, err := openJavaZK(addr, parent, timeout, z.connectWait, owner, z.split, z.ha, log)
 	if err != nil {
 		return nil, err
 	}
@@ -258,15 +290,7 @@ func openJavaZKMigrating(addr, parent string, timeout time.Duration, owner strin
 			}
 			return err
 		},
-		epoch: func(next int64) error {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.epoch = next - 1
-			if err := s.storeEpochLocked(next); err != nil {
-				return err
-			}
-			return s.takeBobbinRootLocked(next - 1)
-		},
+		epoch: s.continueEpochs,
 		end: func() error {
 			if _, err := s.conn.Create(path.Join(oldRoot, "migrated"), []byte(s.Location()), 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return err
@@ -314,15 +338,7 @@ func openJavaFSMigrating(uri, dir string, log *logrus.Entry) (Store, error) {
 			}
 			return syncDir(dir)
 		},
-		epoch: func(next int64) error {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.epoch = next - 1
-			if _, err := s.storeEpochLocked(next); err != nil {
-				return err
-			}
-			return s.takeBobbinRootLocked(next - 1)
-		},
+		epoch: s.continueEpochs,
 		end: func() error {
 			emb.Close()
 			if err := os.Rename(old, old+".migrated"); err != nil {

@@ -279,6 +279,18 @@ func (s *JavaFS) NextEpoch() (int64, error) {
 	return e, nil
 }
 
+// continueEpochs makes the store go on from an earlier store whose last RM took epoch
+// next-1 (a migration): the next RM takes next, and BobbinRoot is that last RM's.
+func (s *JavaFS) continueEpochs(next int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epoch = next - 1
+	if _, err := s.storeEpochLocked(next); err != nil {
+		return err
+	}
+	return s.takeBobbinRootLocked(next - 1)
+}
+
 // storeEpoch stores the epoch the next RM takes.
 func (s *JavaFS) storeEpoch(next int64) (int64, error) {
 	s.mu.Lock()

@@ -86,13 +86,18 @@ const (
 // write does (the fencing lock) — so the RM that was active before, Java's or Bobbin's,
 // has every write refused.
 func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split int, rootFence bool, log *logrus.Entry) (*JavaZK, error) {
+	return openJavaZK(addr, parent, timeout, 0, owner, split, rootFence, log)
+}
+
+// openJavaZK is OpenJavaZK waiting up to connectWait for a session.
+func openJavaZK(addr, parent string, timeout, connectWait time.Duration, owner string, split int, rootFence bool, log *logrus.Entry) (*JavaZK, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
 	if split < 0 || split > 4 {
 		return nil, fmt.Errorf("state store: yarn.resourcemanager.zk-appid-node.split-index %d is not 0 to 4", split)
 	}
-	conn, err := connectZK(addr, timeout, log)
+	conn, err := connectZK(addr, timeout, connectWait, log)
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +153,10 @@ func OpenJavaZK(addr, parent string, timeout time.Duration, owner string, split 
 	return s, nil
 }
 
-// connectZK opens a session with the quorum ("host:port,host:port").
-func connectZK(addr string, timeout time.Duration, log *logrus.Entry) (*zk.Conn, error) {
+// connectZK opens a session with the quorum ("host:port,host:port"), waiting for it up to
+// wait (at least the session timeout): as the Java RM's client retries a quorum that is
+// not up yet (zk-num-retries × zk-retry-interval-ms), logging while it waits.
+func connectZK(addr string, timeout, wait time.Duration, log *logrus.Entry) (*zk.Conn, error) {
 	servers := strings.Split(addr, ",")
 	for i := range servers {
 		servers[i] = strings.TrimSpace(servers[i])
@@ -158,14 +165,20 @@ func connectZK(addr string, timeout time.Duration, log *logrus.Entry) (*zk.Conn,
 	if err != nil {
 		return nil, fmt.Errorf("state store: ZooKeeper %s: %w", addr, err)
 	}
-	deadline := time.After(timeout)
+	wait = max(wait, timeout)
+	deadline := time.After(wait)
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	start := time.Now()
 	for connected := false; !connected; {
 		select {
 		case ev := <-events:
 			connected = ev.State == zk.StateHasSession
+		case <-tick.C:
+			log.WithFields(logrus.Fields{"zookeeper": addr, "waited": time.Since(start).Round(time.Second).String(), "up_to": wait.String()}).Warn("state store: waiting for a ZooKeeper session")
 		case <-deadline:
 			conn.Close()
-			return nil, fmt.Errorf("state store: ZooKeeper %s: no session within %s", addr, timeout)
+			return nil, fmt.Errorf("state store: ZooKeeper %s: no session within %s (yarn.resourcemanager.zk-num-retries × zk-retry-interval-ms)", addr, wait)
 		}
 	}
 	go func() { // drain the session's events (the library blocks on a full channel)
@@ -496,6 +509,18 @@ func (s *JavaZK) NextEpoch() (int64, error) {
 		return 0, err
 	}
 	return e, nil
+}
+
+// continueEpochs makes the store go on from an earlier store whose last RM took epoch
+// next-1 (a migration): the next RM takes next, and BobbinRoot is that last RM's.
+func (s *JavaZK) continueEpochs(next int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epoch = next - 1
+	if err := s.storeEpochLocked(next); err != nil {
+		return err
+	}
+	return s.takeBobbinRootLocked(next - 1)
 }
 
 func (s *JavaZK) storeEpochLocked(next int64) error {
