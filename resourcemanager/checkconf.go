@@ -16,8 +16,9 @@ import (
 
 // CheckConf reads everything a ResourceManager reads from c and the configuration
 // directory at start-up — its settings, HA, the queues and the scheduler's keys, resource
-// types, log retention, the state store's keys, security and Kerberos — and returns every problem that would stop
-// it, without binding a port or opening the state store (bobbin check-config).
+// types, log retention, the state store's keys, security and Kerberos — and returns every
+// problem that would stop it, without binding a port or opening the state store (bobbin
+// check-config).
 func CheckConf(c *conf.Configuration, dir string) error {
 	var errs []error
 	note := func(err error) {

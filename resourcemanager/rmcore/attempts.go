@@ -10,7 +10,7 @@ import (
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/rmstate"
 	"github.com/bobbin-yarn/bobbin/resourcemanager/scheduler"
-	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
+	"github.com/bobbin-yarn/bobbin/resourcemanager/statestore"
 )
 
 // Attempt life (protocol.md §7.3): an application gets attempt 1 at submission. When
@@ -20,16 +20,6 @@ import (
 // below max-attempts, and is FAILED otherwise. AM containers that end because the
 // cluster took them (preempted, aborted, disks failed, killed by the RM) do not count, and
 // with a failures-validity interval only the failures inside it do.
-
-// countsAsFailure reports whether an AM container's exit status counts toward
-// max-attempts, as RMAppAttemptImpl.shouldCountTowardsMaxAttemptRetry decides.
-func countsAsFailure(exit int32) bool {
-	switch exit {
-	case exitcode.Aborted, exitcode.Preempted, exitcode.DisksFailed, exitcode.KilledByResourceManager:
-		return false
-	}
-	return true
-}
 
 // NewAttemptLocked starts the next attempt of a; the registry lock is held.
 func (rm *Core) NewAttemptLocked(a *rmstate.App, now time.Time) error {
@@ -114,7 +104,7 @@ func (rm *Core) AttemptFailed(att records.AttemptID, diagnostics string, exit in
 			return
 		}
 		at.Diagnostics, at.FinishTime, at.AMExitStatus = diagnostics, nowMs, exit
-		if countsAsFailure(exit) {
+		if statestore.CountsAsFailure(exit) {
 			a.Failures = append(a.Failures, nowMs)
 		}
 		if !a.Unmanaged && a.CountedFailures(nowMs) < a.MaxAttempts {

@@ -5,6 +5,7 @@ import (
 
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // The application, attempt and node lifecycles: their states, the events that move them
@@ -208,7 +209,7 @@ var attemptMoves = map[attemptMove]yarnpb.YarnApplicationAttemptStateProto{
 // NewAttempt is an application's attempt as it starts: SCHEDULED, its AM container to be
 // asked for.
 func NewAttempt(id records.AttemptID, now int64) *Attempt {
-	return &Attempt{ID: id, state: attScheduled, StartTime: now, AMExitStatus: -1000} // ContainerExitStatus.INVALID
+	return &Attempt{ID: id, state: attScheduled, StartTime: now, AMExitStatus: exitcode.Invalid}
 }
 
 // Move applies ev to the attempt. A move the table does not allow changes nothing and is

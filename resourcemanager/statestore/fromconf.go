@@ -18,6 +18,7 @@ import (
 
 	"github.com/bobbin-yarn/bobbin/conf"
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // Keys the RM reads to choose its store.
@@ -411,9 +412,9 @@ func copyState(s Store, st *State) error {
 			if at.State != int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED) || at.AMExitStatus != 0 {
 				continue
 			}
-			at.AMExitStatus = -106
+			at.AMExitStatus = exitcode.KilledByResourceManager
 			if slices.Contains(rec.Failures, at.FinishTime) {
-				at.AMExitStatus = -1000 // INVALID: counts
+				at.AMExitStatus = exitcode.Invalid // counts
 			}
 		}
 		if err := s.PutApp(rec); err != nil {

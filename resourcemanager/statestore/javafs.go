@@ -11,11 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"google.golang.org/protobuf/proto"
-
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/rpc/writable"
 )
 
 // JavaFS is FileSystemRMStateStore on local disk, in the Java RM's layout and records, so
@@ -81,23 +76,15 @@ func OpenJavaFS(uri, dir string) (*JavaFS, error) {
 	data, err := readHadoopFile(vpath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		b, _ := proto.Marshal(&yarnpb.VersionProto{MajorVersion: proto.Int32(javaStoreMajor), MinorVersion: proto.Int32(javaFSStoreMinor)})
-		if err := writeHadoopFile(vpath, b); err != nil {
+		if err := writeHadoopFile(vpath, versionBytes(javaFSStoreMinor)); err != nil {
 			return nil, fmt.Errorf("state store %s: writing its version: %w", s.Location(), err)
 		}
 	case err != nil:
 		return nil, fmt.Errorf("state store %s: %w", s.Location(), err)
 	default:
-		var v yarnpb.VersionProto
-		if err := proto.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("state store %s: %s is not a version record: %w", s.Location(), vpath, err)
+		if err := checkVersion(s.Location(), vpath, data); err != nil {
+			return nil, err
 		}
-		if v.GetMajorVersion() != javaStoreMajor {
-			return nil, fmt.Errorf("state store %s: version %d.%d (%s) is not one Bobbin reads (1.x): written by a newer ResourceManager; refusing to start rather than lose its applications",
-				s.Location(), v.GetMajorVersion(), v.GetMinorVersion(), vpath)
-		}
-		// A 1.x minor version is the Java RM's to keep (each writes its own on start;
-		// every 1.x reads every other).
 	}
 	return s, nil
 }
@@ -173,11 +160,11 @@ func (s *JavaFS) Load() (*State, error) {
 	case err != nil:
 		return fail(err)
 	default:
-		var k yarnpb.AMRMTokenSecretManagerStateProto
-		if err := proto.Unmarshal(amrm, &k); err != nil {
-			return fail(fmt.Errorf("%s: not an AMRMTokenSecretManagerStateProto: %w", filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), err))
+		ring, err := readAMRMState(filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), amrm)
+		if err != nil {
+			return fail(err)
 		}
-		if ring := amrmRing(&k); ring != nil {
+		if ring != nil {
 			st.Keys[KeysAMRM] = ring
 		}
 	}
@@ -253,11 +240,7 @@ func (s *JavaFS) readEpoch() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var e yarnpb.EpochProto
-	if err := proto.Unmarshal(data, &e); err != nil {
-		return 0, fmt.Errorf("%s: not an EpochProto: %w", p, err)
-	}
-	return e.GetEpoch(), nil
+	return readEpochRecord(p, data)
 }
 
 // NextEpoch is the Java RM's getAndIncrementEpoch: the stored epoch is this RM's, and the
@@ -299,8 +282,7 @@ func (s *JavaFS) storeEpoch(next int64) (int64, error) {
 }
 
 func (s *JavaFS) storeEpochLocked(next int64) (int64, error) {
-	b, _ := proto.Marshal(&yarnpb.EpochProto{Epoch: proto.Int64(next)})
-	if err := writeHadoopFile(filepath.Join(s.root, javaEpochNode), b); err != nil {
+	if err := writeHadoopFile(filepath.Join(s.root, javaEpochNode), epochBytes(next)); err != nil {
 		return 0, fmt.Errorf("state store %s: storing the epoch: %w", s.Location(), err)
 	}
 	return next, nil
@@ -419,14 +401,9 @@ func (s *JavaFS) PutKeys(name string, keys *KeysRecord) error {
 	if name != KeysAMRM {
 		return s.putBobbin("keys-"+name, keys)
 	}
-	k := &yarnpb.AMRMTokenSecretManagerStateProto{CurrentMasterKey: &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Current.ID), Bytes: keys.Current.Bytes}}
-	if keys.Next != nil {
-		k.NextMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Next.ID), Bytes: keys.Next.Bytes}
-	}
-	b, _ := proto.Marshal(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := writeHadoopFile(filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), b); err != nil {
+	if err := writeHadoopFile(filepath.Join(s.root, javaAMRMRoot, javaAMRMNode), amrmStateBytes(keys)); err != nil {
 		return fmt.Errorf("state store %s: AMRMToken keys: %w", s.Location(), err)
 	}
 	return nil
@@ -534,18 +511,13 @@ func (s *JavaFS) PutDelegation(name string, rec *DelegationRecord) error {
 			s.seqFile = next
 		}
 	case len(rec.Identifier) > 0:
-		var id yarnpb.YARNDelegationTokenIdentifierProto
-		if err := proto.Unmarshal(rec.Identifier, &id); err != nil {
+		seq, b, err := delegationTokenBytes(rec)
+		if err != nil {
 			return fmt.Errorf("state store %s: delegation token %s: %w", s.Location(), name, err)
 		}
-		b, _ := proto.Marshal(&yarnpb.RMDelegationTokenIdentifierDataProto{TokenIdentifier: &id, RenewDate: proto.Int64(rec.RenewDateMs)})
-		err = writeHadoopFile(filepath.Join(dir, javaDTTokPrefix+strconv.Itoa(int(id.GetSequenceNumber()))), b)
+		err = writeHadoopFile(filepath.Join(dir, javaDTTokPrefix+strconv.Itoa(int(seq))), b)
 	default:
-		b := writable.AppendVInt(nil, rec.KeyID)
-		b = writable.AppendVLong(b, rec.ExpiryMs)
-		b = writable.AppendVInt(b, int32(len(rec.Bytes)))
-		b = append(b, rec.Bytes...)
-		err = writeHadoopFile(filepath.Join(dir, javaDTKeyPrefix+strconv.Itoa(int(rec.KeyID))), b)
+		err = writeHadoopFile(filepath.Join(dir, javaDTKeyPrefix+strconv.Itoa(int(rec.KeyID))), delegationKeyBytes(rec))
 	}
 	if err != nil {
 		return fmt.Errorf("state store %s: delegation %s: %w", s.Location(), name, err)
@@ -613,26 +585,12 @@ func (s *JavaFS) loadDelegation(st *State) error {
 			if err != nil {
 				return err
 			}
-			var d yarnpb.RMDelegationTokenIdentifierDataProto
-			if err := proto.Unmarshal(data, &d); err != nil || d.TokenIdentifier == nil {
-				return fmt.Errorf("%s: not an RMDelegationTokenIdentifierData: %v", p, err)
+			name, rec, err := readDelegationToken(p, data)
+			if err != nil {
+				return err
 			}
-			ident, _ := proto.Marshal(d.TokenIdentifier)
-			st.Delegation["token-"+strconv.Itoa(int(d.TokenIdentifier.GetSequenceNumber()))] = &DelegationRecord{Identifier: ident, RenewDateMs: d.GetRenewDate()}
+			st.Delegation[name] = rec
 		}
 	}
 	return nil
-}
-
-// readDelegationKey reads a DelegationKey's Writable: VInt id, VLong expiry, VInt length
-// and the key.
-func readDelegationKey(data []byte) (*DelegationRecord, error) {
-	r := writable.NewReader(strings.NewReader(string(data)))
-	id, err1 := r.VInt()
-	expiry, err2 := r.VLong()
-	key, err3 := r.Bytes(len(data))
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return nil, fmt.Errorf("not a DelegationKey: %w", err)
-	}
-	return &DelegationRecord{KeyID: id, Bytes: key, ExpiryMs: expiry}, nil
 }

@@ -12,6 +12,7 @@ import (
 	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
 	"github.com/bobbin-yarn/bobbin/records"
 	"github.com/bobbin-yarn/bobbin/rpc/token"
+	"github.com/bobbin-yarn/bobbin/yarn/exitcode"
 )
 
 // The Java RM's records (yarn_server_resourcemanager_recovery.proto), as FileSystem-,
@@ -129,7 +130,7 @@ func encodeJavaAttempt(rec *AppRecord, id records.ApplicationID, ar *AttemptReco
 	}
 	st := &yarnpb.ApplicationAttemptStateDataProto{AttemptId: att.Proto(), AppAttemptTokens: creds.Bytes(),
 		Diagnostics: proto.String(ar.Diagnostics), StartTime: proto.Int64(ar.StartTime), FinishTime: proto.Int64(ar.FinishTime),
-		AmContainerExitStatus: proto.Int32(-1000)}
+		AmContainerExitStatus: proto.Int32(exitcode.Invalid)}
 	if ar.AMContainer != "" {
 		cid, err := records.ParseContainerID(ar.AMContainer)
 		if err != nil {
@@ -256,7 +257,7 @@ func decodeJavaApp(path string, appData []byte, attemptData map[string][]byte) (
 	for i := 0; i+1 < len(rec.Attempts); i++ {
 		if ar := &rec.Attempts[i]; !ended(ar.State) {
 			ar.State = int32(yarnpb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED)
-			ar.Registered, ar.Unregistered, ar.AMExitStatus = false, false, -1000
+			ar.Registered, ar.Unregistered, ar.AMExitStatus = false, false, exitcode.Invalid
 		}
 	}
 
@@ -341,10 +342,11 @@ func decodeJavaAttempt(at *yarnpb.ApplicationAttemptStateDataProto, unmanaged bo
 // CountsAsFailure reports whether an attempt failed with its AM container's exit status
 // counts toward the application's max-attempts: not when the container was preempted,
 // aborted, lost to failed disks or killed by the RM (the Java RM's
-// shouldCountTowardsMaxAttemptRetry).
+// RMAppAttemptImpl.shouldCountTowardsMaxAttemptRetry). The RM counts an attempt's failure
+// by it, and decodeJavaApp derives the failures again from the stored attempts by it.
 func CountsAsFailure(exit int32) bool {
 	switch exit {
-	case -100, -101, -102, -106: // ABORTED, DISKS_FAILED, PREEMPTED, KILLED_BY_RESOURCEMANAGER
+	case exitcode.Aborted, exitcode.Preempted, exitcode.DisksFailed, exitcode.KilledByResourceManager:
 		return false
 	}
 	return true

@@ -16,10 +16,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/sirupsen/logrus"
-	"google.golang.org/protobuf/proto"
-
-	yarnpb "github.com/bobbin-yarn/bobbin/hadoop-proto/yarn"
-	"github.com/bobbin-yarn/bobbin/rpc/writable"
 )
 
 // JavaZK is ZKRMStateStore in the Java RM's layout and records, so that either RM takes
@@ -212,23 +208,14 @@ func (s *JavaZK) checkVersion() error {
 	data, _, err := s.conn.Get(p)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		b, _ := proto.Marshal(&yarnpb.VersionProto{MajorVersion: proto.Int32(javaStoreMajor), MinorVersion: proto.Int32(javaZKStoreMinor)})
-		if _, err := s.conn.Create(p, b, 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := s.conn.Create(p, versionBytes(javaZKStoreMinor), 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("state store %s: writing its version: %w", s.Location(), err)
 		}
 		return nil
 	case err != nil:
 		return fmt.Errorf("state store %s: %s: %w", s.Location(), p, err)
 	}
-	var v yarnpb.VersionProto
-	if err := proto.Unmarshal(data, &v); err != nil {
-		return fmt.Errorf("state store %s: %s is not a version record: %w", s.Location(), p, err)
-	}
-	if v.GetMajorVersion() != javaStoreMajor {
-		return fmt.Errorf("state store %s: version %d.%d (%s) is not one Bobbin reads (1.x): written by a newer ResourceManager; refusing to start rather than lose its applications",
-			s.Location(), v.GetMajorVersion(), v.GetMinorVersion(), p)
-	}
-	return nil
+	return checkVersion(s.Location(), p, data)
 }
 
 // Location names the quorum and the root.
@@ -390,11 +377,11 @@ func (s *JavaZK) Load() (*State, error) {
 		return fail(fmt.Errorf("%s: %w", path.Join(s.root, javaAMRMRoot), err))
 	}
 	if len(data) > 0 {
-		var k yarnpb.AMRMTokenSecretManagerStateProto
-		if err := proto.Unmarshal(data, &k); err != nil {
-			return fail(fmt.Errorf("%s: not an AMRMTokenSecretManagerStateProto: %w", path.Join(s.root, javaAMRMRoot), err))
+		ring, err := readAMRMState(path.Join(s.root, javaAMRMRoot), data)
+		if err != nil {
+			return fail(err)
 		}
-		if ring := amrmRing(&k); ring != nil {
+		if ring != nil {
 			st.Keys[KeysAMRM] = ring
 		}
 	}
@@ -464,19 +451,6 @@ func (s *JavaZK) loadApp(p string) (*AppRecord, map[string][]byte, error) {
 	return rec, files, nil
 }
 
-// amrmRing is the key ring of the Java RM's AMRMToken state (nil without a current key).
-func amrmRing(k *yarnpb.AMRMTokenSecretManagerStateProto) *KeysRecord {
-	if k.CurrentMasterKey == nil {
-		return nil
-	}
-	ring := &KeysRecord{Current: KeyRecord{ID: k.CurrentMasterKey.GetKeyId(), Bytes: k.CurrentMasterKey.GetBytes()}, LastID: k.CurrentMasterKey.GetKeyId()}
-	if n := k.NextMasterKey; n != nil {
-		ring.Next = &KeyRecord{ID: n.GetKeyId(), Bytes: n.GetBytes()}
-		ring.LastID = max(ring.LastID, n.GetKeyId())
-	}
-	return ring
-}
-
 func (s *JavaZK) readEpoch() (int64, error) {
 	p := path.Join(s.root, javaEpochNode)
 	data, _, err := s.conn.Get(p)
@@ -486,11 +460,7 @@ func (s *JavaZK) readEpoch() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", p, err)
 	}
-	var e yarnpb.EpochProto
-	if err := proto.Unmarshal(data, &e); err != nil {
-		return 0, fmt.Errorf("%s: not an EpochProto: %w", p, err)
-	}
-	return e.GetEpoch(), nil
+	return readEpochRecord(p, data)
 }
 
 // NextEpoch is the Java RM's getAndIncrementEpoch.
@@ -525,7 +495,7 @@ func (s *JavaZK) continueEpochs(next int64) error {
 
 func (s *JavaZK) storeEpochLocked(next int64) error {
 	p := path.Join(s.root, javaEpochNode)
-	b, _ := proto.Marshal(&yarnpb.EpochProto{Epoch: proto.Int64(next)})
+	b := epochBytes(next)
 	if ok, _, err := s.conn.Exists(p); err != nil {
 		return fmt.Errorf("state store %s: %w", s.Location(), err)
 	} else if ok {
@@ -705,14 +675,9 @@ func (s *JavaZK) PutKeys(name string, keys *KeysRecord) error {
 	if name != KeysAMRM {
 		return s.putBobbin("keys-"+name, keys)
 	}
-	k := &yarnpb.AMRMTokenSecretManagerStateProto{CurrentMasterKey: &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Current.ID), Bytes: keys.Current.Bytes}}
-	if keys.Next != nil {
-		k.NextMasterKey = &yarnpb.MasterKeyProto{KeyId: proto.Int32(keys.Next.ID), Bytes: keys.Next.Bytes}
-	}
-	b, _ := proto.Marshal(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.multi(&zk.SetDataRequest{Path: path.Join(s.root, javaAMRMRoot), Data: b, Version: -1})
+	return s.multi(&zk.SetDataRequest{Path: path.Join(s.root, javaAMRMRoot), Data: amrmStateBytes(keys), Version: -1})
 }
 
 // PutNode stores a running NodeManager in BobbinRoot.
@@ -827,22 +792,17 @@ func (s *JavaZK) PutDelegation(name string, rec *DelegationRecord) error {
 	case name == "seq":
 		return s.putLocked(path.Join(dt, javaDTSeqNode), binary.BigEndian.AppendUint32(nil, uint32(rec.Seq)))
 	case len(rec.Identifier) > 0:
-		var id yarnpb.YARNDelegationTokenIdentifierProto
-		if err := proto.Unmarshal(rec.Identifier, &id); err != nil {
+		seq, b, err := delegationTokenBytes(rec)
+		if err != nil {
 			return fmt.Errorf("state store %s: delegation token %s: %w", s.Location(), name, err)
 		}
-		b, _ := proto.Marshal(&yarnpb.RMDelegationTokenIdentifierDataProto{TokenIdentifier: &id, RenewDate: proto.Int64(rec.RenewDateMs)})
 		p, ok := s.tokenPath[name]
 		if !ok {
-			p = path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strconv.Itoa(int(id.GetSequenceNumber())))
+			p = path.Join(dt, javaDTTokensRoot, javaDTTokPrefix+strconv.Itoa(int(seq)))
 		}
 		return s.putLocked(p, b)
 	}
-	b := writable.AppendVInt(nil, rec.KeyID)
-	b = writable.AppendVLong(b, rec.ExpiryMs)
-	b = writable.AppendVInt(b, int32(len(rec.Bytes)))
-	b = append(b, rec.Bytes...)
-	return s.putLocked(path.Join(dt, javaDTKeysRoot, javaDTKeyPrefix+strconv.Itoa(int(rec.KeyID))), b)
+	return s.putLocked(path.Join(dt, javaDTKeysRoot, javaDTKeyPrefix+strconv.Itoa(int(rec.KeyID))), delegationKeyBytes(rec))
 }
 
 // RemoveDelegation removes a key ("key-<id>") or token ("token-<seq>").
@@ -927,13 +887,11 @@ func (s *JavaZK) loadDelegation(st *State) error {
 		if errs[i] != nil {
 			return fmt.Errorf("%s: %w", p, errs[i])
 		}
-		var d yarnpb.RMDelegationTokenIdentifierDataProto
-		if err := proto.Unmarshal(datas[i], &d); err != nil || d.TokenIdentifier == nil {
-			return fmt.Errorf("%s: not an RMDelegationTokenIdentifierData: %v", p, err)
+		name, rec, err := readDelegationToken(p, datas[i])
+		if err != nil {
+			return err
 		}
-		ident, _ := proto.Marshal(d.TokenIdentifier)
-		name := "token-" + strconv.Itoa(int(d.TokenIdentifier.GetSequenceNumber()))
-		st.Delegation[name] = &DelegationRecord{Identifier: ident, RenewDateMs: d.GetRenewDate()}
+		st.Delegation[name] = rec
 		s.tokenPath[name] = p
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -54,29 +53,10 @@ func OpenZK(addr, parent string, timeout time.Duration, owner string, log *logru
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	servers := strings.Split(addr, ",")
-	for i := range servers {
-		servers[i] = strings.TrimSpace(servers[i])
-	}
-	conn, events, err := zk.Connect(servers, timeout, zk.WithLogger(zkLogger{log}))
+	conn, err := connectZK(addr, timeout, 0, log)
 	if err != nil {
-		return nil, fmt.Errorf("state store: ZooKeeper %s: %w", addr, err)
+		return nil, err
 	}
-	// Wait for the session (Connect returns before it is established).
-	deadline := time.After(timeout)
-	for connected := false; !connected; {
-		select {
-		case ev := <-events:
-			connected = ev.State == zk.StateHasSession
-		case <-deadline:
-			conn.Close()
-			return nil, fmt.Errorf("state store: ZooKeeper %s: no session within %s", addr, timeout)
-		}
-	}
-	go func() { // drain the session's events (the library blocks on a full channel)
-		for range events {
-		}
-	}()
 	s := &ZK{conn: conn, addr: addr, root: path.Join(parent, zkRoot), acl: zk.WorldACL(zk.PermAll), log: log}
 	s.fence = path.Join(s.root, "fence")
 	for _, p := range []string{parent, s.root, path.Join(s.root, "apps"), path.Join(s.root, "keys"), path.Join(s.root, "nodes"), path.Join(s.root, "delegation"), s.fence} {
